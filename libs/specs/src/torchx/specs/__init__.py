@@ -1,0 +1,94 @@
+"""torchx.specs: describe an app once, independent of where it runs.
+
+Pure data and parsing; no I/O, nothing heavy imported.
+"""
+
+from torchx.specs._app import (
+    NULL_RESOURCE,
+    AppDef,
+    Resource,
+    Resources,
+    RetryPolicy,
+    Role,
+)
+from torchx.specs._component import (
+    MISSING,
+    ArgType,
+    ComponentArg,
+    ComponentProblem,
+    ComponentSchema,
+    ComponentValidationError,
+    get_component_schema,
+    validate_component,
+)
+from torchx.specs._docstring import Docstring, parse_docstring
+from torchx.specs._dryrun import AppDryRunInfo
+from torchx.specs._errors import SpecsError
+from torchx.specs._handle import AppHandle, ParsedAppHandle, make_app_handle, parse_app_handle
+from torchx.specs._macros import macros
+from torchx.specs._mounts import (
+    BindMount,
+    DeviceMount,
+    Mount,
+    MountType,
+    VolumeMount,
+    parse_mounts,
+)
+from torchx.specs._named_resources import get_named_resources, named_resources, resource
+from torchx.specs._runopts import CfgVal, runopt, runopts, split_cfg
+from torchx.specs._state import (
+    AppState,
+    AppStatus,
+    AppStatusError,
+    ReplicaStatus,
+    RoleStatus,
+    is_terminal,
+)
+from torchx.specs._validate import AppDefError, validate_app
+
+__all__ = [
+    "MISSING",
+    "NULL_RESOURCE",
+    "AppDef",
+    "AppDefError",
+    "AppDryRunInfo",
+    "AppHandle",
+    "AppState",
+    "AppStatus",
+    "AppStatusError",
+    "ArgType",
+    "BindMount",
+    "CfgVal",
+    "ComponentArg",
+    "ComponentProblem",
+    "ComponentSchema",
+    "ComponentValidationError",
+    "DeviceMount",
+    "Docstring",
+    "Mount",
+    "MountType",
+    "ParsedAppHandle",
+    "ReplicaStatus",
+    "Resource",
+    "Resources",
+    "RetryPolicy",
+    "Role",
+    "RoleStatus",
+    "SpecsError",
+    "VolumeMount",
+    "get_component_schema",
+    "get_named_resources",
+    "is_terminal",
+    "macros",
+    "make_app_handle",
+    "named_resources",
+    "parse_app_handle",
+    "parse_docstring",
+    "parse_mounts",
+    "resource",
+    "runopt",
+    "runopts",
+    "split_cfg",
+    "validate_app",
+    "validate_component",
+]

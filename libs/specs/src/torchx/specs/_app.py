@@ -1,0 +1,111 @@
+"""AppDef, Role and Resource: the data that describes an app, independent of any scheduler."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import Any
+
+from torchx.specs._mounts import BindMount, DeviceMount, Mount, VolumeMount
+
+
+@dataclass
+class Resource:
+    """What one replica of a role needs.
+
+    ``cpu`` is in (possibly fractional) cores, ``memMB`` in MiB. ``capabilities`` carries
+    scheduler-specific constraints (an instance type, a node label); ``devices`` asks for
+    named devices by count (``{"vpc.amazonaws.com/efa": 4}``).
+    """
+
+    cpu: float
+    gpu: int
+    memMB: int
+    capabilities: dict[str, Any] = field(default_factory=dict)
+    devices: dict[str, int] = field(default_factory=dict)
+
+    @staticmethod
+    def copy(original: Resource, **capabilities: Any) -> Resource:
+        """A copy of ``original`` with ``capabilities`` merged over its own."""
+        return Resource(
+            cpu=original.cpu,
+            gpu=original.gpu,
+            memMB=original.memMB,
+            capabilities={**original.capabilities, **capabilities},
+            devices=dict(original.devices),
+        )
+
+
+# The seeds call it ``Resources``; both names refer to the same class.
+Resources = Resource
+
+# "No explicit request": schedulers read -1 as "use your own default".
+NULL_RESOURCE = Resource(cpu=-1, gpu=-1, memMB=-1)
+
+
+class RetryPolicy(str, Enum):
+    """What is restarted when a replica fails and retries remain.
+
+    REPLICA restarts only the failed replica, ROLE every replica of its role, APPLICATION
+    every replica of every role.
+    """
+
+    REPLICA = "REPLICA"
+    APPLICATION = "APPLICATION"
+    ROLE = "ROLE"
+
+
+@dataclass
+class Role:
+    """A set of identical replicas running the same command in the same image."""
+
+    name: str
+    image: str
+    entrypoint: str = ""
+    args: list[str] = field(default_factory=list)
+    env: dict[str, str] = field(default_factory=dict)
+    num_replicas: int = 1
+    min_replicas: int | None = None
+    max_retries: int = 0
+    retry_policy: RetryPolicy = RetryPolicy.APPLICATION
+    resource: Resource = field(default_factory=lambda: Resource.copy(NULL_RESOURCE))
+    port_map: dict[str, int] = field(default_factory=dict)
+    metadata: dict[str, Any] = field(default_factory=dict)
+    mounts: list[Mount] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        # Components commonly forward ``*args`` (a tuple) or a generator; store a list so
+        # the role can be edited and compared like any other.
+        if not isinstance(self.args, list):
+            self.args = list(self.args if isinstance(self.args, Iterable) else [self.args])
+        if not isinstance(self.env, dict) and isinstance(self.env, Mapping):
+            self.env = dict(self.env)
+        if isinstance(self.retry_policy, str) and not isinstance(self.retry_policy, RetryPolicy):
+            self.retry_policy = RetryPolicy(self.retry_policy.upper())
+
+
+@dataclass
+class AppDef:
+    """An application: a name and one or more roles (e.g. a coordinator and its workers)."""
+
+    name: str
+    roles: list[Role] = field(default_factory=list)
+    metadata: dict[str, str] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.roles, list):
+            self.roles = list(self.roles)
+
+
+__all__ = [
+    "NULL_RESOURCE",
+    "AppDef",
+    "BindMount",
+    "DeviceMount",
+    "Resource",
+    "Resources",
+    "RetryPolicy",
+    "Role",
+    "VolumeMount",
+]

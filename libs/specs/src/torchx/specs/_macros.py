@@ -1,0 +1,49 @@
+"""Macros: placeholders in a role's args and env that the scheduler fills in at launch."""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from string import Template
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from torchx.specs._app import Role
+
+
+class macros:
+    """Placeholders usable in ``Role.args`` and ``Role.env`` values.
+
+    - ``img_root``: the directory the image is unpacked into (the local scheduler's image dir)
+    - ``app_id``: the id the scheduler gave the app
+    - ``replica_id``: the replica's index within its role, 0-based
+    - ``rank0_env``: the *name* of an env var that holds the address of replica 0 of the
+      first role; use it as ``$${rank0_env}`` in a shell command to read that address.
+    """
+
+    img_root = "${img_root}"
+    app_id = "${app_id}"
+    replica_id = "${replica_id}"
+    rank0_env = "${rank0_env}"
+
+    @dataclass(frozen=True)
+    class Values:
+        """The values a scheduler substitutes for one replica."""
+
+        img_root: str
+        app_id: str
+        replica_id: str
+        rank0_env: str = "TORCHX_RANK0_HOST"
+
+        def substitute(self, text: str) -> str:
+            # safe_substitute leaves unknown ``$VARS`` alone so shell syntax survives.
+            return Template(text).safe_substitute(dataclasses.asdict(self))
+
+        def apply(self, role: Role) -> Role:
+            """A copy of ``role`` with every macro in its args and env values filled."""
+            return dataclasses.replace(
+                role,
+                args=[self.substitute(a) for a in role.args],
+                env={k: self.substitute(v) for k, v in role.env.items()},
+                entrypoint=self.substitute(role.entrypoint),
+            )

@@ -1,0 +1,172 @@
+"""Run options: the typed, documented settings a scheduler accepts (``-cfg k=v,...``)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+
+from torchx.specs._errors import SpecsError, closest
+
+# The value types a run option can have. Lists and maps hold strings.
+CfgVal = str | int | float | bool | list[str] | dict[str, str] | None
+_TYPES: dict[type, str] = {
+    str: "str",
+    int: "int",
+    float: "float",
+    bool: "bool",
+    list: "list of str (a;b;c)",
+    dict: "map of str (k1:v1;k2:v2)",
+}
+_TRUE = {"true", "1", "yes", "on", "y"}
+_FALSE = {"false", "0", "no", "off", "n"}
+
+
+@dataclass(frozen=True)
+class runopt:
+    default: CfgVal
+    opt_type: type
+    is_required: bool
+    help: str
+
+
+class runopts:
+    """The run options of one scheduler: names, types, defaults, help."""
+
+    def __init__(self) -> None:
+        self._opts: dict[str, runopt] = {}
+
+    def add(
+        self,
+        name: str,
+        type_: type,
+        help: str,
+        default: CfgVal = None,
+        required: bool = False,
+    ) -> None:
+        if type_ not in _TYPES:
+            raise TypeError(f"run option {name}: type {type_} is not one of {list(_TYPES)}")
+        if required and default is not None:
+            raise ValueError(f"run option {name}: a required option has no default")
+        if default is not None:
+            _check_type(name, default, type_)
+        self._opts[name] = runopt(default, type_, required, help)
+
+    def get(self, name: str) -> runopt | None:
+        return self._opts.get(name)
+
+    def __iter__(self) -> Iterator[tuple[str, runopt]]:
+        return iter(self._opts.items())
+
+    def __len__(self) -> int:
+        return len(self._opts)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._opts
+
+    def update(self, other: runopts) -> None:
+        self._opts.update(other._opts)
+
+    def resolve(self, cfg: Mapping[str, CfgVal] | None) -> dict[str, CfgVal]:
+        """Check ``cfg`` against these options and fill in defaults.
+
+        Unknown names, wrong types and missing required options are errors; a string value
+        for a typed option is parsed (so config files and the CLI can pass text).
+        """
+        cfg = dict(cfg or {})
+        resolved: dict[str, CfgVal] = {}
+        for name in cfg:
+            if name not in self._opts:
+                raise SpecsError(f"run option {name!r}", cfg[name], closest(name, list(self._opts)))
+        for name, opt in self._opts.items():
+            value = cfg.get(name)
+            if value is None:
+                if opt.is_required:
+                    raise SpecsError(f"run option {name!r}", None, f"it is required ({opt.help})")
+                resolved[name] = opt.default
+                continue
+            if isinstance(value, str) and opt.opt_type is not str:
+                value = parse_value(name, value, opt.opt_type)
+            _check_type(name, value, opt.opt_type)
+            resolved[name] = value
+        return resolved
+
+    def cfg_from_str(self, text: str) -> dict[str, CfgVal]:
+        """Parse ``k=v,list=a;b,map=k1:v1;k2:v2`` into typed values."""
+        return {
+            name: parse_value(name, value, self._opts[name].opt_type)
+            if name in self._opts
+            else value
+            for name, value in split_cfg(text).items()
+        }
+
+    def __str__(self) -> str:
+        if not self._opts:
+            return "    (no run options)"
+        rows = []
+        for name, opt in sorted(self._opts.items()):
+            req = "required" if opt.is_required else f"default: {opt.default!r}"
+            rows.append(f"    {name} ({_TYPES[opt.opt_type]}, {req})\n        {opt.help}")
+        return "\n".join(rows)
+
+
+def split_cfg(text: str) -> dict[str, str]:
+    """Split ``k=v,k2=v2`` into raw strings; values may hold ``;``, ``:`` and ``=``."""
+    out: dict[str, str] = {}
+    last: str | None = None
+    for part in text.split(","):
+        if not part.strip():
+            continue
+        key, sep, value = part.partition("=")
+        if sep and key.strip() and key.strip().isidentifier():
+            last = key.strip()
+            out[last] = value.strip()
+        elif last is not None:
+            # a comma inside a value (``--cfg tags=a,b``): keep it with the previous key
+            out[last] += "," + part
+        else:
+            raise SpecsError("cfg", text, f"{part!r} is not key=value; use k1=v1,k2=v2")
+    return out
+
+
+def parse_value(name: str, text: str, opt_type: type) -> CfgVal:
+    text = text.strip()
+    if opt_type is bool:
+        if text.lower() in _TRUE:
+            return True
+        if text.lower() in _FALSE:
+            return False
+        raise SpecsError(f"run option {name!r}", text, "expected a bool: true or false")
+    if opt_type in (int, float):
+        try:
+            return opt_type(text)
+        except ValueError:
+            raise SpecsError(f"run option {name!r}", text, f"expected {_TYPES[opt_type]}") from None
+    if opt_type is list:
+        return [v.strip() for v in text.replace(";", ",").split(",") if v.strip()]
+    if opt_type is dict:
+        out: dict[str, str] = {}
+        for item in text.replace(";", ",").split(","):
+            if not item.strip():
+                continue
+            k, sep, v = item.partition(":")
+            if not sep:
+                k, sep, v = item.partition("=")
+            if not sep:
+                raise SpecsError(
+                    f"run option {name!r}", text, "expected a map like key1:value1;key2:value2"
+                )
+            out[k.strip()] = v.strip()
+        return out
+    return text
+
+
+def _check_type(name: str, value: object, opt_type: type) -> None:
+    ok = isinstance(value, opt_type)
+    if opt_type is float and isinstance(value, int) and not isinstance(value, bool):
+        ok = True
+    if opt_type is int and isinstance(value, bool):
+        ok = False
+    if opt_type is list and ok:
+        ok = all(isinstance(v, str) for v in value)  # type: ignore[attr-defined]
+    if not ok:
+        raise SpecsError(f"run option {name!r}", value, f"expected {_TYPES[opt_type]}")
