@@ -191,11 +191,12 @@ def validate_component(fn: Callable[..., Any]) -> list[ComponentProblem]:
             problems.append(
                 ComponentProblem(file, line, f"*{p.name} must be annotated with a scalar type")
             )
+    # An unannotated return is accepted (the seeds' components have none) and checked
+    # when the component is called; a return annotated as something else is an error.
     ret = hints.get("return", inspect.Signature.empty)
-    if ret is not AppDef:
-        shown = "missing" if ret is inspect.Signature.empty else repr(ret)
+    if ret is not AppDef and ret is not inspect.Signature.empty:
         problems.append(
-            ComponentProblem(file, line, f"return annotation is {shown}; it must be AppDef")
+            ComponentProblem(file, line, f"return annotation is {ret!r}; it must be AppDef")
         )
     return problems
 
@@ -329,7 +330,14 @@ class ComponentSchema:
     def call(self, argv: Sequence[str]) -> AppDef:
         """Parse ``argv`` and call the component."""
         args, kwargs = self.parse(argv)
-        return self.fn(*args, **kwargs)
+        app = self.fn(*args, **kwargs)
+        if not isinstance(app, AppDef):
+            file, line = _location(self.fn)
+            raise ComponentValidationError(
+                self.name,
+                [ComponentProblem(file, line, f"returned {type(app).__name__}, not an AppDef")],
+            )
+        return app
 
     def help(self) -> str:
         """Text for ``torchx run NAME --help``: the docstring and one line per argument."""
@@ -356,6 +364,8 @@ class ComponentSchema:
         for a in self.args:
             if a.remainder:
                 parts.append(f"[{a.name} ...]")
+            elif a.type.kind == "scalar" and a.type.item is bool:
+                parts.append(f"[{a.flag}]")
             elif a.required:
                 parts.append(f"{a.flag} {a.name.upper()}")
             else:
