@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
-from string import Template
 
 from torchx.pipelines.kfp._errors import KfpAdapterError
 from torchx.pipelines.kfp._placeholders import (
@@ -75,9 +75,13 @@ def single_role(app: AppDef) -> Role:
     return role
 
 
+# Also matches the escaped ``$${rank0_env}`` shell form: the intent is the same.
+_MACRO_USE = re.compile(r"\$\{?(" + "|".join(_UNFILLABLE) + r")\b")
+
+
 def _unfillable(field: str, text: str) -> None:
-    for match in Template.pattern.finditer(text):
-        name = match.group("named") or match.group("braced")
+    for match in _MACRO_USE.finditer(text):
+        name = match.group(1)
         if name in _UNFILLABLE:
             raise KfpAdapterError(
                 field,
