@@ -1,8 +1,10 @@
 """Pipelines built from AppDefs, compiled by kfp's compiler and read back from YAML."""
 
 # No `from __future__ import annotations`: kfp reads pipeline annotations as live types.
+import importlib.util
 from typing import Any
 
+import pytest
 from kfp import dsl
 
 import torchx.specs as specs
@@ -202,6 +204,10 @@ def test_component_from_app_declares_inputs_and_outputs(compile_pipeline: Any, a
     assert container["env"] == [{"name": "X", "value": "y"}]
 
 
+@pytest.mark.skipif(
+    importlib.util.find_spec("kfp.kubernetes") is None,
+    reason="kfp-kubernetes is not installed (torchx-pipelines[kubernetes])",
+)
 def test_kubernetes_node_selector_and_volume(compile_pipeline: Any, apps: Any) -> None:
     app = apps.python(
         "m",

@@ -105,7 +105,8 @@ def test_bad_placeholders(apps: Any) -> None:
 def test_missing_and_unknown_inputs(apps: Any) -> None:
     app = apps.python("m", input_path("data"), param("lr"))
     err = _task_error(app, inputs={"data": "ignored"})
-    assert "uses lr" in str(err) or "use lr" in str(err)
+    assert err.field == "app 'python' inputs"
+    assert "its args use lr; pass inputs={name: value}" in str(err)
     err = _task_error(apps.python("m"), inputs={"data": "x"})
     assert err.value == ["data"]
     assert "no inputs" in str(err)
