@@ -20,6 +20,7 @@ import contextlib
 import os
 import re
 import secrets
+import shlex
 import shutil
 import socket
 import subprocess
@@ -105,40 +106,41 @@ class LocalRequest:
 def _format_request(req: LocalRequest) -> str:
     lines = [f"app_id: {req.app_id}", f"app_dir: {req.app_dir}"]
     for r in req.replicas:
-        env = " ".join(f"{k}={v}" for k, v in sorted(r.env.items()))
-        lines.append(f"{r.role}/{r.id}: cd {r.cwd} && {env} {' '.join(r.argv)}")
+        env = " ".join(f"{k}={shlex.quote(v)}" for k, v in sorted(r.env.items()))
+        lines.append(f"{r.role}/{r.id}: cd {shlex.quote(r.cwd)} && {env} {shlex.join(r.argv)}")
     return "\n".join(lines)
 
 
-def split_gpus(counts: list[int], available: int) -> list[list[int]]:
-    """Give each replica (asking for ``counts[i]`` GPUs) its own slice of the GPUs."""
+def split_gpus(counts: list[int], visible: list[str]) -> list[list[str]]:
+    """Give each replica (asking for ``counts[i]`` GPUs) its own slice of ``visible``."""
     need = sum(counts)
-    if need > available:
+    if need > len(visible):
         raise SpecsError(
             "auto_set_cuda_visible_devices",
             True,
-            f"the replicas ask for {need} GPUs in all but {available} are visible; "
+            f"the replicas ask for {need} GPUs in all but {len(visible)} are visible; "
             "lower resource.gpu or num_replicas, or turn the option off",
         )
     out, start = [], 0
     for n in counts:
-        out.append(list(range(start, start + n)))
+        out.append(visible[start : start + n])
         start += n
     return out
 
 
-def _visible_gpu_count() -> int:
+def visible_gpus() -> list[str]:
+    """The GPU ids replicas may be given: $CUDA_VISIBLE_DEVICES if set, else nvidia-smi's."""
     listed = os.environ.get("CUDA_VISIBLE_DEVICES")
     if listed is not None:
-        return len([d for d in listed.split(",") if d.strip()])
+        return [d.strip() for d in listed.split(",") if d.strip()]
     smi = shutil.which("nvidia-smi")
     if smi is None:
-        return 0
+        return []
     try:
         out = subprocess.run([smi, "-L"], capture_output=True, text=True, timeout=30).stdout
     except (OSError, subprocess.SubprocessError):
-        return 0
-    return sum(1 for line in out.splitlines() if line.startswith("GPU "))
+        return []
+    return [str(i) for i, line in enumerate(out.splitlines()) if line.startswith("GPU ")]
 
 
 def _free_port() -> int:
@@ -291,10 +293,10 @@ class LocalScheduler(Scheduler[LocalRequest]):
         cwd_opt = cfg.get("cwd")
         if cwd_opt is not None and not os.path.isdir(str(cwd_opt)):
             raise SpecsError("run option 'cwd'", cwd_opt, "give an existing directory")
-        gpu_slices: list[list[int]] | None = None
+        gpu_slices: list[list[str]] | None = None
         if cfg.get("auto_set_cuda_visible_devices"):
             counts = [max(r.resource.gpu, 0) for r in app.roles for _ in range(r.num_replicas)]
-            gpu_slices = split_gpus(counts, _visible_gpu_count()) if any(counts) else None
+            gpu_slices = split_gpus(counts, visible_gpus()) if any(counts) else None
         port = _free_port()
         replicas: list[LocalReplicaParams] = []
         roles: dict[str, dict[str, Any]] = {}
@@ -333,7 +335,7 @@ class LocalScheduler(Scheduler[LocalRequest]):
                     "TORCHX_REPLICA_ID": str(k),
                 }
                 if gpu_slices is not None:
-                    env["CUDA_VISIBLE_DEVICES"] = ",".join(map(str, gpu_slices[n]))
+                    env["CUDA_VISIBLE_DEVICES"] = ",".join(gpu_slices[n])
                 if k == 0:
                     _resolve_entrypoint(role, filled.entrypoint, cwd, env)
                 replicas.append(
