@@ -3,7 +3,7 @@
 It is started as ``python -I -S _local_supervisor.py APP_DIR`` and uses only the standard
 library, so it starts in milliseconds and needs nothing installed. It
 
-- starts one process per replica, each in its own session (hence process group);
+- starts one process per replica, each in its own process group;
 - copies each replica's stdout and stderr into ``APP_DIR/<role>/<k>/{stdout,stderr,combined}``
   and records when each chunk arrived (``.times``), so logs can be cut by time;
 - waits for replicas without polling: SIGCHLD and SIGTERM wake a ``select`` through
@@ -11,7 +11,7 @@ library, so it starts in milliseconds and needs nothing installed. It
 - restarts replicas per role ``max_retries`` and ``retry_policy``;
 - kills whole process trees (SIGTERM, then SIGKILL after a grace period), and on Linux
   adopts orphaned grandchildren (PR_SET_CHILD_SUBREAPER) so none outlives the app;
-- writes ``APP_DIR/.torchx/state.json`` atomically whenever something changes, and
+- writes ``APP_DIR/.torchx/state.marshal`` atomically whenever something changes, and
   exits right after writing the final state (waiters watch for that exit).
 
 Any process can cancel the app: create ``.torchx/cancel``, then send SIGTERM to the pid
@@ -20,20 +20,29 @@ recorded in the state (the marker covers the moment before the pid is recorded).
 
 from __future__ import annotations
 
-import contextlib
-import json
+import marshal
 import os
-import selectors
-import signal
-import subprocess
+import select
 import sys
 import time
-from collections import deque
-from typing import Any
+
+# Kept off the import path at run time: every import delays the start of the replicas.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import signal
+    from typing import Any
+else:
+    try:
+        # The C module: ``signal`` itself imports ``enum``, which costs as much as the rest.
+        import _signal as signal
+    except ImportError:
+        import signal
 
 META_DIR = ".torchx"
-REQUEST_FILE = "request.json"
-STATE_FILE = "state.json"
+# marshal, not JSON: it needs no import (json pulls in re and enum) and these files are
+# read only by torchx, with the same interpreter that wrote them.
+REQUEST_FILE = "request.marshal"
+STATE_FILE = "state.marshal"
 CANCEL_FILE = "cancel"
 SUPERVISOR_LOG = "supervisor.log"
 TIMES_FILE = ".times"
@@ -47,18 +56,19 @@ TIMES_RESOLUTION = 0.005
 _PR_SET_CHILD_SUBREAPER = 36
 
 
-def atomic_write_json(path: str, obj: Any) -> None:
-    """Write ``obj`` as JSON so that readers see the old file or the new one, never half."""
+def write_atomic(path: str, obj: Any) -> None:
+    """Write ``obj`` so that readers see the old file or the new one, never half of it."""
     tmp = f"{path}.{os.getpid()}.tmp"
-    with open(tmp, "w", encoding="utf-8") as f:
-        json.dump(obj, f, separators=(",", ":"), default=str)
+    with open(tmp, "wb") as f:
+        marshal.dump(obj, f)
     os.replace(tmp, path)
 
 
-def read_json(path: str) -> Any:
+def read_data(path: str) -> Any:
+    """What ``write_atomic`` wrote, or None if there is no such file."""
     try:
-        with open(path, encoding="utf-8") as f:
-            return json.load(f)
+        with open(path, "rb") as f:
+            return marshal.load(f)
     except FileNotFoundError:
         return None
 
@@ -134,7 +144,7 @@ class Replica:
         self.cwd: str = spec["cwd"]
         self.dir = os.path.join(app_dir, self.role, str(self.id))
         self.pid: int | None = None
-        self.popen: subprocess.Popen[bytes] | None = None
+        self.pipes: dict[int, str] = {}
         self.state = "PENDING"
         self.exit_code: int | None = None
         self.error = ""
@@ -142,7 +152,6 @@ class Replica:
         self.files: dict[str, int] = {}
         self.offsets: dict[str, int] = {}
         self.last_time: dict[str, float] = {}
-        self.open_pipes = 0
 
     def open_logs(self) -> None:
         if self.files:
@@ -156,7 +165,12 @@ class Replica:
             self.offsets[name] = os.fstat(fd).st_size
 
     def record(self, stream: str, data: bytes) -> None:
-        """Append a chunk of output to its stream file and to ``combined``."""
+        """Append a chunk of output to its stream file and to ``combined``.
+
+        The files are created on the first output, which keeps file system work out of
+        the way while replicas are being started.
+        """
+        self.open_logs()
         now = time.time()
         for name in (stream, "combined"):
             # The time entry goes first so a reader never sees bytes without their time.
@@ -186,32 +200,35 @@ class Supervisor:
     def __init__(self, app_dir: str) -> None:
         self.app_dir = app_dir
         self.meta = os.path.join(app_dir, META_DIR)
-        request = read_json(os.path.join(self.meta, REQUEST_FILE))
+        request = read_data(os.path.join(self.meta, REQUEST_FILE))
         self.request: dict[str, Any] = request
         self.app_id: str = request["app_id"]
         self.grace: float = float(request.get("cancel_grace_s", 5.0))
         self.roles: dict[str, dict[str, Any]] = request["roles"]
         self.replicas = [Replica(spec, app_dir) for spec in request["replicas"]]
         self.by_pid: dict[int, Replica] = {}
-        self.exited: deque[Replica] = deque()
+        self.exited: list[Replica] = []
         self.role_restarts = dict.fromkeys(self.roles, 0)
         self.num_restarts = 0
         self.state = "PENDING"
         self.msg = ""
         self.error = ""
         self.cancel_requested = False
+        self.subreaper = False
         self.last_write = 0.0
         self.dirty = True
         self.started_at = time.time()
         self.ended_at: float | None = None
         self.start_token = process_start_token(os.getpid())
         self.base_env = dict(os.environ)
+        self.cwd = os.getcwd()
         self.devnull = os.open(os.devnull, os.O_RDONLY)
-        self.selector = selectors.DefaultSelector()
+        self.poller = select.poll()
+        self.watched: dict[int, tuple[Replica, str]] = {}  # pipe fd -> whose output
         self.wake_r, self.wake_w = os.pipe()
         os.set_blocking(self.wake_r, False)
         os.set_blocking(self.wake_w, False)
-        self.selector.register(self.wake_r, selectors.EVENT_READ, None)
+        self.poller.register(self.wake_r, select.POLLIN)
 
     # -- setup ------------------------------------------------------------------------
 
@@ -224,17 +241,24 @@ class Supervisor:
         self._become_subreaper()
         self._raise_fd_limit()
 
-    @staticmethod
-    def _become_subreaper() -> None:
+    def _become_subreaper(self) -> None:
         if not sys.platform.startswith("linux"):
             return
         try:
             import ctypes
 
             libc = ctypes.CDLL(None, use_errno=True)
-            libc.prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+            self.subreaper = libc.prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0
         except (OSError, AttributeError):
             pass  # orphans then go to init; trees are still killed while their leader lives
+
+    @staticmethod
+    def _has_children() -> bool:
+        try:
+            os.waitpid(-1, os.WNOHANG)  # reaps nothing we track: all replicas are reaped
+        except ChildProcessError:
+            return False
+        return True
 
     def _raise_fd_limit(self) -> None:
         # Two pipes and four files per replica stay open while it runs.
@@ -273,24 +297,26 @@ class Supervisor:
                     "error": r.error,
                 }
                 for r in self.replicas
+                if r.state != "PENDING"  # keeps the first write small
             ],
         }
 
     def write_state(self, force: bool = False) -> None:
         now = time.monotonic()
         if force or (self.dirty and now - self.last_write >= STATE_WRITE_INTERVAL):
-            atomic_write_json(os.path.join(self.meta, STATE_FILE), self.snapshot())
+            write_atomic(os.path.join(self.meta, STATE_FILE), self.snapshot())
             self.last_write = now
             self.dirty = False
 
     # -- events -----------------------------------------------------------------------
 
     def wait_events(self, timeout: float | None) -> None:
-        for key, _ in self.selector.select(timeout):
-            if key.data is None:
+        ms = None if timeout is None else max(0, int(timeout * 1000 + 0.999))
+        for fd, _ in self.poller.poll(ms):
+            if fd == self.wake_r:
                 self._read_wakeups()
-            else:
-                self._pump(key.fd, *key.data)
+            elif fd in self.watched:
+                self._pump(fd, *self.watched[fd])
         self._reap()
 
     def _read_wakeups(self) -> None:
@@ -313,17 +339,20 @@ class Supervisor:
         if data:
             replica.record(stream, data)
             return True
-        self.selector.unregister(fd)
-        os.close(fd)
-        replica.open_pipes -= 1
+        self._unwatch(fd, replica)
         return False
+
+    def _unwatch(self, fd: int, replica: Replica) -> None:
+        self.poller.unregister(fd)
+        del self.watched[fd]
+        del replica.pipes[fd]
+        os.close(fd)
 
     def _drain(self, replica: Replica) -> None:
         """Copy whatever output of ``replica`` is already waiting in its pipes."""
-        for key in list(self.selector.get_map().values()):
-            if key.data is not None and key.data[0] is replica:
-                while self._pump(key.fd, *key.data):
-                    pass
+        for fd, stream in list(replica.pipes.items()):
+            while self._pump(fd, replica, stream):
+                pass
 
     def _reap(self) -> None:
         while True:
@@ -338,8 +367,6 @@ class Supervisor:
                 continue  # an adopted orphan
             code = os.waitstatus_to_exitcode(status)
             replica.exit_code = code
-            if replica.popen is not None:
-                replica.popen.returncode = code
             self._drain(replica)
             self.exited.append(replica)
             self.dirty = True
@@ -347,26 +374,17 @@ class Supervisor:
     # -- replicas ---------------------------------------------------------------------
 
     def spawn(self, replica: Replica) -> None:
-        replica.open_logs()
         replica.exit_code = None
         replica.error = ""
         replica.killed = False
         r_out, w_out = os.pipe()
         r_err, w_err = os.pipe()
+        env = {**self.base_env, **replica.env}
         try:
-            replica.popen = subprocess.Popen(
-                replica.argv,
-                cwd=replica.cwd,
-                env={**self.base_env, **replica.env},
-                stdin=self.devnull,
-                stdout=w_out,
-                stderr=w_err,
-                start_new_session=True,
-                close_fds=True,
-            )
+            replica.pid = self._start(replica.argv, replica.cwd, env, w_out, w_err)
         except OSError as e:
-            for fd in (r_out, r_err):
-                os.close(fd)
+            os.close(r_out)
+            os.close(r_err)
             replica.record("stderr", f"torchx: cannot start {replica.argv[0]!r}: {e}\n".encode())
             replica.pid = None
             replica.exit_code = 127
@@ -375,14 +393,50 @@ class Supervisor:
         finally:
             os.close(w_out)
             os.close(w_err)
-        replica.pid = replica.popen.pid
         replica.state = "RUNNING"
         self.by_pid[replica.pid] = replica
         for fd, stream in ((r_out, "stdout"), (r_err, "stderr")):
             os.set_blocking(fd, False)
-            self.selector.register(fd, selectors.EVENT_READ, (replica, stream))
-        replica.open_pipes += 2
+            self.poller.register(fd, select.POLLIN)
+            self.watched[fd] = (replica, stream)
+            replica.pipes[fd] = stream
         self.dirty = True
+
+    def _start(self, argv: list[str], cwd: str, env: dict[str, str], out: int, err: int) -> int:
+        """Start one process in its own process group with the given output fds; its pid."""
+        if not hasattr(os, "posix_spawn"):
+            import subprocess
+
+            return subprocess.Popen(
+                argv,
+                cwd=cwd,
+                env=env,
+                stdin=self.devnull,
+                stdout=out,
+                stderr=err,
+                start_new_session=True,
+            ).pid
+        exe = _which(argv[0], env.get("PATH", os.defpath), cwd)
+        # posix_spawn has no working-directory action; the child inherits ours.
+        if self.cwd != cwd:
+            os.chdir(cwd)
+            self.cwd = cwd
+        actions = [
+            (os.POSIX_SPAWN_DUP2, self.devnull, 0),
+            (os.POSIX_SPAWN_DUP2, out, 1),
+            (os.POSIX_SPAWN_DUP2, err, 2),
+        ]
+        # Python ignores SIGPIPE and SIGXFSZ; ignored signals survive exec, so reset them.
+        return os.posix_spawn(
+            exe,
+            argv,
+            env,
+            file_actions=actions,
+            # a group of its own (a new session costs twice as much to spawn; the
+            # supervisor's own session already keeps terminals away)
+            setpgroup=0,
+            setsigdef=(signal.SIGPIPE, signal.SIGXFSZ),
+        )
 
     def terminate(self, targets: list[Replica]) -> None:
         """End each target's whole process tree: SIGTERM, then SIGKILL after the grace."""
@@ -419,6 +473,8 @@ class Supervisor:
     def _kill_leftovers(self) -> None:
         """End every process still below the supervisor (orphans it adopted included)."""
         self.terminate([r for r in self.replicas if r.pid in self.by_pid])
+        if self.subreaper and not self._has_children():
+            return  # orphans would have become our children: there are none
         me = os.getpid()
         table = process_table()
         rest = descendants({me}, table)
@@ -459,10 +515,9 @@ class Supervisor:
                 targets = list(self.replicas)
             self.terminate([r for r in targets if r is not replica])
             for r in targets:
-                if r is not replica:
-                    # its end was caused by this restart, not a failure of its own
-                    with contextlib.suppress(ValueError):
-                        self.exited.remove(r)
+                # an end caused by this restart is not a failure of its own
+                if r is not replica and r in self.exited:
+                    self.exited.remove(r)
             for r in targets:
                 self.spawn(r)
             return
@@ -494,7 +549,7 @@ class Supervisor:
         while True:
             if not self.cancel_requested:
                 while self.exited and self.state != "FAILED":
-                    self.handle_exit(self.exited.popleft())
+                    self.handle_exit(self.exited.pop(0))
             if self.cancel_requested or self.state == "FAILED":
                 break
             if all(r.state == "SUCCEEDED" for r in self.replicas):
@@ -516,21 +571,31 @@ class Supervisor:
         return 0
 
     def finish(self) -> None:
-        for key in list(self.selector.get_map().values()):
-            if key.data is not None:
-                replica, _ = key.data
-                self._drain(replica)
-                self.selector.unregister(key.fd)
-                os.close(key.fd)
         for r in self.replicas:
+            self._drain(r)
+            for fd in list(r.pipes):
+                self._unwatch(fd, r)
             r.close_logs()
         self.ended_at = time.time()
         self.write_state(force=True)
 
 
+def _which(name: str, path: str, cwd: str) -> str:
+    """The executable ``name`` resolves to for a child with this PATH and directory."""
+    if os.sep in name:
+        return os.path.join(cwd, name)
+    for d in path.split(os.pathsep):
+        candidate = os.path.join(d or ".", name)
+        if os.access(candidate, os.X_OK) and not os.path.isdir(candidate):
+            return candidate
+    raise FileNotFoundError(2, "No such file or directory (not on PATH)", name)
+
+
 def _signal_name(code: int | None) -> str:
     if code is None or code >= 0:
         return ""
+    import signal
+
     try:
         return f" (killed by {signal.Signals(-code).name})"
     except ValueError:

@@ -158,7 +158,7 @@ def _app_to_json(app: AppDef) -> dict[str, Any]:
                 "name": r.name,
                 "image": r.image,
                 "entrypoint": r.entrypoint,
-                "args": list(r.args),
+                "args": [str(a) for a in r.args],
                 "env": dict(r.env),
                 "num_replicas": r.num_replicas,
                 "min_replicas": r.min_replicas,
@@ -369,8 +369,8 @@ class LocalScheduler(Scheduler[LocalRequest]):
                 f"cannot create {req.app_dir} ({e.strerror}); give a writable directory "
                 "with -cfg log_dir=DIR",
             ) from None
-        sup.atomic_write_json(os.path.join(meta, sup.REQUEST_FILE), req.to_json())
-        sup.atomic_write_json(
+        sup.write_atomic(os.path.join(meta, sup.REQUEST_FILE), req.to_json())
+        sup.write_atomic(
             os.path.join(meta, sup.STATE_FILE), {"app_id": req.app_id, "state": "PENDING"}
         )
         self._index.mkdir(parents=True, exist_ok=True)
@@ -401,8 +401,8 @@ class LocalScheduler(Scheduler[LocalRequest]):
         return target if os.path.isdir(os.path.join(target, sup.META_DIR)) else None
 
     def _read(self, app_dir: str) -> tuple[dict[str, Any], dict[str, Any]]:
-        request = sup.read_json(os.path.join(app_dir, sup.META_DIR, sup.REQUEST_FILE)) or {}
-        state = sup.read_json(os.path.join(app_dir, sup.META_DIR, sup.STATE_FILE)) or {}
+        request = sup.read_data(os.path.join(app_dir, sup.META_DIR, sup.REQUEST_FILE)) or {}
+        state = sup.read_data(os.path.join(app_dir, sup.META_DIR, sup.STATE_FILE)) or {}
         return request, state
 
     def _supervisor_alive(self, app_id: str, state: Mapping[str, Any]) -> bool | None:
@@ -455,7 +455,7 @@ class LocalScheduler(Scheduler[LocalRequest]):
             statuses[spec["role"]].replicas.append(
                 ReplicaStatus(
                     id=spec["id"],
-                    state=_state(rec.get("state", state.get("state", "PENDING"))),
+                    state=_state(rec.get("state", "PENDING")),
                     role=spec["role"],
                     hostname=socket.gethostname() if rec.get("pid") else "",
                     exit_code=rec.get("exit_code"),
