@@ -610,4 +610,9 @@ def main(argv: list[str]) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv))
+    code = main(sys.argv)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    # Everything is written and closed; skipping interpreter teardown lets waiters,
+    # who watch for this exit, see the end of the app sooner.
+    os._exit(code)

@@ -28,7 +28,7 @@ import sys
 import time
 from bisect import bisect_right
 from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -98,7 +98,10 @@ class LocalRequest:
             "submitted_at": time.time(),
             "cancel_grace_s": self.cancel_grace_s,
             "roles": self.roles,
-            "replicas": [asdict(r) for r in self.replicas],
+            "replicas": [
+                {"role": r.role, "id": r.id, "argv": r.argv, "env": r.env, "cwd": r.cwd}
+                for r in self.replicas
+            ],
             "app": self.app,
         }
 
@@ -243,6 +246,7 @@ class LocalScheduler(Scheduler[LocalRequest]):
         self.state_dir = Path(state_dir) if state_dir is not None else default_state_dir()
         self._index = self.state_dir / BACKEND / "apps"
         self._supervisors: dict[str, subprocess.Popen[bytes]] = {}
+        self._requests: dict[str, dict[str, Any]] = {}  # never change once written
 
     # -- submission -------------------------------------------------------------------
 
@@ -401,7 +405,11 @@ class LocalScheduler(Scheduler[LocalRequest]):
         return target if os.path.isdir(os.path.join(target, sup.META_DIR)) else None
 
     def _read(self, app_dir: str) -> tuple[dict[str, Any], dict[str, Any]]:
-        request = sup.read_data(os.path.join(app_dir, sup.META_DIR, sup.REQUEST_FILE)) or {}
+        request = self._requests.get(app_dir)
+        if request is None:
+            request = sup.read_data(os.path.join(app_dir, sup.META_DIR, sup.REQUEST_FILE)) or {}
+            if request:
+                self._requests[app_dir] = request
         state = sup.read_data(os.path.join(app_dir, sup.META_DIR, sup.STATE_FILE)) or {}
         return request, state
 
