@@ -351,8 +351,10 @@ class Supervisor:
     def _drain(self, replica: Replica) -> None:
         """Copy whatever output of ``replica`` is already waiting in its pipes."""
         for fd, stream in list(replica.pipes.items()):
-            while self._pump(fd, replica, stream):
-                pass
+            # bounded: a grandchild that keeps writing must not stall the supervisor
+            for _ in range(256):
+                if not self._pump(fd, replica, stream):
+                    break
 
     def _reap(self) -> None:
         while True:
