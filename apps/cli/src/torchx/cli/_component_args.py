@@ -1,0 +1,64 @@
+"""The component part of ``torchx run``: find the component, show its help, build its AppDef."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from torchx.runner import Runner
+    from torchx.specs import AppDef, ComponentSchema
+
+HELP_FLAGS = ("--help", "-h")
+
+
+def scan(schema: ComponentSchema, argv: Sequence[str]) -> tuple[list[str], bool]:
+    """Normalize the component's flags and tell whether its help was asked for.
+
+    ``-j 2`` is accepted for ``--j 2``: a single dash works for one-letter argument names.
+    Only the component's own options are looked at: from the first token that is not one
+    of them (its ``*args``, or ``--``) everything is passed through untouched, so a ``-m``
+    or ``--help`` meant for the user's script reaches the script.
+    """
+    options = schema.options
+    out: list[str] = []
+    tokens = list(argv)
+    i = 0
+    while i < len(tokens):
+        token = tokens[i]
+        if token in HELP_FLAGS:
+            return out + tokens[i:], True
+        if token == "--" or not token.startswith("-"):
+            break
+        name = token.lstrip("-").partition("=")[0]
+        arg = options.get(name) or options.get(name.replace("-", "_"))
+        if arg is None and name.startswith("no-"):
+            arg = options.get(name[3:])
+        if arg is None:
+            break
+        if not token.startswith("--"):
+            token = "-" + token
+        out.append(token)
+        i += 1
+        takes_value = not (arg.type.kind == "scalar" and arg.type.item is bool)
+        if takes_value and "=" not in token and i < len(tokens):
+            out.append(tokens[i])
+            i += 1
+    return out + tokens[i:], False
+
+
+def component_app(
+    runner: Runner, component: str, argv: Sequence[str]
+) -> tuple[ComponentSchema, AppDef | None]:
+    """The component's schema and its AppDef (None when its help was asked for).
+
+    The runner makes the AppDef so that ``[component:NAME]`` defaults of the config files
+    apply as they do from Python.
+    """
+    from torchx.components import get_component
+
+    schema = get_component(component)
+    normalized, help_asked = scan(schema, argv)
+    if help_asked:
+        return schema, None
+    return schema, runner.component_app(component, normalized)
