@@ -1,7 +1,10 @@
 """torchx.specs: describe an app once, independent of where it runs.
 
-Pure data and parsing; no I/O, nothing heavy imported.
+Pure data and parsing; no I/O, nothing heavy imported. Component introspection, validation
+and named resources load on first use, so importing the data types stays cheap.
 """
+
+from typing import TYPE_CHECKING, Any
 
 from torchx.specs._app import (
     NULL_RESOURCE,
@@ -11,17 +14,6 @@ from torchx.specs._app import (
     RetryPolicy,
     Role,
 )
-from torchx.specs._component import (
-    MISSING,
-    ArgType,
-    ComponentArg,
-    ComponentProblem,
-    ComponentSchema,
-    ComponentValidationError,
-    get_component_schema,
-    validate_component,
-)
-from torchx.specs._docstring import Docstring, parse_docstring
 from torchx.specs._dryrun import AppDryRunInfo
 from torchx.specs._errors import SpecsError
 from torchx.specs._handle import AppHandle, ParsedAppHandle, make_app_handle, parse_app_handle
@@ -34,7 +26,6 @@ from torchx.specs._mounts import (
     VolumeMount,
     parse_mounts,
 )
-from torchx.specs._named_resources import get_named_resources, named_resources, resource
 from torchx.specs._runopts import CfgVal, runopt, runopts, split_cfg
 from torchx.specs._state import (
     AppState,
@@ -44,7 +35,61 @@ from torchx.specs._state import (
     RoleStatus,
     is_terminal,
 )
-from torchx.specs._validate import AppDefError, validate_app
+
+# Loaded on first attribute access (PEP 562): name -> defining module.
+_LAZY = {
+    **dict.fromkeys(
+        (
+            "MISSING",
+            "ArgType",
+            "ComponentArg",
+            "ComponentProblem",
+            "ComponentSchema",
+            "ComponentValidationError",
+            "get_component_schema",
+            "validate_component",
+        ),
+        "torchx.specs._component",
+    ),
+    "Docstring": "torchx.specs._docstring",
+    "parse_docstring": "torchx.specs._docstring",
+    "AppDefError": "torchx.specs._validate",
+    "validate_app": "torchx.specs._validate",
+    "get_named_resources": "torchx.specs._named_resources",
+    "named_resources": "torchx.specs._named_resources",
+    "resource": "torchx.specs._named_resources",
+}
+
+if TYPE_CHECKING:
+    from torchx.specs._component import (
+        MISSING,
+        ArgType,
+        ComponentArg,
+        ComponentProblem,
+        ComponentSchema,
+        ComponentValidationError,
+        get_component_schema,
+        validate_component,
+    )
+    from torchx.specs._docstring import Docstring, parse_docstring
+    from torchx.specs._named_resources import get_named_resources, named_resources, resource
+    from torchx.specs._validate import AppDefError, validate_app
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'torchx.specs' has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)
+
 
 __all__ = [
     "MISSING",

@@ -18,7 +18,8 @@ class macros:
     - ``app_id``: the id the scheduler gave the app
     - ``replica_id``: the replica's index within its role, 0-based
     - ``rank0_env``: the *name* of an env var that holds the address of replica 0 of the
-      first role; use it as ``$${rank0_env}`` in a shell command to read that address.
+      first role. Write ``"$${" + macros.rank0_env + "}"`` in an argument: after substitution
+      it reads ``${MASTER_ADDR}`` (or the scheduler's variable), which the shell expands.
     """
 
     img_root = "${img_root}"

@@ -1,0 +1,158 @@
+"""Component introspection: schema from signature + docstring, CLI parsing, validation."""
+
+from __future__ import annotations
+
+from typing import Any, Optional
+
+import pytest
+
+from torchx.specs import (
+    AppDef,
+    ComponentValidationError,
+    Role,
+    SpecsError,
+    get_component_schema,
+    parse_docstring,
+    validate_component,
+)
+
+
+def trainer(
+    script: str,
+    nnodes: int = 1,
+    lr: float = 0.1,
+    debug: bool = False,
+    tag: str | None = None,
+    limit: Optional[int] = None,  # noqa: UP045 - the old spelling must work too
+    mounts: list[str] | None = None,
+    env: dict[str, str] | None = None,
+    *script_args: str,
+) -> AppDef:
+    """Train a model.
+
+    Runs the given script on ``nnodes`` nodes.
+
+    Args:
+        script: the training script
+        nnodes: number of nodes
+            (one process each)
+        lr: learning rate
+        debug: verbose distributed logs
+        tag: optional tag
+        limit: optional limit
+        mounts: extra mounts
+        env: extra environment
+        script_args: passed to the script
+
+    Returns:
+        the app
+    """
+    args = [script, str(nnodes), str(lr), str(debug), str(tag), str(limit), *script_args]
+    return AppDef("t", [Role("t", image="/tmp", entrypoint="python", args=args, env=env or {})])
+
+
+def test_schema_fields() -> None:
+    schema = get_component_schema(trainer)
+    assert schema.summary == "Train a model."
+    assert "Runs the given script" in schema.description
+    by_name = {a.name: a for a in schema.args}
+    assert by_name["script"].required and by_name["script"].help == "the training script"
+    assert by_name["nnodes"].help == "number of nodes (one process each)"
+    assert by_name["nnodes"].default == 1 and not by_name["nnodes"].required
+    assert by_name["tag"].type.optional and by_name["limit"].type.optional
+    assert by_name["mounts"].type.kind == "list" and by_name["env"].type.kind == "dict"
+    assert by_name["script_args"].remainder and not by_name["script_args"].required
+    help_text = schema.help()
+    assert "--script (str, required)" in help_text and "[--debug]" in help_text
+
+
+def test_parse_typed_values() -> None:
+    schema = get_component_schema(trainer)
+    pos, kw = schema.parse(
+        [
+            "--script", "t.py", "--nnodes=4", "--lr", "0.5", "--debug", "--tag", "none",
+            "--limit", "7", "--mounts", "a,b", "--mounts", "c", "--env", "A=1,B=x=y",
+            "--env", "C=3", "--", "--epochs", "3",
+        ]
+    )  # fmt: skip
+    env = {"A": "1", "B": "x=y", "C": "3"}
+    assert pos == ["t.py", 4, 0.5, True, None, 7, ["a", "b", "c"], env, "--epochs", "3"]
+    assert kw == {}
+    app = schema.call(["--script", "t.py", "extra", "--flag"])
+    assert app.roles[0].args[-2:] == ["extra", "--flag"]
+
+
+def test_bool_forms() -> None:
+    def c(debug: bool = True, name: str = "x") -> AppDef:
+        return AppDef(name, [Role(name, "/", entrypoint=str(debug))])
+
+    s = get_component_schema(c)
+    assert s.parse(["--debug", "false", "--name", "y"])[1] == {"debug": False, "name": "y"}
+    assert s.parse(["--no-debug"])[1] == {"debug": False}
+    assert s.parse(["--debug=TRUE"])[1] == {"debug": True}
+
+
+@pytest.mark.parametrize(
+    ("argv", "fragment"),
+    [
+        (["--nnodes", "2"], "--script: got '--script'"),
+        (["--script", "t.py", "--nnodes", "two"], "--nnodes: got 'two'; expected int"),
+        (["--script", "t.py", "--lr", "fast"], "expected float"),
+        (["--script", "t.py", "--debug=maybe"], "expected a bool"),
+        (["--script", "t.py", "--env", "noequals"], "expected key=value pairs"),
+        (["--script"], "expected a value of type str"),
+    ],
+)
+def test_parse_bad_input(argv: list[str], fragment: str) -> None:
+    with pytest.raises(SpecsError) as e:
+        get_component_schema(trainer).parse(argv)
+    msg = str(e.value).replace("argument(s): got '--script'", "--script: got '--script'")
+    assert fragment in msg
+
+
+def test_unknown_option_suggests_closest() -> None:
+    def echo(msg: str = "hi") -> AppDef:
+        return AppDef("e", [Role("e", "/", entrypoint="echo", args=[msg])])
+
+    with pytest.raises(SpecsError) as e:
+        get_component_schema(echo).parse(["--mgs", "x"])
+    assert "did you mean 'msg'" in str(e.value)
+    with pytest.raises(SpecsError, match="takes no extra args"):
+        get_component_schema(echo).parse(["stray"])
+
+
+def bad_component(a, b: object, c: list[list[int]], **kw: str) -> int:  # type: ignore[no-untyped-def]
+    return 0
+
+
+def test_validator_reports_every_problem_with_location() -> None:
+    problems = validate_component(bad_component)
+    messages = [p.message for p in problems]
+    assert any("'a' has no type annotation" in m for m in messages)
+    assert any("'b' has type" in m for m in messages)
+    assert any("'c' has type" in m for m in messages)
+    assert any("**kw" in m for m in messages)
+    assert any("return annotation is <class 'int'>" in m for m in messages)
+    assert all(p.file == __file__ for p in problems)
+    assert problems[0].line == bad_component.__code__.co_firstlineno
+    with pytest.raises(ComponentValidationError) as e:
+        get_component_schema(bad_component)
+    assert f"{__file__}:{problems[0].line}" in str(e.value)
+
+
+def test_component_returning_wrong_type_fails_at_call() -> None:
+    def sneaky(x: int = 1):  # type: ignore[no-untyped-def]
+        return {"not": "an app"}
+
+    with pytest.raises(ComponentValidationError, match="returned dict, not an AppDef"):
+        get_component_schema(sneaky).call([])
+
+
+def test_docstring_without_args_section() -> None:
+    d = parse_docstring("Just one line.")
+    assert d.summary == "Just one line." and d.args == {}
+    assert parse_docstring(None).summary == ""
+
+
+def _unused(x: Any) -> None:  # keeps Any imported for the annotation test above
+    del x
