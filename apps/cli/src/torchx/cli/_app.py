@@ -101,6 +101,12 @@ def _scheduler(runner: Runner, name: str | None) -> str:
     return scheduler
 
 
+def _complete_component(incomplete: str) -> list[str]:
+    from torchx.components import list_components
+
+    return [name for name in list_components() if name.startswith(incomplete)]
+
+
 @app.command(
     context_settings={
         "allow_interspersed_args": False,
@@ -116,6 +122,7 @@ def run(
         typer.Argument(
             help="builtin (utils.echo), path/to/file.py:fn or path/to/file.py",
             show_default=False,
+            autocompletion=_complete_component,
         ),
     ] = None,
     component_args: Annotated[

@@ -1,4 +1,4 @@
-"""``.torchxconfig``: the CLI's defaults and each scheduler's run options, in INI form.
+"""What ``torchx configure`` writes: a ``.torchxconfig`` listing the schedulers' options.
 
 ::
 
@@ -6,9 +6,11 @@
     scheduler = local_cwd
 
     [local_cwd]
-    log_dir = /tmp/torchx
+    ; directory that holds <app_id>/<role>/<replica>/stdout|stderr (str)
+    ; log_dir =
 
-The file is looked up in the current directory; ``TORCHXCONFIG`` names another one.
+The runner reads the file (``torchx.runner.load_config``); it goes to the current
+directory, or to the path ``TORCHXCONFIG`` names.
 """
 
 from __future__ import annotations
@@ -26,18 +28,6 @@ DEFAULT_SCHEDULER = "local_cwd"
 
 def config_path() -> Path:
     return Path(os.environ.get("TORCHXCONFIG") or FILE_NAME)
-
-
-def cli_default(command: str, key: str, fallback: str) -> str:
-    """``key`` from the ``[cli:COMMAND]`` section of the config file, else ``fallback``."""
-    path = config_path()
-    if not path.is_file():
-        return fallback
-    import configparser
-
-    parser = configparser.ConfigParser()
-    parser.read(path)
-    return parser.get(f"cli:{command}", key, fallback=fallback)
 
 
 def render(schedulers: dict[str, runopts], everything: bool) -> str:
