@@ -47,18 +47,21 @@ def scan(schema: ComponentSchema, argv: Sequence[str]) -> tuple[list[str], bool]
     return out + tokens[i:], False
 
 
-def component_app(
-    runner: Runner, component: str, argv: Sequence[str]
-) -> tuple[ComponentSchema, AppDef | None]:
-    """The component's schema and its AppDef (None when its help was asked for).
+def component_schema(
+    component: str, argv: Sequence[str]
+) -> tuple[ComponentSchema, list[str], bool]:
+    """The component's schema, its normalized arguments, and whether its help was asked.
 
-    The runner makes the AppDef so that ``[component:NAME]`` defaults of the config files
-    apply as they do from Python.
+    Needs no runner: an unknown component or ``--help`` is answered without loading the
+    schedulers.
     """
     from torchx.components import get_component
 
     schema = get_component(component)
     normalized, help_asked = scan(schema, argv)
-    if help_asked:
-        return schema, None
-    return schema, runner.component_app(component, normalized)
+    return schema, normalized, help_asked
+
+
+def component_app(runner: Runner, component: str, normalized: Sequence[str]) -> AppDef:
+    """The AppDef, made by the runner so ``[component:NAME]`` config defaults apply."""
+    return runner.component_app(component, list(normalized))

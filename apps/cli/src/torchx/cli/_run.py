@@ -49,13 +49,14 @@ def run_component(
     json_out: bool,
 ) -> int:
     """Run (or dry-run) one component; returns the exit code."""
-    from torchx.cli._component_args import component_app
+    from torchx.cli._component_args import component_app, component_schema
 
-    runner = get_runner()
-    schema, app = component_app(runner, component, component_args)
-    if app is None:
+    schema, normalized, help_asked = component_schema(component, component_args)
+    if help_asked:
         typer.echo(schema.help())
         return 0
+    runner = get_runner()
+    app = component_app(runner, component, normalized)
     defaults = runner.config.cli_defaults("run")
     sched = pick_scheduler(runner, scheduler)
     workspace = workspace or defaults.get("workspace") or None
