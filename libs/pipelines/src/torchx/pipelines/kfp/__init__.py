@@ -1,0 +1,21 @@
+"""torchx apps as Kubeflow Pipelines v2 stages.
+
+Importing this module does not import kfp; the functions do, on first call.
+"""
+
+from torchx.pipelines.kfp._component import component_from_app
+from torchx.pipelines.kfp._errors import KfpAdapterError
+from torchx.pipelines.kfp._placeholders import input_path, output_path, param
+from torchx.pipelines.kfp._resources import ACCELERATOR_TYPE, DEFAULT_ACCELERATOR
+from torchx.pipelines.kfp._task import task_from_app
+
+__all__ = [
+    "ACCELERATOR_TYPE",
+    "DEFAULT_ACCELERATOR",
+    "KfpAdapterError",
+    "component_from_app",
+    "input_path",
+    "output_path",
+    "param",
+    "task_from_app",
+]

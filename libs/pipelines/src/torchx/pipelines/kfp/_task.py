@@ -1,0 +1,100 @@
+"""AppDef -> a task in the kfp pipeline being defined, with its resources applied."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from types import ModuleType
+from typing import Any
+
+from torchx.pipelines.kfp._component import component_from_plan
+from torchx.pipelines.kfp._errors import KfpAdapterError
+from torchx.pipelines.kfp._lazy import in_pipeline, kfp_dsl, kfp_kubernetes
+from torchx.pipelines.kfp._placeholders import APP_ID_INPUT
+from torchx.pipelines.kfp._plan import StagePlan, plan_stage
+from torchx.pipelines.kfp._resources import task_resources
+from torchx.specs import AppDef
+
+
+def _inputs(plan: StagePlan, given: Mapping[str, Any]) -> dict[str, Any]:
+    declared = (*plan.refs("input"), *plan.refs("param"))
+    missing = [n for n in declared if n not in given]
+    if missing:
+        raise KfpAdapterError(
+            f"app {plan.name!r} inputs",
+            sorted(given),
+            f"its args use {', '.join(missing)}; pass inputs={{name: value}} with an "
+            "upstream task's output for input_path() and a string for param()",
+        )
+    extra = sorted(set(given) - set(declared))
+    if extra:
+        raise KfpAdapterError(
+            f"app {plan.name!r} inputs",
+            extra,
+            f"the app's args use only {list(declared) or 'no inputs'}; "
+            "put input_path(name) or param(name) in its args",
+        )
+    return {n: given[n] for n in declared}
+
+
+def _kubernetes(choice: bool | None) -> ModuleType | None:
+    k8s = kfp_kubernetes()
+    if choice and k8s is None:
+        raise KfpAdapterError(
+            "use_kubernetes",
+            choice,
+            "kfp-kubernetes is not installed; install torchx-pipelines[kubernetes]",
+        )
+    return k8s if choice is not False else None
+
+
+def task_from_app(
+    app: AppDef,
+    inputs: Mapping[str, Any] | None = None,
+    *,
+    display_name: str | None = None,
+    use_kubernetes: bool | None = None,
+) -> Any:
+    """Add ``app`` as a task of the ``@dsl.pipeline`` function being defined.
+
+    Args:
+        app: a single-role, single-replica AppDef.
+        inputs: a value for each ``input_path(name)`` (an upstream ``task.outputs[...]``)
+            and each ``param(name)`` (a pipeline parameter or a string) in its args.
+        display_name: the task's name in the kfp UI; the app's name by default.
+        use_kubernetes: apply node selectors and volume mounts with kfp-kubernetes.
+            ``None`` uses it when installed; ``False`` refuses apps that need it.
+
+    Returns the kfp ``PipelineTask``: resources (cpu and memory as request and limit,
+    accelerator type and count), env, retries (``max_retries``) and display name are set.
+    """
+    dsl = kfp_dsl()
+    plan = plan_stage(app)
+    if not in_pipeline():
+        raise KfpAdapterError(
+            "task_from_app",
+            app.name,
+            "call it inside a @dsl.pipeline function; component_from_app(app) gives a "
+            "component to use elsewhere",
+        )
+    k8s = _kubernetes(use_kubernetes)
+    res = task_resources(plan.role, kubernetes=k8s is not None)
+    arguments = _inputs(plan, inputs or {})
+    if plan.uses_app_id:
+        arguments[APP_ID_INPUT] = dsl.PIPELINE_TASK_ID_PLACEHOLDER
+    task = component_from_plan(plan)(**arguments)
+    task.set_display_name(display_name or plan.name)
+    if res.cpu is not None:
+        task.set_cpu_request(res.cpu).set_cpu_limit(res.cpu)
+    if res.memory is not None:
+        task.set_memory_request(res.memory).set_memory_limit(res.memory)
+    if res.accelerator_type is not None:
+        task.set_accelerator_type(res.accelerator_type)
+        task.set_accelerator_limit(res.accelerator_count)
+    if res.retries:
+        task.set_retry(num_retries=res.retries)
+    if k8s is not None:
+        for key, value in res.node_selector:
+            k8s.add_node_selector(task, label_key=key, label_value=value)
+        for claim, path in res.pvc_mounts:
+            k8s.mount_pvc(task, pvc_name=claim, mount_path=path)
+    return task
