@@ -37,10 +37,7 @@ def main() -> None:
         specs.append(_time("import torchx.specs"))
     b, s = statistics.median(bare), statistics.median(specs)
 
-    probe = (
-        "import sys, torchx.specs\n"
-        f"print(','.join(m for m in {HEAVY!r} if m in sys.modules))"
-    )
+    probe = f"import sys, torchx.specs\nprint(','.join(m for m in {HEAVY!r} if m in sys.modules))"
     heavy = subprocess.run(
         [sys.executable, "-c", probe], check=True, capture_output=True, text=True
     ).stdout.strip()

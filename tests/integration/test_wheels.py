@@ -46,9 +46,9 @@ def test_every_member_builds_a_wheel(wheels: Path) -> None:
         files = zipfile.ZipFile(whl).namelist()
         assert "torchx/__init__.py" not in files, f"{whl.name} would shadow the namespace"
         assert any(f.endswith("/py.typed") for f in files), f"{whl.name} has no py.typed"
-        assert all(
-            f.startswith("torchx/") or ".dist-info/" in f for f in files
-        ), f"{whl.name} ships files outside torchx/"
+        assert all(f.startswith("torchx/") or ".dist-info/" in f for f in files), (
+            f"{whl.name} ships files outside torchx/"
+        )
 
 
 def test_specs_wheel_installs_and_works_alone(wheels: Path, tmp_path: Path) -> None:

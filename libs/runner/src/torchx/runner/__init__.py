@@ -1,0 +1,28 @@
+"""torchx.runner: submit an AppDef (or a component) to a scheduler and follow it by handle.
+
+import torchx.runner
+handle = torchx.runner.get_runner().run(app)   # local_cwd unless told otherwise
+status = torchx.runner.get_runner().wait(handle)
+"""
+
+from torchx.runner._config import (
+    CONFIG_ENV,
+    CONFIG_FILE,
+    ConfigError,
+    TorchxConfig,
+    config_files,
+    load_config,
+)
+from torchx.runner._runner import ComponentArgs, Runner, get_runner
+
+__all__ = [
+    "CONFIG_ENV",
+    "CONFIG_FILE",
+    "ComponentArgs",
+    "ConfigError",
+    "Runner",
+    "TorchxConfig",
+    "config_files",
+    "get_runner",
+    "load_config",
+]

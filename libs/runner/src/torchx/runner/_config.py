@@ -1,0 +1,152 @@
+"""``.torchxconfig``: run options, component argument defaults and CLI defaults from INI files.
+
+Sections:
+
+- ``[SCHEDULER]`` (e.g. ``[local_cwd]``): run options of that scheduler;
+- ``[component:NAME]``: defaults for the arguments of component NAME (``dist.ddp``);
+- ``[cli:COMMAND]``: defaults for CLI options (``[cli:run]`` knows ``scheduler``,
+  ``workspace``, ``component``, ``dryrun``, ``wait``, ``log``).
+
+Files: ``$TORCHXCONFIG`` alone when set; otherwise ``~/.torchxconfig`` and then
+``./.torchxconfig``, the latter winning key by key.
+"""
+
+from __future__ import annotations
+
+import configparser
+import os
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from torchx.specs import CfgVal, SpecsError, runopts
+
+CONFIG_ENV = "TORCHXCONFIG"
+CONFIG_FILE = ".torchxconfig"
+COMPONENT_PREFIX = "component:"
+CLI_PREFIX = "cli:"
+CLI_KEYS: dict[str, frozenset[str]] = {
+    "run": frozenset({"scheduler", "workspace", "component", "dryrun", "wait", "log"}),
+}
+
+
+class ConfigError(SpecsError):
+    """A bad entry in a config file: names the file, the section and the key."""
+
+    def __init__(self, file: str, section: str, key: str, value: object, expected: str) -> None:
+        self.file, self.section, self.key = file, section, key
+        super().__init__(f"{file} [{section}] {key}", value, expected)
+
+
+@dataclass
+class TorchxConfig:
+    """The merged contents of the config files, remembering where each value came from."""
+
+    files: list[Path] = field(default_factory=list)
+    # section -> key -> (value, file it came from)
+    sections: dict[str, dict[str, tuple[str, str]]] = field(default_factory=dict)
+
+    def _section(self, name: str) -> dict[str, tuple[str, str]]:
+        return self.sections.get(name, {})
+
+    def scheduler_cfg(self, scheduler: str, opts: runopts) -> dict[str, CfgVal]:
+        """Typed run options for ``scheduler`` from its section; unknown keys are errors."""
+        from torchx.specs._errors import closest
+
+        out: dict[str, CfgVal] = {}
+        for key, (value, origin) in self._section(scheduler).items():
+            if key not in opts:
+                known = [name for name, _ in opts]
+                hint = closest(key, known) if known else f"{scheduler} takes no run options"
+                raise ConfigError(
+                    origin, scheduler, key, value, f"not a run option of {scheduler}; {hint}"
+                )
+            try:
+                parsed = opts.cfg_from_str(f"{key}={value}")[key]
+            except SpecsError as e:
+                raise ConfigError(origin, scheduler, key, value, e.expected) from None
+            out[key] = parsed
+        return out
+
+    def component_defaults(self, component: str) -> dict[str, tuple[str, str]]:
+        """``{argument: (value, file)}`` from ``[component:NAME]``."""
+        return dict(self._section(COMPONENT_PREFIX + component))
+
+    def cli_defaults(self, command: str) -> dict[str, str]:
+        """Defaults for ``torchx COMMAND`` options from ``[cli:COMMAND]``."""
+        return {k: v for k, (v, _) in self._section(CLI_PREFIX + command).items()}
+
+
+def config_files(cwd: str | os.PathLike[str] | None = None) -> list[Path]:
+    """The config files that apply, lowest precedence first."""
+    env = os.environ.get(CONFIG_ENV)
+    if env:
+        path = Path(env).expanduser()
+        if not path.is_file():
+            raise SpecsError(CONFIG_ENV, env, "no such file; point it at a .torchxconfig file")
+        return [path]
+    candidates = [Path.home() / CONFIG_FILE, Path(cwd or os.getcwd()) / CONFIG_FILE]
+    seen: list[Path] = []
+    for p in candidates:
+        if p.is_file() and p.resolve() not in [s.resolve() for s in seen]:
+            seen.append(p)
+    return seen
+
+
+def load_config(
+    files: Iterable[str | os.PathLike[str]] | None = None,
+    known_schedulers: Iterable[str] = (),
+) -> TorchxConfig:
+    """Read and merge ``files`` (default: ``config_files()``), checking section names.
+
+    A section that is neither a known scheduler, nor ``component:NAME``, nor a known
+    ``cli:COMMAND`` is an error, as is an unknown key in a ``cli:`` section.
+    """
+    paths = [Path(f) for f in files] if files is not None else config_files()
+    known = set(known_schedulers)
+    config = TorchxConfig(files=paths)
+    for path in paths:
+        parser = configparser.ConfigParser(interpolation=None, default_section="\0none")
+        parser.optionxform = str  # type: ignore[assignment,method-assign]
+        try:
+            parser.read_string(path.read_text(), source=str(path))
+        except configparser.Error as e:
+            raise SpecsError(str(path), path.name, f"not a valid INI file ({e})") from None
+        for section in parser.sections():
+            _check_section(str(path), section, parser[section], known)
+            target = config.sections.setdefault(section, {})
+            for key, value in parser[section].items():
+                target[key] = (value, str(path))
+    return config
+
+
+def _check_section(origin: str, section: str, values: Mapping[str, str], known: set[str]) -> None:
+    if section.startswith(COMPONENT_PREFIX):
+        if not section[len(COMPONENT_PREFIX) :]:
+            raise ConfigError(origin, section, "", section, "name the component: [component:NAME]")
+        return
+    if section.startswith(CLI_PREFIX):
+        command = section[len(CLI_PREFIX) :]
+        if command not in CLI_KEYS:
+            raise ConfigError(
+                origin, section, "", section, f"known CLI sections: {sorted(CLI_KEYS)}"
+            )
+        for key, value in values.items():
+            if key not in CLI_KEYS[command]:
+                raise ConfigError(
+                    origin,
+                    section,
+                    key,
+                    value,
+                    f"known keys: {', '.join(sorted(CLI_KEYS[command]))}",
+                )
+        return
+    if known and section not in known:
+        raise ConfigError(
+            origin,
+            section,
+            "",
+            section,
+            f"not a scheduler; use one of {', '.join(sorted(known))}, "
+            "[component:NAME] or [cli:run]",
+        )

@@ -1,0 +1,294 @@
+"""The Runner: resolve config, validate, dry-run and submit apps; address them by handle."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from datetime import datetime
+from typing import Any
+
+from torchx.runner._config import ConfigError, TorchxConfig, load_config
+from torchx.schedulers import (
+    DEFAULT_SCHEDULER,
+    RESERVED_NAMES,
+    ListAppResponse,
+    Scheduler,
+    SchedulerFactory,
+    Stream,
+    UnknownSchedulerError,
+    get_scheduler_factories,
+)
+from torchx.specs import (
+    AppDef,
+    AppDryRunInfo,
+    AppHandle,
+    AppStatus,
+    CfgVal,
+    SpecsError,
+    make_app_handle,
+    parse_app_handle,
+    runopts,
+    validate_app,
+)
+
+ComponentArgs = Sequence[str] | Mapping[str, str | int | float | bool]
+
+
+class Runner:
+    """Submits apps to schedulers and answers for them by handle (``SCHEDULER://SESSION/ID``).
+
+    Use it as a context manager (or call ``close``) to release scheduler clients. Config
+    precedence for run options and component arguments: explicit arguments, then the
+    ``.torchxconfig`` files, then code defaults.
+    """
+
+    def __init__(
+        self,
+        name: str,
+        scheduler_factories: Mapping[str, SchedulerFactory],
+        component_defaults: Mapping[str, Mapping[str, str]] | None = None,
+        scheduler_params: Mapping[str, Any] | None = None,
+        config: TorchxConfig | None = None,
+    ) -> None:
+        self._name = name
+        self._factories = dict(scheduler_factories)
+        self._component_defaults = {k: dict(v) for k, v in (component_defaults or {}).items()}
+        self._scheduler_params = dict(scheduler_params or {})
+        self._schedulers: dict[str, Scheduler[Any]] = {}
+        self.config = (
+            config
+            if config is not None
+            else load_config(known_schedulers=[*self._factories, *RESERVED_NAMES])
+        )
+
+    # -- context manager --------------------------------------------------------------
+
+    def __enter__(self) -> Runner:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        for scheduler in self._schedulers.values():
+            scheduler.close()
+        self._schedulers.clear()
+
+    # -- schedulers -------------------------------------------------------------------
+
+    def scheduler_backends(self) -> list[str]:
+        return sorted(self._factories)
+
+    def _scheduler(self, name: str) -> Scheduler[Any]:
+        if name not in self._schedulers:
+            factory = self._factories.get(name)
+            if factory is None:
+                reason = (
+                    f"{name!r} is not available in this installation; "
+                    if name in RESERVED_NAMES
+                    else ""
+                )
+                raise UnknownSchedulerError(name, list(self._factories), reason)
+            self._schedulers[name] = factory(self._name, **self._scheduler_params)
+        return self._schedulers[name]
+
+    def scheduler_run_opts(self, scheduler: str) -> runopts:
+        return self._scheduler(scheduler).run_opts()
+
+    def _cfg(self, scheduler: str, cfg: Mapping[str, CfgVal] | None) -> dict[str, CfgVal]:
+        from_file = self.config.scheduler_cfg(scheduler, self.scheduler_run_opts(scheduler))
+        return {**from_file, **(cfg or {})}
+
+    # -- submitting -------------------------------------------------------------------
+
+    def dryrun(
+        self,
+        app: AppDef,
+        scheduler: str = DEFAULT_SCHEDULER,
+        cfg: Mapping[str, CfgVal] | None = None,
+        workspace: str | None = None,
+    ) -> AppDryRunInfo[Any]:
+        """Validate ``app`` and build the request ``scheduler`` would submit; starts nothing."""
+        validate_app(app)
+        sched = self._scheduler(scheduler)
+        merged = self._cfg(scheduler, cfg)
+        if workspace:
+            app, merged = sched.with_workspace(app, merged, workspace)
+        return sched.submit_dryrun(app, merged)
+
+    def schedule(self, dryrun_info: AppDryRunInfo[Any]) -> AppHandle:
+        """Submit what ``dryrun`` returned; returns the app's handle."""
+        if not dryrun_info.scheduler:
+            raise SpecsError(
+                "dryrun_info", dryrun_info, "make it with Runner.dryrun or Scheduler.submit_dryrun"
+            )
+        app_id = self._scheduler(dryrun_info.scheduler).schedule(dryrun_info)
+        return make_app_handle(dryrun_info.scheduler, self._name, app_id)
+
+    def run(
+        self,
+        app: AppDef,
+        scheduler: str = DEFAULT_SCHEDULER,
+        cfg: Mapping[str, CfgVal] | None = None,
+        workspace: str | None = None,
+    ) -> AppHandle:
+        """Validate, dry-run and submit ``app``; returns its handle at once (see ``wait``)."""
+        return self.schedule(self.dryrun(app, scheduler, cfg, workspace))
+
+    def component_app(self, component: str, component_args: ComponentArgs = ()) -> AppDef:
+        """The AppDef that component ``component`` makes from ``component_args``.
+
+        ``component_args`` is CLI-style (``["--msg", "hi"]``) or a mapping of argument
+        names to values. Defaults for arguments not given come from ``[component:NAME]``
+        in the config files, then from ``get_runner(component_defaults=...)``.
+        """
+        from torchx.components import get_component
+
+        schema = get_component(component)
+        argv = _as_argv(component_args)
+        given = {t[2:].partition("=")[0].replace("-", "_") for t in argv if t.startswith("--")}
+        options = schema.options
+        takes = f"{component} has no such argument; it takes {', '.join(options) or 'none'}"
+        defaults: list[str] = []
+        file_defaults = self.config.component_defaults(component)
+        code_defaults = self._component_defaults.get(component, {})
+        for key in [*file_defaults, *(k for k in code_defaults if k not in file_defaults)]:
+            arg = options.get(key) or options.get(key.replace("-", "_"))
+            if key in file_defaults:
+                value, origin = file_defaults[key]
+                if arg is None:
+                    raise ConfigError(
+                        origin,
+                        f"component:{component}",
+                        key,
+                        value,
+                        takes,
+                    )
+            else:
+                value = code_defaults[key]
+                if arg is None:
+                    raise SpecsError(
+                        f"component_defaults[{component!r}][{key!r}]",
+                        value,
+                        takes,
+                    )
+            if arg.name not in given:
+                defaults.append(f"--{arg.name}={value}")
+        return schema.call([*defaults, *argv])
+
+    def dryrun_component(
+        self,
+        component: str,
+        component_args: ComponentArgs = (),
+        scheduler: str = DEFAULT_SCHEDULER,
+        cfg: Mapping[str, CfgVal] | None = None,
+        workspace: str | None = None,
+    ) -> AppDryRunInfo[Any]:
+        return self.dryrun(self.component_app(component, component_args), scheduler, cfg, workspace)
+
+    def run_component(
+        self,
+        component: str,
+        component_args: ComponentArgs = (),
+        scheduler: str = DEFAULT_SCHEDULER,
+        cfg: Mapping[str, CfgVal] | None = None,
+        workspace: str | None = None,
+    ) -> AppHandle:
+        """Find ``component`` (``group.name``, ``path/file.py:fn`` or an entry point), call it
+        with ``component_args`` and submit the app."""
+        return self.schedule(
+            self.dryrun_component(component, component_args, scheduler, cfg, workspace)
+        )
+
+    # -- by handle --------------------------------------------------------------------
+
+    def _resolve(self, app_handle: AppHandle) -> tuple[Scheduler[Any], str]:
+        scheduler, _session, app_id = parse_app_handle(app_handle)
+        return self._scheduler(scheduler), app_id
+
+    def _require(self, app_handle: AppHandle) -> tuple[Scheduler[Any], str]:
+        sched, app_id = self._resolve(app_handle)
+        if not sched.exists(app_id):
+            raise SpecsError(
+                "app handle", app_handle, f"no such app on {sched.backend}; `list` shows known apps"
+            )
+        return sched, app_id
+
+    def status(self, app_handle: AppHandle) -> AppStatus | None:
+        """The app's status, or None if its scheduler does not know it."""
+        sched, app_id = self._resolve(app_handle)
+        desc = sched.describe(app_id)
+        return desc.to_status() if desc is not None else None
+
+    def wait(self, app_handle: AppHandle, timeout: float | None = None) -> AppStatus | None:
+        """Block until the app ends (or ``timeout`` seconds pass); its status then."""
+        sched, app_id = self._resolve(app_handle)
+        desc = sched.wait(app_id, timeout)
+        return desc.to_status() if desc is not None else None
+
+    def describe(self, app_handle: AppHandle) -> AppDef | None:
+        """The app as its scheduler can rebuild it, or None if it does not know the app."""
+        sched, app_id = self._resolve(app_handle)
+        desc = sched.describe(app_id)
+        if desc is None:
+            return None
+        return desc.app if desc.app is not None else AppDef(name=app_id, roles=desc.roles)
+
+    def log_lines(
+        self,
+        app_handle: AppHandle,
+        role_name: str,
+        k: int = 0,
+        regex: str | None = None,
+        since: datetime | None = None,
+        until: datetime | None = None,
+        should_tail: bool = False,
+        streams: Stream | None = None,
+    ) -> Iterable[str]:
+        """Output lines of replica ``k`` of ``role_name`` (see ``Scheduler.log_iter``)."""
+        sched, app_id = self._require(app_handle)
+        return sched.log_iter(app_id, role_name, k, regex, since, until, should_tail, streams)
+
+    def cancel(self, app_handle: AppHandle) -> None:
+        """Stop the app; a no-op if it already ended."""
+        sched, app_id = self._require(app_handle)
+        sched.cancel(app_id)
+
+    def list(self, scheduler: str = DEFAULT_SCHEDULER) -> list[ListAppResponse]:
+        """The apps ``scheduler`` knows, each with its handle filled in."""
+        apps = self._scheduler(scheduler).list()
+        for app in apps:
+            app.app_handle = make_app_handle(scheduler, self._name, app.app_id)
+        return apps
+
+
+def _as_argv(args: ComponentArgs) -> list[str]:
+    if isinstance(args, str):
+        raise SpecsError("component_args", args, "give a list of CLI tokens or a mapping")
+    if isinstance(args, Mapping):
+        argv = []
+        for key, value in args.items():
+            if not isinstance(value, (str, int, float, bool)):
+                raise SpecsError(
+                    f"component_args[{key!r}]", value, "give a str, int, float or bool value"
+                )
+            argv.append(f"--{key}={str(value).lower() if isinstance(value, bool) else value}")
+        return argv
+    return list(args)
+
+
+def get_runner(
+    name: str | None = None,
+    component_defaults: Mapping[str, Mapping[str, str]] | None = None,
+    **scheduler_params: Any,
+) -> Runner:
+    """A Runner over every registered scheduler.
+
+    ``name`` is the session in the handles it returns (default ``torchx``);
+    ``scheduler_params`` go to each scheduler's factory (``state_dir=`` for local_cwd).
+    """
+    return Runner(
+        name or "torchx",
+        get_scheduler_factories(),
+        component_defaults=component_defaults,
+        scheduler_params=scheduler_params,
+    )

@@ -1,0 +1,89 @@
+""".torchxconfig: where it is found, what it may hold, and how it ranks."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from torchx.runner import ConfigError, config_files, get_runner, load_config
+from torchx.specs import AppDef, AppState, Role, SpecsError
+
+APP = AppDef("cfg", [Role("r", image="", entrypoint="true")])
+
+
+def test_run_options_from_the_file_and_explicit_ones_win(tmp_path: Path) -> None:
+    Path(".torchxconfig").write_text(
+        f"[local_cwd]\nlog_dir = {tmp_path / 'from-file'}\ncancel_grace_seconds = 1.5\n"
+    )
+    with get_runner() as runner:
+        info = runner.dryrun(APP)
+        assert info.request.app_dir.startswith(str(tmp_path / "from-file"))
+        assert info.cfg["cancel_grace_seconds"] == 1.5
+        info = runner.dryrun(APP, cfg={"log_dir": str(tmp_path / "explicit")})
+        assert info.request.app_dir.startswith(str(tmp_path / "explicit"))
+        # code default when neither says anything
+        assert info.cfg["auto_set_cuda_visible_devices"] is False
+        handle = runner.run(APP)
+        status = runner.wait(handle)
+        assert status is not None and status.state == AppState.SUCCEEDED
+    assert (tmp_path / "from-file").is_dir()
+
+
+def test_home_then_cwd_then_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    home = Path.home() / ".torchxconfig"
+    home.write_text("[local_cwd]\nlog_dir = /home-logs\ncwd = /\n")
+    Path(".torchxconfig").write_text("[local_cwd]\nlog_dir = /cwd-logs\n")
+    assert config_files() == [home, Path.cwd() / ".torchxconfig"]
+    cfg = get_runner().config
+    assert cfg.sections["local_cwd"]["log_dir"][0] == "/cwd-logs"
+    assert cfg.sections["local_cwd"]["cwd"][0] == "/"
+    only = tmp_path / "only.ini"
+    only.write_text("[local_cwd]\nlog_dir = /env-logs\n")
+    monkeypatch.setenv("TORCHXCONFIG", str(only))
+    assert config_files() == [only]
+    assert "cwd" not in get_runner().config.sections["local_cwd"]
+    monkeypatch.setenv("TORCHXCONFIG", str(tmp_path / "missing.ini"))
+    with pytest.raises(SpecsError, match="TORCHXCONFIG"):
+        config_files()
+
+
+def test_unknown_key_names_file_section_and_key() -> None:
+    Path(".torchxconfig").write_text("[local_cwd]\nlogdir = /x\n")
+    with get_runner() as runner, pytest.raises(ConfigError) as e:
+        runner.dryrun(APP)
+    msg = str(e.value)
+    assert ".torchxconfig [local_cwd] logdir" in msg and "did you mean 'log_dir'" in msg
+
+
+def test_ill_typed_value_names_file_section_and_key() -> None:
+    Path(".torchxconfig").write_text("[local_cwd]\ncancel_grace_seconds = soon\n")
+    with get_runner() as runner, pytest.raises(ConfigError) as e:
+        runner.dryrun(APP)
+    assert "[local_cwd] cancel_grace_seconds" in str(e.value)
+    assert "soon" in str(e.value) and "float" in str(e.value)
+
+
+def test_unknown_section_and_cli_keys(tmp_path: Path) -> None:
+    bad = tmp_path / "a.ini"
+    bad.write_text("[lcoal_cwd]\nlog_dir = /x\n")
+    with pytest.raises(ConfigError, match=r"\[lcoal_cwd\].*not a scheduler"):
+        load_config([bad], known_schedulers=["local_cwd"])
+    cli = tmp_path / "b.ini"
+    cli.write_text("[cli:run]\nscheduler = local_cwd\ncomponent = utils.echo\n")
+    assert load_config([cli]).cli_defaults("run") == {
+        "scheduler": "local_cwd",
+        "component": "utils.echo",
+    }
+    cli.write_text("[cli:run]\nshceduler = local_cwd\n")
+    with pytest.raises(ConfigError, match=r"\[cli:run\] shceduler"):
+        load_config([cli])
+    broken = tmp_path / "c.ini"
+    broken.write_text("no section header\n")
+    with pytest.raises(SpecsError, match="not a valid INI"):
+        load_config([broken])
+
+
+def test_reserved_scheduler_sections_are_accepted() -> None:
+    Path(".torchxconfig").write_text("[slurm]\npartition = gpu\n")
+    assert get_runner().config.sections["slurm"]["partition"][0] == "gpu"

@@ -1,0 +1,176 @@
+"""The Runner over the real local_cwd scheduler."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import pytest
+
+import torchx.specs as specs
+from torchx.runner import Runner, get_runner
+from torchx.schedulers import UnknownSchedulerError
+from torchx.specs import AppDef, AppDefError, AppState, Role, SpecsError
+
+COMPONENT = textwrap.dedent(
+    '''
+    import torchx.specs as specs
+
+    def echo(msg: str = "default", times: int = 1, name: str = "echo") -> specs.AppDef:
+        """Echo a message.
+
+        Args:
+            msg: what to print
+            times: how many replicas
+            name: the app name
+        """
+        return specs.AppDef(
+            name=name,
+            roles=[specs.Role(name="echo", image="", entrypoint="/bin/echo", args=[msg],
+                              num_replicas=times)],
+        )
+    '''
+)
+
+
+@pytest.fixture
+def component(tmp_path: Path) -> str:
+    path = tmp_path / "comp.py"
+    path.write_text(COMPONENT)
+    return f"{path}:echo"
+
+
+def test_seed_runner_run_with_no_scheduler_named() -> None:
+    appspec = specs.AppDef(
+        name="echo",
+        roles=[
+            specs.Role(
+                name="echo",
+                entrypoint="/bin/echo",
+                image="/tmp",
+                args=["hello world"],
+                num_replicas=1,
+            )
+        ],
+    )
+    runner = get_runner()
+    handle = runner.run(appspec)
+    assert handle.startswith("local_cwd://torchx/echo-")
+    status = runner.wait(handle)
+    assert status is not None and status.state == AppState.SUCCEEDED
+    assert list(runner.log_lines(handle, "echo")) == ["hello world\n"]
+    described = runner.describe(handle)
+    assert described is not None and described.roles[0].args == ["hello world"]
+    runner.close()
+
+
+def test_context_manager_status_list_and_backends(tmp_path: Path) -> None:
+    with get_runner("sess") as runner:
+        assert "local_cwd" in runner.scheduler_backends()
+        assert "log_dir" in runner.scheduler_run_opts("local_cwd")
+        handle = runner.run(AppDef("a", [Role("r", image="", entrypoint="true", num_replicas=2)]))
+        assert handle.startswith("local_cwd://sess/")
+        status = runner.wait(handle)
+        assert status is not None and status.state == AppState.SUCCEEDED
+        assert len(status.roles[0].replicas) == 2
+        listed = runner.list("local_cwd")
+        assert [a.app_handle for a in listed] == [handle]
+        assert listed[0].state == AppState.SUCCEEDED and listed[0].name == "a"
+
+
+def test_wait_with_timeout_returns_running_then_cancel() -> None:
+    with get_runner() as runner:
+        handle = runner.run(AppDef("long", [Role("r", image="", entrypoint="sleep", args=["300"])]))
+        status = runner.wait(handle, timeout=0.05)
+        assert status is not None and status.state in (AppState.PENDING, AppState.RUNNING)
+        runner.cancel(handle)
+        status = runner.status(handle)
+        assert status is not None and status.state == AppState.CANCELLED
+
+
+def test_run_component_from_a_file(component: str) -> None:
+    with get_runner() as runner:
+        handle = runner.run_component(component, ["--msg", "hi there", "--times", "2"])
+        status = runner.wait(handle)
+        assert status is not None and status.state == AppState.SUCCEEDED
+        assert list(runner.log_lines(handle, "echo", 1)) == ["hi there\n"]
+        info = runner.dryrun_component(component, {"msg": "dry"})
+        assert info.request.replicas[0].argv == ["/bin/echo", "dry"]
+
+
+def test_component_defaults_precedence(component: str, tmp_path: Path) -> None:
+    # code defaults < config file < explicit arguments
+    work = Path.cwd()
+    runner = get_runner(component_defaults={component: {"msg": "from-code", "name": "coded"}})
+    app = runner.component_app(component)
+    assert app.roles[0].args == ["from-code"] and app.name == "coded"
+    (work / ".torchxconfig").write_text(f"[component:{component}]\nmsg = from-file\n")
+    runner = get_runner(component_defaults={component: {"msg": "from-code", "name": "coded"}})
+    app = runner.component_app(component)
+    assert app.roles[0].args == ["from-file"] and app.name == "coded"
+    app = runner.component_app(component, ["--msg", "explicit"])
+    assert app.roles[0].args == ["explicit"]
+
+
+def test_component_default_for_unknown_argument(component: str) -> None:
+    runner = get_runner(component_defaults={component: {"nope": "1"}})
+    with pytest.raises(SpecsError, match="has no such argument"):
+        runner.component_app(component)
+    Path(".torchxconfig").write_text(f"[component:{component}]\nmsgg = x\n")
+    with pytest.raises(SpecsError, match=r"\.torchxconfig \[component:.*\] msgg"):
+        get_runner().component_app(component)
+
+
+def test_invalid_app_is_refused_before_anything_is_submitted(isolated: Path) -> None:
+    bad = AppDef("bad name!", [Role("r", image="", entrypoint="true", num_replicas=0)])
+    with get_runner() as runner:
+        with pytest.raises(AppDefError) as e:
+            runner.run(bad)
+        assert "num_replicas" in str(e.value) and "app name" in str(e.value)
+        assert runner.list("local_cwd") == []
+    assert not (isolated / "state").exists()
+
+
+def test_bad_handles_and_unknown_schedulers() -> None:
+    with get_runner() as runner:
+        with pytest.raises(SpecsError, match="app handle"):
+            runner.status("not-a-handle")
+        with pytest.raises(UnknownSchedulerError) as e:
+            runner.status("nosuch://s/app-1")
+        assert "local_cwd" in str(e.value)
+        with pytest.raises(UnknownSchedulerError, match="'slurm' is not available"):
+            runner.run(AppDef("a", [Role("r", image="", entrypoint="true")]), scheduler="slurm")
+        assert runner.status("local_cwd://torchx/missing-1") is None
+        assert runner.describe("local_cwd://torchx/missing-1") is None
+        with pytest.raises(SpecsError, match="no such app"):
+            runner.cancel("local_cwd://torchx/missing-1")
+        with pytest.raises(SpecsError, match="no such app"):
+            runner.log_lines("local_cwd://torchx/missing-1", "r")
+
+
+def test_bad_run_options_name_the_option() -> None:
+    app = AppDef("a", [Role("r", image="", entrypoint="true")])
+    with get_runner() as runner:
+        with pytest.raises(SpecsError, match="did you mean 'log_dir'"):
+            runner.dryrun(app, cfg={"logdir": "/tmp"})
+        with pytest.raises(SpecsError, match="expected a bool"):
+            runner.dryrun(app, cfg={"auto_set_cuda_visible_devices": "maybe"})
+
+
+def test_workspace_is_the_working_directory(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    app = AppDef("ws", [Role("r", image="", entrypoint="pwd")])
+    with get_runner() as runner:
+        handle = runner.run(app, workspace=str(ws))
+        runner.wait(handle)
+        assert list(runner.log_lines(handle, "r")) == [f"{ws}\n"]
+        with pytest.raises(SpecsError, match="workspace"):
+            runner.dryrun(app, workspace=str(tmp_path / "missing"))
+
+
+def test_schedule_needs_a_dryrun_info() -> None:
+    runner = Runner("x", {})
+    info = specs.AppDryRunInfo("request")
+    with pytest.raises(SpecsError, match="dryrun_info"):
+        runner.schedule(info)

@@ -1,0 +1,51 @@
+"""torchx.schedulers: the interface every scheduler implements, the registry, and local_cwd.
+
+A scheduler turns an AppDef plus run options into a request (``submit_dryrun``, no side
+effects), submits it (``schedule``) and answers ``describe``, ``log_iter``, ``cancel``,
+``list`` and ``exists``. Schedulers are found by name (``get_scheduler("local_cwd")``);
+installed packages add more through the ``torchx.schedulers`` entry-point group.
+"""
+
+from torchx.schedulers._api import (
+    DescribeAppResponse,
+    ListAppResponse,
+    Scheduler,
+    SchedulerCapabilities,
+    Stream,
+    filter_regex,
+)
+from torchx.schedulers._errors import MissingDependencyError, UnknownSchedulerError, require
+from torchx.schedulers._registry import (
+    DEFAULT_SCHEDULER,
+    ENTRY_POINT_GROUP,
+    RESERVED_NAMES,
+    SchedulerFactory,
+    capabilities,
+    capability_table,
+    get_scheduler,
+    get_scheduler_factories,
+    scheduler_class,
+    scheduler_names,
+)
+
+__all__ = [
+    "DEFAULT_SCHEDULER",
+    "ENTRY_POINT_GROUP",
+    "RESERVED_NAMES",
+    "DescribeAppResponse",
+    "ListAppResponse",
+    "MissingDependencyError",
+    "Scheduler",
+    "SchedulerCapabilities",
+    "SchedulerFactory",
+    "Stream",
+    "UnknownSchedulerError",
+    "capabilities",
+    "capability_table",
+    "filter_regex",
+    "get_scheduler",
+    "get_scheduler_factories",
+    "require",
+    "scheduler_class",
+    "scheduler_names",
+]

@@ -1,0 +1,620 @@
+"""The per-app supervisor of the local scheduler: a small detached process that owns replicas.
+
+It is started as ``python -I -S _local_supervisor.py APP_DIR`` and uses only the standard
+library, so it starts in milliseconds and needs nothing installed. It
+
+- starts one process per replica, each in its own process group;
+- copies each replica's stdout and stderr into ``APP_DIR/<role>/<k>/{stdout,stderr,combined}``
+  and records when each chunk arrived (``.times``), so logs can be cut by time;
+- waits for replicas without polling: SIGCHLD and SIGTERM wake a ``select`` through
+  ``signal.set_wakeup_fd``;
+- restarts replicas per role ``max_retries`` and ``retry_policy``;
+- kills whole process trees (SIGTERM, then SIGKILL after a grace period), and on Linux
+  adopts orphaned grandchildren (PR_SET_CHILD_SUBREAPER) so none outlives the app;
+- writes ``APP_DIR/.torchx/state.marshal`` atomically whenever something changes, and
+  exits right after writing the final state (waiters watch for that exit).
+
+Any process can cancel the app: create ``.torchx/cancel``, then send SIGTERM to the pid
+recorded in the state (the marker covers the moment before the pid is recorded).
+"""
+
+from __future__ import annotations
+
+import marshal
+import os
+import select
+import sys
+import time
+
+# Kept off the import path at run time: every import delays the start of the replicas.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import signal
+    from typing import Any
+else:
+    try:
+        # The C module: ``signal`` itself imports ``enum``, which costs as much as the rest.
+        import _signal as signal
+    except ImportError:
+        import signal
+
+META_DIR = ".torchx"
+# marshal, not JSON: it needs no import (json pulls in re and enum) and these files are
+# read only by torchx, with the same interpreter that wrote them.
+REQUEST_FILE = "request.marshal"
+STATE_FILE = "state.marshal"
+CANCEL_FILE = "cancel"
+SUPERVISOR_LOG = "supervisor.log"
+TIMES_FILE = ".times"
+STREAM_CODES = {"stdout": "o", "stderr": "e", "combined": "c"}
+ERROR_TAIL_LINES = 20
+# describe() from another process may see state this much behind; the final state is
+# always written at once.
+STATE_WRITE_INTERVAL = 0.02
+# Entries in .times closer together than this are merged: log times are this coarse.
+TIMES_RESOLUTION = 0.005
+_PR_SET_CHILD_SUBREAPER = 36
+
+
+def write_atomic(path: str, obj: Any) -> None:
+    """Write ``obj`` so that readers see the old file or the new one, never half of it."""
+    tmp = f"{path}.{os.getpid()}.tmp"
+    with open(tmp, "wb") as f:
+        marshal.dump(obj, f)
+    os.replace(tmp, path)
+
+
+def read_data(path: str) -> Any:
+    """What ``write_atomic`` wrote, or None if there is no such file."""
+    try:
+        with open(path, "rb") as f:
+            return marshal.load(f)
+    except FileNotFoundError:
+        return None
+
+
+def process_start_token(pid: int) -> str | None:
+    """The kernel's start time of ``pid``: with the pid it names one process, even after reuse."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            data = f.read()
+    except OSError:
+        return None
+    fields = data[data.rindex(b")") + 2 :].split()
+    if fields[0] in (b"Z", b"X"):
+        return None
+    return fields[19].decode()
+
+
+def process_table() -> dict[int, tuple[int, int]]:
+    """pid -> (parent pid, process group) for every live process; empty where /proc is absent."""
+    table: dict[int, tuple[int, int]] = {}
+    try:
+        names = os.listdir("/proc")
+    except OSError:
+        return table
+    for name in names:
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{name}/stat", "rb") as f:
+                data = f.read()
+        except OSError:
+            continue
+        fields = data[data.rindex(b")") + 2 :].split()
+        if fields[0] in (b"Z", b"X"):
+            continue
+        table[int(name)] = (int(fields[1]), int(fields[2]))
+    return table
+
+
+def descendants(roots: set[int], table: dict[int, tuple[int, int]]) -> set[int]:
+    """Every process below ``roots`` (not the roots themselves)."""
+    children: dict[int, list[int]] = {}
+    for pid, (ppid, _) in table.items():
+        children.setdefault(ppid, []).append(pid)
+    found: set[int] = set()
+    todo = list(roots)
+    while todo:
+        for child in children.get(todo.pop(), ()):
+            if child not in found and child not in roots:
+                found.add(child)
+                todo.append(child)
+    return found
+
+
+def _signal_quietly(pid: int, sig: int, group: bool = False) -> None:
+    try:
+        if group:
+            os.killpg(pid, sig)
+        else:
+            os.kill(pid, sig)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+class Replica:
+    """One replica: how to start it, where its output goes, and what happened to it."""
+
+    def __init__(self, spec: dict[str, Any], app_dir: str) -> None:
+        self.role: str = spec["role"]
+        self.id: int = spec["id"]
+        self.argv: list[str] = spec["argv"]
+        self.env: dict[str, str] = spec["env"]
+        self.cwd: str = spec["cwd"]
+        self.dir = os.path.join(app_dir, self.role, str(self.id))
+        self.pid: int | None = None
+        self.pipes: dict[int, str] = {}
+        self.state = "PENDING"
+        self.exit_code: int | None = None
+        self.error = ""
+        self.killed = False  # ended because the supervisor stopped it
+        self.files: dict[str, int] = {}
+        self.offsets: dict[str, int] = {}
+        self.last_time: dict[str, float] = {}
+
+    def open_logs(self) -> None:
+        if self.files:
+            return
+        os.makedirs(self.dir, exist_ok=True)
+        for name in (*STREAM_CODES, TIMES_FILE):
+            fd = os.open(
+                os.path.join(self.dir, name), os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644
+            )
+            self.files[name] = fd
+            self.offsets[name] = os.fstat(fd).st_size
+
+    def record(self, stream: str, data: bytes) -> None:
+        """Append a chunk of output to its stream file and to ``combined``.
+
+        The files are created on the first output, which keeps file system work out of
+        the way while replicas are being started.
+        """
+        self.open_logs()
+        now = time.time()
+        for name in (stream, "combined"):
+            # The time entry goes first so a reader never sees bytes without their time.
+            if now - self.last_time.get(name, 0.0) >= TIMES_RESOLUTION:
+                entry = f"{STREAM_CODES[name]} {self.offsets[name]} {now:.6f}\n".encode()
+                os.write(self.files[TIMES_FILE], entry)
+                self.last_time[name] = now
+            os.write(self.files[name], data)
+            self.offsets[name] += len(data)
+
+    def stderr_tail(self, n: int = ERROR_TAIL_LINES) -> str:
+        try:
+            with open(os.path.join(self.dir, "stderr"), "rb") as f:
+                f.seek(max(0, self.offsets.get("stderr", 0) - 16384))
+                text = f.read().decode("utf-8", "replace")
+        except OSError:
+            return ""
+        return "\n".join(text.splitlines()[-n:])
+
+    def close_logs(self) -> None:
+        for fd in self.files.values():
+            os.close(fd)
+        self.files.clear()
+
+
+class Supervisor:
+    def __init__(self, app_dir: str) -> None:
+        self.app_dir = app_dir
+        self.meta = os.path.join(app_dir, META_DIR)
+        request = read_data(os.path.join(self.meta, REQUEST_FILE))
+        self.request: dict[str, Any] = request
+        self.app_id: str = request["app_id"]
+        self.grace: float = float(request.get("cancel_grace_s", 5.0))
+        self.roles: dict[str, dict[str, Any]] = request["roles"]
+        self.replicas = [Replica(spec, app_dir) for spec in request["replicas"]]
+        self.by_pid: dict[int, Replica] = {}
+        self.exited: list[Replica] = []
+        self.role_restarts = dict.fromkeys(self.roles, 0)
+        self.num_restarts = 0
+        self.state = "PENDING"
+        self.msg = ""
+        self.error = ""
+        self.cancel_requested = False
+        self.subreaper = False
+        self.last_write = 0.0
+        self.dirty = True
+        self.started_at = time.time()
+        self.ended_at: float | None = None
+        self.start_token = process_start_token(os.getpid())
+        self.base_env = dict(os.environ)
+        self.cwd = os.getcwd()
+        self.devnull = os.open(os.devnull, os.O_RDONLY)
+        self.poller = select.poll()
+        self.watched: dict[int, tuple[Replica, str]] = {}  # pipe fd -> whose output
+        self.wake_r, self.wake_w = os.pipe()
+        os.set_blocking(self.wake_r, False)
+        os.set_blocking(self.wake_w, False)
+        self.poller.register(self.wake_r, select.POLLIN)
+
+    # -- setup ------------------------------------------------------------------------
+
+    def install(self) -> None:
+        # Python's C handler writes each signal's number to the wakeup fd, which wakes the
+        # select below; the Python-level handlers need not do anything.
+        for sig in (signal.SIGCHLD, signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+            signal.signal(sig, lambda *_: None)
+        signal.set_wakeup_fd(self.wake_w, warn_on_full_buffer=False)
+        self._become_subreaper()
+        self._raise_fd_limit()
+
+    def _become_subreaper(self) -> None:
+        if not sys.platform.startswith("linux"):
+            return
+        try:
+            import ctypes
+
+            libc = ctypes.CDLL(None, use_errno=True)
+            self.subreaper = libc.prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0
+        except (OSError, AttributeError):
+            pass  # orphans then go to init; trees are still killed while their leader lives
+
+    @staticmethod
+    def _has_children() -> bool:
+        try:
+            os.waitpid(-1, os.WNOHANG)  # reaps nothing we track: all replicas are reaped
+        except ChildProcessError:
+            return False
+        return True
+
+    def _raise_fd_limit(self) -> None:
+        # Two pipes and four files per replica stay open while it runs.
+        try:
+            import resource
+
+            soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+            need = 6 * len(self.replicas) + 64
+            if soft != resource.RLIM_INFINITY and soft < need:
+                target = need if hard == resource.RLIM_INFINITY else min(need, hard)
+                resource.setrlimit(resource.RLIMIT_NOFILE, (target, hard))
+        except (ImportError, ValueError, OSError):
+            pass
+
+    # -- state ------------------------------------------------------------------------
+
+    def snapshot(self) -> dict[str, Any]:
+        return {
+            "app_id": self.app_id,
+            "state": self.state,
+            "supervisor_pid": os.getpid(),
+            "supervisor_start": self.start_token,
+            "num_restarts": self.num_restarts,
+            "msg": self.msg,
+            "structured_error_msg": self.error,
+            "started_at": self.started_at,
+            "ended_at": self.ended_at,
+            "updated_at": time.time(),
+            "replicas": [
+                {
+                    "role": r.role,
+                    "id": r.id,
+                    "state": r.state,
+                    "pid": r.pid,
+                    "exit_code": r.exit_code,
+                    "error": r.error,
+                }
+                for r in self.replicas
+                if r.state != "PENDING"  # keeps the first write small
+            ],
+        }
+
+    def write_state(self, force: bool = False) -> None:
+        now = time.monotonic()
+        if force or (self.dirty and now - self.last_write >= STATE_WRITE_INTERVAL):
+            write_atomic(os.path.join(self.meta, STATE_FILE), self.snapshot())
+            self.last_write = now
+            self.dirty = False
+
+    # -- events -----------------------------------------------------------------------
+
+    def wait_events(self, timeout: float | None) -> None:
+        ms = None if timeout is None else max(0, int(timeout * 1000 + 0.999))
+        for fd, _ in self.poller.poll(ms):
+            if fd == self.wake_r:
+                self._read_wakeups()
+            elif fd in self.watched:
+                self._pump(fd, *self.watched[fd])
+        self._reap()
+
+    def _read_wakeups(self) -> None:
+        while True:
+            try:
+                data = os.read(self.wake_r, 512)
+            except BlockingIOError:
+                return
+            if not data:
+                return
+            if signal.SIGTERM in data or signal.SIGINT in data or signal.SIGHUP in data:
+                self.cancel_requested = True
+
+    def _pump(self, fd: int, replica: Replica, stream: str) -> bool:
+        """Copy one chunk from a replica's pipe; False once nothing more is waiting."""
+        try:
+            data = os.read(fd, 65536)
+        except BlockingIOError:
+            return False
+        if data:
+            replica.record(stream, data)
+            return True
+        self._unwatch(fd, replica)
+        return False
+
+    def _unwatch(self, fd: int, replica: Replica) -> None:
+        self.poller.unregister(fd)
+        del self.watched[fd]
+        del replica.pipes[fd]
+        os.close(fd)
+
+    def _drain(self, replica: Replica) -> None:
+        """Copy whatever output of ``replica`` is already waiting in its pipes."""
+        for fd, stream in list(replica.pipes.items()):
+            # bounded: a grandchild that keeps writing must not stall the supervisor
+            for _ in range(256):
+                if not self._pump(fd, replica, stream):
+                    break
+
+    def _reap(self) -> None:
+        while True:
+            try:
+                pid, status = os.waitpid(-1, os.WNOHANG)
+            except ChildProcessError:
+                return
+            if pid == 0:
+                return
+            replica = self.by_pid.pop(pid, None)
+            if replica is None:
+                continue  # an adopted orphan
+            code = os.waitstatus_to_exitcode(status)
+            replica.exit_code = code
+            self._drain(replica)
+            self.exited.append(replica)
+            self.dirty = True
+
+    # -- replicas ---------------------------------------------------------------------
+
+    def spawn(self, replica: Replica) -> None:
+        replica.exit_code = None
+        replica.error = ""
+        replica.killed = False
+        r_out, w_out = os.pipe()
+        r_err, w_err = os.pipe()
+        env = {**self.base_env, **replica.env}
+        try:
+            replica.pid = self._start(replica.argv, replica.cwd, env, w_out, w_err)
+        except OSError as e:
+            os.close(r_out)
+            os.close(r_err)
+            replica.record("stderr", f"torchx: cannot start {replica.argv[0]!r}: {e}\n".encode())
+            replica.pid = None
+            replica.exit_code = 127
+            self.exited.append(replica)
+            return
+        finally:
+            os.close(w_out)
+            os.close(w_err)
+        replica.state = "RUNNING"
+        self.by_pid[replica.pid] = replica
+        for fd, stream in ((r_out, "stdout"), (r_err, "stderr")):
+            os.set_blocking(fd, False)
+            self.poller.register(fd, select.POLLIN)
+            self.watched[fd] = (replica, stream)
+            replica.pipes[fd] = stream
+        self.dirty = True
+
+    def _start(self, argv: list[str], cwd: str, env: dict[str, str], out: int, err: int) -> int:
+        """Start one process in its own process group with the given output fds; its pid."""
+        if not hasattr(os, "posix_spawn"):
+            import subprocess
+
+            return subprocess.Popen(
+                argv,
+                cwd=cwd,
+                env=env,
+                stdin=self.devnull,
+                stdout=out,
+                stderr=err,
+                start_new_session=True,
+            ).pid
+        exe = _which(argv[0], env.get("PATH", os.defpath), cwd)
+        # posix_spawn has no working-directory action; the child inherits ours.
+        if self.cwd != cwd:
+            os.chdir(cwd)
+            self.cwd = cwd
+        actions = [
+            (os.POSIX_SPAWN_DUP2, self.devnull, 0),
+            (os.POSIX_SPAWN_DUP2, out, 1),
+            (os.POSIX_SPAWN_DUP2, err, 2),
+        ]
+        # Python ignores SIGPIPE and SIGXFSZ; ignored signals survive exec, so reset them.
+        return os.posix_spawn(
+            exe,
+            argv,
+            env,
+            file_actions=actions,
+            # a group of its own (a new session costs twice as much to spawn; the
+            # supervisor's own session already keeps terminals away)
+            setpgroup=0,
+            setsigdef=(signal.SIGPIPE, signal.SIGXFSZ),
+        )
+
+    def terminate(self, targets: list[Replica]) -> None:
+        """End each target's whole process tree: SIGTERM, then SIGKILL after the grace."""
+        alive = [r for r in targets if r.pid is not None and r.pid in self.by_pid]
+        if not alive:
+            return
+        for r in alive:
+            r.killed = True
+        leaders = {r.pid for r in alive if r.pid is not None}
+        tree = descendants(leaders, process_table()) | leaders
+        for pid in leaders:
+            _signal_quietly(pid, signal.SIGTERM, group=True)
+        for pid in tree:
+            _signal_quietly(pid, signal.SIGTERM)
+        deadline = time.monotonic() + self.grace
+        while any(r.pid in self.by_pid for r in alive):
+            left = deadline - time.monotonic()
+            if left <= 0:
+                break
+            self.wait_events(left)
+        # Whatever is left (stubborn leaders, children that ignored SIGTERM, or children
+        # started during the grace period) gets SIGKILL.
+        table = process_table()
+        tree |= descendants(tree, table)
+        for pid in leaders:
+            _signal_quietly(pid, signal.SIGKILL, group=True)
+        for pid in tree:
+            if pid in table:
+                _signal_quietly(pid, signal.SIGKILL)
+        deadline = time.monotonic() + 10.0
+        while any(r.pid in self.by_pid for r in alive) and time.monotonic() < deadline:
+            self.wait_events(deadline - time.monotonic())
+
+    def _kill_leftovers(self) -> None:
+        """End every process still below the supervisor (orphans it adopted included)."""
+        self.terminate([r for r in self.replicas if r.pid in self.by_pid])
+        if self.subreaper and not self._has_children():
+            return  # orphans would have become our children: there are none
+        me = os.getpid()
+        table = process_table()
+        rest = descendants({me}, table)
+        if not rest:
+            return
+        for pid in rest:
+            _signal_quietly(pid, signal.SIGTERM)
+        deadline = time.monotonic() + min(self.grace, 2.0)
+        while rest and time.monotonic() < deadline:
+            self.wait_events(0.01)
+            table = process_table()
+            rest = {p for p in rest if p in table}
+        for pid in rest:
+            _signal_quietly(pid, signal.SIGKILL)
+        self._reap()
+
+    # -- policy -----------------------------------------------------------------------
+
+    def handle_exit(self, replica: Replica) -> None:
+        if replica.killed:
+            replica.state = "CANCELLED"
+            return
+        if replica.exit_code == 0:
+            replica.state = "SUCCEEDED"
+            return
+        replica.state = "FAILED"
+        replica.error = replica.stderr_tail()
+        role = self.roles[replica.role]
+        if self.role_restarts[replica.role] < int(role["max_retries"]):
+            self.role_restarts[replica.role] += 1
+            self.num_restarts += 1
+            policy = role["retry_policy"]
+            if policy == "REPLICA":
+                targets = [replica]
+            elif policy == "ROLE":
+                targets = [r for r in self.replicas if r.role == replica.role]
+            else:
+                targets = list(self.replicas)
+            self.terminate([r for r in targets if r is not replica])
+            for r in targets:
+                # an end caused by this restart is not a failure of its own
+                if r is not replica and r in self.exited:
+                    self.exited.remove(r)
+            for r in targets:
+                self.spawn(r)
+            return
+        code = replica.exit_code
+        self.state = "FAILED"
+        self.msg = (
+            f"role {replica.role!r} replica {replica.id} exited with code {code}"
+            f"{_signal_name(code)}"
+            + (f" after {self.role_restarts[replica.role]} restart(s)" if self.num_restarts else "")
+        )
+        self.error = self.msg + (
+            "; last lines of its stderr:\n" + replica.error if replica.error else ""
+        )
+
+    def run(self) -> int:
+        self.install()
+        # Record the pid first, then look for the marker: a canceller that wrote the
+        # marker before the pid existed is seen here; one that came later signals us.
+        self.write_state(force=True)
+        if os.path.exists(os.path.join(self.meta, CANCEL_FILE)):
+            self.cancel_requested = True
+        else:
+            for r in self.replicas:
+                self.spawn(r)
+                if self.cancel_requested:
+                    break
+            self.state = "RUNNING"
+            self.write_state(force=True)
+        while True:
+            if not self.cancel_requested:
+                while self.exited and self.state != "FAILED":
+                    self.handle_exit(self.exited.pop(0))
+            if self.cancel_requested or self.state == "FAILED":
+                break
+            if all(r.state == "SUCCEEDED" for r in self.replicas):
+                self.state = "SUCCEEDED"
+                break
+            self.write_state()
+            timeout = None
+            if self.dirty:
+                timeout = max(0.0, STATE_WRITE_INTERVAL - (time.monotonic() - self.last_write))
+            self.wait_events(timeout)
+        if self.cancel_requested and self.state != "FAILED":
+            self.state = "CANCELLED"
+            self.msg = "cancelled"
+        self._kill_leftovers()
+        for r in self.replicas:
+            if r.state in ("PENDING", "RUNNING"):
+                r.state = "CANCELLED"
+        self.finish()
+        return 0
+
+    def finish(self) -> None:
+        for r in self.replicas:
+            self._drain(r)
+            for fd in list(r.pipes):
+                self._unwatch(fd, r)
+            r.close_logs()
+        self.ended_at = time.time()
+        self.write_state(force=True)
+
+
+def _which(name: str, path: str, cwd: str) -> str:
+    """The executable ``name`` resolves to for a child with this PATH and directory."""
+    if os.sep in name:
+        return os.path.join(cwd, name)
+    for d in path.split(os.pathsep):
+        candidate = os.path.join(d or ".", name)
+        if os.access(candidate, os.X_OK) and not os.path.isdir(candidate):
+            return candidate
+    raise FileNotFoundError(2, "No such file or directory (not on PATH)", name)
+
+
+def _signal_name(code: int | None) -> str:
+    if code is None or code >= 0:
+        return ""
+    import signal
+
+    try:
+        return f" (killed by {signal.Signals(-code).name})"
+    except ValueError:
+        return f" (killed by signal {-code})"
+
+
+def main(argv: list[str]) -> int:
+    if len(argv) != 2:
+        print(f"usage: {argv[0]} APP_DIR", file=sys.stderr)
+        return 2
+    return Supervisor(argv[1]).run()
+
+
+if __name__ == "__main__":
+    code = main(sys.argv)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    # Everything is written and closed; skipping interpreter teardown lets waiters,
+    # who watch for this exit, see the end of the app sooner.
+    os._exit(code)

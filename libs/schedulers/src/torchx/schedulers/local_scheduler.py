@@ -1,0 +1,696 @@
+"""local_cwd: runs every replica as a process on this machine, in a directory ("the image").
+
+Each app gets a small detached supervisor process (see ``_local_supervisor``) that owns its
+replicas and keeps the app's state on disk, so ``describe``, ``log_iter``, ``cancel`` and
+``list`` work from any process, also after the launcher has exited.
+
+Where things are:
+
+- ``<state dir>`` is ``$XDG_STATE_HOME/torchx`` (default ``~/.local/state/torchx``), or
+  the ``state_dir`` given to the scheduler;
+- ``<log_dir>/<app_id>/<role>/<k>/{stdout,stderr,combined}`` hold each replica's output;
+  ``log_dir`` is a run option, by default ``<state dir>/local_cwd/logs``;
+- ``<state dir>/local_cwd/apps/<app_id>`` links to the app's directory, wherever its logs
+  went, which is how other processes find it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import secrets
+import shlex
+import shutil
+import socket
+import subprocess
+import sys
+import time
+from bisect import bisect_right
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from torchx.schedulers import _local_supervisor as sup
+from torchx.schedulers._api import (
+    DescribeAppResponse,
+    ListAppResponse,
+    Scheduler,
+    SchedulerCapabilities,
+    Stream,
+    filter_regex,
+)
+from torchx.specs import (
+    AppDef,
+    AppDryRunInfo,
+    AppState,
+    CfgVal,
+    ReplicaStatus,
+    Resource,
+    RetryPolicy,
+    Role,
+    RoleStatus,
+    SpecsError,
+    is_terminal,
+    macros,
+    runopts,
+)
+
+BACKEND = "local_cwd"
+RANK0_ENV = "TORCHX_RANK0_HOST"
+_APP_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
+# How often a tailing reader looks for new output once it has read everything.
+TAIL_INTERVAL = 0.05
+
+
+def default_state_dir() -> Path:
+    base = os.environ.get("XDG_STATE_HOME") or os.path.join(os.path.expanduser("~"), ".local/state")
+    return Path(base) / "torchx"
+
+
+@dataclass
+class LocalReplicaParams:
+    role: str
+    id: int
+    argv: list[str]
+    env: dict[str, str]
+    cwd: str
+
+
+@dataclass
+class LocalRequest:
+    """What ``schedule`` writes and starts: one entry per replica, all paths absolute."""
+
+    app_id: str
+    app_dir: str
+    replicas: list[LocalReplicaParams]
+    roles: dict[str, dict[str, Any]]
+    cancel_grace_s: float
+    app: dict[str, Any] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "version": 1,
+            "app_id": self.app_id,
+            "app_dir": self.app_dir,
+            "submitted_at": time.time(),
+            "cancel_grace_s": self.cancel_grace_s,
+            "roles": self.roles,
+            "replicas": [
+                {"role": r.role, "id": r.id, "argv": r.argv, "env": r.env, "cwd": r.cwd}
+                for r in self.replicas
+            ],
+            "app": self.app,
+        }
+
+
+def _format_request(req: LocalRequest) -> str:
+    lines = [f"app_id: {req.app_id}", f"app_dir: {req.app_dir}"]
+    for r in req.replicas:
+        env = " ".join(f"{k}={shlex.quote(v)}" for k, v in sorted(r.env.items()))
+        lines.append(f"{r.role}/{r.id}: cd {shlex.quote(r.cwd)} && {env} {shlex.join(r.argv)}")
+    return "\n".join(lines)
+
+
+def split_gpus(counts: list[int], visible: list[str]) -> list[list[str]]:
+    """Give each replica (asking for ``counts[i]`` GPUs) its own slice of ``visible``."""
+    need = sum(counts)
+    if need > len(visible):
+        raise SpecsError(
+            "auto_set_cuda_visible_devices",
+            True,
+            f"the replicas ask for {need} GPUs in all but {len(visible)} are visible; "
+            "lower resource.gpu or num_replicas, or turn the option off",
+        )
+    out, start = [], 0
+    for n in counts:
+        out.append(visible[start : start + n])
+        start += n
+    return out
+
+
+def visible_gpus() -> list[str]:
+    """The GPU ids replicas may be given: $CUDA_VISIBLE_DEVICES if set, else nvidia-smi's."""
+    listed = os.environ.get("CUDA_VISIBLE_DEVICES")
+    if listed is not None:
+        return [d.strip() for d in listed.split(",") if d.strip()]
+    smi = shutil.which("nvidia-smi")
+    if smi is None:
+        return []
+    try:
+        out = subprocess.run([smi, "-L"], capture_output=True, text=True, timeout=30).stdout
+    except (OSError, subprocess.SubprocessError):
+        return []
+    return [str(i) for i, line in enumerate(out.splitlines()) if line.startswith("GPU ")]
+
+
+def _free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _app_to_json(app: AppDef) -> dict[str, Any]:
+    return {
+        "name": app.name,
+        "metadata": {k: str(v) for k, v in app.metadata.items()},
+        "roles": [
+            {
+                "name": r.name,
+                "image": r.image,
+                "entrypoint": r.entrypoint,
+                "args": [str(a) for a in r.args],
+                "env": dict(r.env),
+                "num_replicas": r.num_replicas,
+                "min_replicas": r.min_replicas,
+                "max_retries": r.max_retries,
+                "retry_policy": RetryPolicy(r.retry_policy).value,
+                "resource": {
+                    "cpu": r.resource.cpu,
+                    "gpu": r.resource.gpu,
+                    "memMB": r.resource.memMB,
+                    "devices": dict(r.resource.devices),
+                },
+                "port_map": dict(r.port_map),
+            }
+            for r in app.roles
+        ],
+    }
+
+
+def _app_from_json(data: Mapping[str, Any]) -> AppDef:
+    roles = []
+    for r in data.get("roles", []):
+        res = r.get("resource", {})
+        roles.append(
+            Role(
+                name=r["name"],
+                image=r["image"],
+                entrypoint=r["entrypoint"],
+                args=list(r["args"]),
+                env=dict(r["env"]),
+                num_replicas=r["num_replicas"],
+                min_replicas=r.get("min_replicas"),
+                max_retries=r["max_retries"],
+                retry_policy=RetryPolicy(r["retry_policy"]),
+                resource=Resource(
+                    cpu=res.get("cpu", -1),
+                    gpu=res.get("gpu", -1),
+                    memMB=res.get("memMB", -1),
+                    devices=dict(res.get("devices", {})),
+                ),
+                port_map=dict(r.get("port_map", {})),
+            )
+        )
+    return AppDef(name=data["name"], roles=roles, metadata=dict(data.get("metadata", {})))
+
+
+def _resolve_entrypoint(role: Role, entrypoint: str, cwd: str, env: Mapping[str, str]) -> None:
+    """Refuse, before anything starts, an entrypoint that cannot be executed."""
+    if os.sep in entrypoint:
+        path = os.path.join(cwd, entrypoint)
+        if os.path.isfile(path) and os.access(path, os.X_OK):
+            return
+        problem = f"{path} is not an executable file"
+    else:
+        search = env.get("PATH", os.environ.get("PATH", os.defpath))
+        if shutil.which(entrypoint, path=search):
+            return
+        problem = "not found on PATH"
+    raise SpecsError(
+        f"role {role.name!r} entrypoint",
+        entrypoint,
+        f"{problem}; give a program on PATH or a path relative to {cwd}",
+    )
+
+
+class LocalScheduler(Scheduler[LocalRequest]):
+    """Runs apps as local processes; see the module docstring for where things are kept."""
+
+    capabilities = SchedulerCapabilities(
+        cancel=True,
+        logs=True,
+        distributed=True,
+        describe=True,
+        workspaces=True,
+        mounts=False,
+        elasticity=False,
+    )
+
+    def __init__(
+        self, session_name: str = "torchx", state_dir: str | os.PathLike[str] | None = None
+    ) -> None:
+        super().__init__(BACKEND, session_name)
+        self.state_dir = Path(state_dir) if state_dir is not None else default_state_dir()
+        self._index = self.state_dir / BACKEND / "apps"
+        self._supervisors: dict[str, subprocess.Popen[bytes]] = {}
+        self._requests: dict[str, dict[str, Any]] = {}  # never change once written
+
+    # -- submission -------------------------------------------------------------------
+
+    def run_opts(self) -> runopts:
+        opts = runopts()
+        opts.add(
+            "log_dir",
+            str,
+            "directory that holds <app_id>/<role>/<replica>/stdout|stderr "
+            f"(default: {self.state_dir / BACKEND / 'logs'})",
+        )
+        opts.add(
+            "cwd",
+            str,
+            "directory the replicas run in (the image); default: the role's image if it is "
+            "a directory, else the current directory",
+        )
+        opts.add(
+            "auto_set_cuda_visible_devices",
+            bool,
+            "give each replica its own CUDA_VISIBLE_DEVICES slice of resource.gpu GPUs",
+            default=False,
+        )
+        opts.add(
+            "cancel_grace_seconds",
+            float,
+            "seconds between SIGTERM and SIGKILL when an app is cancelled or restarted",
+            default=5.0,
+        )
+        return opts
+
+    def with_workspace(
+        self, app: AppDef, cfg: Mapping[str, CfgVal], workspace: str
+    ) -> tuple[AppDef, dict[str, CfgVal]]:
+        path = os.path.abspath(os.path.expanduser(workspace))
+        if not os.path.isdir(path):
+            raise SpecsError("workspace", workspace, "the local_cwd workspace must be a directory")
+        return app, {**cfg, "cwd": path}
+
+    def _log_root(self, cfg: Mapping[str, CfgVal]) -> str:
+        given = cfg.get("log_dir")
+        root = str(given) if given else str(self.state_dir / BACKEND / "logs")
+        return os.path.abspath(os.path.expanduser(root))
+
+    def _submit_dryrun(self, app: AppDef, cfg: dict[str, CfgVal]) -> AppDryRunInfo[LocalRequest]:
+        app_id = f"{app.name}-{secrets.token_hex(4)}"
+        app_dir = os.path.join(self._log_root(cfg), app_id)
+        cwd_opt = cfg.get("cwd")
+        if cwd_opt is not None and not os.path.isdir(str(cwd_opt)):
+            raise SpecsError("run option 'cwd'", cwd_opt, "give an existing directory")
+        gpu_slices: list[list[str]] | None = None
+        if cfg.get("auto_set_cuda_visible_devices"):
+            counts = [max(r.resource.gpu, 0) for r in app.roles for _ in range(r.num_replicas)]
+            gpu_slices = split_gpus(counts, visible_gpus()) if any(counts) else None
+        port = _free_port()
+        replicas: list[LocalReplicaParams] = []
+        roles: dict[str, dict[str, Any]] = {}
+        n = 0
+        for role in app.roles:
+            if cwd_opt is not None:
+                cwd = os.path.abspath(str(cwd_opt))
+            elif role.image and os.path.isdir(role.image):
+                cwd = os.path.abspath(role.image)
+            else:
+                cwd = os.getcwd()
+            roles[role.name] = {
+                "max_retries": role.max_retries,
+                "retry_policy": RetryPolicy(role.retry_policy).value,
+                "num_replicas": role.num_replicas,
+            }
+            for k in range(role.num_replicas):
+                filled = macros.Values(
+                    img_root=cwd, app_id=app_id, replica_id=str(k), rank0_env=RANK0_ENV
+                ).apply(role)
+                env = {
+                    "PYTHONUNBUFFERED": "1",
+                    "MASTER_ADDR": "127.0.0.1",
+                    "MASTER_PORT": str(port),
+                    RANK0_ENV: "127.0.0.1",
+                    "RANK": str(k),
+                    "WORLD_SIZE": str(role.num_replicas),
+                    "LOCAL_RANK": str(k),
+                    "LOCAL_WORLD_SIZE": str(role.num_replicas),
+                    "GROUP_RANK": "0",
+                    "ROLE_RANK": str(k),
+                    "ROLE_WORLD_SIZE": str(role.num_replicas),
+                    **filled.env,
+                    "TORCHX_APP_ID": app_id,
+                    "TORCHX_ROLE_NAME": role.name,
+                    "TORCHX_REPLICA_ID": str(k),
+                }
+                if gpu_slices is not None:
+                    env["CUDA_VISIBLE_DEVICES"] = ",".join(gpu_slices[n])
+                if k == 0:
+                    _resolve_entrypoint(role, filled.entrypoint, cwd, env)
+                replicas.append(
+                    LocalReplicaParams(role.name, k, [filled.entrypoint, *filled.args], env, cwd)
+                )
+                n += 1
+        grace = cfg.get("cancel_grace_seconds")
+        req = LocalRequest(
+            app_id=app_id,
+            app_dir=app_dir,
+            replicas=replicas,
+            roles=roles,
+            cancel_grace_s=float(grace) if isinstance(grace, (int, float)) else 5.0,
+            app=_app_to_json(app),
+        )
+        return AppDryRunInfo(req, _format_request)
+
+    def schedule(self, dryrun_info: AppDryRunInfo[LocalRequest]) -> str:
+        req = dryrun_info.request
+        meta = os.path.join(req.app_dir, sup.META_DIR)
+        try:
+            os.makedirs(meta)
+        except FileExistsError:
+            raise SpecsError(
+                "app id", req.app_id, "already used; dry-run again for a new id"
+            ) from None
+        except OSError as e:
+            raise SpecsError(
+                "run option 'log_dir'",
+                os.path.dirname(req.app_dir),
+                f"cannot create {req.app_dir} ({e.strerror}); give a writable directory "
+                "with -cfg log_dir=DIR",
+            ) from None
+        sup.write_atomic(os.path.join(meta, sup.REQUEST_FILE), req.to_json())
+        sup.write_atomic(
+            os.path.join(meta, sup.STATE_FILE), {"app_id": req.app_id, "state": "PENDING"}
+        )
+        self._index.mkdir(parents=True, exist_ok=True)
+        os.symlink(req.app_dir, self._index / req.app_id)
+        with open(os.path.join(meta, sup.SUPERVISOR_LOG), "ab") as log:
+            self._supervisors[req.app_id] = subprocess.Popen(
+                [sys.executable, "-I", "-S", sup.__file__, req.app_dir],
+                stdin=subprocess.DEVNULL,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+                close_fds=True,
+            )
+        return req.app_id
+
+    # -- finding apps -----------------------------------------------------------------
+
+    def _app_dir(self, app_id: str) -> str | None:
+        if not isinstance(app_id, str) or not _APP_ID.match(app_id):
+            raise SpecsError(
+                "app id", app_id, "expected NAME-SUFFIX as printed by run (letters, digits, -_.)"
+            )
+        link = self._index / app_id
+        try:
+            target = os.readlink(link)
+        except OSError:
+            return None
+        return target if os.path.isdir(os.path.join(target, sup.META_DIR)) else None
+
+    def _read(self, app_dir: str) -> tuple[dict[str, Any], dict[str, Any]]:
+        request = self._requests.get(app_dir)
+        if request is None:
+            request = sup.read_data(os.path.join(app_dir, sup.META_DIR, sup.REQUEST_FILE)) or {}
+            if request:
+                self._requests[app_dir] = request
+        state = sup.read_data(os.path.join(app_dir, sup.META_DIR, sup.STATE_FILE)) or {}
+        return request, state
+
+    def _supervisor_alive(self, app_id: str, state: Mapping[str, Any]) -> bool | None:
+        """Whether the app's supervisor runs; None when it cannot be told yet."""
+        own = self._supervisors.get(app_id)
+        if own is not None and own.poll() is not None:
+            return False
+        pid = state.get("supervisor_pid")
+        if pid is None:
+            return True if own is not None else None
+        token = state.get("supervisor_start")
+        if token is not None and os.path.isdir("/proc"):
+            return bool(sup.process_start_token(int(pid)) == token)
+        try:
+            os.kill(int(pid), 0)
+        except ProcessLookupError:
+            return False
+        except PermissionError:
+            return True
+        return True
+
+    def _current_state(self, app_id: str, app_dir: str) -> tuple[dict[str, Any], dict[str, Any]]:
+        request, state = self._read(app_dir)
+        name = state.get("state", "UNKNOWN")
+        if name in ("PENDING", "RUNNING") and self._supervisor_alive(app_id, state) is False:
+            # It may have written its last state just before exiting.
+            request, state = self._read(app_dir)
+            if state.get("state") in ("PENDING", "RUNNING"):
+                state = {
+                    **state,
+                    "state": "FAILED",
+                    "msg": "the app's supervisor process ended without recording the end of "
+                    f"the app; see {os.path.join(app_dir, sup.META_DIR, sup.SUPERVISOR_LOG)}",
+                }
+        return request, state
+
+    # -- inspection -------------------------------------------------------------------
+
+    def describe(self, app_id: str) -> DescribeAppResponse | None:
+        app_dir = self._app_dir(app_id)
+        if app_dir is None:
+            return None
+        request, state = self._current_state(app_id, app_dir)
+        statuses: dict[str, RoleStatus] = {
+            name: RoleStatus(name) for name in request.get("roles", {})
+        }
+        by_replica = {(r["role"], r["id"]): r for r in state.get("replicas", [])}
+        for spec in request.get("replicas", []):
+            rec = by_replica.get((spec["role"], spec["id"]), {})
+            statuses[spec["role"]].replicas.append(
+                ReplicaStatus(
+                    id=spec["id"],
+                    state=_state(rec.get("state", "PENDING")),
+                    role=spec["role"],
+                    hostname=socket.gethostname() if rec.get("pid") else "",
+                    exit_code=rec.get("exit_code"),
+                    structured_error_msg=rec.get("error", ""),
+                )
+            )
+        app = _app_from_json(request["app"]) if request.get("app") else None
+        return DescribeAppResponse(
+            app_id=app_id,
+            state=_state(state.get("state", "UNKNOWN")),
+            num_restarts=int(state.get("num_restarts", 0)),
+            msg=state.get("msg", ""),
+            structured_error_msg=state.get("structured_error_msg", ""),
+            roles_statuses=list(statuses.values()),
+            roles=list(app.roles) if app else [],
+            app=app,
+        )
+
+    def list(self) -> list[ListAppResponse]:
+        try:
+            ids = sorted(os.listdir(self._index))
+        except FileNotFoundError:
+            return []
+        out = []
+        for app_id in ids:
+            app_dir = self._app_dir(app_id) if _APP_ID.match(app_id) else None
+            if app_dir is None:
+                continue
+            request, state = self._current_state(app_id, app_dir)
+            submitted = request.get("submitted_at")
+            out.append(
+                ListAppResponse(
+                    app_id=app_id,
+                    state=_state(state.get("state", "UNKNOWN")),
+                    name=request.get("app", {}).get("name", ""),
+                    submitted_at=datetime.fromtimestamp(submitted) if submitted else None,
+                )
+            )
+        out.sort(key=lambda r: r.submitted_at or datetime.min)
+        return out
+
+    def wait(self, app_id: str, timeout: float | None = None) -> DescribeAppResponse | None:
+        """Block until the app ends; woken by its supervisor's exit, not by polling."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        pause = 0.002
+        while True:
+            desc = self.describe(app_id)
+            if desc is None or is_terminal(desc.state):
+                return desc
+            left = None if deadline is None else deadline - time.monotonic()
+            if left is not None and left <= 0:
+                return desc
+            app_dir = self._app_dir(app_id)
+            _, state = self._read(app_dir) if app_dir else ({}, {})
+            if not self._wait_for_exit(app_id, state, left):
+                # No pid recorded yet (the supervisor is starting): look again shortly.
+                time.sleep(pause if left is None else min(pause, left))
+                pause = min(pause * 2, 0.05)
+
+    def _wait_for_exit(self, app_id: str, state: Mapping[str, Any], timeout: float | None) -> bool:
+        """Sleep until the supervisor exits or ``timeout``; False if there is nothing to watch."""
+        own = self._supervisors.get(app_id)
+        pid = own.pid if own is not None else state.get("supervisor_pid")
+        if pid is None:
+            return False
+        if own is None and self._supervisor_alive(app_id, state) is False:
+            return True
+        pidfd_open = getattr(os, "pidfd_open", None)
+        if pidfd_open is None:
+            time.sleep(0.01 if timeout is None else min(0.01, timeout))
+            return True
+        import select
+
+        try:
+            fd = pidfd_open(int(pid))
+        except ProcessLookupError:
+            return True
+        try:
+            select.select([fd], [], [], timeout)
+        finally:
+            os.close(fd)
+        if own is not None:
+            own.poll()
+        return True
+
+    def log_iter(
+        self,
+        app_id: str,
+        role_name: str,
+        k: int = 0,
+        regex: str | None = None,
+        since: datetime | None = None,
+        until: datetime | None = None,
+        should_tail: bool = False,
+        streams: Stream | None = None,
+    ) -> Iterable[str]:
+        app_dir = self._app_dir(app_id)
+        if app_dir is None:
+            raise SpecsError(
+                "app id", app_id, f"no such {BACKEND} app; `list` shows the known ones"
+            )
+        request, _ = self._read(app_dir)
+        roles = request.get("roles", {})
+        if role_name not in roles:
+            from torchx.specs._errors import closest
+
+            raise SpecsError("role", role_name, closest(str(role_name), list(roles)))
+        count = int(roles[role_name]["num_replicas"])
+        if not isinstance(k, int) or not 0 <= k < count:
+            raise SpecsError(
+                "replica", k, f"role {role_name!r} has replicas 0..{count - 1}; pick one of them"
+            )
+        stream = Stream(streams) if streams is not None else Stream.COMBINED
+        replica_dir = os.path.join(app_dir, role_name, str(k))
+        lines = self._timed_lines(app_id, replica_dir, stream, should_tail)
+        lo = since.timestamp() if since is not None else None
+        hi = until.timestamp() if until is not None else None
+        in_window = (
+            line for t, line in lines if (lo is None or t >= lo) and (hi is None or t <= hi)
+        )
+        return filter_regex(regex, in_window)
+
+    def _timed_lines(
+        self, app_id: str, replica_dir: str, stream: Stream, follow: bool
+    ) -> Iterator[tuple[float, str]]:
+        path = os.path.join(replica_dir, stream.value)
+        times_path = os.path.join(replica_dir, sup.TIMES_FILE)
+        code = sup.STREAM_CODES[stream.value]
+        offsets: list[int] = []
+        stamps: list[float] = []
+        times_pos = 0
+        pos = 0
+        pending = b""
+        f = None
+        try:
+            while True:
+                ended = not follow or self._ended(app_id)
+                if f is None and os.path.exists(path):
+                    f = open(path, "rb")  # noqa: SIM115 -- kept open across the tail loop
+                chunk = f.read() if f is not None else b""
+                if chunk:
+                    times_pos = _read_times(times_path, times_pos, code, offsets, stamps)
+                    data = pending + chunk
+                    start = pos - len(pending)
+                    parts = data.split(b"\n")
+                    pending = parts.pop()
+                    for part in parts:
+                        i = bisect_right(offsets, start) - 1
+                        t = stamps[i] if i >= 0 else 0.0
+                        yield t, part.decode("utf-8", "replace") + "\n"
+                        start += len(part) + 1
+                    pos += len(chunk)
+                    continue
+                if ended:
+                    if pending:
+                        times_pos = _read_times(times_path, times_pos, code, offsets, stamps)
+                        i = bisect_right(offsets, pos - len(pending)) - 1
+                        yield (stamps[i] if i >= 0 else 0.0), pending.decode("utf-8", "replace")
+                    return
+                time.sleep(TAIL_INTERVAL)
+        finally:
+            if f is not None:
+                f.close()
+
+    def _ended(self, app_id: str) -> bool:
+        desc = self.describe(app_id)
+        return desc is None or is_terminal(desc.state)
+
+    # -- control ----------------------------------------------------------------------
+
+    def cancel(self, app_id: str) -> None:
+        """Stop the app's replicas and their children; returns once they are gone."""
+        app_dir = self._app_dir(app_id)
+        if app_dir is None:
+            raise SpecsError(
+                "app id", app_id, f"no such {BACKEND} app; `list` shows the known ones"
+            )
+        request, state = self._current_state(app_id, app_dir)
+        if is_terminal(_state(state.get("state", "UNKNOWN"))):
+            return
+        marker = os.path.join(app_dir, sup.META_DIR, sup.CANCEL_FILE)
+        with open(marker, "w"):
+            pass
+        _, state = self._read(app_dir)
+        pid = state.get("supervisor_pid")
+        if pid is not None and self._supervisor_alive(app_id, state):
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(int(pid), 15)
+        grace = float(request.get("cancel_grace_s", 5.0))
+        self.wait(app_id, timeout=grace + 15.0)
+
+    def close(self) -> None:
+        # Apps outlive this object by design; only reap supervisors that already ended.
+        for app_id, proc in list(self._supervisors.items()):
+            if proc.poll() is not None:
+                del self._supervisors[app_id]
+
+
+def _read_times(path: str, start: int, code: str, offsets: list[int], stamps: list[float]) -> int:
+    """Append the (offset, time) entries of ``code`` found after byte ``start`` of .times."""
+    try:
+        with open(path, "rb") as f:
+            f.seek(start)
+            data = f.read()
+    except FileNotFoundError:
+        return start
+    end = data.rfind(b"\n") + 1
+    for line in data[:end].decode().splitlines():
+        c, off, t = line.split()
+        if c == code:
+            offsets.append(int(off))
+            stamps.append(float(t))
+    return start + end
+
+
+def _state(name: str) -> AppState:
+    try:
+        return AppState[name]
+    except KeyError:
+        return AppState.UNKNOWN
+
+
+def create_scheduler(
+    session_name: str, state_dir: str | os.PathLike[str] | None = None, **_other: Any
+) -> LocalScheduler:
+    """The registry's factory; parameters meant for other schedulers are ignored."""
+    return LocalScheduler(session_name, state_dir=state_dir)
+
+
+create_scheduler.scheduler_class = LocalScheduler  # type: ignore[attr-defined]
