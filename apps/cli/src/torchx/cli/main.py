@@ -1,26 +1,46 @@
-"""Entry point of the ``torchx`` command.
-
-The command itself lands with the components/CLI work; until then it says so plainly
-instead of failing with an import error.
-"""
+"""Entry point of the ``torchx`` command (``torchx = "torchx.cli.main:run"``)."""
 
 from __future__ import annotations
 
 import sys
+from collections.abc import Sequence
 
 
-def main(argv: list[str] | None = None) -> int:
-    del argv
-    print(
-        "torchx: the CLI is not built yet; use the Python API (torchx.specs) for now.",
-        file=sys.stderr,
-    )
-    return 1
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the CLI on ``argv``; returns the exit code instead of exiting.
+
+    Usage errors (an unknown option, a missing argument) are one line and exit code 2,
+    like every other error of the CLI.
+    """
+    import click
+    import typer.main
+
+    from torchx.cli._app import app
+
+    command = typer.main.get_command(app)
+    args = list(sys.argv[1:] if argv is None else argv)
+    try:
+        result = command.main(args=args, prog_name="torchx", standalone_mode=False)
+    except click.exceptions.NoArgsIsHelpError as e:
+        print(e.ctx.get_help() if e.ctx else str(e))
+        return 0
+    except click.UsageError as e:
+        hint = f" (see 'torchx {e.ctx.info_name} --help')" if e.ctx and e.ctx.parent else ""
+        if e.ctx and not e.ctx.parent:
+            hint = " (see 'torchx --help')"
+        print(f"torchx: error: {e.format_message()}{hint}", file=sys.stderr)
+        return 2
+    except click.exceptions.Exit as e:
+        return e.exit_code
+    except click.Abort:
+        print("torchx: aborted", file=sys.stderr)
+        return 130
+    return result if isinstance(result, int) else 0
 
 
 def run() -> None:
     """Console-script wrapper: exit with main()'s return code."""
-    sys.exit(main(sys.argv[1:]))
+    sys.exit(main())
 
 
 if __name__ == "__main__":

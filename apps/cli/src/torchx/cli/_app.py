@@ -1,0 +1,386 @@
+"""The ``torchx`` command: a thin typer layer over ``torchx.runner``.
+
+Nothing heavy is imported at module level: each command imports the runner, the
+components or the schedulers only when it runs, so ``torchx --help`` stays fast.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Annotated, Any, TypeVar
+
+import typer
+
+from torchx.cli._errors import CliError, one_line
+
+if TYPE_CHECKING:
+    from torchx.runner import Runner
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+app = typer.Typer(
+    name="torchx",
+    help="Launch PyTorch apps on local processes or any scheduler.",
+    rich_markup_mode=None,
+    pretty_exceptions_enable=False,
+    no_args_is_help=True,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+
+_state = {"debug": False}
+
+SchedulerOpt = Annotated[
+    str | None,
+    typer.Option("-s", "--scheduler", help="scheduler backend (default: local_cwd)"),
+]
+JsonOpt = Annotated[bool, typer.Option("--json", help="print JSON for scripts")]
+
+
+def handled(fn: F) -> F:
+    """Turn any error of a command into one line on stderr and exit code 2.
+
+    A failed app is exit code 1 (``CliError(..., exit_code=1)``); ``--debug`` shows the
+    traceback instead.
+    """
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return fn(*args, **kwargs)
+        except (typer.Exit, typer.Abort):
+            raise
+        except Exception as e:
+            if _state["debug"]:
+                raise
+            code = e.exit_code if isinstance(e, CliError) else 2
+            typer.echo(f"torchx: error: {one_line(e)}", err=True)
+            raise typer.Exit(code) from None
+
+    return wrapper  # type: ignore[return-value]
+
+
+def _version(value: bool) -> None:
+    if value:
+        from importlib.metadata import version
+
+        typer.echo(f"torchx {version('torchx')}")
+        raise typer.Exit()
+
+
+@app.callback()
+def root(
+    debug: Annotated[
+        bool, typer.Option("--debug", help="show tracebacks of errors instead of one line")
+    ] = False,
+    version: Annotated[
+        bool,
+        typer.Option("--version", callback=_version, is_eager=True, help="print the version"),
+    ] = False,
+) -> None:
+    """Launch PyTorch apps on local processes or any scheduler."""
+    _state["debug"] = debug
+
+
+def _runner() -> Runner:
+    from torchx.runner import get_runner
+
+    return get_runner()
+
+
+def _scheduler(runner: Runner, name: str | None) -> str:
+    """``name``, else ``[cli:run] scheduler`` of the config files, else local_cwd."""
+    from torchx.schedulers import DEFAULT_SCHEDULER
+
+    scheduler = name or runner.config.cli_defaults("run").get("scheduler") or DEFAULT_SCHEDULER
+    known = runner.scheduler_backends()
+    if scheduler not in known:
+        from torchx.specs._errors import closest
+
+        raise CliError(f"scheduler: got {scheduler!r}; {closest(scheduler, known)}")
+    return scheduler
+
+
+def _complete_component(incomplete: str) -> list[str]:
+    from torchx.components import list_components
+
+    return [name for name in list_components() if name.startswith(incomplete)]
+
+
+@app.command(
+    context_settings={
+        "allow_interspersed_args": False,
+        "ignore_unknown_options": True,
+        "help_option_names": [],
+    },
+)
+@handled
+def run(
+    ctx: typer.Context,
+    component: Annotated[
+        str | None,
+        typer.Argument(
+            help="builtin (utils.echo), path/to/file.py:fn or path/to/file.py",
+            show_default=False,
+            autocompletion=_complete_component,
+        ),
+    ] = None,
+    component_args: Annotated[
+        list[str] | None,
+        typer.Argument(help="the component's arguments (COMPONENT --help lists them)"),
+    ] = None,
+    scheduler: SchedulerOpt = None,
+    cfg: Annotated[
+        str | None,
+        typer.Option("-cfg", "--cfg", "--scheduler_args", help="run options: k1=v1,k2=v2"),
+    ] = None,
+    dryrun: Annotated[
+        bool, typer.Option("--dryrun", help="print the request instead of submitting it")
+    ] = False,
+    wait: Annotated[
+        bool | None,
+        typer.Option("--wait/--no-wait", help="wait for the app (default: on local schedulers)"),
+    ] = None,
+    log: Annotated[
+        bool | None,
+        typer.Option("--log/--no-log", help="stream its logs while waiting (default: with --wait)"),
+    ] = None,
+    workspace: Annotated[
+        str | None, typer.Option("--workspace", help="directory to build into the image")
+    ] = None,
+    json_out: JsonOpt = False,
+) -> None:
+    """Run a component on a scheduler.
+
+    COMPONENT is a builtin (utils.echo; see 'torchx builtins'), path/to/file.py:fn or
+    path/to/file.py. Everything after it goes to the component: 'torchx run COMPONENT
+    --help' lists its arguments. On local schedulers the command waits for the app and
+    streams its logs; its exit code is 1 when the app fails.
+    """
+    if component is None or component in ("-h", "--help"):
+        typer.echo(ctx.get_help())
+        raise typer.Exit()
+    from torchx.cli._run import run_component
+
+    code = run_component(
+        _runner,
+        _scheduler,
+        component=component,
+        component_args=list(component_args or []),
+        scheduler=scheduler,
+        cfg=cfg,
+        dryrun=dryrun,
+        wait=wait,
+        log=log,
+        workspace=workspace,
+        json_out=json_out,
+    )
+    if code:
+        raise typer.Exit(code)
+
+
+@app.command()
+@handled
+def builtins(
+    print_name: Annotated[
+        str | None,
+        typer.Option("--print", help="print the source of this component", show_default=False),
+    ] = None,
+    json_out: JsonOpt = False,
+) -> None:
+    """List the builtin components, one line each."""
+    from torchx.components import get_component, list_components
+
+    if print_name:
+        import inspect
+
+        schema = get_component(print_name)
+        typer.echo(inspect.getsource(schema.fn))
+        return
+    found = list_components()
+    if json_out:
+        from torchx.cli._output import print_json
+
+        print_json([{"name": n, "summary": s.summary} for n, s in found.items()])
+        return
+    from torchx.cli._output import print_table
+
+    typer.echo(f"Found {len(found)} builtin components:")
+    print_table(["NAME", "DESCRIPTION"], [[n, s.summary] for n, s in found.items()])
+
+
+@app.command()
+@handled
+def status(
+    handle: Annotated[str, typer.Argument(help="SCHEDULER://SESSION/APP_ID")],
+    json_out: JsonOpt = False,
+) -> None:
+    """Show the state of an app and of each replica."""
+    from torchx.cli._run import check_handle
+
+    check_handle(handle)
+    st = _runner().status(handle)
+    if st is None:
+        raise CliError(f"app handle: got {handle!r}; no such app on its scheduler")
+    if json_out:
+        from torchx.cli._output import print_json
+
+        print_json({"handle": handle, **_status_dict(st)})
+        return
+    typer.echo(f"AppStatus:\n  handle: {handle}")
+    typer.echo("\n".join("  " + ln for ln in st.format().splitlines()))
+
+
+def _status_dict(st: Any) -> dict[str, Any]:
+    from torchx.cli._output import to_jsonable
+
+    out: dict[str, Any] = to_jsonable(st)
+    return out
+
+
+@app.command()
+@handled
+def describe(
+    handle: Annotated[str, typer.Argument(help="SCHEDULER://SESSION/APP_ID")],
+    json_out: JsonOpt = False,
+) -> None:
+    """Show the AppDef a running or finished app was launched with."""
+    from torchx.cli._output import print_json
+    from torchx.cli._run import check_handle
+
+    check_handle(handle)
+    app_def = _runner().describe(handle)
+    if app_def is None:
+        raise CliError(f"app handle: got {handle!r}; no such app on its scheduler")
+    if json_out:
+        print_json(app_def)
+        return
+    from torchx.cli._output import to_jsonable
+
+    typer.echo(f"AppDef {app_def.name}")
+    for role in app_def.roles:
+        data = to_jsonable(role)
+        typer.echo(f"  role {data.pop('name')}:")
+        for key, value in data.items():
+            typer.echo(f"    {key}: {value}")
+
+
+@app.command()
+@handled
+def log(
+    target: Annotated[str, typer.Argument(help="SCHEDULER://SESSION/APP_ID[/ROLE[/REPLICA]]")],
+    regex: Annotated[
+        str | None, typer.Option("--regex", help="only lines matching this regex")
+    ] = None,
+    tail: Annotated[bool, typer.Option("--tail", help="follow until the app ends")] = False,
+    streams: Annotated[
+        str | None, typer.Option("--streams", help="stdout, stderr or combined")
+    ] = None,
+) -> None:
+    """Print the logs of an app, a role or one replica."""
+    from torchx.cli._logs import print_logs, replicas_of, split_log_target
+
+    handle, role, replica = split_log_target(target)
+    if regex is not None:
+        import re
+
+        try:
+            re.compile(regex)
+        except re.error as e:
+            raise CliError(f"--regex: got {regex!r}; not a valid regex: {e}") from None
+    runner = _runner()
+    app_def = runner.describe(handle)
+    if app_def is None:
+        raise CliError(f"app handle: got {handle!r}; no such app on its scheduler")
+    print_logs(
+        runner, handle, replicas_of(app_def, role, replica), regex=regex, tail=tail, streams=streams
+    )
+
+
+@app.command()
+@handled
+def cancel(handle: Annotated[str, typer.Argument(help="SCHEDULER://SESSION/APP_ID")]) -> None:
+    """Stop an app."""
+    from torchx.cli._run import check_handle
+
+    check_handle(handle)
+    _runner().cancel(handle)
+    typer.echo(f"cancelled {handle}")
+
+
+@app.command(name="list")
+@handled
+def list_apps(scheduler: SchedulerOpt = None, json_out: JsonOpt = False) -> None:
+    """List the apps a scheduler knows about."""
+    runner = _runner()
+    sched = _scheduler(runner, scheduler)
+    apps = runner.list(sched)
+    if json_out:
+        from torchx.cli._output import print_json
+
+        print_json(apps)
+        return
+    from torchx.cli._output import print_table
+
+    print_table(
+        ["APP HANDLE", "APP STATUS", "NAME"],
+        [[a.app_handle, str(a.state), getattr(a, "name", "")] for a in apps],
+    )
+
+
+@app.command()
+@handled
+def runopts(
+    scheduler: Annotated[
+        str | None, typer.Argument(help="one scheduler (default: all)", show_default=False)
+    ] = None,
+    json_out: JsonOpt = False,
+) -> None:
+    """Show the run options (-cfg) each scheduler accepts."""
+    runner = _runner()
+    names = [_scheduler(runner, scheduler)] if scheduler else list(runner.scheduler_backends())
+    opts = {name: runner.scheduler_run_opts(name) for name in names}
+    if json_out:
+        from torchx.cli._output import print_json
+
+        print_json(
+            {
+                name: {
+                    k: {
+                        "type": o.opt_type.__name__,
+                        "default": o.default,
+                        "required": o.is_required,
+                        "help": o.help,
+                    }
+                    for k, o in ro
+                }
+                for name, ro in opts.items()
+            }
+        )
+        return
+    for name, ro in opts.items():
+        typer.echo(f"{name}:")
+        text = str(ro).rstrip()
+        typer.echo("\n".join("  " + ln for ln in text.splitlines()) if text else "  (none)")
+
+
+@app.command()
+@handled
+def configure(
+    scheduler: SchedulerOpt = None,
+    all_opts: Annotated[
+        bool, typer.Option("--all", help="write every option, not only the required ones")
+    ] = False,
+    force: Annotated[bool, typer.Option("--force", help="overwrite an existing file")] = False,
+) -> None:
+    """Write a .torchxconfig in the current directory with the schedulers' options."""
+    from torchx.cli._config import config_path, render
+
+    runner = _runner()
+    names = [_scheduler(runner, scheduler)] if scheduler else list(runner.scheduler_backends())
+    path = config_path()
+    if path.exists() and not force:
+        raise CliError(f"configure: {path} already exists; pass --force to overwrite it")
+    text = render({n: runner.scheduler_run_opts(n) for n in names}, all_opts)
+    path.write_text(text)
+    typer.echo(f"wrote {path}")

@@ -1,0 +1,104 @@
+"""``HANDLE[/role[/replica]]`` parsing and concurrent log printing."""
+
+from __future__ import annotations
+
+import sys
+import threading
+from typing import TYPE_CHECKING
+
+from torchx.cli._errors import CliError
+
+if TYPE_CHECKING:
+    from torchx.runner import Runner
+    from torchx.schedulers import Stream
+    from torchx.specs import AppDef
+
+
+def split_log_target(target: str) -> tuple[str, str | None, int | None]:
+    """``sched://session/app_id[/role[/replica]]`` -> (handle, role, replica)."""
+    from torchx.specs import SpecsError, parse_app_handle
+
+    try:
+        parsed = parse_app_handle(target)
+    except SpecsError as e:
+        raise CliError(str(e)) from None
+    app_id, *rest = parsed.app_id.split("/")
+    if len(rest) > 2 or not app_id or any(not p for p in rest):
+        raise CliError(
+            f"log target: got {target!r}; expected SCHEDULER://SESSION/APP_ID[/ROLE[/REPLICA]]"
+        )
+    replica: int | None = None
+    if len(rest) == 2:
+        if not rest[1].isdigit():
+            raise CliError(f"log target replica: got {rest[1]!r}; expected a number such as 0")
+        replica = int(rest[1])
+    handle = f"{parsed.scheduler_backend}://{parsed.session_name}/{app_id}"
+    return handle, (rest[0] if rest else None), replica
+
+
+def replicas_of(
+    app: AppDef, role: str | None = None, replica: int | None = None
+) -> list[tuple[str, int]]:
+    """The (role, replica) pairs to print, checked against the app's roles."""
+    names = [r.name for r in app.roles]
+    if role is not None and role not in names:
+        raise CliError(f"log target role: got {role!r}; the app's roles are {', '.join(names)}")
+    out: list[tuple[str, int]] = []
+    for r in app.roles:
+        if role is not None and r.name != role:
+            continue
+        if replica is not None and not 0 <= replica < r.num_replicas:
+            raise CliError(
+                f"log target replica: got {replica}; role {r.name} has replicas "
+                f"0..{r.num_replicas - 1}"
+            )
+        ids = [replica] if replica is not None else list(range(r.num_replicas))
+        out += [(r.name, k) for k in ids]
+    return out
+
+
+def _stream(name: str | None) -> Stream | None:
+    from torchx.schedulers import Stream
+
+    if name is None:
+        return None
+    try:
+        return Stream(name)
+    except ValueError:
+        known = ", ".join(s.value for s in Stream)
+        raise CliError(f"--streams: got {name!r}; expected one of {known}") from None
+
+
+def print_logs(
+    runner: Runner,
+    handle: str,
+    targets: list[tuple[str, int]],
+    *,
+    regex: str | None = None,
+    tail: bool = False,
+    streams: str | None = None,
+) -> None:
+    """Print the log lines of every target, each prefixed ``role/replica``, one thread each."""
+    lock = threading.Lock()
+    errors: list[BaseException] = []
+
+    def pump(role: str, k: int) -> None:
+        try:
+            lines = runner.log_lines(
+                handle, role, k, regex=regex, should_tail=tail, streams=_stream(streams)
+            )
+            for line in lines:
+                text = line if line.endswith("\n") else line + "\n"
+                with lock:
+                    sys.stdout.write(f"{role}/{k} {text}")
+                    sys.stdout.flush()
+        except BaseException as e:  # reported once every thread is done
+            errors.append(e)
+
+    threads = [threading.Thread(target=pump, args=t, daemon=True) for t in targets]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    if errors:
+        raise errors[0]

@@ -1,0 +1,147 @@
+"""``torchx run``: component -> AppDef -> dryrun or submit -> wait, streaming logs."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+import typer
+
+from torchx.cli._errors import CliError
+
+if TYPE_CHECKING:
+    from torchx.runner import Runner
+    from torchx.specs import AppDef, AppStatus
+
+# Schedulers whose apps run on this machine: waiting and streaming logs is the default.
+LOCAL_SCHEDULERS = ("local_cwd", "local_dir", "local")
+
+
+def check_handle(handle: str) -> None:
+    from torchx.specs import SpecsError, parse_app_handle
+
+    try:
+        parse_app_handle(handle)
+    except SpecsError as e:
+        raise CliError(str(e)) from None
+
+
+def _cfg(runner: Runner, scheduler: str, text: str | None) -> dict[str, Any]:
+    if not text:
+        return {}
+    parsed: dict[str, Any] = runner.scheduler_run_opts(scheduler).cfg_from_str(text)
+    return parsed
+
+
+def run_component(
+    get_runner: Callable[[], Runner],
+    pick_scheduler: Callable[[Runner, str | None], str],
+    *,
+    component: str,
+    component_args: list[str],
+    scheduler: str | None,
+    cfg: str | None,
+    dryrun: bool,
+    wait: bool | None,
+    log: bool | None,
+    workspace: str | None,
+    json_out: bool,
+) -> int:
+    """Run (or dry-run) one component; returns the exit code."""
+    from torchx.cli._component_args import component_app, component_schema
+
+    schema, normalized, help_asked = component_schema(component, component_args)
+    if help_asked:
+        typer.echo(schema.help())
+        return 0
+    runner = get_runner()
+    app = component_app(runner, component, normalized)
+    defaults = runner.config.cli_defaults("run")
+    sched = pick_scheduler(runner, scheduler)
+    workspace = workspace or defaults.get("workspace") or None
+    dryrun = dryrun or _flag(defaults, "dryrun", False)
+    run_cfg = _cfg(runner, sched, cfg)
+    info = runner.dryrun(app, sched, cfg=run_cfg, workspace=workspace)
+    if dryrun:
+        if json_out:
+            from torchx.cli._output import print_json
+
+            print_json({"scheduler": sched, "app": app, "request": str(info)})
+        else:
+            typer.echo(f"=== APPLICATION ===\n{_describe_app(app)}\n=== SCHEDULER REQUEST ===")
+            typer.echo(str(info))
+        return 0
+
+    handle = runner.schedule(info)
+    local = sched in LOCAL_SCHEDULERS
+    wait = _flag(defaults, "wait", local) if wait is None else wait
+    log = _flag(defaults, "log", wait) if log is None else log
+    if not wait:
+        _report(handle, None, json_out)
+        return 0
+    if not json_out:
+        print(handle, file=sys.stderr, flush=True)
+    status = _wait(runner, handle, app, log and not json_out)
+    _report(handle, status, json_out)
+    from torchx.specs import AppState
+
+    if status is None or status.state != AppState.SUCCEEDED:
+        return 1
+    return 0
+
+
+def _flag(defaults: dict[str, str], key: str, fallback: bool) -> bool:
+    if key not in defaults:
+        return fallback
+    value = defaults[key].strip().lower()
+    if value in ("true", "1", "yes", "on"):
+        return True
+    if value in ("false", "0", "no", "off"):
+        return False
+    raise CliError(f"[cli:run] {key}: got {defaults[key]!r}; expected true or false")
+
+
+def _wait(runner: Runner, handle: str, app: AppDef, stream_logs: bool) -> AppStatus | None:
+    if not stream_logs:
+        return runner.wait(handle)
+    import threading
+
+    from torchx.cli._logs import print_logs, replicas_of
+
+    # Logs stream in the foreground so every line is out before the status is printed;
+    # tailing ends by itself when the app does.
+    done: dict[str, AppStatus | None] = {}
+    waiter = threading.Thread(target=lambda: done.setdefault("s", runner.wait(handle)))
+    waiter.start()
+    try:
+        print_logs(runner, handle, replicas_of(app), tail=True)
+    finally:
+        waiter.join()
+    return done.get("s")
+
+
+def _report(handle: str, status: AppStatus | None, json_out: bool) -> None:
+    if json_out:
+        from torchx.cli._output import print_json, to_jsonable
+
+        out: dict[str, Any] = {"handle": handle}
+        if status is not None:
+            out.update(to_jsonable(status))
+        print_json(out)
+        return
+    if status is None:
+        typer.echo(handle)
+        return
+    if status.state.name != "SUCCEEDED":
+        print(status.format(), file=sys.stderr)
+    print(f"{handle} {status.state.name}", file=sys.stderr)
+
+
+def _describe_app(app: AppDef) -> str:
+    lines = [f"AppDef {app.name}"]
+    for r in app.roles:
+        lines.append(f"  role {r.name} x{r.num_replicas}: {r.entrypoint} {' '.join(r.args)}")
+        if r.env:
+            lines.append(f"    env: {r.env}")
+    return "\n".join(lines)

@@ -1,0 +1,194 @@
+"""Every subcommand through typer's test runner, with real local apps behind them."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from torchx.cli._app import app
+
+cli = CliRunner()
+
+
+def invoke(*args: str) -> tuple[int, str, str]:
+    result = cli.invoke(app, list(args))
+    return result.exit_code, result.stdout, result.stderr
+
+
+def launch(*component: str) -> str:
+    """Run a component to completion; returns its handle."""
+    code, out, _ = invoke("run", "--json", *component)
+    assert code == 0, out
+    handle: str = json.loads(out)["handle"]
+    return handle
+
+
+def test_help_lists_every_subcommand() -> None:
+    code, out, _ = invoke("--help")
+    assert code == 0
+    for command in ("run", "builtins", "status", "describe", "log", "cancel", "list", "runopts"):
+        assert re.search(rf"^\s+{command}\s", out, re.M), command
+    assert "--install-completion" in out
+
+
+def test_version() -> None:
+    code, out, _ = invoke("--version")
+    assert code == 0 and re.fullmatch(r"torchx \d+\.\d+\.\d+\n", out)
+
+
+def test_builtins_table_json_and_print() -> None:
+    code, out, _ = invoke("builtins")
+    assert code == 0 and "utils.echo" in out and "Prints a message to stdout." in out
+    code, out, _ = invoke("builtins", "--json")
+    names = {c["name"] for c in json.loads(out)}
+    assert {"utils.echo", "dist.ddp", "serve.torchserve", "metrics.tensorboard"} <= names
+    code, out, _ = invoke("builtins", "--print", "utils.echo")
+    assert code == 0 and out.startswith("def echo(")
+
+
+def test_run_component_help_shows_its_docstring() -> None:
+    code, out, _ = invoke("run", "dist.ddp", "--help")
+    assert code == 0
+    assert "Distributed data parallel training" in out
+    assert "--j (str, default: '1x2')" in out and "M, NxM or MIN:NxM" in out
+    code, out, _ = invoke("run", "--help")
+    assert code == 0 and "--dryrun" in out and "--scheduler" in out
+
+
+def test_run_dryrun_prints_the_request_and_starts_nothing(isolated: Path) -> None:
+    code, out, _ = invoke("run", "--dryrun", "utils.echo", "--msg", "dry")
+    assert code == 0
+    assert "=== SCHEDULER REQUEST ===" in out and "echo dry" in out
+    code, out, _ = invoke("run", "--dryrun", "--json", "dist.ddp", "-j", "2", "--script", "t.py")
+    assert code == 0
+    dry = json.loads(out)
+    assert dry["scheduler"] == "local_cwd"
+    assert dry["app"]["roles"][0]["args"][:4] == ["--nnodes", "1", "--nproc_per_node", "2"]
+    code, out, _ = invoke("list", "--json")
+    assert json.loads(out) == []
+
+
+def test_run_waits_and_streams_logs_then_status_describe_log_list() -> None:
+    code, out, err = invoke("run", "utils.echo", "--msg", "hello from a test")
+    assert code == 0, err
+    assert "echo/0 hello from a test" in out
+    handle = err.split()[0]
+    assert handle.startswith("local_cwd://") and f"{handle} SUCCEEDED" in err
+
+    code, out, _ = invoke("status", handle)
+    assert code == 0 and "State: SUCCEEDED" in out
+    code, out, _ = invoke("status", "--json", handle)
+    assert json.loads(out)["state"] == "SUCCEEDED"
+
+    code, out, _ = invoke("describe", handle)
+    assert code == 0 and "role echo" in out
+    code, out, _ = invoke("describe", "--json", handle)
+    assert json.loads(out)["roles"][0]["args"] == ["hello from a test"]
+
+    code, out, _ = invoke("log", handle)
+    assert code == 0 and out == "echo/0 hello from a test\n"
+    code, out, _ = invoke("log", f"{handle}/echo/0", "--regex", "^nothing", "--streams", "stdout")
+    assert code == 0 and out == ""
+
+    code, out, _ = invoke("list")
+    assert code == 0 and handle in out and "SUCCEEDED" in out
+    code, out, _ = invoke("list", "-s", "local_cwd", "--json")
+    assert [a["app_handle"] for a in json.loads(out)] == [handle]
+
+
+def test_a_failing_app_exits_non_zero() -> None:
+    code, _, err = invoke("run", "utils.sh", "echo oops >&2; exit 3")
+    assert code == 1
+    assert "echo/0" not in err and "FAILED" in err and "exit_code=3" in err
+
+
+def test_no_wait_returns_the_handle_and_cancel_stops_the_app() -> None:
+    code, out, _ = invoke("run", "--no-wait", "utils.sh", "sleep 60")
+    assert code == 0
+    handle = out.strip()
+    code, out, _ = invoke("cancel", handle)
+    assert code == 0 and out.strip() == f"cancelled {handle}"
+    code, out, _ = invoke("status", "--json", handle)
+    assert json.loads(out)["state"] in ("CANCELLED", "FAILED")
+
+
+def test_runopts_and_configure_write_a_config_the_runner_reads(isolated: Path) -> None:
+    code, out, _ = invoke("runopts", "local_cwd")
+    assert code == 0 and "log_dir" in out
+    code, out, _ = invoke("runopts", "--json")
+    assert "log_dir" in json.loads(out)["local_cwd"]
+    code, out, _ = invoke("configure", "--all")
+    assert code == 0
+    text = (isolated / ".torchxconfig").read_text()
+    assert "[local_cwd]" in text and "; log_dir =" in text and "scheduler = local_cwd" in text
+    # the written file is valid for the runner: a run reads it without complaint
+    code, _, err = invoke("run", "--dryrun", "utils.echo")
+    assert code == 0, err
+    code, _, err = invoke("configure")
+    assert code == 2 and "already exists" in err and "--force" in err
+
+
+def test_seed_component_file_runs_from_the_cli(isolated: Path) -> None:
+    spec = isolated / "app_spec.py"
+    spec.write_text(
+        "import torchx.specs as specs\n\n"
+        "def ddp(jobname: str, nnodes: int, image: str, entrypoint: str, *script_args: str):\n"
+        "   single_gpu = specs.Resources(cpu=4, gpu=1, memMB=1024)\n"
+        "   return specs.AppDef(\n"
+        "           name=jobname,\n"
+        "           roles=[\n"
+        "               specs.Role(\n"
+        '                   name="trainer",\n'
+        "                   entrypoint=entrypoint,\n"
+        "                   image=image,\n"
+        "                   resource=single_gpu,\n"
+        "                   args=script_args,\n"
+        "                   num_replicas=nnodes\n"
+        "               )\n"
+        "           ]\n"
+        "   )\n"
+    )
+    code, out, err = invoke(
+        "run", str(spec), "--jobname", "seed", "--nnodes", "2", "--image", str(isolated),
+        "--entrypoint", "echo", "from", "the", "seed",
+    )  # fmt: skip
+    assert code == 0, err
+    assert sorted(out.splitlines()) == ["trainer/0 from the seed", "trainer/1 from the seed"]
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["run", "utils.ecko"], "did you mean 'utils.echo'"),
+        (["run", "utils.echo", "--mgs", "x"], "utils.echo argument: got '--mgs'"),
+        (["run", "utils.echo", "--num_replicas", "two"], "--num_replicas: got 'two'; expected int"),
+        (["run", "-s", "slurmm", "utils.echo"], "scheduler: got 'slurmm'"),
+        (["run", "-cfg", "log_dirr=/x", "utils.echo"], "log_dirr"),
+        (["run", "dist.ddp", "-j", "0x2", "--script", "t.py"], "dist.ddp -j: got '0x2'"),
+        (["status", "not-a-handle"], "expected SCHEDULER://SESSION/APP_ID"),
+        (["status", "local_cwd://torchx/missing-1"], "no such app"),
+        (["describe", "nope"], "app handle: got 'nope'"),
+        (["log", "local_cwd://torchx/app/role/x"], "expected a number"),
+        (["log", "local_cwd://torchx/a/b/0", "--regex", "("], "--regex"),
+        (["cancel", "://x"], "app handle"),
+        (["list", "-s", "nope"], "scheduler: got 'nope'"),
+        (["runopts", "nope"], "scheduler: got 'nope'"),
+        (["builtins", "--print", "utils.nope"], "component: got 'utils.nope'"),
+    ],
+)
+def test_bad_input_is_one_line_with_exit_code_2(args: list[str], message: str) -> None:
+    code, out, err = invoke(*args)
+    assert code == 2, (out, err)
+    assert err.count("\n") == 1 and err.startswith("torchx: error: ")
+    assert message in err
+    assert "Traceback" not in err
+
+
+def test_debug_shows_the_traceback() -> None:
+    result = cli.invoke(app, ["--debug", "run", "utils.ecko"])
+    assert result.exit_code == 1
+    assert result.exception is not None and "utils.ecko" in str(result.exception)

@@ -1,0 +1,85 @@
+"""The installed ``torchx`` command as a real process, for every subcommand."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO_ROOT = Path(__file__).resolve().parents[3]
+TORCHX = str(Path(sys.executable).with_name("torchx"))
+
+
+def torchx(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [TORCHX, *args], capture_output=True, text=True, timeout=120, cwd=cwd, check=False
+    )
+
+
+@pytest.mark.skipif(shutil.which("uv") is None, reason="needs uv on PATH")
+def test_readme_first_command_exactly_as_written() -> None:
+    readme = (REPO_ROOT / "README.md").read_text()
+    command = "uv run torchx run utils.echo --msg hello"
+    assert command in readme
+    proc = subprocess.run(
+        command, shell=True, cwd=REPO_ROOT, capture_output=True, text=True, timeout=300
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.splitlines() == ["echo/0 hello"]
+    assert proc.stderr.rstrip().endswith("SUCCEEDED")
+
+
+def test_every_subcommand_as_a_process(isolated: Path) -> None:
+    assert torchx("--version").stdout.startswith("torchx ")
+    assert "Commands:" in torchx("--help").stdout
+    assert "utils.echo" in torchx("builtins").stdout
+    assert "usage: utils.echo" in torchx("run", "utils.echo", "--help").stdout
+    assert "=== SCHEDULER REQUEST ===" in torchx("run", "--dryrun", "utils.echo").stdout
+
+    proc = torchx("run", "--json", "utils.echo", "--msg", "from a process")
+    assert proc.returncode == 0, proc.stderr
+    handle = json.loads(proc.stdout)["handle"]
+    assert torchx("log", handle).stdout == "echo/0 from a process\n"
+    assert "State: SUCCEEDED" in torchx("status", handle).stdout
+    assert "role echo" in torchx("describe", handle).stdout
+    assert handle in torchx("list", "-s", "local_cwd").stdout
+    assert "log_dir" in torchx("runopts").stdout
+    assert torchx("configure").returncode == 0 and (isolated / ".torchxconfig").is_file()
+
+    proc = torchx("run", "--no-wait", "utils.sh", "sleep 60")
+    long_running = proc.stdout.strip()
+    assert torchx("cancel", long_running).returncode == 0
+    assert torchx("status", "--json", long_running).returncode == 0
+
+
+def test_failures_are_one_line_with_exit_code_2_and_failed_apps_exit_1() -> None:
+    for args in (
+        ["run", "utils.ecko"],
+        ["status", "bad handle"],
+        ["run", "-s", "nope", "utils.echo"],
+        ["run", "--no-such-option", "utils.echo"],
+        ["no-such-command"],
+    ):
+        proc = torchx(*args)
+        assert proc.returncode == 2, args
+        assert proc.stderr.startswith("torchx: error: ") and proc.stderr.count("\n") == 1, args
+    proc = torchx("--debug", "run", "utils.ecko")
+    assert proc.returncode == 1 and "Traceback" in proc.stderr
+    proc = torchx("run", "utils.sh", "exit 4")
+    assert proc.returncode == 1 and "exit_code=4" in proc.stderr
+
+
+def test_python_dash_m_works_like_the_script() -> None:
+    proc = subprocess.run(
+        [sys.executable, "-m", "torchx.cli.main", "--version"],
+        capture_output=True,
+        text=True,
+        env={**os.environ},
+        check=False,
+    )
+    assert proc.returncode == 0 and proc.stdout.startswith("torchx ")

@@ -1,0 +1,36 @@
+"""Pieces that several builtin component groups share."""
+
+from __future__ import annotations
+
+from torchx.specs import NULL_RESOURCE, Mount, Resource, SpecsError, parse_mounts, resource
+
+# The image a builtin component runs in unless told otherwise. Local schedulers ignore it
+# (local_cwd runs in the current directory); container schedulers need an image that has
+# torchx and its dependencies installed under this name.
+IMAGE = "torchx:0.1"
+
+
+def role_resource(
+    h: str | None = None, cpu: float = -1, gpu: int = -1, memMB: int = -1
+) -> Resource:
+    """A named resource when ``h`` is given, else the explicit sizes (-1: scheduler default)."""
+    if h:
+        return resource(h=h)
+    if (cpu, gpu, memMB) == (-1, -1, -1):
+        return Resource.copy(NULL_RESOURCE)
+    return Resource(cpu=cpu, gpu=gpu, memMB=memMB)
+
+
+def mounts_of(mounts: list[str] | None) -> list[Mount]:
+    return parse_mounts(mounts) if mounts else []
+
+
+def one_of(field_values: dict[str, str | None], what: str) -> tuple[str, str]:
+    """The single (name, value) among ``field_values`` that is set; anything else is an error."""
+    given = {k: v for k, v in field_values.items() if v}
+    if len(given) != 1:
+        names = ", ".join(f"--{k}" for k in field_values)
+        shown = ", ".join(f"--{k}" for k in given) or "none"
+        raise SpecsError(what, shown, f"give exactly one of {names}")
+    ((name, value),) = given.items()
+    return name, value

@@ -1,0 +1,261 @@
+"""Distributed components: ``ddp`` (torchrun, elastic) and ``spmd`` (one process per GPU).
+
+``-j`` says how many nodes and processes: ``M`` (one node, M processes), ``NxM`` (N nodes,
+M processes each) or ``MIN:NxM`` (elastic: start once MIN nodes joined, up to N).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+
+from torchx.components._common import IMAGE, mounts_of, one_of, role_resource
+from torchx.specs import AppDef, Role, SpecsError, macros
+
+# Variables that make distributed failures explain themselves, set by ``--debug``.
+DEBUG_ENV = {
+    "TORCH_DISTRIBUTED_DEBUG": "DETAIL",
+    "TORCH_CPP_LOG_LEVEL": "INFO",
+    "TORCH_SHOW_CPP_STACKTRACES": "1",
+    "NCCL_DEBUG": "INFO",
+    "NCCL_DESYNC_DEBUG": "1",
+    "CUDA_LAUNCH_BLOCKING": "1",
+    "LOGLEVEL": "INFO",
+}
+
+_J = re.compile(r"^(?:(?:(\d+):)?(\d+)x)?(\d+)$")
+
+
+@dataclass(frozen=True)
+class Topology:
+    """Nodes and processes per node parsed from ``-j``."""
+
+    min_nnodes: int
+    nnodes: int
+    nproc_per_node: int
+
+    @property
+    def nnodes_arg(self) -> str:
+        """torchrun's ``--nnodes``: ``N`` or elastic ``MIN:N``."""
+        if self.min_nnodes == self.nnodes:
+            return str(self.nnodes)
+        return f"{self.min_nnodes}:{self.nnodes}"
+
+
+def parse_j(j: str, where: str = "dist.ddp -j") -> Topology:
+    """Parse ``M``, ``NxM`` or ``MIN:NxM`` (every number at least 1, MIN at most N)."""
+    match = _J.match(j.strip())
+    if not match:
+        raise SpecsError(where, j, "expected M, NxM or MIN:NxM (e.g. 2, 2x4, 1:2x4)")
+    lo, n, m = match.groups()
+    nnodes = int(n) if n else 1
+    min_nnodes = int(lo) if lo else nnodes
+    nproc = int(m)
+    if nnodes < 1 or nproc < 1 or min_nnodes < 1:
+        raise SpecsError(where, j, "every count must be at least 1")
+    if min_nnodes > nnodes:
+        raise SpecsError(where, j, f"the minimum {min_nnodes} exceeds the maximum {nnodes} nodes")
+    return Topology(min_nnodes, nnodes, nproc)
+
+
+def _program(script: str | None, m: str | None, where: str) -> tuple[list[str], str]:
+    kind, target = one_of({"script": script, "m": m}, where)
+    if kind == "m":
+        return ["-m", target], target.rpartition(".")[2]
+    return [target], os.path.splitext(os.path.basename(target))[0] or "trainer"
+
+
+def _torchrun_role(
+    *,
+    name: str,
+    program: list[str],
+    script_args: tuple[str, ...],
+    topology: Topology,
+    image: str,
+    h: str | None,
+    cpu: float,
+    gpu: int,
+    memMB: int,
+    env: dict[str, str] | None,
+    max_retries: int,
+    rdzv_backend: str,
+    rdzv_port: int,
+    mounts: list[str] | None,
+    debug: bool,
+    where: str,
+) -> AppDef:
+    if not 0 < rdzv_port < 65536:
+        raise SpecsError(f"{where} --rdzv_port", rdzv_port, "expected a port from 1 to 65535")
+    if max_retries < 0:
+        raise SpecsError(f"{where} --max_retries", max_retries, "expected 0 or more")
+    role_env = {**(DEBUG_ENV if debug else {}), **(env or {})}
+    torchrun = [
+        "--nnodes",
+        topology.nnodes_arg,
+        "--nproc_per_node",
+        str(topology.nproc_per_node),
+        "--rdzv_backend",
+        rdzv_backend,
+        "--rdzv_id",
+        macros.app_id,
+    ]
+    if topology.nnodes == 1:
+        # One node: every process is local, so rendezvous on loopback needs no shell.
+        entrypoint = "torchrun"
+        args = [
+            *torchrun,
+            "--rdzv_endpoint",
+            f"127.0.0.1:{rdzv_port}",
+            *program,
+            *script_args,
+        ]
+    else:
+        # Several nodes meet at replica 0, whose address the scheduler puts in an env var
+        # whose name is only known at launch: a shell expands it (localhost when unset).
+        import shlex
+
+        endpoint = f"$${{{macros.rank0_env}:=localhost}}:{rdzv_port}"
+        quoted = " ".join(shlex.quote(a) for a in [*program, *script_args])
+        line = " ".join(
+            ["torchrun", *torchrun, "--rdzv_endpoint", endpoint, "--node_rank", macros.replica_id]
+        )
+        entrypoint = "bash"
+        args = ["-c", f"{line} {quoted}"]
+    return AppDef(
+        name=name,
+        roles=[
+            Role(
+                name=name,
+                image=image,
+                entrypoint=entrypoint,
+                args=args,
+                num_replicas=topology.nnodes,
+                min_replicas=topology.min_nnodes
+                if topology.min_nnodes != topology.nnodes
+                else None,
+                max_retries=max_retries,
+                resource=role_resource(h, cpu, gpu, memMB),
+                env=role_env,
+                port_map={"c10d": rdzv_port},
+                mounts=mounts_of(mounts),
+            )
+        ],
+    )
+
+
+def ddp(
+    *script_args: str,
+    script: str | None = None,
+    m: str | None = None,
+    image: str = IMAGE,
+    name: str | None = None,
+    h: str | None = None,
+    cpu: float = 2,
+    gpu: int = 0,
+    memMB: int = 1024,
+    j: str = "1x2",
+    env: dict[str, str] | None = None,
+    max_retries: int = 0,
+    rdzv_port: int = 29500,
+    rdzv_backend: str = "c10d",
+    mounts: list[str] | None = None,
+    debug: bool = False,
+) -> AppDef:
+    """Distributed data parallel training under torchrun (elastic when -j has a minimum).
+
+    Args:
+        script_args: arguments passed to the script or module
+        script: the training script to run
+        m: the training module to run, as with python -m
+        image: the image to run in
+        name: the app and role name (default: the script or module name)
+        h: a named resource per node (e.g. gpu.small); overrides cpu, gpu and memMB
+        cpu: cores per node
+        gpu: GPUs per node
+        memMB: memory per node in MiB
+        j: nodes and processes: M, NxM or MIN:NxM (e.g. 2, 2x4, 1:2x4)
+        env: environment variables, k1=v1,k2=v2
+        max_retries: how many times a failed node is restarted
+        rdzv_port: the port of the rendezvous store on the first node
+        rdzv_backend: torchrun's rendezvous backend (c10d, etcd, static)
+        mounts: docker-style mounts, e.g. type=bind,src=/data,dst=/data
+        debug: set the distributed debug variables (TORCH_DISTRIBUTED_DEBUG, NCCL_DEBUG, ...)
+    """
+    program, default_name = _program(script, m, "dist.ddp program")
+    return _torchrun_role(
+        name=name or default_name,
+        program=program,
+        script_args=script_args,
+        topology=parse_j(j),
+        image=image,
+        h=h,
+        cpu=cpu,
+        gpu=gpu,
+        memMB=memMB,
+        env=env,
+        max_retries=max_retries,
+        rdzv_backend=rdzv_backend,
+        rdzv_port=rdzv_port,
+        mounts=mounts,
+        debug=debug,
+        where="dist.ddp",
+    )
+
+
+def spmd(
+    *script_args: str,
+    script: str | None = None,
+    m: str | None = None,
+    image: str = IMAGE,
+    name: str | None = None,
+    h: str = "gpu.small",
+    j: str = "1",
+    env: dict[str, str] | None = None,
+    max_retries: int = 0,
+    rdzv_port: int = 29500,
+    mounts: list[str] | None = None,
+    debug: bool = False,
+) -> AppDef:
+    """Single program, multiple data: one process per GPU of each node's named resource.
+
+    Args:
+        script_args: arguments passed to the script or module
+        script: the program to run
+        m: the module to run, as with python -m
+        image: the image to run in
+        name: the app and role name (default: the script or module name)
+        h: the named resource of each node; its GPU count sets processes per node
+        j: nodes: N or MIN:N
+        env: environment variables, k1=v1,k2=v2
+        max_retries: how many times a failed node is restarted
+        rdzv_port: the port of the rendezvous store on the first node
+        mounts: docker-style mounts, e.g. type=bind,src=/data,dst=/data
+        debug: set the distributed debug variables
+    """
+    from torchx.specs import resource
+
+    nodes = re.match(r"^(?:(\d+):)?(\d+)$", j.strip())
+    if not nodes:
+        raise SpecsError("dist.spmd -j", j, "expected N or MIN:N nodes (e.g. 2, 1:4)")
+    per_node = max(resource(h=h).gpu, 1)
+    lo = f"{nodes.group(1)}:" if nodes.group(1) else ""
+    program, default_name = _program(script, m, "dist.spmd program")
+    return _torchrun_role(
+        name=name or default_name,
+        program=program,
+        script_args=script_args,
+        topology=parse_j(f"{lo}{nodes.group(2)}x{per_node}", "dist.spmd -j"),
+        image=image,
+        h=h,
+        cpu=-1,
+        gpu=-1,
+        memMB=-1,
+        env=env,
+        max_retries=max_retries,
+        rdzv_backend="c10d",
+        rdzv_port=rdzv_port,
+        mounts=mounts,
+        debug=debug,
+        where="dist.spmd",
+    )

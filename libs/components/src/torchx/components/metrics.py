@@ -1,0 +1,59 @@
+"""Metrics components."""
+
+from __future__ import annotations
+
+from torchx.components._common import IMAGE
+from torchx.specs import AppDef, Role, SpecsError
+
+
+def tensorboard(
+    logdir: str,
+    image: str = IMAGE,
+    timeout: float = 3600,
+    port: int = 6006,
+    start_on_file: str = "",
+    exit_on_file: str = "",
+) -> AppDef:
+    """Runs TensorBoard on a log directory, stopping after a timeout or when a file appears.
+
+    The image needs the ``tensorboard`` package. Point ``--exit_on_file`` at a file the
+    training job writes when it is done, so TensorBoard stops with it.
+
+    Args:
+        logdir: the log directory (any path or URL TensorBoard reads)
+        image: the image to run in
+        timeout: stop after this many seconds
+        port: the port TensorBoard listens on
+        start_on_file: wait for this file to exist before starting TensorBoard
+        exit_on_file: stop TensorBoard once this file exists
+    """
+    if timeout <= 0:
+        raise SpecsError("metrics.tensorboard --timeout", timeout, "expected seconds above 0")
+    if not 0 < port < 65536:
+        raise SpecsError("metrics.tensorboard --port", port, "expected a port from 1 to 65535")
+    args = ["-m", "torchx.components._supervise", "--timeout", str(timeout)]
+    if start_on_file:
+        args += ["--start_on_file", start_on_file]
+    if exit_on_file:
+        args += ["--exit_on_file", exit_on_file]
+    args += [
+        "--",
+        "tensorboard",
+        "--bind_all",
+        "--port",
+        str(port),
+        "--logdir",
+        logdir,
+    ]
+    return AppDef(
+        name="tensorboard",
+        roles=[
+            Role(
+                name="tensorboard",
+                image=image,
+                entrypoint="python",
+                args=args,
+                port_map={"http": port},
+            )
+        ],
+    )

@@ -1,0 +1,205 @@
+"""Utility components: small ready-to-run apps and thin wrappers around a command."""
+
+from __future__ import annotations
+
+from torchx.components._common import IMAGE, mounts_of, one_of, role_resource
+from torchx.specs import AppDef, Role, SpecsError
+
+
+def echo(msg: str = "hello world", image: str = IMAGE, num_replicas: int = 1) -> AppDef:
+    """Prints a message to stdout.
+
+    Args:
+        msg: the message to print
+        image: the image to run in
+        num_replicas: how many copies of the app to run
+    """
+    if num_replicas < 1:
+        raise SpecsError("utils.echo --num_replicas", num_replicas, "expected 1 or more")
+    return AppDef(
+        name="echo",
+        roles=[
+            Role(
+                name="echo",
+                image=image,
+                entrypoint="echo",
+                args=[msg],
+                num_replicas=num_replicas,
+            )
+        ],
+    )
+
+
+def touch(file: str, image: str = IMAGE) -> AppDef:
+    """Creates an empty file, or updates the modification time of an existing one.
+
+    Args:
+        file: the path of the file
+        image: the image to run in
+    """
+    return AppDef(
+        name="touch",
+        roles=[Role(name="touch", image=image, entrypoint="touch", args=[file])],
+    )
+
+
+def sh(
+    *args: str,
+    image: str = IMAGE,
+    num_replicas: int = 1,
+    cpu: float = -1,
+    gpu: int = -1,
+    memMB: int = -1,
+    h: str | None = None,
+    env: dict[str, str] | None = None,
+    max_retries: int = 0,
+    mounts: list[str] | None = None,
+) -> AppDef:
+    """Runs a shell command line with ``sh -c``.
+
+    The words after the options are joined with spaces into one command line, so shell
+    syntax (pipes, ``&&``, ``$VARS``) works: ``torchx run utils.sh 'echo $HOME | wc -c'``.
+
+    Args:
+        args: the command line
+        image: the image to run in
+        num_replicas: how many copies to run
+        cpu: cores per replica (-1: the scheduler's default)
+        gpu: GPUs per replica (-1: the scheduler's default)
+        memMB: memory per replica in MiB (-1: the scheduler's default)
+        h: a named resource (e.g. cpu.small, gpu.small); overrides cpu, gpu and memMB
+        env: environment variables, k1=v1,k2=v2
+        max_retries: how many times a failed replica is restarted
+        mounts: docker-style mounts, e.g. type=bind,src=/data,dst=/data,readonly
+    """
+    if not args:
+        raise SpecsError("utils.sh command line", "", "give the command to run after the options")
+    return AppDef(
+        name="sh",
+        roles=[
+            Role(
+                name="sh",
+                image=image,
+                entrypoint="sh",
+                args=["-c", " ".join(args)],
+                num_replicas=num_replicas,
+                resource=role_resource(h, cpu, gpu, memMB),
+                env=dict(env or {}),
+                max_retries=max_retries,
+                mounts=mounts_of(mounts),
+            )
+        ],
+    )
+
+
+def python(
+    *args: str,
+    m: str | None = None,
+    c: str | None = None,
+    script: str | None = None,
+    image: str = IMAGE,
+    name: str = "torchx_utils_python",
+    cpu: float = -1,
+    gpu: int = -1,
+    memMB: int = -1,
+    h: str | None = None,
+    num_replicas: int = 1,
+    env: dict[str, str] | None = None,
+    max_retries: int = 0,
+    mounts: list[str] | None = None,
+) -> AppDef:
+    """Runs Python code: a module (``--m``), a code string (``--c``) or a script file.
+
+    Args:
+        args: arguments passed to the module, code or script
+        m: the module to run, as with ``python -m``
+        c: the code to run, as with ``python -c``
+        script: the script file to run
+        image: the image to run in
+        name: the app and role name
+        cpu: cores per replica (-1: the scheduler's default)
+        gpu: GPUs per replica (-1: the scheduler's default)
+        memMB: memory per replica in MiB (-1: the scheduler's default)
+        h: a named resource (e.g. cpu.small); overrides cpu, gpu and memMB
+        num_replicas: how many copies to run
+        env: environment variables, k1=v1,k2=v2
+        max_retries: how many times a failed replica is restarted
+        mounts: docker-style mounts, e.g. type=bind,src=/data,dst=/data
+    """
+    kind, target = one_of({"m": m, "c": c, "script": script}, "utils.python program")
+    program = [target] if kind == "script" else [f"-{kind}", target]
+    return AppDef(
+        name=name,
+        roles=[
+            Role(
+                name=name,
+                image=image,
+                entrypoint="python",
+                args=[*program, *args],
+                num_replicas=num_replicas,
+                resource=role_resource(h, cpu, gpu, memMB),
+                env=dict(env or {}),
+                max_retries=max_retries,
+                mounts=mounts_of(mounts),
+            )
+        ],
+    )
+
+
+def binary(
+    *args: str,
+    entrypoint: str,
+    name: str = "torchx_utils_binary",
+    num_replicas: int = 1,
+    image: str = IMAGE,
+    env: dict[str, str] | None = None,
+) -> AppDef:
+    """Runs a program with the given arguments, without a shell.
+
+    Args:
+        args: the program's arguments
+        entrypoint: the program (a path, or a name looked up on PATH)
+        name: the app and role name
+        num_replicas: how many copies to run
+        image: the image to run in
+        env: environment variables, k1=v1,k2=v2
+    """
+    if not entrypoint.strip():
+        raise SpecsError("utils.binary --entrypoint", entrypoint, "expected a program to run")
+    return AppDef(
+        name=name,
+        roles=[
+            Role(
+                name=name,
+                image=image,
+                entrypoint=entrypoint,
+                args=list(args),
+                num_replicas=num_replicas,
+                env=dict(env or {}),
+            )
+        ],
+    )
+
+
+def copy(src: str, dst: str, image: str = IMAGE) -> AppDef:
+    """Copies a file or a directory tree between any two fsspec URLs.
+
+    ``/local/path``, ``file://...``, ``s3://bucket/key`` and any other protocol fsspec
+    knows work on either side (the remote ones need their fsspec extra installed).
+
+    Args:
+        src: the file or directory to copy
+        dst: where to copy it to; a directory source lands at dst itself
+        image: the image to run in
+    """
+    return AppDef(
+        name="torchx_utils_copy",
+        roles=[
+            Role(
+                name="torchx_utils_copy",
+                image=image,
+                entrypoint="python",
+                args=["-m", "torchx.components._copy", "--src", src, "--dst", dst],
+            )
+        ],
+    )

@@ -1,0 +1,86 @@
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from torchx.components import ComponentNotFoundError, get_component, list_components
+from torchx.specs import AppDef
+
+# The ddp component exactly as the basics seed writes it.
+SEED_APP_SPEC = """
+import torchx.specs as specs
+
+def ddp(jobname: str, nnodes: int, image: str, entrypoint: str, *script_args: str):
+   single_gpu = specs.Resources(cpu=4, gpu=1, memMB=1024)
+   return specs.AppDef(
+           name=jobname,
+           roles=[
+               specs.Role(
+                   name="trainer",
+                   entrypoint=entrypoint,
+                   image=image,
+                   resource=single_gpu,
+                   args=script_args,
+                   num_replicas=nnodes
+               )
+           ]
+   )
+"""
+
+
+def test_every_builtin_is_listed_with_a_one_line_summary() -> None:
+    found = list_components()
+    expected = {
+        "utils.echo", "utils.touch", "utils.sh", "utils.python", "utils.binary", "utils.copy",
+        "dist.ddp", "dist.spmd", "serve.torchserve", "metrics.tensorboard",
+    }  # fmt: skip
+    assert expected <= set(found)
+    for name, schema in found.items():
+        assert schema.summary and "\n" not in schema.summary, name
+        # every argument is documented, so `torchx run NAME --help` explains it
+        assert all(a.help for a in schema.args), name
+
+
+def test_seed_component_file_runs_as_written(tmp_path: Path) -> None:
+    spec = tmp_path / "app_spec.py"
+    spec.write_text(SEED_APP_SPEC)
+    for name in (str(spec), f"{spec}:ddp"):
+        app = get_component(name).call(
+            [
+                "--jobname",
+                "job",
+                "--nnodes",
+                "2",
+                "--image",
+                "/tmp",
+                "--entrypoint",
+                "echo",
+                "a",
+                "b",
+            ]
+        )
+        assert isinstance(app, AppDef)
+        (role,) = app.roles
+        assert (app.name, role.num_replicas, role.args) == ("job", 2, ["a", "b"])
+        assert role.resource.gpu == 1
+
+
+def test_unknown_names_suggest_the_closest(tmp_path: Path) -> None:
+    with pytest.raises(ComponentNotFoundError, match=r"did you mean 'utils\.echo'"):
+        get_component("utils.ecko")
+    spec = tmp_path / "two.py"
+    spec.write_text(
+        textwrap.dedent(
+            """
+            import torchx.specs as specs
+            def a() -> specs.AppDef: ...
+            def b() -> specs.AppDef: ...
+            """
+        )
+    )
+    with pytest.raises(ComponentNotFoundError, match="name one as"):
+        get_component(str(spec))
+    with pytest.raises(ComponentNotFoundError, match="no such file"):
+        get_component(str(tmp_path / "missing.py"))

@@ -1,0 +1,94 @@
+from __future__ import annotations
+
+import pytest
+
+from torchx.components import dist, get_component
+from torchx.components.dist import DEBUG_ENV, Topology, parse_j
+from torchx.specs import SpecsError, macros, validate_app
+
+
+@pytest.mark.parametrize(
+    ("j", "topology", "nnodes_arg"),
+    [
+        ("2", Topology(1, 1, 2), "1"),
+        ("3x4", Topology(3, 3, 4), "3"),
+        ("1:3x4", Topology(1, 3, 4), "1:3"),
+    ],
+)
+def test_parse_j(j: str, topology: Topology, nnodes_arg: str) -> None:
+    assert parse_j(j) == topology
+    assert topology.nnodes_arg == nnodes_arg
+
+
+@pytest.mark.parametrize(
+    ("j", "why"),
+    [("", "expected M, NxM"), ("2x", "expected M"), ("0x2", "at least 1"), ("3:2x1", "exceeds")],
+)
+def test_parse_j_rejects(j: str, why: str) -> None:
+    with pytest.raises(SpecsError, match=why) as info:
+        parse_j(j)
+    assert info.value.field == "dist.ddp -j" and info.value.value == j
+
+
+def test_single_node_ddp_runs_torchrun_on_loopback() -> None:
+    app = get_component("dist.ddp").call(
+        ["--script", "path/train.py", "--j", "2", "--rdzv_port", "29611", "--", "--epochs", "1"]
+    )
+    validate_app(app)
+    (role,) = app.roles
+    assert app.name == role.name == "train"
+    assert role.entrypoint == "torchrun"
+    assert role.args == [
+        "--nnodes", "1", "--nproc_per_node", "2", "--rdzv_backend", "c10d",
+        "--rdzv_id", macros.app_id, "--rdzv_endpoint", "127.0.0.1:29611",
+        "path/train.py", "--epochs", "1",
+    ]  # fmt: skip
+    assert role.num_replicas == 1 and role.min_replicas is None
+    assert role.env == {}
+
+
+def test_multi_node_elastic_ddp_meets_at_replica_zero() -> None:
+    app = dist.ddp(
+        "--lr", "0.1", m="trainer.main", j="1:4x8", max_retries=3, debug=True,
+        env={"FOO": "bar"}, h="gpu.large", mounts=["type=volume,src=ckpt,dst=/ckpt"],
+    )  # fmt: skip
+    (role,) = app.roles
+    assert app.name == "main"
+    assert (role.num_replicas, role.min_replicas, role.max_retries) == (4, 1, 3)
+    assert role.entrypoint == "bash" and role.args[0] == "-c"
+    line = role.args[1]
+    assert "--nnodes 1:4 --nproc_per_node 8" in line
+    # After the scheduler fills the macros, the shell reads the address of replica 0.
+    filled = macros.Values(img_root="", app_id="app1", replica_id="2").substitute(line)
+    assert "--rdzv_endpoint ${TORCHX_RANK0_HOST:=localhost}:29500" in filled
+    assert "--node_rank 2" in filled and "--rdzv_id app1" in filled
+    assert filled.endswith("-m trainer.main --lr 0.1")
+    assert role.env == {**DEBUG_ENV, "FOO": "bar"}
+    assert role.resource.gpu == 4
+    assert role.mounts[0].dst_path == "/ckpt"
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "match"),
+    [
+        ({}, "exactly one of --script, --m"),
+        ({"script": "a.py", "m": "b"}, "exactly one of"),
+        ({"script": "a.py", "rdzv_port": 0}, "rdzv_port"),
+        ({"script": "a.py", "max_retries": -1}, "max_retries"),
+        ({"script": "a.py", "mounts": ["src=/a"]}, "type=bind"),
+        ({"script": "a.py", "h": "gpu.huge"}, "named resource"),
+    ],
+)
+def test_ddp_bad_input(kwargs: dict[str, object], match: str) -> None:
+    with pytest.raises(SpecsError, match=match):
+        dist.ddp(**kwargs)  # type: ignore[arg-type]
+
+
+def test_spmd_runs_one_process_per_gpu_of_the_named_resource() -> None:
+    (role,) = dist.spmd(script="s.py", h="gpu.medium", j="2").roles
+    assert role.num_replicas == 2 and role.resource.gpu == 2
+    assert "--nproc_per_node 2" in role.args[1]
+    (cpu_role,) = dist.spmd(script="s.py", h="cpu.small").roles
+    assert cpu_role.args[:4] == ["--nnodes", "1", "--nproc_per_node", "1"]
+    with pytest.raises(SpecsError, match=r"dist\.spmd -j"):
+        dist.spmd(script="s.py", j="2x2")

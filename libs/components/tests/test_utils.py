@@ -1,0 +1,106 @@
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from torchx.components import get_component, utils
+from torchx.specs import BindMount, SpecsError, validate_app
+
+
+def test_echo_builds_one_echo_role() -> None:
+    app = get_component("utils.echo").call(["--msg", "hi there"])
+    validate_app(app)
+    (role,) = app.roles
+    assert (role.entrypoint, role.args, role.num_replicas) == ("echo", ["hi there"], 1)
+
+
+def test_echo_rejects_zero_replicas() -> None:
+    with pytest.raises(SpecsError, match=r"num_replicas.*0.*1 or more"):
+        utils.echo(num_replicas=0)
+
+
+def test_touch_names_the_file() -> None:
+    (role,) = utils.touch("/tmp/x").roles
+    assert (role.entrypoint, role.args) == ("touch", ["/tmp/x"])
+
+
+def test_sh_joins_words_into_one_shell_line_with_resources_env_and_mounts() -> None:
+    app = get_component("utils.sh").call(
+        [
+            "--h",
+            "cpu.small",
+            "--env",
+            "A=1,B=2",
+            "--mounts",
+            "type=bind,src=/data,dst=/mnt",
+            "echo",
+            "$A",
+            "|",
+            "wc",
+        ]
+    )
+    (role,) = app.roles
+    assert role.args == ["-c", "echo $A | wc"]
+    assert role.env == {"A": "1", "B": "2"}
+    assert role.resource.cpu == 1 and role.resource.memMB == 2048
+    assert role.mounts == [BindMount(src_path="/data", dst_path="/mnt")]
+
+
+def test_sh_needs_a_command() -> None:
+    with pytest.raises(SpecsError, match="command"):
+        utils.sh()
+
+
+@pytest.mark.parametrize(
+    ("argv", "expected"),
+    [
+        (["--m", "pkg.mod", "a"], ["-m", "pkg.mod", "a"]),
+        (["--c", "print(1)"], ["-c", "print(1)"]),
+        (["--script", "train.py", "--lr", "0.1"], ["train.py", "--lr", "0.1"]),
+    ],
+)
+def test_python_runs_exactly_one_program(argv: list[str], expected: list[str]) -> None:
+    (role,) = get_component("utils.python").call(argv).roles
+    assert role.entrypoint == "python" and role.args == expected
+
+
+@pytest.mark.parametrize("kwargs", [{}, {"m": "a", "c": "b"}, {"script": "x.py", "m": "y"}])
+def test_python_refuses_zero_or_two_programs(kwargs: dict[str, str]) -> None:
+    with pytest.raises(SpecsError, match="exactly one of --m, --c, --script"):
+        utils.python(**kwargs)
+
+
+def test_binary_passes_arguments_without_a_shell() -> None:
+    (role,) = get_component("utils.binary").call(["--entrypoint", "/bin/ls", "-l", "/"]).roles
+    assert (role.entrypoint, role.args) == ("/bin/ls", ["-l", "/"])
+    with pytest.raises(SpecsError, match="entrypoint"):
+        utils.binary(entrypoint=" ")
+
+
+def test_copy_role_runs_the_copy_program_that_really_copies(tmp_path: Path) -> None:
+    src = tmp_path / "in" / "sub"
+    src.mkdir(parents=True)
+    (src / "a.txt").write_text("alpha")
+    (tmp_path / "in" / "b.bin").write_bytes(b"\x00\x01")
+    (role,) = utils.copy(str(tmp_path / "in"), str(tmp_path / "out")).roles
+    assert role.entrypoint == "python"
+    # Run exactly what the role runs, with this interpreter standing in for "python".
+    proc = subprocess.run([sys.executable, *role.args], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    assert (tmp_path / "out" / "sub" / "a.txt").read_text() == "alpha"
+    assert (tmp_path / "out" / "b.bin").read_bytes() == b"\x00\x01"
+    assert "copied 2 file(s)" in proc.stdout
+
+
+def test_copy_program_between_filesystems_and_missing_source(tmp_path: Path) -> None:
+    from torchx.components import _copy
+
+    f = tmp_path / "model.pt"
+    f.write_bytes(b"weights" * 1000)
+    assert _copy.copy(str(f), "memory://torchx-test/model.pt") == 1
+    assert _copy.copy("memory://torchx-test/model.pt", str(tmp_path / "back.pt")) == 1
+    assert (tmp_path / "back.pt").read_bytes() == f.read_bytes()
+    assert _copy.main(["--src", str(tmp_path / "nope"), "--dst", str(tmp_path / "x")]) == 1
