@@ -278,3 +278,13 @@ def test_since_until_bound_the_log(docker_sched: DockerScheduler, docker_engine:
     assert list(docker_sched.log_iter(app_id, "r", 0, since=future)) == []
     assert list(docker_sched.log_iter(app_id, "r", 0, until=past)) == []
     assert list(docker_sched.log_iter(app_id, "r", 0, since=past)) == ["a\n"]
+
+
+def test_missing_sdk_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
+    import sys
+
+    from torchx.schedulers import MissingDependencyError
+
+    monkeypatch.setitem(sys.modules, "docker", None)
+    with pytest.raises(MissingDependencyError, match=r"torchx-schedulers\[docker\]"):
+        DockerScheduler("t").list()
