@@ -1,0 +1,574 @@
+"""local_docker: runs every replica as a container on the local Docker engine.
+
+Containers carry labels naming their app, role and replica, so ``describe``, ``log_iter``,
+``cancel`` and ``list`` work from any process through the engine alone. The Docker SDK is
+imported only when the engine is called (``pip install "torchx-schedulers[docker]"``).
+
+Networking (run option ``network``):
+
+- ``torchx`` (default) or any bridge network name: created if missing; replica ``k`` of
+  role ``r`` is reachable by its hostname ``<app_id>-<r>-<k>``;
+- ``host``: the replicas share the host's network and reach each other on 127.0.0.1;
+- ``none``: no network at all (single-replica apps).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+import secrets
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from torchx.schedulers._api import (
+    DescribeAppResponse,
+    ListAppResponse,
+    Scheduler,
+    SchedulerCapabilities,
+    Stream,
+    filter_regex,
+)
+from torchx.schedulers._container_rules import (
+    check_device_counts,
+    check_image,
+    check_resources,
+    to_dns_label,
+)
+from torchx.schedulers._errors import require
+from torchx.specs import (
+    AppDef,
+    AppDryRunInfo,
+    AppState,
+    BindMount,
+    CfgVal,
+    DeviceMount,
+    ReplicaStatus,
+    Role,
+    RoleStatus,
+    SpecsError,
+    VolumeMount,
+    macros,
+    runopts,
+)
+
+BACKEND = "local_docker"
+EXTRA = "docker"
+RANK0_ENV = "TORCHX_RANK0_HOST"
+MASTER_PORT = 29500
+DEFAULT_NETWORK = "torchx"
+WORKSPACE_REPO = "torchx-workspace"
+IGNORE_FILE = ".torchxignore"
+WORKSPACE_DOCKERFILE = "Dockerfile.torchx"
+
+LABEL_APP_ID = "torchx.pytorch.org/app-id"
+LABEL_APP_NAME = "torchx.pytorch.org/app-name"
+LABEL_ROLE = "torchx.pytorch.org/role-name"
+LABEL_REPLICA = "torchx.pytorch.org/replica-id"
+LABEL_CANCELLED = "torchx.pytorch.org/cancelled"
+LABEL_VERSION = "torchx.pytorch.org/version"
+
+
+@dataclass
+class DockerContainer:
+    """One replica: the keyword arguments of the SDK's ``containers.create``."""
+
+    role: str
+    replica_id: int
+    kwargs: dict[str, Any]
+
+
+@dataclass
+class DockerRequest:
+    app_id: str
+    containers: list[DockerContainer]
+    network: str
+    # workspace image -> the repository tag it is pushed as before the app starts
+    push: dict[str, str] = field(default_factory=dict)
+
+
+def _format(req: DockerRequest) -> str:
+    import json
+
+    out = [f"app_id: {req.app_id}", f"network: {req.network}"]
+    out += [f"push: {src} -> {dst}" for src, dst in sorted(req.push.items())]
+    for c in req.containers:
+        out.append(f"{c.role}/{c.replica_id}: " + json.dumps(c.kwargs, sort_keys=True))
+    return "\n".join(out)
+
+
+def _check_app(app: AppDef, cfg: Mapping[str, CfgVal]) -> None:
+    if not app.roles:
+        raise SpecsError("app.roles", [], "an app needs at least one role")
+    names: set[str] = set()
+    for role in app.roles:
+        where = f"role {role.name!r}"
+        check_image(f"{where} image", role.image)
+        res = role.resource
+        check_resources(f"{where} resource", res.cpu, res.gpu, res.memMB)
+        check_device_counts(f"{where} resource.devices", res.devices)
+        if res.memMB != -1 and res.memMB < 6:
+            raise SpecsError(f"{where} resource.memMB", res.memMB, "Docker needs at least 6 MiB")
+        if not role.entrypoint:
+            raise SpecsError(f"{where} entrypoint", role.entrypoint, "give the program to run")
+        if not isinstance(role.num_replicas, int) or role.num_replicas < 1:
+            raise SpecsError(f"{where} num_replicas", role.num_replicas, "a whole number >= 1")
+        name = to_dns_label(role.name, 40)
+        if name in names:
+            raise SpecsError(f"{where} name", role.name, f"another role is also named {name!r}")
+        names.add(name)
+    shm = cfg.get("shm_size")
+    if not isinstance(shm, str) or not _is_docker_size(shm):
+        raise SpecsError(
+            "run option 'shm_size'", shm, "a size like 64m, 2g or 1024k (digits, then b/k/m/g)"
+        )
+    repo = cfg.get("image_repo")
+    if repo is not None:
+        check_image("run option 'image_repo'", str(repo))
+        if ":" in str(repo).rsplit("/", 1)[-1]:
+            raise SpecsError("run option 'image_repo'", repo, "give a repository without a tag")
+
+
+def _is_docker_size(text: str) -> bool:
+    digits = text[:-1] if text[-1:].lower() in "bkmg" else text
+    return digits.isdigit() and int(digits) > 0
+
+
+def build_request(app: AppDef, app_id: str, cfg: Mapping[str, CfgVal]) -> DockerRequest:
+    """The container requests for ``app`` under ``app_id`` (no checks, no randomness)."""
+    network = str(cfg.get("network") or DEFAULT_NETWORK)
+    first = app.roles[0]
+    rank0 = "127.0.0.1" if network in ("host", "none") else _container_name(app_id, first.name, 0)
+    repo = cfg.get("image_repo")
+    push: dict[str, str] = {}
+    containers = []
+    for role in app.roles:
+        image = role.image
+        if repo and image.startswith(WORKSPACE_REPO + ":"):
+            push[image] = f"{repo}:{image.partition(':')[2]}"
+            image = push[image]
+        for k in range(role.num_replicas):
+            filled = macros.Values(
+                img_root="", app_id=app_id, replica_id=str(k), rank0_env=RANK0_ENV
+            ).apply(role)
+            name = _container_name(app_id, role.name, k)
+            kwargs: dict[str, Any] = {
+                "name": name,
+                "image": image,
+                "entrypoint": [filled.entrypoint],
+                "command": list(filled.args),
+                "environment": {
+                    RANK0_ENV: rank0,
+                    "MASTER_ADDR": rank0,
+                    "MASTER_PORT": str(MASTER_PORT),
+                    "TORCHX_APP_ID": app_id,
+                    "TORCHX_ROLE_NAME": role.name,
+                    "TORCHX_REPLICA_ID": str(k),
+                    **filled.env,
+                },
+                "labels": {
+                    LABEL_APP_ID: app_id,
+                    LABEL_APP_NAME: app.name,
+                    LABEL_ROLE: role.name,
+                    LABEL_REPLICA: str(k),
+                    LABEL_VERSION: "1",
+                },
+                "network_mode": network,
+                # Docker's 64 MiB default starves DataLoader workers that share tensors.
+                "shm_size": str(cfg.get("shm_size")),
+                "detach": True,
+            }
+            if network not in ("host", "none"):
+                kwargs["hostname"] = name
+            res = role.resource
+            if res.cpu != -1:
+                kwargs["nano_cpus"] = round(res.cpu * 1e9)
+            if res.memMB != -1:
+                kwargs["mem_limit"] = f"{res.memMB}m"
+            if res.gpu > 0:
+                kwargs["device_requests"] = [
+                    {"Driver": "nvidia", "Count": res.gpu, "Capabilities": [["gpu"]]}
+                ]
+            mounts, devices = _mounts(role)
+            if mounts:
+                kwargs["mounts"] = mounts
+            if devices:
+                kwargs["devices"] = devices
+            if role.max_retries > 0:
+                # Docker restarts single containers only, whatever the role's retry policy.
+                kwargs["restart_policy"] = {
+                    "Name": "on-failure",
+                    "MaximumRetryCount": role.max_retries,
+                }
+            containers.append(DockerContainer(role.name, k, kwargs))
+    return DockerRequest(app_id, containers, network, push)
+
+
+def _container_name(app_id: str, role: str, k: int) -> str:
+    return f"{app_id}-{to_dns_label(role, 40)}-{k}"
+
+
+def _mounts(role: Role) -> tuple[list[dict[str, Any]], list[str]]:
+    mounts: list[dict[str, Any]] = []
+    devices: list[str] = []
+    for m in role.mounts:
+        if isinstance(m, BindMount):
+            mounts.append(
+                {
+                    "Type": "bind",
+                    "Source": m.src_path,
+                    "Target": m.dst_path,
+                    "ReadOnly": m.read_only,
+                }
+            )
+        elif isinstance(m, VolumeMount):
+            mounts.append(
+                {"Type": "volume", "Source": m.src, "Target": m.dst_path, "ReadOnly": m.read_only}
+            )
+        elif isinstance(m, DeviceMount):
+            devices.append(f"{m.src_path}:{m.dst_path}:{m.permissions}")
+    return mounts, devices
+
+
+def read_ignore_patterns(workspace: str) -> list[str]:
+    """The ``.torchxignore`` patterns of ``workspace`` (.dockerignore syntax)."""
+    path = os.path.join(workspace, IGNORE_FILE)
+    patterns = [IGNORE_FILE, ".dockerignore"]
+    if os.path.isfile(path):
+        with open(path) as f:
+            for line in f:
+                line = line.strip()
+                if line and not line.startswith("#"):
+                    patterns.append(line)
+    return patterns
+
+
+class DockerScheduler(Scheduler[DockerRequest]):
+    """Runs apps as containers; see the module docstring for networking."""
+
+    capabilities = SchedulerCapabilities(
+        cancel=True,
+        logs=True,
+        distributed=True,
+        describe=True,
+        workspaces=True,
+        mounts=True,
+        elasticity=False,
+    )
+
+    def __init__(self, session_name: str = "torchx", base_url: str | None = None) -> None:
+        super().__init__(BACKEND, session_name)
+        self._base_url = base_url
+        self._docker: Any = None
+
+    def _client(self) -> Any:
+        if self._docker is None:
+            docker = require("docker", scheduler=BACKEND, extra=EXTRA)
+            if self._base_url is not None:
+                self._docker = docker.DockerClient(base_url=self._base_url)  # type: ignore[attr-defined]
+            else:
+                self._docker = docker.from_env()  # type: ignore[attr-defined]
+        return self._docker
+
+    def close(self) -> None:
+        if self._docker is not None:
+            self._docker.close()
+            self._docker = None
+
+    # -- submission -------------------------------------------------------------------
+
+    def run_opts(self) -> runopts:
+        opts = runopts()
+        opts.add(
+            "network",
+            str,
+            "bridge network to join (created if missing), host or none",
+            default=DEFAULT_NETWORK,
+        )
+        opts.add("shm_size", str, "size of /dev/shm in each container", default="2g")
+        opts.add(
+            "image_repo",
+            str,
+            "repository that workspace images are pushed to before "
+            "the app starts (leave out to keep them local)",
+        )
+        return opts
+
+    def _submit_dryrun(self, app: AppDef, cfg: dict[str, CfgVal]) -> AppDryRunInfo[DockerRequest]:
+        _check_app(app, cfg)
+        app_id = f"{to_dns_label(app.name, 40)}-{secrets.token_hex(4)}"
+        return AppDryRunInfo(build_request(app, app_id, cfg), _format)
+
+    def with_workspace(
+        self, app: AppDef, cfg: Mapping[str, CfgVal], workspace: str
+    ) -> tuple[AppDef, dict[str, CfgVal]]:
+        """Build, per role image, that image with ``workspace`` copied into its workdir."""
+        import dataclasses
+
+        path = os.path.abspath(os.path.expanduser(workspace))
+        if not os.path.isdir(path):
+            raise SpecsError("workspace", workspace, "the local_docker workspace is a directory")
+        built: dict[str, str] = {}
+        roles = []
+        for role in app.roles:
+            check_image(f"role {role.name!r} image", role.image)
+            if role.image not in built:
+                built[role.image] = self.build_workspace_image(role.image, path)
+            roles.append(dataclasses.replace(role, image=built[role.image]))
+        return dataclasses.replace(app, roles=roles), dict(cfg)
+
+    def build_workspace_image(self, base_image: str, workspace: str) -> str:
+        """Build ``base_image`` + ``workspace``; returns the new image's local tag."""
+        docker = require("docker", scheduler=BACKEND, extra=EXTRA)
+        build = docker.utils.build  # type: ignore[attr-defined]
+        dockerfile = f"FROM {base_image}\nCOPY . .\n"
+        context = build.tar(
+            workspace,
+            exclude=read_ignore_patterns(workspace),
+            dockerfile=(WORKSPACE_DOCKERFILE, dockerfile),
+        )
+        try:
+            image, _ = self._client().images.build(
+                fileobj=context,
+                custom_context=True,
+                dockerfile=WORKSPACE_DOCKERFILE,
+                rm=True,
+                forcerm=True,
+                pull=False,
+            )
+        finally:
+            context.close()
+        tag = hashlib.sha256(image.id.encode()).hexdigest()[:16]
+        image.tag(WORKSPACE_REPO, tag=tag)
+        return f"{WORKSPACE_REPO}:{tag}"
+
+    def schedule(self, dryrun_info: AppDryRunInfo[DockerRequest]) -> str:
+        req = dryrun_info.request
+        client = self._client()
+        docker = require("docker", scheduler=BACKEND, extra=EXTRA)
+        types = docker.types  # type: ignore[attr-defined]
+        for src, dst in req.push.items():
+            repo, _, tag = dst.rpartition(":")
+            client.images.get(src).tag(repo, tag=tag)
+            for status in client.images.push(repo, tag=tag, stream=True, decode=True):
+                if "error" in status:
+                    raise RuntimeError(f"pushing {dst} failed: {status['error']}")
+        if req.network not in ("host", "none", "bridge") and not client.networks.list(
+            names=[req.network]
+        ):
+            client.networks.create(
+                req.network, driver="bridge", labels={"torchx.pytorch.org/network": "1"}
+            )
+        created = []
+        try:
+            for c in req.containers:
+                kwargs = dict(c.kwargs)
+                if "mounts" in kwargs:
+                    kwargs["mounts"] = [
+                        types.Mount(
+                            m["Target"], m["Source"], type=m["Type"], read_only=m["ReadOnly"]
+                        )
+                        for m in kwargs["mounts"]
+                    ]
+                if "device_requests" in kwargs:
+                    kwargs["device_requests"] = [
+                        types.DeviceRequest(
+                            driver=d["Driver"], count=d["Count"], capabilities=d["Capabilities"]
+                        )
+                        for d in kwargs["device_requests"]
+                    ]
+                kwargs.pop("detach", None)
+                created.append(client.containers.create(**kwargs))
+            for container in created:
+                container.start()
+        except Exception:
+            # A refused submission leaves no container behind.
+            for container in created:
+                with contextlib.suppress(docker.errors.APIError):  # type: ignore[attr-defined]
+                    container.remove(force=True)
+            raise
+        return req.app_id
+
+    # -- inspection -------------------------------------------------------------------
+
+    def _containers(self, app_id: str) -> list[Any]:
+        return list(
+            self._client().containers.list(all=True, filters={"label": f"{LABEL_APP_ID}={app_id}"})
+        )
+
+    def describe(self, app_id: str) -> DescribeAppResponse | None:
+        containers = self._containers(app_id)
+        if not containers:
+            return None
+        return _describe(app_id, [c.attrs for c in containers])
+
+    def list(self) -> list[ListAppResponse]:
+        by_app: dict[str, list[dict[str, Any]]] = {}
+        for c in self._client().containers.list(all=True, filters={"label": LABEL_APP_ID}):
+            by_app.setdefault(c.labels[LABEL_APP_ID], []).append(c.attrs)
+        out = []
+        for app_id, attrs in sorted(by_app.items()):
+            d = _describe(app_id, attrs)
+            replica = next(a for a in attrs if LABEL_CANCELLED not in a["Config"]["Labels"])
+            created = _parse_time(replica.get("Created", ""))
+            out.append(
+                ListAppResponse(
+                    app_id, d.state, replica["Config"]["Labels"].get(LABEL_APP_NAME, ""), created
+                )
+            )
+        return out
+
+    def log_iter(
+        self,
+        app_id: str,
+        role_name: str,
+        k: int = 0,
+        regex: str | None = None,
+        since: datetime | None = None,
+        until: datetime | None = None,
+        should_tail: bool = False,
+        streams: Stream | None = None,
+    ) -> Iterable[str]:
+        stream = Stream(streams) if streams is not None else Stream.COMBINED
+        matches = [
+            c
+            for c in self._containers(app_id)
+            if c.labels.get(LABEL_ROLE) == role_name and c.labels.get(LABEL_REPLICA) == str(k)
+        ]
+        if not matches:
+            raise SpecsError(
+                "replica",
+                f"{role_name}/{k}",
+                f"no such container in app {app_id}; `describe` lists its replicas",
+            )
+        kwargs: dict[str, Any] = {
+            "stdout": stream in (Stream.STDOUT, Stream.COMBINED),
+            "stderr": stream in (Stream.STDERR, Stream.COMBINED),
+        }
+        if since is not None:
+            kwargs["since"] = since
+        if until is not None:
+            kwargs["until"] = until
+        if should_tail:
+            chunks: Iterable[bytes] = matches[0].logs(stream=True, follow=True, **kwargs)
+        else:
+            chunks = [matches[0].logs(**kwargs)]
+        return filter_regex(regex, _lines(chunks))
+
+    # -- control ----------------------------------------------------------------------
+
+    def cancel(self, app_id: str) -> None:
+        containers = self._containers(app_id)
+        if not containers:
+            raise SpecsError(
+                "app id", app_id, f"no such {BACKEND} app; `list` shows the known ones"
+            )
+        desc = _describe(app_id, [c.attrs for c in containers])
+        if desc.state in (AppState.SUCCEEDED, AppState.FAILED, AppState.CANCELLED):
+            return
+        # A created-never-started marker records the cancellation in the engine itself, so
+        # every process (and `list`) sees CANCELLED rather than the replicas' kill status.
+        first = containers[0].attrs
+        self._client().containers.create(
+            image=first["Config"]["Image"],
+            entrypoint=["true"],
+            command=[],
+            name=f"{app_id}-cancelled",
+            network_mode="none",
+            labels={LABEL_APP_ID: app_id, LABEL_CANCELLED: "1"},
+        )
+        for c in containers:
+            c.stop(timeout=5)
+
+
+def _lines(chunks: Iterable[bytes]) -> Iterator[str]:
+    pending = b""
+    for chunk in chunks:
+        pending += chunk
+        *done, pending = pending.split(b"\n")
+        for line in done:
+            yield line.decode("utf-8", "replace") + "\n"
+    if pending:
+        yield pending.decode("utf-8", "replace")
+
+
+def _parse_time(text: str) -> datetime | None:
+    head, _, frac = text.rstrip("Z").partition(".")
+    try:
+        t = datetime.fromisoformat(head)
+    except ValueError:
+        return None
+    return t.replace(microsecond=int(frac[:6].ljust(6, "0"))) if frac.isdigit() else t
+
+
+def _replica_state(attrs: Mapping[str, Any]) -> AppState:
+    state = attrs.get("State", {})
+    status = state.get("Status", "")
+    if status == "created":
+        return AppState.PENDING
+    if status in ("running", "restarting", "paused"):
+        return AppState.RUNNING
+    if status in ("exited", "dead"):
+        return AppState.SUCCEEDED if state.get("ExitCode") == 0 else AppState.FAILED
+    return AppState.UNKNOWN
+
+
+def _describe(app_id: str, attrs: list[dict[str, Any]]) -> DescribeAppResponse:
+    cancelled = any(LABEL_CANCELLED in a["Config"]["Labels"] for a in attrs)
+    replicas = [a for a in attrs if LABEL_CANCELLED not in a["Config"]["Labels"]]
+    roles: dict[str, RoleStatus] = {}
+    states = []
+    restarts = 0
+    for a in sorted(replicas, key=lambda a: int(a["Config"]["Labels"].get(LABEL_REPLICA, 0))):
+        labels = a["Config"]["Labels"]
+        role = labels.get(LABEL_ROLE, "")
+        state = _replica_state(a)
+        states.append(state)
+        restarts += int(a.get("RestartCount", 0))
+        exit_code = (
+            a.get("State", {}).get("ExitCode") if state.name in ("SUCCEEDED", "FAILED") else None
+        )
+        roles.setdefault(role, RoleStatus(role)).replicas.append(
+            ReplicaStatus(
+                id=int(labels.get(LABEL_REPLICA, 0)),
+                state=state,
+                role=role,
+                hostname=a.get("Config", {}).get("Hostname", ""),
+                exit_code=exit_code,
+            )
+        )
+    if AppState.FAILED in states:
+        overall = AppState.FAILED
+    elif AppState.RUNNING in states or (
+        AppState.PENDING in states and AppState.SUCCEEDED in states
+    ):
+        overall = AppState.RUNNING
+    elif AppState.PENDING in states:
+        overall = AppState.PENDING
+    elif states and all(s == AppState.SUCCEEDED for s in states):
+        overall = AppState.SUCCEEDED
+    else:
+        overall = AppState.UNKNOWN
+    if cancelled and overall != AppState.SUCCEEDED:
+        overall = AppState.CANCELLED
+    failed = [r for rs in roles.values() for r in rs.replicas if r.state == AppState.FAILED]
+    msg = ", ".join(f"{r.role}/{r.id} exited with {r.exit_code}" for r in failed)
+    return DescribeAppResponse(
+        app_id=app_id,
+        state=overall,
+        num_restarts=restarts,
+        msg=msg,
+        roles_statuses=list(roles.values()),
+    )
+
+
+def create_scheduler(
+    session_name: str, base_url: str | None = None, **_other: Any
+) -> DockerScheduler:
+    """The registry's factory; parameters meant for other schedulers are ignored."""
+    return DockerScheduler(session_name, base_url=base_url)
+
+
+create_scheduler.scheduler_class = DockerScheduler  # type: ignore[attr-defined]

@@ -1,0 +1,290 @@
+"""local_docker: exact container requests, checks before submission, and a real engine."""
+
+from __future__ import annotations
+
+import socket
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from torchx.schedulers import get_scheduler
+from torchx.schedulers.docker_scheduler import (
+    LABEL_APP_ID,
+    DockerScheduler,
+    build_request,
+    read_ignore_patterns,
+)
+from torchx.specs import (
+    AppDef,
+    AppState,
+    BindMount,
+    DeviceMount,
+    Resource,
+    RetryPolicy,
+    Role,
+    SpecsError,
+    VolumeMount,
+    macros,
+)
+
+pytest.importorskip("docker")
+
+
+def _app(**kw: Any) -> AppDef:
+    role: dict[str, Any] = {
+        "name": "trainer",
+        "image": "ghcr.io/org/train:1.0",
+        "entrypoint": "python",
+        "args": ["-m", "train", "--rank", macros.replica_id, "--id", macros.app_id],
+        "env": {"FOO": "bar"},
+        "num_replicas": 2,
+        "resource": Resource(cpu=1.5, gpu=2, memMB=2048),
+        "max_retries": 2,
+        "retry_policy": RetryPolicy.REPLICA,
+        "mounts": [
+            BindMount("/data", "/mnt/data", read_only=True),
+            VolumeMount("ckpt", "/ckpt"),
+            DeviceMount("/dev/fuse", "/dev/fuse", "rw"),
+        ],
+    }
+    role.update(kw)
+    return AppDef("trainer", roles=[Role(**role)])
+
+
+def test_container_requests_field_by_field() -> None:
+    req = build_request(_app(), "trainer-1", {"network": "torchx", "shm_size": "2g"})
+    assert req.app_id == "trainer-1" and req.network == "torchx" and req.push == {}
+    assert [(c.role, c.replica_id) for c in req.containers] == [("trainer", 0), ("trainer", 1)]
+    c = req.containers[1].kwargs
+    assert c == {
+        "name": "trainer-1-trainer-1",
+        "hostname": "trainer-1-trainer-1",
+        "image": "ghcr.io/org/train:1.0",
+        "entrypoint": ["python"],
+        "command": ["-m", "train", "--rank", "1", "--id", "trainer-1"],
+        "environment": {
+            "TORCHX_RANK0_HOST": "trainer-1-trainer-0",
+            "MASTER_ADDR": "trainer-1-trainer-0",
+            "MASTER_PORT": "29500",
+            "TORCHX_APP_ID": "trainer-1",
+            "TORCHX_ROLE_NAME": "trainer",
+            "TORCHX_REPLICA_ID": "1",
+            "FOO": "bar",
+        },
+        "labels": {
+            LABEL_APP_ID: "trainer-1",
+            "torchx.pytorch.org/app-name": "trainer",
+            "torchx.pytorch.org/role-name": "trainer",
+            "torchx.pytorch.org/replica-id": "1",
+            "torchx.pytorch.org/version": "1",
+        },
+        "network_mode": "torchx",
+        "shm_size": "2g",
+        "detach": True,
+        "nano_cpus": 1_500_000_000,
+        "mem_limit": "2048m",
+        "device_requests": [{"Driver": "nvidia", "Count": 2, "Capabilities": [["gpu"]]}],
+        "mounts": [
+            {"Type": "bind", "Source": "/data", "Target": "/mnt/data", "ReadOnly": True},
+            {"Type": "volume", "Source": "ckpt", "Target": "/ckpt", "ReadOnly": False},
+        ],
+        "devices": ["/dev/fuse:/dev/fuse:rw"],
+        "restart_policy": {"Name": "on-failure", "MaximumRetryCount": 2},
+    }
+
+
+def test_host_network_has_no_hostname_and_rank0_is_loopback() -> None:
+    app = _app(resource=Resource(cpu=-1, gpu=-1, memMB=-1), mounts=[], max_retries=0)
+    c = build_request(app, "a-1", {"network": "host", "shm_size": "64m"}).containers[0].kwargs
+    assert "hostname" not in c
+    assert c["environment"]["TORCHX_RANK0_HOST"] == "127.0.0.1"
+    for absent in (
+        "nano_cpus",
+        "mem_limit",
+        "device_requests",
+        "mounts",
+        "devices",
+        "restart_policy",
+    ):
+        assert absent not in c
+
+
+def test_dryrun_through_the_registry_prints_the_requests() -> None:
+    s = get_scheduler("local_docker")
+    assert isinstance(s, DockerScheduler)
+    info = s.submit_dryrun(_app(), {"image_repo": "registry.local:5000/me/ws"})
+    text = str(info)
+    assert text.startswith(f"app_id: {info.request.app_id}\nnetwork: torchx")
+    assert '"shm_size": "2g"' in text and '"name": "' + info.request.app_id in text
+
+
+def test_workspace_images_are_pushed_to_image_repo() -> None:
+    app = _app(image="torchx-workspace:abc123")
+    req = build_request(app, "a-1", {"image_repo": "registry.local:5000/me/ws", "shm_size": "1g"})
+    assert req.push == {"torchx-workspace:abc123": "registry.local:5000/me/ws:abc123"}
+    assert req.containers[0].kwargs["image"] == "registry.local:5000/me/ws:abc123"
+
+
+@pytest.mark.parametrize(
+    ("change", "cfg", "field", "rule"),
+    [
+        ({"image": "Ubuntu:22.04"}, {}, "role 'trainer' image", "lowercase"),
+        ({"image": "ubuntu:bad tag"}, {}, "image", "tag"),
+        ({"resource": Resource(cpu=-2, gpu=0, memMB=10)}, {}, "resource.cpu", "> 0"),
+        ({"resource": Resource(cpu=1, gpu=0, memMB=4)}, {}, "resource.memMB", "6 MiB"),
+        ({"resource": Resource(cpu=1, gpu=1.5, memMB=100)}, {}, "resource.gpu", "whole"),  # type: ignore[arg-type]
+        ({"entrypoint": ""}, {}, "entrypoint", "program"),
+        ({}, {"shm_size": "lots"}, "shm_size", "64m"),
+        ({}, {"image_repo": "Me/Repo"}, "image_repo", "lowercase"),
+        ({}, {"image_repo": "me/repo:tag"}, "image_repo", "without a tag"),
+    ],
+)
+def test_bad_input_is_refused_before_submission(
+    change: dict[str, Any], cfg: dict[str, Any], field: str, rule: str
+) -> None:
+    with pytest.raises(SpecsError) as e:
+        DockerScheduler("t", base_url="unix:///nonexistent").submit_dryrun(_app(**change), cfg)
+    assert field in str(e.value) and rule in str(e.value)
+
+
+def test_ignore_patterns_read_from_torchxignore(tmp_path: Path) -> None:
+    (tmp_path / ".torchxignore").write_text("# comment\n*.log\n!keep.log\n\n")
+    assert read_ignore_patterns(str(tmp_path)) == [
+        ".torchxignore",
+        ".dockerignore",
+        "*.log",
+        "!keep.log",
+    ]
+
+
+# -- against a real engine -------------------------------------------------------------
+
+
+@pytest.fixture
+def docker_sched(docker_engine: Any) -> Any:
+    s = DockerScheduler("test", base_url=docker_engine.base_url)
+    yield s
+    s.close()
+
+
+def _role(image: str, *args: str, entrypoint: str = "sh", **kw: Any) -> Role:
+    return Role("r", image=image, entrypoint=entrypoint, args=list(args), **kw)
+
+
+HOST = {"network": "host", "shm_size": "64m"}
+
+
+def test_echo_runs_and_logs(docker_sched: DockerScheduler, docker_engine: Any) -> None:
+    app = AppDef(
+        "echo", roles=[_role(docker_engine.image, "hello", "$TORCHX_REPLICA_ID", entrypoint="echo")]
+    )
+    app_id = docker_sched.submit(app, {"network": "none", "shm_size": "64m"})
+    desc = docker_sched.wait(app_id, timeout=60)
+    assert desc is not None and desc.state == AppState.SUCCEEDED
+    assert desc.roles_statuses[0].replicas[0].exit_code == 0
+    # echo prints its args unexpanded: Docker runs no shell for a list command.
+    assert list(docker_sched.log_iter(app_id, "r", 0)) == ["hello $TORCHX_REPLICA_ID\n"]
+    assert any(a.app_id == app_id and a.state == AppState.SUCCEEDED for a in docker_sched.list())
+
+
+def test_failing_replica_fails_the_app_and_streams_split(
+    docker_sched: DockerScheduler, docker_engine: Any
+) -> None:
+    script = 'echo out; echo err >&2; [ "$TORCHX_REPLICA_ID" = 0 ] || exit 3'
+    app = AppDef("fail", roles=[_role(docker_engine.image, "-c", script, num_replicas=2)])
+    app_id = docker_sched.submit(app, HOST)
+    desc = docker_sched.wait(app_id, timeout=60)
+    assert desc is not None and desc.state == AppState.FAILED
+    codes = {r.id: r.exit_code for r in desc.roles_statuses[0].replicas}
+    assert codes == {0: 0, 1: 3}
+    assert "r/1 exited with 3" in desc.msg
+    from torchx.schedulers import Stream
+
+    assert list(docker_sched.log_iter(app_id, "r", 1, streams=Stream.STDERR)) == ["err\n"]
+    assert list(docker_sched.log_iter(app_id, "r", 1, streams=Stream.STDOUT)) == ["out\n"]
+    assert list(docker_sched.log_iter(app_id, "r", 1, regex="^e")) == ["err\n"]
+
+
+def test_two_replicas_talk_over_host_network(
+    docker_sched: DockerScheduler, docker_engine: Any
+) -> None:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    # Replica 0 listens; replica 1 retries until it connects, then sends a line.
+    script = (
+        f'if [ "$TORCHX_REPLICA_ID" = 0 ]; then nc -l -p {port}; else '
+        f'for i in $(seq 100); do echo ping-from-1 | nc "$TORCHX_RANK0_HOST" {port} && exit 0; '
+        "sleep 0.1; done; exit 1; fi"
+    )
+    app = AppDef("net", roles=[_role(docker_engine.image, "-c", script, num_replicas=2)])
+    app_id = docker_sched.submit(app, HOST)
+    desc = docker_sched.wait(app_id, timeout=60)
+    assert desc is not None and desc.state == AppState.SUCCEEDED, desc
+    assert list(docker_sched.log_iter(app_id, "r", 0)) == ["ping-from-1\n"]
+
+
+def test_cancel_stops_a_running_app(docker_sched: DockerScheduler, docker_engine: Any) -> None:
+    app = AppDef("sleepy", roles=[_role(docker_engine.image, "-c", "echo up; sleep 600")])
+    app_id = docker_sched.submit(app, HOST)
+    lines = iter(docker_sched.log_iter(app_id, "r", 0, should_tail=True))
+    assert next(lines) == "up\n"
+    docker_sched.cancel(app_id)
+    desc = docker_sched.describe(app_id)
+    assert desc is not None and desc.state == AppState.CANCELLED
+    assert list(lines) == []  # the followed log ends with the container
+    assert [r.id for r in desc.roles_statuses[0].replicas] == [0]
+    docker_sched.cancel(app_id)  # a no-op once ended
+
+
+def test_workspace_build_changes_what_runs(
+    docker_sched: DockerScheduler, docker_engine: Any, tmp_path: Path
+) -> None:
+    (tmp_path / "main.sh").write_text("echo from-workspace\ncat secret.txt 2>/dev/null || true\n")
+    (tmp_path / "secret.txt").write_text("must-not-ship\n")
+    (tmp_path / ".torchxignore").write_text("secret.txt\n")
+    app = AppDef("ws", roles=[_role(docker_engine.image, "main.sh")])
+    new_app, cfg = docker_sched.with_workspace(app, HOST, str(tmp_path))
+    assert new_app.roles[0].image.startswith("torchx-workspace:")
+    assert app.roles[0].image == docker_engine.image  # the original is left alone
+    app_id = docker_sched.submit(new_app, cfg)
+    desc = docker_sched.wait(app_id, timeout=60)
+    assert desc is not None and desc.state == AppState.SUCCEEDED
+    assert list(docker_sched.log_iter(app_id, "r", 0)) == ["from-workspace\n"]
+
+
+def test_refused_submission_leaves_no_container(
+    docker_sched: DockerScheduler, docker_engine: Any
+) -> None:
+    good = _role(docker_engine.image, "-c", "true")
+    missing = Role("b", image="no-such-image:1", entrypoint="true")
+    info = docker_sched.submit_dryrun(AppDef("half", roles=[good, missing]), HOST)
+    import docker
+
+    with pytest.raises(docker.errors.ImageNotFound):
+        docker_sched.schedule(info)
+    assert docker_sched.describe(info.request.app_id) is None
+
+
+def test_since_until_bound_the_log(docker_sched: DockerScheduler, docker_engine: Any) -> None:
+    from datetime import datetime, timedelta, timezone
+
+    app = AppDef("t", roles=[_role(docker_engine.image, "-c", "echo a")])
+    app_id = docker_sched.submit(app, HOST)
+    docker_sched.wait(app_id, timeout=60)
+    future = datetime.now(timezone.utc) + timedelta(hours=1)
+    past = datetime.now(timezone.utc) - timedelta(hours=1)
+    assert list(docker_sched.log_iter(app_id, "r", 0, since=future)) == []
+    assert list(docker_sched.log_iter(app_id, "r", 0, until=past)) == []
+    assert list(docker_sched.log_iter(app_id, "r", 0, since=past)) == ["a\n"]
+
+
+def test_missing_sdk_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
+    import sys
+
+    from torchx.schedulers import MissingDependencyError
+
+    monkeypatch.setitem(sys.modules, "docker", None)
+    with pytest.raises(MissingDependencyError, match=r"torchx-schedulers\[docker\]"):
+        DockerScheduler("t").list()

@@ -1,0 +1,296 @@
+"""kubernetes: manifests checked field by field and against the client's official models."""
+
+from __future__ import annotations
+
+import json
+import os
+from typing import Any
+
+import pytest
+import yaml
+
+from torchx.schedulers import get_scheduler
+from torchx.schedulers.kubernetes_scheduler import (
+    LABEL_APP_ID,
+    LABEL_ROLE,
+    KubernetesScheduler,
+    _describe_batch,
+    _describe_volcano,
+    _parse_time,
+    build_request,
+)
+from torchx.specs import (
+    AppDef,
+    AppState,
+    BindMount,
+    DeviceMount,
+    Resource,
+    RetryPolicy,
+    Role,
+    SpecsError,
+    VolumeMount,
+    macros,
+)
+
+kubernetes = pytest.importorskip("kubernetes")
+
+
+def _app(**role_kw: Any) -> AppDef:
+    kw: dict[str, Any] = {
+        "name": "trainer",
+        "image": "ghcr.io/org/train:1.0",
+        "entrypoint": "python",
+        "args": ["-m", "train", "--rank", macros.replica_id, "--id", macros.app_id],
+        "env": {"FOO": "bar"},
+        "num_replicas": 2,
+        "resource": Resource(cpu=2.5, gpu=1, memMB=4096, devices={"vpc.amazonaws.com/efa": 2}),
+        "max_retries": 3,
+        "retry_policy": RetryPolicy.ROLE,
+        "mounts": [
+            BindMount("/data", "/mnt/data", read_only=True),
+            VolumeMount("ckpt-pvc", "/ckpt"),
+            DeviceMount("/dev/fuse", "/dev/fuse", "rwm"),
+        ],
+        "port_map": {"tcp": 29500},
+    }
+    kw.update(role_kw)
+    return AppDef("My_App", roles=[Role(**kw)])
+
+
+CFG: dict[str, Any] = {
+    "namespace": "ml",
+    "api": "volcano",
+    "queue": "gpu",
+    "service_account": "trainer-sa",
+    "priority_class": "high",
+    "image_pull_secrets": ["regcred"],
+    "node_selector": {"node.kubernetes.io/instance-type": "p4d"},
+    "labels": {"team": "vision"},
+    "shm_size": "8Gi",
+}
+
+
+def _deserialize(obj: dict[str, Any], model: str) -> Any:
+    """Load ``obj`` into an official model, the way the client reads API responses."""
+
+    class Response:
+        data = json.dumps(obj)
+
+    client = kubernetes.client.ApiClient()
+    return client, client.deserialize(Response(), model)
+
+
+def _roundtrip(obj: dict[str, Any], model: str) -> None:
+    # Unknown or misspelt fields are dropped by the models, so equality after the round
+    # trip shows that every field exists in the official schema with the right shape.
+    client, typed = _deserialize(obj, model)
+    assert client.sanitize_for_serialization(typed) == obj
+
+
+def test_volcano_job_field_by_field() -> None:
+    req = build_request(_app(), "my-app-1234", CFG)
+    assert req.namespace == "ml" and req.api == "volcano"
+    (job,) = req.manifests
+    assert job["apiVersion"] == "batch.volcano.sh/v1alpha1"
+    assert job["kind"] == "Job"
+    assert job["metadata"] == {
+        "name": "my-app-1234",
+        "namespace": "ml",
+        "labels": {
+            "app.kubernetes.io/managed-by": "torchx",
+            LABEL_APP_ID: "my-app-1234",
+            "torchx.pytorch.org/app-name": "my-app",
+            "team": "vision",
+        },
+    }
+    spec = job["spec"]
+    assert spec["schedulerName"] == "volcano"
+    assert spec["queue"] == "gpu"
+    assert spec["minAvailable"] == 2
+    assert spec["maxRetry"] == 3
+    assert spec["plugins"] == {"svc": [], "env": []}
+    (task,) = spec["tasks"]
+    assert task["name"] == "trainer"
+    assert task["replicas"] == 2
+    assert task["minAvailable"] == 2
+    assert task["maxRetry"] == 3
+    assert task["policies"] == [
+        {"event": "PodEvicted", "action": "RestartTask"},
+        {"event": "PodFailed", "action": "RestartTask"},
+    ]
+    pod = task["template"]
+    assert pod["metadata"]["labels"][LABEL_ROLE] == "trainer"
+    ps = pod["spec"]
+    assert ps["restartPolicy"] == "Never"
+    assert ps["serviceAccountName"] == "trainer-sa"
+    assert ps["priorityClassName"] == "high"
+    assert ps["imagePullSecrets"] == [{"name": "regcred"}]
+    assert ps["nodeSelector"] == {"node.kubernetes.io/instance-type": "p4d"}
+    assert ps["volumes"] == [
+        {"name": "dshm", "emptyDir": {"medium": "Memory", "sizeLimit": "8Gi"}},
+        {"name": "mount-0", "hostPath": {"path": "/data"}},
+        {"name": "mount-1", "persistentVolumeClaim": {"claimName": "ckpt-pvc"}},
+        {"name": "mount-2", "hostPath": {"path": "/dev/fuse", "type": "CharDevice"}},
+    ]
+    (c,) = ps["containers"]
+    assert c["name"] == "trainer"
+    assert c["image"] == "ghcr.io/org/train:1.0"
+    assert c["command"] == ["python"]
+    assert c["args"] == ["-m", "train", "--rank", "$(VC_TASK_INDEX)", "--id", "my-app-1234"]
+    env = {e["name"]: e["value"] for e in c["env"]}
+    assert env["TORCHX_RANK0_HOST"] == "my-app-1234-trainer-0.my-app-1234"
+    assert env["MASTER_ADDR"] == env["TORCHX_RANK0_HOST"]
+    assert env["MASTER_PORT"] == "29500"
+    assert env["FOO"] == "bar"
+    amounts = {
+        "cpu": "2500m",
+        "memory": "4096Mi",
+        "nvidia.com/gpu": "1",
+        "vpc.amazonaws.com/efa": "2",
+    }
+    assert c["resources"] == {"requests": amounts, "limits": amounts}
+    assert c["volumeMounts"] == [
+        {"name": "dshm", "mountPath": "/dev/shm"},
+        {"name": "mount-0", "mountPath": "/mnt/data", "readOnly": True},
+        {"name": "mount-1", "mountPath": "/ckpt", "readOnly": False},
+        {"name": "mount-2", "mountPath": "/dev/fuse", "readOnly": False},
+    ]
+    assert c["securityContext"] == {"privileged": True}
+    assert c["ports"] == [{"name": "tcp", "containerPort": 29500}]
+    _roundtrip(pod, "V1PodTemplateSpec")
+    _, typed = _deserialize(pod, "V1PodTemplateSpec")
+    assert typed.spec.containers[0].resources.limits["nvidia.com/gpu"] == "1"
+    assert typed.spec.volumes[0].empty_dir.medium == "Memory"
+
+
+def test_batch_jobs_and_headless_service_validate_against_official_models() -> None:
+    app = _app(retry_policy=RetryPolicy.REPLICA)
+    app.roles.append(Role("ps", image="busybox", entrypoint="sh", args=["-c", "true"]))
+    req = build_request(app, "my-app-1234", {**CFG, "api": "batch"})
+    svc, worker, ps = req.manifests
+    assert svc["kind"] == "Service"
+    assert svc["spec"] == {
+        "clusterIP": "None",
+        "selector": {LABEL_APP_ID: "my-app-1234"},
+        "publishNotReadyAddresses": True,
+    }
+    _roundtrip(svc, "V1Service")
+    assert worker["metadata"]["name"] == "my-app-1234-trainer"
+    assert worker["spec"]["completionMode"] == "Indexed"
+    assert worker["spec"]["completions"] == worker["spec"]["parallelism"] == 2
+    assert worker["spec"]["backoffLimit"] == 3
+    tmpl = worker["spec"]["template"]
+    assert tmpl["spec"]["subdomain"] == "my-app-1234"
+    assert tmpl["spec"]["restartPolicy"] == "OnFailure"
+    assert tmpl["spec"]["containers"][0]["args"][3] == "$(JOB_COMPLETION_INDEX)"
+    assert tmpl["metadata"]["labels"][LABEL_APP_ID] == "my-app-1234"
+    assert ps["spec"]["backoffLimit"] == 0
+    assert ps["spec"]["template"]["spec"]["restartPolicy"] == "Never"
+    assert "resources" not in ps["spec"]["template"]["spec"]["containers"][0]
+    for job in (worker, ps):
+        _roundtrip(job, "V1Job")
+    _, typed = _deserialize(worker, "V1Job")
+    assert typed.spec.template.spec.volumes[2].persistent_volume_claim.claim_name == "ckpt-pvc"
+
+
+def test_retry_policies_map_to_volcano_actions_and_no_retries_to_none() -> None:
+    for policy, action in [
+        (RetryPolicy.APPLICATION, "RestartJob"),
+        (RetryPolicy.REPLICA, "RestartPod"),
+    ]:
+        (job,) = build_request(_app(retry_policy=policy), "a-1", CFG).manifests
+        assert job["spec"]["tasks"][0]["policies"][0]["action"] == action
+    (job,) = build_request(_app(max_retries=0), "a-1", CFG).manifests
+    assert "policies" not in job["spec"]["tasks"][0]
+    assert job["spec"]["maxRetry"] == 0
+
+
+def test_dryrun_prints_yaml_of_the_exact_manifests() -> None:
+    s = get_scheduler("kubernetes")
+    assert isinstance(s, KubernetesScheduler)
+    info = s.submit_dryrun(_app(), CFG)
+    docs = list(yaml.safe_load_all(str(info)))
+    assert docs == info.request.manifests
+    assert info.request.app_id.startswith("my-app-")
+    assert docs[0]["metadata"]["name"] == info.request.app_id
+
+
+@pytest.mark.parametrize(
+    ("change", "cfg", "field", "rule"),
+    [
+        ({"image": "Bad/Image:1"}, {}, "role 'trainer' image", "lowercase path components"),
+        ({"image": "repo:-tag"}, {}, "role 'trainer' image", "tag"),
+        ({"resource": Resource(cpu=0, gpu=0, memMB=10)}, {}, "resource.cpu", "> 0"),
+        ({"resource": Resource(cpu=1, gpu=0, memMB=0)}, {}, "resource.memMB", "> 0"),
+        ({"resource": Resource(cpu=1, gpu=-3, memMB=1)}, {}, "resource.gpu", "GPUs"),
+        (
+            {"resource": Resource(cpu=1, gpu=0, memMB=1, devices={"x/y": 0})},
+            {},
+            "resource.devices",
+            "> 0",
+        ),
+        ({"mounts": [VolumeMount("Bad_PVC!", "/x")]}, {}, "PVC", "63 characters"),
+        ({}, {"labels": {"team": "a b"}}, "run option 'labels'['team']", "63 characters"),
+        ({}, {"node_selector": {"-bad": "x"}}, "node_selector' key", "name part"),
+        ({}, {"namespace": "My_NS"}, "namespace", "DNS label"),
+        ({}, {"api": "argo"}, "run option 'api'", "volcano or batch"),
+    ],
+)
+def test_bad_input_is_refused_before_submission(
+    change: dict[str, Any], cfg: dict[str, Any], field: str, rule: str
+) -> None:
+    # No API client is configured: reaching the API would fail differently.
+    s = KubernetesScheduler("t", client=object())
+    with pytest.raises(SpecsError) as e:
+        s.submit_dryrun(_app(**change), {**CFG, **cfg})
+    assert field in str(e.value)
+    assert rule in str(e.value)
+
+
+def test_states_read_from_volcano_and_batch_status() -> None:
+    (vjob,) = build_request(_app(), "a-1", CFG).manifests
+    assert _describe_volcano("ml:a-1", vjob).state == AppState.UNKNOWN
+    vjob["status"] = {"state": {"phase": "Running"}, "retryCount": 1}
+    d = _describe_volcano("ml:a-1", vjob)
+    assert d.state == AppState.RUNNING and d.num_restarts == 1
+    assert [len(r.replicas) for r in d.roles_statuses] == [2]
+    vjob["status"]["state"]["phase"] = "Aborted"
+    assert _describe_volcano("ml:a-1", vjob).state == AppState.CANCELLED
+    _, job = build_request(_app(), "a-1", {**CFG, "api": "batch"}).manifests
+    job["status"] = {"conditions": [{"type": "Complete", "status": "True"}]}
+    assert _describe_batch("ml:a-1", [job]).state == AppState.SUCCEEDED
+    job["status"] = {"conditions": [{"type": "Failed", "status": "True"}], "failed": 4}
+    d = _describe_batch("ml:a-1", [job])
+    assert d.state == AppState.FAILED and d.num_restarts == 4
+    job["metadata"]["annotations"] = {"torchx.pytorch.org/cancelled": "true"}
+    assert _describe_batch("ml:a-1", [job]).state == AppState.CANCELLED
+
+
+def test_log_timestamps_parse() -> None:
+    t = _parse_time("2024-05-01T10:20:30.123456789Z")
+    assert t is not None and (t.second, t.microsecond) == (30, 123456)
+    assert _parse_time("nonsense") is None
+
+
+def test_bad_app_id_names_the_expected_form() -> None:
+    with pytest.raises(SpecsError, match="NAMESPACE:NAME"):
+        KubernetesScheduler("t", client=object()).describe("no-namespace")
+
+
+@pytest.mark.skipif(
+    not os.environ.get("KUBECONFIG"),
+    reason="no Kubernetes API server: set KUBECONFIG to a cluster's config to run this",
+)
+def test_real_api_server_batch_roundtrip() -> None:
+    s = KubernetesScheduler("t")
+    app = AppDef("echo", roles=[Role("echo", image="busybox", entrypoint="echo", args=["hello"])])
+    app_id = s.submit(app, {"api": "batch"})
+    try:
+        d = s.wait(app_id, timeout=120)
+        assert d is not None and d.state == AppState.SUCCEEDED
+        assert any(app_id == a.app_id for a in s.list())
+        assert "hello\n" in list(s.log_iter(app_id, "echo", 0))
+    finally:
+        namespace, name = app_id.split(":")
+        for m in build_request(app, name, {"namespace": namespace, "api": "batch"}).manifests:
+            s._delete(namespace, m)
