@@ -9,7 +9,7 @@ from dataclasses import dataclass
 import torch
 
 from torchx.devices._errors import DeviceUnavailableError, GPUFallbackWarning
-from torchx.devices._policy import MissingGPUPolicy
+from torchx.devices._policy import MissingGPUPolicy, get_missing_gpu_policy
 
 DeviceSpec = int | str | torch.device | Sequence[int]
 
@@ -91,8 +91,13 @@ def _gpu_count() -> int:
     return torch.cuda.device_count() if torch.cuda.is_available() else 0
 
 
-def resolve(value: object, policy: MissingGPUPolicy, stacklevel: int = 2) -> Placement:
-    """Check ``value`` and the machine, and return where the scope will place things."""
+def resolve(value: object, policy: MissingGPUPolicy | None, stacklevel: int = 2) -> Placement:
+    """Check ``value`` and the machine, and return where the scope will place things.
+
+    ``policy`` None means the process-wide one, looked up only when a GPU is missing.
+    """
+    if isinstance(value, torch.device) and value.type != "cuda":
+        return Placement(value)
     kind, index, ids = _parse(value)
     if kind != "cuda":
         return Placement(
@@ -108,7 +113,7 @@ def resolve(value: object, policy: MissingGPUPolicy, stacklevel: int = 2) -> Pla
     missing = [i for i in wanted if i >= count] if wanted else [0]
     if count == 0 or missing:
         have = f"this machine has {count} CUDA device(s)"
-        if policy == "error":
+        if (policy or get_missing_gpu_policy()) == "error":
             raise DeviceUnavailableError(
                 f"device={value!r} asks for GPU {missing} but {have}; use 'cpu' or -1, "
                 "or pass on_missing_gpu='cpu' (or set TORCHX_MISSING_GPU=cpu) "

@@ -9,23 +9,13 @@ import torch
 
 from torchx.devices._dtype_mode import FLOAT_DTYPES, ScopeDtypeMode
 from torchx.devices._placement import DeviceSpec, Placement, resolve
-from torchx.devices._policy import MissingGPUPolicy, check_policy, get_missing_gpu_policy
-
-
-class _Frame:
-    """One entry of a thread's scope stack: the scope and what its entry pushed onto torch."""
-
-    __slots__ = ("device_context", "dtype_mode", "scope")
-
-    def __init__(self, scope: DeviceScope) -> None:
-        self.scope = scope
-        self.device_context: torch.device | None = None
-        self.dtype_mode: ScopeDtypeMode | None = None
+from torchx.devices._policy import MissingGPUPolicy, check_policy
 
 
 class _ThreadState(threading.local):
     def __init__(self) -> None:
-        self.stack: list[_Frame] = []
+        # (scope, the dtype mode its entry pushed or None), innermost last.
+        self.stack: list[tuple[DeviceScope, ScopeDtypeMode | None]] = []
         # The innermost scope, kept apart from the stack so the per-call check in
         # torchx.nn.Module is a single attribute read.
         self.current: DeviceScope | None = None
@@ -60,21 +50,19 @@ class DeviceScope:
         return f"DeviceScope(device={self.device}{extra}{dtype})"
 
     def __enter__(self) -> DeviceScope:
-        frame = _Frame(self)
         # torch.device as a context manager is torch's own, thread-local way of sending
-        # factories to a device; entering it before the dtype mode keeps the exits in order.
-        device_context = torch.device(self.device)
-        device_context.__enter__()
-        frame.device_context = device_context
-        try:
-            if self.dtype is not None:
+        # factories to a device: entering pushes a fresh mode and leaving pops it, so one
+        # device object may be entered at several depths at once.
+        self.device.__enter__()
+        mode = None
+        if self.dtype is not None:
+            try:
                 mode = ScopeDtypeMode(self.dtype)
                 mode.__enter__()  # type: ignore[no-untyped-call]
-                frame.dtype_mode = mode
-        except BaseException:
-            device_context.__exit__(None, None, None)
-            raise
-        STATE.stack.append(frame)
+            except BaseException:
+                self.device.__exit__(None, None, None)
+                raise
+        STATE.stack.append((self, mode))
         STATE.current = self
         return self
 
@@ -85,19 +73,18 @@ class DeviceScope:
         tb: TracebackType | None,
     ) -> None:
         stack = STATE.stack
-        if not stack or stack[-1].scope is not self:
+        if not stack or stack[-1][0] is not self:
             raise RuntimeError(
                 f"{self!r} is leaving but it is not the innermost scope of this thread; "
                 "scopes must be left in the reverse order they were entered"
             )
-        frame = stack.pop()
-        STATE.current = stack[-1].scope if stack else None
+        _, mode = stack.pop()
+        STATE.current = stack[-1][0] if stack else None
         try:
-            if frame.dtype_mode is not None:
-                frame.dtype_mode.__exit__(None, None, None)  # type: ignore[no-untyped-call]
+            if mode is not None:
+                mode.__exit__(None, None, None)  # type: ignore[no-untyped-call]
         finally:
-            if frame.device_context is not None:
-                frame.device_context.__exit__(None, None, None)
+            self.device.__exit__(None, None, None)
 
 
 def _check_dtype(dtype: object) -> torch.dtype | None:
@@ -128,11 +115,7 @@ def device_scope(
     (see :func:`set_missing_gpu_policy`).
     """
     checked_dtype = _check_dtype(dtype)
-    policy = (
-        get_missing_gpu_policy()
-        if on_missing_gpu is None
-        else check_policy(on_missing_gpu, "on_missing_gpu")
-    )
+    policy = None if on_missing_gpu is None else check_policy(on_missing_gpu, "on_missing_gpu")
     return DeviceScope(device, resolve(device, policy, stacklevel=2), checked_dtype)
 
 
