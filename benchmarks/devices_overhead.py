@@ -92,9 +92,8 @@ def _table(title: str, header: tuple[str, ...], rows: list[tuple[str, ...]]) -> 
     print(f"\n{title}")
     widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
     for row in [header, *rows]:
-        cells = [row[0].ljust(widths[0])] + [
-            c.rjust(w) for c, w in zip(row[1:], widths[1:], strict=False)
-        ]
+        padded = zip(row[1:], widths[1:], strict=True)
+        cells = [row[0].ljust(widths[0])] + [cell.rjust(width) for cell, width in padded]
         print("   " + "  ".join(cells))
 
 
