@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import functools
 import timeit
 from collections.abc import Callable
 from typing import Any
@@ -100,13 +101,13 @@ def _table(title: str, header: tuple[str, ...], rows: list[tuple[str, ...]]) -> 
 def bench_module_call(device: torch.device, rounds: int) -> None:
     x = torch.randn(8, 16, device=device)
     scope = tx.device_scope(device)
-    rows = []
+    rows: list[tuple[str, ...]] = []
     for label, plain, placed in (
         ("identity", PlainIdentity().to(device), PlacedIdentity().to(device)),
         ("small MLP", PlainNet().to(device), PlacedNet().to(device)),
     ):
-        call_plain = _synced(device, lambda m=plain: m(x))
-        call_placed = _synced(device, lambda m=placed: m(x))
+        call_plain = _synced(device, functools.partial(plain, x))
+        call_placed = _synced(device, functools.partial(placed, x))
         with torch.no_grad():
             times = timed(
                 {
