@@ -1,0 +1,184 @@
+"""``torchx.nn.Module``: an ``nn.Module`` that follows the caller's device scope."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator
+from typing import Any, TypeVar
+
+import torch
+from torch import nn
+
+from torchx.devices._scope import STATE
+
+_M = TypeVar("_M", bound="Module")
+
+_PLACED = "_torchx_placed_on"
+_nn_call = nn.Module.__call__
+
+
+def _check_positive(name: str, value: object) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
+        raise ValueError(f"{name}={value!r} is not a positive number; accepted: a number > 0")
+    return float(value)
+
+
+def _tensors(module: nn.Module) -> Iterator[tuple[str, torch.Tensor]]:
+    yield from module.named_parameters()
+    for name, buffer in module.named_buffers():
+        yield f"buffer:{name}", buffer
+
+
+def _pair_up(target: nn.Module, source: object) -> list[tuple[torch.Tensor, torch.Tensor]]:
+    """Match every parameter and buffer of ``target`` with the same one of ``source``.
+
+    Everything is checked before anything is written, so a mismatch changes nothing.
+    """
+    if not isinstance(source, nn.Module):
+        raise TypeError(f"other={source!r} is not a torch.nn.Module; pass a module of like shape")
+    mine = dict(_tensors(target))
+    theirs = dict(_tensors(source))
+    if mine.keys() != theirs.keys():
+        lacking = sorted(mine.keys() - theirs.keys())
+        extra = sorted(theirs.keys() - mine.keys())
+        raise ValueError(
+            f"other does not match this module: other lacks {lacking}, other adds {extra}; "
+            "accepted: a module with the same parameters and buffers"
+        )
+    pairs = []
+    for name, tensor in mine.items():
+        other = theirs[name]
+        if tensor.shape != other.shape:
+            raise ValueError(
+                f"other.{name} has shape {tuple(other.shape)} but this module's has "
+                f"{tuple(tensor.shape)}; accepted: equal shapes"
+            )
+        pairs.append((tensor, other))
+    return pairs
+
+
+class Module(nn.Module):
+    """A strict superset of :class:`torch.nn.Module` that places itself on the scope's device.
+
+    Called inside :func:`torchx.devices.device_scope`, the module moves its parameters and
+    buffers to the scope's device the first time it is not already there; later calls cost a
+    single comparison. Outside every scope it stays where it was put. Subclasses may skip
+    ``super().__init__()``: the module is initialised before their ``__init__`` runs.
+    """
+
+    _torchx_placed_on: torch.device | None
+
+    def __new__(cls, *args: Any, **kwargs: Any) -> Any:
+        self = super().__new__(cls)
+        # Doing nn.Module's set-up here is what lets subclasses assign layers in an
+        # __init__ that never calls super().__init__().
+        nn.Module.__init__(self)
+        self.__dict__[_PLACED] = None
+        return self
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        # Already initialised in __new__; running nn.Module.__init__ again would only wipe
+        # what a subclass assigned before calling super().__init__(). Arguments still go up
+        # the chain so cooperative bases see them.
+        if args or kwargs:
+            super().__init__(*args, **kwargs)
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        scope = STATE.current
+        if scope is not None and self._torchx_placed_on is not scope.device:
+            self._place(scope.device)
+        return _nn_call(self, *args, **kwargs)
+
+    def _place(self, device: torch.device) -> None:
+        placed = self._torchx_placed_on
+        if (placed is None or placed != device) and not all(
+            t.device == device for _, t in _tensors(self)
+        ):
+            self.to(device)
+        for sub in self.modules():
+            if isinstance(sub, Module):
+                sub.__dict__[_PLACED] = device
+
+    def _forget_placement(self) -> None:
+        self.__dict__[_PLACED] = None
+
+    # Whatever may change where the tensors live forgets the cached placement.
+
+    def _apply(self, fn: Any, recurse: bool = True) -> Any:
+        self._forget_placement()
+        return super()._apply(fn, recurse)  # type: ignore[no-untyped-call]
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if isinstance(value, (torch.Tensor, nn.Module)):
+            self._forget_placement()
+        super().__setattr__(name, value)
+
+    def register_buffer(
+        self, name: str, tensor: torch.Tensor | None, persistent: bool = True
+    ) -> None:
+        self._forget_placement()
+        super().register_buffer(name, tensor, persistent)
+
+    def register_parameter(self, name: str, param: nn.Parameter | None) -> None:
+        self._forget_placement()
+        super().register_parameter(name, param)
+
+    def add_module(self, name: str, module: nn.Module | None) -> None:
+        self._forget_placement()
+        super().add_module(name, module)
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        super().__setstate__(state)  # type: ignore[no-untyped-call]
+        self._forget_placement()
+
+    # Training helpers.
+
+    def clip_grad_value(self, clip_value: float) -> None:
+        """Clamp every gradient of this module into ``[-clip_value, clip_value]``, in place."""
+        value = _check_positive("clip_value", clip_value)
+        nn.utils.clip_grad_value_(self.parameters(), value)
+
+    def clip_grad_norm(self, max_norm: float, norm_type: float = 2.0) -> float:
+        """Rescale the gradients so their joint norm is at most ``max_norm``; return the norm
+        they had before clipping."""
+        limit = _check_positive("max_norm", max_norm)
+        if not (norm_type == math.inf or _check_positive("norm_type", norm_type)):
+            raise ValueError(f"norm_type={norm_type!r} is not valid; accepted: a number > 0, inf")
+        total = nn.utils.clip_grad_norm_(self.parameters(), limit, norm_type=norm_type)
+        return float(total)
+
+    @torch.no_grad()
+    def soft_update(self, other: nn.Module, tau: float) -> None:
+        """Move every parameter and buffer a fraction ``tau`` of the way toward ``other``'s.
+
+        ``self = (1 - tau) * self + tau * other``, as for target networks. Integer buffers
+        (counters) are copied from ``other``.
+        """
+        if isinstance(tau, bool) or not isinstance(tau, (int, float)) or not 0.0 <= tau <= 1.0:
+            raise ValueError(f"tau={tau!r} is not a fraction; accepted: a number in [0, 1]")
+        for mine, theirs in _pair_up(self, other):
+            source = theirs.to(mine.device)
+            if mine.is_floating_point() or mine.is_complex():
+                mine.lerp_(source.to(mine.dtype), float(tau))
+            else:
+                mine.copy_(source)
+
+    @torch.no_grad()
+    def hard_update(self, other: nn.Module) -> None:
+        """Copy every parameter and buffer of ``other`` into this module."""
+        for mine, theirs in _pair_up(self, other):
+            mine.copy_(theirs)
+
+    def freeze(self: _M) -> _M:
+        """Stop gradients for every parameter; returns the module."""
+        self.requires_grad_(False)
+        return self
+
+    def unfreeze(self: _M) -> _M:
+        """Let every parameter take gradients again; returns the module."""
+        self.requires_grad_(True)
+        return self
+
+    def num_params(self, trainable_only: bool = False) -> int:
+        """How many scalar parameters the module holds (only trainable ones if asked)."""
+        return sum(p.numel() for p in self.parameters() if p.requires_grad or not trainable_only)

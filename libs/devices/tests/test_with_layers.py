@@ -1,0 +1,46 @@
+"""torchx.layers built lazily inside a scope land on the scope's device.
+
+torchx.layers is a separate distribution; these tests skip when it lacks what they use.
+"""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+import torchx.devices as tx
+import torchx.nn as nnx
+
+
+def _layers_with(*names: str):  # type: ignore[no-untyped-def]
+    layers = pytest.importorskip("torchx.layers", reason="torchx.layers is not importable here")
+    missing = [name for name in names if not hasattr(layers, name)]
+    if missing:
+        pytest.skip(f"torchx.layers does not provide {missing} yet")
+    return layers
+
+
+def test_lazy_layer_is_built_on_the_scope_device() -> None:
+    L = _layers_with("Linear")
+    layer = L.Linear(20)
+    with tx.device_scope(torch.device("meta")):
+        y = layer(torch.zeros((16, 10)))
+    assert (tuple(y.shape), y.device) == ((16, 20), torch.device("meta"))
+
+
+def test_sequential_inside_a_torchx_module_follows_the_scope() -> None:
+    L = _layers_with("Sequential", "Linear", "ReLU")
+
+    class Head(nnx.Module):
+        def __init__(self) -> None:
+            self.body = L.Sequential(L.Linear(8), L.ReLU(), L.Linear(2))
+
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            return self.body(x)  # type: ignore[no-any-return]
+
+    model = Head()
+    model(torch.zeros(3, 5))  # shapes inferred on the CPU
+    with tx.device_scope(torch.device("meta")):
+        y = model(torch.zeros(3, 5))
+    assert (tuple(y.shape), y.device) == ((3, 2), torch.device("meta"))
+    assert {p.device for p in model.parameters()} == {torch.device("meta")}
