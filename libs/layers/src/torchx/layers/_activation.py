@@ -17,7 +17,9 @@ class _Elementwise(TorchLayer):
         return shapes[0]
 
 
-def _elementwise(torch_cls: type[nn.Module], ndims: tuple[int, ...] | None = None) -> type[TorchLayer]:
+def _elementwise(
+    torch_cls: type[nn.Module], ndims: tuple[int, ...] | None = None
+) -> type[TorchLayer]:
     attrs: dict[str, Any] = {
         "torch_cls": torch_cls,
         "__doc__": f"``nn.{torch_cls.__name__}``; the output has the input's shape.",

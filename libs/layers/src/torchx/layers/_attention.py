@@ -37,17 +37,13 @@ class MultiheadAttention(TorchLayer):
 
     def _wrap(self, native: nn.Module) -> nn.Module:
         assert isinstance(native, nn.MultiheadAttention)
-        return AttentionModule(
-            native, self.args["need_weights"], self.args["average_attn_weights"]
-        )
+        return AttentionModule(native, self.args["need_weights"], self.args["average_attn_weights"])
 
     def _formula(self, shapes: list[Shape]) -> Shapes:
         query = shapes[0]
         key = shapes[1] if len(shapes) > 1 else query
         if len(shapes) > 2 and shapes[2][1] != key[1]:
-            raise ShapeError(
-                self._label(), "key and value need the same length", got=shapes[2]
-            )
+            raise ShapeError(self._label(), "key and value need the same length", got=shapes[2])
         out: Shape = query
         if not self.args["need_weights"]:
             return out
@@ -57,10 +53,7 @@ class MultiheadAttention(TorchLayer):
         return [out, (query[0], self.args["num_heads"], query[1], length)]
 
 
-class TransformerEncoderLayer(TorchLayer):
-    """``nn.TransformerEncoderLayer(nhead, ...)`` on ``(batch, length, d_model)``."""
-
-    torch_cls = nn.TransformerEncoderLayer
+class _TransformerBase(TorchLayer):
     inferred = ("d_model",)
     fixed: ClassVar[dict[str, Any]] = {"batch_first": True}
     ndims: ClassVar[tuple[int, ...] | None] = (3,)
@@ -74,7 +67,13 @@ class TransformerEncoderLayer(TorchLayer):
         return shapes[0]
 
 
-class TransformerDecoderLayer(TransformerEncoderLayer):
+class TransformerEncoderLayer(_TransformerBase):
+    """``nn.TransformerEncoderLayer(nhead, ...)`` on ``(batch, length, d_model)``."""
+
+    torch_cls = nn.TransformerEncoderLayer
+
+
+class TransformerDecoderLayer(_TransformerBase):
     """``nn.TransformerDecoderLayer`` called as ``[target, memory]``."""
 
     torch_cls = nn.TransformerDecoderLayer

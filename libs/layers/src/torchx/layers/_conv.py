@@ -10,7 +10,11 @@ from ._errors import ShapeError
 from ._layer import TorchLayer
 from ._shapes import Shape, Shapes, conv_out, conv_transpose_out, ntuple
 
-_LAYOUTS = {1: "(batch, channels, L)", 2: "(batch, channels, H, W)", 3: "(batch, channels, D, H, W)"}
+_LAYOUTS = {
+    1: "(batch, channels, L)",
+    2: "(batch, channels, H, W)",
+    3: "(batch, channels, D, H, W)",
+}
 
 
 class _ConvBase(TorchLayer):
@@ -51,7 +55,11 @@ class _Conv(_ConvBase):
         if padding == "same":
             sizes = x[2:]
         else:
-            pads = (0,) * self.spatial if padding == "valid" else ntuple(padding, self.spatial, "padding")
+            pads = (
+                (0,) * self.spatial
+                if padding == "valid"
+                else ntuple(padding, self.spatial, "padding")
+            )
             sizes = tuple(
                 conv_out(int(s or 0), k, st, p, d)
                 for s, k, st, p, d in zip(x[2:], kernel, stride, pads, dilation, strict=True)

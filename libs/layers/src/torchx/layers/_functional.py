@@ -9,7 +9,7 @@ from typing import Any
 
 from torch import nn
 
-from ._errors import ShapeError, SpecError
+from ._errors import SpecError
 from ._layer import Layer
 from ._placeholder import Node, Op, Placeholder, apply_op
 from ._shapes import Shape, Shapes
@@ -34,8 +34,7 @@ def _flatten(obj: Any, field: str) -> tuple[list[Placeholder], Template]:
                     raise TypeError(f"{field}: dict keys must be strings, got {k!r}")
             return {k: walk(v) for k, v in o.items()}
         raise TypeError(
-            f"{field}: expected a Placeholder, or a list/tuple/dict of them; got "
-            f"{type(o).__name__}"
+            f"{field}: expected a Placeholder, or a list/tuple/dict of them; got {type(o).__name__}"
         )
 
     return flat, walk(obj)
@@ -183,7 +182,10 @@ class Functional(Layer):
             else:
                 label = self._names[id(node.target)]
                 self._rows.append((label, type(node.target).__name__, shapes, node.target))
-            args = [{"ref": ids[id(a)]} if isinstance(a, Placeholder) else {"const": a} for a in node.args]
+            args = [
+                {"ref": ids[id(a)]} if isinstance(a, Placeholder) else {"const": a}
+                for a in node.args
+            ]
             entry: dict[str, Any]
             if isinstance(node.target, Op):
                 entry = {"op": node.target.name, "params": node.target.params}
@@ -248,7 +250,12 @@ class Functional(Layer):
             if len(args) != 1:
                 raise TypeError(f"this model takes 1 input, got {len(args)}")
             return [args[0]]
-        value: Any = args[0] if len(args) == 1 and n != 1 or isinstance(template, dict) else args
+        if isinstance(template, dict):
+            value: Any = args[0] if len(args) == 1 else args
+        elif len(args) == 1 and isinstance(args[0], (list, tuple)):
+            value = args[0]
+        else:
+            value = args
         flat: list[Any] = [None] * n
 
         def walk(t: Template, v: Any, where: str) -> None:
@@ -257,7 +264,9 @@ class Functional(Layer):
             elif isinstance(t, dict):
                 if not isinstance(v, dict) or set(v) != set(t):
                     got = sorted(v) if isinstance(v, dict) else type(v).__name__
-                    raise TypeError(f"input{where}: expected a dict with keys {sorted(t)}, got {got}")
+                    raise TypeError(
+                        f"input{where}: expected a dict with keys {sorted(t)}, got {got}"
+                    )
                 for k, sub in t.items():
                     walk(sub, v[k], f"{where}[{k!r}]")
             else:
@@ -393,7 +402,9 @@ def _renumber(template: Template) -> Template:
 def _bind_ids(template: Template, out: Any, values: dict[int, Placeholder], where: str) -> None:
     if isinstance(template, int):
         if not isinstance(out, Placeholder):
-            raise SpecError(f"{where}.outputs: the call returned a structure, the spec names one id")
+            raise SpecError(
+                f"{where}.outputs: the call returned a structure, the spec names one id"
+            )
         values[template] = out
         return
     items = template.items() if isinstance(template, dict) else enumerate(template)
@@ -401,7 +412,9 @@ def _bind_ids(template: Template, out: Any, values: dict[int, Placeholder], wher
         for k, t in items:
             _bind_ids(t, out[k], values, where)
     except (KeyError, IndexError, TypeError):
-        raise SpecError(f"{where}.outputs: {template!r} does not match the call's outputs") from None
+        raise SpecError(
+            f"{where}.outputs: {template!r} does not match the call's outputs"
+        ) from None
 
 
 def _render(template: Template, names: list[str]) -> str:
@@ -411,4 +424,3 @@ def _render(template: Template, names: list[str]) -> str:
         inner = ", ".join(_render(t, names) for t in template)
         return f"({inner},)" if len(template) == 1 else f"({inner})"
     return "{" + ", ".join(f"{k!r}: {_render(t, names)}" for k, t in template.items()) + "}"
-

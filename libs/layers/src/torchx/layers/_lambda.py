@@ -82,7 +82,7 @@ class Lambda(Layer):
         self.native: nn.Module | None = None
 
     def _build(self, shapes: list[Shape], path: str) -> Shapes:
-        label = self.fn_name or getattr(self.fn, "__name__", "fn")
+        label = str(self.fn_name or getattr(self.fn, "__name__", "fn"))
         self.native = LambdaModule(self.fn, label)
         if self.fixed_shape is not None:
             return (shapes[0][0], *self.fixed_shape)

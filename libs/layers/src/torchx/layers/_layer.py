@@ -284,9 +284,7 @@ class TorchLayer(Layer):
         try:
             bound = sig.bind(*args, **kwargs)
         except TypeError as e:
-            raise TypeError(
-                f"L.{type(self).__name__}: {e}; accepted arguments: {sig}"
-            ) from None
+            raise TypeError(f"L.{type(self).__name__}: {e}; accepted arguments: {sig}") from None
         self._config: dict[str, Any] = dict(bound.arguments)
         bound.apply_defaults()
         self.args: dict[str, Any] = dict(bound.arguments)
@@ -375,7 +373,9 @@ class TorchLayer(Layer):
             native = self.torch_cls(**kwargs)
         except (ValueError, TypeError, RuntimeError, AssertionError) as e:
             raise ShapeError(
-                path, f"torch.nn.{self.torch_cls.__name__}({_kw(kwargs)}) failed: {e}", got=shapes[0]
+                path,
+                f"torch.nn.{self.torch_cls.__name__}({_kw(kwargs)}) failed: {e}",
+                got=shapes[0],
             ) from e
         module = self._wrap(native)
         out = self._formula(shapes)

@@ -25,8 +25,7 @@ class _Merge(TorchLayer):
         if out is None:
             raise ShapeError(
                 self._label(),
-                "the input shapes do not broadcast: "
-                + ", ".join(format_shape(s) for s in shapes),
+                "the input shapes do not broadcast: " + ", ".join(format_shape(s) for s in shapes),
                 hint="make the shapes equal (or 1 where one should be repeated)",
             )
         return out
@@ -77,7 +76,8 @@ class Concat(_Merge):
             )
         for s in shapes[1:]:
             if len(s) != len(first) or any(
-                i != dim and i != 0 and a != b for i, (a, b) in enumerate(zip(first, s, strict=True))
+                i != dim and i != 0 and a != b
+                for i, (a, b) in enumerate(zip(first, s, strict=True))
             ):
                 raise ShapeError(
                     self._label(),

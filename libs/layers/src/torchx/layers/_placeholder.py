@@ -139,7 +139,7 @@ def stack(tensors: Sequence[Placeholder], dim: int = 1) -> Placeholder:
 # --- op implementations: each takes its params and returns the runtime function ---
 
 
-def _binary(fn: Callable[[Any, Any], Any]) -> Callable[[dict[str, Any]], Callable[..., Any]]:
+def _binary(fn: Callable[..., Any]) -> Callable[[dict[str, Any]], Callable[..., Any]]:
     return lambda params: fn
 
 
@@ -207,11 +207,11 @@ def _touches_batch(name: str, params: dict[str, Any], ndim: int) -> bool:
         return 0 in (norm(params["dim0"]), norm(params["dim1"]))
     if name == "getitem":
         first = params["index"][0] if isinstance(params["index"], list) else params["index"]
-        return first not in ({"slice": [None, None, None]}, {"ellipsis": True})
-    if name in ("concat",):
+        return bool(first not in ({"slice": [None, None, None]}, {"ellipsis": True}))
+    if name == "concat":
         return norm(params["dim"]) == 0
     if name == "stack":
-        return params["dim"] == 0 or params["dim"] == -(ndim + 1)
+        return bool(params["dim"] == 0 or params["dim"] == -(ndim + 1))
     return False
 
 

@@ -9,7 +9,11 @@ from torch import nn
 from ._layer import TorchLayer
 from ._shapes import Shape, Shapes, ntuple, pool_out
 
-_LAYOUTS = {1: "(batch, channels, L)", 2: "(batch, channels, H, W)", 3: "(batch, channels, D, H, W)"}
+_LAYOUTS = {
+    1: "(batch, channels, L)",
+    2: "(batch, channels, H, W)",
+    3: "(batch, channels, D, H, W)",
+}
 
 
 class _Pool(TorchLayer):
@@ -28,7 +32,9 @@ class _Pool(TorchLayer):
         x, n = shapes[0], self.spatial
         kernel = ntuple(self.args["kernel_size"], n, "kernel_size")
         stride_arg = self.args["stride"]
-        stride = kernel if stride_arg is None or stride_arg == [] else ntuple(stride_arg, n, "stride")
+        stride = (
+            kernel if stride_arg is None or stride_arg == [] else ntuple(stride_arg, n, "stride")
+        )
         pads = ntuple(padding, n, "padding")
         dils = ntuple(dilation, n, "dilation")
         ceil = bool(self.args["ceil_mode"])

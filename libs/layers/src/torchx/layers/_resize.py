@@ -24,7 +24,9 @@ class _UpsampleBase(TorchLayer):
             sizes = ntuple(size, n, "size")
         elif scale is not None:
             scales = ntuple(scale, n, "scale_factor")
-            sizes = tuple(math.floor(int(s or 0) * float(f)) for s, f in zip(x[2:], scales, strict=True))
+            sizes = tuple(
+                math.floor(int(s or 0) * float(f)) for s, f in zip(x[2:], scales, strict=True)
+            )
         else:
             raise ShapeError(self._label(), "either size or scale_factor must be given")
         return (*x[:2], *sizes)

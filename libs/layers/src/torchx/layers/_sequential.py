@@ -74,8 +74,9 @@ class Sequential(Layer):
     def native_module(self) -> nn.Module:
         if not self.built:
             super().native_module()
+        modules = [m for m in self._modules.values() if m is not None]
         return nn.Sequential(
-            *[m.native_module() if isinstance(m, Sequential) else m for m in self._modules.values()]
+            *[m.native_module() if isinstance(m, Sequential) else m for m in modules]
         )
 
     def forward(self, x: Any) -> Any:
@@ -86,7 +87,7 @@ class Sequential(Layer):
         elif x.shape[1:] != want[0][1:]:
             self._check_tensors([x])
         for module in self._modules.values():
-            x = module(x)
+            x = module(x)  # type: ignore[misc]
         return x
 
     def get_config(self) -> dict[str, Any]:
@@ -112,4 +113,3 @@ class Sequential(Layer):
 
     def extra_repr(self) -> str:
         return ""
-

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import Any, TypeAlias, Union
+from typing import Any, TypeAlias
 
 #: A tensor shape; only the batch dimension (index 0) may be ``None`` (unknown).
 Shape: TypeAlias = tuple[int | None, ...]
 #: What a layer returns: one shape, or a (nested) list of them for several outputs.
-Shapes: TypeAlias = Union[Shape, list["Shapes"]]
+Shapes: TypeAlias = Shape | list["Shapes"]
 
 
 def ntuple(value: Any, n: int, field: str) -> tuple[Any, ...]:

@@ -43,7 +43,9 @@ def from_spec(spec: dict[str, Any] | str) -> Layer:
         raise SpecError(f"a spec must be a mapping, got {type(data).__name__}")
     version = data.get("format_version")
     if version is None:
-        raise SpecError(f"spec field 'format_version' is missing; this library writes {SPEC_FORMAT_VERSION}")
+        raise SpecError(
+            f"spec field 'format_version' is missing; this library writes {SPEC_FORMAT_VERSION}"
+        )
     if not isinstance(version, int) or not 1 <= version <= SPEC_FORMAT_VERSION:
         raise SpecError(
             f"spec field format_version={version!r} is not supported; this library reads "

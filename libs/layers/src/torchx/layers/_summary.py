@@ -41,8 +41,10 @@ def summary(model: Layer, input_shape: Sequence[int | None] | None = None) -> st
     total = sum(r[3] for r in rows)
     header = ("layer", "type", "output shape", "params")
     widths = [max(len(header[i]), *(len(str(r[i])) for r in rows)) for i in range(4)]
+
     def line(r: Sequence[object]) -> str:
         return "  ".join(str(v).ljust(widths[i]) for i, v in enumerate(r)).rstrip()
+
     out = [line(header), "-" * (sum(widths) + 6)]
     out += [line(r) for r in rows]
     out.append("-" * (sum(widths) + 6))
@@ -58,11 +60,18 @@ def _rows(layer: Layer, path: str, rows: list[tuple[str, str, str, int]], seen: 
     if isinstance(layer, Sequential):
         for i, item in enumerate(layer.items):
             where = f"{path}.{i}"
-            module = layer._modules[str(i)]
+            module = layer._modules[str(i)] or item
             if isinstance(item, (Sequential, Functional)):
                 _rows(item, where, rows, seen)
             elif isinstance(item, Layer):
-                rows.append((where, type(item).__name__, _fmt(leaves(item.output_shape)), _count(module, seen)))
+                rows.append(
+                    (
+                        where,
+                        type(item).__name__,
+                        _fmt(leaves(item.output_shape)),
+                        _count(module, seen),
+                    )
+                )
             else:
                 shape = _fmt(leaves(layer.item_shapes[i]))
                 rows.append((where, type(item).__name__, shape, _count(item, seen)))
