@@ -55,7 +55,8 @@ class Placeholder:
     __slots__ = ("node", "shape")
 
     def __init__(self, shape: Sequence[int | None], *, _node: Node | None = None) -> None:
-        self.shape: Shape = as_shape(shape)
+        # results of calls may carry the batch elsewhere (an RNN state is (layers, batch, h))
+        self.shape: Shape = as_shape(shape) if _node is None else tuple(shape)
         self.node = _node
 
     def __repr__(self) -> str:
