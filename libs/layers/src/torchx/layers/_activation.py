@@ -96,7 +96,7 @@ class GLU(TorchLayer):
         size = x[dim]
         if dim == 0 or size is None or size % 2:
             raise ShapeError(
-                self._label(),
+                self._path(),
                 f"GLU splits dimension {dim} in half, but it has size {size}",
                 got=x,
                 hint="use a dim whose size is even",

@@ -43,7 +43,7 @@ class MultiheadAttention(TorchLayer):
         query = shapes[0]
         key = shapes[1] if len(shapes) > 1 else query
         if len(shapes) > 2 and shapes[2][1] != key[1]:
-            raise ShapeError(self._label(), "key and value need the same length", got=shapes[2])
+            raise ShapeError(self._path(), "key and value need the same length", got=shapes[2])
         out: Shape = query
         if not self.args["need_weights"]:
             return out
@@ -88,7 +88,7 @@ class TransformerDecoderLayer(_TransformerBase):
         target, memory = shapes
         if memory[2] != target[2]:
             raise ShapeError(
-                self._label(),
+                self._path(),
                 f"memory features {memory[2]} differ from the target's d_model {target[2]}",
                 expected=f"(batch, length, {target[2]})",
                 got=memory,

@@ -31,7 +31,7 @@ class _ConvBase(TorchLayer):
         groups = self.args["groups"]
         if isinstance(channels, int) and channels % groups:
             raise ShapeError(
-                self._label(),
+                self._path(),
                 f"input channels {channels} are not divisible by groups={groups}",
                 got=shapes[0],
                 hint="pick groups that divide the channel count",

@@ -86,6 +86,10 @@ class Layer(nn.Module):
     def _label(self) -> str:
         return self.layer_name or type(self).__name__
 
+    def _path(self) -> str:
+        """Where this layer sits in the model being built, for error messages."""
+        return getattr(self, "_build_path", None) or self._label()
+
     # --- building ----------------------------------------------------------------------
 
     def build(self, *input_shapes: Sequence[int | None], path: str | None = None) -> Shapes:
@@ -100,6 +104,7 @@ class Layer(nn.Module):
             self._check_shapes(shapes, where)
             assert self._output_shapes is not None
             return self._output_shapes
+        self._build_path = where
         out = self._build(shapes, where)
         for leaf in leaves(out):
             if any(d is not None and d <= 0 for d in leaf):
@@ -130,7 +135,7 @@ class Layer(nn.Module):
                     path,
                     "the input shape differs from the one the layer was built for "
                     "(only the batch dimension may change)",
-                    expected=format_shape(want),
+                    expected=format_shape((None, *want[1:])),
                     got=got,
                     hint="a layer has fixed weights; use a new layer for the other shape",
                 )
@@ -281,6 +286,11 @@ class TorchLayer(Layer):
     def __init__(self, *args: Any, name: str | None = None, **kwargs: Any) -> None:
         super().__init__(name)
         sig = type(self).signature()
+        unknown = sorted(set(kwargs) - set(sig.parameters))
+        if unknown:
+            raise TypeError(
+                f"L.{type(self).__name__}: unexpected argument(s) {unknown}; accepted arguments: {sig}"
+            )
         try:
             bound = sig.bind(*args, **kwargs)
         except TypeError as e:

@@ -42,7 +42,7 @@ class Bilinear(TorchLayer):
         a, b = shapes
         if a[1:-1] != b[1:-1]:
             raise ShapeError(
-                self._label(),
+                self._path(),
                 "both inputs need the same leading dimensions",
                 expected=f"(batch, {', '.join(map(str, a[1:-1]))}, in2)",
                 got=b,

@@ -24,7 +24,7 @@ class _Merge(TorchLayer):
         out = broadcast(shapes)
         if out is None:
             raise ShapeError(
-                self._label(),
+                self._path(),
                 "the input shapes do not broadcast: " + ", ".join(format_shape(s) for s in shapes),
                 hint="make the shapes equal (or 1 where one should be repeated)",
             )
@@ -72,7 +72,7 @@ class Concat(_Merge):
         dim = normalize_dim(self.args["dim"], len(first))
         if dim == 0 or not 0 < dim < len(first):
             raise ShapeError(
-                self._label(), f"dim={self.args['dim']} must be a non-batch dimension", got=first
+                self._path(), f"dim={self.args['dim']} must be a non-batch dimension", got=first
             )
         for s in shapes[1:]:
             if len(s) != len(first) or any(
@@ -80,7 +80,7 @@ class Concat(_Merge):
                 for i, (a, b) in enumerate(zip(first, s, strict=True))
             ):
                 raise ShapeError(
-                    self._label(),
+                    self._path(),
                     f"inputs must match in every dimension except {dim}",
                     expected=format_shape(first),
                     got=s,

@@ -68,7 +68,7 @@ class _LastDimsNorm(TorchLayer):
         x = shapes[0]
         if not isinstance(n, int) or isinstance(n, bool) or not 1 <= n < len(x):
             raise ShapeError(
-                self._label(),
+                self._path(),
                 f"normalized_ndim={n!r} must be an int from 1 to {len(x) - 1} for this input",
                 got=x,
             )

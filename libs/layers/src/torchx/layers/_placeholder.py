@@ -241,13 +241,130 @@ def apply_op(name: str, args: list[Any], **params: Any) -> Placeholder:
             full[i] = t
         return fn(*full)
 
-    out = eval_on_meta(call, [h.shape for h in holders], name)
+    shapes = [h.shape for h in holders]
+    formula = _FORMULAS.get(name)
+    out = formula(shapes, params) if formula else eval_on_meta(call, shapes, name)
     if not isinstance(out, tuple):
         raise ShapeError(name, "an op must return a single tensor")
     node = Node(Op(name, params), list(args))
     result = Placeholder(out, _node=node)
     node.outputs = result
     return result
+
+
+# Op shapes by formula: some ops (torch.cat) on the meta device first load torch's
+# Python meta registrations, which takes seconds; getitem stays on meta (it is cheap).
+
+
+def _norm(dim: int, ndim: int) -> int:
+    return dim + ndim if dim < 0 else dim
+
+
+def _mismatch(name: str, shapes: list[Shape], why: str) -> ShapeError:
+    listed = ", ".join(format_shape(s) for s in shapes)
+    return ShapeError(name, f"{why}: {listed}")
+
+
+def _broadcast_formula(shapes: list[Shape], params: dict[str, Any]) -> Shape:
+    from ._shapes import broadcast
+
+    out = broadcast(shapes)
+    if out is None:
+        raise _mismatch("elementwise op", shapes, "the shapes do not broadcast")
+    return out
+
+
+def _same_formula(shapes: list[Shape], params: dict[str, Any]) -> Shape:
+    return shapes[0]
+
+
+def _matmul_formula(shapes: list[Shape], params: dict[str, Any]) -> Shape:
+    from ._shapes import broadcast
+
+    if len(shapes) == 1:
+        raise ShapeError("matmul", "a Placeholder can only be multiplied with another Placeholder")
+    a, b = shapes
+    if len(a) < 2 or len(b) < 2 or a[-1] != b[-2]:
+        raise _mismatch("matmul", shapes, "inner dimensions do not match")
+    lead = broadcast([a[:-2], b[:-2]]) if a[:-2] and b[:-2] else (a[:-2] or b[:-2])
+    if lead is None:
+        raise _mismatch("matmul", shapes, "the leading dimensions do not broadcast")
+    return (*lead, a[-2], b[-1])
+
+
+def _flatten_formula(shapes: list[Shape], params: dict[str, Any]) -> Shape:
+    x = shapes[0]
+    start, end = _norm(params["start_dim"], len(x)), _norm(params["end_dim"], len(x))
+    size = 1
+    for d in x[start : end + 1]:
+        size *= int(d or 0)
+    return (*x[:start], size, *x[end + 1 :])
+
+
+def _reshape_formula(shapes: list[Shape], params: dict[str, Any]) -> Shape:
+    x = shapes[0]
+    numel = 1
+    for d in x[1:]:
+        numel *= int(d or 0)
+    target = list(params["shape"])
+    known = 1
+    for d in target:
+        known *= d if d != -1 else 1
+    if target.count(-1) > 1 or known <= 0 or numel % known or (-1 not in target and known != numel):
+        raise ShapeError(
+            "reshape", f"{numel} elements per sample cannot be viewed as {tuple(target)}", got=x
+        )
+    return (x[0], *[numel // known if d == -1 else d for d in target])
+
+
+def _permute_formula(shapes: list[Shape], params: dict[str, Any]) -> Shape:
+    x = shapes[0]
+    dims = [_norm(d, len(x)) for d in params["dims"]]
+    if sorted(dims) != list(range(len(x))):
+        raise ShapeError("permute", f"dims={params['dims']} is not a permutation", got=x)
+    return tuple(x[d] for d in dims)
+
+
+def _transpose_formula(shapes: list[Shape], params: dict[str, Any]) -> Shape:
+    x = list(shapes[0])
+    d0, d1 = _norm(params["dim0"], len(x)), _norm(params["dim1"], len(x))
+    x[d0], x[d1] = x[d1], x[d0]
+    return tuple(x)
+
+
+def _concat_formula(shapes: list[Shape], params: dict[str, Any]) -> Shape:
+    first = shapes[0]
+    dim = _norm(params["dim"], len(first))
+    for s in shapes[1:]:
+        if len(s) != len(first) or any(
+            i not in (0, dim) and a != b for i, (a, b) in enumerate(zip(first, s, strict=True))
+        ):
+            raise _mismatch("concat", shapes, f"shapes must match except in dimension {dim}")
+    return (*first[:dim], sum(int(s[dim] or 0) for s in shapes), *first[dim + 1 :])
+
+
+def _stack_formula(shapes: list[Shape], params: dict[str, Any]) -> Shape:
+    first = shapes[0]
+    if any(s != first for s in shapes):
+        raise _mismatch("stack", shapes, "stacked shapes must be equal")
+    dim = _norm(params["dim"], len(first) + 1)
+    return (*first[:dim], len(shapes), *first[dim:])
+
+
+_FORMULAS: dict[str, Callable[[list[Shape], dict[str, Any]], Shape]] = {
+    "add": _broadcast_formula,
+    "sub": _broadcast_formula,
+    "mul": _broadcast_formula,
+    "div": _broadcast_formula,
+    "neg": _same_formula,
+    "matmul": _matmul_formula,
+    "flatten": _flatten_formula,
+    "reshape": _reshape_formula,
+    "permute": _permute_formula,
+    "transpose": _transpose_formula,
+    "concat": _concat_formula,
+    "stack": _stack_formula,
+}
 
 
 def encode_index(index: Any) -> Any:

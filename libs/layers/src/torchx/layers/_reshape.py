@@ -23,7 +23,7 @@ class Flatten(TorchLayer):
         start = normalize_dim(self.args["start_dim"], len(x))
         end = normalize_dim(self.args["end_dim"], len(x))
         if start == 0:
-            raise ShapeError(self._label(), "start_dim=0 would merge the batch dimension", got=x)
+            raise ShapeError(self._path(), "start_dim=0 would merge the batch dimension", got=x)
         size = math.prod(int(d or 0) for d in x[start : end + 1])
         return (*x[:start], size, *x[end + 1 :])
 
@@ -38,8 +38,8 @@ class Unflatten(TorchLayer):
         dim = normalize_dim(self.args["dim"], len(x))
         sizes = list(self.args["unflattened_size"])
         if dim == 0:
-            raise ShapeError(self._label(), "dim=0 is the batch dimension", got=x)
-        return (*x[:dim], *_resolve(sizes, int(x[dim] or 0), self._label(), x), *x[dim + 1 :])
+            raise ShapeError(self._path(), "dim=0 is the batch dimension", got=x)
+        return (*x[:dim], *_resolve(sizes, int(x[dim] or 0), self._path(), x), *x[dim + 1 :])
 
 
 def _resolve(target: list[int], numel: int, path: str, got: Shape) -> tuple[int, ...]:
@@ -74,7 +74,7 @@ class Reshape(TorchLayer):
     def _formula(self, shapes: list[Shape]) -> Shapes:
         x = shapes[0]
         numel = math.prod(int(d or 0) for d in x[1:])
-        return (x[0], *_resolve(list(self.args["shape"]), numel, self._label(), x))
+        return (x[0], *_resolve(list(self.args["shape"]), numel, self._path(), x))
 
 
 class View(Reshape):
@@ -96,7 +96,7 @@ class Permute(TorchLayer):
         dims = [normalize_dim(d, len(x)) for d in self.args["dims"]]
         if sorted(dims) != list(range(len(x))) or dims[0] != 0:
             raise ShapeError(
-                self._label(),
+                self._path(),
                 f"dims={tuple(self.args['dims'])} must be a permutation of 0..{len(x) - 1} "
                 "that keeps the batch dimension 0 first",
                 got=x,

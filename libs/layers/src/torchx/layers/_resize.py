@@ -28,7 +28,7 @@ class _UpsampleBase(TorchLayer):
                 math.floor(int(s or 0) * float(f)) for s, f in zip(x[2:], scales, strict=True)
             )
         else:
-            raise ShapeError(self._label(), "either size or scale_factor must be given")
+            raise ShapeError(self._path(), "either size or scale_factor must be given")
         return (*x[:2], *sizes)
 
 
@@ -58,7 +58,7 @@ class PixelShuffle(TorchLayer):
         r = self.args["upscale_factor"]
         if int(c or 0) % (r * r):
             raise ShapeError(
-                self._label(),
+                self._path(),
                 f"channels {c} are not divisible by upscale_factor**2 = {r * r}",
                 got=shapes[0],
             )
@@ -77,6 +77,6 @@ class PixelUnshuffle(TorchLayer):
         r = self.args["downscale_factor"]
         if int(h or 0) % r or int(w or 0) % r:
             raise ShapeError(
-                self._label(), f"H and W must be divisible by downscale_factor={r}", got=shapes[0]
+                self._path(), f"H and W must be divisible by downscale_factor={r}", got=shapes[0]
             )
         return (b, int(c or 0) * r * r, int(h or 0) // r, int(w or 0) // r)
