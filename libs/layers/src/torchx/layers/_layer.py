@@ -289,7 +289,8 @@ class TorchLayer(Layer):
         unknown = sorted(set(kwargs) - set(sig.parameters))
         if unknown:
             raise TypeError(
-                f"L.{type(self).__name__}: unexpected argument(s) {unknown}; accepted arguments: {sig}"
+                f"L.{type(self).__name__}: unexpected argument(s) {unknown}; "
+                f"accepted arguments: {sig}"
             )
         try:
             bound = sig.bind(*args, **kwargs)
