@@ -61,9 +61,12 @@ class Layer(nn.Module):
             raise ValueError(
                 f"name={name!r}: a layer name must be a Python identifier such as 'encoder_1'"
             )
-        self.layer_name = name
-        self._input_shapes: list[Shape] | None = None
-        self._output_shapes: Shapes | None = None
+        # plain attributes go straight to __dict__: nn.Module.__setattr__ is slow and
+        # building many layers is on the hot path of model construction
+        self.__dict__.update(layer_name=name, _input_shapes=None, _output_shapes=None)
+        self.layer_name: str | None
+        self._input_shapes: list[Shape] | None
+        self._output_shapes: Shapes | None
 
     # --- state -------------------------------------------------------------------------
 
@@ -104,7 +107,7 @@ class Layer(nn.Module):
             self._check_shapes(shapes, where)
             assert self._output_shapes is not None
             return self._output_shapes
-        self._build_path = where
+        self.__dict__["_build_path"] = where
         out = self._build(shapes, where)
         for leaf in leaves(out):
             if any(d is not None and d <= 0 for d in leaf):
@@ -115,8 +118,7 @@ class Layer(nn.Module):
                     got=shapes[0],
                     hint="pad the input, or lower kernel_size/stride/dilation",
                 )
-        self._input_shapes = shapes
-        self._output_shapes = out
+        self.__dict__.update(_input_shapes=shapes, _output_shapes=out)
         return out
 
     def _build(self, shapes: list[Shape], path: str) -> Shapes:
@@ -166,9 +168,11 @@ class Layer(nn.Module):
     # --- calling -----------------------------------------------------------------------
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        holders = None if kwargs else _placeholder_args(args)
-        if holders is not None:
-            return self.call_symbolic(holders)
+        # a tensor first means an ordinary call: skip the placeholder checks
+        if args and not kwargs and not isinstance(args[0], torch.Tensor):
+            holders = _placeholder_args(args)
+            if holders is not None:
+                return self.call_symbolic(holders)
         return super().__call__(*args, **kwargs)
 
     def call_symbolic(self, inputs: list[Placeholder]) -> Any:
@@ -296,10 +300,11 @@ class TorchLayer(Layer):
             bound = sig.bind(*args, **kwargs)
         except TypeError as e:
             raise TypeError(f"L.{type(self).__name__}: {e}; accepted arguments: {sig}") from None
-        self._config: dict[str, Any] = dict(bound.arguments)
+        config = dict(bound.arguments)
         bound.apply_defaults()
-        self.args: dict[str, Any] = dict(bound.arguments)
-        self.native: nn.Module | None = None
+        self.__dict__.update(_config=config, args=dict(bound.arguments))
+        self._config: dict[str, Any]
+        self.args: dict[str, Any]
         self._validate()
 
     @classmethod
@@ -392,13 +397,14 @@ class TorchLayer(Layer):
         out = self._formula(shapes)
         if out is None:
             out = module_on_meta(module, shapes, path)
-        self.native = module
+        self._modules["native"] = module
         return out
 
     def call_module(self) -> nn.Module:
-        if self.native is None:
+        native = self._modules.get("native")
+        if native is None:
             raise RuntimeError(f"{self._label()} is not built yet")
-        return self.native
+        return native
 
 
 def _tuples(value: Any) -> Any:
