@@ -186,9 +186,7 @@ def bench_steady(
             return hand(x)
 
         o, b, r = paired_ratio(fwd_ours, fwd_hand, rounds, inner)
-    print(
-        f"{name:10s} forward          layers {o * 1e3:8.3f} ms  hand {b * 1e3:8.3f} ms  ratio {r:.3f}"
-    )
+    _report(name, "forward", o, "hand", b, r)
     ours.train()
     hand.train()
 
@@ -201,18 +199,14 @@ def bench_steady(
         return None
 
     o, b, r = paired_ratio(step_ours, step_hand, rounds, inner)
-    print(
-        f"{name:10s} forward+backward layers {o * 1e3:8.3f} ms  hand {b * 1e3:8.3f} ms  ratio {r:.3f}"
-    )
+    _report(name, "forward+backward", o, "hand", b, r)
 
 
 def bench_build(
     name: str, ours: Callable[[], object], lazy: Callable[[], object], rounds: int
 ) -> None:
     o, b, r = paired_ratio(ours, lazy, rounds, 1)
-    print(
-        f"{name:10s} build            layers {o * 1e3:8.3f} ms  lazy+dry-run {b * 1e3:8.3f} ms  ratio {r:.3f}"
-    )
+    _report(name, "build", o, "lazy+dry-run", b, r)
 
 
 def main() -> None:
