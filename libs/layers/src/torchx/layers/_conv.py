@@ -1,0 +1,117 @@
+"""Convolutions: ``in_channels`` is taken from input dimension 1."""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+from torch import nn
+
+from ._errors import ShapeError
+from ._layer import TorchLayer
+from ._shapes import Shape, Shapes, conv_out, conv_transpose_out, ntuple
+
+_LAYOUTS = {
+    1: "(batch, channels, L)",
+    2: "(batch, channels, H, W)",
+    3: "(batch, channels, D, H, W)",
+}
+
+
+class _ConvBase(TorchLayer):
+    spatial: ClassVar[int]
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if hasattr(cls, "spatial"):
+            cls.ndims = (cls.spatial + 2,)
+            cls.layout = _LAYOUTS[cls.spatial]
+
+    def _infer(self, shapes: list[Shape]) -> dict[str, Any]:
+        channels = shapes[0][1]
+        groups = self.args["groups"]
+        if isinstance(channels, int) and channels % groups:
+            raise ShapeError(
+                self._path(),
+                f"input channels {channels} are not divisible by groups={groups}",
+                got=shapes[0],
+                hint="pick groups that divide the channel count",
+            )
+        return {"in_channels": channels}
+
+    def _spatial_args(self) -> tuple[tuple[int, ...], ...]:
+        n = self.spatial
+        return (
+            ntuple(self.args["kernel_size"], n, "kernel_size"),
+            ntuple(self.args["stride"], n, "stride"),
+            ntuple(self.args["dilation"], n, "dilation"),
+        )
+
+
+class _Conv(_ConvBase):
+    def _formula(self, shapes: list[Shape]) -> Shapes:
+        x = shapes[0]
+        kernel, stride, dilation = self._spatial_args()
+        padding = self.args["padding"]
+        if padding == "same":
+            sizes = x[2:]
+        else:
+            pads = (
+                (0,) * self.spatial
+                if padding == "valid"
+                else ntuple(padding, self.spatial, "padding")
+            )
+            sizes = tuple(
+                conv_out(int(s or 0), k, st, p, d)
+                for s, k, st, p, d in zip(x[2:], kernel, stride, pads, dilation, strict=True)
+            )
+        return (x[0], self.args["out_channels"], *sizes)
+
+
+class _ConvTranspose(_ConvBase):
+    def _formula(self, shapes: list[Shape]) -> Shapes:
+        x = shapes[0]
+        n = self.spatial
+        kernel, stride, dilation = self._spatial_args()
+        pads = ntuple(self.args["padding"], n, "padding")
+        extra = ntuple(self.args["output_padding"], n, "output_padding")
+        sizes = tuple(
+            conv_transpose_out(int(s or 0), k, st, p, d, op)
+            for s, k, st, p, d, op in zip(x[2:], kernel, stride, pads, dilation, extra, strict=True)
+        )
+        return (x[0], self.args["out_channels"], *sizes)
+
+
+class Conv1d(_Conv):
+    torch_cls = nn.Conv1d
+    inferred = ("in_channels",)
+    spatial = 1
+
+
+class Conv2d(_Conv):
+    torch_cls = nn.Conv2d
+    inferred = ("in_channels",)
+    spatial = 2
+
+
+class Conv3d(_Conv):
+    torch_cls = nn.Conv3d
+    inferred = ("in_channels",)
+    spatial = 3
+
+
+class ConvTranspose1d(_ConvTranspose):
+    torch_cls = nn.ConvTranspose1d
+    inferred = ("in_channels",)
+    spatial = 1
+
+
+class ConvTranspose2d(_ConvTranspose):
+    torch_cls = nn.ConvTranspose2d
+    inferred = ("in_channels",)
+    spatial = 2
+
+
+class ConvTranspose3d(_ConvTranspose):
+    torch_cls = nn.ConvTranspose3d
+    inferred = ("in_channels",)
+    spatial = 3

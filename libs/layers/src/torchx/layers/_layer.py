@@ -1,0 +1,415 @@
+"""The ``Layer`` base class: an nn.Module that builds its torch module from its input shape."""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Sequence
+from typing import Any, ClassVar
+
+import torch
+from torch import nn
+
+from ._errors import ShapeError, format_shape
+from ._meta import module_on_meta
+from ._placeholder import Node, Placeholder
+from ._shapes import Shape, Shapes, as_shape, leaves
+
+SPEC_FORMAT_VERSION = 1
+
+#: Every public Layer subclass by class name, for ``from_spec``.
+LAYER_TYPES: dict[str, type[Layer]] = {}
+
+
+def _placeholder_args(args: tuple[Any, ...]) -> list[Placeholder] | None:
+    """The placeholders a symbolic call was given, or None for a call on tensors."""
+    if len(args) == 1 and isinstance(args[0], (list, tuple)):
+        args = tuple(args[0])
+    if args and all(isinstance(a, Placeholder) for a in args):
+        return list(args)
+    if any(isinstance(a, Placeholder) for a in args):
+        raise TypeError("a layer call cannot mix Placeholders with tensors or other values")
+    return None
+
+
+def to_placeholders(shapes: Shapes, node: Node) -> Any:
+    if isinstance(shapes, tuple):
+        return Placeholder(shapes, _node=node)
+    return tuple(to_placeholders(s, node) for s in shapes)
+
+
+class Layer(nn.Module):
+    """Base of every torchx layer.
+
+    A layer is constructed with only what cannot be inferred. At its first call, on
+    tensors or on :class:`Placeholder` objects, it reads its input shape, computes its
+    output shape by formula and builds its plain torch module (see
+    :meth:`native_module`). Dimension 0 is the batch and may vary between calls; the
+    other dimensions are fixed at build time, except the axes in ``free_axes``.
+    """
+
+    #: Non-batch axes whose size may change between calls (the time axis of an RNN).
+    free_axes: ClassVar[tuple[int, ...]] = ()
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if not cls.__name__.startswith("_"):
+            LAYER_TYPES[cls.__name__] = cls
+
+    def __init__(self, name: str | None = None) -> None:
+        super().__init__()
+        if name is not None and (not isinstance(name, str) or not name.isidentifier()):
+            raise ValueError(
+                f"name={name!r}: a layer name must be a Python identifier such as 'encoder_1'"
+            )
+        # plain attributes go straight to __dict__: nn.Module.__setattr__ is slow and
+        # building many layers is on the hot path of model construction
+        self.__dict__.update(layer_name=name, _input_shapes=None, _output_shapes=None)
+        self.layer_name: str | None
+        self._input_shapes: list[Shape] | None
+        self._output_shapes: Shapes | None
+
+    # --- state -------------------------------------------------------------------------
+
+    @property
+    def built(self) -> bool:
+        return self._input_shapes is not None
+
+    @property
+    def input_shapes(self) -> list[Shape]:
+        if self._input_shapes is None:
+            raise RuntimeError(f"{self._label()} is not built yet")
+        return list(self._input_shapes)
+
+    @property
+    def output_shape(self) -> Shapes:
+        if self._output_shapes is None:
+            raise RuntimeError(f"{self._label()} is not built yet")
+        return self._output_shapes
+
+    def _label(self) -> str:
+        return self.layer_name or type(self).__name__
+
+    def _path(self) -> str:
+        """Where this layer sits in the model being built, for error messages."""
+        return getattr(self, "_build_path", None) or self._label()
+
+    # --- building ----------------------------------------------------------------------
+
+    def build(self, *input_shapes: Sequence[int | None], path: str | None = None) -> Shapes:
+        """Build from input shapes (batch first, ``None`` allowed) and return output shapes.
+
+        Building twice with compatible shapes is a no-op (a shared layer); an
+        incompatible shape raises :class:`ShapeError`.
+        """
+        where = path or self._label()
+        shapes = [as_shape(s, "input_shape") for s in input_shapes]
+        if self._input_shapes is not None:
+            self._check_shapes(shapes, where)
+            assert self._output_shapes is not None
+            return self._output_shapes
+        self.__dict__["_build_path"] = where
+        out = self._build(shapes, where)
+        for leaf in leaves(out):
+            if any(d is not None and d <= 0 for d in leaf):
+                raise ShapeError(
+                    where,
+                    f"the output shape would be {format_shape(leaf)}: the input is too small "
+                    "for this layer's kernel, padding or stride",
+                    got=shapes[0],
+                    hint="pad the input, or lower kernel_size/stride/dilation",
+                )
+        self.__dict__.update(_input_shapes=shapes, _output_shapes=out)
+        return out
+
+    def _build(self, shapes: list[Shape], path: str) -> Shapes:
+        raise NotImplementedError
+
+    def _check_shapes(self, shapes: list[Shape], path: str) -> None:
+        assert self._input_shapes is not None
+        expected = self._input_shapes
+        if len(shapes) != len(expected):
+            raise ShapeError(
+                path, f"was built for {len(expected)} input(s) and now gets {len(shapes)}"
+            )
+        for want, got in zip(expected, shapes, strict=True):
+            if not self._compatible(want, got):
+                raise ShapeError(
+                    path,
+                    "the input shape differs from the one the layer was built for "
+                    "(only the batch dimension may change)",
+                    expected=format_shape((None, *want[1:])),
+                    got=got,
+                    hint="a layer has fixed weights; use a new layer for the other shape",
+                )
+
+    def _compatible(self, want: Shape, got: Sequence[int | None]) -> bool:
+        if len(want) != len(got):
+            return False
+        free = self._free_axes()
+        return all(
+            i == 0 or i in free or w == g for i, (w, g) in enumerate(zip(want, got, strict=True))
+        )
+
+    def _free_axes(self) -> tuple[int, ...]:
+        return self.free_axes
+
+    def call_module(self) -> nn.Module:
+        """The module a container registers and calls in this layer's place."""
+        raise NotImplementedError
+
+    def native_module(self) -> nn.Module:
+        """The plain torch module this layer built (sharing its parameters)."""
+        if not self.built:
+            raise RuntimeError(
+                f"{self._label()} is not built yet: call it on a tensor or a Placeholder first"
+            )
+        return self.call_module()
+
+    # --- calling -----------------------------------------------------------------------
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        # a tensor first means an ordinary call: skip the placeholder checks
+        if args and not kwargs and not isinstance(args[0], torch.Tensor):
+            holders = _placeholder_args(args)
+            if holders is not None:
+                return self.call_symbolic(holders)
+        return super().__call__(*args, **kwargs)
+
+    def call_symbolic(self, inputs: list[Placeholder]) -> Any:
+        """Apply this layer to placeholders: build it and record the call."""
+        out = self.build(*[p.shape for p in inputs])
+        node = Node(self, list(inputs))
+        node.outputs = to_placeholders(out, node)
+        return node.outputs
+
+    def forward(self, *inputs: Any) -> Any:
+        if len(inputs) == 1 and isinstance(inputs[0], (list, tuple)):
+            inputs = tuple(inputs[0])
+        if self._input_shapes is None:
+            self.build(*[tuple(x.shape) for x in inputs])
+            self._follow_input(inputs[0])
+        else:
+            self._check_tensors(inputs)
+        return self.call_module()(*inputs)
+
+    def _check_tensors(self, inputs: Sequence[torch.Tensor]) -> None:
+        expected = self._input_shapes
+        assert expected is not None
+        if len(inputs) != len(expected) or not all(
+            self._compatible(w, tuple(x.shape)) for w, x in zip(expected, inputs, strict=False)
+        ):
+            self._check_shapes([tuple(x.shape) for x in inputs], self._label())
+
+    def _follow_input(self, x: Any) -> None:
+        # built from a real tensor: put the new parameters where that tensor lives
+        if isinstance(x, torch.Tensor) and x.device.type != "cpu":
+            self.call_module().to(x.device)
+
+    # --- serialization -----------------------------------------------------------------
+
+    def get_config(self) -> dict[str, Any]:
+        """The constructor arguments, as JSON-able data."""
+        raise NotImplementedError
+
+    def to_spec(self) -> dict[str, Any]:
+        """This layer as plain data; ``from_spec`` rebuilds it (and builds it, if built)."""
+        spec = self._spec_body()
+        return {"format_version": SPEC_FORMAT_VERSION, **spec}
+
+    def _spec_body(self) -> dict[str, Any]:
+        body: dict[str, Any] = {"type": type(self).__name__}
+        if self.layer_name is not None:
+            body["name"] = self.layer_name
+        body["config"] = _jsonable(self.get_config(), f"{type(self).__name__}.config")
+        if self._input_shapes is not None:
+            body["input_shapes"] = [list(s) for s in self._input_shapes]
+        return body
+
+    @classmethod
+    def from_config(cls, config: dict[str, Any], name: str | None) -> Layer:
+        return cls(**config, name=name)
+
+    @classmethod
+    def from_spec(cls, spec: dict[str, Any] | str) -> Layer:
+        from ._spec import from_spec
+
+        return from_spec(spec)
+
+    def to_json(self, indent: int | None = 2) -> str:
+        from ._spec import dumps_json
+
+        return dumps_json(self.to_spec(), indent)
+
+    def to_yaml(self) -> str:
+        from ._spec import dumps_yaml
+
+        return dumps_yaml(self.to_spec())
+
+    def extra_repr(self) -> str:
+        return ", ".join(f"{k}={v!r}" for k, v in self.get_config().items())
+
+
+def _jsonable(value: Any, field: str) -> Any:
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
+    if isinstance(value, (list, tuple)):
+        return [_jsonable(v, field) for v in value]
+    if isinstance(value, dict):
+        return {str(k): _jsonable(v, f"{field}.{k}") for k, v in value.items()}
+    if isinstance(value, torch.dtype):
+        return str(value)
+    raise TypeError(
+        f"{field}: {value!r} ({type(value).__name__}) cannot be written to a spec; "
+        "only numbers, strings, booleans, None and lists/dicts of them can"
+    )
+
+
+class TorchLayer(Layer):
+    """A layer that wraps one torch.nn class, filling in the arguments it can infer.
+
+    Subclasses name the torch class, the constructor arguments taken from the input
+    shape (``inferred``) and an output-shape formula (``_formula``); a subclass
+    without a formula falls back to running the module on the meta device.
+    """
+
+    torch_cls: ClassVar[type[nn.Module]]
+    #: torch constructor arguments computed from the input shapes
+    inferred: ClassVar[tuple[str, ...]] = ()
+    #: torch constructor arguments this library fixes (batch_first=True)
+    fixed: ClassVar[dict[str, Any]] = {}
+    #: extra keyword-only arguments of the wrapper itself, with their defaults
+    extras: ClassVar[dict[str, Any]] = {}
+    #: an explicit argument list, for torch classes that take ``*args``
+    params: ClassVar[tuple[inspect.Parameter, ...] | None] = None
+    #: accepted input ranks and how the input is laid out, for error messages
+    ndims: ClassVar[tuple[int, ...] | None] = None
+    layout: ClassVar[str] = ""
+    num_inputs: ClassVar[tuple[int, ...]] = (1,)
+    _signatures: ClassVar[dict[type, inspect.Signature]] = {}
+
+    def __init__(self, *args: Any, name: str | None = None, **kwargs: Any) -> None:
+        super().__init__(name)
+        sig = type(self).signature()
+        unknown = sorted(set(kwargs) - set(sig.parameters))
+        if unknown:
+            raise TypeError(
+                f"L.{type(self).__name__}: unexpected argument(s) {unknown}; "
+                f"accepted arguments: {sig}"
+            )
+        try:
+            bound = sig.bind(*args, **kwargs)
+        except TypeError as e:
+            raise TypeError(f"L.{type(self).__name__}: {e}; accepted arguments: {sig}") from None
+        config = dict(bound.arguments)
+        bound.apply_defaults()
+        self.__dict__.update(_config=config, args=dict(bound.arguments))
+        self._config: dict[str, Any]
+        self.args: dict[str, Any]
+        self._validate()
+
+    @classmethod
+    def signature(cls) -> inspect.Signature:
+        sig = TorchLayer._signatures.get(cls)
+        if sig is None:
+            if cls.params is not None:
+                base = list(cls.params)
+            else:
+                skip = {*cls.inferred, *cls.fixed, "self", "device", "dtype"}
+                base = [
+                    p
+                    for p in inspect.signature(cls.torch_cls.__init__).parameters.values()
+                    if p.name not in skip
+                    and not p.name.startswith("_")
+                    and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
+                ]
+            extra = [
+                inspect.Parameter(k, inspect.Parameter.KEYWORD_ONLY, default=v)
+                for k, v in cls.extras.items()
+            ]
+            positional = [p for p in base if p.kind != inspect.Parameter.KEYWORD_ONLY]
+            keyword = [p for p in base if p.kind == inspect.Parameter.KEYWORD_ONLY]
+            sig = inspect.Signature([*positional, *keyword, *extra])
+            TorchLayer._signatures[cls] = sig
+        return sig
+
+    def _validate(self) -> None:
+        """Reject clearly bad arguments at construction (not at the first call)."""
+        for key in ("out_features", "out_channels", "hidden_size", "num_heads", "nhead"):
+            if key in self.args:
+                value = self.args[key]
+                if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+                    raise ValueError(
+                        f"L.{type(self).__name__}: {key}={value!r}; expected a positive int"
+                    )
+
+    def get_config(self) -> dict[str, Any]:
+        return dict(self._config)
+
+    @classmethod
+    def from_config(cls, config: dict[str, Any], name: str | None) -> Layer:
+        # JSON has no tuples; torch wants tuples for sizes such as kernel_size
+        return cls(**{k: _tuples(v) for k, v in config.items()}, name=name)
+
+    def torch_kwargs(self, shapes: list[Shape]) -> dict[str, Any]:
+        kwargs = {k: v for k, v in self._config.items() if k not in self.extras}
+        kwargs.update(self.fixed)
+        kwargs.update(self._infer(shapes))
+        return kwargs
+
+    def _infer(self, shapes: list[Shape]) -> dict[str, Any]:
+        return {}
+
+    def _formula(self, shapes: list[Shape]) -> Shapes | None:
+        return None
+
+    def _wrap(self, native: nn.Module) -> nn.Module:
+        """The module that is called: the native one, or an adapter around it."""
+        return native
+
+    def _check_input(self, shapes: list[Shape], path: str) -> None:
+        if len(shapes) not in self.num_inputs:
+            want = " or ".join(str(n) for n in self.num_inputs)
+            raise ShapeError(path, f"takes {want} input(s), got {len(shapes)}")
+        if self.ndims is not None:
+            for s in shapes:
+                if len(s) not in self.ndims:
+                    ranks = " or ".join(f"{n}-D" for n in self.ndims)
+                    raise ShapeError(
+                        path,
+                        f"{type(self).__name__} needs a {ranks} input",
+                        expected=self.layout or None,
+                        got=s,
+                        hint="insert L.Reshape/L.Unflatten/L.Flatten before it to change the rank",
+                    )
+
+    def _build(self, shapes: list[Shape], path: str) -> Shapes:
+        self._check_input(shapes, path)
+        kwargs = self.torch_kwargs(shapes)
+        try:
+            native = self.torch_cls(**kwargs)
+        except (ValueError, TypeError, RuntimeError, AssertionError) as e:
+            raise ShapeError(
+                path,
+                f"torch.nn.{self.torch_cls.__name__}({_kw(kwargs)}) failed: {e}",
+                got=shapes[0],
+            ) from e
+        module = self._wrap(native)
+        out = self._formula(shapes)
+        if out is None:
+            out = module_on_meta(module, shapes, path)
+        self._modules["native"] = module
+        return out
+
+    def call_module(self) -> nn.Module:
+        native = self._modules.get("native")
+        if native is None:
+            raise RuntimeError(f"{self._label()} is not built yet")
+        return native
+
+
+def _tuples(value: Any) -> Any:
+    return tuple(_tuples(v) for v in value) if isinstance(value, list) else value
+
+
+def _kw(kwargs: dict[str, Any]) -> str:
+    return ", ".join(f"{k}={v!r}" for k, v in kwargs.items())

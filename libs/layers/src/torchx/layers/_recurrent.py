@@ -1,0 +1,82 @@
+"""Recurrent layers: batch-first, with Keras-style ``return_sequences``/``return_state``."""
+
+from __future__ import annotations
+
+import inspect
+from typing import Any, ClassVar
+
+from torch import nn
+
+from ._layer import TorchLayer
+from ._modules import RecurrentModule
+from ._shapes import Shape, Shapes
+
+_P = inspect.Parameter
+
+
+def _params(*extra: tuple[str, Any]) -> tuple[inspect.Parameter, ...]:
+    names: list[tuple[str, Any]] = [("hidden_size", _P.empty), ("num_layers", 1), *extra]
+    names += [("bias", True), ("dropout", 0.0), ("bidirectional", False)]
+    return tuple(_P(n, _P.POSITIONAL_OR_KEYWORD, default=d) for n, d in names)
+
+
+class _Recurrent(TorchLayer):
+    """Input ``(batch, time, features)``; ``input_size`` is inferred.
+
+    The output is the last step ``(batch, directions*hidden)``, or every step
+    ``(batch, time, directions*hidden)`` with ``return_sequences=True``. With
+    ``return_state=True`` the layer returns ``(output, state)`` where ``state`` is
+    torch's final hidden state (``(h, c)`` for an LSTM), laid out as torch does:
+    ``(directions*num_layers, batch, hidden)``.
+    """
+
+    inferred = ("input_size",)
+    fixed: ClassVar[dict[str, Any]] = {"batch_first": True}
+    extras: ClassVar[dict[str, Any]] = {"return_sequences": False, "return_state": False}
+    ndims: ClassVar[tuple[int, ...] | None] = (3,)
+    layout = "(batch, time, features)"
+    free_axes: ClassVar[tuple[int, ...]] = (1,)
+
+    def _infer(self, shapes: list[Shape]) -> dict[str, Any]:
+        return {"input_size": shapes[0][2]}
+
+    def _wrap(self, native: nn.Module) -> nn.Module:
+        assert isinstance(native, nn.RNNBase)
+        return RecurrentModule(native, self.args["return_sequences"], self.args["return_state"])
+
+    def _out_size(self) -> int:
+        return int(self.args["hidden_size"])
+
+    def _formula(self, shapes: list[Shape]) -> Shapes:
+        batch, steps, _ = shapes[0]
+        dirs = 2 if self.args["bidirectional"] else 1
+        width = dirs * self._out_size()
+        out: Shape = (batch, steps, width) if self.args["return_sequences"] else (batch, width)
+        if not self.args["return_state"]:
+            return out
+        h: Shape = (dirs * self.args["num_layers"], batch, self._out_size())
+        if isinstance(self, LSTM):
+            c: Shape = (dirs * self.args["num_layers"], batch, self.args["hidden_size"])
+            return [out, [h, c]]
+        return [out, h]
+
+
+class RNN(_Recurrent):
+    torch_cls = nn.RNN
+    params: ClassVar[tuple[inspect.Parameter, ...] | None] = _params(("nonlinearity", "tanh"))
+
+
+class GRU(_Recurrent):
+    torch_cls = nn.GRU
+    params: ClassVar[tuple[inspect.Parameter, ...] | None] = _params()
+
+
+class LSTM(_Recurrent):
+    torch_cls = nn.LSTM
+    params: ClassVar[tuple[inspect.Parameter, ...] | None] = (
+        *_params(),
+        _P("proj_size", _P.POSITIONAL_OR_KEYWORD, default=0),
+    )
+
+    def _out_size(self) -> int:
+        return int(self.args["proj_size"] or self.args["hidden_size"])

@@ -1,0 +1,115 @@
+"""``Sequential``: a chain of layers (and plain nn.Modules) with inferred shapes."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from torch import nn
+
+from ._errors import ShapeError
+from ._layer import Layer
+from ._meta import module_on_meta
+from ._shapes import Shape, Shapes
+
+
+class Sequential(Layer):
+    """Like ``nn.Sequential``, but every layer's input size is inferred.
+
+    Items may be torchx layers or plain ``nn.Module`` objects; the output shape of a
+    plain module is found by running it on the meta device. Once built, the
+    container holds the plain torch modules themselves (keys ``"0"``, ``"1"``, ... as
+    in ``nn.Sequential``), so a call costs what ``nn.Sequential`` costs.
+    """
+
+    def __init__(self, *layers: nn.Module, name: str | None = None) -> None:
+        super().__init__(name)
+        for i, item in enumerate(layers):
+            if not isinstance(item, nn.Module):
+                raise TypeError(
+                    f"Sequential item {i} is a {type(item).__name__}; expected a torchx layer "
+                    "or an nn.Module"
+                )
+        self.items: list[nn.Module] = list(layers)
+        for i, item in enumerate(layers):
+            self.add_module(str(i), item)
+
+    def __len__(self) -> int:
+        return len(self.items)
+
+    def __getitem__(self, index: int) -> nn.Module:
+        return self.items[index]
+
+    def _build(self, shapes: list[Shape], path: str) -> Shapes:
+        if len(shapes) != 1:
+            raise ShapeError(path, f"Sequential takes one input, got {len(shapes)}")
+        shape: Shapes = shapes[0]
+        self.item_shapes: list[Shapes] = []
+        for i, item in enumerate(self.items):
+            where = f"{path}.{i}:{type(item).__name__}"
+            if not isinstance(shape, tuple):
+                raise ShapeError(
+                    where,
+                    "the previous item returns several tensors, but Sequential passes one on",
+                    hint="set return_indices/return_state/need_weights to False, or use the "
+                    "functional API",
+                )
+            if isinstance(item, Layer):
+                out = item.build(shape, path=where)
+                module = item if isinstance(item, Sequential) else item.call_module()
+            else:
+                out = module_on_meta(item, [shape], where)
+                module = item
+            self._modules[str(i)] = module
+            self.item_shapes.append(out)
+            shape = out
+        return shape
+
+    def call_module(self) -> nn.Module:
+        return self
+
+    def _free_axes(self) -> tuple[int, ...]:
+        first = self.items[0] if self.items else None
+        return first._free_axes() if isinstance(first, Layer) else ()
+
+    def native_module(self) -> nn.Module:
+        if not self.built:
+            super().native_module()
+        modules = [m for m in self._modules.values() if m is not None]
+        return nn.Sequential(
+            *[m.native_module() if isinstance(m, Sequential) else m for m in modules]
+        )
+
+    def forward(self, x: Any) -> Any:
+        want = self._input_shapes
+        if want is None:
+            self.build(tuple(x.shape))
+            self._follow_input(x)
+        elif x.shape[1:] != want[0][1:]:
+            self._check_tensors([x])
+        for module in self._modules.values():
+            x = module(x)  # type: ignore[misc]
+        return x
+
+    def get_config(self) -> dict[str, Any]:
+        specs = []
+        for i, item in enumerate(self.items):
+            if not isinstance(item, Layer):
+                raise TypeError(
+                    f"Sequential item {i} is a plain {type(item).__name__}, which has no spec; "
+                    "wrap it in a torchx layer or a registered L.Lambda"
+                )
+            specs.append(item._spec_body())
+        return {"layers": specs}
+
+    @classmethod
+    def from_config(cls, config: dict[str, Any], name: str | None) -> Layer:
+        from ._spec import layer_from_body
+
+        layers = config.get("layers")
+        if not isinstance(layers, list):
+            raise TypeError(f"Sequential.config.layers={layers!r}: expected a list of layer specs")
+        items = [layer_from_body(b, f"Sequential.config.layers[{i}]") for i, b in enumerate(layers)]
+        return cls(*items, name=name)
+
+    def extra_repr(self) -> str:
+        return ""

@@ -1,0 +1,61 @@
+"""``TimeDistributed``: apply layers to every step of a sequence."""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+from torch import nn
+
+from ._errors import ShapeError
+from ._layer import Layer
+from ._modules import TimeDistributedModule
+from ._sequential import Sequential
+from ._shapes import Shape, Shapes
+
+
+class TimeDistributed(Layer):
+    """Applies one layer, or a chain of layers, to each slice ``x[:, t]``.
+
+    The input is ``(batch, time, ...features...)``; the layers see
+    ``(batch * time, ...features...)`` and the output is ``(batch, time, ...)``.
+    """
+
+    free_axes: ClassVar[tuple[int, ...]] = (1,)
+
+    def __init__(self, *layers: Layer, name: str | None = None) -> None:
+        super().__init__(name)
+        if not layers or not all(isinstance(x, Layer) for x in layers):
+            raise TypeError("TimeDistributed takes one or more torchx layers")
+        self.inner: Layer = layers[0] if len(layers) == 1 else Sequential(*layers)
+        self.native: nn.Module | None = None
+
+    def _build(self, shapes: list[Shape], path: str) -> Shapes:
+        if len(shapes) != 1 or len(shapes[0]) < 3:
+            raise ShapeError(
+                path,
+                "TimeDistributed needs one input of at least 3 dimensions",
+                expected="(batch, time, ...features...)",
+                got=shapes[0] if shapes else None,
+            )
+        batch, steps, *rest = shapes[0]
+        merged = None if batch is None else batch * int(steps or 0)
+        out = self.inner.build((merged, *rest), path=f"{path}.inner")
+        if not isinstance(out, tuple):
+            raise ShapeError(path, "the wrapped layers must return a single tensor")
+        self.native = TimeDistributedModule(self.inner.call_module())
+        return (batch, steps, *out[1:])
+
+    def call_module(self) -> nn.Module:
+        if self.native is None:
+            raise RuntimeError(f"{self._label()} is not built yet")
+        return self.native
+
+    def get_config(self) -> dict[str, Any]:
+        return {"layer": self.inner._spec_body()}
+
+    @classmethod
+    def from_config(cls, config: dict[str, Any], name: str | None) -> Layer:
+        from ._spec import layer_from_body
+
+        inner = layer_from_body(config.get("layer"), "TimeDistributed.config.layer")
+        return cls(inner, name=name)

@@ -1,0 +1,88 @@
+"""A built model is plain PyTorch: deepcopy, torch.export, torch.compile, DDP."""
+
+from __future__ import annotations
+
+import copy
+import socket
+
+import pytest
+import torch
+from torch import nn
+
+import torchx.layers as L
+
+
+def _cnn() -> L.Sequential:
+    model = L.Sequential(
+        L.Conv2d(4, 3, padding=1), L.BatchNorm2d(), L.ReLU(), L.Flatten(), L.Linear(3)
+    )
+    model.build((None, 2, 6, 6))
+    return model.eval()
+
+
+def _residual() -> L.Functional:
+    x = L.Placeholder((None, 2, 6, 6))
+    h = L.ReLU()(L.Conv2d(2, 3, padding=1)(x))
+    y = (h + x).flatten()
+    return L.Functional(x, L.Linear(3)(y)).eval()
+
+
+@pytest.mark.parametrize("make", [_cnn, _residual])
+def test_deepcopy_is_independent(make: type) -> None:
+    model = make()
+    twin = copy.deepcopy(model)
+    x = torch.randn(2, 2, 6, 6)
+    assert torch.equal(model(x), twin(x))
+    with torch.no_grad():
+        for p in twin.parameters():
+            p.add_(1.0)
+    assert not torch.equal(model(x), twin(x))
+    assert {id(p) for p in model.parameters()}.isdisjoint({id(p) for p in twin.parameters()})
+
+
+@pytest.mark.parametrize("make", [_cnn, _residual])
+def test_torch_export(make: type) -> None:
+    model = make()
+    x = torch.randn(2, 2, 6, 6)
+    exported = torch.export.export(model, (x,))
+    assert torch.allclose(exported.module()(x), model(x), atol=1e-6)
+
+
+@pytest.mark.slow
+def test_torch_compile_without_graph_breaks() -> None:
+    # aot_eager traces the whole forward through dynamo and autograd without a C++ toolchain
+    torch._dynamo.reset()
+    model = _residual()
+    compiled = torch.compile(model, backend="aot_eager", fullgraph=True)
+    x = torch.randn(2, 2, 6, 6)
+    assert torch.allclose(compiled(x), model(x), atol=1e-6)
+
+
+def test_state_dict_matches_a_hand_written_module() -> None:
+    model = _cnn()
+    hand = nn.Sequential(
+        nn.Conv2d(2, 4, 3, padding=1), nn.BatchNorm2d(4), nn.ReLU(), nn.Flatten(), nn.Linear(144, 3)
+    )
+    assert list(hand.state_dict()) == list(model.state_dict())
+    hand.load_state_dict(model.state_dict())
+    hand.eval()
+    x = torch.randn(2, 2, 6, 6)
+    assert torch.equal(hand(x), model(x))
+
+
+def test_distributed_data_parallel_on_gloo() -> None:
+    import torch.distributed as dist
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    dist.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{port}", rank=0, world_size=1)
+    try:
+        model = _residual().train()
+        ddp = nn.parallel.DistributedDataParallel(model)
+        ddp(torch.randn(4, 2, 6, 6)).sum().backward()
+        assert all(p.grad is not None for p in model.parameters())
+    finally:
+        dist.destroy_process_group()
+    dp = nn.DataParallel(_cnn())
+    assert dp(torch.randn(2, 2, 6, 6)).shape == (2, 3)

@@ -1,0 +1,103 @@
+"""Bad shapes and bad arguments give one clear error naming where and what."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+import torchx.layers as L
+from torchx.layers import Placeholder, ShapeError
+
+
+def test_rank_mismatch_names_the_path_and_the_shapes() -> None:
+    model = L.Sequential(L.Conv2d(4, 3), L.Flatten(), L.Conv2d(3, 3))
+    with pytest.raises(ShapeError) as info:
+        model(torch.randn(2, 3, 8, 8))
+    message = str(info.value)
+    assert "Sequential.2:Conv2d" in message
+    assert "4-D input" in message
+    assert "(batch, channels, H, W)" in message
+    assert "got shape (2, 144)" in message
+    assert "hint:" in message
+
+
+def test_error_comes_from_placeholders_before_any_tensor() -> None:
+    x = Placeholder((None, 3, 5, 5))
+    with pytest.raises(ShapeError, match=r"output shape would be \(batch, 4, -1, -1\).*too small"):
+        L.Conv2d(4, kernel_size=7)(x)
+
+
+def test_nested_path_inside_functional() -> None:
+    x = Placeholder((None, 10))
+    body = L.Sequential(L.Linear(4), L.Reshape((3, -1)), name="body")
+    with pytest.raises(
+        ShapeError,
+        match=r"layer 'body.1:Reshape'.*4 elements per sample cannot be viewed as \(3, -1\)",
+    ):
+        body(x)
+
+
+def test_later_call_with_other_shape() -> None:
+    layer = L.Linear(3)
+    layer(torch.randn(2, 4))
+    assert layer(torch.randn(7, 4)).shape == (7, 3)  # the batch is free
+    with pytest.raises(
+        ShapeError, match=r"layer 'Linear'.*expected input \(batch, 4\).*got shape \(2, 5\)"
+    ):
+        layer(torch.randn(2, 5))
+    model = L.Sequential(L.Linear(3))
+    model(torch.randn(2, 4))
+    with pytest.raises(ShapeError, match="Sequential"):
+        model(torch.randn(2, 6))
+
+
+def test_sequence_layers_accept_any_length() -> None:
+    lstm = L.LSTM(4, return_sequences=True)
+    assert lstm(torch.randn(2, 5, 3)).shape == (2, 5, 4)
+    assert lstm(torch.randn(2, 9, 3)).shape == (2, 9, 4)
+    with pytest.raises(ShapeError):
+        lstm(torch.randn(2, 9, 4))
+
+
+def test_merge_and_concat_mismatch() -> None:
+    a, b = Placeholder((None, 3)), Placeholder((None, 4))
+    with pytest.raises(ShapeError, match=r"do not broadcast: \(batch, 3\), \(batch, 4\)"):
+        L.Add()([a, b])
+    with pytest.raises(ShapeError, match="must match in every dimension except 2"):
+        L.Concat()([Placeholder((None, 2, 3)), Placeholder((None, 3, 3))])
+    with pytest.raises(ShapeError, match="takes 2 input"):
+        L.Subtract()([a, a, a])
+
+
+def test_groups_and_divisibility() -> None:
+    with pytest.raises(ShapeError, match="not divisible by groups=2"):
+        L.Conv2d(4, 3, groups=2)(Placeholder((None, 3, 8, 8)))
+    with pytest.raises(ShapeError, match="upscale_factor"):
+        L.PixelShuffle(2)(Placeholder((None, 3, 4, 4)))
+    with pytest.raises(ShapeError, match="GLU splits dimension 2"):
+        L.GLU()(Placeholder((None, 3, 5)))
+
+
+def test_bad_constructor_arguments() -> None:
+    with pytest.raises(ValueError, match=r"L.Conv2d: out_channels=0; expected a positive int"):
+        L.Conv2d(0, 3)
+    with pytest.raises(TypeError, match=r"unexpected argument\(s\) \['units'\].*out_features"):
+        L.Linear(units=3)
+    with pytest.raises(TypeError, match="missing a required argument: 'kernel_size'"):
+        L.Conv2d(3)
+    with pytest.raises(ShapeError, match=r"torch.nn.Conv2d\(.*padding='same'.*failed"):
+        L.Conv2d(3, 3, stride=2, padding="same")(Placeholder((None, 3, 8, 8)))
+
+
+def test_bad_placeholder_shapes() -> None:
+    with pytest.raises(ValueError, match="dimension 1 is 0"):
+        Placeholder((None, 0))
+    with pytest.raises(ValueError, match="dimension 2 is None"):
+        Placeholder((None, 3, None))
+    with pytest.raises(TypeError, match="expected a tuple of ints"):
+        Placeholder("3x3")  # type: ignore[arg-type]
+
+
+def test_native_module_before_build() -> None:
+    with pytest.raises(RuntimeError, match="not built yet: call it on a tensor or a Placeholder"):
+        L.Linear(2).native_module()
