@@ -1,0 +1,99 @@
+"""The values a tracker accepts, checked before anything is written.
+
+Results are deliberately simple: flat ``field -> int | float | str``. NaN and
+infinities are refused so that every stored document is strict JSON (RFC 8259),
+readable by any JSON tool, not only by Python's lenient parser.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+
+from ._errors import InvalidResultError
+
+Result = int | float | str
+"""One result value."""
+
+Results = dict[str, Result]
+"""The results stored under one key: field name to value."""
+
+MAX_STR_BYTES = 1024
+"""Longest str result, in UTF-8 bytes."""
+
+_HINTS: dict[type, str] = {
+    bytes: "decode it to str first",
+    bytearray: "decode it to str first",
+    dict: "flatten it into several fields, e.g. 'l2norm/mean' and 'l2norm/sem'",
+    list: "store each item as its own field, e.g. 'loss/0', 'loss/1'",
+    tuple: "store each item as its own field, e.g. 'loss/0', 'loss/1'",
+    type(None): "leave the field out instead",
+}
+
+
+def validate_results(key: str, results: object) -> Results:
+    """A fresh, plain-typed copy of ``results``, or InvalidResultError naming the field."""
+    if not isinstance(results, Mapping):
+        raise InvalidResultError(
+            key,
+            None,
+            f"results must be a mapping of field names to int, float or str,"
+            f" got {type(results).__name__}",
+        )
+    checked: Results = {}
+    for field, value in results.items():
+        if not isinstance(field, str) or not field:
+            raise InvalidResultError(key, repr(field), "field names must be non-empty str")
+        checked[field] = _check_value(key, field, value)
+    return checked
+
+
+def _check_value(key: str, field: str, value: object) -> Result:
+    kind = type(value)
+    if kind is str:
+        return _check_str(key, field, value)  # type: ignore[arg-type]
+    if kind is int:
+        return value  # type: ignore[return-value]
+    if kind is float:
+        return _check_float(key, field, value)  # type: ignore[arg-type]
+    # Subclasses (IntEnum, numpy.float64, ...) are stored as their plain value;
+    # bool is an int subclass but not a number a reader would expect back.
+    if isinstance(value, bool):
+        raise InvalidResultError(
+            key, field, f"bool {value!r} is not accepted; store int({value!r}) or a str"
+        )
+    if isinstance(value, int):
+        return int(value)
+    if isinstance(value, float):
+        return _check_float(key, field, float(value))
+    if isinstance(value, str):
+        return _check_str(key, field, str(value))
+    hint = next((h for t, h in _HINTS.items() if isinstance(value, t)), None)
+    reason = f"values must be int, float or str, got {kind.__name__}"
+    raise InvalidResultError(key, field, f"{reason}; {hint}" if hint else reason)
+
+
+def _check_float(key: str, field: str, value: float) -> float:
+    if not math.isfinite(value):
+        raise InvalidResultError(
+            key,
+            field,
+            f"{value!r} is not stored (documents are strict JSON, which has no NaN or"
+            " infinity); record it as a str such as 'nan' if it matters",
+        )
+    return value
+
+
+def _check_str(key: str, field: str, value: str) -> str:
+    try:
+        size = len(value.encode("utf-8"))
+    except UnicodeEncodeError:
+        raise InvalidResultError(key, field, "str values must be encodable as UTF-8") from None
+    if size > MAX_STR_BYTES:
+        raise InvalidResultError(
+            key,
+            field,
+            f"str values are at most {MAX_STR_BYTES} bytes in UTF-8, this one is {size};"
+            " the tracker is for small results, store large data elsewhere and record its path",
+        )
+    return value
