@@ -67,7 +67,8 @@ def _check_value(key: str, field: str, value: object) -> Result:
     if isinstance(value, float):
         return _check_float(key, field, float(value))
     if isinstance(value, str):
-        return _check_str(key, field, str(value))
+        # str.__str__ gives the text itself; str() of a str Enum member gives its name.
+        return _check_str(key, field, str.__str__(value))
     hint = next((h for t, h in _HINTS.items() if isinstance(value, t)), None)
     reason = f"values must be int, float or str, got {kind.__name__}"
     raise InvalidResultError(key, field, f"{reason}; {hint}" if hint else reason)
