@@ -156,4 +156,11 @@ def shared_backend(request: pytest.FixtureRequest, tmp_path: Path) -> Backend:
 
 @pytest.fixture
 def make_backend(request: pytest.FixtureRequest, tmp_path: Path) -> Callable[[str], Backend]:
+    """A fresh backend by name, for tests that are not run on every backend."""
     return lambda name: _make_backend(name, tmp_path, request)
+
+
+@pytest.fixture(scope="session")
+def backend_maker() -> Callable[[str, Path, pytest.FixtureRequest], Backend]:
+    """The backend factory itself, for fixtures wider than one test."""
+    return _make_backend
