@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import subprocess
 import sys
@@ -165,10 +166,8 @@ def test_threads_on_memory_store(make_backend: Callable[[str], Backend]) -> None
     def read_shared() -> None:
         tracker = backend.tracker()
         while not stop.is_set():
-            try:
+            with contextlib.suppress(ResultNotFoundError):
                 reads.append(tracker["shared"])
-            except ResultNotFoundError:
-                pass
 
     reader = threading.Thread(target=read_shared)
     reader.start()
