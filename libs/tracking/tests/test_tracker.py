@@ -243,3 +243,27 @@ def test_base_class_can_be_subclassed_with_four_hooks() -> None:
     with pytest.raises(ValueError, match="field 'x'"):
         tracker.put("k", x=float("nan"))
     assert list(tracker) == ["1", "b/c"]
+
+
+def test_errors_survive_pickling_between_processes() -> None:
+    import pickle
+
+    from torchx.runtime.tracking import (
+        CorruptResultError,
+        InvalidKeyError,
+        InvalidResultError,
+    )
+
+    errors: list[Exception] = [
+        InvalidKeyError("../x", "no"),
+        InvalidResultError("k", "f", "bad"),
+        InvalidResultError("k", None, "bad"),
+        ResultNotFoundError("k", "s3://b/base"),
+        CorruptResultError("/p/k.json", "empty file"),
+    ]
+    for error in errors:
+        copy = pickle.loads(pickle.dumps(error))
+        assert type(copy) is type(error)
+        assert str(copy) == str(error)
+        assert vars(copy) == vars(error)
+    assert ResultNotFoundError.__module__ == "torchx.runtime.tracking"

@@ -34,3 +34,16 @@ __all__ = [
     "Results",
     "TrackerError",
 ]
+
+# Show the public import path in tracebacks and reprs, not the private module.
+for _public in (
+    CorruptResultError,
+    FsspecResultTracker,
+    InvalidKeyError,
+    InvalidResultError,
+    ResultNotFoundError,
+    ResultTracker,
+    TrackerError,
+):
+    _public.__module__ = __name__
+del _public

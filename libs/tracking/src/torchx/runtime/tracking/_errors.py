@@ -20,6 +20,9 @@ class InvalidKeyError(TrackerError, ValueError):
         self.reason = reason
         super().__init__(f"invalid tracker key {key!r}: {reason}")
 
+    def __reduce__(self) -> tuple[type, tuple[object, str]]:
+        return type(self), (self.key, self.reason)
+
 
 class InvalidResultError(TrackerError, ValueError):
     """A result value (or the results as a whole) that the tracker does not store."""
@@ -30,6 +33,9 @@ class InvalidResultError(TrackerError, ValueError):
         self.reason = reason
         where = f"field {field!r} of key {key!r}" if field is not None else f"key {key!r}"
         super().__init__(f"invalid result for {where}: {reason}; nothing was written")
+
+    def __reduce__(self) -> tuple[type, tuple[str, str | None, str]]:
+        return type(self), (self.key, self.field, self.reason)
 
 
 class ResultNotFoundError(TrackerError, KeyError):
@@ -47,6 +53,9 @@ class ResultNotFoundError(TrackerError, KeyError):
         # KeyError.__str__ would repr() the message and wrap it in quotes.
         return str(self.args[0])
 
+    def __reduce__(self) -> tuple[type, tuple[str, str]]:
+        return type(self), (self.key, self.tracker_base)
+
 
 class CorruptResultError(TrackerError, ValueError):
     """A stored document that is not a JSON object of int, float and str values."""
@@ -55,3 +64,6 @@ class CorruptResultError(TrackerError, ValueError):
         self.path = path
         self.reason = reason
         super().__init__(f"corrupt result document at {path!r}: {reason}")
+
+    def __reduce__(self) -> tuple[type, tuple[str, str]]:
+        return type(self), (self.path, self.reason)
