@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-from typing import Any
 
 from ._base import ResultTracker
 from ._document import decode_document, encode_document
@@ -11,6 +10,12 @@ from ._errors import CorruptResultError, ResultNotFoundError
 from ._keys import DOCUMENT_SUFFIX, normalize_key
 from ._results import Results
 from ._stores import DocumentStore, store_for
+
+# Avoids importing typing at run time (the annotations are strings); the name
+# TYPE_CHECKING is what type checkers look for.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 
 class FsspecResultTracker(ResultTracker):

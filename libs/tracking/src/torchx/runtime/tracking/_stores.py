@@ -27,15 +27,19 @@ from __future__ import annotations
 
 import contextlib
 import os
-import secrets
-from typing import Any
+
+# Avoids importing typing at run time (the annotations are strings); the name
+# TYPE_CHECKING is what type checkers look for.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 WHOLE_OBJECT_PROTOCOLS = frozenset({"memory", "s3", "s3a", "gs", "gcs", "az", "abfs", "abfss"})
 
 
 def _temporary_name(path: str) -> str:
     folder, _, name = path.rpartition("/")
-    return f"{folder}/.{name}.{secrets.token_hex(8)}.tmp"
+    return f"{folder}/.{name}.{os.urandom(8).hex()}.tmp"
 
 
 class DocumentStore:
