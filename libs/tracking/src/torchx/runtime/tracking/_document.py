@@ -23,17 +23,22 @@ _JSON_TYPE_NAMES: dict[type, str] = {
 }
 
 
-def encode_document(results: Results) -> bytes:
-    """Serialize already validated results."""
-    return json.dumps(results, ensure_ascii=False, allow_nan=False).encode("utf-8")
-
-
 class _NonStandardConstant(ValueError):
     pass
 
 
 def _reject_constant(name: str) -> object:
     raise _NonStandardConstant(name)
+
+
+# Built once: json.dumps/json.loads with any option build a new coder on every call.
+_ENCODER = json.JSONEncoder(ensure_ascii=False, allow_nan=False)
+_DECODER = json.JSONDecoder(parse_constant=_reject_constant)
+
+
+def encode_document(results: Results) -> bytes:
+    """Serialize already validated results."""
+    return _ENCODER.encode(results).encode("utf-8")
 
 
 def decode_document(data: bytes, path: str) -> Results:
@@ -45,7 +50,7 @@ def decode_document(data: bytes, path: str) -> Results:
             path, f"not UTF-8 text ({err.reason} at byte {err.start})"
         ) from None
     try:
-        document = json.loads(text, parse_constant=_reject_constant)
+        document = _DECODER.decode(text)
     except json.JSONDecodeError as err:
         reason = "empty file" if not text.strip() else f"not valid JSON ({err})"
         raise CorruptResultError(path, reason) from None

@@ -7,6 +7,8 @@ here, before any backend sees it.
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 from ._errors import InvalidKeyError
 
 MAX_KEY_BYTES = 1024
@@ -26,13 +28,20 @@ _CONTROL_CHARACTERS = frozenset(chr(c) for c in (*range(0x20), 0x7F))
 
 def normalize_key(key: object) -> str:
     """The key as the relative name its document is stored under, or InvalidKeyError."""
+    kind = type(key)
+    if kind is str:
+        return _check_str_key(key)
     if isinstance(key, bool) or not isinstance(key, int | str):
-        raise InvalidKeyError(key, f"keys are int or str, got {type(key).__name__}")
+        raise InvalidKeyError(key, f"keys are int or str, got {kind.__name__}")
     if isinstance(key, int):
         return str(int(key))
-    return _check_str_key(key)
+    # A str subclass: check (and remember) its plain text, not the subclass object.
+    return _check_str_key(str.__str__(key))
 
 
+# Apps reuse a handful of keys (put, then get, then `in`); remembering the ones that
+# passed keeps the checks off the hot path. Refused keys raise, so are never cached.
+@lru_cache(maxsize=4096)
 def _check_str_key(key: str) -> str:
     if not key:
         raise InvalidKeyError(key, "a key must not be empty")

@@ -21,6 +21,9 @@ Results = dict[str, Result]
 MAX_STR_BYTES = 1024
 """Longest str result, in UTF-8 bytes."""
 
+# An ASCII str is one UTF-8 byte a character, so this many always fit the limit.
+_ALWAYS_FITS = MAX_STR_BYTES
+
 _HINTS: dict[type, str] = {
     bytes: "decode it to str first",
     bytearray: "decode it to str first",
@@ -42,9 +45,15 @@ def validate_results(key: str, results: object) -> Results:
         )
     checked: Results = {}
     for field, value in results.items():
-        if not isinstance(field, str) or not field:
-            raise InvalidResultError(key, repr(field), "field names must be non-empty str")
-        checked[field] = _check_value(key, field, value)
+        if type(field) is not str or not field:
+            raise InvalidResultError(key, None, f"field names must be non-empty str, got {field!r}")
+        # Plain ints and short plain strs are the common case; everything else
+        # (floats, long strs, subclasses, wrong types) takes the full check.
+        kind = type(value)
+        if kind is int or (kind is str and len(value) <= _ALWAYS_FITS and value.isascii()):
+            checked[field] = value
+        else:
+            checked[field] = _check_value(key, field, value)
     return checked
 
 
