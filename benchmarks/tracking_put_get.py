@@ -80,7 +80,9 @@ def ops_per_second(op: Callable[[int], None], seconds: float) -> float:
             return done / (now - start)
 
 
-def bench_filesystem(label: str, base_of: Callable[[str], str], seconds: float, rounds: int) -> float:
+def bench_filesystem(
+    label: str, base_of: Callable[[str], str], seconds: float, rounds: int
+) -> float:
     contenders = {
         "tracker": tracker_op,
         "raw fs.open + json": open_json_op,
@@ -95,7 +97,8 @@ def bench_filesystem(label: str, base_of: Callable[[str], str], seconds: float, 
     best_raw = max(v for name, v in median.items() if name != "tracker")
     print(f"\n{label}")
     for name, value in median.items():
-        print(f"  {name:<24} {value:>10,.0f} put+get/s   ({value / median['tracker']:.2f}x tracker)")
+        spread = f"{min(rates[name]):,.0f}..{max(rates[name]):,.0f}"
+        print(f"  {name:<24} {value:>10,.0f} put+get/s  (rounds: {spread})")
     ratio = median["tracker"] / best_raw
     verdict = "meets" if ratio >= 0.8 else "BELOW"
     print(f"  ratio tracker / faster raw baseline: {ratio:.2f}x ({verdict} the 0.8x target)")
@@ -106,14 +109,22 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seconds", type=float, default=1.0, help="length of one timed run")
     parser.add_argument("--rounds", type=int, default=5, help="runs per contender")
+    parser.add_argument("--local-dir", default=None, help="where the local files go (a temp dir)")
     args = parser.parse_args()
-    with tempfile.TemporaryDirectory() as tmp:
-        bench_filesystem(
-            f"local disk ({tmp})", lambda name: f"{tmp}/{uuid.uuid4().hex}", args.seconds, args.rounds
+    with tempfile.TemporaryDirectory(dir=args.local_dir) as tmp:
+        local = bench_filesystem(
+            f"local disk ({tmp})",
+            lambda name: f"{tmp}/{uuid.uuid4().hex}",
+            args.seconds,
+            args.rounds,
         )
-    bench_filesystem(
-        "memory://", lambda name: f"memory://bench-{uuid.uuid4().hex}", args.seconds, args.rounds
+    memory = bench_filesystem(
+        "memory://",
+        lambda name: f"memory://bench-{uuid.uuid4().hex}",
+        args.seconds,
+        args.rounds,
     )
+    print(f"\nsummary: tracker / raw fsspec = {local:.2f}x local, {memory:.2f}x memory")
 
 
 if __name__ == "__main__":
