@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
@@ -267,3 +268,28 @@ def test_errors_survive_pickling_between_processes() -> None:
         assert str(copy) == str(error)
         assert vars(copy) == vars(error)
     assert ResultNotFoundError.__module__ == "torchx.runtime.tracking"
+
+
+def test_listing_sees_writes_made_through_another_filesystem_instance(backend: Backend) -> None:
+    """Another process's writes: a separate fsspec instance, so no shared listing cache."""
+    reader = backend.tracker()
+    reader["first"] = {"v": 1}
+    assert list(reader) == ["first"] and "second" not in reader  # listings now cached
+    writer = FsspecResultTracker(backend.base, skip_instance_cache=True, **backend.storage_options)
+    assert writer.fs is not reader.fs or backend.name == "memory"
+    writer["second"] = {"v": 2}
+    writer["deeper/third"] = {"v": 3}
+    assert "second" in reader and "deeper/third" in reader
+    assert len(reader) == 3
+    assert list(reader) == ["deeper/third", "first", "second"]
+    assert reader["deeper/third"] == {"v": 3}
+
+
+def test_listing_skips_files_whose_names_are_not_keys(tmp_path: Path) -> None:
+    tracker = FsspecResultTracker(str(tmp_path))
+    tracker["ok"] = {"v": 1}
+    (tmp_path / "back\\slash.json").write_text("{}")
+    (tmp_path / ("x" * 220 + ".json")).write_text("{}")
+    (tmp_path / "r.json").mkdir()
+    (tmp_path / "r.json" / "inner.json").write_text("{}")
+    assert list(tracker) == ["ok"]
