@@ -109,12 +109,17 @@ class Ratio(float):
     pass
 
 
+class Count(int):
+    pass
+
+
 def test_value_subclasses_are_stored_as_plain_values(backend: Backend) -> None:
     tracker = backend.tracker()
-    tracker["k"] = {"color": Color.RED, "tag": Tag.BEST, "ratio": Ratio(0.5)}
+    big = 2**3300 - 1
+    tracker["k"] = {"color": Color.RED, "tag": Tag.BEST, "ratio": Ratio(0.5), "big": big}
     back = tracker["k"]
-    assert back == {"color": 1, "tag": "best", "ratio": 0.5}
-    assert [type(v) for v in back.values()] == [int, str, float]
+    assert back == {"color": 1, "tag": "best", "ratio": 0.5, "big": big}
+    assert [type(v) for v in back.values()] == [int, str, float, int]
 
 
 def test_str_limit_is_measured_in_utf8_bytes(backend: Backend) -> None:
@@ -145,6 +150,9 @@ BAD_VALUES: list[tuple[object, str]] = [
         f"str values are at most {MAX_STR_BYTES} bytes in UTF-8, this one is 1025",
     ),
     ("\udcff", "str values must be encodable as UTF-8"),
+    (2**3300, "ints must be below 2**3300 in magnitude (about 990 decimal digits)"),
+    (-(2**3300), "this one has 3301 bits"),
+    (Count(10**1000), "ints must be below 2**3300"),
 ]
 
 

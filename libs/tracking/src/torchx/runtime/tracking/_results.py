@@ -24,6 +24,10 @@ MAX_STR_BYTES = 1024
 # An ASCII str is one UTF-8 byte a character, so this many always fit the limit.
 _ALWAYS_FITS = MAX_STR_BYTES
 
+# Ints are kept to about a thousand decimal digits, in the spirit of the str limit
+# (and well inside Python's own limit on converting ints to text).
+_MAX_INT_BITS = 3300
+
 _HINTS: dict[type, str] = {
     bytes: "decode it to str first",
     bytearray: "decode it to str first",
@@ -50,7 +54,9 @@ def validate_results(key: str, results: object) -> Results:
         # Plain ints and short plain strs are the common case; everything else
         # (floats, long strs, subclasses, wrong types) takes the full check.
         kind = type(value)
-        if kind is int or (kind is str and len(value) <= _ALWAYS_FITS and value.isascii()):
+        if (kind is int and value.bit_length() <= _MAX_INT_BITS) or (
+            kind is str and len(value) <= _ALWAYS_FITS and value.isascii()
+        ):
             checked[field] = value
         else:
             checked[field] = _check_value(key, field, value)
@@ -61,8 +67,6 @@ def _check_value(key: str, field: str, value: object) -> Result:
     kind = type(value)
     if kind is str:
         return _check_str(key, field, value)  # type: ignore[arg-type]
-    if kind is int:
-        return value  # type: ignore[return-value]
     if kind is float:
         return _check_float(key, field, value)  # type: ignore[arg-type]
     # Subclasses (IntEnum, numpy.float64, ...) are stored as their plain value;
@@ -72,7 +76,7 @@ def _check_value(key: str, field: str, value: object) -> Result:
             key, field, f"bool {value!r} is not accepted; store int({value!r}) or a str"
         )
     if isinstance(value, int):
-        return int(value)
+        return _check_int(key, field, int(value))
     if isinstance(value, float):
         return _check_float(key, field, float(value))
     if isinstance(value, str):
@@ -81,6 +85,17 @@ def _check_value(key: str, field: str, value: object) -> Result:
     hint = next((h for t, h in _HINTS.items() if isinstance(value, t)), None)
     reason = f"values must be int, float or str, got {kind.__name__}"
     raise InvalidResultError(key, field, f"{reason}; {hint}" if hint else reason)
+
+
+def _check_int(key: str, field: str, value: int) -> int:
+    if value.bit_length() > _MAX_INT_BITS:
+        raise InvalidResultError(
+            key,
+            field,
+            f"ints must be below 2**{_MAX_INT_BITS} in magnitude (about 990 decimal digits),"
+            f" this one has {value.bit_length()} bits; store it as a str if it must be kept",
+        )
+    return value
 
 
 def _check_float(key: str, field: str, value: float) -> float:
