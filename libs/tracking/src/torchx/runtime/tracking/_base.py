@@ -28,8 +28,9 @@ class ResultTracker(abc.ABC):
     ``.``-prefixed, empty or over-long parts, absolute paths, backslashes, NUL and
     control characters raise :class:`InvalidKeyError`.
 
-    Values are ``int``, ``float`` (finite: NaN and infinities are refused so stored
-    documents stay strict JSON) or ``str`` of at most 1 KiB in UTF-8. ``bool``,
+    Values are ``int`` (below 2**3300), ``float`` (finite: NaN and infinities are
+    refused so stored documents stay strict JSON) or ``str`` of at most 1 KiB in
+    UTF-8. ``bool``,
     ``bytes``, ``None``, lists and nested mappings raise :class:`InvalidResultError`
     naming the key and field, and nothing is written. By convention a '/' inside a
     field name marks a statistic, e.g. ``{"l2norm/mean": 1.2, "l2norm/sem": 3.4}``.
