@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from torchx.runtime.tracking import CorruptResultError
+from torchx.runtime.tracking import CorruptResultError, FsspecResultTracker
 
 if TYPE_CHECKING:
     from conftest import Backend
@@ -29,11 +29,16 @@ CORRUPT: list[tuple[bytes, str]] = [
 ]
 
 
-@pytest.mark.parametrize(("data", "reason"), CORRUPT, ids=[repr(d)[:24] for d, _ in CORRUPT])
-def test_corrupt_document_error_names_its_path(backend: Backend, data: bytes, reason: str) -> None:
+def test_corrupt_document_error_names_its_path(backend: Backend, subtests: pytest.Subtests) -> None:
     tracker = backend.tracker()
     path = tracker.path_of("run/out")
     tracker.fs.makedirs(path.rpartition("/")[0], exist_ok=True)
+    for data, reason in CORRUPT:
+        with subtests.test(data=repr(data)[:24]):
+            check_reported(tracker, path, data, reason)
+
+
+def check_reported(tracker: FsspecResultTracker, path: str, data: bytes, reason: str) -> None:
     tracker.fs.pipe_file(path, data)
     for read in (lambda: tracker["run/out"], lambda: tracker.get("run/out")):
         with pytest.raises(CorruptResultError) as caught:
@@ -51,8 +56,6 @@ def test_corrupt_document_error_names_its_path(backend: Backend, data: bytes, re
 
 def test_folder_where_a_document_should_be_is_reported(tmp_path: object) -> None:
     from pathlib import Path
-
-    from torchx.runtime.tracking import FsspecResultTracker
 
     tracker = FsspecResultTracker(str(tmp_path))
     (Path(str(tmp_path)) / "k.json").mkdir()
