@@ -51,11 +51,14 @@ def validate_results(key: str, results: object) -> Results:
     for field, value in results.items():
         if type(field) is not str or not field:
             raise InvalidResultError(key, None, f"field names must be non-empty str, got {field!r}")
-        # Plain ints and short plain strs are the common case; everything else
-        # (floats, long strs, subclasses, wrong types) takes the full check.
+        # Plain finite floats, plain ints and short ASCII strs are the common case;
+        # everything else (long or non-ASCII strs, subclasses, wrong types) takes the
+        # full check. `value - value == 0.0` is false exactly for NaN and infinities.
         kind = type(value)
-        if (kind is int and value.bit_length() <= _MAX_INT_BITS) or (
-            kind is str and len(value) <= _ALWAYS_FITS and value.isascii()
+        if (
+            (kind is float and value - value == 0.0)
+            or (kind is int and value.bit_length() <= _MAX_INT_BITS)
+            or (kind is str and len(value) <= _ALWAYS_FITS and value.isascii())
         ):
             checked[field] = value
         else:
