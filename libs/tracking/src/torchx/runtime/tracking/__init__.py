@@ -1,0 +1,49 @@
+"""Small results that travel between apps, over any fsspec URL.
+
+An app writes ``tracker[key] = {"accuracy": 0.9}``; another app, later and elsewhere,
+opens a tracker on the same base and reads ``tracker[key]["accuracy"]``.
+
+Importing this package is cheap: fsspec is imported when the first
+:class:`FsspecResultTracker` is created.
+"""
+
+from ._base import Key, ResultTracker
+from ._errors import (
+    CorruptResultError,
+    InvalidKeyError,
+    InvalidResultError,
+    ResultNotFoundError,
+    TrackerError,
+)
+from ._fsspec import FsspecResultTracker
+from ._keys import MAX_KEY_BYTES, MAX_SEGMENT_BYTES
+from ._results import MAX_STR_BYTES, Result, Results
+
+__all__ = [
+    "MAX_KEY_BYTES",
+    "MAX_SEGMENT_BYTES",
+    "MAX_STR_BYTES",
+    "CorruptResultError",
+    "FsspecResultTracker",
+    "InvalidKeyError",
+    "InvalidResultError",
+    "Key",
+    "Result",
+    "ResultNotFoundError",
+    "ResultTracker",
+    "Results",
+    "TrackerError",
+]
+
+# Show the public import path in tracebacks and reprs, not the private module.
+for _public in (
+    CorruptResultError,
+    FsspecResultTracker,
+    InvalidKeyError,
+    InvalidResultError,
+    ResultNotFoundError,
+    ResultTracker,
+    TrackerError,
+):
+    _public.__module__ = __name__
+del _public

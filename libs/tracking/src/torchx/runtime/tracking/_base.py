@@ -1,0 +1,97 @@
+"""The backend-independent tracker contract: key and value checks, mapping behaviour."""
+
+from __future__ import annotations
+
+import abc
+from collections.abc import Iterator, Mapping
+
+from ._keys import normalize_key
+from ._results import Result, Results, validate_results
+
+Key = int | str
+"""A tracker key: an int, or a str that may use '/' to make subfolders."""
+
+
+class ResultTracker(abc.ABC):
+    """Stores small results of an app under a key, for other apps to read back.
+
+    ``put``/``get`` and item access are two spellings of the same thing::
+
+        tracker.put("foo", l2norm=1.2)
+        tracker["foo"] = {"l2norm": 1.2}
+        tracker.get("foo")["l2norm"] == 1.2
+        tracker["foo"]["l2norm"] == 1.2
+
+    Keys are ``int`` or ``str``; an int is stored as its decimal text, so ``1`` and
+    ``"1"`` name the same results. A str key may contain '/' to group results into
+    subfolders (``"attempt_1/out"``), but it stays relative to the tracker: ``..``,
+    ``.``-prefixed, empty or over-long parts, absolute paths, backslashes, NUL and
+    control characters raise :class:`InvalidKeyError`.
+
+    Values are ``int`` (below 2**3300), ``float`` (finite: NaN and infinities are
+    refused so stored documents stay strict JSON) or ``str`` of at most 1 KiB in
+    UTF-8. ``bool``,
+    ``bytes``, ``None``, lists and nested mappings raise :class:`InvalidResultError`
+    naming the key and field, and nothing is written. By convention a '/' inside a
+    field name marks a statistic, e.g. ``{"l2norm/mean": 1.2, "l2norm/sem": 3.4}``.
+
+    A tracker behaves like a mapping from keys to results: ``key in tracker``,
+    ``for key in tracker`` (keys come back as str), ``len(tracker)`` and
+    ``tracker.items()``. ``get`` is an alias of ``tracker[key]``: a missing key raises
+    :class:`ResultNotFoundError` (a ``KeyError``) naming the key and the tracker base,
+    unlike ``dict.get``, which returns None.
+
+    A tracker is not a central service: it promises no more ordering between
+    ``put`` and ``get`` on one key, from one or many processes, than its backing
+    store does. Use a unique key per writer (a job id, ``f"{experiment}/{trial}"``,
+    ``f"{job}/{rank}"``) rather than having several writers race on one key.
+
+    Subclasses implement the four storage hooks ``_store``, ``_load``, ``_has`` and
+    ``_list``; they receive keys and results already checked by this class.
+    """
+
+    def put(self, key: Key, /, **results: Result) -> None:
+        """Store ``results`` under ``key``, replacing what was there."""
+        name = normalize_key(key)
+        self._store(name, validate_results(name, results))
+
+    def get(self, key: Key) -> Results:
+        """The results stored under ``key``; ResultNotFoundError if there are none."""
+        return self._load(normalize_key(key))
+
+    def __setitem__(self, key: Key, results: Mapping[str, Result]) -> None:
+        name = normalize_key(key)
+        self._store(name, validate_results(name, results))
+
+    def __getitem__(self, key: Key) -> Results:
+        return self._load(normalize_key(key))
+
+    def __contains__(self, key: object) -> bool:
+        return self._has(normalize_key(key))
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._list())
+
+    def __len__(self) -> int:
+        return len(self._list())
+
+    def items(self) -> Iterator[tuple[str, Results]]:
+        """Each stored key with its results, in key order."""
+        for name in self._list():
+            yield name, self._load(name)
+
+    @abc.abstractmethod
+    def _store(self, key: str, results: Results) -> None:
+        """Write ``results`` under ``key`` so that no reader sees a partial write."""
+
+    @abc.abstractmethod
+    def _load(self, key: str) -> Results:
+        """Read ``key``'s results; ResultNotFoundError if absent."""
+
+    @abc.abstractmethod
+    def _has(self, key: str) -> bool:
+        """Whether results are stored under ``key``."""
+
+    @abc.abstractmethod
+    def _list(self) -> list[str]:
+        """Every stored key, sorted."""

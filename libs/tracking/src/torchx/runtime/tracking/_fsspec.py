@@ -1,0 +1,116 @@
+"""A result tracker over any fsspec URL: one JSON document per key."""
+
+from __future__ import annotations
+
+import os
+
+from ._base import ResultTracker
+from ._document import decode_document, encode_document
+from ._errors import CorruptResultError, ResultNotFoundError
+from ._keys import DOCUMENT_SUFFIX, normalize_key
+from ._results import Results
+from ._stores import DocumentStore, store_for
+
+# Avoids importing typing at run time (the annotations are strings); the name
+# TYPE_CHECKING is what type checkers look for.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+
+class FsspecResultTracker(ResultTracker):
+    """Keeps results under ``tracker_base``, any fsspec URL or local path.
+
+    Key ``k`` is stored as the JSON document ``<tracker_base>/<k>.json``, e.g.
+    ``{"accuracy": 0.233}``, so people and other tools can read results directly;
+    '/' in a key makes subfolders. Two trackers with the same base see the same
+    results, whichever process or machine they run in::
+
+        tracker = FsspecResultTracker("s3://bucket/trainer/123")
+        tracker["attempt_1/out"] = {"accuracy": 0.233}
+        FsspecResultTracker("s3://bucket/trainer/123")["attempt_1/out"]["accuracy"]
+
+    Writes are atomic for readers: a get sees a previous or the new document, never
+    part of one. On local disk that is a temporary file renamed into place; on object
+    stores (memory, S3, GCS, Azure) a single upload, which they publish only once
+    complete; on other backends a temporary file moved into place with ``fs.mv``.
+    See :mod:`torchx.runtime.tracking._stores` for what each backend guarantees.
+
+    ``storage_options`` go to the filesystem, e.g. ``endpoint_url=...`` for an
+    S3-compatible server; fsspec's ``FSSPEC_<PROTOCOL>_<OPTION>`` environment
+    variables work as well. Listing (``in``, iteration, ``len``) always asks the
+    store, never a cached listing, so it sees other processes' writes.
+
+    A stored document that is not a JSON object of numbers and strings raises
+    :class:`CorruptResultError` naming its path.
+    """
+
+    def __init__(self, tracker_base: str | os.PathLike[str], **storage_options: Any) -> None:
+        if isinstance(tracker_base, os.PathLike):
+            tracker_base = os.fspath(tracker_base)
+        if not isinstance(tracker_base, str) or not tracker_base.strip():
+            raise ValueError(
+                f"tracker_base must be a non-empty local path or fsspec URL"
+                f" (e.g. '/tmp/results', 'memory://results', 's3://bucket/results'),"
+                f" got {tracker_base!r}"
+            )
+        # fsspec is imported here, not at module level, so that importing the
+        # package stays cheap for apps that only pass a tracker around.
+        from fsspec.core import url_to_fs  # type: ignore[import-untyped]
+
+        fs, root = url_to_fs(tracker_base, **storage_options)
+        self.tracker_base = tracker_base
+        self._root: str = root.rstrip("/")
+        self._backend: DocumentStore = store_for(fs)
+
+    @property
+    def fs(self) -> Any:
+        """The fsspec filesystem that holds the documents."""
+        return self._backend.fs
+
+    def path_of(self, key: int | str) -> str:
+        """Where ``key``'s document is (or would be) stored, as a path on :attr:`fs`."""
+        return self._path(normalize_key(key))
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.tracker_base!r})"
+
+    def _path(self, key: str) -> str:
+        return f"{self._root}/{key}{DOCUMENT_SUFFIX}"
+
+    def _store(self, key: str, results: Results) -> None:
+        self._backend.write(self._path(key), encode_document(results))
+
+    def _load(self, key: str) -> Results:
+        path = self._path(key)
+        try:
+            data = self._backend.read(path)
+        except FileNotFoundError:
+            raise ResultNotFoundError(key, self.tracker_base) from None
+        except IsADirectoryError:
+            raise CorruptResultError(path, "it is a folder, not a document") from None
+        return decode_document(data, path)
+
+    def _has(self, key: str) -> bool:
+        return self._backend.is_file(self._path(key))
+
+    def _list(self) -> list[str]:
+        prefix = f"{self._root}/"
+        keys = []
+        for path in self._backend.find(self._root or "/"):
+            if not (path.startswith(prefix) and path.endswith(DOCUMENT_SUFFIX)):
+                continue
+            key = path[len(prefix) : -len(DOCUMENT_SUFFIX)]
+            if _is_addressable(key):
+                keys.append(key)
+        keys.sort()
+        return keys
+
+
+def _is_addressable(key: str) -> bool:
+    """Whether a name found on the store is a key (not a temporary or foreign file)."""
+    try:
+        normalize_key(key)
+    except ValueError:
+        return False
+    return True

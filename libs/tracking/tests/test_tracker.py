@@ -1,0 +1,295 @@
+"""The tracker contract on every backend: put/get/[] forms, mapping behaviour, format."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import pytest
+
+from torchx.runtime.tracking import (
+    FsspecResultTracker,
+    ResultNotFoundError,
+    ResultTracker,
+)
+
+if TYPE_CHECKING:
+    from conftest import Backend
+
+
+def write_raw(tracker: FsspecResultTracker, path: str, data: bytes) -> None:
+    """Put bytes on the store the way another tool would, bypassing the tracker."""
+    tracker.fs.makedirs(path.rpartition("/")[0], exist_ok=True)
+    tracker.fs.pipe_file(path, data)
+
+
+def test_put_and_item_assignment_are_equivalent(backend: Backend) -> None:
+    tracker = backend.tracker()
+    tracker.put("foo", l2norm=1.2)
+    tracker["bar"] = {"l2norm": 1.2}
+    assert tracker.get("foo") == tracker["bar"] == {"l2norm": 1.2}
+    assert tracker["foo"]["l2norm"] == 1.2
+
+
+def test_values_round_trip_with_their_types(backend: Backend) -> None:
+    tracker = backend.tracker()
+    results = {"epochs": 10, "loss": 0.125, "name": "résumé ✓", "big": 2**70, "neg": -3}
+    tracker["run"] = results
+    back = backend.tracker()["run"]
+    assert back == results
+    assert [type(v) for v in back.values()] == [int, float, str, int, int]
+
+
+def test_another_tracker_on_the_same_base_reads_results(backend: Backend) -> None:
+    backend.tracker()["attempt_1/out"] = {"accuracy": 0.233}
+    assert backend.tracker()["attempt_1/out"]["accuracy"] == 0.233
+
+
+def test_int_key_and_its_text_name_the_same_results(backend: Backend) -> None:
+    tracker = backend.tracker()
+    tracker[7] = {"x": 1}
+    assert tracker["7"] == {"x": 1}
+    assert 7 in tracker
+    assert list(tracker) == ["7"]
+
+
+def test_slash_in_field_names_is_kept(backend: Backend) -> None:
+    tracker = backend.tracker()
+    tracker["k"] = {"l2norm/mean": 1.2, "l2norm/sem": 3.4}
+    assert tracker["k"]["l2norm/mean"] == 1.2
+    assert tracker["k"]["l2norm/sem"] == 3.4
+
+
+def test_field_named_key_can_be_passed_to_put(backend: Backend) -> None:
+    tracker = backend.tracker()
+    tracker.put("k", key="value", self=1)
+    assert tracker["k"] == {"key": "value", "self": 1}
+
+
+def test_put_replaces_previous_results(backend: Backend) -> None:
+    tracker = backend.tracker()
+    tracker["k"] = {"a": 1, "b": 2}
+    tracker["k"] = {"c": 3}
+    assert tracker["k"] == {"c": 3}
+    assert len(tracker) == 1
+
+
+def test_empty_results_are_stored(backend: Backend) -> None:
+    tracker = backend.tracker()
+    tracker.put("nothing")
+    assert "nothing" in tracker
+    assert tracker["nothing"] == {}
+
+
+def test_mapping_behaviour(backend: Backend) -> None:
+    tracker = backend.tracker()
+    assert len(tracker) == 0
+    assert list(tracker) == []
+    assert "a" not in tracker
+    tracker["b"] = {"v": 2}
+    tracker["a"] = {"v": 1}
+    tracker["a/x"] = {"v": 3}  # key "a" and folder "a" live side by side
+    tracker[10] = {"v": 4}
+    assert len(tracker) == 4
+    assert list(tracker) == ["10", "a", "a/x", "b"]
+    assert "a" in tracker and "a/x" in tracker and 10 in tracker
+    assert "a/y" not in tracker and "x" not in tracker
+    assert dict(tracker.items()) == {
+        "10": {"v": 4},
+        "a": {"v": 1},
+        "a/x": {"v": 3},
+        "b": {"v": 2},
+    }
+
+
+def test_missing_key_raises_key_error_naming_key_and_base(backend: Backend) -> None:
+    tracker = backend.tracker()
+    tracker["present"] = {"v": 1}
+    with pytest.raises(KeyError) as caught:
+        tracker["absent"]
+    assert isinstance(caught.value, ResultNotFoundError)
+    assert str(caught.value) == f"no results for key 'absent' in tracker base {backend.base!r}"
+    assert caught.value.key == "absent"
+    assert caught.value.tracker_base == backend.base
+    with pytest.raises(ResultNotFoundError, match="'absent/deeper'"):
+        tracker.get("absent/deeper")
+    with pytest.raises(ResultNotFoundError, match="'present/below'"):
+        tracker.get("present/below")
+
+
+def test_returned_results_are_a_copy(backend: Backend) -> None:
+    tracker = backend.tracker()
+    results = {"v": 1}
+    tracker["k"] = results
+    results["v"] = 2
+    got = tracker["k"]
+    got["v"] = 3
+    assert tracker["k"] == {"v": 1}
+
+
+def test_documents_are_plain_json_at_the_key_path(backend: Backend) -> None:
+    tracker = backend.tracker()
+    tracker["attempt_1/out"] = {"accuracy": 0.233, "note": "ok"}
+    path = tracker.path_of("attempt_1/out")
+    assert path.endswith(
+        "runs/123/attempt_1/out.json" if backend.name == "s3" else "/attempt_1/out.json"
+    )
+    raw = tracker.fs.cat_file(path)
+    assert json.loads(raw) == {"accuracy": 0.233, "note": "ok"}
+
+
+def test_documents_written_by_other_tools_are_read(backend: Backend) -> None:
+    tracker = backend.tracker()
+    write_raw(tracker, tracker.path_of("external"), b'{\n  "score": 3, "label": "x"\n}\n')
+    assert tracker["external"] == {"score": 3, "label": "x"}
+    assert "external" in tracker
+
+
+def test_listing_skips_temporary_and_foreign_files(backend: Backend) -> None:
+    tracker = backend.tracker()
+    tracker["real"] = {"v": 1}
+    folder = tracker.path_of("real").rpartition("/")[0]
+    write_raw(tracker, f"{folder}/.real.json.0123abcd.tmp", b'{"v": 2}')
+    write_raw(tracker, f"{folder}/notes.txt", b"not a result")
+    write_raw(tracker, f"{folder}/.hidden/x.json", b"{}")
+    assert list(tracker) == ["real"]
+
+
+def test_trackers_on_different_bases_do_not_share_keys(backend: Backend) -> None:
+    other = FsspecResultTracker(backend.base + "-other", **backend.storage_options)
+    backend.tracker()["1"] = {"l2norm": 1.2}
+    other["1"] = {"l2norm": 3.4}
+    assert backend.tracker()["1"] == {"l2norm": 1.2}
+    assert other["1"] == {"l2norm": 3.4}
+    assert list(backend.tracker()) == ["1"]
+
+
+def test_base_with_trailing_slash_is_the_same_base(backend: Backend) -> None:
+    backend.tracker()["k"] = {"v": 1}
+    again = FsspecResultTracker(backend.base + "/", **backend.storage_options)
+    assert again["k"] == {"v": 1}
+
+
+def test_file_url_and_plain_path_are_the_same_base(tmp_path: object) -> None:
+    base = f"{tmp_path}/t"
+    FsspecResultTracker(base)["k"] = {"v": 1}
+    assert FsspecResultTracker(f"file://{base}")["k"] == {"v": 1}
+
+
+def test_path_like_base_is_accepted(tmp_path: object) -> None:
+    from pathlib import Path
+
+    tracker = FsspecResultTracker(Path(str(tmp_path)) / "t")
+    tracker["k"] = {"v": 1}
+    assert (Path(str(tmp_path)) / "t" / "k.json").read_text() == '{"v": 1}'
+
+
+def test_memory_base_at_the_root() -> None:
+    tracker = FsspecResultTracker("memory://")
+    tracker["root-level-key-for-test"] = {"v": 1}
+    try:
+        assert "root-level-key-for-test" in list(tracker)
+        assert FsspecResultTracker("memory:///")["root-level-key-for-test"] == {"v": 1}
+    finally:
+        tracker.fs.rm(tracker.path_of("root-level-key-for-test"))
+
+
+@pytest.mark.parametrize("base", ["", "   ", None, 3])
+def test_bad_tracker_base_is_refused(base: object) -> None:
+    with pytest.raises(
+        ValueError, match="tracker_base must be a non-empty local path or fsspec URL"
+    ) as caught:
+        FsspecResultTracker(base)  # type: ignore[arg-type]
+    assert repr(base) in str(caught.value)
+
+
+def test_repr_names_the_base() -> None:
+    assert repr(FsspecResultTracker("memory://x")) == "FsspecResultTracker('memory://x')"
+
+
+def test_is_a_result_tracker() -> None:
+    assert isinstance(FsspecResultTracker("memory://x"), ResultTracker)
+
+
+def test_base_class_can_be_subclassed_with_four_hooks() -> None:
+    from torchx.runtime.tracking import Results
+
+    class DictTracker(ResultTracker):
+        def __init__(self) -> None:
+            self.data: dict[str, Results] = {}
+
+        def _store(self, key: str, results: Results) -> None:
+            self.data[key] = results
+
+        def _load(self, key: str) -> Results:
+            if key not in self.data:
+                raise ResultNotFoundError(key, "dict")
+            return dict(self.data[key])
+
+        def _has(self, key: str) -> bool:
+            return key in self.data
+
+        def _list(self) -> list[str]:
+            return sorted(self.data)
+
+    tracker = DictTracker()
+    tracker.put(1, a=1)
+    tracker["b/c"] = {"x": "y"}
+    assert list(tracker) == ["1", "b/c"] and len(tracker) == 2 and 1 in tracker
+    assert tracker.get("1") == {"a": 1}
+    with pytest.raises(ValueError, match=re.escape("'a/../b'")):
+        tracker["a/../b"] = {"x": 1}
+    with pytest.raises(ValueError, match="field 'x'"):
+        tracker.put("k", x=float("nan"))
+    assert list(tracker) == ["1", "b/c"]
+
+
+def test_errors_survive_pickling_between_processes() -> None:
+    import pickle
+
+    from torchx.runtime.tracking import (
+        CorruptResultError,
+        InvalidKeyError,
+        InvalidResultError,
+    )
+
+    errors: list[Exception] = [
+        InvalidKeyError("../x", "no"),
+        InvalidResultError("k", "f", "bad"),
+        InvalidResultError("k", None, "bad"),
+        ResultNotFoundError("k", "s3://b/base"),
+        CorruptResultError("/p/k.json", "empty file"),
+    ]
+    for error in errors:
+        copy = pickle.loads(pickle.dumps(error))
+        assert type(copy) is type(error)
+        assert str(copy) == str(error)
+        assert vars(copy) == vars(error)
+    assert ResultNotFoundError.__module__ == "torchx.runtime.tracking"
+
+
+def test_listing_sees_writes_made_through_another_filesystem_instance(backend: Backend) -> None:
+    """Another process's writes: a separate fsspec instance, so no shared listing cache."""
+    reader = backend.tracker()
+    reader["first"] = {"v": 1}
+    assert list(reader) == ["first"] and "second" not in reader  # listings now cached
+    writer = FsspecResultTracker(backend.base, skip_instance_cache=True, **backend.storage_options)
+    assert writer.fs is not reader.fs or backend.name == "memory"
+    writer["second"] = {"v": 2}
+    writer["deeper/third"] = {"v": 3}
+    assert "second" in reader and "deeper/third" in reader
+    assert len(reader) == 3
+    assert list(reader) == ["deeper/third", "first", "second"]
+    assert reader["deeper/third"] == {"v": 3}
+
+
+def test_listing_skips_files_whose_names_are_not_keys(tmp_path: Path) -> None:
+    tracker = FsspecResultTracker(str(tmp_path))
+    tracker["ok"] = {"v": 1}
+    (tmp_path / "back\\slash.json").write_text("{}")
+    (tmp_path / ("x" * 220 + ".json")).write_text("{}")
+    (tmp_path / "r.json").mkdir()
+    (tmp_path / "r.json" / "inner.json").write_text("{}")
+    assert list(tracker) == ["ok"]

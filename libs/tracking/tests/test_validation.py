@@ -1,0 +1,205 @@
+"""Bad keys and bad values: a clear error naming what is wrong, and nothing written."""
+
+from __future__ import annotations
+
+import enum
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import pytest
+
+from torchx.runtime.tracking import (
+    MAX_KEY_BYTES,
+    MAX_SEGMENT_BYTES,
+    MAX_STR_BYTES,
+    FsspecResultTracker,
+    InvalidKeyError,
+    InvalidResultError,
+)
+
+if TYPE_CHECKING:
+    from conftest import Backend
+
+BAD_KEYS: list[tuple[object, str]] = [
+    ("", "must not be empty"),
+    ("..", "must not have '..' parts; keys cannot leave the tracker base"),
+    ("../escape", "must not have '..' parts"),
+    ("a/../../escape", "must not have '..' parts"),
+    ("a/..", "must not have '..' parts"),
+    ("./a", "must not have '.' parts"),
+    ("/etc/passwd", "relative to the tracker base, not absolute"),
+    ("/", "relative to the tracker base, not absolute"),
+    ("a//b", "must not have empty parts"),
+    ("a/", "must not have empty parts"),
+    ("s3://bucket/x", "must not have empty parts"),
+    ("a\\b", "must not contain a backslash"),
+    ("..\\..\\x", "must not contain a backslash"),
+    ("a\x00b", "must not contain a NUL character"),
+    ("a\nb", "must not contain control characters"),
+    ("a\x7fb", "must not contain control characters"),
+    (".hidden", "reserved for temporary files"),
+    ("a/.x.json.abc.tmp", "reserved for temporary files"),
+    ("x" * (MAX_KEY_BYTES + 1), f"at most {MAX_KEY_BYTES} bytes in UTF-8, this one is 1025"),
+    ("/".join(["é" * 50] * 11), f"at most {MAX_KEY_BYTES} bytes"),  # 1110 bytes
+    ("y" * (MAX_SEGMENT_BYTES + 1), f"at most {MAX_SEGMENT_BYTES} bytes in UTF-8"),
+    ("\ud800", "encodable as UTF-8"),
+    ("r.json/x", "must not end in '.json'"),
+    (1.5, "keys are int or str, got float"),
+    (True, "keys are int or str, got bool"),
+    (None, "keys are int or str, got NoneType"),
+    (b"bytes", "keys are int or str, got bytes"),
+    (("a", "b"), "keys are int or str, got tuple"),
+]
+
+
+# The cases of one table run as subtests of one test per backend: each backend then
+# starts once (an S3 bucket per test is the slow part), and each case still reports.
+
+
+def test_bad_key_is_refused_everywhere_and_nothing_is_written(
+    backend: Backend, subtests: pytest.Subtests
+) -> None:
+    tracker = backend.tracker()
+    for key, reason in BAD_KEYS:
+        with subtests.test(key=repr(key)[:30]):
+            operations = [
+                lambda key=key: tracker.put(key, v=1),
+                lambda key=key: tracker.__setitem__(key, {"v": 1}),
+                lambda key=key: tracker[key],
+                lambda key=key: tracker.get(key),
+                lambda key=key: key in tracker,
+                lambda key=key: tracker.path_of(key),
+            ]
+            for operation in operations:
+                with pytest.raises(InvalidKeyError) as caught:
+                    operation()
+                message = str(caught.value)
+                assert message.startswith(f"invalid tracker key {key!r}: ")
+                assert reason in message
+                assert caught.value.key == key
+                assert isinstance(caught.value, ValueError)
+    assert list(tracker) == []
+    assert tracker.fs.find(tracker.path_of("probe").rpartition("/")[0]) == []
+
+
+GOOD_KEYS: list[tuple[object, str]] = [
+    (0, "0"),
+    (-3, "-3"),
+    (2**64, str(2**64)),
+    ("a b", "a b"),
+    ("trial:3/rank-0", "trial:3/rank-0"),
+    ("ключ/値", "ключ/値"),
+    ("x.json", "x.json"),
+    ("a..b", "a..b"),
+    ("x" * MAX_SEGMENT_BYTES, "x" * MAX_SEGMENT_BYTES),
+    ("/".join(["x" * 200] * 5) + "/yyyy", "/".join(["x" * 200] * 5) + "/yyyy"),  # 1024 bytes
+]
+
+
+def test_unusual_but_safe_keys_work(backend: Backend, subtests: pytest.Subtests) -> None:
+    for case, (key, name) in enumerate(GOOD_KEYS):
+        with subtests.test(key=repr(key)[:30]):
+            tracker = FsspecResultTracker(f"{backend.base}/case{case}", **backend.storage_options)
+            tracker[key] = {"v": 1}
+            assert tracker[key] == {"v": 1}
+            assert list(tracker) == [name]
+
+
+class Color(enum.IntEnum):
+    RED = 1
+
+
+class Tag(str, enum.Enum):
+    BEST = "best"
+
+
+class Ratio(float):
+    pass
+
+
+class Count(int):
+    pass
+
+
+def test_value_subclasses_are_stored_as_plain_values(backend: Backend) -> None:
+    tracker = backend.tracker()
+    big = 2**3300 - 1
+    tracker["k"] = {"color": Color.RED, "tag": Tag.BEST, "ratio": Ratio(0.5), "big": big}
+    back = tracker["k"]
+    assert back == {"color": 1, "tag": "best", "ratio": 0.5, "big": big}
+    assert [type(v) for v in back.values()] == [int, str, float, int]
+
+
+def test_str_limit_is_measured_in_utf8_bytes(backend: Backend) -> None:
+    tracker = backend.tracker()
+    at_limit = {"ascii": "a" * MAX_STR_BYTES, "accents": "é" * (MAX_STR_BYTES // 2)}
+    tracker["k"] = at_limit
+    assert tracker["k"] == at_limit
+    with pytest.raises(InvalidResultError, match="is 1026"):
+        tracker["k"] = {"accents": "é" * (MAX_STR_BYTES // 2 + 1)}  # 513 chars, 1026 bytes
+    assert tracker["k"] == at_limit
+
+
+BAD_VALUES: list[tuple[object, str]] = [
+    (float("nan"), "nan is not stored (documents are strict JSON, which has no NaN or infinity)"),
+    (float("inf"), "inf is not stored"),
+    (float("-inf"), "-inf is not stored"),
+    (True, "bool True is not accepted; store int(True) or a str"),
+    (b"abc", "values must be int, float or str, got bytes; decode it to str first"),
+    (bytearray(b"a"), "got bytearray; decode it to str first"),
+    ({"mean": 1.0}, "got dict; flatten it into several fields, e.g. 'l2norm/mean'"),
+    ([1, 2], "got list; store each item as its own field"),
+    ((1, 2), "got tuple; store each item as its own field"),
+    (None, "got NoneType; leave the field out instead"),
+    (1 + 2j, "values must be int, float or str, got complex"),
+    (object(), "values must be int, float or str, got object"),
+    (
+        "x" * (MAX_STR_BYTES + 1),
+        f"str values are at most {MAX_STR_BYTES} bytes in UTF-8, this one is 1025",
+    ),
+    ("\udcff", "str values must be encodable as UTF-8"),
+    (2**3300, "ints must be below 2**3300 in magnitude (about 990 decimal digits)"),
+    (-(2**3300), "this one has 3301 bits"),
+    (Count(10**1000), "ints must be below 2**3300"),
+]
+
+
+def test_bad_value_names_key_and_field_and_writes_nothing(
+    backend: Backend, subtests: pytest.Subtests
+) -> None:
+    tracker = backend.tracker()
+    tracker["kept"] = {"accuracy": 0.5}
+    for value, reason in BAD_VALUES:
+        with subtests.test(value=repr(value)[:20]):
+            for write in (
+                lambda key, value=value: tracker.put(key, ok=1, bad=value),
+                lambda key, value=value: tracker.__setitem__(key, {"ok": 1, "bad": value}),
+            ):
+                for key in ("fresh", "kept"):
+                    with pytest.raises(InvalidResultError) as caught:
+                        write(key)
+                    message = str(caught.value)
+                    assert message.startswith(f"invalid result for field 'bad' of key {key!r}: ")
+                    assert reason in message
+                    assert message.endswith("; nothing was written")
+                    assert (caught.value.key, caught.value.field) == (key, "bad")
+    assert list(tracker) == ["kept"]
+    assert tracker["kept"] == {"accuracy": 0.5}
+
+
+@pytest.mark.parametrize(
+    ("results", "reason"),
+    [
+        ([("a", 1)], "results must be a mapping of field names to int, float or str, got list"),
+        (3, "results must be a mapping of field names to int, float or str, got int"),
+        ({1: 2}, "field names must be non-empty str, got 1"),
+        ({"": 2}, "field names must be non-empty str, got ''"),
+    ],
+)
+def test_bad_results_container_is_refused(tmp_path: Path, results: object, reason: str) -> None:
+    tracker = FsspecResultTracker(str(tmp_path))
+    with pytest.raises(InvalidResultError) as caught:
+        tracker["k"] = results  # type: ignore[assignment]
+    assert str(caught.value) == f"invalid result for key 'k': {reason}; nothing was written"
+    assert "k" not in tracker
+    assert list(tmp_path.iterdir()) == []
