@@ -253,7 +253,10 @@ class SlurmScheduler(Scheduler[SlurmBatchRequest]):
         live = self._scontrol(app_id)
         if not comps:
             return live
-        # Only scontrol knows where the output went; sacct knows steps and old jobs.
+        # Only scontrol knows where the output went; sacct knows steps and old jobs, but
+        # may not have recorded every component of a heterogeneous job yet.
+        for offset, comp in live.items():
+            comps.setdefault(offset, comp)
         for offset, comp in comps.items():
             if offset in live:
                 comp.stdout = live[offset].stdout
