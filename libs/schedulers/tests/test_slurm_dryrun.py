@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import shlex
 import subprocess
 import sys
@@ -137,12 +138,12 @@ def test_workspace_needs_job_dir(tmp_path: object) -> None:
     _, cfg = s.with_workspace(app, {}, str(tmp_path))
     with pytest.raises(SpecsError, match="job_dir"):
         s.submit_dryrun(app, cfg)
-    with pytest.raises(SpecsError, match="workspace.*must be a directory"):
+    with pytest.raises(SpecsError, match=r"workspace.*must be a directory"):
         s.with_workspace(app, {}, "/no/such/dir")
 
 
 def test_bad_role_names_and_entrypoints() -> None:
-    with pytest.raises(SpecsError, match="role.name: got 'a b'"):
+    with pytest.raises(SpecsError, match=re.escape("role.name: got 'a b'")):
         _dryrun(AppDef("x", [Role("a b", image="", entrypoint="true")]))
     with pytest.raises(SpecsError, match="entrypoint"):
         _dryrun(AppDef("x", [Role("a", image="")]))
@@ -168,7 +169,7 @@ def test_parse_sacct_het_job() -> None:
 def test_unparsable_lines_are_quoted() -> None:
     with pytest.raises(SlurmOutputError, match="'garbage line'"):
         parse_sacct("garbage line\n")
-    with pytest.raises(SlurmOutputError, match="'x.y|a|b|c|d|e|f|g'"):
+    with pytest.raises(SlurmOutputError, match=re.escape("'x.y|a|b|c|d|e|f|g'")):
         parse_sacct("x.y|a|b|c|d|e|f|g\n")
     with pytest.raises(SlurmOutputError, match="'Nothing=here'"):
         parse_scontrol("Nothing=here\n")

@@ -94,7 +94,8 @@ def _replica_command(role: Role, het_group: int | None) -> str:
     out = log_name("${TORCHX_APP_ID}", role.name, "%t", "out")
     err = log_name("${TORCHX_APP_ID}", role.name, "%t", "err")
     group = f" --het-group={het_group}" if het_group is not None else ""
-    return f'srun{group} --job-name={role.name} --output="{out}" --error="{err}" bash -c {shlex.quote(inner)} &'
+    flags = f'{group} --job-name={role.name} --output="{out}" --error="{err}"'
+    return f"srun{flags} bash -c {shlex.quote(inner)} &"
 
 
 def check_roles(app: AppDef) -> None:
@@ -115,7 +116,10 @@ def make_script(app: AppDef, cfg: Mapping[str, CfgVal], job_name: str) -> str:
     """The full sbatch script for ``app`` under the resolved run options ``cfg``."""
     check_roles(app)
     het = len(app.roles) > 1
-    lines = ["#!/bin/bash", f"# torchx app {app.name!r}: roles {', '.join(r.name for r in app.roles)}"]
+    lines = [
+        "#!/bin/bash",
+        f"# torchx app {app.name!r}: roles {', '.join(r.name for r in app.roles)}",
+    ]
     # The comment marks torchx jobs (for ``list``) and names the roles, in component order.
     comment = "torchx:roles=" + ",".join(r.name for r in app.roles)
     if cfg.get("comment"):
@@ -140,7 +144,7 @@ def make_script(app: AppDef, cfg: Mapping[str, CfgVal], job_name: str) -> str:
         # Node names need not resolve; NodeAddr is what Slurm itself connects to.
         'first_node=$(scontrol show hostnames "${SLURM_JOB_NODELIST_HET_GROUP_0:-'
         '$SLURM_JOB_NODELIST}" | head -n1)',
-        f"{RANK0_ENV}=$(scontrol show node -o \"$first_node\" "
+        f'{RANK0_ENV}=$(scontrol show node -o "$first_node" '
         "| grep -o 'NodeAddr=[^ ]*' | cut -d= -f2)",
         f'export {RANK0_ENV}="${{{RANK0_ENV}:-$first_node}}"',
         f'export MASTER_ADDR="${RANK0_ENV}" MASTER_PORT=$((20000 + SLURM_JOB_ID % 20000))',
