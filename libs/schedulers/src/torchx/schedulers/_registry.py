@@ -22,6 +22,7 @@ _BUILTINS: dict[str, str] = {
     "local_cwd": "torchx.schedulers.local_scheduler:create_scheduler",
     "local_docker": "torchx.schedulers.docker_scheduler:create_scheduler",
     "kubernetes": "torchx.schedulers.kubernetes_scheduler:create_scheduler",
+    "slurm": "torchx.schedulers.slurm_scheduler:create_scheduler",
 }
 # Names kept for schedulers that later releases provide; asking for one says so.
 RESERVED_NAMES = ("slurm", "ray", "kubernetes", "local_docker")

@@ -1,0 +1,160 @@
+"""Reading Slurm's answers: ``sacct --parsable2`` rows and ``scontrol show job -o`` records.
+
+Both are turned into the same small shape (components of a job, with their steps), so
+``describe`` works the same with and without accounting. A line that does not have the
+expected form raises ``SlurmOutputError`` quoting it.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from torchx.specs import AppState
+
+SACCT_FIELDS = ("JobID", "JobName", "State", "ExitCode", "NodeList", "Submit", "WorkDir", "Comment")
+_JOB_ID = re.compile(r"^(?P<job>\d+)(?:\+(?P<offset>\d+))?(?:\.(?P<step>[\w-]+))?$")
+_COMMENT_ROLES = re.compile(r"^torchx:roles=(?P<roles>[^;]*)")
+
+_STATES = {
+    "PENDING": AppState.PENDING,
+    "REQUEUED": AppState.PENDING,
+    "REQUEUE_FED": AppState.PENDING,
+    "REQUEUE_HOLD": AppState.PENDING,
+    "RESIZING": AppState.PENDING,
+    "CONFIGURING": AppState.RUNNING,
+    "RUNNING": AppState.RUNNING,
+    "COMPLETING": AppState.RUNNING,
+    "SUSPENDED": AppState.RUNNING,
+    "STOPPED": AppState.RUNNING,
+    "SIGNALING": AppState.RUNNING,
+    "STAGE_OUT": AppState.RUNNING,
+    "COMPLETED": AppState.SUCCEEDED,
+    "CANCELLED": AppState.CANCELLED,
+    "FAILED": AppState.FAILED,
+    "TIMEOUT": AppState.FAILED,
+    "NODE_FAIL": AppState.FAILED,
+    "OUT_OF_MEMORY": AppState.FAILED,
+    "BOOT_FAIL": AppState.FAILED,
+    "DEADLINE": AppState.FAILED,
+    "PREEMPTED": AppState.FAILED,
+    "SPECIAL_EXIT": AppState.FAILED,
+    "REVOKED": AppState.CANCELLED,
+}
+
+
+class SlurmOutputError(RuntimeError):
+    """Slurm printed something this scheduler cannot read; the message quotes it."""
+
+    def __init__(self, command: str, line: str, why: str) -> None:
+        super().__init__(f"cannot read {command} output line {line!r}: {why}")
+        self.line = line
+
+
+def app_state(slurm_state: str) -> AppState:
+    """``CANCELLED by 0`` and ``RUNNING+`` style decorations are ignored."""
+    word = re.split(r"[\s+]", slurm_state.strip(), maxsplit=1)[0].upper()
+    return _STATES.get(word, AppState.UNKNOWN)
+
+
+def exit_code(text: str) -> int | None:
+    """Slurm's ``code:signal``; a signal death reads as 128 + signal, like a shell's."""
+    code, _, sig = text.strip().partition(":")
+    if not code.isdigit() or (sig and not sig.isdigit()):
+        return None
+    return 128 + int(sig) if sig and int(sig) else int(code)
+
+
+def roles_from_comment(comment: str) -> list[str]:
+    m = _COMMENT_ROLES.match(comment.strip())
+    return [r for r in m.group("roles").split(",") if r] if m else []
+
+
+@dataclass
+class Step:
+    name: str
+    state: str
+    exit_code: int | None
+    nodes: str
+
+
+@dataclass
+class Component:
+    """One job of a heterogeneous job (or the job itself), offset 0 first."""
+
+    job_id: str
+    offset: int
+    name: str = ""
+    state: str = ""
+    exit_code: int | None = None
+    nodes: str = ""
+    submit: str = ""
+    comment: str = ""
+    workdir: str = ""
+    stdout: str = ""
+    steps: list[Step] = field(default_factory=list)
+
+
+def parse_sacct(text: str) -> dict[str, dict[int, Component]]:
+    """Components by job id then offset, from ``sacct --parsable2 --noheader`` rows."""
+    jobs: dict[str, dict[int, Component]] = {}
+    n = len(SACCT_FIELDS)
+    for line in text.splitlines():
+        if not line.strip():
+            continue
+        # Comment is last so that a '|' inside it cannot shift the other fields.
+        parts = line.split("|", n - 1)
+        if len(parts) != n:
+            raise SlurmOutputError("sacct", line, f"expected {n} '|'-separated fields")
+        job_id, name, state, code, nodes, submit, workdir, comment = parts
+        m = _JOB_ID.match(job_id)
+        if m is None:
+            raise SlurmOutputError("sacct", line, f"{job_id!r} is not a job or step id")
+        job, offset, step = m.group("job"), int(m.group("offset") or 0), m.group("step")
+        comps = jobs.setdefault(job, {})
+        comp = comps.setdefault(offset, Component(job_id=job, offset=offset))
+        if step is None:
+            comp.name, comp.state, comp.nodes = name, state, nodes
+            comp.exit_code, comp.submit, comp.comment = exit_code(code), submit, comment
+            comp.workdir = workdir
+        elif step not in ("batch", "extern"):
+            comp.steps.append(Step(name, state, exit_code(code), nodes))
+    return jobs
+
+
+def parse_scontrol(text: str) -> dict[int, Component]:
+    """Components by offset, from ``scontrol show job -o ID`` (one record a line)."""
+    comps: dict[int, Component] = {}
+    for line in text.splitlines():
+        if not line.strip():
+            continue
+        fields = dict(_key_values(line))
+        if "JobId" not in fields or "JobState" not in fields:
+            raise SlurmOutputError("scontrol show job", line, "no JobId= or JobState= in it")
+        offset = int(fields.get("HetJobOffset", "0") or 0)
+        comps[offset] = Component(
+            job_id=fields.get("HetJobId", fields["JobId"]),
+            offset=offset,
+            name=fields.get("JobName", ""),
+            state=fields["JobState"],
+            exit_code=exit_code(fields.get("ExitCode", "")),
+            nodes=fields.get("NodeList", ""),
+            submit=fields.get("SubmitTime", ""),
+            comment=fields.get("Comment", ""),
+            workdir=fields.get("WorkDir", ""),
+            stdout=fields.get("StdOut", ""),
+        )
+    return comps
+
+
+_KEY = re.compile(r"(?:^|\s)([A-Za-z][\w:/]*)=")
+
+
+def _key_values(line: str) -> list[tuple[str, str]]:
+    """``Key=value`` pairs; a value runs until the next `` Key=`` (values may hold spaces)."""
+    marks = list(_KEY.finditer(line))
+    out = []
+    for i, m in enumerate(marks):
+        end = marks[i + 1].start() if i + 1 < len(marks) else len(line)
+        out.append((m.group(1), line[m.end() : end].strip()))
+    return out

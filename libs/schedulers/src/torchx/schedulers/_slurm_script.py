@@ -1,0 +1,165 @@
+"""Turns an AppDef into one sbatch script: one role -> one job, several -> a heterogeneous job.
+
+Each role is one job component of ``num_replicas`` nodes with one task per node, so a
+replica is a node-sized unit as torchx expects. Replica ``k`` of a role is task ``k`` of the
+``srun`` step that runs the role (``$SLURM_PROCID``). Per-replica output goes to
+``slurm-<job id>-<role>-<k>.out|.err`` in the job's working directory, which Slurm itself
+remembers (``WorkDir``), so logs can be found again from anywhere.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import shlex
+from collections.abc import Mapping
+
+from torchx.specs import AppDef, CfgVal, Role, SpecsError, macros
+
+RANK0_ENV = "TORCHX_RANK0_HOST"
+# Placeholders that survive shlex.quote and are then swapped for shell expansions.
+_SENTINELS = {
+    "replica_id": ("\x00R\x00", "${SLURM_PROCID}"),
+    "app_id": ("\x00A\x00", "${TORCHX_APP_ID}"),
+    "img_root": ("\x00I\x00", "${TORCHX_IMG_ROOT}"),
+}
+_ROLE_NAME = re.compile(r"^[A-Za-z0-9_.-]+$")
+# Options that belong to every component of a heterogeneous job.
+_PER_COMPONENT = ("partition", "time", "constraint", "account", "qos")
+# Options that are job-wide and written once, in the first component.
+_JOB_WIDE = ("mail-user", "mail-type")
+
+
+def log_name(job_id: str, role: str, k: int | str, stream: str) -> str:
+    return f"slurm-{job_id}-{role}-{k}.{stream}"
+
+
+def _shell_word(text: str) -> str:
+    """``text`` quoted for bash, with the torchx macros left as shell expansions."""
+    values = macros.Values(
+        img_root=_SENTINELS["img_root"][0],
+        app_id=_SENTINELS["app_id"][0],
+        replica_id=_SENTINELS["replica_id"][0],
+        rank0_env=RANK0_ENV,
+    )
+    quoted = shlex.quote(values.substitute(text))
+    for sentinel, expansion in _SENTINELS.values():
+        quoted = quoted.replace(sentinel, f"'\"{expansion}\"'")
+    # Drop the empty '' pairs the swap leaves at the ends of a word.
+    if quoted.startswith("''") and len(quoted) > 2:
+        quoted = quoted[2:]
+    if quoted.endswith("''") and len(quoted) > 2:
+        quoted = quoted[:-2]
+    return quoted
+
+
+def _resource_lines(role: Role) -> list[str]:
+    res = role.resource
+    out = [f"--nodes={role.num_replicas}", "--ntasks-per-node=1"]
+    if res.cpu > 0:
+        out.append(f"--cpus-per-task={math.ceil(res.cpu)}")
+    if res.memMB > 0:
+        out.append(f"--mem={int(res.memMB)}")
+    if res.gpu > 0:
+        out.append(f"--gpus-per-node={res.gpu}")
+    return out
+
+
+def _opt_lines(cfg: Mapping[str, CfgVal], names: tuple[str, ...]) -> list[str]:
+    out = []
+    for name in names:
+        value = cfg.get(name.replace("-", "_"))
+        if value not in (None, ""):
+            out.append(f"--{name}={value}")
+    return out
+
+
+def _replica_command(role: Role, het_group: int | None) -> str:
+    env = {
+        "TORCHX_ROLE_NAME": role.name,
+        "TORCHX_REPLICA_ID": "${replica_id}",
+        "RANK": "${replica_id}",
+        "GROUP_RANK": "${replica_id}",
+        "ROLE_RANK": "${replica_id}",
+        "WORLD_SIZE": str(role.num_replicas),
+        "ROLE_WORLD_SIZE": str(role.num_replicas),
+        "LOCAL_RANK": "0",
+        "LOCAL_WORLD_SIZE": "1",
+        "PYTHONUNBUFFERED": "1",
+        **role.env,
+    }
+    exports = " ".join(f"{k}={_shell_word(v)}" for k, v in env.items())
+    argv = " ".join(_shell_word(a) for a in [role.entrypoint, *role.args])
+    inner = f"export {exports}; exec {argv}"
+    out = log_name("${TORCHX_APP_ID}", role.name, "%t", "out")
+    err = log_name("${TORCHX_APP_ID}", role.name, "%t", "err")
+    group = f" --het-group={het_group}" if het_group is not None else ""
+    flags = f'{group} --job-name={role.name} --output="{out}" --error="{err}"'
+    return f"srun{flags} bash -c {shlex.quote(inner)} &"
+
+
+def check_roles(app: AppDef) -> None:
+    if not app.roles:
+        raise SpecsError("app.roles", [], "the slurm scheduler needs at least one role")
+    for role in app.roles:
+        if not _ROLE_NAME.match(role.name):
+            raise SpecsError(
+                "role.name", role.name, "use letters, digits, '_', '.' or '-' (it names log files)"
+            )
+        if not role.entrypoint:
+            raise SpecsError(f"role {role.name!r} entrypoint", role.entrypoint, "give a program")
+        if role.num_replicas < 1:
+            raise SpecsError(f"role {role.name!r} num_replicas", role.num_replicas, "at least 1")
+
+
+def make_script(app: AppDef, cfg: Mapping[str, CfgVal], job_name: str) -> str:
+    """The full sbatch script for ``app`` under the resolved run options ``cfg``."""
+    check_roles(app)
+    het = len(app.roles) > 1
+    lines = [
+        "#!/bin/bash",
+        f"# torchx app {app.name!r}: roles {', '.join(r.name for r in app.roles)}",
+    ]
+    # The comment marks torchx jobs (for ``list``) and names the roles, in component order.
+    comment = "torchx:roles=" + ",".join(r.name for r in app.roles)
+    if cfg.get("comment"):
+        comment += f"; {cfg['comment']}"
+    for i, role in enumerate(app.roles):
+        if i > 0:
+            lines.append("#SBATCH hetjob")
+        opts = []
+        if i == 0:
+            opts += [f"--job-name={job_name}", f"--comment={comment}"]
+            opts += ["--output=slurm-%j.out"]
+            opts += _opt_lines(cfg, _JOB_WIDE)
+        opts += _opt_lines(cfg, _PER_COMPONENT)
+        if cfg.get("exclusive"):
+            opts.append("--exclusive")
+        opts += _resource_lines(role)
+        lines += [f"#SBATCH {shlex.quote(o)}" for o in opts]
+    lines += [
+        "",
+        "set -u",
+        'export TORCHX_APP_ID="$SLURM_JOB_ID" TORCHX_IMG_ROOT="$PWD"',
+        # Node names need not resolve; NodeAddr is what Slurm itself connects to.
+        'first_node=$(scontrol show hostnames "${SLURM_JOB_NODELIST_HET_GROUP_0:-'
+        '$SLURM_JOB_NODELIST}" | head -n1)',
+        f'{RANK0_ENV}=$(scontrol show node -o "$first_node" '
+        "| grep -o 'NodeAddr=[^ ]*' | cut -d= -f2)",
+        f'export {RANK0_ENV}="${{{RANK0_ENV}:-$first_node}}"',
+        f'export MASTER_ADDR="${RANK0_ENV}" MASTER_PORT=$((20000 + SLURM_JOB_ID % 20000))',
+        "",
+        "pids=()",
+    ]
+    for i, role in enumerate(app.roles):
+        lines.append(f"# role {role.name}: {role.num_replicas} replica(s)")
+        lines.append(_replica_command(role, i if het else None))
+        lines.append("pids+=($!)")
+    lines += [
+        "",
+        "rc=0",
+        'for pid in "${pids[@]}"; do wait "$pid" || rc=$?; done',
+        'exit "$rc"',
+        "",
+    ]
+    return "\n".join(lines)

@@ -1,0 +1,456 @@
+"""slurm: runs an app as one sbatch job through Slurm's own commands.
+
+One role is one job; several roles are one heterogeneous job whose components run with
+``srun --het-group``. ``describe`` asks ``sacct`` when accounting is on and
+``scontrol show job`` otherwise (or when sacct does not know the job yet). Replica output
+is written next to the job (its ``WorkDir``), which Slurm reports, so ``log_iter`` finds
+it from any directory and any process. The commands run with the caller's environment
+(``SLURM_CONF`` and friends).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shlex
+import shutil
+import subprocess
+import time
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+
+from torchx.schedulers._api import (
+    DescribeAppResponse,
+    ListAppResponse,
+    Scheduler,
+    SchedulerCapabilities,
+    Stream,
+    filter_regex,
+)
+from torchx.schedulers._slurm_parse import (
+    SACCT_FIELDS,
+    Component,
+    SlurmOutputError,
+    app_state,
+    parse_sacct,
+    parse_scontrol,
+    roles_from_comment,
+)
+from torchx.schedulers._slurm_script import check_roles, log_name, make_script
+from torchx.specs import (
+    AppDef,
+    AppDryRunInfo,
+    AppState,
+    CfgVal,
+    ReplicaStatus,
+    Role,
+    RoleStatus,
+    SpecsError,
+    is_terminal,
+    runopts,
+)
+
+BACKEND = "slurm"
+TAIL_INTERVAL = 0.2
+_TIMEOUT = 60
+_JOB_ID = re.compile(r"^\d+$")
+# What sbatch says, mapped to the run option or field that would fix it.
+_FIXES = (
+    ("partition", "partition", "choose a partition that exists (see `sinfo`)"),
+    ("time limit", "time", "ask for a shorter time, within the partition's limit (`sinfo`)"),
+    ("processors", "resource.cpu", "ask for fewer CPUs than the largest node has"),
+    ("memory", "resource.memMB", "ask for less memory than the largest node has"),
+    ("node configuration", "resource", "ask for fewer CPUs, GPUs or memory than a node has"),
+    ("gres", "resource.gpu", "ask for fewer GPUs than a node has"),
+    ("account", "account", "use an account you belong to (`sacctmgr show assoc`)"),
+    ("qos", "qos", "use a QOS your account may use"),
+    ("feature", "constraint", "use node features that exist (`sinfo -o %f`)"),
+)
+
+
+@dataclass
+class SlurmBatchRequest:
+    """What ``schedule`` runs: ``cmd`` with the script on stdin, in ``job_dir``."""
+
+    cmd: list[str]
+    script: str
+    job_dir: str | None = None
+    workspace: str | None = None
+    roles: list[str] = field(default_factory=list)
+
+    def __str__(self) -> str:
+        where = f"# job_dir: {self.job_dir}\n" if self.job_dir else ""
+        ws = f"# workspace copied into job_dir: {self.workspace}\n" if self.workspace else ""
+        return f"# {shlex.join(self.cmd)}\n{where}{ws}{self.script}"
+
+
+class SlurmError(RuntimeError):
+    """A Slurm command failed; the message carries Slurm's own words."""
+
+
+def _run(argv: list[str], *, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
+    try:
+        return subprocess.run(
+            argv, input=stdin, capture_output=True, text=True, timeout=_TIMEOUT, check=False
+        )
+    except FileNotFoundError:
+        raise SlurmError(
+            f"{argv[0]} not found: the slurm scheduler needs Slurm's commands on PATH"
+        ) from None
+
+
+def _slurm_message(proc: subprocess.CompletedProcess[str]) -> str:
+    lines = [ln.strip() for ln in (proc.stderr + proc.stdout).splitlines() if ln.strip()]
+    return "; ".join(lines) or f"exit code {proc.returncode}"
+
+
+class SlurmScheduler(Scheduler[SlurmBatchRequest]):
+    """Submits apps with sbatch; see the module docstring."""
+
+    capabilities = SchedulerCapabilities(
+        cancel=True,
+        logs=True,
+        distributed=True,
+        describe=True,
+        workspaces=True,
+        mounts=False,
+        elasticity=False,
+    )
+
+    def __init__(self, session_name: str = "torchx", use_sacct: bool | None = None) -> None:
+        """``use_sacct``: None asks sacct when accounting answers, False never does."""
+        super().__init__(BACKEND, session_name)
+        self._use_sacct = use_sacct
+
+    # -- submission -------------------------------------------------------------------
+
+    def run_opts(self) -> runopts:
+        opts = runopts()
+        opts.add("partition", str, "partition to run in (default: the cluster's default)")
+        opts.add("time", str, "time limit, e.g. 30 or 1:00:00 (sbatch --time)")
+        opts.add("comment", str, "text stored with the job (after torchx's own marker)")
+        opts.add("constraint", str, "node features required (sbatch --constraint)")
+        opts.add("mail_user", str, "who gets mail about the job")
+        opts.add("mail_type", str, "which events send mail, e.g. END,FAIL")
+        opts.add("account", str, "account to charge")
+        opts.add("qos", str, "quality of service")
+        opts.add(
+            "job_dir",
+            str,
+            "directory the job runs in and writes its logs to (default: the current one)",
+        )
+        opts.add("exclusive", bool, "do not share nodes with other jobs", default=False)
+        opts.add("sbatch_args", list, "more sbatch flags, e.g. --nice=10;--requeue")
+        opts.add(
+            "workspace",
+            str,
+            "directory copied into job_dir before the job starts (set by --workspace)",
+        )
+        return opts
+
+    def with_workspace(
+        self, app: AppDef, cfg: Mapping[str, CfgVal], workspace: str
+    ) -> tuple[AppDef, dict[str, CfgVal]]:
+        path = os.path.abspath(os.path.expanduser(workspace))
+        if not os.path.isdir(path):
+            raise SpecsError("workspace", workspace, "the slurm workspace must be a directory")
+        return app, {**cfg, "workspace": path}
+
+    def _submit_dryrun(
+        self, app: AppDef, cfg: dict[str, CfgVal]
+    ) -> AppDryRunInfo[SlurmBatchRequest]:
+        check_roles(app)
+        job_dir = cfg.get("job_dir")
+        workspace = cfg.get("workspace")
+        if workspace and not job_dir:
+            raise SpecsError(
+                "run option 'job_dir'",
+                None,
+                "a workspace is copied into job_dir; set job_dir to a directory the nodes see",
+            )
+        if workspace and not os.path.isdir(str(workspace)):
+            raise SpecsError("run option 'workspace'", workspace, "give an existing directory")
+        cmd = ["sbatch", "--parsable"]
+        if job_dir:
+            cmd.append(f"--chdir={os.path.abspath(str(job_dir))}")
+        extra = cfg.get("sbatch_args") or []
+        assert isinstance(extra, list)
+        cmd += extra
+        request = SlurmBatchRequest(
+            cmd=cmd,
+            script=make_script(app, cfg, job_name=app.name),
+            job_dir=os.path.abspath(str(job_dir)) if job_dir else None,
+            workspace=str(workspace) if workspace else None,
+            roles=[r.name for r in app.roles],
+        )
+        return AppDryRunInfo(request, str)
+
+    def schedule(self, dryrun_info: AppDryRunInfo[SlurmBatchRequest]) -> str:
+        req = dryrun_info.request
+        created: str | None = None
+        if req.job_dir:
+            if req.workspace:
+                if os.path.exists(req.job_dir) and os.listdir(req.job_dir):
+                    raise SpecsError(
+                        "run option 'job_dir'",
+                        req.job_dir,
+                        "it already holds files; give a new or empty directory for a workspace",
+                    )
+                # copytree creates job_dir itself and refuses an existing one.
+                if os.path.isdir(req.job_dir):
+                    os.rmdir(req.job_dir)
+                shutil.copytree(req.workspace, req.job_dir, symlinks=True)
+                created = req.job_dir
+            elif not os.path.isdir(req.job_dir):
+                os.makedirs(req.job_dir)
+                created = req.job_dir
+        proc = _run([*req.cmd], stdin=req.script)
+        if proc.returncode != 0:
+            if created is not None:
+                # Nothing of a refused job is left behind.
+                shutil.rmtree(created, ignore_errors=True)
+            raise self._submit_error(proc, dryrun_info.cfg)
+        job_id = proc.stdout.strip().split(";")[0]
+        if not _JOB_ID.match(job_id):
+            raise SlurmOutputError("sbatch --parsable", proc.stdout.strip(), "not a job id")
+        return job_id
+
+    def _submit_error(
+        self, proc: subprocess.CompletedProcess[str], cfg: Mapping[str, CfgVal]
+    ) -> SpecsError:
+        msg = _slurm_message(proc)
+        low = msg.lower()
+        for needle, option, fix in _FIXES:
+            if needle in low:
+                value = cfg.get(option) if not option.startswith("resource") else None
+                name = option if option.startswith("resource") else f"run option {option!r}"
+                return SpecsError(name, value, f"Slurm refused the job ({msg}); {fix}")
+        return SpecsError("sbatch", None, f"Slurm refused the job ({msg})")
+
+    # -- inspection -------------------------------------------------------------------
+
+    def _components(self, app_id: str) -> dict[int, Component]:
+        if not _JOB_ID.match(app_id):
+            raise SpecsError("app_id", app_id, "a Slurm job id is a number, e.g. 1234")
+        comps: dict[int, Component] = {}
+        if self._use_sacct is not False:
+            proc = _run(
+                [
+                    "sacct",
+                    "--parsable2",
+                    "--noheader",
+                    f"--format={','.join(SACCT_FIELDS)}",
+                    "--jobs",
+                    app_id,
+                ]
+            )
+            if proc.returncode == 0:
+                comps = parse_sacct(proc.stdout).get(app_id, {})
+            elif self._use_sacct:
+                raise SlurmError(f"sacct failed: {_slurm_message(proc)}")
+        live = self._scontrol(app_id)
+        if not comps:
+            return live
+        # Only scontrol knows where the output went; sacct knows steps and old jobs, but
+        # may not have recorded every component of a heterogeneous job yet.
+        for offset, comp in live.items():
+            comps.setdefault(offset, comp)
+        for offset, comp in comps.items():
+            if offset in live:
+                comp.stdout = live[offset].stdout
+                comp.workdir = comp.workdir or live[offset].workdir
+                if not comp.comment:
+                    comp.comment = live[offset].comment
+        return comps
+
+    def _scontrol(self, app_id: str) -> dict[int, Component]:
+        proc = _run(["scontrol", "show", "job", "-o", app_id])
+        if proc.returncode != 0:
+            if "invalid job id" in (proc.stderr + proc.stdout).lower():
+                return {}
+            raise SlurmError(f"scontrol show job failed: {_slurm_message(proc)}")
+        return parse_scontrol(proc.stdout)
+
+    def describe(self, app_id: str) -> DescribeAppResponse | None:
+        comps = self._components(app_id)
+        if not comps:
+            return None
+        leader = comps[min(comps)]
+        names = roles_from_comment(leader.comment)
+        state = app_state(leader.state)
+        if state != AppState.CANCELLED and any(
+            app_state(c.state) == AppState.CANCELLED for c in comps.values()
+        ):
+            state = AppState.CANCELLED
+        roles_statuses = []
+        for offset in sorted(comps):
+            comp = comps[offset]
+            steps = comp.steps
+            name = names[offset] if offset < len(names) else (steps[-1].name if steps else "")
+            name = name or f"component-{offset}"
+            step = steps[-1] if steps else None
+            rstate = app_state(step.state) if step else app_state(comp.state)
+            if step is None and is_terminal(rstate) is False and is_terminal(state):
+                rstate = state
+            code = step.exit_code if step else None
+            roles_statuses.append(
+                RoleStatus(
+                    name,
+                    [
+                        ReplicaStatus(
+                            id=0,
+                            state=rstate,
+                            role=name,
+                            hostname=(step.nodes if step else comp.nodes),
+                            exit_code=code,
+                        )
+                    ],
+                )
+            )
+        failed = [
+            f"{r.role} exited with {r.replicas[0].exit_code}"
+            for r in roles_statuses
+            if r.replicas[0].state == AppState.FAILED
+        ]
+        return DescribeAppResponse(
+            app_id=app_id,
+            state=state,
+            msg="; ".join(failed) or leader.state,
+            roles_statuses=roles_statuses,
+            roles=[Role(r.role, image="") for r in roles_statuses],
+        )
+
+    def list(self) -> list[ListAppResponse]:
+        out: dict[str, ListAppResponse] = {}
+        if self._use_sacct is not False:
+            proc = _run(
+                [
+                    "sacct",
+                    "--parsable2",
+                    "--noheader",
+                    "--allocations",
+                    f"--format={','.join(SACCT_FIELDS)}",
+                ]
+            )
+            if proc.returncode == 0:
+                for job_id, comps in parse_sacct(proc.stdout).items():
+                    lead = comps[min(comps)]
+                    if lead.comment.startswith("torchx:"):
+                        out[job_id] = ListAppResponse(job_id, app_state(lead.state), lead.name)
+        proc = _run(["squeue", "--me", "--noheader", "--format=%A|%j|%T|%k"])
+        if proc.returncode != 0:
+            raise SlurmError(f"squeue failed: {_slurm_message(proc)}")
+        for line in proc.stdout.splitlines():
+            parts = line.split("|", 3)
+            if len(parts) != 4 or not parts[0].isdigit():
+                raise SlurmOutputError("squeue", line, "expected JOBID|NAME|STATE|COMMENT")
+            job_id, name, state, comment = parts
+            if comment.startswith("torchx:") and job_id not in out:
+                out[job_id] = ListAppResponse(job_id, app_state(state), name)
+        return sorted(out.values(), key=lambda r: int(r.app_id))
+
+    def _log_dir(self, app_id: str) -> str | None:
+        comps = self._components(app_id)
+        if not comps:
+            return None
+        lead = comps[min(comps)]
+        if lead.workdir:
+            return lead.workdir
+        if lead.stdout:
+            return os.path.dirname(lead.stdout)
+        return None
+
+    def log_iter(
+        self,
+        app_id: str,
+        role_name: str,
+        k: int = 0,
+        regex: str | None = None,
+        since: datetime | None = None,
+        until: datetime | None = None,
+        should_tail: bool = False,
+        streams: Stream | None = None,
+    ) -> Iterable[str]:
+        if streams == Stream.COMBINED:
+            raise SpecsError(
+                "streams",
+                streams.value,
+                "Slurm writes stdout and stderr to separate files; ask for stdout or stderr",
+            )
+        suffix = "err" if streams == Stream.STDERR else "out"
+        log_dir = self._log_dir(app_id)
+        if log_dir is None:
+            raise SpecsError(
+                "app_id", app_id, "Slurm no longer knows this job or where it ran (see sacct)"
+            )
+        path = Path(log_dir) / log_name(app_id, role_name, k, suffix)
+        lines = self._read_lines(app_id, path, should_tail)
+        return filter_regex(regex, _cut_by_time(lines, path, since, until))
+
+    def _read_lines(self, app_id: str, path: Path, should_tail: bool) -> Iterator[str]:
+        if not should_tail:
+            if not path.exists():
+                return iter(())
+            return iter(path.read_text(errors="replace").splitlines(keepends=True))
+        return self._tail(app_id, path)
+
+    def _tail(self, app_id: str, path: Path) -> Iterator[str]:
+        pos = 0
+        pending = ""
+        while True:
+            desc = self.describe(app_id)
+            done = desc is None or is_terminal(desc.state)
+            if path.exists():
+                with open(path, errors="replace") as f:
+                    f.seek(pos)
+                    chunk = f.read()
+                    pos = f.tell()
+                pending += chunk
+                *full, pending = pending.split("\n")
+                for line in full:
+                    yield line + "\n"
+            if done:
+                if pending:
+                    yield pending
+                return
+            time.sleep(TAIL_INTERVAL)
+
+    # -- control ----------------------------------------------------------------------
+
+    def cancel(self, app_id: str) -> None:
+        if not _JOB_ID.match(app_id):
+            raise SpecsError("app_id", app_id, "a Slurm job id is a number, e.g. 1234")
+        proc = _run(["scancel", app_id])
+        if proc.returncode != 0 and "already completed" not in _slurm_message(proc).lower():
+            raise SlurmError(f"scancel {app_id} failed: {_slurm_message(proc)}")
+
+
+def _cut_by_time(
+    lines: Iterator[str], path: Path, since: datetime | None, until: datetime | None
+) -> Iterator[str]:
+    """Slurm files carry no per-line times; the file's own times decide, whole or nothing."""
+    if since is None and until is None:
+        yield from lines
+        return
+    if not path.exists():
+        return
+    st = path.stat()
+    if since is not None and st.st_mtime < since.timestamp():
+        return
+    if until is not None and st.st_ctime > until.timestamp() and st.st_mtime > until.timestamp():
+        return
+    yield from lines
+
+
+def create_scheduler(session_name: str, **params: object) -> SlurmScheduler:
+    use_sacct = params.pop("use_sacct", None)
+    if params:
+        raise TypeError(f"slurm scheduler: unknown parameters {sorted(params)}")
+    if use_sacct is not None and not isinstance(use_sacct, bool):
+        raise TypeError("slurm scheduler: use_sacct must be a bool or None")
+    return SlurmScheduler(session_name, use_sacct=use_sacct)
+
+
+create_scheduler.scheduler_class = SlurmScheduler  # type: ignore[attr-defined]

@@ -1,0 +1,222 @@
+"""Real jobs on the test Slurm cluster (tests/fixtures/slurm.py): submit, describe, logs."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from torchx.schedulers import Stream
+from torchx.schedulers.slurm_scheduler import SlurmScheduler
+from torchx.specs import AppDef, AppState, Resource, Role, SpecsError, macros
+
+WAIT_S = 90
+
+
+@pytest.fixture
+def slurm(slurm_cluster: Any, monkeypatch: pytest.MonkeyPatch) -> Iterator[SlurmScheduler]:
+    for k, v in slurm_cluster.env.items():
+        if k.startswith("SLURM_") or k == "PATH":
+            monkeypatch.setenv(k, v)
+    yield SlurmScheduler("test")
+
+
+def _echo(*words: str, name: str = "echo") -> AppDef:
+    return AppDef(name, [Role("echo", image="", entrypoint="echo", args=list(words))])
+
+
+def test_echo_succeeds_and_logs_are_found_from_elsewhere(
+    slurm: SlurmScheduler, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    job_dir = tmp_path / "job"
+    app_id = slurm.submit(_echo("hello", macros.app_id), {"job_dir": str(job_dir)})
+    desc = slurm.wait(app_id, timeout=WAIT_S)
+    assert desc is not None and desc.state == AppState.SUCCEEDED, desc
+    assert [r.role for r in desc.roles_statuses] == ["echo"]
+    assert desc.roles_statuses[0].replicas[0].exit_code == 0
+    # after the job ended, from another directory
+    monkeypatch.chdir(tmp_path)
+    assert list(slurm.log_iter(app_id, "echo")) == [f"hello {app_id}\n"]
+    assert list(slurm.log_iter(app_id, "echo", regex="nomatch")) == []
+    assert list(slurm.log_iter(app_id, "echo", streams=Stream.STDERR)) == []
+    assert (job_dir / f"slurm-{app_id}-echo-0.out").exists()
+
+
+def test_failing_job_reports_exit_code(slurm: SlurmScheduler, tmp_path: Path) -> None:
+    app = AppDef(
+        "fail", [Role("bad", image="", entrypoint="bash", args=["-c", "echo oops >&2; exit 3"])]
+    )
+    app_id = slurm.submit(app, {"job_dir": str(tmp_path)})
+    desc = slurm.wait(app_id, timeout=WAIT_S)
+    assert desc is not None and desc.state == AppState.FAILED
+    assert desc.roles_statuses[0].replicas[0].exit_code == 3
+    assert "bad exited with 3" in desc.msg
+    assert list(slurm.log_iter(app_id, "bad", streams=Stream.STDERR)) == ["oops\n"]
+
+
+def test_two_roles_run_as_a_heterogeneous_job(slurm: SlurmScheduler, tmp_path: Path) -> None:
+    show = 'echo "$TORCHX_ROLE_NAME $TORCHX_REPLICA_ID $TORCHX_RANK0_HOST $MASTER_ADDR"'
+    app = AppDef(
+        "pair",
+        [
+            Role("a", image="", entrypoint="bash", args=["-c", show], resource=Resource(1, 0, 200)),
+            Role("b", image="", entrypoint="bash", args=["-c", show], resource=Resource(1, 0, 200)),
+        ],
+    )
+    app_id = slurm.submit(app, {"job_dir": str(tmp_path)})
+    desc = slurm.wait(app_id, timeout=WAIT_S)
+    assert desc is not None and desc.state == AppState.SUCCEEDED, desc
+    assert [r.role for r in desc.roles_statuses] == ["a", "b"]
+    assert all(r.replicas[0].state == AppState.SUCCEEDED for r in desc.roles_statuses)
+    assert list(slurm.log_iter(app_id, "a")) == ["a 0 127.0.0.1 127.0.0.1\n"]
+    assert list(slurm.log_iter(app_id, "b")) == ["b 0 127.0.0.1 127.0.0.1\n"]
+
+
+def test_cancel_running_job(slurm: SlurmScheduler, tmp_path: Path) -> None:
+    app = AppDef(
+        "sleepy",
+        [Role("s", image="", entrypoint="bash", args=["-c", "echo started; sleep 300"])],
+    )
+    app_id = slurm.submit(app, {"job_dir": str(tmp_path)})
+    log = tmp_path / f"slurm-{app_id}-s-0.out"
+    # the first line arrives once the replica runs; wait for it through log_iter's tail
+    lines = slurm.log_iter(app_id, "s", should_tail=True)
+    assert next(iter(lines)) == "started\n"
+    listed = {a.app_id: a for a in slurm.list()}
+    assert listed[app_id].state == AppState.RUNNING
+    assert listed[app_id].name == "sleepy"
+    slurm.cancel(app_id)
+    desc = slurm.wait(app_id, timeout=WAIT_S)
+    assert desc is not None and desc.state == AppState.CANCELLED
+    assert log.exists()
+    slurm.cancel(app_id)  # a no-op once it ended
+
+
+def test_status_from_a_new_process(slurm: SlurmScheduler, tmp_path: Path) -> None:
+    app_id = slurm.submit(_echo("x"), {"job_dir": str(tmp_path)})
+    slurm.wait(app_id, timeout=WAIT_S)
+    code = (
+        "from torchx.schedulers import get_scheduler\n"
+        f"d = get_scheduler('slurm').describe({app_id!r})\n"
+        "print(d.state.name, ''.join(get_scheduler('slurm').log_iter(d.app_id, 'echo')).strip())"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, cwd="/", check=True
+    )
+    assert out.stdout.strip() == "SUCCEEDED x"
+
+
+def test_describe_without_accounting(slurm: SlurmScheduler, tmp_path: Path) -> None:
+    app_id = slurm.submit(_echo("y"), {"job_dir": str(tmp_path)})
+    slurm.wait(app_id, timeout=WAIT_S)
+    plain = SlurmScheduler("test", use_sacct=False)
+    desc = plain.describe(app_id)
+    assert desc is not None and desc.state == AppState.SUCCEEDED
+    assert list(plain.log_iter(app_id, "echo")) == ["y\n"]
+    assert app_id not in [a.app_id for a in plain.list()]  # squeue shows only live jobs
+
+
+def test_workspace_is_copied_into_job_dir(slurm: SlurmScheduler, tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "main.sh").write_text("echo from workspace\n")
+    job_dir = tmp_path / "job"
+    app = AppDef("ws", [Role("r", image="", entrypoint="bash", args=["main.sh"])])
+    app, cfg = slurm.with_workspace(app, {"job_dir": str(job_dir)}, str(ws))
+    app_id = slurm.submit(app, cfg)
+    desc = slurm.wait(app_id, timeout=WAIT_S)
+    assert desc is not None and desc.state == AppState.SUCCEEDED
+    assert list(slurm.log_iter(app_id, "r")) == ["from workspace\n"]
+
+
+@pytest.mark.parametrize(
+    ("cfg", "resource", "field", "slurm_says"),
+    [
+        ({"partition": "nope"}, None, "run option 'partition'", "invalid partition"),
+        ({"time": "500"}, None, "run option 'time'", "time limit"),
+        ({}, Resource(cpu=64, gpu=0, memMB=100), "resource.cpu", "processors"),
+        ({}, Resource(cpu=1, gpu=0, memMB=900000), "resource", "node configuration"),
+    ],
+)
+def test_refused_jobs_name_the_option_and_leave_nothing(
+    slurm: SlurmScheduler,
+    tmp_path: Path,
+    cfg: dict[str, Any],
+    resource: Resource | None,
+    field: str,
+    slurm_says: str,
+) -> None:
+    app = _echo("never")
+    if resource is not None:
+        app.roles[0].resource = resource
+    job_dir = tmp_path / "job"
+    before = {a.app_id for a in slurm.list()}
+    with pytest.raises(SpecsError) as err:
+        slurm.submit(app, {**cfg, "job_dir": str(job_dir)})
+    assert str(err.value).startswith(field), err.value
+    assert slurm_says in str(err.value).lower()
+    assert not job_dir.exists()
+    assert {a.app_id for a in slurm.list()} == before
+
+
+def test_two_node_torchrun_gloo_training(slurm: SlurmScheduler, tmp_path: Path) -> None:
+    """No dist.ddp component exists yet, so the app is built here with specs directly."""
+    pytest.importorskip("torch")
+    train = tmp_path / "train.py"
+    train.write_text(
+        textwrap.dedent(
+            """
+            import torch, torch.distributed as dist
+            dist.init_process_group("gloo")
+            torch.manual_seed(0)
+            model = torch.nn.parallel.DistributedDataParallel(torch.nn.Linear(4, 1))
+            opt = torch.optim.SGD(model.parameters(), lr=0.1)
+            x = torch.randn(16, 4) + dist.get_rank()
+            for _ in range(3):
+                opt.zero_grad()
+                model(x).pow(2).mean().backward()
+                opt.step()
+            w = model.module.weight.detach().clone()
+            ws = [torch.zeros_like(w) for _ in range(dist.get_world_size())]
+            dist.all_gather(ws, w)
+            same = all(torch.equal(ws[0], v) for v in ws)
+            print(f"rank {dist.get_rank()} of {dist.get_world_size()} in sync {same}")
+            dist.destroy_process_group()
+            """
+        )
+    )
+    torchrun = (
+        f"{sys.executable} -m torch.distributed.run --nnodes=2 --nproc_per_node=1 "
+        f"--node_rank=$SLURM_PROCID --master_addr=$${{{macros.rank0_env}}} "
+        f"--master_port=$MASTER_PORT {train}"
+    )
+    app = AppDef(
+        "ddp",
+        [
+            Role(
+                "trainer",
+                image="",
+                entrypoint="bash",
+                args=["-c", torchrun],
+                num_replicas=2,
+                resource=Resource(cpu=1, gpu=0, memMB=1000),
+                env={"OMP_NUM_THREADS": "1", "PATH": os.environ["PATH"]},
+            )
+        ],
+    )
+    app_id = slurm.submit(app, {"job_dir": str(tmp_path)})
+    desc = slurm.wait(app_id, timeout=180)
+    assert desc is not None, app_id
+    logs = [list(slurm.log_iter(app_id, "trainer", k=k)) for k in (0, 1)]
+    errs = [list(slurm.log_iter(app_id, "trainer", k=k, streams=Stream.STDERR)) for k in (0, 1)]
+    assert desc.state == AppState.SUCCEEDED, (desc, logs, errs)
+    assert sorted(line for log in logs for line in log) == [
+        "rank 0 of 2 in sync True\n",
+        "rank 1 of 2 in sync True\n",
+    ]

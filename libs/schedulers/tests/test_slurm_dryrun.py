@@ -1,0 +1,197 @@
+"""The sbatch script and command built for an app, and the parsing of Slurm's answers."""
+
+from __future__ import annotations
+
+import os
+import re
+import shlex
+import subprocess
+import sys
+
+import pytest
+
+from torchx.schedulers import get_scheduler
+from torchx.schedulers._slurm_parse import (
+    SlurmOutputError,
+    app_state,
+    exit_code,
+    parse_sacct,
+    parse_scontrol,
+)
+from torchx.schedulers.slurm_scheduler import SlurmBatchRequest, SlurmScheduler
+from torchx.specs import AppDef, AppState, Resource, Role, SpecsError, macros
+
+
+def _dryrun(app: AppDef, **cfg: object) -> SlurmBatchRequest:
+    info = SlurmScheduler().submit_dryrun(app, cfg)  # type: ignore[arg-type]
+    return info.request
+
+
+def test_registered() -> None:
+    assert isinstance(get_scheduler("slurm"), SlurmScheduler)
+
+
+def test_one_role_is_a_plain_job_with_its_resources() -> None:
+    app = AppDef(
+        "train",
+        [
+            Role(
+                "trainer",
+                image="",
+                entrypoint=sys.executable,
+                args=[
+                    "-c",
+                    "import os, sys; print(sys.argv[1:], os.environ['A'], os.environ['RANK'])",
+                    f"r{macros.replica_id}",
+                    "it's $HOME",
+                ],
+                env={"A": "b c"},
+                num_replicas=2,
+                resource=Resource(cpu=1.5, gpu=1, memMB=512),
+            )
+        ],
+    )
+    req = _dryrun(app, partition="p1", time="10", exclusive=True, job_dir="/x/y")
+    assert req.cmd == ["sbatch", "--parsable", "--chdir=/x/y"]
+    assert req.job_dir == "/x/y"
+    sbatch = [ln for ln in req.script.splitlines() if ln.startswith("#SBATCH")]
+    assert sbatch == [
+        "#SBATCH --job-name=train",
+        "#SBATCH --comment=torchx:roles=trainer",
+        "#SBATCH --output=slurm-%j.out",
+        "#SBATCH --partition=p1",
+        "#SBATCH --time=10",
+        "#SBATCH --exclusive",
+        "#SBATCH --nodes=2",
+        "#SBATCH --ntasks-per-node=1",
+        "#SBATCH --cpus-per-task=2",
+        "#SBATCH --mem=512",
+        "#SBATCH --gpus-per-node=1",
+    ]
+    assert "hetjob" not in req.script
+    srun = [ln for ln in req.script.splitlines() if ln.startswith("srun")]
+    assert len(srun) == 1
+    assert srun[0].startswith(
+        'srun --job-name=trainer --output="slurm-${TORCHX_APP_ID}-trainer-%t.out" '
+        '--error="slurm-${TORCHX_APP_ID}-trainer-%t.err" bash -c '
+    )
+    # What each task runs: the replica id is expanded by the task's shell, nothing else is.
+    inner = shlex.split(srun[0])[-2]
+    env = {"SLURM_PROCID": "1", "PATH": os.environ["PATH"], "HOME": "/h"}
+    out = subprocess.run(["bash", "-c", inner], env=env, capture_output=True, text=True)
+    assert out.stdout == "['r1', \"it's $HOME\"] b c 1\n"
+
+
+def test_two_roles_make_a_heterogeneous_job() -> None:
+    app = AppDef(
+        "pair",
+        [
+            Role("a", image="", entrypoint="echo", args=["x"]),
+            Role("b", image="", entrypoint="echo", args=["y"], resource=Resource(1, 0, 100)),
+        ],
+    )
+    req = _dryrun(
+        app,
+        partition="debug",
+        comment="hello",
+        mail_user="me@example.com",
+        mail_type="END",
+        account="acc",
+        qos="high",
+        constraint="fast",
+        sbatch_args=["--nice=5"],
+    )
+    assert req.cmd == ["sbatch", "--parsable", "--nice=5"]
+    lines = req.script.splitlines()
+    head = lines[: lines.index("#SBATCH hetjob")]
+    tail = lines[lines.index("#SBATCH hetjob") + 1 : lines.index("")]
+    assert [ln for ln in head if ln.startswith("#SBATCH")] == [
+        "#SBATCH --job-name=pair",
+        "#SBATCH '--comment=torchx:roles=a,b; hello'",
+        "#SBATCH --output=slurm-%j.out",
+        "#SBATCH --mail-user=me@example.com",
+        "#SBATCH --mail-type=END",
+        "#SBATCH --partition=debug",
+        "#SBATCH --constraint=fast",
+        "#SBATCH --account=acc",
+        "#SBATCH --qos=high",
+        "#SBATCH --nodes=1",
+        "#SBATCH --ntasks-per-node=1",
+    ]
+    assert tail == [
+        "#SBATCH --partition=debug",
+        "#SBATCH --constraint=fast",
+        "#SBATCH --account=acc",
+        "#SBATCH --qos=high",
+        "#SBATCH --nodes=1",
+        "#SBATCH --ntasks-per-node=1",
+        "#SBATCH --cpus-per-task=1",
+        "#SBATCH --mem=100",
+    ]
+    srun = [ln for ln in lines if ln.startswith("srun")]
+    assert [s.split()[1] for s in srun] == ["--het-group=0", "--het-group=1"]
+
+
+def test_workspace_needs_job_dir(tmp_path: object) -> None:
+    s = SlurmScheduler()
+    app = AppDef("w", [Role("r", image="", entrypoint="true")])
+    _, cfg = s.with_workspace(app, {}, str(tmp_path))
+    with pytest.raises(SpecsError, match="job_dir"):
+        s.submit_dryrun(app, cfg)
+    with pytest.raises(SpecsError, match=r"workspace.*must be a directory"):
+        s.with_workspace(app, {}, "/no/such/dir")
+
+
+def test_bad_role_names_and_entrypoints() -> None:
+    with pytest.raises(SpecsError, match=re.escape("role.name: got 'a b'")):
+        _dryrun(AppDef("x", [Role("a b", image="", entrypoint="true")]))
+    with pytest.raises(SpecsError, match="entrypoint"):
+        _dryrun(AppDef("x", [Role("a", image="")]))
+    with pytest.raises(SpecsError, match="app_id: got 'abc'"):
+        SlurmScheduler().describe("abc")
+
+
+def test_parse_sacct_het_job() -> None:
+    out = (
+        "7+0|pair|FAILED|3:0|node1|2026-01-01T00:00:00|/w|torchx:roles=a,b\n"
+        "7+0.batch|batch|FAILED|3:0|node1|2026-01-01T00:00:00||\n"
+        "7+0.0|a|COMPLETED|0:0|node1|2026-01-01T00:00:00||\n"
+        "7+1|pair|COMPLETED|0:0|node2|2026-01-01T00:00:00|/w|torchx:roles=a,b\n"
+        "7+1.0|b|FAILED|3:0|node2|2026-01-01T00:00:00||\n"
+    )
+    comps = parse_sacct(out)["7"]
+    assert sorted(comps) == [0, 1]
+    assert comps[0].workdir == "/w"
+    assert [s.name for s in comps[0].steps] == ["a"]
+    assert comps[1].steps[0].exit_code == 3
+
+
+def test_unparsable_lines_are_quoted() -> None:
+    with pytest.raises(SlurmOutputError, match="'garbage line'"):
+        parse_sacct("garbage line\n")
+    with pytest.raises(SlurmOutputError, match=re.escape("'x.y|a|b|c|d|e|f|g'")):
+        parse_sacct("x.y|a|b|c|d|e|f|g\n")
+    with pytest.raises(SlurmOutputError, match="'Nothing=here'"):
+        parse_scontrol("Nothing=here\n")
+
+
+def test_parse_scontrol_values_with_spaces() -> None:
+    line = (
+        "JobId=5 HetJobId=4 HetJobOffset=1 JobName=my job JobState=RUNNING Reason=None "
+        "ExitCode=0:9 Comment=torchx:roles=a,b; hi there WorkDir=/a b/c StdOut=/a b/c/x.out"
+    )
+    comp = parse_scontrol(line)[1]
+    assert comp.job_id == "4"
+    assert comp.name == "my job"
+    assert comp.workdir == "/a b/c"
+    assert comp.comment == "torchx:roles=a,b; hi there"
+    assert comp.exit_code == 137
+
+
+def test_states_and_exit_codes() -> None:
+    assert app_state("CANCELLED by 0") == AppState.CANCELLED
+    assert app_state("RUNNING") == AppState.RUNNING
+    assert app_state("TIMEOUT") == AppState.FAILED
+    assert app_state("WHATEVER") == AppState.UNKNOWN
+    assert exit_code("2:0") == 2
+    assert exit_code("") is None
