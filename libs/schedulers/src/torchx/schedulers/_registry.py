@@ -20,9 +20,10 @@ DEFAULT_SCHEDULER = "local_cwd"
 # Implemented built-ins. A scheduler is added here only once it works.
 _BUILTINS: dict[str, str] = {
     "local_cwd": "torchx.schedulers.local_scheduler:create_scheduler",
+    "ray": "torchx.schedulers.ray_scheduler:create_scheduler",
 }
 # Names kept for schedulers that later releases provide; asking for one says so.
-RESERVED_NAMES = ("slurm", "ray", "kubernetes", "local_docker")
+RESERVED_NAMES = ("slurm", "kubernetes", "local_docker")
 
 
 class SchedulerFactory(Protocol):
