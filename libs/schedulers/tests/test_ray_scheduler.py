@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import subprocess
 import sys
 import time
@@ -66,13 +67,12 @@ def test_dryrun_request_and_driver_config_field_by_field(tmp_path: Path) -> None
     assert job.submission_id.startswith("train-")
     app_id = job.app_id
     assert app_id == f"127.0.0.1:8265-{job.submission_id}"
-    assert job.entrypoint == "python -m torchx.schedulers._ray_driver"
+    driver, config_arg = shlex.split(job.entrypoint)[2:]
+    assert driver == "torchx.schedulers._ray_driver"
+    assert json.loads(config_arg) == job.driver_config
     assert job.metadata == {"torchx_app": "train", "torchx_roles": '{"trainer":2}'}
     env = job.runtime_env
-    assert set(env) == {"env_vars", "working_dir", "pip"}
-    assert env["working_dir"] == str(tmp_path)
-    assert env["pip"] == ["torch", "numpy==2.0", "requests"]
-    assert json.loads(env["env_vars"][CONFIG_ENV]) == job.driver_config
+    assert env == {"working_dir": str(tmp_path), "pip": ["torch", "numpy==2.0", "requests"]}
     cfg = job.driver_config
     assert cfg["app_id"] == app_id
     assert cfg["placement_strategy"] == "SPREAD"
@@ -110,7 +110,7 @@ def test_address_defaults_to_ray_address(monkeypatch: pytest.MonkeyPatch) -> Non
     assert job.address == "http://10.1.2.3:8265"
     assert job.app_id.startswith("10.1.2.3:8265-a-")
     # defaults: one CPU per replica, no GPU or memory asked for, PACK, nothing shipped
-    assert job.runtime_env.keys() == {"env_vars"}
+    assert job.runtime_env == {}
     role = job.driver_config["roles"][0]
     assert (role["num_cpus"], role["num_gpus"], role["memory"]) == (1, 0, 0)
     assert job.driver_config["placement_strategy"] == "PACK"
@@ -155,6 +155,13 @@ def test_registered_with_capabilities() -> None:
     assert "ray" in scheduler_names()
     assert capabilities("ray").workspaces
     assert isinstance(get_scheduler("ray", address="127.0.0.1:1"), RayScheduler)
+
+
+def test_a_config_too_long_for_a_command_line_goes_in_the_runtime_env() -> None:
+    big = Role("r", "", "echo", ["x" * 60_000], num_replicas=2)
+    job = RayScheduler().submit_dryrun(AppDef("big", [big]), {"address": "1.2.3.4:8265"}).request
+    assert job.entrypoint == "python -m torchx.schedulers._ray_driver"
+    assert json.loads(job.runtime_env["env_vars"][CONFIG_ENV]) == job.driver_config
 
 
 def test_parse_events_skips_other_lines() -> None:

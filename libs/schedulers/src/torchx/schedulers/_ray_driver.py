@@ -1,9 +1,10 @@
 """The program a ray-scheduled app's job runs: one actor per replica, one command per actor.
 
-It is the job's entrypoint (``python -m torchx.schedulers._ray_driver``) and reads what to
-run from the ``TORCHX_RAY_DRIVER_CONFIG`` environment variable (JSON, written by
-``RayScheduler``). It reserves every replica's resources at once in a placement group,
-starts one actor per bundle, finds rank 0's address and a free port there, and runs each
+It is the job's entrypoint (``python -m torchx.schedulers._ray_driver CONFIG_JSON``) and
+reads what to run from its argument, or for configs too long for a command line from the
+``TORCHX_RAY_DRIVER_CONFIG`` environment variable (JSON, written by ``RayScheduler``).
+It reserves every replica's resources at once in a placement group, starts one actor per
+bundle, finds rank 0's address and a free port there, and runs each
 replica's command as a subprocess of its actor with the rank/world-size/master env set.
 
 Everything it reports goes to its own stdout as lines ``TORCHX_EVENT <json>``; the job's
@@ -313,9 +314,9 @@ class Driver:
 
 
 def main() -> int:
-    raw = os.environ.get(CONFIG_ENV)
+    raw = sys.argv[1] if len(sys.argv) > 1 else os.environ.get(CONFIG_ENV)
     if not raw:
-        print(f"{CONFIG_ENV} is not set; this program is started by the ray scheduler")
+        print(f"usage: {__name__} CONFIG_JSON (or set {CONFIG_ENV}); the ray scheduler runs it")
         return 2
     return Driver(json.loads(raw)).run()
 

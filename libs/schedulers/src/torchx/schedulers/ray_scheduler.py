@@ -18,6 +18,7 @@ import json
 import os
 import re
 import secrets
+import shlex
 import time
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
@@ -51,6 +52,11 @@ from torchx.specs import (
 BACKEND = "ray"
 ADDRESS_ENV = "RAY_ADDRESS"
 DRIVER_MODULE = "torchx.schedulers._ray_driver"
+ENTRYPOINT = f"python -m {DRIVER_MODULE}"
+# Longer configs go in the runtime env: Linux caps one argument at 128 KiB. (A config on the
+# command line keeps the runtime env free of per-job values, so Ray can give the actors
+# workers it has already started.)
+MAX_CONFIG_ARG = 100_000
 PLACEMENT_STRATEGIES = ("PACK", "SPREAD", "STRICT_PACK", "STRICT_SPREAD")
 METADATA_KEY = "torchx_app"
 # How often ``wait`` and a tailing ``log_iter`` ask the dashboard again.
@@ -69,8 +75,9 @@ _JOB_STATES = {
 class RayJob:
     """What ``schedule`` submits: the arguments of ``JobSubmissionClient.submit_job``.
 
-    ``driver_config`` travels to the cluster as JSON in the runtime env's
-    ``TORCHX_RAY_DRIVER_CONFIG``; it is kept here too so a dryrun can show it plainly.
+    ``driver_config`` travels to the cluster as the entrypoint's JSON argument (or, when
+    too long for a command line, in the runtime env's ``TORCHX_RAY_DRIVER_CONFIG``); it is
+    kept here too so a dryrun can show it plainly.
     """
 
     address: str
@@ -95,7 +102,11 @@ class RayJob:
 
 def _format_job(job: RayJob) -> str:
     shown = json.loads(json.dumps(job.submit_kwargs()))
-    shown["runtime_env"]["env_vars"][CONFIG_ENV] = "<the driver config below, as JSON>"
+    placeholder = "<the driver config below, as JSON>"
+    if CONFIG_ENV in shown["runtime_env"].get("env_vars", {}):
+        shown["runtime_env"]["env_vars"][CONFIG_ENV] = placeholder
+    else:
+        shown["entrypoint"] = f"{ENTRYPOINT} {shlex.quote(placeholder)}"
     return "\n".join(
         [
             f"JobSubmissionClient({job.address!r}).submit_job(**",
@@ -221,10 +232,10 @@ class RayScheduler(Scheduler[RayJob]):
             )
         return _check_address(str(given))
 
-    def _runtime_env(self, cfg: Mapping[str, CfgVal], config: dict[str, Any]) -> dict[str, Any]:
-        env: dict[str, Any] = {
-            "env_vars": {CONFIG_ENV: json.dumps(config, separators=(",", ":"), sort_keys=True)}
-        }
+    def _runtime_env(self, cfg: Mapping[str, CfgVal], config_json: str | None) -> dict[str, Any]:
+        env: dict[str, Any] = {}
+        if config_json is not None:
+            env["env_vars"] = {CONFIG_ENV: config_json}
         working_dir = cfg.get("working_dir")
         if working_dir is not None:
             path = os.path.abspath(os.path.expanduser(str(working_dir)))
@@ -292,11 +303,13 @@ class RayScheduler(Scheduler[RayJob]):
                 }
             )
         config: dict[str, Any] = {"app_id": app_id, "placement_strategy": strategy, "roles": roles}
+        config_json = json.dumps(config, separators=(",", ":"), sort_keys=True)
+        in_argv = len(config_json) <= MAX_CONFIG_ARG
         job = RayJob(
             address=address,
             submission_id=submission_id,
-            entrypoint=f"python -m {DRIVER_MODULE}",
-            runtime_env=self._runtime_env(cfg, config),
+            entrypoint=f"{ENTRYPOINT} {shlex.quote(config_json)}" if in_argv else ENTRYPOINT,
+            runtime_env=self._runtime_env(cfg, None if in_argv else config_json),
             metadata={
                 METADATA_KEY: app.name,
                 "torchx_roles": json.dumps(
