@@ -23,9 +23,10 @@ _BUILTINS: dict[str, str] = {
     "local_docker": "torchx.schedulers.docker_scheduler:create_scheduler",
     "kubernetes": "torchx.schedulers.kubernetes_scheduler:create_scheduler",
     "slurm": "torchx.schedulers.slurm_scheduler:create_scheduler",
+    "ray": "torchx.schedulers.ray_scheduler:create_scheduler",
 }
 # Names kept for schedulers that later releases provide; asking for one says so.
-RESERVED_NAMES = ("slurm", "ray", "kubernetes", "local_docker")
+RESERVED_NAMES: tuple[str, ...] = ()
 
 
 class SchedulerFactory(Protocol):

@@ -1,0 +1,325 @@
+"""The program a ray-scheduled app's job runs: one actor per replica, one command per actor.
+
+It is the job's entrypoint (``python -m torchx.schedulers._ray_driver CONFIG_JSON``) and
+reads what to run from its argument, or for configs too long for a command line from the
+``TORCHX_RAY_DRIVER_CONFIG`` environment variable (JSON, written by ``RayScheduler``).
+It reserves every replica's resources at once in a placement group, starts one actor per
+bundle, finds rank 0's address and a free port there, and runs each
+replica's command as a subprocess of its actor with the rank/world-size/master env set.
+
+Everything it reports goes to its own stdout as lines ``TORCHX_EVENT <json>``; the job's
+log is therefore the app's record, readable through the dashboard from anywhere:
+
+- ``{"ev": "log", "r": role, "k": replica, "s": "o"|"e", "t": unix time, "l": text}``
+- ``{"ev": "state", "state": ..., "restarts": n, "replicas": [...], "error": ...}``
+
+The job's exit code is the failed replica's exit code, so the job's own status agrees.
+This module uses only the standard library and ray: it runs on the cluster.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from collections import deque
+from typing import Any
+
+CONFIG_ENV = "TORCHX_RAY_DRIVER_CONFIG"
+EVENT_PREFIX = "TORCHX_EVENT "
+RANK0_ENV = "TORCHX_RANK0_HOST"
+POLL_INTERVAL_S = 0.05
+STDERR_TAIL_LINES = 10
+# Ray kills a stopped job's process after a few seconds; replicas get less than that.
+STOP_GRACE_S = 1.0
+
+
+def emit(event: dict[str, Any]) -> None:
+    sys.stdout.write(EVENT_PREFIX + json.dumps(event, separators=(",", ":")) + "\n")
+    sys.stdout.flush()
+
+
+class ReplicaProcess:
+    """The body of a replica actor: one subprocess, its output kept until it is polled."""
+
+    def __init__(self) -> None:
+        self._proc: subprocess.Popen[bytes] | None = None
+        self._lines: list[tuple[str, float, str]] = []
+        self._lock = threading.Lock()
+        self._readers: list[threading.Thread] = []
+
+    def host(self) -> str:
+        from ray.util import get_node_ip_address
+
+        return str(get_node_ip_address())  # type: ignore[no-untyped-call]
+
+    def free_port(self) -> int:
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+            s.bind(("", 0))
+            return int(s.getsockname()[1])
+
+    def start(self, argv: list[str], env: dict[str, str]) -> None:
+        self.stop()
+        full_env = {k: v for k, v in os.environ.items() if k != CONFIG_ENV}
+        full_env.update(env)
+        self._lines = []
+        self._proc = subprocess.Popen(
+            argv,
+            env=full_env,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            start_new_session=True,  # so stop() reaches the command's own children too
+        )
+        self._readers = [
+            threading.Thread(target=self._read, args=(self._proc.stdout, "o"), daemon=True),
+            threading.Thread(target=self._read, args=(self._proc.stderr, "e"), daemon=True),
+        ]
+        for t in self._readers:
+            t.start()
+
+    def _read(self, pipe: Any, stream: str) -> None:
+        for raw in iter(pipe.readline, b""):
+            with self._lock:
+                self._lines.append((stream, time.time(), raw.decode("utf-8", "replace")))
+        pipe.close()
+
+    def poll(self) -> tuple[list[tuple[str, float, str]], int | None]:
+        """New output since the last poll, and the exit code once all output is read."""
+        code = self._proc.poll() if self._proc is not None else None
+        if code is not None:
+            for t in self._readers:
+                t.join()
+        with self._lock:
+            lines, self._lines = self._lines, []
+        return lines, code
+
+    def stop(self) -> None:
+        proc = self._proc
+        if proc is None or proc.poll() is not None:
+            return
+        for sig in (signal.SIGTERM, signal.SIGKILL):
+            try:
+                os.killpg(proc.pid, sig)
+            except ProcessLookupError:
+                return
+            try:
+                proc.wait(timeout=STOP_GRACE_S)
+                return
+            except subprocess.TimeoutExpired:
+                continue
+
+
+def _exit_code(code: int) -> int:
+    """A shell-style exit code: death by signal N reads as 128+N."""
+    return 128 - code if code < 0 else code
+
+
+class Driver:
+    def __init__(self, config: dict[str, Any]) -> None:
+        self.config = config
+        self.replicas: list[dict[str, Any]] = []
+        for role in config["roles"]:
+            for k, rep in enumerate(role["replicas"]):
+                self.replicas.append({"role": role, "k": k, "argv": rep["argv"], "env": rep["env"]})
+        self.states = ["PENDING"] * len(self.replicas)
+        self.exits: list[int | None] = [None] * len(self.replicas)
+        self.hosts = [""] * len(self.replicas)
+        self.stderr_tails: list[deque[str]] = [
+            deque(maxlen=STDERR_TAIL_LINES) for _ in self.replicas
+        ]
+        self.retries: dict[str, int] = {r["name"]: 0 for r in config["roles"]}
+        self.restarts = 0
+        self.stopping = False
+
+    def report(self, state: str, error: str = "") -> None:
+        emit(
+            {
+                "ev": "state",
+                "state": state,
+                "restarts": self.restarts,
+                "error": error,
+                "replicas": [
+                    {
+                        "r": rep["role"]["name"],
+                        "k": rep["k"],
+                        "state": self.states[i],
+                        "exit": self.exits[i],
+                        "host": self.hosts[i],
+                    }
+                    for i, rep in enumerate(self.replicas)
+                ],
+            }
+        )
+
+    def _on_sigterm(self, signum: int, frame: object) -> None:
+        self.stopping = True
+
+    def run(self) -> int:
+        # Ray would otherwise ship the cwd of any `uv run` above the cluster's processes as a
+        # second working dir (slow, and not what the app asked for); read at ray's import.
+        os.environ.setdefault("RAY_ENABLE_UV_RUN_RUNTIME_ENV", "0")
+        import importlib
+
+        ray: Any = importlib.import_module("ray")
+        from ray.util.placement_group import placement_group, remove_placement_group
+        from ray.util.scheduling_strategies import PlacementGroupSchedulingStrategy
+
+        signal.signal(signal.SIGTERM, self._on_sigterm)
+        ray.init(logging_level=logging.WARNING, log_to_driver=False)
+        self.report("PENDING")
+        bundles = [self._bundle(rep["role"]) for rep in self.replicas]
+        pg = placement_group(bundles, strategy=self.config["placement_strategy"])
+        ready = pg.ready()
+        while not ray.wait([ready], timeout=0.2)[0]:
+            if self.stopping:
+                return self._cancelled([])
+        actor_cls: Any = ray.remote(ReplicaProcess)
+        actors = [
+            actor_cls.options(
+                num_cpus=bundles[i].get("CPU", 0),
+                num_gpus=bundles[i].get("GPU", 0),
+                memory=bundles[i].get("memory"),
+                scheduling_strategy=PlacementGroupSchedulingStrategy(pg, i),
+            ).remote()
+            for i in range(len(bundles))
+        ]
+        try:
+            self.hosts = ray.get([a.host.remote() for a in actors])
+            return self._supervise(ray, actors)
+        finally:
+            ray.get([a.stop.remote() for a in actors])
+            remove_placement_group(pg)
+
+    def _bundle(self, role: dict[str, Any]) -> dict[str, float]:
+        bundle: dict[str, float] = {"CPU": float(role["num_cpus"])}
+        if role["num_gpus"] > 0:
+            bundle["GPU"] = float(role["num_gpus"])
+        if role["memory"] > 0:
+            bundle["memory"] = float(role["memory"])
+        return bundle
+
+    def _start(self, ray: Any, actors: list[Any], which: list[int]) -> None:
+        port = ray.get(actors[0].free_port.remote())
+        calls = []
+        for i in which:
+            rep = self.replicas[i]
+            role = rep["role"]
+            n = len(role["replicas"])
+            env = {
+                "PYTHONUNBUFFERED": "1",
+                "MASTER_ADDR": self.hosts[0],
+                "MASTER_PORT": str(port),
+                RANK0_ENV: self.hosts[0],
+                "RANK": str(rep["k"]),
+                "WORLD_SIZE": str(n),
+                "LOCAL_RANK": "0",
+                "LOCAL_WORLD_SIZE": "1",
+                "GROUP_RANK": str(rep["k"]),
+                "ROLE_RANK": str(rep["k"]),
+                "ROLE_WORLD_SIZE": str(n),
+                "TORCHX_RAY_RESTARTS": str(self.restarts),
+                **rep["env"],
+            }
+            self.states[i] = "RUNNING"
+            self.exits[i] = None
+            calls.append(actors[i].start.remote(rep["argv"], env))
+        ray.get(calls)
+
+    def _supervise(self, ray: Any, actors: list[Any]) -> int:
+        self._start(ray, actors, list(range(len(actors))))
+        self.report("RUNNING")
+        while True:
+            if self.stopping:
+                return self._cancelled(actors)
+            results = ray.get([a.poll.remote() for a in actors])
+            failed: int | None = None
+            changed = False
+            for i, (lines, code) in enumerate(results):
+                rep = self.replicas[i]
+                for stream, t, text in lines:
+                    if stream == "e":
+                        self.stderr_tails[i].append(text.rstrip("\n"))
+                    emit(
+                        {"ev": "log", "r": rep["role"]["name"], "k": rep["k"], "s": stream}
+                        | {"t": t, "l": text}
+                    )
+                if code is None or self.states[i] != "RUNNING":
+                    continue
+                changed = True
+                self.exits[i] = _exit_code(code)
+                self.states[i] = "SUCCEEDED" if code == 0 else "FAILED"
+                if code != 0 and failed is None:
+                    failed = i
+            if failed is not None:
+                restart = self._restart_scope(failed)
+                if restart is None:
+                    return self._failed(actors, failed)
+                self.report("RUNNING")
+                for i in restart:
+                    ray.get(actors[i].stop.remote())
+                self.restarts += 1
+                self._start(ray, actors, restart)
+                self.report("RUNNING")
+                continue
+            if changed:
+                if all(s == "SUCCEEDED" for s in self.states):
+                    self.report("SUCCEEDED")
+                    return 0
+                self.report("RUNNING")
+            time.sleep(POLL_INTERVAL_S)
+
+    def _restart_scope(self, failed: int) -> list[int] | None:
+        """The replicas to start again after ``failed`` failed, or None when out of retries."""
+        role = self.replicas[failed]["role"]
+        if self.retries[role["name"]] >= role["max_retries"]:
+            return None
+        self.retries[role["name"]] += 1
+        if role["retry_policy"] == "REPLICA":
+            return [failed]
+        if role["retry_policy"] == "ROLE":
+            return [i for i, r in enumerate(self.replicas) if r["role"] is role]
+        return list(range(len(self.replicas)))
+
+    def _failed(self, actors: list[Any], failed: int) -> int:
+        import ray
+
+        ray.get([a.stop.remote() for a in actors])
+        for i, s in enumerate(self.states):
+            if s == "RUNNING":
+                self.states[i] = "CANCELLED"
+        rep = self.replicas[failed]
+        code = self.exits[failed] or 1
+        tail = "\n".join(self.stderr_tails[failed])
+        error = f"replica {rep['role']['name']}/{rep['k']} exited with code {code}"
+        if tail:
+            error += f"; last lines of its stderr:\n{tail}"
+        self.report("FAILED", error)
+        return code
+
+    def _cancelled(self, actors: list[Any]) -> int:
+        if actors:
+            import ray
+
+            ray.get([a.stop.remote() for a in actors])
+        self.states = ["CANCELLED" if s in ("PENDING", "RUNNING") else s for s in self.states]
+        self.report("CANCELLED")
+        return 128 + signal.SIGTERM
+
+
+def main() -> int:
+    raw = sys.argv[1] if len(sys.argv) > 1 else os.environ.get(CONFIG_ENV)
+    if not raw:
+        print(f"usage: {__name__} CONFIG_JSON (or set {CONFIG_ENV}); the ray scheduler runs it")
+        return 2
+    return Driver(json.loads(raw)).run()
+
+
+if __name__ == "__main__":
+    sys.exit(main())

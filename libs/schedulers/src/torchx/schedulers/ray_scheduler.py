@@ -1,0 +1,521 @@
+"""ray: runs an app as a Ray job, one actor per replica, through the job submission API.
+
+``schedule`` submits one job to a cluster's dashboard (``JobSubmissionClient``). The job's
+entrypoint is ``_ray_driver`` (this package must be installed on the cluster), which places
+one actor per replica in a placement group sized to the roles' resources, runs each
+replica's command in its actor and prints every replica's output and state as structured
+lines. ``describe`` and ``log_iter`` read those lines back from the job's log, so they work
+from any process that can reach the dashboard, and ``log_iter`` gives one replica's output,
+not the merged stream.
+
+An app id is ``HOST:PORT-SUBMISSION_ID``: it carries the dashboard address, so a handle
+alone (``ray://session/127.0.0.1:8265-echo-1a2b3c4d``) is enough to find the app again.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import secrets
+import shlex
+import time
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from torchx.schedulers._api import (
+    DescribeAppResponse,
+    ListAppResponse,
+    Scheduler,
+    SchedulerCapabilities,
+    Stream,
+    filter_regex,
+)
+from torchx.schedulers._errors import require
+from torchx.schedulers._ray_driver import CONFIG_ENV, EVENT_PREFIX, RANK0_ENV
+from torchx.specs import (
+    AppDef,
+    AppDryRunInfo,
+    AppState,
+    CfgVal,
+    ReplicaStatus,
+    RetryPolicy,
+    RoleStatus,
+    SpecsError,
+    is_terminal,
+    macros,
+    runopts,
+)
+
+BACKEND = "ray"
+ADDRESS_ENV = "RAY_ADDRESS"
+DRIVER_MODULE = "torchx.schedulers._ray_driver"
+ENTRYPOINT = f"python -m {DRIVER_MODULE}"
+# Longer configs go in the runtime env: Linux caps one argument at 128 KiB. (A config on the
+# command line keeps the runtime env free of per-job values, so Ray can give the actors
+# workers it has already started.)
+MAX_CONFIG_ARG = 100_000
+PLACEMENT_STRATEGIES = ("PACK", "SPREAD", "STRICT_PACK", "STRICT_SPREAD")
+METADATA_KEY = "torchx_app"
+# How often ``wait`` and a tailing ``log_iter`` ask the dashboard again.
+POLL_INTERVAL_S = 0.1
+_APP_ID = re.compile(r"^(?P<address>[A-Za-z0-9.\-\[\]:]+:\d+)-(?P<sid>[A-Za-z0-9][A-Za-z0-9_.-]*)$")
+_JOB_STATES = {
+    "PENDING": AppState.PENDING,
+    "RUNNING": AppState.RUNNING,
+    "SUCCEEDED": AppState.SUCCEEDED,
+    "FAILED": AppState.FAILED,
+    "STOPPED": AppState.CANCELLED,
+}
+
+
+@dataclass
+class RayJob:
+    """What ``schedule`` submits: the arguments of ``JobSubmissionClient.submit_job``.
+
+    ``driver_config`` travels to the cluster as the entrypoint's JSON argument (or, when
+    too long for a command line, in the runtime env's ``TORCHX_RAY_DRIVER_CONFIG``); it is
+    kept here too so a dryrun can show it plainly.
+    """
+
+    address: str
+    submission_id: str
+    entrypoint: str
+    runtime_env: dict[str, Any]
+    metadata: dict[str, str]
+    driver_config: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def app_id(self) -> str:
+        return f"{_strip_scheme(self.address)}-{self.submission_id}"
+
+    def submit_kwargs(self) -> dict[str, Any]:
+        return {
+            "submission_id": self.submission_id,
+            "entrypoint": self.entrypoint,
+            "runtime_env": self.runtime_env,
+            "metadata": self.metadata,
+        }
+
+
+def _format_job(job: RayJob) -> str:
+    shown = json.loads(json.dumps(job.submit_kwargs()))
+    placeholder = "<the driver config below, as JSON>"
+    if CONFIG_ENV in shown["runtime_env"].get("env_vars", {}):
+        shown["runtime_env"]["env_vars"][CONFIG_ENV] = placeholder
+    else:
+        shown["entrypoint"] = f"{ENTRYPOINT} {shlex.quote(placeholder)}"
+    return "\n".join(
+        [
+            f"JobSubmissionClient({job.address!r}).submit_job(**",
+            json.dumps(shown, indent=2, sort_keys=True),
+            ")",
+            "driver config:",
+            json.dumps(job.driver_config, indent=2, sort_keys=True),
+        ]
+    )
+
+
+def _strip_scheme(address: str) -> str:
+    return address.split("://", 1)[1] if "://" in address else address
+
+
+def _http(address: str) -> str:
+    return address if "://" in address else f"http://{address}"
+
+
+def _check_address(value: str) -> str:
+    rest = _strip_scheme(value).rstrip("/")
+    if value.startswith("ray://") or not re.match(r"^[A-Za-z0-9.\-\[\]:]+:\d+$", rest):
+        raise SpecsError(
+            "run option 'address'",
+            value,
+            "give the dashboard's HOST:PORT or http://HOST:PORT (e.g. 127.0.0.1:8265), "
+            f"or set ${ADDRESS_ENV}",
+        )
+    return f"http://{rest}" if "://" not in value else value.rstrip("/")
+
+
+@dataclass
+class _JobRecord:
+    """What the driver reported so far, parsed from the job's log."""
+
+    state: dict[str, Any] = field(default_factory=dict)
+    logs: list[dict[str, Any]] = field(default_factory=list)
+
+
+def parse_events(text: str) -> _JobRecord:
+    """The driver's events in a job log; other lines (Ray's own) are skipped."""
+    rec = _JobRecord()
+    for line in text.splitlines():
+        if not line.startswith(EVENT_PREFIX):
+            continue
+        try:
+            event = json.loads(line[len(EVENT_PREFIX) :])
+        except ValueError:
+            continue  # a line cut short by a killed driver
+        if event.get("ev") == "log":
+            rec.logs.append(event)
+        elif event.get("ev") == "state":
+            rec.state = event
+    return rec
+
+
+class RayScheduler(Scheduler[RayJob]):
+    """Submits apps as Ray jobs; see the module docstring."""
+
+    capabilities = SchedulerCapabilities(
+        cancel=True,
+        logs=True,
+        distributed=True,
+        describe=True,
+        workspaces=True,
+        mounts=False,
+        elasticity=False,
+    )
+
+    def __init__(self, session_name: str = "torchx", address: str | None = None) -> None:
+        super().__init__(BACKEND, session_name)
+        self.address = address
+        self._clients: dict[str, Any] = {}
+
+    def _client(self, address: str) -> Any:
+        client = self._clients.get(address)
+        if client is None:
+            job_submission: Any = require("ray.job_submission", scheduler=BACKEND, extra="ray")
+            client = job_submission.JobSubmissionClient(address)
+            self._clients[address] = client
+        return client
+
+    # -- submission -------------------------------------------------------------------
+
+    def run_opts(self) -> runopts:
+        opts = runopts()
+        opts.add(
+            "address",
+            str,
+            f"the Ray dashboard address, HOST:PORT or http://HOST:PORT (default: ${ADDRESS_ENV})",
+            default=self.address,
+        )
+        opts.add(
+            "working_dir",
+            str,
+            "a local directory shipped to the cluster; the replicas run in it",
+        )
+        opts.add("requirements", str, "a requirements.txt whose packages the job's env installs")
+        opts.add("pip", list, "packages the job's runtime env installs with pip (a;b;c)")
+        opts.add(
+            "placement_strategy",
+            str,
+            f"how the replicas' bundles are placed: one of {', '.join(PLACEMENT_STRATEGIES)}",
+            default="PACK",
+        )
+        return opts
+
+    def with_workspace(
+        self, app: AppDef, cfg: Mapping[str, CfgVal], workspace: str
+    ) -> tuple[AppDef, dict[str, CfgVal]]:
+        path = os.path.abspath(os.path.expanduser(workspace))
+        if not os.path.isdir(path):
+            raise SpecsError("workspace", workspace, "the ray workspace must be a directory")
+        return app, {**cfg, "working_dir": path}
+
+    def _resolve_address(self, cfg: Mapping[str, CfgVal]) -> str:
+        given = cfg.get("address") or os.environ.get(ADDRESS_ENV)
+        if not given:
+            raise SpecsError(
+                "run option 'address'",
+                None,
+                f"give the Ray dashboard address (-cfg address=HOST:PORT) or set ${ADDRESS_ENV}",
+            )
+        return _check_address(str(given))
+
+    def _runtime_env(self, cfg: Mapping[str, CfgVal], config_json: str | None) -> dict[str, Any]:
+        env: dict[str, Any] = {}
+        if config_json is not None:
+            env["env_vars"] = {CONFIG_ENV: config_json}
+        working_dir = cfg.get("working_dir")
+        if working_dir is not None:
+            path = os.path.abspath(os.path.expanduser(str(working_dir)))
+            if not os.path.isdir(path):
+                raise SpecsError(
+                    "run option 'working_dir'", working_dir, "give an existing local directory"
+                )
+            env["working_dir"] = path
+        pip: list[str] = [str(p) for p in cfg.get("pip") or []]  # type: ignore[union-attr]
+        requirements = cfg.get("requirements")
+        if requirements is not None:
+            try:
+                with open(os.path.expanduser(str(requirements))) as f:
+                    lines = [ln.split("#", 1)[0].strip() for ln in f]
+            except OSError as e:
+                raise SpecsError(
+                    "run option 'requirements'",
+                    requirements,
+                    f"cannot read it ({e.strerror}); give a readable requirements.txt",
+                ) from None
+            pip.extend(ln for ln in lines if ln)
+        if pip:
+            env["pip"] = pip
+        return env
+
+    def _submit_dryrun(self, app: AppDef, cfg: dict[str, CfgVal]) -> AppDryRunInfo[RayJob]:
+        address = self._resolve_address(cfg)
+        strategy = str(cfg.get("placement_strategy") or "PACK").upper()
+        if strategy not in PLACEMENT_STRATEGIES:
+            raise SpecsError(
+                "run option 'placement_strategy'",
+                cfg.get("placement_strategy"),
+                f"expected one of {', '.join(PLACEMENT_STRATEGIES)}",
+            )
+        submission_id = f"{app.name}-{secrets.token_hex(4)}"
+        app_id = f"{_strip_scheme(address)}-{submission_id}"
+        roles: list[dict[str, Any]] = []
+        for role in app.roles:
+            if role.num_replicas < 1:
+                raise SpecsError(
+                    f"role {role.name!r} num_replicas", role.num_replicas, "give 1 or more"
+                )
+            replicas = []
+            for k in range(role.num_replicas):
+                filled = macros.Values(
+                    img_root=".", app_id=app_id, replica_id=str(k), rank0_env=RANK0_ENV
+                ).apply(role)
+                env = {
+                    **filled.env,
+                    "TORCHX_APP_ID": app_id,
+                    "TORCHX_ROLE_NAME": role.name,
+                    "TORCHX_REPLICA_ID": str(k),
+                }
+                replicas.append({"argv": [filled.entrypoint, *filled.args], "env": env})
+            res = role.resource
+            roles.append(
+                {
+                    "name": role.name,
+                    "num_cpus": res.cpu if res.cpu > 0 else 1,
+                    "num_gpus": max(res.gpu, 0),
+                    "memory": max(res.memMB, 0) * 1024 * 1024,
+                    "max_retries": role.max_retries,
+                    "retry_policy": RetryPolicy(role.retry_policy).value,
+                    "replicas": replicas,
+                }
+            )
+        config: dict[str, Any] = {"app_id": app_id, "placement_strategy": strategy, "roles": roles}
+        config_json = json.dumps(config, separators=(",", ":"), sort_keys=True)
+        in_argv = len(config_json) <= MAX_CONFIG_ARG
+        job = RayJob(
+            address=address,
+            submission_id=submission_id,
+            entrypoint=f"{ENTRYPOINT} {shlex.quote(config_json)}" if in_argv else ENTRYPOINT,
+            runtime_env=self._runtime_env(cfg, None if in_argv else config_json),
+            metadata={
+                METADATA_KEY: app.name,
+                "torchx_roles": json.dumps(
+                    {r["name"]: len(r["replicas"]) for r in roles}, separators=(",", ":")
+                ),
+            },
+            driver_config=config,
+        )
+        return AppDryRunInfo(job, _format_job)
+
+    def schedule(self, dryrun_info: AppDryRunInfo[RayJob]) -> str:
+        job = dryrun_info.request
+        self._client(job.address).submit_job(**job.submit_kwargs())
+        return job.app_id
+
+    # -- finding apps -----------------------------------------------------------------
+
+    def _split(self, app_id: str) -> tuple[str, str]:
+        m = _APP_ID.match(app_id) if isinstance(app_id, str) else None
+        if m is None:
+            raise SpecsError(
+                "app id",
+                app_id,
+                "expected HOST:PORT-SUBMISSION_ID as printed by run "
+                "(e.g. 127.0.0.1:8265-echo-1a2b3c4d)",
+            )
+        return _http(m["address"]), m["sid"]
+
+    def _info(self, address: str, sid: str) -> Any | None:
+        try:
+            return self._client(address).get_job_info(sid)
+        except RuntimeError as e:
+            if "does not exist" in str(e) or "404" in str(e):
+                return None
+            raise
+
+    def _record(self, address: str, sid: str) -> _JobRecord:
+        return parse_events(self._client(address).get_job_logs(sid))
+
+    # -- inspection -------------------------------------------------------------------
+
+    def describe(self, app_id: str) -> DescribeAppResponse | None:
+        address, sid = self._split(app_id)
+        info = self._info(address, sid)
+        if info is None:
+            return None
+        job_state = _JOB_STATES.get(str(info.status.value), AppState.UNKNOWN)
+        rec = self._record(address, sid)
+        reported = rec.state
+        state = job_state
+        if job_state == AppState.RUNNING and reported.get("state") == "PENDING":
+            state = AppState.PENDING  # the placement group waits for resources
+        roles: dict[str, RoleStatus] = {}
+        counts = json.loads((info.metadata or {}).get("torchx_roles", "{}"))
+        for name, n in counts.items():
+            roles[name] = RoleStatus(
+                name,
+                [ReplicaStatus(id=k, state=AppState.PENDING, role=name) for k in range(n)],
+            )
+        for rep in reported.get("replicas", []):
+            role = roles.setdefault(rep["r"], RoleStatus(rep["r"]))
+            replica_state = AppState[rep["state"]]
+            if is_terminal(job_state) and not is_terminal(replica_state):
+                # The driver was stopped before it could report this replica's end.
+                replica_state = job_state
+            status = ReplicaStatus(
+                id=rep["k"],
+                state=replica_state,
+                role=rep["r"],
+                hostname=rep.get("host", ""),
+                exit_code=rep.get("exit"),
+            )
+            if rep["k"] < len(role.replicas):
+                role.replicas[rep["k"]] = status
+            else:
+                role.replicas.append(status)
+        if is_terminal(job_state) and not reported.get("replicas"):
+            for role in roles.values():
+                for r in role.replicas:
+                    r.state = job_state
+        error = str(reported.get("error", ""))
+        if job_state == AppState.FAILED and not error:
+            error = str(info.message or "")
+        return DescribeAppResponse(
+            app_id=app_id,
+            state=state,
+            num_restarts=int(reported.get("restarts", 0)),
+            msg=str(info.message or ""),
+            structured_error_msg=error,
+            ui_url=address,
+            roles_statuses=list(roles.values()),
+        )
+
+    def wait(self, app_id: str, timeout: float | None = None) -> DescribeAppResponse | None:
+        """Poll the job's status (cheap) until it ends; then describe it once."""
+        address, sid = self._split(app_id)
+        deadline = None if timeout is None else time.monotonic() + timeout
+        client = self._client(address)
+        while True:
+            try:
+                status = client.get_job_status(sid)
+            except RuntimeError:
+                return self.describe(app_id)
+            if status.is_terminal():
+                return self.describe(app_id)
+            if deadline is not None and time.monotonic() >= deadline:
+                return self.describe(app_id)
+            time.sleep(POLL_INTERVAL_S)
+
+    def list(self) -> list[ListAppResponse]:
+        address = self._resolve_address({"address": self.address})
+        out = []
+        for job in self._client(address).list_jobs():
+            meta = job.metadata or {}
+            if METADATA_KEY not in meta or not job.submission_id:
+                continue
+            started = job.start_time
+            out.append(
+                ListAppResponse(
+                    app_id=f"{_strip_scheme(address)}-{job.submission_id}",
+                    state=_JOB_STATES.get(str(job.status.value), AppState.UNKNOWN),
+                    name=meta[METADATA_KEY],
+                    submitted_at=datetime.fromtimestamp(started / 1000) if started else None,
+                )
+            )
+        out.sort(key=lambda r: r.submitted_at or datetime.min)
+        return out
+
+    def log_iter(
+        self,
+        app_id: str,
+        role_name: str,
+        k: int = 0,
+        regex: str | None = None,
+        since: datetime | None = None,
+        until: datetime | None = None,
+        should_tail: bool = False,
+        streams: Stream | None = None,
+    ) -> Iterable[str]:
+        address, sid = self._split(app_id)
+        info = self._info(address, sid)
+        if info is None:
+            raise SpecsError(
+                "app id", app_id, f"no such {BACKEND} app; `list` shows the known ones"
+            )
+        counts: dict[str, int] = json.loads((info.metadata or {}).get("torchx_roles", "{}"))
+        if role_name not in counts:
+            from torchx.specs._errors import closest
+
+            raise SpecsError("role", role_name, closest(str(role_name), list(counts)))
+        if not isinstance(k, int) or not 0 <= k < counts[role_name]:
+            raise SpecsError(
+                "replica",
+                k,
+                f"role {role_name!r} has replicas 0..{counts[role_name] - 1}; pick one of them",
+            )
+        stream = Stream(streams) if streams is not None else Stream.COMBINED
+        wanted = {"stdout": {"o"}, "stderr": {"e"}, "combined": {"o", "e"}}[stream.value]
+        lo = since.timestamp() if since is not None else None
+        hi = until.timestamp() if until is not None else None
+
+        def keep(e: dict[str, Any]) -> bool:
+            return (
+                e["r"] == role_name
+                and e["k"] == k
+                and e["s"] in wanted
+                and (lo is None or e["t"] >= lo)
+                and (hi is None or e["t"] <= hi)
+            )
+
+        lines = (str(e["l"]) for e in self._events(address, sid, should_tail) if keep(e))
+        return filter_regex(regex, lines)
+
+    def _events(self, address: str, sid: str, follow: bool) -> Iterator[dict[str, Any]]:
+        seen = 0
+        while True:
+            ended = not follow or self._client(address).get_job_status(sid).is_terminal()
+            logs = self._record(address, sid).logs
+            yield from logs[seen:]
+            seen = len(logs)
+            if ended:
+                return
+            time.sleep(POLL_INTERVAL_S)
+
+    # -- control ----------------------------------------------------------------------
+
+    def cancel(self, app_id: str) -> None:
+        """Stop the app's job; returns once Ray reports it ended."""
+        address, sid = self._split(app_id)
+        info = self._info(address, sid)
+        if info is None:
+            raise SpecsError(
+                "app id", app_id, f"no such {BACKEND} app; `list` shows the known ones"
+            )
+        if info.status.is_terminal():
+            return
+        self._client(address).stop_job(sid)
+        self.wait(app_id, timeout=30.0)
+
+    def close(self) -> None:
+        self._clients.clear()
+
+
+def create_scheduler(session_name: str, address: str | None = None, **_other: Any) -> RayScheduler:
+    """The registry's factory; parameters meant for other schedulers are ignored."""
+    return RayScheduler(session_name, address=address)
+
+
+create_scheduler.scheduler_class = RayScheduler  # type: ignore[attr-defined]

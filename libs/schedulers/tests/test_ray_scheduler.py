@@ -1,0 +1,357 @@
+"""The ray scheduler: dryrun requests field by field, and real apps on a real local cluster.
+
+The cluster comes from the session fixture ``ray_cluster`` (tests/fixtures/ray.py): a head
+node on 127.0.0.1 started once per session.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from torchx.schedulers import Stream, get_scheduler
+from torchx.schedulers.ray_scheduler import CONFIG_ENV, RayScheduler, parse_events
+from torchx.specs import AppDef, AppState, Resource, RetryPolicy, Role, SpecsError, macros
+
+DEADLINE_S = 120.0
+
+
+def sh(name: str, script: str, replicas: int = 1, **kw: Any) -> Role:
+    return Role(name, image="", entrypoint="bash", args=["-c", script], num_replicas=replicas, **kw)
+
+
+# -- dryrun and bad input (no cluster) -----------------------------------------------------
+
+
+def test_dryrun_request_and_driver_config_field_by_field(tmp_path: Path) -> None:
+    reqs = tmp_path / "requirements.txt"
+    reqs.write_text("numpy==2.0  # pinned\n\nrequests\n")
+    app = AppDef(
+        "train",
+        [
+            Role(
+                "trainer",
+                image="",
+                entrypoint="python",
+                args=["-c", "print(1)", macros.app_id, macros.replica_id],
+                env={"X": "1"},
+                num_replicas=2,
+                max_retries=3,
+                retry_policy=RetryPolicy.REPLICA,
+                resource=Resource(cpu=2, gpu=1, memMB=512),
+            )
+        ],
+    )
+    s = RayScheduler("test")
+    info = s.submit_dryrun(
+        app,
+        {
+            "address": "127.0.0.1:8265",
+            "working_dir": str(tmp_path),
+            "requirements": str(reqs),
+            "pip": ["torch"],
+            "placement_strategy": "spread",
+        },
+    )
+    job = info.request
+    assert job.address == "http://127.0.0.1:8265"
+    assert job.submission_id.startswith("train-")
+    app_id = job.app_id
+    assert app_id == f"127.0.0.1:8265-{job.submission_id}"
+    driver, config_arg = shlex.split(job.entrypoint)[2:]
+    assert driver == "torchx.schedulers._ray_driver"
+    assert json.loads(config_arg) == job.driver_config
+    assert job.metadata == {"torchx_app": "train", "torchx_roles": '{"trainer":2}'}
+    env = job.runtime_env
+    assert env == {"working_dir": str(tmp_path), "pip": ["torch", "numpy==2.0", "requests"]}
+    cfg = job.driver_config
+    assert cfg["app_id"] == app_id
+    assert cfg["placement_strategy"] == "SPREAD"
+    (role,) = cfg["roles"]
+    assert {k: v for k, v in role.items() if k != "replicas"} == {
+        "name": "trainer",
+        "num_cpus": 2,
+        "num_gpus": 1,
+        "memory": 512 * 1024 * 1024,
+        "max_retries": 3,
+        "retry_policy": "REPLICA",
+    }
+    for k, rep in enumerate(role["replicas"]):
+        assert rep["argv"] == ["python", "-c", "print(1)", app_id, str(k)]
+        assert rep["env"] == {
+            "X": "1",
+            "TORCHX_APP_ID": app_id,
+            "TORCHX_ROLE_NAME": "trainer",
+            "TORCHX_REPLICA_ID": str(k),
+        }
+    assert job.submit_kwargs() == {
+        "submission_id": job.submission_id,
+        "entrypoint": job.entrypoint,
+        "runtime_env": env,
+        "metadata": job.metadata,
+    }
+    shown = str(info)
+    assert "submit_job" in shown and '"placement_strategy": "SPREAD"' in shown
+    assert '"working_dir": "' + str(tmp_path) in shown
+
+
+def test_address_defaults_to_ray_address(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("RAY_ADDRESS", "http://10.1.2.3:8265")
+    job = RayScheduler().submit_dryrun(AppDef("a", [sh("r", "true")])).request
+    assert job.address == "http://10.1.2.3:8265"
+    assert job.app_id.startswith("10.1.2.3:8265-a-")
+    # defaults: one CPU per replica, no GPU or memory asked for, PACK, nothing shipped
+    assert job.runtime_env == {}
+    role = job.driver_config["roles"][0]
+    assert (role["num_cpus"], role["num_gpus"], role["memory"]) == (1, 0, 0)
+    assert job.driver_config["placement_strategy"] == "PACK"
+
+
+@pytest.mark.parametrize(
+    ("cfg", "field", "hint"),
+    [
+        ({}, "run option 'address'", "RAY_ADDRESS"),
+        ({"address": "ray://1.2.3.4:10001"}, "run option 'address'", "HOST:PORT"),
+        ({"address": "nohost"}, "run option 'address'", "HOST:PORT"),
+        (
+            {"address": "1.2.3.4:8265", "placement_strategy": "tight"},
+            "placement_strategy",
+            "SPREAD",
+        ),
+        ({"address": "1.2.3.4:8265", "working_dir": "/no/such/dir"}, "working_dir", "existing"),
+        ({"address": "1.2.3.4:8265", "requirements": "/no/such.txt"}, "requirements", "readable"),
+        ({"address": "1.2.3.4:8265", "num_cpus": 3}, "run option 'num_cpus'", "known"),
+    ],
+)
+def test_bad_run_options_name_the_field(
+    cfg: dict[str, Any], field: str, hint: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("RAY_ADDRESS", raising=False)
+    with pytest.raises(SpecsError) as e:
+        RayScheduler().submit_dryrun(AppDef("a", [sh("r", "true")]), cfg)
+    assert field in e.value.field and hint in str(e.value)
+
+
+def test_bad_app_id_and_workspace() -> None:
+    s = RayScheduler()
+    with pytest.raises(SpecsError, match="HOST:PORT-SUBMISSION_ID"):
+        s.describe("no-address-here")
+    with pytest.raises(SpecsError, match="must be a directory"):
+        s.with_workspace(AppDef("a"), {}, "/no/such/dir")
+
+
+def test_registered_with_capabilities() -> None:
+    from torchx.schedulers import capabilities, scheduler_names
+
+    assert "ray" in scheduler_names()
+    assert capabilities("ray").workspaces
+    assert isinstance(get_scheduler("ray", address="127.0.0.1:1"), RayScheduler)
+
+
+def test_a_config_too_long_for_a_command_line_goes_in_the_runtime_env() -> None:
+    big = Role("r", "", "echo", ["x" * 60_000], num_replicas=2)
+    job = RayScheduler().submit_dryrun(AppDef("big", [big]), {"address": "1.2.3.4:8265"}).request
+    assert job.entrypoint == "python -m torchx.schedulers._ray_driver"
+    assert json.loads(job.runtime_env["env_vars"][CONFIG_ENV]) == job.driver_config
+
+
+def test_parse_events_skips_other_lines() -> None:
+    text = "\n".join(
+        [
+            "INFO job_manager.py -- Runtime env is setting up.",
+            'TORCHX_EVENT {"ev":"log","r":"a","k":0,"s":"o","t":1.0,"l":"hi\\n"}',
+            'TORCHX_EVENT {"ev":"state","state":"RUNNING"',  # cut short by a kill
+            'TORCHX_EVENT {"ev":"state","state":"SUCCEEDED","replicas":[]}',
+        ]
+    )
+    rec = parse_events(text)
+    assert [e["l"] for e in rec.logs] == ["hi\n"]
+    assert rec.state["state"] == "SUCCEEDED"
+
+
+# -- a real cluster ------------------------------------------------------------------------
+# Each job takes seconds to start on a small machine, so the apps that only need checking
+# afterwards are all submitted at once (``submitted``) and each test waits for its own.
+
+
+@pytest.fixture(scope="module")
+def ray(ray_cluster: Any) -> Iterator[RayScheduler]:
+    s = RayScheduler("test", address=ray_cluster.address)
+    yield s
+    s.close()
+
+
+def submit(s: RayScheduler, app: AppDef, **cfg: Any) -> str:
+    return s.schedule(s.submit_dryrun(app, cfg))
+
+
+def logs(s: RayScheduler, app_id: str, role: str, k: int = 0, **kw: Any) -> str:
+    return "".join(s.log_iter(app_id, role, k, **kw))
+
+
+def wait_for(predicate: Any, what: str) -> None:
+    deadline = time.monotonic() + DEADLINE_S
+    while not predicate():
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        time.sleep(0.1)
+
+
+RANKS_SCRIPT = (
+    'echo "rank=$RANK world=$WORLD_SIZE master=$MASTER_ADDR:$MASTER_PORT '
+    'id=$TORCHX_REPLICA_ID py=$(command -v python)"; echo "err$RANK" >&2'
+)
+FAIL_SCRIPT = 'if [ "$RANK" = 1 ]; then echo "bad input" >&2; exit 3; fi; sleep 60'
+
+
+@pytest.fixture(scope="module")
+def submitted(ray: RayScheduler, tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
+    tmp = tmp_path_factory.mktemp("ray_apps")
+    marker = tmp / "tried"
+    retry_script = (
+        f'if [ ! -e {marker} ]; then touch {marker}; exit 7; fi; echo "ok $TORCHX_RAY_RESTARTS"'
+    )
+    ws = tmp / "ws"
+    ws.mkdir()
+    (ws / "main.py").write_text("import sys\nprint('from workspace', sys.argv[1])\n")
+    ws_app, ws_cfg = ray.with_workspace(
+        AppDef("ws", [Role("main", "", "python", ["main.py", macros.replica_id])]), {}, str(ws)
+    )
+    return {
+        "echo": submit(ray, AppDef("echo", [Role("echo", "", "echo", ["hello", "ray"])])),
+        "ranks": submit(ray, AppDef("ranks", [sh("trainer", RANKS_SCRIPT, replicas=2)])),
+        "fail": submit(ray, AppDef("fail", [sh("worker", FAIL_SCRIPT, replicas=2)])),
+        "retry": submit(
+            ray,
+            AppDef(
+                "retry", [sh("r", retry_script, max_retries=1, retry_policy=RetryPolicy.REPLICA)]
+            ),
+        ),
+        "ws": submit(ray, ws_app, **ws_cfg),
+    }
+
+
+def test_echo(ray: RayScheduler, submitted: dict[str, str]) -> None:
+    app_id = submitted["echo"]
+    desc = ray.wait(app_id, timeout=DEADLINE_S)
+    assert desc is not None and desc.state == AppState.SUCCEEDED, desc
+    (role,) = desc.roles_statuses
+    assert [(r.id, r.state, r.exit_code, r.hostname) for r in role.replicas] == [
+        (0, AppState.SUCCEEDED, 0, "127.0.0.1")
+    ]
+    assert logs(ray, app_id, "echo") == "hello ray\n"
+    listed = {a.app_id: a for a in ray.list()}
+    assert listed[app_id].state == AppState.SUCCEEDED and listed[app_id].name == "echo"
+
+
+def test_two_replicas_see_their_ranks_and_per_replica_logs(
+    ray: RayScheduler, submitted: dict[str, str]
+) -> None:
+    app_id = submitted["ranks"]
+    desc = ray.wait(app_id, timeout=DEADLINE_S)
+    assert desc is not None and desc.state == AppState.SUCCEEDED, desc
+    outs = [logs(ray, app_id, "trainer", k, streams=Stream.STDOUT) for k in range(2)]
+    ports = set()
+    for k, out in enumerate(outs):
+        fields = dict(f.split("=", 1) for f in out.split())
+        assert (fields["rank"], fields["world"], fields["id"]) == (str(k), "2", str(k))
+        host, port = fields["master"].split(":")
+        assert host == "127.0.0.1"
+        ports.add(port)
+        # the replicas run the project's own interpreter, found on PATH
+        assert Path(fields["py"]).parent == Path(sys.executable).parent
+    assert len(ports) == 1
+    assert [logs(ray, app_id, "trainer", k, streams=Stream.STDERR) for k in range(2)] == [
+        "err0\n",
+        "err1\n",
+    ]
+    assert logs(ray, app_id, "trainer", 1, regex="^err") == "err1\n"
+    with pytest.raises(SpecsError, match=r"replicas 0\.\.1"):
+        logs(ray, app_id, "trainer", 2)
+    with pytest.raises(SpecsError, match="role"):
+        logs(ray, app_id, "nope")
+
+
+def test_failing_replica_fails_the_app_with_its_code_and_stderr(
+    ray: RayScheduler, submitted: dict[str, str]
+) -> None:
+    app_id = submitted["fail"]
+    desc = ray.wait(app_id, timeout=DEADLINE_S)
+    assert desc is not None and desc.state == AppState.FAILED, desc
+    replicas = desc.roles_statuses[0].replicas
+    assert replicas[1].state == AppState.FAILED and replicas[1].exit_code == 3
+    assert replicas[0].state == AppState.CANCELLED  # stopped because its peer failed
+    assert "worker/1 exited with code 3" in desc.structured_error_msg
+    assert "bad input" in desc.structured_error_msg
+    address, sid = ray._split(app_id)
+    assert ray._client(address).get_job_info(sid).driver_exit_code == 3
+
+
+def test_max_retries_restarts_a_failed_replica(
+    ray: RayScheduler, submitted: dict[str, str]
+) -> None:
+    app_id = submitted["retry"]
+    desc = ray.wait(app_id, timeout=DEADLINE_S)
+    assert desc is not None and desc.state == AppState.SUCCEEDED, desc
+    assert desc.num_restarts == 1
+    assert logs(ray, app_id, "r") == "ok 1\n"
+
+
+def test_working_dir_workspace_and_status_from_a_new_process(
+    ray: RayScheduler, submitted: dict[str, str]
+) -> None:
+    app_id = submitted["ws"]
+    code = (
+        "import sys\n"
+        "from torchx.schedulers import get_scheduler\n"
+        "s = get_scheduler('ray')\n"
+        "d = s.wait(sys.argv[1], timeout=120)\n"
+        "print(d.state.name, d.roles_statuses[0].replicas[0].exit_code)\n"
+        "print(''.join(s.log_iter(sys.argv[1], 'main', 0)), end='')\n"
+    )
+    # no address given: the app id alone says where the app is
+    env = {k: v for k, v in os.environ.items() if k != "RAY_ADDRESS"}
+    out = subprocess.run(
+        [sys.executable, "-c", code, app_id],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=DEADLINE_S + 30,
+    )
+    assert out.returncode == 0, out.stderr
+    assert out.stdout == "SUCCEEDED 0\nfrom workspace 0\n"
+
+
+def test_cancel_stops_the_replicas(
+    ray: RayScheduler, submitted: dict[str, str], tmp_path: Path
+) -> None:
+    pidfile = tmp_path / "pid"
+    app_id = submit(ray, AppDef("sleepy", [sh("s", f"echo $BASHPID > {pidfile}; exec sleep 300")]))
+    wait_for(lambda: pidfile.exists() and pidfile.read_text().strip(), "the replica to start")
+    pid = int(pidfile.read_text())
+    desc = ray.describe(app_id)
+    assert desc is not None and desc.state == AppState.RUNNING
+    assert desc.roles_statuses[0].replicas[0].state == AppState.RUNNING
+    ray.cancel(app_id)
+    desc = ray.describe(app_id)
+    assert desc is not None and desc.state == AppState.CANCELLED
+    assert desc.roles_statuses[0].replicas[0].state == AppState.CANCELLED
+
+    def gone() -> bool:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return True
+        stat = Path(f"/proc/{pid}/stat").read_text()
+        return stat[stat.rindex(")") + 2] == "Z"
+
+    wait_for(gone, f"replica process {pid} to end")
+    ray.cancel(app_id)  # a no-op once ended
