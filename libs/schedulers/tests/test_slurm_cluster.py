@@ -6,6 +6,7 @@ import os
 import subprocess
 import sys
 import textwrap
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -76,6 +77,10 @@ def test_two_roles_run_as_a_heterogeneous_job(slurm: SlurmScheduler, tmp_path: P
     assert all(r.replicas[0].state == AppState.SUCCEEDED for r in desc.roles_statuses)
     assert list(slurm.log_iter(app_id, "a")) == ["a 0 127.0.0.1 127.0.0.1\n"]
     assert list(slurm.log_iter(app_id, "b")) == ["b 0 127.0.0.1 127.0.0.1\n"]
+    # one app, not one per component (the second component has the next job id)
+    listed = {a.app_id: a for a in slurm.list()}
+    assert listed[app_id].name == "pair"
+    assert str(int(app_id) + 1) not in listed
 
 
 def test_cancel_running_job(slurm: SlurmScheduler, tmp_path: Path) -> None:
@@ -119,7 +124,35 @@ def test_describe_without_accounting(slurm: SlurmScheduler, tmp_path: Path) -> N
     desc = plain.describe(app_id)
     assert desc is not None and desc.state == AppState.SUCCEEDED
     assert list(plain.log_iter(app_id, "echo")) == ["y\n"]
-    assert app_id not in [a.app_id for a in plain.list()]  # squeue shows only live jobs
+    # slurmctld still holds the ended job (MinJobAge), so squeue alone lists it
+    listed = {a.app_id: a for a in plain.list()}
+    assert listed[app_id].state == AppState.SUCCEEDED
+    assert listed[app_id].name == "echo"
+
+
+def test_list_shows_ended_jobs_from_accounting(
+    slurm: SlurmScheduler, slurm_cluster: Any, tmp_path: Path
+) -> None:
+    if not slurm_cluster.accounting:
+        pytest.skip("the test cluster runs without slurmdbd (mariadb or slurmdbd missing)")
+    app_id = slurm.submit(_echo("z", name="listed"), {"job_dir": str(tmp_path)})
+    slurm.wait(app_id, timeout=WAIT_S)
+    assert slurm.list()[-1].app_id == app_id  # from squeue, at once
+    # slurmctld sends the full record to slurmdbd a few seconds later; until then sacct
+    # knows a placeholder named "allocation" that its default query skips
+    deadline = time.monotonic() + WAIT_S
+    from_sacct = slurm._list_sacct()
+    while app_id not in from_sacct and time.monotonic() < deadline:
+        time.sleep(0.5)
+        from_sacct = slurm._list_sacct()
+    assert from_sacct[app_id].name == "listed"
+    assert from_sacct[app_id].state == AppState.SUCCEEDED
+    # only torchx jobs: a plain sbatch job has no torchx comment
+    plain = slurm_cluster.run("sbatch", "--parsable", f"--chdir={tmp_path}", "--wrap=true")
+    plain_id = plain.stdout.strip()
+    assert plain_id.isdigit()
+    slurm.wait(plain_id, timeout=WAIT_S)
+    assert plain_id not in {a.app_id for a in slurm.list()}
 
 
 def test_workspace_is_copied_into_job_dir(slurm: SlurmScheduler, tmp_path: Path) -> None:

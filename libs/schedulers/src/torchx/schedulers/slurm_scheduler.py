@@ -56,6 +56,8 @@ BACKEND = "slurm"
 TAIL_INTERVAL = 0.2
 _TIMEOUT = 60
 _JOB_ID = re.compile(r"^\d+$")
+# How far back ``list`` asks accounting for ended jobs.
+LIST_DAYS = 7
 # What sbatch says, mapped to the run option or field that would fix it.
 _FIXES = (
     ("partition", "partition", "choose a partition that exists (see `sinfo`)"),
@@ -279,11 +281,7 @@ class SlurmScheduler(Scheduler[SlurmBatchRequest]):
             return None
         leader = comps[min(comps)]
         names = roles_from_comment(leader.comment)
-        state = app_state(leader.state)
-        if state != AppState.CANCELLED and any(
-            app_state(c.state) == AppState.CANCELLED for c in comps.values()
-        ):
-            state = AppState.CANCELLED
+        state = _job_state({offset: c.state for offset, c in comps.items()})
         roles_statuses = []
         for offset in sorted(comps):
             comp = comps[offset]
@@ -323,33 +321,66 @@ class SlurmScheduler(Scheduler[SlurmBatchRequest]):
         )
 
     def list(self) -> list[ListAppResponse]:
+        """This user's torchx jobs: ended ones from accounting, live and recent from squeue.
+
+        sacct alone misses a job for a few seconds after it starts or ends: slurmctld sends
+        the full job record to slurmdbd asynchronously, and until it lands sacct knows
+        only a placeholder named ``allocation`` that its time-window query does not match.
+        ``squeue --states=all`` still holds such jobs (for ``MinJobAge``), so it wins.
+        """
         out: dict[str, ListAppResponse] = {}
         if self._use_sacct is not False:
-            proc = _run(
-                [
-                    "sacct",
-                    "--parsable2",
-                    "--noheader",
-                    "--allocations",
-                    f"--format={','.join(SACCT_FIELDS)}",
-                ]
-            )
-            if proc.returncode == 0:
-                for job_id, comps in parse_sacct(proc.stdout).items():
-                    lead = comps[min(comps)]
-                    if lead.comment.startswith("torchx:"):
-                        out[job_id] = ListAppResponse(job_id, app_state(lead.state), lead.name)
-        proc = _run(["squeue", "--me", "--noheader", "--format=%A|%j|%T|%k"])
+            out.update(self._list_sacct())
+        out.update(self._list_squeue())
+        return sorted(out.values(), key=lambda r: int(r.app_id))
+
+    def _list_sacct(self) -> dict[str, ListAppResponse]:
+        proc = _run(
+            [
+                "sacct",
+                "--parsable2",
+                "--noheader",
+                "--allocations",
+                # root (and Slurm operators) would see every user's jobs by default
+                f"--user={os.getuid()}",
+                # sacct's default window starts at midnight today
+                f"--starttime=now-{LIST_DAYS}days",
+                f"--format={','.join(SACCT_FIELDS)}",
+            ]
+        )
+        if proc.returncode != 0:
+            if self._use_sacct:
+                raise SlurmError(f"sacct failed: {_slurm_message(proc)}")
+            return {}
+        out = {}
+        for job_id, comps in parse_sacct(proc.stdout).items():
+            lead = comps[min(comps)]
+            if lead.comment.startswith("torchx:"):
+                states = {off: c.state for off, c in comps.items()}
+                out[job_id] = ListAppResponse(job_id, _job_state(states), lead.name)
+        return out
+
+    def _list_squeue(self) -> dict[str, ListAppResponse]:
+        proc = _run(["squeue", "--me", "--states=all", "--noheader", "--format=%i|%j|%T|%k"])
         if proc.returncode != 0:
             raise SlurmError(f"squeue failed: {_slurm_message(proc)}")
+        states: dict[str, dict[int, str]] = {}
+        names: dict[str, str] = {}
         for line in proc.stdout.splitlines():
             parts = line.split("|", 3)
-            if len(parts) != 4 or not parts[0].isdigit():
-                raise SlurmOutputError("squeue", line, "expected JOBID|NAME|STATE|COMMENT")
-            job_id, name, state, comment = parts
-            if comment.startswith("torchx:") and job_id not in out:
-                out[job_id] = ListAppResponse(job_id, app_state(state), name)
-        return sorted(out.values(), key=lambda r: int(r.app_id))
+            # a heterogeneous job shows one line per component, as JOBID+OFFSET
+            job_id, _, offset = parts[0].partition("+")
+            if len(parts) != 4 or not job_id.isdigit() or not (offset or "0").isdigit():
+                raise SlurmOutputError("squeue", line, "expected JOBID[+OFFSET]|NAME|STATE|COMMENT")
+            _, name, state, comment = parts
+            if comment.startswith("torchx:"):
+                states.setdefault(job_id, {})[int(offset or 0)] = state
+                if offset in ("", "0"):
+                    names[job_id] = name
+        return {
+            job_id: ListAppResponse(job_id, _job_state(st), names.get(job_id, ""))
+            for job_id, st in states.items()
+        }
 
     def _log_dir(self, app_id: str) -> str | None:
         comps = self._components(app_id)
@@ -425,6 +456,14 @@ class SlurmScheduler(Scheduler[SlurmBatchRequest]):
         proc = _run(["scancel", app_id])
         if proc.returncode != 0 and "already completed" not in _slurm_message(proc).lower():
             raise SlurmError(f"scancel {app_id} failed: {_slurm_message(proc)}")
+
+
+def _job_state(component_states: Mapping[int, str]) -> AppState:
+    """The first component speaks for the job, unless any component was cancelled."""
+    states = {offset: app_state(s) for offset, s in component_states.items()}
+    if AppState.CANCELLED in states.values():
+        return AppState.CANCELLED
+    return states[min(states)]
 
 
 def _cut_by_time(
