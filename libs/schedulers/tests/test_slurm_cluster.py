@@ -61,6 +61,43 @@ def test_failing_job_reports_exit_code(slurm: SlurmScheduler, tmp_path: Path) ->
     assert list(slurm.log_iter(app_id, "bad", streams=Stream.STDERR)) == ["oops\n"]
 
 
+def test_each_replica_reports_its_own_exit_code(slurm: SlurmScheduler, tmp_path: Path) -> None:
+    app = AppDef(
+        "split",
+        [
+            Role(
+                "w",
+                image="",
+                entrypoint="bash",
+                args=["-c", "echo $TORCHX_REPLICA_ID; exit $((TORCHX_REPLICA_ID * 7))"],
+                num_replicas=2,
+                resource=Resource(cpu=1, gpu=0, memMB=200),
+            )
+        ],
+    )
+    app_id = slurm.submit(app, {"job_dir": str(tmp_path)})
+    desc = slurm.wait(app_id, timeout=WAIT_S)
+    assert desc is not None and desc.state == AppState.FAILED, desc
+    (role,) = desc.roles_statuses
+    assert [(r.id, r.state, r.exit_code) for r in role.replicas] == [
+        (0, AppState.SUCCEEDED, 0),
+        (1, AppState.FAILED, 7),
+    ]
+    # one node each
+    assert sorted(r.hostname for r in role.replicas) == ["node1", "node2"]
+    assert desc.msg == "w replica 1 exited with 7"
+    assert list(slurm.log_iter(app_id, "w", k=1)) == ["1\n"]
+    # without the job directory, Slurm's one exit code per step cannot say which replica
+    for k in (0, 1):
+        (tmp_path / f"slurm-{app_id}-w-{k}.exit").unlink()
+    blind = slurm.describe(app_id)
+    assert blind is not None
+    assert [(r.state, r.exit_code) for r in blind.roles_statuses[0].replicas] == [
+        (AppState.FAILED, None),
+        (AppState.FAILED, None),
+    ]
+
+
 def test_two_roles_run_as_a_heterogeneous_job(slurm: SlurmScheduler, tmp_path: Path) -> None:
     show = 'echo "$TORCHX_ROLE_NAME $TORCHX_REPLICA_ID $TORCHX_RANK0_HOST $MASTER_ADDR"'
     app = AppDef(
@@ -99,6 +136,7 @@ def test_cancel_running_job(slurm: SlurmScheduler, tmp_path: Path) -> None:
     slurm.cancel(app_id)
     desc = slurm.wait(app_id, timeout=WAIT_S)
     assert desc is not None and desc.state == AppState.CANCELLED
+    assert desc.roles_statuses[0].replicas[0].state == AppState.CANCELLED
     assert log.exists()
     slurm.cancel(app_id)  # a no-op once it ended
 

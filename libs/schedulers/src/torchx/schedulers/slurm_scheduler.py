@@ -36,6 +36,7 @@ from torchx.schedulers._slurm_parse import (
     app_state,
     parse_sacct,
     parse_scontrol,
+    read_exit_record,
     roles_from_comment,
 )
 from torchx.schedulers._slurm_script import check_roles, log_name, make_script
@@ -280,38 +281,22 @@ class SlurmScheduler(Scheduler[SlurmBatchRequest]):
         if not comps:
             return None
         leader = comps[min(comps)]
-        names = roles_from_comment(leader.comment)
+        roles = roles_from_comment(leader.comment)
         state = _job_state({offset: c.state for offset, c in comps.items()})
+        job_dir = leader.workdir or (os.path.dirname(leader.stdout) if leader.stdout else "")
         roles_statuses = []
+        failed = []
         for offset in sorted(comps):
             comp = comps[offset]
             steps = comp.steps
-            name = names[offset] if offset < len(names) else (steps[-1].name if steps else "")
-            name = name or f"component-{offset}"
-            step = steps[-1] if steps else None
-            rstate = app_state(step.state) if step else app_state(comp.state)
-            if step is None and is_terminal(rstate) is False and is_terminal(state):
-                rstate = state
-            code = step.exit_code if step else None
-            roles_statuses.append(
-                RoleStatus(
-                    name,
-                    [
-                        ReplicaStatus(
-                            id=0,
-                            state=rstate,
-                            role=name,
-                            hostname=(step.nodes if step else comp.nodes),
-                            exit_code=code,
-                        )
-                    ],
-                )
-            )
-        failed = [
-            f"{r.role} exited with {r.replicas[0].exit_code}"
-            for r in roles_statuses
-            if r.replicas[0].state == AppState.FAILED
-        ]
+            name, count = roles[offset] if offset < len(roles) else ("", 1)
+            name = name or (steps[-1].name if steps else "") or f"component-{offset}"
+            replicas = self._replica_statuses(app_id, name, count, comp, state, job_dir)
+            for r in replicas:
+                if r.state == AppState.FAILED:
+                    who = name if count == 1 else f"{name} replica {r.id}"
+                    failed.append(f"{who} exited with {r.exit_code}")
+            roles_statuses.append(RoleStatus(name, replicas))
         return DescribeAppResponse(
             app_id=app_id,
             state=state,
@@ -319,6 +304,44 @@ class SlurmScheduler(Scheduler[SlurmBatchRequest]):
             roles_statuses=roles_statuses,
             roles=[Role(r.role, image="") for r in roles_statuses],
         )
+
+    def _replica_statuses(
+        self,
+        app_id: str,
+        role: str,
+        count: int,
+        comp: Component,
+        job_state: AppState,
+        job_dir: str,
+    ) -> list[ReplicaStatus]:
+        """One status per task of the role's step: its own exit record where the job
+        directory shows it, else what Slurm says of the whole step."""
+        step = comp.steps[-1] if comp.steps else None
+        step_state = app_state(step.state) if step else app_state(comp.state)
+        if step is None and not is_terminal(step_state) and is_terminal(job_state):
+            step_state = job_state
+        out = []
+        for k in range(count):
+            record = _exit_record(job_dir, app_id, role, k)
+            if record is None:
+                # Slurm keeps one exit code per step: it is this replica's only if alone.
+                code = (
+                    step.exit_code
+                    if step and (count == 1 or step_state == AppState.SUCCEEDED)
+                    else None
+                )
+                host = step.nodes if step else comp.nodes
+                out.append(ReplicaStatus(k, step_state, role, hostname=host, exit_code=code))
+                continue
+            code, node = record
+            if code == 0:
+                rstate = AppState.SUCCEEDED
+            elif job_state == AppState.CANCELLED:
+                rstate = AppState.CANCELLED
+            else:
+                rstate = AppState.FAILED
+            out.append(ReplicaStatus(k, rstate, role, hostname=node, exit_code=code))
+        return out
 
     def list(self) -> list[ListAppResponse]:
         """This user's torchx jobs: ended ones from accounting, live and recent from squeue.
@@ -456,6 +479,17 @@ class SlurmScheduler(Scheduler[SlurmBatchRequest]):
         proc = _run(["scancel", app_id])
         if proc.returncode != 0 and "already completed" not in _slurm_message(proc).lower():
             raise SlurmError(f"scancel {app_id} failed: {_slurm_message(proc)}")
+
+
+def _exit_record(job_dir: str, app_id: str, role: str, k: int) -> tuple[int, str] | None:
+    if not job_dir:
+        return None
+    try:
+        text = (Path(job_dir) / log_name(app_id, role, k, "exit")).read_text()
+    except OSError:
+        # not ended yet, or the job directory is not visible from here
+        return None
+    return read_exit_record(text)
 
 
 def _job_state(component_states: Mapping[int, str]) -> AppState:
