@@ -86,6 +86,7 @@ def test_each_replica_reports_its_own_exit_code(slurm: SlurmScheduler, tmp_path:
     # one node each
     assert sorted(r.hostname for r in role.replicas) == ["node1", "node2"]
     assert desc.msg == "w replica 1 exited with 7"
+    assert [(r.name, r.num_replicas) for r in desc.roles] == [("w", 2)]
     assert list(slurm.log_iter(app_id, "w", k=1)) == ["1\n"]
     # without the job directory, Slurm's one exit code per step cannot say which replica
     for k in (0, 1):

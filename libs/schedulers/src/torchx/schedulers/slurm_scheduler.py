@@ -302,7 +302,8 @@ class SlurmScheduler(Scheduler[SlurmBatchRequest]):
             state=state,
             msg="; ".join(failed) or leader.state,
             roles_statuses=roles_statuses,
-            roles=[Role(r.role, image="") for r in roles_statuses],
+            # replica counts let callers (e.g. ``torchx log``) find every replica's output
+            roles=[Role(r.role, image="", num_replicas=len(r.replicas)) for r in roles_statuses],
         )
 
     def _replica_statuses(
