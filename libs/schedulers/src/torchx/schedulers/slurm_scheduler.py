@@ -379,25 +379,27 @@ class SlurmScheduler(Scheduler[SlurmBatchRequest]):
         out = {}
         for job_id, comps in parse_sacct(proc.stdout).items():
             lead = comps[min(comps)]
-            if lead.comment.startswith("torchx:"):
+            if lead.comment.startswith("torchx:") and not _refused(lead.state, lead.nodes):
                 states = {off: c.state for off, c in comps.items()}
                 out[job_id] = ListAppResponse(job_id, _job_state(states), lead.name)
         return out
 
     def _list_squeue(self) -> dict[str, ListAppResponse]:
-        proc = _run(["squeue", "--me", "--states=all", "--noheader", "--format=%i|%j|%T|%k"])
+        proc = _run(["squeue", "--me", "--states=all", "--noheader", "--format=%i|%j|%T|%N|%k"])
         if proc.returncode != 0:
             raise SlurmError(f"squeue failed: {_slurm_message(proc)}")
         states: dict[str, dict[int, str]] = {}
         names: dict[str, str] = {}
         for line in proc.stdout.splitlines():
-            parts = line.split("|", 3)
+            parts = line.split("|", 4)
             # a heterogeneous job shows one line per component, as JOBID+OFFSET
             job_id, _, offset = parts[0].partition("+")
-            if len(parts) != 4 or not job_id.isdigit() or not (offset or "0").isdigit():
-                raise SlurmOutputError("squeue", line, "expected JOBID[+OFFSET]|NAME|STATE|COMMENT")
-            _, name, state, comment = parts
-            if comment.startswith("torchx:"):
+            if len(parts) != 5 or not job_id.isdigit() or not (offset or "0").isdigit():
+                raise SlurmOutputError(
+                    "squeue", line, "expected JOBID[+OFFSET]|NAME|STATE|NODELIST|COMMENT"
+                )
+            _, name, state, nodes, comment = parts
+            if comment.startswith("torchx:") and not _refused(state, nodes):
                 states.setdefault(job_id, {})[int(offset or 0)] = state
                 if offset in ("", "0"):
                     names[job_id] = name
@@ -491,6 +493,12 @@ def _exit_record(job_dir: str, app_id: str, role: str, k: int) -> tuple[int, str
         # not ended yet, or the job directory is not visible from here
         return None
     return read_exit_record(text)
+
+
+def _refused(state: str, nodes: str) -> bool:
+    """A submission sbatch refused: Slurm keeps a FAILED record that never had a node,
+    but the user got an error, not a job id, so it is not listed."""
+    return app_state(state) == AppState.FAILED and nodes.strip() in ("", "None assigned")
 
 
 def _job_state(component_states: Mapping[int, str]) -> AppState:
