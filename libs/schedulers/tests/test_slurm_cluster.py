@@ -2,12 +2,9 @@
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
-import textwrap
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -21,11 +18,8 @@ WAIT_S = 90
 
 
 @pytest.fixture
-def slurm(slurm_cluster: Any, monkeypatch: pytest.MonkeyPatch) -> Iterator[SlurmScheduler]:
-    for k, v in slurm_cluster.env.items():
-        if k.startswith("SLURM_") or k == "PATH":
-            monkeypatch.setenv(k, v)
-    yield SlurmScheduler("test")
+def slurm(slurm_env: Any) -> SlurmScheduler:
+    return SlurmScheduler("test")
 
 
 def _echo(*words: str, name: str = "echo") -> AppDef:
@@ -235,60 +229,3 @@ def test_refused_jobs_name_the_option_and_leave_nothing(
     assert slurm_says in str(err.value).lower()
     assert not job_dir.exists()
     assert {a.app_id for a in slurm.list()} == before
-
-
-def test_two_node_torchrun_gloo_training(slurm: SlurmScheduler, tmp_path: Path) -> None:
-    """No dist.ddp component exists yet, so the app is built here with specs directly."""
-    pytest.importorskip("torch")
-    train = tmp_path / "train.py"
-    train.write_text(
-        textwrap.dedent(
-            """
-            import torch, torch.distributed as dist
-            dist.init_process_group("gloo")
-            torch.manual_seed(0)
-            model = torch.nn.parallel.DistributedDataParallel(torch.nn.Linear(4, 1))
-            opt = torch.optim.SGD(model.parameters(), lr=0.1)
-            x = torch.randn(16, 4) + dist.get_rank()
-            for _ in range(3):
-                opt.zero_grad()
-                model(x).pow(2).mean().backward()
-                opt.step()
-            w = model.module.weight.detach().clone()
-            ws = [torch.zeros_like(w) for _ in range(dist.get_world_size())]
-            dist.all_gather(ws, w)
-            same = all(torch.equal(ws[0], v) for v in ws)
-            print(f"rank {dist.get_rank()} of {dist.get_world_size()} in sync {same}")
-            dist.destroy_process_group()
-            """
-        )
-    )
-    torchrun = (
-        f"{sys.executable} -m torch.distributed.run --nnodes=2 --nproc_per_node=1 "
-        f"--node_rank=$SLURM_PROCID --master_addr=$${{{macros.rank0_env}}} "
-        f"--master_port=$MASTER_PORT {train}"
-    )
-    app = AppDef(
-        "ddp",
-        [
-            Role(
-                "trainer",
-                image="",
-                entrypoint="bash",
-                args=["-c", torchrun],
-                num_replicas=2,
-                resource=Resource(cpu=1, gpu=0, memMB=1000),
-                env={"OMP_NUM_THREADS": "1", "PATH": os.environ["PATH"]},
-            )
-        ],
-    )
-    app_id = slurm.submit(app, {"job_dir": str(tmp_path)})
-    desc = slurm.wait(app_id, timeout=180)
-    assert desc is not None, app_id
-    logs = [list(slurm.log_iter(app_id, "trainer", k=k)) for k in (0, 1)]
-    errs = [list(slurm.log_iter(app_id, "trainer", k=k, streams=Stream.STDERR)) for k in (0, 1)]
-    assert desc.state == AppState.SUCCEEDED, (desc, logs, errs)
-    assert sorted(line for log in logs for line in log) == [
-        "rank 0 of 2 in sync True\n",
-        "rank 1 of 2 in sync True\n",
-    ]
