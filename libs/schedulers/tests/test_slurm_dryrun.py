@@ -7,6 +7,7 @@ import re
 import shlex
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -17,6 +18,8 @@ from torchx.schedulers._slurm_parse import (
     exit_code,
     parse_sacct,
     parse_scontrol,
+    read_exit_record,
+    roles_from_comment,
 )
 from torchx.schedulers.slurm_scheduler import SlurmBatchRequest, SlurmScheduler
 from torchx.specs import AppDef, AppState, Resource, Role, SpecsError, macros
@@ -31,7 +34,7 @@ def test_registered() -> None:
     assert isinstance(get_scheduler("slurm"), SlurmScheduler)
 
 
-def test_one_role_is_a_plain_job_with_its_resources() -> None:
+def test_one_role_is_a_plain_job_with_its_resources(tmp_path: Path) -> None:
     app = AppDef(
         "train",
         [
@@ -57,7 +60,7 @@ def test_one_role_is_a_plain_job_with_its_resources() -> None:
     sbatch = [ln for ln in req.script.splitlines() if ln.startswith("#SBATCH")]
     assert sbatch == [
         "#SBATCH --job-name=train",
-        "#SBATCH --comment=torchx:roles=trainer",
+        "#SBATCH --comment=torchx:roles=trainer:2",
         "#SBATCH --output=slurm-%j.out",
         "#SBATCH --partition=p1",
         "#SBATCH --time=10",
@@ -77,9 +80,24 @@ def test_one_role_is_a_plain_job_with_its_resources() -> None:
     )
     # What each task runs: the replica id is expanded by the task's shell, nothing else is.
     inner = shlex.split(srun[0])[-2]
-    env = {"SLURM_PROCID": "1", "PATH": os.environ["PATH"], "HOME": "/h"}
+    env = {
+        "SLURM_PROCID": "1",
+        "PATH": os.environ["PATH"],
+        "HOME": "/h",
+        "TORCHX_JOB_DIR": str(tmp_path),
+        "TORCHX_APP_ID": "42",
+        "SLURMD_NODENAME": "n7",
+    }
     out = subprocess.run(["bash", "-c", inner], env=env, capture_output=True, text=True)
     assert out.stdout == "['r1', \"it's $HOME\"] b c 1\n"
+    # the wrapper records the replica's exit code and node, and exits with that code
+    assert out.returncode == 0
+    assert sorted(os.listdir(tmp_path)) == ["slurm-42-trainer-1.exit"]
+    assert (tmp_path / "slurm-42-trainer-1.exit").read_text() == "0 n7\n"
+    env["SLURM_PROCID"] = "0"
+    failing = inner.replace("import os, sys;", "import os, sys; sys.exit(5);")
+    assert subprocess.run(["bash", "-c", failing], env=env, capture_output=True).returncode == 5
+    assert (tmp_path / "slurm-42-trainer-0.exit").read_text() == "5 n7\n"
 
 
 def test_two_roles_make_a_heterogeneous_job() -> None:
@@ -164,6 +182,13 @@ def test_parse_sacct_het_job() -> None:
     assert comps[0].workdir == "/w"
     assert [s.name for s in comps[0].steps] == ["a"]
     assert comps[1].steps[0].exit_code == 3
+
+
+def test_roles_and_exit_records() -> None:
+    assert roles_from_comment("torchx:roles=a,b:3; my note") == [("a", 1), ("b", 3)]
+    assert roles_from_comment("someone else's job") == []
+    assert read_exit_record("7 node2\n") == (7, "node2")
+    assert read_exit_record("") is None  # being written
 
 
 def test_unparsable_lines_are_quoted() -> None:

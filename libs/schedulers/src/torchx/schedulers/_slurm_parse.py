@@ -65,9 +65,25 @@ def exit_code(text: str) -> int | None:
     return 128 + int(sig) if sig and int(sig) else int(code)
 
 
-def roles_from_comment(comment: str) -> list[str]:
+def roles_from_comment(comment: str) -> list[tuple[str, int]]:
+    """Role names and replica counts, in component order, from ``torchx:roles=a,b:2``."""
     m = _COMMENT_ROLES.match(comment.strip())
-    return [r for r in m.group("roles").split(",") if r] if m else []
+    if m is None:
+        return []
+    out = []
+    for token in m.group("roles").split(","):
+        name, _, count = token.strip().partition(":")
+        if name:
+            out.append((name, int(count) if count.isdigit() and int(count) > 0 else 1))
+    return out
+
+
+def read_exit_record(text: str) -> tuple[int, str] | None:
+    """``<exit code> <node>`` as a replica's wrapper writes it; None when not (yet) whole."""
+    code, _, node = text.strip().partition(" ")
+    if not code.isdigit():
+        return None
+    return int(code), node.strip()
 
 
 @dataclass

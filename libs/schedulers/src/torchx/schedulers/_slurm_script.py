@@ -4,7 +4,10 @@ Each role is one job component of ``num_replicas`` nodes with one task per node,
 replica is a node-sized unit as torchx expects. Replica ``k`` of a role is task ``k`` of the
 ``srun`` step that runs the role (``$SLURM_PROCID``). Per-replica output goes to
 ``slurm-<job id>-<role>-<k>.out|.err`` in the job's working directory, which Slurm itself
-remembers (``WorkDir``), so logs can be found again from anywhere.
+remembers (``WorkDir``), so logs can be found again from anywhere. When a replica's process
+ends, its wrapper writes ``<exit code> <node>`` to ``slurm-<job id>-<role>-<k>.exit`` there:
+Slurm keeps one exit code per step, not per task, so this is how ``describe`` tells which
+replica failed.
 """
 
 from __future__ import annotations
@@ -74,6 +77,17 @@ def _opt_lines(cfg: Mapping[str, CfgVal], names: tuple[str, ...]) -> list[str]:
     return out
 
 
+def _exit_record(role: Role) -> str:
+    """Shell that saves the replica's exit code and node, then exits with that code."""
+    path = '"$TORCHX_JOB_DIR"/' + log_name('"$TORCHX_APP_ID"', role.name, '"$SLURM_PROCID"', "exit")
+    # written whole then renamed, so a reader never sees half a record
+    return (
+        f"rc=$?; f={path}; "
+        'printf "%s %s\\n" "$rc" "${SLURMD_NODENAME:-$(hostname)}" > "$f.tmp" && mv "$f.tmp" "$f"; '
+        'exit "$rc"'
+    )
+
+
 def _replica_command(role: Role, het_group: int | None) -> str:
     env = {
         "TORCHX_ROLE_NAME": role.name,
@@ -90,12 +104,17 @@ def _replica_command(role: Role, het_group: int | None) -> str:
     }
     exports = " ".join(f"{k}={_shell_word(v)}" for k, v in env.items())
     argv = " ".join(_shell_word(a) for a in [role.entrypoint, *role.args])
-    inner = f"export {exports}; exec {argv}"
+    inner = f"export {exports}; {argv}; {_exit_record(role)}"
     out = log_name("${TORCHX_APP_ID}", role.name, "%t", "out")
     err = log_name("${TORCHX_APP_ID}", role.name, "%t", "err")
     group = f" --het-group={het_group}" if het_group is not None else ""
     flags = f'{group} --job-name={role.name} --output="{out}" --error="{err}"'
     return f"srun{flags} bash -c {shlex.quote(inner)} &"
+
+
+def _role_token(role: Role) -> str:
+    """``name``, or ``name:replicas`` when there are several (names cannot hold ':')."""
+    return role.name if role.num_replicas == 1 else f"{role.name}:{role.num_replicas}"
 
 
 def check_roles(app: AppDef) -> None:
@@ -121,7 +140,7 @@ def make_script(app: AppDef, cfg: Mapping[str, CfgVal], job_name: str) -> str:
         f"# torchx app {app.name!r}: roles {', '.join(r.name for r in app.roles)}",
     ]
     # The comment marks torchx jobs (for ``list``) and names the roles, in component order.
-    comment = "torchx:roles=" + ",".join(r.name for r in app.roles)
+    comment = "torchx:roles=" + ",".join(_role_token(r) for r in app.roles)
     if cfg.get("comment"):
         comment += f"; {cfg['comment']}"
     for i, role in enumerate(app.roles):
@@ -140,7 +159,7 @@ def make_script(app: AppDef, cfg: Mapping[str, CfgVal], job_name: str) -> str:
     lines += [
         "",
         "set -u",
-        'export TORCHX_APP_ID="$SLURM_JOB_ID" TORCHX_IMG_ROOT="$PWD"',
+        'export TORCHX_APP_ID="$SLURM_JOB_ID" TORCHX_IMG_ROOT="$PWD" TORCHX_JOB_DIR="$PWD"',
         # Node names need not resolve; NodeAddr is what Slurm itself connects to.
         'first_node=$(scontrol show hostnames "${SLURM_JOB_NODELIST_HET_GROUP_0:-'
         '$SLURM_JOB_NODELIST}" | head -n1)',

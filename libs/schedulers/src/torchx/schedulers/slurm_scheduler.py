@@ -36,6 +36,7 @@ from torchx.schedulers._slurm_parse import (
     app_state,
     parse_sacct,
     parse_scontrol,
+    read_exit_record,
     roles_from_comment,
 )
 from torchx.schedulers._slurm_script import check_roles, log_name, make_script
@@ -56,6 +57,8 @@ BACKEND = "slurm"
 TAIL_INTERVAL = 0.2
 _TIMEOUT = 60
 _JOB_ID = re.compile(r"^\d+$")
+# How far back ``list`` asks accounting for ended jobs.
+LIST_DAYS = 7
 # What sbatch says, mapped to the run option or field that would fix it.
 _FIXES = (
     ("partition", "partition", "choose a partition that exists (see `sinfo`)"),
@@ -278,78 +281,132 @@ class SlurmScheduler(Scheduler[SlurmBatchRequest]):
         if not comps:
             return None
         leader = comps[min(comps)]
-        names = roles_from_comment(leader.comment)
-        state = app_state(leader.state)
-        if state != AppState.CANCELLED and any(
-            app_state(c.state) == AppState.CANCELLED for c in comps.values()
-        ):
-            state = AppState.CANCELLED
+        roles = roles_from_comment(leader.comment)
+        state = _job_state({offset: c.state for offset, c in comps.items()})
+        job_dir = leader.workdir or (os.path.dirname(leader.stdout) if leader.stdout else "")
         roles_statuses = []
+        failed = []
         for offset in sorted(comps):
             comp = comps[offset]
             steps = comp.steps
-            name = names[offset] if offset < len(names) else (steps[-1].name if steps else "")
-            name = name or f"component-{offset}"
-            step = steps[-1] if steps else None
-            rstate = app_state(step.state) if step else app_state(comp.state)
-            if step is None and is_terminal(rstate) is False and is_terminal(state):
-                rstate = state
-            code = step.exit_code if step else None
-            roles_statuses.append(
-                RoleStatus(
-                    name,
-                    [
-                        ReplicaStatus(
-                            id=0,
-                            state=rstate,
-                            role=name,
-                            hostname=(step.nodes if step else comp.nodes),
-                            exit_code=code,
-                        )
-                    ],
-                )
-            )
-        failed = [
-            f"{r.role} exited with {r.replicas[0].exit_code}"
-            for r in roles_statuses
-            if r.replicas[0].state == AppState.FAILED
-        ]
+            name, count = roles[offset] if offset < len(roles) else ("", 1)
+            name = name or (steps[-1].name if steps else "") or f"component-{offset}"
+            replicas = self._replica_statuses(app_id, name, count, comp, state, job_dir)
+            for r in replicas:
+                if r.state == AppState.FAILED:
+                    who = name if count == 1 else f"{name} replica {r.id}"
+                    failed.append(f"{who} exited with {r.exit_code}")
+            roles_statuses.append(RoleStatus(name, replicas))
         return DescribeAppResponse(
             app_id=app_id,
             state=state,
             msg="; ".join(failed) or leader.state,
             roles_statuses=roles_statuses,
-            roles=[Role(r.role, image="") for r in roles_statuses],
+            # replica counts let callers (e.g. ``torchx log``) find every replica's output
+            roles=[Role(r.role, image="", num_replicas=len(r.replicas)) for r in roles_statuses],
         )
 
+    def _replica_statuses(
+        self,
+        app_id: str,
+        role: str,
+        count: int,
+        comp: Component,
+        job_state: AppState,
+        job_dir: str,
+    ) -> list[ReplicaStatus]:
+        """One status per task of the role's step: its own exit record where the job
+        directory shows it, else what Slurm says of the whole step."""
+        step = comp.steps[-1] if comp.steps else None
+        step_state = app_state(step.state) if step else app_state(comp.state)
+        if step is None and not is_terminal(step_state) and is_terminal(job_state):
+            step_state = job_state
+        out = []
+        for k in range(count):
+            record = _exit_record(job_dir, app_id, role, k)
+            if record is None:
+                # Slurm keeps one exit code per step: it is this replica's only if alone.
+                code = (
+                    step.exit_code
+                    if step and (count == 1 or step_state == AppState.SUCCEEDED)
+                    else None
+                )
+                host = step.nodes if step else comp.nodes
+                out.append(ReplicaStatus(k, step_state, role, hostname=host, exit_code=code))
+                continue
+            code, node = record
+            if code == 0:
+                rstate = AppState.SUCCEEDED
+            elif job_state == AppState.CANCELLED:
+                rstate = AppState.CANCELLED
+            else:
+                rstate = AppState.FAILED
+            out.append(ReplicaStatus(k, rstate, role, hostname=node, exit_code=code))
+        return out
+
     def list(self) -> list[ListAppResponse]:
+        """This user's torchx jobs: ended ones from accounting, live and recent from squeue.
+
+        sacct alone misses a job for a few seconds after it starts or ends: slurmctld sends
+        the full job record to slurmdbd asynchronously, and until it lands sacct knows
+        only a placeholder named ``allocation`` that its time-window query does not match.
+        ``squeue --states=all`` still holds such jobs (for ``MinJobAge``), so it wins.
+        """
         out: dict[str, ListAppResponse] = {}
         if self._use_sacct is not False:
-            proc = _run(
-                [
-                    "sacct",
-                    "--parsable2",
-                    "--noheader",
-                    "--allocations",
-                    f"--format={','.join(SACCT_FIELDS)}",
-                ]
-            )
-            if proc.returncode == 0:
-                for job_id, comps in parse_sacct(proc.stdout).items():
-                    lead = comps[min(comps)]
-                    if lead.comment.startswith("torchx:"):
-                        out[job_id] = ListAppResponse(job_id, app_state(lead.state), lead.name)
-        proc = _run(["squeue", "--me", "--noheader", "--format=%A|%j|%T|%k"])
+            out.update(self._list_sacct())
+        out.update(self._list_squeue())
+        return sorted(out.values(), key=lambda r: int(r.app_id))
+
+    def _list_sacct(self) -> dict[str, ListAppResponse]:
+        proc = _run(
+            [
+                "sacct",
+                "--parsable2",
+                "--noheader",
+                "--allocations",
+                # root (and Slurm operators) would see every user's jobs by default
+                f"--user={os.getuid()}",
+                # sacct's default window starts at midnight today
+                f"--starttime=now-{LIST_DAYS}days",
+                f"--format={','.join(SACCT_FIELDS)}",
+            ]
+        )
+        if proc.returncode != 0:
+            if self._use_sacct:
+                raise SlurmError(f"sacct failed: {_slurm_message(proc)}")
+            return {}
+        out = {}
+        for job_id, comps in parse_sacct(proc.stdout).items():
+            lead = comps[min(comps)]
+            if lead.comment.startswith("torchx:") and not _refused(lead.state, lead.nodes):
+                states = {off: c.state for off, c in comps.items()}
+                out[job_id] = ListAppResponse(job_id, _job_state(states), lead.name)
+        return out
+
+    def _list_squeue(self) -> dict[str, ListAppResponse]:
+        proc = _run(["squeue", "--me", "--states=all", "--noheader", "--format=%i|%j|%T|%N|%k"])
         if proc.returncode != 0:
             raise SlurmError(f"squeue failed: {_slurm_message(proc)}")
+        states: dict[str, dict[int, str]] = {}
+        names: dict[str, str] = {}
         for line in proc.stdout.splitlines():
-            parts = line.split("|", 3)
-            if len(parts) != 4 or not parts[0].isdigit():
-                raise SlurmOutputError("squeue", line, "expected JOBID|NAME|STATE|COMMENT")
-            job_id, name, state, comment = parts
-            if comment.startswith("torchx:") and job_id not in out:
-                out[job_id] = ListAppResponse(job_id, app_state(state), name)
-        return sorted(out.values(), key=lambda r: int(r.app_id))
+            parts = line.split("|", 4)
+            # a heterogeneous job shows one line per component, as JOBID+OFFSET
+            job_id, _, offset = parts[0].partition("+")
+            if len(parts) != 5 or not job_id.isdigit() or not (offset or "0").isdigit():
+                raise SlurmOutputError(
+                    "squeue", line, "expected JOBID[+OFFSET]|NAME|STATE|NODELIST|COMMENT"
+                )
+            _, name, state, nodes, comment = parts
+            if comment.startswith("torchx:") and not _refused(state, nodes):
+                states.setdefault(job_id, {})[int(offset or 0)] = state
+                if offset in ("", "0"):
+                    names[job_id] = name
+        return {
+            job_id: ListAppResponse(job_id, _job_state(st), names.get(job_id, ""))
+            for job_id, st in states.items()
+        }
 
     def _log_dir(self, app_id: str) -> str | None:
         comps = self._components(app_id)
@@ -425,6 +482,31 @@ class SlurmScheduler(Scheduler[SlurmBatchRequest]):
         proc = _run(["scancel", app_id])
         if proc.returncode != 0 and "already completed" not in _slurm_message(proc).lower():
             raise SlurmError(f"scancel {app_id} failed: {_slurm_message(proc)}")
+
+
+def _exit_record(job_dir: str, app_id: str, role: str, k: int) -> tuple[int, str] | None:
+    if not job_dir:
+        return None
+    try:
+        text = (Path(job_dir) / log_name(app_id, role, k, "exit")).read_text()
+    except OSError:
+        # not ended yet, or the job directory is not visible from here
+        return None
+    return read_exit_record(text)
+
+
+def _refused(state: str, nodes: str) -> bool:
+    """A submission sbatch refused: Slurm keeps a FAILED record that never had a node,
+    but the user got an error, not a job id, so it is not listed."""
+    return app_state(state) == AppState.FAILED and nodes.strip() in ("", "None assigned")
+
+
+def _job_state(component_states: Mapping[int, str]) -> AppState:
+    """The first component speaks for the job, unless any component was cancelled."""
+    states = {offset: app_state(s) for offset, s in component_states.items()}
+    if AppState.CANCELLED in states.values():
+        return AppState.CANCELLED
+    return states[min(states)]
 
 
 def _cut_by_time(
