@@ -260,10 +260,10 @@ def test_refused_submission_leaves_no_container(
     good = _role(docker_engine.image, "-c", "true")
     missing = Role("b", image="no-such-image:1", entrypoint="true")
     info = docker_sched.submit_dryrun(AppDef("half", roles=[good, missing]), HOST)
-    import docker
-
-    with pytest.raises(docker.errors.ImageNotFound):
+    with pytest.raises(SpecsError) as e:
         docker_sched.schedule(info)
+    assert "role 'b' image" in str(e.value) and "no-such-image:1" in str(e.value)
+    assert "pulling failed" in str(e.value)
     assert docker_sched.describe(info.request.app_id) is None
 
 

@@ -355,6 +355,7 @@ class DockerScheduler(Scheduler[DockerRequest]):
             for status in client.images.push(repo, tag=tag, stream=True, decode=True):
                 if "error" in status:
                     raise RuntimeError(f"pushing {dst} failed: {status['error']}")
+        self._ensure_images(req, docker)
         if req.network not in ("host", "none", "bridge") and not client.networks.list(
             names=[req.network]
         ):
@@ -390,6 +391,26 @@ class DockerScheduler(Scheduler[DockerRequest]):
                     container.remove(force=True)
             raise
         return req.app_id
+
+    def _ensure_images(self, req: DockerRequest, docker: Any) -> None:
+        """Pull what the engine lacks, as ``docker run`` would; refuse before creating anything."""
+        images = self._client().images
+        for image, role in {c.kwargs["image"]: c.role for c in req.containers}.items():
+            try:
+                images.get(image)
+                continue
+            except docker.errors.ImageNotFound:
+                pass
+            try:
+                images.pull(image)
+            except docker.errors.APIError as e:
+                raise SpecsError(
+                    f"role {role!r} image",
+                    image,
+                    "an image the Docker engine has or can pull; it has no such image and "
+                    f"pulling failed ({e.explanation or e}); build or load it first, or give "
+                    "the component another one (builtins take --image)",
+                ) from None
 
     # -- inspection -------------------------------------------------------------------
 
@@ -555,13 +576,41 @@ def _describe(app_id: str, attrs: list[dict[str, Any]]) -> DescribeAppResponse:
         overall = AppState.CANCELLED
     failed = [r for rs in roles.values() for r in rs.replicas if r.state == AppState.FAILED]
     msg = ", ".join(f"{r.role}/{r.id} exited with {r.exit_code}" for r in failed)
+    app_roles = _roles_of(replicas)
+    app_name = replicas[0]["Config"]["Labels"].get(LABEL_APP_NAME, app_id) if replicas else app_id
     return DescribeAppResponse(
         app_id=app_id,
         state=overall,
         num_restarts=restarts,
         msg=msg,
         roles_statuses=list(roles.values()),
+        roles=app_roles,
+        app=AppDef(app_name, roles=app_roles) if app_roles else None,
     )
+
+
+def _roles_of(replicas: list[dict[str, Any]]) -> list[Role]:
+    """The roles as replica 0 of each was created (another process can then address them)."""
+    counts: dict[str, int] = {}
+    first: dict[str, dict[str, Any]] = {}
+    for a in replicas:
+        role = a["Config"]["Labels"].get(LABEL_ROLE, "")
+        counts[role] = counts.get(role, 0) + 1
+        if a["Config"]["Labels"].get(LABEL_REPLICA) == "0":
+            first[role] = a["Config"]
+    out = []
+    for role, config in first.items():
+        entrypoint = config.get("Entrypoint") or [""]
+        out.append(
+            Role(
+                role,
+                image=config.get("Image", ""),
+                entrypoint=entrypoint[0],
+                args=[*entrypoint[1:], *(config.get("Cmd") or [])],
+                num_replicas=counts[role],
+            )
+        )
+    return out
 
 
 def create_scheduler(
