@@ -230,6 +230,9 @@ def test_cancel_stops_a_running_app(docker_sched: DockerScheduler, docker_engine
     app_id = docker_sched.submit(app, HOST)
     lines = iter(docker_sched.log_iter(app_id, "r", 0, should_tail=True))
     assert next(lines) == "up\n"
+    # wait blocks on the engine, but returns the live state once its timeout passes.
+    running = docker_sched.wait(app_id, timeout=0.3)
+    assert running is not None and running.state == AppState.RUNNING
     docker_sched.cancel(app_id)
     desc = docker_sched.describe(app_id)
     assert desc is not None and desc.state == AppState.CANCELLED
