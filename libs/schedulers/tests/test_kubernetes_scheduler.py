@@ -294,3 +294,82 @@ def test_real_api_server_batch_roundtrip() -> None:
         namespace, name = app_id.split(":")
         for m in build_request(app, name, {"namespace": namespace, "api": "batch"}).manifests:
             s._delete(namespace, m)
+
+
+def _pod(name: str, role: str, phase: str, created: str, **extra: Any) -> dict[str, Any]:
+    """A pod as the API returns it (sanitized), reduced to what describe reads."""
+    pod: dict[str, Any] = {
+        "metadata": {
+            "name": name,
+            "creationTimestamp": created,
+            "labels": {LABEL_APP_ID: "a-1", LABEL_ROLE: role},
+            "annotations": extra.pop("annotations", {}),
+        },
+        "spec": {"hostname": extra.pop("hostname", name)},
+        "status": {"phase": phase, **extra},
+    }
+    return pod
+
+
+def _terminated(code: int) -> list[dict[str, Any]]:
+    return [{"name": "trainer", "state": {"terminated": {"exitCode": code}}}]
+
+
+def test_volcano_replica_states_come_from_the_pods() -> None:
+    (vjob,) = build_request(_app(), "a-1", CFG).manifests
+    vjob["status"] = {"state": {"phase": "Running"}}
+    pods = [
+        # Volcano names pod k of task t "<job>-<t>-<k>" and notes k as the task index.
+        _pod(
+            "a-1-trainer-0",
+            "trainer",
+            "Succeeded",
+            "2024-05-01T10:00:00Z",
+            containerStatuses=_terminated(0),
+            annotations={"volcano.sh/task-index": "0"},
+        ),
+        _pod("a-1-trainer-1", "trainer", "Failed", "2024-05-01T10:00:00Z"),
+        # RestartPod recreated replica 1: the newer pod wins over the failed one.
+        _pod("a-1-trainer-1", "trainer", "Running", "2024-05-01T10:05:00Z"),
+        _pod("other-app-x", "trainer", "Running", "2024-05-01T10:05:00Z"),  # no index
+    ]
+    d = _describe_volcano("ml:a-1", vjob, pods)
+    (role,) = d.roles_statuses
+    assert role.role == "trainer"
+    got = [(r.id, r.state, r.hostname, r.exit_code) for r in role.replicas]
+    assert got == [
+        (0, AppState.SUCCEEDED, "a-1-trainer-0", 0),
+        (1, AppState.RUNNING, "a-1-trainer-1", None),
+    ]
+    assert d.state == AppState.RUNNING  # the app's state stays the job's phase
+
+
+def test_batch_replica_states_come_from_the_pods() -> None:
+    _, job = build_request(_app(num_replicas=3), "a-1", {**CFG, "api": "batch"}).manifests
+    job["status"] = {"active": 2, "failed": 1}
+    index = "batch.kubernetes.io/job-completion-index"
+    pods = [
+        _pod(
+            "a-1-trainer-0-x1",
+            "trainer",
+            "Failed",
+            "2024-05-01T10:00:00Z",
+            hostname="a-1-trainer-0",
+            containerStatuses=_terminated(137),
+            annotations={index: "0"},
+        ),
+        _pod(
+            "a-1-trainer-1-y2",
+            "trainer",
+            "Pending",
+            "2024-05-01T10:00:00Z",
+            annotations={index: "1"},
+        ),
+    ]
+    d = _describe_batch("ml:a-1", [job], pods)
+    got = [(r.id, r.state, r.hostname, r.exit_code) for r in d.roles_statuses[0].replicas]
+    assert got == [
+        (0, AppState.FAILED, "a-1-trainer-0", 137),
+        (1, AppState.PENDING, "a-1-trainer-1-y2", None),
+        (2, AppState.RUNNING, "", None),  # no pod seen yet: the job's own state
+    ]

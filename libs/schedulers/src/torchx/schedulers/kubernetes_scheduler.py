@@ -317,7 +317,7 @@ class KubernetesScheduler(Scheduler[KubernetesRequest]):
                 raise
             vjob = None
         if vjob is not None:
-            return _describe_volcano(app_id, vjob)
+            return _describe_volcano(app_id, vjob, self._pods(namespace, name))
         jobs = (
             apis.BatchV1Api(client)
             .list_namespaced_job(namespace, label_selector=f"{LABEL_APP_ID}={name}")
@@ -325,7 +325,21 @@ class KubernetesScheduler(Scheduler[KubernetesRequest]):
         )
         if not jobs:
             return None
-        return _describe_batch(app_id, [client.sanitize_for_serialization(j) for j in jobs])
+        return _describe_batch(
+            app_id,
+            [client.sanitize_for_serialization(j) for j in jobs],
+            self._pods(namespace, name),
+        )
+
+    def _pods(self, namespace: str, name: str) -> list[dict[str, Any]]:
+        client = self._client()
+        pods = (
+            self._apis()
+            .CoreV1Api(client)
+            .list_namespaced_pod(namespace, label_selector=f"{LABEL_APP_ID}={name}")
+            .items
+        )
+        return [client.sanitize_for_serialization(p) for p in pods]
 
     def list(self) -> list[ListAppResponse]:
         apis = self._apis()
@@ -500,7 +514,60 @@ _VOLCANO_STATES = {
 }
 
 
-def _describe_volcano(app_id: str, vjob: Mapping[str, Any]) -> DescribeAppResponse:
+_POD_PHASES = {
+    "Pending": AppState.PENDING,
+    "Running": AppState.RUNNING,
+    "Succeeded": AppState.SUCCEEDED,
+    "Failed": AppState.FAILED,
+    "Unknown": AppState.UNKNOWN,
+}
+# Where each controller records a pod's replica index (Volcano also ends the pod's name in it).
+_INDEX_KEYS = ("volcano.sh/task-index", "batch.kubernetes.io/job-completion-index")
+
+
+def _pod_index(pod: Mapping[str, Any]) -> int | None:
+    meta = pod.get("metadata") or {}
+    for source in (meta.get("annotations") or {}, meta.get("labels") or {}):
+        for key in _INDEX_KEYS:
+            if str(source.get(key, "")).isdigit():
+                return int(source[key])
+    tail = str(meta.get("name", "")).rsplit("-", 1)[-1]
+    return int(tail) if tail.isdigit() else None
+
+
+def _apply_pods(roles: list[RoleStatus], pods: Iterable[Mapping[str, Any]]) -> None:
+    """Per-replica state, hostname and exit code from each replica's newest pod."""
+    newest: dict[tuple[str, int], Mapping[str, Any]] = {}
+    for pod in pods:
+        meta = pod.get("metadata") or {}
+        role = (meta.get("labels") or {}).get(LABEL_ROLE)
+        index = _pod_index(pod)
+        if role is None or index is None:
+            continue
+        seen = newest.get((role, index))
+        # A retried replica leaves its failed pods behind: the latest one speaks for it.
+        if seen is None or str(meta.get("creationTimestamp") or "") >= str(
+            seen["metadata"].get("creationTimestamp") or ""
+        ):
+            newest[(role, index)] = pod
+    for rs in roles:
+        for replica in rs.replicas:
+            found = newest.get((rs.role, replica.id))
+            if found is None:
+                continue
+            pod = found
+            status = pod.get("status") or {}
+            replica.state = _POD_PHASES.get(status.get("phase", ""), AppState.UNKNOWN)
+            replica.hostname = (pod.get("spec") or {}).get("hostname") or pod["metadata"]["name"]
+            for cs in status.get("containerStatuses") or []:
+                ended = (cs.get("state") or {}).get("terminated")
+                if ended is not None:
+                    replica.exit_code = int(ended.get("exitCode", 0))
+
+
+def _describe_volcano(
+    app_id: str, vjob: Mapping[str, Any], pods: Iterable[Mapping[str, Any]] = ()
+) -> DescribeAppResponse:
     status = vjob.get("status") or {}
     phase = (status.get("state") or {}).get("phase", "")
     roles = []
@@ -515,6 +582,7 @@ def _describe_volcano(app_id: str, vjob: Mapping[str, Any]) -> DescribeAppRespon
                 ],
             )
         )
+    _apply_pods(roles, pods)
     return DescribeAppResponse(
         app_id=app_id,
         state=_VOLCANO_STATES.get(phase, AppState.UNKNOWN),
@@ -524,7 +592,9 @@ def _describe_volcano(app_id: str, vjob: Mapping[str, Any]) -> DescribeAppRespon
     )
 
 
-def _describe_batch(app_id: str, jobs: list[dict[str, Any]]) -> DescribeAppResponse:
+def _describe_batch(
+    app_id: str, jobs: list[dict[str, Any]], pods: Iterable[Mapping[str, Any]] = ()
+) -> DescribeAppResponse:
     states = []
     roles = []
     restarts = 0
@@ -553,6 +623,7 @@ def _describe_batch(app_id: str, jobs: list[dict[str, Any]]) -> DescribeAppRespo
                 ],
             )
         )
+    _apply_pods(roles, pods)
     overall: AppState = AppState.SUCCEEDED
     for s in (AppState.CANCELLED, AppState.FAILED, AppState.RUNNING, AppState.PENDING):
         if s in states:
