@@ -350,12 +350,7 @@ class DockerScheduler(Scheduler[DockerRequest]):
         client = self._client()
         docker = require("docker", scheduler=BACKEND, extra=EXTRA)
         types = docker.types  # type: ignore[attr-defined]
-        for src, dst in req.push.items():
-            repo, _, tag = dst.rpartition(":")
-            client.images.get(src).tag(repo, tag=tag)
-            for status in client.images.push(repo, tag=tag, stream=True, decode=True):
-                if "error" in status:
-                    raise RuntimeError(f"pushing {dst} failed: {status['error']}")
+        self.push_images(req.push)
         self._ensure_images(req, docker)
         if req.network not in ("host", "none", "bridge") and not client.networks.list(
             names=[req.network]
@@ -392,6 +387,26 @@ class DockerScheduler(Scheduler[DockerRequest]):
                     container.remove(force=True)
             raise
         return req.app_id
+
+    def push_images(self, push: Mapping[str, str]) -> None:
+        """Tag each local image as its ``REPO:TAG`` target and push it there."""
+        client = self._client()
+        docker = require("docker", scheduler=BACKEND, extra=EXTRA)
+        for src, dst in push.items():
+            repo, _, tag = dst.rpartition(":")
+            client.images.get(src).tag(repo, tag=tag)
+            try:
+                statuses = list(client.images.push(repo, tag=tag, stream=True, decode=True))
+            except docker.errors.APIError as e:  # type: ignore[attr-defined]
+                statuses = [{"error": str(e.explanation or e)}]
+            failed = [st["error"] for st in statuses if "error" in st]
+            if failed:
+                raise SpecsError(
+                    "run option 'image_repo'",
+                    repo,
+                    f"a repository the Docker engine can push to; pushing {dst} failed: "
+                    f"{failed[-1]}",
+                )
 
     def _ensure_images(self, req: DockerRequest, docker: Any) -> None:
         """Pull what the engine lacks, as ``docker run`` would; refuse before creating anything."""
