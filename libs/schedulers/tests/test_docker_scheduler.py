@@ -230,6 +230,9 @@ def test_cancel_stops_a_running_app(docker_sched: DockerScheduler, docker_engine
     app_id = docker_sched.submit(app, HOST)
     lines = iter(docker_sched.log_iter(app_id, "r", 0, should_tail=True))
     assert next(lines) == "up\n"
+    # wait blocks on the engine, but returns the live state once its timeout passes.
+    running = docker_sched.wait(app_id, timeout=0.3)
+    assert running is not None and running.state == AppState.RUNNING
     docker_sched.cancel(app_id)
     desc = docker_sched.describe(app_id)
     assert desc is not None and desc.state == AppState.CANCELLED
@@ -260,10 +263,10 @@ def test_refused_submission_leaves_no_container(
     good = _role(docker_engine.image, "-c", "true")
     missing = Role("b", image="no-such-image:1", entrypoint="true")
     info = docker_sched.submit_dryrun(AppDef("half", roles=[good, missing]), HOST)
-    import docker
-
-    with pytest.raises(docker.errors.ImageNotFound):
+    with pytest.raises(SpecsError) as e:
         docker_sched.schedule(info)
+    assert "role 'b' image" in str(e.value) and "no-such-image:1" in str(e.value)
+    assert "pulling failed" in str(e.value)
     assert docker_sched.describe(info.request.app_id) is None
 
 
@@ -288,3 +291,88 @@ def test_missing_sdk_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "docker", None)
     with pytest.raises(MissingDependencyError, match=r"torchx-schedulers\[docker\]"):
         DockerScheduler("t").list()
+
+
+# -- a Python app whose replicas rendezvous the way dist.ddp apps do ----------------------
+
+# Rank 0 listens on MASTER_ADDR:PORT and gathers every peer's rank; each peer retries until
+# rank 0 is up, sends its rank and prints rank 0's answer. Only the stdlib of
+# python3.11-minimal is used (no json there).
+RENDEZVOUS = """
+import os, socket, sys, time
+rank, world = int(os.environ["TORCHX_REPLICA_ID"]), int(sys.argv[1])
+addr, port = os.environ["MASTER_ADDR"], int(sys.argv[2])
+if rank == 0:
+    srv = socket.create_server(("0.0.0.0", port))
+    ranks = [0]
+    for _ in range(world - 1):
+        conn, _peer = srv.accept()
+        with conn:
+            ranks.append(int(conn.recv(16)))
+            conn.sendall(b"welcome")
+    print("gathered", sorted(ranks), flush=True)
+else:
+    deadline = time.monotonic() + 60
+    while True:
+        try:
+            conn = socket.create_connection((addr, port), timeout=5)
+            break
+        except OSError:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.1)
+    with conn:
+        conn.sendall(str(rank).encode())
+        print(rank, conn.recv(16).decode(), flush=True)
+"""
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _rendezvous_app(image: str, world: int, port: int) -> AppDef:
+    role = Role(
+        "trainer",
+        image=image,
+        entrypoint="python3",
+        args=["-c", RENDEZVOUS, str(world), str(port)],
+        num_replicas=world,
+    )
+    return AppDef("rdzv", roles=[role])
+
+
+def _check_rendezvous(sched: DockerScheduler, app_id: str, world: int) -> None:
+    desc = sched.wait(app_id, timeout=90)
+    assert desc is not None and desc.state == AppState.SUCCEEDED, desc
+    assert list(sched.log_iter(app_id, "trainer", 0)) == [f"gathered {list(range(world))}\n"]
+    for k in range(1, world):
+        assert list(sched.log_iter(app_id, "trainer", k)) == [f"{k} welcome\n"]
+
+
+def test_python_replicas_rendezvous_over_host_network(
+    docker_sched: DockerScheduler, docker_python_image: str
+) -> None:
+    app = _rendezvous_app(docker_python_image, 3, _free_port())
+    app_id = docker_sched.submit(app, HOST)
+    _check_rendezvous(docker_sched, app_id, 3)
+
+
+def test_python_replicas_rendezvous_by_hostname_on_the_torchx_bridge(
+    docker_sched: DockerScheduler, docker_python_image: str
+) -> None:
+    import docker
+
+    try:
+        docker_sched._client().networks.create("torchx-probe", driver="bridge").remove()
+    except docker.errors.APIError as e:
+        pytest.skip(f"this engine cannot create bridge networks: {e}")
+    app = _rendezvous_app(docker_python_image, 2, 29500)
+    # The default network: replicas resolve each other by hostname through the engine's DNS.
+    info = docker_sched.submit_dryrun(app, {})
+    assert info.request.network == "torchx"
+    env = info.request.containers[1].kwargs["environment"]
+    assert env["MASTER_ADDR"] == f"{info.request.app_id}-trainer-0"
+    _check_rendezvous(docker_sched, docker_sched.schedule(info), 2)

@@ -294,3 +294,148 @@ def test_real_api_server_batch_roundtrip() -> None:
         namespace, name = app_id.split(":")
         for m in build_request(app, name, {"namespace": namespace, "api": "batch"}).manifests:
             s._delete(namespace, m)
+
+
+def _pod(name: str, role: str, phase: str, created: str, **extra: Any) -> dict[str, Any]:
+    """A pod as the API returns it (sanitized), reduced to what describe reads."""
+    pod: dict[str, Any] = {
+        "metadata": {
+            "name": name,
+            "creationTimestamp": created,
+            "labels": {LABEL_APP_ID: "a-1", LABEL_ROLE: role},
+            "annotations": extra.pop("annotations", {}),
+        },
+        "spec": {"hostname": extra.pop("hostname", name)},
+        "status": {"phase": phase, **extra},
+    }
+    return pod
+
+
+def _terminated(code: int) -> list[dict[str, Any]]:
+    return [{"name": "trainer", "state": {"terminated": {"exitCode": code}}}]
+
+
+def test_volcano_replica_states_come_from_the_pods() -> None:
+    (vjob,) = build_request(_app(), "a-1", CFG).manifests
+    vjob["status"] = {"state": {"phase": "Running"}}
+    pods = [
+        # Volcano names pod k of task t "<job>-<t>-<k>" and notes k as the task index.
+        _pod(
+            "a-1-trainer-0",
+            "trainer",
+            "Succeeded",
+            "2024-05-01T10:00:00Z",
+            containerStatuses=_terminated(0),
+            annotations={"volcano.sh/task-index": "0"},
+        ),
+        _pod("a-1-trainer-1", "trainer", "Failed", "2024-05-01T10:00:00Z"),
+        # RestartPod recreated replica 1: the newer pod wins over the failed one.
+        _pod("a-1-trainer-1", "trainer", "Running", "2024-05-01T10:05:00Z"),
+        _pod("other-app-x", "trainer", "Running", "2024-05-01T10:05:00Z"),  # no index
+    ]
+    d = _describe_volcano("ml:a-1", vjob, pods)
+    (role,) = d.roles_statuses
+    assert role.role == "trainer"
+    got = [(r.id, r.state, r.hostname, r.exit_code) for r in role.replicas]
+    assert got == [
+        (0, AppState.SUCCEEDED, "a-1-trainer-0", 0),
+        (1, AppState.RUNNING, "a-1-trainer-1", None),
+    ]
+    assert d.state == AppState.RUNNING  # the app's state stays the job's phase
+
+
+def test_batch_replica_states_come_from_the_pods() -> None:
+    _, job = build_request(_app(num_replicas=3), "a-1", {**CFG, "api": "batch"}).manifests
+    job["status"] = {"active": 2, "failed": 1}
+    index = "batch.kubernetes.io/job-completion-index"
+    pods = [
+        _pod(
+            "a-1-trainer-0-x1",
+            "trainer",
+            "Failed",
+            "2024-05-01T10:00:00Z",
+            hostname="a-1-trainer-0",
+            containerStatuses=_terminated(137),
+            annotations={index: "0"},
+        ),
+        _pod(
+            "a-1-trainer-1-y2",
+            "trainer",
+            "Pending",
+            "2024-05-01T10:00:00Z",
+            annotations={index: "1"},
+        ),
+    ]
+    d = _describe_batch("ml:a-1", [job], pods)
+    got = [(r.id, r.state, r.hostname, r.exit_code) for r in d.roles_statuses[0].replicas]
+    assert got == [
+        (0, AppState.FAILED, "a-1-trainer-0", 137),
+        (1, AppState.PENDING, "a-1-trainer-1-y2", None),
+        (2, AppState.RUNNING, "", None),  # no pod seen yet: the job's own state
+    ]
+
+
+def test_workspace_image_is_pushed_to_image_repo_and_named_in_the_manifest() -> None:
+    app = _app(image="torchx-workspace:0123abcd")
+    cfg = {**CFG, "image_repo": "registry.local:5000/me/ws"}
+    req = build_request(app, "a-1", cfg)
+    assert req.push == {"torchx-workspace:0123abcd": "registry.local:5000/me/ws:0123abcd"}
+    (container,) = req.manifests[0]["spec"]["tasks"][0]["template"]["spec"]["containers"]
+    assert container["image"] == "registry.local:5000/me/ws:0123abcd"
+    text = str(KubernetesScheduler("t", client=object()).submit_dryrun(app, cfg))
+    assert text.startswith(
+        "# push: torchx-workspace:0123abcd -> registry.local:5000/me/ws:0123abcd\n"
+    )
+    assert yaml.safe_load(text)["kind"] == "Job"  # the comment keeps it valid YAML
+    _, job = build_request(app, "a-1", {**cfg, "api": "batch"}).manifests
+    assert job["spec"]["template"]["spec"]["containers"][0]["image"].endswith("/me/ws:0123abcd")
+
+
+def test_workspace_image_without_image_repo_is_refused() -> None:
+    s = KubernetesScheduler("t", client=object())
+    with pytest.raises(SpecsError, match=r"run option 'image_repo'.*cannot pull"):
+        s.submit_dryrun(_app(image="torchx-workspace:0123abcd"), CFG)
+    with pytest.raises(SpecsError, match=r"run option 'image_repo'.*-cfg image_repo="):
+        s.with_workspace(_app(), CFG, ".")
+    with pytest.raises(SpecsError, match=r"image_repo.*without a tag"):
+        s.submit_dryrun(_app(), {**CFG, "image_repo": "me/ws:1"})
+
+
+def test_workspace_is_built_by_the_engine_and_a_failed_push_creates_nothing(
+    docker_engine: Any, tmp_path: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pytest.importorskip("docker")
+    import socket
+
+    import docker
+
+    monkeypatch.setenv("DOCKER_HOST", docker_engine.base_url)
+    (tmp_path / "main.sh").write_text("echo from-workspace\n")
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        closed = sock.getsockname()[1]  # nothing listens there once the socket closes
+    created: list[Any] = []
+
+    class RecordingScheduler(KubernetesScheduler):
+        def _create(self, namespace: str, manifest: dict[str, Any]) -> None:
+            created.append(manifest)
+
+    s = RecordingScheduler("t", client=object())
+    cfg = {**CFG, "image_repo": f"127.0.0.1:{closed}/me/ws"}
+    app, cfg = s.with_workspace(_app(image=docker_engine.image), cfg, str(tmp_path))
+    local = app.roles[0].image
+    assert local.startswith("torchx-workspace:")
+    engine = docker.DockerClient(base_url=docker_engine.base_url)
+    try:
+        # The workspace is in the image the engine built.
+        out = engine.containers.run(local, ["sh", "main.sh"], remove=True, network_mode="none")
+        assert out == b"from-workspace\n"
+    finally:
+        engine.close()
+    info = s.submit_dryrun(app, cfg)
+    assert info.request.push == {local: f"127.0.0.1:{closed}/me/ws:{local.partition(':')[2]}"}
+    with pytest.raises(
+        SpecsError, match=f"run option 'image_repo': got '127.0.0.1:{closed}/me/ws'"
+    ):
+        s.schedule(info)
+    assert created == []

@@ -50,6 +50,7 @@ from torchx.specs import (
     RoleStatus,
     SpecsError,
     VolumeMount,
+    is_terminal,
     macros,
     runopts,
 )
@@ -349,12 +350,8 @@ class DockerScheduler(Scheduler[DockerRequest]):
         client = self._client()
         docker = require("docker", scheduler=BACKEND, extra=EXTRA)
         types = docker.types  # type: ignore[attr-defined]
-        for src, dst in req.push.items():
-            repo, _, tag = dst.rpartition(":")
-            client.images.get(src).tag(repo, tag=tag)
-            for status in client.images.push(repo, tag=tag, stream=True, decode=True):
-                if "error" in status:
-                    raise RuntimeError(f"pushing {dst} failed: {status['error']}")
+        self.push_images(req.push)
+        self._ensure_images(req, docker)
         if req.network not in ("host", "none", "bridge") and not client.networks.list(
             names=[req.network]
         ):
@@ -391,6 +388,46 @@ class DockerScheduler(Scheduler[DockerRequest]):
             raise
         return req.app_id
 
+    def push_images(self, push: Mapping[str, str]) -> None:
+        """Tag each local image as its ``REPO:TAG`` target and push it there."""
+        client = self._client()
+        docker = require("docker", scheduler=BACKEND, extra=EXTRA)
+        for src, dst in push.items():
+            repo, _, tag = dst.rpartition(":")
+            client.images.get(src).tag(repo, tag=tag)
+            try:
+                statuses = list(client.images.push(repo, tag=tag, stream=True, decode=True))
+            except docker.errors.APIError as e:  # type: ignore[attr-defined]
+                statuses = [{"error": str(e.explanation or e)}]
+            failed = [st["error"] for st in statuses if "error" in st]
+            if failed:
+                raise SpecsError(
+                    "run option 'image_repo'",
+                    repo,
+                    f"a repository the Docker engine can push to; pushing {dst} failed: "
+                    f"{failed[-1]}",
+                )
+
+    def _ensure_images(self, req: DockerRequest, docker: Any) -> None:
+        """Pull what the engine lacks, as ``docker run`` would; refuse before creating anything."""
+        images = self._client().images
+        for image, role in {c.kwargs["image"]: c.role for c in req.containers}.items():
+            try:
+                images.get(image)
+                continue
+            except docker.errors.ImageNotFound:
+                pass
+            try:
+                images.pull(image)
+            except docker.errors.APIError as e:
+                raise SpecsError(
+                    f"role {role!r} image",
+                    image,
+                    "an image the Docker engine has or can pull; it has no such image and "
+                    f"pulling failed ({e.explanation or e}); build or load it first, or give "
+                    "the component another one (builtins take --image)",
+                ) from None
+
     # -- inspection -------------------------------------------------------------------
 
     def _containers(self, app_id: str) -> list[Any]:
@@ -403,6 +440,30 @@ class DockerScheduler(Scheduler[DockerRequest]):
         if not containers:
             return None
         return _describe(app_id, [c.attrs for c in containers])
+
+    def wait(self, app_id: str, timeout: float | None = None) -> DescribeAppResponse | None:
+        """Block on the engine's own wait for each container instead of polling."""
+        import time
+
+        docker = require("docker", scheduler=BACKEND, extra=EXTRA)
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while True:
+            containers = self._containers(app_id)
+            if not containers:
+                return None
+            desc = _describe(app_id, [c.attrs for c in containers])
+            if is_terminal(desc.state):
+                return desc
+            left = None if deadline is None else deadline - time.monotonic()
+            if left is not None and left <= 0:
+                return desc
+            running = next((c for c in containers if c.status == "running"), None)
+            if running is None:  # created, not yet started, or between restarts
+                time.sleep(0.05)
+                continue
+            # Bounded, so a restart or a late sibling is noticed on the next round.
+            with contextlib.suppress(docker.errors.APIError, OSError):  # type: ignore[attr-defined]
+                running.wait(timeout=min(left, 5.0) if left is not None else 5.0)
 
     def list(self) -> list[ListAppResponse]:
         by_app: dict[str, list[dict[str, Any]]] = {}
@@ -555,13 +616,41 @@ def _describe(app_id: str, attrs: list[dict[str, Any]]) -> DescribeAppResponse:
         overall = AppState.CANCELLED
     failed = [r for rs in roles.values() for r in rs.replicas if r.state == AppState.FAILED]
     msg = ", ".join(f"{r.role}/{r.id} exited with {r.exit_code}" for r in failed)
+    app_roles = _roles_of(replicas)
+    app_name = replicas[0]["Config"]["Labels"].get(LABEL_APP_NAME, app_id) if replicas else app_id
     return DescribeAppResponse(
         app_id=app_id,
         state=overall,
         num_restarts=restarts,
         msg=msg,
         roles_statuses=list(roles.values()),
+        roles=app_roles,
+        app=AppDef(app_name, roles=app_roles) if app_roles else None,
     )
+
+
+def _roles_of(replicas: list[dict[str, Any]]) -> list[Role]:
+    """The roles as replica 0 of each was created (another process can then address them)."""
+    counts: dict[str, int] = {}
+    first: dict[str, dict[str, Any]] = {}
+    for a in replicas:
+        role = a["Config"]["Labels"].get(LABEL_ROLE, "")
+        counts[role] = counts.get(role, 0) + 1
+        if a["Config"]["Labels"].get(LABEL_REPLICA) == "0":
+            first[role] = a["Config"]
+    out = []
+    for role, config in first.items():
+        entrypoint = config.get("Entrypoint") or [""]
+        out.append(
+            Role(
+                role,
+                image=config.get("Image", ""),
+                entrypoint=entrypoint[0],
+                args=[*entrypoint[1:], *(config.get("Cmd") or [])],
+                num_replicas=counts[role],
+            )
+        )
+    return out
 
 
 def create_scheduler(

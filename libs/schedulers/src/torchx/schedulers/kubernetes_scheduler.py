@@ -19,6 +19,7 @@ Either way replica 0 of the first role is ``<app_id>-<role0>-0.<app_id>``, expor
 
 from __future__ import annotations
 
+import dataclasses
 import secrets
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
@@ -65,6 +66,8 @@ EXTRA = "kubernetes"
 RANK0_ENV = "TORCHX_RANK0_HOST"
 MASTER_PORT = 29500
 GPU_RESOURCE = "nvidia.com/gpu"
+# The local tag of workspace images (as the local_docker scheduler builds them).
+WORKSPACE_REPO = "torchx-workspace"
 
 LABEL_PREFIX = "torchx.pytorch.org"
 LABEL_APP_ID = f"{LABEL_PREFIX}/app-id"
@@ -94,12 +97,15 @@ class KubernetesRequest:
     namespace: str
     api: str
     manifests: list[dict[str, Any]] = field(default_factory=list)
+    # workspace image -> the repository tag it is pushed as (through the Docker engine) first
+    push: dict[str, str] = field(default_factory=dict)
 
 
 def _format(req: KubernetesRequest) -> str:
     import yaml
 
-    return yaml.safe_dump_all(req.manifests, sort_keys=False)
+    pushes = "".join(f"# push: {src} -> {dst}\n" for src, dst in sorted(req.push.items()))
+    return pushes + yaml.safe_dump_all(req.manifests, sort_keys=False)
 
 
 def _quantity_cpu(cpu: float) -> str:
@@ -174,6 +180,18 @@ def _check_app(app: AppDef, cfg: Mapping[str, CfgVal]) -> None:
                 check_label_value(f"{where} mount src (a PVC name)", m.src)
     check_labels("run option 'labels'", dict(cfg.get("labels") or {}))  # type: ignore[arg-type]
     check_labels("run option 'node_selector'", dict(cfg.get("node_selector") or {}))  # type: ignore[arg-type]
+    repo = cfg.get("image_repo")
+    if repo is not None:
+        check_image("run option 'image_repo'", str(repo))
+        if ":" in str(repo).rsplit("/", 1)[-1]:
+            raise SpecsError("run option 'image_repo'", repo, "give a repository without a tag")
+    elif any(r.image.startswith(WORKSPACE_REPO + ":") for r in app.roles):
+        raise SpecsError(
+            "run option 'image_repo'",
+            None,
+            "a cluster cannot pull a workspace image built on this machine; name a "
+            "repository to push it to (-cfg image_repo=REGISTRY/REPO)",
+        )
     api = cfg.get("api")
     if api not in APIS:
         raise SpecsError("run option 'api'", api, "use volcano or batch")
@@ -194,7 +212,7 @@ class KubernetesScheduler(Scheduler[KubernetesRequest]):
         logs=True,
         distributed=True,
         describe=True,
-        workspaces=False,
+        workspaces=True,
         mounts=True,
         elasticity=False,
     )
@@ -238,6 +256,12 @@ class KubernetesScheduler(Scheduler[KubernetesRequest]):
         opts.add("node_selector", dict, "node labels the pods must run on (k1:v1;k2:v2)")
         opts.add("labels", dict, "extra labels put on every object and pod")
         opts.add("shm_size", str, "size limit of /dev/shm (an in-memory emptyDir), e.g. 8Gi")
+        opts.add(
+            "image_repo",
+            str,
+            "repository the workspace image is pushed to (through the local Docker engine) "
+            "and pulled from by the cluster; needed with --workspace",
+        )
         return opts
 
     def _submit_dryrun(
@@ -247,8 +271,49 @@ class KubernetesScheduler(Scheduler[KubernetesRequest]):
         app_id = f"{to_dns_label(app.name, 40)}-{secrets.token_hex(4)}"
         return AppDryRunInfo(build_request(app, app_id, cfg), _format)
 
+    def with_workspace(
+        self, app: AppDef, cfg: Mapping[str, CfgVal], workspace: str
+    ) -> tuple[AppDef, dict[str, CfgVal]]:
+        """Build each role image + ``workspace`` with the local Docker engine (pushed at submit)."""
+        import dataclasses
+        import os
+
+        from torchx.schedulers.docker_scheduler import DockerScheduler
+
+        if not cfg.get("image_repo"):
+            raise SpecsError(
+                "run option 'image_repo'",
+                cfg.get("image_repo"),
+                "a cluster pulls the workspace image from a repository; name one to push it "
+                "to (-cfg image_repo=REGISTRY/REPO)",
+            )
+        path = os.path.abspath(os.path.expanduser(workspace))
+        if not os.path.isdir(path):
+            raise SpecsError("workspace", workspace, "the kubernetes workspace is a directory")
+        builder = DockerScheduler(self.session_name)
+        built: dict[str, str] = {}
+        roles = []
+        try:
+            for role in app.roles:
+                check_image(f"role {role.name!r} image", role.image)
+                if role.image not in built:
+                    built[role.image] = builder.build_workspace_image(role.image, path)
+                roles.append(dataclasses.replace(role, image=built[role.image]))
+        finally:
+            builder.close()
+        return dataclasses.replace(app, roles=roles), dict(cfg)
+
     def schedule(self, dryrun_info: AppDryRunInfo[KubernetesRequest]) -> str:
         req = dryrun_info.request
+        if req.push:
+            from torchx.schedulers.docker_scheduler import DockerScheduler
+
+            pusher = DockerScheduler(self.session_name)
+            try:
+                # Before any object exists: a failed push leaves nothing in the cluster.
+                pusher.push_images(req.push)
+            finally:
+                pusher.close()
         created: list[dict[str, Any]] = []
         try:
             for manifest in req.manifests:
@@ -317,7 +382,7 @@ class KubernetesScheduler(Scheduler[KubernetesRequest]):
                 raise
             vjob = None
         if vjob is not None:
-            return _describe_volcano(app_id, vjob)
+            return _describe_volcano(app_id, vjob, self._pods(namespace, name))
         jobs = (
             apis.BatchV1Api(client)
             .list_namespaced_job(namespace, label_selector=f"{LABEL_APP_ID}={name}")
@@ -325,7 +390,21 @@ class KubernetesScheduler(Scheduler[KubernetesRequest]):
         )
         if not jobs:
             return None
-        return _describe_batch(app_id, [client.sanitize_for_serialization(j) for j in jobs])
+        return _describe_batch(
+            app_id,
+            [client.sanitize_for_serialization(j) for j in jobs],
+            self._pods(namespace, name),
+        )
+
+    def _pods(self, namespace: str, name: str) -> list[dict[str, Any]]:
+        client = self._client()
+        pods = (
+            self._apis()
+            .CoreV1Api(client)
+            .list_namespaced_pod(namespace, label_selector=f"{LABEL_APP_ID}={name}")
+            .items
+        )
+        return [client.sanitize_for_serialization(p) for p in pods]
 
     def list(self) -> list[ListAppResponse]:
         apis = self._apis()
@@ -500,7 +579,60 @@ _VOLCANO_STATES = {
 }
 
 
-def _describe_volcano(app_id: str, vjob: Mapping[str, Any]) -> DescribeAppResponse:
+_POD_PHASES = {
+    "Pending": AppState.PENDING,
+    "Running": AppState.RUNNING,
+    "Succeeded": AppState.SUCCEEDED,
+    "Failed": AppState.FAILED,
+    "Unknown": AppState.UNKNOWN,
+}
+# Where each controller records a pod's replica index (Volcano also ends the pod's name in it).
+_INDEX_KEYS = ("volcano.sh/task-index", "batch.kubernetes.io/job-completion-index")
+
+
+def _pod_index(pod: Mapping[str, Any]) -> int | None:
+    meta = pod.get("metadata") or {}
+    for source in (meta.get("annotations") or {}, meta.get("labels") or {}):
+        for key in _INDEX_KEYS:
+            if str(source.get(key, "")).isdigit():
+                return int(source[key])
+    tail = str(meta.get("name", "")).rsplit("-", 1)[-1]
+    return int(tail) if tail.isdigit() else None
+
+
+def _apply_pods(roles: list[RoleStatus], pods: Iterable[Mapping[str, Any]]) -> None:
+    """Per-replica state, hostname and exit code from each replica's newest pod."""
+    newest: dict[tuple[str, int], Mapping[str, Any]] = {}
+    for pod in pods:
+        meta = pod.get("metadata") or {}
+        role = (meta.get("labels") or {}).get(LABEL_ROLE)
+        index = _pod_index(pod)
+        if role is None or index is None:
+            continue
+        seen = newest.get((role, index))
+        # A retried replica leaves its failed pods behind: the latest one speaks for it.
+        if seen is None or str(meta.get("creationTimestamp") or "") >= str(
+            seen["metadata"].get("creationTimestamp") or ""
+        ):
+            newest[(role, index)] = pod
+    for rs in roles:
+        for replica in rs.replicas:
+            found = newest.get((rs.role, replica.id))
+            if found is None:
+                continue
+            pod = found
+            status = pod.get("status") or {}
+            replica.state = _POD_PHASES.get(status.get("phase", ""), AppState.UNKNOWN)
+            replica.hostname = (pod.get("spec") or {}).get("hostname") or pod["metadata"]["name"]
+            for cs in status.get("containerStatuses") or []:
+                ended = (cs.get("state") or {}).get("terminated")
+                if ended is not None:
+                    replica.exit_code = int(ended.get("exitCode", 0))
+
+
+def _describe_volcano(
+    app_id: str, vjob: Mapping[str, Any], pods: Iterable[Mapping[str, Any]] = ()
+) -> DescribeAppResponse:
     status = vjob.get("status") or {}
     phase = (status.get("state") or {}).get("phase", "")
     roles = []
@@ -515,6 +647,7 @@ def _describe_volcano(app_id: str, vjob: Mapping[str, Any]) -> DescribeAppRespon
                 ],
             )
         )
+    _apply_pods(roles, pods)
     return DescribeAppResponse(
         app_id=app_id,
         state=_VOLCANO_STATES.get(phase, AppState.UNKNOWN),
@@ -524,7 +657,9 @@ def _describe_volcano(app_id: str, vjob: Mapping[str, Any]) -> DescribeAppRespon
     )
 
 
-def _describe_batch(app_id: str, jobs: list[dict[str, Any]]) -> DescribeAppResponse:
+def _describe_batch(
+    app_id: str, jobs: list[dict[str, Any]], pods: Iterable[Mapping[str, Any]] = ()
+) -> DescribeAppResponse:
     states = []
     roles = []
     restarts = 0
@@ -553,6 +688,7 @@ def _describe_batch(app_id: str, jobs: list[dict[str, Any]]) -> DescribeAppRespo
                 ],
             )
         )
+    _apply_pods(roles, pods)
     overall: AppState = AppState.SUCCEEDED
     for s in (AppState.CANCELLED, AppState.FAILED, AppState.RUNNING, AppState.PENDING):
         if s in states:
@@ -633,6 +769,16 @@ def build_request(app: AppDef, app_id: str, cfg: Mapping[str, CfgVal]) -> Kubern
     for key in base:
         check_label_key("label", key)
     rank0_host = f"{app_id}-{to_dns_label(app.roles[0].name, 20)}-0.{app_id}"
+    repo = cfg.get("image_repo")
+    push: dict[str, str] = {}
+    if repo:
+        roles = []
+        for role in app.roles:
+            if role.image.startswith(WORKSPACE_REPO + ":"):
+                push[role.image] = f"{repo}:{role.image.partition(':')[2]}"
+                role = dataclasses.replace(role, image=push[role.image])
+            roles.append(role)
+        app = dataclasses.replace(app, roles=roles)
     if api == "volcano":
         tasks = []
         for role in app.roles:
@@ -666,7 +812,7 @@ def build_request(app: AppDef, app_id: str, cfg: Mapping[str, CfgVal]) -> Kubern
                 "tasks": tasks,
             },
         }
-        return KubernetesRequest(app_id, namespace, api, [job])
+        return KubernetesRequest(app_id, namespace, api, [job], push)
     service = {
         "apiVersion": "v1",
         "kind": "Service",
@@ -703,7 +849,7 @@ def build_request(app: AppDef, app_id: str, cfg: Mapping[str, CfgVal]) -> Kubern
                 },
             }
         )
-    return KubernetesRequest(app_id, namespace, api, manifests)
+    return KubernetesRequest(app_id, namespace, api, manifests, push)
 
 
 def create_scheduler(session_name: str, client: Any = None, **_other: Any) -> KubernetesScheduler:
