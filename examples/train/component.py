@@ -1,6 +1,6 @@
 """The trainer as a torchx component: ``dist.ddp`` over examples/train/trainer.py.
 
-    torchx run examples/train/component.py:trainer --checkpoint_dir /tmp/ckpt --tb_dir /tmp/tb
+torchx run examples/train/component.py:trainer --checkpoint_dir /tmp/ckpt --tb_dir /tmp/tb
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Writes the trainer's synthetic data set to any fsspec URL.
 
-    python examples/train/make_data.py --out /tmp/data.pt --rows 2048
+python examples/train/make_data.py --out /tmp/data.pt --rows 2048
 """
 
 from __future__ import annotations
