@@ -1,0 +1,205 @@
+"""A trainer app: a torchx.layers classifier, fsspec data and checkpoints, TensorBoard metrics.
+
+Runs alone (one process) or under torchrun (``dist.ddp``), where it trains with
+DistributedDataParallel over gloo on CPU (nccl on GPUs):
+
+    python examples/train/trainer.py --steps 200 --checkpoint_dir /tmp/ckpt --tb_dir /tmp/tb
+    python examples/train/trainer.py --steps 400 --checkpoint_dir /tmp/ckpt --resume /tmp/ckpt
+
+Data, checkpoints and the resume path are fsspec URLs (a local path, ``memory://...``,
+``s3://...``). Each checkpoint holds the model's layer spec next to its weights, so other
+apps (interpret, package) rebuild the model without this file's code.
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import json
+import os
+import time
+from typing import Any
+
+NUM_FEATURES = 8
+# The label depends on these features only; the interpret example should find them.
+INFORMATIVE_FEATURES = (0, 3)
+LATEST = "latest"  # a small file in the checkpoint folder naming the newest checkpoint
+
+
+def make_dataset(n: int, seed: int = 0) -> dict[str, Any]:
+    """Features ~ N(0, 1); label 1 when x0 + 2*x3 > 0, so only features 0 and 3 matter."""
+    import torch
+
+    gen = torch.Generator().manual_seed(seed)
+    x = torch.randn(n, NUM_FEATURES, generator=gen)
+    y = (x[:, 0] + 2 * x[:, 3] > 0).long()
+    return {"x": x, "y": y}
+
+
+def write_torch(url: str, obj: Any) -> None:
+    """torch.save to any fsspec URL, in one write so a reader never sees half a file."""
+    import fsspec
+    import torch
+
+    buf = io.BytesIO()
+    torch.save(obj, buf)
+    fs, path = fsspec.core.url_to_fs(url)
+    parent = os.path.dirname(path.rstrip("/"))
+    if parent:
+        fs.makedirs(parent, exist_ok=True)
+    fs.pipe_file(path, buf.getvalue())
+
+
+def read_torch(url: str) -> Any:
+    import fsspec
+    import torch
+
+    with fsspec.open(url, "rb") as f:
+        return torch.load(io.BytesIO(f.read()), weights_only=True)
+
+
+def resolve_checkpoint(url: str) -> str:
+    """A checkpoint file, or a checkpoint folder whose ``latest`` names the newest one."""
+    import fsspec
+
+    fs, path = fsspec.core.url_to_fs(url)
+    if fs.isdir(path):
+        pointer = f"{path.rstrip('/')}/{LATEST}"
+        if not fs.exists(pointer):
+            raise SystemExit(f"--resume: {url!r} is a folder without a {LATEST!r} checkpoint")
+        name = fs.cat_file(pointer).decode().strip()
+        return f"{url.rstrip('/')}/{name}"
+    if not fs.exists(path):
+        raise SystemExit(f"--resume: no checkpoint at {url!r}; give a checkpoint file or folder")
+    return url
+
+
+def save_checkpoint(checkpoint_dir: str, state: dict[str, Any]) -> str:
+    import fsspec
+
+    name = f"step_{state['step']:06d}.pt"
+    write_torch(f"{checkpoint_dir.rstrip('/')}/{name}", state)
+    # The pointer moves only after the checkpoint is whole, so a kill never leaves it dangling.
+    fs, path = fsspec.core.url_to_fs(checkpoint_dir)
+    fs.pipe_file(f"{path.rstrip('/')}/{LATEST}", name.encode())
+    return name
+
+
+def build_model(hidden: int) -> Any:
+    import torchx.layers as L
+
+    model = L.Sequential(L.Linear(hidden), L.ReLU(), L.Linear(hidden), L.ReLU(), L.Linear(2))
+    model.build((None, NUM_FEATURES))  # parameters exist now, before DDP wraps them
+    return model
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--data", default="", help="dataset URL (make_data.py); empty: synthesize")
+    p.add_argument("--steps", type=int, default=200, help="train until this global step")
+    p.add_argument("--lr", type=float, default=0.05)
+    p.add_argument("--hidden", type=int, default=16)
+    p.add_argument("--batch_size", type=int, default=64)
+    p.add_argument("--checkpoint_dir", default="", help="fsspec URL; empty: no checkpoints")
+    p.add_argument("--save_every", type=int, default=50)
+    p.add_argument("--resume", default="", help="checkpoint file or folder to continue from")
+    p.add_argument("--tb_dir", default="", help="TensorBoard log dir; empty: no event files")
+    p.add_argument("--tracker_base", default="", help="report the result to this tracker")
+    p.add_argument("--trial_id", default="", help="the tracker key for --tracker_base")
+    p.add_argument("--step_delay", type=float, default=0.0, help="seconds to pause each step")
+    ns = p.parse_args(argv)
+    if ns.steps < 1:
+        p.error(f"--steps: got {ns.steps}; expected 1 or more")
+    if ns.tracker_base and not ns.trial_id:
+        p.error("--trial_id: required with --tracker_base")
+    return ns
+
+
+def main(argv: list[str] | None = None) -> None:
+    ns = parse_args(argv)
+
+    import torch
+    import torch.distributed as dist
+
+    import torchx.devices as tx
+
+    env = tx.distributed_env() if int(os.environ.get("WORLD_SIZE", "1")) > 1 else None
+    rank, world = (env.rank, env.world_size) if env else (0, 1)
+    device = f"cuda:{env.local_rank if env else 0}" if torch.cuda.is_available() else "cpu"
+
+    data = read_torch(ns.data) if ns.data else make_dataset(2048)
+    n_val = len(data["x"]) // 5
+    x_val, y_val = data["x"][:n_val], data["y"][:n_val]
+    x_train, y_train = data["x"][n_val:], data["y"][n_val:]
+
+    torch.manual_seed(0)  # the same initial weights on every rank
+    model = build_model(ns.hidden)
+    opt = torch.optim.SGD(model.parameters(), lr=ns.lr, momentum=0.9)
+    step = 0
+    if ns.resume:
+        ckpt_url = resolve_checkpoint(ns.resume)
+        ckpt = read_torch(ckpt_url)
+        model.load_state_dict(ckpt["model"])
+        opt.load_state_dict(ckpt["optim"])
+        step = int(ckpt["step"])
+        if rank == 0:
+            print(f"resumed from {ckpt_url} at step {step}", flush=True)
+
+    with tx.device_scope(device):
+        net = tx.DistributedDataParallel(model) if env else model.to(device)
+        writer = None
+        if ns.tb_dir and rank == 0:
+            from torch.utils.tensorboard import SummaryWriter
+
+            # purge_step drops events a killed run logged past the checkpoint we resumed from.
+            writer = SummaryWriter(ns.tb_dir, purge_step=step + 1 if ns.resume else None)
+        gen = torch.Generator().manual_seed(1000 * rank + step)
+        loss = torch.tensor(0.0)
+        while step < ns.steps:
+            idx = torch.randint(len(x_train), (ns.batch_size,), generator=gen, device="cpu")
+            xb, yb = x_train[idx].to(device), y_train[idx].to(device)
+            opt.zero_grad()
+            loss = torch.nn.functional.cross_entropy(net(xb), yb)
+            loss.backward()
+            opt.step()
+            step += 1
+            if writer:
+                writer.add_scalar("loss/train", loss.item(), step)
+            if ns.checkpoint_dir and rank == 0 and (step % ns.save_every == 0 or step == ns.steps):
+                state = {
+                    "step": step,
+                    "model": model.state_dict(),
+                    "optim": opt.state_dict(),
+                    "spec": model.to_json(),
+                }
+                print(f"step {step}: saved {save_checkpoint(ns.checkpoint_dir, state)}", flush=True)
+            if ns.step_delay:
+                time.sleep(ns.step_delay)
+
+        with torch.no_grad():
+            logits = model(x_val.to(device))
+            val_loss = torch.nn.functional.cross_entropy(logits, y_val.to(device)).item()
+            accuracy = (logits.argmax(1) == y_val.to(device)).float().mean().item()
+        if writer:
+            writer.add_scalar("loss/val", val_loss, step)
+            writer.add_scalar("accuracy/val", accuracy, step)
+            writer.close()
+
+    result = {"step": step, "val_loss": val_loss, "accuracy": accuracy, "world_size": world}
+    if rank == 0:
+        print("done " + json.dumps(result), flush=True)
+        if ns.tracker_base:
+            from torchx.runtime.tracking import FsspecResultTracker
+
+            FsspecResultTracker(ns.tracker_base)[ns.trial_id] = {
+                "val_loss": val_loss,
+                "accuracy": accuracy,
+                "lr": ns.lr,
+                "hidden": ns.hidden,
+            }
+    if env:
+        dist.destroy_process_group()
+
+
+if __name__ == "__main__":
+    main()

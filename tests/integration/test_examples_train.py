@@ -1,0 +1,122 @@
+"""examples/train: `torchx run` of its own ddp component; a killed run resumes from a checkpoint."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import socket
+import sys
+import time
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+from typer.testing import CliRunner
+
+from torchx.cli._app import app
+
+ROOT = Path(__file__).resolve().parents[2]
+TRAIN = ROOT / "examples" / "train"
+COMPONENT = f"{TRAIN / 'component.py'}:trainer"
+
+
+def _trainer_module() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("example_trainer", TRAIN / "trainer.py")
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port: int = s.getsockname()[1]
+        return port
+
+
+def _train_steps_logged(tb_dir: Path) -> list[int]:
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    acc = EventAccumulator(str(tb_dir))
+    acc.Reload()
+    return [e.step for e in acc.Scalars("loss/train")]
+
+
+def _torchx(*args: str) -> str:
+    result = CliRunner().invoke(app, list(args))
+    assert result.exit_code == 0, result.stdout + result.stderr
+    return result.stdout
+
+
+@pytest.mark.slow
+def test_killed_training_resumes_from_its_checkpoint(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
+    monkeypatch.chdir(tmp_path)
+    data, ckpt, tb = tmp_path / "data.pt", tmp_path / "ckpt", tmp_path / "tb"
+    trainer = _trainer_module()
+    trainer.write_torch(str(data), trainer.make_dataset(1024))
+    common = ["--checkpoint_dir", str(ckpt), "--tb_dir", str(tb), "--data", str(data)]
+    common += ["--steps", "120", "--save_every", "20"]
+
+    # First run: slowed down so that it is still training when we stop it.
+    first = _torchx(
+        "run", "--no-wait", COMPONENT, *common,
+        "--step_delay", "0.1", "--rdzv_port", str(_free_port()),
+    )  # fmt: skip
+    handle = first.strip().splitlines()[-1]
+    deadline = time.monotonic() + 120
+    while not (ckpt / "latest").exists():
+        assert time.monotonic() < deadline, "no checkpoint within 120 s"
+        time.sleep(0.2)
+    _torchx("cancel", handle)
+    assert "CANCELLED" in _torchx("status", handle)
+
+    saved = (ckpt / "latest").read_text().strip()
+    resumed_at = int(saved.removeprefix("step_").removesuffix(".pt"))
+    assert 0 < resumed_at < 120, saved
+    assert not (ckpt / "step_000120.pt").exists()
+
+    # Second run: the same command plus --resume, at full speed.
+    out = _torchx(
+        "run", COMPONENT, *common, "--resume", str(ckpt), "--rdzv_port", str(_free_port())
+    )
+    assert f"resumed from {ckpt}/{saved} at step {resumed_at}" in out
+    done = json.loads(out.split("done ", 1)[1].splitlines()[0])
+    assert done["step"] == 120 and done["world_size"] == 2
+    assert done["accuracy"] > 0.9
+
+    # Checkpoints continue where the killed run stopped, not from step 0.
+    import torch
+
+    final = torch.load(ckpt / "step_000120.pt", weights_only=True)
+    assert final["step"] == 120 and final["optim"]["state"]
+    assert (ckpt / "latest").read_text() == "step_000120.pt"
+    # Every step was logged once: the killed run's events past the checkpoint were purged.
+    steps = _train_steps_logged(tb)
+    assert sorted(set(steps)) == list(range(1, 121))
+
+
+def test_checkpoints_and_resume_work_on_memory_urls(capsys: pytest.CaptureFixture[str]) -> None:
+    """The same trainer, one process, with checkpoints in fsspec's in-memory filesystem."""
+    import fsspec
+
+    trainer = _trainer_module()
+    trainer.main(["--steps", "30", "--save_every", "10", "--checkpoint_dir", "memory://ex/ckpt"])
+    fs = fsspec.filesystem("memory")
+    assert fs.cat_file("/ex/ckpt/latest") == b"step_000030.pt"
+    trainer.main(["--steps", "50", "--save_every", "10", "--checkpoint_dir", "memory://ex/ckpt",
+                  "--resume", "memory://ex/ckpt/step_000020.pt"])  # fmt: skip
+    out = capsys.readouterr().out
+    assert "resumed from memory://ex/ckpt/step_000020.pt at step 20" in out
+    assert "step 30: saved step_000030.pt" in out.split("resumed", 1)[1]
+    assert fs.cat_file("/ex/ckpt/latest") == b"step_000050.pt"
+
+
+def test_resume_from_a_missing_checkpoint_names_the_flag(tmp_path: Path) -> None:
+    trainer = _trainer_module()
+    with pytest.raises(SystemExit, match=r"--resume: no checkpoint at '.*nope.pt'"):
+        trainer.main(["--steps", "5", "--resume", str(tmp_path / "nope.pt")])
