@@ -26,7 +26,7 @@ from kfp import compiler, dsl
 import torchx.specs as specs
 from torchx.pipelines.kfp import input_path, output_path, task_from_app
 
-IMAGE = "ghcr.io/example/trainer:1.0"
+IMAGE = "registry.example.com/example/trainer:1.0"
 ENV = {"PYTHONUNBUFFERED": "1"}
 
 

@@ -12,7 +12,7 @@ import yaml
 
 import torchx.specs as specs
 
-IMAGE = "ghcr.io/example/trainer:1.0"
+IMAGE = "registry.example.com/example/trainer:1.0"
 
 
 def copy_app(src: str, dst: str, **role_kw: Any) -> specs.AppDef:

@@ -34,7 +34,7 @@ pytest.importorskip("docker")
 def _app(**kw: Any) -> AppDef:
     role: dict[str, Any] = {
         "name": "trainer",
-        "image": "ghcr.io/org/train:1.0",
+        "image": "registry.example.com/org/train:1.0",
         "entrypoint": "python",
         "args": ["-m", "train", "--rank", macros.replica_id, "--id", macros.app_id],
         "env": {"FOO": "bar"},
@@ -60,7 +60,7 @@ def test_container_requests_field_by_field() -> None:
     assert c == {
         "name": "trainer-1-trainer-1",
         "hostname": "trainer-1-trainer-1",
-        "image": "ghcr.io/org/train:1.0",
+        "image": "registry.example.com/org/train:1.0",
         "entrypoint": ["python"],
         "command": ["-m", "train", "--rank", "1", "--id", "trainer-1"],
         "environment": {

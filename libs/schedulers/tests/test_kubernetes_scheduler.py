@@ -38,7 +38,7 @@ kubernetes = pytest.importorskip("kubernetes")
 def _app(**role_kw: Any) -> AppDef:
     kw: dict[str, Any] = {
         "name": "trainer",
-        "image": "ghcr.io/org/train:1.0",
+        "image": "registry.example.com/org/train:1.0",
         "entrypoint": "python",
         "args": ["-m", "train", "--rank", macros.replica_id, "--id", macros.app_id],
         "env": {"FOO": "bar"},
@@ -134,7 +134,7 @@ def test_volcano_job_field_by_field() -> None:
     ]
     (c,) = ps["containers"]
     assert c["name"] == "trainer"
-    assert c["image"] == "ghcr.io/org/train:1.0"
+    assert c["image"] == "registry.example.com/org/train:1.0"
     assert c["command"] == ["python"]
     assert c["args"] == ["-m", "train", "--rank", "$(VC_TASK_INDEX)", "--id", "my-app-1234"]
     env = {e["name"]: e["value"] for e in c["env"]}
