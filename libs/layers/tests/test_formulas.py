@@ -223,18 +223,18 @@ def _cases() -> list[Case]:
     add("ChannelShuffle", lambda: L.ChannelShuffle(2), (2, 6, 3, 4))
     add("ChannelShuffle1d", lambda: L.ChannelShuffle(3), (2, 6, 5))
     add("CrossMapLRN2d", lambda: L.CrossMapLRN2d(3, alpha=1e-3), (2, 6, 5, 4))
+    fold_size = (7, 6)
     for kernel, dilation, padding, stride in itertools.product(
         (2, (2, 3)), (1, 2), (0, 1), (1, (2, 1))
     ):
         kw = dict(kernel_size=kernel, dilation=dilation, padding=padding, stride=stride)
         add(f"Unfold{kw}", lambda kw=kw: L.Unfold(**kw), (2, 3, 9, 8))
-        out_size = (7, 6)
         k = (kernel, kernel) if isinstance(kernel, int) else kernel
         s2 = (stride, stride) if isinstance(stride, int) else stride
         blocks = 1
-        for size, kk, st in zip(out_size, k, s2, strict=True):
+        for size, kk, st in zip(fold_size, k, s2, strict=True):
             blocks *= (size + 2 * padding - dilation * (kk - 1) - 1) // st + 1
-        add(f"Fold{kw}", lambda kw=kw: L.Fold(out_size, **kw), (2, 3 * k[0] * k[1], blocks))
+        add(f"Fold{kw}", lambda kw=kw: L.Fold(fold_size, **kw), (2, 3 * k[0] * k[1], blocks))
 
     for rnn, seq, state, bi, layers in itertools.product(
         ("RNN", "GRU", "LSTM"), (False, True), (False, True), (False, True), (1, 2)
@@ -293,7 +293,9 @@ def _cases() -> list[Case]:
         add(
             f"TransformerDecoder-{norm}-{norm_first}",
             lambda n=norm, f=norm_first: L.TransformerDecoder(
-                L.TransformerDecoderLayer(2, norm_first=f, **stack_kw), 2, L.RMSNorm() if n else None
+                L.TransformerDecoderLayer(2, norm_first=f, **stack_kw),
+                2,
+                L.RMSNorm() if n else None,
             ),
             (2, 5, 8),
             (2, 3, 8),
@@ -340,24 +342,33 @@ def test_every_layer_in_the_grid_has_its_own_formula() -> None:
     assert all(cls._formula is not TorchLayer._formula for cls in classes)
 
 
-UNPOOL = list(itertools.product((1, 2, 3), (2, 3), (None, 1, 2), (0, 1), (False, True)))
+_UNPOOL_SHAPES = {1: (2, 3, 11), 2: (2, 3, 9, 8), 3: (2, 2, 7, 6, 5)}
 
 
-@pytest.mark.parametrize(("n", "kernel", "stride", "padding", "to_input"), UNPOOL)
+def _unpool_cases() -> list[tuple[int, int, int | None, int, bool]]:
+    cases = []
+    for n, kernel, stride, padding, to_input in itertools.product(
+        (1, 2, 3), (2, 3), (None, 1, 2), (0, 1), (False, True)
+    ):
+        st = stride or kernel
+        sizes = _UNPOOL_SHAPES[n][2:]
+        pooled = [(s + 2 * padding - kernel) // st + 1 for s in sizes]
+        default = [(p - 1) * st - 2 * padding + kernel for p in pooled]
+        too_small = any(d < s for d, s in zip(default, sizes, strict=True))
+        fits = all(d - st < s < d + st for d, s in zip(default, sizes, strict=True))
+        # torch needs output_size when the default cannot hold every index
+        if (to_input and fits) or not (to_input or too_small):
+            cases.append((n, kernel, stride, padding, to_input))
+    return cases
+
+
+@pytest.mark.parametrize(("n", "kernel", "stride", "padding", "to_input"), _unpool_cases())
 def test_max_unpool_formula_matches_torch(
     n: int, kernel: int, stride: int | None, padding: int, to_input: bool
 ) -> None:
-    shape = {1: (2, 3, 11), 2: (2, 3, 9, 8), 3: (2, 2, 7, 6, 5)}[n]
+    shape = _UNPOOL_SHAPES[n]
     pool = getattr(L, f"MaxPool{n}d")(kernel, stride, padding, return_indices=True)
-    x = torch.randn(shape)
-    pooled, indices = pool(x)
-    st = stride or kernel
-    default = [(s - 1) * st - 2 * padding + kernel for s in pooled.shape[2:]]
-    fits = [d - st < s < d + st for d, s in zip(default, shape[2:], strict=True)]
-    if to_input != (not all(d >= s for d, s in zip(default, shape[2:], strict=True))):
-        # the default size is too small to hold every index, or already the input's
-        if not to_input or not all(fits):
-            pytest.skip("torch cannot unpool to this size")
+    pooled, indices = pool(torch.randn(shape))
     out_size = list(shape[2:]) if to_input else None
     unpool = getattr(L, f"MaxUnpool{n}d")(kernel, stride, padding, output_size=out_size)
     predicted = unpool.build(tuple(pooled.shape), tuple(indices.shape))

@@ -135,6 +135,8 @@ class Functional(Layer):
             name = layer.layer_name
             if name is None:
                 base = _snake(type(layer).__name__)
+                if keyword.iskeyword(base) or base in reserved:
+                    base += "_"  # a Lambda would otherwise be called `lambda`
                 k = counts.get(base, 0)
                 name = base if k == 0 else f"{base}_{k}"
                 while name in self.layers:
