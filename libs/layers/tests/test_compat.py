@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import shutil
 import socket
 
 import pytest
@@ -56,6 +57,20 @@ def test_torch_compile_without_graph_breaks() -> None:
     compiled = torch.compile(model, backend="aot_eager", fullgraph=True)
     x = torch.randn(2, 2, 6, 6)
     assert torch.allclose(compiled(x), model(x), atol=1e-6)
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(
+    shutil.which("g++") is None and shutil.which("c++") is None,
+    reason="the inductor backend compiles C++ on CPU and no C++ compiler is installed",
+)
+def test_torch_compile_with_the_default_inductor_backend() -> None:
+    torch._dynamo.reset()
+    model = _residual()
+    compiled = torch.compile(model, fullgraph=True)
+    x = torch.randn(2, 2, 6, 6)
+    with torch.no_grad():
+        assert torch.allclose(compiled(x), model(x), atol=1e-5)
 
 
 def test_state_dict_matches_a_hand_written_module() -> None:

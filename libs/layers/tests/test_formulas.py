@@ -220,6 +220,21 @@ def _cases() -> list[Case]:
     add("PixelShuffle", lambda: L.PixelShuffle(2), (2, 8, 3, 5))
     add("PixelUnshuffle", lambda: L.PixelUnshuffle(2), (2, 3, 4, 6))
     add("EmbeddingBag", lambda: L.EmbeddingBag(10, 4, mode="sum"), (3, 5), dtype=torch.int64)
+    add("ChannelShuffle", lambda: L.ChannelShuffle(2), (2, 6, 3, 4))
+    add("ChannelShuffle1d", lambda: L.ChannelShuffle(3), (2, 6, 5))
+    add("CrossMapLRN2d", lambda: L.CrossMapLRN2d(3, alpha=1e-3), (2, 6, 5, 4))
+    fold_size = (7, 6)
+    for kernel, dilation, padding, stride in itertools.product(
+        (2, (2, 3)), (1, 2), (0, 1), (1, (2, 1))
+    ):
+        kw = dict(kernel_size=kernel, dilation=dilation, padding=padding, stride=stride)
+        add(f"Unfold{kw}", lambda kw=kw: L.Unfold(**kw), (2, 3, 9, 8))
+        k = (kernel, kernel) if isinstance(kernel, int) else kernel
+        s2 = (stride, stride) if isinstance(stride, int) else stride
+        blocks = 1
+        for size, kk, st in zip(fold_size, k, s2, strict=True):
+            blocks *= (size + 2 * padding - dilation * (kk - 1) - 1) // st + 1
+        add(f"Fold{kw}", lambda kw=kw: L.Fold(fold_size, **kw), (2, 3 * k[0] * k[1], blocks))
 
     for rnn, seq, state, bi, layers in itertools.product(
         ("RNN", "GRU", "LSTM"), (False, True), (False, True), (False, True), (1, 2)
@@ -264,6 +279,34 @@ def _cases() -> list[Case]:
     )
     add("Decoder", lambda: L.TransformerDecoderLayer(2, dim_feedforward=16), (2, 5, 8), (2, 3, 8))
 
+    stack_kw: dict[str, Any] = dict(dim_feedforward=16, dropout=0.0)
+    for norm, norm_first in itertools.product((False, True), (False, True)):
+        add(
+            f"TransformerEncoder-{norm}-{norm_first}",
+            lambda n=norm, f=norm_first: L.TransformerEncoder(
+                L.TransformerEncoderLayer(2, norm_first=f, **stack_kw),
+                2,
+                norm=L.LayerNorm() if n else None,
+            ),
+            (2, 5, 8),
+        )
+        add(
+            f"TransformerDecoder-{norm}-{norm_first}",
+            lambda n=norm, f=norm_first: L.TransformerDecoder(
+                L.TransformerDecoderLayer(2, norm_first=f, **stack_kw),
+                2,
+                L.RMSNorm() if n else None,
+            ),
+            (2, 5, 8),
+            (2, 3, 8),
+        )
+        add(
+            f"Transformer-{norm_first}",
+            lambda f=norm_first: L.Transformer(2, 1, 2, norm_first=f, **stack_kw),
+            (2, 3, 8),
+            (2, 5, 8),
+        )
+
     for merge in ("Add", "Multiply", "Average", "Maximum", "Minimum"):
         add(merge, lambda m=merge: getattr(L, m)(), (2, 3, 4), (2, 3, 4), (2, 1, 4))
     add("Subtract", lambda: L.Subtract(), (2, 3, 4), (2, 3, 1))
@@ -297,3 +340,39 @@ def test_every_layer_in_the_grid_has_its_own_formula() -> None:
     classes = {type(c[1]()) for c in CASES}
     assert len(classes) > 100
     assert all(cls._formula is not TorchLayer._formula for cls in classes)
+
+
+_UNPOOL_SHAPES = {1: (2, 3, 11), 2: (2, 3, 9, 8), 3: (2, 2, 7, 6, 5)}
+
+
+def _unpool_cases() -> list[tuple[int, int, int | None, int, bool]]:
+    cases = []
+    for n, kernel, stride, padding, to_input in itertools.product(
+        (1, 2, 3), (2, 3), (None, 1, 2), (0, 1), (False, True)
+    ):
+        st = stride or kernel
+        sizes = _UNPOOL_SHAPES[n][2:]
+        pooled = [(s + 2 * padding - kernel) // st + 1 for s in sizes]
+        default = [(p - 1) * st - 2 * padding + kernel for p in pooled]
+        too_small = any(d < s for d, s in zip(default, sizes, strict=True))
+        fits = all(d - st < s < d + st for d, s in zip(default, sizes, strict=True))
+        # torch needs output_size when the default cannot hold every index
+        if (to_input and fits) or not (to_input or too_small):
+            cases.append((n, kernel, stride, padding, to_input))
+    return cases
+
+
+@pytest.mark.parametrize(("n", "kernel", "stride", "padding", "to_input"), _unpool_cases())
+def test_max_unpool_formula_matches_torch(
+    n: int, kernel: int, stride: int | None, padding: int, to_input: bool
+) -> None:
+    shape = _UNPOOL_SHAPES[n]
+    pool = getattr(L, f"MaxPool{n}d")(kernel, stride, padding, return_indices=True)
+    pooled, indices = pool(torch.randn(shape))
+    out_size = list(shape[2:]) if to_input else None
+    unpool = getattr(L, f"MaxUnpool{n}d")(kernel, stride, padding, output_size=out_size)
+    predicted = unpool.build(tuple(pooled.shape), tuple(indices.shape))
+    real = unpool(pooled, indices)
+    assert predicted == tuple(real.shape)
+    # every pooled maximum lands back where it came from
+    assert torch.equal(real.flatten(2).gather(2, indices.flatten(2)), pooled.flatten(2))

@@ -53,6 +53,9 @@ def test_spec_has_a_format_version_and_is_plain_data() -> None:
     json.dumps(spec)  # plain data only
 
 
+L.register_lambda("test_spec.halves", lambda x: x)
+
+
 def test_every_layer_type_round_trips() -> None:
     layers = [
         L.Conv1d(4, 3, dilation=2),
@@ -68,6 +71,14 @@ def test_every_layer_type_round_trips() -> None:
         L.Reshape((4, -1)),
         L.Permute((0, 2, 3, 1)),
         L.Unflatten(1, (2, 2)),
+        L.MaxUnpool2d(2, output_size=[5, 4]),
+        L.Fold((4, 4), 2, stride=2),
+        L.Unfold((2, 3), padding=1),
+        L.ChannelShuffle(2),
+        L.CrossMapLRN2d(3, alpha=1e-3),
+        L.Transformer(2, 1, 1, 16, norm_first=True),
+        L.TransformerDecoder(L.TransformerDecoderLayer(2, 16), 2, norm=L.LayerNorm()),
+        L.Lambda("test_spec.halves", output_shape="test_spec.halves"),
     ]
     for layer in layers:
         spec = layer.to_spec()
@@ -141,3 +152,32 @@ def test_plain_module_in_sequential_has_no_spec() -> None:
 def test_bad_specs_are_clear_errors(spec: object, message: str) -> None:
     with pytest.raises(SpecError, match=message):
         L.from_spec(spec)  # type: ignore[arg-type]
+
+
+def test_built_transformer_stacks_round_trip_with_weights() -> None:
+    src = L.Placeholder((None, None, 8))
+    tgt = L.Placeholder((None, None, 8))
+    encoder = L.TransformerEncoder(
+        L.TransformerEncoderLayer(2, 16, 0.0, norm_first=True), 2, norm=L.LayerNorm()
+    )
+    decoder = L.TransformerDecoder(L.TransformerDecoderLayer(2, 16, 0.0), 2)
+    memory = encoder(src, is_causal=True)
+    out = decoder([tgt, memory], tgt_is_causal=True)
+    pooled = L.MaxUnpool1d(2)(L.MaxPool1d(2, return_indices=True)(L.Permute((0, 2, 1))(out)))
+    model = L.Functional([src, tgt], pooled).eval()
+    again = L.from_spec(model.to_json())
+    assert again.to_spec() == model.to_spec()
+    again.load_state_dict(model.state_dict())
+    again.eval()
+    s, t = torch.randn(2, 5, 8), torch.randn(2, 4, 8)
+    with torch.no_grad():
+        assert torch.equal(again(s, t), model(s, t))
+    assert model(s, t).shape == (2, 8, 4)
+    assert len(list(model.transformer_encoder.layers)) == 2
+
+
+def test_bad_stack_specs() -> None:
+    spec = L.TransformerEncoder(L.TransformerEncoderLayer(2), 2).to_spec()
+    spec["config"]["encoder_layer"] = {"type": "Nope"}
+    with pytest.raises(SpecError, match=r"encoder_layer.type='Nope' is not a known layer type"):
+        L.from_spec(spec)

@@ -44,6 +44,7 @@ from ._attention import MultiheadAttention, TransformerDecoderLayer, Transformer
 from ._conv import Conv1d, Conv2d, Conv3d, ConvTranspose1d, ConvTranspose2d, ConvTranspose3d
 from ._embedding import Embedding, EmbeddingBag
 from ._errors import ShapeError, SpecError
+from ._fold import Fold, Unfold
 from ._functional import Functional
 from ._lambda import Lambda, register_lambda, registered_lambdas
 from ._layer import SPEC_FORMAT_VERSION, Layer, TorchLayer
@@ -53,6 +54,7 @@ from ._norm import (
     BatchNorm1d,
     BatchNorm2d,
     BatchNorm3d,
+    CrossMapLRN2d,
     GroupNorm,
     InstanceNorm1d,
     InstanceNorm2d,
@@ -97,10 +99,14 @@ from ._pooling import (
     MaxPool1d,
     MaxPool2d,
     MaxPool3d,
+    MaxUnpool1d,
+    MaxUnpool2d,
+    MaxUnpool3d,
 )
 from ._recurrent import GRU, LSTM, RNN
 from ._reshape import Flatten, Permute, Reshape, Unflatten, View
 from ._resize import (
+    ChannelShuffle,
     PixelShuffle,
     PixelUnshuffle,
     Upsample,
@@ -111,6 +117,7 @@ from ._sequential import Sequential
 from ._spec import from_spec, load_spec, save_spec
 from ._summary import summary
 from ._time_distributed import TimeDistributed
+from ._transformer import Transformer, TransformerDecoder, TransformerEncoder
 
 __all__ = [
     "CELU",
@@ -138,6 +145,7 @@ __all__ = [
     "BatchNorm2d",
     "BatchNorm3d",
     "Bilinear",
+    "ChannelShuffle",
     "CircularPad1d",
     "CircularPad2d",
     "CircularPad3d",
@@ -151,6 +159,7 @@ __all__ = [
     "ConvTranspose1d",
     "ConvTranspose2d",
     "ConvTranspose3d",
+    "CrossMapLRN2d",
     "Dropout",
     "Dropout1d",
     "Dropout2d",
@@ -159,6 +168,7 @@ __all__ = [
     "EmbeddingBag",
     "FeatureAlphaDropout",
     "Flatten",
+    "Fold",
     "FractionalMaxPool2d",
     "FractionalMaxPool3d",
     "Functional",
@@ -185,6 +195,9 @@ __all__ = [
     "MaxPool1d",
     "MaxPool2d",
     "MaxPool3d",
+    "MaxUnpool1d",
+    "MaxUnpool2d",
+    "MaxUnpool3d",
     "Maximum",
     "Minimum",
     "Mish",
@@ -223,9 +236,13 @@ __all__ = [
     "Threshold",
     "TimeDistributed",
     "TorchLayer",
+    "Transformer",
+    "TransformerDecoder",
     "TransformerDecoderLayer",
+    "TransformerEncoder",
     "TransformerEncoderLayer",
     "Unflatten",
+    "Unfold",
     "Upsample",
     "UpsamplingBilinear2d",
     "UpsamplingNearest2d",

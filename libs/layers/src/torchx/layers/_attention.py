@@ -8,16 +8,73 @@ from torch import nn
 
 from ._errors import ShapeError
 from ._layer import TorchLayer
-from ._modules import AttentionModule, DecoderModule
+from ._modules import AttentionModule, DecoderModule, add_causal_masks
 from ._shapes import Shape, Shapes
 
+#: A mask keyword: ("attn", query input, key input) for a (Lq, Lk) attention mask,
+#: or ("padding", key input, key input) for a (batch, Lk) key padding mask.
+MaskRule = tuple[str, int, int]
 
-class MultiheadAttention(TorchLayer):
+
+def _dim(d: int | None) -> str:
+    return "?" if d is None else str(d)
+
+
+def _fits(want: int | None, got: Any) -> bool:
+    return want is None or got is None or want == got
+
+
+class _Masked(TorchLayer):
+    """A layer whose call takes attention masks and causal flags as keywords."""
+
+    #: boolean call keywords
+    flags: ClassVar[tuple[str, ...]] = ()
+
+    def _masks(self, n_inputs: int) -> dict[str, MaskRule]:
+        raise NotImplementedError
+
+    def _call_shapes(self, shapes: list[Shape], kwargs: dict[str, Any], out: Shapes) -> Shapes:
+        masks = self._masks(len(shapes))
+        for key, value in kwargs.items():
+            if key in self.flags:
+                if value is not None and not isinstance(value, bool):
+                    raise TypeError(
+                        f"layer '{self._path()}': {key}={value!r}; expected True or False"
+                    )
+                continue
+            if value is None:
+                continue
+            kind, q, k = masks[key]
+            lq, lk = shapes[q][1], shapes[k][1]
+            if not isinstance(value, tuple):
+                raise TypeError(f"layer '{self._path()}': {key} must be one tensor (a mask)")
+            if kind == "padding":
+                fits = len(value) == 2 and _fits(lk, value[1])
+                expected = f"(batch, {_dim(lk)})"
+            else:
+                fits = len(value) in (2, 3) and _fits(lq, value[-2]) and _fits(lk, value[-1])
+                pair = f"{_dim(lq)}, {_dim(lk)}"
+                expected = f"({pair}) or (batch * num_heads, {pair})"
+            if not fits:
+                raise ShapeError(
+                    self._path(),
+                    f"{key} does not fit the inputs",
+                    expected=f"{key} {expected}",
+                    got=value,
+                    hint="a padding mask is (batch, key length); an attention mask is "
+                    "(query length, key length)",
+                )
+        return out
+
+
+class MultiheadAttention(_Masked):
     """``nn.MultiheadAttention`` called as ``(query)``, ``[query, key_value]`` or
     ``[query, key, value]``, each ``(batch, length, features)``.
 
     ``embed_dim`` comes from the query, ``kdim``/``vdim`` from key and value. It
     returns the attended output, or ``(output, weights)`` with ``need_weights=True``.
+    A call takes ``attn_mask``, ``key_padding_mask``, ``is_causal`` (alone it makes
+    the causal mask) and ``need_weights``/``average_attn_weights`` for that call.
     """
 
     torch_cls = nn.MultiheadAttention
@@ -28,6 +85,12 @@ class MultiheadAttention(TorchLayer):
     ndims: ClassVar[tuple[int, ...] | None] = (3,)
     layout = "(batch, length, features)"
     free_axes: ClassVar[tuple[int, ...]] = (1,)
+    flags = ("need_weights", "average_attn_weights", "is_causal")
+    call_keywords = ("attn_mask", "key_padding_mask", *flags)
+
+    def _masks(self, n_inputs: int) -> dict[str, MaskRule]:
+        key = 1 if n_inputs > 1 else 0
+        return {"attn_mask": ("attn", 0, key), "key_padding_mask": ("padding", key, key)}
 
     def _infer(self, shapes: list[Shape]) -> dict[str, Any]:
         query = shapes[0]
@@ -40,21 +103,37 @@ class MultiheadAttention(TorchLayer):
         return AttentionModule(native, self.args["need_weights"], self.args["average_attn_weights"])
 
     def _formula(self, shapes: list[Shape]) -> Shapes:
+        return self._outputs(shapes, self.args["need_weights"], self.args["average_attn_weights"])
+
+    def _outputs(self, shapes: list[Shape], need_weights: bool, average: bool) -> Shapes:
         query = shapes[0]
         key = shapes[1] if len(shapes) > 1 else query
-        if len(shapes) > 2 and shapes[2][1] != key[1]:
+        if len(shapes) > 2 and not _fits(shapes[2][1], key[1]):
             raise ShapeError(self._path(), "key and value need the same length", got=shapes[2])
         out: Shape = query
-        if not self.args["need_weights"]:
+        if not need_weights:
             return out
-        length = int(key[1] or 0) + int(self.args["add_bias_kv"]) + int(self.args["add_zero_attn"])
-        if self.args["average_attn_weights"]:
+        extra = int(self.args["add_bias_kv"]) + int(self.args["add_zero_attn"])
+        length = None if key[1] is None else key[1] + extra
+        if average:
             return [out, (query[0], query[1], length)]
         return [out, (query[0], self.args["num_heads"], query[1], length)]
 
+    def _call_shapes(self, shapes: list[Shape], kwargs: dict[str, Any], out: Shapes) -> Shapes:
+        super()._call_shapes(shapes, kwargs, out)
+        need = kwargs.get("need_weights")
+        average = kwargs.get("average_attn_weights")
+        if need is None and average is None:
+            return out
+        return self._outputs(
+            shapes,
+            self.args["need_weights"] if need is None else need,
+            self.args["average_attn_weights"] if average is None else average,
+        )
 
-class _TransformerBase(TorchLayer):
-    inferred = ("d_model",)
+
+class _TransformerBase(_Masked):
+    inferred: ClassVar[tuple[str, ...]] = ("d_model",)
     fixed: ClassVar[dict[str, Any]] = {"batch_first": True}
     ndims: ClassVar[tuple[int, ...] | None] = (3,)
     layout = "(batch, length, d_model)"
@@ -67,22 +146,56 @@ class _TransformerBase(TorchLayer):
         return shapes[0]
 
 
-class TransformerEncoderLayer(_TransformerBase):
-    """``nn.TransformerEncoderLayer(nhead, ...)`` on ``(batch, length, d_model)``."""
+class _EncoderBase(_TransformerBase):
+    """Masks of an encoder called on ``src``: ``is_causal`` alone makes the causal mask."""
 
-    torch_cls = nn.TransformerEncoderLayer
+    mask_keyword: ClassVar[str] = "src_mask"
+    flags = ("is_causal",)
 
-
-class TransformerDecoderLayer(_TransformerBase):
-    """``nn.TransformerDecoderLayer`` called as ``[target, memory]``."""
-
-    torch_cls = nn.TransformerDecoderLayer
-    num_inputs = (2,)
-    layout = "[(batch, target_length, d_model), (batch, memory_length, d_model)]"
+    def _masks(self, n_inputs: int) -> dict[str, MaskRule]:
+        return {self.mask_keyword: ("attn", 0, 0), "src_key_padding_mask": ("padding", 0, 0)}
 
     def _wrap(self, native: nn.Module) -> nn.Module:
-        assert isinstance(native, nn.TransformerDecoderLayer)
-        return DecoderModule(native)
+        return add_causal_masks(
+            native, ("is_causal", self.mask_keyword, 0, 0, "src_key_padding_mask")
+        )
+
+
+class TransformerEncoderLayer(_EncoderBase):
+    """``nn.TransformerEncoderLayer(nhead, ...)`` on ``(batch, length, d_model)``.
+
+    A call takes ``src_mask``, ``src_key_padding_mask`` and ``is_causal``.
+    """
+
+    torch_cls = nn.TransformerEncoderLayer
+    call_keywords = ("src_mask", "src_key_padding_mask", "is_causal")
+
+
+class _DecoderBase(_TransformerBase):
+    """Called as ``[target, memory]``; masks as in ``nn.TransformerDecoder``."""
+
+    num_inputs = (2,)
+    layout = "[(batch, target_length, d_model), (batch, memory_length, d_model)]"
+    flags = ("tgt_is_causal", "memory_is_causal")
+    call_keywords = (
+        "tgt_mask",
+        "memory_mask",
+        "tgt_key_padding_mask",
+        "memory_key_padding_mask",
+        *flags,
+    )
+    causal_rules: ClassVar[tuple[tuple[str, str, int, int, str], ...]] = (
+        ("tgt_is_causal", "tgt_mask", 0, 0, "tgt_key_padding_mask"),
+        ("memory_is_causal", "memory_mask", 0, 1, "memory_key_padding_mask"),
+    )
+
+    def _masks(self, n_inputs: int) -> dict[str, MaskRule]:
+        return {
+            "tgt_mask": ("attn", 0, 0),
+            "memory_mask": ("attn", 0, 1),
+            "tgt_key_padding_mask": ("padding", 0, 0),
+            "memory_key_padding_mask": ("padding", 1, 1),
+        }
 
     def _formula(self, shapes: list[Shape]) -> Shapes:
         target, memory = shapes
@@ -94,3 +207,17 @@ class TransformerDecoderLayer(_TransformerBase):
                 got=memory,
             )
         return target
+
+
+class TransformerDecoderLayer(_DecoderBase):
+    """``nn.TransformerDecoderLayer`` called as ``[target, memory]``.
+
+    A call takes ``tgt_mask``, ``memory_mask``, ``tgt_key_padding_mask``,
+    ``memory_key_padding_mask``, ``tgt_is_causal`` and ``memory_is_causal``.
+    """
+
+    torch_cls = nn.TransformerDecoderLayer
+
+    def _wrap(self, native: nn.Module) -> nn.Module:
+        assert isinstance(native, nn.TransformerDecoderLayer)
+        return add_causal_masks(DecoderModule(native), *self.causal_rules)

@@ -33,5 +33,8 @@ class SpecError(ValueError):
 
 
 def format_shape(shape: Sequence[int | None]) -> str:
-    dims = ", ".join("batch" if d is None else str(d) for d in shape)
+    # None is the batch in dimension 0 and a size known only at call time elsewhere
+    dims = ", ".join(
+        ("batch" if i == 0 else "?") if d is None else str(d) for i, d in enumerate(shape)
+    )
     return f"({dims},)" if len(shape) == 1 else f"({dims})"

@@ -120,6 +120,7 @@ class Functional(Layer):
             if id(p.node) not in seen:
                 seen[id(p.node)] = p.node
                 stack.extend(a for a in p.node.args if isinstance(a, Placeholder))
+                stack.extend(_keyword_holders(p.node.kwargs))
         return sorted(seen.values(), key=lambda n: n.order)
 
     def _name_layers(self, nodes: list[Node]) -> None:
@@ -134,6 +135,8 @@ class Functional(Layer):
             name = layer.layer_name
             if name is None:
                 base = _snake(type(layer).__name__)
+                if keyword.iskeyword(base) or base in reserved:
+                    base += "_"  # a Lambda would otherwise be called `lambda`
                 k = counts.get(base, 0)
                 name = base if k == 0 else f"{base}_{k}"
                 while name in self.layers:
@@ -192,6 +195,8 @@ class Functional(Layer):
             else:
                 entry = {"layer": self._names[id(node.target)]}
             entry["args"] = args
+            if node.kwargs:
+                entry["kwargs"] = {k: _encode_arg(v, ids) for k, v in node.kwargs.items()}
             entry["outputs"] = number(node.outputs)
             described.append(entry)
         return {
@@ -219,6 +224,8 @@ class Functional(Layer):
                 else:
                     scope[f"c{k}_{j}"] = a
                     args.append(f"c{k}_{j}")
+            for key, value in node.kwargs.items():
+                args.append(f"{key}={_render_arg(value, names, scope, f'k{k}_{key}')}")
             if isinstance(node.target, Op):
                 scope[f"f{k}"] = node.target.function()
                 call = f"f{k}({', '.join(args)})"
@@ -295,7 +302,8 @@ class Functional(Layer):
                 self._check_tensors(flat)
         return self._run(self, *flat)
 
-    def call_symbolic(self, inputs: list[Placeholder]) -> Any:
+    def call_symbolic(self, inputs: list[Placeholder], **kwargs: Any) -> Any:
+        self._check_keywords(kwargs)
         for p in inputs:
             if not isinstance(p, Placeholder):
                 raise TypeError("a symbolic call needs Placeholders for every input")
@@ -340,7 +348,13 @@ class Functional(Layer):
             if "op" in entry:
                 out: Any = apply_op(entry["op"], args, **entry.get("params", {}))
             elif entry.get("layer") in layers:
-                out = layers[entry["layer"]].call_symbolic(args)
+                kwargs = entry.get("kwargs", {})
+                if not isinstance(kwargs, dict):
+                    raise SpecError(f"{where}.kwargs={kwargs!r}: expected a mapping")
+                out = layers[entry["layer"]].call_symbolic(
+                    args,
+                    **{k: _decode_arg(v, values, f"{where}.kwargs.{k}") for k, v in kwargs.items()},
+                )
             else:
                 raise SpecError(
                     f"{where}: layer {entry.get('layer')!r} is not in config.layers "
@@ -357,6 +371,53 @@ class Functional(Layer):
 
     def extra_repr(self) -> str:
         return ""
+
+
+def _keyword_holders(kwargs: dict[str, Any]) -> list[Placeholder]:
+    found: list[Placeholder] = []
+
+    def walk(v: Any) -> None:
+        if isinstance(v, Placeholder):
+            found.append(v)
+        elif isinstance(v, (list, tuple)):
+            for item in v:
+                walk(item)
+
+    for value in kwargs.values():
+        walk(value)
+    return found
+
+
+def _encode_arg(value: Any, ids: dict[int, int]) -> Any:
+    """A call keyword as spec data: a reference, a tuple of them, or a constant."""
+    if isinstance(value, Placeholder):
+        return {"ref": ids[id(value)]}
+    if isinstance(value, (list, tuple)):
+        return {"tuple": [_encode_arg(v, ids) for v in value]}
+    return {"const": value}
+
+
+def _decode_arg(data: Any, values: dict[int, Placeholder], where: str) -> Any:
+    try:
+        if "ref" in data:
+            return values[data["ref"]]
+        if "tuple" in data:
+            return tuple(_decode_arg(v, values, where) for v in data["tuple"])
+        return data["const"]
+    except (KeyError, TypeError) as e:
+        raise SpecError(f"{where}: bad keyword argument {data!r} ({e})") from None
+
+
+def _render_arg(value: Any, names: dict[int, str], scope: dict[str, Any], slot: str) -> str:
+    if isinstance(value, Placeholder):
+        return names[id(value)]
+    if isinstance(value, (list, tuple)):
+        parts = [_render_arg(v, names, scope, f"{slot}_{i}") for i, v in enumerate(value)]
+        return f"({', '.join(parts)},)"
+    if value is None or isinstance(value, (bool, int)):
+        return repr(value)
+    scope[slot] = value
+    return slot
 
 
 def _has_placeholder(obj: Any) -> bool:

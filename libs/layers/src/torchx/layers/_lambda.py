@@ -51,15 +51,17 @@ class Lambda(Layer):
     """Applies ``fn`` to its input(s).
 
     ``fn`` is a callable or the name of one registered with :func:`register_lambda`.
-    ``output_shape`` (without the batch dimension) skips shape inference; without
-    it the function is run once on meta tensors. Only a registered function can be
-    written to a spec: code is never pickled.
+    ``output_shape`` skips shape inference: a shape without the batch dimension, or
+    a function from the input shapes (one argument per input, batch included, None
+    for unknown sizes) to the whole output shape(s). Without it the function is run
+    once on meta tensors. Only registered functions can be written to a spec (a
+    shape function too, by its registered name): code is never pickled.
     """
 
     def __init__(
         self,
         fn: Callable[..., Any] | str,
-        output_shape: Sequence[int] | None = None,
+        output_shape: Sequence[int | None] | Callable[..., Any] | str | None = None,
         name: str | None = None,
     ) -> None:
         super().__init__(name)
@@ -76,9 +78,21 @@ class Lambda(Layer):
             self.fn_name = next((k for k, v in _REGISTRY.items() if v is fn), None)
         else:
             raise TypeError(f"Lambda fn={fn!r}: expected a callable or a registered name")
-        self.fixed_shape: Shape | None = (
-            None if output_shape is None else as_shape(list(output_shape), "output_shape")
-        )
+        self.shape_fn: Callable[..., Any] | None = None
+        self.shape_fn_name: str | None = None
+        self.fixed_shape: Shape | None = None
+        if isinstance(output_shape, str):
+            if output_shape not in _REGISTRY:
+                raise SpecError(
+                    f"Lambda output_shape={output_shape!r} is not a registered name; "
+                    f"registered: {sorted(_REGISTRY)}"
+                )
+            self.shape_fn, self.shape_fn_name = _REGISTRY[output_shape], output_shape
+        elif callable(output_shape):
+            self.shape_fn = output_shape
+            self.shape_fn_name = next((k for k, v in _REGISTRY.items() if v is output_shape), None)
+        elif output_shape is not None:
+            self.fixed_shape = as_shape(list(output_shape), "output_shape")
         self.native: nn.Module | None = None
 
     def _build(self, shapes: list[Shape], path: str) -> Shapes:
@@ -86,6 +100,8 @@ class Lambda(Layer):
         self.native = LambdaModule(self.fn, label)
         if self.fixed_shape is not None:
             return (shapes[0][0], *self.fixed_shape)
+        if self.shape_fn is not None:
+            return _checked_shapes(self.shape_fn(*shapes), path)
         out = eval_on_meta(self.fn, shapes, path)
         if out is None:
             raise ShapeError(path, "the function returned no tensor")
@@ -102,5 +118,31 @@ class Lambda(Layer):
                 f"Lambda {self._label()}: its function is not registered, so it cannot be "
                 "serialized; call L.register_lambda('some_name', fn) first"
             )
-        shape = None if self.fixed_shape is None else list(self.fixed_shape)
+        shape: Any = None if self.fixed_shape is None else list(self.fixed_shape)
+        if self.shape_fn is not None:
+            if self.shape_fn_name is None:
+                raise SpecError(
+                    f"Lambda {self._label()}: its output_shape function is not registered, so "
+                    "it cannot be serialized; call L.register_lambda('some_name', fn) first"
+                )
+            shape = self.shape_fn_name
         return {"fn": self.fn_name, "output_shape": shape}
+
+
+def _checked_shapes(value: Any, path: str) -> Shapes:
+    """The result of an output_shape function: a shape, or a list/tuple of shapes."""
+    if (
+        isinstance(value, (list, tuple))
+        and value
+        and all(isinstance(v, (list, tuple)) for v in value)
+    ):
+        return [_checked_shapes(v, path) for v in value]
+    if isinstance(value, (list, tuple)) and all(
+        v is None or (isinstance(v, int) and not isinstance(v, bool) and v > 0) for v in value
+    ):
+        return tuple(value)
+    raise ShapeError(
+        path,
+        f"output_shape function returned {value!r}; expected a shape such as (None, 4, 8) "
+        "(batch included) or a list of shapes",
+    )

@@ -12,7 +12,16 @@ from torch import nn
 from ._errors import ShapeError, format_shape
 from ._meta import module_on_meta
 from ._placeholder import Node, Placeholder
-from ._shapes import Shape, Shapes, as_shape, leaves
+from ._shapes import (
+    PROBES,
+    Shape,
+    Shapes,
+    as_shape,
+    fill_unknown,
+    has_unknown,
+    leaves,
+    probe,
+)
 
 SPEC_FORMAT_VERSION = 1
 
@@ -29,6 +38,31 @@ def _placeholder_args(args: tuple[Any, ...]) -> list[Placeholder] | None:
     if any(isinstance(a, Placeholder) for a in args):
         raise TypeError("a layer call cannot mix Placeholders with tensors or other values")
     return None
+
+
+def keyword_shapes(kwargs: dict[str, Any], symbolic: bool, where: str) -> dict[str, Any]:
+    """Call keywords with tensors and placeholders replaced by their shapes."""
+
+    def convert(value: Any, field: str) -> Any:
+        if isinstance(value, Placeholder):
+            return value.shape
+        if isinstance(value, torch.Tensor):
+            if symbolic:
+                raise TypeError(
+                    f"{where}: keyword {field} is a tensor; in a call on Placeholders it must be "
+                    "a Placeholder (a model input or a layer output) or a Python constant"
+                )
+            return tuple(value.shape)
+        if isinstance(value, (tuple, list)):
+            return [convert(v, f"{field}[{i}]") for i, v in enumerate(value)]
+        if value is None or isinstance(value, (bool, int, float, str)):
+            return value
+        raise TypeError(
+            f"{where}: keyword {field}={value!r} ({type(value).__name__}) is not accepted; "
+            "pass a tensor, a Placeholder, a tuple of them or a Python constant"
+        )
+
+    return {k: convert(v, k) for k, v in kwargs.items()}
 
 
 def to_placeholders(shapes: Shapes, node: Node) -> Any:
@@ -49,6 +83,8 @@ class Layer(nn.Module):
 
     #: Non-batch axes whose size may change between calls (the time axis of an RNN).
     free_axes: ClassVar[tuple[int, ...]] = ()
+    #: Keywords a call may pass on to the module (masks, initial states, flags).
+    call_keywords: ClassVar[tuple[str, ...]] = ()
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -147,7 +183,8 @@ class Layer(nn.Module):
             return False
         free = self._free_axes()
         return all(
-            i == 0 or i in free or w == g for i, (w, g) in enumerate(zip(want, got, strict=True))
+            i == 0 or i in free or w is None or w == g
+            for i, (w, g) in enumerate(zip(want, got, strict=True))
         )
 
     def _free_axes(self) -> tuple[int, ...]:
@@ -169,28 +206,51 @@ class Layer(nn.Module):
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         # a tensor first means an ordinary call: skip the placeholder checks
-        if args and not kwargs and not isinstance(args[0], torch.Tensor):
+        if args and not isinstance(args[0], torch.Tensor):
             holders = _placeholder_args(args)
             if holders is not None:
-                return self.call_symbolic(holders)
+                return self.call_symbolic(holders, **kwargs)
         return super().__call__(*args, **kwargs)
 
-    def call_symbolic(self, inputs: list[Placeholder]) -> Any:
+    def call_symbolic(self, inputs: list[Placeholder], **kwargs: Any) -> Any:
         """Apply this layer to placeholders: build it and record the call."""
-        out = self.build(*[p.shape for p in inputs])
-        node = Node(self, list(inputs))
+        self._check_keywords(kwargs)
+        shapes = [p.shape for p in inputs]
+        out = self.build(*shapes)
+        if kwargs:
+            out = self._call_shapes(shapes, keyword_shapes(kwargs, True, self._path()), out)
+        node = Node(self, list(inputs), kwargs=dict(kwargs))
         node.outputs = to_placeholders(out, node)
         return node.outputs
 
-    def forward(self, *inputs: Any) -> Any:
+    def _check_keywords(self, kwargs: dict[str, Any]) -> None:
+        unknown = sorted(set(kwargs) - set(self.call_keywords))
+        if unknown:
+            accepted = list(self.call_keywords) or "no keywords"
+            raise TypeError(
+                f"L.{type(self).__name__}: unexpected call keyword(s) {unknown}; "
+                f"a call accepts {accepted}"
+            )
+
+    def _call_shapes(self, shapes: list[Shape], kwargs: dict[str, Any], out: Shapes) -> Shapes:
+        """Check a call's keywords (shapes of masks and states) and return its output shapes."""
+        return out
+
+    def forward(self, *inputs: Any, **kwargs: Any) -> Any:
         if len(inputs) == 1 and isinstance(inputs[0], (list, tuple)):
             inputs = tuple(inputs[0])
+        if kwargs:
+            self._check_keywords(kwargs)
         if self._input_shapes is None:
             self.build(*[tuple(x.shape) for x in inputs])
             self._follow_input(inputs[0])
         else:
             self._check_tensors(inputs)
-        return self.call_module()(*inputs)
+        if kwargs:
+            assert self._output_shapes is not None
+            shapes = [tuple(x.shape) for x in inputs]
+            self._call_shapes(shapes, keyword_shapes(kwargs, False, self._path()), shapes[0])
+        return self.call_module()(*inputs, **kwargs)
 
     def _check_tensors(self, inputs: Sequence[torch.Tensor]) -> None:
         expected = self._input_shapes
@@ -382,9 +442,45 @@ class TorchLayer(Layer):
                         hint="insert L.Reshape/L.Unflatten/L.Flatten before it to change the rank",
                     )
 
+    def _sizes(self, shapes: list[Shape]) -> dict[str, Any]:
+        """The constructor arguments that depend on the input shape, for comparison."""
+        return self.torch_kwargs(shapes)
+
+    def _require_known(self, shapes: list[Shape], path: str) -> None:
+        """Refuse a None size that the torch module would be sized from (weights)."""
+        base = self._sizes(fill_unknown(shapes, PROBES[0]))
+        for j, shape in enumerate(shapes):
+            for i, d in enumerate(shape):
+                if i == 0 or d is not None:
+                    continue
+                trial = fill_unknown(shapes, PROBES[0])
+                trial[j] = (*trial[j][:i], PROBES[1], *trial[j][i + 1 :])
+                other = self._sizes(trial)
+                changed = [k for k in base if base[k] != other.get(k)]
+                if changed:
+                    which = f" of input {j}" if len(shapes) > 1 else ""
+                    raise ShapeError(
+                        path,
+                        f"{type(self).__name__} needs a known size for dimension {i}{which} "
+                        f"(it sets {', '.join(changed)}), but that size is None",
+                        expected=self.layout or None,
+                        got=shape,
+                        hint="give that dimension a size in the Placeholder or build shape, "
+                        "or make it fixed before this layer (an adaptive pooling layer does)",
+                    )
+
+    def _known_formula(self, shapes: list[Shape]) -> Shapes:
+        out = self._formula(shapes)
+        assert out is not None
+        return out
+
     def _build(self, shapes: list[Shape], path: str) -> Shapes:
         self._check_input(shapes, path)
-        kwargs = self.torch_kwargs(shapes)
+        concrete = shapes
+        if has_unknown(shapes):
+            self._require_known(shapes, path)
+            concrete = fill_unknown(shapes, PROBES[0])
+        kwargs = self.torch_kwargs(concrete)
         try:
             native = self.torch_cls(**kwargs)
         except (ValueError, TypeError, RuntimeError, AssertionError) as e:
@@ -394,9 +490,10 @@ class TorchLayer(Layer):
                 got=shapes[0],
             ) from e
         module = self._wrap(native)
-        out = self._formula(shapes)
-        if out is None:
+        if type(self)._formula is TorchLayer._formula:
             out = module_on_meta(module, shapes, path)
+        else:
+            out = probe(self._known_formula, shapes)
         self._modules["native"] = module
         return out
 

@@ -9,7 +9,7 @@ import torch
 from torch import nn
 
 from ._errors import ShapeError
-from ._shapes import Shape, Shapes
+from ._shapes import Shape, Shapes, probe
 
 # A stand-in batch size for an unknown batch; 2 because some modules (BatchNorm in
 # training mode) refuse a batch of one even on the meta device.
@@ -36,6 +36,12 @@ def eval_on_meta(
     fn: Callable[..., Any], shapes: Sequence[Shape], path: str, consts: Sequence[Any] = ()
 ) -> Shapes:
     """Shapes returned by ``fn`` applied to meta tensors of ``shapes``."""
+    return probe(lambda concrete: _run_on_meta(fn, concrete, path, consts), shapes)
+
+
+def _run_on_meta(
+    fn: Callable[..., Any], shapes: Sequence[Shape], path: str, consts: Sequence[Any]
+) -> Shapes:
     batch_unknown = any(s[0] is None for s in shapes)
     last_error: Exception | None = None
     # integer inputs are tried second so that index-taking modules (embeddings) work too

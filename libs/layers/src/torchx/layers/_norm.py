@@ -106,3 +106,14 @@ class LocalResponseNorm(TorchLayer):
 
     def _formula(self, shapes: list[Shape]) -> Shapes:
         return shapes[0]
+
+
+class CrossMapLRN2d(TorchLayer):
+    """``nn.CrossMapLRN2d(size)``: local response normalization across channels, 4-D input."""
+
+    torch_cls = nn.CrossMapLRN2d
+    ndims: ClassVar[tuple[int, ...] | None] = (4,)
+    layout = "(batch, channels, H, W)"
+
+    def _formula(self, shapes: list[Shape]) -> Shapes:
+        return shapes[0]

@@ -12,7 +12,7 @@ import torch
 
 from ._errors import ShapeError, format_shape
 from ._meta import eval_on_meta
-from ._shapes import Shape, as_shape
+from ._shapes import Shape, as_shape, probe
 
 if TYPE_CHECKING:
     from ._layer import Layer
@@ -43,6 +43,8 @@ class Node:
     args: list[Any]
     outputs: Any = None
     order: int = field(default_factory=lambda: next(_node_ids))
+    #: call keywords of a layer call: placeholders, tuples of them, or constants
+    kwargs: dict[str, Any] = field(default_factory=dict)
 
 
 class Placeholder:
@@ -243,7 +245,10 @@ def apply_op(name: str, args: list[Any], **params: Any) -> Placeholder:
 
     shapes = [h.shape for h in holders]
     formula = _FORMULAS.get(name)
-    out = formula(shapes, params) if formula else eval_on_meta(call, shapes, name)
+    if formula:
+        out = probe(lambda s: formula(s, params), shapes)
+    else:
+        out = eval_on_meta(call, shapes, name)
     if not isinstance(out, tuple):
         raise ShapeError(name, "an op must return a single tensor")
     node = Node(Op(name, params), list(args))

@@ -1,4 +1,4 @@
-"""Pooling: max, average, adaptive, power-average (LP) and fractional max."""
+"""Pooling: max, average, adaptive, power-average (LP), fractional max, and max unpooling."""
 
 from __future__ import annotations
 
@@ -6,7 +6,9 @@ from typing import Any, ClassVar
 
 from torch import nn
 
+from ._errors import ShapeError, format_shape
 from ._layer import TorchLayer
+from ._modules import UnpoolModule
 from ._shapes import Shape, Shapes, ntuple, pool_out
 
 _LAYOUTS = {
@@ -161,4 +163,75 @@ class FractionalMaxPool2d(_FractionalMaxPool):
 
 class FractionalMaxPool3d(_FractionalMaxPool):
     torch_cls = nn.FractionalMaxPool3d
+    spatial = 3
+
+
+class _MaxUnpool(_Pool):
+    """Inverse of max pooling, called as ``[pooled, indices]`` where both come from a
+    ``MaxPool`` layer with ``return_indices=True``.
+
+    ``output_size`` (the spatial sizes) picks among the sizes a pooling could have
+    come from; by default the smallest, as in torch.
+    """
+
+    extras: ClassVar[dict[str, Any]] = {"output_size": None}
+    num_inputs = (2,)
+
+    def _default_sizes(self, x: Shape) -> tuple[tuple[int, ...], tuple[int, ...]]:
+        n = self.spatial
+        kernel = ntuple(self.args["kernel_size"], n, "kernel_size")
+        stride_arg = self.args["stride"]
+        stride = kernel if stride_arg is None else ntuple(stride_arg, n, "stride")
+        pads = ntuple(self.args["padding"], n, "padding")
+        sizes = tuple(
+            (int(s or 0) - 1) * st - 2 * p + k
+            for s, k, st, p in zip(x[2:], kernel, stride, pads, strict=True)
+        )
+        return sizes, stride
+
+    def _formula(self, shapes: list[Shape]) -> Shapes:
+        x, indices = shapes
+        if not all(a == b for a, b in zip(x[1:], indices[1:], strict=True)):
+            raise ShapeError(
+                self._path(),
+                "the indices must have the shape of the pooled input",
+                expected=f"indices {format_shape(x)}",
+                got=indices,
+                hint="pass the two outputs of a MaxPool layer with return_indices=True",
+            )
+        default, stride = self._default_sizes(x)
+        wanted = self.args["output_size"]
+        if wanted is None:
+            return (*x[:2], *default)
+        sizes = ntuple(wanted, self.spatial, "output_size")
+        for size, low, st in zip(sizes, default, stride, strict=True):
+            if not low - st < size < low + st:
+                raise ShapeError(
+                    self._path(),
+                    f"output_size={tuple(sizes)} cannot come from this pooling: each size "
+                    f"must lie between default-stride and default+stride (exclusive) "
+                    f"around the defaults {default}",
+                    got=x,
+                )
+        return (*x[:2], *sizes)
+
+    def _wrap(self, native: nn.Module) -> nn.Module:
+        wanted = self.args["output_size"]
+        if wanted is None:
+            return native
+        return UnpoolModule(native, ntuple(wanted, self.spatial, "output_size"))
+
+
+class MaxUnpool1d(_MaxUnpool):
+    torch_cls = nn.MaxUnpool1d
+    spatial = 1
+
+
+class MaxUnpool2d(_MaxUnpool):
+    torch_cls = nn.MaxUnpool2d
+    spatial = 2
+
+
+class MaxUnpool3d(_MaxUnpool):
+    torch_cls = nn.MaxUnpool3d
     spatial = 3

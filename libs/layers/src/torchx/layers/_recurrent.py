@@ -7,6 +7,7 @@ from typing import Any, ClassVar
 
 from torch import nn
 
+from ._errors import ShapeError
 from ._layer import TorchLayer
 from ._modules import RecurrentModule
 from ._shapes import Shape, Shapes
@@ -28,6 +29,9 @@ class _Recurrent(TorchLayer):
     ``return_state=True`` the layer returns ``(output, state)`` where ``state`` is
     torch's final hidden state (``(h, c)`` for an LSTM), laid out as torch does:
     ``(directions*num_layers, batch, hidden)``.
+
+    A call may start from ``initial_state=h0`` (``(h0, c0)`` for an LSTM), in that
+    same layout, e.g. the state another recurrent layer returned.
     """
 
     inferred = ("input_size",)
@@ -36,6 +40,7 @@ class _Recurrent(TorchLayer):
     ndims: ClassVar[tuple[int, ...] | None] = (3,)
     layout = "(batch, time, features)"
     free_axes: ClassVar[tuple[int, ...]] = (1,)
+    call_keywords = ("initial_state",)
 
     def _infer(self, shapes: list[Shape]) -> dict[str, Any]:
         return {"input_size": shapes[0][2]}
@@ -46,6 +51,45 @@ class _Recurrent(TorchLayer):
 
     def _out_size(self) -> int:
         return int(self.args["hidden_size"])
+
+    def _state_shapes(self, batch: int | None) -> list[Shape]:
+        dirs = 2 if self.args["bidirectional"] else 1
+        layers = dirs * self.args["num_layers"]
+        h: Shape = (layers, batch, self._out_size())
+        if isinstance(self, LSTM):
+            return [h, (layers, batch, self.args["hidden_size"])]
+        return [h]
+
+    def _call_shapes(self, shapes: list[Shape], kwargs: dict[str, Any], out: Shapes) -> Shapes:
+        state = kwargs.get("initial_state")
+        if state is None:
+            return out
+        want = self._state_shapes(shapes[0][0])
+        given = [state] if isinstance(state, tuple) else state
+        layout = "(h0, c0), each" if len(want) == 2 else "h0"
+        expected = f"{layout} (directions * num_layers, batch, hidden): " + ", ".join(
+            f"({w[0]}, batch, {w[2]})" for w in want
+        )
+        if not isinstance(given, list) or len(given) != len(want):
+            raise ShapeError(
+                self._path(),
+                f"initial_state must be {'a pair (h0, c0)' if len(want) == 2 else 'one tensor h0'}",
+                expected=expected,
+            )
+        for w, g in zip(want, given, strict=True):
+            if (
+                not isinstance(g, tuple)
+                or len(g) != 3
+                or not all(a is None or b is None or a == b for a, b in zip(w, g, strict=True))
+            ):
+                raise ShapeError(
+                    self._path(),
+                    "initial_state does not fit this layer",
+                    expected=expected,
+                    got=g if isinstance(g, tuple) else None,
+                    hint="the batch is dimension 1 of a state, as in torch",
+                )
+        return out
 
     def _formula(self, shapes: list[Shape]) -> Shapes:
         batch, steps, _ = shapes[0]

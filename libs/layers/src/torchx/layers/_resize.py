@@ -1,4 +1,4 @@
-"""Resizing layers: Upsample and pixel (un)shuffle."""
+"""Resizing and reordering: Upsample, pixel (un)shuffle, channel shuffle."""
 
 from __future__ import annotations
 
@@ -80,3 +80,23 @@ class PixelUnshuffle(TorchLayer):
                 self._path(), f"H and W must be divisible by downscale_factor={r}", got=shapes[0]
             )
         return (b, int(c or 0) * r * r, int(h or 0) // r, int(w or 0) // r)
+
+
+class ChannelShuffle(TorchLayer):
+    """``nn.ChannelShuffle(groups)`` on ``(batch, channels, ...)``; the shape is kept."""
+
+    torch_cls = nn.ChannelShuffle
+    ndims: ClassVar[tuple[int, ...] | None] = (3, 4, 5)
+    layout = "(batch, channels, *spatial)"
+
+    def _formula(self, shapes: list[Shape]) -> Shapes:
+        x = shapes[0]
+        groups = self.args["groups"]
+        if int(x[1] or 0) % groups:
+            raise ShapeError(
+                self._path(),
+                f"{x[1]} channels do not split into groups={groups}",
+                got=x,
+                hint="pick groups that divide the channel count",
+            )
+        return x

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, TypeAlias
 
-#: A tensor shape; only the batch dimension (index 0) may be ``None`` (unknown).
+#: A tensor shape; ``None`` is a size not known before the call (always so for the
+#: batch, dimension 0; elsewhere e.g. a variable sequence length).
 Shape: TypeAlias = tuple[int | None, ...]
 #: What a layer returns: one shape, or a (nested) list of them for several outputs.
 Shapes: TypeAlias = Shape | list["Shapes"]
@@ -64,18 +65,18 @@ def broadcast(shapes: Sequence[Shape]) -> Shape | None:
 
 
 def as_shape(value: Sequence[Any], field: str = "shape") -> Shape:
-    """Validate a user-given shape: positive ints, the first one may be ``None``."""
+    """Validate a user-given shape: positive ints or ``None`` (a size known only at call)."""
     if isinstance(value, (str, bytes)) or not isinstance(value, Sequence):
         raise TypeError(f"{field}={value!r}: expected a tuple of ints such as (None, 3, 32, 32)")
     dims: list[int | None] = []
     for i, d in enumerate(value):
-        if d is None and i == 0:
+        if d is None:
             dims.append(None)
             continue
         if isinstance(d, bool) or not isinstance(d, int) or d <= 0:
             raise ValueError(
                 f"{field}={tuple(value)!r}: dimension {i} is {d!r}; every dimension must be a "
-                "positive int (only the batch dimension 0 may be None)"
+                "positive int, or None for a size known only when the model runs"
             )
         dims.append(d)
     if not dims:
@@ -91,3 +92,46 @@ def leaves(shapes: Shapes) -> list[Shape]:
     if isinstance(shapes, tuple):
         return [shapes]
     return [leaf for s in shapes for leaf in leaves(s)]
+
+
+# Shape formulas are integer functions of the input sizes. A non-batch size given as
+# None is filled in with each of these stand-ins in turn; an output size that comes
+# out different in the two runs depends on the unknown size and is unknown (None)
+# too, one that comes out equal does not depend on it. Both are multiples of 1..10,
+# so divisibility checks (GLU, PixelShuffle, groups) pass on them.
+PROBES = (5040, 10080)
+
+
+def has_unknown(shapes: Sequence[Shape]) -> bool:
+    """Whether a size other than the batch (dimension 0) is None."""
+    return any(d is None for s in shapes for d in s[1:])
+
+
+def fill_unknown(shapes: Sequence[Shape], value: int) -> list[Shape]:
+    return [(s[0], *(value if d is None else d for d in s[1:])) for s in shapes]
+
+
+def merge_probes(a: Shapes, b: Shapes) -> Shapes:
+    """Sizes equal in both probe runs, None where they differ."""
+    if isinstance(a, tuple) and isinstance(b, tuple) and len(a) == len(b):
+        return tuple(x if x == y else None for x, y in zip(a, b, strict=True))
+    if isinstance(a, list) and isinstance(b, list) and len(a) == len(b):
+        return [merge_probes(x, y) for x, y in zip(a, b, strict=True)]
+    raise ValueError("the output structure depends on an unknown (None) size")
+
+
+def probe(fn: Callable[[list[Shape]], Shapes], shapes: Sequence[Shape]) -> Shapes:
+    """``fn(shapes)``, with unknown non-batch sizes worked out by the two probe runs."""
+    if not has_unknown(shapes):
+        return fn(list(shapes))
+    try:
+        return merge_probes(
+            fn(fill_unknown(shapes, PROBES[0])), fn(fill_unknown(shapes, PROBES[1]))
+        )
+    except ValueError as e:
+        note = (
+            f" (sizes given as None were tried as {PROBES[0]} and {PROBES[1]}; "
+            "give them a size if this layer depends on them)"
+        )
+        e.args = (f"{e.args[0]}{note}", *e.args[1:]) if e.args else (note,)
+        raise

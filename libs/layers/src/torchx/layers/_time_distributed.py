@@ -38,7 +38,7 @@ class TimeDistributed(Layer):
                 got=shapes[0] if shapes else None,
             )
         batch, steps, *rest = shapes[0]
-        merged = None if batch is None else batch * int(steps or 0)
+        merged = None if batch is None or steps is None else batch * steps
         out = self.inner.build((merged, *rest), path=f"{path}.inner")
         if not isinstance(out, tuple):
             raise ShapeError(path, "the wrapped layers must return a single tensor")
