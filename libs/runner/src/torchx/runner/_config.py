@@ -103,7 +103,8 @@ def load_config(
     ``cli:COMMAND`` is an error, as is an unknown key in a ``cli:`` section.
     """
     paths = [Path(f) for f in files] if files is not None else config_files()
-    known = set(known_schedulers)
+    # Only read when a file exists: listing schedulers scans installed packages.
+    known = set(known_schedulers) if paths else set()
     config = TorchxConfig(files=paths)
     for path in paths:
         parser = configparser.ConfigParser(interpolation=None, default_section="\0none")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import Any
@@ -50,14 +51,16 @@ class Runner:
         config: TorchxConfig | None = None,
     ) -> None:
         self._name = name
-        self._factories = dict(scheduler_factories)
+        # Kept as given: the registry's mapping resolves built-in names without scanning
+        # installed packages, which would cost every CLI command tens of milliseconds.
+        self._factories = scheduler_factories
         self._component_defaults = {k: dict(v) for k, v in (component_defaults or {}).items()}
         self._scheduler_params = dict(scheduler_params or {})
         self._schedulers: dict[str, Scheduler[Any]] = {}
         self.config = (
             config
             if config is not None
-            else load_config(known_schedulers=[*self._factories, *RESERVED_NAMES])
+            else load_config(known_schedulers=itertools.chain(self._factories, RESERVED_NAMES))
         )
 
     # -- context manager --------------------------------------------------------------

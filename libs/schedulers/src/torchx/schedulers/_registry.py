@@ -8,7 +8,7 @@ points name a factory ``(session_name: str, **params) -> Scheduler``.
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any, Protocol
 
 from torchx.schedulers._api import Scheduler, SchedulerCapabilities
@@ -60,16 +60,38 @@ def scheduler_names() -> list[str]:
     return sorted(_targets())
 
 
-def get_scheduler_factories() -> dict[str, SchedulerFactory]:
+def _lazy_factory(name: str, target: str) -> SchedulerFactory:
+    def factory(session_name: str, **params: Any) -> Scheduler[Any]:
+        return _load(name, target)(session_name, **params)  # type: ignore[no-any-return]
+
+    return factory
+
+
+class _SchedulerFactories(Mapping[str, SchedulerFactory]):
+    """Every scheduler by name. Looking up a built-in name reads no package metadata;
+    only listing the names, or asking for one that is not built in, scans entry points."""
+
+    def __getitem__(self, name: str) -> SchedulerFactory:
+        if name in _BUILTINS:
+            return _lazy_factory(name, _BUILTINS[name])
+        targets = _targets()
+        if name not in targets:
+            raise KeyError(name)
+        return _lazy_factory(name, targets[name])
+
+    def __contains__(self, name: object) -> bool:
+        return name in _BUILTINS or name in _targets()
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(sorted(_targets()))
+
+    def __len__(self) -> int:
+        return len(_targets())
+
+
+def get_scheduler_factories() -> Mapping[str, SchedulerFactory]:
     """A factory per scheduler name; each imports its scheduler only when called."""
-
-    def lazy(name: str, target: str) -> SchedulerFactory:
-        def factory(session_name: str, **params: Any) -> Scheduler[Any]:
-            return _load(name, target)(session_name, **params)  # type: ignore[no-any-return]
-
-        return factory
-
-    return {name: lazy(name, target) for name, target in sorted(_targets().items())}
+    return _SchedulerFactories()
 
 
 def _target_of(name: str) -> str:
