@@ -174,3 +174,10 @@ def test_schedule_needs_a_dryrun_info() -> None:
     info = specs.AppDryRunInfo("request")
     with pytest.raises(SpecsError, match="dryrun_info"):
         runner.schedule(info)
+
+
+def test_has_scheduler_answers_without_listing() -> None:
+    runner = get_runner()
+    assert runner.has_scheduler("local_cwd")
+    assert not runner.has_scheduler("slurmm")
+    assert "local_cwd" in runner.scheduler_backends()

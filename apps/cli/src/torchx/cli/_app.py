@@ -93,10 +93,10 @@ def _scheduler(runner: Runner, name: str | None) -> str:
     from torchx.schedulers import DEFAULT_SCHEDULER
 
     scheduler = name or runner.config.cli_defaults("run").get("scheduler") or DEFAULT_SCHEDULER
-    known = runner.scheduler_backends()
-    if scheduler not in known:
+    if not runner.has_scheduler(scheduler):
         from torchx.specs._errors import closest
 
+        known = runner.scheduler_backends()
         raise CliError(f"scheduler: got {scheduler!r}; {closest(scheduler, known)}")
     return scheduler
 

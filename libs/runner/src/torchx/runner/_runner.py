@@ -81,6 +81,10 @@ class Runner:
     def scheduler_backends(self) -> list[str]:
         return sorted(self._factories)
 
+    def has_scheduler(self, name: str) -> bool:
+        """Whether ``name`` is a usable scheduler (cheaper than listing them all)."""
+        return name in self._factories
+
     def _scheduler(self, name: str) -> Scheduler[Any]:
         if name not in self._schedulers:
             factory = self._factories.get(name)
