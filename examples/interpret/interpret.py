@@ -57,7 +57,9 @@ def main() -> None:
     out = Path(ns.out)
     out.mkdir(parents=True, exist_ok=True)
     fig, ax = plt.subplots(figsize=(6, 4))
-    image = ax.imshow(per_sample.numpy(), cmap="coolwarm", aspect="auto")
+    # Symmetric limits keep zero attribution white, so sign and size read at a glance.
+    limit = float(per_sample.abs().max()) or 1.0
+    image = ax.imshow(per_sample.numpy(), cmap="coolwarm", aspect="auto", vmin=-limit, vmax=limit)
     ax.set_xlabel("feature")
     ax.set_ylabel("sample")
     ax.set_title("integrated gradients, class 1")
