@@ -9,7 +9,10 @@ name, so they work under ``--import-mode=importlib`` without touching ``sys.path
 from __future__ import annotations
 
 import importlib.util
+import os
+import shutil
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -18,6 +21,12 @@ _FIXTURES = Path(__file__).parent / "tests" / "fixtures"
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    # Apps launched by tests (and by the torchx commands they run) keep their state and logs
+    # in a throwaway directory, never in the user's ~/.local/state/torchx.
+    if "TORCHX_TEST_KEEP_STATE" not in os.environ:
+        state = tempfile.mkdtemp(prefix="torchx-test-state-")
+        os.environ["XDG_STATE_HOME"] = state
+        config.add_cleanup(lambda: shutil.rmtree(state, ignore_errors=True))
     for path in sorted(_FIXTURES.glob("*.py")):
         if path.name.startswith("_"):
             continue

@@ -83,3 +83,15 @@ def test_python_dash_m_works_like_the_script() -> None:
         check=False,
     )
     assert proc.returncode == 0 and proc.stdout.startswith("torchx ")
+
+
+def test_closed_pipe_is_quiet() -> None:
+    # `torchx builtins | head -1`: the reader is gone before torchx writes.
+    proc = subprocess.Popen(
+        [TORCHX, "builtins"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    assert proc.stdout is not None and proc.stderr is not None
+    proc.stdout.close()
+    err = proc.stderr.read()
+    assert proc.wait(timeout=60) == 0
+    assert "Broken pipe" not in err and "Traceback" not in err

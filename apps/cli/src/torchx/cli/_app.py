@@ -7,6 +7,7 @@ components or the schedulers only when it runs, so ``torchx --help`` stays fast.
 from __future__ import annotations
 
 import functools
+import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
@@ -50,6 +51,10 @@ def handled(fn: F) -> F:
             return fn(*args, **kwargs)
         except (typer.Exit, typer.Abort):
             raise
+        except BrokenPipeError:
+            # The reader went away (`torchx list | head`): stop quietly, as Unix tools do.
+            _silence_stdout()
+            raise typer.Exit(0) from None
         except Exception as e:
             if _state["debug"]:
                 raise
@@ -58,6 +63,14 @@ def handled(fn: F) -> F:
             raise typer.Exit(code) from None
 
     return wrapper  # type: ignore[return-value]
+
+
+def _silence_stdout() -> None:
+    """Point stdout at /dev/null so the interpreter's final flush raises nothing."""
+    import os
+
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
 
 
 def _version(value: bool) -> None:
