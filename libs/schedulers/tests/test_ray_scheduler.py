@@ -19,7 +19,13 @@ from typing import Any
 import pytest
 
 from torchx.schedulers import Stream, get_scheduler
-from torchx.schedulers.ray_scheduler import CONFIG_ENV, RayScheduler, parse_events
+from torchx.schedulers.ray_scheduler import (
+    ACTORS,
+    CONFIG_ENV,
+    DIRECT,
+    RayScheduler,
+    parse_events,
+)
 from torchx.specs import AppDef, AppState, Resource, RetryPolicy, Role, SpecsError, macros
 
 DEADLINE_S = 120.0
@@ -93,6 +99,7 @@ def test_dryrun_request_and_driver_config_field_by_field(tmp_path: Path) -> None
             "TORCHX_ROLE_NAME": "trainer",
             "TORCHX_REPLICA_ID": str(k),
         }
+    assert job.path == ACTORS  # two replicas
     assert job.submit_kwargs() == {
         "submission_id": job.submission_id,
         "entrypoint": job.entrypoint,
@@ -100,8 +107,102 @@ def test_dryrun_request_and_driver_config_field_by_field(tmp_path: Path) -> None
         "metadata": job.metadata,
     }
     shown = str(info)
+    assert "path: actors (a placement group of 2 bundles" in shown
+    assert "entrypoint_num" not in shown
     assert "submit_job" in shown and '"placement_strategy": "SPREAD"' in shown
     assert '"working_dir": "' + str(tmp_path) in shown
+
+
+def test_one_replica_takes_the_direct_path_with_entrypoint_resources() -> None:
+    app = AppDef(
+        "single",
+        [
+            Role(
+                "trainer",
+                image="",
+                entrypoint="python",
+                args=["train.py", macros.replica_id],
+                env={"X": "1"},
+                max_retries=2,
+                resource=Resource(cpu=2, gpu=1, memMB=512),
+            )
+        ],
+    )
+    info = RayScheduler().submit_dryrun(app, {"address": "127.0.0.1:8265"})
+    job = info.request
+    assert job.path == DIRECT
+    python, dash_m, module, config_arg = shlex.split(job.entrypoint)
+    assert (python, dash_m, module) == ("python", "-m", "torchx.schedulers._ray_direct")
+    assert json.loads(config_arg) == job.driver_config
+    (role,) = job.driver_config["roles"]
+    assert role["max_retries"] == 2
+    assert role["replicas"] == [
+        {
+            "argv": ["python", "train.py", "0"],
+            "env": {
+                "X": "1",
+                "TORCHX_APP_ID": job.app_id,
+                "TORCHX_ROLE_NAME": "trainer",
+                "TORCHX_REPLICA_ID": "0",
+            },
+        }
+    ]
+    assert job.submit_kwargs() == {
+        "submission_id": job.submission_id,
+        "entrypoint": job.entrypoint,
+        "runtime_env": {},
+        "metadata": {"torchx_app": "single", "torchx_roles": '{"trainer":1}'},
+        "entrypoint_num_cpus": 2,
+        "entrypoint_num_gpus": 1,
+        "entrypoint_memory": 512 * 1024 * 1024,
+    }
+    shown = str(info)
+    assert shown.startswith("path: direct (one replica")
+    assert '"entrypoint_num_cpus": 2' in shown and '"entrypoint_memory": 536870912' in shown
+    assert "python -m torchx.schedulers._ray_direct '<the driver config below" in shown
+
+
+def test_direct_path_defaults_to_one_cpu_and_asks_for_nothing_else() -> None:
+    job = RayScheduler().submit_dryrun(AppDef("a", [sh("r", "true")]), {"address": "h:1"}).request
+    assert job.path == DIRECT
+    assert job.entrypoint_resources == {"entrypoint_num_cpus": 1}
+    assert job.submit_kwargs()["entrypoint_num_cpus"] == 1
+    assert "entrypoint_num_gpus" not in job.submit_kwargs()
+
+
+@pytest.mark.parametrize(
+    "roles",
+    [
+        [sh("a", "true", replicas=2)],
+        [sh("a", "true"), sh("b", "true")],  # two roles of one replica each still meet
+    ],
+)
+def test_several_replicas_keep_the_actor_path(roles: list[Role]) -> None:
+    job = RayScheduler().submit_dryrun(AppDef("many", roles), {"address": "h:1"}).request
+    assert job.path == ACTORS
+    assert shlex.split(job.entrypoint)[:3] == ["python", "-m", "torchx.schedulers._ray_driver"]
+    assert job.entrypoint_resources == {}
+    assert not any(k.startswith("entrypoint_num") for k in job.submit_kwargs())
+
+
+def test_a_direct_config_too_long_for_a_command_line_goes_in_the_runtime_env() -> None:
+    big = Role("r", "", "echo", ["x" * 120_000])
+    job = RayScheduler().submit_dryrun(AppDef("big", [big]), {"address": "1.2.3.4:8265"}).request
+    assert job.entrypoint == "python -m torchx.schedulers._ray_direct"
+    assert json.loads(job.runtime_env["env_vars"][CONFIG_ENV]) == job.driver_config
+
+
+def test_the_direct_entrypoint_imports_neither_ray_nor_torchx_specs() -> None:
+    out = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "torchx.schedulers._ray_direct"],
+        capture_output=True,
+        text=True,
+    )
+    assert out.returncode == 2 and "usage:" in out.stdout  # no config given
+    loaded = {line.rsplit("|", 1)[1].strip() for line in out.stderr.splitlines() if "|" in line}
+    assert "torchx.schedulers" in loaded  # the package runs first, then the module as __main__
+    heavy = {"ray", "torchx.specs", "torchx.schedulers._api", "typing", "logging", "inspect"}
+    assert not loaded & heavy, loaded & heavy
 
 
 def test_address_defaults_to_ray_address(monkeypatch: pytest.MonkeyPatch) -> None:
