@@ -311,6 +311,21 @@ RANKS_SCRIPT = (
     'id=$TORCHX_REPLICA_ID py=$(command -v python)"; echo "err$RANK" >&2'
 )
 FAIL_SCRIPT = 'if [ "$RANK" = 1 ]; then echo "bad input" >&2; exit 3; fi; sleep 60'
+# What a single-node dist.ddp app needs from its environment: torch's env:// rendezvous.
+DIST_SCRIPT = """
+import os, torch, torch.distributed as dist
+dist.init_process_group("gloo")
+t = torch.ones(1) * 5
+dist.all_reduce(t)
+keys = ["RANK", "WORLD_SIZE", "LOCAL_RANK", "MASTER_ADDR", "TORCHX_RANK0_HOST", "GROUP_RANK"]
+print(*[os.environ[k] for k in keys], dist.get_rank(), dist.get_world_size(), int(t.item()))
+dist.destroy_process_group()
+"""
+
+
+def entrypoint_of(s: RayScheduler, app_id: str) -> Any:
+    address, sid = s._split(app_id)
+    return s._client(address).get_job_info(sid)
 
 
 @pytest.fixture(scope="module")
@@ -330,6 +345,8 @@ def submitted(ray: RayScheduler, tmp_path_factory: pytest.TempPathFactory) -> di
         "echo": submit(ray, AppDef("echo", [Role("echo", "", "echo", ["hello", "ray"])])),
         "ranks": submit(ray, AppDef("ranks", [sh("trainer", RANKS_SCRIPT, replicas=2)])),
         "fail": submit(ray, AppDef("fail", [sh("worker", FAIL_SCRIPT, replicas=2)])),
+        "fail1": submit(ray, AppDef("fail1", [sh("solo", "echo ok; echo broken >&2; exit 4")])),
+        "dist": submit(ray, AppDef("dist", [Role("ddp", "", "python", ["-c", DIST_SCRIPT])])),
         "retry": submit(
             ray,
             AppDef(
@@ -349,6 +366,10 @@ def test_echo(ray: RayScheduler, submitted: dict[str, str]) -> None:
         (0, AppState.SUCCEEDED, 0, "127.0.0.1")
     ]
     assert logs(ray, app_id, "echo") == "hello ray\n"
+    # one replica: the direct path (its reservation: test_direct_path_waits_for_...)
+    assert entrypoint_of(ray, app_id).entrypoint.startswith(
+        "python -m torchx.schedulers._ray_direct "
+    )
     listed = {a.app_id: a for a in ray.list()}
     assert listed[app_id].state == AppState.SUCCEEDED and listed[app_id].name == "echo"
 
@@ -370,6 +391,9 @@ def test_two_replicas_see_their_ranks_and_per_replica_logs(
         # the replicas run the project's own interpreter, found on PATH
         assert Path(fields["py"]).parent == Path(sys.executable).parent
     assert len(ports) == 1
+    assert entrypoint_of(ray, app_id).entrypoint.startswith(
+        "python -m torchx.schedulers._ray_driver "
+    )
     assert [logs(ray, app_id, "trainer", k, streams=Stream.STDERR) for k in range(2)] == [
         "err0\n",
         "err1\n",
@@ -392,8 +416,39 @@ def test_failing_replica_fails_the_app_with_its_code_and_stderr(
     assert replicas[0].state == AppState.CANCELLED  # stopped because its peer failed
     assert "worker/1 exited with code 3" in desc.structured_error_msg
     assert "bad input" in desc.structured_error_msg
-    address, sid = ray._split(app_id)
-    assert ray._client(address).get_job_info(sid).driver_exit_code == 3
+    info = entrypoint_of(ray, app_id)
+    assert info.driver_exit_code == 3
+    assert info.entrypoint.startswith("python -m torchx.schedulers._ray_driver ")
+
+
+def test_failing_single_replica_direct_path(ray: RayScheduler, submitted: dict[str, str]) -> None:
+    app_id = submitted["fail1"]
+    desc = ray.wait(app_id, timeout=DEADLINE_S)
+    assert desc is not None and desc.state == AppState.FAILED, desc
+    (rep,) = desc.roles_statuses[0].replicas
+    assert (rep.state, rep.exit_code, rep.hostname) == (AppState.FAILED, 4, "127.0.0.1")
+    assert desc.structured_error_msg == (
+        "replica solo/0 exited with code 4; last lines of its stderr:\nbroken"
+    )
+    assert logs(ray, app_id, "solo", streams=Stream.STDOUT) == "ok\n"
+    assert logs(ray, app_id, "solo", streams=Stream.STDERR) == "broken\n"
+    info = entrypoint_of(ray, app_id)
+    assert info.driver_exit_code == 4
+    assert info.entrypoint.startswith("python -m torchx.schedulers._ray_direct ")
+
+
+def test_single_replica_env_is_enough_for_torch_distributed(
+    ray: RayScheduler, submitted: dict[str, str]
+) -> None:
+    pytest.importorskip("torch")
+    app_id = submitted["dist"]
+    desc = ray.wait(app_id, timeout=DEADLINE_S)
+    assert desc is not None and desc.state == AppState.SUCCEEDED, (
+        desc,
+        logs(ray, app_id, "ddp"),
+    )
+    out = logs(ray, app_id, "ddp", streams=Stream.STDOUT)
+    assert out == "0 1 0 127.0.0.1 127.0.0.1 0 0 1 5\n"
 
 
 def test_max_retries_restarts_a_failed_replica(
@@ -404,6 +459,9 @@ def test_max_retries_restarts_a_failed_replica(
     assert desc is not None and desc.state == AppState.SUCCEEDED, desc
     assert desc.num_restarts == 1
     assert logs(ray, app_id, "r") == "ok 1\n"
+    assert entrypoint_of(ray, app_id).entrypoint.startswith(
+        "python -m torchx.schedulers._ray_direct"
+    )
 
 
 def test_working_dir_workspace_and_status_from_a_new_process(
@@ -456,3 +514,20 @@ def test_cancel_stops_the_replicas(
 
     wait_for(gone, f"replica process {pid} to end")
     ray.cancel(app_id)  # a no-op once ended
+    assert entrypoint_of(ray, app_id).entrypoint.startswith(
+        "python -m torchx.schedulers._ray_direct"
+    )
+
+
+def test_direct_path_waits_for_the_resources_it_asked_for(ray: RayScheduler) -> None:
+    # The cluster has 8 CPUs: Ray must hold the entrypoint back, as a placement group would.
+    big = Role("big", "", "echo", ["never"], resource=Resource(cpu=64, gpu=0, memMB=0))
+    app_id = submit(ray, AppDef("toobig", [big]))
+    time.sleep(1.0)  # a chance to start, were the reservation ignored
+    desc = ray.describe(app_id)
+    assert desc is not None and desc.state == AppState.PENDING, desc
+    assert logs(ray, app_id, "big") == ""
+    # Ray keeps the stop until it can place the entrypoint; cancel does not wait for that.
+    ray.cancel(app_id)
+    desc = ray.describe(app_id)
+    assert desc is not None and desc.state == AppState.PENDING

@@ -538,7 +538,11 @@ class RayScheduler(Scheduler[RayJob]):
     # -- control ----------------------------------------------------------------------
 
     def cancel(self, app_id: str) -> None:
-        """Stop the app's job; returns once Ray reports it ended."""
+        """Stop the app's job; returns once Ray reports it ended.
+
+        A direct-path app still waiting for its resources is the exception: Ray ends it only
+        once it can place it, so this returns at once.
+        """
         address, sid = self._split(app_id)
         info = self._info(address, sid)
         if info is None:
@@ -548,6 +552,12 @@ class RayScheduler(Scheduler[RayJob]):
         if info.status.is_terminal():
             return
         self._client(address).stop_job(sid)
+        if str(info.status.value) == "PENDING" and str(info.entrypoint).startswith(
+            ENTRYPOINTS[DIRECT]
+        ):
+            # Ray holds the stop of a job whose entrypoint waits for its resources until it
+            # places it (or its start timeout fails the job): nothing to wait for now.
+            return
         self.wait(app_id, timeout=30.0)
 
     def close(self) -> None:
