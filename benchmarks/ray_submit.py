@@ -1,7 +1,8 @@
 """Submit-to-finish of an echo on a real local Ray cluster: torchx's ray scheduler vs Ray alone.
 
 1. torchx: ``RayScheduler.submit`` of a one-replica ``echo hello`` app, then ``wait`` until it
-   ends (the job runs the torchx driver: placement group, one actor, the command in it).
+   ends (one replica: the direct path, ``_ray_direct`` runs the command with no Ray import,
+   its CPU reserved through ``entrypoint_num_cpus``).
 2. baseline: ``JobSubmissionClient.submit_job(entrypoint="echo hello")``, then polling
    ``get_job_status`` at the same interval until it ends.
 

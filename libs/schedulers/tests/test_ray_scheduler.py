@@ -19,7 +19,13 @@ from typing import Any
 import pytest
 
 from torchx.schedulers import Stream, get_scheduler
-from torchx.schedulers.ray_scheduler import CONFIG_ENV, RayScheduler, parse_events
+from torchx.schedulers.ray_scheduler import (
+    ACTORS,
+    CONFIG_ENV,
+    DIRECT,
+    RayScheduler,
+    parse_events,
+)
 from torchx.specs import AppDef, AppState, Resource, RetryPolicy, Role, SpecsError, macros
 
 DEADLINE_S = 120.0
@@ -93,6 +99,7 @@ def test_dryrun_request_and_driver_config_field_by_field(tmp_path: Path) -> None
             "TORCHX_ROLE_NAME": "trainer",
             "TORCHX_REPLICA_ID": str(k),
         }
+    assert job.path == ACTORS  # two replicas
     assert job.submit_kwargs() == {
         "submission_id": job.submission_id,
         "entrypoint": job.entrypoint,
@@ -100,8 +107,102 @@ def test_dryrun_request_and_driver_config_field_by_field(tmp_path: Path) -> None
         "metadata": job.metadata,
     }
     shown = str(info)
+    assert "path: actors (a placement group of 2 bundles" in shown
+    assert "entrypoint_num" not in shown
     assert "submit_job" in shown and '"placement_strategy": "SPREAD"' in shown
     assert '"working_dir": "' + str(tmp_path) in shown
+
+
+def test_one_replica_takes_the_direct_path_with_entrypoint_resources() -> None:
+    app = AppDef(
+        "single",
+        [
+            Role(
+                "trainer",
+                image="",
+                entrypoint="python",
+                args=["train.py", macros.replica_id],
+                env={"X": "1"},
+                max_retries=2,
+                resource=Resource(cpu=2, gpu=1, memMB=512),
+            )
+        ],
+    )
+    info = RayScheduler().submit_dryrun(app, {"address": "127.0.0.1:8265"})
+    job = info.request
+    assert job.path == DIRECT
+    python, dash_m, module, config_arg = shlex.split(job.entrypoint)
+    assert (python, dash_m, module) == ("python", "-m", "torchx.schedulers._ray_direct")
+    assert json.loads(config_arg) == job.driver_config
+    (role,) = job.driver_config["roles"]
+    assert role["max_retries"] == 2
+    assert role["replicas"] == [
+        {
+            "argv": ["python", "train.py", "0"],
+            "env": {
+                "X": "1",
+                "TORCHX_APP_ID": job.app_id,
+                "TORCHX_ROLE_NAME": "trainer",
+                "TORCHX_REPLICA_ID": "0",
+            },
+        }
+    ]
+    assert job.submit_kwargs() == {
+        "submission_id": job.submission_id,
+        "entrypoint": job.entrypoint,
+        "runtime_env": {},
+        "metadata": {"torchx_app": "single", "torchx_roles": '{"trainer":1}'},
+        "entrypoint_num_cpus": 2,
+        "entrypoint_num_gpus": 1,
+        "entrypoint_memory": 512 * 1024 * 1024,
+    }
+    shown = str(info)
+    assert shown.startswith("path: direct (one replica")
+    assert '"entrypoint_num_cpus": 2' in shown and '"entrypoint_memory": 536870912' in shown
+    assert "python -m torchx.schedulers._ray_direct '<the driver config below" in shown
+
+
+def test_direct_path_defaults_to_one_cpu_and_asks_for_nothing_else() -> None:
+    job = RayScheduler().submit_dryrun(AppDef("a", [sh("r", "true")]), {"address": "h:1"}).request
+    assert job.path == DIRECT
+    assert job.entrypoint_resources == {"entrypoint_num_cpus": 1}
+    assert job.submit_kwargs()["entrypoint_num_cpus"] == 1
+    assert "entrypoint_num_gpus" not in job.submit_kwargs()
+
+
+@pytest.mark.parametrize(
+    "roles",
+    [
+        [sh("a", "true", replicas=2)],
+        [sh("a", "true"), sh("b", "true")],  # two roles of one replica each still meet
+    ],
+)
+def test_several_replicas_keep_the_actor_path(roles: list[Role]) -> None:
+    job = RayScheduler().submit_dryrun(AppDef("many", roles), {"address": "h:1"}).request
+    assert job.path == ACTORS
+    assert shlex.split(job.entrypoint)[:3] == ["python", "-m", "torchx.schedulers._ray_driver"]
+    assert job.entrypoint_resources == {}
+    assert not any(k.startswith("entrypoint_num") for k in job.submit_kwargs())
+
+
+def test_a_direct_config_too_long_for_a_command_line_goes_in_the_runtime_env() -> None:
+    big = Role("r", "", "echo", ["x" * 120_000])
+    job = RayScheduler().submit_dryrun(AppDef("big", [big]), {"address": "1.2.3.4:8265"}).request
+    assert job.entrypoint == "python -m torchx.schedulers._ray_direct"
+    assert json.loads(job.runtime_env["env_vars"][CONFIG_ENV]) == job.driver_config
+
+
+def test_the_direct_entrypoint_imports_neither_ray_nor_torchx_specs() -> None:
+    out = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "torchx.schedulers._ray_direct"],
+        capture_output=True,
+        text=True,
+    )
+    assert out.returncode == 2 and "usage:" in out.stdout  # no config given
+    loaded = {line.rsplit("|", 1)[1].strip() for line in out.stderr.splitlines() if "|" in line}
+    assert "torchx.schedulers" in loaded  # the package runs first, then the module as __main__
+    heavy = {"ray", "torchx.specs", "torchx.schedulers._api", "typing", "logging", "inspect"}
+    assert not loaded & heavy, loaded & heavy
 
 
 def test_address_defaults_to_ray_address(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -210,6 +311,21 @@ RANKS_SCRIPT = (
     'id=$TORCHX_REPLICA_ID py=$(command -v python)"; echo "err$RANK" >&2'
 )
 FAIL_SCRIPT = 'if [ "$RANK" = 1 ]; then echo "bad input" >&2; exit 3; fi; sleep 60'
+# What a single-node dist.ddp app needs from its environment: torch's env:// rendezvous.
+DIST_SCRIPT = """
+import os, torch, torch.distributed as dist
+dist.init_process_group("gloo")
+t = torch.ones(1) * 5
+dist.all_reduce(t)
+keys = ["RANK", "WORLD_SIZE", "LOCAL_RANK", "MASTER_ADDR", "TORCHX_RANK0_HOST", "GROUP_RANK"]
+print(*[os.environ[k] for k in keys], dist.get_rank(), dist.get_world_size(), int(t.item()))
+dist.destroy_process_group()
+"""
+
+
+def entrypoint_of(s: RayScheduler, app_id: str) -> Any:
+    address, sid = s._split(app_id)
+    return s._client(address).get_job_info(sid)
 
 
 @pytest.fixture(scope="module")
@@ -229,6 +345,8 @@ def submitted(ray: RayScheduler, tmp_path_factory: pytest.TempPathFactory) -> di
         "echo": submit(ray, AppDef("echo", [Role("echo", "", "echo", ["hello", "ray"])])),
         "ranks": submit(ray, AppDef("ranks", [sh("trainer", RANKS_SCRIPT, replicas=2)])),
         "fail": submit(ray, AppDef("fail", [sh("worker", FAIL_SCRIPT, replicas=2)])),
+        "fail1": submit(ray, AppDef("fail1", [sh("solo", "echo ok; echo broken >&2; exit 4")])),
+        "dist": submit(ray, AppDef("dist", [Role("ddp", "", "python", ["-c", DIST_SCRIPT])])),
         "retry": submit(
             ray,
             AppDef(
@@ -248,6 +366,10 @@ def test_echo(ray: RayScheduler, submitted: dict[str, str]) -> None:
         (0, AppState.SUCCEEDED, 0, "127.0.0.1")
     ]
     assert logs(ray, app_id, "echo") == "hello ray\n"
+    # one replica: the direct path (its reservation: test_direct_path_waits_for_...)
+    assert entrypoint_of(ray, app_id).entrypoint.startswith(
+        "python -m torchx.schedulers._ray_direct "
+    )
     listed = {a.app_id: a for a in ray.list()}
     assert listed[app_id].state == AppState.SUCCEEDED and listed[app_id].name == "echo"
 
@@ -269,6 +391,9 @@ def test_two_replicas_see_their_ranks_and_per_replica_logs(
         # the replicas run the project's own interpreter, found on PATH
         assert Path(fields["py"]).parent == Path(sys.executable).parent
     assert len(ports) == 1
+    assert entrypoint_of(ray, app_id).entrypoint.startswith(
+        "python -m torchx.schedulers._ray_driver "
+    )
     assert [logs(ray, app_id, "trainer", k, streams=Stream.STDERR) for k in range(2)] == [
         "err0\n",
         "err1\n",
@@ -291,8 +416,39 @@ def test_failing_replica_fails_the_app_with_its_code_and_stderr(
     assert replicas[0].state == AppState.CANCELLED  # stopped because its peer failed
     assert "worker/1 exited with code 3" in desc.structured_error_msg
     assert "bad input" in desc.structured_error_msg
-    address, sid = ray._split(app_id)
-    assert ray._client(address).get_job_info(sid).driver_exit_code == 3
+    info = entrypoint_of(ray, app_id)
+    assert info.driver_exit_code == 3
+    assert info.entrypoint.startswith("python -m torchx.schedulers._ray_driver ")
+
+
+def test_failing_single_replica_direct_path(ray: RayScheduler, submitted: dict[str, str]) -> None:
+    app_id = submitted["fail1"]
+    desc = ray.wait(app_id, timeout=DEADLINE_S)
+    assert desc is not None and desc.state == AppState.FAILED, desc
+    (rep,) = desc.roles_statuses[0].replicas
+    assert (rep.state, rep.exit_code, rep.hostname) == (AppState.FAILED, 4, "127.0.0.1")
+    assert desc.structured_error_msg == (
+        "replica solo/0 exited with code 4; last lines of its stderr:\nbroken"
+    )
+    assert logs(ray, app_id, "solo", streams=Stream.STDOUT) == "ok\n"
+    assert logs(ray, app_id, "solo", streams=Stream.STDERR) == "broken\n"
+    info = entrypoint_of(ray, app_id)
+    assert info.driver_exit_code == 4
+    assert info.entrypoint.startswith("python -m torchx.schedulers._ray_direct ")
+
+
+def test_single_replica_env_is_enough_for_torch_distributed(
+    ray: RayScheduler, submitted: dict[str, str]
+) -> None:
+    pytest.importorskip("torch")
+    app_id = submitted["dist"]
+    desc = ray.wait(app_id, timeout=DEADLINE_S)
+    assert desc is not None and desc.state == AppState.SUCCEEDED, (
+        desc,
+        logs(ray, app_id, "ddp"),
+    )
+    out = logs(ray, app_id, "ddp", streams=Stream.STDOUT)
+    assert out == "0 1 0 127.0.0.1 127.0.0.1 0 0 1 5\n"
 
 
 def test_max_retries_restarts_a_failed_replica(
@@ -303,6 +459,9 @@ def test_max_retries_restarts_a_failed_replica(
     assert desc is not None and desc.state == AppState.SUCCEEDED, desc
     assert desc.num_restarts == 1
     assert logs(ray, app_id, "r") == "ok 1\n"
+    assert entrypoint_of(ray, app_id).entrypoint.startswith(
+        "python -m torchx.schedulers._ray_direct"
+    )
 
 
 def test_working_dir_workspace_and_status_from_a_new_process(
@@ -355,3 +514,20 @@ def test_cancel_stops_the_replicas(
 
     wait_for(gone, f"replica process {pid} to end")
     ray.cancel(app_id)  # a no-op once ended
+    assert entrypoint_of(ray, app_id).entrypoint.startswith(
+        "python -m torchx.schedulers._ray_direct"
+    )
+
+
+def test_direct_path_waits_for_the_resources_it_asked_for(ray: RayScheduler) -> None:
+    # The cluster has 8 CPUs: Ray must hold the entrypoint back, as a placement group would.
+    big = Role("big", "", "echo", ["never"], resource=Resource(cpu=64, gpu=0, memMB=0))
+    app_id = submit(ray, AppDef("toobig", [big]))
+    time.sleep(1.0)  # a chance to start, were the reservation ignored
+    desc = ray.describe(app_id)
+    assert desc is not None and desc.state == AppState.PENDING, desc
+    assert logs(ray, app_id, "big") == ""
+    # Ray keeps the stop until it can place the entrypoint; cancel does not wait for that.
+    ray.cancel(app_id)
+    desc = ray.describe(app_id)
+    assert desc is not None and desc.state == AppState.PENDING

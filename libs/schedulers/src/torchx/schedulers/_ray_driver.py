@@ -1,4 +1,4 @@
-"""The program a ray-scheduled app's job runs: one actor per replica, one command per actor.
+"""The job entrypoint for apps of several replicas: one actor per replica, one command each.
 
 It is the job's entrypoint (``python -m torchx.schedulers._ray_driver CONFIG_JSON``) and
 reads what to run from its argument, or for configs too long for a command line from the
@@ -14,7 +14,8 @@ log is therefore the app's record, readable through the dashboard from anywhere:
 - ``{"ev": "state", "state": ..., "restarts": n, "replicas": [...], "error": ...}``
 
 The job's exit code is the failed replica's exit code, so the job's own status agrees.
-This module uses only the standard library and ray: it runs on the cluster.
+This module uses only the standard library and ray: it runs on the cluster. Apps of one
+replica take ``_ray_direct`` instead, which reports in the same words without Ray.
 """
 
 from __future__ import annotations
@@ -31,18 +32,16 @@ import time
 from collections import deque
 from typing import Any
 
-CONFIG_ENV = "TORCHX_RAY_DRIVER_CONFIG"
-EVENT_PREFIX = "TORCHX_EVENT "
-RANK0_ENV = "TORCHX_RANK0_HOST"
+from torchx.schedulers._ray_direct import (
+    CONFIG_ENV,
+    RANK0_ENV,
+    STDERR_TAIL_LINES,
+    STOP_GRACE_S,
+    emit,
+    exit_code,
+)
+
 POLL_INTERVAL_S = 0.05
-STDERR_TAIL_LINES = 10
-# Ray kills a stopped job's process after a few seconds; replicas get less than that.
-STOP_GRACE_S = 1.0
-
-
-def emit(event: dict[str, Any]) -> None:
-    sys.stdout.write(EVENT_PREFIX + json.dumps(event, separators=(",", ":")) + "\n")
-    sys.stdout.flush()
 
 
 class ReplicaProcess:
@@ -114,11 +113,6 @@ class ReplicaProcess:
                 return
             except subprocess.TimeoutExpired:
                 continue
-
-
-def _exit_code(code: int) -> int:
-    """A shell-style exit code: death by signal N reads as 128+N."""
-    return 128 - code if code < 0 else code
 
 
 class Driver:
@@ -253,7 +247,7 @@ class Driver:
                 if code is None or self.states[i] != "RUNNING":
                     continue
                 changed = True
-                self.exits[i] = _exit_code(code)
+                self.exits[i] = exit_code(code)
                 self.states[i] = "SUCCEEDED" if code == 0 else "FAILED"
                 if code != 0 and failed is None:
                     failed = i

@@ -1,12 +1,19 @@
-"""ray: runs an app as a Ray job, one actor per replica, through the job submission API.
+"""ray: runs an app as a Ray job through the job submission API.
 
-``schedule`` submits one job to a cluster's dashboard (``JobSubmissionClient``). The job's
-entrypoint is ``_ray_driver`` (this package must be installed on the cluster), which places
-one actor per replica in a placement group sized to the roles' resources, runs each
-replica's command in its actor and prints every replica's output and state as structured
-lines. ``describe`` and ``log_iter`` read those lines back from the job's log, so they work
-from any process that can reach the dashboard, and ``log_iter`` gives one replica's output,
-not the merged stream.
+``schedule`` submits one job to a cluster's dashboard (``JobSubmissionClient``); this package
+must be installed on the cluster, since the job's entrypoint is one of its modules:
+
+- ``direct`` path, for apps of one role with one replica (an echo, single-node training):
+  ``_ray_direct`` runs the replica's command as its own subprocess and imports no Ray at
+  all. Ray places that entrypoint process itself with the replica's resources
+  (``entrypoint_num_cpus`` / ``entrypoint_num_gpus`` / ``entrypoint_memory``), so the job
+  costs what a bare ``submit_job`` costs.
+- ``actors`` path, for everything else: ``_ray_driver`` places one actor per replica in a
+  placement group sized to the roles' resources and runs each replica's command in its actor.
+
+Either prints every replica's output and state as structured lines. ``describe`` and
+``log_iter`` read those lines back from the job's log, so they work from any process that
+can reach the dashboard, and ``log_iter`` gives one replica's output, not the merged stream.
 
 An app id is ``HOST:PORT-SUBMISSION_ID``: it carries the dashboard address, so a handle
 alone (``ray://session/127.0.0.1:8265-echo-1a2b3c4d``) is enough to find the app again.
@@ -34,7 +41,7 @@ from torchx.schedulers._api import (
     filter_regex,
 )
 from torchx.schedulers._errors import require
-from torchx.schedulers._ray_driver import CONFIG_ENV, EVENT_PREFIX, RANK0_ENV
+from torchx.schedulers._ray_direct import CONFIG_ENV, EVENT_PREFIX, RANK0_ENV
 from torchx.specs import (
     AppDef,
     AppDryRunInfo,
@@ -52,7 +59,11 @@ from torchx.specs import (
 BACKEND = "ray"
 ADDRESS_ENV = "RAY_ADDRESS"
 DRIVER_MODULE = "torchx.schedulers._ray_driver"
-ENTRYPOINT = f"python -m {DRIVER_MODULE}"
+DIRECT_MODULE = "torchx.schedulers._ray_direct"
+# The two ways an app runs (``RayJob.path``): see the module docstring.
+DIRECT = "direct"
+ACTORS = "actors"
+ENTRYPOINTS = {DIRECT: f"python -m {DIRECT_MODULE}", ACTORS: f"python -m {DRIVER_MODULE}"}
 # Longer configs go in the runtime env: Linux caps one argument at 128 KiB. (A config on the
 # command line keeps the runtime env free of per-job values, so Ray can give the actors
 # workers it has already started.)
@@ -86,6 +97,10 @@ class RayJob:
     runtime_env: dict[str, Any]
     metadata: dict[str, str]
     driver_config: dict[str, Any] = field(default_factory=dict)
+    path: str = ACTORS
+    # For the direct path, what Ray reserves for the entrypoint process itself:
+    # ``entrypoint_num_cpus`` / ``entrypoint_num_gpus`` / ``entrypoint_memory``.
+    entrypoint_resources: dict[str, float | int] = field(default_factory=dict)
 
     @property
     def app_id(self) -> str:
@@ -97,6 +112,7 @@ class RayJob:
             "entrypoint": self.entrypoint,
             "runtime_env": self.runtime_env,
             "metadata": self.metadata,
+            **self.entrypoint_resources,
         }
 
 
@@ -106,9 +122,18 @@ def _format_job(job: RayJob) -> str:
     if CONFIG_ENV in shown["runtime_env"].get("env_vars", {}):
         shown["runtime_env"]["env_vars"][CONFIG_ENV] = placeholder
     else:
-        shown["entrypoint"] = f"{ENTRYPOINT} {shlex.quote(placeholder)}"
+        shown["entrypoint"] = f"{ENTRYPOINTS[job.path]} {shlex.quote(placeholder)}"
+    if job.path == DIRECT:
+        how = (
+            "path: direct (one replica: the job's entrypoint process runs its command; "
+            "Ray reserves its resources through entrypoint_num_cpus/_num_gpus/_memory)"
+        )
+    else:
+        n = sum(len(r["replicas"]) for r in job.driver_config["roles"])
+        how = f"path: actors (a placement group of {n} bundles, one actor per replica)"
     return "\n".join(
         [
+            how,
             f"JobSubmissionClient({job.address!r}).submit_job(**",
             json.dumps(shown, indent=2, sort_keys=True),
             ")",
@@ -136,6 +161,16 @@ def _check_address(value: str) -> str:
             f"or set ${ADDRESS_ENV}",
         )
     return f"http://{rest}" if "://" not in value else value.rstrip("/")
+
+
+def _entrypoint_resources(role: dict[str, Any]) -> dict[str, float | int]:
+    """A one-replica role's resources as ``submit_job`` reserves them for the entrypoint."""
+    resources: dict[str, float | int] = {"entrypoint_num_cpus": role["num_cpus"]}
+    if role["num_gpus"] > 0:
+        resources["entrypoint_num_gpus"] = role["num_gpus"]
+    if role["memory"] > 0:
+        resources["entrypoint_memory"] = role["memory"]
+    return resources
 
 
 @dataclass
@@ -305,10 +340,14 @@ class RayScheduler(Scheduler[RayJob]):
         config: dict[str, Any] = {"app_id": app_id, "placement_strategy": strategy, "roles": roles}
         config_json = json.dumps(config, separators=(",", ":"), sort_keys=True)
         in_argv = len(config_json) <= MAX_CONFIG_ARG
+        path, resources = ACTORS, {}
+        if len(roles) == 1 and len(roles[0]["replicas"]) == 1:
+            path, resources = DIRECT, _entrypoint_resources(roles[0])
+        entrypoint = ENTRYPOINTS[path]
         job = RayJob(
             address=address,
             submission_id=submission_id,
-            entrypoint=f"{ENTRYPOINT} {shlex.quote(config_json)}" if in_argv else ENTRYPOINT,
+            entrypoint=f"{entrypoint} {shlex.quote(config_json)}" if in_argv else entrypoint,
             runtime_env=self._runtime_env(cfg, None if in_argv else config_json),
             metadata={
                 METADATA_KEY: app.name,
@@ -317,6 +356,8 @@ class RayScheduler(Scheduler[RayJob]):
                 ),
             },
             driver_config=config,
+            path=path,
+            entrypoint_resources=resources,
         )
         return AppDryRunInfo(job, _format_job)
 
@@ -497,7 +538,11 @@ class RayScheduler(Scheduler[RayJob]):
     # -- control ----------------------------------------------------------------------
 
     def cancel(self, app_id: str) -> None:
-        """Stop the app's job; returns once Ray reports it ended."""
+        """Stop the app's job; returns once Ray reports it ended.
+
+        A direct-path app still waiting for its resources is the exception: Ray ends it only
+        once it can place it, so this returns at once.
+        """
         address, sid = self._split(app_id)
         info = self._info(address, sid)
         if info is None:
@@ -507,6 +552,12 @@ class RayScheduler(Scheduler[RayJob]):
         if info.status.is_terminal():
             return
         self._client(address).stop_job(sid)
+        if str(info.status.value) == "PENDING" and str(info.entrypoint).startswith(
+            ENTRYPOINTS[DIRECT]
+        ):
+            # Ray holds the stop of a job whose entrypoint waits for its resources until it
+            # places it (or its start timeout fails the job): nothing to wait for now.
+            return
         self.wait(app_id, timeout=30.0)
 
     def close(self) -> None:
