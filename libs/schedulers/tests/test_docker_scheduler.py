@@ -215,12 +215,13 @@ def test_two_replicas_talk_over_host_network(
     # Replica 0 listens; replica 1 retries until it connects, then sends a line.
     script = (
         f'if [ "$TORCHX_REPLICA_ID" = 0 ]; then nc -l -p {port}; else '
-        f'for i in $(seq 100); do echo ping-from-1 | nc "$TORCHX_RANK0_HOST" {port} && exit 0; '
+        # up to a minute: on a busy machine replica 0's container can start seconds late
+        f'for i in $(seq 600); do echo ping-from-1 | nc "$TORCHX_RANK0_HOST" {port} && exit 0; '
         "sleep 0.1; done; exit 1; fi"
     )
     app = AppDef("net", roles=[_role(docker_engine.image, "-c", script, num_replicas=2)])
     app_id = docker_sched.submit(app, HOST)
-    desc = docker_sched.wait(app_id, timeout=60)
+    desc = docker_sched.wait(app_id, timeout=120)
     assert desc is not None and desc.state == AppState.SUCCEEDED, desc
     assert list(docker_sched.log_iter(app_id, "r", 0)) == ["ping-from-1\n"]
 
