@@ -66,6 +66,19 @@ def keyword_shapes(kwargs: dict[str, Any], symbolic: bool, where: str) -> dict[s
     return {k: convert(v, k) for k, v in kwargs.items()}
 
 
+def _check_output(out: Shapes, shapes: list[Shape], where: str) -> None:
+    for leaf in (out,) if type(out) is tuple else leaves(out):
+        for d in leaf:
+            if d is not None and d <= 0:
+                raise ShapeError(
+                    where,
+                    f"the output shape would be {format_shape(leaf)}: the input is too small "
+                    "for this layer's kernel, padding or stride",
+                    got=shapes[0],
+                    hint="pad the input, or lower kernel_size/stride/dilation",
+                )
+
+
 def to_placeholders(shapes: Shapes, node: Node) -> Any:
     if isinstance(shapes, tuple):
         return Placeholder(shapes, _node=node)
@@ -154,15 +167,7 @@ class Layer(nn.Module):
             return self._output_shapes
         self.__dict__["_build_path"] = where
         out = self._build(shapes, where)
-        for leaf in (out,) if type(out) is tuple else leaves(out):
-            if any(d is not None and d <= 0 for d in leaf):
-                raise ShapeError(
-                    where,
-                    f"the output shape would be {format_shape(leaf)}: the input is too small "
-                    "for this layer's kernel, padding or stride",
-                    got=shapes[0],
-                    hint="pad the input, or lower kernel_size/stride/dilation",
-                )
+        _check_output(out, shapes, where)
         self.__dict__.update(_input_shapes=shapes, _output_shapes=out)
         return out
 
@@ -493,6 +498,13 @@ class TorchLayer(Layer):
             self._require_known(shapes, path)
             concrete = fill_unknown(shapes, PROBES[0])
         kwargs = self.torch_kwargs(concrete)
+        with_formula = type(self)._formula is not TorchLayer._formula
+        out: Shapes | None = None
+        if with_formula:
+            # the output shape first, so that a shape error comes before the module
+            # (and its parameters) exists
+            out = probe(self._known_formula, shapes) if unknown else self._known_formula(shapes)
+            _check_output(out, shapes, path)
         try:
             native = self.torch_cls(**kwargs)
         except (ValueError, TypeError, RuntimeError, AssertionError) as e:
@@ -502,12 +514,8 @@ class TorchLayer(Layer):
                 got=shapes[0],
             ) from e
         module = self._wrap(native)
-        if type(self)._formula is TorchLayer._formula:
+        if out is None:
             out = module_on_meta(module, shapes, path)
-        elif unknown:
-            out = probe(self._known_formula, shapes)
-        else:
-            out = self._known_formula(list(shapes))
         self._modules["native"] = module
         return out
 
