@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 import torch
+from torch.nn.modules.module import register_module_parameter_registration_hook
 
 import torchx.layers as L
 from torchx.layers import Placeholder, ShapeError
@@ -25,6 +28,29 @@ def test_error_comes_from_placeholders_before_any_tensor() -> None:
     x = Placeholder((None, 3, 5, 5))
     with pytest.raises(ShapeError, match=r"output shape would be \(batch, 4, -1, -1\).*too small"):
         L.Conv2d(4, kernel_size=7)(x)
+
+
+@pytest.mark.parametrize(
+    "layer",
+    [
+        lambda: L.Conv2d(4, kernel_size=7),
+        lambda: L.MaxPool2d(7),
+        lambda: L.GLU(dim=1),
+    ],
+    ids=["conv-too-small", "pool-too-small", "glu-odd"],
+)
+def test_shape_error_before_the_layer_makes_its_parameters(layer: Any) -> None:
+    # torch's global hook sees every parameter any module registers
+    made: list[str] = []
+    hook = register_module_parameter_registration_hook(
+        lambda module, name, param: made.append(f"{type(module).__name__}.{name}")
+    )
+    try:
+        with pytest.raises(ShapeError):
+            layer().build((None, 3, 5, 5))
+    finally:
+        hook.remove()
+    assert made == []
 
 
 def test_nested_path_inside_functional() -> None:

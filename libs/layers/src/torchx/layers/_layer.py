@@ -11,6 +11,7 @@ from torch import nn
 
 from ._errors import ShapeError, format_shape
 from ._meta import module_on_meta
+from ._module_state import init_module
 from ._placeholder import Node, Placeholder
 from ._shapes import (
     PROBES,
@@ -65,6 +66,19 @@ def keyword_shapes(kwargs: dict[str, Any], symbolic: bool, where: str) -> dict[s
     return {k: convert(v, k) for k, v in kwargs.items()}
 
 
+def _check_output(out: Shapes, shapes: list[Shape], where: str) -> None:
+    for leaf in (out,) if type(out) is tuple else leaves(out):
+        for d in leaf:
+            if d is not None and d <= 0:
+                raise ShapeError(
+                    where,
+                    f"the output shape would be {format_shape(leaf)}: the input is too small "
+                    "for this layer's kernel, padding or stride",
+                    got=shapes[0],
+                    hint="pad the input, or lower kernel_size/stride/dilation",
+                )
+
+
 def to_placeholders(shapes: Shapes, node: Node) -> Any:
     if isinstance(shapes, tuple):
         return Placeholder(shapes, _node=node)
@@ -86,13 +100,21 @@ class Layer(nn.Module):
     #: Keywords a call may pass on to the module (masks, initial states, flags).
     call_keywords: ClassVar[tuple[str, ...]] = ()
 
+    #: whether nn.Module comes right after Layer in the class's MRO (no mixin between)
+    _plain_module: ClassVar[bool] = True
+
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
+        mro = cls.__mro__
+        cls._plain_module = mro[mro.index(Layer) + 1] is nn.Module
         if not cls.__name__.startswith("_"):
             LAYER_TYPES[cls.__name__] = cls
 
     def __init__(self, name: str | None = None) -> None:
-        super().__init__()
+        if self._plain_module:
+            init_module(self)
+        else:
+            super().__init__()
         if name is not None and (not isinstance(name, str) or not name.isidentifier()):
             raise ValueError(
                 f"name={name!r}: a layer name must be a Python identifier such as 'encoder_1'"
@@ -145,15 +167,7 @@ class Layer(nn.Module):
             return self._output_shapes
         self.__dict__["_build_path"] = where
         out = self._build(shapes, where)
-        for leaf in leaves(out):
-            if any(d is not None and d <= 0 for d in leaf):
-                raise ShapeError(
-                    where,
-                    f"the output shape would be {format_shape(leaf)}: the input is too small "
-                    "for this layer's kernel, padding or stride",
-                    got=shapes[0],
-                    hint="pad the input, or lower kernel_size/stride/dilation",
-                )
+        _check_output(out, shapes, where)
         self.__dict__.update(_input_shapes=shapes, _output_shapes=out)
         return out
 
@@ -349,20 +363,16 @@ class TorchLayer(Layer):
 
     def __init__(self, *args: Any, name: str | None = None, **kwargs: Any) -> None:
         super().__init__(name)
-        sig = type(self).signature()
-        unknown = sorted(set(kwargs) - set(sig.parameters))
-        if unknown:
-            raise TypeError(
-                f"L.{type(self).__name__}: unexpected argument(s) {unknown}; "
-                f"accepted arguments: {sig}"
-            )
-        try:
-            bound = sig.bind(*args, **kwargs)
-        except TypeError as e:
-            raise TypeError(f"L.{type(self).__name__}: {e}; accepted arguments: {sig}") from None
-        config = dict(bound.arguments)
-        bound.apply_defaults()
-        self.__dict__.update(_config=config, args=dict(bound.arguments))
+        cls = type(self)
+        binder = _BINDERS.get(cls) or _binder(cls)
+        bound = binder.bind(args, kwargs)
+        if bound is None:
+            # anything unusual (an unknown, missing or doubled argument) goes through
+            # inspect, which words the error
+            config, full = _slow_bind(cls, args, kwargs)
+        else:
+            config, full = bound
+        self.__dict__.update(_config=config, args=full)
         self._config: dict[str, Any]
         self.args: dict[str, Any]
         self._validate()
@@ -394,7 +404,8 @@ class TorchLayer(Layer):
 
     def _validate(self) -> None:
         """Reject clearly bad arguments at construction (not at the first call)."""
-        for key in ("out_features", "out_channels", "hidden_size", "num_heads", "nhead"):
+        cls = type(self)
+        for key in (_BINDERS.get(cls) or _binder(cls)).counts:
             if key in self.args:
                 value = self.args[key]
                 if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
@@ -411,7 +422,12 @@ class TorchLayer(Layer):
         return cls(**{k: _tuples(v) for k, v in config.items()}, name=name)
 
     def torch_kwargs(self, shapes: list[Shape]) -> dict[str, Any]:
-        kwargs = {k: v for k, v in self._config.items() if k not in self.extras}
+        extras = self.extras
+        kwargs = (
+            {k: v for k, v in self._config.items() if k not in extras}
+            if extras
+            else dict(self._config)
+        )
         kwargs.update(self.fixed)
         kwargs.update(self._infer(shapes))
         return kwargs
@@ -477,10 +493,18 @@ class TorchLayer(Layer):
     def _build(self, shapes: list[Shape], path: str) -> Shapes:
         self._check_input(shapes, path)
         concrete = shapes
-        if has_unknown(shapes):
+        unknown = has_unknown(shapes)
+        if unknown:
             self._require_known(shapes, path)
             concrete = fill_unknown(shapes, PROBES[0])
         kwargs = self.torch_kwargs(concrete)
+        with_formula = type(self)._formula is not TorchLayer._formula
+        out: Shapes | None = None
+        if with_formula:
+            # the output shape first, so that a shape error comes before the module
+            # (and its parameters) exists
+            out = probe(self._known_formula, shapes) if unknown else self._known_formula(shapes)
+            _check_output(out, shapes, path)
         try:
             native = self.torch_cls(**kwargs)
         except (ValueError, TypeError, RuntimeError, AssertionError) as e:
@@ -490,10 +514,8 @@ class TorchLayer(Layer):
                 got=shapes[0],
             ) from e
         module = self._wrap(native)
-        if type(self)._formula is TorchLayer._formula:
+        if out is None:
             out = module_on_meta(module, shapes, path)
-        else:
-            out = probe(self._known_formula, shapes)
         self._modules["native"] = module
         return out
 
@@ -502,6 +524,82 @@ class TorchLayer(Layer):
         if native is None:
             raise RuntimeError(f"{self._label()} is not built yet")
         return native
+
+
+class _Binder:
+    """Binds constructor arguments to a layer's signature without ``inspect``.
+
+    ``Signature.bind`` is general and slow; a model builds many layers, so the common
+    case (arguments that fit) is bound here, giving what ``bind`` would: the given
+    arguments, then all of them with defaults, both in signature order.
+    """
+
+    __slots__ = ("counts", "names", "order", "positional", "required", "simple", "template")
+
+    def __init__(self, sig: inspect.Signature) -> None:
+        params = list(sig.parameters.values())
+        # only plain parameters are bound here; anything else always goes to inspect
+        self.simple = all(
+            p.kind in (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
+            for p in params
+        )
+        self.positional = tuple(
+            p.name for p in params if p.kind == inspect.Parameter.POSITIONAL_OR_KEYWORD
+        )
+        self.order = tuple(p.name for p in params)
+        self.names = frozenset(self.order)
+        self.required = tuple(p.name for p in params if p.default is p.empty)
+        # every argument in signature order, with its default (required ones are
+        # always overwritten): updating a copy keeps that order
+        self.template = {p.name: p.default for p in params}
+        self.counts = tuple(k for k in _COUNT_ARGUMENTS if k in self.names)
+
+    def bind(
+        self, args: tuple[Any, ...], kwargs: dict[str, Any]
+    ) -> tuple[dict[str, Any], dict[str, Any]] | None:
+        if not self.simple or len(args) > len(self.positional):
+            return None
+        given = dict(zip(self.positional, args, strict=False))
+        for key, value in kwargs.items():
+            if key in given or key not in self.names:
+                return None
+            given[key] = value
+        for key in self.required:
+            if key not in given:
+                return None
+        full = dict(self.template)
+        if not given:
+            return given, full
+        full.update(given)
+        return {n: v for n, v in full.items() if n in given}, full
+
+
+_BINDERS: dict[type, _Binder] = {}
+#: sizes that must be positive ints, checked at construction
+_COUNT_ARGUMENTS = ("out_features", "out_channels", "hidden_size", "num_heads", "nhead")
+
+
+def _binder(cls: type[TorchLayer]) -> _Binder:
+    binder = _BINDERS[cls] = _Binder(cls.signature())
+    return binder
+
+
+def _slow_bind(
+    cls: type[TorchLayer], args: tuple[Any, ...], kwargs: dict[str, Any]
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    sig = cls.signature()
+    unknown = sorted(set(kwargs) - set(sig.parameters))
+    if unknown:
+        raise TypeError(
+            f"L.{cls.__name__}: unexpected argument(s) {unknown}; accepted arguments: {sig}"
+        )
+    try:
+        bound = sig.bind(*args, **kwargs)
+    except TypeError as e:
+        raise TypeError(f"L.{cls.__name__}: {e}; accepted arguments: {sig}") from None
+    config = dict(bound.arguments)
+    bound.apply_defaults()
+    return config, dict(bound.arguments)
 
 
 def _tuples(value: Any) -> Any:

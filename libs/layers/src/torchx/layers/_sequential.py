@@ -5,11 +5,17 @@ from __future__ import annotations
 from typing import Any
 
 from torch import nn
+from torch.nn.modules import module as torch_module
 
 from ._errors import ShapeError
 from ._layer import Layer
 from ._meta import module_on_meta
 from ._shapes import Shape, Shapes
+
+
+def _registration_hooks() -> Any:
+    """torch's global module-registration hooks (true if any is registered, or unknown)."""
+    return getattr(torch_module, "_global_module_registration_hooks", True)
 
 
 class Sequential(Layer):
@@ -29,9 +35,16 @@ class Sequential(Layer):
                     f"Sequential item {i} is a {type(item).__name__}; expected a torchx layer "
                     "or an nn.Module"
                 )
-        self.items: list[nn.Module] = list(layers)
-        for i, item in enumerate(layers):
-            self.add_module(str(i), item)
+        # items is a plain list attribute; nn.Module.__setattr__ would only pass it on
+        self.__dict__["items"] = list(layers)
+        self.items: list[nn.Module]
+        if type(self) is Sequential and not _registration_hooks():
+            # add_module's checks cannot fail for the names "0", "1", ... of a fresh
+            # Sequential, and no registration hook would see them: register directly
+            self._modules.update((str(i), item) for i, item in enumerate(layers))
+        else:
+            for i, item in enumerate(layers):
+                self.add_module(str(i), item)
 
     def __len__(self) -> int:
         return len(self.items)
@@ -43,7 +56,8 @@ class Sequential(Layer):
         if len(shapes) != 1:
             raise ShapeError(path, f"Sequential takes one input, got {len(shapes)}")
         shape: Shapes = shapes[0]
-        self.item_shapes: list[Shapes] = []
+        self.__dict__["item_shapes"] = []
+        self.item_shapes: list[Shapes]
         for i, item in enumerate(self.items):
             where = f"{path}.{i}:{type(item).__name__}"
             if not isinstance(shape, tuple):

@@ -66,6 +66,14 @@ def broadcast(shapes: Sequence[Shape]) -> Shape | None:
 
 def as_shape(value: Sequence[Any], field: str = "shape") -> Shape:
     """Validate a user-given shape: positive ints or ``None`` (a size known only at call)."""
+    # the shapes passed from layer to layer while a model builds are already such
+    # tuples; checking them is all this does for them, without building a copy
+    if type(value) is tuple and value:
+        for d in value:
+            if d is not None and (type(d) is not int or d <= 0):
+                break
+        else:
+            return value
     if isinstance(value, (str, bytes)) or not isinstance(value, Sequence):
         raise TypeError(f"{field}={value!r}: expected a tuple of ints such as (None, 3, 32, 32)")
     dims: list[int | None] = []
@@ -104,7 +112,9 @@ PROBES = (5040, 10080)
 
 def has_unknown(shapes: Sequence[Shape]) -> bool:
     """Whether a size other than the batch (dimension 0) is None."""
-    return any(d is None for s in shapes for d in s[1:])
+    if len(shapes) == 1:
+        return None in shapes[0][1:]
+    return any(None in s[1:] for s in shapes)
 
 
 def fill_unknown(shapes: Sequence[Shape], value: int) -> list[Shape]:
