@@ -100,6 +100,8 @@ class Layer(nn.Module):
     #: Keywords a call may pass on to the module (masks, initial states, flags).
     call_keywords: ClassVar[tuple[str, ...]] = ()
 
+    #: whether ``_shape`` itself checks the output shape (so ``_plan`` need not again)
+    _checks_output: ClassVar[bool] = False
     #: whether nn.Module comes right after Layer in the class's MRO (no mixin between)
     _plain_module: ClassVar[bool] = True
 
@@ -180,7 +182,8 @@ class Layer(nn.Module):
             return self._output_shapes
         self.__dict__["_build_path"] = where
         out = self._shape(shapes, where)
-        _check_output(out, shapes, where)
+        if not self._checks_output:
+            _check_output(out, shapes, where)
         self.__dict__.update(_input_shapes=shapes, _output_shapes=out)
         return out
 
@@ -427,6 +430,7 @@ class TorchLayer(Layer):
     ndims: ClassVar[tuple[int, ...] | None] = None
     layout: ClassVar[str] = ""
     num_inputs: ClassVar[tuple[int, ...]] = (1,)
+    _checks_output: ClassVar[bool] = True
     _signatures: ClassVar[dict[type, inspect.Signature]] = {}
 
     def __init__(self, *args: Any, name: str | None = None, **kwargs: Any) -> None:
@@ -577,6 +581,7 @@ class TorchLayer(Layer):
             with torch.device("meta"):
                 module = self._wrap(self._make(kwargs, shapes, path, probe=True))
             out = module_on_meta(module, shapes, path)
+            _check_output(out, shapes, path)
         self.__dict__.update(_pending=True, _torch_kwargs=kwargs)
         return out
 

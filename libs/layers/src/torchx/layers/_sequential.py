@@ -100,6 +100,7 @@ class Sequential(Layer):
                 item._materialize()
                 modules[str(i)] = item
             elif isinstance(item, Layer):
+                item._materialize()
                 modules[str(i)] = item.call_module()
             else:
                 modules[str(i)] = item
