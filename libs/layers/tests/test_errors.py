@@ -6,7 +6,10 @@ from typing import Any
 
 import pytest
 import torch
-from torch.nn.modules.module import register_module_parameter_registration_hook
+from torch.nn.modules.module import (
+    register_module_buffer_registration_hook,
+    register_module_parameter_registration_hook,
+)
 
 import torchx.layers as L
 from torchx.layers import Placeholder, ShapeError
@@ -127,3 +130,124 @@ def test_bad_placeholder_shapes() -> None:
 def test_native_module_before_build() -> None:
     with pytest.raises(RuntimeError, match="not built yet: call it on a tensor or a Placeholder"):
         L.Linear(2).native_module()
+
+
+class _RealTensors:
+    """Every real (not meta) parameter and buffer any module registers, via torch's hooks."""
+
+    def __init__(self) -> None:
+        self.made: list[str] = []
+
+    def _record(self, module: Any, name: str, tensor: Any) -> None:
+        if tensor is not None and not tensor.is_meta:
+            self.made.append(f"{type(module).__name__}.{name}")
+
+    def __enter__(self) -> _RealTensors:
+        self._hooks = [
+            register_module_parameter_registration_hook(self._record),
+            register_module_buffer_registration_hook(self._record),
+        ]
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        for hook in self._hooks:
+            hook.remove()
+
+
+def _seq_last_bad() -> L.Sequential:
+    return L.Sequential(
+        L.Conv2d(8, 3), L.BatchNorm2d(), L.ReLU(), L.Flatten(), L.Linear(16), L.Conv2d(4, 3)
+    )
+
+
+def test_sequential_last_layer_mismatch_makes_no_tensor() -> None:
+    model = _seq_last_bad()
+    with _RealTensors() as seen, pytest.raises(ShapeError, match=r"Sequential\.5:Conv2d"):
+        model.build((None, 3, 8, 8))
+    assert seen.made == []
+    # the failed build leaves every layer unbuilt, free to be built for another shape
+    assert not any(layer.built for layer in model.items)
+    assert not model.built
+    # the same hooks do see a build that succeeds
+    with _RealTensors() as seen:
+        L.Sequential(*model.items[:5]).build((None, 3, 8, 8))
+    assert "Conv2d.weight" in seen.made and "BatchNorm2d.running_mean" in seen.made
+
+
+def test_sequential_constructor_error_in_last_layer_makes_no_tensor() -> None:
+    # torch's own argument check (padding='same' needs stride 1) runs in the first pass
+    model = L.Sequential(
+        L.Linear(8), L.Unflatten(1, (2, 2, 2)), L.Conv2d(3, 1, stride=2, padding="same")
+    )
+    with _RealTensors() as seen, pytest.raises(ShapeError, match=r"Sequential\.2:Conv2d.*'same'"):
+        model.build((None, 4))
+    assert seen.made == []
+
+
+def test_nested_sequential_mismatch_makes_no_tensor() -> None:
+    head = L.Sequential(L.Flatten(), L.Linear(12), L.Reshape((5, -1)), name="head")
+    model = L.Sequential(L.Sequential(L.Conv2d(4, 3), L.BatchNorm2d()), L.ReLU(), head)
+    with (
+        _RealTensors() as seen,
+        pytest.raises(ShapeError, match=r"Sequential\.2:Sequential\.2:Reshape"),
+    ):
+        model.build((None, 3, 8, 8))
+    assert seen.made == []
+    assert not model.items[0].built and not model.items[0].items[0].built
+
+
+def test_functional_output_layer_mismatch_makes_no_tensor() -> None:
+    with _RealTensors() as seen:
+        x = Placeholder((None, 3, 16, 16))
+        h = L.BatchNorm2d()(L.Conv2d(8, 3)(x))
+        h = L.Linear(10)(L.Flatten()(h))
+        a, b = L.Linear(6)(h), L.Linear(7)(h)
+        with pytest.raises(ShapeError, match=r"do not broadcast"):
+            L.Add()([a, b])
+        with pytest.raises(ShapeError, match=r"layer 'out'.*4-D input"):
+            L.Conv2d(2, 1, name="out")(h)
+    assert seen.made == []
+    # the layers that did check out make their modules when a model is built from them
+    with _RealTensors() as seen:
+        model = L.Functional(x, a)
+    assert seen.made.count("Conv2d.weight") == 1 and seen.made.count("Linear.weight") == 2
+    assert model(torch.randn(2, 3, 16, 16)).shape == (2, 6)
+
+
+def test_functional_nested_sub_model_mismatch_makes_no_tensor() -> None:
+    x = Placeholder((None, 20))
+    with _RealTensors() as seen:
+        h = L.Linear(12)(x)
+        inner = L.Sequential(L.Linear(6), L.ReLU(), L.Reshape((4, -1)), name="inner")
+        with pytest.raises(ShapeError, match=r"layer 'inner\.2:Reshape'"):
+            inner(h)
+    assert seen.made == []
+    assert not inner.built and not inner.items[0].built
+
+
+def test_layer_without_formula_is_checked_on_meta_first() -> None:
+    class Scale(L.TorchLayer):  # no _formula: shapes come from the meta device
+        torch_cls = torch.nn.Linear
+        inferred = ("in_features",)
+
+        def _infer(self, shapes: list[Any]) -> dict[str, Any]:
+            return {"in_features": shapes[0][-1]}
+
+    model = L.Sequential(Scale(5), L.ReLU(), Scale(3), L.Reshape((2, -1)))
+    with _RealTensors() as seen, pytest.raises(ShapeError, match=r"Sequential\.3:Reshape"):
+        model.build((None, 4))
+    assert seen.made == []
+    with _RealTensors() as seen:
+        out = model.items[0](torch.randn(2, 4))
+    assert out.shape == (2, 5) and seen.made == ["Linear.weight", "Linear.bias"]
+
+
+def test_a_layer_called_on_placeholders_makes_its_module_when_looked_at() -> None:
+    layer = L.Linear(3)
+    layer(Placeholder((None, 4)))
+    assert layer.built
+    assert [tuple(p.shape) for p in layer.parameters()] == [(3, 4), (3,)]
+    other = L.Sequential(L.Linear(3), L.ReLU())
+    other(Placeholder((None, 4)))
+    assert other(torch.randn(2, 4)).shape == (2, 3)
+    assert isinstance(other.native_module()[0], torch.nn.Linear)

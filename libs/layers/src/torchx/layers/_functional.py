@@ -154,6 +154,9 @@ class Functional(Layer):
                 )
             self.layers[name] = layer
             self._names[id(layer)] = name
+            # every layer was only shape-checked when it was called on placeholders;
+            # the whole graph has checked out, so the modules are made now, in call order
+            layer._materialize()
             self.add_module(name, layer.call_module())
 
     def _describe(

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import inspect
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any, ClassVar
 
 import torch
@@ -100,6 +100,8 @@ class Layer(nn.Module):
     #: Keywords a call may pass on to the module (masks, initial states, flags).
     call_keywords: ClassVar[tuple[str, ...]] = ()
 
+    #: whether ``_shape`` itself checks the output shape (so ``_plan`` need not again)
+    _checks_output: ClassVar[bool] = False
     #: whether nn.Module comes right after Layer in the class's MRO (no mixin between)
     _plain_module: ClassVar[bool] = True
 
@@ -121,7 +123,9 @@ class Layer(nn.Module):
             )
         # plain attributes go straight to __dict__: nn.Module.__setattr__ is slow and
         # building many layers is on the hot path of model construction
-        self.__dict__.update(layer_name=name, _input_shapes=None, _output_shapes=None)
+        self.__dict__.update(
+            layer_name=name, _input_shapes=None, _output_shapes=None, _pending=False
+        )
         self.layer_name: str | None
         self._input_shapes: list[Shape] | None
         self._output_shapes: Shapes | None
@@ -157,8 +161,19 @@ class Layer(nn.Module):
         """Build from input shapes (batch first, ``None`` allowed) and return output shapes.
 
         Building twice with compatible shapes is a no-op (a shared layer); an
-        incompatible shape raises :class:`ShapeError`.
+        incompatible shape raises :class:`ShapeError`. A container infers every
+        layer's shapes before it constructs any torch module, so a mismatch anywhere
+        in a model leaves no parameter behind.
         """
+        out = self._plan(input_shapes, path)
+        if self._pending:
+            self._materialize()
+        return out
+
+    def _plan(
+        self, input_shapes: Sequence[Sequence[int | None]], path: str | None = None
+    ) -> Shapes:
+        """The first pass of a build: shapes only, no real tensor (see :meth:`_shape`)."""
         where = path or self._label()
         shapes = [as_shape(s, "input_shape") for s in input_shapes]
         if self._input_shapes is not None:
@@ -166,13 +181,67 @@ class Layer(nn.Module):
             assert self._output_shapes is not None
             return self._output_shapes
         self.__dict__["_build_path"] = where
-        out = self._build(shapes, where)
-        _check_output(out, shapes, where)
+        out = self._shape(shapes, where)
+        if not self._checks_output:
+            _check_output(out, shapes, where)
         self.__dict__.update(_input_shapes=shapes, _output_shapes=out)
         return out
 
+    def _shape(self, shapes: list[Shape], path: str) -> Shapes:
+        """Output shapes for ``shapes``, allocating no real tensor.
+
+        A layer that has torch modules to make sets ``_pending`` and makes them in
+        :meth:`_construct`; the default builds in one pass (parameter-free layers).
+        """
+        return self._build(shapes, path)
+
     def _build(self, shapes: list[Shape], path: str) -> Shapes:
         raise NotImplementedError
+
+    def _construct(self, path: str) -> None:
+        """The second pass of a build: make the torch modules planned by :meth:`_shape`."""
+
+    def _materialize(self) -> None:
+        if self.__dict__["_pending"]:
+            self.__dict__["_pending"] = False
+            try:
+                self._construct(self._path())
+            except BaseException:
+                self.__dict__["_pending"] = True
+                raise
+
+    def _unplan(self) -> None:
+        """Forget shapes inferred by a first pass whose model failed to build."""
+        if self.__dict__["_pending"]:
+            self.__dict__.update(_input_shapes=None, _output_shapes=None, _pending=False)
+
+    # A layer whose shapes are known but whose modules are not made yet (called on
+    # Placeholders only) makes them as soon as anything looks at its submodules.
+
+    def __getattr__(self, name: str) -> Any:
+        if self.__dict__.get("_pending"):
+            self._materialize()
+        return super().__getattr__(name)
+
+    def named_children(self) -> Iterator[tuple[str, nn.Module]]:
+        self._materialize()
+        return super().named_children()
+
+    def named_modules(self, *args: Any, **kwargs: Any) -> Iterator[tuple[str, nn.Module]]:
+        self._materialize()
+        return super().named_modules(*args, **kwargs)  # type: ignore[no-any-return]
+
+    def state_dict(self, *args: Any, **kwargs: Any) -> Any:
+        self._materialize()
+        return super().state_dict(*args, **kwargs)
+
+    def load_state_dict(self, *args: Any, **kwargs: Any) -> Any:
+        self._materialize()
+        return super().load_state_dict(*args, **kwargs)
+
+    def _apply(self, *args: Any, **kwargs: Any) -> Any:
+        self._materialize()
+        return super()._apply(*args, **kwargs)  # type: ignore[no-untyped-call]
 
     def _check_shapes(self, shapes: list[Shape], path: str) -> None:
         assert self._input_shapes is not None
@@ -230,7 +299,9 @@ class Layer(nn.Module):
         """Apply this layer to placeholders: build it and record the call."""
         self._check_keywords(kwargs)
         shapes = [p.shape for p in inputs]
-        out = self.build(*shapes)
+        # shapes only: the modules are made when a model holding this call is built
+        # (or when anything asks for them), so a later mismatch leaves no parameter
+        out = self._plan(shapes)
         if kwargs:
             out = self._call_shapes(shapes, keyword_shapes(kwargs, True, self._path()), out)
         node = Node(self, list(inputs), kwargs=dict(kwargs))
@@ -359,6 +430,7 @@ class TorchLayer(Layer):
     ndims: ClassVar[tuple[int, ...] | None] = None
     layout: ClassVar[str] = ""
     num_inputs: ClassVar[tuple[int, ...]] = (1,)
+    _checks_output: ClassVar[bool] = True
     _signatures: ClassVar[dict[type, inspect.Signature]] = {}
 
     def __init__(self, *args: Any, name: str | None = None, **kwargs: Any) -> None:
@@ -490,7 +562,7 @@ class TorchLayer(Layer):
         assert out is not None
         return out
 
-    def _build(self, shapes: list[Shape], path: str) -> Shapes:
+    def _shape(self, shapes: list[Shape], path: str) -> Shapes:
         self._check_input(shapes, path)
         concrete = shapes
         unknown = has_unknown(shapes)
@@ -498,31 +570,74 @@ class TorchLayer(Layer):
             self._require_known(shapes, path)
             concrete = fill_unknown(shapes, PROBES[0])
         kwargs = self.torch_kwargs(concrete)
-        with_formula = type(self)._formula is not TorchLayer._formula
-        out: Shapes | None = None
-        if with_formula:
-            # the output shape first, so that a shape error comes before the module
-            # (and its parameters) exists
+        out: Shapes
+        if type(self)._formula is not TorchLayer._formula:
             out = probe(self._known_formula, shapes) if unknown else self._known_formula(shapes)
             _check_output(out, shapes, path)
-        try:
-            native = self.torch_cls(**kwargs)
-        except (ValueError, TypeError, RuntimeError, AssertionError) as e:
-            raise ShapeError(
-                path,
-                f"torch.nn.{self.torch_cls.__name__}({_kw(kwargs)}) failed: {e}",
-                got=shapes[0],
-            ) from e
-        module = self._wrap(native)
-        if out is None:
+            self._check_constructible(kwargs, shapes, path)
+        else:
+            # no formula: a module on the meta device has the real one's shapes and
+            # no storage, so the real one waits until the whole model checks out
+            with torch.device("meta"):
+                module = self._wrap(self._make(kwargs, shapes, path, probe=True))
             out = module_on_meta(module, shapes, path)
-        self._modules["native"] = module
+            _check_output(out, shapes, path)
+        self.__dict__.update(_pending=True, _torch_kwargs=kwargs)
         return out
+
+    def _check_constructible(self, kwargs: dict[str, Any], shapes: list[Shape], path: str) -> None:
+        """Raise now what torch's constructor would raise in the second pass.
+
+        The module is made once on the meta device (no storage); arguments that
+        worked before are remembered, so rebuilding a model pays nothing here.
+        """
+        key: Any
+        try:
+            key = (type(self), tuple(kwargs.items()))
+            known = key in _CONSTRUCTIBLE
+        except TypeError:  # an argument that cannot be hashed: check every time
+            key, known = None, False
+        if known:
+            return
+        with torch.device("meta"):
+            self._make(kwargs, shapes, path, probe=True)
+        if key is not None and len(_CONSTRUCTIBLE) < _CONSTRUCTIBLE_MAX:
+            _CONSTRUCTIBLE.add(key)
+
+    def _make(
+        self,
+        kwargs: dict[str, Any],
+        shapes: list[Shape] | None,
+        path: str,
+        probe: bool = False,
+    ) -> nn.Module:
+        try:
+            return self.torch_cls(**self._final_kwargs(kwargs, probe))
+        except (ValueError, TypeError, RuntimeError, AssertionError) as e:
+            got = shapes[0] if shapes else None
+            raise ShapeError(
+                path, f"torch.nn.{self.torch_cls.__name__}({_kw(kwargs)}) failed: {e}", got=got
+            ) from e
+
+    def _final_kwargs(self, kwargs: dict[str, Any], probe: bool) -> dict[str, Any]:
+        """The constructor arguments, completed with anything that is a module itself.
+
+        ``probe``: for a trial on the meta device, which must not make real modules.
+        """
+        return kwargs
+
+    def _construct(self, path: str) -> None:
+        kwargs = self.__dict__.pop("_torch_kwargs")
+        self._modules["native"] = self._wrap(self._make(kwargs, self._input_shapes, path))
 
     def call_module(self) -> nn.Module:
         native = self._modules.get("native")
         if native is None:
-            raise RuntimeError(f"{self._label()} is not built yet")
+            if not self._pending:
+                raise RuntimeError(f"{self._label()} is not built yet")
+            self._materialize()
+            native = self._modules["native"]
+            assert native is not None
         return native
 
 
@@ -575,6 +690,9 @@ class _Binder:
 
 
 _BINDERS: dict[type, _Binder] = {}
+#: (layer class, torch constructor arguments) already made once without an error
+_CONSTRUCTIBLE: set[Any] = set()
+_CONSTRUCTIBLE_MAX = 4096
 #: sizes that must be positive ints, checked at construction
 _COUNT_ARGUMENTS = ("out_features", "out_channels", "hidden_size", "num_heads", "nhead")
 

@@ -52,31 +52,58 @@ class Sequential(Layer):
     def __getitem__(self, index: int) -> nn.Module:
         return self.items[index]
 
-    def _build(self, shapes: list[Shape], path: str) -> Shapes:
+    def _shape(self, shapes: list[Shape], path: str) -> Shapes:
         if len(shapes) != 1:
             raise ShapeError(path, f"Sequential takes one input, got {len(shapes)}")
         shape: Shapes = shapes[0]
-        self.__dict__["item_shapes"] = []
+        item_shapes: list[Shapes] = []
+        planned: list[Layer] = []
+        try:
+            for i, item in enumerate(self.items):
+                where = f"{path}.{i}:{type(item).__name__}"
+                if not isinstance(shape, tuple):
+                    raise ShapeError(
+                        where,
+                        "the previous item returns several tensors, but Sequential passes one on",
+                        hint="set return_indices/return_state/need_weights to False, or use the "
+                        "functional API",
+                    )
+                if isinstance(item, Layer):
+                    fresh = item._input_shapes is None
+                    out = item._plan((shape,), where)
+                    if fresh:
+                        planned.append(item)
+                else:
+                    out = module_on_meta(item, [shape], where)
+                item_shapes.append(out)
+                shape = out
+        except BaseException:
+            # the model did not build: its layers go back to unbuilt, as they were
+            for item in planned:
+                item._unplan()
+            raise
+        self.__dict__.update(item_shapes=item_shapes, _pending=True, _fresh=planned)
         self.item_shapes: list[Shapes]
-        for i, item in enumerate(self.items):
-            where = f"{path}.{i}:{type(item).__name__}"
-            if not isinstance(shape, tuple):
-                raise ShapeError(
-                    where,
-                    "the previous item returns several tensors, but Sequential passes one on",
-                    hint="set return_indices/return_state/need_weights to False, or use the "
-                    "functional API",
-                )
-            if isinstance(item, Layer):
-                out = item.build(shape, path=where)
-                module = item if isinstance(item, Sequential) else item.call_module()
-            else:
-                out = module_on_meta(item, [shape], where)
-                module = item
-            self._modules[str(i)] = module
-            self.item_shapes.append(out)
-            shape = out
         return shape
+
+    def _unplan(self) -> None:
+        if self._pending:
+            for item in self.__dict__.pop("_fresh", ()):
+                item._unplan()
+        super()._unplan()
+
+    def _construct(self, path: str) -> None:
+        self.__dict__.pop("_fresh", None)
+        modules = self._modules
+        for i, item in enumerate(self.items):
+            if isinstance(item, Sequential):
+                item._materialize()
+                modules[str(i)] = item
+            elif isinstance(item, Layer):
+                item._materialize()
+                modules[str(i)] = item.call_module()
+            else:
+                modules[str(i)] = item
 
     def call_module(self) -> nn.Module:
         return self
@@ -88,6 +115,7 @@ class Sequential(Layer):
     def native_module(self) -> nn.Module:
         if not self.built:
             super().native_module()
+        self._materialize()
         modules = [m for m in self._modules.values() if m is not None]
         return nn.Sequential(
             *[m.native_module() if isinstance(m, Sequential) else m for m in modules]
@@ -95,7 +123,7 @@ class Sequential(Layer):
 
     def forward(self, x: Any) -> Any:
         want = self._input_shapes
-        if want is None:
+        if want is None or self._pending:
             self.build(tuple(x.shape))
             self._follow_input(x)
         elif x.shape[1:] != want[0][1:]:

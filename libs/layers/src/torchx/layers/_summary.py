@@ -35,6 +35,7 @@ def summary(model: Layer, input_shape: Sequence[int | None] | None = None) -> st
                 "shape, e.g. (None, 3, 32, 32)"
             )
         model.build(input_shape)
+    model._materialize()
     rows: list[tuple[str, str, str, int]] = []
     seen: set[int] = set()
     _rows(model, model._label(), rows, seen)

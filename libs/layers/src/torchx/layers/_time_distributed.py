@@ -29,7 +29,7 @@ class TimeDistributed(Layer):
         self.inner: Layer = layers[0] if len(layers) == 1 else Sequential(*layers)
         self.native: nn.Module | None = None
 
-    def _build(self, shapes: list[Shape], path: str) -> Shapes:
+    def _shape(self, shapes: list[Shape], path: str) -> Shapes:
         if len(shapes) != 1 or len(shapes[0]) < 3:
             raise ShapeError(
                 path,
@@ -39,13 +39,26 @@ class TimeDistributed(Layer):
             )
         batch, steps, *rest = shapes[0]
         merged = None if batch is None or steps is None else batch * steps
-        out = self.inner.build((merged, *rest), path=f"{path}.inner")
+        fresh = self.inner._input_shapes is None
+        out = self.inner._plan([(merged, *rest)], path=f"{path}.inner")
         if not isinstance(out, tuple):
+            if fresh:
+                self.inner._unplan()
             raise ShapeError(path, "the wrapped layers must return a single tensor")
-        self.native = TimeDistributedModule(self.inner.call_module())
+        self.__dict__["_pending"] = True
         return (batch, steps, *out[1:])
 
+    def _construct(self, path: str) -> None:
+        self.inner._materialize()
+        self.native = TimeDistributedModule(self.inner.call_module())
+
+    def _unplan(self) -> None:
+        if self._pending:
+            self.inner._unplan()
+        super()._unplan()
+
     def call_module(self) -> nn.Module:
+        self._materialize()
         if self.native is None:
             raise RuntimeError(f"{self._label()} is not built yet")
         return self.native

@@ -61,12 +61,24 @@ class _Stack(TorchLayer):
     def torch_kwargs(self, shapes: list[Shape]) -> dict[str, Any]:
         kwargs = {k: v for k, v in self._config.items() if k not in self.extras}
         template = self.args[self.template_arg]
-        layer = template.torch_cls(**template.torch_kwargs(shapes))
-        kwargs[self.template_arg] = layer
+        # the template and the norm are torch modules: only their shapes and
+        # arguments now, the modules themselves in _final_kwargs
+        kwargs[self.template_arg] = (template, template.torch_kwargs(shapes))
         norm = self.args["norm"]
         if norm is not None:
-            norm.build((shapes[0][0], None, shapes[0][2]), path=f"{self._path()}.norm")
-            kwargs["norm"] = norm.call_module()
+            norm._plan([(shapes[0][0], None, shapes[0][2])], path=f"{self._path()}.norm")
+            kwargs["norm"] = norm
+        return kwargs
+
+    def _final_kwargs(self, kwargs: dict[str, Any], probe: bool) -> dict[str, Any]:
+        kwargs = dict(kwargs)
+        template, template_kwargs = kwargs[self.template_arg]
+        kwargs[self.template_arg] = template.torch_cls(**template_kwargs)
+        norm = kwargs.get("norm")
+        if norm is not None:
+            # a trial leaves the norm out: making it would make its real parameters,
+            # and it checked its own arguments when its shapes were planned
+            kwargs["norm"] = None if probe else norm.call_module()
         return kwargs
 
     def get_config(self) -> dict[str, Any]:
