@@ -28,8 +28,6 @@ from torchx.specs import (
     macros,
 )
 
-pytest.importorskip("docker")
-
 
 def _app(**kw: Any) -> AppDef:
     role: dict[str, Any] = {
@@ -56,58 +54,65 @@ def test_container_requests_field_by_field() -> None:
     req = build_request(_app(), "trainer-1", {"network": "torchx", "shm_size": "2g"})
     assert req.app_id == "trainer-1" and req.network == "torchx" and req.push == {}
     assert [(c.role, c.replica_id) for c in req.containers] == [("trainer", 0), ("trainer", 1)]
-    c = req.containers[1].kwargs
-    assert c == {
-        "name": "trainer-1-trainer-1",
-        "hostname": "trainer-1-trainer-1",
-        "image": "registry.example.com/org/train:1.0",
-        "entrypoint": ["python"],
-        "command": ["-m", "train", "--rank", "1", "--id", "trainer-1"],
-        "environment": {
-            "TORCHX_RANK0_HOST": "trainer-1-trainer-0",
-            "MASTER_ADDR": "trainer-1-trainer-0",
-            "MASTER_PORT": "29500",
-            "TORCHX_APP_ID": "trainer-1",
-            "TORCHX_ROLE_NAME": "trainer",
-            "TORCHX_REPLICA_ID": "1",
-            "FOO": "bar",
-        },
-        "labels": {
+    assert req.containers[1].name == "trainer-1-trainer-1"
+    # The exact JSON body of the Engine API's POST /containers/create.
+    assert req.containers[1].config == {
+        "Hostname": "trainer-1-trainer-1",
+        "Image": "registry.example.com/org/train:1.0",
+        "Entrypoint": ["python"],
+        "Cmd": ["-m", "train", "--rank", "1", "--id", "trainer-1"],
+        "Env": [
+            "TORCHX_RANK0_HOST=trainer-1-trainer-0",
+            "MASTER_ADDR=trainer-1-trainer-0",
+            "MASTER_PORT=29500",
+            "TORCHX_APP_ID=trainer-1",
+            "TORCHX_ROLE_NAME=trainer",
+            "TORCHX_REPLICA_ID=1",
+            "FOO=bar",
+        ],
+        "Labels": {
             LABEL_APP_ID: "trainer-1",
             "torchx.pytorch.org/app-name": "trainer",
             "torchx.pytorch.org/role-name": "trainer",
             "torchx.pytorch.org/replica-id": "1",
             "torchx.pytorch.org/version": "1",
         },
-        "network_mode": "torchx",
-        "shm_size": "2g",
-        "detach": True,
-        "nano_cpus": 1_500_000_000,
-        "mem_limit": "2048m",
-        "device_requests": [{"Driver": "nvidia", "Count": 2, "Capabilities": [["gpu"]]}],
-        "mounts": [
-            {"Type": "bind", "Source": "/data", "Target": "/mnt/data", "ReadOnly": True},
-            {"Type": "volume", "Source": "ckpt", "Target": "/ckpt", "ReadOnly": False},
-        ],
-        "devices": ["/dev/fuse:/dev/fuse:rw"],
-        "restart_policy": {"Name": "on-failure", "MaximumRetryCount": 2},
+        "HostConfig": {
+            "NetworkMode": "torchx",
+            "ShmSize": 2 * 1024**3,
+            "NanoCpus": 1_500_000_000,
+            "Memory": 2048 * 1024**2,
+            "DeviceRequests": [{"Driver": "nvidia", "Count": 2, "Capabilities": [["gpu"]]}],
+            "Mounts": [
+                {"Type": "bind", "Source": "/data", "Target": "/mnt/data", "ReadOnly": True},
+                {"Type": "volume", "Source": "ckpt", "Target": "/ckpt", "ReadOnly": False},
+            ],
+            "Devices": [
+                {
+                    "PathOnHost": "/dev/fuse",
+                    "PathInContainer": "/dev/fuse",
+                    "CgroupPermissions": "rw",
+                }
+            ],
+            "RestartPolicy": {"Name": "on-failure", "MaximumRetryCount": 2},
+        },
     }
+
+
+@pytest.mark.parametrize(
+    ("text", "size"), [("64m", 64 * 1024**2), ("1024k", 1024**2), ("2G", 2 * 1024**3), ("512", 512)]
+)
+def test_shm_size_is_sent_in_bytes(text: str, size: int) -> None:
+    req = build_request(_app(), "a-1", {"shm_size": text})
+    assert req.containers[0].config["HostConfig"]["ShmSize"] == size
 
 
 def test_host_network_has_no_hostname_and_rank0_is_loopback() -> None:
     app = _app(resource=Resource(cpu=-1, gpu=-1, memMB=-1), mounts=[], max_retries=0)
-    c = build_request(app, "a-1", {"network": "host", "shm_size": "64m"}).containers[0].kwargs
-    assert "hostname" not in c
-    assert c["environment"]["TORCHX_RANK0_HOST"] == "127.0.0.1"
-    for absent in (
-        "nano_cpus",
-        "mem_limit",
-        "device_requests",
-        "mounts",
-        "devices",
-        "restart_policy",
-    ):
-        assert absent not in c
+    c = build_request(app, "a-1", {"network": "host", "shm_size": "64m"}).containers[0].config
+    assert "Hostname" not in c
+    assert "TORCHX_RANK0_HOST=127.0.0.1" in c["Env"]
+    assert c["HostConfig"] == {"NetworkMode": "host", "ShmSize": 64 * 1024**2}
 
 
 def test_dryrun_through_the_registry_prints_the_requests() -> None:
@@ -116,14 +121,15 @@ def test_dryrun_through_the_registry_prints_the_requests() -> None:
     info = s.submit_dryrun(_app(), {"image_repo": "registry.local:5000/me/ws"})
     text = str(info)
     assert text.startswith(f"app_id: {info.request.app_id}\nnetwork: torchx")
-    assert '"shm_size": "2g"' in text and '"name": "' + info.request.app_id in text
+    assert f"POST /containers/create?name={info.request.app_id}-trainer-0 " in text
+    assert '"ShmSize": 2147483648' in text
 
 
 def test_workspace_images_are_pushed_to_image_repo() -> None:
     app = _app(image="torchx-workspace:abc123")
     req = build_request(app, "a-1", {"image_repo": "registry.local:5000/me/ws", "shm_size": "1g"})
     assert req.push == {"torchx-workspace:abc123": "registry.local:5000/me/ws:abc123"}
-    assert req.containers[0].kwargs["image"] == "registry.local:5000/me/ws:abc123"
+    assert req.containers[0].config["Image"] == "registry.local:5000/me/ws:abc123"
 
 
 @pytest.mark.parametrize(
@@ -212,9 +218,13 @@ def test_two_replicas_talk_over_host_network(
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    # Replica 0 listens; replica 1 retries until it connects, then sends a line.
+    # Replica 0 listens; replica 1 retries until it connects, then sends a line. Busybox's
+    # listener quits as soon as its stdin ends, sometimes before reading what arrived, so
+    # it gets a stdin that stays open and replica 0 prints the line once the file has it.
     script = (
-        f'if [ "$TORCHX_REPLICA_ID" = 0 ]; then nc -l -p {port}; else '
+        f'if [ "$TORCHX_REPLICA_ID" = 0 ]; then sleep 60 | nc -l -p {port} > /tmp/got & '
+        "for i in $(seq 600); do [ -s /tmp/got ] && cat /tmp/got && exit 0; sleep 0.1; done; "
+        "exit 1; else "
         # up to a minute: on a busy machine replica 0's container can start seconds late
         f'for i in $(seq 600); do echo ping-from-1 | nc "$TORCHX_RANK0_HOST" {port} && exit 0; '
         "sleep 0.1; done; exit 1; fi"
@@ -284,14 +294,39 @@ def test_since_until_bound_the_log(docker_sched: DockerScheduler, docker_engine:
     assert list(docker_sched.log_iter(app_id, "r", 0, since=past)) == ["a\n"]
 
 
-def test_missing_sdk_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_missing_sdk_names_the_extra(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     import sys
 
     from torchx.schedulers import MissingDependencyError
 
     monkeypatch.setitem(sys.modules, "docker", None)
     with pytest.raises(MissingDependencyError, match=r"torchx-schedulers\[docker\]"):
-        DockerScheduler("t").list()
+        DockerScheduler("t", base_url="unix:///nonexistent").build_workspace_image(
+            "busybox", str(tmp_path)
+        )
+
+
+def test_runs_without_the_sdk(
+    docker_sched: DockerScheduler, docker_engine: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Running, inspecting and reading logs need only the stdlib client."""
+    import sys
+
+    monkeypatch.setitem(sys.modules, "docker", None)
+    app = AppDef("nosdk", roles=[_role(docker_engine.image, "-c", "echo fine")])
+    app_id = docker_sched.submit(app, HOST)
+    desc = docker_sched.wait(app_id, timeout=60)
+    assert desc is not None and desc.state == AppState.SUCCEEDED
+    assert list(docker_sched.log_iter(app_id, "r", 0)) == ["fine\n"]
+    assert app_id in [a.app_id for a in docker_sched.list()]
+
+
+def test_unreachable_engine_names_the_address_and_the_fix() -> None:
+    s = DockerScheduler("t", base_url="unix:///nonexistent/docker.sock")
+    with pytest.raises(SpecsError) as e:
+        s.describe("x-1")
+    text = str(e.value)
+    assert "unix:///nonexistent/docker.sock" in text and "Start dockerd" in text
 
 
 # -- a Python app whose replicas rendezvous the way dist.ddp apps do ----------------------
@@ -364,16 +399,18 @@ def test_python_replicas_rendezvous_over_host_network(
 def test_python_replicas_rendezvous_by_hostname_on_the_torchx_bridge(
     docker_sched: DockerScheduler, docker_python_image: str
 ) -> None:
-    import docker
+    from torchx.schedulers._docker_engine import EngineError
 
+    engine = docker_sched._engine()
     try:
-        docker_sched._client().networks.create("torchx-probe", driver="bridge").remove()
-    except docker.errors.APIError as e:
+        made = engine.request("POST", "/networks/create", body={"Name": "torchx-probe"})
+        engine.request("DELETE", f"/networks/{made['Id']}")
+    except EngineError as e:
         pytest.skip(f"this engine cannot create bridge networks: {e}")
     app = _rendezvous_app(docker_python_image, 2, 29500)
     # The default network: replicas resolve each other by hostname through the engine's DNS.
     info = docker_sched.submit_dryrun(app, {})
     assert info.request.network == "torchx"
-    env = info.request.containers[1].kwargs["environment"]
-    assert env["MASTER_ADDR"] == f"{info.request.app_id}-trainer-0"
+    env = info.request.containers[1].config["Env"]
+    assert f"MASTER_ADDR={info.request.app_id}-trainer-0" in env
     _check_rendezvous(docker_sched, docker_sched.schedule(info), 2)

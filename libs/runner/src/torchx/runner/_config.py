@@ -13,7 +13,6 @@ Files: ``$TORCHXCONFIG`` alone when set; otherwise ``~/.torchxconfig`` and then
 
 from __future__ import annotations
 
-import configparser
 import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -106,6 +105,8 @@ def load_config(
     # Only read when a file exists: listing schedulers scans installed packages.
     known = set(known_schedulers) if paths else set()
     config = TorchxConfig(files=paths)
+    if paths:
+        import configparser  # only when a file exists: most runs have none
     for path in paths:
         parser = configparser.ConfigParser(interpolation=None, default_section="\0none")
         parser.optionxform = str  # type: ignore[assignment,method-assign]

@@ -1,8 +1,11 @@
 """local_docker: runs every replica as a container on the local Docker engine.
 
 Containers carry labels naming their app, role and replica, so ``describe``, ``log_iter``,
-``cancel`` and ``list`` work from any process through the engine alone. The Docker SDK is
-imported only when the engine is called (``pip install "torchx-schedulers[docker]"``).
+``cancel`` and ``list`` work from any process through the engine alone. Containers are run
+through a small stdlib client of the Engine API (``_docker_engine``; the engine is found as
+the docker CLI finds it: ``DOCKER_HOST``, then the current Docker context). The Docker SDK
+(``pip install "torchx-schedulers[docker]"``) is imported only to pull, build and push
+images, where its registry authentication is needed.
 
 Networking (run option ``network``):
 
@@ -15,9 +18,7 @@ Networking (run option ``network``):
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import os
-import secrets
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -37,6 +38,7 @@ from torchx.schedulers._container_rules import (
     check_resources,
     to_dns_label,
 )
+from torchx.schedulers._docker_engine import Engine, EngineError, NotFound, path_quote
 from torchx.schedulers._errors import require
 from torchx.specs import (
     AppDef,
@@ -74,11 +76,12 @@ LABEL_VERSION = "torchx.pytorch.org/version"
 
 @dataclass
 class DockerContainer:
-    """One replica: the keyword arguments of the SDK's ``containers.create``."""
+    """One replica: ``POST /containers/create?name=NAME`` with ``config`` as its JSON body."""
 
     role: str
     replica_id: int
-    kwargs: dict[str, Any]
+    name: str
+    config: dict[str, Any]
 
 
 @dataclass
@@ -96,7 +99,10 @@ def _format(req: DockerRequest) -> str:
     out = [f"app_id: {req.app_id}", f"network: {req.network}"]
     out += [f"push: {src} -> {dst}" for src, dst in sorted(req.push.items())]
     for c in req.containers:
-        out.append(f"{c.role}/{c.replica_id}: " + json.dumps(c.kwargs, sort_keys=True))
+        out.append(
+            f"{c.role}/{c.replica_id}: POST /containers/create?name={c.name} "
+            + json.dumps(c.config, sort_keys=True)
+        )
     return "\n".join(out)
 
 
@@ -155,55 +161,57 @@ def build_request(app: AppDef, app_id: str, cfg: Mapping[str, CfgVal]) -> Docker
                 img_root="", app_id=app_id, replica_id=str(k), rank0_env=RANK0_ENV
             ).apply(role)
             name = _container_name(app_id, role.name, k)
-            kwargs: dict[str, Any] = {
-                "name": name,
-                "image": image,
-                "entrypoint": [filled.entrypoint],
-                "command": list(filled.args),
-                "environment": {
-                    RANK0_ENV: rank0,
-                    "MASTER_ADDR": rank0,
-                    "MASTER_PORT": str(MASTER_PORT),
-                    "TORCHX_APP_ID": app_id,
-                    "TORCHX_ROLE_NAME": role.name,
-                    "TORCHX_REPLICA_ID": str(k),
-                    **filled.env,
-                },
-                "labels": {
+            env = {
+                RANK0_ENV: rank0,
+                "MASTER_ADDR": rank0,
+                "MASTER_PORT": str(MASTER_PORT),
+                "TORCHX_APP_ID": app_id,
+                "TORCHX_ROLE_NAME": role.name,
+                "TORCHX_REPLICA_ID": str(k),
+                **filled.env,
+            }
+            host: dict[str, Any] = {
+                "NetworkMode": network,
+                # Docker's 64 MiB default starves DataLoader workers that share tensors.
+                "ShmSize": _docker_bytes(str(cfg.get("shm_size"))),
+            }
+            config: dict[str, Any] = {
+                "Image": image,
+                "Entrypoint": [filled.entrypoint],
+                "Cmd": list(filled.args),
+                "Env": [f"{key}={value}" for key, value in env.items()],
+                "Labels": {
                     LABEL_APP_ID: app_id,
                     LABEL_APP_NAME: app.name,
                     LABEL_ROLE: role.name,
                     LABEL_REPLICA: str(k),
                     LABEL_VERSION: "1",
                 },
-                "network_mode": network,
-                # Docker's 64 MiB default starves DataLoader workers that share tensors.
-                "shm_size": str(cfg.get("shm_size")),
-                "detach": True,
+                "HostConfig": host,
             }
             if network not in ("host", "none"):
-                kwargs["hostname"] = name
+                config["Hostname"] = name
             res = role.resource
             if res.cpu != -1:
-                kwargs["nano_cpus"] = round(res.cpu * 1e9)
+                host["NanoCpus"] = round(res.cpu * 1e9)
             if res.memMB != -1:
-                kwargs["mem_limit"] = f"{res.memMB}m"
+                host["Memory"] = res.memMB * 1024 * 1024
             if res.gpu > 0:
-                kwargs["device_requests"] = [
+                host["DeviceRequests"] = [
                     {"Driver": "nvidia", "Count": res.gpu, "Capabilities": [["gpu"]]}
                 ]
             mounts, devices = _mounts(role)
             if mounts:
-                kwargs["mounts"] = mounts
+                host["Mounts"] = mounts
             if devices:
-                kwargs["devices"] = devices
+                host["Devices"] = devices
             if role.max_retries > 0:
                 # Docker restarts single containers only, whatever the role's retry policy.
-                kwargs["restart_policy"] = {
+                host["RestartPolicy"] = {
                     "Name": "on-failure",
                     "MaximumRetryCount": role.max_retries,
                 }
-            containers.append(DockerContainer(role.name, k, kwargs))
+            containers.append(DockerContainer(role.name, k, name, config))
     return DockerRequest(app_id, containers, network, push)
 
 
@@ -211,9 +219,16 @@ def _container_name(app_id: str, role: str, k: int) -> str:
     return f"{app_id}-{to_dns_label(role, 40)}-{k}"
 
 
-def _mounts(role: Role) -> tuple[list[dict[str, Any]], list[str]]:
+def _docker_bytes(size: str) -> int:
+    """``64m`` -> bytes, with Docker's binary units (checked by ``_is_docker_size``)."""
+    unit = size[-1:].lower()
+    scale = {"b": 1, "k": 1024, "m": 1024**2, "g": 1024**3}.get(unit)
+    return int(size[:-1]) * scale if scale else int(size)
+
+
+def _mounts(role: Role) -> tuple[list[dict[str, Any]], list[dict[str, str]]]:
     mounts: list[dict[str, Any]] = []
-    devices: list[str] = []
+    devices: list[dict[str, str]] = []
     for m in role.mounts:
         if isinstance(m, BindMount):
             mounts.append(
@@ -229,7 +244,13 @@ def _mounts(role: Role) -> tuple[list[dict[str, Any]], list[str]]:
                 {"Type": "volume", "Source": m.src, "Target": m.dst_path, "ReadOnly": m.read_only}
             )
         elif isinstance(m, DeviceMount):
-            devices.append(f"{m.src_path}:{m.dst_path}:{m.permissions}")
+            devices.append(
+                {
+                    "PathOnHost": m.src_path,
+                    "PathInContainer": m.dst_path,
+                    "CgroupPermissions": m.permissions,
+                }
+            )
     return mounts, devices
 
 
@@ -262,21 +283,38 @@ class DockerScheduler(Scheduler[DockerRequest]):
     def __init__(self, session_name: str = "torchx", base_url: str | None = None) -> None:
         super().__init__(BACKEND, session_name)
         self._base_url = base_url
-        self._docker: Any = None
+        self._engine_client: Engine | None = None
+        self._sdk_client: Any = None
 
-    def _client(self) -> Any:
-        if self._docker is None:
+    def _engine(self) -> Engine:
+        if self._engine_client is None:
+            self._engine_client = Engine.from_env(self._base_url)
+        return self._engine_client
+
+    def _sdk(self) -> Any:
+        """The Docker SDK's client for the same engine (pulls, pushes and builds only)."""
+        if self._sdk_client is None:
             docker = require("docker", scheduler=BACKEND, extra=EXTRA)
-            if self._base_url is not None:
-                self._docker = docker.DockerClient(base_url=self._base_url)  # type: ignore[attr-defined]
-            else:
-                self._docker = docker.from_env()  # type: ignore[attr-defined]
-        return self._docker
+            endpoint = self._engine().endpoint
+            tls: Any = None
+            if endpoint.tls is not None:
+                t = endpoint.tls
+                tls = docker.tls.TLSConfig(  # type: ignore[attr-defined]
+                    client_cert=(t.cert, t.key) if t.cert and t.key else None,
+                    ca_cert=t.ca,
+                    verify=t.verify,
+                )
+            host = endpoint.host.replace("https://", "tcp://", 1)
+            self._sdk_client = docker.DockerClient(base_url=host, tls=tls)  # type: ignore[attr-defined]
+        return self._sdk_client
 
     def close(self) -> None:
-        if self._docker is not None:
-            self._docker.close()
-            self._docker = None
+        if self._engine_client is not None:
+            self._engine_client.close()
+            self._engine_client = None
+        if self._sdk_client is not None:
+            self._sdk_client.close()
+            self._sdk_client = None
 
     # -- submission -------------------------------------------------------------------
 
@@ -299,7 +337,7 @@ class DockerScheduler(Scheduler[DockerRequest]):
 
     def _submit_dryrun(self, app: AppDef, cfg: dict[str, CfgVal]) -> AppDryRunInfo[DockerRequest]:
         _check_app(app, cfg)
-        app_id = f"{to_dns_label(app.name, 40)}-{secrets.token_hex(4)}"
+        app_id = f"{to_dns_label(app.name, 40)}-{os.urandom(4).hex()}"
         return AppDryRunInfo(build_request(app, app_id, cfg), _format)
 
     def with_workspace(
@@ -322,6 +360,8 @@ class DockerScheduler(Scheduler[DockerRequest]):
 
     def build_workspace_image(self, base_image: str, workspace: str) -> str:
         """Build ``base_image`` + ``workspace``; returns the new image's local tag."""
+        import hashlib
+
         docker = require("docker", scheduler=BACKEND, extra=EXTRA)
         build = docker.utils.build  # type: ignore[attr-defined]
         dockerfile = f"FROM {base_image}\nCOPY . .\n"
@@ -331,7 +371,7 @@ class DockerScheduler(Scheduler[DockerRequest]):
             dockerfile=(WORKSPACE_DOCKERFILE, dockerfile),
         )
         try:
-            image, _ = self._client().images.build(
+            image, _ = self._sdk().images.build(
                 fileobj=context,
                 custom_context=True,
                 dockerfile=WORKSPACE_DOCKERFILE,
@@ -347,50 +387,60 @@ class DockerScheduler(Scheduler[DockerRequest]):
 
     def schedule(self, dryrun_info: AppDryRunInfo[DockerRequest]) -> str:
         req = dryrun_info.request
-        client = self._client()
-        docker = require("docker", scheduler=BACKEND, extra=EXTRA)
-        types = docker.types  # type: ignore[attr-defined]
+        engine = self._engine()
         self.push_images(req.push)
-        self._ensure_images(req, docker)
-        if req.network not in ("host", "none", "bridge") and not client.networks.list(
-            names=[req.network]
-        ):
-            client.networks.create(
-                req.network, driver="bridge", labels={"torchx.pytorch.org/network": "1"}
-            )
-        created = []
+        self._ensure_images(req)
+        if req.network not in ("host", "none", "bridge"):
+            self._ensure_network(req.network)
+        created: list[str] = []
         try:
             for c in req.containers:
-                kwargs = dict(c.kwargs)
-                if "mounts" in kwargs:
-                    kwargs["mounts"] = [
-                        types.Mount(
-                            m["Target"], m["Source"], type=m["Type"], read_only=m["ReadOnly"]
-                        )
-                        for m in kwargs["mounts"]
-                    ]
-                if "device_requests" in kwargs:
-                    kwargs["device_requests"] = [
-                        types.DeviceRequest(
-                            driver=d["Driver"], count=d["Count"], capabilities=d["Capabilities"]
-                        )
-                        for d in kwargs["device_requests"]
-                    ]
-                kwargs.pop("detach", None)
-                created.append(client.containers.create(**kwargs))
-            for container in created:
-                container.start()
-        except Exception:
+                answer = engine.request(
+                    "POST", "/containers/create", {"name": c.name}, body=c.config
+                )
+                created.append(answer["Id"])
+            for cid in created:
+                engine.request("POST", f"/containers/{cid}/start")
+        except BaseException:
             # A refused submission leaves no container behind.
-            for container in created:
-                with contextlib.suppress(docker.errors.APIError):  # type: ignore[attr-defined]
-                    container.remove(force=True)
+            for cid in created:
+                with contextlib.suppress(EngineError, OSError):
+                    engine.request("DELETE", f"/containers/{cid}", {"force": True, "v": True})
             raise
         return req.app_id
 
+    def _ensure_network(self, name: str) -> None:
+        engine = self._engine()
+        try:
+            engine.request("GET", f"/networks/{path_quote(name)}")
+            return
+        except NotFound:
+            pass
+        try:
+            engine.request(
+                "POST",
+                "/networks/create",
+                body={
+                    "Name": name,
+                    "Driver": "bridge",
+                    "CheckDuplicate": True,
+                    "Labels": {"torchx.pytorch.org/network": "1"},
+                },
+            )
+        except EngineError as e:
+            if e.status != 409:  # 409: another submission created it meanwhile
+                raise SpecsError(
+                    "run option 'network'",
+                    name,
+                    f"a network the engine can create ({e.message}); use host or none, "
+                    "or create the network with `docker network create`",
+                ) from None
+
     def push_images(self, push: Mapping[str, str]) -> None:
         """Tag each local image as its ``REPO:TAG`` target and push it there."""
-        client = self._client()
+        if not push:
+            return
+        client = self._sdk()
         docker = require("docker", scheduler=BACKEND, extra=EXTRA)
         for src, dst in push.items():
             repo, _, tag = dst.rpartition(":")
@@ -408,18 +458,20 @@ class DockerScheduler(Scheduler[DockerRequest]):
                     f"{failed[-1]}",
                 )
 
-    def _ensure_images(self, req: DockerRequest, docker: Any) -> None:
+    def _ensure_images(self, req: DockerRequest) -> None:
         """Pull what the engine lacks, as ``docker run`` would; refuse before creating anything."""
-        images = self._client().images
-        for image, role in {c.kwargs["image"]: c.role for c in req.containers}.items():
+        engine = self._engine()
+        for image, role in {c.config["Image"]: c.role for c in req.containers}.items():
             try:
-                images.get(image)
+                engine.request("GET", f"/images/{path_quote(image)}/json")
                 continue
-            except docker.errors.ImageNotFound:
+            except NotFound:
                 pass
+            # Pulls go through the SDK: it finds registry credentials as the docker CLI does.
+            docker = require("docker", scheduler=BACKEND, extra=EXTRA)
             try:
-                images.pull(image)
-            except docker.errors.APIError as e:
+                self._sdk().images.pull(image)
+            except docker.errors.APIError as e:  # type: ignore[attr-defined]
                 raise SpecsError(
                     f"role {role!r} image",
                     image,
@@ -430,49 +482,68 @@ class DockerScheduler(Scheduler[DockerRequest]):
 
     # -- inspection -------------------------------------------------------------------
 
-    def _containers(self, app_id: str) -> list[Any]:
-        return list(
-            self._client().containers.list(all=True, filters={"label": f"{LABEL_APP_ID}={app_id}"})
+    def _inspect_all(self, label: str) -> list[dict[str, Any]]:
+        """Every container (running or not) with ``label``, as ``docker inspect`` shows it."""
+        engine = self._engine()
+        listed = engine.request(
+            "GET", "/containers/json", {"all": True, "filters": {"label": [label]}}
         )
+        attrs = []
+        for summary in listed or []:
+            try:
+                attrs.append(engine.request("GET", f"/containers/{summary['Id']}/json"))
+            except NotFound:  # removed between the list and the inspect
+                continue
+        return attrs
+
+    def _containers(self, app_id: str) -> list[dict[str, Any]]:
+        return self._inspect_all(f"{LABEL_APP_ID}={app_id}")
 
     def describe(self, app_id: str) -> DescribeAppResponse | None:
         containers = self._containers(app_id)
         if not containers:
             return None
-        return _describe(app_id, [c.attrs for c in containers])
+        return _describe(app_id, containers)
 
     def wait(self, app_id: str, timeout: float | None = None) -> DescribeAppResponse | None:
         """Block on the engine's own wait for each container instead of polling."""
         import time
 
-        docker = require("docker", scheduler=BACKEND, extra=EXTRA)
+        engine = self._engine()
         deadline = None if timeout is None else time.monotonic() + timeout
         while True:
             containers = self._containers(app_id)
             if not containers:
                 return None
-            desc = _describe(app_id, [c.attrs for c in containers])
+            desc = _describe(app_id, containers)
             if is_terminal(desc.state):
                 return desc
             left = None if deadline is None else deadline - time.monotonic()
             if left is not None and left <= 0:
                 return desc
-            running = next((c for c in containers if c.status == "running"), None)
+            running = next((c for c in containers if _status(c) == "running"), None)
             if running is None:  # created, not yet started, or between restarts
                 time.sleep(0.05)
                 continue
             # Bounded, so a restart or a late sibling is noticed on the next round.
-            with contextlib.suppress(docker.errors.APIError, OSError):  # type: ignore[attr-defined]
-                running.wait(timeout=min(left, 5.0) if left is not None else 5.0)
+            with contextlib.suppress(EngineError, OSError):
+                engine.request(
+                    "POST",
+                    f"/containers/{running['Id']}/wait",
+                    {"condition": "not-running"},
+                    timeout=min(left, 5.0) if left is not None else 5.0,
+                )
 
     def list(self) -> list[ListAppResponse]:
         by_app: dict[str, list[dict[str, Any]]] = {}
-        for c in self._client().containers.list(all=True, filters={"label": LABEL_APP_ID}):
-            by_app.setdefault(c.labels[LABEL_APP_ID], []).append(c.attrs)
+        for found in self._inspect_all(LABEL_APP_ID):
+            by_app.setdefault(found["Config"]["Labels"][LABEL_APP_ID], []).append(found)
         out = []
         for app_id, attrs in sorted(by_app.items()):
             d = _describe(app_id, attrs)
-            replica = next(a for a in attrs if LABEL_CANCELLED not in a["Config"]["Labels"])
+            replica = next(
+                (a for a in attrs if LABEL_CANCELLED not in a["Config"]["Labels"]), attrs[0]
+            )
             created = _parse_time(replica.get("Created", ""))
             out.append(
                 ListAppResponse(
@@ -496,7 +567,8 @@ class DockerScheduler(Scheduler[DockerRequest]):
         matches = [
             c
             for c in self._containers(app_id)
-            if c.labels.get(LABEL_ROLE) == role_name and c.labels.get(LABEL_REPLICA) == str(k)
+            if c["Config"]["Labels"].get(LABEL_ROLE) == role_name
+            and c["Config"]["Labels"].get(LABEL_REPLICA) == str(k)
         ]
         if not matches:
             raise SpecsError(
@@ -504,18 +576,24 @@ class DockerScheduler(Scheduler[DockerRequest]):
                 f"{role_name}/{k}",
                 f"no such container in app {app_id}; `describe` lists its replicas",
             )
-        kwargs: dict[str, Any] = {
+        params: dict[str, Any] = {
             "stdout": stream in (Stream.STDOUT, Stream.COMBINED),
             "stderr": stream in (Stream.STDERR, Stream.COMBINED),
+            "follow": should_tail,
         }
         if since is not None:
-            kwargs["since"] = since
+            params["since"] = f"{since.timestamp():.9f}"
         if until is not None:
-            kwargs["until"] = until
-        if should_tail:
-            chunks: Iterable[bytes] = matches[0].logs(stream=True, follow=True, **kwargs)
-        else:
-            chunks = [matches[0].logs(**kwargs)]
+            params["until"] = f"{until.timestamp():.9f}"
+        container = matches[0]
+        frames = self._engine().stream(
+            f"/containers/{container['Id']}/logs",
+            params,
+            tty=bool(container["Config"].get("Tty")),
+        )
+        chunks: Iterator[bytes] = (data for _stream, data in frames)
+        if not should_tail:
+            chunks = iter(list(chunks))  # read it all now: the container may go away later
         return filter_regex(regex, _lines(chunks))
 
     # -- control ----------------------------------------------------------------------
@@ -526,22 +604,30 @@ class DockerScheduler(Scheduler[DockerRequest]):
             raise SpecsError(
                 "app id", app_id, f"no such {BACKEND} app; `list` shows the known ones"
             )
-        desc = _describe(app_id, [c.attrs for c in containers])
+        desc = _describe(app_id, containers)
         if desc.state in (AppState.SUCCEEDED, AppState.FAILED, AppState.CANCELLED):
             return
+        engine = self._engine()
         # A created-never-started marker records the cancellation in the engine itself, so
         # every process (and `list`) sees CANCELLED rather than the replicas' kill status.
-        first = containers[0].attrs
-        self._client().containers.create(
-            image=first["Config"]["Image"],
-            entrypoint=["true"],
-            command=[],
-            name=f"{app_id}-cancelled",
-            network_mode="none",
-            labels={LABEL_APP_ID: app_id, LABEL_CANCELLED: "1"},
-        )
+        marker = {
+            "Image": containers[0]["Config"]["Image"],
+            "Entrypoint": ["true"],
+            "Cmd": [],
+            "Labels": {LABEL_APP_ID: app_id, LABEL_CANCELLED: "1"},
+            "HostConfig": {"NetworkMode": "none"},
+        }
+        try:
+            engine.request("POST", "/containers/create", {"name": f"{app_id}-cancelled"}, marker)
+        except EngineError as e:
+            if e.status != 409:  # 409: another process is cancelling it too
+                raise
         for c in containers:
-            c.stop(timeout=5)
+            engine.request("POST", f"/containers/{c['Id']}/stop", {"t": 5})
+
+
+def _status(attrs: Mapping[str, Any]) -> str:
+    return str(attrs.get("State", {}).get("Status", ""))
 
 
 def _lines(chunks: Iterable[bytes]) -> Iterator[str]:

@@ -20,7 +20,7 @@ Either way replica 0 of the first role is ``<app_id>-<role0>-0.<app_id>``, expor
 from __future__ import annotations
 
 import dataclasses
-import secrets
+import os
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -268,7 +268,7 @@ class KubernetesScheduler(Scheduler[KubernetesRequest]):
         self, app: AppDef, cfg: dict[str, CfgVal]
     ) -> AppDryRunInfo[KubernetesRequest]:
         _check_app(app, cfg)
-        app_id = f"{to_dns_label(app.name, 40)}-{secrets.token_hex(4)}"
+        app_id = f"{to_dns_label(app.name, 40)}-{os.urandom(4).hex()}"
         return AppDryRunInfo(build_request(app, app_id, cfg), _format)
 
     def with_workspace(

@@ -19,7 +19,6 @@ from __future__ import annotations
 import contextlib
 import os
 import re
-import secrets
 import shlex
 import shutil
 import socket
@@ -292,7 +291,7 @@ class LocalScheduler(Scheduler[LocalRequest]):
         return os.path.abspath(os.path.expanduser(root))
 
     def _submit_dryrun(self, app: AppDef, cfg: dict[str, CfgVal]) -> AppDryRunInfo[LocalRequest]:
-        app_id = f"{app.name}-{secrets.token_hex(4)}"
+        app_id = f"{app.name}-{os.urandom(4).hex()}"
         app_dir = os.path.join(self._log_root(cfg), app_id)
         cwd_opt = cfg.get("cwd")
         if cwd_opt is not None and not os.path.isdir(str(cwd_opt)):

@@ -24,7 +24,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import secrets
 import shlex
 import time
 from collections.abc import Iterable, Iterator, Mapping
@@ -305,7 +304,7 @@ class RayScheduler(Scheduler[RayJob]):
                 cfg.get("placement_strategy"),
                 f"expected one of {', '.join(PLACEMENT_STRATEGIES)}",
             )
-        submission_id = f"{app.name}-{secrets.token_hex(4)}"
+        submission_id = f"{app.name}-{os.urandom(4).hex()}"
         app_id = f"{_strip_scheme(address)}-{submission_id}"
         roles: list[dict[str, Any]] = []
         for role in app.roles:
