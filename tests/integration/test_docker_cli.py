@@ -9,16 +9,12 @@ import sys
 from pathlib import Path
 from typing import Any
 
-import pytest
-
-pytest.importorskip("docker")
-
 # The console script the torchx distribution installs beside the interpreter.
 TORCHX = [str(Path(sys.executable).with_name("torchx"))]
 
 
 def _torchx(engine: Any, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
-    # DOCKER_HOST is how the SDK (docker.from_env) finds an engine, as for the docker CLI.
+    # DOCKER_HOST is how torchx finds an engine, as the docker CLI does.
     env = {**os.environ, "DOCKER_HOST": engine.base_url}
     done = subprocess.run(
         [*TORCHX, *args], env=env, capture_output=True, text=True, timeout=120, cwd=engine.root
@@ -73,3 +69,29 @@ def test_missing_image_is_refused_with_the_field(docker_engine: Any) -> None:
     assert "Traceback" not in run.stderr
     listed = _torchx(docker_engine, "list", "-s", "local_docker", "--json").stdout
     assert "torchx:0.1" not in listed
+
+
+def test_run_status_and_list_leave_the_sdk_unimported(docker_engine: Any) -> None:
+    """The SDK's import costs more than a container start; only pulls/builds/pushes use it."""
+    code = (
+        "import sys\n"
+        "from torchx.cli.main import run\n"
+        "sys.argv = ['torchx', *sys.argv[1:]]\n"
+        "try:\n"
+        "    run()\n"
+        "except SystemExit:\n"
+        "    pass\n"
+        "print(sorted(m for m in ('docker', 'requests', 'urllib3') if m in sys.modules),"
+        " file=sys.stderr)\n"
+    )
+    env = {**os.environ, "DOCKER_HOST": docker_engine.base_url}
+    # No --wait: like `docker run`, a local_docker run waits and streams its log by default.
+    args = ["run", "-s", "local_docker", "-cfg", "network=host,shm_size=64m"]
+    args += ["utils.echo"]
+    args += ["--image", docker_engine.image, "--msg", "x"]
+    for argv, shows in ((args, "echo/0 x\n"), (["list", "-s", "local_docker"], "SUCCEEDED")):
+        done = subprocess.run(
+            [sys.executable, "-c", code, *argv], env=env, capture_output=True, text=True
+        )
+        assert shows in done.stdout, done.stderr  # it did the work
+        assert done.stderr.strip().splitlines()[-1] == "[]", done.stderr

@@ -14,8 +14,9 @@ if TYPE_CHECKING:
     from torchx.runner import Runner
     from torchx.specs import AppDef, AppStatus
 
-# Schedulers whose apps run on this machine: waiting and streaming logs is the default.
-LOCAL_SCHEDULERS = ("local_cwd", "local_dir", "local")
+# Schedulers whose apps run on this machine: waiting and streaming logs is the default,
+# as `docker run` does for a container.
+LOCAL_SCHEDULERS = ("local_cwd", "local_dir", "local", "local_docker")
 
 
 def check_handle(handle: str) -> None:
