@@ -3,7 +3,7 @@
 local_docker runs containers through this client rather than the Docker SDK because the
 SDK's import (requests, urllib3, charset detection) costs more than a whole container
 start on a local engine, and every ``torchx run/status/log -s local_docker`` pays it.
-The SDK is still used for what needs its registry support: pulls, pushes and builds.
+The SDK is still used to build workspace images (its ``.dockerignore`` rules).
 
 The engine is found the way the docker CLI finds it: ``DOCKER_HOST``, else the context
 named by ``DOCKER_CONTEXT`` or by ``currentContext`` in ``$DOCKER_CONFIG/config.json``,
@@ -149,8 +149,15 @@ class _Connection:
         self.reader.close()
         self.sock.close()
 
-    def send(self, method: str, url: str, body: bytes | None) -> None:
+    def send(
+        self,
+        method: str,
+        url: str,
+        body: bytes | None,
+        headers: Mapping[str, str] | None = None,
+    ) -> None:
         head = f"{method} {url} HTTP/1.1\r\nHost: docker\r\nUser-Agent: torchx\r\n"
+        head += "".join(f"{k}: {v}\r\n" for k, v in (headers or {}).items())
         if body is not None:
             head += f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n"
         self.sock.sendall(head.encode("latin-1") + b"\r\n" + (body or b""))
@@ -338,6 +345,32 @@ class Engine:
             yield from _frames(chunks)
         finally:
             conn.close()
+
+    def progress(
+        self, path: str, params: Mapping[str, Any], headers: Mapping[str, str]
+    ) -> list[dict[str, Any]]:
+        """POST to a pull or push endpoint and read its JSON progress messages to the end.
+
+        The engine answers 200 at once and reports a failure inside the stream, as a
+        message with an ``error`` field; that field is returned, not raised.
+        """
+        conn = self._open(None)
+        try:
+            conn.send("POST", self._url(path, params), None, headers)
+            status, _headers, chunks = conn.response("POST")
+            raw = b"".join(chunks)
+        finally:
+            conn.close()
+        _check(status, raw, f"POST {path}")
+        decoder = json.JSONDecoder()
+        text, at, out = raw.decode(errors="replace"), 0, []
+        while at < len(text):
+            if text[at].isspace():
+                at += 1
+                continue
+            message, at = decoder.raw_decode(text, at)
+            out.append(message)
+        return out
 
     def close(self) -> None:
         conn = getattr(self._local, "conn", None)

@@ -4,8 +4,9 @@ Containers carry labels naming their app, role and replica, so ``describe``, ``l
 ``cancel`` and ``list`` work from any process through the engine alone. Containers are run
 through a small stdlib client of the Engine API (``_docker_engine``; the engine is found as
 the docker CLI finds it: ``DOCKER_HOST``, then the current Docker context). The Docker SDK
-(``pip install "torchx-schedulers[docker]"``) is imported only to pull, build and push
-images, where its registry authentication is needed.
+(``pip install "torchx-schedulers[docker]"``) is imported only to build workspace images,
+for its ``.dockerignore`` rules; pulls and pushes use the docker CLI's stored credentials
+(``_docker_auth``).
 
 Networking (run option ``network``):
 
@@ -38,6 +39,7 @@ from torchx.schedulers._container_rules import (
     check_resources,
     to_dns_label,
 )
+from torchx.schedulers._docker_auth import auth_header, registry_of, split_reference
 from torchx.schedulers._docker_engine import Engine, EngineError, NotFound, path_quote
 from torchx.schedulers._errors import require
 from torchx.specs import (
@@ -292,7 +294,7 @@ class DockerScheduler(Scheduler[DockerRequest]):
         return self._engine_client
 
     def _sdk(self) -> Any:
-        """The Docker SDK's client for the same engine (pulls, pushes and builds only)."""
+        """The Docker SDK's client for the same engine (workspace builds only)."""
         if self._sdk_client is None:
             docker = require("docker", scheduler=BACKEND, extra=EXTRA)
             endpoint = self._engine().endpoint
@@ -438,24 +440,25 @@ class DockerScheduler(Scheduler[DockerRequest]):
 
     def push_images(self, push: Mapping[str, str]) -> None:
         """Tag each local image as its ``REPO:TAG`` target and push it there."""
-        if not push:
-            return
-        client = self._sdk()
-        docker = require("docker", scheduler=BACKEND, extra=EXTRA)
+        engine = self._engine()
         for src, dst in push.items():
-            repo, _, tag = dst.rpartition(":")
-            client.images.get(src).tag(repo, tag=tag)
+            repo, tag = split_reference(dst)
             try:
-                statuses = list(client.images.push(repo, tag=tag, stream=True, decode=True))
-            except docker.errors.APIError as e:  # type: ignore[attr-defined]
-                statuses = [{"error": str(e.explanation or e)}]
-            failed = [st["error"] for st in statuses if "error" in st]
+                engine.request("POST", f"/images/{path_quote(src)}/tag", {"repo": repo, "tag": tag})
+                messages = engine.progress(
+                    f"/images/{path_quote(repo)}/push",
+                    {"tag": tag},
+                    {"X-Registry-Auth": auth_header(repo)},
+                )
+            except EngineError as e:
+                messages = [{"error": e.message}]
+            failed = [str(m["error"]) for m in messages if m.get("error")]
             if failed:
                 raise SpecsError(
                     "run option 'image_repo'",
                     repo,
                     f"a repository the Docker engine can push to; pushing {dst} failed: "
-                    f"{failed[-1]}",
+                    f"{failed[-1]} (`docker login {registry_of(repo)}` stores credentials)",
                 )
 
     def _ensure_images(self, req: DockerRequest) -> None:
@@ -467,18 +470,25 @@ class DockerScheduler(Scheduler[DockerRequest]):
                 continue
             except NotFound:
                 pass
-            # Pulls go through the SDK: it finds registry credentials as the docker CLI does.
-            docker = require("docker", scheduler=BACKEND, extra=EXTRA)
+            repo, ref = split_reference(image)
             try:
-                self._sdk().images.pull(image)
-            except docker.errors.APIError as e:  # type: ignore[attr-defined]
+                messages = engine.progress(
+                    "/images/create",
+                    {"fromImage": repo, "tag": ref},
+                    {"X-Registry-Auth": auth_header(image)},
+                )
+            except EngineError as e:
+                messages = [{"error": e.message}]
+            failed = [str(m["error"]) for m in messages if m.get("error")]
+            if failed:
                 raise SpecsError(
                     f"role {role!r} image",
                     image,
                     "an image the Docker engine has or can pull; it has no such image and "
-                    f"pulling failed ({e.explanation or e}); build or load it first, or give "
-                    "the component another one (builtins take --image)",
-                ) from None
+                    f"pulling failed ({failed[-1]}); build or load it first, `docker login "
+                    f"{registry_of(image)}` if the registry needs credentials, or give the "
+                    "component another image (builtins take --image)",
+                )
 
     # -- inspection -------------------------------------------------------------------
 

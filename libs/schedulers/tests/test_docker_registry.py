@@ -1,0 +1,179 @@
+"""Pulls and pushes through a registry that needs credentials, as ``docker login`` stores them."""
+
+from __future__ import annotations
+
+import base64
+import contextlib
+import json
+import os
+import stat
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from torchx.schedulers._docker_auth import (
+    INDEX_SERVER,
+    auth_header,
+    credentials,
+    registry_of,
+    split_reference,
+)
+from torchx.schedulers._docker_engine import NotFound, path_quote
+from torchx.schedulers.docker_scheduler import DockerScheduler
+from torchx.specs import AppDef, AppState, Role, SpecsError
+
+HOST = {"network": "host", "shm_size": "64m"}
+
+
+def _login(folder: Path, registry: Any) -> None:
+    """What ``docker login`` leaves in ``config.json``: base64 ``user:password``."""
+    auth = base64.b64encode(f"{registry.user}:{registry.password}".encode()).decode()
+    (folder / "config.json").write_text(json.dumps({"auths": {registry.host: {"auth": auth}}}))
+
+
+# -- references and stored credentials -------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("image", "registry", "repo", "ref"),
+    [
+        ("busybox", "docker.io", "busybox", "latest"),
+        ("me/app:1.0", "docker.io", "me/app", "1.0"),
+        ("localhost/app", "localhost", "localhost/app", "latest"),
+        ("127.0.0.1:5000/me/ws:abc", "127.0.0.1:5000", "127.0.0.1:5000/me/ws", "abc"),
+        ("127.0.0.1:5000/me/ws", "127.0.0.1:5000", "127.0.0.1:5000/me/ws", "latest"),
+        ("ghcr.io/o/i@sha256:" + "a" * 64, "ghcr.io", "ghcr.io/o/i", "sha256:" + "a" * 64),
+    ],
+)
+def test_references(image: str, registry: str, repo: str, ref: str) -> None:
+    assert registry_of(image) == registry
+    assert split_reference(image) == (repo, ref)
+
+
+def test_credentials_from_auths_and_tokens(tmp_path: Path) -> None:
+    auths = {
+        INDEX_SERVER: {"auth": base64.b64encode(b"hub-user:hub-pw").decode()},
+        "https://ghcr.io": {"identitytoken": "tok"},
+    }
+    (tmp_path / "config.json").write_text(json.dumps({"auths": auths}))
+    env = {"DOCKER_CONFIG": str(tmp_path)}
+    assert credentials("docker.io", env) == {"username": "hub-user", "password": "hub-pw"}
+    assert credentials("ghcr.io", env) == {"identitytoken": "tok"}
+    assert credentials("quay.io", env) is None
+    header = json.loads(base64.urlsafe_b64decode(auth_header("me/app:1", env)))
+    assert header == {"username": "hub-user", "password": "hub-pw", "serveraddress": INDEX_SERVER}
+    assert auth_header("quay.io/x/y", env) == "e30="  # base64 of {}: no credentials
+
+
+def test_missing_credential_helper_names_it(tmp_path: Path) -> None:
+    (tmp_path / "config.json").write_text('{"credsStore": "nosuchhelper"}')
+    with pytest.raises(SpecsError) as e:
+        credentials("ghcr.io", {"DOCKER_CONFIG": str(tmp_path), "PATH": "/nonexistent"})
+    assert "docker-credential-nosuchhelper" in str(e.value)
+
+
+# -- a real engine and a registry that needs credentials --------------------------------
+
+
+@pytest.fixture
+def sched(docker_engine: Any) -> Any:
+    s = DockerScheduler("reg", base_url=docker_engine.base_url)
+    yield s
+    s.close()
+
+
+def _untag(sched: DockerScheduler, image: str) -> None:
+    with contextlib.suppress(NotFound):
+        sched._engine().request("DELETE", f"/images/{path_quote(image)}")
+
+
+def test_workspace_pushed_to_image_repo_then_pulled_back(
+    sched: DockerScheduler,
+    docker_engine: Any,
+    docker_registry: Any,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    config = tmp_path / "docker-config"
+    config.mkdir()
+    _login(config, docker_registry)
+    monkeypatch.setenv("DOCKER_CONFIG", str(config))
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "main.sh").write_text("echo pushed-and-pulled\n")
+    repo = f"{docker_registry.host}/me/ws"
+    app = AppDef(
+        "ws", roles=[Role("r", image=docker_engine.image, entrypoint="sh", args=["main.sh"])]
+    )
+    app, cfg = sched.with_workspace(app, {**HOST, "image_repo": repo}, str(ws))
+    app_id = sched.submit(app, cfg)  # pushes the workspace image before the app starts
+    desc = sched.wait(app_id, timeout=60)
+    assert desc is not None and desc.state == AppState.SUCCEEDED
+    tag = app.roles[0].image.partition(":")[2]
+    assert docker_registry.tags("me/ws") == [tag]
+
+    # Another machine: the engine lacks the image, so running it pulls it with the login.
+    pushed = f"{repo}:{tag}"
+    _untag(sched, pushed)
+    again = AppDef("pull", roles=[Role("r", image=pushed, entrypoint="sh", args=["main.sh"])])
+    app_id = sched.submit(again, HOST)
+    desc = sched.wait(app_id, timeout=60)
+    assert desc is not None and desc.state == AppState.SUCCEEDED
+    assert list(sched.log_iter(app_id, "r", 0)) == ["pushed-and-pulled\n"]
+
+
+def test_a_credential_helper_is_asked(
+    sched: DockerScheduler,
+    docker_engine: Any,
+    docker_registry: Any,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    helper = bin_dir / "docker-credential-torchxtest"
+    asked = tmp_path / "asked"
+    # The helper protocol: the server on stdin, a JSON answer on stdout.
+    helper.write_text(
+        "#!/bin/sh\n"
+        f'read server; echo "$server" >> {asked}\n'
+        f'echo \'{{"ServerURL": "\'$server\'", "Username": "{docker_registry.user}", '
+        f'"Secret": "{docker_registry.password}"}}\'\n'
+    )
+    helper.chmod(helper.stat().st_mode | stat.S_IEXEC)
+    config = tmp_path / "docker-config"
+    config.mkdir()
+    (config / "config.json").write_text(
+        json.dumps({"credHelpers": {docker_registry.host: "torchxtest"}})
+    )
+    monkeypatch.setenv("DOCKER_CONFIG", str(config))
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+    image = f"{docker_registry.host}/me/helper:1"
+    sched.push_images({docker_engine.image: image})
+    assert docker_registry.tags("me/helper") == ["1"]
+    assert asked.read_text().split() == [docker_registry.host]
+
+
+def test_without_credentials_push_and_pull_are_refused_clearly(
+    sched: DockerScheduler,
+    docker_engine: Any,
+    docker_registry: Any,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("DOCKER_CONFIG", str(tmp_path))  # no config.json: no login
+    before = docker_registry.refused
+    with pytest.raises(SpecsError) as e:
+        sched.push_images({docker_engine.image: f"{docker_registry.host}/me/nologin:1"})
+    text = str(e.value)
+    assert "image_repo" in text and f"docker login {docker_registry.host}" in text
+    image = f"{docker_registry.host}/me/absent:1"
+    app = AppDef("nologin", roles=[Role("r", image=image, entrypoint="true")])
+    info = sched.submit_dryrun(app, HOST)
+    with pytest.raises(SpecsError) as e:
+        sched.schedule(info)
+    text = str(e.value)
+    assert "role 'r' image" in text and "pulling failed" in text and "docker login" in text
+    assert docker_registry.refused > before  # the registry did ask for credentials
+    assert sched.describe(info.request.app_id) is None
