@@ -439,3 +439,36 @@ def test_workspace_is_built_by_the_engine_and_a_failed_push_creates_nothing(
     ):
         s.schedule(info)
     assert created == []
+
+
+def test_workspace_is_pushed_with_the_login_then_the_manifests_use_it(
+    docker_engine: Any, docker_registry: Any, tmp_path: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pytest.importorskip("docker")  # the workspace image is built through the SDK
+    import base64
+    import json
+
+    monkeypatch.setenv("DOCKER_HOST", docker_engine.base_url)
+    auth = base64.b64encode(f"{docker_registry.user}:{docker_registry.password}".encode())
+    (tmp_path / "config.json").write_text(
+        json.dumps({"auths": {docker_registry.host: {"auth": auth.decode()}}})
+    )
+    monkeypatch.setenv("DOCKER_CONFIG", str(tmp_path))
+    (tmp_path / "main.sh").write_text("echo from-workspace\n")
+    created: list[Any] = []
+
+    class RecordingScheduler(KubernetesScheduler):
+        def _create(self, namespace: str, manifest: dict[str, Any]) -> None:
+            created.append(manifest)
+
+    s = RecordingScheduler("t", client=object())
+    repo = f"{docker_registry.host}/team/ws"
+    app, cfg = s.with_workspace(
+        _app(image=docker_engine.image), {**CFG, "image_repo": repo}, str(tmp_path)
+    )
+    tag = app.roles[0].image.partition(":")[2]
+    s.schedule(s.submit_dryrun(app, cfg))
+    # Pushed before any object exists; the cluster pulls what was pushed.
+    assert docker_registry.tags("team/ws") == [tag]
+    (job,) = created
+    assert f"{repo}:{tag}" in json.dumps(job)
