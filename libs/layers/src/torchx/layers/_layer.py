@@ -79,6 +79,13 @@ def _check_output(out: Shapes, shapes: list[Shape], where: str) -> None:
                 )
 
 
+def _check_name(name: Any) -> None:
+    if not isinstance(name, str) or not name.isidentifier():
+        raise ValueError(
+            f"name={name!r}: a layer name must be a Python identifier such as 'encoder_1'"
+        )
+
+
 def to_placeholders(shapes: Shapes, node: Node) -> Any:
     if isinstance(shapes, tuple):
         return Placeholder(shapes, _node=node)
@@ -113,22 +120,26 @@ class Layer(nn.Module):
             LAYER_TYPES[cls.__name__] = cls
 
     def __init__(self, name: str | None = None) -> None:
-        if self._plain_module:
-            init_module(self)
-        else:
-            super().__init__()
-        if name is not None and (not isinstance(name, str) or not name.isidentifier()):
-            raise ValueError(
-                f"name={name!r}: a layer name must be a Python identifier such as 'encoder_1'"
-            )
-        # plain attributes go straight to __dict__: nn.Module.__setattr__ is slow and
-        # building many layers is on the hot path of model construction
-        self.__dict__.update(
-            layer_name=name, _input_shapes=None, _output_shapes=None, _pending=False
+        if name is not None:
+            _check_name(name)
+        self._init_state(
+            {"layer_name": name, "_input_shapes": None, "_output_shapes": None, "_pending": False}
         )
         self.layer_name: str | None
         self._input_shapes: list[Shape] | None
         self._output_shapes: Shapes | None
+
+    def _init_state(self, attrs: dict[str, Any]) -> None:
+        """``nn.Module.__init__``, then ``attrs`` as plain attributes, in one go.
+
+        Plain attributes go straight to ``__dict__``: nn.Module.__setattr__ is slow, and
+        making many layers is on the hot path of model construction.
+        """
+        if self._plain_module:
+            init_module(self, attrs)
+        else:
+            super().__init__()
+            self.__dict__.update(attrs)
 
     # --- state -------------------------------------------------------------------------
 
@@ -434,20 +445,43 @@ class TorchLayer(Layer):
     _signatures: ClassVar[dict[type, inspect.Signature]] = {}
 
     def __init__(self, *args: Any, name: str | None = None, **kwargs: Any) -> None:
-        super().__init__(name)
+        # what Layer.__init__ does, in the same order (a bad name is reported before a
+        # bad argument), with this layer's own attributes set in the same step
+        if name is not None:
+            _check_name(name)
         cls = type(self)
         binder = _BINDERS.get(cls) or _binder(cls)
-        bound = binder.bind(args, kwargs)
+        bound = (
+            binder.bind(args, kwargs) if args or kwargs or not binder.bare else binder.defaults()
+        )
         if bound is None:
             # anything unusual (an unknown, missing or doubled argument) goes through
             # inspect, which words the error
             config, full = _slow_bind(cls, args, kwargs)
         else:
             config, full = bound
-        self.__dict__.update(_config=config, args=full)
+        attrs = {
+            "layer_name": name,
+            "_input_shapes": None,
+            "_output_shapes": None,
+            "_pending": False,
+            "_config": config,
+            "args": full,
+        }
+        if cls._plain_module:
+            init_module(self, attrs)
+        else:
+            self._init_state(attrs)
         self._config: dict[str, Any]
         self.args: dict[str, Any]
-        self._validate()
+        if binder.own_validate:
+            self._validate()
+        else:
+            # _validate's check, inline; it is called to word the error
+            for key in binder.counts:
+                value = full[key]
+                if type(value) is not int or value <= 0:
+                    self._validate()
 
     @classmethod
     def signature(cls) -> inspect.Signature:
@@ -649,9 +683,20 @@ class _Binder:
     arguments, then all of them with defaults, both in signature order.
     """
 
-    __slots__ = ("counts", "names", "order", "positional", "required", "simple", "template")
+    __slots__ = (
+        "bare",
+        "counts",
+        "index",
+        "names",
+        "order",
+        "own_validate",
+        "positional",
+        "required",
+        "simple",
+        "template",
+    )
 
-    def __init__(self, sig: inspect.Signature) -> None:
+    def __init__(self, sig: inspect.Signature, own_validate: bool = False) -> None:
         params = list(sig.parameters.values())
         # only plain parameters are bound here; anything else always goes to inspect
         self.simple = all(
@@ -667,25 +712,47 @@ class _Binder:
         # every argument in signature order, with its default (required ones are
         # always overwritten): updating a copy keeps that order
         self.template = {p.name: p.default for p in params}
+        self.index = {name: i for i, name in enumerate(self.order)}
         self.counts = tuple(k for k in _COUNT_ARGUMENTS if k in self.names)
+        # a layer class with its own _validate has it called on every construction
+        self.own_validate = own_validate
+        #: whether a call without arguments binds (to the defaults)
+        self.bare = self.simple and not self.required
+
+    def defaults(self) -> tuple[dict[str, Any], dict[str, Any]]:
+        """``bind((), {})`` for a binder that is ``bare``."""
+        return {}, self.template.copy()
 
     def bind(
         self, args: tuple[Any, ...], kwargs: dict[str, Any]
     ) -> tuple[dict[str, Any], dict[str, Any]] | None:
         if not self.simple or len(args) > len(self.positional):
             return None
-        given = dict(zip(self.positional, args, strict=False))
-        for key, value in kwargs.items():
-            if key in given or key not in self.names:
-                return None
-            given[key] = value
+        # the lengths were compared just above
+        given = dict(zip(self.positional, args)) if args else {}  # noqa: B905
+        # the given arguments come in signature order as long as each keyword comes
+        # after everything before it; only otherwise are they sorted
+        ordered = True
+        if kwargs:
+            index = self.index
+            last = len(args) - 1
+            for key, value in kwargs.items():
+                i = index.get(key)
+                if i is None or key in given:
+                    return None
+                if i < last:
+                    ordered = False
+                last = i
+                given[key] = value
         for key in self.required:
             if key not in given:
                 return None
-        full = dict(self.template)
+        full = self.template.copy()
         if not given:
             return given, full
         full.update(given)
+        if ordered:
+            return given, full
         return {n: v for n, v in full.items() if n in given}, full
 
 
@@ -698,7 +765,9 @@ _COUNT_ARGUMENTS = ("out_features", "out_channels", "hidden_size", "num_heads", 
 
 
 def _binder(cls: type[TorchLayer]) -> _Binder:
-    binder = _BINDERS[cls] = _Binder(cls.signature())
+    binder = _BINDERS[cls] = _Binder(
+        cls.signature(), own_validate=cls._validate is not TorchLayer._validate
+    )
     return binder
 
 
