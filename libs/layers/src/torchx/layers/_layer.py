@@ -186,16 +186,22 @@ class Layer(nn.Module):
     ) -> Shapes:
         """The first pass of a build: shapes only, no real tensor (see :meth:`_shape`)."""
         where = path or self._label()
-        shapes = [as_shape(s, "input_shape") for s in input_shapes]
-        if self._input_shapes is not None:
+        shapes = (
+            [as_shape(input_shapes[0], "input_shape")]
+            if len(input_shapes) == 1
+            else [as_shape(s, "input_shape") for s in input_shapes]
+        )
+        state = self.__dict__
+        if state["_input_shapes"] is not None:
             self._check_shapes(shapes, where)
             assert self._output_shapes is not None
             return self._output_shapes
-        self.__dict__["_build_path"] = where
+        state["_build_path"] = where
         out = self._shape(shapes, where)
         if not self._checks_output:
             _check_output(out, shapes, where)
-        self.__dict__.update(_input_shapes=shapes, _output_shapes=out)
+        state["_input_shapes"] = shapes
+        state["_output_shapes"] = out
         return out
 
     def _shape(self, shapes: list[Shape], path: str) -> Shapes:
@@ -213,12 +219,13 @@ class Layer(nn.Module):
         """The second pass of a build: make the torch modules planned by :meth:`_shape`."""
 
     def _materialize(self) -> None:
-        if self.__dict__["_pending"]:
-            self.__dict__["_pending"] = False
+        state = self.__dict__
+        if state["_pending"]:
+            state["_pending"] = False
             try:
-                self._construct(self._path())
+                type(self)._construct(self, state.get("_build_path") or self._label())
             except BaseException:
-                self.__dict__["_pending"] = True
+                state["_pending"] = True
                 raise
 
     def _unplan(self) -> None:
@@ -443,6 +450,43 @@ class TorchLayer(Layer):
     num_inputs: ClassVar[tuple[int, ...]] = (1,)
     _checks_output: ClassVar[bool] = True
     _signatures: ClassVar[dict[type, inspect.Signature]] = {}
+    # Which hooks a class leaves as they are here, worked out once per class: the build
+    # then skips or inlines them. _plain_X: X is TorchLayer's own.
+    _plain_wrap: ClassVar[bool] = True
+    _plain_kwargs: ClassVar[bool] = True  # _final_kwargs
+    _plain_torch_kwargs: ClassVar[bool] = True  # and no extras
+    _plain_input_check: ClassVar[bool] = True
+    #: whether _infer is overridden (the default infers nothing)
+    _infers: ClassVar[bool] = False
+    #: whether the class has a shape formula (otherwise its module is run on meta)
+    _has_formula: ClassVar[bool] = False
+    #: whether a chain plans the layer in one step (see plan_items)
+    _fast_plan: ClassVar[bool] = False
+    #: whether the second pass is just ``torch_cls(**kwargs)`` (Sequential inlines it)
+    _plain_construct: ClassVar[bool] = True
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        cls._plain_wrap = cls._wrap is TorchLayer._wrap
+        cls._plain_kwargs = cls._final_kwargs is TorchLayer._final_kwargs
+        cls._plain_construct = (
+            cls._plain_wrap
+            and cls._plain_kwargs
+            and cls._materialize is Layer._materialize
+            and cls._construct is TorchLayer._construct
+            and cls.call_module is TorchLayer.call_module
+        )
+        cls._plain_torch_kwargs = cls.torch_kwargs is TorchLayer.torch_kwargs and not cls.extras
+        cls._plain_input_check = cls._check_input is TorchLayer._check_input
+        cls._infers = cls._infer is not TorchLayer._infer
+        cls._has_formula = cls._formula is not TorchLayer._formula
+        cls._fast_plan = (
+            cls._has_formula
+            and cls._plain_input_check
+            and 1 in cls.num_inputs
+            and cls._shape is TorchLayer._shape
+            and cls._check_constructible is TorchLayer._check_constructible
+        )
 
     def __init__(self, *args: Any, name: str | None = None, **kwargs: Any) -> None:
         # what Layer.__init__ does, in the same order (a bad name is reported before a
@@ -532,10 +576,13 @@ class TorchLayer(Layer):
         kwargs = (
             {k: v for k, v in self._config.items() if k not in extras}
             if extras
-            else dict(self._config)
+            else self._config.copy()
         )
-        kwargs.update(self.fixed)
-        kwargs.update(self._infer(shapes))
+        if self.fixed:
+            kwargs.update(self.fixed)
+        inferred = self._infer(shapes)
+        if inferred:
+            kwargs.update(inferred)
         return kwargs
 
     def _infer(self, shapes: list[Shape]) -> dict[str, Any]:
@@ -597,18 +644,36 @@ class TorchLayer(Layer):
         return out
 
     def _shape(self, shapes: list[Shape], path: str) -> Shapes:
-        self._check_input(shapes, path)
+        cls = type(self)
+        x = shapes[0] if len(shapes) == 1 else None
+        # what _check_input checks, inline; it is called to word the error
+        if (
+            x is None
+            or 1 not in cls.num_inputs
+            or (cls.ndims is not None and len(x) not in cls.ndims)
+            or not cls._plain_input_check
+        ):
+            self._check_input(shapes, path)
         concrete = shapes
-        unknown = has_unknown(shapes)
+        unknown = None in x[1:] if x is not None else has_unknown(shapes)
         if unknown:
             self._require_known(shapes, path)
             concrete = fill_unknown(shapes, PROBES[0])
         kwargs = self.torch_kwargs(concrete)
-        out: Shapes
-        if type(self)._formula is not TorchLayer._formula:
-            out = probe(self._known_formula, shapes) if unknown else self._known_formula(shapes)
+        out: Shapes | None
+        if cls._has_formula:
+            if unknown:
+                out = probe(self._known_formula, shapes)
+            else:
+                out = self._formula(shapes)
+                assert out is not None
             _check_output(out, shapes, path)
-            self._check_constructible(kwargs, shapes, path)
+            try:
+                known = (cls, tuple(kwargs.items())) in _CONSTRUCTIBLE
+            except TypeError:  # an argument that cannot be hashed
+                known = False
+            if not known:
+                self._check_constructible(kwargs, shapes, path)
         else:
             # no formula: a module on the meta device has the real one's shapes and
             # no storage, so the real one waits until the whole model checks out
@@ -616,8 +681,21 @@ class TorchLayer(Layer):
                 module = self._wrap(self._make(kwargs, shapes, path, probe=True))
             out = module_on_meta(module, shapes, path)
             _check_output(out, shapes, path)
-        self.__dict__.update(_pending=True, _torch_kwargs=kwargs)
+        state = self.__dict__
+        state["_pending"] = True
+        state["_torch_kwargs"] = kwargs
         return out
+
+    def _plan(
+        self, input_shapes: Sequence[Sequence[int | None]], path: str | None = None
+    ) -> Shapes:
+        cls = type(self)
+        if len(input_shapes) == 1 and self.__dict__["_input_shapes"] is None and cls._fast_plan:
+            shape = as_shape(input_shapes[0], "input_shape")
+            if (cls.ndims is None or len(shape) in cls.ndims) and None not in shape[1:]:
+                # as a chain of one, which plans such a layer in one step
+                return plan_items((self,), (path or self._label(),), shape, [], [])
+        return super()._plan(input_shapes, path)
 
     def _check_constructible(self, kwargs: dict[str, Any], shapes: list[Shape], path: str) -> None:
         """Raise now what torch's constructor would raise in the second pass.
@@ -648,10 +726,15 @@ class TorchLayer(Layer):
         try:
             return self.torch_cls(**self._final_kwargs(kwargs, probe))
         except (ValueError, TypeError, RuntimeError, AssertionError) as e:
-            got = shapes[0] if shapes else None
-            raise ShapeError(
-                path, f"torch.nn.{self.torch_cls.__name__}({_kw(kwargs)}) failed: {e}", got=got
-            ) from e
+            raise self._make_error(kwargs, shapes, path, e) from e
+
+    def _make_error(
+        self, kwargs: dict[str, Any], shapes: list[Shape] | None, path: str, error: Exception
+    ) -> ShapeError:
+        got = shapes[0] if shapes else None
+        return ShapeError(
+            path, f"torch.nn.{self.torch_cls.__name__}({_kw(kwargs)}) failed: {error}", got=got
+        )
 
     def _final_kwargs(self, kwargs: dict[str, Any], probe: bool) -> dict[str, Any]:
         """The constructor arguments, completed with anything that is a module itself.
@@ -661,16 +744,29 @@ class TorchLayer(Layer):
         return kwargs
 
     def _construct(self, path: str) -> None:
-        kwargs = self.__dict__.pop("_torch_kwargs")
-        self._modules["native"] = self._wrap(self._make(kwargs, self._input_shapes, path))
+        state = self.__dict__
+        kwargs = state.pop("_torch_kwargs")
+        cls = type(self)
+        if cls._plain_kwargs:
+            # _make, inline
+            try:
+                native = cls.torch_cls(**kwargs)
+            except (ValueError, TypeError, RuntimeError, AssertionError) as e:
+                raise self._make_error(kwargs, state["_input_shapes"], path, e) from e
+        else:
+            native = self._make(kwargs, state["_input_shapes"], path)
+        state["_modules"]["native"] = native if cls._plain_wrap else self._wrap(native)
 
     def call_module(self) -> nn.Module:
-        native = self._modules.get("native")
+        # the instance __dict__ directly: nn.Module's __getattr__ makes every attribute
+        # lookup on a module slow, and this runs once per layer in every build
+        state = self.__dict__
+        native: nn.Module | None = state["_modules"].get("native")
         if native is None:
-            if not self._pending:
+            if not state["_pending"]:
                 raise RuntimeError(f"{self._label()} is not built yet")
             self._materialize()
-            native = self._modules["native"]
+            native = state["_modules"]["native"]
             assert native is not None
         return native
 
@@ -787,6 +883,96 @@ def _slow_bind(
     config = dict(bound.arguments)
     bound.apply_defaults()
     return config, dict(bound.arguments)
+
+
+def plan_items(
+    items: Sequence[nn.Module],
+    wheres: Sequence[str],
+    shape: Shapes,
+    planned: list[Layer],
+    item_shapes: list[Shapes],
+) -> Shapes:
+    """The first pass over a chain of items, each called on the output of the one before.
+
+    This is the body of Sequential's first pass; a torch layer built on its own goes
+    through it as a chain of one. ``wheres`` names each item in error messages.
+    Every layer planned here for the first time is appended to ``planned`` before it
+    is planned (a caller whose chain fails takes them back with ``_unplan``), and
+    every item's output to ``item_shapes``. Returns the last output.
+
+    A torch layer with the default hooks, on an input of known sizes, is planned right
+    here rather than in a call of its own (what TorchLayer._shape does, in short):
+    models have many layers, and on the hot path of a build a call per layer costs
+    about as much as the rest of the work.
+    """
+    for item, where in zip(items, wheres, strict=True):
+        if type(shape) is not tuple:
+            raise ShapeError(
+                where,
+                "the previous item returns several tensors, but Sequential passes one on",
+                hint="set return_indices/return_state/need_weights to False, or use the "
+                "functional API",
+            )
+        if not isinstance(item, Layer):
+            out = module_on_meta(item, [shape], where)
+        elif item.__dict__["_input_shapes"] is not None:  # built before: only checked
+            out = item._plan((shape,), where)
+        elif not isinstance(item, TorchLayer):
+            planned.append(item)
+            out = item._plan((shape,), where)
+        else:
+            planned.append(item)
+            cls = type(item)
+            x = shape
+            if (
+                not cls._fast_plan
+                or (cls.ndims is not None and len(x) not in cls.ndims)
+                or None in x[1:]
+            ):
+                # hooks of its own, a wrong rank (the error) or a size left open
+                out = item._plan((x,), where)
+            else:
+                # Layer._plan: as_shape's check, inline (it is called to word the error)
+                for d in x:
+                    if d is not None and (type(d) is not int or d <= 0):
+                        x = as_shape(x, "input_shape")
+                        break
+                state = item.__dict__
+                state["_build_path"] = where
+                shapes = [x]
+                # TorchLayer._shape: the arguments of the torch class
+                if cls._plain_torch_kwargs:
+                    kwargs = state["_config"].copy()
+                    if cls.fixed:
+                        kwargs.update(cls.fixed)
+                    if cls._infers:
+                        kwargs.update(cls._infer(item, shapes))
+                else:
+                    kwargs = cls.torch_kwargs(item, shapes)
+                # the output shape, checked as _check_output does
+                formula_out = cls._formula(item, shapes)
+                assert formula_out is not None
+                out = formula_out
+                if type(out) is tuple:
+                    for d in out:
+                        if d is not None and d <= 0:
+                            _check_output(out, shapes, where)
+                else:
+                    _check_output(out, shapes, where)
+                # what the torch constructor would raise, unless these arguments worked before
+                try:
+                    known = (cls, tuple(kwargs.items())) in _CONSTRUCTIBLE
+                except TypeError:  # an argument that cannot be hashed
+                    known = False
+                if not known:
+                    item._check_constructible(kwargs, shapes, where)
+                state["_pending"] = True
+                state["_torch_kwargs"] = kwargs
+                state["_input_shapes"] = shapes
+                state["_output_shapes"] = out
+        item_shapes.append(out)
+        shape = out
+    return shape
 
 
 def _tuples(value: Any) -> Any:
