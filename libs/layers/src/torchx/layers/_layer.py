@@ -164,7 +164,12 @@ class Layer(nn.Module):
 
     def _path(self) -> str:
         """Where this layer sits in the model being built, for error messages."""
-        return getattr(self, "_build_path", None) or self._label()
+        where = self.__dict__.get("_build_path")
+        if type(where) is tuple:
+            # (the container's path, the index) from plan_items, which leaves the
+            # formatting to the first message that needs it
+            where = self.__dict__["_build_path"] = f"{where[0]}.{where[1]}:{type(self).__name__}"
+        return where or self._label()
 
     # --- building ----------------------------------------------------------------------
 
@@ -223,7 +228,7 @@ class Layer(nn.Module):
         if state["_pending"]:
             state["_pending"] = False
             try:
-                type(self)._construct(self, state.get("_build_path") or self._label())
+                type(self)._construct(self, self._path())
             except BaseException:
                 state["_pending"] = True
                 raise
@@ -694,7 +699,7 @@ class TorchLayer(Layer):
             shape = as_shape(input_shapes[0], "input_shape")
             if (cls.ndims is None or len(shape) in cls.ndims) and None not in shape[1:]:
                 # as a chain of one, which plans such a layer in one step
-                return plan_items((self,), (path or self._label(),), shape, [], [])
+                return plan_items((self,), path or self._label(), shape, [], [], chain=False)
         return super()._plan(input_shapes, path)
 
     def _check_constructible(self, kwargs: dict[str, Any], shapes: list[Shape], path: str) -> None:
@@ -887,58 +892,58 @@ def _slow_bind(
 
 def plan_items(
     items: Sequence[nn.Module],
-    wheres: Sequence[str],
+    path: str,
     shape: Shapes,
     planned: list[Layer],
     item_shapes: list[Shapes],
+    chain: bool = True,
 ) -> Shapes:
     """The first pass over a chain of items, each called on the output of the one before.
 
-    This is the body of Sequential's first pass; a torch layer built on its own goes
-    through it as a chain of one. ``wheres`` names each item in error messages.
-    Every layer planned here for the first time is appended to ``planned`` before it
-    is planned (a caller whose chain fails takes them back with ``_unplan``), and
-    every item's output to ``item_shapes``. Returns the last output.
+    This is the body of Sequential's first pass: item ``i`` is ``"{path}.{i}:{class}"``
+    in error messages. A torch layer built on its own goes through it too, as a chain
+    of one (``chain=False``: it is just ``path``). Every layer planned here for the
+    first time is appended to ``planned`` before it is planned (a caller whose chain
+    fails takes them back with ``_unplan``), and every item's output to
+    ``item_shapes``. Returns the last output.
 
     A torch layer with the default hooks, on an input of known sizes, is planned right
-    here rather than in a call of its own (what TorchLayer._shape does, in short):
-    models have many layers, and on the hot path of a build a call per layer costs
-    about as much as the rest of the work.
+    here rather than in a call of its own (what TorchLayer._shape does, in short), and
+    its path is formatted only if a message needs it: models have many layers, and on
+    the hot path of a build a call per layer costs about as much as the rest of the
+    work.
     """
-    for item, where in zip(items, wheres, strict=True):
+    for i, item in enumerate(items):
         if type(shape) is not tuple:
             raise ShapeError(
-                where,
+                f"{path}.{i}:{type(item).__name__}" if chain else path,
                 "the previous item returns several tensors, but Sequential passes one on",
                 hint="set return_indices/return_state/need_weights to False, or use the "
                 "functional API",
             )
-        if not isinstance(item, Layer):
-            out = module_on_meta(item, [shape], where)
-        elif item.__dict__["_input_shapes"] is not None:  # built before: only checked
-            out = item._plan((shape,), where)
-        elif not isinstance(item, TorchLayer):
-            planned.append(item)
-            out = item._plan((shape,), where)
-        else:
-            planned.append(item)
+        if isinstance(item, TorchLayer):
             cls = type(item)
+            state = item.__dict__
             x = shape
             if (
-                not cls._fast_plan
+                state["_input_shapes"] is not None
+                or not cls._fast_plan
                 or (cls.ndims is not None and len(x) not in cls.ndims)
                 or None in x[1:]
             ):
-                # hooks of its own, a wrong rank (the error) or a size left open
-                out = item._plan((x,), where)
+                # built before (only checked), hooks of its own, a wrong rank (the
+                # error) or a size left open: the layer's own _plan
+                if state["_input_shapes"] is None:
+                    planned.append(item)
+                out = item._plan((x,), f"{path}.{i}:{cls.__name__}" if chain else path)
             else:
+                planned.append(item)
                 # Layer._plan: as_shape's check, inline (it is called to word the error)
                 for d in x:
                     if d is not None and (type(d) is not int or d <= 0):
                         x = as_shape(x, "input_shape")
                         break
-                state = item.__dict__
-                state["_build_path"] = where
+                state["_build_path"] = (path, i) if chain else path
                 shapes = [x]
                 # TorchLayer._shape: the arguments of the torch class
                 if cls._plain_torch_kwargs:
@@ -956,20 +961,28 @@ def plan_items(
                 if type(out) is tuple:
                     for d in out:
                         if d is not None and d <= 0:
-                            _check_output(out, shapes, where)
+                            _check_output(out, shapes, item._path())
                 else:
-                    _check_output(out, shapes, where)
+                    _check_output(out, shapes, item._path())
                 # what the torch constructor would raise, unless these arguments worked before
                 try:
                     known = (cls, tuple(kwargs.items())) in _CONSTRUCTIBLE
                 except TypeError:  # an argument that cannot be hashed
                     known = False
                 if not known:
-                    item._check_constructible(kwargs, shapes, where)
+                    item._check_constructible(kwargs, shapes, item._path())
                 state["_pending"] = True
                 state["_torch_kwargs"] = kwargs
                 state["_input_shapes"] = shapes
                 state["_output_shapes"] = out
+        else:
+            where = f"{path}.{i}:{type(item).__name__}" if chain else path
+            if not isinstance(item, Layer):
+                out = module_on_meta(item, [shape], where)
+            else:
+                if item.__dict__["_input_shapes"] is None:
+                    planned.append(item)
+                out = item._plan((shape,), where)
         item_shapes.append(out)
         shape = out
     return shape

@@ -54,12 +54,10 @@ class Sequential(Layer):
     def _shape(self, shapes: list[Shape], path: str) -> Shapes:
         if len(shapes) != 1:
             raise ShapeError(path, f"Sequential takes one input, got {len(shapes)}")
-        items = self.items
-        wheres = [f"{path}.{i}:{type(item).__name__}" for i, item in enumerate(items)]
         item_shapes: list[Shapes] = []
         planned: list[Layer] = []
         try:
-            shape = plan_items(items, wheres, shapes[0], planned, item_shapes)
+            shape = plan_items(self.items, path, shapes[0], planned, item_shapes)
         except BaseException:
             # the model did not build: its layers go back to unbuilt, as they were
             for item in planned:
@@ -92,7 +90,7 @@ class Sequential(Layer):
                         try:
                             native = cls.torch_cls(**kwargs)
                         except (ValueError, TypeError, RuntimeError, AssertionError) as e:
-                            where = state.get("_build_path") or item._label()
+                            where = item._path()
                             raise item._make_error(kwargs, state["_input_shapes"], where, e) from e
                         state["_modules"]["native"] = native
                     except BaseException:
