@@ -120,14 +120,24 @@ class Layer(nn.Module):
             LAYER_TYPES[cls.__name__] = cls
 
     def __init__(self, name: str | None = None) -> None:
-        if name is not None:
-            _check_name(name)
-        self._init_state(
-            {"layer_name": name, "_input_shapes": None, "_output_shapes": None, "_pending": False}
-        )
+        self._init_layer(name, {})
         self.layer_name: str | None
         self._input_shapes: list[Shape] | None
         self._output_shapes: Shapes | None
+
+    def _init_layer(self, name: str | None, extra: dict[str, Any]) -> None:
+        """Layer.__init__, with ``extra`` plain attributes set in the same step."""
+        if name is not None:
+            _check_name(name)
+        self._init_state(
+            {
+                "layer_name": name,
+                "_input_shapes": None,
+                "_output_shapes": None,
+                "_pending": False,
+                **extra,
+            }
+        )
 
     def _init_state(self, attrs: dict[str, Any]) -> None:
         """``nn.Module.__init__``, then ``attrs`` as plain attributes, in one go.
@@ -500,8 +510,11 @@ class TorchLayer(Layer):
             _check_name(name)
         cls = type(self)
         binder = _BINDERS.get(cls) or _binder(cls)
+        # without arguments (the common case) a layer takes the defaults, as bind would
         bound = (
-            binder.bind(args, kwargs) if args or kwargs or not binder.bare else binder.defaults()
+            binder.bind(args, kwargs)
+            if args or kwargs or not binder.bare
+            else ({}, binder.template.copy())
         )
         if bound is None:
             # anything unusual (an unknown, missing or doubled argument) goes through
@@ -820,17 +833,17 @@ class _Binder:
         #: whether a call without arguments binds (to the defaults)
         self.bare = self.simple and not self.required
 
-    def defaults(self) -> tuple[dict[str, Any], dict[str, Any]]:
-        """``bind((), {})`` for a binder that is ``bare``."""
-        return {}, self.template.copy()
-
     def bind(
         self, args: tuple[Any, ...], kwargs: dict[str, Any]
     ) -> tuple[dict[str, Any], dict[str, Any]] | None:
         if not self.simple or len(args) > len(self.positional):
             return None
-        # the lengths were compared just above
-        given = dict(zip(self.positional, args)) if args else {}  # noqa: B905
+        if not args:
+            given = {}
+        elif len(args) == 1:
+            given = {self.positional[0]: args[0]}
+        else:  # the lengths were compared just above
+            given = dict(zip(self.positional, args))  # noqa: B905
         # the given arguments come in signature order as long as each keyword comes
         # after everything before it; only otherwise are they sorted
         ordered = True

@@ -27,16 +27,15 @@ class Sequential(Layer):
     """
 
     def __init__(self, *layers: nn.Module, name: str | None = None) -> None:
-        super().__init__(name)
+        # items is a plain list attribute; nn.Module.__setattr__ would only pass it on
+        self._init_layer(name, {"items": list(layers)})
+        self.items: list[nn.Module]
         for i, item in enumerate(layers):
             if not isinstance(item, nn.Module):
                 raise TypeError(
                     f"Sequential item {i} is a {type(item).__name__}; expected a torchx layer "
                     "or an nn.Module"
                 )
-        # items is a plain list attribute; nn.Module.__setattr__ would only pass it on
-        self.__dict__["items"] = list(layers)
-        self.items: list[nn.Module]
         if type(self) is Sequential and not _registration_hooks():
             # add_module's checks cannot fail for the names "0", "1", ... of a fresh
             # Sequential, and no registration hook would see them: register directly
