@@ -5,7 +5,16 @@
 2. Build time (shape inference + construction) vs torch Lazy modules materialized
    by the cheapest dry run (no_grad, smallest input that sizes every parameter).
    Target <= 0.5. Both sides end with the same torch modules, initialized by the
-   same reset_parameters.
+   same reset_parameters. For the seed CNN the Lazy side is nn.Lazy* modules and one
+   no_grad forward on a 1x3x32x32 tensor. Each side's time includes freeing the
+   model it made (the result is dropped at once).
+
+Every line is a paired measurement: in each round both sides run ``inner`` times
+back to back (their mean is the round's time), the side that goes first alternates
+from round to round, and the ratio reported is the median of the per-round ratios.
+The garbage collector stays on for both sides. The seed CNN build runs inner=10 (a
+build is about a millisecond, so ten per side keep timer and scheduler noise small);
+a ResNet build is long enough to be timed one at a time.
 
 Run: uv run python benchmarks/layers_speed.py [--quick]
 """
@@ -212,8 +221,9 @@ def bench_build(
     lazy: Callable[[], object],
     rounds: int,
     baseline: str = "lazy+dry-run",
+    inner: int = 1,
 ) -> None:
-    o, b, r = paired_ratio(ours, lazy, rounds, 1)
+    o, b, r = paired_ratio(ours, lazy, rounds, inner)
     _report(name, "build", o, baseline, b, r)
 
 
@@ -237,7 +247,7 @@ def main() -> None:
     bench_steady(f"ResNet-18@{size}", resnet_layers(size), ResNet18(), x_res, rounds, 3)
 
     one = torch.randn(1, 3, 32, 32)
-    bench_build("seed CNN", cnn_layers, lambda: cnn_lazy(one), rounds)
+    bench_build("seed CNN", cnn_layers, lambda: cnn_lazy(one), rounds, inner=10)
     # No ResNet parameter depends on H and W (the pooling before the classifier is
     # adaptive), so the cheapest dry run that materializes them all is the fair
     # baseline: 1x1 images, two of them (batch norm in training mode needs more than

@@ -85,6 +85,63 @@ def test_state_dict_matches_a_hand_written_module() -> None:
     assert torch.equal(hand(x), model(x))
 
 
+def _seed_cnn_layers() -> list[L.Layer]:
+    return [
+        L.Conv2d(20, kernel_size=5, stride=2, padding=1), L.ReLU(),
+        L.Conv2d(30, kernel_size=7), L.BatchNorm2d(), L.ReLU(),
+        L.Conv2d(40, kernel_size=3), L.BatchNorm2d(), L.ReLU(),
+        L.Flatten(), L.Linear(80), L.ReLU(), L.Linear(10),
+    ]  # fmt: skip
+
+
+def _seed_cnn_by_hand() -> nn.Sequential:
+    return nn.Sequential(
+        nn.Conv2d(3, 20, kernel_size=5, stride=2, padding=1), nn.ReLU(),
+        nn.Conv2d(20, 30, kernel_size=7), nn.BatchNorm2d(30), nn.ReLU(),
+        nn.Conv2d(30, 40, kernel_size=3), nn.BatchNorm2d(40), nn.ReLU(),
+        nn.Flatten(), nn.Linear(1960, 80), nn.ReLU(), nn.Linear(80, 10),
+    )  # fmt: skip
+
+
+def _built(how: str) -> nn.Module:
+    layers = _seed_cnn_layers()
+    if how == "placeholders":
+        x = L.Placeholder((None, 3, 32, 32))
+        h = x
+        for layer in layers:
+            h = layer(h)
+        return L.Functional(x, h)
+    model = L.Sequential(*layers)
+    if how == "build":
+        model.build((None, 3, 32, 32))
+    else:
+        # a first call builds; it draws nothing, but moves the batch norm statistics
+        model(torch.zeros(2, 3, 32, 32))
+    return model
+
+
+@pytest.mark.parametrize("how", ["build", "call", "placeholders"])
+def test_seeded_build_draws_the_weights_of_the_hand_written_model(how: str) -> None:
+    # torch's own constructors initialize the weights, in the same order and from the
+    # same generator as the hand-written model, and nothing else draws from it
+    torch.manual_seed(1234)
+    hand = _seed_cnn_by_hand()
+    after_hand = torch.get_rng_state()
+    torch.manual_seed(1234)
+    model = _built(how)
+    assert torch.equal(torch.get_rng_state(), after_hand)
+    if how == "call":
+        ours, theirs = dict(model.named_parameters()), dict(hand.named_parameters())
+    else:
+        ours, theirs = model.state_dict(), hand.state_dict()
+    assert len(ours) == len(theirs)
+    for (name, mine), (hand_name, reference) in zip(ours.items(), theirs.items(), strict=True):
+        assert mine.shape == reference.shape, (name, hand_name)
+        assert torch.equal(mine, reference), (name, hand_name)
+    if how != "placeholders":
+        assert list(ours) == list(theirs)
+
+
 def test_distributed_data_parallel_on_gloo() -> None:
     import torch.distributed as dist
 

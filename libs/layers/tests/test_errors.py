@@ -184,6 +184,17 @@ def test_sequential_constructor_error_in_last_layer_makes_no_tensor() -> None:
     assert seen.made == []
 
 
+def test_sequential_item_after_one_with_several_outputs() -> None:
+    model = L.Sequential(L.Conv2d(4, 3), L.MaxPool2d(2, return_indices=True), L.Flatten())
+    with (
+        _RealTensors() as seen,
+        pytest.raises(ShapeError, match=r"Sequential\.2:Flatten.*returns several tensors"),
+    ):
+        model.build((None, 3, 8, 8))
+    assert seen.made == []
+    assert not any(layer.built for layer in model.items)
+
+
 def test_nested_sequential_mismatch_makes_no_tensor() -> None:
     head = L.Sequential(L.Flatten(), L.Linear(12), L.Reshape((5, -1)), name="head")
     model = L.Sequential(L.Sequential(L.Conv2d(4, 3), L.BatchNorm2d()), L.ReLU(), head)

@@ -50,21 +50,19 @@ class _ConvBase(TorchLayer):
 class _Conv(_ConvBase):
     def _formula(self, shapes: list[Shape]) -> Shapes:
         x = shapes[0]
-        kernel, stride, dilation = self._spatial_args()
-        padding = self.args["padding"]
+        args = self.args
+        n = self.spatial
+        kernel = ntuple(args["kernel_size"], n, "kernel_size")
+        stride = ntuple(args["stride"], n, "stride")
+        dilation = ntuple(args["dilation"], n, "dilation")
+        padding = args["padding"]
         if padding == "same":
-            sizes = x[2:]
-        else:
-            pads = (
-                (0,) * self.spatial
-                if padding == "valid"
-                else ntuple(padding, self.spatial, "padding")
-            )
-            sizes = tuple(
-                conv_out(int(s or 0), k, st, p, d)
-                for s, k, st, p, d in zip(x[2:], kernel, stride, pads, dilation, strict=True)
-            )
-        return (x[0], self.args["out_channels"], *sizes)
+            return (x[0], args["out_channels"], *x[2:])
+        pads = (0,) * n if padding == "valid" else ntuple(padding, n, "padding")
+        # the input rank was checked against ndims, so all have n entries; the sizes
+        # are known (unknown ones are filled in by probe before a formula runs)
+        sizes = map(conv_out, x[2:], kernel, stride, pads, dilation)  # type: ignore[arg-type]
+        return (x[0], args["out_channels"], *sizes)
 
 
 class _ConvTranspose(_ConvBase):

@@ -79,6 +79,13 @@ def _check_output(out: Shapes, shapes: list[Shape], where: str) -> None:
                 )
 
 
+def _check_name(name: Any) -> None:
+    if not isinstance(name, str) or not name.isidentifier():
+        raise ValueError(
+            f"name={name!r}: a layer name must be a Python identifier such as 'encoder_1'"
+        )
+
+
 def to_placeholders(shapes: Shapes, node: Node) -> Any:
     if isinstance(shapes, tuple):
         return Placeholder(shapes, _node=node)
@@ -113,22 +120,36 @@ class Layer(nn.Module):
             LAYER_TYPES[cls.__name__] = cls
 
     def __init__(self, name: str | None = None) -> None:
-        if self._plain_module:
-            init_module(self)
-        else:
-            super().__init__()
-        if name is not None and (not isinstance(name, str) or not name.isidentifier()):
-            raise ValueError(
-                f"name={name!r}: a layer name must be a Python identifier such as 'encoder_1'"
-            )
-        # plain attributes go straight to __dict__: nn.Module.__setattr__ is slow and
-        # building many layers is on the hot path of model construction
-        self.__dict__.update(
-            layer_name=name, _input_shapes=None, _output_shapes=None, _pending=False
-        )
+        self._init_layer(name, {})
         self.layer_name: str | None
         self._input_shapes: list[Shape] | None
         self._output_shapes: Shapes | None
+
+    def _init_layer(self, name: str | None, extra: dict[str, Any]) -> None:
+        """Layer.__init__, with ``extra`` plain attributes set in the same step."""
+        if name is not None:
+            _check_name(name)
+        self._init_state(
+            {
+                "layer_name": name,
+                "_input_shapes": None,
+                "_output_shapes": None,
+                "_pending": False,
+                **extra,
+            }
+        )
+
+    def _init_state(self, attrs: dict[str, Any]) -> None:
+        """``nn.Module.__init__``, then ``attrs`` as plain attributes, in one go.
+
+        Plain attributes go straight to ``__dict__``: nn.Module.__setattr__ is slow, and
+        making many layers is on the hot path of model construction.
+        """
+        if self._plain_module:
+            init_module(self, attrs)
+        else:
+            super().__init__()
+            self.__dict__.update(attrs)
 
     # --- state -------------------------------------------------------------------------
 
@@ -153,7 +174,12 @@ class Layer(nn.Module):
 
     def _path(self) -> str:
         """Where this layer sits in the model being built, for error messages."""
-        return getattr(self, "_build_path", None) or self._label()
+        where = self.__dict__.get("_build_path")
+        if type(where) is tuple:
+            # (the container's path, the index) from plan_items, which leaves the
+            # formatting to the first message that needs it
+            where = self.__dict__["_build_path"] = f"{where[0]}.{where[1]}:{type(self).__name__}"
+        return where or self._label()
 
     # --- building ----------------------------------------------------------------------
 
@@ -175,16 +201,22 @@ class Layer(nn.Module):
     ) -> Shapes:
         """The first pass of a build: shapes only, no real tensor (see :meth:`_shape`)."""
         where = path or self._label()
-        shapes = [as_shape(s, "input_shape") for s in input_shapes]
-        if self._input_shapes is not None:
+        shapes = (
+            [as_shape(input_shapes[0], "input_shape")]
+            if len(input_shapes) == 1
+            else [as_shape(s, "input_shape") for s in input_shapes]
+        )
+        state = self.__dict__
+        if state["_input_shapes"] is not None:
             self._check_shapes(shapes, where)
             assert self._output_shapes is not None
             return self._output_shapes
-        self.__dict__["_build_path"] = where
+        state["_build_path"] = where
         out = self._shape(shapes, where)
         if not self._checks_output:
             _check_output(out, shapes, where)
-        self.__dict__.update(_input_shapes=shapes, _output_shapes=out)
+        state["_input_shapes"] = shapes
+        state["_output_shapes"] = out
         return out
 
     def _shape(self, shapes: list[Shape], path: str) -> Shapes:
@@ -202,12 +234,13 @@ class Layer(nn.Module):
         """The second pass of a build: make the torch modules planned by :meth:`_shape`."""
 
     def _materialize(self) -> None:
-        if self.__dict__["_pending"]:
-            self.__dict__["_pending"] = False
+        state = self.__dict__
+        if state["_pending"]:
+            state["_pending"] = False
             try:
-                self._construct(self._path())
+                type(self)._construct(self, self._path())
             except BaseException:
-                self.__dict__["_pending"] = True
+                state["_pending"] = True
                 raise
 
     def _unplan(self) -> None:
@@ -432,22 +465,85 @@ class TorchLayer(Layer):
     num_inputs: ClassVar[tuple[int, ...]] = (1,)
     _checks_output: ClassVar[bool] = True
     _signatures: ClassVar[dict[type, inspect.Signature]] = {}
+    # Which hooks a class leaves as they are here, worked out once per class: the build
+    # then skips or inlines them. _plain_X: X is TorchLayer's own.
+    _plain_wrap: ClassVar[bool] = True
+    _plain_kwargs: ClassVar[bool] = True  # _final_kwargs
+    _plain_torch_kwargs: ClassVar[bool] = True  # and no extras
+    _plain_input_check: ClassVar[bool] = True
+    #: whether _infer is overridden (the default infers nothing)
+    _infers: ClassVar[bool] = False
+    #: whether the class has a shape formula (otherwise its module is run on meta)
+    _has_formula: ClassVar[bool] = False
+    #: whether a chain plans the layer in one step (see plan_items)
+    _fast_plan: ClassVar[bool] = False
+    #: whether the second pass is just ``torch_cls(**kwargs)`` (Sequential inlines it)
+    _plain_construct: ClassVar[bool] = True
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        cls._plain_wrap = cls._wrap is TorchLayer._wrap
+        cls._plain_kwargs = cls._final_kwargs is TorchLayer._final_kwargs
+        cls._plain_construct = (
+            cls._plain_wrap
+            and cls._plain_kwargs
+            and cls._materialize is Layer._materialize
+            and cls._construct is TorchLayer._construct
+            and cls.call_module is TorchLayer.call_module
+        )
+        cls._plain_torch_kwargs = cls.torch_kwargs is TorchLayer.torch_kwargs and not cls.extras
+        cls._plain_input_check = cls._check_input is TorchLayer._check_input
+        cls._infers = cls._infer is not TorchLayer._infer
+        cls._has_formula = cls._formula is not TorchLayer._formula
+        cls._fast_plan = (
+            cls._has_formula
+            and cls._plain_input_check
+            and 1 in cls.num_inputs
+            and cls._shape is TorchLayer._shape
+            and cls._check_constructible is TorchLayer._check_constructible
+        )
 
     def __init__(self, *args: Any, name: str | None = None, **kwargs: Any) -> None:
-        super().__init__(name)
+        # what Layer.__init__ does, in the same order (a bad name is reported before a
+        # bad argument), with this layer's own attributes set in the same step
+        if name is not None:
+            _check_name(name)
         cls = type(self)
         binder = _BINDERS.get(cls) or _binder(cls)
-        bound = binder.bind(args, kwargs)
+        # without arguments (the common case) a layer takes the defaults, as bind would
+        bound = (
+            binder.bind(args, kwargs)
+            if args or kwargs or not binder.bare
+            else ({}, binder.template.copy())
+        )
         if bound is None:
             # anything unusual (an unknown, missing or doubled argument) goes through
             # inspect, which words the error
             config, full = _slow_bind(cls, args, kwargs)
         else:
             config, full = bound
-        self.__dict__.update(_config=config, args=full)
+        attrs = {
+            "layer_name": name,
+            "_input_shapes": None,
+            "_output_shapes": None,
+            "_pending": False,
+            "_config": config,
+            "args": full,
+        }
+        if cls._plain_module:
+            init_module(self, attrs)
+        else:
+            self._init_state(attrs)
         self._config: dict[str, Any]
         self.args: dict[str, Any]
-        self._validate()
+        if binder.own_validate:
+            self._validate()
+        else:
+            # _validate's check, inline; it is called to word the error
+            for key in binder.counts:
+                value = full[key]
+                if type(value) is not int or value <= 0:
+                    self._validate()
 
     @classmethod
     def signature(cls) -> inspect.Signature:
@@ -498,10 +594,13 @@ class TorchLayer(Layer):
         kwargs = (
             {k: v for k, v in self._config.items() if k not in extras}
             if extras
-            else dict(self._config)
+            else self._config.copy()
         )
-        kwargs.update(self.fixed)
-        kwargs.update(self._infer(shapes))
+        if self.fixed:
+            kwargs.update(self.fixed)
+        inferred = self._infer(shapes)
+        if inferred:
+            kwargs.update(inferred)
         return kwargs
 
     def _infer(self, shapes: list[Shape]) -> dict[str, Any]:
@@ -563,18 +662,36 @@ class TorchLayer(Layer):
         return out
 
     def _shape(self, shapes: list[Shape], path: str) -> Shapes:
-        self._check_input(shapes, path)
+        cls = type(self)
+        x = shapes[0] if len(shapes) == 1 else None
+        # what _check_input checks, inline; it is called to word the error
+        if (
+            x is None
+            or 1 not in cls.num_inputs
+            or (cls.ndims is not None and len(x) not in cls.ndims)
+            or not cls._plain_input_check
+        ):
+            self._check_input(shapes, path)
         concrete = shapes
-        unknown = has_unknown(shapes)
+        unknown = None in x[1:] if x is not None else has_unknown(shapes)
         if unknown:
             self._require_known(shapes, path)
             concrete = fill_unknown(shapes, PROBES[0])
         kwargs = self.torch_kwargs(concrete)
-        out: Shapes
-        if type(self)._formula is not TorchLayer._formula:
-            out = probe(self._known_formula, shapes) if unknown else self._known_formula(shapes)
+        out: Shapes | None
+        if cls._has_formula:
+            if unknown:
+                out = probe(self._known_formula, shapes)
+            else:
+                out = self._formula(shapes)
+                assert out is not None
             _check_output(out, shapes, path)
-            self._check_constructible(kwargs, shapes, path)
+            try:
+                known = (cls, tuple(kwargs.items())) in _CONSTRUCTIBLE
+            except TypeError:  # an argument that cannot be hashed
+                known = False
+            if not known:
+                self._check_constructible(kwargs, shapes, path)
         else:
             # no formula: a module on the meta device has the real one's shapes and
             # no storage, so the real one waits until the whole model checks out
@@ -582,8 +699,21 @@ class TorchLayer(Layer):
                 module = self._wrap(self._make(kwargs, shapes, path, probe=True))
             out = module_on_meta(module, shapes, path)
             _check_output(out, shapes, path)
-        self.__dict__.update(_pending=True, _torch_kwargs=kwargs)
+        state = self.__dict__
+        state["_pending"] = True
+        state["_torch_kwargs"] = kwargs
         return out
+
+    def _plan(
+        self, input_shapes: Sequence[Sequence[int | None]], path: str | None = None
+    ) -> Shapes:
+        cls = type(self)
+        if len(input_shapes) == 1 and self.__dict__["_input_shapes"] is None and cls._fast_plan:
+            shape = as_shape(input_shapes[0], "input_shape")
+            if (cls.ndims is None or len(shape) in cls.ndims) and None not in shape[1:]:
+                # as a chain of one, which plans such a layer in one step
+                return plan_items((self,), path or self._label(), shape, [], [], chain=False)
+        return super()._plan(input_shapes, path)
 
     def _check_constructible(self, kwargs: dict[str, Any], shapes: list[Shape], path: str) -> None:
         """Raise now what torch's constructor would raise in the second pass.
@@ -614,10 +744,15 @@ class TorchLayer(Layer):
         try:
             return self.torch_cls(**self._final_kwargs(kwargs, probe))
         except (ValueError, TypeError, RuntimeError, AssertionError) as e:
-            got = shapes[0] if shapes else None
-            raise ShapeError(
-                path, f"torch.nn.{self.torch_cls.__name__}({_kw(kwargs)}) failed: {e}", got=got
-            ) from e
+            raise self._make_error(kwargs, shapes, path, e) from e
+
+    def _make_error(
+        self, kwargs: dict[str, Any], shapes: list[Shape] | None, path: str, error: Exception
+    ) -> ShapeError:
+        got = shapes[0] if shapes else None
+        return ShapeError(
+            path, f"torch.nn.{self.torch_cls.__name__}({_kw(kwargs)}) failed: {error}", got=got
+        )
 
     def _final_kwargs(self, kwargs: dict[str, Any], probe: bool) -> dict[str, Any]:
         """The constructor arguments, completed with anything that is a module itself.
@@ -627,16 +762,29 @@ class TorchLayer(Layer):
         return kwargs
 
     def _construct(self, path: str) -> None:
-        kwargs = self.__dict__.pop("_torch_kwargs")
-        self._modules["native"] = self._wrap(self._make(kwargs, self._input_shapes, path))
+        state = self.__dict__
+        kwargs = state.pop("_torch_kwargs")
+        cls = type(self)
+        if cls._plain_kwargs:
+            # _make, inline
+            try:
+                native = cls.torch_cls(**kwargs)
+            except (ValueError, TypeError, RuntimeError, AssertionError) as e:
+                raise self._make_error(kwargs, state["_input_shapes"], path, e) from e
+        else:
+            native = self._make(kwargs, state["_input_shapes"], path)
+        state["_modules"]["native"] = native if cls._plain_wrap else self._wrap(native)
 
     def call_module(self) -> nn.Module:
-        native = self._modules.get("native")
+        # the instance __dict__ directly: nn.Module's __getattr__ makes every attribute
+        # lookup on a module slow, and this runs once per layer in every build
+        state = self.__dict__
+        native: nn.Module | None = state["_modules"].get("native")
         if native is None:
-            if not self._pending:
+            if not state["_pending"]:
                 raise RuntimeError(f"{self._label()} is not built yet")
             self._materialize()
-            native = self._modules["native"]
+            native = state["_modules"]["native"]
             assert native is not None
         return native
 
@@ -649,9 +797,20 @@ class _Binder:
     arguments, then all of them with defaults, both in signature order.
     """
 
-    __slots__ = ("counts", "names", "order", "positional", "required", "simple", "template")
+    __slots__ = (
+        "bare",
+        "counts",
+        "index",
+        "names",
+        "order",
+        "own_validate",
+        "positional",
+        "required",
+        "simple",
+        "template",
+    )
 
-    def __init__(self, sig: inspect.Signature) -> None:
+    def __init__(self, sig: inspect.Signature, own_validate: bool = False) -> None:
         params = list(sig.parameters.values())
         # only plain parameters are bound here; anything else always goes to inspect
         self.simple = all(
@@ -667,25 +826,47 @@ class _Binder:
         # every argument in signature order, with its default (required ones are
         # always overwritten): updating a copy keeps that order
         self.template = {p.name: p.default for p in params}
+        self.index = {name: i for i, name in enumerate(self.order)}
         self.counts = tuple(k for k in _COUNT_ARGUMENTS if k in self.names)
+        # a layer class with its own _validate has it called on every construction
+        self.own_validate = own_validate
+        #: whether a call without arguments binds (to the defaults)
+        self.bare = self.simple and not self.required
 
     def bind(
         self, args: tuple[Any, ...], kwargs: dict[str, Any]
     ) -> tuple[dict[str, Any], dict[str, Any]] | None:
         if not self.simple or len(args) > len(self.positional):
             return None
-        given = dict(zip(self.positional, args, strict=False))
-        for key, value in kwargs.items():
-            if key in given or key not in self.names:
-                return None
-            given[key] = value
+        if not args:
+            given = {}
+        elif len(args) == 1:
+            given = {self.positional[0]: args[0]}
+        else:  # the lengths were compared just above
+            given = dict(zip(self.positional, args))  # noqa: B905
+        # the given arguments come in signature order as long as each keyword comes
+        # after everything before it; only otherwise are they sorted
+        ordered = True
+        if kwargs:
+            index = self.index
+            last = len(args) - 1
+            for key, value in kwargs.items():
+                i = index.get(key)
+                if i is None or key in given:
+                    return None
+                if i < last:
+                    ordered = False
+                last = i
+                given[key] = value
         for key in self.required:
             if key not in given:
                 return None
-        full = dict(self.template)
+        full = self.template.copy()
         if not given:
             return given, full
         full.update(given)
+        if ordered:
+            return given, full
         return {n: v for n, v in full.items() if n in given}, full
 
 
@@ -698,7 +879,9 @@ _COUNT_ARGUMENTS = ("out_features", "out_channels", "hidden_size", "num_heads", 
 
 
 def _binder(cls: type[TorchLayer]) -> _Binder:
-    binder = _BINDERS[cls] = _Binder(cls.signature())
+    binder = _BINDERS[cls] = _Binder(
+        cls.signature(), own_validate=cls._validate is not TorchLayer._validate
+    )
     return binder
 
 
@@ -718,6 +901,104 @@ def _slow_bind(
     config = dict(bound.arguments)
     bound.apply_defaults()
     return config, dict(bound.arguments)
+
+
+def plan_items(
+    items: Sequence[nn.Module],
+    path: str,
+    shape: Shapes,
+    planned: list[Layer],
+    item_shapes: list[Shapes],
+    chain: bool = True,
+) -> Shapes:
+    """The first pass over a chain of items, each called on the output of the one before.
+
+    This is the body of Sequential's first pass: item ``i`` is ``"{path}.{i}:{class}"``
+    in error messages. A torch layer built on its own goes through it too, as a chain
+    of one (``chain=False``: it is just ``path``). Every layer planned here for the
+    first time is appended to ``planned`` before it is planned (a caller whose chain
+    fails takes them back with ``_unplan``), and every item's output to
+    ``item_shapes``. Returns the last output.
+
+    A torch layer with the default hooks, on an input of known sizes, is planned right
+    here rather than in a call of its own (what TorchLayer._shape does, in short), and
+    its path is formatted only if a message needs it: models have many layers, and on
+    the hot path of a build a call per layer costs about as much as the rest of the
+    work.
+    """
+    for i, item in enumerate(items):
+        if type(shape) is not tuple:
+            raise ShapeError(
+                f"{path}.{i}:{type(item).__name__}" if chain else path,
+                "the previous item returns several tensors, but Sequential passes one on",
+                hint="set return_indices/return_state/need_weights to False, or use the "
+                "functional API",
+            )
+        if isinstance(item, TorchLayer):
+            cls = type(item)
+            state = item.__dict__
+            x = shape
+            if (
+                state["_input_shapes"] is not None
+                or not cls._fast_plan
+                or (cls.ndims is not None and len(x) not in cls.ndims)
+                or None in x[1:]
+            ):
+                # built before (only checked), hooks of its own, a wrong rank (the
+                # error) or a size left open: the layer's own _plan
+                if state["_input_shapes"] is None:
+                    planned.append(item)
+                out = item._plan((x,), f"{path}.{i}:{cls.__name__}" if chain else path)
+            else:
+                planned.append(item)
+                # Layer._plan: as_shape's check, inline (it is called to word the error)
+                for d in x:
+                    if d is not None and (type(d) is not int or d <= 0):
+                        x = as_shape(x, "input_shape")
+                        break
+                state["_build_path"] = (path, i) if chain else path
+                shapes = [x]
+                # TorchLayer._shape: the arguments of the torch class
+                if cls._plain_torch_kwargs:
+                    kwargs = state["_config"].copy()
+                    if cls.fixed:
+                        kwargs.update(cls.fixed)
+                    if cls._infers:
+                        kwargs.update(cls._infer(item, shapes))
+                else:
+                    kwargs = cls.torch_kwargs(item, shapes)
+                # the output shape, checked as _check_output does
+                formula_out = cls._formula(item, shapes)
+                assert formula_out is not None
+                out = formula_out
+                if type(out) is tuple:
+                    for d in out:
+                        if d is not None and d <= 0:
+                            _check_output(out, shapes, item._path())
+                else:
+                    _check_output(out, shapes, item._path())
+                # what the torch constructor would raise, unless these arguments worked before
+                try:
+                    known = (cls, tuple(kwargs.items())) in _CONSTRUCTIBLE
+                except TypeError:  # an argument that cannot be hashed
+                    known = False
+                if not known:
+                    item._check_constructible(kwargs, shapes, item._path())
+                state["_pending"] = True
+                state["_torch_kwargs"] = kwargs
+                state["_input_shapes"] = shapes
+                state["_output_shapes"] = out
+        else:
+            where = f"{path}.{i}:{type(item).__name__}" if chain else path
+            if not isinstance(item, Layer):
+                out = module_on_meta(item, [shape], where)
+            else:
+                if item.__dict__["_input_shapes"] is None:
+                    planned.append(item)
+                out = item._plan((shape,), where)
+        item_shapes.append(out)
+        shape = out
+    return shape
 
 
 def _tuples(value: Any) -> Any:

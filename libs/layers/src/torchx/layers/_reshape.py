@@ -24,7 +24,8 @@ class Flatten(TorchLayer):
         end = normalize_dim(self.args["end_dim"], len(x))
         if start == 0:
             raise ShapeError(self._path(), "start_dim=0 would merge the batch dimension", got=x)
-        size = math.prod(int(d or 0) for d in x[start : end + 1])
+        # no size after the batch is None here (probe fills in unknown ones first)
+        size = math.prod(x[start : end + 1])  # type: ignore[arg-type]
         return (*x[:start], size, *x[end + 1 :])
 
 

@@ -8,8 +8,7 @@ from torch import nn
 from torch.nn.modules import module as torch_module
 
 from ._errors import ShapeError
-from ._layer import Layer
-from ._meta import module_on_meta
+from ._layer import Layer, TorchLayer, plan_items
 from ._shapes import Shape, Shapes
 
 
@@ -28,20 +27,19 @@ class Sequential(Layer):
     """
 
     def __init__(self, *layers: nn.Module, name: str | None = None) -> None:
-        super().__init__(name)
+        # items is a plain list attribute; nn.Module.__setattr__ would only pass it on
+        self._init_layer(name, {"items": list(layers)})
+        self.items: list[nn.Module]
         for i, item in enumerate(layers):
             if not isinstance(item, nn.Module):
                 raise TypeError(
                     f"Sequential item {i} is a {type(item).__name__}; expected a torchx layer "
                     "or an nn.Module"
                 )
-        # items is a plain list attribute; nn.Module.__setattr__ would only pass it on
-        self.__dict__["items"] = list(layers)
-        self.items: list[nn.Module]
         if type(self) is Sequential and not _registration_hooks():
             # add_module's checks cannot fail for the names "0", "1", ... of a fresh
             # Sequential, and no registration hook would see them: register directly
-            self._modules.update((str(i), item) for i, item in enumerate(layers))
+            self._modules.update(zip(map(str, range(len(layers))), layers, strict=True))
         else:
             for i, item in enumerate(layers):
                 self.add_module(str(i), item)
@@ -55,28 +53,10 @@ class Sequential(Layer):
     def _shape(self, shapes: list[Shape], path: str) -> Shapes:
         if len(shapes) != 1:
             raise ShapeError(path, f"Sequential takes one input, got {len(shapes)}")
-        shape: Shapes = shapes[0]
         item_shapes: list[Shapes] = []
         planned: list[Layer] = []
         try:
-            for i, item in enumerate(self.items):
-                where = f"{path}.{i}:{type(item).__name__}"
-                if not isinstance(shape, tuple):
-                    raise ShapeError(
-                        where,
-                        "the previous item returns several tensors, but Sequential passes one on",
-                        hint="set return_indices/return_state/need_weights to False, or use the "
-                        "functional API",
-                    )
-                if isinstance(item, Layer):
-                    fresh = item._input_shapes is None
-                    out = item._plan((shape,), where)
-                    if fresh:
-                        planned.append(item)
-                else:
-                    out = module_on_meta(item, [shape], where)
-                item_shapes.append(out)
-                shape = out
+            shape = plan_items(self.items, path, shapes[0], planned, item_shapes)
         except BaseException:
             # the model did not build: its layers go back to unbuilt, as they were
             for item in planned:
@@ -96,14 +76,33 @@ class Sequential(Layer):
         self.__dict__.pop("_fresh", None)
         modules = self._modules
         for i, item in enumerate(self.items):
-            if isinstance(item, Sequential):
-                item._materialize()
-                modules[str(i)] = item
+            if isinstance(item, TorchLayer):
+                cls = type(item)
+                state = item.__dict__
+                if state["_pending"] and cls._plain_construct:
+                    # TorchLayer._materialize, inline: each call made here costs more than
+                    # anywhere else in a build, as the weight init of the layer before has
+                    # pushed the code it runs out of the CPU caches
+                    state["_pending"] = False
+                    try:
+                        kwargs = state.pop("_torch_kwargs")
+                        try:
+                            native = cls.torch_cls(**kwargs)
+                        except (ValueError, TypeError, RuntimeError, AssertionError) as e:
+                            where = item._path()
+                            raise item._make_error(kwargs, state["_input_shapes"], where, e) from e
+                        state["_modules"]["native"] = native
+                    except BaseException:
+                        state["_pending"] = True
+                        raise
+                    item = native
+                else:
+                    item = item.call_module()  # which makes the module of a planned layer
             elif isinstance(item, Layer):
                 item._materialize()
-                modules[str(i)] = item.call_module()
-            else:
-                modules[str(i)] = item
+                if not isinstance(item, Sequential):  # a nested Sequential stays itself
+                    item = item.call_module()
+            modules[str(i)] = item
 
     def call_module(self) -> nn.Module:
         return self

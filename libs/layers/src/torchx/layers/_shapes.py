@@ -15,6 +15,8 @@ Shapes: TypeAlias = Shape | list["Shapes"]
 
 def ntuple(value: Any, n: int, field: str) -> tuple[Any, ...]:
     """Expand an int-or-sequence keyword to ``n`` values, as torch does."""
+    if type(value) is int:  # the common case, first
+        return (value,) * n
     if isinstance(value, (list, tuple)):
         if len(value) == 1:
             return tuple(value) * n
