@@ -95,3 +95,17 @@ def test_run_status_and_list_leave_the_sdk_unimported(docker_engine: Any) -> Non
         )
         assert shows in done.stdout, done.stderr  # it did the work
         assert done.stderr.strip().splitlines()[-1] == "[]", done.stderr
+
+
+def test_no_engine_is_one_line_naming_docker_host(tmp_path: Path) -> None:
+    env = {**os.environ, "DOCKER_HOST": f"unix://{tmp_path}/docker.sock"}
+    done = subprocess.run(
+        [*TORCHX, "run", "-s", "local_docker", "utils.echo", "--image", "busybox"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 2
+    (line,) = done.stderr.strip().splitlines()
+    assert line.startswith("torchx: error: DOCKER_HOST: got 'unix://") and "Start dockerd" in line

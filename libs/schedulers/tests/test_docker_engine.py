@@ -263,3 +263,16 @@ def test_engine_errors_carry_the_engines_message(docker_engine: Any) -> None:
     with pytest.raises(EngineError) as e:
         engine.request("POST", "/containers/create", body={"Image": "no-such-image:404"})
     assert e.value.status == 404 and "no-such-image" in e.value.message
+
+
+def test_tls_engine_spoken_to_in_plain_http_says_how_to_turn_tls_on(
+    docker_engine: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    if docker_engine.tls_url is None:
+        pytest.skip("the engine has no TLS listener (no openssl CLI to make certificates)")
+    monkeypatch.setenv("DOCKER_HOST", docker_engine.tls_url)
+    monkeypatch.delenv("DOCKER_TLS_VERIFY", raising=False)
+    with pytest.raises(EngineUnreachable) as e:
+        DockerScheduler("plain").describe("x-1")
+    text = str(e.value)
+    assert "DOCKER_HOST" in text and "DOCKER_TLS_VERIFY=1" in text

@@ -321,6 +321,14 @@ class Engine:
             self._local.conn = conn
         else:
             conn.close()
+        if status == 400 and self._tls is None and b"HTTPS server" in raw:
+            raise EngineUnreachable(
+                self.endpoint.source,
+                self.base_url,
+                "an engine spoken to as it listens: this one wants TLS; set "
+                "DOCKER_TLS_VERIFY=1 and DOCKER_CERT_PATH to the folder of its ca.pem and "
+                "your cert.pem and key.pem",
+            )
         _check(status, raw, f"{method} {path}")
         return json.loads(raw) if raw.strip() else None
 
