@@ -26,12 +26,6 @@ from torchx.specs import AppDef, AppState, Role, SpecsError
 HOST = {"network": "host", "shm_size": "64m"}
 
 
-def _login(folder: Path, registry: Any) -> None:
-    """What ``docker login`` leaves in ``config.json``: base64 ``user:password``."""
-    auth = base64.b64encode(f"{registry.user}:{registry.password}".encode()).decode()
-    (folder / "config.json").write_text(json.dumps({"auths": {registry.host: {"auth": auth}}}))
-
-
 # -- references and stored credentials -------------------------------------------------
 
 
@@ -97,7 +91,7 @@ def test_workspace_pushed_to_image_repo_then_pulled_back(
 ) -> None:
     config = tmp_path / "docker-config"
     config.mkdir()
-    _login(config, docker_registry)
+    docker_registry.write_login(config)
     monkeypatch.setenv("DOCKER_CONFIG", str(config))
     ws = tmp_path / "ws"
     ws.mkdir()

@@ -445,14 +445,10 @@ def test_workspace_is_pushed_with_the_login_then_the_manifests_use_it(
     docker_engine: Any, docker_registry: Any, tmp_path: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     pytest.importorskip("docker")  # the workspace image is built through the SDK
-    import base64
     import json
 
     monkeypatch.setenv("DOCKER_HOST", docker_engine.base_url)
-    auth = base64.b64encode(f"{docker_registry.user}:{docker_registry.password}".encode())
-    (tmp_path / "config.json").write_text(
-        json.dumps({"auths": {docker_registry.host: {"auth": auth.decode()}}})
-    )
+    docker_registry.write_login(tmp_path)
     monkeypatch.setenv("DOCKER_CONFIG", str(tmp_path))
     (tmp_path / "main.sh").write_text("echo from-workspace\n")
     created: list[Any] = []

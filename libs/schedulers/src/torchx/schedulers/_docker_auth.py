@@ -14,6 +14,7 @@ import os
 from collections.abc import Mapping
 from typing import Any
 
+from torchx.schedulers._docker_engine import config_dir
 from torchx.specs import SpecsError
 
 # The key docker login uses for Docker Hub, whatever host name the image used.
@@ -40,8 +41,7 @@ def split_reference(image: str) -> tuple[str, str]:
 
 
 def _config(env: Mapping[str, str]) -> tuple[dict[str, Any], str]:
-    folder = env.get("DOCKER_CONFIG") or os.path.join(os.path.expanduser("~"), ".docker")
-    path = os.path.join(folder, "config.json")
+    path = os.path.join(config_dir(env), "config.json")
     try:
         with open(path) as f:
             doc = json.load(f)

@@ -71,14 +71,15 @@ class Endpoint:
     source: str
 
 
-def _config_dir(env: Mapping[str, str]) -> str:
+def config_dir(env: Mapping[str, str]) -> str:
+    """Where the docker CLI keeps config.json, contexts and certificates."""
     return env.get("DOCKER_CONFIG") or os.path.join(os.path.expanduser("~"), ".docker")
 
 
 def _context_endpoint(name: str, env: Mapping[str, str], source: str) -> Endpoint:
     import hashlib  # contexts only
 
-    config = _config_dir(env)
+    config = config_dir(env)
     digest = hashlib.sha256(name.encode()).hexdigest()
     meta = os.path.join(config, "contexts", "meta", digest, "meta.json")
     try:
@@ -117,7 +118,7 @@ def resolve_endpoint(env: Mapping[str, str] | None = None) -> Endpoint:
         tls = None
         verify = env.get("DOCKER_TLS_VERIFY", "") not in ("", "0")
         if verify or host.startswith("https://"):
-            certs = env.get("DOCKER_CERT_PATH") or _config_dir(env)
+            certs = env.get("DOCKER_CERT_PATH") or config_dir(env)
             tls = _tls_files(certs, verify)
         return Endpoint(host, tls, "DOCKER_HOST")
     context = env.get("DOCKER_CONTEXT")
@@ -126,7 +127,7 @@ def resolve_endpoint(env: Mapping[str, str] | None = None) -> Endpoint:
     else:
         source = "the current Docker context"
         try:
-            with open(os.path.join(_config_dir(env), "config.json")) as f:
+            with open(os.path.join(config_dir(env), "config.json")) as f:
                 context = json.load(f).get("currentContext")
         except (OSError, ValueError, AttributeError):
             context = None
