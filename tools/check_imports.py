@@ -18,6 +18,7 @@ from pathlib import Path
 # specs <- schedulers <- runner, specs <- pipelines; runtime libraries are leaves.
 ALLOWED: dict[str, frozenset[str]] = {
     "torchx.specs": frozenset(),
+    "torchx.util": frozenset(),
     "torchx.components": frozenset({"torchx.specs"}),
     "torchx.schedulers": frozenset({"torchx.specs"}),
     "torchx.runner": frozenset({"torchx.specs", "torchx.components", "torchx.schedulers"}),

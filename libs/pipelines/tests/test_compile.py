@@ -51,7 +51,7 @@ def test_cpu_memory_requests_and_limits(compile_pipeline: Any, apps: Any) -> Non
     @dsl.pipeline(name="sized")
     def pipeline():
         task_from_app(apps.python("m", resource=specs.Resource(cpu=0.5, gpu=0, memMB=3000)))
-        task_from_app(apps.python("m", name="big", resource=specs.resource(h="cpu.large")))
+        task_from_app(apps.python("m", name="big", resource=specs.resource(h="cpu.xlarge")))
 
     out = compile_pipeline(pipeline)
     small = out.container("python")["resources"]

@@ -162,7 +162,7 @@ def test_named_resources() -> None:
     p4d = get_named_resources("p4d.24xlarge")
     assert p4d.gpu == 8 and p4d.capabilities["node.kubernetes.io/instance-type"] == "p4d.24xlarge"
     assert resource(cpu=2, gpu=0, memMB=512) == Resource(cpu=2, gpu=0, memMB=512)
-    assert resource() == Resource(cpu=1, gpu=0, memMB=1024)
+    assert resource() == Resource(cpu=2, gpu=0, memMB=1024)  # as pytorch/torchx
     assert "cpu.small" in named_resources and len(named_resources) > 10
     # each lookup is a fresh copy, so editing one does not change the registry
     a = get_named_resources("cpu.small")

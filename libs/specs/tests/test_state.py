@@ -23,7 +23,11 @@ def test_terminal_states() -> None:
 
 def test_raise_for_status() -> None:
     AppStatus(AppState.SUCCEEDED).raise_for_status()
-    AppStatus(AppState.RUNNING).raise_for_status()
+    # as in pytorch/torchx: anything but SUCCEEDED raises, a running app included
+    for state in AppState:
+        if state != AppState.SUCCEEDED:
+            with pytest.raises(AppStatusError):
+                AppStatus(state).raise_for_status()
     failed = AppStatus(
         AppState.FAILED,
         roles=[
@@ -46,7 +50,7 @@ def test_raise_for_status() -> None:
         failed.raise_for_status()
     text = str(e.value)
     assert "State: FAILED" in text
-    assert "trainer/1: FAILED exit_code=3" in text
+    assert " trainer[1]:FAILED (exitcode: 3)" in text
     assert "ValueError: boom" in text
     assert e.value.status is failed
 
@@ -54,8 +58,11 @@ def test_raise_for_status() -> None:
 def test_format_is_readable() -> None:
     s = AppStatus(AppState.RUNNING, num_restarts=2, msg="ok", ui_url="http://127.0.0.1:1/x")
     assert s.format().splitlines() == [
-        "State: RUNNING",
-        "Restarts: 2",
-        "Message: ok",
-        "UI: http://127.0.0.1:1/x",
+        "AppStatus:",
+        "    State: RUNNING",
+        "    Num Restarts: 2",
+        "    Roles: ",
+        "    Msg: ok",
+        "    Structured Error Msg: <NONE>",
+        "    UI URL: http://127.0.0.1:1/x",
     ]

@@ -7,6 +7,8 @@ and named resources load on first use, so importing the data types stays cheap.
 from typing import TYPE_CHECKING, Any
 
 from torchx.specs._app import (
+    ALL,
+    MISSING,
     NULL_RESOURCE,
     AppDef,
     Resource,
@@ -15,7 +17,14 @@ from torchx.specs._app import (
     Role,
 )
 from torchx.specs._dryrun import AppDryRunInfo
-from torchx.specs._errors import SpecsError
+from torchx.specs._errors import (
+    ComponentNotFoundException,
+    InvalidRunConfigException,
+    MalformedAppHandleException,
+    SpecsError,
+    UnknownAppException,
+    UnknownSchedulerException,
+)
 from torchx.specs._handle import AppHandle, ParsedAppHandle, make_app_handle, parse_app_handle
 from torchx.specs._macros import macros
 from torchx.specs._mounts import (
@@ -26,13 +35,16 @@ from torchx.specs._mounts import (
     VolumeMount,
     parse_mounts,
 )
-from torchx.specs._runopts import CfgVal, runopt, runopts, split_cfg
+from torchx.specs._runopts import CfgVal, get_type_name, runopt, runopts, split_cfg
 from torchx.specs._state import (
+    NONE,
     AppState,
     AppStatus,
     AppStatusError,
+    ReplicaState,
     ReplicaStatus,
     RoleStatus,
+    is_started,
     is_terminal,
 )
 
@@ -40,13 +52,14 @@ from torchx.specs._state import (
 _LAZY = {
     **dict.fromkeys(
         (
-            "MISSING",
             "ArgType",
             "ComponentArg",
             "ComponentProblem",
             "ComponentSchema",
             "ComponentValidationError",
+            "ComponentValidationException",
             "get_component_schema",
+            "materialize_appdef",
             "validate_component",
         ),
         "torchx.specs._component",
@@ -55,6 +68,7 @@ _LAZY = {
     "parse_docstring": "torchx.specs._docstring",
     "AppDefError": "torchx.specs._validate",
     "validate_app": "torchx.specs._validate",
+    "GiB": "torchx.specs._named_resources",
     "get_named_resources": "torchx.specs._named_resources",
     "named_resources": "torchx.specs._named_resources",
     "resource": "torchx.specs._named_resources",
@@ -62,17 +76,23 @@ _LAZY = {
 
 if TYPE_CHECKING:
     from torchx.specs._component import (
-        MISSING,
         ArgType,
         ComponentArg,
         ComponentProblem,
         ComponentSchema,
         ComponentValidationError,
+        ComponentValidationException,
         get_component_schema,
+        materialize_appdef,
         validate_component,
     )
     from torchx.specs._docstring import Docstring, parse_docstring
-    from torchx.specs._named_resources import get_named_resources, named_resources, resource
+    from torchx.specs._named_resources import (
+        GiB,
+        get_named_resources,
+        named_resources,
+        resource,
+    )
     from torchx.specs._validate import AppDefError, validate_app
 
 
@@ -92,7 +112,9 @@ def __dir__() -> list[str]:
 
 
 __all__ = [
+    "ALL",
     "MISSING",
+    "NONE",
     "NULL_RESOURCE",
     "AppDef",
     "AppDefError",
@@ -105,14 +127,20 @@ __all__ = [
     "BindMount",
     "CfgVal",
     "ComponentArg",
+    "ComponentNotFoundException",
     "ComponentProblem",
     "ComponentSchema",
     "ComponentValidationError",
+    "ComponentValidationException",
     "DeviceMount",
     "Docstring",
+    "GiB",
+    "InvalidRunConfigException",
+    "MalformedAppHandleException",
     "Mount",
     "MountType",
     "ParsedAppHandle",
+    "ReplicaState",
     "ReplicaStatus",
     "Resource",
     "Resources",
@@ -120,12 +148,17 @@ __all__ = [
     "Role",
     "RoleStatus",
     "SpecsError",
+    "UnknownAppException",
+    "UnknownSchedulerException",
     "VolumeMount",
     "get_component_schema",
     "get_named_resources",
+    "get_type_name",
+    "is_started",
     "is_terminal",
     "macros",
     "make_app_handle",
+    "materialize_appdef",
     "named_resources",
     "parse_app_handle",
     "parse_docstring",

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any
 
+from torchx.specs._dryrun import AppDryRunInfo
 from torchx.specs._mounts import BindMount, DeviceMount, Mount, VolumeMount
 
 
@@ -40,6 +41,10 @@ class Resource:
 # The seeds call it ``Resources``; both names refer to the same class.
 Resources = Resource
 
+# Markers pytorch/torchx defines as plain strings: a field not set yet and "every replica" (``torchx log`` and scheduler filters).
+MISSING = "<MISSING>"
+ALL = "all"
+
 # "No explicit request": schedulers read -1 as "use your own default".
 NULL_RESOURCE = Resource(cpu=-1, gpu=-1, memMB=-1)
 
@@ -62,7 +67,7 @@ class Role:
 
     name: str
     image: str
-    entrypoint: str = ""
+    entrypoint: str = MISSING
     args: list[str] = field(default_factory=list)
     env: dict[str, str] = field(default_factory=dict)
     num_replicas: int = 1
@@ -73,6 +78,13 @@ class Role:
     port_map: dict[str, int] = field(default_factory=dict)
     metadata: dict[str, Any] = field(default_factory=dict)
     mounts: list[Mount] = field(default_factory=list)
+    # Kept so that Role(..., base_image=...) written for pytorch/torchx still builds;
+    # no scheduler reads it (pytorch/torchx deprecated it too).
+    base_image: str | None = None
+
+    def pre_proc(self, scheduler: str, dryrun_info: AppDryRunInfo[Any]) -> AppDryRunInfo[Any]:
+        """A hook a Role subclass may override to edit a scheduler's request for it."""
+        return dryrun_info
 
     def __post_init__(self) -> None:
         # Components commonly forward ``*args`` (a tuple) or a generator; store a list so
@@ -99,6 +111,8 @@ class AppDef:
 
 
 __all__ = [
+    "ALL",
+    "MISSING",
     "NULL_RESOURCE",
     "AppDef",
     "BindMount",

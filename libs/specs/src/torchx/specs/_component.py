@@ -10,21 +10,26 @@ from __future__ import annotations
 import inspect
 import types
 import typing
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Union
+from typing import TYPE_CHECKING, Any, Union
+
+if TYPE_CHECKING:
+    import argparse
 
 from torchx.specs._app import AppDef
 from torchx.specs._docstring import parse_docstring
 from torchx.specs._errors import SpecsError, closest
 
 
-class _Missing:
+class _Required:
     def __repr__(self) -> str:
         return "<required>"
 
 
-MISSING: Any = _Missing()
+# The default of a component argument the user must give. Not ``specs.MISSING`` (a plain
+# string, as in pytorch/torchx) so that no string default is ever mistaken for it.
+REQUIRED: Any = _Required()
 
 _SCALARS: dict[type, str] = {str: "str", int: "int", float: "float", bool: "bool"}
 _TRUE = {"true", "1", "yes", "on", "y"}
@@ -58,7 +63,7 @@ class ComponentArg:
 
     @property
     def required(self) -> bool:
-        return self.default is MISSING and not self.remainder
+        return self.default is REQUIRED and not self.remainder
 
     @property
     def flag(self) -> str:
@@ -131,6 +136,8 @@ class ComponentProblem:
 
 
 class ComponentValidationError(SpecsError):
+    """A function that cannot be a component; ``problems`` says where and why."""
+
     def __init__(self, name: str, problems: list[ComponentProblem]) -> None:
         self.problems = problems
         ValueError.__init__(
@@ -219,7 +226,7 @@ class ComponentSchema:
             t = _arg_type(hints[p.name])
             assert t is not None  # validate_component already refused the rest
             remainder = p.kind is p.VAR_POSITIONAL
-            default = MISSING if p.default is p.empty or remainder else p.default
+            default = REQUIRED if p.default is p.empty or remainder else p.default
             self.args.append(ComponentArg(p.name, t, default, doc.args.get(p.name, ""), remainder))
 
     @property
@@ -375,3 +382,92 @@ class ComponentSchema:
 
 def get_component_schema(fn: Callable[..., AppDef], name: str | None = None) -> ComponentSchema:
     return ComponentSchema(fn, name)
+
+
+# pytorch/torchx's name for the same error.
+ComponentValidationException = ComponentValidationError
+
+
+def _default_tokens(
+    schema: ComponentSchema, given: Sequence[str], defaults: Mapping[str, Any] | None
+) -> list[str]:
+    """``--name=value`` tokens for the defaults in ``defaults`` the CLI tokens do not set."""
+    if not defaults:
+        return []
+    named = {t[2:].partition("=")[0].replace("-", "_") for t in given if t.startswith("--")}
+    tokens = []
+    for key, value in defaults.items():
+        arg = schema.options.get(key)
+        if arg is None:
+            raise SpecsError(
+                f"{schema.name} default {key!r}",
+                value,
+                f"no such argument; {closest(key, list(schema.options))}",
+            )
+        if key not in named and value is not None:
+            tokens.append(f"--{key}={_token(value)}")
+    return tokens
+
+
+def _token(value: Any) -> str:
+    if isinstance(value, bool):
+        return str(value).lower()
+    if isinstance(value, (list, tuple)):
+        return ",".join(str(v) for v in value)
+    if isinstance(value, dict):
+        return ",".join(f"{k}={v}" for k, v in value.items())
+    return str(value)
+
+
+def parse_component_args(
+    cmpnt_fn: Callable[..., AppDef],
+    cmpnt_args: Sequence[str],
+    cmpnt_defaults: Mapping[str, Any] | None = None,
+    config: Mapping[str, Any] | None = None,
+) -> argparse.Namespace:
+    """The component's arguments by name, as ``materialize_appdef`` would pass them.
+
+    ``cmpnt_defaults`` replaces the function's own defaults; ``config`` values win over
+    the command line (pytorch/torchx's ``builders.parse_args``).
+    """
+    import argparse
+
+    schema = get_component_schema(cmpnt_fn)
+    argv = [*_default_tokens(schema, cmpnt_args, cmpnt_defaults), *cmpnt_args]
+    positional, keywords = schema.parse(argv)
+    values: dict[str, Any] = {}
+    params = list(inspect.signature(cmpnt_fn).parameters.values())
+    i = 0
+    for p in params:
+        if p.kind is p.VAR_POSITIONAL:
+            values[p.name] = positional[i:]
+            i = len(positional)
+        elif p.name in keywords:
+            values[p.name] = keywords[p.name]
+        elif i < len(positional):
+            values[p.name] = positional[i]
+            i += 1
+        else:
+            values[p.name] = None if p.default is p.empty else p.default
+    values.update(config or {})
+    return argparse.Namespace(**values)
+
+
+def materialize_appdef(
+    cmpnt_fn: Callable[..., AppDef],
+    cmpnt_args: Sequence[str],
+    cmpnt_defaults: Mapping[str, Any] | None = None,
+    config: Mapping[str, Any] | None = None,
+) -> AppDef:
+    """Call component ``cmpnt_fn`` with CLI-style ``cmpnt_args`` (``["--msg", "hi"]``).
+
+    ``cmpnt_defaults`` replaces the function's own defaults for the arguments not given;
+    ``config`` values are passed whatever the command line says.
+    """
+    schema = get_component_schema(cmpnt_fn)
+    argv = [*_default_tokens(schema, cmpnt_args, cmpnt_defaults), *cmpnt_args]
+    if not config:
+        return schema.call(argv)
+    # config wins over the command line: drop the given values it replaces
+    argv = [*argv, *(f"--{k}={_token(v)}" for k, v in config.items() if v is not None)]
+    return schema.call(argv)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 if TYPE_CHECKING:
@@ -28,5 +28,32 @@ class AppDryRunInfo(Generic[T]):
     def __str__(self) -> str:
         return self._fmt(self.request)
 
-    def __repr__(self) -> str:
-        return f"AppDryRunInfo(scheduler={self.scheduler!r}, request=\n{self}\n)"
+    # pytorch/torchx prints the request itself, and its schedulers and runner keep the
+    # back references as ``_app``, ``_cfg`` and ``_scheduler``: schedulers written against
+    # it set those names, so they are the same attributes as ``app``, ``cfg`` and
+    # ``scheduler`` here.
+    __repr__ = __str__
+
+    @property
+    def _app(self) -> AppDef | None:
+        return self.app
+
+    @_app.setter
+    def _app(self, app: AppDef | None) -> None:
+        self.app = app
+
+    @property
+    def _cfg(self) -> dict[str, Any]:
+        return self.cfg
+
+    @_cfg.setter
+    def _cfg(self, cfg: Mapping[str, Any]) -> None:
+        self.cfg = dict(cfg)
+
+    @property
+    def _scheduler(self) -> str:
+        return self.scheduler
+
+    @_scheduler.setter
+    def _scheduler(self, scheduler: str | None) -> None:
+        self.scheduler = scheduler or ""

@@ -26,3 +26,64 @@ def closest(name: str, choices: list[str] | tuple[str, ...] | set[str], n: int =
         return "did you mean " + " or ".join(repr(c) for c in near) + "?"
     shown = ", ".join(ordered[:12]) + (", ..." if len(ordered) > 12 else "")
     return f"known: {shown}"
+
+
+# The exception names of pytorch/torchx 0.7. Each is a SpecsError, so code that catches
+# either the old name or SpecsError/ValueError handles the same failure.
+
+
+class InvalidRunConfigException(SpecsError):
+    """A run option is unknown, missing or of the wrong type; ``cfg_key`` names it."""
+
+    def __init__(
+        self,
+        invalid_reason: str,
+        cfg_key: str,
+        cfg: object = None,
+        *,
+        value: object = None,
+    ) -> None:
+        self.cfg_key = cfg_key
+        self.cfg = cfg
+        super().__init__(f"run option {cfg_key!r}", value, invalid_reason)
+
+
+class MalformedAppHandleException(SpecsError):
+    """An app handle that is not ``SCHEDULER://SESSION/APP_ID``."""
+
+    def __init__(self, app_handle: object) -> None:
+        self.app_handle = app_handle
+        super().__init__(
+            "app handle",
+            app_handle,
+            "expected SCHEDULER://SESSION/APP_ID, e.g. local_cwd://default/echo-1a2b3c "
+            "(the session may be empty: local_cwd:///echo-1a2b3c)",
+        )
+
+
+class UnknownAppException(SpecsError):
+    """The scheduler named in the handle does not know the app (never ran, or purged)."""
+
+    def __init__(self, app_handle: object, expected: str = "") -> None:
+        self.app_handle = app_handle
+        super().__init__(
+            "app handle",
+            app_handle,
+            expected or "no such app; `torchx list -s SCHEDULER` shows the known apps",
+        )
+
+
+class UnknownSchedulerException(SpecsError):
+    """No scheduler is registered under the given name."""
+
+    def __init__(self, scheduler_backend: object, expected: str = "") -> None:
+        self.scheduler_backend = scheduler_backend
+        super().__init__(
+            "scheduler",
+            scheduler_backend,
+            expected or "not a registered scheduler; `torchx runopts` lists the registered ones",
+        )
+
+
+class ComponentNotFoundException(SpecsError):
+    """No component has the given name; the message lists the closest ones."""

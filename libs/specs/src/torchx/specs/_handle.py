@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from typing import NamedTuple
 
-from torchx.specs._errors import SpecsError
+from torchx.specs._errors import MalformedAppHandleException
 
 AppHandle = str
 
@@ -29,10 +29,5 @@ def parse_app_handle(app_handle: AppHandle) -> ParsedAppHandle:
     """
     m = _HANDLE.match(app_handle.strip()) if isinstance(app_handle, str) else None
     if m is None:
-        raise SpecsError(
-            "app handle",
-            app_handle,
-            "expected SCHEDULER://SESSION/APP_ID, e.g. local_cwd://default/echo-1a2b3c "
-            "(the session may be empty: local_cwd:///echo-1a2b3c)",
-        )
+        raise MalformedAppHandleException(app_handle)
     return ParsedAppHandle(m["scheduler"], m["session"], m["app_id"])

@@ -9,36 +9,88 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping
 
-from torchx.specs._app import Resource
+from torchx.specs._app import NULL_RESOURCE, Resource
 from torchx.specs._errors import SpecsError, closest
 
 GiB = 1024  # in MiB, the unit of Resource.memMB
 INSTANCE_TYPE = "node.kubernetes.io/instance-type"
+EFA_DEVICE = "vpc.amazonaws.com/efa"
+NEURON_DEVICE = "aws.amazon.com/neurondevice"
+# An AWS instance's usable memory is a little below its published size (the OS and the
+# agents keep some): requests are sized at 96% so that a job asking for a whole instance
+# still fits on one, as with pytorch/torchx.
+AWS_MEM_TAX = 0.96
+AWS_GiB = int(GiB * AWS_MEM_TAX)
 
 
-def _sized(cpu: float, gpu: int, mem_gib: float) -> Callable[[], Resource]:
-    return lambda: Resource(cpu=cpu, gpu=gpu, memMB=int(mem_gib * GiB))
+def _sized(cpu: float, gpu: int, mem_mb: int) -> Callable[[], Resource]:
+    return lambda: Resource(cpu=cpu, gpu=gpu, memMB=mem_mb)
 
 
-def _instance(name: str, cpu: int, gpu: int, mem_gib: float) -> Callable[[], Resource]:
+def _instance(
+    name: str, cpu: int, gpu: int, mem_mb: int, devices: dict[str, int] | None = None
+) -> Callable[[], Resource]:
     return lambda: Resource(
-        cpu=cpu, gpu=gpu, memMB=int(mem_gib * GiB), capabilities={INSTANCE_TYPE: name}
+        cpu=cpu,
+        gpu=gpu,
+        memMB=mem_mb,
+        capabilities={INSTANCE_TYPE: name},
+        devices=dict(devices or {}),
     )
 
 
-# vCPU / GPU / memory (GiB) as published by each provider.
-_CLOUD: dict[str, tuple[int, int, float]] = {
-    # AWS
-    "g4dn.xlarge": (4, 1, 16),
-    "g4dn.12xlarge": (48, 4, 192),
-    "g5.xlarge": (4, 1, 16),
-    "g5.12xlarge": (48, 4, 192),
-    "g5.48xlarge": (192, 8, 768),
-    "p3.2xlarge": (8, 1, 61),
-    "p3.8xlarge": (32, 4, 244),
-    "p3.16xlarge": (64, 8, 488),
-    "p4d.24xlarge": (96, 8, 1152),
-    "p5.48xlarge": (192, 8, 2048),
+# Generic sizes, the same as pytorch/torchx's so that a job asks for what it asked before.
+GENERIC: dict[str, Callable[[], Resource]] = {
+    "gpu.small": _sized(8, 1, 32 * GiB),
+    "gpu.medium": _sized(16, 2, 64 * GiB),
+    "gpu.large": _sized(32, 4, 128 * GiB),
+    "gpu.xlarge": _sized(64, 8, 256 * GiB),
+    "cpu.nano": _sized(1, 0, 512),
+    "cpu.micro": _sized(1, 0, 1 * GiB),
+    "cpu.small": _sized(1, 0, 2 * GiB),
+    "cpu.medium": _sized(2, 0, 4 * GiB),
+    "cpu.large": _sized(2, 0, 8 * GiB),
+    "cpu.xlarge": _sized(8, 0, 32 * GiB),
+}
+
+# AWS instance types: vCPU, GPU, published memory (GiB), devices.
+_AWS: dict[str, tuple[int, int, int, dict[str, int]]] = {
+    "t3.medium": (2, 0, 4, {}),
+    "m5.2xlarge": (8, 0, 32, {}),
+    "p3.2xlarge": (8, 1, 61, {}),
+    "p3.8xlarge": (32, 4, 244, {}),
+    "p3.16xlarge": (64, 8, 488, {}),
+    "p3dn.24xlarge": (96, 8, 768, {EFA_DEVICE: 1}),
+    "p4d.24xlarge": (96, 8, 1152, {EFA_DEVICE: 4}),
+    "p4de.24xlarge": (96, 8, 1152, {EFA_DEVICE: 4}),
+    "p5.48xlarge": (192, 8, 2048, {EFA_DEVICE: 32}),
+    "g4dn.xlarge": (4, 1, 16, {}),
+    "g4dn.2xlarge": (8, 1, 32, {}),
+    "g4dn.4xlarge": (16, 1, 64, {}),
+    "g4dn.8xlarge": (32, 1, 128, {EFA_DEVICE: 1}),
+    "g4dn.12xlarge": (48, 4, 192, {EFA_DEVICE: 1}),
+    "g4dn.16xlarge": (64, 1, 256, {EFA_DEVICE: 1}),
+    "g4dn.metal": (96, 8, 384, {EFA_DEVICE: 1}),
+    "g5.xlarge": (4, 1, 16, {}),
+    "g5.2xlarge": (8, 1, 32, {}),
+    "g5.4xlarge": (16, 1, 64, {}),
+    "g5.8xlarge": (32, 1, 128, {EFA_DEVICE: 1}),
+    "g5.12xlarge": (48, 4, 192, {EFA_DEVICE: 1}),
+    "g5.16xlarge": (64, 1, 256, {EFA_DEVICE: 1}),
+    "g5.24xlarge": (96, 4, 384, {EFA_DEVICE: 1}),
+    "g5.48xlarge": (192, 8, 768, {EFA_DEVICE: 1}),
+    "trn1.2xlarge": (8, 0, 32, {NEURON_DEVICE: 1}),
+    "trn1.32xlarge": (128, 0, 512, {EFA_DEVICE: 8, NEURON_DEVICE: 16}),
+}
+
+# Keyed ``aws_<instance type>`` as in pytorch/torchx.
+AWS: dict[str, Callable[[], Resource]] = {
+    f"aws_{name}": _instance(name, cpu, gpu, mem * AWS_GiB, devices)
+    for name, (cpu, gpu, mem, devices) in _AWS.items()
+}
+
+# Other clouds: vCPU / GPU / memory (GiB) as published by each provider.
+_OTHER_CLOUDS: dict[str, tuple[int, int, float]] = {
     # Google Cloud
     "a2-highgpu-1g": (12, 1, 85),
     "a2-highgpu-8g": (96, 8, 680),
@@ -49,16 +101,17 @@ _CLOUD: dict[str, tuple[int, int, float]] = {
 }
 
 _BUILTIN: dict[str, Callable[[], Resource]] = {
-    "cpu.nano": _sized(0.5, 0, 0.5),
-    "cpu.small": _sized(1, 0, 2),
-    "cpu.medium": _sized(2, 0, 8),
-    "cpu.large": _sized(8, 0, 32),
-    "cpu.xlarge": _sized(16, 0, 64),
-    "gpu.small": _sized(8, 1, 32),
-    "gpu.medium": _sized(16, 2, 64),
-    "gpu.large": _sized(32, 4, 128),
-    "gpu.xlarge": _sized(64, 8, 256),
-    **{name: _instance(name, *shape) for name, shape in _CLOUD.items()},
+    **GENERIC,
+    **AWS,
+    # The bare instance type (``p4d.24xlarge``) is an alias of ``aws_p4d.24xlarge``.
+    **{name.removeprefix("aws_"): factory for name, factory in AWS.items()},
+    **{
+        name: _instance(name, cpu, gpu, int(mem_gib * GiB))
+        for name, (cpu, gpu, mem_gib) in _OTHER_CLOUDS.items()
+    },
+    # pytorch/torchx's names for "no explicit request".
+    "NULL": lambda: Resource.copy(NULL_RESOURCE),
+    "MISSING": lambda: Resource.copy(NULL_RESOURCE),
 }
 
 
@@ -114,12 +167,9 @@ def resource(
     """A Resource from explicit sizes, or from a named resource ``h``.
 
     ``h`` wins over the explicit sizes when both are given, so components can pass their
-    user's ``--h`` straight through together with defaults.
+    user's ``--h`` straight through together with defaults. A size left out (or 0, as
+    pytorch/torchx reads it) takes the default: 2 cpus, no gpu, 1024 MiB.
     """
     if h:
         return get_named_resources(h)
-    return Resource(
-        cpu=1 if cpu is None else cpu,
-        gpu=0 if gpu is None else gpu,
-        memMB=1024 if memMB is None else memMB,
-    )
+    return Resource(cpu=cpu or 2, gpu=gpu or 0, memMB=memMB or 1024)

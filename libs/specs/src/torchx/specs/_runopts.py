@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 
-from torchx.specs._errors import SpecsError, closest
+from torchx.specs._errors import InvalidRunConfigException, SpecsError, closest
 
 # The value types a run option can have. Lists and maps hold strings.
 CfgVal = str | int | float | bool | list[str] | dict[str, str] | None
@@ -19,6 +19,31 @@ _TYPES: dict[type, str] = {
 }
 _TRUE = {"true", "1", "yes", "on", "y"}
 _FALSE = {"false", "0", "no", "off", "n"}
+
+
+def _normalize_type(type_: object) -> type | None:
+    """``list``/``dict`` for ``List[str]``/``Dict[str, str]`` (the spelling pytorch/torchx
+    schedulers use), the type itself for the scalars, None for anything else."""
+    if type_ in _TYPES:
+        return type_  # type: ignore[return-value]
+    import typing
+
+    origin, args = typing.get_origin(type_), typing.get_args(type_)
+    if origin is list and args == (str,):
+        return list
+    if origin is dict and args == (str, str):
+        return dict
+    return None
+
+
+def get_type_name(tp: object) -> str:
+    """A run option type for people: ``int``, ``List[str]``..."""
+    if tp is list:
+        return "List[str]"
+    if tp is dict:
+        return "Dict[str, str]"
+    name = getattr(tp, "__name__", None)
+    return name if isinstance(name, str) and getattr(tp, "__module__", "") != "typing" else str(tp)
 
 
 @dataclass(frozen=True)
@@ -38,18 +63,36 @@ class runopts:
     def add(
         self,
         name: str,
-        type_: type,
+        type_: object,
         help: str,
         default: CfgVal = None,
         required: bool = False,
     ) -> None:
-        if type_ not in _TYPES:
-            raise TypeError(f"run option {name}: type {type_} is not one of {list(_TYPES)}")
+        opt_type = _normalize_type(type_)
+        if opt_type is None:
+            raise TypeError(
+                f"run option {name}: type {type_} is not one of str, int, float, bool, "
+                "List[str] or Dict[str, str]"
+            )
         if required and default is not None:
             raise ValueError(f"run option {name}: a required option has no default")
-        if default is not None:
-            _check_type(name, default, type_)
-        self._opts[name] = runopt(default, type_, required, help)
+        if default is not None and not self.is_type(default, opt_type):
+            raise TypeError(
+                f"run option {name}: default {default!r} is not of type {get_type_name(type_)}"
+            )
+        self._opts[name] = runopt(default, opt_type, required, help)
+
+    @staticmethod
+    def is_type(obj: object, tp: object) -> bool:
+        """Whether ``obj`` is a value of run option type ``tp`` (``List[str]`` works too)."""
+        opt_type = _normalize_type(tp)
+        if opt_type is None:
+            return False
+        try:
+            _check_type("", obj, opt_type)
+        except SpecsError:
+            return False
+        return True
 
     def get(self, name: str) -> runopt | None:
         return self._opts.get(name)
@@ -76,12 +119,17 @@ class runopts:
         resolved: dict[str, CfgVal] = {}
         for name in cfg:
             if name not in self._opts:
-                raise SpecsError(f"run option {name!r}", cfg[name], closest(name, list(self._opts)))
+                raise InvalidRunConfigException(
+                    closest(name, list(self._opts)) if self._opts else "no run options exist",
+                    name,
+                    cfg,
+                    value=cfg[name],
+                )
         for name, opt in self._opts.items():
             value = cfg.get(name)
             if value is None:
                 if opt.is_required:
-                    raise SpecsError(f"run option {name!r}", None, f"it is required ({opt.help})")
+                    raise InvalidRunConfigException(f"it is required ({opt.help})", name, cfg)
                 resolved[name] = opt.default
                 continue
             if isinstance(value, str) and opt.opt_type is not str:
@@ -135,12 +183,14 @@ def parse_value(name: str, text: str, opt_type: type) -> CfgVal:
             return True
         if text.lower() in _FALSE:
             return False
-        raise SpecsError(f"run option {name!r}", text, "expected a bool: true or false")
+        raise InvalidRunConfigException("expected a bool: true or false", name, value=text)
     if opt_type in (int, float):
         try:
             return opt_type(text)
         except ValueError:
-            raise SpecsError(f"run option {name!r}", text, f"expected {_TYPES[opt_type]}") from None
+            raise InvalidRunConfigException(
+                f"expected {_TYPES[opt_type]}", name, value=text
+            ) from None
     if opt_type is list:
         return [v.strip() for v in text.replace(";", ",").split(",") if v.strip()]
     if opt_type is dict:
@@ -152,8 +202,8 @@ def parse_value(name: str, text: str, opt_type: type) -> CfgVal:
             if not sep:
                 k, sep, v = item.partition("=")
             if not sep:
-                raise SpecsError(
-                    f"run option {name!r}", text, "expected a map like key1:value1;key2:value2"
+                raise InvalidRunConfigException(
+                    "expected a map like key1:value1;key2:value2", name, value=text
                 )
             out[k.strip()] = v.strip()
         return out
@@ -168,5 +218,7 @@ def _check_type(name: str, value: object, opt_type: type) -> None:
         ok = False
     if opt_type is list and ok:
         ok = all(isinstance(v, str) for v in value)  # type: ignore[attr-defined]
+    if opt_type is dict and ok:
+        ok = all(isinstance(k, str) and isinstance(v, str) for k, v in value.items())  # type: ignore[attr-defined]
     if not ok:
-        raise SpecsError(f"run option {name!r}", value, f"expected {_TYPES[opt_type]}")
+        raise InvalidRunConfigException(f"expected {_TYPES[opt_type]}", name, value=value)

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 from enum import IntEnum
+from typing import Any
 
 
 class AppState(IntEnum):
@@ -21,12 +23,27 @@ class AppState(IntEnum):
     def __str__(self) -> str:
         return self.name
 
+    def __repr__(self) -> str:
+        return f"{self.name} ({self.value})"
+
+
+# A replica goes through the same states as its app.
+ReplicaState = AppState
 
 _TERMINAL = frozenset({AppState.SUCCEEDED, AppState.FAILED, AppState.CANCELLED})
+_STARTED = _TERMINAL | {AppState.RUNNING}
+
+# What pytorch/torchx writes for "no structured error message".
+NONE = "<NONE>"
 
 
 def is_terminal(state: AppState) -> bool:
     return state in _TERMINAL
+
+
+def is_started(state: AppState) -> bool:
+    """Whether the app has reached RUNNING (or ended)."""
+    return state in _STARTED
 
 
 @dataclass
@@ -46,11 +63,11 @@ class RoleStatus:
 
 
 class AppStatusError(RuntimeError):
-    """Raised by ``AppStatus.raise_for_status`` for a failed or cancelled app."""
+    """Raised by ``AppStatus.raise_for_status`` when the app did not succeed."""
 
-    def __init__(self, status: AppStatus) -> None:
+    def __init__(self, status: AppStatus, *args: object) -> None:
         self.status = status
-        super().__init__(status.format())
+        super().__init__(*(args or (f"the app did not succeed:\n{status.format()}",)))
 
 
 @dataclass
@@ -68,33 +85,67 @@ class AppStatus:
         return is_terminal(self.state)
 
     def raise_for_status(self) -> None:
-        """Raise AppStatusError unless the app is still going or has succeeded."""
-        if self.state in (AppState.FAILED, AppState.CANCELLED, AppState.UNKNOWN):
+        """Raise AppStatusError unless the app has SUCCEEDED (a running app has not)."""
+        if self.state != AppState.SUCCEEDED:
             raise AppStatusError(self)
 
-    def format(self) -> str:
-        """A readable, multi-line description (what ``torchx status`` prints)."""
-        lines = [f"State: {self.state.name}"]
-        if self.num_restarts:
-            lines.append(f"Restarts: {self.num_restarts}")
-        if self.msg:
-            lines.append(f"Message: {self.msg}")
-        if self.ui_url:
-            lines.append(f"UI: {self.ui_url}")
-        for role in self.roles:
-            lines.append(f"Role {role.role}:")
-            for r in role.replicas:
-                code = "" if r.exit_code is None else f" exit_code={r.exit_code}"
-                host = f" host={r.hostname}" if r.hostname else ""
-                lines.append(f"  {role.role}/{r.id}: {r.state.name}{code}{host}")
-                if r.structured_error_msg:
-                    lines.extend("    " + ln for ln in r.structured_error_msg.splitlines())
-        if self.structured_error_msg and not any(
-            r.structured_error_msg for role in self.roles for r in role.replicas
-        ):
-            lines.append("Error:")
-            lines.extend("  " + ln for ln in self.structured_error_msg.splitlines())
-        return "\n".join(lines)
+    def format(self, filter_roles: list[str] | None = None) -> str:
+        """What ``torchx status`` prints: the app's fields, then one line per replica.
 
-    def __str__(self) -> str:
-        return self.format()
+        The layout is pytorch/torchx's, so scripts that read it keep working;
+        ``filter_roles`` keeps only the named roles.
+        """
+        roles = [r for r in self.roles if not filter_roles or r.role in filter_roles]
+        replica_lines = []
+        for role in roles:
+            for r in sorted(role.replicas, key=lambda rep: rep.id):
+                marker = "*" if r.id == 0 else " "  # a role's first replica starts its block
+                line = f" {marker}{r.role}[{r.id}]:{r.state.name}"
+                if r.exit_code is not None:
+                    line += f" (exitcode: {r.exit_code})"
+                if r.hostname:
+                    line += f" host={r.hostname}"
+                replica_lines.append(line)
+                replica_lines.extend("    " + ln for ln in r.structured_error_msg.splitlines())
+        roles_text = "".join("\n" + ln for ln in replica_lines)
+        return (
+            "AppStatus:\n"
+            f"    State: {self.state.name}\n"
+            f"    Num Restarts: {self.num_restarts}\n"
+            f"    Roles: {roles_text}\n"
+            f"    Msg: {self.msg}\n"
+            f"    Structured Error Msg: {self.structured_error_msg or NONE}\n"
+            f"    UI URL: {self.ui_url}\n"
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain data (states by name), as ``repr`` and ``--json`` show it."""
+        return {
+            "state": self.state.name,
+            "num_restarts": self.num_restarts,
+            "msg": self.msg,
+            "structured_error_msg": self.structured_error_msg or NONE,
+            "ui_url": self.ui_url,
+            "roles": [
+                {
+                    "role": role.role,
+                    "replicas": [
+                        {**dataclasses.asdict(r), "state": r.state.name} for r in role.replicas
+                    ],
+                }
+                for role in self.roles
+            ],
+        }
+
+    def __repr__(self) -> str:
+        # pytorch/torchx prints an AppStatus as a YAML document. PyYAML is not a
+        # dependency of torchx-specs: without it the same data is written as JSON,
+        # which YAML readers accept too.
+        data = {"AppStatus": {**self.to_dict(), "state": repr(self.state)}}
+        try:
+            import yaml
+        except ImportError:
+            import json
+
+            return json.dumps(data, indent=2)
+        return str(yaml.safe_dump(data, sort_keys=True))

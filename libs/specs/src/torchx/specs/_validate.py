@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from torchx.specs._app import AppDef, Resource
+from torchx.specs._app import MISSING, AppDef, Resource
 from torchx.specs._errors import SpecsError
 
 # Names end up in process titles, log directories, Slurm job names and Kubernetes
@@ -68,7 +68,7 @@ def validate_app(app: AppDef) -> None:
         if role.name in seen:
             problems.append(f"{where}: role names must be unique; {role.name!r} appears twice")
         seen.add(role.name)
-        if not role.entrypoint:
+        if not role.entrypoint or role.entrypoint == MISSING:
             problems.append(f"{where}.entrypoint is empty; give the program to run")
         if not isinstance(role.num_replicas, int) or role.num_replicas < 1:
             problems.append(f"{where}.num_replicas is {role.num_replicas!r}; it must be >= 1")

@@ -1,0 +1,1 @@
+"""Small helpers that component tooling written for pytorch/torchx imports."""
