@@ -10,7 +10,7 @@ import pytest
 import torchx.specs as specs
 from torchx.runner import Runner, get_runner
 from torchx.schedulers import UnknownSchedulerError
-from torchx.specs import AppDef, AppDefError, AppState, Role, SpecsError
+from torchx.specs import AppDef, AppDefError, AppState, Role, SpecsError, UnknownAppException
 
 COMPONENT = textwrap.dedent(
     '''
@@ -142,9 +142,10 @@ def test_bad_handles_and_unknown_schedulers() -> None:
             runner.run(AppDef("a", [Role("r", image="", entrypoint="true")]), scheduler="slurmm")
         assert runner.status("local_cwd://torchx/missing-1") is None
         assert runner.describe("local_cwd://torchx/missing-1") is None
-        with pytest.raises(SpecsError, match="no such app"):
-            runner.cancel("local_cwd://torchx/missing-1")
-        with pytest.raises(SpecsError, match="no such app"):
+        # as with pytorch/torchx: cancelling (or stopping) an unknown app does nothing
+        assert runner.cancel("local_cwd://torchx/missing-1") is None  # type: ignore[func-returns-value]
+        assert runner.stop("local_cwd://torchx/missing-1") is None  # type: ignore[func-returns-value]
+        with pytest.raises(UnknownAppException, match="no such app"):
             runner.log_lines("local_cwd://torchx/missing-1", "r")
 
 

@@ -20,14 +20,22 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from torchx.specs import AppDef, ComponentSchema, SpecsError, get_component_schema
+from torchx.specs import (
+    AppDef,
+    ComponentNotFoundException,
+    ComponentSchema,
+    get_component_schema,
+)
 
 BUILTIN_GROUPS = ("utils", "dist", "serve", "metrics")
 _ENTRY_POINT_GROUP = "torchx.components"
 
 
-class ComponentNotFoundError(SpecsError):
-    """No component has the given name; the message lists the closest ones."""
+class ComponentNotFoundError(ComponentNotFoundException):
+    """No component has the given name; the message lists the closest ones.
+
+    A subclass of pytorch/torchx's ComponentNotFoundException, so either ``except`` works.
+    """
 
 
 def _is_component(obj: Any, module: types.ModuleType) -> bool:

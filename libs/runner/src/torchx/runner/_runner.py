@@ -25,6 +25,7 @@ from torchx.specs import (
     AppStatus,
     CfgVal,
     SpecsError,
+    UnknownAppException,
     make_app_handle,
     parse_app_handle,
     runopts,
@@ -62,6 +63,11 @@ class Runner:
             if config is not None
             else load_config(known_schedulers=itertools.chain(self._factories, RESERVED_NAMES))
         )
+
+    @property
+    def name(self) -> str:
+        """The session name in the handles this runner returns."""
+        return self._name
 
     # -- context manager --------------------------------------------------------------
 
@@ -215,8 +221,10 @@ class Runner:
     def _require(self, app_handle: AppHandle) -> tuple[Scheduler[Any], str]:
         sched, app_id = self._resolve(app_handle)
         if not sched.exists(app_id):
-            raise SpecsError(
-                "app handle", app_handle, f"no such app on {sched.backend}; `list` shows known apps"
+            raise UnknownAppException(
+                app_handle,
+                f"no such app on {sched.backend}; `torchx list -s {sched.backend}` shows the "
+                "known apps",
             )
         return sched, app_id
 
@@ -226,11 +234,33 @@ class Runner:
         desc = sched.describe(app_id)
         return desc.to_status() if desc is not None else None
 
-    def wait(self, app_handle: AppHandle, timeout: float | None = None) -> AppStatus | None:
-        """Block until the app ends (or ``timeout`` seconds pass); its status then."""
+    def wait(
+        self,
+        app_handle: AppHandle,
+        wait_interval: float = 10,
+        timeout: float | None = None,
+    ) -> AppStatus | None:
+        """Block until the app ends (or ``timeout`` seconds pass); its status then.
+
+        The scheduler is asked again at least every ``wait_interval`` seconds (schedulers
+        that are told when an app ends answer sooner). None if it does not know the app.
+        """
+        import time
+
         sched, app_id = self._resolve(app_handle)
-        desc = sched.wait(app_id, timeout)
-        return desc.to_status() if desc is not None else None
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while True:
+            step = wait_interval if wait_interval > 0 else None
+            if deadline is not None:
+                left = max(deadline - time.monotonic(), 0.0)
+                step = left if step is None else min(step, left)
+            desc = sched.wait(app_id, step)
+            if desc is None:
+                return None
+            if desc.to_status().is_terminal() or (
+                deadline is not None and time.monotonic() >= deadline
+            ):
+                return desc.to_status()
 
     def describe(self, app_handle: AppHandle) -> AppDef | None:
         """The app as its scheduler can rebuild it, or None if it does not know the app."""
@@ -256,9 +286,14 @@ class Runner:
         return sched.log_iter(app_id, role_name, k, regex, since, until, should_tail, streams)
 
     def cancel(self, app_handle: AppHandle) -> None:
-        """Stop the app; a no-op if it already ended."""
-        sched, app_id = self._require(app_handle)
-        sched.cancel(app_id)
+        """Stop the app; a no-op if it already ended or its scheduler does not know it."""
+        sched, app_id = self._resolve(app_handle)
+        if sched.exists(app_id):
+            sched.cancel(app_id)
+
+    def stop(self, app_handle: AppHandle) -> None:
+        """pytorch/torchx's name for ``cancel``."""
+        self.cancel(app_handle)
 
     def list(self, scheduler: str = DEFAULT_SCHEDULER) -> list[ListAppResponse]:
         """The apps ``scheduler`` knows, each with its handle filled in."""

@@ -2,15 +2,19 @@
 
 from __future__ import annotations
 
-from torchx.specs import SpecsError
+from torchx.specs import SpecsError, UnknownSchedulerException
 
 
-class UnknownSchedulerError(SpecsError):
-    """No scheduler is registered under the given name; the message lists those that are."""
+class UnknownSchedulerError(UnknownSchedulerException):
+    """No scheduler is registered under the given name; the message lists those that are.
+
+    A subclass of pytorch/torchx's UnknownSchedulerException (a SpecsError), so either
+    ``except`` works.
+    """
 
     def __init__(self, name: object, known: list[str], reason: str = "") -> None:
         listed = ", ".join(sorted(known)) or "none"
-        super().__init__("scheduler", name, f"{reason}known schedulers: {listed}")
+        super().__init__(name, f"{reason}known schedulers: {listed}")
 
 
 class MissingDependencyError(ImportError):

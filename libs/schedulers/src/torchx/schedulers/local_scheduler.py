@@ -337,6 +337,10 @@ class LocalScheduler(Scheduler[LocalRequest]):
                     "TORCHX_ROLE_NAME": role.name,
                     "TORCHX_REPLICA_ID": str(k),
                 }
+                # The image directory ends PATH, so a bare entrypoint kept there (``train.sh``)
+                # runs as with pytorch/torchx's local schedulers; PATH's own entries win.
+                path = filled.env.get("PATH") or os.environ.get("PATH", os.defpath)
+                env["PATH"] = f"{path}{os.pathsep}{cwd}" if path else cwd
                 if gpu_slices is not None:
                     env["CUDA_VISIBLE_DEVICES"] = ",".join(gpu_slices[n])
                 if k == 0:
