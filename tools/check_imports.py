@@ -20,6 +20,13 @@ ALLOWED: dict[str, frozenset[str]] = {
     "torchx.specs": frozenset(),
     "torchx.util": frozenset(),
     "torchx.components": frozenset({"torchx.specs"}),
+    # The test base users' component tests import (pytorch/torchx's module path) runs a
+    # component, so it sits above the runner: the one module of torchx-components that may
+    # use it, and the runner is not a dependency of torchx-components for its sake (the
+    # module says which package to install when it is missing).
+    "torchx.components.component_test_base": frozenset(
+        {"torchx.specs", "torchx.components", "torchx.runner"}
+    ),
     "torchx.schedulers": frozenset({"torchx.specs"}),
     "torchx.runner": frozenset({"torchx.specs", "torchx.components", "torchx.schedulers"}),
     "torchx.pipelines": frozenset({"torchx.specs"}),

@@ -30,7 +30,7 @@ def test_parse_j_rejects(j: str, why: str) -> None:
     assert info.value.field == "dist.ddp -j" and info.value.value == j
 
 
-def test_single_node_ddp_runs_torchrun_on_loopback() -> None:
+def test_single_node_ddp_runs_torchrun_on_a_free_loopback_port() -> None:
     app = get_component("dist.ddp").call(
         ["--script", "path/train.py", "--j", "2", "--rdzv_port", "29611", "--", "--epochs", "1"]
     )
@@ -40,11 +40,11 @@ def test_single_node_ddp_runs_torchrun_on_loopback() -> None:
     assert role.entrypoint == "torchrun"
     assert role.args == [
         "--nnodes", "1", "--nproc_per_node", "2", "--rdzv_backend", "c10d",
-        "--rdzv_id", macros.app_id, "--rdzv_endpoint", "127.0.0.1:29611",
+        "--rdzv_id", macros.app_id, "--tee", "3", "--rdzv_endpoint", "localhost:0",
         "path/train.py", "--epochs", "1",
     ]  # fmt: skip
     assert role.num_replicas == 1 and role.min_replicas is None
-    assert role.env == {}
+    assert role.env == {"TORCHX_TRACKING_EXPERIMENT_NAME": "default-experiment"}
 
 
 def test_multi_node_elastic_ddp_meets_at_replica_zero() -> None:
@@ -63,7 +63,11 @@ def test_multi_node_elastic_ddp_meets_at_replica_zero() -> None:
     assert "--rdzv_endpoint ${TORCHX_RANK0_HOST:=localhost}:29500" in filled
     assert "--node_rank 2" in filled and "--rdzv_id app1" in filled
     assert filled.endswith("-m trainer.main --lr 0.1")
-    assert role.env == {**DEBUG_ENV, "FOO": "bar"}
+    assert role.env == {
+        "TORCHX_TRACKING_EXPERIMENT_NAME": "default-experiment",
+        **DEBUG_ENV,
+        "FOO": "bar",
+    }
     assert role.resource.gpu == 4
     assert role.mounts[0].dst_path == "/ckpt"
 
@@ -90,5 +94,8 @@ def test_spmd_runs_one_process_per_gpu_of_the_named_resource() -> None:
     assert "--nproc_per_node 2" in role.args[1]
     (cpu_role,) = dist.spmd(script="s.py", h="cpu.small").roles
     assert cpu_role.args[:4] == ["--nnodes", "1", "--nproc_per_node", "1"]
+    # NxM sets the processes per node too, as with pytorch/torchx
+    (explicit,) = dist.spmd(script="s.py", h="gpu.medium", j="2x4").roles
+    assert explicit.num_replicas == 2 and "--nproc_per_node 4" in explicit.args[1]
     with pytest.raises(SpecsError, match=r"dist\.spmd -j"):
-        dist.spmd(script="s.py", j="2x2")
+        dist.spmd(script="s.py", j="2y2")

@@ -59,6 +59,29 @@ def parse_j(j: str, where: str = "dist.ddp -j") -> Topology:
     return Topology(min_nnodes, nnodes, nproc)
 
 
+def parse_nnodes(j: str) -> tuple[int, int, int, str]:
+    """``-j`` as pytorch/torchx's ``parse_nnodes`` gives it: ``(min_nnodes, max_nnodes,
+    nproc_per_node, nnodes)``, the last being torchrun's ``--nnodes`` text (``N`` or ``MIN:N``)."""
+    topology = parse_j(j, "-j")
+    return topology.min_nnodes, topology.nnodes, topology.nproc_per_node, topology.nnodes_arg
+
+
+DEFAULT_EXPERIMENT = "default-experiment"
+
+
+def split_name(name: str | None, default_run: str) -> tuple[str, str]:
+    """``EXPERIMENT/RUN`` -> ``(experiment, run)``.
+
+    Either side may be empty (``exp/``, ``/run``, ``/``), as may the whole name: the run
+    then takes ``default_run`` (the script or module name), the experiment
+    ``default-experiment``. A name without ``/`` is the run's.
+    """
+    experiment, sep, run = (name or "").partition("/")
+    if not sep:
+        experiment, run = "", experiment
+    return experiment or DEFAULT_EXPERIMENT, run or default_run
+
+
 def _program(script: str | None, m: str | None, where: str) -> tuple[list[str], str]:
     kind, target = one_of({"script": script, "m": m}, where)
     if kind == "m":
@@ -68,8 +91,9 @@ def _program(script: str | None, m: str | None, where: str) -> tuple[list[str], 
 
 def _torchrun_role(
     *,
-    name: str,
+    name: str | None,
     program: list[str],
+    role_name: str,
     script_args: tuple[str, ...],
     topology: Topology,
     image: str,
@@ -84,12 +108,19 @@ def _torchrun_role(
     mounts: list[str] | None,
     debug: bool,
     where: str,
+    tee: int | None = None,
 ) -> AppDef:
     if not 0 < rdzv_port < 65536:
         raise SpecsError(f"{where} --rdzv_port", rdzv_port, "expected a port from 1 to 65535")
     if max_retries < 0:
         raise SpecsError(f"{where} --max_retries", max_retries, "expected 0 or more")
-    role_env = {**(DEBUG_ENV if debug else {}), **(env or {})}
+    experiment, run = split_name(name, role_name)
+    role_env = {
+        # what the tracking library reads as the experiment a run belongs to
+        "TORCHX_TRACKING_EXPERIMENT_NAME": experiment,
+        **(DEBUG_ENV if debug else {}),
+        **(env or {}),
+    }
     torchrun = [
         "--nnodes",
         topology.nnodes_arg,
@@ -99,14 +130,17 @@ def _torchrun_role(
         rdzv_backend,
         "--rdzv_id",
         macros.app_id,
+        *(["--tee", str(tee)] if tee is not None else []),
     ]
     if topology.nnodes == 1:
-        # One node: every process is local, so rendezvous on loopback needs no shell.
+        # One node: every process is local, so rendezvous on loopback needs no shell, and
+        # port 0 lets the store take a free port, so that two single-node apps started
+        # together on one host do not collide (``--rdzv_port`` is for several nodes).
         entrypoint = "torchrun"
         args = [
             *torchrun,
             "--rdzv_endpoint",
-            f"127.0.0.1:{rdzv_port}",
+            "localhost:0",
             *program,
             *script_args,
         ]
@@ -123,10 +157,10 @@ def _torchrun_role(
         entrypoint = "bash"
         args = ["-c", f"{line} {quoted}"]
     return AppDef(
-        name=name,
+        name=run,
         roles=[
             Role(
-                name=name,
+                name=role_name,
                 image=image,
                 entrypoint=entrypoint,
                 args=args,
@@ -161,6 +195,7 @@ def ddp(
     rdzv_backend: str = "c10d",
     mounts: list[str] | None = None,
     debug: bool = False,
+    tee: int = 3,
 ) -> AppDef:
     """Distributed data parallel training under torchrun (elastic when -j has a minimum).
 
@@ -169,7 +204,8 @@ def ddp(
         script: the training script to run
         m: the training module to run, as with python -m
         image: the image to run in
-        name: the app and role name (default: the script or module name)
+        name: EXPERIMENT/RUN, /RUN, EXPERIMENT/ or RUN: the app is named RUN (default:
+            the script or module name), the experiment is passed to the tracking library
         h: a named resource per node (e.g. gpu.small); overrides cpu, gpu and memMB
         cpu: cores per node
         gpu: GPUs per node
@@ -181,10 +217,17 @@ def ddp(
         rdzv_backend: torchrun's rendezvous backend (c10d, etcd, static)
         mounts: docker-style mounts, e.g. type=bind,src=/data,dst=/data
         debug: set the distributed debug variables (TORCH_DISTRIBUTED_DEBUG, NCCL_DEBUG, ...)
+        tee: which streams each process also writes to the console: 0 none, 1 stdout,
+            2 stderr, 3 both
     """
     program, default_name = _program(script, m, "dist.ddp program")
+    if tee not in (0, 1, 2, 3):
+        raise SpecsError(
+            "dist.ddp --tee", tee, "expected 0 (none), 1 (stdout), 2 (stderr), 3 (both)"
+        )
     return _torchrun_role(
-        name=name or default_name,
+        name=name,
+        role_name=default_name,
         program=program,
         script_args=script_args,
         topology=parse_j(j),
@@ -200,6 +243,7 @@ def ddp(
         mounts=mounts,
         debug=debug,
         where="dist.ddp",
+        tee=tee,
     )
 
 
@@ -224,9 +268,11 @@ def spmd(
         script: the program to run
         m: the module to run, as with python -m
         image: the image to run in
-        name: the app and role name (default: the script or module name)
+        name: EXPERIMENT/RUN, /RUN, EXPERIMENT/ or RUN: the app is named RUN (default:
+            the script or module name), the experiment is passed to the tracking library
         h: the named resource of each node; its GPU count sets processes per node
-        j: nodes: N or MIN:N
+        j: nodes (N or MIN:N: one process per GPU of h), or NxM / MIN:NxM to set the
+            processes per node too
         env: environment variables, k1=v1,k2=v2
         max_retries: how many times a failed node is restarted
         rdzv_port: the port of the rendezvous store on the first node
@@ -235,17 +281,24 @@ def spmd(
     """
     from torchx.specs import resource
 
-    nodes = re.match(r"^(?:(\d+):)?(\d+)$", j.strip())
-    if not nodes:
-        raise SpecsError("dist.spmd -j", j, "expected N or MIN:N nodes (e.g. 2, 1:4)")
-    per_node = max(resource(h=h).gpu, 1)
-    lo = f"{nodes.group(1)}:" if nodes.group(1) else ""
+    if "x" in j:
+        topology = parse_j(j, "dist.spmd -j")
+    else:
+        nodes = re.match(r"^(?:(\d+):)?(\d+)$", j.strip())
+        if not nodes:
+            raise SpecsError(
+                "dist.spmd -j", j, "expected N, MIN:N, NxM or MIN:NxM (e.g. 2, 1:4, 2x8)"
+            )
+        per_node = max(resource(h=h).gpu, 1)
+        lo = f"{nodes.group(1)}:" if nodes.group(1) else ""
+        topology = parse_j(f"{lo}{nodes.group(2)}x{per_node}", "dist.spmd -j")
     program, default_name = _program(script, m, "dist.spmd program")
     return _torchrun_role(
-        name=name or default_name,
+        name=name,
+        role_name=default_name,
         program=program,
         script_args=script_args,
-        topology=parse_j(f"{lo}{nodes.group(2)}x{per_node}", "dist.spmd -j"),
+        topology=topology,
         image=image,
         h=h,
         cpu=-1,

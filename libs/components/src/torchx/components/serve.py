@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from torchx.components._common import IMAGE
-from torchx.specs import AppDef, Role, SpecsError
+from torchx.specs import AppDef, Resource, Role, SpecsError
 
 DEFAULT_PORT = 8222
 
@@ -52,15 +52,18 @@ def torchserve(
         args += ["--param", f"{key}={value}"]
     if dryrun:
         args.append("--dryrun")
+    # The app's shape (names, resource, port name) is pytorch/torchx's, so tooling that
+    # looks up the ``worker`` role of ``torchx-torchserve`` keeps working.
     return AppDef(
-        name="torchx_serve_torchserve",
+        name="torchx-torchserve",
         roles=[
             Role(
-                name="torchx_serve_torchserve",
+                name="worker",
                 image=image,
                 entrypoint="python",
                 args=args,
                 port_map={"model-download": port},
+                resource=Resource(cpu=1, gpu=0, memMB=1024),
             )
         ],
     )

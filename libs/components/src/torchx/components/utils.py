@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from torchx.components._common import IMAGE, mounts_of, one_of, role_resource
-from torchx.specs import AppDef, Role, SpecsError
+from torchx.specs import AppDef, Resource, Role, SpecsError
 
 
 def echo(msg: str = "hello world", image: str = IMAGE, num_replicas: int = 1) -> AppDef:
@@ -200,6 +200,53 @@ def copy(src: str, dst: str, image: str = IMAGE) -> AppDef:
                 image=image,
                 entrypoint="python",
                 args=["-m", "torchx.components._copy", "--src", src, "--dst", dst],
+            )
+        ],
+    )
+
+
+# The app ``booth`` runs: it evaluates the function and records the result with the
+# tracking library of the app's image. It is a program the component names, as ``torchrun``
+# is for ``dist.ddp``: the component itself imports nothing of the runtime libraries.
+_BOOTH_PROGRAM = """\
+import sys
+from torchx.runtime.tracking import FsspecResultTracker
+x1, x2, trial, base = float(sys.argv[1]), float(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
+value = (x1 + 2 * x2 - 7) ** 2 + (2 * x1 + x2 - 5) ** 2
+FsspecResultTracker(base)[trial] = {"booth_eval": value}
+print(f"booth({x1}, {x2}) = {value}")
+"""
+
+
+def booth(
+    x1: float,
+    x2: float,
+    trial_idx: int = 0,
+    tracker_base: str = "/tmp/torchx-util-booth",
+    image: str = IMAGE,
+) -> AppDef:
+    """Evaluates the Booth function at (x1, x2) and records it for trial ``trial_idx``.
+
+    The Booth function, (x1 + 2*x2 - 7)^2 + (2*x1 + x2 - 5)^2, has its minimum 0 at
+    (1, 3): a cheap objective for trying hyper-parameter search. The value is stored as
+    ``booth_eval`` under key ``trial_idx`` of a result tracker at ``tracker_base``.
+
+    Args:
+        x1: the first coordinate
+        x2: the second coordinate
+        trial_idx: the trial the result is recorded for
+        tracker_base: an fsspec URL, the base of the result tracker
+        image: the image to run in (it needs torchx-tracking)
+    """
+    return AppDef(
+        name="torchx-utils-booth",
+        roles=[
+            Role(
+                name="torchx-utils-booth",
+                image=image,
+                entrypoint="python",
+                args=["-c", _BOOTH_PROGRAM, str(x1), str(x2), str(trial_idx), tracker_base],
+                resource=Resource(cpu=1, gpu=0, memMB=1024),
             )
         ],
     )

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from torchx.specs import SpecsError, UnknownSchedulerException
+from torchx.specs import UnknownSchedulerException
 
 
 class UnknownSchedulerError(UnknownSchedulerException):
