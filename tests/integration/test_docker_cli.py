@@ -44,8 +44,9 @@ def test_run_status_log_through_the_cli(docker_engine: Any) -> None:
         "hi from the cli",
     )
     # The app's log goes to stdout; the handle and the final state to stderr.
-    handle = _handle(run.stderr)
-    assert run.stdout == "echo/0 hi from the cli\n"
+    handle = _handle(run.stdout)
+    assert run.stdout == handle + "\n"
+    assert "echo/0 hi from the cli\n" in run.stderr
     assert f"{handle} SUCCEEDED" in run.stderr
 
     status = json.loads(_torchx(docker_engine, "status", "--json", handle).stdout)

@@ -30,8 +30,10 @@ def test_readme_first_command_exactly_as_written() -> None:
         command, shell=True, cwd=REPO_ROOT, capture_output=True, text=True, timeout=300
     )
     assert proc.returncode == 0, proc.stderr
-    assert proc.stdout.splitlines() == ["echo/0 hello"]
-    assert proc.stderr.rstrip().endswith("SUCCEEDED")
+    (handle,) = proc.stdout.splitlines()  # the handle alone on stdout, as pytorch/torchx
+    assert handle.startswith("local_cwd://")
+    assert "echo/0 hello\n" in proc.stderr
+    assert proc.stderr.rstrip().endswith(f"{handle} SUCCEEDED")
 
 
 def test_every_subcommand_as_a_process(isolated: Path) -> None:
@@ -71,7 +73,7 @@ def test_failures_are_one_line_with_exit_code_2_and_failed_apps_exit_1() -> None
     proc = torchx("--debug", "run", "utils.ecko")
     assert proc.returncode == 1 and "Traceback" in proc.stderr
     proc = torchx("run", "utils.sh", "exit 4")
-    assert proc.returncode == 1 and "exit_code=4" in proc.stderr
+    assert proc.returncode == 1 and "(exitcode: 4)" in proc.stderr
 
 
 def test_python_dash_m_works_like_the_script() -> None:

@@ -12,6 +12,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 import typer
+import typer.core
 
 from torchx.cli._errors import CliError, one_line
 
@@ -31,9 +32,21 @@ app = typer.Typer(
 
 _state = {"debug": False}
 
+
+def _complete_scheduler(incomplete: str) -> list[str]:
+    from torchx.schedulers import get_scheduler_factories
+
+    return sorted(n for n in get_scheduler_factories() if n.startswith(incomplete))
+
+
 SchedulerOpt = Annotated[
     str | None,
-    typer.Option("-s", "--scheduler", help="scheduler backend (default: local_cwd)"),
+    typer.Option(
+        "-s",
+        "--scheduler",
+        help="scheduler backend (default: local_cwd)",
+        autocompletion=_complete_scheduler,
+    ),
 ]
 JsonOpt = Annotated[bool, typer.Option("--json", help="print JSON for scripts")]
 
@@ -90,9 +103,38 @@ def root(
         bool,
         typer.Option("--version", callback=_version, is_eager=True, help="print the version"),
     ] = False,
+    log_level: Annotated[
+        str | None,
+        typer.Option(
+            "--log_level",
+            "--log-level",
+            help="python logging level of torchx and the libraries it uses: DEBUG, INFO, "
+            "WARNING, ERROR (default: $LOGLEVEL, else WARNING)",
+            show_default=False,
+        ),
+    ] = None,
 ) -> None:
     """Launch PyTorch apps on local processes or any scheduler."""
     _state["debug"] = debug
+    import os
+
+    level = log_level or os.environ.get("LOGLEVEL")
+    if level:
+        _set_log_level(level)
+
+
+def _set_log_level(level: str) -> None:
+    import logging
+
+    value = logging.getLevelName(level.upper())
+    if not isinstance(value, int):
+        typer.echo(
+            f"torchx: error: --log_level: got {level!r}; expected DEBUG, INFO, WARNING, ERROR "
+            "or CRITICAL",
+            err=True,
+        )
+        raise typer.Exit(2)
+    logging.basicConfig(level=value, format="%(levelname)s %(name)s: %(message)s")
 
 
 def _runner() -> Runner:
@@ -120,7 +162,34 @@ def _complete_component(incomplete: str) -> list[str]:
     return [name for name in list_components() if name.startswith(incomplete)]
 
 
+def _complete_component_args(ctx: typer.Context, incomplete: str) -> list[str]:
+    """The component's own flags (``--msg``, ``--image``...) after ``run COMPONENT``."""
+    component = ctx.params.get("component")
+    if not component:
+        return []
+    try:
+        from torchx.components import get_component
+
+        schema = get_component(component)
+    except Exception:  # an unknown or broken component has nothing to complete
+        return []
+    flags = [a.flag for a in schema.options.values()]
+    return [f for f in [*flags, "--help"] if f.startswith(incomplete)]
+
+
+class _RunCommand(typer.core.TyperCommand):
+    """``run``, whose completion after the component offers the component's own flags."""
+
+    def shell_complete(self, ctx: Any, incomplete: str) -> list[Any]:
+        if ctx.params.get("component"):
+            from click.shell_completion import CompletionItem
+
+            return [CompletionItem(f) for f in _complete_component_args(ctx, incomplete)]
+        return list(super().shell_complete(ctx, incomplete))
+
+
 @app.command(
+    cls=_RunCommand,
     context_settings={
         "allow_interspersed_args": False,
         "ignore_unknown_options": True,
@@ -140,7 +209,10 @@ def run(
     ] = None,
     component_args: Annotated[
         list[str] | None,
-        typer.Argument(help="the component's arguments (COMPONENT --help lists them)"),
+        typer.Argument(
+            help="the component's arguments (COMPONENT --help lists them)",
+            autocompletion=_complete_component_args,
+        ),
     ] = None,
     scheduler: SchedulerOpt = None,
     cfg: Annotated[
@@ -159,7 +231,8 @@ def run(
         typer.Option("--log/--no-log", help="stream its logs while waiting (default: with --wait)"),
     ] = None,
     workspace: Annotated[
-        str | None, typer.Option("--workspace", help="directory to build into the image")
+        str | None,
+        typer.Option("--workspace", "--buck-target", help="directory to build into the image"),
     ] = None,
     json_out: JsonOpt = False,
 ) -> None:
@@ -226,6 +299,9 @@ def builtins(
 @handled
 def status(
     handle: Annotated[str, typer.Argument(help="SCHEDULER://SESSION/APP_ID")],
+    roles: Annotated[
+        str, typer.Option("--roles", help="only these roles, comma separated (default: all)")
+    ] = "",
     json_out: JsonOpt = False,
 ) -> None:
     """Show the state of an app and of each replica."""
@@ -235,13 +311,16 @@ def status(
     st = _runner().status(handle)
     if st is None:
         raise CliError(f"app handle: got {handle!r}; no such app on its scheduler")
+    wanted = [r.strip() for r in roles.split(",") if r.strip()]
     if json_out:
         from torchx.cli._output import print_json
 
-        print_json({"handle": handle, **_status_dict(st)})
+        data = _status_dict(st)
+        if wanted:
+            data["roles"] = [r for r in data.get("roles", []) if r.get("role") in wanted]
+        print_json({"handle": handle, **data})
         return
-    typer.echo(f"AppStatus:\n  handle: {handle}")
-    typer.echo("\n".join("  " + ln for ln in st.format().splitlines()))
+    typer.echo(st.format(wanted or None).rstrip())
 
 
 def _status_dict(st: Any) -> dict[str, Any]:
@@ -285,7 +364,7 @@ def log(
     regex: Annotated[
         str | None, typer.Option("--regex", help="only lines matching this regex")
     ] = None,
-    tail: Annotated[bool, typer.Option("--tail", help="follow until the app ends")] = False,
+    tail: Annotated[bool, typer.Option("-t", "--tail", help="follow until the app ends")] = False,
     streams: Annotated[
         str | None, typer.Option("--streams", help="stdout, stderr or combined")
     ] = None,
@@ -317,7 +396,12 @@ def cancel(handle: Annotated[str, typer.Argument(help="SCHEDULER://SESSION/APP_I
     from torchx.cli._run import check_handle
 
     check_handle(handle)
-    _runner().cancel(handle)
+    runner = _runner()
+    if runner.status(handle) is None:
+        # Runner.cancel ignores an unknown app, as pytorch/torchx's does; at the command
+        # line a mistyped handle deserves to be told.
+        raise CliError(f"app handle: got {handle!r}; no such app on its scheduler")
+    runner.cancel(handle)
     typer.echo(f"cancelled {handle}")
 
 
@@ -380,9 +464,22 @@ def runopts(
 @app.command()
 @handled
 def configure(
-    scheduler: SchedulerOpt = None,
+    schedulers: Annotated[
+        str | None,
+        typer.Option(
+            "-s",
+            "--schedulers",
+            "--scheduler",
+            help="the schedulers to write, comma separated (default: all)",
+            autocompletion=_complete_scheduler,
+        ),
+    ] = None,
+    print_only: Annotated[
+        bool, typer.Option("--print", help="print the file instead of writing it")
+    ] = False,
     all_opts: Annotated[
-        bool, typer.Option("--all", help="write every option, not only the required ones")
+        bool,
+        typer.Option("-a", "--all", help="write every option, not only the required ones"),
     ] = False,
     force: Annotated[bool, typer.Option("--force", help="overwrite an existing file")] = False,
 ) -> None:
@@ -390,10 +487,14 @@ def configure(
     from torchx.cli._config import config_path, render
 
     runner = _runner()
-    names = [_scheduler(runner, scheduler)] if scheduler else list(runner.scheduler_backends())
+    wanted = [n.strip() for n in (schedulers or "").split(",") if n.strip()]
+    names = [_scheduler(runner, n) for n in wanted] or list(runner.scheduler_backends())
+    text = render({n: runner.scheduler_run_opts(n) for n in names}, all_opts)
+    if print_only:
+        typer.echo(text, nl=False)
+        return
     path = config_path()
     if path.exists() and not force:
         raise CliError(f"configure: {path} already exists; pass --force to overwrite it")
-    text = render({n: runner.scheduler_run_opts(n) for n in names}, all_opts)
     path.write_text(text)
     typer.echo(f"wrote {path}")

@@ -16,9 +16,11 @@ def scan(schema: ComponentSchema, argv: Sequence[str]) -> tuple[list[str], bool]
     """Normalize the component's flags and tell whether its help was asked for.
 
     ``-j 2`` is accepted for ``--j 2``: a single dash works for one-letter argument names.
-    Only the component's own options are looked at: from the first token that is not one
-    of them (its ``*args``, or ``--``) everything is passed through untouched, so a ``-m``
-    or ``--help`` meant for the user's script reaches the script.
+    ``-h`` is the component's help unless the component has an argument ``h`` (the named
+    resource of ``dist.ddp``): then, as with pytorch/torchx, it is that argument and only
+    ``--help`` shows the help. Only the component's own options are looked at: from the
+    first token that is not one of them (its ``*args``, or ``--``) everything is passed
+    through untouched, so a ``-m`` or ``--help`` meant for the user's script reaches it.
     """
     options = schema.options
     out: list[str] = []
@@ -26,7 +28,7 @@ def scan(schema: ComponentSchema, argv: Sequence[str]) -> tuple[list[str], bool]
     i = 0
     while i < len(tokens):
         token = tokens[i]
-        if token in HELP_FLAGS:
+        if token in HELP_FLAGS and not (token == "-h" and "h" in options):
             return out + tokens[i:], True
         if token == "--" or not token.startswith("-"):
             break

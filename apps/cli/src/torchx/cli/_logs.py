@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 import threading
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TextIO
 
 from torchx.cli._errors import CliError
 
@@ -77,8 +77,11 @@ def print_logs(
     regex: str | None = None,
     tail: bool = False,
     streams: str | None = None,
+    out: TextIO | None = None,
 ) -> None:
-    """Print the log lines of every target, each prefixed ``role/replica``, one thread each."""
+    """Print the log lines of every target to ``out`` (stdout), each prefixed
+    ``role/replica``, one thread each."""
+    stream_out = out if out is not None else sys.stdout
     lock = threading.Lock()
     errors: list[BaseException] = []
 
@@ -90,8 +93,8 @@ def print_logs(
             for line in lines:
                 text = line if line.endswith("\n") else line + "\n"
                 with lock:
-                    sys.stdout.write(f"{role}/{k} {text}")
-                    sys.stdout.flush()
+                    stream_out.write(f"{role}/{k} {text}")
+                    stream_out.flush()
         except BaseException as e:  # reported once every thread is done
             errors.append(e)
 

@@ -78,11 +78,15 @@ def run_component(
     local = sched in LOCAL_SCHEDULERS
     wait = _flag(defaults, "wait", local) if wait is None else wait
     log = _flag(defaults, "log", wait) if log is None else log
-    if not wait:
-        _report(handle, None, json_out)
-        return 0
     if not json_out:
-        print(handle, file=sys.stderr, flush=True)
+        # The handle alone on stdout, at once and in every mode, so that
+        # ``H=$(torchx run ...)`` captures it; what follows a waiting run (its logs, its
+        # final state) goes to stderr, as with pytorch/torchx.
+        print(handle, flush=True)
+    if not wait:
+        if json_out:
+            _report(handle, None, json_out)
+        return 0
     status = _wait(runner, handle, app, log and not json_out)
     _report(handle, status, json_out)
     from torchx.specs import AppState
@@ -116,7 +120,7 @@ def _wait(runner: Runner, handle: str, app: AppDef, stream_logs: bool) -> AppSta
     waiter = threading.Thread(target=lambda: done.setdefault("s", runner.wait(handle)))
     waiter.start()
     try:
-        print_logs(runner, handle, replicas_of(app), tail=True)
+        print_logs(runner, handle, replicas_of(app), tail=True, out=sys.stderr)
     finally:
         waiter.join()
     return done.get("s")
@@ -132,7 +136,7 @@ def _report(handle: str, status: AppStatus | None, json_out: bool) -> None:
         print_json(out)
         return
     if status is None:
-        typer.echo(handle)
+        print(f"{handle}: the scheduler no longer knows the app", file=sys.stderr)
         return
     if status.state.name != "SUCCEEDED":
         print(status.format(), file=sys.stderr)

@@ -337,10 +337,16 @@ class LocalScheduler(Scheduler[LocalRequest]):
                     "TORCHX_ROLE_NAME": role.name,
                     "TORCHX_REPLICA_ID": str(k),
                 }
-                # The image directory ends PATH, so a bare entrypoint kept there (``train.sh``)
-                # runs as with pytorch/torchx's local schedulers; PATH's own entries win.
+                # A bare entrypoint kept in the image directory (``train.sh``) runs as with
+                # pytorch/torchx's local schedulers: that directory then ends PATH (PATH's
+                # own entries still win). Other requests keep the environment as it is.
                 path = filled.env.get("PATH") or os.environ.get("PATH", os.defpath)
-                env["PATH"] = f"{path}{os.pathsep}{cwd}" if path else cwd
+                if (
+                    os.sep not in filled.entrypoint
+                    and not shutil.which(filled.entrypoint, path=path)
+                    and shutil.which(filled.entrypoint, path=cwd)
+                ):
+                    env["PATH"] = f"{path}{os.pathsep}{cwd}"
                 if gpu_slices is not None:
                     env["CUDA_VISIBLE_DEVICES"] = ",".join(gpu_slices[n])
                 if k == 0:

@@ -272,11 +272,12 @@ class ComponentSchema:
                 if self.remainder is not None:
                     rest = argv[i:]
                     break
-                name = token[2:].partition("=")[0]
+                # suggest flags spelled as the user spelled this one: ``--msg``, not ``msg``
+                typed = token.partition("=")[0]
                 raise SpecsError(
                     f"{self.name} argument",
                     token,
-                    f"no such argument; {closest(name, list(self.options))}"
+                    f"no such argument; {closest(typed, [f'--{o}' for o in self.options])}"
                     if self.options
                     else "this component takes no arguments",
                 )
