@@ -66,8 +66,8 @@ def _load_file(path: Path) -> types.ModuleType:
 
 
 def _file_functions(module: types.ModuleType) -> dict[str, Callable[..., Any]]:
-    # A file component may leave out its return annotation (the seeds do): any public
-    # function defined in the file is a candidate.
+    # A file component may leave out its return annotation (the one in pytorch/torchx's
+    # docs/source/basics.rst does): any public function defined in the file is a candidate.
     return {
         name: obj
         for name, obj in vars(module).items()

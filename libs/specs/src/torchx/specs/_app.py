@@ -38,7 +38,8 @@ class Resource:
         )
 
 
-# The seeds call it ``Resources``; both names refer to the same class.
+# pytorch/torchx's docs/source/basics.rst ("Basics") writes ``specs.Resources``; both
+# names refer to the same class.
 Resources = Resource
 
 # Markers pytorch/torchx defines as plain strings: a field not set yet and "every replica" (``torchx log`` and scheduler filters).

@@ -198,8 +198,9 @@ def validate_component(fn: Callable[..., Any]) -> list[ComponentProblem]:
             problems.append(
                 ComponentProblem(file, line, f"*{p.name} must be annotated with a scalar type")
             )
-    # An unannotated return is accepted (the seeds' components have none) and checked
-    # when the component is called; a return annotated as something else is an error.
+    # An unannotated return is accepted (the component in pytorch/torchx's
+    # docs/source/basics.rst, "Basics", has none) and checked when the component is
+    # called; a return annotated as something else is an error.
     ret = hints.get("return", inspect.Signature.empty)
     if ret is not AppDef and ret is not inspect.Signature.empty:
         problems.append(
