@@ -45,3 +45,32 @@ def test_ddp_trains_on_two_local_cpu_processes(
     assert abs(ranks[0]["weight"] - 3) < 0.2 and abs(ranks[0]["bias"] - 1) < 0.2
     # a waiting run streams the app's logs on stderr; stdout holds the handle alone
     assert "rank 1/2" in result.stderr and "rank 0/2" in result.stderr
+
+
+@pytest.mark.slow
+def test_two_single_node_ddp_apps_started_together_do_not_collide(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Both use the default --rdzv_port: one node rendezvouses on a free port (localhost:0),
+    # so neither app's store takes the other's port.
+    from torchx.runner import get_runner
+    from torchx.specs import AppState
+
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
+    monkeypatch.chdir(tmp_path)
+    outs = [tmp_path / "a", tmp_path / "b"]
+    with get_runner() as runner:
+        handles = [
+            runner.run_component(
+                "dist.ddp",
+                ["-j", "2", "--script", str(TRAINER), "--", "--steps", "5", "--out", str(out)],
+            )
+            for out in outs
+        ]
+        statuses = [runner.wait(h, wait_interval=0.2, timeout=300) for h in handles]
+        logs = ["".join(runner.log_lines(h, "ddp_train", 0)) for h in handles]
+    for status, log in zip(statuses, logs, strict=True):
+        assert status is not None and status.state == AppState.SUCCEEDED, log
+        assert "RendezvousConnectionError" not in log
+    for out in outs:
+        assert sorted(p.name for p in out.iterdir()) == ["rank0.json", "rank1.json"]

@@ -307,3 +307,11 @@ def test_util_types_decode_component_arguments() -> None:
     assert types.none_throws(0) == 0
     with pytest.raises(AssertionError, match="gone"):
         types.none_throws(None, "gone")
+
+
+def test_one_letter_arguments_take_a_single_dash_before_the_script_args() -> None:
+    def comp(*args: str, j: str = "1", h: str = "", m: str = "") -> AppDef:
+        return AppDef("c", [Role("r", image="", entrypoint="e", args=[j, h, m, *args])])
+
+    app = specs.materialize_appdef(comp, ["-j", "2", "-h=gpu.small", "-m", "mod", "-x", "-j"])
+    assert app.roles[0].args == ["2", "gpu.small", "mod", "-x", "-j"]

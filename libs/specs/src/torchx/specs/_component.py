@@ -246,9 +246,10 @@ class ComponentSchema:
     def parse(self, argv: Sequence[str]) -> tuple[list[Any], dict[str, Any]]:
         """Turn CLI tokens into ``(positional, keyword)`` arguments for the function.
 
-        ``--name value`` or ``--name=value`` for each parameter; ``--flag`` alone (or
-        ``--no-flag``) for bools; repeating a list or dict option adds to it. The first
-        token that is not an option (or everything after ``--``) goes to ``*args``.
+        ``--name value`` or ``--name=value`` for each parameter (``-j 2`` too for a
+        one-letter name); ``--flag`` alone (or ``--no-flag``) for bools; repeating a list
+        or dict option adds to it. The first token that is not an option (or everything
+        after ``--``) goes to ``*args``.
         """
         values: dict[str, Any] = {}
         rest: list[str] = []
@@ -259,6 +260,10 @@ class ComponentSchema:
             if token == "--":
                 rest = argv[i + 1 :]
                 break
+            short = token[1:].partition("=")[0] if token[:1] == "-" and token[:2] != "--" else ""
+            if len(short) == 1 and short in self.options:
+                # ``-j 2`` for a one-letter argument, as pytorch/torchx's parser takes it
+                token = "-" + token
             if not token.startswith("--") or token == "--":
                 rest = argv[i:]
                 break

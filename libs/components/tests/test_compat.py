@@ -1,0 +1,121 @@
+"""pytorch/torchx 0.7's components API: component_test_base, utils.booth, dist helpers."""
+
+from __future__ import annotations
+
+import unittest
+from pathlib import Path
+
+import pytest
+
+from torchx.components import dist, serve, utils
+from torchx.components.component_test_base import ComponentTestCase
+from torchx.specs import AppState, Resource, SpecsError, validate_app
+
+
+@pytest.fixture(autouse=True)
+def _state(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
+
+
+def test_component_test_case_validates_and_runs_components(tmp_path: Path) -> None:
+    results: dict[str, object] = {}
+
+    class EchoTest(ComponentTestCase):
+        def test_validate(self) -> None:
+            self.validate(utils, "echo")
+            self.validate(dist, "ddp")
+
+        def test_run(self) -> None:
+            results["status"] = self.run_component(
+                utils.touch, {"file": str(tmp_path / "ran.txt")}, timeout=60
+            )
+            results["test_dir"] = Path(self.test_dir)
+            assert Path(self.test_dir).is_dir()
+
+        def test_validate_fails_for_a_non_component(self) -> None:
+            with self.assertRaises(AssertionError):
+                self.validate(dist, "parse_j")
+
+    outcome = unittest.TestResult()
+    unittest.defaultTestLoader.loadTestsFromTestCase(EchoTest).run(outcome)
+    assert outcome.errors == [] and outcome.failures == [], outcome.errors + outcome.failures
+    assert outcome.testsRun == 3
+    status = results["status"]
+    assert status is not None and status.state == AppState.SUCCEEDED  # type: ignore[attr-defined]
+    assert (tmp_path / "ran.txt").exists()
+    assert not results["test_dir"].exists()  # type: ignore[attr-defined]
+
+
+def test_booth_evaluates_and_records_the_result(tmp_path: Path) -> None:
+    from torchx.runner import get_runner
+    from torchx.runtime.tracking import FsspecResultTracker
+
+    app = utils.booth(1.0, 3.0, trial_idx=2, tracker_base=str(tmp_path / "tracker"))
+    validate_app(app)
+    assert app.name == app.roles[0].name == "torchx-utils-booth"
+    assert app.roles[0].resource == Resource(cpu=1, gpu=0, memMB=1024)
+    with get_runner() as runner:
+        status = runner.wait(runner.run(app), wait_interval=0.1)
+    assert status is not None and status.state == AppState.SUCCEEDED, status
+    assert FsspecResultTracker(str(tmp_path / "tracker"))[2] == {"booth_eval": 0.0}
+    with get_runner() as runner:
+        app = utils.booth(0.0, 0.0, tracker_base=str(tmp_path / "tracker"))
+        status = runner.wait(runner.run(app), wait_interval=0.1)
+    assert FsspecResultTracker(str(tmp_path / "tracker"))[0] == {"booth_eval": 74.0}
+
+
+@pytest.mark.parametrize(
+    ("j", "expected"),
+    [("4", (1, 1, 4, "1")), ("2x8", (2, 2, 8, "2")), ("1:3x2", (1, 3, 2, "1:3"))],
+)
+def test_parse_nnodes(j: str, expected: tuple[int, int, int, str]) -> None:
+    assert dist.parse_nnodes(j) == expected
+
+
+def test_parse_nnodes_rejects_bad_text() -> None:
+    with pytest.raises(SpecsError, match="expected M, NxM or MIN:NxM"):
+        dist.parse_nnodes("2x")
+
+
+@pytest.mark.parametrize(
+    ("name", "app_name", "experiment"),
+    [
+        ("exp/run", "run", "exp"),
+        ("exp/", "train", "exp"),
+        ("/run", "run", "default-experiment"),
+        ("/", "train", "default-experiment"),
+        ("run", "run", "default-experiment"),
+        (None, "train", "default-experiment"),
+    ],
+)
+def test_ddp_and_spmd_split_the_name_into_experiment_and_run(
+    name: str | None, app_name: str, experiment: str
+) -> None:
+    for app in (
+        dist.ddp(script="path/train.py", name=name),
+        dist.spmd(script="path/train.py", name=name, h="gpu.small"),
+    ):
+        assert app.name == app_name
+        (role,) = app.roles
+        assert role.name == "train"  # the role is named after the program, as upstream
+        assert role.env["TORCHX_TRACKING_EXPERIMENT_NAME"] == experiment
+
+
+def test_single_node_ddp_rendezvous_takes_a_free_port() -> None:
+    (role,) = dist.ddp(script="t.py", j="1x4", rdzv_port=29501).roles
+    endpoint = role.args[role.args.index("--rdzv_endpoint") + 1]
+    assert endpoint == "localhost:0"
+    (multi,) = dist.ddp(script="t.py", j="2x4", rdzv_port=29501).roles
+    assert ":29501" in multi.args[1]
+    assert "--tee 3" in multi.args[1]
+    with pytest.raises(SpecsError, match="--tee"):
+        dist.ddp(script="t.py", tee=7)
+
+
+def test_torchserve_app_has_upstreams_shape() -> None:
+    app = serve.torchserve("s3://bucket/model.mar", "http://torchserve:8081")
+    assert app.name == "torchx-torchserve"
+    (role,) = app.roles
+    assert role.name == "worker" and role.entrypoint == "python"
+    assert role.port_map == {"model-download": 8222}
+    assert role.resource == Resource(cpu=1, gpu=0, memMB=1024)

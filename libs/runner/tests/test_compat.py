@@ -1,0 +1,118 @@
+"""pytorch/torchx 0.7's runner API: torchx.runner.api, torchx.runner.config, stop, wait."""
+
+from __future__ import annotations
+
+import io
+import os
+import time
+from pathlib import Path
+
+import pytest
+
+from torchx.runner import ConfigError, Runner
+from torchx.runner import api as runner_api
+from torchx.runner import config
+from torchx.schedulers import UnknownSchedulerError
+from torchx.specs import (
+    AppDef,
+    AppState,
+    Role,
+    SpecsError,
+    UnknownAppException,
+    UnknownSchedulerException,
+)
+
+
+def test_api_module_re_exports_the_runner() -> None:
+    assert runner_api.Runner is Runner
+    with runner_api.get_runner() as runner:
+        assert isinstance(runner, Runner) and runner.name == "torchx"
+
+
+def test_wait_interval_stop_and_cancel_of_an_unknown_app() -> None:
+    with runner_api.get_runner() as runner:
+        handle = runner.run(AppDef("w", [Role("r", image="", entrypoint="sleep", args=["30"])]))
+        start = time.monotonic()
+        status = runner.wait(handle, wait_interval=0.05, timeout=0.3)
+        assert status is not None and status.state in (AppState.PENDING, AppState.RUNNING)
+        assert time.monotonic() - start < 10
+        assert runner.stop(handle) is None  # type: ignore[func-returns-value]
+        status = runner.wait(handle, wait_interval=0.05)
+        assert status is not None and status.state == AppState.CANCELLED
+        assert runner.cancel("local_cwd://torchx/never-ran") is None  # type: ignore[func-returns-value]
+        assert runner.wait("local_cwd://torchx/never-ran", wait_interval=0.01) is None
+        with pytest.raises(UnknownAppException):
+            list(runner.log_lines("local_cwd://torchx/never-ran", "r"))
+        with pytest.raises(UnknownSchedulerException):
+            runner.status("nosuch://torchx/a")
+        assert issubclass(UnknownSchedulerError, UnknownSchedulerException)
+
+
+def test_a_bare_entrypoint_in_the_image_directory_runs(tmp_path: Path) -> None:
+    image = tmp_path / "image"
+    image.mkdir()
+    script = image / "greet.sh"
+    script.write_text('#!/bin/sh\necho "greet $1" > "$2"\n')
+    script.chmod(0o755)
+    out = tmp_path / "out.txt"
+    app = AppDef("bare", [Role("r", image=str(image), entrypoint="greet.sh", args=["x", str(out)])])
+    with runner_api.get_runner() as runner:
+        status = runner.wait(runner.run(app, "local_cwd"), wait_interval=0.1)
+    assert status is not None and status.state == AppState.SUCCEEDED, status
+    assert out.read_text() == "greet x\n"
+
+
+def test_config_apply_load_and_sections(tmp_path: Path) -> None:
+    home, work = Path(os.environ["HOME"]), Path.cwd()
+    (home / ".torchxconfig").write_text(
+        "[local_cwd]\nlog_dir = /from/home\ncancel_grace_seconds = 2\n\n"
+        "[component:dist.ddp]\nj = 1x2\nimage = home-img\n"
+    )
+    (work / ".torchxconfig").write_text(
+        "[local_cwd]\nlog_dir = /from/cwd\n\n[component:dist.ddp]\nimage = cwd-img\n"
+    )
+    assert config.find_configs() == [str(home / ".torchxconfig"), str(work / ".torchxconfig")]
+    assert config.find_configs([str(work)]) == [str(work / ".torchxconfig")]
+    cfg: dict[str, object] = {"cancel_grace_seconds": 9.0}
+    config.apply("local_cwd", cfg)  # type: ignore[arg-type]
+    # what cfg held wins; of the files the later (the working directory's) wins
+    assert cfg == {"cancel_grace_seconds": 9.0, "log_dir": "/from/cwd"}
+    assert config.load_sections("component") == {"dist.ddp": {"j": "1x2", "image": "cwd-img"}}
+    assert config.get_configs("component", "dist.ddp")["image"] == "cwd-img"
+    assert config.get_config("component", "dist.ddp", "j") == "1x2"
+    assert config.get_config("component", "dist.ddp", "nope") is None
+    assert config.get_configs("component", "nope") == {}
+
+    loaded: dict[str, object] = {}
+    config.load("local_cwd", io.StringIO("[local_cwd]\ncancel_grace_seconds = 1.5\n"), loaded)  # type: ignore[arg-type]
+    assert loaded == {"cancel_grace_seconds": 1.5}
+    with pytest.raises(ConfigError, match="did you mean 'log_dir'"):
+        config.load("local_cwd", io.StringIO("[local_cwd]\nlogdir = /x\n"), {})
+    with pytest.raises(UnknownSchedulerException):
+        config.load("nosuch", io.StringIO("[nosuch]\na = 1\n"), {})
+
+
+def test_config_env_var_names_the_only_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    only = tmp_path / "only.ini"
+    only.write_text("[local_cwd]\nlog_dir = /only\n")
+    monkeypatch.setenv(config.ENV_TORCHXCONFIG, str(only))
+    assert config.find_configs(["/anywhere"]) == [str(only)]
+    monkeypatch.setenv(config.ENV_TORCHXCONFIG, str(tmp_path / "missing.ini"))
+    with pytest.raises(SpecsError, match="TORCHXCONFIG"):
+        config.find_configs()
+
+
+def test_config_dump_writes_a_file_load_reads_back() -> None:
+    out = io.StringIO()
+    config.dump(out, schedulers=["local_cwd"])
+    text = out.getvalue()
+    assert text.startswith("[local_cwd]\n") and "log_dir = None\n" in text
+    cfg: dict[str, object] = {}
+    config.load("local_cwd", io.StringIO(text), cfg)  # type: ignore[arg-type]
+    assert "log_dir" not in cfg and cfg["cancel_grace_seconds"] is not None
+    required = io.StringIO()
+    config.dump(required, schedulers=["local_cwd"], required_only=True)
+    assert required.getvalue().strip() == "[local_cwd]"
+    everything = io.StringIO()
+    config.dump(everything)
+    assert "[local_cwd]" in everything.getvalue()
