@@ -79,7 +79,7 @@ def test_through_the_cli_the_handle_is_captured_from_stdout(component: Path) -> 
     # H=$(torchx run ...): the handle alone on stdout, a waiting run's logs on stderr
     proc = subprocess.run(
         f"H=$({TORCHX} run -s local_cwd ./my_component.py:greet --name Turing --out_dir {out} "
-        "--num_replicas 2) && echo \"captured $H\"",
+        '--num_replicas 2) && echo "captured $H"',
         shell=True,
         capture_output=True,
         text=True,

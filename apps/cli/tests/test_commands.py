@@ -153,7 +153,7 @@ def test_seed_component_file_runs_from_the_cli(isolated: Path) -> None:
         "           ]\n"
         "   )\n"
     )
-    code, out, err = invoke(
+    code, _, err = invoke(
         "run", str(spec), "--jobname", "seed", "--nnodes", "2", "--image", str(isolated),
         "--entrypoint", "echo", "from", "the", "seed",
     )  # fmt: skip

@@ -89,5 +89,5 @@ def test_version_module() -> None:
     from torchx.version import __version__
 
     assert __version__ == version("torchx")
-    code, out, _ = invoke("--version")
+    _, out, _ = invoke("--version")
     assert out.strip() == f"torchx {__version__}"

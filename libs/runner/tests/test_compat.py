@@ -9,9 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from torchx.runner import ConfigError, Runner
+from torchx.runner import ConfigError, Runner, config
 from torchx.runner import api as runner_api
-from torchx.runner import config
 from torchx.schedulers import UnknownSchedulerError
 from torchx.specs import (
     AppDef,
@@ -92,7 +91,9 @@ def test_config_apply_load_and_sections(tmp_path: Path) -> None:
         config.load("nosuch", io.StringIO("[nosuch]\na = 1\n"), {})
 
 
-def test_config_env_var_names_the_only_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_config_env_var_names_the_only_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     only = tmp_path / "only.ini"
     only.write_text("[local_cwd]\nlog_dir = /only\n")
     monkeypatch.setenv(config.ENV_TORCHXCONFIG, str(only))

@@ -236,7 +236,7 @@ def test_finder_records_and_errors(tmp_path: Path) -> None:
         finder.get_component(f"{path}:untyped")
     with pytest.raises(finder.ComponentNotFoundException, match="did you mean 'untyped'"):
         finder.get_component(f"{path}:untype")
-    with pytest.raises(finder.ComponentNotFoundException, match="did you mean 'utils.echo'"):
+    with pytest.raises(finder.ComponentNotFoundException, match=r"did you mean 'utils\.echo'"):
         finder.get_component("utils.ecko")
     # the same class as the components' error, so either except form catches it
     from torchx.components import ComponentNotFoundError
@@ -293,7 +293,7 @@ def test_util_types_decode_component_arguments() -> None:
     assert types.to_dict("FOO=v1;v2;BAR=''") == {"FOO": "v1;v2", "BAR": ""}
     with pytest.raises(ValueError, match="key=value"):
         types.to_dict("novalue")
-    assert types.decode_optional(Optional[int]) is int and types.decode_optional(str) is str
+    assert types.decode_optional(Optional[int]) is int  # noqa: UP045 and types.decode_optional(str) is str
     assert types.decode("1,2", List[int]) == [1, 2]  # noqa: UP006
     assert types.decode("a=1", Dict[str, int]) == {"a": 1}  # noqa: UP006
     assert types.decode("True", bool) is True and types.decode("no", bool) is False

@@ -42,7 +42,8 @@ class Resource:
 # names refer to the same class.
 Resources = Resource
 
-# Markers pytorch/torchx defines as plain strings: a field not set yet and "every replica" (``torchx log`` and scheduler filters).
+# Markers pytorch/torchx defines as plain strings: a field not set yet, and "every
+# replica" (``torchx log`` and scheduler filters).
 MISSING = "<MISSING>"
 ALL = "all"
 

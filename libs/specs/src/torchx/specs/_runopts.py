@@ -25,7 +25,7 @@ def _normalize_type(type_: object) -> type | None:
     """``list``/``dict`` for ``List[str]``/``Dict[str, str]`` (the spelling pytorch/torchx
     schedulers use), the type itself for the scalars, None for anything else."""
     if type_ in _TYPES:
-        return type_  # type: ignore[return-value]
+        return type_
     import typing
 
     origin, args = typing.get_origin(type_), typing.get_args(type_)

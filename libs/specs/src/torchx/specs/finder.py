@@ -197,7 +197,8 @@ def get_builtin_source(name: str) -> str:
     imports = [
         ast.get_source_segment(module_source, node) or ""
         for node in ast.parse(module_source).body
-        if isinstance(node, (ast.Import, ast.ImportFrom)) and node.module != "__future__"
+        if isinstance(node, ast.Import)
+        or (isinstance(node, ast.ImportFrom) and node.module != "__future__")
     ]
     return "\n".join([*imports, "", "", inspect.getsource(fn)])
 

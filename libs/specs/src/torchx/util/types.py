@@ -100,7 +100,7 @@ def decode(encoded_value: Any, annotation: Any) -> Any:
 def get_argparse_param_type(parameter: inspect.Parameter) -> Callable[[str], object]:
     """The ``type=`` for argparse: the annotation if primitive, else str (decoded later)."""
     annotation = parameter.annotation
-    return annotation if is_primitive(annotation) else str  # type: ignore[no-any-return]
+    return annotation if is_primitive(annotation) else str
 
 
 def none_throws(optional: _T | None, message: str = "Unexpected `None`") -> _T:
