@@ -211,7 +211,7 @@ def test_component_from_app_declares_inputs_and_outputs(compile_pipeline: Any, a
 def test_kubernetes_node_selector_and_volume(compile_pipeline: Any, apps: Any) -> None:
     app = apps.python(
         "m",
-        resource=specs.resource(h="p4d.24xlarge"),
+        resource=specs.resource(h="p3.16xlarge"),
         mounts=[specs.VolumeMount(src="datasets", dst_path="/data")],
     )
 
@@ -221,7 +221,7 @@ def test_kubernetes_node_selector_and_volume(compile_pipeline: Any, apps: Any) -
 
     out = compile_pipeline(pipeline)
     k8s = out.kubernetes("python")
-    assert k8s["nodeSelector"]["labels"] == {"node.kubernetes.io/instance-type": "p4d.24xlarge"}
+    assert k8s["nodeSelector"]["labels"] == {"node.kubernetes.io/instance-type": "p3.16xlarge"}
     (pvc,) = k8s["pvcMount"]
     assert pvc["mountPath"] == "/data"
     assert pvc["pvcNameParameter"]["runtimeValue"]["constant"] == "datasets"
