@@ -119,3 +119,22 @@ def test_torchserve_app_has_upstreams_shape() -> None:
     assert role.name == "worker" and role.entrypoint == "python"
     assert role.port_map == {"model-download": 8222}
     assert role.resource == Resource(cpu=1, gpu=0, memMB=1024)
+
+
+def test_structured_name_and_j_arguments() -> None:
+    from torchx.components.structured_arg import StructuredJArgument, StructuredNameArgument
+
+    parse = StructuredNameArgument.parse_from
+    assert parse("foo/bar", script="a/baz.py") == StructuredNameArgument("foo", "bar")
+    assert parse("foo/", m="a.b.baz") == StructuredNameArgument("foo", "baz")
+    assert parse("/bar", m="x") == StructuredNameArgument("default-experiment", "bar")
+    assert str(parse("run", script="t.py", default_experiment_name="mine")) == "mine/run"
+    with pytest.raises(SpecsError, match="exactly one of m and script"):
+        parse("foo/bar")
+    assert str(StructuredJArgument.parse_from("aws_p4d.24xlarge", "2")) == "2x8"
+    with pytest.warns(UserWarning, match="8 GPU"):
+        assert str(StructuredJArgument.parse_from("aws_p4d.24xlarge", "2x4")) == "2x4"
+    with pytest.raises(SpecsError, match="no GPU"):
+        StructuredJArgument.parse_from("aws_trn1.32xlarge", "2")
+    with pytest.raises(SpecsError, match="NNODESxNPROC"):
+        StructuredJArgument.parse_from("gpu.small", "2y")
