@@ -315,3 +315,18 @@ def test_one_letter_arguments_take_a_single_dash_before_the_script_args() -> Non
 
     app = specs.materialize_appdef(comp, ["-j", "2", "-h=gpu.small", "-m", "mod", "-x", "-j"])
     assert app.roles[0].args == ["2", "gpu.small", "mod", "-x", "-j"]
+
+
+def test_util_entrypoints_load_and_load_group() -> None:
+    from torchx.util import entrypoints
+
+    # the ``pytest`` command is an entry point wherever these tests run
+    group = entrypoints.load_group("console_scripts")
+    assert group is not None and "pytest" in group and callable(group["pytest"])
+    assert entrypoints.load_group("torchx.no-such-group") is None
+    assert entrypoints.load_group("torchx.no-such-group", default={"a": len}) == {"a": len}
+    main = entrypoints.load("console_scripts", "pytest")
+    assert main is pytest.console_main
+    assert entrypoints.load("console_scripts", "no-such-script", default=len) is len
+    with pytest.raises(KeyError, match="pytest"):
+        entrypoints.load("console_scripts", "no-such-script")
