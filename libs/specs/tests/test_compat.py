@@ -326,7 +326,7 @@ def test_util_entrypoints_load_and_load_group() -> None:
     assert entrypoints.load_group("torchx.no-such-group") is None
     assert entrypoints.load_group("torchx.no-such-group", default={"a": len}) == {"a": len}
     main = entrypoints.load("console_scripts", "pytest")
-    assert main is pytest.console_main
+    assert callable(main) and main.__module__.split(".")[0] in ("pytest", "_pytest")
     assert entrypoints.load("console_scripts", "no-such-script", default=len) is len
     with pytest.raises(KeyError, match="pytest"):
         entrypoints.load("console_scripts", "no-such-script")
