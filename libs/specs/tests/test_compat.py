@@ -330,3 +330,12 @@ def test_util_entrypoints_load_and_load_group() -> None:
     assert entrypoints.load("console_scripts", "no-such-script", default=len) is len
     with pytest.raises(KeyError, match="pytest"):
         entrypoints.load("console_scripts", "no-such-script")
+
+
+def test_an_unknown_named_resource_is_a_key_error_too() -> None:
+    with pytest.raises(KeyError) as e:
+        specs.named_resources["aws_p4d.24xlarg"]
+    assert isinstance(e.value, SpecsError)
+    assert str(e.value).startswith("named resource: got 'aws_p4d.24xlarg'; did you mean")
+    with pytest.raises(SpecsError):
+        specs.resource(h="nope.nope")

@@ -115,6 +115,14 @@ _BUILTIN: dict[str, Callable[[], Resource]] = {
 }
 
 
+class UnknownNamedResourceError(SpecsError, KeyError):
+    """No named resource has this name. Also a KeyError, which is what pytorch/torchx's
+    ``named_resources[name]`` raised, so either ``except`` works."""
+
+    def __str__(self) -> str:
+        return BaseException.__str__(self)  # the message as is, not quoted as by KeyError
+
+
 class _NamedResources(Mapping[str, Resource]):
     """Lazily merges the built-in names with the entry-point group on first lookup."""
 
@@ -134,7 +142,7 @@ class _NamedResources(Mapping[str, Resource]):
     def __getitem__(self, name: str) -> Resource:
         factories = self._load()
         if name not in factories:
-            raise SpecsError("named resource", name, closest(name, list(factories)))
+            raise UnknownNamedResourceError("named resource", name, closest(name, list(factories)))
         res = factories[name]()
         if not isinstance(res, Resource):
             raise TypeError(f"named resource {name!r} returned {type(res).__name__}, not Resource")
