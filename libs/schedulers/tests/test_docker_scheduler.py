@@ -306,21 +306,6 @@ def test_missing_sdk_names_the_extra(monkeypatch: pytest.MonkeyPatch, tmp_path: 
         )
 
 
-def test_runs_without_the_sdk(
-    docker_sched: DockerScheduler, docker_engine: Any, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """Running, inspecting and reading logs need only the stdlib client."""
-    import sys
-
-    monkeypatch.setitem(sys.modules, "docker", None)
-    app = AppDef("nosdk", roles=[_role(docker_engine.image, "-c", "echo fine")])
-    app_id = docker_sched.submit(app, HOST)
-    desc = docker_sched.wait(app_id, timeout=60)
-    assert desc is not None and desc.state == AppState.SUCCEEDED
-    assert list(docker_sched.log_iter(app_id, "r", 0)) == ["fine\n"]
-    assert app_id in [a.app_id for a in docker_sched.list()]
-
-
 def test_unreachable_engine_names_the_address_and_the_fix() -> None:
     s = DockerScheduler("t", base_url="unix:///nonexistent/docker.sock")
     with pytest.raises(SpecsError) as e:
@@ -397,16 +382,18 @@ def test_python_replicas_rendezvous_over_host_network(
 
 
 def test_python_replicas_rendezvous_by_hostname_on_the_torchx_bridge(
-    docker_sched: DockerScheduler, docker_python_image: str
+    docker_sched: DockerScheduler, docker_engine: Any, docker_python_image: str
 ) -> None:
-    from torchx.schedulers._docker_engine import EngineError
+    import docker
 
-    engine = docker_sched._engine()
+    api = docker.APIClient(base_url=docker_engine.base_url)
     try:
-        made = engine.request("POST", "/networks/create", body={"Name": "torchx-probe"})
-        engine.request("DELETE", f"/networks/{made['Id']}")
-    except EngineError as e:
+        made = api.create_network("torchx-probe")
+        api.remove_network(made["Id"])
+    except docker.errors.APIError as e:
         pytest.skip(f"this engine cannot create bridge networks: {e}")
+    finally:
+        api.close()
     app = _rendezvous_app(docker_python_image, 2, 29500)
     # The default network: replicas resolve each other by hostname through the engine's DNS.
     info = docker_sched.submit_dryrun(app, {})

@@ -1,12 +1,10 @@
 """local_docker: runs every replica as a container on the local Docker engine.
 
 Containers carry labels naming their app, role and replica, so ``describe``, ``log_iter``,
-``cancel`` and ``list`` work from any process through the engine alone. Containers are run
-through a small stdlib client of the Engine API (``_docker_engine``; the engine is found as
-the docker CLI finds it: ``DOCKER_HOST``, then the current Docker context). The Docker SDK
-(``pip install "torchx-schedulers[docker]"``) is imported only to build workspace images,
-for its ``.dockerignore`` rules; pulls and pushes use the docker CLI's stored credentials
-(``_docker_auth``).
+``cancel`` and ``list`` work from any process through the engine alone. Every request goes
+through the Docker SDK (``pip install "torchx-schedulers[docker]"``), imported only when an
+engine is contacted; the engine is found as the docker CLI finds it (``_docker_client``),
+and pulls and pushes use the credentials ``docker login`` stored.
 
 Networking (run option ``network``):
 
@@ -39,9 +37,14 @@ from torchx.schedulers._container_rules import (
     check_resources,
     to_dns_label,
 )
-from torchx.schedulers._docker_auth import auth_header, registry_of, split_reference
-from torchx.schedulers._docker_engine import Engine, EngineError, NotFound, path_quote
-from torchx.schedulers._errors import require
+from torchx.schedulers._docker_client import (
+    EngineAddress,
+    one_line,
+    connect,
+    explain,
+    resolve_engine,
+    sdk,
+)
 from torchx.specs import (
     AppDef,
     AppDryRunInfo,
@@ -285,38 +288,37 @@ class DockerScheduler(Scheduler[DockerRequest]):
     def __init__(self, session_name: str = "torchx", base_url: str | None = None) -> None:
         super().__init__(BACKEND, session_name)
         self._base_url = base_url
-        self._engine_client: Engine | None = None
-        self._sdk_client: Any = None
+        self._address: EngineAddress | None = None
+        self._client: Any = None
 
-    def _engine(self) -> Engine:
-        if self._engine_client is None:
-            self._engine_client = Engine.from_env(self._base_url)
-        return self._engine_client
+    def _docker(self) -> Any:
+        """The ``docker.DockerClient`` of the engine (found and asked its version once)."""
+        if self._client is None:
+            self._address = resolve_engine(self._base_url)
+            self._client = connect(self._address)
+        return self._client
 
-    def _sdk(self) -> Any:
-        """The Docker SDK's client for the same engine (workspace builds only)."""
-        if self._sdk_client is None:
-            docker = require("docker", scheduler=BACKEND, extra=EXTRA)
-            endpoint = self._engine().endpoint
-            tls: Any = None
-            if endpoint.tls is not None:
-                t = endpoint.tls
-                tls = docker.tls.TLSConfig(  # type: ignore[attr-defined]
-                    client_cert=(t.cert, t.key) if t.cert and t.key else None,
-                    ca_cert=t.ca,
-                    verify=t.verify,
-                )
-            host = endpoint.host.replace("https://", "tcp://", 1)
-            self._sdk_client = docker.DockerClient(base_url=host, tls=tls)  # type: ignore[attr-defined]
-        return self._sdk_client
+    def _api(self) -> Any:
+        """The SDK's low-level client: it sends the dryrun's container configs as they are."""
+        return self._docker().api
+
+    @contextlib.contextmanager
+    def _talking(self) -> Iterator[None]:
+        """Turn a lost engine (stopped, TLS refused) into a one-line error naming the fix."""
+        try:
+            yield
+        except (OSError, sdk().errors.DockerException) as e:
+            if self._address is None:
+                raise
+            explained = explain(self._address, e)
+            if explained is e:
+                raise
+            raise explained from None
 
     def close(self) -> None:
-        if self._engine_client is not None:
-            self._engine_client.close()
-            self._engine_client = None
-        if self._sdk_client is not None:
-            self._sdk_client.close()
-            self._sdk_client = None
+        if self._client is not None:
+            self._client.close()
+            self._client = None
 
     # -- submission -------------------------------------------------------------------
 
@@ -364,23 +366,23 @@ class DockerScheduler(Scheduler[DockerRequest]):
         """Build ``base_image`` + ``workspace``; returns the new image's local tag."""
         import hashlib
 
-        docker = require("docker", scheduler=BACKEND, extra=EXTRA)
-        build = docker.utils.build  # type: ignore[attr-defined]
+        docker = sdk()
         dockerfile = f"FROM {base_image}\nCOPY . .\n"
-        context = build.tar(
+        context = docker.utils.build.tar(
             workspace,
             exclude=read_ignore_patterns(workspace),
             dockerfile=(WORKSPACE_DOCKERFILE, dockerfile),
         )
         try:
-            image, _ = self._sdk().images.build(
-                fileobj=context,
-                custom_context=True,
-                dockerfile=WORKSPACE_DOCKERFILE,
-                rm=True,
-                forcerm=True,
-                pull=False,
-            )
+            with self._talking():
+                image, _ = self._docker().images.build(
+                    fileobj=context,
+                    custom_context=True,
+                    dockerfile=WORKSPACE_DOCKERFILE,
+                    rm=True,
+                    forcerm=True,
+                    pull=False,
+                )
         finally:
             context.close()
         tag = hashlib.sha256(image.id.encode()).hexdigest()[:16]
@@ -389,7 +391,11 @@ class DockerScheduler(Scheduler[DockerRequest]):
 
     def schedule(self, dryrun_info: AppDryRunInfo[DockerRequest]) -> str:
         req = dryrun_info.request
-        engine = self._engine()
+        with self._talking():
+            return self._schedule(req)
+
+    def _schedule(self, req: DockerRequest) -> str:
+        api = self._api()
         self.push_images(req.push)
         self._ensure_images(req)
         if req.network not in ("host", "none", "bridge"):
@@ -397,96 +403,86 @@ class DockerScheduler(Scheduler[DockerRequest]):
         created: list[str] = []
         try:
             for c in req.containers:
-                answer = engine.request(
-                    "POST", "/containers/create", {"name": c.name}, body=c.config
-                )
-                created.append(answer["Id"])
+                created.append(api.create_container_from_config(c.config, name=c.name)["Id"])
             for cid in created:
-                engine.request("POST", f"/containers/{cid}/start")
+                api.start(cid)
         except BaseException:
             # A refused submission leaves no container behind.
             for cid in created:
-                with contextlib.suppress(EngineError, OSError):
-                    engine.request("DELETE", f"/containers/{cid}", {"force": True, "v": True})
+                with contextlib.suppress(Exception):
+                    api.remove_container(cid, force=True, v=True)
             raise
         return req.app_id
 
     def _ensure_network(self, name: str) -> None:
-        engine = self._engine()
+        errors = sdk().errors
+        api = self._api()
         try:
-            engine.request("GET", f"/networks/{path_quote(name)}")
+            api.inspect_network(name)
             return
-        except NotFound:
+        except errors.NotFound:
             pass
         try:
-            engine.request(
-                "POST",
-                "/networks/create",
-                body={
-                    "Name": name,
-                    "Driver": "bridge",
-                    "CheckDuplicate": True,
-                    "Labels": {"torchx.pytorch.org/network": "1"},
-                },
+            api.create_network(
+                name,
+                driver="bridge",
+                check_duplicate=True,
+                labels={"torchx.pytorch.org/network": "1"},
             )
-        except EngineError as e:
-            if e.status != 409:  # 409: another submission created it meanwhile
+        except errors.APIError as e:
+            if e.status_code != 409:  # 409: another submission created it meanwhile
                 raise SpecsError(
                     "run option 'network'",
                     name,
-                    f"a network the engine can create ({e.message}); use host or none, "
+                    f"a network the engine can create ({e.explanation}); use host or none, "
                     "or create the network with `docker network create`",
                 ) from None
 
     def push_images(self, push: Mapping[str, str]) -> None:
         """Tag each local image as its ``REPO:TAG`` target and push it there."""
-        engine = self._engine()
-        for src, dst in push.items():
-            repo, tag = split_reference(dst)
-            try:
-                engine.request("POST", f"/images/{path_quote(src)}/tag", {"repo": repo, "tag": tag})
-                messages = engine.progress(
-                    f"/images/{path_quote(repo)}/push",
-                    {"tag": tag},
-                    {"X-Registry-Auth": auth_header(repo)},
-                )
-            except EngineError as e:
-                messages = [{"error": e.message}]
-            failed = [str(m["error"]) for m in messages if m.get("error")]
-            if failed:
-                raise SpecsError(
-                    "run option 'image_repo'",
-                    repo,
-                    f"a repository the Docker engine can push to; pushing {dst} failed: "
-                    f"{failed[-1]} (`docker login {registry_of(repo)}` stores credentials)",
-                )
+        if not push:
+            return
+        docker = sdk()
+        with self._talking():
+            api = self._api()
+            for src, dst in push.items():
+                repo, tag = docker.utils.parse_repository_tag(dst)
+                registry = _registry_of(repo)
+                field = "run option 'image_repo'"
+                try:
+                    api.tag(src, repo, tag)
+                except docker.errors.APIError as e:
+                    raise SpecsError(
+                        field, repo, f"a name to tag {src} as ({e.explanation})"
+                    ) from None
+                failure = _transfer(api, field, repo, api.push, repo, tag=tag)
+                if failure:
+                    raise SpecsError(
+                        "run option 'image_repo'",
+                        repo,
+                        f"a repository the Docker engine can push to; pushing {dst} failed: "
+                        f"{failure} (`docker login {registry}` stores credentials)",
+                    )
 
     def _ensure_images(self, req: DockerRequest) -> None:
         """Pull what the engine lacks, as ``docker run`` would; refuse before creating anything."""
-        engine = self._engine()
+        docker = sdk()
+        api = self._api()
         for image, role in {c.config["Image"]: c.role for c in req.containers}.items():
             try:
-                engine.request("GET", f"/images/{path_quote(image)}/json")
+                api.inspect_image(image)
                 continue
-            except NotFound:
+            except docker.errors.ImageNotFound:
                 pass
-            repo, ref = split_reference(image)
-            try:
-                messages = engine.progress(
-                    "/images/create",
-                    {"fromImage": repo, "tag": ref},
-                    {"X-Registry-Auth": auth_header(image)},
-                )
-            except EngineError as e:
-                messages = [{"error": e.message}]
-            failed = [str(m["error"]) for m in messages if m.get("error")]
-            if failed:
+            field = f"role {role!r} image"
+            failure = _transfer(api, field, image, api.pull, image)
+            if failure:
                 raise SpecsError(
-                    f"role {role!r} image",
+                    field,
                     image,
                     "an image the Docker engine has or can pull; it has no such image and "
-                    f"pulling failed ({failed[-1]}); build or load it first, `docker login "
-                    f"{registry_of(image)}` if the registry needs credentials, or give the "
+                    f"pulling failed ({failure}); build or load it first, `docker login "
+                    f"{_registry_of(image)}` if the registry needs credentials, or give the "
                     "component another image (builtins take --image)",
                 )
 
@@ -494,17 +490,16 @@ class DockerScheduler(Scheduler[DockerRequest]):
 
     def _inspect_all(self, label: str) -> list[dict[str, Any]]:
         """Every container (running or not) with ``label``, as ``docker inspect`` shows it."""
-        engine = self._engine()
-        listed = engine.request(
-            "GET", "/containers/json", {"all": True, "filters": {"label": [label]}}
-        )
-        attrs = []
-        for summary in listed or []:
-            try:
-                attrs.append(engine.request("GET", f"/containers/{summary['Id']}/json"))
-            except NotFound:  # removed between the list and the inspect
-                continue
-        return attrs
+        not_found = sdk().errors.NotFound
+        with self._talking():
+            api = self._api()
+            attrs = []
+            for summary in api.containers(all=True, filters={"label": [label]}):
+                try:
+                    attrs.append(api.inspect_container(summary["Id"]))
+                except not_found:  # removed between the list and the inspect
+                    continue
+            return attrs
 
     def _containers(self, app_id: str) -> list[dict[str, Any]]:
         return self._inspect_all(f"{LABEL_APP_ID}={app_id}")
@@ -519,7 +514,7 @@ class DockerScheduler(Scheduler[DockerRequest]):
         """Block on the engine's own wait for each container instead of polling."""
         import time
 
-        engine = self._engine()
+        errors = sdk().errors
         deadline = None if timeout is None else time.monotonic() + timeout
         while True:
             containers = self._containers(app_id)
@@ -535,13 +530,13 @@ class DockerScheduler(Scheduler[DockerRequest]):
             if running is None:  # created, not yet started, or between restarts
                 time.sleep(0.05)
                 continue
-            # Bounded, so a restart or a late sibling is noticed on the next round.
-            with contextlib.suppress(EngineError, OSError):
-                engine.request(
-                    "POST",
-                    f"/containers/{running['Id']}/wait",
-                    {"condition": "not-running"},
+            # Bounded, so a restart or a late sibling is noticed on the next round. A read
+            # timeout is an OSError; a lost engine shows on the next round's listing.
+            with contextlib.suppress(OSError, errors.APIError):
+                self._api().wait(
+                    running["Id"],
                     timeout=min(left, 5.0) if left is not None else 5.0,
+                    condition="not-running",
                 )
 
     def list(self) -> list[ListAppResponse]:
@@ -586,24 +581,19 @@ class DockerScheduler(Scheduler[DockerRequest]):
                 f"{role_name}/{k}",
                 f"no such container in app {app_id}; `describe` lists its replicas",
             )
-        params: dict[str, Any] = {
-            "stdout": stream in (Stream.STDOUT, Stream.COMBINED),
-            "stderr": stream in (Stream.STDERR, Stream.COMBINED),
-            "follow": should_tail,
-        }
-        if since is not None:
-            params["since"] = f"{since.timestamp():.9f}"
-        if until is not None:
-            params["until"] = f"{until.timestamp():.9f}"
-        container = matches[0]
-        frames = self._engine().stream(
-            f"/containers/{container['Id']}/logs",
-            params,
-            tty=bool(container["Config"].get("Tty")),
-        )
-        chunks: Iterator[bytes] = (data for _stream, data in frames)
-        if not should_tail:
-            chunks = iter(list(chunks))  # read it all now: the container may go away later
+        with self._talking():
+            chunks: Iterator[bytes] = self._api().logs(
+                matches[0]["Id"],
+                stdout=stream in (Stream.STDOUT, Stream.COMBINED),
+                stderr=stream in (Stream.STDERR, Stream.COMBINED),
+                stream=True,
+                follow=should_tail,
+                # Seconds as floats: the engine keeps the sub-second part.
+                since=None if since is None else since.timestamp(),
+                until=None if until is None else until.timestamp(),
+            )
+            if not should_tail:
+                chunks = iter(list(chunks))  # read it all now: the container may go away later
         return filter_regex(regex, _lines(chunks))
 
     # -- control ----------------------------------------------------------------------
@@ -617,7 +607,7 @@ class DockerScheduler(Scheduler[DockerRequest]):
         desc = _describe(app_id, containers)
         if desc.state in (AppState.SUCCEEDED, AppState.FAILED, AppState.CANCELLED):
             return
-        engine = self._engine()
+        errors = sdk().errors
         # A created-never-started marker records the cancellation in the engine itself, so
         # every process (and `list`) sees CANCELLED rather than the replicas' kill status.
         marker = {
@@ -627,13 +617,64 @@ class DockerScheduler(Scheduler[DockerRequest]):
             "Labels": {LABEL_APP_ID: app_id, LABEL_CANCELLED: "1"},
             "HostConfig": {"NetworkMode": "none"},
         }
-        try:
-            engine.request("POST", "/containers/create", {"name": f"{app_id}-cancelled"}, marker)
-        except EngineError as e:
-            if e.status != 409:  # 409: another process is cancelling it too
-                raise
-        for c in containers:
-            engine.request("POST", f"/containers/{c['Id']}/stop", {"t": 5})
+        with self._talking():
+            api = self._api()
+            try:
+                api.create_container_from_config(marker, name=f"{app_id}-cancelled")
+            except errors.APIError as e:
+                if e.status_code != 409:  # 409: another process is cancelling it too
+                    raise
+            for c in containers:
+                api.stop(c["Id"], timeout=5)
+
+
+def _registry_of(image: str) -> str:
+    """The registry host of an image reference, as ``docker login`` names it."""
+    repo = image.partition("@")[0]
+    head, sep, tag = repo.rpartition(":")
+    if sep and "/" not in tag:
+        repo = head
+    return str(sdk().auth.resolve_repository_name(repo)[0])
+
+
+def _transfer(
+    api: Any, field: str, image: str, start: Any, *args: Any, **kwargs: Any
+) -> str | None:
+    """Run a pull or push, ``start(*args, **kwargs)``; the failure it reports, if any.
+
+    docker login's store is read again first, so a login since the client was made counts;
+    the SDK asks the credential helper that store names.
+    """
+    import warnings
+
+    errors = sdk().errors
+    api.reload_config()
+    try:
+        with warnings.catch_warnings():
+            # The SDK warns of a missing helper, then raises; the error below says it once.
+            warnings.simplefilter("ignore", UserWarning)
+            return _stream_failure(start(*args, **kwargs, stream=True, decode=True))
+    except errors.APIError as e:
+        return str(e.explanation or e)
+    except errors.DockerException as e:  # the credential helper failed or is missing
+        raise SpecsError(
+            field,
+            image,
+            f"credentials from docker login's store; asking for them failed ({one_line(e)}); "
+            "install the helper that credsStore or credHelpers names in "
+            "$DOCKER_CONFIG/config.json (default ~/.docker/config.json), or run `docker login` "
+            "again",
+        ) from None
+
+
+def _stream_failure(messages: Iterable[Mapping[str, Any]]) -> str | None:
+    """The last error a pull or push reported in its progress stream (the engine answers
+    200 at once and reports failures inside the stream)."""
+    failure = None
+    for m in messages:
+        if m.get("error"):
+            failure = str(m["error"])
+    return failure
 
 
 def _status(attrs: Mapping[str, Any]) -> str:
