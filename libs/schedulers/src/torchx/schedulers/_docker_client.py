@@ -87,13 +87,27 @@ def resolve_engine(base_url: str | None = None) -> EngineAddress:
 def connect(address: EngineAddress) -> Any:
     """A ``docker.DockerClient`` for ``address``; it asks the engine its API version once."""
     docker = sdk()
+    options: dict[str, Any] = {
+        "base_url": address.base_url,
+        "tls": address.tls or False,
+        # The ssh program, as the docker CLI uses it: the user's ssh config applies.
+        "use_ssh_client": address.over_ssh,
+    }
     try:
-        return docker.DockerClient(
-            base_url=address.base_url,
-            tls=address.tls or False,
-            # The ssh program, as the docker CLI uses: the user's ssh config applies.
-            use_ssh_client=address.over_ssh,
-        )
+        if address.tls is None or not address.tls.ca_cert:
+            return docker.DockerClient(**options)
+        # requests lets REQUESTS_CA_BUNDLE or CURL_CA_BUNDLE replace a session's own CA, and
+        # the engine's CA must apply: these clients do not read the environment. The first
+        # one only asks the engine's API version, which the SDK would otherwise ask itself.
+        probe = docker.APIClient(version=docker.constants.MINIMUM_DOCKER_API_VERSION, **options)
+        probe.trust_env = False
+        try:
+            version = probe.version(api_version=False)["ApiVersion"]
+        finally:
+            probe.close()
+        client = docker.DockerClient(version=version, **options)
+        client.api.trust_env = False
+        return client
     except Exception as e:
         raise explain(address, e) from None
 
