@@ -39,9 +39,9 @@ from torchx.schedulers._container_rules import (
 )
 from torchx.schedulers._docker_client import (
     EngineAddress,
-    one_line,
     connect,
     explain,
+    one_line,
     resolve_engine,
     sdk,
 )
