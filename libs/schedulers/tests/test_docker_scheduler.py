@@ -401,3 +401,44 @@ def test_python_replicas_rendezvous_by_hostname_on_the_torchx_bridge(
     env = info.request.containers[1].config["Env"]
     assert f"MASTER_ADDR={info.request.app_id}-trainer-0" in env
     _check_rendezvous(docker_sched, docker_sched.schedule(info), 2)
+
+
+# -- pytorch/torchx 0.7's names and run options ---------------------------------------------
+
+
+def test_copy_env_copies_matching_variables_and_the_role_env_wins(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("TXTEST_A", "1")
+    monkeypatch.setenv("TXTEST_B", "2")
+    monkeypatch.setenv("FOO", "from-the-shell")
+    monkeypatch.setenv("OTHER", "x")
+    cfg = {"shm_size": "64m", "copy_env": ["TXTEST_*", "FOO"]}
+    env = build_request(_app(), "a-1", cfg).containers[0].config["Env"]
+    assert "TXTEST_A=1" in env and "TXTEST_B=2" in env
+    assert "FOO=bar" in env and "FOO=from-the-shell" not in env  # the role's env wins
+    assert not any(e.startswith("OTHER=") for e in env)
+    with pytest.raises(SpecsError) as e:
+        DockerScheduler("t").submit_dryrun(_app(), {"copy_env": [""]})
+    assert "copy_env" in str(e.value) and "glob" in str(e.value)
+
+
+def test_the_names_pytorch_torchx_0_7_exported() -> None:
+    from torchx.schedulers import docker_scheduler as ds
+
+    assert ds.NETWORK == "torchx"
+    assert ds.LABEL_ROLE_NAME == "torchx.pytorch.org/role-name"
+    assert ds.LABEL_REPLICA_ID == "torchx.pytorch.org/replica-id"
+    assert ds.DockerJob is ds.DockerRequest
+    assert ds.CONTAINER_STATE["running"] == AppState.RUNNING
+
+
+def test_has_docker_asks_the_engine(
+    docker_engine: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from torchx.schedulers.docker_scheduler import has_docker
+
+    monkeypatch.setenv("DOCKER_HOST", docker_engine.base_url)
+    assert has_docker()
+    monkeypatch.setenv("DOCKER_HOST", f"unix://{tmp_path}/none.sock")
+    assert not has_docker()

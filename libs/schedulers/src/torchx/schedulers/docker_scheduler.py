@@ -77,6 +77,19 @@ LABEL_ROLE = "torchx.pytorch.org/role-name"
 LABEL_REPLICA = "torchx.pytorch.org/replica-id"
 LABEL_CANCELLED = "torchx.pytorch.org/cancelled"
 LABEL_VERSION = "torchx.pytorch.org/version"
+# pytorch/torchx 0.7's names for the same things.
+NETWORK = DEFAULT_NETWORK
+LABEL_ROLE_NAME = LABEL_ROLE
+LABEL_REPLICA_ID = LABEL_REPLICA
+
+# A container's status -> its replica's state, but for exited and dead ones, whose exit
+# code says SUCCEEDED or FAILED.
+CONTAINER_STATE: dict[str, AppState] = {
+    "created": AppState.PENDING,
+    "running": AppState.RUNNING,
+    "restarting": AppState.RUNNING,
+    "paused": AppState.RUNNING,
+}
 
 
 @dataclass
@@ -96,6 +109,20 @@ class DockerRequest:
     network: str
     # workspace image -> the repository tag it is pushed as before the app starts
     push: dict[str, str] = field(default_factory=dict)
+
+
+# pytorch/torchx 0.7's name for the request.
+DockerJob = DockerRequest
+
+
+def has_docker() -> bool:
+    """Whether the Docker SDK is installed and the engine the docker CLI would use answers."""
+    try:
+        client = connect(resolve_engine())
+    except Exception:  # whatever the reason, the answer is no
+        return False
+    client.close()
+    return True
 
 
 def _format(req: DockerRequest) -> str:
@@ -136,6 +163,13 @@ def _check_app(app: AppDef, cfg: Mapping[str, CfgVal]) -> None:
         raise SpecsError(
             "run option 'shm_size'", shm, "a size like 64m, 2g or 1024k (digits, then b/k/m/g)"
         )
+    copy_env = cfg.get("copy_env")
+    if copy_env is not None and (
+        not isinstance(copy_env, list) or not all(isinstance(p, str) and p for p in copy_env)
+    ):
+        raise SpecsError(
+            "run option 'copy_env'", copy_env, "a list of variable-name globs, like FOO_*;BAR"
+        )
     repo = cfg.get("image_repo")
     if repo is not None:
         check_image("run option 'image_repo'", str(repo))
@@ -155,6 +189,7 @@ def build_request(app: AppDef, app_id: str, cfg: Mapping[str, CfgVal]) -> Docker
     rank0 = "127.0.0.1" if network in ("host", "none") else _container_name(app_id, first.name, 0)
     repo = cfg.get("image_repo")
     push: dict[str, str] = {}
+    copied = _copied_env(cfg.get("copy_env"))
     containers = []
     for role in app.roles:
         image = role.image
@@ -167,6 +202,7 @@ def build_request(app: AppDef, app_id: str, cfg: Mapping[str, CfgVal]) -> Docker
             ).apply(role)
             name = _container_name(app_id, role.name, k)
             env = {
+                **copied,
                 RANK0_ENV: rank0,
                 "MASTER_ADDR": rank0,
                 "MASTER_PORT": str(MASTER_PORT),
@@ -218,6 +254,20 @@ def build_request(app: AppDef, app_id: str, cfg: Mapping[str, CfgVal]) -> Docker
                 }
             containers.append(DockerContainer(role.name, k, name, config))
     return DockerRequest(app_id, containers, network, push)
+
+
+def _copied_env(patterns: CfgVal) -> dict[str, str]:
+    """This process's variables matching the ``copy_env`` globs (the role's env wins)."""
+    if not patterns:
+        return {}
+    import fnmatch
+
+    assert isinstance(patterns, list)  # checked by _check_app
+    return {
+        key: value
+        for key, value in sorted(os.environ.items())
+        if any(fnmatch.fnmatchcase(key, p) for p in patterns)
+    }
 
 
 def _container_name(app_id: str, role: str, k: int) -> str:
@@ -331,6 +381,12 @@ class DockerScheduler(Scheduler[DockerRequest]):
             default=DEFAULT_NETWORK,
         )
         opts.add("shm_size", str, "size of /dev/shm in each container", default="2g")
+        opts.add(
+            "copy_env",
+            list,
+            "globs of this process's environment variables to copy into each container "
+            "(the role's env wins), e.g. FOO_*;BAR",
+        )
         opts.add(
             "image_repo",
             str,
@@ -704,13 +760,9 @@ def _parse_time(text: str) -> datetime | None:
 def _replica_state(attrs: Mapping[str, Any]) -> AppState:
     state = attrs.get("State", {})
     status = state.get("Status", "")
-    if status == "created":
-        return AppState.PENDING
-    if status in ("running", "restarting", "paused"):
-        return AppState.RUNNING
     if status in ("exited", "dead"):
         return AppState.SUCCEEDED if state.get("ExitCode") == 0 else AppState.FAILED
-    return AppState.UNKNOWN
+    return CONTAINER_STATE.get(status, AppState.UNKNOWN)
 
 
 def _describe(app_id: str, attrs: list[dict[str, Any]]) -> DescribeAppResponse:
