@@ -9,6 +9,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 # The console script the torchx distribution installs beside the interpreter.
 TORCHX = [str(Path(sys.executable).with_name("torchx"))]
 
@@ -130,3 +132,36 @@ def test_no_engine_is_one_line_naming_docker_host(tmp_path: Path) -> None:
     assert done.returncode == 2
     (line,) = done.stderr.strip().splitlines()
     assert line.startswith("torchx: error: DOCKER_HOST: got 'unix://") and "Start dockerd" in line
+
+
+def _one_error_line(engine: Any, env: dict[str, str], image: str) -> str:
+    done = subprocess.run(
+        [*TORCHX, "run", "-s", "local_docker", "utils.echo", "--image", image],
+        env={**os.environ, **env},
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=engine.root,
+    )
+    assert done.returncode == 2, done.stderr
+    (line,) = done.stderr.strip().splitlines()
+    assert line.startswith("torchx: error: ") and "Traceback" not in line
+    return line
+
+
+def test_a_tls_engine_spoken_to_in_plain_http_is_one_line(docker_engine: Any) -> None:
+    if docker_engine.tls_url is None:
+        pytest.skip("the engine has no TLS listener (no openssl CLI to make certificates)")
+    line = _one_error_line(docker_engine, {"DOCKER_HOST": docker_engine.tls_url}, "busybox")
+    assert f"DOCKER_HOST: got '{docker_engine.tls_url}'" in line
+    assert "DOCKER_TLS_VERIFY=1" in line
+
+
+def test_a_pull_without_credentials_is_one_line_naming_docker_login(
+    docker_engine: Any, docker_registry: Any, tmp_path: Path
+) -> None:
+    env = {"DOCKER_HOST": docker_engine.base_url, "DOCKER_CONFIG": str(tmp_path)}
+    image = f"{docker_registry.host}/me/private:1"
+    line = _one_error_line(docker_engine, env, image)
+    assert f"role 'echo' image: got '{image}'" in line
+    assert f"docker login {docker_registry.host}" in line
