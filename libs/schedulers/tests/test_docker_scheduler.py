@@ -13,7 +13,6 @@ from torchx.schedulers.docker_scheduler import (
     LABEL_APP_ID,
     DockerScheduler,
     build_request,
-    read_ignore_patterns,
 )
 from torchx.specs import (
     AppDef,
@@ -27,6 +26,7 @@ from torchx.specs import (
     VolumeMount,
     macros,
 )
+from torchx.workspace.api import read_ignore_patterns
 
 
 def _app(**kw: Any) -> AppDef:
@@ -137,7 +137,7 @@ def test_workspace_images_are_pushed_to_image_repo() -> None:
     [
         ({"image": "Ubuntu:22.04"}, {}, "role 'trainer' image", "lowercase"),
         ({"image": "ubuntu:bad tag"}, {}, "image", "tag"),
-        ({"resource": Resource(cpu=-2, gpu=0, memMB=10)}, {}, "resource.cpu", "> 0"),
+        ({"resource": Resource(cpu=-2, gpu=0, memMB=10)}, {}, "resource.cpu", "negative"),
         ({"resource": Resource(cpu=1, gpu=0, memMB=4)}, {}, "resource.memMB", "6 MiB"),
         ({"resource": Resource(cpu=1, gpu=1.5, memMB=100)}, {}, "resource.gpu", "whole"),  # type: ignore[arg-type]
         ({"entrypoint": ""}, {}, "entrypoint", "program"),

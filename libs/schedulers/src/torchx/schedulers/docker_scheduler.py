@@ -4,9 +4,9 @@ Containers carry labels naming their app, role and replica, so ``describe``, ``l
 ``cancel`` and ``list`` work from any process through the engine alone. Containers are run
 through a small stdlib client of the Engine API (``_docker_engine``; the engine is found as
 the docker CLI finds it: ``DOCKER_HOST``, then the current Docker context). The Docker SDK
-(``pip install "torchx-schedulers[docker]"``) is imported only to build workspace images,
-for its ``.dockerignore`` rules; pulls and pushes use the docker CLI's stored credentials
-(``_docker_auth``).
+(``pip install "torchx-schedulers[docker]"``) builds and pushes workspace images, through
+:class:`~torchx.workspace.docker_workspace.DockerWorkspaceMixin`; pulls use the docker
+CLI's stored credentials (``_docker_auth``).
 
 Networking (run option ``network``):
 
@@ -29,7 +29,6 @@ from torchx.schedulers._api import (
     DescribeAppResponse,
     ListAppResponse,
     Scheduler,
-    SchedulerCapabilities,
     Stream,
     filter_regex,
 )
@@ -58,15 +57,13 @@ from torchx.specs import (
     macros,
     runopts,
 )
+from torchx.workspace.docker_workspace import WORKSPACE_REPO, DockerWorkspaceMixin
 
 BACKEND = "local_docker"
 EXTRA = "docker"
 RANK0_ENV = "TORCHX_RANK0_HOST"
 MASTER_PORT = 29500
 DEFAULT_NETWORK = "torchx"
-WORKSPACE_REPO = "torchx-workspace"
-IGNORE_FILE = ".torchxignore"
-WORKSPACE_DOCKERFILE = "Dockerfile.torchx"
 
 LABEL_APP_ID = "torchx.pytorch.org/app-id"
 LABEL_APP_NAME = "torchx.pytorch.org/app-name"
@@ -256,71 +253,43 @@ def _mounts(role: Role) -> tuple[list[dict[str, Any]], list[dict[str, str]]]:
     return mounts, devices
 
 
-def read_ignore_patterns(workspace: str) -> list[str]:
-    """The ``.torchxignore`` patterns of ``workspace`` (.dockerignore syntax)."""
-    path = os.path.join(workspace, IGNORE_FILE)
-    patterns = [IGNORE_FILE, ".dockerignore"]
-    if os.path.isfile(path):
-        with open(path) as f:
-            for line in f:
-                line = line.strip()
-                if line and not line.startswith("#"):
-                    patterns.append(line)
-    return patterns
-
-
-class DockerScheduler(Scheduler[DockerRequest]):
+class DockerScheduler(DockerWorkspaceMixin, Scheduler[DockerRequest]):
     """Runs apps as containers; see the module docstring for networking."""
-
-    capabilities = SchedulerCapabilities(
-        cancel=True,
-        logs=True,
-        distributed=True,
-        describe=True,
-        workspaces=True,
-        mounts=True,
-        elasticity=False,
-    )
 
     def __init__(self, session_name: str = "torchx", base_url: str | None = None) -> None:
         super().__init__(BACKEND, session_name)
         self._base_url = base_url
         self._engine_client: Engine | None = None
-        self._sdk_client: Any = None
 
     def _engine(self) -> Engine:
         if self._engine_client is None:
             self._engine_client = Engine.from_env(self._base_url)
         return self._engine_client
 
-    def _sdk(self) -> Any:
-        """The Docker SDK's client for the same engine (workspace builds only)."""
-        if self._sdk_client is None:
-            docker = require("docker", scheduler=BACKEND, extra=EXTRA)
-            endpoint = self._engine().endpoint
-            tls: Any = None
-            if endpoint.tls is not None:
-                t = endpoint.tls
-                tls = docker.tls.TLSConfig(  # type: ignore[attr-defined]
-                    client_cert=(t.cert, t.key) if t.cert and t.key else None,
-                    ca_cert=t.ca,
-                    verify=t.verify,
-                )
-            host = endpoint.host.replace("https://", "tcp://", 1)
-            self._sdk_client = docker.DockerClient(base_url=host, tls=tls)  # type: ignore[attr-defined]
-        return self._sdk_client
+    def _new_docker_client(self) -> Any:
+        """The Docker SDK's client for the same engine (workspace builds and pushes)."""
+        docker = require("docker", scheduler=BACKEND, extra=EXTRA)
+        endpoint = self._engine().endpoint
+        tls: Any = None
+        if endpoint.tls is not None:
+            t = endpoint.tls
+            tls = docker.tls.TLSConfig(  # type: ignore[attr-defined]
+                client_cert=(t.cert, t.key) if t.cert and t.key else None,
+                ca_cert=t.ca,
+                verify=t.verify,
+            )
+        host = endpoint.host.replace("https://", "tcp://", 1)
+        return docker.DockerClient(base_url=host, tls=tls)  # type: ignore[attr-defined]
 
     def close(self) -> None:
         if self._engine_client is not None:
             self._engine_client.close()
             self._engine_client = None
-        if self._sdk_client is not None:
-            self._sdk_client.close()
-            self._sdk_client = None
+        self._close_docker_client()
 
     # -- submission -------------------------------------------------------------------
 
-    def run_opts(self) -> runopts:
+    def _run_opts(self) -> runopts:
         opts = runopts()
         opts.add(
             "network",
@@ -329,12 +298,6 @@ class DockerScheduler(Scheduler[DockerRequest]):
             default=DEFAULT_NETWORK,
         )
         opts.add("shm_size", str, "size of /dev/shm in each container", default="2g")
-        opts.add(
-            "image_repo",
-            str,
-            "repository that workspace images are pushed to before "
-            "the app starts (leave out to keep them local)",
-        )
         return opts
 
     def _submit_dryrun(self, app: AppDef, cfg: dict[str, CfgVal]) -> AppDryRunInfo[DockerRequest]:
@@ -342,55 +305,10 @@ class DockerScheduler(Scheduler[DockerRequest]):
         app_id = f"{to_dns_label(app.name, 40)}-{os.urandom(4).hex()}"
         return AppDryRunInfo(build_request(app, app_id, cfg), _format)
 
-    def with_workspace(
-        self, app: AppDef, cfg: Mapping[str, CfgVal], workspace: str
-    ) -> tuple[AppDef, dict[str, CfgVal]]:
-        """Build, per role image, that image with ``workspace`` copied into its workdir."""
-        import dataclasses
-
-        path = os.path.abspath(os.path.expanduser(workspace))
-        if not os.path.isdir(path):
-            raise SpecsError("workspace", workspace, "the local_docker workspace is a directory")
-        built: dict[str, str] = {}
-        roles = []
-        for role in app.roles:
-            check_image(f"role {role.name!r} image", role.image)
-            if role.image not in built:
-                built[role.image] = self.build_workspace_image(role.image, path)
-            roles.append(dataclasses.replace(role, image=built[role.image]))
-        return dataclasses.replace(app, roles=roles), dict(cfg)
-
-    def build_workspace_image(self, base_image: str, workspace: str) -> str:
-        """Build ``base_image`` + ``workspace``; returns the new image's local tag."""
-        import hashlib
-
-        docker = require("docker", scheduler=BACKEND, extra=EXTRA)
-        build = docker.utils.build  # type: ignore[attr-defined]
-        dockerfile = f"FROM {base_image}\nCOPY . .\n"
-        context = build.tar(
-            workspace,
-            exclude=read_ignore_patterns(workspace),
-            dockerfile=(WORKSPACE_DOCKERFILE, dockerfile),
-        )
-        try:
-            image, _ = self._sdk().images.build(
-                fileobj=context,
-                custom_context=True,
-                dockerfile=WORKSPACE_DOCKERFILE,
-                rm=True,
-                forcerm=True,
-                pull=False,
-            )
-        finally:
-            context.close()
-        tag = hashlib.sha256(image.id.encode()).hexdigest()[:16]
-        image.tag(WORKSPACE_REPO, tag=tag)
-        return f"{WORKSPACE_REPO}:{tag}"
-
     def schedule(self, dryrun_info: AppDryRunInfo[DockerRequest]) -> str:
         req = dryrun_info.request
         engine = self._engine()
-        self.push_images(req.push)
+        self.push_images({src: split_reference(dst) for src, dst in req.push.items()})
         self._ensure_images(req)
         if req.network not in ("host", "none", "bridge"):
             self._ensure_network(req.network)
@@ -437,29 +355,6 @@ class DockerScheduler(Scheduler[DockerRequest]):
                     f"a network the engine can create ({e.message}); use host or none, "
                     "or create the network with `docker network create`",
                 ) from None
-
-    def push_images(self, push: Mapping[str, str]) -> None:
-        """Tag each local image as its ``REPO:TAG`` target and push it there."""
-        engine = self._engine()
-        for src, dst in push.items():
-            repo, tag = split_reference(dst)
-            try:
-                engine.request("POST", f"/images/{path_quote(src)}/tag", {"repo": repo, "tag": tag})
-                messages = engine.progress(
-                    f"/images/{path_quote(repo)}/push",
-                    {"tag": tag},
-                    {"X-Registry-Auth": auth_header(repo)},
-                )
-            except EngineError as e:
-                messages = [{"error": e.message}]
-            failed = [str(m["error"]) for m in messages if m.get("error")]
-            if failed:
-                raise SpecsError(
-                    "run option 'image_repo'",
-                    repo,
-                    f"a repository the Docker engine can push to; pushing {dst} failed: "
-                    f"{failed[-1]} (`docker login {registry_of(repo)}` stores credentials)",
-                )
 
     def _ensure_images(self, req: DockerRequest) -> None:
         """Pull what the engine lacks, as ``docker run`` would; refuse before creating anything."""
@@ -608,7 +503,7 @@ class DockerScheduler(Scheduler[DockerRequest]):
 
     # -- control ----------------------------------------------------------------------
 
-    def cancel(self, app_id: str) -> None:
+    def _cancel_existing(self, app_id: str) -> None:
         containers = self._containers(app_id)
         if not containers:
             raise SpecsError(
@@ -754,6 +649,3 @@ def create_scheduler(
 ) -> DockerScheduler:
     """The registry's factory; parameters meant for other schedulers are ignored."""
     return DockerScheduler(session_name, base_url=base_url)
-
-
-create_scheduler.scheduler_class = DockerScheduler  # type: ignore[attr-defined]
