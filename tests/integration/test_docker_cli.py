@@ -131,7 +131,8 @@ def test_no_engine_is_one_line_naming_docker_host(tmp_path: Path) -> None:
     )
     assert done.returncode == 2
     (line,) = done.stderr.strip().splitlines()
-    assert line.startswith("torchx: error: DOCKER_HOST: got 'unix://") and "Start dockerd" in line
+    assert line.startswith(f"torchx: error: local_docker: the Docker engine at unix://{tmp_path}")
+    assert "(from DOCKER_HOST)" in line and "start dockerd" in line
 
 
 def _one_error_line(engine: Any, env: dict[str, str], image: str) -> str:
@@ -153,7 +154,7 @@ def test_a_tls_engine_spoken_to_in_plain_http_is_one_line(docker_engine: Any) ->
     if docker_engine.tls_url is None:
         pytest.skip("the engine has no TLS listener (no openssl CLI to make certificates)")
     line = _one_error_line(docker_engine, {"DOCKER_HOST": docker_engine.tls_url}, "busybox")
-    assert f"DOCKER_HOST: got '{docker_engine.tls_url}'" in line
+    assert f"the Docker engine at {docker_engine.tls_url} (from DOCKER_HOST)" in line
     assert "DOCKER_TLS_VERIFY=1" in line
 
 

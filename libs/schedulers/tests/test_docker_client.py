@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from torchx.schedulers import SchedulerError
 from torchx.schedulers._docker_client import DEFAULT_HOST, resolve_engine
 from torchx.schedulers.docker_scheduler import DockerScheduler
 from torchx.specs import AppDef, AppState, Role, SpecsError
@@ -101,7 +102,7 @@ def test_ssh_host_resolves_and_dryruns_without_contacting_it(
     app = AppDef("e", roles=[Role("r", image="busybox", entrypoint="echo", args=["hi"])])
     info = sched.submit_dryrun(app, HOST)
     assert f"POST /containers/create?name={info.request.app_id}-r-0 " in str(info)
-    assert sched._client is None  # the dryrun never connected
+    assert sched._address is None  # the dryrun never looked for an engine, let alone connected
 
 
 def test_ssh_host_runs_through_the_sdks_ssh_transport(
@@ -126,10 +127,12 @@ def test_ssh_host_runs_through_the_sdks_ssh_transport(
     try:
         if importlib.util.find_spec("paramiko") is None:
             # The SDK's ssh transport lives in a module that imports paramiko.
-            with pytest.raises(SpecsError) as e:
+            with pytest.raises(SchedulerError) as e:
                 sched.describe("x-1")
             text = str(e.value)
-            assert text.startswith("DOCKER_HOST: got 'ssh://me@127.0.0.1:2222'")
+            assert text.startswith(
+                "local_docker: the Docker engine at ssh://me@127.0.0.1:2222 (from DOCKER_HOST)"
+            )
             assert 'pip install "docker[ssh]"' in text and "\n" not in text
         else:
             _echo(sched, docker_engine.image, "over-ssh")
@@ -216,10 +219,10 @@ def test_tls_engine_with_a_foreign_ca_names_the_fix(
     monkeypatch.setenv("DOCKER_HOST", docker_engine.tls_url)
     monkeypatch.setenv("DOCKER_TLS_VERIFY", "1")
     monkeypatch.setenv("DOCKER_CERT_PATH", str(certs))
-    with pytest.raises(SpecsError) as e:
+    with pytest.raises(SchedulerError) as e:
         DockerScheduler("tls").describe("x-1")
     text = str(e.value)
-    assert text.startswith(f"DOCKER_HOST: got '{docker_engine.tls_url}'")
+    assert text.startswith(f"local_docker: the Docker engine at {docker_engine.tls_url} (from")
     assert "handshake failed" in text and "DOCKER_CERT_PATH" in text and "\n" not in text
 
 
@@ -228,10 +231,10 @@ def test_tls_engine_spoken_to_in_plain_http_says_how_to_turn_tls_on(
 ) -> None:
     docker_engine = tls_engine
     monkeypatch.setenv("DOCKER_HOST", docker_engine.tls_url)
-    with pytest.raises(SpecsError) as e:
+    with pytest.raises(SchedulerError) as e:
         DockerScheduler("plain").describe("x-1")
     text = str(e.value)
-    assert text.startswith("DOCKER_HOST: got") and "DOCKER_TLS_VERIFY=1" in text
+    assert "(from DOCKER_HOST): it speaks TLS" in text and "DOCKER_TLS_VERIFY=1" in text
     assert "\n" not in text
 
 
@@ -244,8 +247,8 @@ def test_refused_connection_names_the_engine_and_the_fix(
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     monkeypatch.setenv("DOCKER_HOST", f"tcp://127.0.0.1:{port}")
-    with pytest.raises(SpecsError) as e:
+    with pytest.raises(SchedulerError) as e:
         DockerScheduler("gone").describe("x-1")
     text = str(e.value)
-    assert text.startswith(f"DOCKER_HOST: got 'tcp://127.0.0.1:{port}'")
-    assert "Start dockerd" in text and "\n" not in text
+    assert text.startswith(f"local_docker: the Docker engine at tcp://127.0.0.1:{port} (from")
+    assert "DOCKER_HOST" in text and "start dockerd" in text and "\n" not in text

@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from torchx.schedulers import SchedulerError
 from torchx.schedulers.docker_scheduler import DockerScheduler, _registry_of
 from torchx.specs import AppDef, AppState, Role, SpecsError
 
@@ -112,8 +113,7 @@ def test_a_credential_helper_is_asked(
     )
     monkeypatch.setenv("DOCKER_CONFIG", str(config))
     monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
-    image = f"{docker_registry.host}/me/helper:1"
-    sched.push_images({docker_engine.image: image})
+    sched.push_images({docker_engine.image: (f"{docker_registry.host}/me/helper", "1")})
     assert docker_registry.tags("me/helper") == ["1"]
     assert asked.read_text().split() == [docker_registry.host]
 
@@ -127,8 +127,8 @@ def test_without_credentials_push_and_pull_are_refused_clearly(
 ) -> None:
     monkeypatch.setenv("DOCKER_CONFIG", str(tmp_path))  # no config.json: no login
     before = docker_registry.refused
-    with pytest.raises(SpecsError) as e:
-        sched.push_images({docker_engine.image: f"{docker_registry.host}/me/nologin:1"})
+    with pytest.raises(SchedulerError) as e:
+        sched.push_images({docker_engine.image: (f"{docker_registry.host}/me/nologin", "1")})
     text = str(e.value)
     assert "image_repo" in text and f"docker login {docker_registry.host}" in text
     image = f"{docker_registry.host}/me/absent:1"
@@ -151,10 +151,18 @@ def test_a_missing_credential_helper_is_one_error_naming_it(
 ) -> None:
     (tmp_path / "config.json").write_text(json.dumps({"credsStore": "torchxabsent"}))
     monkeypatch.setenv("DOCKER_CONFIG", str(tmp_path))
-    image = f"{docker_registry.host}/me/nohelper:1"
-    with pytest.raises(SpecsError) as e:
-        sched.push_images({docker_engine.image: image})
+    repo = f"{docker_registry.host}/me/nohelper"
+    with pytest.raises(SchedulerError) as e:
+        sched.push_images({docker_engine.image: (repo, "1")})
     text = str(e.value)
     assert "\n" not in text and "image_repo" in text
     assert "docker-credential-torchxabsent" in text and "credsStore" in text
     assert docker_registry.tags("me/nohelper") == []
+    # A pull asks the same helper, and says so the same way, before any container exists.
+    app = AppDef("nohelper", roles=[Role("r", image=f"{repo}:2", entrypoint="true")])
+    info = sched.submit_dryrun(app, HOST)
+    with pytest.raises(SchedulerError) as e:
+        sched.schedule(info)
+    text = str(e.value)
+    assert "\n" not in text and "docker-credential-torchxabsent" in text
+    assert sched.describe(info.request.app_id) is None

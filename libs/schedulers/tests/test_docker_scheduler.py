@@ -13,7 +13,6 @@ from torchx.schedulers.docker_scheduler import (
     LABEL_APP_ID,
     DockerScheduler,
     build_request,
-    read_ignore_patterns,
 )
 from torchx.specs import (
     AppDef,
@@ -27,6 +26,7 @@ from torchx.specs import (
     VolumeMount,
     macros,
 )
+from torchx.workspace.api import read_ignore_patterns
 
 
 def _app(**kw: Any) -> AppDef:
@@ -137,7 +137,7 @@ def test_workspace_images_are_pushed_to_image_repo() -> None:
     [
         ({"image": "Ubuntu:22.04"}, {}, "role 'trainer' image", "lowercase"),
         ({"image": "ubuntu:bad tag"}, {}, "image", "tag"),
-        ({"resource": Resource(cpu=-2, gpu=0, memMB=10)}, {}, "resource.cpu", "> 0"),
+        ({"resource": Resource(cpu=-2, gpu=0, memMB=10)}, {}, "resource.cpu", "negative"),
         ({"resource": Resource(cpu=1, gpu=0, memMB=4)}, {}, "resource.memMB", "6 MiB"),
         ({"resource": Resource(cpu=1, gpu=1.5, memMB=100)}, {}, "resource.gpu", "whole"),  # type: ignore[arg-type]
         ({"entrypoint": ""}, {}, "entrypoint", "program"),
@@ -307,11 +307,13 @@ def test_missing_sdk_names_the_extra(monkeypatch: pytest.MonkeyPatch, tmp_path: 
 
 
 def test_unreachable_engine_names_the_address_and_the_fix() -> None:
+    from torchx.schedulers import SchedulerError
+
     s = DockerScheduler("t", base_url="unix:///nonexistent/docker.sock")
-    with pytest.raises(SpecsError) as e:
+    with pytest.raises(SchedulerError) as e:
         s.describe("x-1")
     text = str(e.value)
-    assert "unix:///nonexistent/docker.sock" in text and "Start dockerd" in text
+    assert "unix:///nonexistent/docker.sock (from base_url)" in text and "start dockerd" in text
 
 
 # -- a Python app whose replicas rendezvous the way dist.ddp apps do ----------------------

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import itertools
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import Any
@@ -10,7 +9,6 @@ from typing import Any
 from torchx.runner._config import ConfigError, TorchxConfig, load_config
 from torchx.schedulers import (
     DEFAULT_SCHEDULER,
-    RESERVED_NAMES,
     ListAppResponse,
     Scheduler,
     SchedulerFactory,
@@ -58,9 +56,7 @@ class Runner:
         self._scheduler_params = dict(scheduler_params or {})
         self._schedulers: dict[str, Scheduler[Any]] = {}
         self.config = (
-            config
-            if config is not None
-            else load_config(known_schedulers=itertools.chain(self._factories, RESERVED_NAMES))
+            config if config is not None else load_config(known_schedulers=self._factories)
         )
 
     # -- context manager --------------------------------------------------------------
@@ -89,12 +85,7 @@ class Runner:
         if name not in self._schedulers:
             factory = self._factories.get(name)
             if factory is None:
-                reason = (
-                    f"{name!r} is not available in this installation; "
-                    if name in RESERVED_NAMES
-                    else ""
-                )
-                raise UnknownSchedulerError(name, list(self._factories), reason)
+                raise UnknownSchedulerError(name, list(self._factories))
             self._schedulers[name] = factory(self._name, **self._scheduler_params)
         return self._schedulers[name]
 

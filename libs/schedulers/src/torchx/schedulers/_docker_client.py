@@ -17,7 +17,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from torchx.schedulers._errors import require
+from torchx.schedulers._errors import SchedulerError, require
 from torchx.specs import SpecsError
 
 BACKEND = "local_docker"
@@ -113,7 +113,8 @@ def connect(address: EngineAddress) -> Any:
 
 
 def explain(address: EngineAddress, error: BaseException) -> BaseException:
-    """``error`` from talking to the engine, as a one-line error naming what to change.
+    """``error`` from talking to the engine, as a one-line SchedulerError naming the engine,
+    the setting it came from and what to change.
 
     Errors the engine itself sent (a refused request, a missing image) and anything not
     recognised are returned unchanged.
@@ -122,36 +123,27 @@ def explain(address: EngineAddress, error: BaseException) -> BaseException:
 
     found = list(_causes(error))
     text = " ".join(str(e) for e in found)
-    fix_tls = _tls_fix(address)
+
+    def failed(what: str, fix: str) -> SchedulerError:
+        where = f"the Docker engine at {address.base_url} (from {address.source})"
+        return SchedulerError(BACKEND, f"{where}: {what}", fix)
+
     if "paramiko" in text and address.over_ssh:
-        return SpecsError(
-            address.source,
-            address.base_url,
-            "an engine the Docker SDK can reach over ssh: its ssh support needs paramiko; "
+        return failed(
+            "the Docker SDK's ssh transport needs paramiko, which is not installed",
             'pip install "docker[ssh]", or forward the engine\'s socket '
             "(ssh -NL /tmp/docker.sock:/var/run/docker.sock HOST) and set "
             "DOCKER_HOST=unix:///tmp/docker.sock",
         )
     if "HTTPS server" in text:
-        return SpecsError(
-            address.source,
-            address.base_url,
-            f"an engine spoken to as it listens: this one wants TLS; {fix_tls}",
-        )
+        return failed("it speaks TLS, and it was spoken to in plain HTTP", _tls_fix(address))
     tls_error = next((e for e in found if isinstance(e, ssl.SSLError)), None)
     if tls_error is not None:
-        return SpecsError(
-            address.source,
-            address.base_url,
-            f"an engine whose TLS certificates check out; the handshake failed "
-            f"({one_line(tls_error)}); {fix_tls}",
-        )
+        return failed(f"the TLS handshake failed ({one_line(tls_error)})", _tls_fix(address))
     if any(isinstance(e, PermissionError) for e in found):
-        return SpecsError(
-            address.source,
-            address.base_url,
-            "a Docker socket this user may open (permission denied); join the docker "
-            "group, or point DOCKER_HOST at rootless Docker's socket",
+        return failed(
+            "this user may not open its socket (permission denied)",
+            "join the docker group, or point DOCKER_HOST at rootless Docker's socket",
         )
     refused = (FileNotFoundError, ConnectionRefusedError, ConnectionResetError)
     reason: BaseException | None = next((e for e in found if isinstance(e, refused)), None)
@@ -164,13 +156,19 @@ def explain(address: EngineAddress, error: BaseException) -> BaseException:
                 "(`ssh HOST docker version`), or change DOCKER_HOST"
             )
         else:
-            fix = "Start dockerd, or point DOCKER_HOST at the engine you use"
-        return SpecsError(
-            address.source,
-            address.base_url,
-            f"a running Docker engine; connecting failed ({one_line(reason)}). {fix}",
-        )
+            fix = _unreachable_fix(address)
+        return failed(f"connecting failed ({one_line(reason)})", fix)
     return error
+
+
+def _unreachable_fix(address: EngineAddress) -> str:
+    if address.source == "base_url":
+        return "start dockerd, or give the scheduler the address of a running engine"
+    if address.source == "DOCKER_HOST":
+        return "start dockerd, or point DOCKER_HOST at the engine you use"
+    if address.source == "the default socket":
+        return "start dockerd, or set DOCKER_HOST or a Docker context for another engine"
+    return "start that context's engine, or choose another with `docker context use`"
 
 
 def _tls_fix(address: EngineAddress) -> str:
@@ -180,7 +178,7 @@ def _tls_fix(address: EngineAddress) -> str:
             "of the engine's ca.pem and this client's cert.pem and key.pem"
         )
     if address.source == "base_url":
-        return "give the scheduler an engine address without TLS, or use DOCKER_HOST"
+        return "set DOCKER_HOST with DOCKER_TLS_VERIFY=1 and DOCKER_CERT_PATH instead of base_url"
     return (
         "recreate the context with the engine's certificates "
         "(docker context create NAME --docker host=...,ca=...,cert=...,key=...)"

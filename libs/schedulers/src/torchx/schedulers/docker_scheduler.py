@@ -4,7 +4,9 @@ Containers carry labels naming their app, role and replica, so ``describe``, ``l
 ``cancel`` and ``list`` work from any process through the engine alone. Every request goes
 through the Docker SDK (``pip install "torchx-schedulers[docker]"``), imported only when an
 engine is contacted; the engine is found as the docker CLI finds it (``_docker_client``),
-and pulls and pushes use the credentials ``docker login`` stored.
+and pulls and pushes use the credentials ``docker login`` stored. Workspace images are
+built and pushed by :class:`~torchx.workspace.docker_workspace.DockerWorkspaceMixin`, on
+the same client.
 
 Networking (run option ``network``):
 
@@ -27,7 +29,6 @@ from torchx.schedulers._api import (
     DescribeAppResponse,
     ListAppResponse,
     Scheduler,
-    SchedulerCapabilities,
     Stream,
     filter_regex,
 )
@@ -41,7 +42,6 @@ from torchx.schedulers._docker_client import (
     EngineAddress,
     connect,
     explain,
-    one_line,
     resolve_engine,
     sdk,
 )
@@ -61,15 +61,17 @@ from torchx.specs import (
     macros,
     runopts,
 )
+from torchx.workspace.docker_workspace import (
+    WORKSPACE_REPO,
+    DockerWorkspaceMixin,
+    credential_helper_failed,
+)
 
 BACKEND = "local_docker"
 EXTRA = "docker"
 RANK0_ENV = "TORCHX_RANK0_HOST"
 MASTER_PORT = 29500
 DEFAULT_NETWORK = "torchx"
-WORKSPACE_REPO = "torchx-workspace"
-IGNORE_FILE = ".torchxignore"
-WORKSPACE_DOCKERFILE = "Dockerfile.torchx"
 
 LABEL_APP_ID = "torchx.pytorch.org/app-id"
 LABEL_APP_NAME = "torchx.pytorch.org/app-name"
@@ -309,44 +311,22 @@ def _mounts(role: Role) -> tuple[list[dict[str, Any]], list[dict[str, str]]]:
     return mounts, devices
 
 
-def read_ignore_patterns(workspace: str) -> list[str]:
-    """The ``.torchxignore`` patterns of ``workspace`` (.dockerignore syntax)."""
-    path = os.path.join(workspace, IGNORE_FILE)
-    patterns = [IGNORE_FILE, ".dockerignore"]
-    if os.path.isfile(path):
-        with open(path) as f:
-            for line in f:
-                line = line.strip()
-                if line and not line.startswith("#"):
-                    patterns.append(line)
-    return patterns
-
-
-class DockerScheduler(Scheduler[DockerRequest]):
+class DockerScheduler(DockerWorkspaceMixin, Scheduler[DockerRequest]):
     """Runs apps as containers; see the module docstring for networking."""
-
-    capabilities = SchedulerCapabilities(
-        cancel=True,
-        logs=True,
-        distributed=True,
-        describe=True,
-        workspaces=True,
-        mounts=True,
-        elasticity=False,
-    )
 
     def __init__(self, session_name: str = "torchx", base_url: str | None = None) -> None:
         super().__init__(BACKEND, session_name)
         self._base_url = base_url
         self._address: EngineAddress | None = None
-        self._client: Any = None
 
     def _docker(self) -> Any:
         """The ``docker.DockerClient`` of the engine (found and asked its version once)."""
-        if self._client is None:
-            self._address = resolve_engine(self._base_url)
-            self._client = connect(self._address)
-        return self._client
+        return self._docker_client
+
+    def _new_docker_client(self) -> Any:
+        """The workspace mixin's client is this scheduler's: same engine, TLS and errors."""
+        self._address = resolve_engine(self._base_url)
+        return connect(self._address)
 
     def _api(self) -> Any:
         """The SDK's low-level client: it sends the dryrun's container configs as they are."""
@@ -366,13 +346,11 @@ class DockerScheduler(Scheduler[DockerRequest]):
             raise explained from None
 
     def close(self) -> None:
-        if self._client is not None:
-            self._client.close()
-            self._client = None
+        self._close_docker_client()
 
     # -- submission -------------------------------------------------------------------
 
-    def run_opts(self) -> runopts:
+    def _run_opts(self) -> runopts:
         opts = runopts()
         opts.add(
             "network",
@@ -387,63 +365,12 @@ class DockerScheduler(Scheduler[DockerRequest]):
             "globs of this process's environment variables to copy into each container "
             "(the role's env wins), e.g. FOO_*;BAR",
         )
-        opts.add(
-            "image_repo",
-            str,
-            "repository that workspace images are pushed to before "
-            "the app starts (leave out to keep them local)",
-        )
         return opts
 
     def _submit_dryrun(self, app: AppDef, cfg: dict[str, CfgVal]) -> AppDryRunInfo[DockerRequest]:
         _check_app(app, cfg)
         app_id = f"{to_dns_label(app.name, 40)}-{os.urandom(4).hex()}"
         return AppDryRunInfo(build_request(app, app_id, cfg), _format)
-
-    def with_workspace(
-        self, app: AppDef, cfg: Mapping[str, CfgVal], workspace: str
-    ) -> tuple[AppDef, dict[str, CfgVal]]:
-        """Build, per role image, that image with ``workspace`` copied into its workdir."""
-        import dataclasses
-
-        path = os.path.abspath(os.path.expanduser(workspace))
-        if not os.path.isdir(path):
-            raise SpecsError("workspace", workspace, "the local_docker workspace is a directory")
-        built: dict[str, str] = {}
-        roles = []
-        for role in app.roles:
-            check_image(f"role {role.name!r} image", role.image)
-            if role.image not in built:
-                built[role.image] = self.build_workspace_image(role.image, path)
-            roles.append(dataclasses.replace(role, image=built[role.image]))
-        return dataclasses.replace(app, roles=roles), dict(cfg)
-
-    def build_workspace_image(self, base_image: str, workspace: str) -> str:
-        """Build ``base_image`` + ``workspace``; returns the new image's local tag."""
-        import hashlib
-
-        docker = sdk()
-        dockerfile = f"FROM {base_image}\nCOPY . .\n"
-        context = docker.utils.build.tar(
-            workspace,
-            exclude=read_ignore_patterns(workspace),
-            dockerfile=(WORKSPACE_DOCKERFILE, dockerfile),
-        )
-        try:
-            with self._talking():
-                image, _ = self._docker().images.build(
-                    fileobj=context,
-                    custom_context=True,
-                    dockerfile=WORKSPACE_DOCKERFILE,
-                    rm=True,
-                    forcerm=True,
-                    pull=False,
-                )
-        finally:
-            context.close()
-        tag = hashlib.sha256(image.id.encode()).hexdigest()[:16]
-        image.tag(WORKSPACE_REPO, tag=tag)
-        return f"{WORKSPACE_REPO}:{tag}"
 
     def schedule(self, dryrun_info: AppDryRunInfo[DockerRequest]) -> str:
         req = dryrun_info.request
@@ -452,7 +379,8 @@ class DockerScheduler(Scheduler[DockerRequest]):
 
     def _schedule(self, req: DockerRequest) -> str:
         api = self._api()
-        self.push_images(req.push)
+        # Each target is REPO:TAG as the dryrun made it (image_repo carries no tag).
+        self.push_images({src: _repo_and_tag(dst) for src, dst in req.push.items()})
         self._ensure_images(req)
         if req.network not in ("host", "none", "bridge"):
             self._ensure_network(req.network)
@@ -494,32 +422,6 @@ class DockerScheduler(Scheduler[DockerRequest]):
                     "or create the network with `docker network create`",
                 ) from None
 
-    def push_images(self, push: Mapping[str, str]) -> None:
-        """Tag each local image as its ``REPO:TAG`` target and push it there."""
-        if not push:
-            return
-        docker = sdk()
-        with self._talking():
-            api = self._api()
-            for src, dst in push.items():
-                repo, tag = docker.utils.parse_repository_tag(dst)
-                registry = _registry_of(repo)
-                field = "run option 'image_repo'"
-                try:
-                    api.tag(src, repo, tag)
-                except docker.errors.APIError as e:
-                    raise SpecsError(
-                        field, repo, f"a name to tag {src} as ({e.explanation})"
-                    ) from None
-                failure = _transfer(api, field, repo, api.push, repo, tag=tag)
-                if failure:
-                    raise SpecsError(
-                        "run option 'image_repo'",
-                        repo,
-                        f"a repository the Docker engine can push to; pushing {dst} failed: "
-                        f"{failure} (`docker login {registry}` stores credentials)",
-                    )
-
     def _ensure_images(self, req: DockerRequest) -> None:
         """Pull what the engine lacks, as ``docker run`` would; refuse before creating anything."""
         docker = sdk()
@@ -531,7 +433,7 @@ class DockerScheduler(Scheduler[DockerRequest]):
             except docker.errors.ImageNotFound:
                 pass
             field = f"role {role!r} image"
-            failure = _transfer(api, field, image, api.pull, image)
+            failure = _pull(api, field, image)
             if failure:
                 raise SpecsError(
                     field,
@@ -654,7 +556,7 @@ class DockerScheduler(Scheduler[DockerRequest]):
 
     # -- control ----------------------------------------------------------------------
 
-    def cancel(self, app_id: str) -> None:
+    def _cancel_existing(self, app_id: str) -> None:
         containers = self._containers(app_id)
         if not containers:
             raise SpecsError(
@@ -684,6 +586,11 @@ class DockerScheduler(Scheduler[DockerRequest]):
                 api.stop(c["Id"], timeout=5)
 
 
+def _repo_and_tag(pushed: str) -> tuple[str, str]:
+    repo, _, tag = pushed.rpartition(":")
+    return repo, tag
+
+
 def _registry_of(image: str) -> str:
     """The registry host of an image reference, as ``docker login`` names it."""
     repo = image.partition("@")[0]
@@ -693,10 +600,8 @@ def _registry_of(image: str) -> str:
     return str(sdk().auth.resolve_repository_name(repo)[0])
 
 
-def _transfer(
-    api: Any, field: str, image: str, start: Any, *args: Any, **kwargs: Any
-) -> str | None:
-    """Run a pull or push, ``start(*args, **kwargs)``; the failure it reports, if any.
+def _pull(api: Any, field: str, image: str) -> str | None:
+    """Pull ``image``; the failure the engine reports, if any.
 
     docker login's store is read again first, so a login since the client was made counts;
     the SDK asks the credential helper that store names.
@@ -709,18 +614,11 @@ def _transfer(
         with warnings.catch_warnings():
             # The SDK warns of a missing helper, then raises; the error below says it once.
             warnings.simplefilter("ignore", UserWarning)
-            return _stream_failure(start(*args, **kwargs, stream=True, decode=True))
+            return _stream_failure(api.pull(image, stream=True, decode=True))
     except errors.APIError as e:
         return str(e.explanation or e)
     except errors.DockerException as e:  # the credential helper failed or is missing
-        raise SpecsError(
-            field,
-            image,
-            f"credentials from docker login's store; asking for them failed ({one_line(e)}); "
-            "install the helper that credsStore or credHelpers names in "
-            "$DOCKER_CONFIG/config.json (default ~/.docker/config.json), or run `docker login` "
-            "again",
-        ) from None
+        raise credential_helper_failed(BACKEND, f"pulling {image} for {field}", e) from None
 
 
 def _stream_failure(messages: Iterable[Mapping[str, Any]]) -> str | None:
@@ -847,6 +745,3 @@ def create_scheduler(
 ) -> DockerScheduler:
     """The registry's factory; parameters meant for other schedulers are ignored."""
     return DockerScheduler(session_name, base_url=base_url)
-
-
-create_scheduler.scheduler_class = DockerScheduler  # type: ignore[attr-defined]

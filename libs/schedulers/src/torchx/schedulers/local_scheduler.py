@@ -37,7 +37,6 @@ from torchx.schedulers._api import (
     DescribeAppResponse,
     ListAppResponse,
     Scheduler,
-    SchedulerCapabilities,
     Stream,
     filter_regex,
 )
@@ -228,16 +227,6 @@ def _resolve_entrypoint(role: Role, entrypoint: str, cwd: str, env: Mapping[str,
 class LocalScheduler(Scheduler[LocalRequest]):
     """Runs apps as local processes; see the module docstring for where things are kept."""
 
-    capabilities = SchedulerCapabilities(
-        cancel=True,
-        logs=True,
-        distributed=True,
-        describe=True,
-        workspaces=True,
-        mounts=False,
-        elasticity=False,
-    )
-
     def __init__(
         self, session_name: str = "torchx", state_dir: str | os.PathLike[str] | None = None
     ) -> None:
@@ -249,7 +238,7 @@ class LocalScheduler(Scheduler[LocalRequest]):
 
     # -- submission -------------------------------------------------------------------
 
-    def run_opts(self) -> runopts:
+    def _run_opts(self) -> runopts:
         opts = runopts()
         opts.add(
             "log_dir",
@@ -633,7 +622,7 @@ class LocalScheduler(Scheduler[LocalRequest]):
 
     # -- control ----------------------------------------------------------------------
 
-    def cancel(self, app_id: str) -> None:
+    def _cancel_existing(self, app_id: str) -> None:
         """Stop the app's replicas and their children; returns once they are gone."""
         app_dir = self._app_dir(app_id)
         if app_dir is None:
@@ -690,6 +679,3 @@ def create_scheduler(
 ) -> LocalScheduler:
     """The registry's factory; parameters meant for other schedulers are ignored."""
     return LocalScheduler(session_name, state_dir=state_dir)
-
-
-create_scheduler.scheduler_class = LocalScheduler  # type: ignore[attr-defined]

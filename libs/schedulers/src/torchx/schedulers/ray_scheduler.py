@@ -35,7 +35,6 @@ from torchx.schedulers._api import (
     DescribeAppResponse,
     ListAppResponse,
     Scheduler,
-    SchedulerCapabilities,
     Stream,
     filter_regex,
 )
@@ -200,16 +199,6 @@ def parse_events(text: str) -> _JobRecord:
 class RayScheduler(Scheduler[RayJob]):
     """Submits apps as Ray jobs; see the module docstring."""
 
-    capabilities = SchedulerCapabilities(
-        cancel=True,
-        logs=True,
-        distributed=True,
-        describe=True,
-        workspaces=True,
-        mounts=False,
-        elasticity=False,
-    )
-
     def __init__(self, session_name: str = "torchx", address: str | None = None) -> None:
         super().__init__(BACKEND, session_name)
         self.address = address
@@ -225,7 +214,7 @@ class RayScheduler(Scheduler[RayJob]):
 
     # -- submission -------------------------------------------------------------------
 
-    def run_opts(self) -> runopts:
+    def _run_opts(self) -> runopts:
         opts = runopts()
         opts.add(
             "address",
@@ -536,7 +525,7 @@ class RayScheduler(Scheduler[RayJob]):
 
     # -- control ----------------------------------------------------------------------
 
-    def cancel(self, app_id: str) -> None:
+    def _cancel_existing(self, app_id: str) -> None:
         """Stop the app's job; returns once Ray reports it ended.
 
         A direct-path app still waiting for its resources is the exception: Ray ends it only
@@ -566,6 +555,3 @@ class RayScheduler(Scheduler[RayJob]):
 def create_scheduler(session_name: str, address: str | None = None, **_other: Any) -> RayScheduler:
     """The registry's factory; parameters meant for other schedulers are ignored."""
     return RayScheduler(session_name, address=address)
-
-
-create_scheduler.scheduler_class = RayScheduler  # type: ignore[attr-defined]

@@ -25,7 +25,6 @@ from torchx.schedulers._api import (
     DescribeAppResponse,
     ListAppResponse,
     Scheduler,
-    SchedulerCapabilities,
     Stream,
     filter_regex,
 )
@@ -112,16 +111,6 @@ def _slurm_message(proc: subprocess.CompletedProcess[str]) -> str:
 class SlurmScheduler(Scheduler[SlurmBatchRequest]):
     """Submits apps with sbatch; see the module docstring."""
 
-    capabilities = SchedulerCapabilities(
-        cancel=True,
-        logs=True,
-        distributed=True,
-        describe=True,
-        workspaces=True,
-        mounts=False,
-        elasticity=False,
-    )
-
     def __init__(self, session_name: str = "torchx", use_sacct: bool | None = None) -> None:
         """``use_sacct``: None asks sacct when accounting answers, False never does."""
         super().__init__(BACKEND, session_name)
@@ -129,7 +118,7 @@ class SlurmScheduler(Scheduler[SlurmBatchRequest]):
 
     # -- submission -------------------------------------------------------------------
 
-    def run_opts(self) -> runopts:
+    def _run_opts(self) -> runopts:
         opts = runopts()
         opts.add("partition", str, "partition to run in (default: the cluster's default)")
         opts.add("time", str, "time limit, e.g. 30 or 1:00:00 (sbatch --time)")
@@ -476,7 +465,7 @@ class SlurmScheduler(Scheduler[SlurmBatchRequest]):
 
     # -- control ----------------------------------------------------------------------
 
-    def cancel(self, app_id: str) -> None:
+    def _cancel_existing(self, app_id: str) -> None:
         if not _JOB_ID.match(app_id):
             raise SpecsError("app_id", app_id, "a Slurm job id is a number, e.g. 1234")
         proc = _run(["scancel", app_id])
@@ -533,6 +522,3 @@ def create_scheduler(session_name: str, **params: object) -> SlurmScheduler:
     if use_sacct is not None and not isinstance(use_sacct, bool):
         raise TypeError("slurm scheduler: use_sacct must be a bool or None")
     return SlurmScheduler(session_name, use_sacct=use_sacct)
-
-
-create_scheduler.scheduler_class = SlurmScheduler  # type: ignore[attr-defined]
