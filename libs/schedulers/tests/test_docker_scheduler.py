@@ -61,14 +61,15 @@ def test_container_requests_field_by_field() -> None:
         "Image": "registry.example.com/org/train:1.0",
         "Entrypoint": ["python"],
         "Cmd": ["-m", "train", "--rank", "1", "--id", "trainer-1"],
+        # The scheduler's defaults, then the role's env, then torchx's own variables.
         "Env": [
-            "TORCHX_RANK0_HOST=trainer-1-trainer-0",
             "MASTER_ADDR=trainer-1-trainer-0",
             "MASTER_PORT=29500",
+            "FOO=bar",
             "TORCHX_APP_ID=trainer-1",
             "TORCHX_ROLE_NAME=trainer",
             "TORCHX_REPLICA_ID=1",
-            "FOO=bar",
+            "TORCHX_RANK0_HOST=trainer-1-trainer-0",
         ],
         "Labels": {
             LABEL_APP_ID: "trainer-1",
@@ -420,6 +421,11 @@ def test_copy_env_copies_matching_variables_and_the_role_env_wins(
     assert "TXTEST_A=1" in env and "TXTEST_B=2" in env
     assert "FOO=bar" in env and "FOO=from-the-shell" not in env  # the role's env wins
     assert not any(e.startswith("OTHER=") for e in env)
+    # torchx's own variables win over the role's env: a replica can trust who it is told it is.
+    role_env = {"FOO": "bar", "TORCHX_REPLICA_ID": "7", "MASTER_PORT": "1234"}
+    env = build_request(_app(env=role_env), "a-1", cfg).containers[1].config["Env"]
+    assert "TORCHX_REPLICA_ID=1" in env and "TORCHX_REPLICA_ID=7" not in env
+    assert "MASTER_PORT=1234" in env and "MASTER_PORT=29500" not in env
     with pytest.raises(SpecsError) as e:
         DockerScheduler("t").submit_dryrun(_app(), {"copy_env": [""]})
     assert "copy_env" in str(e.value) and "glob" in str(e.value)

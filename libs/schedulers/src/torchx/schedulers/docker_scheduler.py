@@ -45,6 +45,8 @@ from torchx.schedulers._docker_client import (
     resolve_engine,
     sdk,
 )
+from torchx.schedulers._replica_env import replica_env
+from torchx.schedulers.ids import make_unique
 from torchx.specs import (
     AppDef,
     AppDryRunInfo,
@@ -203,16 +205,14 @@ def build_request(app: AppDef, app_id: str, cfg: Mapping[str, CfgVal]) -> Docker
                 img_root="", app_id=app_id, replica_id=str(k), rank0_env=RANK0_ENV
             ).apply(role)
             name = _container_name(app_id, role.name, k)
-            env = {
-                **copied,
-                RANK0_ENV: rank0,
-                "MASTER_ADDR": rank0,
-                "MASTER_PORT": str(MASTER_PORT),
-                "TORCHX_APP_ID": app_id,
-                "TORCHX_ROLE_NAME": role.name,
-                "TORCHX_REPLICA_ID": str(k),
-                **filled.env,
-            }
+            env = replica_env(
+                filled.env,
+                app_id=app_id,
+                role_name=role.name,
+                replica_id=str(k),
+                rank0_host=rank0,
+                defaults={**copied, "MASTER_ADDR": rank0, "MASTER_PORT": str(MASTER_PORT)},
+            )
             host: dict[str, Any] = {
                 "NetworkMode": network,
                 # Docker's 64 MiB default starves DataLoader workers that share tensors.
@@ -369,7 +369,7 @@ class DockerScheduler(DockerWorkspaceMixin, Scheduler[DockerRequest]):
 
     def _submit_dryrun(self, app: AppDef, cfg: dict[str, CfgVal]) -> AppDryRunInfo[DockerRequest]:
         _check_app(app, cfg)
-        app_id = f"{to_dns_label(app.name, 40)}-{os.urandom(4).hex()}"
+        app_id = make_unique(to_dns_label(app.name, 40))
         return AppDryRunInfo(build_request(app, app_id, cfg), _format)
 
     def schedule(self, dryrun_info: AppDryRunInfo[DockerRequest]) -> str:
