@@ -19,11 +19,10 @@ Networking (run option ``network``):
 from __future__ import annotations
 
 import contextlib
-import os
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import Any, TypedDict
 
 from torchx.schedulers._api import (
     DescribeAppResponse,
@@ -40,7 +39,9 @@ from torchx.schedulers._container_rules import (
 )
 from torchx.schedulers._docker_auth import auth_header, registry_of, split_reference
 from torchx.schedulers._docker_engine import Engine, EngineError, NotFound, path_quote
-from torchx.schedulers._errors import require
+from torchx.schedulers._errors import SchedulerError, check_params, require
+from torchx.schedulers._replica_env import TORCHX_RANK0_HOST, launch_defaults, replica_env
+from torchx.schedulers.ids import make_unique
 from torchx.specs import (
     AppDef,
     AppDryRunInfo,
@@ -61,7 +62,6 @@ from torchx.workspace.docker_workspace import WORKSPACE_REPO, DockerWorkspaceMix
 
 BACKEND = "local_docker"
 EXTRA = "docker"
-RANK0_ENV = "TORCHX_RANK0_HOST"
 MASTER_PORT = 29500
 DEFAULT_NETWORK = "torchx"
 
@@ -83,13 +83,28 @@ class DockerContainer:
     config: dict[str, Any]
 
 
+class DockerOpts(TypedDict, total=False):
+    """The local_docker run options, typed."""
+
+    network: str
+    shm_size: str
+    image_repo: str
+    quiet: bool
+
+
 @dataclass
 class DockerRequest:
+    """Every container of one app, created and started in order by ``schedule``."""
+
     app_id: str
     containers: list[DockerContainer]
     network: str
     # workspace image -> the repository tag it is pushed as before the app starts
     push: dict[str, str] = field(default_factory=dict)
+
+
+# pytorch/torchx's name for the request.
+DockerJob = DockerRequest
 
 
 def _format(req: DockerRequest) -> str:
@@ -157,18 +172,22 @@ def build_request(app: AppDef, app_id: str, cfg: Mapping[str, CfgVal]) -> Docker
             image = push[image]
         for k in range(role.num_replicas):
             filled = macros.Values(
-                img_root="", app_id=app_id, replica_id=str(k), rank0_env=RANK0_ENV
+                img_root="", app_id=app_id, replica_id=str(k), rank0_env=TORCHX_RANK0_HOST
             ).apply(role)
             name = _container_name(app_id, role.name, k)
-            env = {
-                RANK0_ENV: rank0,
-                "MASTER_ADDR": rank0,
-                "MASTER_PORT": str(MASTER_PORT),
-                "TORCHX_APP_ID": app_id,
-                "TORCHX_ROLE_NAME": role.name,
-                "TORCHX_REPLICA_ID": str(k),
-                **filled.env,
-            }
+            env = replica_env(
+                filled.env,
+                app_id=app_id,
+                role_name=role.name,
+                replica_id=str(k),
+                rank0_host=rank0,
+                defaults=launch_defaults(
+                    master_addr=rank0,
+                    master_port=MASTER_PORT,
+                    rank=k,
+                    world_size=role.num_replicas,
+                ),
+            )
             host: dict[str, Any] = {
                 "NetworkMode": network,
                 # Docker's 64 MiB default starves DataLoader workers that share tensors.
@@ -302,7 +321,7 @@ class DockerScheduler(DockerWorkspaceMixin, Scheduler[DockerRequest]):
 
     def _submit_dryrun(self, app: AppDef, cfg: dict[str, CfgVal]) -> AppDryRunInfo[DockerRequest]:
         _check_app(app, cfg)
-        app_id = f"{to_dns_label(app.name, 40)}-{os.urandom(4).hex()}"
+        app_id = make_unique(to_dns_label(app.name, 40))
         return AppDryRunInfo(build_request(app, app_id, cfg), _format)
 
     def schedule(self, dryrun_info: AppDryRunInfo[DockerRequest]) -> str:
@@ -506,9 +525,7 @@ class DockerScheduler(DockerWorkspaceMixin, Scheduler[DockerRequest]):
     def _cancel_existing(self, app_id: str) -> None:
         containers = self._containers(app_id)
         if not containers:
-            raise SpecsError(
-                "app id", app_id, f"no such {BACKEND} app; `list` shows the known ones"
-            )
+            return  # gone since it was found
         desc = _describe(app_id, containers)
         if desc.state in (AppState.SUCCEEDED, AppState.FAILED, AppState.CANCELLED):
             return
@@ -645,7 +662,22 @@ def _roles_of(replicas: list[dict[str, Any]]) -> list[Role]:
 
 
 def create_scheduler(
-    session_name: str, base_url: str | None = None, **_other: Any
+    session_name: str, base_url: str | None = None, **params: Any
 ) -> DockerScheduler:
-    """The registry's factory; parameters meant for other schedulers are ignored."""
+    """The local_docker factory; ``base_url`` (the engine, as DOCKER_HOST names it) is its
+    only parameter."""
+    check_params(BACKEND, params, ("base_url",))
     return DockerScheduler(session_name, base_url=base_url)
+
+
+def has_docker() -> bool:
+    """Whether a Docker engine answers where DOCKER_HOST (or the current context) points."""
+    try:
+        engine = Engine.from_env()
+        try:
+            engine.request("GET", "/_ping")
+        finally:
+            engine.close()
+    except (SchedulerError, SpecsError, OSError):
+        return False
+    return True
