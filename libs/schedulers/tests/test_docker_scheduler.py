@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from torchx.schedulers import get_scheduler
+from torchx.schedulers import SchedulerError, get_scheduler
 from torchx.schedulers.docker_scheduler import (
     LABEL_APP_ID,
     DockerScheduler,
@@ -63,8 +63,16 @@ def test_container_requests_field_by_field() -> None:
         "Cmd": ["-m", "train", "--rank", "1", "--id", "trainer-1"],
         # The scheduler's defaults, then the role's env, then torchx's own variables.
         "Env": [
+            "PYTHONUNBUFFERED=1",
             "MASTER_ADDR=trainer-1-trainer-0",
             "MASTER_PORT=29500",
+            "RANK=1",
+            "WORLD_SIZE=2",
+            "GROUP_RANK=1",
+            "ROLE_RANK=1",
+            "ROLE_WORLD_SIZE=2",
+            "LOCAL_RANK=0",
+            "LOCAL_WORLD_SIZE=1",
             "FOO=bar",
             "TORCHX_APP_ID=trainer-1",
             "TORCHX_ROLE_NAME=trainer",
@@ -308,10 +316,9 @@ def test_missing_sdk_names_the_extra(monkeypatch: pytest.MonkeyPatch, tmp_path: 
 
 
 def test_unreachable_engine_names_the_address_and_the_fix() -> None:
-    from torchx.schedulers import SchedulerError
 
     s = DockerScheduler("t", base_url="unix:///nonexistent/docker.sock")
-    with pytest.raises(SchedulerError) as e:
+    with pytest.raises(SchedulerError) as e:  # the backend failed; the input was fine
         s.describe("x-1")
     text = str(e.value)
     assert "unix:///nonexistent/docker.sock (from base_url)" in text and "start dockerd" in text

@@ -25,6 +25,7 @@ DEFAULT_SCHEDULER = "local_cwd"
 # Implemented built-ins. A scheduler is added here only once it works.
 _BUILTINS: dict[str, str] = {
     "local_cwd": "torchx.schedulers.local_scheduler:create_scheduler",
+    "local_dir": "torchx.schedulers.local_scheduler:create_dir_scheduler",
     "local_docker": "torchx.schedulers.docker_scheduler:create_scheduler",
     "kubernetes": "torchx.schedulers.kubernetes_scheduler:create_scheduler",
     "slurm": "torchx.schedulers.slurm_scheduler:create_scheduler",

@@ -23,7 +23,7 @@ import os
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import Any, TypedDict
 
 from torchx.schedulers._api import (
     DescribeAppResponse,
@@ -45,7 +45,8 @@ from torchx.schedulers._docker_client import (
     resolve_engine,
     sdk,
 )
-from torchx.schedulers._replica_env import replica_env
+from torchx.schedulers._errors import check_params
+from torchx.schedulers._replica_env import TORCHX_RANK0_HOST, launch_defaults, replica_env
 from torchx.schedulers.ids import make_unique
 from torchx.specs import (
     AppDef,
@@ -71,7 +72,6 @@ from torchx.workspace.docker_workspace import (
 
 BACKEND = "local_docker"
 EXTRA = "docker"
-RANK0_ENV = "TORCHX_RANK0_HOST"
 MASTER_PORT = 29500
 DEFAULT_NETWORK = "torchx"
 
@@ -106,8 +106,20 @@ class DockerContainer:
     config: dict[str, Any]
 
 
+class DockerOpts(TypedDict, total=False):
+    """The local_docker run options, typed."""
+
+    network: str
+    shm_size: str
+    image_repo: str
+    quiet: bool
+    copy_env: list[str]
+
+
 @dataclass
 class DockerRequest:
+    """Every container of one app, created and started in order by ``schedule``."""
+
     app_id: str
     containers: list[DockerContainer]
     network: str
@@ -202,7 +214,7 @@ def build_request(app: AppDef, app_id: str, cfg: Mapping[str, CfgVal]) -> Docker
             image = push[image]
         for k in range(role.num_replicas):
             filled = macros.Values(
-                img_root="", app_id=app_id, replica_id=str(k), rank0_env=RANK0_ENV
+                img_root="", app_id=app_id, replica_id=str(k), rank0_env=TORCHX_RANK0_HOST
             ).apply(role)
             name = _container_name(app_id, role.name, k)
             env = replica_env(
@@ -211,7 +223,15 @@ def build_request(app: AppDef, app_id: str, cfg: Mapping[str, CfgVal]) -> Docker
                 role_name=role.name,
                 replica_id=str(k),
                 rank0_host=rank0,
-                defaults={**copied, "MASTER_ADDR": rank0, "MASTER_PORT": str(MASTER_PORT)},
+                defaults={
+                    **copied,
+                    **launch_defaults(
+                        master_addr=rank0,
+                        master_port=MASTER_PORT,
+                        rank=k,
+                        world_size=role.num_replicas,
+                    ),
+                },
             )
             host: dict[str, Any] = {
                 "NetworkMode": network,
@@ -559,9 +579,7 @@ class DockerScheduler(DockerWorkspaceMixin, Scheduler[DockerRequest]):
     def _cancel_existing(self, app_id: str) -> None:
         containers = self._containers(app_id)
         if not containers:
-            raise SpecsError(
-                "app id", app_id, f"no such {BACKEND} app; `list` shows the known ones"
-            )
+            return  # gone since it was found
         desc = _describe(app_id, containers)
         if desc.state in (AppState.SUCCEEDED, AppState.FAILED, AppState.CANCELLED):
             return
@@ -741,7 +759,9 @@ def _roles_of(replicas: list[dict[str, Any]]) -> list[Role]:
 
 
 def create_scheduler(
-    session_name: str, base_url: str | None = None, **_other: Any
+    session_name: str, base_url: str | None = None, **params: Any
 ) -> DockerScheduler:
-    """The registry's factory; parameters meant for other schedulers are ignored."""
+    """The local_docker factory; ``base_url`` (the engine, as DOCKER_HOST names it) is its
+    only parameter."""
+    check_params(BACKEND, params, ("base_url",))
     return DockerScheduler(session_name, base_url=base_url)
