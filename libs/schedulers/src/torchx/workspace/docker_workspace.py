@@ -38,9 +38,12 @@ class DockerWorkspaceMixin(WorkspaceMixin[ImagesToPush]):
         self.__docker_client = docker_client
 
     def _new_docker_client(self) -> Any:
-        """A client for the engine that builds and pushes; subclasses may pick another."""
-        docker = require("docker", scheduler=self._workspace_owner(), extra="docker")
-        return docker.from_env()  # type: ignore[attr-defined]
+        """A client for the engine that builds and pushes, found as the docker CLI finds it
+        (``DOCKER_HOST``, then the Docker context, then the default socket); subclasses may
+        pick another."""
+        from torchx.schedulers._docker_client import connect, resolve_engine
+
+        return connect(resolve_engine())
 
     @property
     def _docker_client(self) -> Any:
