@@ -67,6 +67,7 @@ from torchx.specs import (
 from torchx.workspace.docker_workspace import (
     WORKSPACE_REPO,
     DockerWorkspaceMixin,
+    ImagesToPush,
     credential_helper_failed,
 )
 
@@ -368,6 +369,14 @@ class DockerScheduler(DockerWorkspaceMixin, Scheduler[DockerRequest]):
     def close(self) -> None:
         self._close_docker_client()
 
+    def build_workspace_image(self, base_image: str, workspace: str, quiet: bool = True) -> str:
+        with self._talking():
+            return super().build_workspace_image(base_image, workspace, quiet)
+
+    def push_images(self, images_to_push: ImagesToPush) -> None:
+        with self._talking():
+            super().push_images(images_to_push)
+
     # -- submission -------------------------------------------------------------------
 
     def _run_opts(self) -> runopts:
@@ -572,7 +581,12 @@ class DockerScheduler(DockerWorkspaceMixin, Scheduler[DockerRequest]):
             )
             if not should_tail:
                 chunks = iter(list(chunks))  # read it all now: the container may go away later
-        return filter_regex(regex, _lines(chunks))
+        return filter_regex(regex, _lines(self._explained(chunks)))
+
+    def _explained(self, chunks: Iterator[bytes]) -> Iterator[bytes]:
+        """A followed log, read under ``_talking``: an engine lost meanwhile is one line."""
+        with self._talking():
+            yield from chunks
 
     # -- control ----------------------------------------------------------------------
 
