@@ -184,6 +184,8 @@ def test_tls_engine_with_client_certificates(
     monkeypatch.setenv("DOCKER_HOST", docker_engine.tls_url)
     monkeypatch.setenv("DOCKER_TLS_VERIFY", "1")
     monkeypatch.setenv("DOCKER_CERT_PATH", str(docker_engine.tls_certs))
+    # requests would let this bundle replace the engine's CA; the engine's CA must win.
+    monkeypatch.setenv("REQUESTS_CA_BUNDLE", str(docker_engine.tls_certs / "cert.pem"))
     sched = DockerScheduler("tls")
     try:
         _echo(sched, docker_engine.image, "over-tls")

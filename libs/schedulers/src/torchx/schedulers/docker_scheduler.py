@@ -358,8 +358,9 @@ class DockerScheduler(DockerWorkspaceMixin, Scheduler[DockerRequest]):
         """Turn a lost engine (stopped, TLS refused) into a one-line error naming the fix."""
         try:
             yield
-        except (OSError, sdk().errors.DockerException) as e:
-            if self._address is None:
+        except Exception as e:
+            # No address yet: no engine was contacted (and the SDK may not be installed).
+            if self._address is None or not isinstance(e, (OSError, sdk().errors.DockerException)):
                 raise
             explained = explain(self._address, e)
             if explained is e:
