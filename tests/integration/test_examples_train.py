@@ -47,7 +47,8 @@ def _train_steps_logged(tb_dir: Path) -> list[int]:
 def _torchx(*args: str) -> str:
     result = CliRunner().invoke(app, list(args))
     assert result.exit_code == 0, result.stdout + result.stderr
-    return result.stdout
+    # a waiting run prints its handle on stdout and the app's logs on stderr
+    return result.stdout + result.stderr
 
 
 @pytest.mark.slow

@@ -43,12 +43,12 @@ def test_cli_run_status_and_log_on_slurm(slurm_env: Any, tmp_path: Path) -> None
     status = _torchx(slurm_env, tmp_path, "status", handle)
     assert status.returncode == 0, status.stderr
     lines = [ln.strip() for ln in status.stdout.splitlines()]
-    assert f"handle: {handle}" in lines
     assert "State: SUCCEEDED" in lines
-    replicas = sorted(ln for ln in lines if ln.startswith("echo/"))
+    # pytorch/torchx's layout: a role's first replica is marked with '*'
+    replicas = sorted(ln.lstrip("*") for ln in lines if "echo[" in ln)
     assert replicas == [
-        "echo/0: SUCCEEDED exit_code=0 host=node1",
-        "echo/1: SUCCEEDED exit_code=0 host=node2",
+        "echo[0]:SUCCEEDED (exitcode: 0) host=node1",
+        "echo[1]:SUCCEEDED (exitcode: 0) host=node2",
     ]
 
     log = _torchx(slurm_env, tmp_path, "log", handle)

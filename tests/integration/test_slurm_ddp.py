@@ -59,10 +59,11 @@ def test_dist_ddp_trains_on_two_slurm_nodes(slurm_env: Any, tmp_path: Path) -> N
     # DDP averaged the gradients across the two nodes: the same weights on both
     assert ranks[0]["weight"] == ranks[1]["weight"]
     assert ranks[0]["bias"] == ranks[1]["bias"]
+    # torchrun --tee prefixes each line with the process's local rank: "[0]:rank 0/2: ..."
     printed = sorted(
-        line.split(":")[0]
+        line.split("]:", 1)[-1].split(":")[0]
         for k in (0, 1)
         for line in runner.log_lines(handle, role.role, k)
-        if line.startswith("rank ")
+        if "rank " in line
     )
     assert printed == ["rank 0/2", "rank 1/2"]

@@ -40,7 +40,7 @@ def test_single_node_ddp_runs_torchrun_on_a_free_loopback_port() -> None:
     assert role.entrypoint == "torchrun"
     assert role.args == [
         "--nnodes", "1", "--nproc_per_node", "2", "--rdzv_backend", "c10d",
-        "--rdzv_id", macros.app_id, "--tee", "3", "--rdzv_endpoint", "localhost:0",
+        "--rdzv_id", macros.app_id, "--tee", "3", "--role", "", "--rdzv_endpoint", "localhost:0",
         "path/train.py", "--epochs", "1",
     ]  # fmt: skip
     assert role.num_replicas == 1 and role.min_replicas is None

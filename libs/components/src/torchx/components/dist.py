@@ -130,7 +130,10 @@ def _torchrun_role(
         rdzv_backend,
         "--rdzv_id",
         macros.app_id,
-        *(["--tee", str(tee)] if tee is not None else []),
+        # ``--tee`` copies each process's output to the console, each line prefixed with
+        # ``[local_rank]:`` (an empty ``--role`` keeps the prefix that short, as
+        # pytorch/torchx's ddp does)
+        *(["--tee", str(tee), "--role", ""] if tee is not None else []),
     ]
     if topology.nnodes == 1:
         # One node: every process is local, so rendezvous on loopback needs no shell, and
@@ -152,7 +155,15 @@ def _torchrun_role(
         endpoint = f"$${{{macros.rank0_env}:=localhost}}:{rdzv_port}"
         quoted = " ".join(shlex.quote(a) for a in [*program, *script_args])
         line = " ".join(
-            ["torchrun", *torchrun, "--rdzv_endpoint", endpoint, "--node_rank", macros.replica_id]
+            [
+                "torchrun",
+                # the app id macro is filled in before the shell reads the line
+                *(a if a == macros.app_id else shlex.quote(a) for a in torchrun),
+                "--rdzv_endpoint",
+                endpoint,  # unquoted: the shell expands it
+                "--node_rank",
+                macros.replica_id,
+            ]
         )
         entrypoint = "bash"
         args = ["-c", f"{line} {quoted}"]

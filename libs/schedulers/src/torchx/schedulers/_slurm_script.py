@@ -18,7 +18,7 @@ import shlex
 from collections.abc import Mapping
 
 from torchx.schedulers._replica_env import TORCHX_RANK0_HOST, replica_env
-from torchx.specs import AppDef, CfgVal, Role, SpecsError, macros
+from torchx.specs import MISSING, AppDef, CfgVal, Role, SpecsError, macros
 
 # A value exported once for the whole job at the top of the script, not per replica.
 _FROM_JOB = "\x00job\x00"
@@ -146,7 +146,7 @@ def check_roles(app: AppDef) -> None:
             raise SpecsError(
                 "role.name", role.name, "use letters, digits, '_', '.' or '-' (it names log files)"
             )
-        if not role.entrypoint:
+        if not role.entrypoint or role.entrypoint == MISSING:
             raise SpecsError(f"role {role.name!r} entrypoint", role.entrypoint, "give a program")
         if role.num_replicas < 1:
             raise SpecsError(f"role {role.name!r} num_replicas", role.num_replicas, "at least 1")

@@ -49,6 +49,7 @@ from torchx.schedulers._errors import check_params
 from torchx.schedulers._replica_env import TORCHX_RANK0_HOST, launch_defaults, replica_env
 from torchx.schedulers.ids import make_unique
 from torchx.specs import (
+    MISSING,
     AppDef,
     AppDryRunInfo,
     AppState,
@@ -167,7 +168,7 @@ def _check_app(app: AppDef, cfg: Mapping[str, CfgVal]) -> None:
         check_device_counts(f"{where} resource.devices", res.devices)
         if res.memMB != -1 and res.memMB < 6:
             raise SpecsError(f"{where} resource.memMB", res.memMB, "Docker needs at least 6 MiB")
-        if not role.entrypoint:
+        if not role.entrypoint or role.entrypoint == MISSING:
             raise SpecsError(f"{where} entrypoint", role.entrypoint, "give the program to run")
         if not isinstance(role.num_replicas, int) or role.num_replicas < 1:
             raise SpecsError(f"{where} num_replicas", role.num_replicas, "a whole number >= 1")

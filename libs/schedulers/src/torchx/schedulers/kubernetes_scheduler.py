@@ -45,6 +45,7 @@ from torchx.schedulers._errors import check_params, require
 from torchx.schedulers._replica_env import TORCHX_RANK0_HOST, replica_env
 from torchx.schedulers.ids import make_unique
 from torchx.specs import (
+    MISSING,
     AppDef,
     AppDryRunInfo,
     AppState,
@@ -160,7 +161,7 @@ def _check_app(app: AppDef, cfg: Mapping[str, CfgVal]) -> None:
             f"{where} resource", role.resource.cpu, role.resource.gpu, role.resource.memMB
         )
         check_device_counts(f"{where} resource.devices", role.resource.devices)
-        if not role.entrypoint:
+        if not role.entrypoint or role.entrypoint == MISSING:
             raise SpecsError(f"{where} entrypoint", role.entrypoint, "give the program to run")
         if not isinstance(role.num_replicas, int) or role.num_replicas < 1:
             raise SpecsError(f"{where} num_replicas", role.num_replicas, "a whole number >= 1")
