@@ -59,7 +59,7 @@ def _complete(words: str) -> list[str]:
 
 
 def test_shell_completion_offers_scheduler_names_and_the_components_flags() -> None:
-    assert _complete("torchx run -s local_") == ["local_cwd", "local_docker"]
+    assert _complete("torchx run -s local_") == ["local_cwd", "local_dir", "local_docker"]
     assert _complete("torchx list -s sl") == ["slurm"]
     assert _complete("torchx run utils.echo --") == ["--msg", "--image", "--num_replicas", "--help"]
     assert _complete("torchx run utils.echo --m") == ["--msg"]
