@@ -42,7 +42,7 @@ def test_resource_given_as_a_name() -> None:
 
 
 def test_unknown_retry_policy() -> None:
-    with pytest.raises(SpecsError, match="retry_policy.*bogus.*REPLICA"):
+    with pytest.raises(SpecsError, match=r"retry_policy.*bogus.*REPLICA"):
         _role(retry_policy="bogus")
 
 
