@@ -29,7 +29,10 @@ case "$2" in
   node) echo "NodeName=node1 NodeAddr=127.0.0.1 State=IDLE" ;;
 esac
 """
-DUMP = "import json, os, sys; json.dump({'argv': sys.argv[1:], 'env': dict(os.environ)}, open(os.environ['OUT_FILE'] + os.environ['RANK'], 'w'))"
+DUMP = (
+    "import json, os, sys; json.dump({'argv': sys.argv[1:], 'env': dict(os.environ)}, "
+    "open(os.environ['OUT_FILE'] + os.environ['RANK'], 'w'))"
+)
 
 HOSTILE = [
     "$(touch pwned)",
