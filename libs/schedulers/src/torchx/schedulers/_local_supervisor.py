@@ -34,7 +34,6 @@ import time
 # Kept off the import path at run time: every import delays the start of the replicas.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Callable
     from typing import Any
 
 META_DIR = ".torchx"
@@ -57,7 +56,8 @@ TIMES_RESOLUTION = 0.005
 HOUSEKEEPING_INTERVAL = 1.0
 # The longest grace the supervisor honours; the scheduler refuses more at submit.
 MAX_GRACE_S = 86400.0
-_PR_SET_PDEATHSIG = 1
+# What the supervisor tells its watchdog (see ``Watchdog``), one line each.
+GUARD_DONE = b"done\n"
 _PR_SET_CHILD_SUBREAPER = 36
 LINUX = sys.platform.startswith("linux")
 
@@ -292,7 +292,8 @@ class Supervisor:
         self.vanished = False  # the app directory was deleted: nothing more is written
         self.log_error = ""  # why output could not be written, once it could not
         self.next_housekeeping = time.monotonic() + HOUSEKEEPING_INTERVAL
-        self.prctl: Callable[..., int] | None = None
+        self.guard_pid: int | None = None
+        self.guard_w: int | None = None
         self.subreaper = False
         self.last_write = 0.0
         self.dirty = True
@@ -312,6 +313,7 @@ class Supervisor:
     # -- setup ------------------------------------------------------------------------
 
     def install(self) -> None:
+        self._start_watchdog()
         # Python's C handler writes each signal's number to the wakeup fd, which wakes the
         # select below; the Python-level handlers need not do anything.
         for sig in (signal.SIGCHLD, signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
@@ -320,6 +322,38 @@ class Supervisor:
         self._become_subreaper()
         self._raise_fd_limit()
 
+    def _start_watchdog(self) -> None:
+        """Fork the watchdog that stops every replica group should this process die.
+
+        Forked once, before any signal handler is set; replicas are then spawned the
+        fast way (posix_spawn) and the watchdog is told each new group over a pipe.
+        """
+        r, w = os.pipe()
+        try:
+            pid = os.fork()
+        except OSError:
+            os.close(r)
+            os.close(w)
+            return  # no watchdog: torchx status/cancel still kill the recorded groups
+        if pid == 0:
+            os.close(w)
+            code = 0
+            try:
+                Watchdog(r, self.meta, os.getppid()).run()
+            except BaseException:
+                code = 1
+            os._exit(code)
+        os.close(r)
+        self.guard_pid, self.guard_w = pid, w
+
+    def tell_watchdog(self, line: bytes) -> None:
+        if self.guard_w is None:
+            return
+        try:
+            os.write(self.guard_w, line)
+        except OSError:
+            self.guard_w = None  # it is gone; status/cancel remain the fallback
+
     def _become_subreaper(self) -> None:
         if not sys.platform.startswith("linux"):
             return
@@ -327,7 +361,6 @@ class Supervisor:
             import ctypes
 
             libc = ctypes.CDLL(None, use_errno=True)
-            self.prctl = libc.prctl
             self.subreaper = libc.prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0
         except (OSError, AttributeError):
             pass  # orphans then go to init; trees are still killed while their leader lives
@@ -525,6 +558,7 @@ class Supervisor:
             os.close(w_err)
         replica.state = "RUNNING"
         replica.start_token = process_start_token(replica.pid) if LINUX else None
+        self.tell_watchdog(f"+{replica.pid} {replica.start_token}\n".encode())
         self.by_pid[replica.pid] = replica
         for fd, stream in ((r_out, "stdout"), (r_err, "stderr")):
             os.set_blocking(fd, False)
@@ -548,8 +582,6 @@ class Supervisor:
                 start_new_session=True,
             ).pid
         exe = _which(argv[0], env.get("PATH", os.defpath), cwd)
-        if self.prctl is not None:
-            return self._fork_exec(exe, argv, cwd, env, out, err)
         # posix_spawn has no working-directory action; the child inherits ours.
         if self.cwd != cwd:
             os.chdir(cwd)
@@ -570,45 +602,6 @@ class Supervisor:
             setpgroup=0,
             setsigdef=(signal.SIGPIPE, signal.SIGXFSZ),
         )
-
-    def _fork_exec(
-        self, exe: str, argv: list[str], cwd: str, env: dict[str, str], out: int, err: int
-    ) -> int:
-        """fork + exec, so the child can ask for SIGKILL on our death before it execs."""
-        for text in (exe, *argv, *env, *env.values()):
-            if "\0" in text:
-                raise ValueError(f"embedded NUL byte in {text!r}")
-        parent = os.getpid()
-        pid = os.fork()
-        if pid == 0:  # the child: only async-signal-safe work before exec matters here
-            code = 127
-            try:
-                signal.set_wakeup_fd(-1)
-                os.setpgid(0, 0)
-                assert self.prctl is not None
-                self.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
-                if os.getppid() != parent:  # we died between fork and prctl
-                    os._exit(code)
-                os.dup2(self.devnull, 0)
-                os.dup2(out, 1)
-                os.dup2(err, 2)
-                # Python ignores SIGPIPE and SIGXFSZ; ignored signals survive exec.
-                signal.signal(signal.SIGPIPE, signal.SIG_DFL)
-                signal.signal(signal.SIGXFSZ, signal.SIG_DFL)
-                signal.pthread_sigmask(signal.SIG_SETMASK, [])
-                os.chdir(cwd)
-                os.execve(exe, argv, env)
-            except BaseException as e:
-                try:
-                    os.write(2, f"torchx: cannot start {argv[0]!r}: {e}\n".encode())
-                finally:
-                    os._exit(code)
-        # Also from this side, so a kill of the group right after fork reaches the child.
-        try:
-            os.setpgid(pid, pid)
-        except OSError:
-            pass  # it already exec'd (then it set the group itself) or already ended
-        return pid
 
     def terminate(self, targets: list[Replica]) -> None:
         """End each target's whole process tree: SIGTERM, then SIGKILL after the grace."""
@@ -650,6 +643,8 @@ class Supervisor:
         me = os.getpid()
         table = process_table()
         rest = descendants({me}, table)
+        if self.guard_pid is not None:
+            rest.discard(self.guard_pid)
         if not rest:
             return
         for pid in rest:
@@ -771,6 +766,77 @@ class Supervisor:
             r.close_logs()
         self.ended_at = time.time()
         self.write_state(force=True)
+        # Every replica is reaped and the end recorded: the watchdog has nothing to do.
+        self.tell_watchdog(GUARD_DONE)
+
+
+class Watchdog:
+    """A forked child of the supervisor that outlives it only to stop its replicas.
+
+    It reads one line per replica group from a pipe. The pipe closes when the supervisor
+    exits, whatever the cause; a close without ``done`` first means the supervisor died
+    (``kill -9``, a crash): every group is then killed and the app recorded as FAILED.
+    """
+
+    def __init__(self, fd: int, meta: str, supervisor: int) -> None:
+        self.fd = fd
+        self.meta = meta
+        self.supervisor = supervisor
+        self.groups: list[dict[str, Any]] = []
+
+    def run(self) -> None:
+        # Only the supervisor's end (the pipe's close) matters; a stray signal does not.
+        for sig in (signal.SIGINT, signal.SIGHUP, signal.SIGTERM):
+            signal.signal(sig, signal.SIG_IGN)
+        if os.getppid() != self.supervisor:
+            return self.stop_all()
+        pending = b""
+        while True:
+            try:
+                data = os.read(self.fd, 65536)
+            except InterruptedError:
+                continue
+            if not data:
+                break
+            pending += data
+            *lines, pending = pending.split(b"\n")
+            for line in lines:
+                if line == GUARD_DONE.strip():
+                    return None
+                pid, _, token = line[1:].partition(b" ")
+                self.groups.append({"pgid": int(pid), "start": token.decode() or None})
+        return self.stop_all()
+
+    def stop_all(self) -> None:
+        killed = kill_recorded_groups({"replicas": self.groups})
+        path = os.path.join(self.meta, STATE_FILE)
+        try:
+            state = read_data(path) or {}
+        except StateFileError:
+            state = {}
+        if state.get("state") not in (None, "PENDING", "RUNNING"):
+            return  # the supervisor recorded its own end (an emergency stop)
+        msg = (
+            f"the app's supervisor (pid {self.supervisor}) died without recording the end "
+            f"of the app (killed?); its watchdog killed the replica process groups {killed}"
+        )
+        replicas = [
+            {**r, "state": "FAILED", "pgid": None} if r.get("state") == "RUNNING" else r
+            for r in state.get("replicas", [])
+        ]
+        final = {
+            **state,
+            "version": STATE_VERSION,
+            "state": "FAILED",
+            "msg": msg,
+            "structured_error_msg": msg,
+            "replicas": replicas,
+            "ended_at": time.time(),
+        }
+        try:
+            write_atomic(path, final)
+        except OSError:
+            pass  # the app directory is gone: the groups are killed all the same
 
 
 def _which(name: str, path: str, cwd: str) -> str:
