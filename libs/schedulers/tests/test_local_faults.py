@@ -4,6 +4,7 @@ did not happen. Every process a test starts is killed by its pid at the end."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import os
@@ -55,10 +56,8 @@ class Pids:
     def kill_all(self) -> None:
         for pid in self.pids:
             if alive(pid):
-                try:
+                with contextlib.suppress(ProcessLookupError):
                     os.kill(pid, signal.SIGKILL)
-                except ProcessLookupError:
-                    pass
 
 
 @pytest.fixture
@@ -237,8 +236,8 @@ def test_a_failing_log_write_fails_the_app_names_the_file_and_orphans_nothing(
         from torchx.schedulers.local_scheduler import LocalScheduler
         from torchx.specs import AppDef, Role
         s = LocalScheduler("x", state_dir={str(state_dir)!r})
-        big = Role("big", image="", entrypoint="bash",
-                   args=["-c", "echo $BASHPID > {tmp_path}/pid; head -c 1000000 /dev/zero; sleep 300"])
+        script = "echo $BASHPID > {tmp_path}/pid; head -c 1000000 /dev/zero; sleep 300"
+        big = Role("big", image="", entrypoint="bash", args=["-c", script])
         other = Role("other", image="", entrypoint="bash",
                      args=["-c", "echo $BASHPID > {tmp_path}/pid2; exec sleep 300"])
         app_id = s.submit(AppDef("fsz", [big, other]))

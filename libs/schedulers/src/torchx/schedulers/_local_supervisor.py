@@ -493,7 +493,10 @@ class Supervisor:
                 except OSError as e:
                     # Output that cannot be kept ends the app: nothing is lost silently.
                     where = e.filename or replica.dir
-                    self.log_error = f"cannot write the output of {replica.role}/{replica.id} to {where}: {e.strerror}"
+                    self.log_error = (
+                        f"cannot write the output of {replica.role}/{replica.id} "
+                        f"to {where}: {e.strerror}"
+                    )
                     self.dirty = True
             return True
         self._unwatch(fd, replica)
@@ -545,7 +548,7 @@ class Supervisor:
             os.close(r_out)
             os.close(r_err)
             replica.error = f"torchx: cannot start {replica.argv[0]!r}: {e}"
-            try:
+            try:  # noqa: SIM105 -- contextlib stays unimported: imports delay the replicas
                 replica.record("stderr", f"{replica.error}\n".encode())
             except OSError:
                 pass  # the error is in the state all the same
@@ -833,7 +836,7 @@ class Watchdog:
             "replicas": replicas,
             "ended_at": time.time(),
         }
-        try:
+        try:  # noqa: SIM105 -- as above, no contextlib here
             write_atomic(path, final)
         except OSError:
             pass  # the app directory is gone: the groups are killed all the same
