@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 import yaml
 
-from torchx.schedulers import get_scheduler
+from torchx.schedulers import SchedulerError, get_scheduler
 from torchx.schedulers.kubernetes_scheduler import (
     LABEL_APP_ID,
     LABEL_ROLE,
@@ -222,7 +222,7 @@ def test_dryrun_prints_yaml_of_the_exact_manifests() -> None:
         ({"image": "repo:-tag"}, {}, "role 'trainer' image", "tag"),
         ({"resource": Resource(cpu=0, gpu=0, memMB=10)}, {}, "resource.cpu", "> 0"),
         ({"resource": Resource(cpu=1, gpu=0, memMB=0)}, {}, "resource.memMB", "> 0"),
-        ({"resource": Resource(cpu=1, gpu=-3, memMB=1)}, {}, "resource.gpu", "GPUs"),
+        ({"resource": Resource(cpu=1, gpu=-3, memMB=1)}, {}, "resource.gpu", "negative"),
         (
             {"resource": Resource(cpu=1, gpu=0, memMB=1, devices={"x/y": 0})},
             {},
@@ -436,9 +436,7 @@ def test_workspace_is_built_by_the_engine_and_a_failed_push_creates_nothing(
         engine.close()
     info = s.submit_dryrun(app, cfg)
     assert info.request.push == {local: f"127.0.0.1:{closed}/me/ws:{local.partition(':')[2]}"}
-    with pytest.raises(
-        SpecsError, match=f"run option 'image_repo': got '127.0.0.1:{closed}/me/ws'"
-    ):
+    with pytest.raises(SchedulerError, match=f"image_repo='127.0.0.1:{closed}/me/ws'"):
         s.schedule(info)
     assert created == []
 

@@ -31,7 +31,6 @@ from torchx.schedulers._api import (
     DescribeAppResponse,
     ListAppResponse,
     Scheduler,
-    SchedulerCapabilities,
     Stream,
     filter_regex,
 )
@@ -44,6 +43,7 @@ from torchx.schedulers._container_rules import (
     check_resources,
     to_dns_label,
 )
+from torchx.schedulers._docker_auth import split_reference
 from torchx.schedulers._errors import require
 from torchx.specs import (
     AppDef,
@@ -61,14 +61,13 @@ from torchx.specs import (
     macros,
     runopts,
 )
+from torchx.workspace.docker_workspace import WORKSPACE_REPO, DockerWorkspaceMixin
 
 BACKEND = "kubernetes"
 EXTRA = "kubernetes"
 RANK0_ENV = "TORCHX_RANK0_HOST"
 MASTER_PORT = 29500
 GPU_RESOURCE = "nvidia.com/gpu"
-# The local tag of workspace images (as the local_docker scheduler builds them).
-WORKSPACE_REPO = "torchx-workspace"
 
 LABEL_PREFIX = "torchx.pytorch.org"
 LABEL_APP_ID = f"{LABEL_PREFIX}/app-id"
@@ -216,18 +215,12 @@ def _check_app(app: AppDef, cfg: Mapping[str, CfgVal]) -> None:
         )
 
 
-class KubernetesScheduler(Scheduler[KubernetesRequest]):
-    """Submits apps to a Kubernetes cluster; see the module docstring for the layout."""
+class KubernetesScheduler(DockerWorkspaceMixin, Scheduler[KubernetesRequest]):
+    """Submits apps to a Kubernetes cluster; see the module docstring for the layout.
 
-    capabilities = SchedulerCapabilities(
-        cancel=True,
-        logs=True,
-        distributed=True,
-        describe=True,
-        workspaces=True,
-        mounts=True,
-        elasticity=False,
-    )
+    Workspaces are built into images on the local Docker engine and pushed to
+    ``image_repo`` at submit (:class:`~torchx.workspace.docker_workspace.DockerWorkspaceMixin`).
+    """
 
     def __init__(self, session_name: str = "torchx", client: Any = None) -> None:
         super().__init__(BACKEND, session_name)
@@ -249,9 +242,12 @@ class KubernetesScheduler(Scheduler[KubernetesRequest]):
     def _apis(self) -> Any:
         return require("kubernetes.client", scheduler=BACKEND, extra=EXTRA)
 
+    def close(self) -> None:
+        self._close_docker_client()
+
     # -- submission -------------------------------------------------------------------
 
-    def run_opts(self) -> runopts:
+    def _run_opts(self) -> runopts:
         opts = runopts()
         opts.add("namespace", str, "Kubernetes namespace to create the app in", default="default")
         opts.add(
@@ -268,12 +264,6 @@ class KubernetesScheduler(Scheduler[KubernetesRequest]):
         opts.add("node_selector", dict, "node labels the pods must run on (k1:v1;k2:v2)")
         opts.add("labels", dict, "extra labels put on every object and pod")
         opts.add("shm_size", str, "size limit of /dev/shm (an in-memory emptyDir), e.g. 8Gi")
-        opts.add(
-            "image_repo",
-            str,
-            "repository the workspace image is pushed to (through the local Docker engine) "
-            "and pulled from by the cluster; needed with --workspace",
-        )
         return opts
 
     def _submit_dryrun(
@@ -286,12 +276,8 @@ class KubernetesScheduler(Scheduler[KubernetesRequest]):
     def with_workspace(
         self, app: AppDef, cfg: Mapping[str, CfgVal], workspace: str
     ) -> tuple[AppDef, dict[str, CfgVal]]:
-        """Build each role image + ``workspace`` with the local Docker engine (pushed at submit)."""
-        import dataclasses
-        import os
-
-        from torchx.schedulers.docker_scheduler import DockerScheduler
-
+        """Build each role image + ``workspace`` with the local Docker engine (pushed at
+        submit to ``image_repo``, where the cluster pulls it)."""
         if not cfg.get("image_repo"):
             raise SpecsError(
                 "run option 'image_repo'",
@@ -299,33 +285,14 @@ class KubernetesScheduler(Scheduler[KubernetesRequest]):
                 "a cluster pulls the workspace image from a repository; name one to push it "
                 "to (-cfg image_repo=REGISTRY/REPO)",
             )
-        path = os.path.abspath(os.path.expanduser(workspace))
-        if not os.path.isdir(path):
-            raise SpecsError("workspace", workspace, "the kubernetes workspace is a directory")
-        builder = DockerScheduler(self.session_name)
-        built: dict[str, str] = {}
-        roles = []
-        try:
-            for role in app.roles:
-                check_image(f"role {role.name!r} image", role.image)
-                if role.image not in built:
-                    built[role.image] = builder.build_workspace_image(role.image, path)
-                roles.append(dataclasses.replace(role, image=built[role.image]))
-        finally:
-            builder.close()
-        return dataclasses.replace(app, roles=roles), dict(cfg)
+        for role in app.roles:
+            check_image(f"role {role.name!r} image", role.image)
+        return super().with_workspace(app, cfg, workspace)
 
     def schedule(self, dryrun_info: AppDryRunInfo[KubernetesRequest]) -> str:
         req = dryrun_info.request
-        if req.push:
-            from torchx.schedulers.docker_scheduler import DockerScheduler
-
-            pusher = DockerScheduler(self.session_name)
-            try:
-                # Before any object exists: a failed push leaves nothing in the cluster.
-                pusher.push_images(req.push)
-            finally:
-                pusher.close()
+        # Before any object exists: a failed push leaves nothing in the cluster.
+        self.push_images({src: split_reference(dst) for src, dst in req.push.items()})
         created: list[dict[str, Any]] = []
         try:
             for manifest in req.manifests:
@@ -505,7 +472,7 @@ class KubernetesScheduler(Scheduler[KubernetesRequest]):
             lines = (ln + "\n" for ln in text.splitlines())
         return filter_regex(regex, _untimestamp(lines, until))
 
-    def cancel(self, app_id: str) -> None:
+    def _cancel_existing(self, app_id: str) -> None:
         namespace, name = self._split(app_id)
         apis = self._apis()
         client = self._client()
@@ -867,6 +834,3 @@ def build_request(app: AppDef, app_id: str, cfg: Mapping[str, CfgVal]) -> Kubern
 def create_scheduler(session_name: str, client: Any = None, **_other: Any) -> KubernetesScheduler:
     """The registry's factory; parameters meant for other schedulers are ignored."""
     return KubernetesScheduler(session_name, client=client)
-
-
-create_scheduler.scheduler_class = KubernetesScheduler  # type: ignore[attr-defined]
