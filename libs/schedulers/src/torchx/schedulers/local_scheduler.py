@@ -797,8 +797,8 @@ class LocalScheduler(Scheduler[LocalRequest]):
         grace = float(request.get("cancel_grace_s", 5.0))
         # the supervisor also looks for the marker once per housekeeping interval
         desc = self.wait(app_id, timeout=grace + 15.0 + sup.HOUSEKEEPING_INTERVAL)
-        if desc is not None and is_terminal(desc.state):
-            return
+        if desc is None or is_terminal(desc.state):
+            return  # ended, or its directory was deleted (its supervisor then stops it)
         # The supervisor is alive but did not stop the app: stop everything ourselves.
         _, state = self._read(app_dir)
         if pid is not None and self._supervisor_alive(app_id, state):
