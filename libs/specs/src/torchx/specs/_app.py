@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any
 
+from torchx.specs._errors import SpecsError
 from torchx.specs._mounts import BindMount, DeviceMount, Mount, VolumeMount
 
 
@@ -75,8 +76,6 @@ class Role:
     mounts: list[Mount] = field(default_factory=list)
 
     def __post_init__(self) -> None:
-        from torchx.specs._errors import SpecsError
-
         if isinstance(self.args, (str, bytes)):
             # list("hello") would run the program with the arguments h e l l o
             raise SpecsError(
@@ -112,8 +111,6 @@ class AppDef:
     def __post_init__(self) -> None:
         if not isinstance(self.roles, list):
             if not isinstance(self.roles, Iterable) or isinstance(self.roles, (str, bytes)):
-                from torchx.specs._errors import SpecsError
-
                 raise SpecsError(
                     f"app {self.name!r} roles", self.roles, "give a list of Role objects"
                 )
