@@ -468,3 +468,41 @@ def test_workspace_is_pushed_with_the_login_then_the_manifests_use_it(
     assert docker_registry.tags("team/ws") == [tag]
     (job,) = created
     assert f"{repo}:{tag}" in json.dumps(job)
+
+
+def test_a_pending_app_says_why_from_the_unschedulable_condition() -> None:
+    from torchx.schedulers.kubernetes_scheduler import _describe_batch, _why_pending
+
+    job = {
+        "metadata": {"name": "a-1-r", "labels": {"torchx.pytorch.org/role-name": "r"}},
+        "spec": {"completions": 1},
+        "status": {},
+    }
+    # what the API server returns for a pod the scheduler could not place
+    pod = {
+        "metadata": {
+            "name": "a-1-r-0",
+            "labels": {"torchx.pytorch.org/role-name": "r"},
+            "annotations": {"batch.kubernetes.io/job-completion-index": "0"},
+        },
+        "status": {
+            "phase": "Pending",
+            "conditions": [
+                {
+                    "type": "PodScheduled",
+                    "status": "False",
+                    "reason": "Unschedulable",
+                    "message": "0/1 nodes are available: 1 Insufficient nvidia.com/gpu.",
+                }
+            ],
+        },
+    }
+    desc = _why_pending(_describe_batch("ns:a-1", [job], [pod]), [pod])
+    assert desc.state == AppState.PENDING
+    assert desc.msg == (
+        "waiting for Kubernetes to schedule it: Unschedulable: "
+        "0/1 nodes are available: 1 Insufficient nvidia.com/gpu."
+    )
+    pod["status"] = {"phase": "Running", "conditions": [{"type": "PodScheduled", "status": "True"}]}
+    job["status"] = {"active": 1}
+    assert _why_pending(_describe_batch("ns:a-1", [job], [pod]), [pod]).msg == ""
