@@ -13,6 +13,7 @@ from ._errors import SpecError
 from ._layer import Layer
 from ._placeholder import Node, Op, Placeholder, apply_op
 from ._shapes import Shape, Shapes
+from ._spec import layer_from_body
 
 # A structure template mirrors the user's inputs/outputs: an int (index of a
 # placeholder in the flat list), a list of templates, or a dict of them.
@@ -329,8 +330,6 @@ class Functional(Layer):
 
     @classmethod
     def from_config(cls, config: dict[str, Any], name: str | None) -> Layer:
-        from ._spec import layer_from_body
-
         for key in ("inputs", "input_shapes", "nodes", "outputs", "layers"):
             if key not in config:
                 raise SpecError(f"Functional.config: missing field {key!r}")

@@ -9,10 +9,11 @@ from typing import Any, ClassVar
 import torch
 from torch import nn
 
+from . import _spec
 from ._errors import ShapeError, format_shape
 from ._meta import module_on_meta
-from ._module_state import init_module
 from ._placeholder import Node, Placeholder
+from ._registry import LAYER_TYPES, SPEC_FORMAT_VERSION
 from ._shapes import (
     PROBES,
     Shape,
@@ -23,11 +24,6 @@ from ._shapes import (
     leaves,
     probe,
 )
-
-SPEC_FORMAT_VERSION = 1
-
-#: Every public Layer subclass by class name, for ``from_spec``.
-LAYER_TYPES: dict[str, type[Layer]] = {}
 
 
 def _placeholder_args(args: tuple[Any, ...]) -> list[Placeholder] | None:
@@ -140,16 +136,16 @@ class Layer(nn.Module):
         )
 
     def _init_state(self, attrs: dict[str, Any]) -> None:
-        """``nn.Module.__init__``, then ``attrs`` as plain attributes, in one go.
+        """``nn.Module.__init__``, then ``attrs`` as plain attributes.
 
         Plain attributes go straight to ``__dict__``: nn.Module.__setattr__ is slow, and
         making many layers is on the hot path of model construction.
         """
         if self._plain_module:
-            init_module(self, attrs)
+            nn.Module.__init__(self)
         else:
             super().__init__()
-            self.__dict__.update(attrs)
+        self.__dict__.update(attrs)
 
     # --- state -------------------------------------------------------------------------
 
@@ -409,19 +405,13 @@ class Layer(nn.Module):
 
     @classmethod
     def from_spec(cls, spec: dict[str, Any] | str) -> Layer:
-        from ._spec import from_spec
-
-        return from_spec(spec)
+        return _spec.from_spec(spec)
 
     def to_json(self, indent: int | None = 2) -> str:
-        from ._spec import dumps_json
-
-        return dumps_json(self.to_spec(), indent)
+        return _spec.dumps_json(self.to_spec(), indent)
 
     def to_yaml(self) -> str:
-        from ._spec import dumps_yaml
-
-        return dumps_yaml(self.to_spec())
+        return _spec.dumps_yaml(self.to_spec())
 
     def extra_repr(self) -> str:
         return ", ".join(f"{k}={v!r}" for k, v in self.get_config().items())
@@ -531,7 +521,8 @@ class TorchLayer(Layer):
             "args": full,
         }
         if cls._plain_module:
-            init_module(self, attrs)
+            nn.Module.__init__(self)
+            self.__dict__.update(attrs)
         else:
             self._init_state(attrs)
         self._config: dict[str, Any]

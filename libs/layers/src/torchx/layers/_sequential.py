@@ -5,16 +5,11 @@ from __future__ import annotations
 from typing import Any
 
 from torch import nn
-from torch.nn.modules import module as torch_module
 
 from ._errors import ShapeError
 from ._layer import Layer, TorchLayer, plan_items
 from ._shapes import Shape, Shapes
-
-
-def _registration_hooks() -> Any:
-    """torch's global module-registration hooks (true if any is registered, or unknown)."""
-    return getattr(torch_module, "_global_module_registration_hooks", True)
+from ._spec import layer_from_body
 
 
 class Sequential(Layer):
@@ -36,13 +31,8 @@ class Sequential(Layer):
                     f"Sequential item {i} is a {type(item).__name__}; expected a torchx layer "
                     "or an nn.Module"
                 )
-        if type(self) is Sequential and not _registration_hooks():
-            # add_module's checks cannot fail for the names "0", "1", ... of a fresh
-            # Sequential, and no registration hook would see them: register directly
-            self._modules.update(zip(map(str, range(len(layers))), layers, strict=True))
-        else:
-            for i, item in enumerate(layers):
-                self.add_module(str(i), item)
+        for i, item in enumerate(layers):
+            self.add_module(str(i), item)
 
     def __len__(self) -> int:
         return len(self.items)
@@ -144,8 +134,6 @@ class Sequential(Layer):
 
     @classmethod
     def from_config(cls, config: dict[str, Any], name: str | None) -> Layer:
-        from ._spec import layer_from_body
-
         layers = config.get("layers")
         if not isinstance(layers, list):
             raise TypeError(f"Sequential.config.layers={layers!r}: expected a list of layer specs")

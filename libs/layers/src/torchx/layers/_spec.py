@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ._errors import SpecError
-from ._layer import LAYER_TYPES, SPEC_FORMAT_VERSION, Layer
+from ._registry import LAYER_TYPES, SPEC_FORMAT_VERSION
+
+if TYPE_CHECKING:
+    from ._layer import Layer
 
 
 def dumps_json(spec: dict[str, Any], indent: int | None = 2) -> str:

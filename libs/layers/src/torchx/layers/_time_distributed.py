@@ -11,6 +11,7 @@ from ._layer import Layer
 from ._modules import TimeDistributedModule
 from ._sequential import Sequential
 from ._shapes import Shape, Shapes
+from ._spec import layer_from_body
 
 
 class TimeDistributed(Layer):
@@ -68,7 +69,5 @@ class TimeDistributed(Layer):
 
     @classmethod
     def from_config(cls, config: dict[str, Any], name: str | None) -> Layer:
-        from ._spec import layer_from_body
-
         inner = layer_from_body(config.get("layer"), "TimeDistributed.config.layer")
         return cls(inner, name=name)
