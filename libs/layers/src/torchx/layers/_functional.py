@@ -10,7 +10,7 @@ from typing import Any
 from torch import nn
 
 from ._errors import SpecError
-from ._layer import Layer
+from ._layer import Layer, nesting_of
 from ._placeholder import Node, Op, Placeholder, apply_op
 from ._shapes import Shape, Shapes
 from ._spec import layer_from_body
@@ -94,6 +94,9 @@ class Functional(Layer):
         if len({id(p) for p in flat_in}) != len(flat_in):
             raise ValueError("inputs: the same Placeholder is listed twice")
         nodes = self._collect(flat_in, flat_out)
+        self.__dict__["_nesting"] = nesting_of(
+            [n.target for n in nodes if isinstance(n.target, Layer)], "L.Functional"
+        )
         self._name_layers(nodes)
         self._graph = self._describe(flat_in, in_template, flat_out, out_template, nodes)
         self._compile(flat_in, flat_out, out_template, nodes)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import inspect
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Any, ClassVar
 
 import torch
@@ -80,6 +80,25 @@ def _check_name(name: Any) -> None:
         raise ValueError(
             f"name={name!r}: a layer name must be a Python identifier such as 'encoder_1'"
         )
+
+
+#: How deeply containers (Sequential, Functional, TimeDistributed) may nest. Calls,
+#: builds and specs recurse once per level; past this, Python's recursion limit
+#: would end them with a RecursionError somewhere inside torch.
+MAX_NESTING = 64
+
+
+def nesting_of(children: Iterable[object], what: str) -> int:
+    """A container's nesting depth (1 + its deepest child's), refused past MAX_NESTING."""
+    depth = 1 + max(
+        (c.__dict__.get("_nesting", 0) for c in children if isinstance(c, Layer)), default=0
+    )
+    if depth > MAX_NESTING:
+        raise ValueError(
+            f"{what}: containers would nest {depth} deep, past the limit of {MAX_NESTING}; "
+            "flatten the model (one Sequential can hold any number of layers)"
+        )
+    return depth
 
 
 def to_placeholders(shapes: Shapes, node: Node) -> Any:

@@ -7,7 +7,7 @@ from typing import Any
 from torch import nn
 
 from ._errors import ShapeError
-from ._layer import Layer, TorchLayer, plan_items
+from ._layer import Layer, TorchLayer, nesting_of, plan_items
 from ._shapes import Shape, Shapes
 from ._spec import layer_from_body
 
@@ -23,7 +23,9 @@ class Sequential(Layer):
 
     def __init__(self, *layers: nn.Module, name: str | None = None) -> None:
         # items is a plain list attribute; nn.Module.__setattr__ would only pass it on
-        self._init_layer(name, {"items": list(layers)})
+        self._init_layer(
+            name, {"items": list(layers), "_nesting": nesting_of(layers, "L.Sequential")}
+        )
         self.items: list[nn.Module]
         for i, item in enumerate(layers):
             if not isinstance(item, nn.Module):

@@ -7,7 +7,7 @@ from typing import Any, ClassVar
 from torch import nn
 
 from ._errors import ShapeError
-from ._layer import Layer
+from ._layer import Layer, nesting_of
 from ._modules import TimeDistributedModule
 from ._sequential import Sequential
 from ._shapes import Shape, Shapes
@@ -28,6 +28,7 @@ class TimeDistributed(Layer):
         if not layers or not all(isinstance(x, Layer) for x in layers):
             raise TypeError("TimeDistributed takes one or more torchx layers")
         self.inner: Layer = layers[0] if len(layers) == 1 else Sequential(*layers)
+        self.__dict__["_nesting"] = nesting_of([self.inner], "L.TimeDistributed")
         self.native: nn.Module | None = None
 
     def _shape(self, shapes: list[Shape], path: str) -> Shapes:
