@@ -257,6 +257,86 @@ class Layer(nn.Module):
             except BaseException:
                 state["_pending"] = True
                 raise
+            if not state["training"] or "_carry" in state:
+                module = self.call_module()
+                if module is not self:  # a container's items carry their own
+                    self._carry_settings(module)
+
+    # --- what was set before the build -------------------------------------------------
+    #
+    # train()/eval(), requires_grad_() and .to()/.half()/.cuda()/... on a layer whose
+    # torch module does not exist yet are remembered and applied to the module when it
+    # is made, as torch's Lazy modules keep them for their uninitialized parameters.
+
+    def _carry_settings(self, module: nn.Module) -> None:
+        """Apply to a module just made for this layer what was set on the layer before."""
+        state = self.__dict__
+        if not state["training"]:
+            module.train(False)
+        carry = state.get("_carry")
+        if carry:
+            if "requires_grad" in carry:
+                module.requires_grad_(carry["requires_grad"])
+            if "device" in carry or "dtype" in carry:
+                module.to(device=carry.get("device"), dtype=carry.get("dtype"))
+
+    def requires_grad_(self, requires_grad: bool = True) -> Layer:
+        if self.built:
+            super().requires_grad_(requires_grad)
+            return self
+        for module in self.modules():
+            if isinstance(module, Layer):
+                if not module.built:
+                    module.__dict__.setdefault("_carry", {})["requires_grad"] = requires_grad
+                else:
+                    module.requires_grad_(requires_grad)
+            else:  # a plain module in an unbuilt Sequential has its parameters already
+                for p in module.parameters(recurse=False):
+                    p.requires_grad_(requires_grad)
+        return self
+
+    def _apply(self, fn: Any, *args: Any, **kwargs: Any) -> Any:
+        self._materialize()
+        if not self.built:
+            # fn is torch's conversion (to, half, cuda, ...): what it does to an empty
+            # floating tensor is what it will do to this layer's parameters
+            carry = self.__dict__.setdefault("_carry", {})
+            device = carry.get("device", torch.device("cpu"))
+            dtype = carry.get("dtype", torch.float32)
+            probe = fn(torch.empty(0, device=device, dtype=dtype))
+            if probe.device != device:
+                carry["device"] = probe.device
+            if probe.dtype != dtype:
+                carry["dtype"] = probe.dtype
+        return super()._apply(fn, *args, **kwargs)  # type: ignore[no-untyped-call]
+
+    # --- parameters --------------------------------------------------------------------
+
+    def _refuse_unbuilt(self, what: str) -> None:
+        if self.__dict__["_input_shapes"] is None:
+            raise RuntimeError(
+                f"L.{type(self).__name__} {self._label()!r} is not built yet, so it has no "
+                f"{what} to give: call model.build(input_shape) first (batch first, None for "
+                "a free batch, e.g. (None, 3, 32, 32)) or call the model on one batch"
+            )
+
+    # checked when called, not when first iterated: parameters() is a generator in torch
+
+    def parameters(self, recurse: bool = True) -> Iterator[nn.Parameter]:
+        self._refuse_unbuilt("parameters")
+        return super().parameters(recurse)
+
+    def buffers(self, recurse: bool = True) -> Iterator[torch.Tensor]:
+        self._refuse_unbuilt("buffers")
+        return super().buffers(recurse)
+
+    def named_parameters(self, *args: Any, **kwargs: Any) -> Iterator[tuple[str, nn.Parameter]]:
+        self._refuse_unbuilt("parameters")
+        return super().named_parameters(*args, **kwargs)
+
+    def named_buffers(self, *args: Any, **kwargs: Any) -> Iterator[tuple[str, torch.Tensor]]:
+        self._refuse_unbuilt("buffers")
+        return super().named_buffers(*args, **kwargs)
 
     def _unplan(self) -> None:
         """Forget shapes inferred by a first pass whose model failed to build."""
@@ -286,10 +366,6 @@ class Layer(nn.Module):
     def load_state_dict(self, *args: Any, **kwargs: Any) -> Any:
         self._materialize()
         return super().load_state_dict(*args, **kwargs)
-
-    def _apply(self, *args: Any, **kwargs: Any) -> Any:
-        self._materialize()
-        return super()._apply(*args, **kwargs)  # type: ignore[no-untyped-call]
 
     def _check_shapes(self, shapes: list[Shape], path: str) -> None:
         assert self._input_shapes is not None

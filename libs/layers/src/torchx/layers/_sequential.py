@@ -87,6 +87,8 @@ class Sequential(Layer):
                     except BaseException:
                         state["_pending"] = True
                         raise
+                    if not state["training"] or "_carry" in state:
+                        item._carry_settings(native)
                     item = native
                 else:
                     item = item.call_module()  # which makes the module of a planned layer
