@@ -9,6 +9,7 @@ from typing import Any
 
 from torch import nn
 
+from . import _summary
 from ._errors import SpecError
 from ._layer import Layer, nesting_of
 from ._placeholder import Node, Op, Placeholder, apply_op
@@ -373,6 +374,19 @@ class Functional(Layer):
     def node_rows(self) -> list[tuple[str, str, list[Shape], Layer | None]]:
         """(name, type, output shapes, layer) per input and recorded call, for summaries."""
         return list(self._rows)
+
+    def _summary_rows(self, path: str, rows: list[_summary.Row], seen: set[int]) -> None:
+        for name, kind, shapes, sub in self._rows:
+            where = f"{path}.{name}"
+            if sub is None:
+                rows.append((where, kind, _summary.format_shapes(shapes), 0, 0))
+                continue
+            module = sub.call_module()
+            if module is sub:  # a container lists its own items
+                sub._summary_rows(where, rows, seen)
+            else:
+                counts = _summary.count(module, seen)
+                rows.append((where, kind, _summary.format_shapes(shapes), *counts))
 
     def extra_repr(self) -> str:
         return ""

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import inspect
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any, ClassVar
 
 import torch
 from torch import nn
 
-from . import _spec
+from . import _spec, _summary
 from ._errors import ShapeError, format_shape
 from ._meta import module_on_meta
 from ._placeholder import Node, Placeholder
@@ -473,6 +473,26 @@ class Layer(nn.Module):
         # built from a real tensor: put the new parameters where that tensor lives
         if isinstance(x, torch.Tensor) and x.device.type != "cpu":
             self.call_module().to(x.device)
+
+    # --- summary -----------------------------------------------------------------------
+
+    def summary(
+        self,
+        input_shape: Sequence[int | None] | None = None,
+        print_fn: Callable[[str], object] = print,
+    ) -> None:
+        """Print each layer's output shape and parameter count, and the totals.
+
+        As Keras's ``model.summary()``: no forward pass runs. An unbuilt model needs
+        ``input_shape`` (batch first, ``None`` for a free batch) and is built from it.
+        ``print_fn`` receives the table as one string; :func:`torchx.layers.summary`
+        returns it instead.
+        """
+        print_fn(_summary.summary(self, input_shape))
+
+    def _summary_rows(self, path: str, rows: list[_summary.Row], seen: set[int]) -> None:
+        shapes = _summary.format_shapes(leaves(self.output_shape))
+        rows.append((path, type(self).__name__, shapes, *_summary.count(self, seen)))
 
     # --- serialization -----------------------------------------------------------------
 

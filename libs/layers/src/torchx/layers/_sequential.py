@@ -6,9 +6,10 @@ from typing import Any
 
 from torch import nn
 
+from . import _summary
 from ._errors import ShapeError
 from ._layer import Layer, TorchLayer, nesting_of, plan_items
-from ._shapes import Shape, Shapes
+from ._shapes import Shape, Shapes, leaves
 from ._spec import layer_from_body
 
 
@@ -143,6 +144,22 @@ class Sequential(Layer):
             raise TypeError(f"Sequential.config.layers={layers!r}: expected a list of layer specs")
         items = [layer_from_body(b, f"Sequential.config.layers[{i}]") for i, b in enumerate(layers)]
         return cls(*items, name=name)
+
+    def _summary_rows(self, path: str, rows: list[_summary.Row], seen: set[int]) -> None:
+        for i, item in enumerate(self.items):
+            where = f"{path}.{i}"
+            if isinstance(item, Layer):
+                module = self._modules[str(i)] or item
+                if module is item:  # a container lists its own items
+                    item._summary_rows(where, rows, seen)
+                    continue
+                shapes = _summary.format_shapes(leaves(item.output_shape))
+                kind = type(item).__name__
+            else:
+                module = item
+                shapes = _summary.format_shapes(leaves(self.item_shapes[i]))
+                kind = type(item).__name__
+            rows.append((where, kind, shapes, *_summary.count(module, seen)))
 
     def extra_repr(self) -> str:
         return ""
