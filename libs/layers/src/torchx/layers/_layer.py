@@ -301,13 +301,19 @@ class Layer(nn.Module):
             # fn is torch's conversion (to, half, cuda, ...): what it does to an empty
             # floating tensor is what it will do to this layer's parameters
             carry = self.__dict__.setdefault("_carry", {})
-            device = carry.get("device", torch.device("cpu"))
             dtype = carry.get("dtype", torch.float32)
-            probe = fn(torch.empty(0, device=device, dtype=dtype))
-            if probe.device != device:
-                carry["device"] = probe.device
-            if probe.dtype != dtype:
-                carry["dtype"] = probe.dtype
+            out = fn(torch.empty(0, dtype=dtype))
+            if out.dtype != dtype:
+                carry["dtype"] = out.dtype
+            if out.device.type != "cpu":
+                carry["device"] = out.device
+            else:
+                # a CPU tensor stayed on the CPU: fn moves to the CPU or moves nothing,
+                # which a tensor on meta (no data to copy out) tells apart
+                try:
+                    fn(torch.empty(0, dtype=dtype, device="meta"))
+                except NotImplementedError:
+                    carry["device"] = out.device
         return super()._apply(fn, *args, **kwargs)  # type: ignore[no-untyped-call]
 
     # --- parameters --------------------------------------------------------------------
