@@ -7,8 +7,8 @@
    Targets: seed CNN <= 0.7; ResNet-18 <= 0.5 against a dry run on a real-sized
    batch (2x3x224x224), the last line. Both sides end with the same torch
    modules, initialized by the same reset_parameters. For the seed CNN the Lazy
-   side is nn.Lazy* modules and one no_grad forward on a 1x3x32x32 tensor. Each side's time includes freeing the
-   model it made (the result is dropped at once).
+   side is nn.Lazy* modules and one no_grad forward on a 1x3x32x32 tensor. Each
+   side's time includes freeing the model it made (the result is dropped at once).
 
 Every line is a paired measurement: in each round both sides run ``inner`` times
 back to back (their mean is the round's time), the side that goes first alternates
