@@ -130,9 +130,12 @@ def test_device_conversion_before_the_build_holds() -> None:
     model = _cnn().to("meta")
     model.build((None, 3, 8, 8))
     assert {p.device.type for p in model.parameters()} == {"meta"}
-    back = _cnn().to("meta").to("cpu")
+    back = _cnn().to("meta").cpu()
     back.build((None, 3, 8, 8))
     assert {p.device.type for p in back.parameters()} == {"cpu"}
+    both = _cnn().to("meta", torch.float64).to("cpu")
+    both.build((None, 3, 8, 8))
+    assert {(p.device.type, p.dtype) for p in both.parameters()} == {("cpu", torch.float64)}
 
 
 def test_conversion_through_a_plain_parent_reaches_unbuilt_layers() -> None:

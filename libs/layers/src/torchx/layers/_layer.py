@@ -885,7 +885,7 @@ class TorchLayer(Layer):
                 raise self._make_error(kwargs, state["_input_shapes"], path, e) from e
         else:
             native = self._make(kwargs, state["_input_shapes"], path)
-        state["_modules"]["native"] = native if cls._plain_wrap else self._wrap(native)
+        self.add_module("native", native if cls._plain_wrap else self._wrap(native))
 
     def call_module(self) -> nn.Module:
         # the instance __dict__ directly: nn.Module's __getattr__ makes every attribute

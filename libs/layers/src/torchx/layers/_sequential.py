@@ -67,7 +67,6 @@ class Sequential(Layer):
 
     def _construct(self, path: str) -> None:
         self.__dict__.pop("_fresh", None)
-        modules = self._modules
         for i, item in enumerate(self.items):
             if isinstance(item, TorchLayer):
                 cls = type(item)
@@ -84,7 +83,7 @@ class Sequential(Layer):
                         except (ValueError, TypeError, RuntimeError, AssertionError) as e:
                             where = item._path()
                             raise item._make_error(kwargs, state["_input_shapes"], where, e) from e
-                        state["_modules"]["native"] = native
+                        item.add_module("native", native)
                     except BaseException:
                         state["_pending"] = True
                         raise
@@ -97,7 +96,7 @@ class Sequential(Layer):
                 item._materialize()
                 if not isinstance(item, Sequential):  # a nested Sequential stays itself
                     item = item.call_module()
-            modules[str(i)] = item
+            self.add_module(str(i), item)  # the built module in the layer's place
 
     def call_module(self) -> nn.Module:
         return self
