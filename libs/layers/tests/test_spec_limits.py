@@ -108,9 +108,11 @@ def test_yaml_typing_matches_safe_load() -> None:
         ("? [a, b]\n: 1\n", "mapping key"),
         ("a: 1\n---\nb: 2\n", "one YAML document"),
         ("a: [1, 2\n", "not valid YAML"),
+        ("a: " + "9" * 5000 + "\n", "digits"),
+        ('{"a": ' + "9" * 5000 + "}", "digits"),
     ],
 )
-def test_yaml_that_is_not_plain_data_is_refused(text: str, match: str) -> None:
+def test_text_that_is_not_plain_data_is_refused(text: str, match: str) -> None:
     with pytest.raises(SpecError, match=match):
         L.from_spec(text)
 

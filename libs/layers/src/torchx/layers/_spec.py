@@ -39,7 +39,7 @@ def parse(text: str) -> Any:
     if stripped.startswith("{"):
         try:
             data = json.loads(text)
-        except json.JSONDecodeError as e:
+        except ValueError as e:  # JSONDecodeError, or an int past Python's digit limit
             raise SpecError(f"the spec is not valid JSON: {e}") from None
         except RecursionError:
             # the decoder recurses per level; far past the limit below in any case
@@ -169,7 +169,7 @@ def _scalar(loader: Any, event: Any) -> Any:
     node = yaml.ScalarNode(tag, event.value, event.start_mark, event.end_mark, event.style)
     try:
         return construct(loader, node)
-    except yaml.YAMLError as e:
+    except (yaml.YAMLError, ValueError) as e:  # ValueError: an int past the digit limit
         raise SpecError(f"{_where(event)}: {e}") from None
 
 
