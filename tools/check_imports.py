@@ -23,11 +23,20 @@ ALLOWED: dict[str, frozenset[str]] = {
     "torchx.runner": frozenset({"torchx.specs", "torchx.components", "torchx.schedulers"}),
     "torchx.pipelines": frozenset({"torchx.specs"}),
     "torchx.runtime.tracking": frozenset(),
+    # Same distribution (torchx-tracking): the tracker writes records with the result
+    # tracker's atomic document stores instead of a copy of them.
+    "torchx.tracker": frozenset({"torchx.runtime.tracking"}),
     "torchx.layers": frozenset(),
     "torchx.devices": frozenset({"torchx.nn"}),
     "torchx.nn": frozenset({"torchx.devices"}),
     "torchx.cli": frozenset(
-        {"torchx.specs", "torchx.components", "torchx.schedulers", "torchx.runner"}
+        {
+            "torchx.specs",
+            "torchx.components",
+            "torchx.schedulers",
+            "torchx.runner",
+            "torchx.tracker",
+        }
     ),
 }
 
