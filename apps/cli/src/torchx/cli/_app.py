@@ -162,6 +162,14 @@ def run(
         str | None, typer.Option("--workspace", help="directory to build into the image")
     ] = None,
     json_out: JsonOpt = False,
+    parent_run_id: Annotated[
+        str | None,
+        typer.Option(
+            "--parent_run_id",
+            "--parent-run-id",
+            help="the run this one derives from, recorded by the configured trackers",
+        ),
+    ] = None,
 ) -> None:
     """Run a component on a scheduler.
 
@@ -187,6 +195,7 @@ def run(
         log=log,
         workspace=workspace,
         json_out=json_out,
+        parent_run_id=parent_run_id,
     )
     if code:
         raise typer.Exit(code)
@@ -397,3 +406,12 @@ def configure(
     text = render({n: runner.scheduler_run_opts(n) for n in names}, all_opts)
     path.write_text(text)
     typer.echo(f"wrote {path}")
+
+
+def _register_tracker_commands() -> None:
+    from torchx.cli._tracker import tracker_app
+
+    app.add_typer(tracker_app, name="tracker")
+
+
+_register_tracker_commands()
