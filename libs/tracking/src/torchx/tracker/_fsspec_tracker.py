@@ -278,13 +278,14 @@ def _read_options_file(fs: Any, path: str, origin: str) -> dict[str, Any]:
     return options
 
 
-def create(config: str | None) -> FsspecTracker:
+def create(config: str | None, **storage_options: Any) -> FsspecTracker:
     """The ``fsspec`` tracker factory: ``config`` is where runs are kept.
 
     Either a folder URL or path (``/tmp/torchx_runs``, ``s3://bucket/runs``,
     ``memory://runs``), created if missing; or, as in torchx 0.7, the URL of an options
     file of ``key=value`` lines with ``protocol`` and ``root_path`` (other keys go to the
-    filesystem; ``experiment_name`` names the experiment).
+    filesystem; ``experiment_name`` names the experiment). ``storage_options`` go to
+    the filesystem of a URL; fsspec's ``FSSPEC_<PROTOCOL>_<OPTION>`` variables work too.
     """
     if not config or not config.strip():
         raise TrackerConfigError(
@@ -295,7 +296,7 @@ def create(config: str | None) -> FsspecTracker:
         )
     from fsspec.core import url_to_fs  # type: ignore[import-untyped]
 
-    fs, path = url_to_fs(config)
+    fs, path = url_to_fs(config, **storage_options)
     experiment = None
     if fs.isfile(path):
         options = _read_options_file(fs, path, config)
