@@ -84,11 +84,11 @@ def test_outside_torchx_the_run_is_undefined_and_writes_nothing(tmp_path: Path) 
 
 
 def test_unknown_factories_are_errors_that_say_what_to_install() -> None:
-    with pytest.raises(TrackerConfigError, match="no_such_tracker.*install"):
+    with pytest.raises(TrackerConfigError, match=r"no_such_tracker.*install"):
         trackers_from_environ({"TORCHX_TRACKERS": "no_such_tracker"})
     with pytest.raises(TrackerConfigError, match="has no function 'nope'"):
         build_trackers({"torchx.tracker.backend.fsspec:nope": None})
-    with pytest.raises(TrackerConfigError, match="not a torchx.tracker.TrackerBase"):
+    with pytest.raises(TrackerConfigError, match=r"not a torchx\.tracker\.TrackerBase"):
         build_trackers({"os.path:join": "a"})
 
 

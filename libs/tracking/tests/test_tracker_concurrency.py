@@ -67,7 +67,9 @@ def test_replicas_writing_one_run_lose_nothing(shared_backend: Backend, tmp_path
     assert {k: v for k, v in metadata.items() if k != "last_writer"} == expected
     assert metadata["last_writer"] in range(replicas)
     artifacts = tracker.artifacts(RUN)
-    assert sorted(artifacts) == sorted(f"ckpt-{r}-{i}" for r in range(replicas) for i in range(count))
+    assert sorted(artifacts) == sorted(
+        f"ckpt-{r}-{i}" for r in range(replicas) for i in range(count)
+    )
     assert artifacts["ckpt-2-3"].path == "/ckpt/2/3.pt"
     # every replica recorded the same parent: one source, and one run listed
     assert [s.source_run_id for s in tracker.sources(RUN)] == [PARENT]

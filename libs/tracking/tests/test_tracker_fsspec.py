@@ -96,7 +96,7 @@ def test_bad_records_name_the_field_and_write_nothing(tmp_path: Path) -> None:
         tracker.add_artifact(RUN, "", "/tmp/x")
     with pytest.raises(InvalidRecordError, match="run_id"):
         tracker.add_metadata("", lr=1)
-    with pytest.raises(TrackerConfigError, match="run_ids filter.*'user'"):
+    with pytest.raises(TrackerConfigError, match=r"run_ids filter.*'user'"):
         tracker.run_ids(user="me")
     assert tracker.run_ids() == []
     assert list((tmp_path / "runs").iterdir()) == []

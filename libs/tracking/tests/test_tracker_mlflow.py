@@ -14,7 +14,7 @@ from torchx.tracker import InvalidRecordError, Lineage, TrackerDescendant, Track
 
 pytest.importorskip("mlflow", reason="install torchx-tracking[mlflow] for the MLflow tests")
 
-from torchx.tracker.mlflow import MLflowTracker, create_tracker  # noqa: E402
+from torchx.tracker.mlflow import MLflowTracker, create_tracker
 
 RUN = "local_cwd://torchx/train-x1"
 CHILD = "local_cwd://torchx/train-x2"
@@ -96,6 +96,6 @@ def test_create_tracker_reads_torchx_07_config(tmp_path: Path, monkeypatch: Any)
 
 def test_names_mlflow_cannot_store_are_refused(tmp_path: Path) -> None:
     tracker = MLflowTracker("e", f"file://{tmp_path}/mlruns")
-    with pytest.raises(InvalidRecordError, match="metadata key.*'a=b'"):
+    with pytest.raises(InvalidRecordError, match=r"metadata key.*'a=b'"):
         tracker.add_metadata(RUN, **{"a=b": 1})
     assert tracker.metadata(RUN) == {}
