@@ -8,8 +8,9 @@ evaluate also reading the copied data.
 
     uv run python examples/pipelines/train_then_evaluate.py [--output_dir build/pipelines]
 
-The YAML it writes (``<output_dir>/train_then_evaluate.yaml``; ``build/`` is ignored by git) is what you upload to Kubeflow Pipelines. ``--image`` names an image
-that has this repository's examples at its working directory and torchx installed.
+The YAML it writes (``<output_dir>/train_then_evaluate.yaml``; ``build/`` is ignored by
+git) is what you upload to Kubeflow Pipelines. ``--image`` names an image that has this
+repository's examples at its working directory and torchx installed.
 """
 
 # No `from __future__ import annotations` here: kfp reads the pipeline's annotations as types.
