@@ -11,7 +11,7 @@ search reads the tracker, not the trials' logs, to rank them. Random search by d
 Each trial also records its run through ``torchx.tracker.AppRun`` (settings, result,
 checkpoint) with the search as its parent run, ``hpo/<--experiment>``: unless
 ``.torchxconfig`` names trackers, the runs go to an fsspec tracker at
-``<tracker_base>/runs``, so ``torchx tracker list jobs --parent-run-id hpo/<experiment>``
+``<tracker_base>_runs`` (beside the result tracker, not in it), so ``torchx tracker list jobs --parent-run-id hpo/<experiment>``
 lists the trials. Each trial's handle and objective are printed as it finishes.
 """
 
@@ -64,7 +64,7 @@ def run_search(
         if not runner.config.trackers() and "TORCHX_TRACKERS" not in os.environ:
             # The launcher's environment names the trackers when no config file does.
             os.environ["TORCHX_TRACKERS"] = "fsspec"
-            os.environ["TORCHX_TRACKER_FSSPEC_CONFIG"] = f"{tracker_base.rstrip('/')}/runs"
+            os.environ["TORCHX_TRACKER_FSSPEC_CONFIG"] = f"{tracker_base.rstrip('/')}_runs"
         for start in range(0, len(points), parallel):
             batch = {}
             for i, point in enumerate(points[start : start + parallel], start):

@@ -57,7 +57,7 @@ def test_search_picks_the_trial_with_the_lowest_reported_loss(tmp_path: Path) ->
     # Each trial recorded its run through AppRun, as a descendant of the search.
     from torchx.tracker.backend.fsspec import create
 
-    runs = create(str(base / "runs"))
+    runs = create(f"{base}_runs")
     handles = sorted(words[3] for words in printed.values())
     assert runs.run_ids(parent_run_id="hpo/search") == handles
     for trial, words in printed.items():
