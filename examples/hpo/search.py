@@ -9,10 +9,11 @@ search reads the tracker, not the trials' logs, to rank them. Random search by d
 ``--grid`` for the full grid.
 
 Each trial also records its run through ``torchx.tracker.AppRun`` (settings, result,
-checkpoint) with the search as its parent run, ``hpo/<--experiment>``: unless
+checkpoint) with the search as its parent run, ``hpo/<--experiment>``. Unless
 ``.torchxconfig`` names trackers, the runs go to an fsspec tracker at
-``<tracker_base>_runs`` (beside the result tracker, not in it), so ``torchx tracker list jobs --parent-run-id hpo/<experiment>``
-lists the trials. Each trial's handle and objective are printed as it finishes.
+``<tracker_base>_runs`` (beside the result tracker, not in it), so
+``torchx tracker list jobs --parent-run-id hpo/<experiment>`` lists the trials. Each
+trial's handle and objective are printed as it finishes.
 """
 
 from __future__ import annotations
