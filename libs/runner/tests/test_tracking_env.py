@@ -120,3 +120,38 @@ def test_variable_names_match_the_tracking_library() -> None:
         assert _tracking.tracker_factory_env_var_name(name) == tracker.tracker_factory_env_var_name(
             name
         )
+
+
+@pytest.mark.parametrize(
+    ("scheduler", "cfg"),
+    [
+        ("local_cwd", {}),
+        ("local_docker", {}),
+        ("slurm", {}),
+        ("kubernetes", {}),
+        ("ray", {"address": "127.0.0.1:8265"}),
+    ],
+)
+def test_every_scheduler_request_carries_the_tracking_env(
+    scheduler: str, cfg: dict[str, str]
+) -> None:
+    """Each scheduler turns role env into replica env; the request shows the variables."""
+    write_config(CONFIG)
+    app = AppDef(
+        name="t",
+        roles=[Role(name="w", image="python:3.11", entrypoint="python", num_replicas=2)],
+    )
+    with get_runner() as runner:
+        if not runner.has_scheduler(scheduler):
+            pytest.skip(f"{scheduler} is not installed")
+        info = runner.dryrun(app, scheduler, cfg=cfg, parent_run_id="local_cwd://torchx/p-1")
+    request = f"{info.request!r}\n{info}"
+    for text in (
+        "TORCHX_JOB_ID",
+        "TORCHX_TRACKERS",
+        "TORCHX_TRACKER_FSSPEC_CONFIG",
+        "/data/runs",
+        "TORCHX_PARENT_RUN_ID",
+        "local_cwd://torchx/p-1",
+    ):
+        assert text in request, f"{scheduler}: {text} missing from the request"
