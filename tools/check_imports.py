@@ -19,8 +19,12 @@ from pathlib import Path
 ALLOWED: dict[str, frozenset[str]] = {
     "torchx.specs": frozenset(),
     "torchx.components": frozenset({"torchx.specs"}),
-    "torchx.schedulers": frozenset({"torchx.specs"}),
-    "torchx.runner": frozenset({"torchx.specs", "torchx.components", "torchx.schedulers"}),
+    # torchx.workspace ships in the torchx-schedulers distribution, beside torchx.schedulers.
+    "torchx.schedulers": frozenset({"torchx.specs", "torchx.workspace"}),
+    "torchx.workspace": frozenset({"torchx.specs", "torchx.schedulers"}),
+    "torchx.runner": frozenset(
+        {"torchx.specs", "torchx.components", "torchx.schedulers", "torchx.workspace"}
+    ),
     "torchx.pipelines": frozenset({"torchx.specs"}),
     "torchx.runtime.tracking": frozenset(),
     # Same distribution (torchx-tracking): the tracker writes records with the result
@@ -34,6 +38,7 @@ ALLOWED: dict[str, frozenset[str]] = {
             "torchx.specs",
             "torchx.components",
             "torchx.schedulers",
+            "torchx.workspace",
             "torchx.runner",
             "torchx.tracker",
         }

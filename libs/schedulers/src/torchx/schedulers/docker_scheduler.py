@@ -1,12 +1,12 @@
 """local_docker: runs every replica as a container on the local Docker engine.
 
 Containers carry labels naming their app, role and replica, so ``describe``, ``log_iter``,
-``cancel`` and ``list`` work from any process through the engine alone. Containers are run
-through a small stdlib client of the Engine API (``_docker_engine``; the engine is found as
-the docker CLI finds it: ``DOCKER_HOST``, then the current Docker context). The Docker SDK
-(``pip install "torchx-schedulers[docker]"``) is imported only to build workspace images,
-for its ``.dockerignore`` rules; pulls and pushes use the docker CLI's stored credentials
-(``_docker_auth``).
+``cancel`` and ``list`` work from any process through the engine alone. Every request goes
+through the Docker SDK (``pip install "torchx-schedulers[docker]"``), imported only when an
+engine is contacted; the engine is found as the docker CLI finds it (``_docker_client``),
+and pulls and pushes use the credentials ``docker login`` stored. Workspace images are
+built and pushed by :class:`~torchx.workspace.docker_workspace.DockerWorkspaceMixin`, on
+the same client.
 
 Networking (run option ``network``):
 
@@ -23,13 +23,12 @@ import os
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import Any, TypedDict
 
 from torchx.schedulers._api import (
     DescribeAppResponse,
     ListAppResponse,
     Scheduler,
-    SchedulerCapabilities,
     Stream,
     filter_regex,
 )
@@ -39,9 +38,16 @@ from torchx.schedulers._container_rules import (
     check_resources,
     to_dns_label,
 )
-from torchx.schedulers._docker_auth import auth_header, registry_of, split_reference
-from torchx.schedulers._docker_engine import Engine, EngineError, NotFound, path_quote
-from torchx.schedulers._errors import require
+from torchx.schedulers._docker_client import (
+    EngineAddress,
+    connect,
+    explain,
+    resolve_engine,
+    sdk,
+)
+from torchx.schedulers._errors import check_params
+from torchx.schedulers._replica_env import TORCHX_RANK0_HOST, launch_defaults, replica_env
+from torchx.schedulers.ids import make_unique
 from torchx.specs import (
     AppDef,
     AppDryRunInfo,
@@ -58,15 +64,17 @@ from torchx.specs import (
     macros,
     runopts,
 )
+from torchx.workspace.docker_workspace import (
+    WORKSPACE_REPO,
+    DockerWorkspaceMixin,
+    ImagesToPush,
+    credential_helper_failed,
+)
 
 BACKEND = "local_docker"
 EXTRA = "docker"
-RANK0_ENV = "TORCHX_RANK0_HOST"
 MASTER_PORT = 29500
 DEFAULT_NETWORK = "torchx"
-WORKSPACE_REPO = "torchx-workspace"
-IGNORE_FILE = ".torchxignore"
-WORKSPACE_DOCKERFILE = "Dockerfile.torchx"
 
 LABEL_APP_ID = "torchx.pytorch.org/app-id"
 LABEL_APP_NAME = "torchx.pytorch.org/app-name"
@@ -74,6 +82,19 @@ LABEL_ROLE = "torchx.pytorch.org/role-name"
 LABEL_REPLICA = "torchx.pytorch.org/replica-id"
 LABEL_CANCELLED = "torchx.pytorch.org/cancelled"
 LABEL_VERSION = "torchx.pytorch.org/version"
+# pytorch/torchx 0.7's names for the same things.
+NETWORK = DEFAULT_NETWORK
+LABEL_ROLE_NAME = LABEL_ROLE
+LABEL_REPLICA_ID = LABEL_REPLICA
+
+# A container's status -> its replica's state, but for exited and dead ones, whose exit
+# code says SUCCEEDED or FAILED.
+CONTAINER_STATE: dict[str, AppState] = {
+    "created": AppState.PENDING,
+    "running": AppState.RUNNING,
+    "restarting": AppState.RUNNING,
+    "paused": AppState.RUNNING,
+}
 
 
 @dataclass
@@ -86,13 +107,39 @@ class DockerContainer:
     config: dict[str, Any]
 
 
+class DockerOpts(TypedDict, total=False):
+    """The local_docker run options, typed."""
+
+    network: str
+    shm_size: str
+    image_repo: str
+    quiet: bool
+    copy_env: list[str]
+
+
 @dataclass
 class DockerRequest:
+    """Every container of one app, created and started in order by ``schedule``."""
+
     app_id: str
     containers: list[DockerContainer]
     network: str
     # workspace image -> the repository tag it is pushed as before the app starts
     push: dict[str, str] = field(default_factory=dict)
+
+
+# pytorch/torchx 0.7's name for the request.
+DockerJob = DockerRequest
+
+
+def has_docker() -> bool:
+    """Whether the Docker SDK is installed and the engine the docker CLI would use answers."""
+    try:
+        client = connect(resolve_engine())
+    except Exception:  # whatever the reason, the answer is no
+        return False
+    client.close()
+    return True
 
 
 def _format(req: DockerRequest) -> str:
@@ -133,6 +180,13 @@ def _check_app(app: AppDef, cfg: Mapping[str, CfgVal]) -> None:
         raise SpecsError(
             "run option 'shm_size'", shm, "a size like 64m, 2g or 1024k (digits, then b/k/m/g)"
         )
+    copy_env = cfg.get("copy_env")
+    if copy_env is not None and (
+        not isinstance(copy_env, list) or not all(isinstance(p, str) and p for p in copy_env)
+    ):
+        raise SpecsError(
+            "run option 'copy_env'", copy_env, "a list of variable-name globs, like FOO_*;BAR"
+        )
     repo = cfg.get("image_repo")
     if repo is not None:
         check_image("run option 'image_repo'", str(repo))
@@ -152,6 +206,7 @@ def build_request(app: AppDef, app_id: str, cfg: Mapping[str, CfgVal]) -> Docker
     rank0 = "127.0.0.1" if network in ("host", "none") else _container_name(app_id, first.name, 0)
     repo = cfg.get("image_repo")
     push: dict[str, str] = {}
+    copied = _copied_env(cfg.get("copy_env"))
     containers = []
     for role in app.roles:
         image = role.image
@@ -160,18 +215,25 @@ def build_request(app: AppDef, app_id: str, cfg: Mapping[str, CfgVal]) -> Docker
             image = push[image]
         for k in range(role.num_replicas):
             filled = macros.Values(
-                img_root="", app_id=app_id, replica_id=str(k), rank0_env=RANK0_ENV
+                img_root="", app_id=app_id, replica_id=str(k), rank0_env=TORCHX_RANK0_HOST
             ).apply(role)
             name = _container_name(app_id, role.name, k)
-            env = {
-                RANK0_ENV: rank0,
-                "MASTER_ADDR": rank0,
-                "MASTER_PORT": str(MASTER_PORT),
-                "TORCHX_APP_ID": app_id,
-                "TORCHX_ROLE_NAME": role.name,
-                "TORCHX_REPLICA_ID": str(k),
-                **filled.env,
-            }
+            env = replica_env(
+                filled.env,
+                app_id=app_id,
+                role_name=role.name,
+                replica_id=str(k),
+                rank0_host=rank0,
+                defaults={
+                    **copied,
+                    **launch_defaults(
+                        master_addr=rank0,
+                        master_port=MASTER_PORT,
+                        rank=k,
+                        world_size=role.num_replicas,
+                    ),
+                },
+            )
             host: dict[str, Any] = {
                 "NetworkMode": network,
                 # Docker's 64 MiB default starves DataLoader workers that share tensors.
@@ -217,6 +279,20 @@ def build_request(app: AppDef, app_id: str, cfg: Mapping[str, CfgVal]) -> Docker
     return DockerRequest(app_id, containers, network, push)
 
 
+def _copied_env(patterns: CfgVal) -> dict[str, str]:
+    """This process's variables matching the ``copy_env`` globs (the role's env wins)."""
+    if not patterns:
+        return {}
+    import fnmatch
+
+    assert isinstance(patterns, list)  # checked by _check_app
+    return {
+        key: value
+        for key, value in sorted(os.environ.items())
+        if any(fnmatch.fnmatchcase(key, p) for p in patterns)
+    }
+
+
 def _container_name(app_id: str, role: str, k: int) -> str:
     return f"{app_id}-{to_dns_label(role, 40)}-{k}"
 
@@ -256,71 +332,55 @@ def _mounts(role: Role) -> tuple[list[dict[str, Any]], list[dict[str, str]]]:
     return mounts, devices
 
 
-def read_ignore_patterns(workspace: str) -> list[str]:
-    """The ``.torchxignore`` patterns of ``workspace`` (.dockerignore syntax)."""
-    path = os.path.join(workspace, IGNORE_FILE)
-    patterns = [IGNORE_FILE, ".dockerignore"]
-    if os.path.isfile(path):
-        with open(path) as f:
-            for line in f:
-                line = line.strip()
-                if line and not line.startswith("#"):
-                    patterns.append(line)
-    return patterns
-
-
-class DockerScheduler(Scheduler[DockerRequest]):
+class DockerScheduler(DockerWorkspaceMixin, Scheduler[DockerRequest]):
     """Runs apps as containers; see the module docstring for networking."""
-
-    capabilities = SchedulerCapabilities(
-        cancel=True,
-        logs=True,
-        distributed=True,
-        describe=True,
-        workspaces=True,
-        mounts=True,
-        elasticity=False,
-    )
 
     def __init__(self, session_name: str = "torchx", base_url: str | None = None) -> None:
         super().__init__(BACKEND, session_name)
         self._base_url = base_url
-        self._engine_client: Engine | None = None
-        self._sdk_client: Any = None
+        self._address: EngineAddress | None = None
 
-    def _engine(self) -> Engine:
-        if self._engine_client is None:
-            self._engine_client = Engine.from_env(self._base_url)
-        return self._engine_client
+    def _docker(self) -> Any:
+        """The ``docker.DockerClient`` of the engine (found and asked its version once)."""
+        return self._docker_client
 
-    def _sdk(self) -> Any:
-        """The Docker SDK's client for the same engine (workspace builds only)."""
-        if self._sdk_client is None:
-            docker = require("docker", scheduler=BACKEND, extra=EXTRA)
-            endpoint = self._engine().endpoint
-            tls: Any = None
-            if endpoint.tls is not None:
-                t = endpoint.tls
-                tls = docker.tls.TLSConfig(  # type: ignore[attr-defined]
-                    client_cert=(t.cert, t.key) if t.cert and t.key else None,
-                    ca_cert=t.ca,
-                    verify=t.verify,
-                )
-            host = endpoint.host.replace("https://", "tcp://", 1)
-            self._sdk_client = docker.DockerClient(base_url=host, tls=tls)  # type: ignore[attr-defined]
-        return self._sdk_client
+    def _new_docker_client(self) -> Any:
+        """The workspace mixin's client is this scheduler's: same engine, TLS and errors."""
+        self._address = resolve_engine(self._base_url)
+        return connect(self._address)
+
+    def _api(self) -> Any:
+        """The SDK's low-level client: it sends the dryrun's container configs as they are."""
+        return self._docker().api
+
+    @contextlib.contextmanager
+    def _talking(self) -> Iterator[None]:
+        """Turn a lost engine (stopped, TLS refused) into a one-line error naming the fix."""
+        try:
+            yield
+        except Exception as e:
+            # No address yet: no engine was contacted (and the SDK may not be installed).
+            if self._address is None or not isinstance(e, (OSError, sdk().errors.DockerException)):
+                raise
+            explained = explain(self._address, e)
+            if explained is e:
+                raise
+            raise explained from None
 
     def close(self) -> None:
-        if self._engine_client is not None:
-            self._engine_client.close()
-            self._engine_client = None
-        if self._sdk_client is not None:
-            self._sdk_client.close()
-            self._sdk_client = None
+        self._close_docker_client()
+
+    def build_workspace_image(self, base_image: str, workspace: str, quiet: bool = True) -> str:
+        with self._talking():
+            return super().build_workspace_image(base_image, workspace, quiet)
+
+    def push_images(self, images_to_push: ImagesToPush) -> None:
+        with self._talking():
+            super().push_images(images_to_push)
 
     # -- submission -------------------------------------------------------------------
 
-    def run_opts(self) -> runopts:
+    def _run_opts(self) -> runopts:
         opts = runopts()
         opts.add(
             "network",
@@ -330,163 +390,87 @@ class DockerScheduler(Scheduler[DockerRequest]):
         )
         opts.add("shm_size", str, "size of /dev/shm in each container", default="2g")
         opts.add(
-            "image_repo",
-            str,
-            "repository that workspace images are pushed to before "
-            "the app starts (leave out to keep them local)",
+            "copy_env",
+            list,
+            "globs of this process's environment variables to copy into each container "
+            "(the role's env wins), e.g. FOO_*;BAR",
         )
         return opts
 
     def _submit_dryrun(self, app: AppDef, cfg: dict[str, CfgVal]) -> AppDryRunInfo[DockerRequest]:
         _check_app(app, cfg)
-        app_id = f"{to_dns_label(app.name, 40)}-{os.urandom(4).hex()}"
+        app_id = make_unique(to_dns_label(app.name, 40))
         return AppDryRunInfo(build_request(app, app_id, cfg), _format)
-
-    def with_workspace(
-        self, app: AppDef, cfg: Mapping[str, CfgVal], workspace: str
-    ) -> tuple[AppDef, dict[str, CfgVal]]:
-        """Build, per role image, that image with ``workspace`` copied into its workdir."""
-        import dataclasses
-
-        path = os.path.abspath(os.path.expanduser(workspace))
-        if not os.path.isdir(path):
-            raise SpecsError("workspace", workspace, "the local_docker workspace is a directory")
-        built: dict[str, str] = {}
-        roles = []
-        for role in app.roles:
-            check_image(f"role {role.name!r} image", role.image)
-            if role.image not in built:
-                built[role.image] = self.build_workspace_image(role.image, path)
-            roles.append(dataclasses.replace(role, image=built[role.image]))
-        return dataclasses.replace(app, roles=roles), dict(cfg)
-
-    def build_workspace_image(self, base_image: str, workspace: str) -> str:
-        """Build ``base_image`` + ``workspace``; returns the new image's local tag."""
-        import hashlib
-
-        docker = require("docker", scheduler=BACKEND, extra=EXTRA)
-        build = docker.utils.build  # type: ignore[attr-defined]
-        dockerfile = f"FROM {base_image}\nCOPY . .\n"
-        context = build.tar(
-            workspace,
-            exclude=read_ignore_patterns(workspace),
-            dockerfile=(WORKSPACE_DOCKERFILE, dockerfile),
-        )
-        try:
-            image, _ = self._sdk().images.build(
-                fileobj=context,
-                custom_context=True,
-                dockerfile=WORKSPACE_DOCKERFILE,
-                rm=True,
-                forcerm=True,
-                pull=False,
-            )
-        finally:
-            context.close()
-        tag = hashlib.sha256(image.id.encode()).hexdigest()[:16]
-        image.tag(WORKSPACE_REPO, tag=tag)
-        return f"{WORKSPACE_REPO}:{tag}"
 
     def schedule(self, dryrun_info: AppDryRunInfo[DockerRequest]) -> str:
         req = dryrun_info.request
-        engine = self._engine()
-        self.push_images(req.push)
+        with self._talking():
+            return self._schedule(req)
+
+    def _schedule(self, req: DockerRequest) -> str:
+        api = self._api()
+        # Each target is REPO:TAG as the dryrun made it (image_repo carries no tag).
+        self.push_images({src: _repo_and_tag(dst) for src, dst in req.push.items()})
         self._ensure_images(req)
         if req.network not in ("host", "none", "bridge"):
             self._ensure_network(req.network)
         created: list[str] = []
         try:
             for c in req.containers:
-                answer = engine.request(
-                    "POST", "/containers/create", {"name": c.name}, body=c.config
-                )
-                created.append(answer["Id"])
+                created.append(api.create_container_from_config(c.config, name=c.name)["Id"])
             for cid in created:
-                engine.request("POST", f"/containers/{cid}/start")
+                api.start(cid)
         except BaseException:
             # A refused submission leaves no container behind.
             for cid in created:
-                with contextlib.suppress(EngineError, OSError):
-                    engine.request("DELETE", f"/containers/{cid}", {"force": True, "v": True})
+                with contextlib.suppress(Exception):
+                    api.remove_container(cid, force=True, v=True)
             raise
         return req.app_id
 
     def _ensure_network(self, name: str) -> None:
-        engine = self._engine()
+        errors = sdk().errors
+        api = self._api()
         try:
-            engine.request("GET", f"/networks/{path_quote(name)}")
+            api.inspect_network(name)
             return
-        except NotFound:
+        except errors.NotFound:
             pass
         try:
-            engine.request(
-                "POST",
-                "/networks/create",
-                body={
-                    "Name": name,
-                    "Driver": "bridge",
-                    "CheckDuplicate": True,
-                    "Labels": {"torchx.pytorch.org/network": "1"},
-                },
+            api.create_network(
+                name,
+                driver="bridge",
+                check_duplicate=True,
+                labels={"torchx.pytorch.org/network": "1"},
             )
-        except EngineError as e:
-            if e.status != 409:  # 409: another submission created it meanwhile
+        except errors.APIError as e:
+            if e.status_code != 409:  # 409: another submission created it meanwhile
                 raise SpecsError(
                     "run option 'network'",
                     name,
-                    f"a network the engine can create ({e.message}); use host or none, "
+                    f"a network the engine can create ({e.explanation}); use host or none, "
                     "or create the network with `docker network create`",
                 ) from None
 
-    def push_images(self, push: Mapping[str, str]) -> None:
-        """Tag each local image as its ``REPO:TAG`` target and push it there."""
-        engine = self._engine()
-        for src, dst in push.items():
-            repo, tag = split_reference(dst)
-            try:
-                engine.request("POST", f"/images/{path_quote(src)}/tag", {"repo": repo, "tag": tag})
-                messages = engine.progress(
-                    f"/images/{path_quote(repo)}/push",
-                    {"tag": tag},
-                    {"X-Registry-Auth": auth_header(repo)},
-                )
-            except EngineError as e:
-                messages = [{"error": e.message}]
-            failed = [str(m["error"]) for m in messages if m.get("error")]
-            if failed:
-                raise SpecsError(
-                    "run option 'image_repo'",
-                    repo,
-                    f"a repository the Docker engine can push to; pushing {dst} failed: "
-                    f"{failed[-1]} (`docker login {registry_of(repo)}` stores credentials)",
-                )
-
     def _ensure_images(self, req: DockerRequest) -> None:
         """Pull what the engine lacks, as ``docker run`` would; refuse before creating anything."""
-        engine = self._engine()
+        docker = sdk()
+        api = self._api()
         for image, role in {c.config["Image"]: c.role for c in req.containers}.items():
             try:
-                engine.request("GET", f"/images/{path_quote(image)}/json")
+                api.inspect_image(image)
                 continue
-            except NotFound:
+            except docker.errors.ImageNotFound:
                 pass
-            repo, ref = split_reference(image)
-            try:
-                messages = engine.progress(
-                    "/images/create",
-                    {"fromImage": repo, "tag": ref},
-                    {"X-Registry-Auth": auth_header(image)},
-                )
-            except EngineError as e:
-                messages = [{"error": e.message}]
-            failed = [str(m["error"]) for m in messages if m.get("error")]
-            if failed:
+            field = f"role {role!r} image"
+            failure = _pull(api, field, image)
+            if failure:
                 raise SpecsError(
-                    f"role {role!r} image",
+                    field,
                     image,
                     "an image the Docker engine has or can pull; it has no such image and "
-                    f"pulling failed ({failed[-1]}); build or load it first, `docker login "
-                    f"{registry_of(image)}` if the registry needs credentials, or give the "
+                    f"pulling failed ({failure}); build or load it first, `docker login "
+                    f"{_registry_of(image)}` if the registry needs credentials, or give the "
                     "component another image (builtins take --image)",
                 )
 
@@ -494,17 +478,16 @@ class DockerScheduler(Scheduler[DockerRequest]):
 
     def _inspect_all(self, label: str) -> list[dict[str, Any]]:
         """Every container (running or not) with ``label``, as ``docker inspect`` shows it."""
-        engine = self._engine()
-        listed = engine.request(
-            "GET", "/containers/json", {"all": True, "filters": {"label": [label]}}
-        )
-        attrs = []
-        for summary in listed or []:
-            try:
-                attrs.append(engine.request("GET", f"/containers/{summary['Id']}/json"))
-            except NotFound:  # removed between the list and the inspect
-                continue
-        return attrs
+        not_found = sdk().errors.NotFound
+        with self._talking():
+            api = self._api()
+            attrs = []
+            for summary in api.containers(all=True, filters={"label": [label]}):
+                try:
+                    attrs.append(api.inspect_container(summary["Id"]))
+                except not_found:  # removed between the list and the inspect
+                    continue
+            return attrs
 
     def _containers(self, app_id: str) -> list[dict[str, Any]]:
         return self._inspect_all(f"{LABEL_APP_ID}={app_id}")
@@ -519,7 +502,7 @@ class DockerScheduler(Scheduler[DockerRequest]):
         """Block on the engine's own wait for each container instead of polling."""
         import time
 
-        engine = self._engine()
+        errors = sdk().errors
         deadline = None if timeout is None else time.monotonic() + timeout
         while True:
             containers = self._containers(app_id)
@@ -535,13 +518,13 @@ class DockerScheduler(Scheduler[DockerRequest]):
             if running is None:  # created, not yet started, or between restarts
                 time.sleep(0.05)
                 continue
-            # Bounded, so a restart or a late sibling is noticed on the next round.
-            with contextlib.suppress(EngineError, OSError):
-                engine.request(
-                    "POST",
-                    f"/containers/{running['Id']}/wait",
-                    {"condition": "not-running"},
+            # Bounded, so a restart or a late sibling is noticed on the next round. A read
+            # timeout is an OSError; a lost engine shows on the next round's listing.
+            with contextlib.suppress(OSError, errors.APIError):
+                self._api().wait(
+                    running["Id"],
                     timeout=min(left, 5.0) if left is not None else 5.0,
+                    condition="not-running",
                 )
 
     def list(self) -> list[ListAppResponse]:
@@ -586,38 +569,36 @@ class DockerScheduler(Scheduler[DockerRequest]):
                 f"{role_name}/{k}",
                 f"no such container in app {app_id}; `describe` lists its replicas",
             )
-        params: dict[str, Any] = {
-            "stdout": stream in (Stream.STDOUT, Stream.COMBINED),
-            "stderr": stream in (Stream.STDERR, Stream.COMBINED),
-            "follow": should_tail,
-        }
-        if since is not None:
-            params["since"] = f"{since.timestamp():.9f}"
-        if until is not None:
-            params["until"] = f"{until.timestamp():.9f}"
-        container = matches[0]
-        frames = self._engine().stream(
-            f"/containers/{container['Id']}/logs",
-            params,
-            tty=bool(container["Config"].get("Tty")),
-        )
-        chunks: Iterator[bytes] = (data for _stream, data in frames)
-        if not should_tail:
-            chunks = iter(list(chunks))  # read it all now: the container may go away later
-        return filter_regex(regex, _lines(chunks))
+        with self._talking():
+            chunks: Iterator[bytes] = self._api().logs(
+                matches[0]["Id"],
+                stdout=stream in (Stream.STDOUT, Stream.COMBINED),
+                stderr=stream in (Stream.STDERR, Stream.COMBINED),
+                stream=True,
+                follow=should_tail,
+                # Seconds as floats: the engine keeps the sub-second part.
+                since=None if since is None else since.timestamp(),
+                until=None if until is None else until.timestamp(),
+            )
+            if not should_tail:
+                chunks = iter(list(chunks))  # read it all now: the container may go away later
+        return filter_regex(regex, _lines(self._explained(chunks)))
+
+    def _explained(self, chunks: Iterator[bytes]) -> Iterator[bytes]:
+        """A followed log, read under ``_talking``: an engine lost meanwhile is one line."""
+        with self._talking():
+            yield from chunks
 
     # -- control ----------------------------------------------------------------------
 
-    def cancel(self, app_id: str) -> None:
+    def _cancel_existing(self, app_id: str) -> None:
         containers = self._containers(app_id)
         if not containers:
-            raise SpecsError(
-                "app id", app_id, f"no such {BACKEND} app; `list` shows the known ones"
-            )
+            return  # gone since it was found
         desc = _describe(app_id, containers)
         if desc.state in (AppState.SUCCEEDED, AppState.FAILED, AppState.CANCELLED):
             return
-        engine = self._engine()
+        errors = sdk().errors
         # A created-never-started marker records the cancellation in the engine itself, so
         # every process (and `list`) sees CANCELLED rather than the replicas' kill status.
         marker = {
@@ -627,13 +608,60 @@ class DockerScheduler(Scheduler[DockerRequest]):
             "Labels": {LABEL_APP_ID: app_id, LABEL_CANCELLED: "1"},
             "HostConfig": {"NetworkMode": "none"},
         }
-        try:
-            engine.request("POST", "/containers/create", {"name": f"{app_id}-cancelled"}, marker)
-        except EngineError as e:
-            if e.status != 409:  # 409: another process is cancelling it too
-                raise
-        for c in containers:
-            engine.request("POST", f"/containers/{c['Id']}/stop", {"t": 5})
+        with self._talking():
+            api = self._api()
+            try:
+                api.create_container_from_config(marker, name=f"{app_id}-cancelled")
+            except errors.APIError as e:
+                if e.status_code != 409:  # 409: another process is cancelling it too
+                    raise
+            for c in containers:
+                api.stop(c["Id"], timeout=5)
+
+
+def _repo_and_tag(pushed: str) -> tuple[str, str]:
+    repo, _, tag = pushed.rpartition(":")
+    return repo, tag
+
+
+def _registry_of(image: str) -> str:
+    """The registry host of an image reference, as ``docker login`` names it."""
+    repo = image.partition("@")[0]
+    head, sep, tag = repo.rpartition(":")
+    if sep and "/" not in tag:
+        repo = head
+    return str(sdk().auth.resolve_repository_name(repo)[0])
+
+
+def _pull(api: Any, field: str, image: str) -> str | None:
+    """Pull ``image``; the failure the engine reports, if any.
+
+    docker login's store is read again first, so a login since the client was made counts;
+    the SDK asks the credential helper that store names.
+    """
+    import warnings
+
+    errors = sdk().errors
+    api.reload_config()
+    try:
+        with warnings.catch_warnings():
+            # The SDK warns of a missing helper, then raises; the error below says it once.
+            warnings.simplefilter("ignore", UserWarning)
+            return _stream_failure(api.pull(image, stream=True, decode=True))
+    except errors.APIError as e:
+        return str(e.explanation or e)
+    except errors.DockerException as e:  # the credential helper failed or is missing
+        raise credential_helper_failed(BACKEND, f"pulling {image} for {field}", e) from None
+
+
+def _stream_failure(messages: Iterable[Mapping[str, Any]]) -> str | None:
+    """The last error a pull or push reported in its progress stream (the engine answers
+    200 at once and reports failures inside the stream)."""
+    failure = None
+    for m in messages:
+        if m.get("error"):
+            failure = str(m["error"])
+    return failure
 
 
 def _status(attrs: Mapping[str, Any]) -> str:
@@ -663,13 +691,9 @@ def _parse_time(text: str) -> datetime | None:
 def _replica_state(attrs: Mapping[str, Any]) -> AppState:
     state = attrs.get("State", {})
     status = state.get("Status", "")
-    if status == "created":
-        return AppState.PENDING
-    if status in ("running", "restarting", "paused"):
-        return AppState.RUNNING
     if status in ("exited", "dead"):
         return AppState.SUCCEEDED if state.get("ExitCode") == 0 else AppState.FAILED
-    return AppState.UNKNOWN
+    return CONTAINER_STATE.get(status, AppState.UNKNOWN)
 
 
 def _describe(app_id: str, attrs: list[dict[str, Any]]) -> DescribeAppResponse:
@@ -750,10 +774,9 @@ def _roles_of(replicas: list[dict[str, Any]]) -> list[Role]:
 
 
 def create_scheduler(
-    session_name: str, base_url: str | None = None, **_other: Any
+    session_name: str, base_url: str | None = None, **params: Any
 ) -> DockerScheduler:
-    """The registry's factory; parameters meant for other schedulers are ignored."""
+    """The local_docker factory; ``base_url`` (the engine, as DOCKER_HOST names it) is its
+    only parameter."""
+    check_params(BACKEND, params, ("base_url",))
     return DockerScheduler(session_name, base_url=base_url)
-
-
-create_scheduler.scheduler_class = DockerScheduler  # type: ignore[attr-defined]
