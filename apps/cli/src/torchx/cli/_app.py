@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 import typer
 
-from torchx.cli._errors import CliError, one_line
+from torchx.cli._errors import CliError, install_hint, one_line
 
 if TYPE_CHECKING:
     from torchx.runner import Runner
@@ -59,7 +59,8 @@ def handled(fn: F) -> F:
             if _state["debug"]:
                 raise
             code = e.exit_code if isinstance(e, CliError) else 2
-            typer.echo(f"torchx: error: {one_line(e)}", err=True)
+            message = install_hint(e) or one_line(e)
+            typer.echo(f"torchx: error: {message}", err=True)
             raise typer.Exit(code) from None
 
     return wrapper  # type: ignore[return-value]
@@ -107,7 +108,7 @@ def _scheduler(runner: Runner, name: str | None) -> str:
 
     scheduler = name or runner.config.cli_defaults("run").get("scheduler") or DEFAULT_SCHEDULER
     if not runner.has_scheduler(scheduler):
-        from torchx.specs._errors import closest
+        from torchx.specs import closest
 
         known = runner.scheduler_backends()
         raise CliError(f"scheduler: got {scheduler!r}; {closest(scheduler, known)}")

@@ -50,7 +50,7 @@ class TorchxConfig:
 
     def scheduler_cfg(self, scheduler: str, opts: runopts) -> dict[str, CfgVal]:
         """Typed run options for ``scheduler`` from its section; unknown keys are errors."""
-        from torchx.specs._errors import closest
+        from torchx.specs import closest
 
         out: dict[str, CfgVal] = {}
         for key, (value, origin) in self._section(scheduler).items():
