@@ -6,6 +6,7 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
+from torchx.cli import _app
 from torchx.cli._app import handled
 from torchx.cli._errors import install_hint
 from torchx.schedulers import MissingDependencyError, require
@@ -30,7 +31,10 @@ def test_other_errors_get_no_hint() -> None:
     assert install_hint(ModuleNotFoundError("No module named 'x'", name="x")) is None
 
 
-def test_a_command_that_needs_a_missing_client_prints_one_line() -> None:
+def test_a_command_that_needs_a_missing_client_prints_one_line(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setitem(_app._state, "debug", False)  # another test may have run --debug
     app = typer.Typer()
 
     @app.command()
