@@ -8,7 +8,12 @@ too) with ``ast``:
    extra). The table is derived from those files, so the declared dependencies and the
    imports cannot drift apart; ``specs <- components <- runner <- cli``, ``specs <-
    schedulers <- runner`` and ``specs <- pipelines`` follow from them, and the runtime
-   libraries (tracking, layers, devices) depend on no sibling.
+   libraries (tracking, layers, devices) depend on no sibling. A single module that uses a
+   sibling only when it is installed (and says what to install when it is not) is named in
+   its distribution's pyproject, beside the dependencies::
+
+       [tool.check-imports.optional-imports]
+       "torchx.components.some_module" = ["torchx-runner"]
 2. **Public names only.** Across distributions, an import names no module or attribute
    that starts with ``_``: another distribution's private code can change in any release
    (see VERSIONING.md), so depending on it would break installs that mix versions. Tests
@@ -39,6 +44,8 @@ class Distribution:
     folder: Path
     packages: tuple[str, ...]  # import paths of its wheel, e.g. ("torchx.devices", "torchx.nn")
     requires: frozenset[str]  # sibling distributions named in dependencies or extras
+    # module -> siblings it may import without a declared dependency (when installed)
+    optional_imports: tuple[tuple[str, frozenset[str]], ...] = ()
 
 
 def _requirement_name(requirement: str) -> str:
@@ -50,24 +57,35 @@ def _requirement_name(requirement: str) -> str:
 
 def load_distributions(repo_root: Path = REPO_ROOT) -> dict[str, Distribution]:
     """Every member of the workspace, keyed by distribution name."""
-    read: list[tuple[str, Path, tuple[str, ...], set[str]]] = []
+    read: list[tuple[str, Path, tuple[str, ...], set[str], dict[str, list[str]]]] = []
     for pyproject in sorted(repo_root.glob("*/*/pyproject.toml")):
         data = tomllib.loads(pyproject.read_text(encoding="utf-8"))
         project = data["project"]
         wheel = data["tool"]["hatch"]["build"]["targets"]["wheel"]
         source = wheel.get("sources", ["src"])[0]
         packages = tuple(
-            ".".join(Path(path).relative_to(source).parts) for path in wheel["only-include"]
+            ".".join(Path(path).relative_to(source).with_suffix("").parts)
+            for path in wheel["only-include"]
         )
+        optional = data["tool"].get("check-imports", {}).get("optional-imports", {})
         requirements = list(project.get("dependencies", []))
         for extra in project.get("optional-dependencies", {}).values():
             requirements.extend(extra)
         names = {_requirement_name(r) for r in requirements}
-        read.append((project["name"], pyproject.parent, packages, names))
+        read.append((project["name"], pyproject.parent, packages, names, optional))
     members = {name for name, *_ in read}
     return {
-        name: Distribution(name, folder, packages, frozenset((names & members) - {name}))
-        for name, folder, packages, names in read
+        name: Distribution(
+            name,
+            folder,
+            packages,
+            frozenset((names & members) - {name}),
+            tuple(
+                (module, frozenset(_requirement_name(d) for d in dists))
+                for module, dists in sorted(optional.items())
+            ),
+        )
+        for name, folder, packages, names, optional in read
     }
 
 
@@ -80,6 +98,9 @@ def allowed_imports(dists: dict[str, Distribution]) -> dict[str, frozenset[str]]
             reachable.update(dists[sibling].packages)
         for package in dist.packages:
             table[package] = frozenset(reachable - {package})
+        for module, siblings in dist.optional_imports:
+            extra = {p for s in siblings for p in dists[s].packages}
+            table[module] = frozenset((reachable | extra) - {module})
     return table
 
 
@@ -106,7 +127,9 @@ def dependency_cycles(dists: dict[str, Distribution]) -> list[list[str]]:
 DISTRIBUTIONS = load_distributions()
 ALLOWED: dict[str, frozenset[str]] = allowed_imports(DISTRIBUTIONS)
 DISTRIBUTION_OF: dict[str, str] = {
-    package: dist.name for dist in DISTRIBUTIONS.values() for package in dist.packages
+    module: dist.name
+    for dist in DISTRIBUTIONS.values()
+    for module in (*dist.packages, *(m for m, _ in dist.optional_imports))
 }
 
 
@@ -134,10 +157,15 @@ class Violation:
         )
 
 
-def owning_package(module: str) -> str | None:
-    """The entry of ALLOWED that ``module`` belongs to (longest match), if any."""
+PACKAGES = frozenset(DISTRIBUTION_OF) - {
+    m for dist in DISTRIBUTIONS.values() for m, _ in dist.optional_imports
+}
+
+
+def owning_package(module: str, among: Iterable[str] | None = None) -> str | None:
+    """The entry of ALLOWED (or of ``among``) that ``module`` belongs to: longest match."""
     best = None
-    for pkg in ALLOWED:
+    for pkg in ALLOWED if among is None else among:
         if (module == pkg or module.startswith(pkg + ".")) and (
             best is None or len(pkg) > len(best)
         ):
@@ -187,12 +215,13 @@ def _violations(
     """(line, imported package, private dotted name or None) for each broken rule."""
     importer = owning_package(module)
     seen: set[tuple[int, str, str | None]] = set()
+    own_package = owning_package(module, PACKAGES)
     for line, imported in _imported_modules(tree, module, is_package):
-        target = owning_package(imported)
+        target = owning_package(imported, PACKAGES)
         if target is None:
             continue
         same_dist = importer_dist is not None and DISTRIBUTION_OF.get(target) == importer_dist
-        if importer is not None and target != importer and target not in ALLOWED[importer]:
+        if importer is not None and target != own_package and target not in ALLOWED[importer]:
             found: tuple[int, str, str | None] = (line, target, None)
         elif not same_dist and (private := _private_part(imported)):
             found = (line, target, private)

@@ -137,3 +137,36 @@ def test_the_real_repository_passes_both_rules() -> None:
     )
     assert done.returncode == 0, done.stdout + done.stderr
     assert "public imports: ok" in done.stdout
+
+
+def test_one_module_may_import_an_optional_sibling_named_in_its_pyproject(
+    tmp_path: Path,
+) -> None:
+    _member(tmp_path, "libs/runner", "acme-runner", ["torchx.runner"], ["acme-components>=1,<2"])
+    _write(
+        tmp_path,
+        "libs/components/pyproject.toml",
+        """\
+        [project]
+        name = "acme-components"
+        version = "1.0.0"
+
+        [tool.hatch.build.targets.wheel]
+        only-include = ["src/torchx/components", "src/torchx/version.py"]
+        sources = ["src"]
+
+        [tool.check-imports.optional-imports]
+        "torchx.components.test_base" = ["acme-runner"]
+        """,
+    )
+    dists = checker.load_distributions(tmp_path)
+    assert dists["acme-components"].packages == ("torchx.components", "torchx.version")
+    assert dists["acme-components"].requires == frozenset()  # not a dependency
+    assert checker.dependency_cycles(dists) == []
+    table = checker.allowed_imports(dists)
+    assert table["torchx.components.test_base"] == {
+        "torchx.components",
+        "torchx.version",
+        "torchx.runner",
+    }
+    assert "torchx.runner" not in table["torchx.components"]

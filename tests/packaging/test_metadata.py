@@ -80,8 +80,11 @@ def test_torchx_extras_pass_through_and_are_documented() -> None:
     extras = cli["optional-dependencies"]
     for extra in schedulers["optional-dependencies"]:
         assert [r.split(">=")[0] for r in extras[extra]] == [f"torchx-schedulers[{extra}]"]
-    assert set(extras) == {"docker", "kubernetes", "ray", "pipelines", "layers", "devices", "all"}
-    assert extras["all"] == [f"torchx[{','.join(e for e in extras if e != 'all')}]"]
+    assert set(extras) == {
+        "docker", "kubernetes", "ray", "pipelines", "kfp", "layers", "devices", "all"
+    }  # fmt: skip
+    assert extras["kfp"] == extras["pipelines"], "kfp is pytorch/torchx 0.7's name for it"
+    assert extras["all"] == [f"torchx[{','.join(e for e in extras if e not in ('all', 'kfp'))}]"]
     readme = (REPO / "apps/cli/README.md").read_text()
     for extra in extras:
         assert f"torchx[{extra}]" in readme, f"apps/cli/README.md does not document [{extra}]"
