@@ -108,4 +108,8 @@ def test_no_engine_is_one_line_naming_docker_host(tmp_path: Path) -> None:
     )
     assert done.returncode == 2
     (line,) = done.stderr.strip().splitlines()
-    assert line.startswith("torchx: error: DOCKER_HOST: got 'unix://") and "Start dockerd" in line
+    # a backend failure, said as one sentence: which engine, from where, and the fix
+    assert line.startswith(
+        "torchx: error: local_docker: cannot use the Docker engine at unix://"
+    ), line
+    assert "(from DOCKER_HOST)" in line and "Start dockerd" in line

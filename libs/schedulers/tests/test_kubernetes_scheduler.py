@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 import yaml
 
-from torchx.schedulers import get_scheduler
+from torchx.schedulers import SchedulerError, get_scheduler
 from torchx.schedulers.kubernetes_scheduler import (
     LABEL_APP_ID,
     LABEL_ROLE,
@@ -222,7 +222,7 @@ def test_dryrun_prints_yaml_of_the_exact_manifests() -> None:
         ({"image": "repo:-tag"}, {}, "role 'trainer' image", "tag"),
         ({"resource": Resource(cpu=0, gpu=0, memMB=10)}, {}, "resource.cpu", "> 0"),
         ({"resource": Resource(cpu=1, gpu=0, memMB=0)}, {}, "resource.memMB", "> 0"),
-        ({"resource": Resource(cpu=1, gpu=-3, memMB=1)}, {}, "resource.gpu", "GPUs"),
+        ({"resource": Resource(cpu=1, gpu=-3, memMB=1)}, {}, "resource.gpu", "negative"),
         (
             {"resource": Resource(cpu=1, gpu=0, memMB=1, devices={"x/y": 0})},
             {},
@@ -434,9 +434,7 @@ def test_workspace_is_built_by_the_engine_and_a_failed_push_creates_nothing(
         engine.close()
     info = s.submit_dryrun(app, cfg)
     assert info.request.push == {local: f"127.0.0.1:{closed}/me/ws:{local.partition(':')[2]}"}
-    with pytest.raises(
-        SpecsError, match=f"run option 'image_repo': got '127.0.0.1:{closed}/me/ws'"
-    ):
+    with pytest.raises(SchedulerError, match=f"image_repo='127.0.0.1:{closed}/me/ws'"):
         s.schedule(info)
     assert created == []
 
@@ -468,3 +466,41 @@ def test_workspace_is_pushed_with_the_login_then_the_manifests_use_it(
     assert docker_registry.tags("team/ws") == [tag]
     (job,) = created
     assert f"{repo}:{tag}" in json.dumps(job)
+
+
+def test_a_pending_app_says_why_from_the_unschedulable_condition() -> None:
+    from torchx.schedulers.kubernetes_scheduler import _describe_batch, _why_pending
+
+    job = {
+        "metadata": {"name": "a-1-r", "labels": {"torchx.pytorch.org/role-name": "r"}},
+        "spec": {"completions": 1},
+        "status": {},
+    }
+    # what the API server returns for a pod the scheduler could not place
+    pod = {
+        "metadata": {
+            "name": "a-1-r-0",
+            "labels": {"torchx.pytorch.org/role-name": "r"},
+            "annotations": {"batch.kubernetes.io/job-completion-index": "0"},
+        },
+        "status": {
+            "phase": "Pending",
+            "conditions": [
+                {
+                    "type": "PodScheduled",
+                    "status": "False",
+                    "reason": "Unschedulable",
+                    "message": "0/1 nodes are available: 1 Insufficient nvidia.com/gpu.",
+                }
+            ],
+        },
+    }
+    desc = _why_pending(_describe_batch("ns:a-1", [job], [pod]), [pod])
+    assert desc.state == AppState.PENDING
+    assert desc.msg == (
+        "waiting for Kubernetes to schedule it: Unschedulable: "
+        "0/1 nodes are available: 1 Insufficient nvidia.com/gpu."
+    )
+    pod["status"] = {"phase": "Running", "conditions": [{"type": "PodScheduled", "status": "True"}]}
+    job["status"] = {"active": 1}
+    assert _why_pending(_describe_batch("ns:a-1", [job], [pod]), [pod]).msg == ""

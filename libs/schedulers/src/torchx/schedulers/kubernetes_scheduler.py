@@ -20,17 +20,15 @@ Either way replica 0 of the first role is ``<app_id>-<role0>-0.<app_id>``, expor
 from __future__ import annotations
 
 import dataclasses
-import os
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from typing import Any
+from typing import Any, TypedDict
 
 from torchx.schedulers._api import (
     DescribeAppResponse,
     ListAppResponse,
     Scheduler,
-    SchedulerCapabilities,
     Stream,
     filter_regex,
 )
@@ -43,7 +41,10 @@ from torchx.schedulers._container_rules import (
     check_resources,
     to_dns_label,
 )
-from torchx.schedulers._errors import require
+from torchx.schedulers._docker_auth import split_reference
+from torchx.schedulers._errors import check_params, require
+from torchx.schedulers._replica_env import TORCHX_RANK0_HOST, replica_env
+from torchx.schedulers.ids import make_unique
 from torchx.specs import (
     AppDef,
     AppDryRunInfo,
@@ -60,14 +61,12 @@ from torchx.specs import (
     macros,
     runopts,
 )
+from torchx.workspace.docker_workspace import WORKSPACE_REPO, DockerWorkspaceMixin
 
 BACKEND = "kubernetes"
 EXTRA = "kubernetes"
-RANK0_ENV = "TORCHX_RANK0_HOST"
 MASTER_PORT = 29500
 GPU_RESOURCE = "nvidia.com/gpu"
-# The local tag of workspace images (as the local_docker scheduler builds them).
-WORKSPACE_REPO = "torchx-workspace"
 
 LABEL_PREFIX = "torchx.pytorch.org"
 LABEL_APP_ID = f"{LABEL_PREFIX}/app-id"
@@ -204,18 +203,12 @@ def _check_app(app: AppDef, cfg: Mapping[str, CfgVal]) -> None:
         )
 
 
-class KubernetesScheduler(Scheduler[KubernetesRequest]):
-    """Submits apps to a Kubernetes cluster; see the module docstring for the layout."""
+class KubernetesScheduler(DockerWorkspaceMixin, Scheduler[KubernetesRequest]):
+    """Submits apps to a Kubernetes cluster; see the module docstring for the layout.
 
-    capabilities = SchedulerCapabilities(
-        cancel=True,
-        logs=True,
-        distributed=True,
-        describe=True,
-        workspaces=True,
-        mounts=True,
-        elasticity=False,
-    )
+    Workspaces are built into images on the local Docker engine and pushed to
+    ``image_repo`` at submit (:class:`~torchx.workspace.docker_workspace.DockerWorkspaceMixin`).
+    """
 
     def __init__(self, session_name: str = "torchx", client: Any = None) -> None:
         super().__init__(BACKEND, session_name)
@@ -237,9 +230,12 @@ class KubernetesScheduler(Scheduler[KubernetesRequest]):
     def _apis(self) -> Any:
         return require("kubernetes.client", scheduler=BACKEND, extra=EXTRA)
 
+    def close(self) -> None:
+        self._close_docker_client()
+
     # -- submission -------------------------------------------------------------------
 
-    def run_opts(self) -> runopts:
+    def _run_opts(self) -> runopts:
         opts = runopts()
         opts.add("namespace", str, "Kubernetes namespace to create the app in", default="default")
         opts.add(
@@ -256,30 +252,20 @@ class KubernetesScheduler(Scheduler[KubernetesRequest]):
         opts.add("node_selector", dict, "node labels the pods must run on (k1:v1;k2:v2)")
         opts.add("labels", dict, "extra labels put on every object and pod")
         opts.add("shm_size", str, "size limit of /dev/shm (an in-memory emptyDir), e.g. 8Gi")
-        opts.add(
-            "image_repo",
-            str,
-            "repository the workspace image is pushed to (through the local Docker engine) "
-            "and pulled from by the cluster; needed with --workspace",
-        )
         return opts
 
     def _submit_dryrun(
         self, app: AppDef, cfg: dict[str, CfgVal]
     ) -> AppDryRunInfo[KubernetesRequest]:
         _check_app(app, cfg)
-        app_id = f"{to_dns_label(app.name, 40)}-{os.urandom(4).hex()}"
+        app_id = make_unique(to_dns_label(app.name, 40))
         return AppDryRunInfo(build_request(app, app_id, cfg), _format)
 
     def with_workspace(
         self, app: AppDef, cfg: Mapping[str, CfgVal], workspace: str
     ) -> tuple[AppDef, dict[str, CfgVal]]:
-        """Build each role image + ``workspace`` with the local Docker engine (pushed at submit)."""
-        import dataclasses
-        import os
-
-        from torchx.schedulers.docker_scheduler import DockerScheduler
-
+        """Build each role image + ``workspace`` with the local Docker engine (pushed at
+        submit to ``image_repo``, where the cluster pulls it)."""
         if not cfg.get("image_repo"):
             raise SpecsError(
                 "run option 'image_repo'",
@@ -287,33 +273,14 @@ class KubernetesScheduler(Scheduler[KubernetesRequest]):
                 "a cluster pulls the workspace image from a repository; name one to push it "
                 "to (-cfg image_repo=REGISTRY/REPO)",
             )
-        path = os.path.abspath(os.path.expanduser(workspace))
-        if not os.path.isdir(path):
-            raise SpecsError("workspace", workspace, "the kubernetes workspace is a directory")
-        builder = DockerScheduler(self.session_name)
-        built: dict[str, str] = {}
-        roles = []
-        try:
-            for role in app.roles:
-                check_image(f"role {role.name!r} image", role.image)
-                if role.image not in built:
-                    built[role.image] = builder.build_workspace_image(role.image, path)
-                roles.append(dataclasses.replace(role, image=built[role.image]))
-        finally:
-            builder.close()
-        return dataclasses.replace(app, roles=roles), dict(cfg)
+        for role in app.roles:
+            check_image(f"role {role.name!r} image", role.image)
+        return super().with_workspace(app, cfg, workspace)
 
     def schedule(self, dryrun_info: AppDryRunInfo[KubernetesRequest]) -> str:
         req = dryrun_info.request
-        if req.push:
-            from torchx.schedulers.docker_scheduler import DockerScheduler
-
-            pusher = DockerScheduler(self.session_name)
-            try:
-                # Before any object exists: a failed push leaves nothing in the cluster.
-                pusher.push_images(req.push)
-            finally:
-                pusher.close()
+        # Before any object exists: a failed push leaves nothing in the cluster.
+        self.push_images({src: split_reference(dst) for src, dst in req.push.items()})
         created: list[dict[str, Any]] = []
         try:
             for manifest in req.manifests:
@@ -382,7 +349,8 @@ class KubernetesScheduler(Scheduler[KubernetesRequest]):
                 raise
             vjob = None
         if vjob is not None:
-            return _describe_volcano(app_id, vjob, self._pods(namespace, name))
+            pods = self._pods(namespace, name)
+            return _why_pending(_describe_volcano(app_id, vjob, pods), pods)
         jobs = (
             apis.BatchV1Api(client)
             .list_namespaced_job(namespace, label_selector=f"{LABEL_APP_ID}={name}")
@@ -390,11 +358,9 @@ class KubernetesScheduler(Scheduler[KubernetesRequest]):
         )
         if not jobs:
             return None
-        return _describe_batch(
-            app_id,
-            [client.sanitize_for_serialization(j) for j in jobs],
-            self._pods(namespace, name),
-        )
+        pods = self._pods(namespace, name)
+        desc = _describe_batch(app_id, [client.sanitize_for_serialization(j) for j in jobs], pods)
+        return _why_pending(desc, pods)
 
     def _pods(self, namespace: str, name: str) -> list[dict[str, Any]]:
         client = self._client()
@@ -493,7 +459,7 @@ class KubernetesScheduler(Scheduler[KubernetesRequest]):
             lines = (ln + "\n" for ln in text.splitlines())
         return filter_regex(regex, _untimestamp(lines, until))
 
-    def cancel(self, app_id: str) -> None:
+    def _cancel_existing(self, app_id: str) -> None:
         namespace, name = self._split(app_id)
         apis = self._apis()
         client = self._client()
@@ -630,6 +596,26 @@ def _apply_pods(roles: list[RoleStatus], pods: Iterable[Mapping[str, Any]]) -> N
                     replica.exit_code = int(ended.get("exitCode", 0))
 
 
+def _why_pending(
+    desc: DescribeAppResponse, pods: Iterable[Mapping[str, Any]]
+) -> DescribeAppResponse:
+    """A pending app's ``msg``: the scheduler's own words from each pod it could not place
+    (the ``PodScheduled=False`` condition, reason ``Unschedulable``)."""
+    if desc.state != AppState.PENDING:
+        return desc
+    said: list[str] = []
+    for pod in pods:
+        for cond in (pod.get("status") or {}).get("conditions") or []:
+            if cond.get("type") == "PodScheduled" and cond.get("status") == "False":
+                text = f"{cond.get('reason') or 'not scheduled'}: {cond.get('message') or ''}"
+                text = text.strip().rstrip(":")
+                if text not in said:
+                    said.append(text)
+    if said:
+        desc.msg = "waiting for Kubernetes to schedule it: " + "; ".join(said)
+    return desc
+
+
 def _describe_volcano(
     app_id: str, vjob: Mapping[str, Any], pods: Iterable[Mapping[str, Any]] = ()
 ) -> DescribeAppResponse:
@@ -708,17 +694,30 @@ def _pod_template(
     rank0_host: str,
     labels: dict[str, str],
 ) -> dict[str, Any]:
+    # Kubernetes expands $(VAR) from the pod's own env; a lone pod is replica 0.
+    replica_id = f"$({replica_var})" if replica_var else "0"
     filled = macros.Values(
-        img_root="", app_id=app_id, replica_id=f"$({replica_var})", rank0_env=RANK0_ENV
+        img_root="", app_id=app_id, replica_id=replica_id, rank0_env=TORCHX_RANK0_HOST
     ).apply(role)
-    env = {
-        RANK0_ENV: rank0_host,
-        "MASTER_ADDR": rank0_host,
-        "MASTER_PORT": str(MASTER_PORT),
-        "TORCHX_APP_ID": app_id,
-        "TORCHX_ROLE_NAME": role.name,
-        **filled.env,
-    }
+    env = replica_env(
+        filled.env,
+        app_id=app_id,
+        role_name=role.name,
+        replica_id=replica_id,
+        rank0_host=rank0_host,
+        defaults={
+            "PYTHONUNBUFFERED": "1",
+            "MASTER_ADDR": rank0_host,
+            "MASTER_PORT": str(MASTER_PORT),
+            "RANK": replica_id,
+            "WORLD_SIZE": str(role.num_replicas),
+            "GROUP_RANK": replica_id,
+            "ROLE_RANK": replica_id,
+            "ROLE_WORLD_SIZE": str(role.num_replicas),
+            "LOCAL_RANK": "0",
+            "LOCAL_WORLD_SIZE": "1",
+        },
+    )
     volumes, mounts = _volumes(role, cfg.get("shm_size"))  # type: ignore[arg-type]
     container: dict[str, Any] = {
         "name": to_dns_label(role.name, 63),
@@ -852,9 +851,50 @@ def build_request(app: AppDef, app_id: str, cfg: Mapping[str, CfgVal]) -> Kubern
     return KubernetesRequest(app_id, namespace, api, manifests, push)
 
 
-def create_scheduler(session_name: str, client: Any = None, **_other: Any) -> KubernetesScheduler:
-    """The registry's factory; parameters meant for other schedulers are ignored."""
+def create_scheduler(session_name: str, client: Any = None, **params: Any) -> KubernetesScheduler:
+    """The kubernetes factory; ``client`` (a ``kubernetes.client.ApiClient``) is its only
+    parameter."""
+    check_params(BACKEND, params, ("client",))
     return KubernetesScheduler(session_name, client=client)
 
 
-create_scheduler.scheduler_class = KubernetesScheduler  # type: ignore[attr-defined]
+def app_to_resource(
+    app: AppDef, cfg: Mapping[str, CfgVal] | None = None, app_id: str | None = None
+) -> dict[str, Any]:
+    """The object that runs ``app``: a Volcano Job (``api=volcano``, the default), or for
+    ``api=batch`` a List of the headless Service and one batch/v1 Job per role."""
+    resolved = dict(cfg or {})
+    req = build_request(app, app_id or make_unique(to_dns_label(app.name, 40)), resolved)
+    if len(req.manifests) == 1:
+        return req.manifests[0]
+    return {"apiVersion": "v1", "kind": "List", "items": req.manifests}
+
+
+def role_to_pod(
+    name: str, role: Role, app_id: str = "", cfg: Mapping[str, CfgVal] | None = None
+) -> dict[str, Any]:
+    """A Pod manifest running one replica (replica 0) of ``role``, as ``app_to_resource``
+    templates it."""
+    app_id = app_id or name
+    app = AppDef(name=name, roles=[role])
+    labels = {LABEL_MANAGED: "torchx", LABEL_APP_ID: app_id, LABEL_ROLE: to_dns_label(role.name)}
+    rank0_host = f"{app_id}-{to_dns_label(role.name, 20)}-0.{app_id}"
+    template = _pod_template(app, app_id, role, dict(cfg or {}), "", rank0_host, labels)
+    template["metadata"]["name"] = to_dns_label(name, 63)
+    return {"apiVersion": "v1", "kind": "Pod", **template}
+
+
+class KubernetesOpts(TypedDict, total=False):
+    """The kubernetes run options, typed."""
+
+    namespace: str
+    api: str
+    queue: str
+    service_account: str
+    priority_class: str
+    image_pull_secrets: list[str]
+    node_selector: dict[str, str]
+    labels: dict[str, str]
+    shm_size: str
+    image_repo: str
+    quiet: bool
