@@ -20,6 +20,7 @@ Either way replica 0 of the first role is ``<app_id>-<role0>-0.<app_id>``, expor
 from __future__ import annotations
 
 import dataclasses
+import re
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -41,7 +42,6 @@ from torchx.schedulers._container_rules import (
     check_resources,
     to_dns_label,
 )
-from torchx.schedulers._docker_auth import split_reference
 from torchx.schedulers._errors import check_params, require
 from torchx.schedulers._replica_env import TORCHX_RANK0_HOST, replica_env
 from torchx.schedulers.ids import make_unique
@@ -127,10 +127,21 @@ def _container_resources(role: Role) -> dict[str, Any]:
     return {"requests": dict(amounts), "limits": dict(amounts)} if amounts else {}
 
 
+# A Kubernetes resource quantity (apimachinery's format): digits, then a binary or
+# decimal suffix or an exponent.
+_QUANTITY = re.compile(r"^\+?(\d+(\.\d*)?|\.\d+)([KMGTPE]i|[mkMGTPE]|[eE][+-]?\d+)?$")
+
+
 def _volumes(role: Role, shm_size: str | None) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """Pod volumes and the container's mounts: shm first, then the role's mounts."""
     shm: dict[str, Any] = {"medium": "Memory"}
     if shm_size:
+        if not _QUANTITY.match(str(shm_size)):
+            raise SpecsError(
+                "run option 'shm_size'",
+                shm_size,
+                "give a Kubernetes quantity: a number with an optional suffix, e.g. 512Mi or 8Gi",
+            )
         shm["sizeLimit"] = shm_size
     volumes: list[dict[str, Any]] = [{"name": "dshm", "emptyDir": shm}]
     mounts: list[dict[str, Any]] = [{"name": "dshm", "mountPath": "/dev/shm"}]
@@ -280,7 +291,8 @@ class KubernetesScheduler(DockerWorkspaceMixin, Scheduler[KubernetesRequest]):
     def schedule(self, dryrun_info: AppDryRunInfo[KubernetesRequest]) -> str:
         req = dryrun_info.request
         # Before any object exists: a failed push leaves nothing in the cluster.
-        self.push_images({src: split_reference(dst) for src, dst in req.push.items()})
+        # Each target is REPO:TAG as the dryrun made it (image_repo carries no tag).
+        self.push_images({src: _repo_and_tag(dst) for src, dst in req.push.items()})
         created: list[dict[str, Any]] = []
         try:
             for manifest in req.manifests:
@@ -898,3 +910,8 @@ class KubernetesOpts(TypedDict, total=False):
     shm_size: str
     image_repo: str
     quiet: bool
+
+
+def _repo_and_tag(pushed: str) -> tuple[str, str]:
+    repo, _, tag = pushed.rpartition(":")
+    return repo, tag
