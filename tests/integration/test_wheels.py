@@ -182,16 +182,7 @@ def test_the_launcher_runs_an_app(launcher: Venv, tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("scheduler", "cfg", "extra"),
     [
-        pytest.param(
-            "local_docker",
-            [],
-            "docker",
-            marks=pytest.mark.xfail(
-                reason="local_docker reaches the engine without the Docker SDK until the "
-                "scheduler moves onto the SDK (then this passes and the mark goes)",
-                strict=False,
-            ),
-        ),
+        ("local_docker", [], "docker"),
         ("kubernetes", [], "kubernetes"),
         ("ray", ["-cfg", "address=127.0.0.1:9"], "ray"),
     ],
