@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 import typer
 
-from torchx.cli._errors import CliError, one_line
+from torchx.cli._errors import CliError, install_hint, one_line
 
 if TYPE_CHECKING:
     from torchx.runner import Runner
@@ -59,7 +59,8 @@ def handled(fn: F) -> F:
             if _state["debug"]:
                 raise
             code = e.exit_code if isinstance(e, CliError) else 2
-            typer.echo(f"torchx: error: {one_line(e)}", err=True)
+            message = install_hint(e) or one_line(e)
+            typer.echo(f"torchx: error: {message}", err=True)
             raise typer.Exit(code) from None
 
     return wrapper  # type: ignore[return-value]
@@ -107,7 +108,7 @@ def _scheduler(runner: Runner, name: str | None) -> str:
 
     scheduler = name or runner.config.cli_defaults("run").get("scheduler") or DEFAULT_SCHEDULER
     if not runner.has_scheduler(scheduler):
-        from torchx.specs._errors import closest
+        from torchx.specs import closest
 
         known = runner.scheduler_backends()
         raise CliError(f"scheduler: got {scheduler!r}; {closest(scheduler, known)}")
@@ -152,7 +153,11 @@ def run(
     ] = False,
     wait: Annotated[
         bool | None,
-        typer.Option("--wait/--no-wait", help="wait for the app (default: on local schedulers)"),
+        typer.Option(
+            "--wait/--no-wait",
+            help="wait for the app (default: on local schedulers); Ctrl-C while waiting "
+            "cancels the app, --no-wait leaves it running and prints its handle",
+        ),
     ] = None,
     log: Annotated[
         bool | None,
@@ -176,7 +181,8 @@ def run(
     COMPONENT is a builtin (utils.echo; see 'torchx builtins'), path/to/file.py:fn or
     path/to/file.py. Everything after it goes to the component: 'torchx run COMPONENT
     --help' lists its arguments. On local schedulers the command waits for the app and
-    streams its logs; its exit code is 1 when the app fails.
+    streams its logs; its exit code is 1 when the app fails. Ctrl-C while waiting cancels
+    the app and exits 130; use --no-wait to start an app and leave it running.
     """
     if component is None or component in ("-h", "--help"):
         typer.echo(ctx.get_help())
@@ -326,7 +332,15 @@ def cancel(handle: Annotated[str, typer.Argument(help="SCHEDULER://SESSION/APP_I
     from torchx.cli._run import check_handle
 
     check_handle(handle)
-    _runner().cancel(handle)
+    from torchx.specs import is_terminal
+
+    runner = _runner()
+    # Say what happened, not what was asked: an app that had already ended stays as it was.
+    before = runner.status(handle)
+    if before is not None and is_terminal(before.state):
+        typer.echo(f"{handle} was not running: it had already ended as {before.state.name}")
+        return
+    runner.cancel(handle)
     typer.echo(f"cancelled {handle}")
 
 

@@ -20,6 +20,7 @@ Either way replica 0 of the first role is ``<app_id>-<role0>-0.<app_id>``, expor
 from __future__ import annotations
 
 import dataclasses
+import re
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -126,10 +127,21 @@ def _container_resources(role: Role) -> dict[str, Any]:
     return {"requests": dict(amounts), "limits": dict(amounts)} if amounts else {}
 
 
+# A Kubernetes resource quantity (apimachinery's format): digits, then a binary or
+# decimal suffix or an exponent.
+_QUANTITY = re.compile(r"^\+?(\d+(\.\d*)?|\.\d+)([KMGTPE]i|[mkMGTPE]|[eE][+-]?\d+)?$")
+
+
 def _volumes(role: Role, shm_size: str | None) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """Pod volumes and the container's mounts: shm first, then the role's mounts."""
     shm: dict[str, Any] = {"medium": "Memory"}
     if shm_size:
+        if not _QUANTITY.match(str(shm_size)):
+            raise SpecsError(
+                "run option 'shm_size'",
+                shm_size,
+                "give a Kubernetes quantity: a number with an optional suffix, e.g. 512Mi or 8Gi",
+            )
         shm["sizeLimit"] = shm_size
     volumes: list[dict[str, Any]] = [{"name": "dshm", "emptyDir": shm}]
     mounts: list[dict[str, Any]] = [{"name": "dshm", "mountPath": "/dev/shm"}]

@@ -15,7 +15,7 @@ from torchx.specs._app import (
     Role,
 )
 from torchx.specs._dryrun import AppDryRunInfo
-from torchx.specs._errors import SpecsError
+from torchx.specs._errors import SpecsError, closest
 from torchx.specs._handle import AppHandle, ParsedAppHandle, make_app_handle, parse_app_handle
 from torchx.specs._macros import macros
 from torchx.specs._mounts import (
@@ -121,6 +121,7 @@ __all__ = [
     "RoleStatus",
     "SpecsError",
     "VolumeMount",
+    "closest",
     "get_component_schema",
     "get_named_resources",
     "is_terminal",
