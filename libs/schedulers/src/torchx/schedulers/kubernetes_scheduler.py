@@ -115,10 +115,11 @@ class KubernetesApiError(RuntimeError):
             reason = ""  # not a Status object: fall back to the HTTP reason
         reason = reason or str(e.reason or "") or f"HTTP {e.status}"
         where = f" in namespace {namespace!r}" if namespace else ""
-        hint = {
-            401: "; check the credentials in your kubeconfig",
-            403: "; ask a cluster admin for this permission (a Role bound to your account)",
-        }.get(e.status, "")
+        hint = ""
+        if e.status == 401:
+            hint = "; check the credentials in your kubeconfig"
+        elif e.status == 403 and "cannot" in reason:  # RBAC, not an admission plugin
+            hint = "; ask a cluster admin for this permission (a Role bound to your account)"
         if e.status == 404 and namespace and "namespaces" in reason and namespace in reason:
             hint = "; create the namespace or pick another with -cfg namespace=NAME"
         text = f"kubernetes: could not {action}{where}: {reason}{hint}"
@@ -758,6 +759,19 @@ def _apply_pods(roles: list[RoleStatus], pods: Iterable[Mapping[str, Any]]) -> N
                     replica.exit_code = int(ended.get("exitCode", 0))
 
 
+def _role_of(name: str, template: Mapping[str, Any], replicas: int) -> Role:
+    """The role as far as its pod template tells (image and command line)."""
+    container = ((template.get("spec") or {}).get("containers") or [{}])[0]
+    command = list(container.get("command") or [])
+    return Role(
+        name,
+        image=str(container.get("image") or ""),
+        entrypoint=command[0] if command else "",
+        args=command[1:] + list(container.get("args") or []),
+        num_replicas=replicas,
+    )
+
+
 def _describe_volcano(
     app_id: str, vjob: Mapping[str, Any], pods: Iterable[Mapping[str, Any]] = ()
 ) -> DescribeAppResponse:
@@ -778,6 +792,10 @@ def _describe_volcano(
     _apply_pods(roles, pods)
     return DescribeAppResponse(
         app_id=app_id,
+        roles=[
+            _role_of(rs.role, task["template"], len(rs.replicas))
+            for rs, task in zip(roles, vjob.get("spec", {}).get("tasks", []), strict=True)
+        ],
         state=_VOLCANO_STATES.get(phase, AppState.UNKNOWN),
         num_restarts=int(status.get("retryCount", 0)),
         msg=(status.get("state") or {}).get("message", ""),
@@ -804,6 +822,7 @@ def _describe_batch(
 ) -> DescribeAppResponse:
     """One Job per replica: each Job's labels name its role and replica id."""
     by_role: dict[str, dict[int, AppState]] = {}
+    templates: dict[str, Mapping[str, Any]] = {}
     restarts = 0
     for job in jobs:
         labels = job["metadata"].get("labels") or {}
@@ -814,6 +833,7 @@ def _describe_batch(
         failed = int((job.get("status") or {}).get("failed") or 0)
         restarts += max(failed - (1 if state == AppState.FAILED else 0), 0)
         by_role.setdefault(role, {})[int(index) if index.isdigit() else 0] = state
+        templates.setdefault(role, (job.get("spec") or {}).get("template") or {})
     roles = [
         RoleStatus(
             role, [ReplicaStatus(id=i, state=st, role=role) for i, st in sorted(reps.items())]
@@ -834,7 +854,11 @@ def _describe_batch(
             overall = s
             break
     return DescribeAppResponse(
-        app_id=app_id, state=overall, num_restarts=restarts, roles_statuses=roles
+        app_id=app_id,
+        state=overall,
+        num_restarts=restarts,
+        roles_statuses=roles,
+        roles=[_role_of(rs.role, templates[rs.role], len(rs.replicas)) for rs in roles],
     )
 
 
