@@ -14,6 +14,7 @@ from torchx.schedulers.kubernetes_scheduler import (
     LABEL_APP_ID,
     LABEL_REPLICA,
     LABEL_ROLE,
+    KubernetesApiError,
     KubernetesScheduler,
     _describe_batch,
     _describe_volcano,
@@ -501,3 +502,22 @@ def test_workspace_is_pushed_with_the_login_then_the_manifests_use_it(
     assert docker_registry.tags("team/ws") == [tag]
     (job,) = created
     assert f"{repo}:{tag}" in json.dumps(job)
+
+
+def test_api_refusals_become_one_line_with_the_servers_reason() -> None:
+    e = kubernetes.client.ApiException(status=403, reason="Forbidden")
+    e.body = json.dumps(
+        {
+            "kind": "Status",
+            "message": 'jobs.batch is forbidden: User "u" cannot create resource "jobs"\n'
+            'in API group "batch" in the namespace "ml"',
+        }
+    )
+    err = KubernetesApiError.from_api(e, "create Job 'a-1'", "ml")
+    assert err.status == 403 and "\n" not in str(err)
+    assert str(err).startswith("kubernetes: could not create Job 'a-1' in namespace 'ml': jobs")
+    assert str(err).endswith("(a Role bound to your account)")
+    bare = KubernetesApiError.from_api(
+        kubernetes.client.ApiException(status=500), "list Jobs", None
+    )
+    assert str(bare) == "kubernetes: could not list Jobs: HTTP 500"
