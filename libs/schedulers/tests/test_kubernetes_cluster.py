@@ -8,6 +8,7 @@ driven through its pod lifecycle; failures reach the CLI as one line.
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 import time
@@ -72,7 +73,19 @@ def _kept(sent: Any, stored: Any, path: str = "") -> list[str]:
             for i, (a, b) in enumerate(zip(sent, stored, strict=True))
             for p in _kept(a, b, f"{path}[{i}]")
         ]
-    return [] if sent == stored else [f"{path}: sent {sent!r}, stored {stored!r}"]
+    if sent == stored or (_QUANTITY.search(path) and _same_quantity(sent, stored)):
+        return []
+    return [f"{path}: sent {sent!r}, stored {stored!r}"]
+
+
+# Quantities come back in canonical form (4096Mi as 4Gi): compare their values.
+_QUANTITY = re.compile(r"\.(limits|requests)\.[^.]+$|\.sizeLimit$")
+
+
+def _same_quantity(a: Any, b: Any) -> bool:
+    from kubernetes.utils import parse_quantity
+
+    return b is not None and parse_quantity(a) == parse_quantity(b)
 
 
 def _every_feature_app() -> AppDef:
@@ -268,7 +281,7 @@ def test_batch_app_lifecycle_status_list_and_cancel(
     assert sorted(by_replica) == [("ps", 0), ("trainer", 0), ("trainer", 1)]
     assert by_replica[("trainer", 1)].spec.hostname == f"{name}-trainer-1"
     assert by_replica[("trainer", 1)].spec.subdomain == name
-    assert f"{handle}" in _torchx("list", "-s", "kubernetes").stdout
+    assert app_id in _torchx("list", "-s", "kubernetes").stdout
 
     for p in pods:
         kube_cluster.run_pod(kube_namespace, p.metadata.name)
@@ -315,7 +328,8 @@ def test_batch_app_lifecycle_status_list_and_cancel(
     }
     assert st["num_restarts"] == 1
     human = _torchx("status", handle).stdout
-    assert "FAILED" in human and "137" in human
+    assert "trainer/0: FAILED exit_code=137" in human and "OOMKilled" in human
+    assert "Restarts: 1" in human
 
     # The log needs a kubelet: without one the error is one clean line.
     proc = _torchx("log", f"{handle}/trainer/1")
@@ -382,7 +396,7 @@ def test_account_without_create_rights_gets_the_missing_permission(
             "metadata": {"name": "reader"},
             "rules": [
                 {
-                    "apiGroups": ["", "batch"],
+                    "apiGroups": ["", "batch", "batch.volcano.sh"],
                     "resources": ["pods", "services", "jobs"],
                     "verbs": ["get", "list", "watch"],
                 }

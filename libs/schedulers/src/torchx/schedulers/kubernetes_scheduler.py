@@ -165,6 +165,11 @@ def _container_resources(role: Role) -> dict[str, Any]:
     return {"requests": dict(amounts), "limits": dict(amounts)} if amounts else {}
 
 
+def _mount(name: str, path: str, read_only: bool) -> dict[str, Any]:
+    # readOnly only when set: the server stores false as absent, and so do we.
+    return {"name": name, "mountPath": path, **({"readOnly": True} if read_only else {})}
+
+
 def _volumes(role: Role, shm_size: str | None) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """Pod volumes and the container's mounts: shm first, then the role's mounts."""
     shm: dict[str, Any] = {"medium": "Memory"}
@@ -176,15 +181,13 @@ def _volumes(role: Role, shm_size: str | None) -> tuple[list[dict[str, Any]], li
         name = f"mount-{i}"
         if isinstance(m, BindMount):
             volumes.append({"name": name, "hostPath": {"path": m.src_path}})
-            mounts.append({"name": name, "mountPath": m.dst_path, "readOnly": m.read_only})
+            mounts.append(_mount(name, m.dst_path, m.read_only))
         elif isinstance(m, VolumeMount):
             volumes.append({"name": name, "persistentVolumeClaim": {"claimName": m.src}})
-            mounts.append({"name": name, "mountPath": m.dst_path, "readOnly": m.read_only})
+            mounts.append(_mount(name, m.dst_path, m.read_only))
         elif isinstance(m, DeviceMount):
             volumes.append({"name": name, "hostPath": {"path": m.src_path, "type": "CharDevice"}})
-            mounts.append(
-                {"name": name, "mountPath": m.dst_path, "readOnly": "w" not in m.permissions}
-            )
+            mounts.append(_mount(name, m.dst_path, "w" not in m.permissions))
     return volumes, mounts
 
 
@@ -309,8 +312,10 @@ class KubernetesScheduler(Scheduler[KubernetesRequest]):
                 config.load_incluster_config(client_configuration=conf)
                 self._api_client = k8s.client.ApiClient(conf)
             except config.ConfigException:
+                # Read KUBECONFIG now: the library's default is the one at its import.
+                path = os.environ.get("KUBECONFIG") or os.path.expanduser("~/.kube/config")
                 try:
-                    self._api_client = config.new_client_from_config()
+                    self._api_client = config.new_client_from_config(config_file=path)
                 except (config.ConfigException, OSError) as e:
                     raise KubernetesApiError(
                         f"kubernetes: no cluster to talk to ({e}); set KUBECONFIG to a "
@@ -757,6 +762,10 @@ def _apply_pods(roles: list[RoleStatus], pods: Iterable[Mapping[str, Any]]) -> N
                 ended = (cs.get("state") or {}).get("terminated")
                 if ended is not None:
                     replica.exit_code = int(ended.get("exitCode", 0))
+                    if replica.exit_code != 0:
+                        # What the kubelet saw: OOMKilled, Error, ... and its message if any.
+                        why = [ended.get("reason"), ended.get("message")]
+                        replica.structured_error_msg = ": ".join(str(w) for w in why if w)
 
 
 def _role_of(name: str, template: Mapping[str, Any], replicas: int) -> Role:
@@ -887,7 +896,8 @@ def _pod_template(
         "name": to_dns_label(role.name, 63),
         "image": role.image,
         "command": [filled.entrypoint],
-        "args": list(filled.args),
+        # Empty lists are left out, as the server stores them.
+        **({"args": list(filled.args)} if filled.args else {}),
         "env": [{"name": k, "value": v} for k, v in env.items()],
         "volumeMounts": mounts,
     }
