@@ -7,7 +7,6 @@ driven through its pod lifecycle; failures reach the CLI as one line.
 
 from __future__ import annotations
 
-import json
 import re
 import subprocess
 import sys
@@ -240,18 +239,10 @@ def test_volcano_job_schema_refuses_bad_fields(
 # -- a two-role batch app, with the test as kubelet ---------------------------------------
 
 
-def _status(handle: str) -> dict[str, Any]:
-    proc = _torchx("status", "--json", handle)
-    assert proc.returncode == 0, proc.stderr
-    return dict(json.loads(proc.stdout))
-
-
-def _replicas(status: dict[str, Any]) -> dict[tuple[str, int], tuple[str, int | None]]:
-    return {
-        (r["role"], r["id"]): (r["state"], r["exit_code"])
-        for role in status["roles"]
-        for r in role["replicas"]
-    }
+def _replicas(sched: KubernetesScheduler, app_id: str) -> dict[tuple[str, int], Any]:
+    d = sched.describe(app_id)
+    assert d is not None
+    return {(r.role, r.id): (r.state, r.exit_code) for rs in d.roles_statuses for r in rs.replicas}
 
 
 def test_batch_app_lifecycle_status_list_and_cancel(
@@ -285,9 +276,7 @@ def test_batch_app_lifecycle_status_list_and_cancel(
 
     for p in pods:
         kube_cluster.run_pod(kube_namespace, p.metadata.name)
-    st = _status(handle)
-    assert st["state"] == "RUNNING"
-    assert set(_replicas(st).values()) == {("RUNNING", None)}
+    assert set(_replicas(sched, app_id).values()) == {(AppState.RUNNING, None)}
 
     kube_cluster.end_pod(kube_namespace, by_replica[("ps", 0)].metadata.name, 0)
     kube_cluster.end_pod(kube_namespace, by_replica[("trainer", 1)].metadata.name, 0)
@@ -304,13 +293,11 @@ def test_batch_app_lifecycle_status_list_and_cancel(
 
     (retry,) = wait_until("the retry of trainer-0", retried, 90)
     kube_cluster.run_pod(kube_namespace, retry.metadata.name)
-    st = _status(handle)
-    assert _replicas(st) == {
-        ("trainer", 0): ("RUNNING", None),
-        ("trainer", 1): ("SUCCEEDED", 0),
-        ("ps", 0): ("SUCCEEDED", 0),
+    assert _replicas(sched, app_id) == {
+        ("trainer", 0): (AppState.RUNNING, None),
+        ("trainer", 1): (AppState.SUCCEEDED, 0),
+        ("ps", 0): (AppState.SUCCEEDED, 0),
     }
-    assert st["num_restarts"] == 1
 
     kube_cluster.end_pod(kube_namespace, retry.metadata.name, 137, "OOMKilled")
 
@@ -319,17 +306,15 @@ def test_batch_app_lifecycle_status_list_and_cancel(
         return {"ok": d} if d is not None and d.state == AppState.FAILED else None
 
     wait_until("the app to fail", failed, 60)
-    st = _status(handle)
-    assert st["state"] == "FAILED"
-    assert _replicas(st) == {
-        ("trainer", 0): ("FAILED", 137),
-        ("trainer", 1): ("SUCCEEDED", 0),
-        ("ps", 0): ("SUCCEEDED", 0),
-    }
-    assert st["num_restarts"] == 1
-    human = _torchx("status", handle).stdout
-    assert "trainer/0: FAILED exit_code=137" in human and "OOMKilled" in human
-    assert "Restarts: 1" in human
+    # A new process reads it all back from the cluster.
+    proc = _torchx("status", handle)
+    assert proc.returncode == 0, proc.stderr
+    lines = [ln.strip() for ln in proc.stdout.splitlines()]
+    assert "State: FAILED" in lines and "Restarts: 1" in lines
+    assert f"trainer/0: FAILED exit_code=137 host={name}-trainer-0" in lines
+    assert "OOMKilled" in lines
+    assert f"trainer/1: SUCCEEDED exit_code=0 host={name}-trainer-1" in lines
+    assert f"ps/0: SUCCEEDED exit_code=0 host={name}-ps-0" in lines
 
     # The log needs a kubelet: without one the error is one clean line.
     proc = _torchx("log", f"{handle}/trainer/1")
