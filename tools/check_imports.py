@@ -19,15 +19,25 @@ from pathlib import Path
 ALLOWED: dict[str, frozenset[str]] = {
     "torchx.specs": frozenset(),
     "torchx.components": frozenset({"torchx.specs"}),
-    "torchx.schedulers": frozenset({"torchx.specs"}),
-    "torchx.runner": frozenset({"torchx.specs", "torchx.components", "torchx.schedulers"}),
+    # torchx.workspace ships in the torchx-schedulers distribution, beside torchx.schedulers.
+    "torchx.schedulers": frozenset({"torchx.specs", "torchx.workspace"}),
+    "torchx.workspace": frozenset({"torchx.specs", "torchx.schedulers"}),
+    "torchx.runner": frozenset(
+        {"torchx.specs", "torchx.components", "torchx.schedulers", "torchx.workspace"}
+    ),
     "torchx.pipelines": frozenset({"torchx.specs"}),
     "torchx.runtime.tracking": frozenset(),
     "torchx.layers": frozenset(),
     "torchx.devices": frozenset({"torchx.nn"}),
     "torchx.nn": frozenset({"torchx.devices"}),
     "torchx.cli": frozenset(
-        {"torchx.specs", "torchx.components", "torchx.schedulers", "torchx.runner"}
+        {
+            "torchx.specs",
+            "torchx.components",
+            "torchx.schedulers",
+            "torchx.workspace",
+            "torchx.runner",
+        }
     ),
 }
 

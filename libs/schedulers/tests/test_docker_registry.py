@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from torchx.schedulers import SchedulerError
 from torchx.schedulers._docker_auth import (
     INDEX_SERVER,
     auth_header,
@@ -144,7 +145,7 @@ def test_a_credential_helper_is_asked(
     monkeypatch.setenv("DOCKER_CONFIG", str(config))
     monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
     image = f"{docker_registry.host}/me/helper:1"
-    sched.push_images({docker_engine.image: image})
+    sched.push_images({docker_engine.image: split_reference(image)})
     assert docker_registry.tags("me/helper") == ["1"]
     assert asked.read_text().split() == [docker_registry.host]
 
@@ -158,8 +159,8 @@ def test_without_credentials_push_and_pull_are_refused_clearly(
 ) -> None:
     monkeypatch.setenv("DOCKER_CONFIG", str(tmp_path))  # no config.json: no login
     before = docker_registry.refused
-    with pytest.raises(SpecsError) as e:
-        sched.push_images({docker_engine.image: f"{docker_registry.host}/me/nologin:1"})
+    with pytest.raises(SchedulerError) as e:
+        sched.push_images({docker_engine.image: (f"{docker_registry.host}/me/nologin", "1")})
     text = str(e.value)
     assert "image_repo" in text and f"docker login {docker_registry.host}" in text
     image = f"{docker_registry.host}/me/absent:1"

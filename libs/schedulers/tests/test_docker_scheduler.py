@@ -8,12 +8,11 @@ from typing import Any
 
 import pytest
 
-from torchx.schedulers import get_scheduler
+from torchx.schedulers import SchedulerError, get_scheduler
 from torchx.schedulers.docker_scheduler import (
     LABEL_APP_ID,
     DockerScheduler,
     build_request,
-    read_ignore_patterns,
 )
 from torchx.specs import (
     AppDef,
@@ -27,6 +26,7 @@ from torchx.specs import (
     VolumeMount,
     macros,
 )
+from torchx.workspace.api import read_ignore_patterns
 
 
 def _app(**kw: Any) -> AppDef:
@@ -62,13 +62,21 @@ def test_container_requests_field_by_field() -> None:
         "Entrypoint": ["python"],
         "Cmd": ["-m", "train", "--rank", "1", "--id", "trainer-1"],
         "Env": [
-            "TORCHX_RANK0_HOST=trainer-1-trainer-0",
+            "PYTHONUNBUFFERED=1",
             "MASTER_ADDR=trainer-1-trainer-0",
             "MASTER_PORT=29500",
+            "RANK=1",
+            "WORLD_SIZE=2",
+            "GROUP_RANK=1",
+            "ROLE_RANK=1",
+            "ROLE_WORLD_SIZE=2",
+            "LOCAL_RANK=0",
+            "LOCAL_WORLD_SIZE=1",
+            "FOO=bar",
             "TORCHX_APP_ID=trainer-1",
             "TORCHX_ROLE_NAME=trainer",
             "TORCHX_REPLICA_ID=1",
-            "FOO=bar",
+            "TORCHX_RANK0_HOST=trainer-1-trainer-0",
         ],
         "Labels": {
             LABEL_APP_ID: "trainer-1",
@@ -137,7 +145,7 @@ def test_workspace_images_are_pushed_to_image_repo() -> None:
     [
         ({"image": "Ubuntu:22.04"}, {}, "role 'trainer' image", "lowercase"),
         ({"image": "ubuntu:bad tag"}, {}, "image", "tag"),
-        ({"resource": Resource(cpu=-2, gpu=0, memMB=10)}, {}, "resource.cpu", "> 0"),
+        ({"resource": Resource(cpu=-2, gpu=0, memMB=10)}, {}, "resource.cpu", "negative"),
         ({"resource": Resource(cpu=1, gpu=0, memMB=4)}, {}, "resource.memMB", "6 MiB"),
         ({"resource": Resource(cpu=1, gpu=1.5, memMB=100)}, {}, "resource.gpu", "whole"),  # type: ignore[arg-type]
         ({"entrypoint": ""}, {}, "entrypoint", "program"),
@@ -323,7 +331,7 @@ def test_runs_without_the_sdk(
 
 def test_unreachable_engine_names_the_address_and_the_fix() -> None:
     s = DockerScheduler("t", base_url="unix:///nonexistent/docker.sock")
-    with pytest.raises(SpecsError) as e:
+    with pytest.raises(SchedulerError) as e:  # the backend failed; the input was fine
         s.describe("x-1")
     text = str(e.value)
     assert "unix:///nonexistent/docker.sock" in text and "Start dockerd" in text

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 import yaml
 
-from torchx.schedulers import get_scheduler
+from torchx.schedulers import SchedulerError, get_scheduler
 from torchx.schedulers.kubernetes_scheduler import (
     LABEL_APP_ID,
     LABEL_REPLICA,
@@ -155,8 +155,8 @@ def test_volcano_job_field_by_field() -> None:
     assert c["volumeMounts"] == [
         {"name": "dshm", "mountPath": "/dev/shm"},
         {"name": "mount-0", "mountPath": "/mnt/data", "readOnly": True},
-        {"name": "mount-1", "mountPath": "/ckpt", "readOnly": False},
-        {"name": "mount-2", "mountPath": "/dev/fuse", "readOnly": False},
+        {"name": "mount-1", "mountPath": "/ckpt"},
+        {"name": "mount-2", "mountPath": "/dev/fuse"},
     ]
     assert c["securityContext"] == {"privileged": True}
     assert c["ports"] == [{"name": "tcp", "containerPort": 29500}]
@@ -233,7 +233,7 @@ def test_dryrun_prints_yaml_of_the_exact_manifests() -> None:
         ({"image": "repo:-tag"}, {}, "role 'trainer' image", "tag"),
         ({"resource": Resource(cpu=0, gpu=0, memMB=10)}, {}, "resource.cpu", "> 0"),
         ({"resource": Resource(cpu=1, gpu=0, memMB=0)}, {}, "resource.memMB", "> 0"),
-        ({"resource": Resource(cpu=1, gpu=-3, memMB=1)}, {}, "resource.gpu", "GPUs"),
+        ({"resource": Resource(cpu=1, gpu=-3, memMB=1)}, {}, "resource.gpu", "negative"),
         (
             {"resource": Resource(cpu=1, gpu=0, memMB=1, devices={"x/y": 0})},
             {},
@@ -402,7 +402,7 @@ def test_long_names_are_cut_so_every_pod_hostname_is_a_dns_label() -> None:
     role = Role(
         "a-rather-long-role-name-indeed", image="busybox", entrypoint="true", num_replicas=100
     )
-    info = s.submit_dryrun(AppDef("x" * 80, roles=[role]), {"api": "batch"})
+    info = s.submit_dryrun(AppDef("x" * 63, roles=[role]), {"api": "batch"})
     names = [m["metadata"]["name"] for m in info.request.manifests[1:]]
     assert len(names) == 100 and max(len(n) for n in names) <= 63
     with pytest.raises(SpecsError, match="num_replicas"):
@@ -468,9 +468,7 @@ def test_workspace_is_built_by_the_engine_and_a_failed_push_creates_nothing(
         engine.close()
     info = s.submit_dryrun(app, cfg)
     assert info.request.push == {local: f"127.0.0.1:{closed}/me/ws:{local.partition(':')[2]}"}
-    with pytest.raises(
-        SpecsError, match=f"run option 'image_repo': got '127.0.0.1:{closed}/me/ws'"
-    ):
+    with pytest.raises(SchedulerError, match=f"image_repo='127.0.0.1:{closed}/me/ws'"):
         s.schedule(info)
     assert created == []
 

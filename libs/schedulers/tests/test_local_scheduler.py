@@ -317,8 +317,7 @@ def test_unknown_and_bad_app_ids(scheduler: LocalScheduler) -> None:
     assert not scheduler.exists("nope-1234")
     with pytest.raises(SpecsError, match="app id"):
         scheduler.describe("../etc")
-    with pytest.raises(SpecsError, match="no such local_cwd app"):
-        scheduler.cancel("nope-1234")
+    scheduler.cancel("nope-1234")  # an unknown app: nothing to stop
     with pytest.raises(SpecsError, match="no such local_cwd app"):
         scheduler.log_iter("nope-1234", "w")
 

@@ -10,10 +10,7 @@ import pytest
 from torchx.schedulers import (
     MissingDependencyError,
     Scheduler,
-    SchedulerCapabilities,
     UnknownSchedulerError,
-    capabilities,
-    capability_table,
     get_scheduler,
     get_scheduler_factories,
     require,
@@ -38,32 +35,11 @@ def test_unknown_scheduler_lists_the_known_ones() -> None:
     assert "local_cwd" in str(e.value)
 
 
-def test_reserved_name_says_it_is_not_available_yet(monkeypatch: pytest.MonkeyPatch) -> None:
-    # Every scheduler this release names is implemented; reserve a future one to check
-    # that asking for it says so instead of "unknown".
-    from torchx.schedulers import _registry
+def test_unused_registry_names_are_gone() -> None:
+    import torchx.schedulers as s
 
-    monkeypatch.setattr(_registry, "RESERVED_NAMES", ("lsf",))
-    with pytest.raises(UnknownSchedulerError, match="'lsf' is not available"):
-        get_scheduler("lsf")
-
-
-def test_capability_table() -> None:
-    table = capability_table()
-    local = table["local_cwd"]
-    assert isinstance(local, SchedulerCapabilities)
-    assert capabilities("local_cwd") == local
-    assert local.cancel and local.logs and local.describe and local.workspaces
-    assert not local.mounts
-    assert set(local.as_dict()) == {
-        "cancel",
-        "logs",
-        "distributed",
-        "describe",
-        "workspaces",
-        "mounts",
-        "elasticity",
-    }
+    for name in ("RESERVED_NAMES", "capability_table", "capabilities", "SchedulerCapabilities"):
+        assert not hasattr(s, name), name
 
 
 def test_missing_dependency_names_the_extra() -> None:

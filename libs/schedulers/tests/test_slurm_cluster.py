@@ -10,9 +10,9 @@ from typing import Any
 
 import pytest
 
-from torchx.schedulers import Stream
+from torchx.schedulers import SchedulerError, Stream
 from torchx.schedulers.slurm_scheduler import SlurmScheduler
-from torchx.specs import AppDef, AppState, Resource, Role, SpecsError, macros
+from torchx.specs import AppDef, AppState, Resource, Role, macros
 
 WAIT_S = 90
 
@@ -223,9 +223,57 @@ def test_refused_jobs_name_the_option_and_leave_nothing(
         app.roles[0].resource = resource
     job_dir = tmp_path / "job"
     before = {a.app_id for a in slurm.list()}
-    with pytest.raises(SpecsError) as err:
+    with pytest.raises(SchedulerError) as err:
         slurm.submit(app, {**cfg, "job_dir": str(job_dir)})
-    assert str(err.value).startswith(field), err.value
+    assert str(err.value).startswith("slurm: sbatch refused the job: "), err.value
+    assert field in str(err.value), err.value
     assert slurm_says in str(err.value).lower()
     assert not job_dir.exists()
     assert {a.app_id for a in slurm.list()} == before
+
+
+def test_a_het_job_bigger_than_the_partition_is_refused_in_slurms_words(
+    slurm: SlurmScheduler, tmp_path: Path
+) -> None:
+    # Each component fits the two-node partition alone; together they never would, and
+    # sbatch itself would queue the job to pend forever.
+    roles = [Role(n, image="", entrypoint="true", num_replicas=2) for n in ("a", "b")]
+    before = {a.app_id for a in slurm.list()}
+    with pytest.raises(SchedulerError) as err:
+        slurm.submit(AppDef("big", roles), {"job_dir": str(tmp_path / "job")})
+    text = str(err.value)
+    assert "needs 4 nodes at once (a:2 + b:2)" in text and "TotalNodes=2" in text, text
+    assert {a.app_id for a in slurm.list()} == before
+    # the same job within the partition's size is taken
+    small = [Role(n, image="", entrypoint="true") for n in ("a", "b")]
+    app_id = slurm.submit(AppDef("fits", small), {"job_dir": str(tmp_path / "ok")})
+    desc = slurm.wait(app_id, timeout=WAIT_S)
+    assert desc is not None and desc.state == AppState.SUCCEEDED, desc
+
+
+def test_a_pending_job_says_why_it_waits(slurm: SlurmScheduler, tmp_path: Path) -> None:
+    blocker = AppDef(
+        "block", [Role("b", image="", entrypoint="sleep", args=["60"], num_replicas=2)]
+    )
+    block_id = slurm.submit(blocker, {"job_dir": str(tmp_path / "b"), "exclusive": True})
+    wait_id = slurm.submit(_echo("later"), {"job_dir": str(tmp_path / "w"), "exclusive": True})
+    try:
+        deadline = time.monotonic() + WAIT_S
+        desc = slurm.describe(wait_id)
+        while time.monotonic() < deadline:
+            desc = slurm.describe(wait_id)
+            assert desc is not None
+            if "Reason=" in desc.msg:
+                break
+            time.sleep(0.5)
+        assert desc is not None and desc.state == AppState.PENDING, desc
+        assert desc.msg.startswith("waiting in the Slurm queue: Reason="), desc.msg
+        assert desc.msg != "waiting in the Slurm queue: Reason=None"
+    finally:
+        slurm.cancel(wait_id)
+        slurm.cancel(block_id)
+    for app_id in (wait_id, block_id):
+        desc = slurm.wait(app_id, timeout=WAIT_S)
+        assert desc is not None and desc.state == AppState.CANCELLED
+        slurm.cancel(app_id)  # ended: a no-op
+    slurm.cancel("999999")  # unknown: a no-op

@@ -161,7 +161,7 @@ def test_workspace_needs_job_dir(tmp_path: object) -> None:
 
 
 def test_bad_role_names_and_entrypoints() -> None:
-    with pytest.raises(SpecsError, match=re.escape("role.name: got 'a b'")):
+    with pytest.raises(SpecsError, match=re.escape("role[0] 'a b' name 'a b' has characters")):
         _dryrun(AppDef("x", [Role("a b", image="", entrypoint="true")]))
     with pytest.raises(SpecsError, match="entrypoint"):
         _dryrun(AppDef("x", [Role("a", image="")]))

@@ -16,7 +16,7 @@ if TYPE_CHECKING:
 
 # Schedulers whose apps run on this machine: waiting and streaming logs is the default,
 # as `docker run` does for a container.
-LOCAL_SCHEDULERS = ("local_cwd", "local_dir", "local", "local_docker")
+LOCAL_SCHEDULERS = ("local_cwd", "local_dir", "local_docker")
 
 
 def check_handle(handle: str) -> None:

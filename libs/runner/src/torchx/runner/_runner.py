@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import itertools
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import Any
@@ -10,12 +9,12 @@ from typing import Any
 from torchx.runner._config import ConfigError, TorchxConfig, load_config
 from torchx.schedulers import (
     DEFAULT_SCHEDULER,
-    RESERVED_NAMES,
     ListAppResponse,
     Scheduler,
     SchedulerFactory,
     Stream,
     UnknownSchedulerError,
+    declared_params,
     get_scheduler_factories,
 )
 from torchx.specs import (
@@ -58,9 +57,7 @@ class Runner:
         self._scheduler_params = dict(scheduler_params or {})
         self._schedulers: dict[str, Scheduler[Any]] = {}
         self.config = (
-            config
-            if config is not None
-            else load_config(known_schedulers=itertools.chain(self._factories, RESERVED_NAMES))
+            config if config is not None else load_config(known_schedulers=self._factories)
         )
 
     # -- context manager --------------------------------------------------------------
@@ -89,14 +86,30 @@ class Runner:
         if name not in self._schedulers:
             factory = self._factories.get(name)
             if factory is None:
-                reason = (
-                    f"{name!r} is not available in this installation; "
-                    if name in RESERVED_NAMES
-                    else ""
-                )
-                raise UnknownSchedulerError(name, list(self._factories), reason)
-            self._schedulers[name] = factory(self._name, **self._scheduler_params)
+                raise UnknownSchedulerError(name, list(self._factories))
+            self._schedulers[name] = factory(self._name, **self._params_for(name, factory))
         return self._schedulers[name]
+
+    def _params_for(self, name: str, factory: SchedulerFactory) -> dict[str, Any]:
+        """The scheduler parameters meant for scheduler ``name``.
+
+        A parameter given as ``NAME={...}`` (a mapping under a scheduler's name) goes to
+        that scheduler only; any other goes to each scheduler whose factory declares it by
+        name, or to every factory that takes only ``**kwargs``.
+        """
+        if not self._scheduler_params:
+            return {}
+        declared = declared_params(factory)
+        params: dict[str, Any] = {}
+        for key, value in self._scheduler_params.items():
+            if isinstance(value, Mapping) and key in self._factories:
+                continue
+            if declared is None or key in declared:
+                params[key] = value
+        own = self._scheduler_params.get(name)
+        if isinstance(own, Mapping):
+            params.update(own)
+        return params
 
     def scheduler_run_opts(self, scheduler: str) -> runopts:
         return self._scheduler(scheduler).run_opts()
@@ -120,7 +133,10 @@ class Runner:
         merged = self._cfg(scheduler, cfg)
         if workspace:
             app, merged = sched.with_workspace(app, merged, workspace)
-        return sched.submit_dryrun(app, merged)
+        info = sched.submit_dryrun(app, merged)
+        # The name it is registered under, which may differ from its backend's name.
+        info.scheduler = scheduler
+        return info
 
     def schedule(self, dryrun_info: AppDryRunInfo[Any]) -> AppHandle:
         """Submit what ``dryrun`` returned; returns the app's handle."""
@@ -290,8 +306,10 @@ def get_runner(
 ) -> Runner:
     """A Runner over every registered scheduler.
 
-    ``name`` is the session in the handles it returns (default ``torchx``);
-    ``scheduler_params`` go to each scheduler's factory (``state_dir=`` for local_cwd).
+    ``name`` is the session in the handles it returns (default ``torchx``).
+    ``scheduler_params`` go to the factories that declare them (``state_dir=`` goes to
+    local_cwd only); ``SCHEDULER={...}`` gives parameters to one scheduler
+    (``get_runner(slurm={"use_sacct": False})``).
     """
     return Runner(
         name or "torchx",

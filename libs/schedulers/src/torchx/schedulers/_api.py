@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import abc
+import copy
+import os
 import re
 import time
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from enum import Enum
-from typing import ClassVar, Generic, TypeVar
+from typing import Generic, TypeVar
 
 from torchx.specs import (
     AppDef,
@@ -22,6 +24,7 @@ from torchx.specs import (
     SpecsError,
     is_terminal,
     runopts,
+    validate_app,
 )
 
 T = TypeVar("T")
@@ -33,30 +36,6 @@ class Stream(str, Enum):
     STDOUT = "stdout"
     STDERR = "stderr"
     COMBINED = "combined"
-
-
-@dataclass(frozen=True)
-class SchedulerCapabilities:
-    """What a scheduler can do; the CLI and the docs print this as a table."""
-
-    cancel: bool = True
-    logs: bool = True
-    distributed: bool = True
-    describe: bool = True
-    workspaces: bool = False
-    mounts: bool = False
-    elasticity: bool = False
-
-    def as_dict(self) -> dict[str, bool]:
-        return {
-            "cancel": self.cancel,
-            "logs": self.logs,
-            "distributed": self.distributed,
-            "describe": self.describe,
-            "workspaces": self.workspaces,
-            "mounts": self.mounts,
-            "elasticity": self.elasticity,
-        }
 
 
 @dataclass
@@ -103,10 +82,12 @@ class Scheduler(abc.ABC, Generic[T]):
     """Turns AppDefs into requests (``submit_dryrun``) and runs them (``schedule``).
 
     ``T`` is the scheduler's own request type, shown by dryruns and submitted unchanged.
-    Subclasses implement the abstract methods; ``submit`` and ``wait`` come for free.
+    A subclass implements ``_submit_dryrun``, ``schedule``, ``describe``, ``list``,
+    ``_cancel_existing`` and ``log_iter``, and may add run options in ``_run_opts``; the
+    template methods here do what every scheduler shares: validate the AppDef, resolve the
+    run options (with the workspace's, for a :class:`~torchx.workspace.WorkspaceMixin`),
+    and make ``cancel`` of an unknown or ended app a no-op.
     """
-
-    capabilities: ClassVar[SchedulerCapabilities] = SchedulerCapabilities()
 
     def __init__(self, backend: str, session_name: str) -> None:
         self.backend = backend
@@ -114,14 +95,26 @@ class Scheduler(abc.ABC, Generic[T]):
 
     # -- submission -------------------------------------------------------------------
 
-    @abc.abstractmethod
     def run_opts(self) -> runopts:
-        """The run options this scheduler accepts (``-cfg k=v``)."""
+        """The run options this scheduler accepts (``-cfg k=v``): its own and its
+        workspace's."""
+        opts = self._run_opts()
+        from torchx.workspace.api import WorkspaceMixin
+
+        if isinstance(self, WorkspaceMixin):
+            opts.update(self.workspace_opts())
+        return opts
+
+    def _run_opts(self) -> runopts:
+        """The scheduler's own run options; none unless a subclass adds some."""
+        return runopts()
 
     def submit_dryrun(
         self, app: AppDef, cfg: Mapping[str, CfgVal] | None = None
     ) -> AppDryRunInfo[T]:
-        """The exact request ``schedule`` would submit; no side effects."""
+        """Validate ``app`` and return the exact request ``schedule`` would submit; no side
+        effects. A name that could escape a directory (``../x``) is refused here."""
+        validate_app(app)
         resolved = self.run_opts().resolve(cfg)
         info = self._submit_dryrun(app, resolved)
         info.app = app
@@ -130,28 +123,56 @@ class Scheduler(abc.ABC, Generic[T]):
         return info
 
     @abc.abstractmethod
-    def _submit_dryrun(self, app: AppDef, cfg: dict[str, CfgVal]) -> AppDryRunInfo[T]: ...
+    def _submit_dryrun(self, app: AppDef, cfg: dict[str, CfgVal]) -> AppDryRunInfo[T]:
+        """The request for a valid ``app`` and resolved ``cfg``."""
 
     @abc.abstractmethod
     def schedule(self, dryrun_info: AppDryRunInfo[T]) -> str:
         """Submit a request made by ``submit_dryrun``; returns the app id."""
 
-    def submit(self, app: AppDef, cfg: Mapping[str, CfgVal] | None = None) -> str:
+    def submit(
+        self,
+        app: AppDef,
+        cfg: Mapping[str, CfgVal] | None = None,
+        workspace: str | None = None,
+    ) -> str:
+        """Validate, dry-run and schedule ``app`` (with ``workspace`` built into it, if
+        given); returns the app id. The Runner does the same and also reads config files."""
+        validate_app(app)
+        if workspace:
+            app, cfg = self.with_workspace(app, self.run_opts().resolve(cfg), workspace)
         return self.schedule(self.submit_dryrun(app, cfg))
 
     def with_workspace(
         self, app: AppDef, cfg: Mapping[str, CfgVal], workspace: str
     ) -> tuple[AppDef, dict[str, CfgVal]]:
-        """Make ``workspace`` (a local directory) part of what is launched.
+        """A copy of ``app`` with ``workspace`` (a local directory) built into its roles.
 
-        Schedulers without workspace support refuse; those with it return an updated app
-        and config.
+        For a :class:`~torchx.workspace.WorkspaceMixin`, each distinct role image is built
+        once with ``build_workspace_and_update_role``; other schedulers refuse.
         """
-        raise SpecsError(
-            "workspace",
-            workspace,
-            f"the {self.backend} scheduler does not support workspaces; leave it out",
-        )
+        from torchx.workspace.api import WorkspaceMixin
+
+        if not isinstance(self, WorkspaceMixin):
+            raise SpecsError(
+                "workspace",
+                workspace,
+                f"the {self.backend} scheduler does not support workspaces; leave it out",
+            )
+        path = os.path.abspath(os.path.expanduser(workspace))
+        if not os.path.isdir(path):
+            raise SpecsError("workspace", workspace, "give an existing directory")
+        resolved = dict(cfg)
+        new_app = copy.deepcopy(app)
+        built: dict[str, str] = {}
+        for role in new_app.roles:
+            if role.image in built:
+                role.image = built[role.image]
+                continue
+            before = role.image
+            self.build_workspace_and_update_role(role, path, resolved)
+            built[before] = role.image
+        return new_app, resolved
 
     # -- inspection -------------------------------------------------------------------
 
@@ -162,11 +183,12 @@ class Scheduler(abc.ABC, Generic[T]):
     def exists(self, app_id: str) -> bool:
         return self.describe(app_id) is not None
 
-    @abc.abstractmethod
     def list(self) -> list[ListAppResponse]:
         """The apps this scheduler knows about."""
+        from torchx.schedulers._errors import SchedulerError
 
-    @abc.abstractmethod
+        raise SchedulerError(self.backend, "this scheduler cannot list its apps")
+
     def log_iter(
         self,
         app_id: str,
@@ -183,6 +205,9 @@ class Scheduler(abc.ABC, Generic[T]):
         ``regex`` keeps matching lines; ``since``/``until`` bound them in time;
         ``should_tail`` follows the output until the app ends.
         """
+        from torchx.schedulers._errors import SchedulerError
+
+        raise SchedulerError(self.backend, "this scheduler keeps no logs torchx can read")
 
     def wait(self, app_id: str, timeout: float | None = None) -> DescribeAppResponse | None:
         """Block until the app is terminal or ``timeout`` seconds pass; its last description.
@@ -204,9 +229,19 @@ class Scheduler(abc.ABC, Generic[T]):
 
     # -- control ----------------------------------------------------------------------
 
-    @abc.abstractmethod
     def cancel(self, app_id: str) -> None:
-        """Stop the app; a no-op for an app that already ended."""
+        """Stop the app; a no-op for an app this scheduler does not know or that ended.
+
+        Returns once the backend accepted the request; ``wait`` blocks until the app ends.
+        """
+        desc = self.describe(app_id)
+        if desc is None or is_terminal(desc.state):
+            return
+        self._cancel_existing(app_id)
+
+    @abc.abstractmethod
+    def _cancel_existing(self, app_id: str) -> None:
+        """Stop an app that exists (``describe`` knows it) and has not ended."""
 
     def close(self) -> None:
         """Release what this scheduler object holds (clients, connections)."""
@@ -216,6 +251,17 @@ class Scheduler(abc.ABC, Generic[T]):
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def split_lines(text: str) -> list[str]:
+    """``text`` cut after each newline, which each line keeps (the last may have none)."""
+    return text.splitlines(keepends=True)
+
+
+def split_lines_iterator(chunks: Iterable[str]) -> Iterator[str]:
+    """The lines of every chunk in turn (see ``split_lines``)."""
+    for chunk in chunks:
+        yield from split_lines(chunk)
 
 
 def filter_regex(regex: str | None, lines: Iterable[str]) -> Iterator[str]:
@@ -236,7 +282,8 @@ __all__ = [
     "DescribeAppResponse",
     "ListAppResponse",
     "Scheduler",
-    "SchedulerCapabilities",
     "Stream",
     "filter_regex",
+    "split_lines",
+    "split_lines_iterator",
 ]

@@ -26,6 +26,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from torchx.schedulers._errors import SchedulerError
 from torchx.specs import SpecsError
 
 DEFAULT_HOST = "unix:///var/run/docker.sock"
@@ -37,11 +38,11 @@ _SSH_HINT = (
 )
 
 
-class EngineError(Exception):
+class EngineError(SchedulerError):
     """The engine refused a request; ``status`` is its HTTP status."""
 
     def __init__(self, status: int, message: str, what: str) -> None:
-        super().__init__(f"{what}: {message} (HTTP {status})")
+        super().__init__("local_docker", f"the Docker engine refused {what}: {message}")
         self.status = status
         self.message = message
 
@@ -50,8 +51,16 @@ class NotFound(EngineError):
     pass
 
 
-class EngineUnreachable(SpecsError):
-    """No engine answers at the resolved address."""
+class EngineUnreachable(SchedulerError):
+    """No engine answers at the resolved address (a backend failure, not bad input)."""
+
+    def __init__(self, source: str, host: str, needed: str) -> None:
+        self.source = source
+        self.host = host
+        super().__init__(
+            "local_docker",
+            f"cannot use the Docker engine at {host} (from {source}); needed {needed}",
+        )
 
 
 @dataclass(frozen=True)

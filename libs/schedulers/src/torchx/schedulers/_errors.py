@@ -2,7 +2,25 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
+
 from torchx.specs import SpecsError
+
+
+class SchedulerError(RuntimeError):
+    """A scheduler's backend refused a request or failed to carry it out.
+
+    Bad input (an AppDef, a run option, an app id) is a :class:`~torchx.specs.SpecsError`;
+    this is for what only the backend can tell: a queue that rejects the job, an engine that
+    cannot be reached, a push that is denied. The message is one sentence,
+    ``<scheduler>: <what happened>[; <what to do>]``, with the backend's own words kept.
+    """
+
+    def __init__(self, scheduler: str, message: str, fix: str = "") -> None:
+        self.scheduler = scheduler
+        self.reason = message
+        self.fix = fix
+        super().__init__(f"{scheduler}: {message}" + (f"; {fix}" if fix else ""))
 
 
 class UnknownSchedulerError(SpecsError):
@@ -24,6 +42,24 @@ class MissingDependencyError(ImportError):
             f"the {scheduler} scheduler needs the {module!r} package, which is not installed; "
             f'install it with: pip install "torchx-schedulers[{extra}]"',
             name=module,
+        )
+
+
+def check_params(scheduler: str, params: Mapping[str, object], accepted: Iterable[str]) -> None:
+    """Refuse a scheduler parameter that ``scheduler``'s factory does not take.
+
+    Factories call this with their ``**params`` so that a misspelt name is an error
+    rather than silently ignored.
+    """
+    known = sorted(accepted)
+    unknown = sorted(k for k in params if k not in known)
+    if unknown:
+        takes = ", ".join(known) if known else "no parameters"
+        raise SpecsError(
+            f"{scheduler} scheduler parameter",
+            unknown[0] if len(unknown) == 1 else unknown,
+            f"the {scheduler} scheduler takes {takes}; leave the others out "
+            "(a Runner passes each scheduler only the parameters it declares)",
         )
 
 

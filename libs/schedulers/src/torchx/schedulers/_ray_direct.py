@@ -25,13 +25,14 @@ import threading
 import time
 from collections import deque
 
+from torchx.schedulers._replica_env import launch_defaults, replica_env
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing costs more to import than the rest of this module together
     from typing import IO, Any
 
 CONFIG_ENV = "TORCHX_RAY_DRIVER_CONFIG"
 EVENT_PREFIX = "TORCHX_EVENT "
-RANK0_ENV = "TORCHX_RANK0_HOST"
 STDERR_TAIL_LINES = 10
 # Ray kills a stopped job's processes after a few seconds; the replica gets less than that.
 STOP_GRACE_S = 1.0
@@ -80,7 +81,10 @@ def free_port() -> int:
 class DirectDriver:
     """Runs one replica's command, restarting it up to ``max_retries`` times."""
 
-    def __init__(self, role: str, argv: list[str], env: dict[str, str], max_retries: int) -> None:
+    def __init__(
+        self, role: str, argv: list[str], env: dict[str, str], max_retries: int, app_id: str = ""
+    ) -> None:
+        self.app_id = app_id
         self.role = role
         self.argv = argv
         self.env = env
@@ -148,23 +152,20 @@ class DirectDriver:
 
     def _run_once(self) -> int:
         env = {k: v for k, v in os.environ.items() if k != CONFIG_ENV}
-        env.update(
-            {
-                "PYTHONUNBUFFERED": "1",
-                "MASTER_ADDR": self.host,
-                "MASTER_PORT": str(free_port()),
-                RANK0_ENV: self.host,
-                "RANK": "0",
-                "WORLD_SIZE": "1",
-                "LOCAL_RANK": "0",
-                "LOCAL_WORLD_SIZE": "1",
-                "GROUP_RANK": "0",
-                "ROLE_RANK": "0",
-                "ROLE_WORLD_SIZE": "1",
-                "TORCHX_RAY_RESTARTS": str(self.restarts),
-            }
+        defaults = launch_defaults(
+            master_addr=self.host, master_port=free_port(), rank=0, world_size=1
         )
-        env.update(self.env)
+        defaults["TORCHX_RAY_RESTARTS"] = str(self.restarts)
+        env.update(
+            replica_env(
+                self.env,
+                app_id=self.app_id,
+                role_name=self.role,
+                replica_id="0",
+                rank0_host=self.host,
+                defaults=defaults,
+            )
+        )
         self.stderr_tail.clear()
         self.proc = proc = subprocess.Popen(
             self.argv,
@@ -205,7 +206,7 @@ class DirectDriver:
         return code
 
 
-def driver_from_config(config: dict[str, list[dict[str, Any]]]) -> DirectDriver:
+def driver_from_config(config: dict[str, Any]) -> DirectDriver:
     roles = config["roles"]
     if len(roles) != 1 or len(roles[0]["replicas"]) != 1:
         raise ValueError("the direct driver runs apps of one role with one replica")
@@ -216,6 +217,7 @@ def driver_from_config(config: dict[str, list[dict[str, Any]]]) -> DirectDriver:
         [str(a) for a in replica["argv"]],
         {str(k): str(v) for k, v in replica["env"].items()},
         int(role["max_retries"]),
+        app_id=str(config.get("app_id", "")),
     )
 
 

@@ -34,12 +34,12 @@ from typing import Any
 
 from torchx.schedulers._ray_direct import (
     CONFIG_ENV,
-    RANK0_ENV,
     STDERR_TAIL_LINES,
     STOP_GRACE_S,
     emit,
     exit_code,
 )
+from torchx.schedulers._replica_env import launch_defaults, replica_env
 
 POLL_INTERVAL_S = 0.05
 
@@ -132,13 +132,14 @@ class Driver:
         self.restarts = 0
         self.stopping = False
 
-    def report(self, state: str, error: str = "") -> None:
+    def report(self, state: str, error: str = "", reason: str = "") -> None:
         emit(
             {
                 "ev": "state",
                 "state": state,
                 "restarts": self.restarts,
                 "error": error,
+                "reason": reason,
                 "replicas": [
                     {
                         "r": rep["role"]["name"],
@@ -171,9 +172,16 @@ class Driver:
         bundles = [self._bundle(rep["role"]) for rep in self.replicas]
         pg = placement_group(bundles, strategy=self.config["placement_strategy"])
         ready = pg.ready()
+        waited, said = 0, ""
         while not ray.wait([ready], timeout=0.2)[0]:
             if self.stopping:
                 return self._cancelled([])
+            waited += 1
+            if waited % 5 == 0:  # about once a second, say why it still waits
+                reason = _placement_reason(pg, bundles)
+                if reason != said:
+                    said = reason
+                    self.report("PENDING", reason=reason)
         actor_cls: Any = ray.remote(ReplicaProcess)
         actors = [
             actor_cls.options(
@@ -206,21 +214,18 @@ class Driver:
             rep = self.replicas[i]
             role = rep["role"]
             n = len(role["replicas"])
-            env = {
-                "PYTHONUNBUFFERED": "1",
-                "MASTER_ADDR": self.hosts[0],
-                "MASTER_PORT": str(port),
-                RANK0_ENV: self.hosts[0],
-                "RANK": str(rep["k"]),
-                "WORLD_SIZE": str(n),
-                "LOCAL_RANK": "0",
-                "LOCAL_WORLD_SIZE": "1",
-                "GROUP_RANK": str(rep["k"]),
-                "ROLE_RANK": str(rep["k"]),
-                "ROLE_WORLD_SIZE": str(n),
-                "TORCHX_RAY_RESTARTS": str(self.restarts),
-                **rep["env"],
-            }
+            defaults = launch_defaults(
+                master_addr=self.hosts[0], master_port=port, rank=rep["k"], world_size=n
+            )
+            defaults["TORCHX_RAY_RESTARTS"] = str(self.restarts)
+            env = replica_env(
+                rep["env"],
+                app_id=str(self.config.get("app_id", "")),
+                role_name=role["name"],
+                replica_id=str(rep["k"]),
+                rank0_host=self.hosts[0],
+                defaults=defaults,
+            )
             self.states[i] = "RUNNING"
             self.exits[i] = None
             calls.append(actors[i].start.remote(rep["argv"], env))
@@ -305,6 +310,25 @@ class Driver:
         self.states = ["CANCELLED" if s in ("PENDING", "RUNNING") else s for s in self.states]
         self.report("CANCELLED")
         return 128 + signal.SIGTERM
+
+
+def _placement_reason(pg: Any, bundles: list[dict[str, float]]) -> str:
+    """Ray's own word for why the placement group waits (its scheduling state), with
+    what it asks for."""
+    try:
+        from ray.util import placement_group_table
+
+        table = placement_group_table(pg)
+    except Exception:
+        return ""
+    stats = table.get("stats") or {}
+    state = str(stats.get("scheduling_state") or table.get("state") or "")
+    total: dict[str, float] = {}
+    for b in bundles:
+        for key, value in b.items():
+            total[key] = total.get(key, 0.0) + value
+    wanted = ", ".join(f"{k}={v:g}" for k, v in sorted(total.items()))
+    return f"placement group {state} (asks for {wanted})" if state else ""
 
 
 def main() -> int:

@@ -1,17 +1,22 @@
 """Scheduler names and how to build each scheduler, with nothing imported until used.
 
 Built-in schedulers are listed below as ``module:factory``; any installed package can
-add (or replace) one through the ``torchx.schedulers`` entry-point group, whose entry
-points name a factory ``(session_name: str, **params) -> Scheduler``.
+add one through the ``torchx.schedulers`` entry-point group, whose entry points name a
+factory ``(session_name: str, **params) -> Scheduler``.
+
+A factory's named keyword parameters are the ones it declares (``state_dir`` for
+local_cwd); ``declared_params`` reads them so that a Runner passes each scheduler only
+its own. Built-in factories refuse any other parameter.
 """
 
 from __future__ import annotations
 
 import importlib
+import inspect
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any, Protocol
 
-from torchx.schedulers._api import Scheduler, SchedulerCapabilities
+from torchx.schedulers._api import Scheduler
 from torchx.schedulers._errors import UnknownSchedulerError
 
 ENTRY_POINT_GROUP = "torchx.schedulers"
@@ -20,13 +25,12 @@ DEFAULT_SCHEDULER = "local_cwd"
 # Implemented built-ins. A scheduler is added here only once it works.
 _BUILTINS: dict[str, str] = {
     "local_cwd": "torchx.schedulers.local_scheduler:create_scheduler",
+    "local_dir": "torchx.schedulers.local_scheduler:create_dir_scheduler",
     "local_docker": "torchx.schedulers.docker_scheduler:create_scheduler",
     "kubernetes": "torchx.schedulers.kubernetes_scheduler:create_scheduler",
     "slurm": "torchx.schedulers.slurm_scheduler:create_scheduler",
     "ray": "torchx.schedulers.ray_scheduler:create_scheduler",
 }
-# Names kept for schedulers that later releases provide; asking for one says so.
-RESERVED_NAMES: tuple[str, ...] = ()
 
 
 class SchedulerFactory(Protocol):
@@ -60,11 +64,43 @@ def scheduler_names() -> list[str]:
     return sorted(_targets())
 
 
-def _lazy_factory(name: str, target: str) -> SchedulerFactory:
-    def factory(session_name: str, **params: Any) -> Scheduler[Any]:
-        return _load(name, target)(session_name, **params)  # type: ignore[no-any-return]
+class _LazyFactory:
+    """A registered factory, imported on first call (or when its parameters are asked)."""
 
-    return factory
+    def __init__(self, name: str, target: str) -> None:
+        self.name = name
+        self.target = target
+
+    def load(self) -> Callable[..., Any]:
+        return _load(self.name, self.target)
+
+    def __call__(self, session_name: str, **params: Any) -> Scheduler[Any]:
+        return self.load()(session_name, **params)  # type: ignore[no-any-return]
+
+
+def _lazy_factory(name: str, target: str) -> SchedulerFactory:
+    return _LazyFactory(name, target)
+
+
+def declared_params(factory: Callable[..., Any]) -> frozenset[str] | None:
+    """The keyword parameters ``factory`` declares by name, besides the session name.
+
+    None means it declares none but takes ``**kwargs`` (as factories written for
+    pytorch/torchx do): it is given every parameter and ignores what it does not use.
+    """
+    if isinstance(factory, _LazyFactory):
+        factory = factory.load()
+    try:
+        params = list(inspect.signature(factory).parameters.values())
+    except (TypeError, ValueError):
+        return None
+    named = frozenset(
+        p.name
+        for p in params[1:]
+        if p.kind in (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
+    )
+    takes_any = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params)
+    return None if takes_any and not named else named
 
 
 class _SchedulerFactories(Mapping[str, SchedulerFactory]):
@@ -102,10 +138,7 @@ def _target_of(name: str) -> str:
     targets = _targets()
     if isinstance(name, str) and name in targets:
         return targets[name]
-    reason = ""
-    if name in RESERVED_NAMES:
-        reason = f"{name!r} is not available in this version of torchx-schedulers; "
-    raise UnknownSchedulerError(name, list(targets), reason)
+    raise UnknownSchedulerError(name, list(targets))
 
 
 def get_scheduler(name: str, session_name: str = "torchx", **params: Any) -> Scheduler[Any]:
@@ -114,34 +147,3 @@ def get_scheduler(name: str, session_name: str = "torchx", **params: Any) -> Sch
     if not isinstance(scheduler, Scheduler):
         raise TypeError(f"scheduler {name!r}: factory returned {type(scheduler).__name__}")
     return scheduler
-
-
-def scheduler_class(name: str) -> type[Scheduler[Any]]:
-    """The class a factory builds, found without building it (for the capability table).
-
-    A factory may expose it as ``factory.scheduler_class``; otherwise the factory's module
-    is expected to define exactly one Scheduler subclass.
-    """
-    target = _target_of(name)
-    factory = _load(name, target)
-    cls = getattr(factory, "scheduler_class", None)
-    if isinstance(cls, type) and issubclass(cls, Scheduler):
-        return cls
-    module = importlib.import_module(target.partition(":")[0])
-    found = [
-        v
-        for v in vars(module).values()
-        if isinstance(v, type) and issubclass(v, Scheduler) and v.__module__ == module.__name__
-    ]
-    if len(found) != 1:
-        raise TypeError(f"scheduler {name!r}: cannot tell its class; set factory.scheduler_class")
-    return found[0]
-
-
-def capabilities(name: str) -> SchedulerCapabilities:
-    return scheduler_class(name).capabilities
-
-
-def capability_table() -> dict[str, SchedulerCapabilities]:
-    """Capabilities of every usable scheduler, by name (what ``torchx schedulers`` shows)."""
-    return {name: capabilities(name) for name in scheduler_names()}

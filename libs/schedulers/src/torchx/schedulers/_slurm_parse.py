@@ -108,6 +108,8 @@ class Component:
     comment: str = ""
     workdir: str = ""
     stdout: str = ""
+    # why a pending job waits (scontrol's Reason=), "None" once it runs
+    reason: str = ""
     steps: list[Step] = field(default_factory=list)
 
 
@@ -159,6 +161,7 @@ def parse_scontrol(text: str) -> dict[int, Component]:
             comment=fields.get("Comment", ""),
             workdir=fields.get("WorkDir", ""),
             stdout=fields.get("StdOut", ""),
+            reason=fields.get("Reason", ""),
         )
     return comps
 

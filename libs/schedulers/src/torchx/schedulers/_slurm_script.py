@@ -17,9 +17,11 @@ import re
 import shlex
 from collections.abc import Mapping
 
+from torchx.schedulers._replica_env import TORCHX_RANK0_HOST, replica_env
 from torchx.specs import AppDef, CfgVal, Role, SpecsError, macros
 
-RANK0_ENV = "TORCHX_RANK0_HOST"
+# A value exported once for the whole job at the top of the script, not per replica.
+_FROM_JOB = "\x00job\x00"
 # Placeholders that survive shlex.quote and are then swapped for shell expansions.
 _SENTINELS = {
     "replica_id": ("\x00R\x00", "${SLURM_PROCID}"),
@@ -43,7 +45,7 @@ def _shell_word(text: str) -> str:
         img_root=_SENTINELS["img_root"][0],
         app_id=_SENTINELS["app_id"][0],
         replica_id=_SENTINELS["replica_id"][0],
-        rank0_env=RANK0_ENV,
+        rank0_env=TORCHX_RANK0_HOST,
     )
     quoted = shlex.quote(values.substitute(text))
     for sentinel, expansion in _SENTINELS.values():
@@ -54,6 +56,11 @@ def _shell_word(text: str) -> str:
     if quoted.endswith("''") and len(quoted) > 2:
         quoted = quoted[:-2]
     return quoted
+
+
+def resource_options(role: Role) -> list[str]:
+    """The sbatch options that size one role's job component."""
+    return _resource_lines(role)
 
 
 def _resource_lines(role: Role) -> list[str]:
@@ -88,20 +95,34 @@ def _exit_record(role: Role) -> str:
     )
 
 
+def replica_exports(role: Role) -> dict[str, str]:
+    """What each replica of ``role`` exports, macros unfilled: the replica environment
+    (``replica_env``) less the variables the script exports once for the whole job
+    (``TORCHX_APP_ID``, ``TORCHX_RANK0_HOST``, ``MASTER_ADDR``, ``MASTER_PORT``)."""
+    env = replica_env(
+        role.env,
+        app_id=_FROM_JOB,
+        role_name=role.name,
+        replica_id=macros.replica_id,
+        rank0_host=_FROM_JOB,
+        defaults={
+            "PYTHONUNBUFFERED": "1",
+            "MASTER_ADDR": _FROM_JOB,
+            "MASTER_PORT": _FROM_JOB,
+            "RANK": macros.replica_id,
+            "WORLD_SIZE": str(role.num_replicas),
+            "GROUP_RANK": macros.replica_id,
+            "ROLE_RANK": macros.replica_id,
+            "ROLE_WORLD_SIZE": str(role.num_replicas),
+            "LOCAL_RANK": "0",
+            "LOCAL_WORLD_SIZE": "1",
+        },
+    )
+    return {k: v for k, v in env.items() if v != _FROM_JOB}
+
+
 def _replica_command(role: Role, het_group: int | None) -> str:
-    env = {
-        "TORCHX_ROLE_NAME": role.name,
-        "TORCHX_REPLICA_ID": "${replica_id}",
-        "RANK": "${replica_id}",
-        "GROUP_RANK": "${replica_id}",
-        "ROLE_RANK": "${replica_id}",
-        "WORLD_SIZE": str(role.num_replicas),
-        "ROLE_WORLD_SIZE": str(role.num_replicas),
-        "LOCAL_RANK": "0",
-        "LOCAL_WORLD_SIZE": "1",
-        "PYTHONUNBUFFERED": "1",
-        **role.env,
-    }
+    env = replica_exports(role)
     exports = " ".join(f"{k}={_shell_word(v)}" for k, v in env.items())
     argv = " ".join(_shell_word(a) for a in [role.entrypoint, *role.args])
     inner = f"export {exports}; {argv}; {_exit_record(role)}"
@@ -163,10 +184,10 @@ def make_script(app: AppDef, cfg: Mapping[str, CfgVal], job_name: str) -> str:
         # Node names need not resolve; NodeAddr is what Slurm itself connects to.
         'first_node=$(scontrol show hostnames "${SLURM_JOB_NODELIST_HET_GROUP_0:-'
         '$SLURM_JOB_NODELIST}" | head -n1)',
-        f'{RANK0_ENV}=$(scontrol show node -o "$first_node" '
+        f'{TORCHX_RANK0_HOST}=$(scontrol show node -o "$first_node" '
         "| grep -o 'NodeAddr=[^ ]*' | cut -d= -f2)",
-        f'export {RANK0_ENV}="${{{RANK0_ENV}:-$first_node}}"',
-        f'export MASTER_ADDR="${RANK0_ENV}" MASTER_PORT=$((20000 + SLURM_JOB_ID % 20000))',
+        f'export {TORCHX_RANK0_HOST}="${{{TORCHX_RANK0_HOST}:-$first_node}}"',
+        f'export MASTER_ADDR="${TORCHX_RANK0_HOST}" MASTER_PORT=$((20000 + SLURM_JOB_ID % 20000))',
         "",
         "pids=()",
     ]

@@ -4,9 +4,9 @@ Containers carry labels naming their app, role and replica, so ``describe``, ``l
 ``cancel`` and ``list`` work from any process through the engine alone. Containers are run
 through a small stdlib client of the Engine API (``_docker_engine``; the engine is found as
 the docker CLI finds it: ``DOCKER_HOST``, then the current Docker context). The Docker SDK
-(``pip install "torchx-schedulers[docker]"``) is imported only to build workspace images,
-for its ``.dockerignore`` rules; pulls and pushes use the docker CLI's stored credentials
-(``_docker_auth``).
+(``pip install "torchx-schedulers[docker]"``) builds and pushes workspace images, through
+:class:`~torchx.workspace.docker_workspace.DockerWorkspaceMixin`; pulls use the docker
+CLI's stored credentials (``_docker_auth``).
 
 Networking (run option ``network``):
 
@@ -19,17 +19,15 @@ Networking (run option ``network``):
 from __future__ import annotations
 
 import contextlib
-import os
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import Any, TypedDict
 
 from torchx.schedulers._api import (
     DescribeAppResponse,
     ListAppResponse,
     Scheduler,
-    SchedulerCapabilities,
     Stream,
     filter_regex,
 )
@@ -41,7 +39,9 @@ from torchx.schedulers._container_rules import (
 )
 from torchx.schedulers._docker_auth import auth_header, registry_of, split_reference
 from torchx.schedulers._docker_engine import Engine, EngineError, NotFound, path_quote
-from torchx.schedulers._errors import require
+from torchx.schedulers._errors import SchedulerError, check_params, require
+from torchx.schedulers._replica_env import TORCHX_RANK0_HOST, launch_defaults, replica_env
+from torchx.schedulers.ids import make_unique
 from torchx.specs import (
     AppDef,
     AppDryRunInfo,
@@ -58,15 +58,12 @@ from torchx.specs import (
     macros,
     runopts,
 )
+from torchx.workspace.docker_workspace import WORKSPACE_REPO, DockerWorkspaceMixin
 
 BACKEND = "local_docker"
 EXTRA = "docker"
-RANK0_ENV = "TORCHX_RANK0_HOST"
 MASTER_PORT = 29500
 DEFAULT_NETWORK = "torchx"
-WORKSPACE_REPO = "torchx-workspace"
-IGNORE_FILE = ".torchxignore"
-WORKSPACE_DOCKERFILE = "Dockerfile.torchx"
 
 LABEL_APP_ID = "torchx.pytorch.org/app-id"
 LABEL_APP_NAME = "torchx.pytorch.org/app-name"
@@ -86,13 +83,28 @@ class DockerContainer:
     config: dict[str, Any]
 
 
+class DockerOpts(TypedDict, total=False):
+    """The local_docker run options, typed."""
+
+    network: str
+    shm_size: str
+    image_repo: str
+    quiet: bool
+
+
 @dataclass
 class DockerRequest:
+    """Every container of one app, created and started in order by ``schedule``."""
+
     app_id: str
     containers: list[DockerContainer]
     network: str
     # workspace image -> the repository tag it is pushed as before the app starts
     push: dict[str, str] = field(default_factory=dict)
+
+
+# pytorch/torchx's name for the request.
+DockerJob = DockerRequest
 
 
 def _format(req: DockerRequest) -> str:
@@ -160,18 +172,22 @@ def build_request(app: AppDef, app_id: str, cfg: Mapping[str, CfgVal]) -> Docker
             image = push[image]
         for k in range(role.num_replicas):
             filled = macros.Values(
-                img_root="", app_id=app_id, replica_id=str(k), rank0_env=RANK0_ENV
+                img_root="", app_id=app_id, replica_id=str(k), rank0_env=TORCHX_RANK0_HOST
             ).apply(role)
             name = _container_name(app_id, role.name, k)
-            env = {
-                RANK0_ENV: rank0,
-                "MASTER_ADDR": rank0,
-                "MASTER_PORT": str(MASTER_PORT),
-                "TORCHX_APP_ID": app_id,
-                "TORCHX_ROLE_NAME": role.name,
-                "TORCHX_REPLICA_ID": str(k),
-                **filled.env,
-            }
+            env = replica_env(
+                filled.env,
+                app_id=app_id,
+                role_name=role.name,
+                replica_id=str(k),
+                rank0_host=rank0,
+                defaults=launch_defaults(
+                    master_addr=rank0,
+                    master_port=MASTER_PORT,
+                    rank=k,
+                    world_size=role.num_replicas,
+                ),
+            )
             host: dict[str, Any] = {
                 "NetworkMode": network,
                 # Docker's 64 MiB default starves DataLoader workers that share tensors.
@@ -256,71 +272,43 @@ def _mounts(role: Role) -> tuple[list[dict[str, Any]], list[dict[str, str]]]:
     return mounts, devices
 
 
-def read_ignore_patterns(workspace: str) -> list[str]:
-    """The ``.torchxignore`` patterns of ``workspace`` (.dockerignore syntax)."""
-    path = os.path.join(workspace, IGNORE_FILE)
-    patterns = [IGNORE_FILE, ".dockerignore"]
-    if os.path.isfile(path):
-        with open(path) as f:
-            for line in f:
-                line = line.strip()
-                if line and not line.startswith("#"):
-                    patterns.append(line)
-    return patterns
-
-
-class DockerScheduler(Scheduler[DockerRequest]):
+class DockerScheduler(DockerWorkspaceMixin, Scheduler[DockerRequest]):
     """Runs apps as containers; see the module docstring for networking."""
-
-    capabilities = SchedulerCapabilities(
-        cancel=True,
-        logs=True,
-        distributed=True,
-        describe=True,
-        workspaces=True,
-        mounts=True,
-        elasticity=False,
-    )
 
     def __init__(self, session_name: str = "torchx", base_url: str | None = None) -> None:
         super().__init__(BACKEND, session_name)
         self._base_url = base_url
         self._engine_client: Engine | None = None
-        self._sdk_client: Any = None
 
     def _engine(self) -> Engine:
         if self._engine_client is None:
             self._engine_client = Engine.from_env(self._base_url)
         return self._engine_client
 
-    def _sdk(self) -> Any:
-        """The Docker SDK's client for the same engine (workspace builds only)."""
-        if self._sdk_client is None:
-            docker = require("docker", scheduler=BACKEND, extra=EXTRA)
-            endpoint = self._engine().endpoint
-            tls: Any = None
-            if endpoint.tls is not None:
-                t = endpoint.tls
-                tls = docker.tls.TLSConfig(  # type: ignore[attr-defined]
-                    client_cert=(t.cert, t.key) if t.cert and t.key else None,
-                    ca_cert=t.ca,
-                    verify=t.verify,
-                )
-            host = endpoint.host.replace("https://", "tcp://", 1)
-            self._sdk_client = docker.DockerClient(base_url=host, tls=tls)  # type: ignore[attr-defined]
-        return self._sdk_client
+    def _new_docker_client(self) -> Any:
+        """The Docker SDK's client for the same engine (workspace builds and pushes)."""
+        docker = require("docker", scheduler=BACKEND, extra=EXTRA)
+        endpoint = self._engine().endpoint
+        tls: Any = None
+        if endpoint.tls is not None:
+            t = endpoint.tls
+            tls = docker.tls.TLSConfig(  # type: ignore[attr-defined]
+                client_cert=(t.cert, t.key) if t.cert and t.key else None,
+                ca_cert=t.ca,
+                verify=t.verify,
+            )
+        host = endpoint.host.replace("https://", "tcp://", 1)
+        return docker.DockerClient(base_url=host, tls=tls)  # type: ignore[attr-defined]
 
     def close(self) -> None:
         if self._engine_client is not None:
             self._engine_client.close()
             self._engine_client = None
-        if self._sdk_client is not None:
-            self._sdk_client.close()
-            self._sdk_client = None
+        self._close_docker_client()
 
     # -- submission -------------------------------------------------------------------
 
-    def run_opts(self) -> runopts:
+    def _run_opts(self) -> runopts:
         opts = runopts()
         opts.add(
             "network",
@@ -329,68 +317,17 @@ class DockerScheduler(Scheduler[DockerRequest]):
             default=DEFAULT_NETWORK,
         )
         opts.add("shm_size", str, "size of /dev/shm in each container", default="2g")
-        opts.add(
-            "image_repo",
-            str,
-            "repository that workspace images are pushed to before "
-            "the app starts (leave out to keep them local)",
-        )
         return opts
 
     def _submit_dryrun(self, app: AppDef, cfg: dict[str, CfgVal]) -> AppDryRunInfo[DockerRequest]:
         _check_app(app, cfg)
-        app_id = f"{to_dns_label(app.name, 40)}-{os.urandom(4).hex()}"
+        app_id = make_unique(to_dns_label(app.name, 40))
         return AppDryRunInfo(build_request(app, app_id, cfg), _format)
-
-    def with_workspace(
-        self, app: AppDef, cfg: Mapping[str, CfgVal], workspace: str
-    ) -> tuple[AppDef, dict[str, CfgVal]]:
-        """Build, per role image, that image with ``workspace`` copied into its workdir."""
-        import dataclasses
-
-        path = os.path.abspath(os.path.expanduser(workspace))
-        if not os.path.isdir(path):
-            raise SpecsError("workspace", workspace, "the local_docker workspace is a directory")
-        built: dict[str, str] = {}
-        roles = []
-        for role in app.roles:
-            check_image(f"role {role.name!r} image", role.image)
-            if role.image not in built:
-                built[role.image] = self.build_workspace_image(role.image, path)
-            roles.append(dataclasses.replace(role, image=built[role.image]))
-        return dataclasses.replace(app, roles=roles), dict(cfg)
-
-    def build_workspace_image(self, base_image: str, workspace: str) -> str:
-        """Build ``base_image`` + ``workspace``; returns the new image's local tag."""
-        import hashlib
-
-        docker = require("docker", scheduler=BACKEND, extra=EXTRA)
-        build = docker.utils.build  # type: ignore[attr-defined]
-        dockerfile = f"FROM {base_image}\nCOPY . .\n"
-        context = build.tar(
-            workspace,
-            exclude=read_ignore_patterns(workspace),
-            dockerfile=(WORKSPACE_DOCKERFILE, dockerfile),
-        )
-        try:
-            image, _ = self._sdk().images.build(
-                fileobj=context,
-                custom_context=True,
-                dockerfile=WORKSPACE_DOCKERFILE,
-                rm=True,
-                forcerm=True,
-                pull=False,
-            )
-        finally:
-            context.close()
-        tag = hashlib.sha256(image.id.encode()).hexdigest()[:16]
-        image.tag(WORKSPACE_REPO, tag=tag)
-        return f"{WORKSPACE_REPO}:{tag}"
 
     def schedule(self, dryrun_info: AppDryRunInfo[DockerRequest]) -> str:
         req = dryrun_info.request
         engine = self._engine()
-        self.push_images(req.push)
+        self.push_images({src: split_reference(dst) for src, dst in req.push.items()})
         self._ensure_images(req)
         if req.network not in ("host", "none", "bridge"):
             self._ensure_network(req.network)
@@ -437,29 +374,6 @@ class DockerScheduler(Scheduler[DockerRequest]):
                     f"a network the engine can create ({e.message}); use host or none, "
                     "or create the network with `docker network create`",
                 ) from None
-
-    def push_images(self, push: Mapping[str, str]) -> None:
-        """Tag each local image as its ``REPO:TAG`` target and push it there."""
-        engine = self._engine()
-        for src, dst in push.items():
-            repo, tag = split_reference(dst)
-            try:
-                engine.request("POST", f"/images/{path_quote(src)}/tag", {"repo": repo, "tag": tag})
-                messages = engine.progress(
-                    f"/images/{path_quote(repo)}/push",
-                    {"tag": tag},
-                    {"X-Registry-Auth": auth_header(repo)},
-                )
-            except EngineError as e:
-                messages = [{"error": e.message}]
-            failed = [str(m["error"]) for m in messages if m.get("error")]
-            if failed:
-                raise SpecsError(
-                    "run option 'image_repo'",
-                    repo,
-                    f"a repository the Docker engine can push to; pushing {dst} failed: "
-                    f"{failed[-1]} (`docker login {registry_of(repo)}` stores credentials)",
-                )
 
     def _ensure_images(self, req: DockerRequest) -> None:
         """Pull what the engine lacks, as ``docker run`` would; refuse before creating anything."""
@@ -608,12 +522,10 @@ class DockerScheduler(Scheduler[DockerRequest]):
 
     # -- control ----------------------------------------------------------------------
 
-    def cancel(self, app_id: str) -> None:
+    def _cancel_existing(self, app_id: str) -> None:
         containers = self._containers(app_id)
         if not containers:
-            raise SpecsError(
-                "app id", app_id, f"no such {BACKEND} app; `list` shows the known ones"
-            )
+            return  # gone since it was found
         desc = _describe(app_id, containers)
         if desc.state in (AppState.SUCCEEDED, AppState.FAILED, AppState.CANCELLED):
             return
@@ -750,10 +662,22 @@ def _roles_of(replicas: list[dict[str, Any]]) -> list[Role]:
 
 
 def create_scheduler(
-    session_name: str, base_url: str | None = None, **_other: Any
+    session_name: str, base_url: str | None = None, **params: Any
 ) -> DockerScheduler:
-    """The registry's factory; parameters meant for other schedulers are ignored."""
+    """The local_docker factory; ``base_url`` (the engine, as DOCKER_HOST names it) is its
+    only parameter."""
+    check_params(BACKEND, params, ("base_url",))
     return DockerScheduler(session_name, base_url=base_url)
 
 
-create_scheduler.scheduler_class = DockerScheduler  # type: ignore[attr-defined]
+def has_docker() -> bool:
+    """Whether a Docker engine answers where DOCKER_HOST (or the current context) points."""
+    try:
+        engine = Engine.from_env()
+        try:
+            engine.request("GET", "/_ping")
+        finally:
+            engine.close()
+    except (SchedulerError, SpecsError, OSError):
+        return False
+    return True

@@ -32,7 +32,6 @@ from torchx.schedulers._api import (
     DescribeAppResponse,
     ListAppResponse,
     Scheduler,
-    SchedulerCapabilities,
     Stream,
     filter_regex,
 )
@@ -45,7 +44,8 @@ from torchx.schedulers._container_rules import (
     check_resources,
     to_dns_label,
 )
-from torchx.schedulers._errors import require
+from torchx.schedulers._docker_auth import split_reference
+from torchx.schedulers._errors import SchedulerError, require
 from torchx.specs import (
     AppDef,
     AppDryRunInfo,
@@ -62,14 +62,13 @@ from torchx.specs import (
     macros,
     runopts,
 )
+from torchx.workspace.docker_workspace import WORKSPACE_REPO, DockerWorkspaceMixin
 
 BACKEND = "kubernetes"
 EXTRA = "kubernetes"
 RANK0_ENV = "TORCHX_RANK0_HOST"
 MASTER_PORT = 29500
 GPU_RESOURCE = "nvidia.com/gpu"
-# The local tag of workspace images (as the local_docker scheduler builds them).
-WORKSPACE_REPO = "torchx-workspace"
 
 LABEL_PREFIX = "torchx.pytorch.org"
 LABEL_APP_ID = f"{LABEL_PREFIX}/app-id"
@@ -97,11 +96,14 @@ _VOLCANO_ACTIONS = {
 }
 
 
-class KubernetesApiError(RuntimeError):
-    """The API server refused a request; the message is one line with the server's reason."""
+class KubernetesApiError(SchedulerError):
+    """The API server refused a request; one line with the server's reason and what to do.
 
-    def __init__(self, message: str, status: int | None = None) -> None:
-        super().__init__(message)
+    ``status`` is the HTTP status of the refusal (None when no server was reached).
+    """
+
+    def __init__(self, message: str, fix: str = "", status: int | None = None) -> None:
+        super().__init__(BACKEND, message, fix)
         self.status = status
 
     @classmethod
@@ -113,17 +115,16 @@ class KubernetesApiError(RuntimeError):
             reason = str(json.loads(e.body or "{}").get("message") or "")
         except (ValueError, AttributeError):
             reason = ""  # not a Status object: fall back to the HTTP reason
-        reason = reason or str(e.reason or "") or f"HTTP {e.status}"
+        reason = " ".join((reason or str(e.reason or "") or f"HTTP {e.status}").split())
         where = f" in namespace {namespace!r}" if namespace else ""
-        hint = ""
+        fix = ""
         if e.status == 401:
-            hint = "; check the credentials in your kubeconfig"
+            fix = "check the credentials in your kubeconfig"
         elif e.status == 403 and "cannot" in reason:  # RBAC, not an admission plugin
-            hint = "; ask a cluster admin for this permission (a Role bound to your account)"
-        if e.status == 404 and namespace and "namespaces" in reason and namespace in reason:
-            hint = "; create the namespace or pick another with -cfg namespace=NAME"
-        text = f"kubernetes: could not {action}{where}: {reason}{hint}"
-        return cls(" ".join(text.split()), e.status)
+            fix = "ask a cluster admin for this permission (a Role bound to your account)"
+        elif e.status == 404 and namespace and "namespaces" in reason and namespace in reason:
+            fix = "create the namespace or pick another with -cfg namespace=NAME"
+        return cls(f"could not {action}{where}: {reason}", fix, e.status)
 
 
 @dataclass
@@ -282,18 +283,12 @@ def _check_app(app: AppDef, cfg: Mapping[str, CfgVal]) -> None:
         )
 
 
-class KubernetesScheduler(Scheduler[KubernetesRequest]):
-    """Submits apps to a Kubernetes cluster; see the module docstring for the layout."""
+class KubernetesScheduler(DockerWorkspaceMixin, Scheduler[KubernetesRequest]):
+    """Submits apps to a Kubernetes cluster; see the module docstring for the layout.
 
-    capabilities = SchedulerCapabilities(
-        cancel=True,
-        logs=True,
-        distributed=True,
-        describe=True,
-        workspaces=True,
-        mounts=True,
-        elasticity=False,
-    )
+    Workspaces are built into images on the local Docker engine and pushed to
+    ``image_repo`` at submit (:class:`~torchx.workspace.docker_workspace.DockerWorkspaceMixin`).
+    """
 
     def __init__(self, session_name: str = "torchx", client: Any = None) -> None:
         super().__init__(BACKEND, session_name)
@@ -318,17 +313,20 @@ class KubernetesScheduler(Scheduler[KubernetesRequest]):
                     self._api_client = config.new_client_from_config(config_file=path)
                 except (config.ConfigException, OSError) as e:
                     raise KubernetesApiError(
-                        f"kubernetes: no cluster to talk to ({e}); set KUBECONFIG to a "
-                        "kubeconfig file or run inside a pod"
+                        f"no cluster to talk to ({e})",
+                        "set KUBECONFIG to a kubeconfig file or run inside a pod",
                     ) from None
         return self._api_client
 
     def _apis(self) -> Any:
         return require("kubernetes.client", scheduler=BACKEND, extra=EXTRA)
 
+    def close(self) -> None:
+        self._close_docker_client()
+
     # -- submission -------------------------------------------------------------------
 
-    def run_opts(self) -> runopts:
+    def _run_opts(self) -> runopts:
         opts = runopts()
         opts.add("namespace", str, "Kubernetes namespace to create the app in", default="default")
         opts.add(
@@ -351,12 +349,6 @@ class KubernetesScheduler(Scheduler[KubernetesRequest]):
         )
         opts.add("labels", dict, "extra labels put on every object and pod")
         opts.add("shm_size", str, "size limit of /dev/shm (an in-memory emptyDir), e.g. 8Gi")
-        opts.add(
-            "image_repo",
-            str,
-            "repository the workspace image is pushed to (through the local Docker engine) "
-            "and pulled from by the cluster; needed with --workspace",
-        )
         return opts
 
     def _submit_dryrun(
@@ -369,12 +361,8 @@ class KubernetesScheduler(Scheduler[KubernetesRequest]):
     def with_workspace(
         self, app: AppDef, cfg: Mapping[str, CfgVal], workspace: str
     ) -> tuple[AppDef, dict[str, CfgVal]]:
-        """Build each role image + ``workspace`` with the local Docker engine (pushed at submit)."""
-        import dataclasses
-        import os
-
-        from torchx.schedulers.docker_scheduler import DockerScheduler
-
+        """Build each role image + ``workspace`` with the local Docker engine (pushed at
+        submit to ``image_repo``, where the cluster pulls it)."""
         if not cfg.get("image_repo"):
             raise SpecsError(
                 "run option 'image_repo'",
@@ -382,33 +370,14 @@ class KubernetesScheduler(Scheduler[KubernetesRequest]):
                 "a cluster pulls the workspace image from a repository; name one to push it "
                 "to (-cfg image_repo=REGISTRY/REPO)",
             )
-        path = os.path.abspath(os.path.expanduser(workspace))
-        if not os.path.isdir(path):
-            raise SpecsError("workspace", workspace, "the kubernetes workspace is a directory")
-        builder = DockerScheduler(self.session_name)
-        built: dict[str, str] = {}
-        roles = []
-        try:
-            for role in app.roles:
-                check_image(f"role {role.name!r} image", role.image)
-                if role.image not in built:
-                    built[role.image] = builder.build_workspace_image(role.image, path)
-                roles.append(dataclasses.replace(role, image=built[role.image]))
-        finally:
-            builder.close()
-        return dataclasses.replace(app, roles=roles), dict(cfg)
+        for role in app.roles:
+            check_image(f"role {role.name!r} image", role.image)
+        return super().with_workspace(app, cfg, workspace)
 
     def schedule(self, dryrun_info: AppDryRunInfo[KubernetesRequest]) -> str:
         req = dryrun_info.request
-        if req.push:
-            from torchx.schedulers.docker_scheduler import DockerScheduler
-
-            pusher = DockerScheduler(self.session_name)
-            try:
-                # Before any object exists: a failed push leaves nothing in the cluster.
-                pusher.push_images(req.push)
-            finally:
-                pusher.close()
+        # Before any object exists: a failed push leaves nothing in the cluster.
+        self.push_images({src: split_reference(dst) for src, dst in req.push.items()})
         created: list[dict[str, Any]] = []
         try:
             for manifest in req.manifests:
@@ -629,7 +598,16 @@ class KubernetesScheduler(Scheduler[KubernetesRequest]):
         return filter_regex(regex, _untimestamp(lines, until))
 
     def cancel(self, app_id: str) -> None:
-        """Delete every object the app created: its Volcano Job, or its Jobs, Service and pods."""
+        """Delete every object the app created; a no-op for an app the cluster does not know.
+
+        Unlike other schedulers this also acts on an app that has ended: its Jobs, Service
+        and pods would otherwise stay in the namespace until someone deletes them.
+        """
+        if self.describe(app_id) is not None:
+            self._cancel_existing(app_id)
+
+    def _cancel_existing(self, app_id: str) -> None:
+        """Delete the app's Volcano Job, or its Jobs, Service and pods."""
         namespace, name = self._split(app_id)
         apis = self._apis()
         client = self._client()
@@ -1028,6 +1006,3 @@ def build_request(app: AppDef, app_id: str, cfg: Mapping[str, CfgVal]) -> Kubern
 def create_scheduler(session_name: str, client: Any = None, **_other: Any) -> KubernetesScheduler:
     """The registry's factory; parameters meant for other schedulers are ignored."""
     return KubernetesScheduler(session_name, client=client)
-
-
-create_scheduler.scheduler_class = KubernetesScheduler  # type: ignore[attr-defined]

@@ -1,4 +1,8 @@
-"""local_cwd: runs every replica as a process on this machine, in a directory ("the image").
+"""local_cwd and local_dir: run every replica as a process on this machine, in a directory.
+
+Where a role runs is up to the scheduler's image provider: ``local_cwd`` uses the role's
+image when it is a directory and the current directory otherwise (:class:`CWDImageProvider`);
+``local_dir`` requires the image to be a directory (:class:`LocalDirectoryImageProvider`).
 
 Each app gets a small detached supervisor process (see ``_local_supervisor``) that owns its
 replicas and keeps the app's state on disk, so ``describe``, ``log_iter``, ``cancel`` and
@@ -16,6 +20,7 @@ Where things are:
 
 from __future__ import annotations
 
+import abc
 import contextlib
 import os
 import re
@@ -26,7 +31,7 @@ import subprocess
 import sys
 import time
 from bisect import bisect_right
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -37,10 +42,12 @@ from torchx.schedulers._api import (
     DescribeAppResponse,
     ListAppResponse,
     Scheduler,
-    SchedulerCapabilities,
     Stream,
     filter_regex,
 )
+from torchx.schedulers._errors import check_params
+from torchx.schedulers._replica_env import TORCHX_RANK0_HOST, launch_defaults, replica_env
+from torchx.schedulers.ids import make_unique
 from torchx.specs import (
     AppDef,
     AppDryRunInfo,
@@ -58,7 +65,7 @@ from torchx.specs import (
 )
 
 BACKEND = "local_cwd"
-RANK0_ENV = "TORCHX_RANK0_HOST"
+DIR_BACKEND = "local_dir"
 _APP_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
 # How often a tailing reader looks for new output once it has read everything.
 TAIL_INTERVAL = 0.05
@@ -206,6 +213,68 @@ def _app_from_json(data: Mapping[str, Any]) -> AppDef:
     return AppDef(name=data["name"], roles=roles, metadata=dict(data.get("metadata", {})))
 
 
+class ImageProvider(abc.ABC):
+    """Where a role's replicas run on this machine, given the role's image.
+
+    Made once per dry-run from the resolved run options (``provider_class(cfg)``).
+    """
+
+    def __init__(self, cfg: Mapping[str, CfgVal] | None = None) -> None:
+        self.cfg = dict(cfg or {})
+
+    def fetch_role(self, role: Role) -> str:
+        """The image root of ``role`` (``fetch(role.image)`` unless overridden)."""
+        return self.fetch(role.image)
+
+    @abc.abstractmethod
+    def fetch(self, image: str) -> str:
+        """The directory ``image`` stands for on this machine (made ready if needed)."""
+
+    def get_cwd(self, image: str) -> str | None:
+        """The directory replicas start in; None for the image root."""
+        return None
+
+    def get_entrypoint(self, img_root: str, role: Role) -> str:
+        """The program to run: by default the role's entrypoint inside the image root."""
+        return os.path.join(img_root, role.entrypoint)
+
+
+class LocalDirectoryImageProvider(ImageProvider):
+    """The image is a directory on this machine; replicas run in it and a relative
+    entrypoint is looked up there (then on PATH)."""
+
+    def fetch(self, image: str) -> str:
+        if not image or not os.path.isdir(image):
+            raise SpecsError(
+                "role image", image, "the local_dir scheduler runs in a directory; give one"
+            )
+        return os.path.abspath(image)
+
+    def get_cwd(self, image: str) -> str | None:
+        return self.fetch(image)
+
+    def get_entrypoint(self, img_root: str, role: Role) -> str:
+        return role.entrypoint
+
+
+class CWDImageProvider(ImageProvider):
+    """Replicas run in the role's image when it names a directory, else in the current
+    directory (pytorch/torchx always used the current directory)."""
+
+    def fetch(self, image: str) -> str:
+        return os.path.abspath(image) if image and os.path.isdir(image) else os.getcwd()
+
+    def get_cwd(self, image: str) -> str | None:
+        return self.fetch(image)
+
+    def get_entrypoint(self, img_root: str, role: Role) -> str:
+        return role.entrypoint
+
+
+def _join_path(*parts: str | None) -> str:
+    return os.pathsep.join(p for p in parts if p)
+
+
 def _resolve_entrypoint(role: Role, entrypoint: str, cwd: str, env: Mapping[str, str]) -> None:
     """Refuse, before anything starts, an entrypoint that cannot be executed."""
     if os.sep in entrypoint:
@@ -228,20 +297,21 @@ def _resolve_entrypoint(role: Role, entrypoint: str, cwd: str, env: Mapping[str,
 class LocalScheduler(Scheduler[LocalRequest]):
     """Runs apps as local processes; see the module docstring for where things are kept."""
 
-    capabilities = SchedulerCapabilities(
-        cancel=True,
-        logs=True,
-        distributed=True,
-        describe=True,
-        workspaces=True,
-        mounts=False,
-        elasticity=False,
-    )
-
     def __init__(
-        self, session_name: str = "torchx", state_dir: str | os.PathLike[str] | None = None
+        self,
+        session_name: str = "torchx",
+        image_provider_class: Callable[[Mapping[str, CfgVal]], ImageProvider] = CWDImageProvider,
+        cache_size: int = 100,
+        extra_paths: list[str] | None = None,
+        state_dir: str | os.PathLike[str] | None = None,
+        backend: str = BACKEND,
     ) -> None:
-        super().__init__(BACKEND, session_name)
+        super().__init__(backend, session_name)
+        if not isinstance(cache_size, int) or isinstance(cache_size, bool) or cache_size < 1:
+            raise SpecsError("cache_size", cache_size, "give a whole number of apps >= 1")
+        self.image_provider_class = image_provider_class
+        self.cache_size = cache_size
+        self.extra_paths = list(extra_paths or [])
         self.state_dir = Path(state_dir) if state_dir is not None else default_state_dir()
         self._index = self.state_dir / BACKEND / "apps"
         self._supervisors: dict[str, subprocess.Popen[bytes]] = {}
@@ -249,7 +319,7 @@ class LocalScheduler(Scheduler[LocalRequest]):
 
     # -- submission -------------------------------------------------------------------
 
-    def run_opts(self) -> runopts:
+    def _run_opts(self) -> runopts:
         opts = runopts()
         opts.add(
             "log_dir",
@@ -291,7 +361,7 @@ class LocalScheduler(Scheduler[LocalRequest]):
         return os.path.abspath(os.path.expanduser(root))
 
     def _submit_dryrun(self, app: AppDef, cfg: dict[str, CfgVal]) -> AppDryRunInfo[LocalRequest]:
-        app_id = f"{app.name}-{os.urandom(4).hex()}"
+        app_id = make_unique(app.name)
         app_dir = os.path.join(self._log_root(cfg), app_id)
         cwd_opt = cfg.get("cwd")
         if cwd_opt is not None and not os.path.isdir(str(cwd_opt)):
@@ -301,16 +371,16 @@ class LocalScheduler(Scheduler[LocalRequest]):
             counts = [max(r.resource.gpu, 0) for r in app.roles for _ in range(r.num_replicas)]
             gpu_slices = split_gpus(counts, visible_gpus()) if any(counts) else None
         port = _free_port()
+        provider = self.image_provider_class(cfg)
         replicas: list[LocalReplicaParams] = []
         roles: dict[str, dict[str, Any]] = {}
         n = 0
         for role in app.roles:
+            img_root = provider.fetch_role(role)
             if cwd_opt is not None:
                 cwd = os.path.abspath(str(cwd_opt))
-            elif role.image and os.path.isdir(role.image):
-                cwd = os.path.abspath(role.image)
             else:
-                cwd = os.getcwd()
+                cwd = provider.get_cwd(role.image) or img_root
             roles[role.name] = {
                 "max_retries": role.max_retries,
                 "retry_policy": RetryPolicy(role.retry_policy).value,
@@ -318,31 +388,36 @@ class LocalScheduler(Scheduler[LocalRequest]):
             }
             for k in range(role.num_replicas):
                 filled = macros.Values(
-                    img_root=cwd, app_id=app_id, replica_id=str(k), rank0_env=RANK0_ENV
+                    img_root=img_root,
+                    app_id=app_id,
+                    replica_id=str(k),
+                    rank0_env=TORCHX_RANK0_HOST,
                 ).apply(role)
-                env = {
-                    "PYTHONUNBUFFERED": "1",
-                    "MASTER_ADDR": "127.0.0.1",
-                    "MASTER_PORT": str(port),
-                    RANK0_ENV: "127.0.0.1",
-                    "RANK": str(k),
-                    "WORLD_SIZE": str(role.num_replicas),
-                    "LOCAL_RANK": str(k),
-                    "LOCAL_WORLD_SIZE": str(role.num_replicas),
-                    "GROUP_RANK": "0",
-                    "ROLE_RANK": str(k),
-                    "ROLE_WORLD_SIZE": str(role.num_replicas),
-                    **filled.env,
-                    "TORCHX_APP_ID": app_id,
-                    "TORCHX_ROLE_NAME": role.name,
-                    "TORCHX_REPLICA_ID": str(k),
-                }
+                env = replica_env(
+                    filled.env,
+                    app_id=app_id,
+                    role_name=role.name,
+                    replica_id=str(k),
+                    rank0_host="127.0.0.1",
+                    defaults=launch_defaults(
+                        master_addr="127.0.0.1",
+                        master_port=port,
+                        rank=k,
+                        world_size=role.num_replicas,
+                        same_host=True,
+                    ),
+                )
+                if self.extra_paths:
+                    env["PATH"] = _join_path(
+                        *self.extra_paths, env.get("PATH") or os.environ.get("PATH")
+                    )
                 if gpu_slices is not None:
                     env["CUDA_VISIBLE_DEVICES"] = ",".join(gpu_slices[n])
+                entrypoint = provider.get_entrypoint(img_root, filled)
                 if k == 0:
-                    _resolve_entrypoint(role, filled.entrypoint, cwd, env)
+                    _resolve_entrypoint(role, entrypoint, cwd, env)
                 replicas.append(
-                    LocalReplicaParams(role.name, k, [filled.entrypoint, *filled.args], env, cwd)
+                    LocalReplicaParams(role.name, k, [entrypoint, *filled.args], env, cwd)
                 )
                 n += 1
         grace = cfg.get("cancel_grace_seconds")
@@ -408,6 +483,9 @@ class LocalScheduler(Scheduler[LocalRequest]):
         if request is None:
             request = sup.read_data(os.path.join(app_dir, sup.META_DIR, sup.REQUEST_FILE)) or {}
             if request:
+                if len(self._requests) >= self.cache_size:
+                    # Requests never change, so the oldest one read is the one to forget.
+                    del self._requests[next(iter(self._requests))]
                 self._requests[app_dir] = request
         state = sup.read_data(os.path.join(app_dir, sup.META_DIR, sup.STATE_FILE)) or {}
         return request, state
@@ -562,7 +640,7 @@ class LocalScheduler(Scheduler[LocalRequest]):
         app_dir = self._app_dir(app_id)
         if app_dir is None:
             raise SpecsError(
-                "app id", app_id, f"no such {BACKEND} app; `list` shows the known ones"
+                "app id", app_id, f"no such {self.backend} app; `list` shows the known ones"
             )
         request, _ = self._read(app_dir)
         roles = request.get("roles", {})
@@ -633,12 +711,12 @@ class LocalScheduler(Scheduler[LocalRequest]):
 
     # -- control ----------------------------------------------------------------------
 
-    def cancel(self, app_id: str) -> None:
+    def _cancel_existing(self, app_id: str) -> None:
         """Stop the app's replicas and their children; returns once they are gone."""
         app_dir = self._app_dir(app_id)
         if app_dir is None:
             raise SpecsError(
-                "app id", app_id, f"no such {BACKEND} app; `list` shows the known ones"
+                "app id", app_id, f"no such {self.backend} app; `list` shows the known ones"
             )
         request, state = self._current_state(app_id, app_dir)
         if is_terminal(_state(state.get("state", "UNKNOWN"))):
@@ -686,10 +764,37 @@ def _state(name: str) -> AppState:
 
 
 def create_scheduler(
-    session_name: str, state_dir: str | os.PathLike[str] | None = None, **_other: Any
+    session_name: str,
+    state_dir: str | os.PathLike[str] | None = None,
+    cache_size: int = 100,
+    extra_paths: list[str] | None = None,
+    **params: Any,
 ) -> LocalScheduler:
-    """The registry's factory; parameters meant for other schedulers are ignored."""
-    return LocalScheduler(session_name, state_dir=state_dir)
+    """The local_cwd factory; any parameter but these is refused."""
+    check_params(BACKEND, params, ("state_dir", "cache_size", "extra_paths"))
+    return LocalScheduler(
+        session_name,
+        image_provider_class=CWDImageProvider,
+        cache_size=cache_size,
+        extra_paths=extra_paths,
+        state_dir=state_dir,
+    )
 
 
-create_scheduler.scheduler_class = LocalScheduler  # type: ignore[attr-defined]
+def create_dir_scheduler(
+    session_name: str,
+    state_dir: str | os.PathLike[str] | None = None,
+    cache_size: int = 100,
+    extra_paths: list[str] | None = None,
+    **params: Any,
+) -> LocalScheduler:
+    """The local_dir factory: each role's image must be a directory, which it runs in."""
+    check_params(DIR_BACKEND, params, ("state_dir", "cache_size", "extra_paths"))
+    return LocalScheduler(
+        session_name,
+        image_provider_class=LocalDirectoryImageProvider,
+        cache_size=cache_size,
+        extra_paths=extra_paths,
+        state_dir=state_dir,
+        backend=DIR_BACKEND,
+    )

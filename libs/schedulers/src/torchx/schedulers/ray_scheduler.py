@@ -29,18 +29,19 @@ import time
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import Any, TypedDict
 
 from torchx.schedulers._api import (
     DescribeAppResponse,
     ListAppResponse,
     Scheduler,
-    SchedulerCapabilities,
     Stream,
     filter_regex,
 )
-from torchx.schedulers._errors import require
-from torchx.schedulers._ray_direct import CONFIG_ENV, EVENT_PREFIX, RANK0_ENV
+from torchx.schedulers._errors import SchedulerError, check_params, require
+from torchx.schedulers._ray_direct import CONFIG_ENV, EVENT_PREFIX
+from torchx.schedulers._replica_env import TORCHX_RANK0_HOST, replica_env
+from torchx.schedulers.ids import make_unique
 from torchx.specs import (
     AppDef,
     AppDryRunInfo,
@@ -79,6 +80,16 @@ _JOB_STATES = {
     "FAILED": AppState.FAILED,
     "STOPPED": AppState.CANCELLED,
 }
+
+
+class RayOpts(TypedDict, total=False):
+    """The ray run options, typed."""
+
+    address: str
+    working_dir: str
+    requirements: str
+    pip: list[str]
+    placement_strategy: str
 
 
 @dataclass
@@ -200,16 +211,6 @@ def parse_events(text: str) -> _JobRecord:
 class RayScheduler(Scheduler[RayJob]):
     """Submits apps as Ray jobs; see the module docstring."""
 
-    capabilities = SchedulerCapabilities(
-        cancel=True,
-        logs=True,
-        distributed=True,
-        describe=True,
-        workspaces=True,
-        mounts=False,
-        elasticity=False,
-    )
-
     def __init__(self, session_name: str = "torchx", address: str | None = None) -> None:
         super().__init__(BACKEND, session_name)
         self.address = address
@@ -219,13 +220,20 @@ class RayScheduler(Scheduler[RayJob]):
         client = self._clients.get(address)
         if client is None:
             job_submission: Any = require("ray.job_submission", scheduler=BACKEND, extra="ray")
-            client = job_submission.JobSubmissionClient(address)
+            try:
+                client = job_submission.JobSubmissionClient(address)
+            except (ConnectionError, RuntimeError) as e:
+                raise SchedulerError(
+                    BACKEND,
+                    f"cannot reach the Ray dashboard at {address} ({e})",
+                    "start the cluster, or give its dashboard with -cfg address=HOST:PORT",
+                ) from None
             self._clients[address] = client
         return client
 
     # -- submission -------------------------------------------------------------------
 
-    def run_opts(self) -> runopts:
+    def _run_opts(self) -> runopts:
         opts = runopts()
         opts.add(
             "address",
@@ -304,7 +312,7 @@ class RayScheduler(Scheduler[RayJob]):
                 cfg.get("placement_strategy"),
                 f"expected one of {', '.join(PLACEMENT_STRATEGIES)}",
             )
-        submission_id = f"{app.name}-{os.urandom(4).hex()}"
+        submission_id = make_unique(app.name)
         app_id = f"{_strip_scheme(address)}-{submission_id}"
         roles: list[dict[str, Any]] = []
         for role in app.roles:
@@ -315,14 +323,13 @@ class RayScheduler(Scheduler[RayJob]):
             replicas = []
             for k in range(role.num_replicas):
                 filled = macros.Values(
-                    img_root=".", app_id=app_id, replica_id=str(k), rank0_env=RANK0_ENV
+                    img_root=".", app_id=app_id, replica_id=str(k), rank0_env=TORCHX_RANK0_HOST
                 ).apply(role)
-                env = {
-                    **filled.env,
-                    "TORCHX_APP_ID": app_id,
-                    "TORCHX_ROLE_NAME": role.name,
-                    "TORCHX_REPLICA_ID": str(k),
-                }
+                # Rank 0's host is known only on the cluster: the driver adds it.
+                env = replica_env(
+                    filled.env, app_id=app_id, role_name=role.name, replica_id=str(k), rank0_host=""
+                )
+                del env[TORCHX_RANK0_HOST]
                 replicas.append({"argv": [filled.entrypoint, *filled.args], "env": env})
             res = role.resource
             roles.append(
@@ -362,7 +369,13 @@ class RayScheduler(Scheduler[RayJob]):
 
     def schedule(self, dryrun_info: AppDryRunInfo[RayJob]) -> str:
         job = dryrun_info.request
-        self._client(job.address).submit_job(**job.submit_kwargs())
+        client = self._client(job.address)
+        try:
+            client.submit_job(**job.submit_kwargs())
+        except (RuntimeError, ConnectionError) as e:
+            raise SchedulerError(
+                BACKEND, f"the cluster at {job.address} refused the job: {e}"
+            ) from None
         return job.app_id
 
     # -- finding apps -----------------------------------------------------------------
@@ -433,11 +446,15 @@ class RayScheduler(Scheduler[RayJob]):
         error = str(reported.get("error", ""))
         if job_state == AppState.FAILED and not error:
             error = str(info.message or "")
+        msg = str(info.message or "")
+        if state == AppState.PENDING:
+            why = str(reported.get("reason") or "") or msg
+            msg = f"waiting for Ray: {why}" if why else "waiting for Ray"
         return DescribeAppResponse(
             app_id=app_id,
             state=state,
             num_restarts=int(reported.get("restarts", 0)),
-            msg=str(info.message or ""),
+            msg=msg,
             structured_error_msg=error,
             ui_url=address,
             roles_statuses=list(roles.values()),
@@ -536,7 +553,7 @@ class RayScheduler(Scheduler[RayJob]):
 
     # -- control ----------------------------------------------------------------------
 
-    def cancel(self, app_id: str) -> None:
+    def _cancel_existing(self, app_id: str) -> None:
         """Stop the app's job; returns once Ray reports it ended.
 
         A direct-path app still waiting for its resources is the exception: Ray ends it only
@@ -544,11 +561,7 @@ class RayScheduler(Scheduler[RayJob]):
         """
         address, sid = self._split(app_id)
         info = self._info(address, sid)
-        if info is None:
-            raise SpecsError(
-                "app id", app_id, f"no such {BACKEND} app; `list` shows the known ones"
-            )
-        if info.status.is_terminal():
+        if info is None or info.status.is_terminal():
             return
         self._client(address).stop_job(sid)
         if str(info.status.value) == "PENDING" and str(info.entrypoint).startswith(
@@ -563,9 +576,17 @@ class RayScheduler(Scheduler[RayJob]):
         self._clients.clear()
 
 
-def create_scheduler(session_name: str, address: str | None = None, **_other: Any) -> RayScheduler:
-    """The registry's factory; parameters meant for other schedulers are ignored."""
+def create_scheduler(session_name: str, address: str | None = None, **params: Any) -> RayScheduler:
+    """The ray factory; ``address`` (a dashboard, HOST:PORT) is its only parameter."""
+    check_params(BACKEND, params, ("address",))
     return RayScheduler(session_name, address=address)
 
 
-create_scheduler.scheduler_class = RayScheduler  # type: ignore[attr-defined]
+def has_ray() -> bool:
+    """Whether Ray's job submission client can be imported here (the ``ray`` extra)."""
+    import importlib.util
+
+    try:
+        return importlib.util.find_spec("ray.job_submission") is not None
+    except ModuleNotFoundError:
+        return False

@@ -20,15 +20,16 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
+from typing import Any, TypedDict
 
 from torchx.schedulers._api import (
     DescribeAppResponse,
     ListAppResponse,
     Scheduler,
-    SchedulerCapabilities,
     Stream,
     filter_regex,
 )
+from torchx.schedulers._errors import SchedulerError, check_params
 from torchx.schedulers._slurm_parse import (
     SACCT_FIELDS,
     Component,
@@ -39,7 +40,13 @@ from torchx.schedulers._slurm_parse import (
     read_exit_record,
     roles_from_comment,
 )
-from torchx.schedulers._slurm_script import check_roles, log_name, make_script
+from torchx.schedulers._slurm_script import (
+    check_roles,
+    log_name,
+    make_script,
+    replica_exports,
+    resource_options,
+)
 from torchx.specs import (
     AppDef,
     AppDryRunInfo,
@@ -59,6 +66,8 @@ _TIMEOUT = 60
 _JOB_ID = re.compile(r"^\d+$")
 # How far back ``list`` asks accounting for ended jobs.
 LIST_DAYS = 7
+# sbatch's spellings of run options, accepted as aliases.
+_ALIASES = {"mail-user": "mail_user", "mail-type": "mail_type"}
 # What sbatch says, mapped to the run option or field that would fix it.
 _FIXES = (
     ("partition", "partition", "choose a partition that exists (see `sinfo`)"),
@@ -73,6 +82,54 @@ _FIXES = (
 )
 
 
+class SlurmOpts(TypedDict, total=False):
+    """The slurm run options, typed (``mail-user``/``mail-type`` are aliases)."""
+
+    partition: str
+    time: str
+    comment: str
+    constraint: str
+    mail_user: str
+    mail_type: str
+    account: str
+    qos: str
+    job_dir: str
+    exclusive: bool
+    sbatch_args: list[str]
+    workspace: str
+
+
+@dataclass
+class SlurmReplicaRequest:
+    """One role as a component of the job: its sbatch resource options, and what each of
+    its replicas (tasks of one ``srun``) runs with which environment.
+
+    Values may hold torchx's macros; the script turns them into shell expansions.
+    """
+
+    name: str
+    entrypoint: str
+    args: list[str]
+    env: dict[str, str]
+    num_replicas: int = 1
+    sbatch_opts: list[str] = field(default_factory=list)
+
+    @classmethod
+    def from_role(cls, name: str, role: Role, cfg: Mapping[str, CfgVal]) -> SlurmReplicaRequest:
+        return cls(
+            name=name,
+            entrypoint=role.entrypoint,
+            args=list(role.args),
+            env=replica_exports(role),
+            num_replicas=role.num_replicas,
+            sbatch_opts=resource_options(role),
+        )
+
+    def materialize(self) -> list[str]:
+        """The sbatch options of this component."""
+        return list(self.sbatch_opts)
+
+
 @dataclass
 class SlurmBatchRequest:
     """What ``schedule`` runs: ``cmd`` with the script on stdin, in ``job_dir``."""
@@ -82,6 +139,12 @@ class SlurmBatchRequest:
     job_dir: str | None = None
     workspace: str | None = None
     roles: list[str] = field(default_factory=list)
+    replicas: dict[str, SlurmReplicaRequest] = field(default_factory=dict)
+    partition: str | None = None
+
+    def materialize(self) -> str:
+        """The sbatch script, as submitted on sbatch's stdin."""
+        return self.script
 
     def __str__(self) -> str:
         where = f"# job_dir: {self.job_dir}\n" if self.job_dir else ""
@@ -89,8 +152,11 @@ class SlurmBatchRequest:
         return f"# {shlex.join(self.cmd)}\n{where}{ws}{self.script}"
 
 
-class SlurmError(RuntimeError):
+class SlurmError(SchedulerError):
     """A Slurm command failed; the message carries Slurm's own words."""
+
+    def __init__(self, message: str, fix: str = "") -> None:
+        super().__init__(BACKEND, message, fix)
 
 
 def _run(argv: list[str], *, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
@@ -112,16 +178,6 @@ def _slurm_message(proc: subprocess.CompletedProcess[str]) -> str:
 class SlurmScheduler(Scheduler[SlurmBatchRequest]):
     """Submits apps with sbatch; see the module docstring."""
 
-    capabilities = SchedulerCapabilities(
-        cancel=True,
-        logs=True,
-        distributed=True,
-        describe=True,
-        workspaces=True,
-        mounts=False,
-        elasticity=False,
-    )
-
     def __init__(self, session_name: str = "torchx", use_sacct: bool | None = None) -> None:
         """``use_sacct``: None asks sacct when accounting answers, False never does."""
         super().__init__(BACKEND, session_name)
@@ -129,7 +185,7 @@ class SlurmScheduler(Scheduler[SlurmBatchRequest]):
 
     # -- submission -------------------------------------------------------------------
 
-    def run_opts(self) -> runopts:
+    def _run_opts(self) -> runopts:
         opts = runopts()
         opts.add("partition", str, "partition to run in (default: the cluster's default)")
         opts.add("time", str, "time limit, e.g. 30 or 1:00:00 (sbatch --time)")
@@ -137,6 +193,8 @@ class SlurmScheduler(Scheduler[SlurmBatchRequest]):
         opts.add("constraint", str, "node features required (sbatch --constraint)")
         opts.add("mail_user", str, "who gets mail about the job")
         opts.add("mail_type", str, "which events send mail, e.g. END,FAIL")
+        for alias in _ALIASES:
+            opts.add(alias, str, f"the same as {_ALIASES[alias]} (sbatch's spelling)")
         opts.add("account", str, "account to charge")
         opts.add("qos", str, "quality of service")
         opts.add(
@@ -165,6 +223,10 @@ class SlurmScheduler(Scheduler[SlurmBatchRequest]):
         self, app: AppDef, cfg: dict[str, CfgVal]
     ) -> AppDryRunInfo[SlurmBatchRequest]:
         check_roles(app)
+        for alias, name in _ALIASES.items():
+            value = cfg.pop(alias, None)
+            if value is not None and cfg.get(name) is None:
+                cfg[name] = value
         job_dir = cfg.get("job_dir")
         workspace = cfg.get("workspace")
         if workspace and not job_dir:
@@ -187,11 +249,15 @@ class SlurmScheduler(Scheduler[SlurmBatchRequest]):
             job_dir=os.path.abspath(str(job_dir)) if job_dir else None,
             workspace=str(workspace) if workspace else None,
             roles=[r.name for r in app.roles],
+            replicas={r.name: SlurmReplicaRequest.from_role(r.name, r, cfg) for r in app.roles},
+            partition=str(cfg["partition"]) if cfg.get("partition") else None,
         )
         return AppDryRunInfo(request, str)
 
     def schedule(self, dryrun_info: AppDryRunInfo[SlurmBatchRequest]) -> str:
         req = dryrun_info.request
+        if len(req.replicas) > 1:
+            self._check_het_job_fits(req)
         created: str | None = None
         if req.job_dir:
             if req.workspace:
@@ -220,17 +286,47 @@ class SlurmScheduler(Scheduler[SlurmBatchRequest]):
             raise SlurmOutputError("sbatch --parsable", proc.stdout.strip(), "not a job id")
         return job_id
 
+    def _check_het_job_fits(self, req: SlurmBatchRequest) -> None:
+        """Refuse a heterogeneous job that needs more nodes at once than its partition has.
+
+        sbatch takes such a job (each component fits alone) and it pends forever with
+        ``Reason=Resources``; the partition's size says so before anything is queued.
+        """
+        proc = _run(
+            ["scontrol", "show", "partition", "-o", *([req.partition] if req.partition else [])]
+        )
+        if proc.returncode != 0:
+            return  # sbatch will say what is wrong with the partition
+        for line in proc.stdout.splitlines():
+            fields = dict(kv.split("=", 1) for kv in line.split() if "=" in kv)
+            if req.partition is None and fields.get("Default") != "YES":
+                continue
+            total = fields.get("TotalNodes", "")
+            if not total.isdigit():
+                return
+            need = sum(r.num_replicas for r in req.replicas.values())
+            if need > int(total):
+                parts = " + ".join(f"{r.name}:{r.num_replicas}" for r in req.replicas.values())
+                raise SlurmError(
+                    f"the heterogeneous job needs {need} nodes at once ({parts}) but partition "
+                    f"{fields.get('PartitionName', '?')} has TotalNodes={total}, so it would "
+                    "pend forever",
+                    "ask for fewer replicas, or a partition with more nodes (run option "
+                    "'partition')",
+                )
+            return
+
     def _submit_error(
         self, proc: subprocess.CompletedProcess[str], cfg: Mapping[str, CfgVal]
-    ) -> SpecsError:
+    ) -> SchedulerError:
         msg = _slurm_message(proc)
         low = msg.lower()
         for needle, option, fix in _FIXES:
             if needle in low:
-                value = cfg.get(option) if not option.startswith("resource") else None
                 name = option if option.startswith("resource") else f"run option {option!r}"
-                return SpecsError(name, value, f"Slurm refused the job ({msg}); {fix}")
-        return SpecsError("sbatch", None, f"Slurm refused the job ({msg})")
+                value = "" if option.startswith("resource") else f"={cfg.get(option)!r}"
+                return SlurmError(f"sbatch refused the job: {msg}", f"{fix} ({name}{value})")
+        return SlurmError(f"sbatch refused the job: {msg}")
 
     # -- inspection -------------------------------------------------------------------
 
@@ -262,6 +358,7 @@ class SlurmScheduler(Scheduler[SlurmBatchRequest]):
             comps.setdefault(offset, comp)
         for offset, comp in comps.items():
             if offset in live:
+                comp.reason = live[offset].reason
                 comp.stdout = live[offset].stdout
                 comp.workdir = comp.workdir or live[offset].workdir
                 if not comp.comment:
@@ -300,7 +397,7 @@ class SlurmScheduler(Scheduler[SlurmBatchRequest]):
         return DescribeAppResponse(
             app_id=app_id,
             state=state,
-            msg="; ".join(failed) or leader.state,
+            msg="; ".join(failed) or _pending_reason(state, comps) or leader.state,
             roles_statuses=roles_statuses,
             # replica counts let callers (e.g. ``torchx log``) find every replica's output
             roles=[Role(r.role, image="", num_replicas=len(r.replicas)) for r in roles_statuses],
@@ -476,9 +573,7 @@ class SlurmScheduler(Scheduler[SlurmBatchRequest]):
 
     # -- control ----------------------------------------------------------------------
 
-    def cancel(self, app_id: str) -> None:
-        if not _JOB_ID.match(app_id):
-            raise SpecsError("app_id", app_id, "a Slurm job id is a number, e.g. 1234")
+    def _cancel_existing(self, app_id: str) -> None:
         proc = _run(["scancel", app_id])
         if proc.returncode != 0 and "already completed" not in _slurm_message(proc).lower():
             raise SlurmError(f"scancel {app_id} failed: {_slurm_message(proc)}")
@@ -499,6 +594,20 @@ def _refused(state: str, nodes: str) -> bool:
     """A submission sbatch refused: Slurm keeps a FAILED record that never had a node,
     but the user got an error, not a job id, so it is not listed."""
     return app_state(state) == AppState.FAILED and nodes.strip() in ("", "None assigned")
+
+
+def _pending_reason(state: AppState, comps: Mapping[int, Component]) -> str:
+    """Why a pending job waits, in Slurm's words (``Reason=`` of each waiting component)."""
+    if state != AppState.PENDING:
+        return ""
+    reasons = []
+    for offset in sorted(comps):
+        reason = comps[offset].reason
+        if reason and reason != "None" and reason not in reasons:
+            reasons.append(reason)
+    if not reasons:
+        return ""
+    return f"waiting in the Slurm queue: Reason={','.join(reasons)}"
 
 
 def _job_state(component_states: Mapping[int, str]) -> AppState:
@@ -526,13 +635,13 @@ def _cut_by_time(
     yield from lines
 
 
-def create_scheduler(session_name: str, **params: object) -> SlurmScheduler:
-    use_sacct = params.pop("use_sacct", None)
-    if params:
-        raise TypeError(f"slurm scheduler: unknown parameters {sorted(params)}")
+def create_scheduler(
+    session_name: str, use_sacct: bool | None = None, **params: Any
+) -> SlurmScheduler:
+    """The slurm factory; ``use_sacct`` is its only parameter."""
+    check_params(BACKEND, params, ("use_sacct",))
     if use_sacct is not None and not isinstance(use_sacct, bool):
-        raise TypeError("slurm scheduler: use_sacct must be a bool or None")
+        raise SpecsError(
+            "slurm scheduler parameter use_sacct", use_sacct, "give True, False or None"
+        )
     return SlurmScheduler(session_name, use_sacct=use_sacct)
-
-
-create_scheduler.scheduler_class = SlurmScheduler  # type: ignore[attr-defined]

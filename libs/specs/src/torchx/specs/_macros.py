@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 from string import Template
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from torchx.specs._app import Role
@@ -41,10 +41,21 @@ class macros:
             return Template(text).safe_substitute(dataclasses.asdict(self))
 
         def apply(self, role: Role) -> Role:
-            """A copy of ``role`` with every macro in its args and env values filled."""
+            """A copy of ``role`` with every macro filled in: in its entrypoint, args, env
+            values and metadata (strings at any depth of its dicts and lists)."""
             return dataclasses.replace(
                 role,
                 args=[self.substitute(a) for a in role.args],
                 env={k: self.substitute(v) for k, v in role.env.items()},
                 entrypoint=self.substitute(role.entrypoint),
+                metadata=self._fill(role.metadata),
             )
+
+        def _fill(self, value: Any) -> Any:
+            if isinstance(value, str):
+                return self.substitute(value)
+            if isinstance(value, dict):
+                return {k: self._fill(v) for k, v in value.items()}
+            if isinstance(value, list):
+                return [self._fill(v) for v in value]
+            return value

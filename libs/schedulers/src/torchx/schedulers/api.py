@@ -1,0 +1,28 @@
+"""The scheduler contract, under the module path plug-ins written for pytorch/torchx import.
+
+Subclass :class:`Scheduler` and implement ``_submit_dryrun``, ``schedule``, ``describe``,
+``list``, ``_cancel_existing`` and ``log_iter`` (``_run_opts`` is optional); register the
+factory under the ``torchx.schedulers`` entry-point group.
+"""
+
+from torchx.schedulers._api import (
+    DescribeAppResponse,
+    ListAppResponse,
+    Scheduler,
+    Stream,
+    filter_regex,
+    split_lines,
+    split_lines_iterator,
+)
+from torchx.schedulers._errors import SchedulerError
+
+__all__ = [
+    "DescribeAppResponse",
+    "ListAppResponse",
+    "Scheduler",
+    "SchedulerError",
+    "Stream",
+    "filter_regex",
+    "split_lines",
+    "split_lines_iterator",
+]

@@ -1,0 +1,114 @@
+"""Workspaces: a local directory made part of what a scheduler launches.
+
+A scheduler that supports ``--workspace`` mixes in a :class:`WorkspaceMixin`: before the
+app is dry-run, ``build_workspace_and_update_role`` turns the directory into something the
+scheduler can run (an image with the files copied in, a job directory) and points the role
+at it. Remote schedulers that pull images also implement ``dryrun_push_images`` (name the
+pushed images in the request) and ``push_images`` (push them at submit).
+"""
+
+from __future__ import annotations
+
+import abc
+import fnmatch
+import os
+from collections.abc import Iterator, Mapping
+from typing import Generic, TypeVar
+
+from torchx.specs import AppDef, CfgVal, Role, SpecsError, runopts
+
+TORCHX_IGNORE = ".torchxignore"
+
+T = TypeVar("T")
+
+
+class WorkspaceMixin(abc.ABC, Generic[T]):
+    """What a scheduler implements to take a workspace; ``T`` describes images to push.
+
+    Mixed in before :class:`~torchx.schedulers.api.Scheduler` (``class S(WorkspaceMixin[T],
+    Scheduler[R])``); ``Scheduler.run_opts`` then includes ``workspace_opts``.
+    """
+
+    def __init__(self, *args: object, **kwargs: object) -> None:
+        super().__init__(*args, **kwargs)
+
+    def workspace_opts(self) -> runopts:
+        """The run options the workspace adds to the scheduler's."""
+        return runopts()
+
+    @abc.abstractmethod
+    def build_workspace_and_update_role(
+        self, role: Role, workspace: str, cfg: Mapping[str, CfgVal]
+    ) -> None:
+        """Make ``workspace`` runnable for ``role`` and point ``role`` (changed in place) at
+        the result, usually by setting ``role.image``."""
+
+    def dryrun_push_images(self, app: AppDef, cfg: Mapping[str, CfgVal]) -> T:
+        """Point ``app``'s roles (changed in place) at where their workspace images will be
+        pushed; returns what ``push_images`` needs to push them."""
+        raise NotImplementedError(f"{type(self).__name__} does not push images")
+
+    def push_images(self, images_to_push: T) -> None:
+        """Push what ``dryrun_push_images`` returned; called at submit, before the app starts."""
+        raise NotImplementedError(f"{type(self).__name__} does not push images")
+
+
+def read_ignore_patterns(workspace: str) -> list[str]:
+    """The patterns of ``workspace``'s ``.torchxignore`` (.dockerignore syntax), plus the
+    ignore files themselves."""
+    patterns = [TORCHX_IGNORE, ".dockerignore"]
+    path = os.path.join(workspace, TORCHX_IGNORE)
+    if os.path.isfile(path):
+        with open(path, encoding="utf-8") as f:
+            for line in f:
+                line = line.strip()
+                if line and not line.startswith("#"):
+                    patterns.append(line)
+    return patterns
+
+
+def is_ignored(relpath: str, patterns: list[str]) -> bool:
+    """Whether ``relpath`` (``/``-separated, relative to the workspace) is excluded.
+
+    Later patterns win, and a pattern starting with ``!`` brings a path back, as in
+    ``.dockerignore``; a pattern matching a directory excludes what is under it.
+    """
+    parts = relpath.split("/")
+    prefixes = ["/".join(parts[: i + 1]) for i in range(len(parts))]
+    ignored = False
+    for pattern in patterns:
+        negate = pattern.startswith("!")
+        body = pattern[1:] if negate else pattern
+        body = body.strip("/")
+        if body.startswith("./"):
+            body = body[2:]
+        if any(fnmatch.fnmatchcase(p, body) for p in prefixes):
+            ignored = not negate
+    return ignored
+
+
+def walk_workspace(workspace: str) -> Iterator[str]:
+    """The files of ``workspace`` that its ``.torchxignore`` keeps, as relative paths."""
+    if not os.path.isdir(workspace):
+        raise SpecsError("workspace", workspace, "give an existing directory")
+    patterns = read_ignore_patterns(workspace)
+    for root, dirs, files in os.walk(workspace):
+        rel_root = os.path.relpath(root, workspace)
+        base = "" if rel_root == "." else rel_root.replace(os.sep, "/") + "/"
+        # Prune ignored directories unless a later '!' pattern could bring something back.
+        if not any(p.startswith("!") for p in patterns):
+            dirs[:] = [d for d in dirs if not is_ignored(base + d, patterns)]
+        dirs.sort()
+        for name in sorted(files):
+            rel = base + name
+            if not is_ignored(rel, patterns):
+                yield rel
+
+
+__all__ = [
+    "TORCHX_IGNORE",
+    "WorkspaceMixin",
+    "is_ignored",
+    "read_ignore_patterns",
+    "walk_workspace",
+]

@@ -1,0 +1,178 @@
+"""Workspaces as Docker images: the role's image with the workspace copied into its workdir.
+
+Built and pushed through the Docker SDK (``pip install "torchx-schedulers[docker]"``),
+imported only when a workspace is built or pushed. Both the local_docker and the kubernetes
+scheduler mix this in; registry credentials are those ``docker login`` stored.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import sys
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from torchx.schedulers._errors import SchedulerError, require
+from torchx.specs import AppDef, CfgVal, Role, SpecsError, runopts
+from torchx.workspace.api import WorkspaceMixin, read_ignore_patterns
+
+# The local repository workspace images are tagged in; their tag is a hash of the image id.
+WORKSPACE_REPO = "torchx-workspace"
+TORCHX_DOCKERFILE = "Dockerfile.torchx"
+# Images named like this (or by id) are local builds that a remote cluster must be sent.
+_LOCAL_PREFIXES = (WORKSPACE_REPO + ":", "sha256:")
+
+ImagesToPush = dict[str, tuple[str, str]]
+
+
+class DockerWorkspaceMixin(WorkspaceMixin[ImagesToPush]):
+    """Builds ``FROM <role image>`` + ``COPY . .`` of the workspace and runs that image.
+
+    ``docker_client``: a ``docker.DockerClient`` to use; by default one is made from the
+    environment (``DOCKER_HOST`` and friends) on first use. ``.torchxignore`` excludes files
+    from the build context.
+    """
+
+    def __init__(self, *args: Any, docker_client: Any = None, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.__docker_client = docker_client
+
+    def _new_docker_client(self) -> Any:
+        """A client for the engine that builds and pushes; subclasses may pick another."""
+        docker = require("docker", scheduler=self._workspace_owner(), extra="docker")
+        return docker.from_env()  # type: ignore[attr-defined]
+
+    @property
+    def _docker_client(self) -> Any:
+        if self.__docker_client is None:
+            self.__docker_client = self._new_docker_client()
+        return self.__docker_client
+
+    def _close_docker_client(self) -> None:
+        if self.__docker_client is not None:
+            self.__docker_client.close()
+            self.__docker_client = None
+
+    def _workspace_owner(self) -> str:
+        return str(getattr(self, "backend", "docker workspace"))
+
+    def workspace_opts(self) -> runopts:
+        opts = runopts()
+        opts.add(
+            "image_repo",
+            str,
+            "repository workspace images are pushed to before the app starts "
+            "(REGISTRY/REPO; needed where the app runs on other machines)",
+        )
+        opts.add(
+            "quiet",
+            bool,
+            "do not print the workspace image build's output",
+            default=False,
+        )
+        return opts
+
+    def build_workspace_and_update_role(
+        self, role: Role, workspace: str, cfg: Mapping[str, CfgVal]
+    ) -> None:
+        role.image = self.build_workspace_image(role.image, workspace, quiet=bool(cfg.get("quiet")))
+
+    def build_workspace_image(self, base_image: str, workspace: str, quiet: bool = True) -> str:
+        """Build ``base_image`` + ``workspace``; returns the new image's local tag."""
+        docker = require("docker", scheduler=self._workspace_owner(), extra="docker")
+        dockerfile = f"FROM {base_image}\nCOPY . .\n"
+        context = docker.utils.build.tar(  # type: ignore[attr-defined]
+            workspace,
+            exclude=read_ignore_patterns(workspace),
+            dockerfile=(TORCHX_DOCKERFILE, dockerfile),
+        )
+        client = self._docker_client
+        try:
+            events = client.api.build(
+                fileobj=context,
+                custom_context=True,
+                dockerfile=TORCHX_DOCKERFILE,
+                rm=True,
+                forcerm=True,
+                pull=False,
+                decode=True,
+            )
+            image_id = self._follow_build(events, base_image, quiet)
+        except docker.errors.APIError as e:  # type: ignore[attr-defined]
+            raise SchedulerError(
+                self._workspace_owner(),
+                f"the Docker engine could not build the workspace image ({e.explanation or e})",
+            ) from None
+        finally:
+            context.close()
+        tag = hashlib.sha256(image_id.encode()).hexdigest()[:16]
+        client.images.get(image_id).tag(WORKSPACE_REPO, tag=tag)
+        return f"{WORKSPACE_REPO}:{tag}"
+
+    def _follow_build(self, events: Iterable[Mapping[str, Any]], base: str, quiet: bool) -> str:
+        image_id = None
+        for event in events:
+            if event.get("error"):
+                raise SchedulerError(
+                    self._workspace_owner(),
+                    f"building the workspace image from {base} failed: "
+                    f"{str(event['error']).strip()}",
+                    "check that the base image exists locally and the workspace has no "
+                    "file the build cannot read",
+                )
+            aux = event.get("aux")
+            if isinstance(aux, Mapping) and aux.get("ID"):
+                image_id = str(aux["ID"])
+            message = event.get("stream")
+            if message and not quiet:
+                sys.stderr.write(str(message))
+        if image_id is None:
+            raise SchedulerError(
+                self._workspace_owner(), "the Docker engine built no workspace image"
+            )
+        return image_id
+
+    def dryrun_push_images(self, app: AppDef, cfg: Mapping[str, CfgVal]) -> ImagesToPush:
+        """Point each role built from a workspace at ``image_repo``; the pushes to make."""
+        repo = cfg.get("image_repo")
+        out: ImagesToPush = {}
+        for role in app.roles:
+            if not role.image.startswith(_LOCAL_PREFIXES):
+                continue
+            if not repo:
+                raise SpecsError(
+                    "run option 'image_repo'",
+                    repo,
+                    f"role {role.name!r} runs the local image {role.image}, which must be "
+                    "pushed where the app can pull it; give -cfg image_repo=REGISTRY/REPO",
+                )
+            tag = role.image.split(":", 1)[1][:64]
+            out[role.image] = (str(repo), tag)
+            role.image = f"{repo}:{tag}"
+        return out
+
+    def push_images(self, images_to_push: ImagesToPush) -> None:
+        """Tag each local image as ``repo:tag`` and push it, with ``docker login``'s
+        credentials; a refused push raises SchedulerError in the registry's words."""
+        if not images_to_push:
+            return
+        docker = require("docker", scheduler=self._workspace_owner(), extra="docker")
+        client = self._docker_client
+        for local, (repo, tag) in images_to_push.items():
+            try:
+                client.images.get(local).tag(repo, tag=tag)
+                events = client.api.push(repo, tag=tag, stream=True, decode=True)
+                errors = [str(e["error"]) for e in events if e.get("error")]
+            except docker.errors.APIError as e:  # type: ignore[attr-defined]
+                errors = [str(e.explanation or e)]
+            if errors:
+                registry = repo.split("/", 1)[0] if "/" in repo else "docker.io"
+                raise SchedulerError(
+                    self._workspace_owner(),
+                    f"pushing {repo}:{tag} failed: {errors[-1]}",
+                    f"check run option image_repo={repo!r}; `docker login {registry}` "
+                    "stores credentials",
+                )
+
+
+__all__ = ["TORCHX_DOCKERFILE", "WORKSPACE_REPO", "DockerWorkspaceMixin", "ImagesToPush"]
