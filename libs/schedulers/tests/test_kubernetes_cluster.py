@@ -149,6 +149,54 @@ def sched(kube_env: Any) -> KubernetesScheduler:
     return KubernetesScheduler("test")
 
 
+# -- the control plane itself ------------------------------------------------------------
+
+
+def _sockets(pid: int) -> set[str]:
+    inodes = set()
+    for fd in Path(f"/proc/{pid}/fd").iterdir():
+        try:
+            target = fd.readlink().name
+        except OSError:
+            continue  # closed meanwhile
+        if target.startswith("socket:["):
+            inodes.add(target[len("socket:[") : -1])
+    return inodes
+
+
+def _tcp_endpoints(inodes: set[str]) -> list[tuple[str, str]]:
+    """(local, remote) hex addresses of the TCP sockets with these inodes."""
+    out = []
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        for line in Path(table).read_text().splitlines()[1:]:
+            fields = line.split()
+            if fields[9] in inodes:
+                out.append((fields[1].rsplit(":", 1)[0], fields[2].rsplit(":", 1)[0]))
+    return out
+
+
+_LOOPBACK = {"0100007F", "00000000000000000000000001000000"}  # 127.0.0.1, ::1
+_UNCONNECTED = {"00000000", "00000000000000000000000000000000"}
+
+
+def test_control_plane_stays_on_loopback(kube_cluster: Any) -> None:
+    assert set(kube_cluster.pids) == {
+        "etcd",
+        "kube-apiserver",
+        "kube-controller-manager",
+        "kube-scheduler",
+    }
+    node = kube_cluster.core().read_node(kube_cluster.node)
+    assert {c.type: c.status for c in node.status.conditions} == {"Ready": "True"}
+    assert not node.spec.taints
+    for name, pid in kube_cluster.pids.items():
+        endpoints = _tcp_endpoints(_sockets(pid))
+        assert endpoints, name
+        for local, remote in endpoints:
+            assert local in _LOOPBACK, (name, local)
+            assert remote in _LOOPBACK | _UNCONNECTED, (name, remote)
+
+
 # -- every manifest passes a server-side dry run -----------------------------------------
 
 
@@ -272,7 +320,7 @@ def test_batch_app_lifecycle_status_list_and_cancel(
     assert sorted(by_replica) == [("ps", 0), ("trainer", 0), ("trainer", 1)]
     assert by_replica[("trainer", 1)].spec.hostname == f"{name}-trainer-1"
     assert by_replica[("trainer", 1)].spec.subdomain == name
-    assert app_id in _torchx("list", "-s", "kubernetes").stdout
+    assert app_id in [a.app_id for a in sched.list()]
 
     for p in pods:
         kube_cluster.run_pod(kube_namespace, p.metadata.name)
@@ -323,8 +371,7 @@ def test_batch_app_lifecycle_status_list_and_cancel(
     assert len(proc.stderr.strip().splitlines()) == 1, proc.stderr
     assert "log" in proc.stderr and kube_namespace in proc.stderr
 
-    proc = _torchx("cancel", handle)
-    assert proc.returncode == 0, proc.stderr
+    sched.cancel(app_id)
 
     def gone() -> bool:
         core, batch = kube_cluster.core(), kube_cluster.batch()
