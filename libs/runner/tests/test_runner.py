@@ -181,3 +181,50 @@ def test_has_scheduler_answers_without_listing() -> None:
     assert runner.has_scheduler("local_cwd")
     assert not runner.has_scheduler("slurmm")
     assert "local_cwd" in runner.scheduler_backends()
+
+
+def test_each_scheduler_gets_only_its_own_parameters(tmp_path: Path) -> None:
+    from typing import Any
+
+    from torchx.schedulers.local_scheduler import LocalScheduler
+
+    seen: dict[str, dict[str, Any]] = {}
+
+    def ours(session_name: str, state_dir: str | None = None, **params: Any) -> LocalScheduler:
+        seen["ours"] = {"state_dir": state_dir, **params}
+        return LocalScheduler(session_name, state_dir=state_dir)
+
+    def plugin(session_name: str, **kwargs: Any) -> LocalScheduler:
+        seen["plugin"] = dict(kwargs)
+        return LocalScheduler(session_name, state_dir=str(tmp_path / "p"))
+
+    runner = Runner(
+        "s",
+        {"ours": ours, "plugin": plugin},
+        scheduler_params={"state_dir": str(tmp_path), "ours": {"extra": 1}, "color": "red"},
+    )
+    runner.scheduler_run_opts("ours")
+    runner.scheduler_run_opts("plugin")
+    # a named parameter goes where it is declared, NAME={...} to that scheduler alone, and a
+    # **kwargs factory (as pytorch/torchx plug-ins are written) gets every shared one
+    assert seen["ours"] == {"state_dir": str(tmp_path), "extra": 1}
+    assert seen["plugin"] == {"state_dir": str(tmp_path), "color": "red"}
+
+
+def test_a_scheduler_registered_under_another_name_runs(tmp_path: Path) -> None:
+    from torchx.schedulers.local_scheduler import create_scheduler
+
+    runner = Runner("s", {"elsewhere": create_scheduler}, scheduler_params={"state_dir": tmp_path})
+    app = AppDef("a", [Role("r", image="", entrypoint="/bin/echo", args=["hi"])])
+    handle = runner.run(app, "elsewhere")
+    assert handle.startswith("elsewhere://s/a-")
+    status = runner.wait(handle)
+    assert status is not None and status.state == AppState.SUCCEEDED
+    assert list(runner.log_lines(handle, "r")) == ["hi\n"]
+
+
+def test_get_runner_with_state_dir_dry_runs_on_slurm(tmp_path: Path) -> None:
+    runner = get_runner(state_dir=str(tmp_path))
+    assert "partition" in runner.scheduler_run_opts("slurm")._opts
+    app = AppDef("a", [Role("r", image="", entrypoint="echo")])
+    assert "sbatch" in str(runner.dryrun(app, "slurm"))

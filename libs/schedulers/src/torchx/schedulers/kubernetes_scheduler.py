@@ -26,7 +26,7 @@ import os
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from typing import Any
+from typing import Any, TypedDict
 
 from torchx.schedulers._api import (
     DescribeAppResponse,
@@ -45,7 +45,9 @@ from torchx.schedulers._container_rules import (
     to_dns_label,
 )
 from torchx.schedulers._docker_auth import split_reference
-from torchx.schedulers._errors import SchedulerError, require
+from torchx.schedulers._errors import SchedulerError, check_params, require
+from torchx.schedulers._replica_env import TORCHX_RANK0_HOST, replica_env
+from torchx.schedulers.ids import DEFAULT_SUFFIX_LENGTH, make_unique
 from torchx.specs import (
     AppDef,
     AppDryRunInfo,
@@ -66,7 +68,6 @@ from torchx.workspace.docker_workspace import WORKSPACE_REPO, DockerWorkspaceMix
 
 BACKEND = "kubernetes"
 EXTRA = "kubernetes"
-RANK0_ENV = "TORCHX_RANK0_HOST"
 MASTER_PORT = 29500
 GPU_RESOURCE = "nvidia.com/gpu"
 
@@ -83,7 +84,7 @@ VOLCANO_VERSION = "v1alpha1"
 VOLCANO_PLURAL = "jobs"
 APIS = ("volcano", "batch")
 # Name budgets: pod hostnames "<app_id>-<role>-<k>" and Job names must fit a 63-char DNS label.
-APP_NAME_CHARS = 28
+APP_NAME_CHARS = 24
 ROLE_NAME_CHARS = 20
 DNS_LABEL_MAX = 63
 TOLERATION_EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
@@ -244,7 +245,8 @@ def _check_app(app: AppDef, cfg: Mapping[str, CfgVal]) -> None:
             )
         seen.add(task)
         # The longest pod hostname this role gets, with the longest app id _submit_dryrun makes.
-        longest = len(f"{'x' * (APP_NAME_CHARS + 9)}-{task}-{role.num_replicas - 1}")
+        app_id = "x" * (APP_NAME_CHARS + 1 + DEFAULT_SUFFIX_LENGTH)
+        longest = len(f"{app_id}-{task}-{role.num_replicas - 1}")
         if longest > DNS_LABEL_MAX:
             raise SpecsError(
                 f"{where} num_replicas",
@@ -355,7 +357,7 @@ class KubernetesScheduler(DockerWorkspaceMixin, Scheduler[KubernetesRequest]):
         self, app: AppDef, cfg: dict[str, CfgVal]
     ) -> AppDryRunInfo[KubernetesRequest]:
         _check_app(app, cfg)
-        app_id = f"{to_dns_label(app.name, APP_NAME_CHARS)}-{os.urandom(4).hex()}"
+        app_id = make_unique(to_dns_label(app.name, APP_NAME_CHARS))
         return AppDryRunInfo(build_request(app, app_id, cfg), _format)
 
     def with_workspace(
@@ -462,7 +464,8 @@ class KubernetesScheduler(DockerWorkspaceMixin, Scheduler[KubernetesRequest]):
                 raise KubernetesApiError.from_api(e, f"read app {name!r}", namespace) from None
             vjob = None
         if vjob is not None:
-            return _describe_volcano(app_id, vjob, self._pods(namespace, name))
+            pods = self._pods(namespace, name)
+            return _why_pending(_describe_volcano(app_id, vjob, pods), pods)
         try:
             jobs = (
                 apis.BatchV1Api(client)
@@ -475,11 +478,9 @@ class KubernetesScheduler(DockerWorkspaceMixin, Scheduler[KubernetesRequest]):
             ) from None
         if not jobs:
             return None
-        return _describe_batch(
-            app_id,
-            [client.sanitize_for_serialization(j) for j in jobs],
-            self._pods(namespace, name),
-        )
+        pods = self._pods(namespace, name)
+        desc = _describe_batch(app_id, [client.sanitize_for_serialization(j) for j in jobs], pods)
+        return _why_pending(desc, pods)
 
     def _pods(self, namespace: str, name: str) -> list[dict[str, Any]]:
         apis = self._apis()
@@ -759,6 +760,26 @@ def _role_of(name: str, template: Mapping[str, Any], replicas: int) -> Role:
     )
 
 
+def _why_pending(
+    desc: DescribeAppResponse, pods: Iterable[Mapping[str, Any]]
+) -> DescribeAppResponse:
+    """A pending app's ``msg``: the scheduler's own words from each pod it could not place
+    (the ``PodScheduled=False`` condition, reason ``Unschedulable``)."""
+    if desc.state != AppState.PENDING:
+        return desc
+    said: list[str] = []
+    for pod in pods:
+        for cond in (pod.get("status") or {}).get("conditions") or []:
+            if cond.get("type") == "PodScheduled" and cond.get("status") == "False":
+                text = f"{cond.get('reason') or 'not scheduled'}: {cond.get('message') or ''}"
+                text = text.strip().rstrip(":")
+                if text not in said:
+                    said.append(text)
+    if said:
+        desc.msg = "waiting for Kubernetes to schedule it: " + "; ".join(said)
+    return desc
+
+
 def _describe_volcano(
     app_id: str, vjob: Mapping[str, Any], pods: Iterable[Mapping[str, Any]] = ()
 ) -> DescribeAppResponse:
@@ -859,16 +880,27 @@ def _pod_template(
     labels: dict[str, str],
 ) -> dict[str, Any]:
     filled = macros.Values(
-        img_root="", app_id=app_id, replica_id=replica_id, rank0_env=RANK0_ENV
+        img_root="", app_id=app_id, replica_id=replica_id, rank0_env=TORCHX_RANK0_HOST
     ).apply(role)
-    env = {
-        RANK0_ENV: rank0_host,
-        "MASTER_ADDR": rank0_host,
-        "MASTER_PORT": str(MASTER_PORT),
-        "TORCHX_APP_ID": app_id,
-        "TORCHX_ROLE_NAME": role.name,
-        **filled.env,
-    }
+    env = replica_env(
+        filled.env,
+        app_id=app_id,
+        role_name=role.name,
+        replica_id=replica_id,
+        rank0_host=rank0_host,
+        defaults={
+            "PYTHONUNBUFFERED": "1",
+            "MASTER_ADDR": rank0_host,
+            "MASTER_PORT": str(MASTER_PORT),
+            "RANK": replica_id,
+            "WORLD_SIZE": str(role.num_replicas),
+            "GROUP_RANK": replica_id,
+            "ROLE_RANK": replica_id,
+            "ROLE_WORLD_SIZE": str(role.num_replicas),
+            "LOCAL_RANK": "0",
+            "LOCAL_WORLD_SIZE": "1",
+        },
+    )
     volumes, mounts = _volumes(role, cfg.get("shm_size"))  # type: ignore[arg-type]
     container: dict[str, Any] = {
         "name": to_dns_label(role.name, 63),
@@ -1003,6 +1035,53 @@ def build_request(app: AppDef, app_id: str, cfg: Mapping[str, CfgVal]) -> Kubern
     return KubernetesRequest(app_id, namespace, api, manifests, push)
 
 
-def create_scheduler(session_name: str, client: Any = None, **_other: Any) -> KubernetesScheduler:
-    """The registry's factory; parameters meant for other schedulers are ignored."""
+def create_scheduler(session_name: str, client: Any = None, **params: Any) -> KubernetesScheduler:
+    """The kubernetes factory; ``client`` (a ``kubernetes.client.ApiClient``) is its only
+    parameter."""
+    check_params(BACKEND, params, ("client",))
     return KubernetesScheduler(session_name, client=client)
+
+
+def app_to_resource(
+    app: AppDef, cfg: Mapping[str, CfgVal] | None = None, app_id: str | None = None
+) -> dict[str, Any]:
+    """The object that runs ``app``: a Volcano Job (``api=volcano``, the default), or for
+    ``api=batch`` a List of the headless Service and one batch/v1 Job per replica."""
+    resolved = dict(cfg or {})
+    req = build_request(
+        app, app_id or make_unique(to_dns_label(app.name, APP_NAME_CHARS)), resolved
+    )
+    if len(req.manifests) == 1:
+        return req.manifests[0]
+    return {"apiVersion": "v1", "kind": "List", "items": req.manifests}
+
+
+def role_to_pod(
+    name: str, role: Role, app_id: str = "", cfg: Mapping[str, CfgVal] | None = None
+) -> dict[str, Any]:
+    """A Pod manifest running one replica (replica 0) of ``role``, as ``app_to_resource``
+    templates it."""
+    app_id = app_id or name
+    app = AppDef(name=name, roles=[role])
+    labels = {LABEL_MANAGED: "torchx", LABEL_APP_ID: app_id, LABEL_ROLE: to_dns_label(role.name)}
+    rank0_host = f"{app_id}-{to_dns_label(role.name, ROLE_NAME_CHARS)}-0.{app_id}"
+    template = _pod_template(app, app_id, role, dict(cfg or {}), "0", rank0_host, labels)
+    template["metadata"]["name"] = to_dns_label(name, 63)
+    return {"apiVersion": "v1", "kind": "Pod", **template}
+
+
+class KubernetesOpts(TypedDict, total=False):
+    """The kubernetes run options, typed."""
+
+    namespace: str
+    api: str
+    queue: str
+    service_account: str
+    priority_class: str
+    image_pull_secrets: list[str]
+    node_selector: dict[str, str]
+    tolerations: list[str]
+    labels: dict[str, str]
+    shm_size: str
+    image_repo: str
+    quiet: bool

@@ -7,7 +7,6 @@ scheduler mix this in; registry credentials are those ``docker login`` stored.
 
 from __future__ import annotations
 
-import hashlib
 import sys
 from collections.abc import Iterable, Mapping
 from typing import Any
@@ -105,6 +104,8 @@ class DockerWorkspaceMixin(WorkspaceMixin[ImagesToPush]):
             ) from None
         finally:
             context.close()
+        import hashlib  # only a build pays for it
+
         tag = hashlib.sha256(image_id.encode()).hexdigest()[:16]
         client.images.get(image_id).tag(WORKSPACE_REPO, tag=tag)
         return f"{WORKSPACE_REPO}:{tag}"
