@@ -403,6 +403,29 @@ def test_cancel_deletes_running_pods(
     sched.cancel(app_id)
 
 
+def test_a_pod_the_scheduler_cannot_place_says_why(
+    sched: KubernetesScheduler, kube_cluster: Any, kube_namespace: str
+) -> None:
+    # The node has 8 GPUs; kube-scheduler marks the pod Unschedulable with its reason.
+    role = Role(
+        "big", image="busybox", entrypoint="true", resource=Resource(cpu=1, gpu=16, memMB=64)
+    )
+    app_id = sched.submit(
+        AppDef("too-big", roles=[role]), {"namespace": kube_namespace, "api": "batch"}
+    )
+
+    def explained() -> str:
+        d = sched.describe(app_id)
+        assert d is not None and d.state == AppState.PENDING
+        return d.msg
+
+    msg = wait_until("the scheduler's reason", explained, 60)
+    assert msg.startswith("waiting for Kubernetes to schedule it: Unschedulable:"), msg
+    assert "Insufficient nvidia.com/gpu" in msg
+    sched.cancel(app_id)
+    assert sched.describe(app_id) is None
+
+
 # -- refusals reach the CLI as one line ---------------------------------------------------
 
 
