@@ -9,6 +9,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 # The console script the torchx distribution installs beside the interpreter.
 TORCHX = [str(Path(sys.executable).with_name("torchx"))]
 
@@ -71,30 +73,52 @@ def test_missing_image_is_refused_with_the_field(docker_engine: Any) -> None:
     assert "torchx:0.1" not in listed
 
 
-def test_run_status_and_list_leave_the_sdk_unimported(docker_engine: Any) -> None:
-    """The SDK's import costs more than a container start; only pulls/builds/pushes use it."""
-    code = (
-        "import sys\n"
-        "from torchx.cli.main import run\n"
-        "sys.argv = ['torchx', *sys.argv[1:]]\n"
-        "try:\n"
-        "    run()\n"
-        "except SystemExit:\n"
-        "    pass\n"
-        "print(sorted(m for m in ('docker', 'requests', 'urllib3') if m in sys.modules),"
-        " file=sys.stderr)\n"
+# Runs the CLI in-process, then reports which of the SDK's modules that imported.
+_IMPORTS_AFTER_CLI = (
+    "import sys\n"
+    "from torchx.cli.main import run\n"
+    "sys.argv = ['torchx', *sys.argv[1:]]\n"
+    "try:\n"
+    "    run()\n"
+    "except SystemExit:\n"
+    "    pass\n"
+    "print(sorted(m for m in ('docker', 'requests', 'urllib3') if m in sys.modules),"
+    " file=sys.stderr)\n"
+)
+
+
+def _sdk_modules_after(engine: Any, argv: list[str], shows: str) -> str:
+    env = {**os.environ, "DOCKER_HOST": engine.base_url}
+    done = subprocess.run(
+        [sys.executable, "-c", _IMPORTS_AFTER_CLI, *argv],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=engine.root,
     )
-    env = {**os.environ, "DOCKER_HOST": docker_engine.base_url}
+    assert shows in done.stdout, done.stderr  # it did the work
+    return done.stderr.strip().splitlines()[-1]
+
+
+def test_the_sdk_is_imported_only_when_an_engine_is_contacted(docker_engine: Any) -> None:
+    """Every engine request goes through the Docker SDK, imported by the code that sends it:
+    commands that contact no engine (help, run options, a dryrun) never import it."""
+    echo = ["utils.echo", "--image", docker_engine.image, "--msg", "x"]
+    cfg = ["-cfg", "network=host,shm_size=64m"]
+    light = (
+        (["--help"], "run"),
+        (["runopts", "local_docker"], "shm_size"),
+        (["list"], ""),  # the default scheduler's apps: no engine involved
+        (["run", "-s", "local_docker", "--dryrun", *cfg, *echo], "POST /containers/create"),
+    )
+    for argv, shows in light:
+        assert _sdk_modules_after(docker_engine, argv, shows) == "[]", argv
     # No --wait: like `docker run`, a local_docker run waits and streams its log by default.
-    args = ["run", "-s", "local_docker", "-cfg", "network=host,shm_size=64m"]
-    args += ["utils.echo"]
-    args += ["--image", docker_engine.image, "--msg", "x"]
-    for argv, shows in ((args, "echo/0 x\n"), (["list", "-s", "local_docker"], "SUCCEEDED")):
-        done = subprocess.run(
-            [sys.executable, "-c", code, *argv], env=env, capture_output=True, text=True
-        )
-        assert shows in done.stdout, done.stderr  # it did the work
-        assert done.stderr.strip().splitlines()[-1] == "[]", done.stderr
+    run = ["run", "-s", "local_docker", *cfg, *echo]
+    for argv, shows in ((run, "echo/0 x\n"), (["list", "-s", "local_docker"], "SUCCEEDED")):
+        imported = _sdk_modules_after(docker_engine, argv, shows)
+        assert imported == "['docker', 'requests', 'urllib3']", argv
 
 
 def test_no_engine_is_one_line_naming_docker_host(tmp_path: Path) -> None:
@@ -108,4 +132,38 @@ def test_no_engine_is_one_line_naming_docker_host(tmp_path: Path) -> None:
     )
     assert done.returncode == 2
     (line,) = done.stderr.strip().splitlines()
-    assert line.startswith("torchx: error: DOCKER_HOST: got 'unix://") and "Start dockerd" in line
+    assert line.startswith(f"torchx: error: local_docker: the Docker engine at unix://{tmp_path}")
+    assert "(from DOCKER_HOST)" in line and "start dockerd" in line
+
+
+def _one_error_line(engine: Any, env: dict[str, str], image: str) -> str:
+    done = subprocess.run(
+        [*TORCHX, "run", "-s", "local_docker", "utils.echo", "--image", image],
+        env={**os.environ, **env},
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=engine.root,
+    )
+    assert done.returncode == 2, done.stderr
+    (line,) = done.stderr.strip().splitlines()
+    assert line.startswith("torchx: error: ") and "Traceback" not in line
+    return line
+
+
+def test_a_tls_engine_spoken_to_in_plain_http_is_one_line(docker_engine: Any) -> None:
+    if docker_engine.tls_url is None:
+        pytest.skip("the engine has no TLS listener (no openssl CLI to make certificates)")
+    line = _one_error_line(docker_engine, {"DOCKER_HOST": docker_engine.tls_url}, "busybox")
+    assert f"the Docker engine at {docker_engine.tls_url} (from DOCKER_HOST)" in line
+    assert "DOCKER_TLS_VERIFY=1" in line
+
+
+def test_a_pull_without_credentials_is_one_line_naming_docker_login(
+    docker_engine: Any, docker_registry: Any, tmp_path: Path
+) -> None:
+    env = {"DOCKER_HOST": docker_engine.base_url, "DOCKER_CONFIG": str(tmp_path)}
+    image = f"{docker_registry.host}/me/private:1"
+    line = _one_error_line(docker_engine, env, image)
+    assert f"role 'echo' image: got '{image}'" in line
+    assert f"docker login {docker_registry.host}" in line

@@ -72,17 +72,25 @@ def test_calling_super_init_late_keeps_what_was_assigned() -> None:
     assert [name for name, _ in Late().named_children()] == ["fc"]
 
 
-def test_call_in_scope_moves_the_model_to_the_scope_device() -> None:
+def test_a_model_built_in_a_scope_lives_and_runs_there() -> None:
     with tx.device_scope(META):
         x = torch.zeros((4, 10))
         built_inside = TwoLayers()  # factories in the scope build it on the device directly
         assert _devices(built_inside) == {META}
-    cpu_model = TwoLayers()
-    assert _devices(cpu_model) == {CPU}
-    with tx.device_scope(META):
-        y = cpu_model(x)
+        y = built_inside(x)
     assert (y.shape, y.device) == ((4, 30), META)
-    assert _devices(cpu_model) == {META}
+
+
+def test_a_meta_scope_never_takes_real_weights() -> None:
+    # .to("meta") keeps shapes and drops values; a scope must not do that to a model
+    # it did not make: the call is refused and the weights stay as they were
+    cpu_model = TwoLayers()
+    before = {k: v.clone() for k, v in cpu_model.state_dict().items()}
+    with tx.device_scope(META), pytest.raises(RuntimeError, match=r"device_scope\('meta'\)"):
+        cpu_model(torch.zeros((4, 10)))
+    after = cpu_model.state_dict()
+    assert all(torch.equal(before[k], after[k]) for k in before)
+    assert cpu_model(torch.zeros((4, 10))).shape == (4, 30)  # still usable on the CPU
 
 
 def test_outside_every_scope_the_model_stays_put() -> None:
@@ -101,32 +109,36 @@ def test_already_placed_model_is_not_moved_again() -> None:
         model(torch.zeros(1, 10))
     assert model.moves == 0
     with tx.device_scope(META):
-        model(torch.zeros(1, 10))
-        model(torch.zeros(1, 10))
-    assert model.moves == 1
+        on_meta = CountsMoves()  # made on meta: nothing to move
+        on_meta(torch.zeros(1, 10))
+        on_meta(torch.zeros(1, 10))
+    assert on_meta.moves == 0
+    assert _devices(on_meta) == {META}
 
 
 def test_moving_by_hand_is_noticed() -> None:
-    model = CountsMoves()
     with tx.device_scope(META):
-        model(torch.zeros(1, 10))
+        model = CountsMoves()
+        model(torch.zeros(1, 10))  # placed on meta (it was made there)
     model.to_empty(device=CPU)  # leaves the meta device by hand
     assert _devices(model) == {CPU}
-    with tx.device_scope(META):
+    # the placement cached by the first call is forgotten: the real tensors are seen
+    with tx.device_scope(META), pytest.raises(RuntimeError, match="holds real"):
         model(torch.zeros(1, 10))
-    assert _devices(model) == {META}
+    assert _devices(model) == {CPU}
 
 
-def test_a_layer_added_after_placement_is_moved_too() -> None:
-    model = TwoLayers()
+def test_a_layer_added_after_placement_is_looked_at_again() -> None:
     with tx.device_scope(META):
+        model = TwoLayers()
         model(torch.zeros(1, 10))
     model.fc2 = nn.Linear(20, 30)  # made on the CPU, outside the scope
+    with tx.device_scope(META), pytest.raises(RuntimeError, match=r"holds real.*fc2\.weight"):
+        model(torch.zeros(1, 10))
+    model.fc2 = nn.Linear(20, 30, device=META)
     model.register_buffer("scale", torch.ones(1))
-    with tx.device_scope(META):
-        out = model(torch.zeros(1, 10))
-    assert out.device == META
-    assert _devices(model) == {META}
+    with tx.device_scope(META), pytest.raises(RuntimeError, match="buffer:scale"):
+        model(torch.zeros(1, 10))
 
 
 def test_nested_torchx_modules_all_follow() -> None:
@@ -138,10 +150,11 @@ def test_nested_torchx_modules_all_follow() -> None:
         def forward(self, x: torch.Tensor) -> torch.Tensor:
             return self.head(self.inner(x))  # type: ignore[no-any-return]
 
-    model = Outer()
     with tx.device_scope(META):
+        model = Outer()
         assert model(torch.zeros(2, 10)).device == META
     assert _devices(model) == {META}
+    assert model.inner._torchx_placed_on == META  # the inner module is marked placed too
 
 
 def test_deepcopy_pickle_and_state_dict_are_standard() -> None:

@@ -64,14 +64,18 @@ def test_nnx_block_as_written_falls_back_to_cpu(
     assert "tensor(" in capsys.readouterr().out
 
 
-def test_nnx_block_on_the_meta_device_shows_the_transfer() -> None:
-    # The seed's scope with a device that always exists and differs from where a model
-    # built outside the scope lives, so the transfer on call is visible.
+def test_nnx_block_on_the_meta_device_keeps_the_weights() -> None:
+    # The seed's model in a scope whose device always exists: the meta device holds no
+    # data, so a model built outside it is refused there rather than emptied, and one
+    # built inside it runs there.
     namespace = _run(NNX_MODULE.split("with tx.device_scope")[0])
     model = namespace["MyModel"]()
-    assert {p.device for p in model.parameters()} == {torch.device("cpu")}
+    weight = model.fc1.weight.detach().clone()
     with tx.device_scope(torch.device("meta")):
         x = torch.zeros((4, 10))
-        y = model(x)
+        with pytest.raises(RuntimeError, match="would drop their values"):
+            model(x)
+        fresh = namespace["MyModel"]()
+        y = fresh(x)
+    assert torch.equal(model.fc1.weight, weight)
     assert (tuple(y.shape), y.device) == ((4, 30), torch.device("meta"))
-    assert {p.device for p in model.parameters()} == {torch.device("meta")}

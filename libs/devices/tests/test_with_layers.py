@@ -28,7 +28,7 @@ def test_lazy_layer_is_built_on_the_scope_device() -> None:
     assert (tuple(y.shape), y.device) == ((16, 20), torch.device("meta"))
 
 
-def test_sequential_inside_a_torchx_module_follows_the_scope() -> None:
+def test_sequential_inside_a_torchx_module_built_in_the_scope() -> None:
     L = _layers_with("Sequential", "Linear", "ReLU")
 
     class Head(nnx.Module):
@@ -38,9 +38,26 @@ def test_sequential_inside_a_torchx_module_follows_the_scope() -> None:
         def forward(self, x: torch.Tensor) -> torch.Tensor:
             return self.body(x)  # type: ignore[no-any-return]
 
-    model = Head()
-    model(torch.zeros(3, 5))  # shapes inferred on the CPU
     with tx.device_scope(torch.device("meta")):
-        y = model(torch.zeros(3, 5))
+        model = Head()
+        y = model(torch.zeros(3, 5))  # shapes inferred and weights made on meta
     assert (tuple(y.shape), y.device) == ((3, 2), torch.device("meta"))
     assert {p.device for p in model.parameters()} == {torch.device("meta")}
+
+
+def test_built_layers_keep_their_weights_in_a_meta_scope() -> None:
+    L = _layers_with("Sequential", "Linear")
+
+    class Head(nnx.Module):
+        def __init__(self) -> None:
+            self.body = L.Sequential(L.Linear(2))
+
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            return self.body(x)  # type: ignore[no-any-return]
+
+    model = Head()
+    model(torch.zeros(3, 5))  # built on the CPU, with real weights
+    weight = model.body[0].native_module().weight.detach().clone()
+    with tx.device_scope(torch.device("meta")), pytest.raises(RuntimeError, match="holds real"):
+        model(torch.zeros(3, 5))
+    assert torch.equal(model.body[0].native_module().weight, weight)

@@ -77,7 +77,8 @@ def test_summary_of_functional_counts_shared_layers_once() -> None:
 
 def test_standalone_layer_registers_parameters_when_built() -> None:
     layer = L.Conv1d(5, 3)
-    assert list(layer.parameters()) == []
+    with pytest.raises(RuntimeError, match=r"not built yet.*build\(input_shape\)"):
+        layer.parameters()  # an empty list here would give an optimizer nothing to train
     layer(torch.randn(2, 4, 9))
     assert sum(p.numel() for p in layer.parameters()) == 5 * 4 * 3 + 5
 

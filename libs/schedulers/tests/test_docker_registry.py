@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import base64
 import contextlib
 import json
 import os
@@ -13,59 +12,25 @@ from typing import Any
 import pytest
 
 from torchx.schedulers import SchedulerError
-from torchx.schedulers._docker_auth import (
-    INDEX_SERVER,
-    auth_header,
-    credentials,
-    registry_of,
-    split_reference,
-)
-from torchx.schedulers._docker_engine import NotFound, path_quote
-from torchx.schedulers.docker_scheduler import DockerScheduler
+from torchx.schedulers.docker_scheduler import DockerScheduler, _registry_of
 from torchx.specs import AppDef, AppState, Role, SpecsError
 
 HOST = {"network": "host", "shm_size": "64m"}
 
 
-# -- references and stored credentials -------------------------------------------------
-
-
 @pytest.mark.parametrize(
-    ("image", "registry", "repo", "ref"),
+    ("image", "registry"),
     [
-        ("busybox", "docker.io", "busybox", "latest"),
-        ("me/app:1.0", "docker.io", "me/app", "1.0"),
-        ("localhost/app", "localhost", "localhost/app", "latest"),
-        ("127.0.0.1:5000/me/ws:abc", "127.0.0.1:5000", "127.0.0.1:5000/me/ws", "abc"),
-        ("127.0.0.1:5000/me/ws", "127.0.0.1:5000", "127.0.0.1:5000/me/ws", "latest"),
-        ("ghcr.io/o/i@sha256:" + "a" * 64, "ghcr.io", "ghcr.io/o/i", "sha256:" + "a" * 64),
+        ("busybox", "docker.io"),
+        ("me/app:1.0", "docker.io"),
+        ("localhost/app", "localhost"),
+        ("127.0.0.1:5000/me/ws:abc", "127.0.0.1:5000"),
+        ("127.0.0.1:5000/me/ws", "127.0.0.1:5000"),
+        ("ghcr.io/o/i@sha256:" + "a" * 64, "ghcr.io"),
     ],
 )
-def test_references(image: str, registry: str, repo: str, ref: str) -> None:
-    assert registry_of(image) == registry
-    assert split_reference(image) == (repo, ref)
-
-
-def test_credentials_from_auths_and_tokens(tmp_path: Path) -> None:
-    auths = {
-        INDEX_SERVER: {"auth": base64.b64encode(b"hub-user:hub-pw").decode()},
-        "https://ghcr.io": {"identitytoken": "tok"},
-    }
-    (tmp_path / "config.json").write_text(json.dumps({"auths": auths}))
-    env = {"DOCKER_CONFIG": str(tmp_path)}
-    assert credentials("docker.io", env) == {"username": "hub-user", "password": "hub-pw"}
-    assert credentials("ghcr.io", env) == {"identitytoken": "tok"}
-    assert credentials("quay.io", env) is None
-    header = json.loads(base64.urlsafe_b64decode(auth_header("me/app:1", env)))
-    assert header == {"username": "hub-user", "password": "hub-pw", "serveraddress": INDEX_SERVER}
-    assert auth_header("quay.io/x/y", env) == "e30="  # base64 of {}: no credentials
-
-
-def test_missing_credential_helper_names_it(tmp_path: Path) -> None:
-    (tmp_path / "config.json").write_text('{"credsStore": "nosuchhelper"}')
-    with pytest.raises(SpecsError) as e:
-        credentials("ghcr.io", {"DOCKER_CONFIG": str(tmp_path), "PATH": "/nonexistent"})
-    assert "docker-credential-nosuchhelper" in str(e.value)
+def test_the_registry_docker_login_is_told_about(image: str, registry: str) -> None:
+    assert _registry_of(image) == registry
 
 
 # -- a real engine and a registry that needs credentials --------------------------------
@@ -78,9 +43,13 @@ def sched(docker_engine: Any) -> Any:
     s.close()
 
 
-def _untag(sched: DockerScheduler, image: str) -> None:
-    with contextlib.suppress(NotFound):
-        sched._engine().request("DELETE", f"/images/{path_quote(image)}")
+def _untag(engine: Any, image: str) -> None:
+    import docker
+
+    api = docker.APIClient(base_url=engine.base_url)
+    with contextlib.suppress(docker.errors.ImageNotFound):
+        api.remove_image(image)
+    api.close()
 
 
 def test_workspace_pushed_to_image_repo_then_pulled_back(
@@ -110,7 +79,7 @@ def test_workspace_pushed_to_image_repo_then_pulled_back(
 
     # Another machine: the engine lacks the image, so running it pulls it with the login.
     pushed = f"{repo}:{tag}"
-    _untag(sched, pushed)
+    _untag(docker_engine, pushed)
     again = AppDef("pull", roles=[Role("r", image=pushed, entrypoint="sh", args=["main.sh"])])
     app_id = sched.submit(again, HOST)
     desc = sched.wait(app_id, timeout=60)
@@ -144,8 +113,7 @@ def test_a_credential_helper_is_asked(
     )
     monkeypatch.setenv("DOCKER_CONFIG", str(config))
     monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
-    image = f"{docker_registry.host}/me/helper:1"
-    sched.push_images({docker_engine.image: split_reference(image)})
+    sched.push_images({docker_engine.image: (f"{docker_registry.host}/me/helper", "1")})
     assert docker_registry.tags("me/helper") == ["1"]
     assert asked.read_text().split() == [docker_registry.host]
 
@@ -171,4 +139,30 @@ def test_without_credentials_push_and_pull_are_refused_clearly(
     text = str(e.value)
     assert "role 'r' image" in text and "pulling failed" in text and "docker login" in text
     assert docker_registry.refused > before  # the registry did ask for credentials
+    assert sched.describe(info.request.app_id) is None
+
+
+def test_a_missing_credential_helper_is_one_error_naming_it(
+    sched: DockerScheduler,
+    docker_engine: Any,
+    docker_registry: Any,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    (tmp_path / "config.json").write_text(json.dumps({"credsStore": "torchxabsent"}))
+    monkeypatch.setenv("DOCKER_CONFIG", str(tmp_path))
+    repo = f"{docker_registry.host}/me/nohelper"
+    with pytest.raises(SchedulerError) as e:
+        sched.push_images({docker_engine.image: (repo, "1")})
+    text = str(e.value)
+    assert "\n" not in text and "image_repo" in text
+    assert "docker-credential-torchxabsent" in text and "credsStore" in text
+    assert docker_registry.tags("me/nohelper") == []
+    # A pull asks the same helper, and says so the same way, before any container exists.
+    app = AppDef("nohelper", roles=[Role("r", image=f"{repo}:2", entrypoint="true")])
+    info = sched.submit_dryrun(app, HOST)
+    with pytest.raises(SchedulerError) as e:
+        sched.schedule(info)
+    text = str(e.value)
+    assert "\n" not in text and "docker-credential-torchxabsent" in text
     assert sched.describe(info.request.app_id) is None

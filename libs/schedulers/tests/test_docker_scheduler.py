@@ -61,6 +61,7 @@ def test_container_requests_field_by_field() -> None:
         "Image": "registry.example.com/org/train:1.0",
         "Entrypoint": ["python"],
         "Cmd": ["-m", "train", "--rank", "1", "--id", "trainer-1"],
+        # The scheduler's defaults, then the role's env, then torchx's own variables.
         "Env": [
             "PYTHONUNBUFFERED=1",
             "MASTER_ADDR=trainer-1-trainer-0",
@@ -314,27 +315,13 @@ def test_missing_sdk_names_the_extra(monkeypatch: pytest.MonkeyPatch, tmp_path: 
         )
 
 
-def test_runs_without_the_sdk(
-    docker_sched: DockerScheduler, docker_engine: Any, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """Running, inspecting and reading logs need only the stdlib client."""
-    import sys
-
-    monkeypatch.setitem(sys.modules, "docker", None)
-    app = AppDef("nosdk", roles=[_role(docker_engine.image, "-c", "echo fine")])
-    app_id = docker_sched.submit(app, HOST)
-    desc = docker_sched.wait(app_id, timeout=60)
-    assert desc is not None and desc.state == AppState.SUCCEEDED
-    assert list(docker_sched.log_iter(app_id, "r", 0)) == ["fine\n"]
-    assert app_id in [a.app_id for a in docker_sched.list()]
-
-
 def test_unreachable_engine_names_the_address_and_the_fix() -> None:
+
     s = DockerScheduler("t", base_url="unix:///nonexistent/docker.sock")
     with pytest.raises(SchedulerError) as e:  # the backend failed; the input was fine
         s.describe("x-1")
     text = str(e.value)
-    assert "unix:///nonexistent/docker.sock" in text and "Start dockerd" in text
+    assert "unix:///nonexistent/docker.sock (from base_url)" in text and "start dockerd" in text
 
 
 # -- a Python app whose replicas rendezvous the way dist.ddp apps do ----------------------
@@ -405,16 +392,18 @@ def test_python_replicas_rendezvous_over_host_network(
 
 
 def test_python_replicas_rendezvous_by_hostname_on_the_torchx_bridge(
-    docker_sched: DockerScheduler, docker_python_image: str
+    docker_sched: DockerScheduler, docker_engine: Any, docker_python_image: str
 ) -> None:
-    from torchx.schedulers._docker_engine import EngineError
+    import docker
 
-    engine = docker_sched._engine()
+    api = docker.APIClient(base_url=docker_engine.base_url)
     try:
-        made = engine.request("POST", "/networks/create", body={"Name": "torchx-probe"})
-        engine.request("DELETE", f"/networks/{made['Id']}")
-    except EngineError as e:
+        made = api.create_network("torchx-probe")
+        api.remove_network(made["Id"])
+    except docker.errors.APIError as e:
         pytest.skip(f"this engine cannot create bridge networks: {e}")
+    finally:
+        api.close()
     app = _rendezvous_app(docker_python_image, 2, 29500)
     # The default network: replicas resolve each other by hostname through the engine's DNS.
     info = docker_sched.submit_dryrun(app, {})
@@ -422,3 +411,49 @@ def test_python_replicas_rendezvous_by_hostname_on_the_torchx_bridge(
     env = info.request.containers[1].config["Env"]
     assert f"MASTER_ADDR={info.request.app_id}-trainer-0" in env
     _check_rendezvous(docker_sched, docker_sched.schedule(info), 2)
+
+
+# -- pytorch/torchx 0.7's names and run options ---------------------------------------------
+
+
+def test_copy_env_copies_matching_variables_and_the_role_env_wins(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("TXTEST_A", "1")
+    monkeypatch.setenv("TXTEST_B", "2")
+    monkeypatch.setenv("FOO", "from-the-shell")
+    monkeypatch.setenv("OTHER", "x")
+    cfg = {"shm_size": "64m", "copy_env": ["TXTEST_*", "FOO"]}
+    env = build_request(_app(), "a-1", cfg).containers[0].config["Env"]
+    assert "TXTEST_A=1" in env and "TXTEST_B=2" in env
+    assert "FOO=bar" in env and "FOO=from-the-shell" not in env  # the role's env wins
+    assert not any(e.startswith("OTHER=") for e in env)
+    # torchx's own variables win over the role's env: a replica can trust who it is told it is.
+    role_env = {"FOO": "bar", "TORCHX_REPLICA_ID": "7", "MASTER_PORT": "1234"}
+    env = build_request(_app(env=role_env), "a-1", cfg).containers[1].config["Env"]
+    assert "TORCHX_REPLICA_ID=1" in env and "TORCHX_REPLICA_ID=7" not in env
+    assert "MASTER_PORT=1234" in env and "MASTER_PORT=29500" not in env
+    with pytest.raises(SpecsError) as e:
+        DockerScheduler("t").submit_dryrun(_app(), {"copy_env": [""]})
+    assert "copy_env" in str(e.value) and "glob" in str(e.value)
+
+
+def test_the_names_pytorch_torchx_0_7_exported() -> None:
+    from torchx.schedulers import docker_scheduler as ds
+
+    assert ds.NETWORK == "torchx"
+    assert ds.LABEL_ROLE_NAME == "torchx.pytorch.org/role-name"
+    assert ds.LABEL_REPLICA_ID == "torchx.pytorch.org/replica-id"
+    assert ds.DockerJob is ds.DockerRequest
+    assert ds.CONTAINER_STATE["running"] == AppState.RUNNING
+
+
+def test_has_docker_asks_the_engine(
+    docker_engine: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from torchx.schedulers.docker_scheduler import has_docker
+
+    monkeypatch.setenv("DOCKER_HOST", docker_engine.base_url)
+    assert has_docker()
+    monkeypatch.setenv("DOCKER_HOST", f"unix://{tmp_path}/none.sock")
+    assert not has_docker()

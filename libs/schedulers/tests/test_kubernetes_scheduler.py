@@ -519,3 +519,41 @@ def test_api_refusals_become_one_line_with_the_servers_reason() -> None:
         kubernetes.client.ApiException(status=500), "list Jobs", None
     )
     assert str(bare) == "kubernetes: could not list Jobs: HTTP 500"
+
+
+def test_a_pending_app_says_why_from_the_unschedulable_condition() -> None:
+    from torchx.schedulers.kubernetes_scheduler import _describe_batch, _why_pending
+
+    job = {
+        "metadata": {"name": "a-1-r", "labels": {"torchx.pytorch.org/role-name": "r"}},
+        "spec": {"completions": 1},
+        "status": {},
+    }
+    # what the API server returns for a pod the scheduler could not place
+    pod = {
+        "metadata": {
+            "name": "a-1-r-0",
+            "labels": {"torchx.pytorch.org/role-name": "r"},
+            "annotations": {"batch.kubernetes.io/job-completion-index": "0"},
+        },
+        "status": {
+            "phase": "Pending",
+            "conditions": [
+                {
+                    "type": "PodScheduled",
+                    "status": "False",
+                    "reason": "Unschedulable",
+                    "message": "0/1 nodes are available: 1 Insufficient nvidia.com/gpu.",
+                }
+            ],
+        },
+    }
+    desc = _why_pending(_describe_batch("ns:a-1", [job], [pod]), [pod])
+    assert desc.state == AppState.PENDING
+    assert desc.msg == (
+        "waiting for Kubernetes to schedule it: Unschedulable: "
+        "0/1 nodes are available: 1 Insufficient nvidia.com/gpu."
+    )
+    pod["status"] = {"phase": "Running", "conditions": [{"type": "PodScheduled", "status": "True"}]}
+    job["status"] = {"active": 1}
+    assert _why_pending(_describe_batch("ns:a-1", [job], [pod]), [pod]).msg == ""

@@ -94,10 +94,23 @@ class Module(nn.Module):
         if (placed is None or placed != device) and not all(
             t.device == device for _, t in _tensors(self)
         ):
+            if device.type == "meta":
+                self._refuse_meta()
             self.to(device)
         for sub in self.modules():
             if isinstance(sub, Module):
                 sub.__dict__[_PLACED] = device
+
+    def _refuse_meta(self) -> None:
+        # .to("meta") keeps shapes and drops every value: a scope must never do that
+        # to weights it did not make
+        real = [name for name, t in _tensors(self) if t.device.type != "meta"]
+        raise RuntimeError(
+            f"{type(self).__name__} was called inside device_scope('meta') but holds real "
+            f"tensors ({', '.join(real[:3])}{', ...' if len(real) > 3 else ''}); moving them "
+            "to meta would drop their values, so the module is left as it is. Call it "
+            "outside the scope, or make a fresh model inside the scope for shape work"
+        )
 
     def _forget_placement(self) -> None:
         self.__dict__[_PLACED] = None

@@ -47,7 +47,7 @@ from ._errors import ShapeError, SpecError
 from ._fold import Fold, Unfold
 from ._functional import Functional
 from ._lambda import Lambda, register_lambda, registered_lambdas
-from ._layer import SPEC_FORMAT_VERSION, Layer, TorchLayer
+from ._layer import Layer, TorchLayer
 from ._linear import Bilinear, Identity, Linear
 from ._merge import Add, Average, Concat, Maximum, Minimum, Multiply, Subtract
 from ._norm import (
@@ -104,6 +104,7 @@ from ._pooling import (
     MaxUnpool3d,
 )
 from ._recurrent import GRU, LSTM, RNN
+from ._registry import SPEC_FORMAT_VERSION
 from ._reshape import Flatten, Permute, Reshape, Unflatten, View
 from ._resize import (
     ChannelShuffle,

@@ -9,10 +9,12 @@ from typing import Any
 
 from torch import nn
 
+from . import _summary
 from ._errors import SpecError
-from ._layer import Layer
+from ._layer import Layer, nesting_of
 from ._placeholder import Node, Op, Placeholder, apply_op
 from ._shapes import Shape, Shapes
+from ._spec import layer_from_body
 
 # A structure template mirrors the user's inputs/outputs: an int (index of a
 # placeholder in the flat list), a list of templates, or a dict of them.
@@ -93,6 +95,9 @@ class Functional(Layer):
         if len({id(p) for p in flat_in}) != len(flat_in):
             raise ValueError("inputs: the same Placeholder is listed twice")
         nodes = self._collect(flat_in, flat_out)
+        self.__dict__["_nesting"] = nesting_of(
+            [n.target for n in nodes if isinstance(n.target, Layer)], "L.Functional"
+        )
         self._name_layers(nodes)
         self._graph = self._describe(flat_in, in_template, flat_out, out_template, nodes)
         self._compile(flat_in, flat_out, out_template, nodes)
@@ -329,8 +334,6 @@ class Functional(Layer):
 
     @classmethod
     def from_config(cls, config: dict[str, Any], name: str | None) -> Layer:
-        from ._spec import layer_from_body
-
         for key in ("inputs", "input_shapes", "nodes", "outputs", "layers"):
             if key not in config:
                 raise SpecError(f"Functional.config: missing field {key!r}")
@@ -371,6 +374,19 @@ class Functional(Layer):
     def node_rows(self) -> list[tuple[str, str, list[Shape], Layer | None]]:
         """(name, type, output shapes, layer) per input and recorded call, for summaries."""
         return list(self._rows)
+
+    def _summary_rows(self, path: str, rows: list[_summary.Row], seen: set[int]) -> None:
+        for name, kind, shapes, sub in self._rows:
+            where = f"{path}.{name}"
+            if sub is None:
+                rows.append((where, kind, _summary.format_shapes(shapes), 0, 0))
+                continue
+            module = sub.call_module()
+            if module is sub:  # a container lists its own items
+                sub._summary_rows(where, rows, seen)
+            else:
+                counts = _summary.count(module, seen)
+                rows.append((where, kind, _summary.format_shapes(shapes), *counts))
 
     def extra_repr(self) -> str:
         return ""

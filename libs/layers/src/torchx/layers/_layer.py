@@ -3,16 +3,17 @@
 from __future__ import annotations
 
 import inspect
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any, ClassVar
 
 import torch
 from torch import nn
 
+from . import _spec, _summary
 from ._errors import ShapeError, format_shape
 from ._meta import module_on_meta
-from ._module_state import init_module
 from ._placeholder import Node, Placeholder
+from ._registry import LAYER_TYPES, SPEC_FORMAT_VERSION
 from ._shapes import (
     PROBES,
     Shape,
@@ -23,11 +24,6 @@ from ._shapes import (
     leaves,
     probe,
 )
-
-SPEC_FORMAT_VERSION = 1
-
-#: Every public Layer subclass by class name, for ``from_spec``.
-LAYER_TYPES: dict[str, type[Layer]] = {}
 
 
 def _placeholder_args(args: tuple[Any, ...]) -> list[Placeholder] | None:
@@ -86,6 +82,25 @@ def _check_name(name: Any) -> None:
         )
 
 
+#: How deeply containers (Sequential, Functional, TimeDistributed) may nest. Calls,
+#: builds and specs recurse once per level; past this, Python's recursion limit
+#: would end them with a RecursionError somewhere inside torch.
+MAX_NESTING = 64
+
+
+def nesting_of(children: Iterable[object], what: str) -> int:
+    """A container's nesting depth (1 + its deepest child's), refused past MAX_NESTING."""
+    depth = 1 + max(
+        (c.__dict__.get("_nesting", 0) for c in children if isinstance(c, Layer)), default=0
+    )
+    if depth > MAX_NESTING:
+        raise ValueError(
+            f"{what}: containers would nest {depth} deep, past the limit of {MAX_NESTING}; "
+            "flatten the model (one Sequential can hold any number of layers)"
+        )
+    return depth
+
+
 def to_placeholders(shapes: Shapes, node: Node) -> Any:
     if isinstance(shapes, tuple):
         return Placeholder(shapes, _node=node)
@@ -140,16 +155,16 @@ class Layer(nn.Module):
         )
 
     def _init_state(self, attrs: dict[str, Any]) -> None:
-        """``nn.Module.__init__``, then ``attrs`` as plain attributes, in one go.
+        """``nn.Module.__init__``, then ``attrs`` as plain attributes.
 
         Plain attributes go straight to ``__dict__``: nn.Module.__setattr__ is slow, and
         making many layers is on the hot path of model construction.
         """
         if self._plain_module:
-            init_module(self, attrs)
+            nn.Module.__init__(self)
         else:
             super().__init__()
-            self.__dict__.update(attrs)
+        self.__dict__.update(attrs)
 
     # --- state -------------------------------------------------------------------------
 
@@ -242,6 +257,92 @@ class Layer(nn.Module):
             except BaseException:
                 state["_pending"] = True
                 raise
+            if not state["training"] or "_carry" in state:
+                module = self.call_module()
+                if module is not self:  # a container's items carry their own
+                    self._carry_settings(module)
+
+    # --- what was set before the build -------------------------------------------------
+    #
+    # train()/eval(), requires_grad_() and .to()/.half()/.cuda()/... on a layer whose
+    # torch module does not exist yet are remembered and applied to the module when it
+    # is made, as torch's Lazy modules keep them for their uninitialized parameters.
+
+    def _carry_settings(self, module: nn.Module) -> None:
+        """Apply to a module just made for this layer what was set on the layer before."""
+        state = self.__dict__
+        if not state["training"]:
+            module.train(False)
+        carry = state.get("_carry")
+        if carry:
+            if "requires_grad" in carry:
+                module.requires_grad_(carry["requires_grad"])
+            if "device" in carry or "dtype" in carry:
+                module.to(device=carry.get("device"), dtype=carry.get("dtype"))
+
+    def requires_grad_(self, requires_grad: bool = True) -> Layer:
+        if self.built:
+            super().requires_grad_(requires_grad)
+            return self
+        for module in self.modules():
+            if isinstance(module, Layer):
+                if not module.built:
+                    module.__dict__.setdefault("_carry", {})["requires_grad"] = requires_grad
+                else:
+                    module.requires_grad_(requires_grad)
+            else:  # a plain module in an unbuilt Sequential has its parameters already
+                for p in module.parameters(recurse=False):
+                    p.requires_grad_(requires_grad)
+        return self
+
+    def _apply(self, fn: Any, *args: Any, **kwargs: Any) -> Any:
+        self._materialize()
+        if not self.built:
+            # fn is torch's conversion (to, half, cuda, ...): what it does to an empty
+            # floating tensor is what it will do to this layer's parameters
+            carry = self.__dict__.setdefault("_carry", {})
+            dtype = carry.get("dtype", torch.float32)
+            out = fn(torch.empty(0, dtype=dtype))
+            if out.dtype != dtype:
+                carry["dtype"] = out.dtype
+            if out.device.type != "cpu":
+                carry["device"] = out.device
+            else:
+                # a CPU tensor stayed on the CPU: fn moves to the CPU or moves nothing,
+                # which a tensor on meta (no data to copy out) tells apart
+                try:
+                    fn(torch.empty(0, dtype=dtype, device="meta"))
+                except NotImplementedError:
+                    carry["device"] = out.device
+        return super()._apply(fn, *args, **kwargs)  # type: ignore[no-untyped-call]
+
+    # --- parameters --------------------------------------------------------------------
+
+    def _refuse_unbuilt(self, what: str) -> None:
+        if self.__dict__["_input_shapes"] is None:
+            raise RuntimeError(
+                f"L.{type(self).__name__} {self._label()!r} is not built yet, so it has no "
+                f"{what} to give: call model.build(input_shape) first (batch first, None for "
+                "a free batch, e.g. (None, 3, 32, 32)) or call the model on one batch"
+            )
+
+    # checked when called, not when first iterated: parameters() is a generator in torch
+
+    def parameters(self, recurse: bool = True) -> Iterator[nn.Parameter]:
+        self._refuse_unbuilt("parameters")
+        return super().parameters(recurse)
+
+    def buffers(self, recurse: bool = True) -> Iterator[torch.Tensor]:
+        self._refuse_unbuilt("buffers")
+        return super().buffers(recurse)
+
+    def named_parameters(self, *args: Any, **kwargs: Any) -> Iterator[tuple[str, nn.Parameter]]:
+        self._refuse_unbuilt("parameters")
+        return super().named_parameters(*args, **kwargs)
+
+    def named_buffers(self, *args: Any, **kwargs: Any) -> Iterator[tuple[str, torch.Tensor]]:
+        self._refuse_unbuilt("buffers")
+        return super().named_buffers(*args, **kwargs)
 
     def _unplan(self) -> None:
         """Forget shapes inferred by a first pass whose model failed to build."""
@@ -271,10 +372,6 @@ class Layer(nn.Module):
     def load_state_dict(self, *args: Any, **kwargs: Any) -> Any:
         self._materialize()
         return super().load_state_dict(*args, **kwargs)
-
-    def _apply(self, *args: Any, **kwargs: Any) -> Any:
-        self._materialize()
-        return super()._apply(*args, **kwargs)  # type: ignore[no-untyped-call]
 
     def _check_shapes(self, shapes: list[Shape], path: str) -> None:
         assert self._input_shapes is not None
@@ -383,6 +480,26 @@ class Layer(nn.Module):
         if isinstance(x, torch.Tensor) and x.device.type != "cpu":
             self.call_module().to(x.device)
 
+    # --- summary -----------------------------------------------------------------------
+
+    def summary(
+        self,
+        input_shape: Sequence[int | None] | None = None,
+        print_fn: Callable[[str], object] = print,
+    ) -> None:
+        """Print each layer's output shape and parameter count, and the totals.
+
+        As Keras's ``model.summary()``: no forward pass runs. An unbuilt model needs
+        ``input_shape`` (batch first, ``None`` for a free batch) and is built from it.
+        ``print_fn`` receives the table as one string; :func:`torchx.layers.summary`
+        returns it instead.
+        """
+        print_fn(_summary.summary(self, input_shape))
+
+    def _summary_rows(self, path: str, rows: list[_summary.Row], seen: set[int]) -> None:
+        shapes = _summary.format_shapes(leaves(self.output_shape))
+        rows.append((path, type(self).__name__, shapes, *_summary.count(self, seen)))
+
     # --- serialization -----------------------------------------------------------------
 
     def get_config(self) -> dict[str, Any]:
@@ -409,19 +526,13 @@ class Layer(nn.Module):
 
     @classmethod
     def from_spec(cls, spec: dict[str, Any] | str) -> Layer:
-        from ._spec import from_spec
-
-        return from_spec(spec)
+        return _spec.from_spec(spec)
 
     def to_json(self, indent: int | None = 2) -> str:
-        from ._spec import dumps_json
-
-        return dumps_json(self.to_spec(), indent)
+        return _spec.dumps_json(self.to_spec(), indent)
 
     def to_yaml(self) -> str:
-        from ._spec import dumps_yaml
-
-        return dumps_yaml(self.to_spec())
+        return _spec.dumps_yaml(self.to_spec())
 
     def extra_repr(self) -> str:
         return ", ".join(f"{k}={v!r}" for k, v in self.get_config().items())
@@ -531,7 +642,8 @@ class TorchLayer(Layer):
             "args": full,
         }
         if cls._plain_module:
-            init_module(self, attrs)
+            nn.Module.__init__(self)
+            self.__dict__.update(attrs)
         else:
             self._init_state(attrs)
         self._config: dict[str, Any]
@@ -773,7 +885,7 @@ class TorchLayer(Layer):
                 raise self._make_error(kwargs, state["_input_shapes"], path, e) from e
         else:
             native = self._make(kwargs, state["_input_shapes"], path)
-        state["_modules"]["native"] = native if cls._plain_wrap else self._wrap(native)
+        self.add_module("native", native if cls._plain_wrap else self._wrap(native))
 
     def call_module(self) -> nn.Module:
         # the instance __dict__ directly: nn.Module's __getattr__ makes every attribute

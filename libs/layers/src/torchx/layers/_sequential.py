@@ -5,16 +5,12 @@ from __future__ import annotations
 from typing import Any
 
 from torch import nn
-from torch.nn.modules import module as torch_module
 
+from . import _summary
 from ._errors import ShapeError
-from ._layer import Layer, TorchLayer, plan_items
-from ._shapes import Shape, Shapes
-
-
-def _registration_hooks() -> Any:
-    """torch's global module-registration hooks (true if any is registered, or unknown)."""
-    return getattr(torch_module, "_global_module_registration_hooks", True)
+from ._layer import Layer, TorchLayer, nesting_of, plan_items
+from ._shapes import Shape, Shapes, leaves
+from ._spec import layer_from_body
 
 
 class Sequential(Layer):
@@ -28,7 +24,9 @@ class Sequential(Layer):
 
     def __init__(self, *layers: nn.Module, name: str | None = None) -> None:
         # items is a plain list attribute; nn.Module.__setattr__ would only pass it on
-        self._init_layer(name, {"items": list(layers)})
+        self._init_layer(
+            name, {"items": list(layers), "_nesting": nesting_of(layers, "L.Sequential")}
+        )
         self.items: list[nn.Module]
         for i, item in enumerate(layers):
             if not isinstance(item, nn.Module):
@@ -36,13 +34,8 @@ class Sequential(Layer):
                     f"Sequential item {i} is a {type(item).__name__}; expected a torchx layer "
                     "or an nn.Module"
                 )
-        if type(self) is Sequential and not _registration_hooks():
-            # add_module's checks cannot fail for the names "0", "1", ... of a fresh
-            # Sequential, and no registration hook would see them: register directly
-            self._modules.update(zip(map(str, range(len(layers))), layers, strict=True))
-        else:
-            for i, item in enumerate(layers):
-                self.add_module(str(i), item)
+        for i, item in enumerate(layers):
+            self.add_module(str(i), item)
 
     def __len__(self) -> int:
         return len(self.items)
@@ -74,7 +67,6 @@ class Sequential(Layer):
 
     def _construct(self, path: str) -> None:
         self.__dict__.pop("_fresh", None)
-        modules = self._modules
         for i, item in enumerate(self.items):
             if isinstance(item, TorchLayer):
                 cls = type(item)
@@ -91,10 +83,12 @@ class Sequential(Layer):
                         except (ValueError, TypeError, RuntimeError, AssertionError) as e:
                             where = item._path()
                             raise item._make_error(kwargs, state["_input_shapes"], where, e) from e
-                        state["_modules"]["native"] = native
+                        item.add_module("native", native)
                     except BaseException:
                         state["_pending"] = True
                         raise
+                    if not state["training"] or "_carry" in state:
+                        item._carry_settings(native)
                     item = native
                 else:
                     item = item.call_module()  # which makes the module of a planned layer
@@ -102,7 +96,7 @@ class Sequential(Layer):
                 item._materialize()
                 if not isinstance(item, Sequential):  # a nested Sequential stays itself
                     item = item.call_module()
-            modules[str(i)] = item
+            self.add_module(str(i), item)  # the built module in the layer's place
 
     def call_module(self) -> nn.Module:
         return self
@@ -144,13 +138,27 @@ class Sequential(Layer):
 
     @classmethod
     def from_config(cls, config: dict[str, Any], name: str | None) -> Layer:
-        from ._spec import layer_from_body
-
         layers = config.get("layers")
         if not isinstance(layers, list):
             raise TypeError(f"Sequential.config.layers={layers!r}: expected a list of layer specs")
         items = [layer_from_body(b, f"Sequential.config.layers[{i}]") for i, b in enumerate(layers)]
         return cls(*items, name=name)
+
+    def _summary_rows(self, path: str, rows: list[_summary.Row], seen: set[int]) -> None:
+        for i, item in enumerate(self.items):
+            where = f"{path}.{i}"
+            if isinstance(item, Layer):
+                module = self._modules[str(i)] or item
+                if module is item:  # a container lists its own items
+                    item._summary_rows(where, rows, seen)
+                    continue
+                shapes = _summary.format_shapes(leaves(item.output_shape))
+                kind = type(item).__name__
+            else:
+                module = item
+                shapes = _summary.format_shapes(leaves(self.item_shapes[i]))
+                kind = type(item).__name__
+            rows.append((where, kind, shapes, *_summary.count(module, seen)))
 
     def extra_repr(self) -> str:
         return ""

@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ._errors import SpecError
-from ._layer import LAYER_TYPES, SPEC_FORMAT_VERSION, Layer
+from ._registry import LAYER_TYPES, SPEC_FORMAT_VERSION
+
+if TYPE_CHECKING:
+    from ._layer import Layer
 
 
 def dumps_json(spec: dict[str, Any], indent: int | None = 2) -> str:
@@ -20,25 +23,163 @@ def dumps_yaml(spec: dict[str, Any]) -> str:
     return str(yaml.safe_dump(spec, sort_keys=False))
 
 
+#: How deeply lists and mappings may nest in a spec document. A model nested
+#: MAX_NESTING containers deep needs about three levels per container.
+MAX_DOCUMENT_DEPTH = 256
+
+
 def parse(text: str) -> Any:
-    """Parse a JSON or YAML document."""
+    """Parse a JSON or YAML document into plain data, refusing what could blow it up.
+
+    YAML aliases (anchors referred to again, the "billion laughs" shape) and
+    documents nested deeper than :data:`MAX_DOCUMENT_DEPTH` raise :class:`SpecError`,
+    so the parsed data is never more than a small multiple of the text's size.
+    """
     stripped = text.lstrip()
     if stripped.startswith("{"):
         try:
-            return json.loads(text)
-        except json.JSONDecodeError as e:
+            data = json.loads(text)
+        except ValueError as e:  # JSONDecodeError, or an int past Python's digit limit
             raise SpecError(f"the spec is not valid JSON: {e}") from None
+        except RecursionError:
+            # the decoder recurses per level; far past the limit below in any case
+            raise _too_deep() from None
+        check_depth(data)
+        return data
+    return _parse_yaml(text)
+
+
+def _too_deep() -> SpecError:
+    return SpecError(
+        f"the spec nests lists and mappings more than {MAX_DOCUMENT_DEPTH} levels deep, "
+        "the limit; a spec written by to_spec() stays far below it"
+    )
+
+
+def check_depth(data: Any) -> None:
+    """Raise SpecError if ``data`` nests lists/dicts beyond the limit (no recursion)."""
+    stack = [(data, 1)]
+    while stack:
+        value, depth = stack.pop()
+        if isinstance(value, (dict, list, tuple)):
+            if depth > MAX_DOCUMENT_DEPTH:
+                raise _too_deep()
+            items = value.values() if isinstance(value, dict) else value
+            stack.extend((v, depth + 1) for v in items if isinstance(v, (dict, list, tuple)))
+
+
+class _Frame:
+    """A list or mapping being filled from YAML events (a mapping keeps its pending key)."""
+
+    __slots__ = ("container", "has_key", "key")
+
+    def __init__(self, container: dict[Any, Any] | list[Any]) -> None:
+        self.container = container
+        self.key: Any = None
+        self.has_key = False
+
+
+def _parse_yaml(text: str) -> Any:
+    """YAML to plain data from the parser's event stream.
+
+    PyYAML's parser, resolver and scalar constructors do the reading; only the lists
+    and mappings are put together here, without the node tree that ``safe_load``
+    keeps in memory (hundreds of bytes per value) and without recursion. An alias
+    is refused when the parser meets it, so nothing is ever expanded.
+    """
     import yaml
 
+    loader_cls = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    loader = loader_cls(text)
+    stack: list[_Frame] = []
+    result: Any = None
+    documents = 0
+    # one str object per distinct key, as json.loads does: a spec repeats its keys
+    keys: dict[str, str] = {}
+
+    def add(value: Any, event: Any) -> None:
+        nonlocal result
+        if not stack:
+            result = value
+            return
+        frame = stack[-1]
+        if isinstance(frame.container, list):
+            frame.container.append(value)
+        elif frame.has_key:
+            frame.container[frame.key] = value
+            frame.has_key = False
+        else:
+            if isinstance(value, (dict, list)):
+                raise SpecError(f"{_where(event)}: a mapping key must be a plain value")
+            if isinstance(value, str):
+                value = keys.setdefault(value, value)
+            frame.key, frame.has_key = value, True
+
     try:
-        return yaml.safe_load(text)
-    except yaml.YAMLError as e:
-        raise SpecError(f"the spec is not valid YAML: {e}") from None
+        while True:
+            try:
+                event = loader.get_event()
+            except yaml.YAMLError as e:
+                raise SpecError(f"the spec is not valid YAML: {e}") from None
+            if isinstance(event, yaml.AliasEvent):
+                raise SpecError(
+                    f"{_where(event)}: the spec uses the YAML alias *{event.anchor}; specs "
+                    "refuse aliases (they can expand a small file into gigabytes): write "
+                    "the value out in full"
+                )
+            if isinstance(event, yaml.ScalarEvent):
+                add(_scalar(loader, event), event)
+            elif isinstance(event, (yaml.SequenceStartEvent, yaml.MappingStartEvent)):
+                is_list = isinstance(event, yaml.SequenceStartEvent)
+                default = "tag:yaml.org,2002:seq" if is_list else "tag:yaml.org,2002:map"
+                if event.tag not in (None, "!", default):
+                    raise SpecError(f"{_where(event)}: the YAML tag {event.tag} is not accepted")
+                if len(stack) >= MAX_DOCUMENT_DEPTH:
+                    raise _too_deep()
+                container: dict[Any, Any] | list[Any] = [] if is_list else {}
+                add(container, event)
+                stack.append(_Frame(container))
+            elif isinstance(event, (yaml.SequenceEndEvent, yaml.MappingEndEvent)):
+                stack.pop()
+            elif isinstance(event, yaml.DocumentStartEvent):
+                documents += 1
+                if documents > 1:
+                    raise SpecError(f"{_where(event)}: a spec is one YAML document, not several")
+            elif isinstance(event, yaml.StreamEndEvent):
+                return result
+    finally:
+        loader.dispose()
+
+
+def _where(event: Any) -> str:
+    mark = event.start_mark
+    return f"YAML line {mark.line + 1}, column {mark.column + 1}" if mark else "YAML"
+
+
+def _scalar(loader: Any, event: Any) -> Any:
+    """A scalar's value, typed as safe_load types it (int, float, bool, null, str)."""
+    import yaml
+
+    tag = event.tag
+    if tag is None or tag == "!":
+        tag = loader.resolve(yaml.ScalarNode, event.value, event.implicit)
+    construct = loader.yaml_constructors.get(tag)
+    if construct is None or tag.endswith((":seq", ":map", ":omap", ":pairs", ":set")):
+        raise SpecError(f"{_where(event)}: the YAML tag {tag} is not accepted")
+    node = yaml.ScalarNode(tag, event.value, event.start_mark, event.end_mark, event.style)
+    try:
+        return construct(loader, node)
+    except (yaml.YAMLError, ValueError) as e:  # ValueError: an int past the digit limit
+        raise SpecError(f"{_where(event)}: {e}") from None
 
 
 def from_spec(spec: dict[str, Any] | str) -> Layer:
     """Rebuild a layer or model from ``to_spec()`` output, or from its JSON/YAML text."""
-    data = parse(spec) if isinstance(spec, str) else spec
+    if isinstance(spec, str):
+        data = parse(spec)
+    else:
+        check_depth(spec)
+        data = spec
     if not isinstance(data, dict):
         raise SpecError(f"a spec must be a mapping, got {type(data).__name__}")
     version = data.get("format_version")

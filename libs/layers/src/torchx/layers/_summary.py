@@ -1,32 +1,49 @@
-"""``summary()``: a table of output shapes and parameter counts, without a forward pass."""
+"""``summary()``: a table of output shapes and parameter counts, without a forward pass.
+
+Each container lists its own rows (``Layer._summary_rows``), so this module needs no
+layer class and every layer module may import it.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from torch import nn
 
 from ._errors import format_shape
-from ._functional import Functional
-from ._layer import Layer
-from ._sequential import Sequential
-from ._shapes import Shape, leaves
+from ._shapes import Shape
+
+if TYPE_CHECKING:
+    from ._layer import Layer
+
+#: (path, type, output shapes, parameters, trainable parameters)
+Row = tuple[str, str, str, int, int]
 
 
-def _count(module: nn.Module, seen: set[int]) -> int:
-    total = 0
+def count(module: nn.Module, seen: set[int]) -> tuple[int, int]:
+    """Scalar parameters of ``module`` not counted before, and how many of them train."""
+    total = trainable = 0
     for p in module.parameters():
         if id(p) not in seen:
             seen.add(id(p))
             total += p.numel()
-    return total
+            if p.requires_grad:
+                trainable += p.numel()
+    return total, trainable
+
+
+def format_shapes(shapes: list[Shape]) -> str:
+    return ", ".join(format_shape(s) for s in shapes)
 
 
 def summary(model: Layer, input_shape: Sequence[int | None] | None = None) -> str:
-    """Each layer's output shape and parameter count, as a text table.
+    """Each layer's output shape and parameter count, as a text table, and the totals.
 
     An unbuilt model is built from ``input_shape`` first (batch first; ``None`` for
     a free batch). Nothing runs forward; shapes come from the layers' formulas.
+    Parameters with ``requires_grad=False`` are the non-trainable ones (buffers such
+    as BatchNorm's running statistics are not parameters and are not counted).
     """
     if not model.built:
         if input_shape is None:
@@ -36,54 +53,26 @@ def summary(model: Layer, input_shape: Sequence[int | None] | None = None) -> st
             )
         model.build(input_shape)
     model._materialize()
-    rows: list[tuple[str, str, str, int]] = []
-    seen: set[int] = set()
-    _rows(model, model._label(), rows, seen)
+    rows: list[Row] = []
+    model._summary_rows(model._label(), rows, set())
     total = sum(r[3] for r in rows)
+    trainable = sum(r[4] for r in rows)
     header = ("layer", "type", "output shape", "params")
-    widths = [max(len(header[i]), *(len(str(r[i])) for r in rows)) for i in range(4)]
+    cells = [(r[0], r[1], r[2], f"{r[3]:,}") for r in rows]
+    widths = [max(len(header[i]), *(len(c[i]) for c in cells)) for i in range(4)]
 
-    def line(r: Sequence[object]) -> str:
-        return "  ".join(str(v).ljust(widths[i]) for i, v in enumerate(r)).rstrip()
+    def line(r: Sequence[str]) -> str:
+        return "  ".join(v.ljust(widths[i]) for i, v in enumerate(r)).rstrip()
 
-    out = [line(header), "-" * (sum(widths) + 6)]
-    out += [line(r) for r in rows]
-    out.append("-" * (sum(widths) + 6))
-    out.append(f"total params: {total:,}")
-    return "\n".join(out)
-
-
-def _fmt(shapes: list[Shape]) -> str:
-    return ", ".join(format_shape(s) for s in shapes)
-
-
-def _rows(layer: Layer, path: str, rows: list[tuple[str, str, str, int]], seen: set[int]) -> None:
-    if isinstance(layer, Sequential):
-        for i, item in enumerate(layer.items):
-            where = f"{path}.{i}"
-            module = layer._modules[str(i)] or item
-            if isinstance(item, (Sequential, Functional)):
-                _rows(item, where, rows, seen)
-            elif isinstance(item, Layer):
-                rows.append(
-                    (
-                        where,
-                        type(item).__name__,
-                        _fmt(leaves(item.output_shape)),
-                        _count(module, seen),
-                    )
-                )
-            else:
-                shape = _fmt(leaves(layer.item_shapes[i]))
-                rows.append((where, type(item).__name__, shape, _count(item, seen)))
-        return
-    if isinstance(layer, Functional):
-        for name, kind, shapes, sub in layer.node_rows():
-            where = f"{path}.{name}"
-            if isinstance(sub, (Sequential, Functional)):
-                _rows(sub, where, rows, seen)
-            else:
-                count = _count(sub.call_module(), seen) if sub is not None else 0
-                rows.append((where, kind, _fmt(shapes), count))
-        return
-    rows.append((path, type(layer).__name__, _fmt(leaves(layer.output_shape)), _count(layer, seen)))
+    rule = "-" * (sum(widths) + 6)
+    return "\n".join(
+        [
+            line(header),
+            rule,
+            *(line(c) for c in cells),
+            rule,
+            f"total params: {total:,}",
+            f"trainable params: {trainable:,}",
+            f"non-trainable params: {total - trainable:,}",
+        ]
+    )

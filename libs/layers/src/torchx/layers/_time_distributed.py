@@ -7,10 +7,11 @@ from typing import Any, ClassVar
 from torch import nn
 
 from ._errors import ShapeError
-from ._layer import Layer
+from ._layer import Layer, nesting_of
 from ._modules import TimeDistributedModule
 from ._sequential import Sequential
 from ._shapes import Shape, Shapes
+from ._spec import layer_from_body
 
 
 class TimeDistributed(Layer):
@@ -27,6 +28,7 @@ class TimeDistributed(Layer):
         if not layers or not all(isinstance(x, Layer) for x in layers):
             raise TypeError("TimeDistributed takes one or more torchx layers")
         self.inner: Layer = layers[0] if len(layers) == 1 else Sequential(*layers)
+        self.__dict__["_nesting"] = nesting_of([self.inner], "L.TimeDistributed")
         self.native: nn.Module | None = None
 
     def _shape(self, shapes: list[Shape], path: str) -> Shapes:
@@ -68,7 +70,5 @@ class TimeDistributed(Layer):
 
     @classmethod
     def from_config(cls, config: dict[str, Any], name: str | None) -> Layer:
-        from ._spec import layer_from_body
-
         inner = layer_from_body(config.get("layer"), "TimeDistributed.config.layer")
         return cls(inner, name=name)

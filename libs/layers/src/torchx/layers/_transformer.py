@@ -19,6 +19,7 @@ from ._errors import ShapeError
 from ._layer import Layer, TorchLayer
 from ._modules import add_causal_masks
 from ._shapes import Shape, Shapes
+from ._spec import layer_from_body
 
 _P = inspect.Parameter
 
@@ -90,8 +91,6 @@ class _Stack(TorchLayer):
 
     @classmethod
     def from_config(cls, config: dict[str, Any], name: str | None) -> Layer:
-        from ._spec import layer_from_body
-
         config = dict(config)
         where = f"{cls.__name__}.config"
         config[cls.template_arg] = layer_from_body(

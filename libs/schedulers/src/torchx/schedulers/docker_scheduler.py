@@ -1,12 +1,12 @@
 """local_docker: runs every replica as a container on the local Docker engine.
 
 Containers carry labels naming their app, role and replica, so ``describe``, ``log_iter``,
-``cancel`` and ``list`` work from any process through the engine alone. Containers are run
-through a small stdlib client of the Engine API (``_docker_engine``; the engine is found as
-the docker CLI finds it: ``DOCKER_HOST``, then the current Docker context). The Docker SDK
-(``pip install "torchx-schedulers[docker]"``) builds and pushes workspace images, through
-:class:`~torchx.workspace.docker_workspace.DockerWorkspaceMixin`; pulls use the docker
-CLI's stored credentials (``_docker_auth``).
+``cancel`` and ``list`` work from any process through the engine alone. Every request goes
+through the Docker SDK (``pip install "torchx-schedulers[docker]"``), imported only when an
+engine is contacted; the engine is found as the docker CLI finds it (``_docker_client``),
+and pulls and pushes use the credentials ``docker login`` stored. Workspace images are
+built and pushed by :class:`~torchx.workspace.docker_workspace.DockerWorkspaceMixin`, on
+the same client.
 
 Networking (run option ``network``):
 
@@ -19,6 +19,7 @@ Networking (run option ``network``):
 from __future__ import annotations
 
 import contextlib
+import os
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -37,9 +38,14 @@ from torchx.schedulers._container_rules import (
     check_resources,
     to_dns_label,
 )
-from torchx.schedulers._docker_auth import auth_header, registry_of, split_reference
-from torchx.schedulers._docker_engine import Engine, EngineError, NotFound, path_quote
-from torchx.schedulers._errors import SchedulerError, check_params, require
+from torchx.schedulers._docker_client import (
+    EngineAddress,
+    connect,
+    explain,
+    resolve_engine,
+    sdk,
+)
+from torchx.schedulers._errors import check_params
 from torchx.schedulers._replica_env import TORCHX_RANK0_HOST, launch_defaults, replica_env
 from torchx.schedulers.ids import make_unique
 from torchx.specs import (
@@ -58,7 +64,12 @@ from torchx.specs import (
     macros,
     runopts,
 )
-from torchx.workspace.docker_workspace import WORKSPACE_REPO, DockerWorkspaceMixin
+from torchx.workspace.docker_workspace import (
+    WORKSPACE_REPO,
+    DockerWorkspaceMixin,
+    ImagesToPush,
+    credential_helper_failed,
+)
 
 BACKEND = "local_docker"
 EXTRA = "docker"
@@ -71,6 +82,19 @@ LABEL_ROLE = "torchx.pytorch.org/role-name"
 LABEL_REPLICA = "torchx.pytorch.org/replica-id"
 LABEL_CANCELLED = "torchx.pytorch.org/cancelled"
 LABEL_VERSION = "torchx.pytorch.org/version"
+# pytorch/torchx 0.7's names for the same things.
+NETWORK = DEFAULT_NETWORK
+LABEL_ROLE_NAME = LABEL_ROLE
+LABEL_REPLICA_ID = LABEL_REPLICA
+
+# A container's status -> its replica's state, but for exited and dead ones, whose exit
+# code says SUCCEEDED or FAILED.
+CONTAINER_STATE: dict[str, AppState] = {
+    "created": AppState.PENDING,
+    "running": AppState.RUNNING,
+    "restarting": AppState.RUNNING,
+    "paused": AppState.RUNNING,
+}
 
 
 @dataclass
@@ -90,6 +114,7 @@ class DockerOpts(TypedDict, total=False):
     shm_size: str
     image_repo: str
     quiet: bool
+    copy_env: list[str]
 
 
 @dataclass
@@ -103,8 +128,18 @@ class DockerRequest:
     push: dict[str, str] = field(default_factory=dict)
 
 
-# pytorch/torchx's name for the request.
+# pytorch/torchx 0.7's name for the request.
 DockerJob = DockerRequest
+
+
+def has_docker() -> bool:
+    """Whether the Docker SDK is installed and the engine the docker CLI would use answers."""
+    try:
+        client = connect(resolve_engine())
+    except Exception:  # whatever the reason, the answer is no
+        return False
+    client.close()
+    return True
 
 
 def _format(req: DockerRequest) -> str:
@@ -145,6 +180,13 @@ def _check_app(app: AppDef, cfg: Mapping[str, CfgVal]) -> None:
         raise SpecsError(
             "run option 'shm_size'", shm, "a size like 64m, 2g or 1024k (digits, then b/k/m/g)"
         )
+    copy_env = cfg.get("copy_env")
+    if copy_env is not None and (
+        not isinstance(copy_env, list) or not all(isinstance(p, str) and p for p in copy_env)
+    ):
+        raise SpecsError(
+            "run option 'copy_env'", copy_env, "a list of variable-name globs, like FOO_*;BAR"
+        )
     repo = cfg.get("image_repo")
     if repo is not None:
         check_image("run option 'image_repo'", str(repo))
@@ -164,6 +206,7 @@ def build_request(app: AppDef, app_id: str, cfg: Mapping[str, CfgVal]) -> Docker
     rank0 = "127.0.0.1" if network in ("host", "none") else _container_name(app_id, first.name, 0)
     repo = cfg.get("image_repo")
     push: dict[str, str] = {}
+    copied = _copied_env(cfg.get("copy_env"))
     containers = []
     for role in app.roles:
         image = role.image
@@ -181,12 +224,15 @@ def build_request(app: AppDef, app_id: str, cfg: Mapping[str, CfgVal]) -> Docker
                 role_name=role.name,
                 replica_id=str(k),
                 rank0_host=rank0,
-                defaults=launch_defaults(
-                    master_addr=rank0,
-                    master_port=MASTER_PORT,
-                    rank=k,
-                    world_size=role.num_replicas,
-                ),
+                defaults={
+                    **copied,
+                    **launch_defaults(
+                        master_addr=rank0,
+                        master_port=MASTER_PORT,
+                        rank=k,
+                        world_size=role.num_replicas,
+                    ),
+                },
             )
             host: dict[str, Any] = {
                 "NetworkMode": network,
@@ -231,6 +277,20 @@ def build_request(app: AppDef, app_id: str, cfg: Mapping[str, CfgVal]) -> Docker
                 }
             containers.append(DockerContainer(role.name, k, name, config))
     return DockerRequest(app_id, containers, network, push)
+
+
+def _copied_env(patterns: CfgVal) -> dict[str, str]:
+    """This process's variables matching the ``copy_env`` globs (the role's env wins)."""
+    if not patterns:
+        return {}
+    import fnmatch
+
+    assert isinstance(patterns, list)  # checked by _check_app
+    return {
+        key: value
+        for key, value in sorted(os.environ.items())
+        if any(fnmatch.fnmatchcase(key, p) for p in patterns)
+    }
 
 
 def _container_name(app_id: str, role: str, k: int) -> str:
@@ -278,33 +338,45 @@ class DockerScheduler(DockerWorkspaceMixin, Scheduler[DockerRequest]):
     def __init__(self, session_name: str = "torchx", base_url: str | None = None) -> None:
         super().__init__(BACKEND, session_name)
         self._base_url = base_url
-        self._engine_client: Engine | None = None
+        self._address: EngineAddress | None = None
 
-    def _engine(self) -> Engine:
-        if self._engine_client is None:
-            self._engine_client = Engine.from_env(self._base_url)
-        return self._engine_client
+    def _docker(self) -> Any:
+        """The ``docker.DockerClient`` of the engine (found and asked its version once)."""
+        return self._docker_client
 
     def _new_docker_client(self) -> Any:
-        """The Docker SDK's client for the same engine (workspace builds and pushes)."""
-        docker = require("docker", scheduler=BACKEND, extra=EXTRA)
-        endpoint = self._engine().endpoint
-        tls: Any = None
-        if endpoint.tls is not None:
-            t = endpoint.tls
-            tls = docker.tls.TLSConfig(  # type: ignore[attr-defined]
-                client_cert=(t.cert, t.key) if t.cert and t.key else None,
-                ca_cert=t.ca,
-                verify=t.verify,
-            )
-        host = endpoint.host.replace("https://", "tcp://", 1)
-        return docker.DockerClient(base_url=host, tls=tls)  # type: ignore[attr-defined]
+        """The workspace mixin's client is this scheduler's: same engine, TLS and errors."""
+        self._address = resolve_engine(self._base_url)
+        return connect(self._address)
+
+    def _api(self) -> Any:
+        """The SDK's low-level client: it sends the dryrun's container configs as they are."""
+        return self._docker().api
+
+    @contextlib.contextmanager
+    def _talking(self) -> Iterator[None]:
+        """Turn a lost engine (stopped, TLS refused) into a one-line error naming the fix."""
+        try:
+            yield
+        except Exception as e:
+            # No address yet: no engine was contacted (and the SDK may not be installed).
+            if self._address is None or not isinstance(e, (OSError, sdk().errors.DockerException)):
+                raise
+            explained = explain(self._address, e)
+            if explained is e:
+                raise
+            raise explained from None
 
     def close(self) -> None:
-        if self._engine_client is not None:
-            self._engine_client.close()
-            self._engine_client = None
         self._close_docker_client()
+
+    def build_workspace_image(self, base_image: str, workspace: str, quiet: bool = True) -> str:
+        with self._talking():
+            return super().build_workspace_image(base_image, workspace, quiet)
+
+    def push_images(self, images_to_push: ImagesToPush) -> None:
+        with self._talking():
+            super().push_images(images_to_push)
 
     # -- submission -------------------------------------------------------------------
 
@@ -317,6 +389,12 @@ class DockerScheduler(DockerWorkspaceMixin, Scheduler[DockerRequest]):
             default=DEFAULT_NETWORK,
         )
         opts.add("shm_size", str, "size of /dev/shm in each container", default="2g")
+        opts.add(
+            "copy_env",
+            list,
+            "globs of this process's environment variables to copy into each container "
+            "(the role's env wins), e.g. FOO_*;BAR",
+        )
         return opts
 
     def _submit_dryrun(self, app: AppDef, cfg: dict[str, CfgVal]) -> AppDryRunInfo[DockerRequest]:
@@ -326,81 +404,73 @@ class DockerScheduler(DockerWorkspaceMixin, Scheduler[DockerRequest]):
 
     def schedule(self, dryrun_info: AppDryRunInfo[DockerRequest]) -> str:
         req = dryrun_info.request
-        engine = self._engine()
-        self.push_images({src: split_reference(dst) for src, dst in req.push.items()})
+        with self._talking():
+            return self._schedule(req)
+
+    def _schedule(self, req: DockerRequest) -> str:
+        api = self._api()
+        # Each target is REPO:TAG as the dryrun made it (image_repo carries no tag).
+        self.push_images({src: _repo_and_tag(dst) for src, dst in req.push.items()})
         self._ensure_images(req)
         if req.network not in ("host", "none", "bridge"):
             self._ensure_network(req.network)
         created: list[str] = []
         try:
             for c in req.containers:
-                answer = engine.request(
-                    "POST", "/containers/create", {"name": c.name}, body=c.config
-                )
-                created.append(answer["Id"])
+                created.append(api.create_container_from_config(c.config, name=c.name)["Id"])
             for cid in created:
-                engine.request("POST", f"/containers/{cid}/start")
+                api.start(cid)
         except BaseException:
             # A refused submission leaves no container behind.
             for cid in created:
-                with contextlib.suppress(EngineError, OSError):
-                    engine.request("DELETE", f"/containers/{cid}", {"force": True, "v": True})
+                with contextlib.suppress(Exception):
+                    api.remove_container(cid, force=True, v=True)
             raise
         return req.app_id
 
     def _ensure_network(self, name: str) -> None:
-        engine = self._engine()
+        errors = sdk().errors
+        api = self._api()
         try:
-            engine.request("GET", f"/networks/{path_quote(name)}")
+            api.inspect_network(name)
             return
-        except NotFound:
+        except errors.NotFound:
             pass
         try:
-            engine.request(
-                "POST",
-                "/networks/create",
-                body={
-                    "Name": name,
-                    "Driver": "bridge",
-                    "CheckDuplicate": True,
-                    "Labels": {"torchx.pytorch.org/network": "1"},
-                },
+            api.create_network(
+                name,
+                driver="bridge",
+                check_duplicate=True,
+                labels={"torchx.pytorch.org/network": "1"},
             )
-        except EngineError as e:
-            if e.status != 409:  # 409: another submission created it meanwhile
+        except errors.APIError as e:
+            if e.status_code != 409:  # 409: another submission created it meanwhile
                 raise SpecsError(
                     "run option 'network'",
                     name,
-                    f"a network the engine can create ({e.message}); use host or none, "
+                    f"a network the engine can create ({e.explanation}); use host or none, "
                     "or create the network with `docker network create`",
                 ) from None
 
     def _ensure_images(self, req: DockerRequest) -> None:
         """Pull what the engine lacks, as ``docker run`` would; refuse before creating anything."""
-        engine = self._engine()
+        docker = sdk()
+        api = self._api()
         for image, role in {c.config["Image"]: c.role for c in req.containers}.items():
             try:
-                engine.request("GET", f"/images/{path_quote(image)}/json")
+                api.inspect_image(image)
                 continue
-            except NotFound:
+            except docker.errors.ImageNotFound:
                 pass
-            repo, ref = split_reference(image)
-            try:
-                messages = engine.progress(
-                    "/images/create",
-                    {"fromImage": repo, "tag": ref},
-                    {"X-Registry-Auth": auth_header(image)},
-                )
-            except EngineError as e:
-                messages = [{"error": e.message}]
-            failed = [str(m["error"]) for m in messages if m.get("error")]
-            if failed:
+            field = f"role {role!r} image"
+            failure = _pull(api, field, image)
+            if failure:
                 raise SpecsError(
-                    f"role {role!r} image",
+                    field,
                     image,
                     "an image the Docker engine has or can pull; it has no such image and "
-                    f"pulling failed ({failed[-1]}); build or load it first, `docker login "
-                    f"{registry_of(image)}` if the registry needs credentials, or give the "
+                    f"pulling failed ({failure}); build or load it first, `docker login "
+                    f"{_registry_of(image)}` if the registry needs credentials, or give the "
                     "component another image (builtins take --image)",
                 )
 
@@ -408,17 +478,16 @@ class DockerScheduler(DockerWorkspaceMixin, Scheduler[DockerRequest]):
 
     def _inspect_all(self, label: str) -> list[dict[str, Any]]:
         """Every container (running or not) with ``label``, as ``docker inspect`` shows it."""
-        engine = self._engine()
-        listed = engine.request(
-            "GET", "/containers/json", {"all": True, "filters": {"label": [label]}}
-        )
-        attrs = []
-        for summary in listed or []:
-            try:
-                attrs.append(engine.request("GET", f"/containers/{summary['Id']}/json"))
-            except NotFound:  # removed between the list and the inspect
-                continue
-        return attrs
+        not_found = sdk().errors.NotFound
+        with self._talking():
+            api = self._api()
+            attrs = []
+            for summary in api.containers(all=True, filters={"label": [label]}):
+                try:
+                    attrs.append(api.inspect_container(summary["Id"]))
+                except not_found:  # removed between the list and the inspect
+                    continue
+            return attrs
 
     def _containers(self, app_id: str) -> list[dict[str, Any]]:
         return self._inspect_all(f"{LABEL_APP_ID}={app_id}")
@@ -433,7 +502,7 @@ class DockerScheduler(DockerWorkspaceMixin, Scheduler[DockerRequest]):
         """Block on the engine's own wait for each container instead of polling."""
         import time
 
-        engine = self._engine()
+        errors = sdk().errors
         deadline = None if timeout is None else time.monotonic() + timeout
         while True:
             containers = self._containers(app_id)
@@ -449,13 +518,13 @@ class DockerScheduler(DockerWorkspaceMixin, Scheduler[DockerRequest]):
             if running is None:  # created, not yet started, or between restarts
                 time.sleep(0.05)
                 continue
-            # Bounded, so a restart or a late sibling is noticed on the next round.
-            with contextlib.suppress(EngineError, OSError):
-                engine.request(
-                    "POST",
-                    f"/containers/{running['Id']}/wait",
-                    {"condition": "not-running"},
+            # Bounded, so a restart or a late sibling is noticed on the next round. A read
+            # timeout is an OSError; a lost engine shows on the next round's listing.
+            with contextlib.suppress(OSError, errors.APIError):
+                self._api().wait(
+                    running["Id"],
                     timeout=min(left, 5.0) if left is not None else 5.0,
+                    condition="not-running",
                 )
 
     def list(self) -> list[ListAppResponse]:
@@ -500,25 +569,25 @@ class DockerScheduler(DockerWorkspaceMixin, Scheduler[DockerRequest]):
                 f"{role_name}/{k}",
                 f"no such container in app {app_id}; `describe` lists its replicas",
             )
-        params: dict[str, Any] = {
-            "stdout": stream in (Stream.STDOUT, Stream.COMBINED),
-            "stderr": stream in (Stream.STDERR, Stream.COMBINED),
-            "follow": should_tail,
-        }
-        if since is not None:
-            params["since"] = f"{since.timestamp():.9f}"
-        if until is not None:
-            params["until"] = f"{until.timestamp():.9f}"
-        container = matches[0]
-        frames = self._engine().stream(
-            f"/containers/{container['Id']}/logs",
-            params,
-            tty=bool(container["Config"].get("Tty")),
-        )
-        chunks: Iterator[bytes] = (data for _stream, data in frames)
-        if not should_tail:
-            chunks = iter(list(chunks))  # read it all now: the container may go away later
-        return filter_regex(regex, _lines(chunks))
+        with self._talking():
+            chunks: Iterator[bytes] = self._api().logs(
+                matches[0]["Id"],
+                stdout=stream in (Stream.STDOUT, Stream.COMBINED),
+                stderr=stream in (Stream.STDERR, Stream.COMBINED),
+                stream=True,
+                follow=should_tail,
+                # Seconds as floats: the engine keeps the sub-second part.
+                since=None if since is None else since.timestamp(),
+                until=None if until is None else until.timestamp(),
+            )
+            if not should_tail:
+                chunks = iter(list(chunks))  # read it all now: the container may go away later
+        return filter_regex(regex, _lines(self._explained(chunks)))
+
+    def _explained(self, chunks: Iterator[bytes]) -> Iterator[bytes]:
+        """A followed log, read under ``_talking``: an engine lost meanwhile is one line."""
+        with self._talking():
+            yield from chunks
 
     # -- control ----------------------------------------------------------------------
 
@@ -529,7 +598,7 @@ class DockerScheduler(DockerWorkspaceMixin, Scheduler[DockerRequest]):
         desc = _describe(app_id, containers)
         if desc.state in (AppState.SUCCEEDED, AppState.FAILED, AppState.CANCELLED):
             return
-        engine = self._engine()
+        errors = sdk().errors
         # A created-never-started marker records the cancellation in the engine itself, so
         # every process (and `list`) sees CANCELLED rather than the replicas' kill status.
         marker = {
@@ -539,13 +608,60 @@ class DockerScheduler(DockerWorkspaceMixin, Scheduler[DockerRequest]):
             "Labels": {LABEL_APP_ID: app_id, LABEL_CANCELLED: "1"},
             "HostConfig": {"NetworkMode": "none"},
         }
-        try:
-            engine.request("POST", "/containers/create", {"name": f"{app_id}-cancelled"}, marker)
-        except EngineError as e:
-            if e.status != 409:  # 409: another process is cancelling it too
-                raise
-        for c in containers:
-            engine.request("POST", f"/containers/{c['Id']}/stop", {"t": 5})
+        with self._talking():
+            api = self._api()
+            try:
+                api.create_container_from_config(marker, name=f"{app_id}-cancelled")
+            except errors.APIError as e:
+                if e.status_code != 409:  # 409: another process is cancelling it too
+                    raise
+            for c in containers:
+                api.stop(c["Id"], timeout=5)
+
+
+def _repo_and_tag(pushed: str) -> tuple[str, str]:
+    repo, _, tag = pushed.rpartition(":")
+    return repo, tag
+
+
+def _registry_of(image: str) -> str:
+    """The registry host of an image reference, as ``docker login`` names it."""
+    repo = image.partition("@")[0]
+    head, sep, tag = repo.rpartition(":")
+    if sep and "/" not in tag:
+        repo = head
+    return str(sdk().auth.resolve_repository_name(repo)[0])
+
+
+def _pull(api: Any, field: str, image: str) -> str | None:
+    """Pull ``image``; the failure the engine reports, if any.
+
+    docker login's store is read again first, so a login since the client was made counts;
+    the SDK asks the credential helper that store names.
+    """
+    import warnings
+
+    errors = sdk().errors
+    api.reload_config()
+    try:
+        with warnings.catch_warnings():
+            # The SDK warns of a missing helper, then raises; the error below says it once.
+            warnings.simplefilter("ignore", UserWarning)
+            return _stream_failure(api.pull(image, stream=True, decode=True))
+    except errors.APIError as e:
+        return str(e.explanation or e)
+    except errors.DockerException as e:  # the credential helper failed or is missing
+        raise credential_helper_failed(BACKEND, f"pulling {image} for {field}", e) from None
+
+
+def _stream_failure(messages: Iterable[Mapping[str, Any]]) -> str | None:
+    """The last error a pull or push reported in its progress stream (the engine answers
+    200 at once and reports failures inside the stream)."""
+    failure = None
+    for m in messages:
+        if m.get("error"):
+            failure = str(m["error"])
+    return failure
 
 
 def _status(attrs: Mapping[str, Any]) -> str:
@@ -575,13 +691,9 @@ def _parse_time(text: str) -> datetime | None:
 def _replica_state(attrs: Mapping[str, Any]) -> AppState:
     state = attrs.get("State", {})
     status = state.get("Status", "")
-    if status == "created":
-        return AppState.PENDING
-    if status in ("running", "restarting", "paused"):
-        return AppState.RUNNING
     if status in ("exited", "dead"):
         return AppState.SUCCEEDED if state.get("ExitCode") == 0 else AppState.FAILED
-    return AppState.UNKNOWN
+    return CONTAINER_STATE.get(status, AppState.UNKNOWN)
 
 
 def _describe(app_id: str, attrs: list[dict[str, Any]]) -> DescribeAppResponse:
@@ -668,16 +780,3 @@ def create_scheduler(
     only parameter."""
     check_params(BACKEND, params, ("base_url",))
     return DockerScheduler(session_name, base_url=base_url)
-
-
-def has_docker() -> bool:
-    """Whether a Docker engine answers where DOCKER_HOST (or the current context) points."""
-    try:
-        engine = Engine.from_env()
-        try:
-            engine.request("GET", "/_ping")
-        finally:
-            engine.close()
-    except (SchedulerError, SpecsError, OSError):
-        return False
-    return True

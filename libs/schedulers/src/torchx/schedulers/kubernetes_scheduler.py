@@ -44,7 +44,6 @@ from torchx.schedulers._container_rules import (
     check_resources,
     to_dns_label,
 )
-from torchx.schedulers._docker_auth import split_reference
 from torchx.schedulers._errors import SchedulerError, check_params, require
 from torchx.schedulers._replica_env import TORCHX_RANK0_HOST, replica_env
 from torchx.schedulers.ids import DEFAULT_SUFFIX_LENGTH, make_unique
@@ -379,7 +378,8 @@ class KubernetesScheduler(DockerWorkspaceMixin, Scheduler[KubernetesRequest]):
     def schedule(self, dryrun_info: AppDryRunInfo[KubernetesRequest]) -> str:
         req = dryrun_info.request
         # Before any object exists: a failed push leaves nothing in the cluster.
-        self.push_images({src: split_reference(dst) for src, dst in req.push.items()})
+        # Each target is REPO:TAG as the dryrun made it (image_repo carries no tag).
+        self.push_images({src: _repo_and_tag(dst) for src, dst in req.push.items()})
         created: list[dict[str, Any]] = []
         try:
             for manifest in req.manifests:
@@ -1085,3 +1085,8 @@ class KubernetesOpts(TypedDict, total=False):
     shm_size: str
     image_repo: str
     quiet: bool
+
+
+def _repo_and_tag(pushed: str) -> tuple[str, str]:
+    repo, _, tag = pushed.rpartition(":")
+    return repo, tag

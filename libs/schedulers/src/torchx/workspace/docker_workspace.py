@@ -37,9 +37,12 @@ class DockerWorkspaceMixin(WorkspaceMixin[ImagesToPush]):
         self.__docker_client = docker_client
 
     def _new_docker_client(self) -> Any:
-        """A client for the engine that builds and pushes; subclasses may pick another."""
-        docker = require("docker", scheduler=self._workspace_owner(), extra="docker")
-        return docker.from_env()  # type: ignore[attr-defined]
+        """A client for the engine that builds and pushes, found as the docker CLI finds it
+        (``DOCKER_HOST``, then the Docker context, then the default socket); subclasses may
+        pick another."""
+        from torchx.schedulers._docker_client import connect, resolve_engine
+
+        return connect(resolve_engine())
 
     @property
     def _docker_client(self) -> Any:
@@ -157,15 +160,26 @@ class DockerWorkspaceMixin(WorkspaceMixin[ImagesToPush]):
         credentials; a refused push raises SchedulerError in the registry's words."""
         if not images_to_push:
             return
+        import warnings
+
         docker = require("docker", scheduler=self._workspace_owner(), extra="docker")
         client = self._docker_client
+        # docker login's store as it is now: a login since the client was made counts.
+        client.api.reload_config()
         for local, (repo, tag) in images_to_push.items():
             try:
                 client.images.get(local).tag(repo, tag=tag)
-                events = client.api.push(repo, tag=tag, stream=True, decode=True)
+                with warnings.catch_warnings():
+                    # The SDK warns of a missing credential helper, then raises: said once below.
+                    warnings.simplefilter("ignore", UserWarning)
+                    events = client.api.push(repo, tag=tag, stream=True, decode=True)
                 errors = [str(e["error"]) for e in events if e.get("error")]
             except docker.errors.APIError as e:  # type: ignore[attr-defined]
                 errors = [str(e.explanation or e)]
+            except docker.errors.DockerException as e:  # type: ignore[attr-defined]
+                raise credential_helper_failed(
+                    self._workspace_owner(), f"pushing {repo}:{tag} (run option image_repo)", e
+                ) from None
             if errors:
                 registry = repo.split("/", 1)[0] if "/" in repo else "docker.io"
                 raise SchedulerError(
@@ -174,6 +188,18 @@ class DockerWorkspaceMixin(WorkspaceMixin[ImagesToPush]):
                     f"check run option image_repo={repo!r}; `docker login {registry}` "
                     "stores credentials",
                 )
+
+
+def credential_helper_failed(scheduler: str, transfer: str, error: BaseException) -> SchedulerError:
+    """``transfer`` (``pushing IMAGE ...``) found no credentials: the helper that docker
+    login's store names failed or is missing."""
+    reason = " ".join(str(error).split())
+    return SchedulerError(
+        scheduler,
+        f"{transfer} needs docker login's credentials, and asking for them failed ({reason})",
+        "install the helper that credsStore or credHelpers names in $DOCKER_CONFIG/config.json "
+        "(default ~/.docker/config.json), or run `docker login` again",
+    )
 
 
 __all__ = ["TORCHX_DOCKERFILE", "WORKSPACE_REPO", "DockerWorkspaceMixin", "ImagesToPush"]

@@ -1,0 +1,255 @@
+"""Modes and settings given to a model before its build hold for the modules it makes."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+from torch import nn
+
+import torchx.layers as L
+
+X = torch.randn(6, 3, 8, 8)
+
+
+def _cnn() -> L.Sequential:
+    return L.Sequential(
+        L.Conv2d(4, 3), L.BatchNorm2d(), L.ReLU(), L.Flatten(), L.Dropout(0.5), L.Linear(5)
+    )
+
+
+def _natives(model: nn.Module) -> list[nn.Module]:
+    return [m for m in model.modules() if not isinstance(m, L.Layer)]
+
+
+@pytest.mark.parametrize("build", ["call", "build"])
+def test_eval_before_the_build_holds_for_the_built_modules(build: str) -> None:
+    model = _cnn().eval()
+    if build == "call":
+        model(X)
+    else:
+        model.build((None, 3, 8, 8))
+    assert _natives(model) and not any(m.training for m in model.modules())
+    bn = model[1].native_module()
+    assert isinstance(bn, nn.BatchNorm2d)
+    assert bn.num_batches_tracked.item() == 0  # no running statistics were updated
+    assert torch.equal(model(X), model(X))  # dropout is off
+
+
+def test_train_after_eval_before_the_build_is_training() -> None:
+    model = _cnn().eval().train()
+    model(X)
+    assert all(m.training for m in model.modules())
+
+
+def test_one_item_set_apart_keeps_its_own_mode() -> None:
+    model = _cnn().eval()
+    model[4].train()  # the Dropout only
+    model.build((None, 3, 8, 8))
+    assert model[4].native_module().training
+    assert not model[1].native_module().training
+
+
+def test_eval_before_the_build_matches_a_model_built_first() -> None:
+    first = _cnn()
+    first(X)
+    first.eval()
+    later = _cnn().eval()
+    later.build((None, 3, 8, 8))
+    later.load_state_dict(first.state_dict())
+    assert torch.equal(later(X), first(X))
+
+
+@pytest.mark.parametrize("fmt", ["json", "yaml"])
+@pytest.mark.parametrize("built", [True, False], ids=["built", "unbuilt"])
+def test_spec_round_trip_then_weights_then_eval_gives_the_eval_outputs(
+    fmt: str, built: bool
+) -> None:
+    original = _cnn()
+    if built:
+        original(X)  # the spec then carries the input shape
+        text = original.to_json() if fmt == "json" else original.to_yaml()
+    else:
+        text = original.to_json() if fmt == "json" else original.to_yaml()
+        original(X)
+    original.eval()
+    expected = original(X)
+    again = L.from_spec(text)
+    again.eval()  # before the build when the spec has no shapes: the usual order
+    if not built:
+        again.build((None, 3, 8, 8))
+    again.load_state_dict(original.state_dict())
+    assert torch.equal(again(X), expected)
+
+
+def test_requires_grad_before_the_build_holds() -> None:
+    model = _cnn().requires_grad_(False)
+    model(X)
+    params = list(model.parameters())
+    assert params and not any(p.requires_grad for p in params)
+    model.requires_grad_(True)
+    assert all(p.requires_grad for p in model.parameters())
+
+
+def test_one_frozen_layer_before_the_build_stays_frozen() -> None:
+    model = _cnn()
+    model[0].requires_grad_(False)
+    model.build((None, 3, 8, 8))
+    assert not any(p.requires_grad for p in model[0].native_module().parameters())
+    assert all(p.requires_grad for p in model[5].native_module().parameters())
+
+
+def test_requires_grad_reaches_a_plain_module_in_an_unbuilt_sequential() -> None:
+    plain = nn.Linear(3, 3)
+    model = L.Sequential(L.Linear(3), plain).requires_grad_(False)
+    assert not plain.weight.requires_grad
+    model.build((None, 4))
+    assert not any(p.requires_grad for p in model.parameters())
+
+
+@pytest.mark.parametrize(
+    ("convert", "dtype"),
+    [
+        (lambda m: m.double(), torch.float64),
+        (lambda m: m.half(), torch.float16),
+        (lambda m: m.bfloat16(), torch.bfloat16),
+        (lambda m: m.to(torch.float64), torch.float64),
+        (lambda m: m.to(dtype=torch.float16).float(), torch.float32),
+    ],
+    ids=["double", "half", "bfloat16", "to-dtype", "half-then-float"],
+)
+def test_dtype_conversions_before_the_build_hold(convert: object, dtype: torch.dtype) -> None:
+    model = _cnn()
+    convert(model)  # type: ignore[operator]
+    model.build((None, 3, 8, 8))
+    assert {p.dtype for p in model.parameters()} == {dtype}
+    bn = model[1].native_module()
+    assert bn.num_batches_tracked.dtype == torch.int64  # integer buffers are left alone
+
+
+def test_device_conversion_before_the_build_holds() -> None:
+    model = _cnn().to("meta")
+    model.build((None, 3, 8, 8))
+    assert {p.device.type for p in model.parameters()} == {"meta"}
+    back = _cnn().to("meta").cpu()
+    back.build((None, 3, 8, 8))
+    assert {p.device.type for p in back.parameters()} == {"cpu"}
+    both = _cnn().to("meta", torch.float64).to("cpu")
+    both.build((None, 3, 8, 8))
+    assert {(p.device.type, p.dtype) for p in both.parameters()} == {("cpu", torch.float64)}
+
+
+def test_conversion_through_a_plain_parent_reaches_unbuilt_layers() -> None:
+    class Net(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.body = _cnn()
+
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            return self.body(x)  # type: ignore[no-any-return]
+
+    net = Net().double().eval()
+    net(X.double())
+    assert {p.dtype for p in net.parameters()} == {torch.float64}
+    assert not any(m.training for m in net.modules())
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="checks the error without a GPU")
+def test_cuda_before_the_build_without_a_gpu_fails_at_once() -> None:
+    with pytest.raises((RuntimeError, AssertionError)):
+        _cnn().cuda()
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
+def test_cuda_before_the_build_holds() -> None:
+    model = _cnn().cuda()
+    model.build((None, 3, 8, 8))
+    assert {p.device.type for p in model.parameters()} == {"cuda"}
+
+
+@pytest.mark.parametrize("what", ["parameters", "named_parameters", "buffers", "named_buffers"])
+def test_parameters_of_an_unbuilt_model_name_the_build(what: str) -> None:
+    with pytest.raises(RuntimeError, match=r"not built yet.*model\.build\(input_shape\)"):
+        getattr(_cnn(), what)()
+
+
+def test_an_optimizer_made_before_the_first_call_trains_the_model() -> None:
+    torch.manual_seed(0)
+    model = _cnn()
+    with pytest.raises(RuntimeError, match="build"):
+        torch.optim.SGD(model.parameters(), lr=0.05)
+    model.build((None, 3, 8, 8))  # no data needed
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.05)  # before the first call
+    before = [p.detach().clone() for p in model.parameters()]
+    target = torch.randn(6, 5)
+    losses = []
+    for _ in range(20):
+        optimizer.zero_grad()
+        loss = nn.functional.mse_loss(model(X), target)
+        loss.backward()
+        optimizer.step()
+        losses.append(loss.item())
+    assert losses[-1] < losses[0]
+    # the parameters the optimizer holds are the ones the model uses, and they moved
+    held = [p for group in optimizer.param_groups for p in group["params"]]
+    assert [id(p) for p in held] == [id(p) for p in model.parameters()]
+    assert all(not torch.equal(a, b) for a, b in zip(before, model.parameters(), strict=True))
+
+
+def test_summary_method_prints_the_table_with_trainable_totals() -> None:
+    model = _cnn()
+    lines: list[str] = []
+    model.summary((None, 3, 8, 8), print_fn=lines.append)
+    text = lines[0]
+    assert "Sequential.0  Conv2d" in text and "(batch, 4, 6, 6)" in text
+    total = sum(p.numel() for p in model.parameters())
+    assert f"total params: {total:,}" in text
+    assert f"trainable params: {total:,}" in text
+    model[5].native_module().requires_grad_(False)
+    frozen = sum(p.numel() for p in model[5].native_module().parameters())
+    lines.clear()
+    model.summary(print_fn=lines.append)
+    assert f"non-trainable params: {frozen:,}" in lines[0]
+    assert f"trainable params: {total - frozen:,}" in lines[0]
+
+
+def test_summary_method_runs_no_forward_pass(capsys: pytest.CaptureFixture[str]) -> None:
+    model = _cnn()
+    calls: list[object] = []
+    model.build((None, 3, 8, 8))
+    for m in _natives(model):
+        m.register_forward_hook(lambda *a: calls.append(a))
+    model.summary()
+    assert "total params" in capsys.readouterr().out
+    assert calls == []
+
+
+def test_summary_method_of_an_unbuilt_model_needs_a_shape() -> None:
+    with pytest.raises(ValueError, match="input_shape"):
+        _cnn().summary()
+
+
+def test_ddp_refuses_an_unbuilt_model_by_name_and_trains_a_built_one(tmp_path: object) -> None:
+    import torch.distributed as dist
+
+    store = dist.FileStore(str(tmp_path) + "/store", 1)  # type: ignore[operator]
+    dist.init_process_group("gloo", store=store, rank=0, world_size=1)
+    try:
+        with pytest.raises(RuntimeError, match="build"):
+            nn.parallel.DistributedDataParallel(_cnn())
+        model = _cnn().eval().train()
+        model.build((None, 3, 8, 8))
+        ddp = nn.parallel.DistributedDataParallel(model)
+        optimizer = torch.optim.SGD(ddp.parameters(), lr=0.01)
+        ddp(X).sum().backward()
+        optimizer.step()
+    finally:
+        dist.destroy_process_group()
+
+
+def test_compile_after_eval_before_the_build_gives_the_eval_outputs() -> None:
+    model = _cnn().eval()
+    model.build((None, 3, 8, 8))
+    compiled = torch.compile(model, backend="aot_eager", fullgraph=True)
+    with torch.no_grad():
+        assert torch.allclose(compiled(X), model(X))
+        assert torch.allclose(compiled(X), compiled(X))  # eval: dropout off

@@ -1,0 +1,114 @@
+"""The public names each scheduler module keeps from pytorch/torchx, doing what they say."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from torchx.specs import AppDef, Role, SpecsError
+
+
+def _app(image: str = "", entrypoint: str = "echo", replicas: int = 1) -> AppDef:
+    return AppDef("a", [Role("r", image=image, entrypoint=entrypoint, num_replicas=replicas)])
+
+
+def test_local_scheduler_parameters_and_image_providers(tmp_path: Path) -> None:
+    from torchx.schedulers.local_scheduler import (
+        CWDImageProvider,
+        ImageProvider,
+        LocalDirectoryImageProvider,
+        LocalScheduler,
+        create_dir_scheduler,
+    )
+
+    tools = tmp_path / "tools"
+    tools.mkdir()
+    s = LocalScheduler(
+        "s",
+        image_provider_class=LocalDirectoryImageProvider,
+        cache_size=2,
+        extra_paths=[str(tools)],
+        state_dir=tmp_path / "state",
+    )
+    req = s.submit_dryrun(_app(image=str(tmp_path)), {}).request
+    assert req.replicas[0].cwd == str(tmp_path)
+    assert req.replicas[0].env["PATH"].split(os.pathsep)[0] == str(tools)
+    with pytest.raises(SpecsError, match="local_dir scheduler runs in a directory"):
+        s.submit_dryrun(_app(image="busybox:1"), {})
+    with pytest.raises(SpecsError, match="cache_size"):
+        LocalScheduler("s", cache_size=0)
+    assert issubclass(CWDImageProvider, ImageProvider)
+    assert CWDImageProvider({}).fetch("not-a-dir") == os.getcwd()
+    assert CWDImageProvider({}).fetch(str(tmp_path)) == str(tmp_path)
+    assert create_dir_scheduler("s", state_dir=str(tmp_path)).backend == "local_dir"
+
+
+def test_slurm_requests_options_and_mail_aliases() -> None:
+    from torchx.schedulers.slurm_scheduler import (
+        SlurmBatchRequest,
+        SlurmOpts,
+        SlurmReplicaRequest,
+        SlurmScheduler,
+    )
+
+    opts: SlurmOpts = {"partition": "debug", "mail-user": "me@example.com"}  # type: ignore[typeddict-unknown-key]
+    info = SlurmScheduler("s").submit_dryrun(_app(replicas=2), {**opts, "mail-type": "END,FAIL"})
+    req = info.request
+    assert isinstance(req, SlurmBatchRequest)
+    script = req.materialize()
+    assert "#SBATCH --mail-user=me@example.com" in script
+    assert "#SBATCH --mail-type=END,FAIL" in script
+    assert "#SBATCH --partition=debug" in script
+    replica = req.replicas["r"]
+    assert isinstance(replica, SlurmReplicaRequest)
+    assert replica.num_replicas == 2 and "--nodes=2" in replica.materialize()
+    assert replica.env["TORCHX_ROLE_NAME"] == "r"
+
+
+def test_kubernetes_resources_and_options() -> None:
+    from torchx.schedulers.kubernetes_scheduler import (
+        KubernetesOpts,
+        KubernetesScheduler,
+        app_to_resource,
+        role_to_pod,
+    )
+
+    app = _app(image="busybox:1")
+    vjob = app_to_resource(app, {"queue": "default"}, app_id="a-1")
+    assert vjob["kind"] == "Job" and vjob["metadata"]["name"] == "a-1"
+    batch = app_to_resource(app, {"api": "batch"}, app_id="a-1")
+    assert batch["kind"] == "List" and [i["kind"] for i in batch["items"]] == ["Service", "Job"]
+    pod = role_to_pod("p", app.roles[0], app_id="a-1")
+    assert pod["kind"] == "Pod" and pod["metadata"]["name"] == "p"
+    env = {e["name"]: e["value"] for e in pod["spec"]["containers"][0]["env"]}
+    assert env["TORCHX_REPLICA_ID"] == "0" and env["TORCHX_APP_ID"] == "a-1"
+    opts = KubernetesScheduler("s").run_opts()
+    assert {"quiet", "image_repo", "namespace"} <= set(opts._opts)
+    assert set(KubernetesOpts.__annotations__) >= {"quiet", "image_repo", "namespace"}
+
+
+def test_docker_names(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from torchx.schedulers.docker_scheduler import (
+        DockerJob,
+        DockerOpts,
+        DockerScheduler,
+        has_docker,
+    )
+
+    s = DockerScheduler("s", base_url=f"unix://{tmp_path}/none.sock")
+    assert isinstance(s.submit_dryrun(_app(image="busybox:1"), {}).request, DockerJob)
+    assert {"quiet", "image_repo"} <= set(s.run_opts()._opts)
+    assert set(DockerOpts.__annotations__) >= {"network", "image_repo", "quiet"}
+    monkeypatch.setenv("DOCKER_HOST", f"unix://{tmp_path}/none.sock")
+    assert has_docker() is False
+
+
+def test_ray_names() -> None:
+    import importlib.util
+
+    from torchx.schedulers.ray_scheduler import RayOpts, has_ray
+
+    assert has_ray() is (importlib.util.find_spec("ray") is not None)
+    assert set(RayOpts.__annotations__) >= {"address", "working_dir", "placement_strategy"}
