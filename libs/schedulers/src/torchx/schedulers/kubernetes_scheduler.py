@@ -855,9 +855,11 @@ def _describe_batch(
             # A finished Job speaks for its replica; while it runs, its newest pod does.
             if final in (AppState.SUCCEEDED, AppState.FAILED, AppState.CANCELLED):
                 replica.state = final
-    states = {st for reps in by_role.values() for st in reps.values()}
+    # From the replicas, not the Jobs: a Job whose pod waits to be scheduled is "active".
+    states = {replica.state for rs in roles for replica in rs.replicas}
     overall: AppState = AppState.SUCCEEDED
-    for s in (AppState.CANCELLED, AppState.FAILED, AppState.RUNNING, AppState.PENDING):
+    order = (AppState.CANCELLED, AppState.FAILED, AppState.RUNNING, AppState.PENDING)
+    for s in (*order, AppState.UNKNOWN):
         if s in states:
             overall = s
             break
