@@ -95,3 +95,55 @@ def test_closed_pipe_is_quiet() -> None:
     err = proc.stderr.read()
     assert proc.wait(timeout=60) == 0
     assert "Broken pipe" not in err and "Traceback" not in err
+
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            data = f.read()
+    except FileNotFoundError:
+        return False
+    return data[data.rindex(b")") + 2 :].split()[0] not in (b"Z", b"X")
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc"), reason="needs /proc (Linux)")
+@pytest.mark.parametrize("log", ["--log", "--no-log"])
+def test_one_ctrl_c_on_a_waiting_run_cancels_the_app_and_exits_130(
+    isolated: Path, log: str
+) -> None:
+    import signal
+    import time
+
+    pid_file = isolated / "replica.pid"
+    proc = subprocess.Popen(
+        [TORCHX, "run", log, "utils.sh", f"echo $$ > {pid_file}; exec sleep 120"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    replica = None
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and not (pid_file.exists() and pid_file.read_text()):
+            time.sleep(0.05)
+        replica = int(pid_file.read_text())
+        proc.send_signal(signal.SIGINT)  # one press
+        _, err = proc.communicate(timeout=60)
+        assert proc.returncode == 130, err
+        handle = err.splitlines()[0]
+        assert err.splitlines()[-1] == (
+            f"torchx: interrupted; cancelled {handle} (use --no-wait to detach)"
+        )
+        assert not _alive(replica)
+        status = torchx("status", "--json", handle)
+        assert json.loads(status.stdout)["state"] == "CANCELLED"
+        again = torchx("cancel", handle)
+        assert (
+            again.stdout.strip() == f"{handle} was not running: it had already ended as CANCELLED"
+        )
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        if replica is not None and _alive(replica):
+            os.kill(replica, signal.SIGKILL)

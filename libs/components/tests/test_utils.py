@@ -104,3 +104,16 @@ def test_copy_program_between_filesystems_and_missing_source(tmp_path: Path) -> 
     assert _copy.copy("memory://torchx-test/model.pt", str(tmp_path / "back.pt")) == 1
     assert (tmp_path / "back.pt").read_bytes() == f.read_bytes()
     assert _copy.main(["--src", str(tmp_path / "nope"), "--dst", str(tmp_path / "x")]) == 1
+
+
+def test_sh_keeps_the_shells_double_dollar(tmp_path: Path) -> None:
+    from torchx.specs import macros
+
+    app = utils.sh("echo $$ ${app_id} $HOME")
+    role = macros.Values(
+        img_root=str(tmp_path), app_id="app-1", replica_id="0", rank0_env="X"
+    ).apply(app.roles[0])
+    assert role.args == ["-c", "echo $$ app-1 $HOME"]
+    out = subprocess.run([role.entrypoint, *role.args], capture_output=True, text=True)
+    pid = out.stdout.split()[0]
+    assert pid.isdigit(), out.stdout  # the shell's own pid, not a literal "$"

@@ -87,3 +87,12 @@ def test_unknown_section_and_cli_keys(tmp_path: Path) -> None:
 def test_reserved_scheduler_sections_are_accepted() -> None:
     Path(".torchxconfig").write_text("[slurm]\npartition = gpu\n")
     assert get_runner().config.sections["slurm"]["partition"][0] == "gpu"
+
+
+def test_non_utf8_config_names_the_file(tmp_path: Path) -> None:
+    bad = tmp_path / ".torchxconfig"
+    bad.write_bytes(b"[local_cwd]\nlog_dir = /tmp/\xff\xfe\n")
+    with pytest.raises(SpecsError) as e:
+        load_config([bad], known_schedulers=["local_cwd"])
+    assert str(bad) in str(e.value)
+    assert "UTF-8" in str(e.value)

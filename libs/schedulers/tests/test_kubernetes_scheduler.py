@@ -245,6 +245,8 @@ def test_dryrun_prints_yaml_of_the_exact_manifests() -> None:
         ({}, {"node_selector": {"-bad": "x"}}, "node_selector' key", "name part"),
         ({}, {"namespace": "My_NS"}, "namespace", "DNS label"),
         ({}, {"api": "argo"}, "run option 'api'", "volcano or batch"),
+        ({}, {"shm_size": "lots"}, "run option 'shm_size'", "8Gi"),
+        ({}, {"shm_size": "1Gi\nx: y"}, "run option 'shm_size'", "quantity"),
     ],
 )
 def test_bad_input_is_refused_before_submission(

@@ -90,7 +90,7 @@ def test_valid_app_passes() -> None:
         (AppDef("", [_role()]), "app name is ''"),
         (AppDef("x" * 64, [_role()]), "at most 63"),
         (AppDef("x", [_role(name="a/b")]), "role[0] 'a/b' name"),
-        (AppDef("x", [_role(num_replicas=0)]), "num_replicas is 0; it must be >= 1"),
+        (AppDef("x", [_role(num_replicas=0)]), "num_replicas is 0; it must be a whole number >= 1"),
         (AppDef("x", [_role(num_replicas=2, min_replicas=3)]), "min_replicas is 3"),
         (AppDef("x", [_role(entrypoint="")]), "entrypoint is empty"),
         (AppDef("x", [_role(max_retries=-1)]), "max_retries is -1"),

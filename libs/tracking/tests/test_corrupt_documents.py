@@ -26,6 +26,9 @@ CORRUPT: list[tuple[bytes, str]] = [
     (b'{"xs": [1]}', "field 'xs' holds an array"),
     (b'{"loss": NaN}', "holds NaN, which strict JSON does not allow"),
     (b'{"loss": -Infinity}', "holds -Infinity, which strict JSON does not allow"),
+    (b'{"n": ' + b"7" * 5000 + b"}", "not a readable document (Exceeds the limit"),
+    (b"[" * 100_000 + b"]" * 100_000, "nested too deeply"),
+    (b'{"a": ' + b"[" * 100_000 + b"]" * 100_000 + b"}", "nested too deeply"),
 ]
 
 

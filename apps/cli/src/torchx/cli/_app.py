@@ -152,7 +152,11 @@ def run(
     ] = False,
     wait: Annotated[
         bool | None,
-        typer.Option("--wait/--no-wait", help="wait for the app (default: on local schedulers)"),
+        typer.Option(
+            "--wait/--no-wait",
+            help="wait for the app (default: on local schedulers); Ctrl-C while waiting "
+            "cancels the app, --no-wait leaves it running and prints its handle",
+        ),
     ] = None,
     log: Annotated[
         bool | None,
@@ -168,7 +172,8 @@ def run(
     COMPONENT is a builtin (utils.echo; see 'torchx builtins'), path/to/file.py:fn or
     path/to/file.py. Everything after it goes to the component: 'torchx run COMPONENT
     --help' lists its arguments. On local schedulers the command waits for the app and
-    streams its logs; its exit code is 1 when the app fails.
+    streams its logs; its exit code is 1 when the app fails. Ctrl-C while waiting cancels
+    the app and exits 130; use --no-wait to start an app and leave it running.
     """
     if component is None or component in ("-h", "--help"):
         typer.echo(ctx.get_help())
@@ -317,7 +322,15 @@ def cancel(handle: Annotated[str, typer.Argument(help="SCHEDULER://SESSION/APP_I
     from torchx.cli._run import check_handle
 
     check_handle(handle)
-    _runner().cancel(handle)
+    from torchx.specs import is_terminal
+
+    runner = _runner()
+    # Say what happened, not what was asked: an app that had already ended stays as it was.
+    before = runner.status(handle)
+    if before is not None and is_terminal(before.state):
+        typer.echo(f"{handle} was not running: it had already ended as {before.state.name}")
+        return
+    runner.cancel(handle)
     typer.echo(f"cancelled {handle}")
 
 

@@ -83,7 +83,10 @@ def run_component(
         return 0
     if not json_out:
         print(handle, file=sys.stderr, flush=True)
-    status = _wait(runner, handle, app, log and not json_out)
+    try:
+        status = _wait(runner, handle, app, log and not json_out)
+    except KeyboardInterrupt:
+        return _interrupted(runner, handle)
     _report(handle, status, json_out)
     from torchx.specs import AppState
 
@@ -103,6 +106,22 @@ def _flag(defaults: dict[str, str], key: str, fallback: bool) -> bool:
     raise CliError(f"[cli:run] {key}: got {defaults[key]!r}; expected true or false")
 
 
+def _interrupted(runner: Runner, handle: str) -> int:
+    """Ctrl-C while waiting: the app was started by this command, so it is stopped too
+    (as an attached ``docker run`` does); ``--no-wait`` is how to leave an app running."""
+    import signal
+
+    # A second Ctrl-C must not leave the cancel half done.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        runner.cancel(handle)
+    except Exception as e:
+        print(f"torchx: interrupted; cancelling {handle} failed: {e}", file=sys.stderr)
+        return 130
+    print(f"torchx: interrupted; cancelled {handle} (use --no-wait to detach)", file=sys.stderr)
+    return 130
+
+
 def _wait(runner: Runner, handle: str, app: AppDef, stream_logs: bool) -> AppStatus | None:
     if not stream_logs:
         return runner.wait(handle)
@@ -111,14 +130,13 @@ def _wait(runner: Runner, handle: str, app: AppDef, stream_logs: bool) -> AppSta
     from torchx.cli._logs import print_logs, replicas_of
 
     # Logs stream in the foreground so every line is out before the status is printed;
-    # tailing ends by itself when the app does.
+    # tailing ends by itself when the app does. The waiter is a daemon: a Ctrl-C in the
+    # foreground must not then wait for it.
     done: dict[str, AppStatus | None] = {}
-    waiter = threading.Thread(target=lambda: done.setdefault("s", runner.wait(handle)))
+    waiter = threading.Thread(target=lambda: done.setdefault("s", runner.wait(handle)), daemon=True)
     waiter.start()
-    try:
-        print_logs(runner, handle, replicas_of(app), tail=True)
-    finally:
-        waiter.join()
+    print_logs(runner, handle, replicas_of(app), tail=True)
+    waiter.join()
     return done.get("s")
 
 

@@ -81,7 +81,8 @@ def sh(
                 name="sh",
                 image=image,
                 entrypoint="sh",
-                args=["-c", " ".join(args)],
+                # Macros read "$$" as an escaped "$"; doubling it keeps the shell's "$$".
+                args=["-c", " ".join(args).replace("$$", "$$$$")],
                 num_replicas=num_replicas,
                 resource=role_resource(h, cpu, gpu, memMB),
                 env=dict(env or {}),

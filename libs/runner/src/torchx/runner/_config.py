@@ -111,7 +111,13 @@ def load_config(
         parser = configparser.ConfigParser(interpolation=None, default_section="\0none")
         parser.optionxform = str  # type: ignore[assignment,method-assign]
         try:
-            parser.read_string(path.read_text(), source=str(path))
+            parser.read_string(path.read_text(encoding="utf-8"), source=str(path))
+        except UnicodeDecodeError as e:
+            raise SpecsError(
+                str(path),
+                path.name,
+                f"not UTF-8 text ({e.reason} at byte {e.start}); save it as UTF-8",
+            ) from None
         except configparser.Error as e:
             raise SpecsError(str(path), path.name, f"not a valid INI file ({e})") from None
         for section in parser.sections():

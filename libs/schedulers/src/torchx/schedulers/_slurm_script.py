@@ -29,6 +29,10 @@ _SENTINELS = {
     "img_root": ("\x00I\x00", "${TORCHX_IMG_ROOT}"),
 }
 _ROLE_NAME = re.compile(r"^[A-Za-z0-9_.-]+$")
+_ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+# Bytes that would end or corrupt an ``#SBATCH`` line: the script is line-oriented and
+# sbatch reads each option from one line, so no quoting can carry them.
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 # Options that belong to every component of a heterogeneous job.
 _PER_COMPONENT = ("partition", "time", "constraint", "account", "qos")
 # Options that are job-wide and written once, in the first component.
@@ -75,12 +79,26 @@ def _resource_lines(role: Role) -> list[str]:
     return out
 
 
+def _one_line(option: str, value: CfgVal) -> str:
+    """``value`` as text for an ``#SBATCH`` line; refused if a line cannot hold it."""
+    text = str(value)
+    if _CONTROL.search(text):
+        raise SpecsError(
+            f"run option {option!r}",
+            value,
+            "give one line of text without control characters (newline, tab, NUL...): "
+            "sbatch reads each option from one line of the batch script",
+        )
+    return text
+
+
 def _opt_lines(cfg: Mapping[str, CfgVal], names: tuple[str, ...]) -> list[str]:
     out = []
     for name in names:
-        value = cfg.get(name.replace("-", "_"))
+        key = name.replace("-", "_")
+        value = cfg.get(key)
         if value not in (None, ""):
-            out.append(f"--{name}={value}")
+            out.append(f"--{name}={_one_line(key, value)}")
     return out
 
 
@@ -150,6 +168,14 @@ def check_roles(app: AppDef) -> None:
             raise SpecsError(f"role {role.name!r} entrypoint", role.entrypoint, "give a program")
         if role.num_replicas < 1:
             raise SpecsError(f"role {role.name!r} num_replicas", role.num_replicas, "at least 1")
+        for name in role.env:
+            # the script exports names unquoted, as the shell requires
+            if not _ENV_NAME.match(name):
+                raise SpecsError(
+                    f"role {role.name!r} env name",
+                    name,
+                    "use letters, digits and '_', not starting with a digit",
+                )
 
 
 def make_script(app: AppDef, cfg: Mapping[str, CfgVal], job_name: str) -> str:
@@ -163,7 +189,7 @@ def make_script(app: AppDef, cfg: Mapping[str, CfgVal], job_name: str) -> str:
     # The comment marks torchx jobs (for ``list``) and names the roles, in component order.
     comment = "torchx:roles=" + ",".join(_role_token(r) for r in app.roles)
     if cfg.get("comment"):
-        comment += f"; {cfg['comment']}"
+        comment += f"; {_one_line('comment', cfg['comment'])}"
     for i, role in enumerate(app.roles):
         if i > 0:
             lines.append("#SBATCH hetjob")

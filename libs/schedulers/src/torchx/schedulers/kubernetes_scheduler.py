@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import re
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -171,10 +172,21 @@ def _mount(name: str, path: str, read_only: bool) -> dict[str, Any]:
     return {"name": name, "mountPath": path, **({"readOnly": True} if read_only else {})}
 
 
+# A Kubernetes resource quantity (apimachinery's format): digits, then a binary or
+# decimal suffix or an exponent.
+_QUANTITY = re.compile(r"^\+?(\d+(\.\d*)?|\.\d+)([KMGTPE]i|[mkMGTPE]|[eE][+-]?\d+)?$")
+
+
 def _volumes(role: Role, shm_size: str | None) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """Pod volumes and the container's mounts: shm first, then the role's mounts."""
     shm: dict[str, Any] = {"medium": "Memory"}
     if shm_size:
+        if not _QUANTITY.match(str(shm_size)):
+            raise SpecsError(
+                "run option 'shm_size'",
+                shm_size,
+                "give a Kubernetes quantity: a number with an optional suffix, e.g. 512Mi or 8Gi",
+            )
         shm["sizeLimit"] = shm_size
     volumes: list[dict[str, Any]] = [{"name": "dshm", "emptyDir": shm}]
     mounts: list[dict[str, Any]] = [{"name": "dshm", "mountPath": "/dev/shm"}]

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import abc
 import contextlib
+import math
 import os
 import re
 import shlex
@@ -45,7 +46,7 @@ from torchx.schedulers._api import (
     Stream,
     filter_regex,
 )
-from torchx.schedulers._errors import check_params
+from torchx.schedulers._errors import SchedulerError, check_params
 from torchx.schedulers._replica_env import TORCHX_RANK0_HOST, launch_defaults, replica_env
 from torchx.schedulers.ids import make_unique
 from torchx.specs import (
@@ -69,6 +70,19 @@ DIR_BACKEND = "local_dir"
 _APP_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
 # How often a tailing reader looks for new output once it has read everything.
 TAIL_INTERVAL = 0.05
+
+
+class AppStateError(SchedulerError):
+    """An app's state on disk cannot be read; the message names the file and why."""
+
+    def __init__(self, backend: str, app_id: str, path: str, reason: str) -> None:
+        self.app_id = app_id
+        self.path = path
+        super().__init__(
+            backend,
+            f"app {app_id!r}: cannot read its state file {path}: {reason}",
+            "the app's other files are kept; delete its directory to forget the app",
+        )
 
 
 def default_state_dir() -> Path:
@@ -98,7 +112,7 @@ class LocalRequest:
 
     def to_json(self) -> dict[str, Any]:
         return {
-            "version": 1,
+            "version": sup.STATE_VERSION,
             "app_id": self.app_id,
             "app_dir": self.app_dir,
             "submitted_at": time.time(),
@@ -421,6 +435,17 @@ class LocalScheduler(Scheduler[LocalRequest]):
                 )
                 n += 1
         grace = cfg.get("cancel_grace_seconds")
+        if grace is not None and (
+            not isinstance(grace, (int, float))
+            or not math.isfinite(grace)
+            or not 0 <= grace <= sup.MAX_GRACE_S
+        ):
+            # The supervisor waits this long between SIGTERM and SIGKILL: it must be a time.
+            raise SpecsError(
+                "run option 'cancel_grace_seconds'",
+                grace,
+                f"give a finite number of seconds between 0 and {sup.MAX_GRACE_S:.0f}",
+            )
         req = LocalRequest(
             app_id=app_id,
             app_dir=app_dir,
@@ -449,7 +474,8 @@ class LocalScheduler(Scheduler[LocalRequest]):
             ) from None
         sup.write_atomic(os.path.join(meta, sup.REQUEST_FILE), req.to_json())
         sup.write_atomic(
-            os.path.join(meta, sup.STATE_FILE), {"app_id": req.app_id, "state": "PENDING"}
+            os.path.join(meta, sup.STATE_FILE),
+            {"version": sup.STATE_VERSION, "app_id": req.app_id, "state": "PENDING"},
         )
         self._index.mkdir(parents=True, exist_ok=True)
         os.symlink(req.app_dir, self._index / req.app_id)
@@ -479,15 +505,19 @@ class LocalScheduler(Scheduler[LocalRequest]):
         return target if os.path.isdir(os.path.join(target, sup.META_DIR)) else None
 
     def _read(self, app_dir: str) -> tuple[dict[str, Any], dict[str, Any]]:
-        request = self._requests.get(app_dir)
-        if request is None:
-            request = sup.read_data(os.path.join(app_dir, sup.META_DIR, sup.REQUEST_FILE)) or {}
-            if request:
-                if len(self._requests) >= self.cache_size:
-                    # Requests never change, so the oldest one read is the one to forget.
-                    del self._requests[next(iter(self._requests))]
-                self._requests[app_dir] = request
-        state = sup.read_data(os.path.join(app_dir, sup.META_DIR, sup.STATE_FILE)) or {}
+        try:
+            request = self._requests.get(app_dir)
+            if request is None:
+                path = os.path.join(app_dir, sup.META_DIR, sup.REQUEST_FILE)
+                request = sup.read_data(path) or {}
+                if request:
+                    if len(self._requests) >= self.cache_size:
+                        # Requests never change, so the oldest one read is the one to forget.
+                        del self._requests[next(iter(self._requests))]
+                    self._requests[app_dir] = request
+            state = sup.read_data(os.path.join(app_dir, sup.META_DIR, sup.STATE_FILE)) or {}
+        except sup.StateFileError as e:
+            raise AppStateError(self.backend, os.path.basename(app_dir), e.path, e.reason) from None
         return request, state
 
     def _supervisor_alive(self, app_id: str, state: Mapping[str, Any]) -> bool | None:
@@ -516,13 +546,39 @@ class LocalScheduler(Scheduler[LocalRequest]):
             # It may have written its last state just before exiting.
             request, state = self._read(app_dir)
             if state.get("state") in ("PENDING", "RUNNING"):
-                state = {
-                    **state,
-                    "state": "FAILED",
-                    "msg": "the app's supervisor process ended without recording the end of "
-                    f"the app; see {os.path.join(app_dir, sup.META_DIR, sup.SUPERVISOR_LOG)}",
-                }
+                state = self._record_dead_supervisor(app_dir, state)
         return request, state
+
+    def _record_dead_supervisor(self, app_dir: str, state: dict[str, Any]) -> dict[str, Any]:
+        """The supervisor died without a word: kill its replicas' groups and say so on disk."""
+        killed = sup.kill_recorded_groups(state)
+        pid = state.get("supervisor_pid")
+        log = os.path.join(app_dir, sup.META_DIR, sup.SUPERVISOR_LOG)
+        msg = (
+            f"the app's supervisor (pid {pid}) ended without recording the end of the app "
+            f"(killed?); see {log}"
+        )
+        if killed:
+            msg += f"; torchx killed the process groups of its replicas still running: {killed}"
+        replicas = [
+            {**r, "state": "FAILED", "pgid": None}
+            if r.get("state") in ("PENDING", "RUNNING")
+            else r
+            for r in state.get("replicas", [])
+        ]
+        final = {
+            **state,
+            "version": sup.STATE_VERSION,
+            "state": "FAILED",
+            "msg": msg,
+            "structured_error_msg": msg,
+            "replicas": replicas,
+            "ended_at": time.time(),
+        }
+        # Recorded once, so later readers neither kill nor guess again.
+        with contextlib.suppress(OSError):
+            sup.write_atomic(os.path.join(app_dir, sup.META_DIR, sup.STATE_FILE), final)
+        return final
 
     # -- inspection -------------------------------------------------------------------
 
@@ -569,7 +625,12 @@ class LocalScheduler(Scheduler[LocalRequest]):
             app_dir = self._app_dir(app_id) if _APP_ID.match(app_id) else None
             if app_dir is None:
                 continue
-            request, state = self._current_state(app_id, app_dir)
+            try:
+                request, state = self._current_state(app_id, app_dir)
+            except AppStateError as e:
+                # One unreadable app is its own problem: it shows as UNKNOWN, with why.
+                out.append(ListAppResponse(app_id=app_id, state=AppState.UNKNOWN, name=str(e)))
+                continue
             submitted = request.get("submitted_at")
             out.append(
                 ListAppResponse(
@@ -712,7 +773,11 @@ class LocalScheduler(Scheduler[LocalRequest]):
     # -- control ----------------------------------------------------------------------
 
     def _cancel_existing(self, app_id: str) -> None:
-        """Stop the app's replicas and their children; returns once they are gone."""
+        """Stop the app's replicas and their children; returns once they are gone.
+
+        Raises AppStateError when the app's state cannot be read (naming the file), and
+        SchedulerError when processes of the app could not be stopped.
+        """
         app_dir = self._app_dir(app_id)
         if app_dir is None:
             raise SpecsError(
@@ -730,7 +795,23 @@ class LocalScheduler(Scheduler[LocalRequest]):
             with contextlib.suppress(ProcessLookupError):
                 os.kill(int(pid), 15)
         grace = float(request.get("cancel_grace_s", 5.0))
-        self.wait(app_id, timeout=grace + 15.0)
+        # the supervisor also looks for the marker once per housekeeping interval
+        desc = self.wait(app_id, timeout=grace + 15.0 + sup.HOUSEKEEPING_INTERVAL)
+        if desc is None or is_terminal(desc.state):
+            return  # ended, or its directory was deleted (its supervisor then stops it)
+        # The supervisor is alive but did not stop the app: stop everything ourselves.
+        _, state = self._read(app_dir)
+        if pid is not None and self._supervisor_alive(app_id, state):
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(int(pid), 9)
+        killed = sup.kill_recorded_groups(state)
+        raise SchedulerError(
+            self.backend,
+            f"app {app_id!r}: its supervisor (pid {pid}) did not stop it within "
+            f"{grace + 15.0:.0f}s; torchx killed the supervisor and the process groups "
+            f"{killed}",
+            f"see {os.path.join(app_dir, sup.META_DIR, sup.SUPERVISOR_LOG)}",
+        )
 
     def close(self) -> None:
         # Apps outlive this object by design; only reap supervisors that already ended.

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any
 
+from torchx.specs._errors import SpecsError
 from torchx.specs._mounts import BindMount, DeviceMount, Mount, VolumeMount
 
 
@@ -75,6 +76,13 @@ class Role:
     mounts: list[Mount] = field(default_factory=list)
 
     def __post_init__(self) -> None:
+        if isinstance(self.args, (str, bytes)):
+            # list("hello") would run the program with the arguments h e l l o
+            raise SpecsError(
+                f"role {self.name!r} args",
+                self.args,
+                f"give a list of arguments, e.g. args={[self.args]!r}",
+            )
         # Components commonly forward ``*args`` (a tuple) or a generator; store a list so
         # the role can be edited and compared like any other.
         if not isinstance(self.args, list):
@@ -82,7 +90,14 @@ class Role:
         if not isinstance(self.env, dict) and isinstance(self.env, Mapping):
             self.env = dict(self.env)
         if isinstance(self.retry_policy, str) and not isinstance(self.retry_policy, RetryPolicy):
-            self.retry_policy = RetryPolicy(self.retry_policy.upper())
+            try:
+                self.retry_policy = RetryPolicy(self.retry_policy.upper())
+            except ValueError:
+                raise SpecsError(
+                    f"role {self.name!r} retry_policy",
+                    self.retry_policy,
+                    "use one of " + ", ".join(p.value for p in RetryPolicy),
+                ) from None
 
 
 @dataclass
@@ -95,6 +110,10 @@ class AppDef:
 
     def __post_init__(self) -> None:
         if not isinstance(self.roles, list):
+            if not isinstance(self.roles, Iterable) or isinstance(self.roles, (str, bytes)):
+                raise SpecsError(
+                    f"app {self.name!r} roles", self.roles, "give a list of Role objects"
+                )
             self.roles = list(self.roles)
 
 

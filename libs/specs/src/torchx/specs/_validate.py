@@ -2,15 +2,19 @@
 
 from __future__ import annotations
 
+import math
 import re
+from collections.abc import Mapping
 
-from torchx.specs._app import AppDef, Resource
+from torchx.specs._app import AppDef, Resource, RetryPolicy, Role
 from torchx.specs._errors import SpecsError
 
 # Names end up in process titles, log directories, Slurm job names and Kubernetes
 # objects: letters, digits, '-', '_' and '.', starting with a letter or digit.
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
 MAX_NAME_LEN = 63
+# What a POSIX shell, execve and every scheduler's API can all carry as a variable name.
+ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 
 class AppDefError(SpecsError):
@@ -38,18 +42,95 @@ def _name_problem(field: str, name: object) -> str | None:
     return None
 
 
-def _resource_problems(where: str, res: Resource) -> list[str]:
+def _resource_problems(where: str, res: object) -> list[str]:
+    if not isinstance(res, Resource):
+        hint = (
+            f"specs.resource(h={res!r})" if isinstance(res, str) else "Resource(cpu=, gpu=, memMB=)"
+        )
+        return [f"{where}.resource is {res!r}; give a Resource, e.g. {hint}"]
     problems = []
     for attr in ("cpu", "gpu", "memMB"):
         value = getattr(res, attr)
+        whole = attr != "cpu"  # GPUs and MiB are counted; only cores may be fractional
+        kind = "a whole number" if whole else "a number"
         # -1 is the "unset" marker of NULL_RESOURCE; anything else below zero is a mistake.
         if not isinstance(value, (int, float)) or isinstance(value, bool):
-            problems.append(f"{where}.resource.{attr} is {value!r}; give a number")
+            problems.append(f"{where}.resource.{attr} is {value!r}; give {kind}")
+        elif not math.isfinite(value):
+            problems.append(f"{where}.resource.{attr} is {value!r}; give a finite number")
+        elif whole and value != int(value):
+            problems.append(f"{where}.resource.{attr} is {value!r}; give a whole number")
         elif value < 0 and value != -1:
             problems.append(f"{where}.resource.{attr} is {value}; it cannot be negative")
+    if not isinstance(res.devices, Mapping):
+        problems.append(f"{where}.resource.devices is {res.devices!r}; give a dict name -> count")
+        return problems
     for dev, count in res.devices.items():
-        if not isinstance(count, int) or count < 0:
+        if not isinstance(count, int) or isinstance(count, bool) or count < 0:
             problems.append(f"{where}.resource.devices[{dev!r}] is {count!r}; give a count >= 0")
+    return problems
+
+
+def _env_problems(where: str, env: object) -> list[str]:
+    if not isinstance(env, Mapping):
+        return [f"{where}.env is {env!r}; give a dict of NAME -> value, e.g. {{'A': '1'}}"]
+    problems = []
+    for k, v in env.items():
+        if not isinstance(k, str) or not ENV_NAME.match(k):
+            problems.append(
+                f"{where}.env has the name {k!r}; env names are letters, digits and '_', "
+                "not starting with a digit"
+            )
+        if not isinstance(v, str):
+            problems.append(f"{where}.env[{k!r}] is {v!r}; env values must be strings")
+        elif "\0" in v:
+            problems.append(f"{where}.env[{k!r}] holds a NUL byte, which no process can receive")
+    return problems
+
+
+def _args_problems(where: str, args: object) -> list[str]:
+    if isinstance(args, (str, bytes)) or not isinstance(args, (list, tuple)):
+        return [f"{where}.args is {args!r}; give a list of arguments, e.g. [{args!r}]"]
+    return [
+        f"{where}.args[{i}] holds a NUL byte, which no process can receive"
+        for i, a in enumerate(args)
+        if "\0" in str(a)
+    ]
+
+
+def _role_problems(where: str, role: Role) -> list[str]:
+    problems = []
+    if not role.entrypoint:
+        problems.append(f"{where}.entrypoint is empty; give the program to run")
+    elif not isinstance(role.entrypoint, str) or "\0" in role.entrypoint:
+        problems.append(f"{where}.entrypoint is {role.entrypoint!r}; give a program name or path")
+    n = role.num_replicas
+    if not isinstance(n, int) or isinstance(n, bool) or n < 1:
+        problems.append(f"{where}.num_replicas is {n!r}; it must be a whole number >= 1")
+    elif role.min_replicas is not None and not (
+        isinstance(role.min_replicas, int) and 0 < role.min_replicas <= n
+    ):
+        problems.append(
+            f"{where}.min_replicas is {role.min_replicas!r}; it must be between 1 and "
+            f"num_replicas ({n})"
+        )
+    retries = role.max_retries
+    if not isinstance(retries, int) or isinstance(retries, bool) or retries < 0:
+        problems.append(f"{where}.max_retries is {retries!r}; it must be a whole number >= 0")
+    if not isinstance(role.retry_policy, RetryPolicy):
+        problems.append(
+            f"{where}.retry_policy is {role.retry_policy!r}; use one of "
+            + ", ".join(p.value for p in RetryPolicy)
+        )
+    problems.extend(_resource_problems(where, role.resource))
+    problems.extend(_env_problems(where, role.env))
+    problems.extend(_args_problems(where, role.args))
+    if not isinstance(role.port_map, Mapping):
+        problems.append(f"{where}.port_map is {role.port_map!r}; give a dict name -> port")
+    else:
+        for name, port in role.port_map.items():
+            if not isinstance(port, int) or isinstance(port, bool) or not 0 < port < 65536:
+                problems.append(f"{where}.port_map[{name!r}] is {port!r}; use a port 1-65535")
     return problems
 
 
@@ -58,33 +139,24 @@ def validate_app(app: AppDef) -> None:
     problems: list[str] = []
     if p := _name_problem("app name", app.name):
         problems.append(p)
-    if not app.roles:
+    roles = app.roles
+    if not isinstance(roles, (list, tuple)):
+        problems.append(f"the app's roles are {roles!r}; give a list of Role objects")
+        roles = []
+    elif not roles:
         problems.append("the app has no roles; add at least one Role")
     seen: set[str] = set()
-    for i, role in enumerate(app.roles):
+    for i, role in enumerate(roles):
+        if not isinstance(role, Role):
+            problems.append(f"role[{i}] is {role!r}; give a specs.Role")
+            continue
         where = f"role[{i}] {role.name!r}" if isinstance(role.name, str) else f"role[{i}]"
         if p := _name_problem(f"{where} name", role.name):
             problems.append(p)
         if role.name in seen:
             problems.append(f"{where}: role names must be unique; {role.name!r} appears twice")
-        seen.add(role.name)
-        if not role.entrypoint:
-            problems.append(f"{where}.entrypoint is empty; give the program to run")
-        if not isinstance(role.num_replicas, int) or role.num_replicas < 1:
-            problems.append(f"{where}.num_replicas is {role.num_replicas!r}; it must be >= 1")
-        elif role.min_replicas is not None and not (0 < role.min_replicas <= role.num_replicas):
-            problems.append(
-                f"{where}.min_replicas is {role.min_replicas}; it must be between 1 and "
-                f"num_replicas ({role.num_replicas})"
-            )
-        if not isinstance(role.max_retries, int) or role.max_retries < 0:
-            problems.append(f"{where}.max_retries is {role.max_retries!r}; it must be >= 0")
-        problems.extend(_resource_problems(where, role.resource))
-        for k, v in role.env.items():
-            if not isinstance(v, str):
-                problems.append(f"{where}.env[{k!r}] is {v!r}; env values must be strings")
-        for name, port in role.port_map.items():
-            if not isinstance(port, int) or not 0 < port < 65536:
-                problems.append(f"{where}.port_map[{name!r}] is {port!r}; use a port 1-65535")
+        if isinstance(role.name, str):
+            seen.add(role.name)
+        problems.extend(_role_problems(where, role))
     if problems:
         raise AppDefError(str(app.name), problems)

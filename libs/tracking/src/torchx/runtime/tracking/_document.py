@@ -56,6 +56,11 @@ def decode_document(data: bytes, path: str) -> Results:
         raise CorruptResultError(path, reason) from None
     except _NonStandardConstant as err:
         raise CorruptResultError(path, f"holds {err}, which strict JSON does not allow") from None
+    except RecursionError:
+        raise CorruptResultError(path, "nested too deeply to be a document of results") from None
+    except ValueError as err:
+        # e.g. an int with more digits than Python converts (sys.get_int_max_str_digits)
+        raise CorruptResultError(path, f"not a readable document ({err})") from None
     if type(document) is not dict:
         raise CorruptResultError(
             path, f"expected a JSON object of results, found {_describe(document)}"

@@ -8,6 +8,13 @@ debugger.
 from __future__ import annotations
 
 
+def _short_repr(key: object) -> str:
+    """repr of a key, with huge ints (whose repr may even fail) shortened."""
+    if isinstance(key, int) and not isinstance(key, bool) and key.bit_length() > 256:
+        return f"<int of {key.bit_length()} bits>"
+    return repr(key)
+
+
 class TrackerError(Exception):
     """Base class of every error a result tracker raises on purpose."""
 
@@ -18,7 +25,7 @@ class InvalidKeyError(TrackerError, ValueError):
     def __init__(self, key: object, reason: str) -> None:
         self.key = key
         self.reason = reason
-        super().__init__(f"invalid tracker key {key!r}: {reason}")
+        super().__init__(f"invalid tracker key {_short_repr(key)}: {reason}")
 
     def __reduce__(self) -> tuple[type, tuple[object, str]]:
         return type(self), (self.key, self.reason)

@@ -34,7 +34,17 @@ def normalize_key(key: object) -> str:
     if isinstance(key, bool) or not isinstance(key, int | str):
         raise InvalidKeyError(key, f"keys are int or str, got {kind.__name__}")
     if isinstance(key, int):
-        return str(int(key))
+        # An int key is stored under its decimal text, so the text's rules apply to it.
+        # 4 bits per digit at most: an int this long has more digits than a key may have
+        # (and its text may not even be computable).
+        if key.bit_length() > MAX_KEY_BYTES * 4:
+            raise InvalidKeyError(
+                key, f"a key is at most {MAX_KEY_BYTES} bytes in UTF-8, this int has more digits"
+            )
+        try:
+            return _check_str_key(str(int(key)))
+        except InvalidKeyError as err:
+            raise InvalidKeyError(key, err.reason) from None
     # A str subclass: check (and remember) its plain text, not the subclass object.
     return _check_str_key(str.__str__(key))
 

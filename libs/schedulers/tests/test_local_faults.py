@@ -1,0 +1,302 @@
+"""local_cwd under faults: a killed or failing supervisor, bad options, unwritable logs,
+corrupt state, a deleted app directory. Nothing is orphaned and nothing is claimed that
+did not happen. Every process a test starts is killed by its pid at the end."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import math
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from torchx.schedulers.local_scheduler import AppStateError, LocalScheduler
+from torchx.specs import AppDef, AppState, Role, SpecsError
+
+pytestmark = pytest.mark.skipif(not os.path.isdir("/proc"), reason="needs /proc (Linux)")
+
+
+def alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            data = f.read()
+    except FileNotFoundError:
+        return False
+    return data[data.rindex(b")") + 2 :].split()[0] not in (b"Z", b"X")
+
+
+def gone_within(pids: list[int], seconds: float) -> bool:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if not any(alive(p) for p in pids):
+            return True
+        time.sleep(0.02)
+    return not any(alive(p) for p in pids)
+
+
+class Pids:
+    """Every pid a test learns of; all are SIGKILLed (by pid) when the test ends."""
+
+    def __init__(self) -> None:
+        self.pids: set[int] = set()
+
+    def add(self, *pids: int | None) -> None:
+        self.pids.update(p for p in pids if p)
+
+    def kill_all(self) -> None:
+        for pid in self.pids:
+            if alive(pid):
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(pid, signal.SIGKILL)
+
+
+@pytest.fixture
+def pids() -> Iterator[Pids]:
+    p = Pids()
+    yield p
+    p.kill_all()
+
+
+def sh(name: str, script: str, replicas: int = 1) -> Role:
+    return Role(name, image="", entrypoint="bash", args=["-c", script], num_replicas=replicas)
+
+
+def run(s: LocalScheduler, app: AppDef, **cfg: Any) -> str:
+    return s.schedule(s.submit_dryrun(app, cfg))
+
+
+def app_dir(s: LocalScheduler, app_id: str) -> Path:
+    found = s._app_dir(app_id)
+    assert found is not None
+    return Path(found)
+
+
+def state_of(s: LocalScheduler, app_id: str) -> dict[str, Any]:
+    data = json.loads((app_dir(s, app_id) / ".torchx" / "state.json").read_text())
+    assert isinstance(data, dict)
+    return data
+
+
+def running_pids(s: LocalScheduler, app_id: str, n: int, pids: Pids) -> tuple[int, list[int]]:
+    """Wait until ``n`` replicas run; (supervisor pid, replica pids), all tracked."""
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        st = state_of(s, app_id)
+        reps = [r["pid"] for r in st.get("replicas", []) if r.get("state") == "RUNNING"]
+        pids.add(st.get("supervisor_pid"), *reps)
+        if len(reps) == n and all(r.get("pgid") for r in st["replicas"]):
+            return int(st["supervisor_pid"]), reps
+        time.sleep(0.02)
+    raise AssertionError(f"replicas did not start: {state_of(s, app_id)}")
+
+
+def watchdog_of(supervisor: int) -> list[int]:
+    with open(f"/proc/{supervisor}/task/{supervisor}/children") as f:
+        return [int(p) for p in f.read().split()]
+
+
+def test_state_is_versioned_json_any_python_reads(scheduler: LocalScheduler) -> None:
+    app_id = run(scheduler, AppDef("js", [sh("w", "true")]))
+    assert scheduler.wait(app_id) is not None
+    meta = app_dir(scheduler, app_id) / ".torchx"
+    assert sorted(p.name for p in meta.iterdir() if p.suffix == ".json") == [
+        "request.json",
+        "state.json",
+    ]
+    assert not list(meta.glob("*.marshal"))
+    for name in ("request.json", "state.json"):
+        data = json.loads((meta / name).read_text())
+        assert data["version"] == 1
+    assert json.loads((meta / "state.json").read_text())["state"] == "SUCCEEDED"
+
+
+def test_kill_9_of_the_supervisor_stops_replicas_and_status_says_so(
+    scheduler: LocalScheduler, pids: Pids
+) -> None:
+    app_id = run(scheduler, AppDef("k9", [sh("a", "sleep 300", replicas=2), sh("b", "sleep 300")]))
+    supervisor, replicas = running_pids(scheduler, app_id, 3, pids)
+    os.kill(supervisor, signal.SIGKILL)
+    assert gone_within(replicas, 10), "replicas outlived their supervisor"
+    desc = scheduler.wait(app_id, timeout=10)
+    assert desc is not None and desc.state == AppState.FAILED
+    assert "supervisor" in desc.msg and str(supervisor) in desc.msg
+    states = {r.state for rs in desc.roles_statuses for r in rs.replicas}
+    assert states == {AppState.FAILED}
+    # cancel of an app that already ended does nothing and says nothing false
+    scheduler.cancel(app_id)
+    assert scheduler.describe(app_id).state == AppState.FAILED  # type: ignore[union-attr]
+
+
+def test_supervisor_and_watchdog_killed_then_status_kills_the_recorded_groups(
+    scheduler: LocalScheduler, pids: Pids, state_dir: Path
+) -> None:
+    # the replica starts a grandchild in its own group: only the recorded group reaches it
+    app_id = run(scheduler, AppDef("kk", [sh("w", "sleep 301 & sleep 302; wait")]))
+    supervisor, (replica,) = running_pids(scheduler, app_id, 1, pids)
+    guards = watchdog_of(supervisor)
+    pids.add(*guards)
+    for pid in guards:
+        if pid != replica:
+            os.kill(pid, signal.SIGKILL)
+    os.kill(supervisor, signal.SIGKILL)
+    time.sleep(0.1)
+    members = [int(p) for p in os.listdir("/proc") if p.isdigit() and _pgid(int(p)) == replica]
+    pids.add(*members)
+    assert members, "the replica group should still live: nothing stopped it yet"
+    # another torchx process looks at the app
+    code = (
+        "from torchx.schedulers.local_scheduler import LocalScheduler;"
+        f"d = LocalScheduler('o', state_dir={str(state_dir)!r}).describe({app_id!r});"
+        "print(d.state.name); print(d.msg)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    state, msg = out.stdout.splitlines()[:2]
+    assert state == "FAILED"
+    assert f"[{replica}]" in msg and "killed" in msg
+    assert gone_within(members, 10)
+    assert state_of(scheduler, app_id)["state"] == "FAILED"  # recorded once, on disk
+
+
+def _pgid(pid: int) -> int | None:
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            data = f.read()
+    except OSError:
+        return None
+    return int(data[data.rindex(b")") + 2 :].split()[2])
+
+
+@pytest.mark.parametrize("grace", [math.nan, math.inf, -math.inf, 1e308, -1.0])
+def test_grace_the_supervisor_cannot_honour_is_refused_at_submit(
+    scheduler: LocalScheduler, grace: float
+) -> None:
+    with pytest.raises(SpecsError, match="cancel_grace_seconds"):
+        scheduler.submit_dryrun(AppDef("g", [sh("w", "true")]), {"cancel_grace_seconds": grace})
+
+
+def test_grace_from_the_command_line_nan_is_refused() -> None:
+    from torchx.schedulers.local_scheduler import LocalScheduler as S
+
+    cfg = S("x").run_opts().cfg_from_str("cancel_grace_seconds=nan")
+    with pytest.raises(SpecsError, match="finite"):
+        S("x").submit_dryrun(AppDef("g", [sh("w", "true")]), cfg)
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [
+        {"env": {"A": "x\0y"}},
+        {"env": {"": "1"}},
+        {"env": {"A=B": "1"}},
+        {"args": ["-c", "true", "x\0y"]},
+    ],
+)
+def test_a_replica_that_cannot_start_fails_the_app_and_stops_the_others(
+    scheduler: LocalScheduler, pids: Pids, bad: dict[str, Any], tmp_path: Path
+) -> None:
+    # What specs refuse (see torchx.specs validate_app) may still reach a request built by
+    # hand: the supervisor must survive it and stop the first role's replicas.
+    started = tmp_path / "started"
+    first = sh("first", f"echo $BASHPID > {started}.$TORCHX_REPLICA_ID; exec sleep 300", replicas=2)
+    second = Role("second", image="", entrypoint="bash", args=["-c", "true"])
+    info = scheduler.submit_dryrun(AppDef("ns", [first, second]), {})
+    last = info.request.replicas[-1]
+    last.env.update(bad.get("env", {}))
+    last.argv = ["bash", *bad.get("args", last.argv[1:])]
+    app_id = scheduler.schedule(info)
+    desc = scheduler.wait(app_id, timeout=30)
+    firsts = [int(p.read_text()) for p in tmp_path.glob("started.*") if p.read_text().strip()]
+    pids.add(*firsts)
+    assert desc is not None and desc.state == AppState.FAILED, desc
+    assert "second" in desc.msg
+    assert gone_within(firsts, 10)
+    (rep,) = desc.roles_statuses[1].replicas
+    assert rep.exit_code == 127
+    assert "cannot start" in rep.structured_error_msg
+
+
+def test_a_failing_log_write_fails_the_app_names_the_file_and_orphans_nothing(
+    state_dir: Path, pids: Pids, tmp_path: Path
+) -> None:
+    # 64 KiB of file size allowed to the launcher and so to the supervisor it starts.
+    launcher = textwrap.dedent(
+        f"""
+        import resource
+        resource.setrlimit(resource.RLIMIT_FSIZE, (65536, 65536))
+        from torchx.schedulers.local_scheduler import LocalScheduler
+        from torchx.specs import AppDef, Role
+        s = LocalScheduler("x", state_dir={str(state_dir)!r})
+        script = "echo $BASHPID > {tmp_path}/pid; head -c 1000000 /dev/zero; sleep 300"
+        big = Role("big", image="", entrypoint="bash", args=["-c", script])
+        other = Role("other", image="", entrypoint="bash",
+                     args=["-c", "echo $BASHPID > {tmp_path}/pid2; exec sleep 300"])
+        app_id = s.submit(AppDef("fsz", [big, other]))
+        d = s.wait(app_id, timeout=60)
+        print(d.state.name)
+        print(d.msg)
+        """
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", launcher], capture_output=True, text=True, timeout=120
+    )
+    for name in ("pid", "pid2"):
+        if (tmp_path / name).exists():
+            pids.add(int((tmp_path / name).read_text()))
+    assert out.returncode == 0, out.stderr
+    state, msg = out.stdout.splitlines()[:2]
+    assert state == "FAILED"
+    assert "cannot write" in msg and "big/0" in msg and "File too large" in msg
+    assert os.sep + "stdout" in msg or os.sep + "combined" in msg
+    assert gone_within(list(pids.pids), 10)
+
+
+def test_one_corrupt_app_is_its_own_problem(scheduler: LocalScheduler) -> None:
+    good = run(scheduler, AppDef("good", [sh("w", "echo ok")]))
+    bad = run(scheduler, AppDef("bad", [sh("w", "echo ok")]))
+    assert scheduler.wait(good) is not None and scheduler.wait(bad) is not None
+    state_file = app_dir(scheduler, bad) / ".torchx" / "state.json"
+    whole = state_file.read_bytes()
+    state_file.write_bytes(whole[:7])
+    listed = {a.app_id: a for a in scheduler.list()}
+    assert listed[good].state == AppState.SUCCEEDED
+    assert listed[bad].state == AppState.UNKNOWN
+    assert str(state_file) in listed[bad].name
+    for action in (
+        lambda: scheduler.describe(bad),
+        lambda: scheduler.cancel(bad),
+        lambda: list(scheduler.log_iter(bad, "w")),
+    ):
+        with pytest.raises(AppStateError) as e:
+            action()
+        assert str(state_file) in str(e.value)
+    # nothing else of the app was touched
+    assert (app_dir(scheduler, bad) / "w" / "0" / "stdout").read_text() == "ok\n"
+    state_file.write_bytes(whole)  # the fixture's clean-up reads every app
+
+
+def test_a_state_file_of_another_version_is_named(scheduler: LocalScheduler) -> None:
+    app_id = run(scheduler, AppDef("v", [sh("w", "true")]))
+    assert scheduler.wait(app_id) is not None
+    path = app_dir(scheduler, app_id) / ".torchx" / "state.json"
+    path.write_text(json.dumps({"version": 99, "state": "RUNNING"}))
+    with pytest.raises(AppStateError, match="version 99"):
+        scheduler.describe(app_id)
+    path.write_text(json.dumps({"version": 1, "state": "SUCCEEDED"}))
+
+
+def test_a_deleted_app_directory_stops_the_app(scheduler: LocalScheduler, pids: Pids) -> None:
+    app_id = run(scheduler, AppDef("del", [sh("w", "sleep 300", replicas=2)]))
+    supervisor, replicas = running_pids(scheduler, app_id, 2, pids)
+    shutil.rmtree(app_dir(scheduler, app_id))
+    assert gone_within([*replicas, supervisor], 15), "the app outlived its directory"
+    assert scheduler.describe(app_id) is None
