@@ -7,6 +7,13 @@ by default, so trials are processes on this machine, ``--parallel`` at a time). 
 reports its validation loss into ``FsspecResultTracker(tracker_base)[trial_id]``; the
 search reads the tracker, not the trials' logs, to rank them. Random search by default,
 ``--grid`` for the full grid.
+
+Each trial also records its run through ``torchx.tracker.AppRun`` (settings, result,
+checkpoint) with the search as its parent run, ``hpo/<--experiment>``. Unless
+``.torchxconfig`` names trackers, the runs go to an fsspec tracker at
+``<tracker_base>_runs`` (beside the result tracker, not in it), so
+``torchx tracker list jobs --parent-run-id hpo/<experiment>`` lists the trials. Each
+trial's handle and objective are printed as it finishes.
 """
 
 from __future__ import annotations
@@ -14,7 +21,9 @@ from __future__ import annotations
 import argparse
 import itertools
 import json
+import os
 import random
+import time
 from pathlib import Path
 from typing import Any
 
@@ -47,12 +56,18 @@ def run_search(
     grid: bool = False,
     seed: int = 0,
     scheduler: str = "local_cwd",
+    experiment: str = "search",
 ) -> dict[str, Any]:
     points = propose(trials, grid, seed)
     tracker = FsspecResultTracker(tracker_base)
+    parent = f"hpo/{experiment}"
     with get_runner("hpo") as runner:
+        if not runner.config.trackers() and "TORCHX_TRACKERS" not in os.environ:
+            # The launcher's environment names the trackers when no config file does.
+            os.environ["TORCHX_TRACKERS"] = "fsspec"
+            os.environ["TORCHX_TRACKER_FSSPEC_CONFIG"] = f"{tracker_base.rstrip('/')}_runs"
         for start in range(0, len(points), parallel):
-            batch = []
+            batch = {}
             for i, point in enumerate(points[start : start + parallel], start):
                 trial_id = f"trial_{i}"
                 app = python(
@@ -61,10 +76,8 @@ def run_search(
                     "--tracker_base", tracker_base, "--trial_id", trial_id,
                     script=TRAINER, name=trial_id,
                 )  # fmt: skip
-                batch.append((trial_id, runner.run(app, scheduler)))
-            for trial_id, handle in batch:  # the batch runs in parallel; wait for all of it
-                status = runner.wait(handle)
-                print(f"{trial_id}: {status.state.name if status else 'unknown'}", flush=True)
+                batch[runner.run(app, scheduler, parent_run_id=parent)] = trial_id
+            report_as_they_finish(runner, batch, tracker)
 
     results = {key: tracker[key] for key in (f"trial_{i}" for i in range(len(points)))
                if key in tracker}  # fmt: skip
@@ -72,6 +85,22 @@ def run_search(
         raise SystemExit(f"no trial reported to {tracker_base}; see the trials' logs")
     best = min(results, key=lambda k: float(results[k]["val_loss"]))
     return {"best": best, "best_result": results[best], "trials": results}
+
+
+def report_as_they_finish(runner: Any, batch: dict[str, str], tracker: Any) -> None:
+    """Print ``trial: STATE objective handle`` for each trial of ``batch`` as it ends."""
+    pending = dict(batch)
+    while pending:
+        for handle, trial_id in list(pending.items()):
+            status = runner.status(handle)
+            if status is not None and not status.is_terminal():
+                continue
+            state = status.state.name if status else "UNKNOWN"
+            loss = tracker[trial_id]["val_loss"] if trial_id in tracker else None
+            objective = f"val_loss={loss:.4f}" if isinstance(loss, float) else "val_loss=-"
+            print(f"{trial_id}: {state} {objective} {handle}", flush=True)
+            del pending[handle]
+        time.sleep(0.2)
 
 
 def main() -> None:
@@ -83,6 +112,7 @@ def main() -> None:
     parser.add_argument("--grid", action="store_true", help="walk the grid instead of sampling")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--scheduler", default="local_cwd")
+    parser.add_argument("--experiment", default="search", help="the trials' parent: hpo/NAME")
     ns = parser.parse_args()
     size = len(list(itertools.product(*SPACE.values())))
     if not 1 <= ns.trials <= size:
@@ -90,7 +120,14 @@ def main() -> None:
     if ns.parallel < 1:
         parser.error(f"--parallel: got {ns.parallel}; expected 1 or more")
     summary = run_search(
-        ns.tracker_base, ns.trials, ns.parallel, ns.steps, ns.grid, ns.seed, ns.scheduler
+        ns.tracker_base,
+        ns.trials,
+        ns.parallel,
+        ns.steps,
+        ns.grid,
+        ns.seed,
+        ns.scheduler,
+        ns.experiment,
     )
     print("best " + json.dumps({"trial": summary["best"], **summary["best_result"]}))
 

@@ -6,10 +6,11 @@ artifact, and ``utils.python`` runs ``examples/train/trainer.py`` and then
 read by the next (``input_path``), so kfp sees a DAG: copy -> train -> evaluate, with
 evaluate also reading the copied data.
 
-    uv run python examples/pipelines/train_then_evaluate.py --output train_then_evaluate.yaml
+    uv run python examples/pipelines/train_then_evaluate.py [--output_dir build/pipelines]
 
-The YAML it writes is what you upload to Kubeflow Pipelines. ``--image`` names an image
-that has this repository's examples at its working directory and torchx installed.
+The YAML it writes (``<output_dir>/train_then_evaluate.yaml``; ``build/`` is ignored by
+git) is what you upload to Kubeflow Pipelines. ``--image`` names an image that has this
+repository's examples at its working directory and torchx installed.
 """
 
 # No `from __future__ import annotations` here: kfp reads the pipeline's annotations as types.
@@ -64,13 +65,18 @@ def compile_pipeline(out: Path, image: str) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--output", type=Path, default=Path("train_then_evaluate.yaml"))
+    parser.add_argument(
+        "--output_dir", type=Path, default=Path("build/pipelines"), help="folder for the YAML"
+    )
+    parser.add_argument("--output", type=Path, default=None, help="the YAML file (overrides)")
     parser.add_argument("--image", default="torchx-examples:latest", help="the stages' image")
     ns = parser.parse_args()
-    compile_pipeline(ns.output, ns.image)
+    output: Path = ns.output or ns.output_dir / "train_then_evaluate.yaml"
+    output.parent.mkdir(parents=True, exist_ok=True)
+    compile_pipeline(output, ns.image)
 
-    spec = next(yaml.safe_load_all(ns.output.read_text()))
-    print(f"wrote {ns.output}")
+    spec = next(yaml.safe_load_all(output.read_text()))
+    print(f"wrote {output}")
     for name, task in spec["root"]["dag"]["tasks"].items():
         after = ", ".join(task.get("dependentTasks", [])) or "-"
         print(f"  {name:<10} after: {after}")

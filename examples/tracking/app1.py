@@ -25,3 +25,4 @@ if __name__ == "__main__":
     accuracy = do_something()
     tracker = FsspecResultTracker(args.tracker_base)
     tracker["app1_out"] = {"accuracy": accuracy}
+    print(f"stored accuracy {accuracy} under app1_out in {args.tracker_base}")

@@ -115,6 +115,21 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     return ns
 
 
+def record_run(ns: argparse.Namespace, result: dict[str, float | int]) -> None:
+    """Record this run (settings, result, outputs) in the trackers of the launcher's
+    .torchxconfig; a no-op when torchx did not launch the app or no tracker is configured."""
+    from torchx.tracker import app_run_from_env
+
+    run = app_run_from_env()
+    run.add_metadata(lr=ns.lr, hidden=ns.hidden, batch_size=ns.batch_size, **result)
+    if ns.checkpoint_dir:
+        run.add_artifact(
+            "checkpoint", resolve_checkpoint(ns.checkpoint_dir), {"step": result["step"]}
+        )
+    if ns.tb_dir:
+        run.add_artifact("tensorboard", ns.tb_dir)
+
+
 def main(argv: list[str] | None = None) -> None:
     ns = parse_args(argv)
 
@@ -188,6 +203,7 @@ def main(argv: list[str] | None = None) -> None:
     result = {"step": step, "val_loss": val_loss, "accuracy": accuracy, "world_size": world}
     if rank == 0:
         print("done " + json.dumps(result), flush=True)
+        record_run(ns, result)
         if ns.tracker_base:
             from torchx.runtime.tracking import FsspecResultTracker
 

@@ -37,7 +37,9 @@ def test_search_picks_the_trial_with_the_lowest_reported_loss(tmp_path: Path) ->
         env={**os.environ, **env_state},
     )  # fmt: skip
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert [line.split(": ")[1] for line in proc.stdout.splitlines()[:3]] == ["SUCCEEDED"] * 3
+    lines = proc.stdout.splitlines()[:3]
+    assert [line.split(": ")[1].split()[0] for line in lines] == ["SUCCEEDED"] * 3
+    printed = {line.split(":")[0]: line.split() for line in lines}
 
     # Read what the trials themselves left, independently of the search's own bookkeeping.
     tracker = FsspecResultTracker(str(base))
@@ -48,6 +50,20 @@ def test_search_picks_the_trial_with_the_lowest_reported_loss(tmp_path: Path) ->
     assert best["trial"] == true_best
     assert best["val_loss"] == losses[true_best]
     assert (best["lr"], best["hidden"]) == (tracker[true_best]["lr"], tracker[true_best]["hidden"])
+    # Each trial's line carries its objective and handle, as the tracker holds them.
+    for trial, words in printed.items():
+        assert words[2] == f"val_loss={float(tracker[trial]['val_loss']):.4f}"
+        assert words[3].startswith(f"local_cwd://hpo/{trial}-")
+    # Each trial recorded its run through AppRun, as a descendant of the search.
+    from torchx.tracker.backend.fsspec import create
+
+    runs = create(f"{base}_runs")
+    handles = sorted(words[3] for words in printed.values())
+    assert runs.run_ids(parent_run_id="hpo/search") == handles
+    for trial, words in printed.items():
+        recorded = runs.metadata(words[3])
+        assert recorded["val_loss"] == tracker[trial]["val_loss"]
+        assert recorded["lr"] == tracker[trial]["lr"]
     # The trials tried different settings, so the comparison meant something.
     points = {(tracker[k]["lr"], tracker[k]["hidden"]) for k in tracker}
     assert len(points) == 3 and len(set(losses.values())) == 3

@@ -23,6 +23,7 @@ def test_app2_reads_what_app1_left_in_the_tracker(tmp_path: Path) -> None:
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert FsspecResultTracker(str(base))["app1_out"] == {"accuracy": 0.233}
     assert "app2: app1 reached accuracy 0.233" in proc.stdout
+    assert f"app1: stored accuracy 0.233 under app1_out in {base}" in proc.stdout
     # Sequence: app1 finished before app2 started.
     lines = proc.stdout.splitlines()
     first = next(i for i, s in enumerate(lines) if "/app1-" in s and s.endswith("SUCCEEDED"))

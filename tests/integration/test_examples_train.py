@@ -62,6 +62,10 @@ def test_killed_training_resumes_from_its_checkpoint(
     trainer.write_torch(str(data), trainer.make_dataset(1024))
     common = ["--checkpoint_dir", str(ckpt), "--tb_dir", str(tb), "--data", str(data)]
     common += ["--steps", "120", "--save_every", "20"]
+    runs = tmp_path / "runs"
+    (tmp_path / ".torchxconfig").write_text(
+        f"[torchx:tracker]\nfsspec=fsspec\n\n[tracker:fsspec]\nconfig={runs}\n"
+    )
 
     # First run: slowed down so that it is still training when we stop it.
     first = _torchx(
@@ -83,8 +87,9 @@ def test_killed_training_resumes_from_its_checkpoint(
 
     # Second run: the same command plus --resume, at full speed.
     out = _torchx(
-        "run", COMPONENT, *common, "--resume", str(ckpt), "--rdzv_port", str(_free_port())
-    )
+        "run", "--parent_run_id", handle, COMPONENT, *common, "--resume", str(ckpt),
+        "--rdzv_port", str(_free_port()),
+    )  # fmt: skip
     assert f"resumed from {ckpt}/{saved} at step {resumed_at}" in out
     done = json.loads(out.split("done ", 1)[1].splitlines()[0])
     assert done["step"] == 120 and done["world_size"] == 2
@@ -99,6 +104,17 @@ def test_killed_training_resumes_from_its_checkpoint(
     # Every step was logged once: the killed run's events past the checkpoint were purged.
     steps = _train_steps_logged(tb)
     assert sorted(set(steps)) == list(range(1, 121))
+
+    # The resumed run recorded itself through AppRun, as a descendant of the killed run.
+    [resumed] = json.loads(_torchx("tracker", "list", "jobs", "--parent-run-id", handle, "--json"))
+    recorded = json.loads(_torchx("tracker", "list", "metadata", resumed["job_id"], "--json"))
+    assert recorded["metadata"]["step"] == 120 and recorded["metadata"]["world_size"] == 2
+    assert recorded["metadata"]["accuracy"] == done["accuracy"]
+    artifacts = json.loads(_torchx("tracker", "list", "artifacts", resumed["job_id"], "--json"))
+    assert {a["name"]: a["path"] for a in artifacts} == {
+        "checkpoint": f"{ckpt}/step_000120.pt",
+        "tensorboard": str(tb),
+    }
 
 
 def test_checkpoints_and_resume_work_on_memory_urls(capsys: pytest.CaptureFixture[str]) -> None:

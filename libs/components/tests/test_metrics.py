@@ -19,7 +19,8 @@ def test_tensorboard_role_supervises_tensorboard() -> None:
     assert role.entrypoint == "python"
     sep = role.args.index("--")
     assert role.args[:sep] == [
-        "-m", "torchx.components._supervise", "--timeout", "60.0", "--exit_on_file", "/logs/DONE",
+        "-m", "torchx.components._supervise", "--timeout", "60.0",
+        "--announce", "TensorBoard: http://{host}:7007/", "--exit_on_file", "/logs/DONE",
     ]  # fmt: skip
     assert role.args[sep + 1 :] == [
         "tensorboard",
@@ -53,6 +54,17 @@ def test_supervisor_stops_a_long_command_when_the_exit_file_appears(tmp_path: Pa
     _, err = proc.communicate(timeout=30)
     assert proc.returncode == 0
     assert "appeared, stopping" in err
+
+
+def test_supervisor_announces_on_stdout_when_the_command_starts() -> None:
+    import socket
+
+    done = subprocess.run(
+        [sys.executable, "-m", "torchx.components._supervise", "--timeout", "30",
+         "--announce", "TensorBoard: http://{host}:7007/", "--", "true"],
+        capture_output=True, text=True, timeout=60, check=True,
+    )  # fmt: skip
+    assert done.stdout == f"TensorBoard: http://{socket.gethostname()}:7007/\n"
 
 
 def test_supervisor_timeout_start_file_and_exit_code(tmp_path: Path) -> None:

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
-import os
 from typing import Any
 
 import pytest
@@ -12,12 +12,15 @@ import yaml
 from torchx.schedulers import SchedulerError, get_scheduler
 from torchx.schedulers.kubernetes_scheduler import (
     LABEL_APP_ID,
+    LABEL_REPLICA,
     LABEL_ROLE,
+    KubernetesApiError,
     KubernetesScheduler,
     _describe_batch,
     _describe_volcano,
     _parse_time,
     build_request,
+    parse_toleration,
 )
 from torchx.specs import (
     AppDef,
@@ -152,8 +155,8 @@ def test_volcano_job_field_by_field() -> None:
     assert c["volumeMounts"] == [
         {"name": "dshm", "mountPath": "/dev/shm"},
         {"name": "mount-0", "mountPath": "/mnt/data", "readOnly": True},
-        {"name": "mount-1", "mountPath": "/ckpt", "readOnly": False},
-        {"name": "mount-2", "mountPath": "/dev/fuse", "readOnly": False},
+        {"name": "mount-1", "mountPath": "/ckpt"},
+        {"name": "mount-2", "mountPath": "/dev/fuse"},
     ]
     assert c["securityContext"] == {"privileged": True}
     assert c["ports"] == [{"name": "tcp", "containerPort": 29500}]
@@ -167,7 +170,7 @@ def test_batch_jobs_and_headless_service_validate_against_official_models() -> N
     app = _app(retry_policy=RetryPolicy.REPLICA)
     app.roles.append(Role("ps", image="busybox", entrypoint="sh", args=["-c", "true"]))
     req = build_request(app, "my-app-1234", {**CFG, "api": "batch"})
-    svc, worker, ps = req.manifests
+    svc, worker, worker1, ps = req.manifests
     assert svc["kind"] == "Service"
     assert svc["spec"] == {
         "clusterIP": "None",
@@ -175,19 +178,27 @@ def test_batch_jobs_and_headless_service_validate_against_official_models() -> N
         "publishNotReadyAddresses": True,
     }
     _roundtrip(svc, "V1Service")
-    assert worker["metadata"]["name"] == "my-app-1234-trainer"
-    assert worker["spec"]["completionMode"] == "Indexed"
-    assert worker["spec"]["completions"] == worker["spec"]["parallelism"] == 2
+    # One Job per replica, named (and its pod host-named) <app>-<role>-<k>.
+    assert [m["metadata"]["name"] for m in (worker, worker1, ps)] == [
+        "my-app-1234-trainer-0",
+        "my-app-1234-trainer-1",
+        "my-app-1234-ps-0",
+    ]
+    assert worker["spec"]["completions"] == worker["spec"]["parallelism"] == 1
     assert worker["spec"]["backoffLimit"] == 3
-    tmpl = worker["spec"]["template"]
+    tmpl = worker1["spec"]["template"]
     assert tmpl["spec"]["subdomain"] == "my-app-1234"
-    assert tmpl["spec"]["restartPolicy"] == "OnFailure"
-    assert tmpl["spec"]["containers"][0]["args"][3] == "$(JOB_COMPLETION_INDEX)"
+    assert tmpl["spec"]["hostname"] == "my-app-1234-trainer-1"
+    assert tmpl["spec"]["restartPolicy"] == "Never"
+    assert tmpl["spec"]["containers"][0]["args"][3] == "1"
     assert tmpl["metadata"]["labels"][LABEL_APP_ID] == "my-app-1234"
+    assert tmpl["metadata"]["labels"][LABEL_REPLICA] == "1"
+    env = {e["name"]: e["value"] for e in tmpl["spec"]["containers"][0]["env"]}
+    assert env["TORCHX_RANK0_HOST"] == "my-app-1234-trainer-0.my-app-1234"
     assert ps["spec"]["backoffLimit"] == 0
     assert ps["spec"]["template"]["spec"]["restartPolicy"] == "Never"
     assert "resources" not in ps["spec"]["template"]["spec"]["containers"][0]
-    for job in (worker, ps):
+    for job in (worker, worker1, ps):
         _roundtrip(job, "V1Job")
     _, typed = _deserialize(worker, "V1Job")
     assert typed.spec.template.spec.volumes[2].persistent_volume_claim.claim_name == "ckpt-pvc"
@@ -258,12 +269,13 @@ def test_states_read_from_volcano_and_batch_status() -> None:
     assert [len(r.replicas) for r in d.roles_statuses] == [2]
     vjob["status"]["state"]["phase"] = "Aborted"
     assert _describe_volcano("ml:a-1", vjob).state == AppState.CANCELLED
-    _, job = build_request(_app(), "a-1", {**CFG, "api": "batch"}).manifests
+    _, job, _ = build_request(_app(), "a-1", {**CFG, "api": "batch"}).manifests
     job["status"] = {"conditions": [{"type": "Complete", "status": "True"}]}
     assert _describe_batch("ml:a-1", [job]).state == AppState.SUCCEEDED
     job["status"] = {"conditions": [{"type": "Failed", "status": "True"}], "failed": 4}
     d = _describe_batch("ml:a-1", [job])
-    assert d.state == AppState.FAILED and d.num_restarts == 4
+    # four failed pods, the last of which ended the Job: three retries
+    assert d.state == AppState.FAILED and d.num_restarts == 3
     job["metadata"]["annotations"] = {"torchx.pytorch.org/cancelled": "true"}
     assert _describe_batch("ml:a-1", [job]).state == AppState.CANCELLED
 
@@ -277,25 +289,6 @@ def test_log_timestamps_parse() -> None:
 def test_bad_app_id_names_the_expected_form() -> None:
     with pytest.raises(SpecsError, match="NAMESPACE:NAME"):
         KubernetesScheduler("t", client=object()).describe("no-namespace")
-
-
-@pytest.mark.skipif(
-    not os.environ.get("KUBECONFIG"),
-    reason="no Kubernetes API server: set KUBECONFIG to a cluster's config to run this",
-)
-def test_real_api_server_batch_roundtrip() -> None:
-    s = KubernetesScheduler("t")
-    app = AppDef("echo", roles=[Role("echo", image="busybox", entrypoint="echo", args=["hello"])])
-    app_id = s.submit(app, {"api": "batch"})
-    try:
-        d = s.wait(app_id, timeout=120)
-        assert d is not None and d.state == AppState.SUCCEEDED
-        assert any(app_id == a.app_id for a in s.list())
-        assert "hello\n" in list(s.log_iter(app_id, "echo", 0))
-    finally:
-        namespace, name = app_id.split(":")
-        for m in build_request(app, name, {"namespace": namespace, "api": "batch"}).manifests:
-            s._delete(namespace, m)
 
 
 def _pod(name: str, role: str, phase: str, created: str, **extra: Any) -> dict[str, Any]:
@@ -346,10 +339,11 @@ def test_volcano_replica_states_come_from_the_pods() -> None:
     assert d.state == AppState.RUNNING  # the app's state stays the job's phase
 
 
-def test_batch_replica_states_come_from_the_pods() -> None:
-    _, job = build_request(_app(num_replicas=3), "a-1", {**CFG, "api": "batch"}).manifests
-    job["status"] = {"active": 2, "failed": 1}
-    index = "batch.kubernetes.io/job-completion-index"
+def test_batch_replica_states_come_from_the_jobs_and_their_pods() -> None:
+    _, j0, j1, j2 = build_request(_app(num_replicas=3), "a-1", {**CFG, "api": "batch"}).manifests
+    j0["status"] = {"active": 1, "failed": 1}
+    j1["status"] = {"active": 1}
+    j2["status"] = {"conditions": [{"type": "Complete", "status": "True"}], "succeeded": 1}
     pods = [
         _pod(
             "a-1-trainer-0-x1",
@@ -358,23 +352,63 @@ def test_batch_replica_states_come_from_the_pods() -> None:
             "2024-05-01T10:00:00Z",
             hostname="a-1-trainer-0",
             containerStatuses=_terminated(137),
-            annotations={index: "0"},
+        ),
+        # the retry of replica 0, newer than its failed pod
+        _pod(
+            "a-1-trainer-0-x2",
+            "trainer",
+            "Running",
+            "2024-05-01T10:01:00Z",
+            hostname="a-1-trainer-0",
         ),
         _pod(
             "a-1-trainer-1-y2",
             "trainer",
             "Pending",
             "2024-05-01T10:00:00Z",
-            annotations={index: "1"},
+            hostname="a-1-trainer-1",
         ),
+        # replica 2's pod was already deleted; its Job says it succeeded
     ]
-    d = _describe_batch("ml:a-1", [job], pods)
+    for p, k in zip(pods, (0, 0, 1), strict=True):
+        p["metadata"]["labels"][LABEL_REPLICA] = str(k)
+    d = _describe_batch("ml:a-1", [j0, j1, j2], pods)
     got = [(r.id, r.state, r.hostname, r.exit_code) for r in d.roles_statuses[0].replicas]
     assert got == [
-        (0, AppState.FAILED, "a-1-trainer-0", 137),
-        (1, AppState.PENDING, "a-1-trainer-1-y2", None),
-        (2, AppState.RUNNING, "", None),  # no pod seen yet: the job's own state
+        (0, AppState.RUNNING, "a-1-trainer-0", None),
+        (1, AppState.PENDING, "a-1-trainer-1", None),
+        (2, AppState.SUCCEEDED, "", None),
     ]
+    assert d.state == AppState.RUNNING and d.num_restarts == 1
+
+
+def test_tolerations_take_the_kubectl_taint_form() -> None:
+    assert parse_toleration("nvidia.com/gpu:NoSchedule") == {
+        "key": "nvidia.com/gpu",
+        "operator": "Exists",
+        "effect": "NoSchedule",
+    }
+    assert parse_toleration("dedicated=ml") == {
+        "key": "dedicated",
+        "operator": "Equal",
+        "value": "ml",
+    }
+    with pytest.raises(SpecsError, match="NoSchedule, PreferNoSchedule, NoExecute"):
+        parse_toleration("dedicated=ml:Never")
+    with pytest.raises(SpecsError, match="KEY"):
+        parse_toleration("=x")
+
+
+def test_long_names_are_cut_so_every_pod_hostname_is_a_dns_label() -> None:
+    s = KubernetesScheduler("t", client=object())
+    role = Role(
+        "a-rather-long-role-name-indeed", image="busybox", entrypoint="true", num_replicas=100
+    )
+    info = s.submit_dryrun(AppDef("x" * 63, roles=[role]), {"api": "batch"})
+    names = [m["metadata"]["name"] for m in info.request.manifests[1:]]
+    assert len(names) == 100 and max(len(n) for n in names) <= 63
+    with pytest.raises(SpecsError, match="num_replicas"):
+        s.submit_dryrun(AppDef("x", roles=[dataclasses.replace(role, num_replicas=10**12)]), {})
 
 
 def test_workspace_image_is_pushed_to_image_repo_and_named_in_the_manifest() -> None:
@@ -389,7 +423,7 @@ def test_workspace_image_is_pushed_to_image_repo_and_named_in_the_manifest() -> 
         "# push: torchx-workspace:0123abcd -> registry.local:5000/me/ws:0123abcd\n"
     )
     assert yaml.safe_load(text)["kind"] == "Job"  # the comment keeps it valid YAML
-    _, job = build_request(app, "a-1", {**cfg, "api": "batch"}).manifests
+    _, job, *_ = build_request(app, "a-1", {**cfg, "api": "batch"}).manifests
     assert job["spec"]["template"]["spec"]["containers"][0]["image"].endswith("/me/ws:0123abcd")
 
 
@@ -468,6 +502,25 @@ def test_workspace_is_pushed_with_the_login_then_the_manifests_use_it(
     assert docker_registry.tags("team/ws") == [tag]
     (job,) = created
     assert f"{repo}:{tag}" in json.dumps(job)
+
+
+def test_api_refusals_become_one_line_with_the_servers_reason() -> None:
+    e = kubernetes.client.ApiException(status=403, reason="Forbidden")
+    e.body = json.dumps(
+        {
+            "kind": "Status",
+            "message": 'jobs.batch is forbidden: User "u" cannot create resource "jobs"\n'
+            'in API group "batch" in the namespace "ml"',
+        }
+    )
+    err = KubernetesApiError.from_api(e, "create Job 'a-1'", "ml")
+    assert err.status == 403 and "\n" not in str(err)
+    assert str(err).startswith("kubernetes: could not create Job 'a-1' in namespace 'ml': jobs")
+    assert str(err).endswith("(a Role bound to your account)")
+    bare = KubernetesApiError.from_api(
+        kubernetes.client.ApiException(status=500), "list Jobs", None
+    )
+    assert str(bare) == "kubernetes: could not list Jobs: HTTP 500"
 
 
 def test_a_pending_app_says_why_from_the_unschedulable_condition() -> None:

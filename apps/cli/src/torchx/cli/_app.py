@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 import typer
 import typer.core
 
-from torchx.cli._errors import CliError, one_line
+from torchx.cli._errors import CliError, install_hint, one_line
 
 if TYPE_CHECKING:
     from torchx.runner import Runner
@@ -72,7 +72,8 @@ def handled(fn: F) -> F:
             if _state["debug"]:
                 raise
             code = e.exit_code if isinstance(e, CliError) else 2
-            typer.echo(f"torchx: error: {one_line(e)}", err=True)
+            message = install_hint(e) or one_line(e)
+            typer.echo(f"torchx: error: {message}", err=True)
             raise typer.Exit(code) from None
 
     return wrapper  # type: ignore[return-value]
@@ -149,7 +150,7 @@ def _scheduler(runner: Runner, name: str | None) -> str:
 
     scheduler = name or runner.config.cli_defaults("run").get("scheduler") or DEFAULT_SCHEDULER
     if not runner.has_scheduler(scheduler):
-        from torchx.specs._errors import closest
+        from torchx.specs import closest
 
         known = runner.scheduler_backends()
         raise CliError(f"scheduler: got {scheduler!r}; {closest(scheduler, known)}")
@@ -239,6 +240,14 @@ def run(
         typer.Option("--workspace", "--buck-target", help="directory to build into the image"),
     ] = None,
     json_out: JsonOpt = False,
+    parent_run_id: Annotated[
+        str | None,
+        typer.Option(
+            "--parent_run_id",
+            "--parent-run-id",
+            help="the run this one derives from, recorded by the configured trackers",
+        ),
+    ] = None,
 ) -> None:
     """Run a component on a scheduler.
 
@@ -265,6 +274,7 @@ def run(
         log=log,
         workspace=workspace,
         json_out=json_out,
+        parent_run_id=parent_run_id,
     )
     if code:
         raise typer.Exit(code)
@@ -510,3 +520,12 @@ def configure(
         raise CliError(f"configure: {path} already exists; pass --force to overwrite it")
     path.write_text(text)
     typer.echo(f"wrote {path}")
+
+
+def _register_tracker_commands() -> None:
+    from torchx.cli._tracker import tracker_app
+
+    app.add_typer(tracker_app, name="tracker")
+
+
+_register_tracker_commands()

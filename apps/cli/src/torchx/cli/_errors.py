@@ -20,3 +20,20 @@ def one_line(exc: BaseException) -> str:
         detail = rest.strip().splitlines()[0].strip()
         return f"{first} {detail}"
     return first
+
+
+def install_hint(exc: BaseException) -> str | None:
+    """For a scheduler whose client library is missing: the ``torchx`` extra that has it.
+
+    The schedulers name their own distribution's extra (``torchx-schedulers[ray]``). Whoever
+    runs this command installed ``torchx``, whose extras of the same names pass through to
+    those, so the line names ``torchx[EXTRA]``.
+    """
+    from torchx.schedulers import MissingDependencyError  # only paid for on the error path
+
+    if not isinstance(exc, MissingDependencyError):
+        return None
+    return (
+        f"the {exc.scheduler} scheduler needs the {exc.module!r} package, which is not "
+        f'installed; install it with: pip install "torchx[{exc.extra}]"'
+    )

@@ -48,6 +48,7 @@ def run_component(
     log: bool | None,
     workspace: str | None,
     json_out: bool,
+    parent_run_id: str | None = None,
 ) -> int:
     """Run (or dry-run) one component; returns the exit code."""
     from torchx.cli._component_args import component_app, component_schema
@@ -63,7 +64,7 @@ def run_component(
     workspace = workspace or defaults.get("workspace") or None
     dryrun = dryrun or _flag(defaults, "dryrun", False)
     run_cfg = _cfg(runner, sched, cfg)
-    info = runner.dryrun(app, sched, cfg=run_cfg, workspace=workspace)
+    info = runner.dryrun(app, sched, cfg=run_cfg, workspace=workspace, parent_run_id=parent_run_id)
     if dryrun:
         if json_out:
             from torchx.cli._output import print_json

@@ -25,7 +25,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(e.ctx.get_help() if e.ctx else str(e))
         return 0
     except click.UsageError as e:
-        hint = f" (see 'torchx {e.ctx.info_name} --help')" if e.ctx and e.ctx.parent else ""
+        hint = f" (see '{e.ctx.command_path} --help')" if e.ctx and e.ctx.parent else ""
         if e.ctx and not e.ctx.parent:
             hint = " (see 'torchx --help')"
         print(f"torchx: error: {e.format_message()}{hint}", file=sys.stderr)

@@ -84,7 +84,7 @@ def _from_file(name: str) -> ComponentSchema:
     functions = _file_functions(module)
     if fn_name:
         if fn_name not in functions:
-            from torchx.specs._errors import closest
+            from torchx.specs import closest
 
             raise ComponentNotFoundError(
                 "component",
@@ -131,7 +131,7 @@ def get_component(name: str) -> ComponentSchema:
     found = components_of(module) if module is not None else {}
     if fn_name in found:
         return get_component_schema(found[fn_name], name)
-    from torchx.specs._errors import closest
+    from torchx.specs import closest
 
     raise ComponentNotFoundError("component", name, closest(name, list(list_components())))
 

@@ -1,7 +1,10 @@
 """Run a command until it exits, a timeout passes, or a stop file appears.
 
 ``python -m torchx.components._supervise [--timeout S] [--start_on_file F]
-[--exit_on_file F] -- COMMAND ...`` (the program behind ``metrics.tensorboard``).
+[--exit_on_file F] [--announce TEXT] -- COMMAND ...`` (the program behind
+``metrics.tensorboard``). ``--announce`` is printed on stdout when the command starts,
+``{host}`` replaced by this machine's name: that is how a server tells the user its URL
+in the app's log, where ``torchx run`` and ``torchx log`` show it.
 Paths are fsspec URLs, so the stop file can live on a shared store. Stopping by timeout or
 file is a success (exit 0): the command was meant to run only that long.
 """
@@ -30,6 +33,7 @@ def supervise(
     start_on_file: str = "",
     exit_on_file: str = "",
     poll_s: float = _POLL_S,
+    announce: str = "",
 ) -> int:
     """Run ``command`` under the rules above; returns the exit code to report."""
     deadline = time.monotonic() + timeout
@@ -39,6 +43,10 @@ def supervise(
             return 0
         time.sleep(poll_s)
     proc = subprocess.Popen(list(command))
+    if announce:
+        import socket
+
+        print(announce.replace("{host}", socket.gethostname()), flush=True)
     try:
         while True:
             try:
@@ -67,13 +75,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--timeout", type=float, default=3600.0)
     parser.add_argument("--start_on_file", default="")
     parser.add_argument("--exit_on_file", default="")
+    parser.add_argument("--announce", default="", help="printed when the command starts")
     parser.add_argument("command", nargs=argparse.REMAINDER)
     ns = parser.parse_args(argv)
     command = ns.command[1:] if ns.command[:1] == ["--"] else ns.command
     if not command:
         parser.error("give the command to run after --")
     try:
-        return supervise(command, ns.timeout, ns.start_on_file, ns.exit_on_file)
+        return supervise(
+            command, ns.timeout, ns.start_on_file, ns.exit_on_file, announce=ns.announce
+        )
     except FileNotFoundError as e:
         print(f"supervise: cannot run {command[0]!r}: {e}", file=sys.stderr)
         return 127

@@ -16,7 +16,8 @@ def tensorboard(
 ) -> AppDef:
     """Runs TensorBoard on a log directory, stopping after a timeout or when a file appears.
 
-    The image needs the ``tensorboard`` package. Point ``--exit_on_file`` at a file the
+    The image needs the ``tensorboard`` package. Its URL is the first line of the app's
+    output (``TensorBoard: http://HOST:PORT/``). Point ``--exit_on_file`` at a file the
     training job writes when it is done, so TensorBoard stops with it.
 
     Args:
@@ -32,6 +33,8 @@ def tensorboard(
     if not 0 < port < 65536:
         raise SpecsError("metrics.tensorboard --port", port, "expected a port from 1 to 65535")
     args = ["-m", "torchx.components._supervise", "--timeout", str(timeout)]
+    # TensorBoard's own banner goes to stderr among its warnings; say the URL on stdout.
+    args += ["--announce", f"TensorBoard: http://{{host}}:{port}/"]
     if start_on_file:
         args += ["--start_on_file", start_on_file]
     if exit_on_file:

@@ -14,6 +14,7 @@ from torchx.runner._config import (
     load_config,
 )
 from torchx.runner._runner import ComponentArgs, Runner, get_runner
+from torchx.runner._tracking import get_configured_trackers, trackers_env
 
 __all__ = [
     "CONFIG_ENV",
@@ -23,6 +24,8 @@ __all__ = [
     "Runner",
     "TorchxConfig",
     "config_files",
+    "get_configured_trackers",
     "get_runner",
     "load_config",
+    "trackers_env",
 ]

@@ -5,7 +5,9 @@ Sections:
 - ``[SCHEDULER]`` (e.g. ``[local_cwd]``): run options of that scheduler;
 - ``[component:NAME]``: defaults for the arguments of component NAME (``dist.ddp``);
 - ``[cli:COMMAND]``: defaults for CLI options (``[cli:run]`` knows ``scheduler``,
-  ``workspace``, ``component``, ``dryrun``, ``wait``, ``log``).
+  ``workspace``, ``component``, ``dryrun``, ``wait``, ``log``);
+- ``[torchx:tracker]``: the trackers every app records its run to (``NAME=FACTORY``), and
+  ``[tracker:NAME]``: that tracker's ``config`` (see ``torchx.runner._tracking``).
 
 Files: ``$TORCHXCONFIG`` alone when set; otherwise ``~/.torchxconfig`` and then
 ``./.torchxconfig``, the latter winning key by key.
@@ -24,6 +26,8 @@ CONFIG_ENV = "TORCHXCONFIG"
 CONFIG_FILE = ".torchxconfig"
 COMPONENT_PREFIX = "component:"
 CLI_PREFIX = "cli:"
+TRACKERS_SECTION = "torchx:tracker"
+TRACKER_PREFIX = "tracker:"
 CLI_KEYS: dict[str, frozenset[str]] = {
     "run": frozenset({"scheduler", "workspace", "component", "dryrun", "wait", "log"}),
 }
@@ -50,7 +54,7 @@ class TorchxConfig:
 
     def scheduler_cfg(self, scheduler: str, opts: runopts) -> dict[str, CfgVal]:
         """Typed run options for ``scheduler`` from its section; unknown keys are errors."""
-        from torchx.specs._errors import closest
+        from torchx.specs import closest
 
         out: dict[str, CfgVal] = {}
         for key, (value, origin) in self._section(scheduler).items():
@@ -70,6 +74,13 @@ class TorchxConfig:
     def component_defaults(self, component: str) -> dict[str, tuple[str, str]]:
         """``{argument: (value, file)}`` from ``[component:NAME]``."""
         return dict(self._section(COMPONENT_PREFIX + component))
+
+    def trackers(self) -> dict[str, tuple[str, str | None]]:
+        """``{name: (factory, config)}`` from ``[torchx:tracker]`` and ``[tracker:NAME]``."""
+        return {
+            name: (factory or name, self._section(TRACKER_PREFIX + name).get("config", (None,))[0])
+            for name, (factory, _) in self._section(TRACKERS_SECTION).items()
+        }
 
     def cli_defaults(self, command: str) -> dict[str, str]:
         """Defaults for ``torchx COMMAND`` options from ``[cli:COMMAND]``."""
@@ -129,6 +140,11 @@ def load_config(
 
 
 def _check_section(origin: str, section: str, values: Mapping[str, str], known: set[str]) -> None:
+    if section == TRACKERS_SECTION or section.startswith(TRACKER_PREFIX):
+        from torchx.runner._tracking import check_tracker_section
+
+        check_tracker_section(origin, section, values)
+        return
     if section.startswith(COMPONENT_PREFIX):
         if not section[len(COMPONENT_PREFIX) :]:
             raise ConfigError(origin, section, "", section, "name the component: [component:NAME]")
@@ -156,5 +172,5 @@ def _check_section(origin: str, section: str, values: Mapping[str, str], known: 
             "",
             section,
             f"not a scheduler; use one of {', '.join(sorted(known))}, "
-            "[component:NAME] or [cli:run]",
+            "[component:NAME], [cli:run], [torchx:tracker] or [tracker:NAME]",
         )

@@ -132,9 +132,19 @@ class Runner:
         scheduler: str = DEFAULT_SCHEDULER,
         cfg: Mapping[str, CfgVal] | None = None,
         workspace: str | None = None,
+        parent_run_id: str | None = None,
     ) -> AppDryRunInfo[Any]:
-        """Validate ``app`` and build the request ``scheduler`` would submit; starts nothing."""
+        """Validate ``app`` and build the request ``scheduler`` would submit; starts nothing.
+
+        Every role gets the tracking environment (``TORCHX_JOB_ID``, the trackers of
+        ``[torchx:tracker]``, and ``TORCHX_PARENT_RUN_ID`` from ``parent_run_id``) on a
+        copy of ``app``; see ``torchx.runner._tracking``.
+        """
         validate_app(app)
+        from torchx.runner._tracking import tracker_env, with_env
+
+        env = tracker_env(self.config.trackers(), scheduler, self._name, parent_run_id)
+        app = with_env(app, env)
         sched = self._scheduler(scheduler)
         merged = self._cfg(scheduler, cfg)
         if workspace:
@@ -159,9 +169,13 @@ class Runner:
         scheduler: str = DEFAULT_SCHEDULER,
         cfg: Mapping[str, CfgVal] | None = None,
         workspace: str | None = None,
+        parent_run_id: str | None = None,
     ) -> AppHandle:
-        """Validate, dry-run and submit ``app``; returns its handle at once (see ``wait``)."""
-        return self.schedule(self.dryrun(app, scheduler, cfg, workspace))
+        """Validate, dry-run and submit ``app``; returns its handle at once (see ``wait``).
+
+        ``parent_run_id`` records, in the configured trackers, the run this one derives from.
+        """
+        return self.schedule(self.dryrun(app, scheduler, cfg, workspace, parent_run_id))
 
     def component_app(self, component: str, component_args: ComponentArgs = ()) -> AppDef:
         """The AppDef that component ``component`` makes from ``component_args``.
@@ -211,8 +225,10 @@ class Runner:
         scheduler: str = DEFAULT_SCHEDULER,
         cfg: Mapping[str, CfgVal] | None = None,
         workspace: str | None = None,
+        parent_run_id: str | None = None,
     ) -> AppDryRunInfo[Any]:
-        return self.dryrun(self.component_app(component, component_args), scheduler, cfg, workspace)
+        app = self.component_app(component, component_args)
+        return self.dryrun(app, scheduler, cfg, workspace, parent_run_id)
 
     def run_component(
         self,
@@ -221,11 +237,14 @@ class Runner:
         scheduler: str = DEFAULT_SCHEDULER,
         cfg: Mapping[str, CfgVal] | None = None,
         workspace: str | None = None,
+        parent_run_id: str | None = None,
     ) -> AppHandle:
         """Find ``component`` (``group.name``, ``path/file.py:fn`` or an entry point), call it
         with ``component_args`` and submit the app."""
         return self.schedule(
-            self.dryrun_component(component, component_args, scheduler, cfg, workspace)
+            self.dryrun_component(
+                component, component_args, scheduler, cfg, workspace, parent_run_id
+            )
         )
 
     # -- by handle --------------------------------------------------------------------

@@ -9,9 +9,11 @@ Where replicas find each other:
 - Volcano (``-cfg api=volcano``, the default): one task per role; Volcano's ``svc`` plugin
   names pod ``k`` of task ``role`` ``<app_id>-<role>-<k>`` in the DNS subdomain ``<app_id>``,
   and its ``env`` plugin sets ``VC_TASK_INDEX`` (the replica id).
-- batch (``-cfg api=batch``): one Indexed Job ``<app_id>-<role>`` per role plus a headless
-  Service ``<app_id>``; pod ``k`` gets the hostname ``<app_id>-<role>-<k>`` and the job
-  controller sets ``JOB_COMPLETION_INDEX``.
+- batch (``-cfg api=batch``): one batch/v1 Job ``<app_id>-<role>-<k>`` per replica plus a
+  headless Service ``<app_id>``; the pod of replica ``k`` has the hostname
+  ``<app_id>-<role>-<k>`` and its replica id written into its command line. One Job per
+  replica (rather than one Indexed Job per role) works on every Kubernetes release: Indexed
+  Jobs need 1.21+, and older API servers silently drop ``completionMode``.
 
 Either way replica 0 of the first role is ``<app_id>-<role0>-0.<app_id>``, exported as
 ``TORCHX_RANK0_HOST`` (and ``MASTER_ADDR``).
@@ -20,6 +22,7 @@ Either way replica 0 of the first role is ``<app_id>-<role0>-0.<app_id>``, expor
 from __future__ import annotations
 
 import dataclasses
+import os
 import re
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
@@ -42,9 +45,9 @@ from torchx.schedulers._container_rules import (
     check_resources,
     to_dns_label,
 )
-from torchx.schedulers._errors import check_params, require
+from torchx.schedulers._errors import SchedulerError, check_params, require
 from torchx.schedulers._replica_env import TORCHX_RANK0_HOST, replica_env
-from torchx.schedulers.ids import make_unique
+from torchx.schedulers.ids import DEFAULT_SUFFIX_LENGTH, make_unique
 from torchx.specs import (
     MISSING,
     AppDef,
@@ -73,6 +76,7 @@ LABEL_PREFIX = "torchx.pytorch.org"
 LABEL_APP_ID = f"{LABEL_PREFIX}/app-id"
 LABEL_APP_NAME = f"{LABEL_PREFIX}/app-name"
 LABEL_ROLE = f"{LABEL_PREFIX}/role-name"
+LABEL_REPLICA = f"{LABEL_PREFIX}/replica-id"
 LABEL_MANAGED = "app.kubernetes.io/managed-by"
 CANCELLED_ANNOTATION = f"{LABEL_PREFIX}/cancelled"
 
@@ -80,6 +84,11 @@ VOLCANO_GROUP = "batch.volcano.sh"
 VOLCANO_VERSION = "v1alpha1"
 VOLCANO_PLURAL = "jobs"
 APIS = ("volcano", "batch")
+# Name budgets: pod hostnames "<app_id>-<role>-<k>" and Job names must fit a 63-char DNS label.
+APP_NAME_CHARS = 24
+ROLE_NAME_CHARS = 20
+DNS_LABEL_MAX = 63
+TOLERATION_EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
 
 # Volcano lifecycle actions per retry policy: what is restarted when a pod fails.
 _VOLCANO_ACTIONS = {
@@ -87,6 +96,37 @@ _VOLCANO_ACTIONS = {
     RetryPolicy.ROLE: "RestartTask",
     RetryPolicy.REPLICA: "RestartPod",
 }
+
+
+class KubernetesApiError(SchedulerError):
+    """The API server refused a request; one line with the server's reason and what to do.
+
+    ``status`` is the HTTP status of the refusal (None when no server was reached).
+    """
+
+    def __init__(self, message: str, fix: str = "", status: int | None = None) -> None:
+        super().__init__(BACKEND, message, fix)
+        self.status = status
+
+    @classmethod
+    def from_api(cls, e: Any, action: str, namespace: str | None) -> KubernetesApiError:
+        """From a client ``ApiException``: what was attempted, where, and the server's words."""
+        import json
+
+        try:
+            reason = str(json.loads(e.body or "{}").get("message") or "")
+        except (ValueError, AttributeError):
+            reason = ""  # not a Status object: fall back to the HTTP reason
+        reason = " ".join((reason or str(e.reason or "") or f"HTTP {e.status}").split())
+        where = f" in namespace {namespace!r}" if namespace else ""
+        fix = ""
+        if e.status == 401:
+            fix = "check the credentials in your kubeconfig"
+        elif e.status == 403 and "cannot" in reason:  # RBAC, not an admission plugin
+            fix = "ask a cluster admin for this permission (a Role bound to your account)"
+        elif e.status == 404 and namespace and "namespaces" in reason and namespace in reason:
+            fix = "create the namespace or pick another with -cfg namespace=NAME"
+        return cls(f"could not {action}{where}: {reason}", fix, e.status)
 
 
 @dataclass
@@ -128,6 +168,11 @@ def _container_resources(role: Role) -> dict[str, Any]:
     return {"requests": dict(amounts), "limits": dict(amounts)} if amounts else {}
 
 
+def _mount(name: str, path: str, read_only: bool) -> dict[str, Any]:
+    # readOnly only when set: the server stores false as absent, and so do we.
+    return {"name": name, "mountPath": path, **({"readOnly": True} if read_only else {})}
+
+
 # A Kubernetes resource quantity (apimachinery's format): digits, then a binary or
 # decimal suffix or an exponent.
 _QUANTITY = re.compile(r"^\+?(\d+(\.\d*)?|\.\d+)([KMGTPE]i|[mkMGTPE]|[eE][+-]?\d+)?$")
@@ -150,16 +195,41 @@ def _volumes(role: Role, shm_size: str | None) -> tuple[list[dict[str, Any]], li
         name = f"mount-{i}"
         if isinstance(m, BindMount):
             volumes.append({"name": name, "hostPath": {"path": m.src_path}})
-            mounts.append({"name": name, "mountPath": m.dst_path, "readOnly": m.read_only})
+            mounts.append(_mount(name, m.dst_path, m.read_only))
         elif isinstance(m, VolumeMount):
             volumes.append({"name": name, "persistentVolumeClaim": {"claimName": m.src}})
-            mounts.append({"name": name, "mountPath": m.dst_path, "readOnly": m.read_only})
+            mounts.append(_mount(name, m.dst_path, m.read_only))
         elif isinstance(m, DeviceMount):
             volumes.append({"name": name, "hostPath": {"path": m.src_path, "type": "CharDevice"}})
-            mounts.append(
-                {"name": name, "mountPath": m.dst_path, "readOnly": "w" not in m.permissions}
-            )
+            mounts.append(_mount(name, m.dst_path, "w" not in m.permissions))
     return volumes, mounts
+
+
+def parse_toleration(text: str) -> dict[str, str]:
+    """``KEY[=VALUE][:EFFECT]`` (the form ``kubectl taint`` prints) as a pod toleration.
+
+    Without a value the toleration matches any value of the taint (``Exists``); without an
+    effect it matches every effect.
+    """
+    where = "run option 'tolerations'"
+    head, sep, effect = text.partition(":")
+    key, eq, value = head.partition("=")
+    if not key:
+        raise SpecsError(
+            where, text, "each entry is KEY[=VALUE][:EFFECT], e.g. gpu=true:NoSchedule"
+        )
+    check_label_key(where, key)
+    tol = {"key": key, "operator": "Equal" if eq else "Exists"}
+    if eq:
+        check_label_value(where, value)
+        tol["value"] = value
+    if sep:
+        if effect not in TOLERATION_EFFECTS:
+            raise SpecsError(
+                where, text, f"the effect after ':' is one of {', '.join(TOLERATION_EFFECTS)}"
+            )
+        tol["effect"] = effect
+    return tol
 
 
 def _check_app(app: AppDef, cfg: Mapping[str, CfgVal]) -> None:
@@ -177,7 +247,7 @@ def _check_app(app: AppDef, cfg: Mapping[str, CfgVal]) -> None:
             raise SpecsError(f"{where} entrypoint", role.entrypoint, "give the program to run")
         if not isinstance(role.num_replicas, int) or role.num_replicas < 1:
             raise SpecsError(f"{where} num_replicas", role.num_replicas, "a whole number >= 1")
-        task = to_dns_label(role.name, 20)
+        task = to_dns_label(role.name, ROLE_NAME_CHARS)
         if task in seen:
             raise SpecsError(
                 f"{where} name",
@@ -186,11 +256,23 @@ def _check_app(app: AppDef, cfg: Mapping[str, CfgVal]) -> None:
                 "rename one (lowercase letters, digits and '-')",
             )
         seen.add(task)
+        # The longest pod hostname this role gets, with the longest app id _submit_dryrun makes.
+        app_id = "x" * (APP_NAME_CHARS + 1 + DEFAULT_SUFFIX_LENGTH)
+        longest = len(f"{app_id}-{task}-{role.num_replicas - 1}")
+        if longest > DNS_LABEL_MAX:
+            raise SpecsError(
+                f"{where} num_replicas",
+                role.num_replicas,
+                f"pod hostnames <app>-{task}-<replica> would exceed {DNS_LABEL_MAX} characters; "
+                "use fewer replicas or a shorter role name",
+            )
         for m in role.mounts:
             if isinstance(m, VolumeMount):
                 check_label_value(f"{where} mount src (a PVC name)", m.src)
     check_labels("run option 'labels'", dict(cfg.get("labels") or {}))  # type: ignore[arg-type]
     check_labels("run option 'node_selector'", dict(cfg.get("node_selector") or {}))  # type: ignore[arg-type]
+    for entry in cfg.get("tolerations") or []:  # type: ignore[union-attr]
+        parse_toleration(str(entry))
     repo = cfg.get("image_repo")
     if repo is not None:
         check_image("run option 'image_repo'", str(repo))
@@ -230,13 +312,24 @@ class KubernetesScheduler(DockerWorkspaceMixin, Scheduler[KubernetesRequest]):
 
     def _client(self) -> Any:
         if self._api_client is None:
-            k8s = require("kubernetes", scheduler=BACKEND, extra=EXTRA)
-            config = k8s.config  # type: ignore[attr-defined]
+            k8s: Any = require("kubernetes", scheduler=BACKEND, extra=EXTRA)
+            config = k8s.config
+            # In a pod: its service account. Elsewhere: KUBECONFIG or ~/.kube/config. The
+            # client library's process-wide default configuration is left alone.
             try:
-                config.load_incluster_config()
+                conf = k8s.client.Configuration()
+                config.load_incluster_config(client_configuration=conf)
+                self._api_client = k8s.client.ApiClient(conf)
             except config.ConfigException:
-                config.load_kube_config()
-            self._api_client = k8s.client.ApiClient()  # type: ignore[attr-defined]
+                # Read KUBECONFIG now: the library's default is the one at its import.
+                path = os.environ.get("KUBECONFIG") or os.path.expanduser("~/.kube/config")
+                try:
+                    self._api_client = config.new_client_from_config(config_file=path)
+                except (config.ConfigException, OSError) as e:
+                    raise KubernetesApiError(
+                        f"no cluster to talk to ({e})",
+                        "set KUBECONFIG to a kubeconfig file or run inside a pod",
+                    ) from None
         return self._api_client
 
     def _apis(self) -> Any:
@@ -262,6 +355,12 @@ class KubernetesScheduler(DockerWorkspaceMixin, Scheduler[KubernetesRequest]):
         opts.add("priority_class", str, "priority class name of the pods")
         opts.add("image_pull_secrets", list, "names of secrets used to pull the images")
         opts.add("node_selector", dict, "node labels the pods must run on (k1:v1;k2:v2)")
+        opts.add(
+            "tolerations",
+            list,
+            "taints the pods tolerate, each KEY[=VALUE][:EFFECT] (e.g. "
+            "nvidia.com/gpu:NoSchedule;dedicated=ml:NoExecute)",
+        )
         opts.add("labels", dict, "extra labels put on every object and pod")
         opts.add("shm_size", str, "size limit of /dev/shm (an in-memory emptyDir), e.g. 8Gi")
         return opts
@@ -270,7 +369,7 @@ class KubernetesScheduler(DockerWorkspaceMixin, Scheduler[KubernetesRequest]):
         self, app: AppDef, cfg: dict[str, CfgVal]
     ) -> AppDryRunInfo[KubernetesRequest]:
         _check_app(app, cfg)
-        app_id = make_unique(to_dns_label(app.name, 40))
+        app_id = make_unique(to_dns_label(app.name, APP_NAME_CHARS))
         return AppDryRunInfo(build_request(app, app_id, cfg), _format)
 
     def with_workspace(
@@ -299,27 +398,40 @@ class KubernetesScheduler(DockerWorkspaceMixin, Scheduler[KubernetesRequest]):
             for manifest in req.manifests:
                 self._create(req.namespace, manifest)
                 created.append(manifest)
-        except Exception:
+        except BaseException:
             # Leave nothing half-created behind a refused submission.
             for manifest in reversed(created):
                 self._delete(req.namespace, manifest)
             raise
         return f"{req.namespace}:{req.app_id}"
 
-    def _create(self, namespace: str, manifest: dict[str, Any]) -> None:
+    def _create(self, namespace: str, manifest: dict[str, Any], dry_run: bool = False) -> Any:
+        """Create one manifest; ``dry_run`` has the server validate and admit it, not store it.
+
+        Returns the object as the server would store it.
+        """
         apis = self._apis()
         client = self._client()
         kind = manifest["kind"]
-        if kind == "Job" and manifest["apiVersion"].startswith(VOLCANO_GROUP):
-            apis.CustomObjectsApi(client).create_namespaced_custom_object(
-                VOLCANO_GROUP, VOLCANO_VERSION, namespace, VOLCANO_PLURAL, manifest
-            )
-        elif kind == "Job":
-            apis.BatchV1Api(client).create_namespaced_job(namespace, manifest)
-        elif kind == "Service":
-            apis.CoreV1Api(client).create_namespaced_service(namespace, manifest)
-        else:
-            raise TypeError(f"cannot create a {kind}")
+        extra = {"dry_run": "All"} if dry_run else {}
+        try:
+            if kind == "Job" and manifest["apiVersion"].startswith(VOLCANO_GROUP):
+                return apis.CustomObjectsApi(client).create_namespaced_custom_object(
+                    VOLCANO_GROUP, VOLCANO_VERSION, namespace, VOLCANO_PLURAL, manifest, **extra
+                )
+            if kind == "Job":
+                made = apis.BatchV1Api(client).create_namespaced_job(namespace, manifest, **extra)
+            elif kind == "Service":
+                made = apis.CoreV1Api(client).create_namespaced_service(
+                    namespace, manifest, **extra
+                )
+            else:
+                raise TypeError(f"cannot create a {kind}")
+        except apis.ApiException as e:
+            raise KubernetesApiError.from_api(
+                e, f"create {kind} {manifest['metadata']['name']!r}", namespace
+            ) from None
+        return client.sanitize_for_serialization(made)
 
     def _delete(self, namespace: str, manifest: dict[str, Any]) -> None:
         apis = self._apis()
@@ -338,7 +450,9 @@ class KubernetesScheduler(DockerWorkspaceMixin, Scheduler[KubernetesRequest]):
                 apis.CoreV1Api(client).delete_namespaced_service(name, namespace)
         except apis.ApiException as e:
             if e.status != 404:
-                raise
+                raise KubernetesApiError.from_api(
+                    e, f"delete {manifest['kind']} {name!r}", namespace
+                ) from None
 
     # -- inspection -------------------------------------------------------------------
 
@@ -358,17 +472,23 @@ class KubernetesScheduler(DockerWorkspaceMixin, Scheduler[KubernetesRequest]):
                 VOLCANO_GROUP, VOLCANO_VERSION, namespace, VOLCANO_PLURAL, name
             )
         except apis.ApiException as e:
+            # 404: no such Volcano Job, or no Volcano installed (then it is a batch app).
             if e.status != 404:
-                raise
+                raise KubernetesApiError.from_api(e, f"read app {name!r}", namespace) from None
             vjob = None
         if vjob is not None:
             pods = self._pods(namespace, name)
             return _why_pending(_describe_volcano(app_id, vjob, pods), pods)
-        jobs = (
-            apis.BatchV1Api(client)
-            .list_namespaced_job(namespace, label_selector=f"{LABEL_APP_ID}={name}")
-            .items
-        )
+        try:
+            jobs = (
+                apis.BatchV1Api(client)
+                .list_namespaced_job(namespace, label_selector=f"{LABEL_APP_ID}={name}")
+                .items
+            )
+        except apis.ApiException as e:
+            raise KubernetesApiError.from_api(
+                e, f"list the Jobs of app {name!r}", namespace
+            ) from None
         if not jobs:
             return None
         pods = self._pods(namespace, name)
@@ -376,13 +496,18 @@ class KubernetesScheduler(DockerWorkspaceMixin, Scheduler[KubernetesRequest]):
         return _why_pending(desc, pods)
 
     def _pods(self, namespace: str, name: str) -> list[dict[str, Any]]:
+        apis = self._apis()
         client = self._client()
-        pods = (
-            self._apis()
-            .CoreV1Api(client)
-            .list_namespaced_pod(namespace, label_selector=f"{LABEL_APP_ID}={name}")
-            .items
-        )
+        try:
+            pods = (
+                apis.CoreV1Api(client)
+                .list_namespaced_pod(namespace, label_selector=f"{LABEL_APP_ID}={name}")
+                .items
+            )
+        except apis.ApiException as e:
+            raise KubernetesApiError.from_api(
+                e, f"list the pods of app {name!r}", namespace
+            ) from None
         return [client.sanitize_for_serialization(p) for p in pods]
 
     def list(self) -> list[ListAppResponse]:
@@ -395,8 +520,8 @@ class KubernetesScheduler(DockerWorkspaceMixin, Scheduler[KubernetesRequest]):
                 VOLCANO_GROUP, VOLCANO_VERSION, VOLCANO_PLURAL, label_selector=selector
             )["items"]
         except apis.ApiException as e:
-            if e.status != 404:  # no Volcano CRD installed
-                raise
+            if e.status != 404:  # 404: no Volcano CRD installed
+                raise KubernetesApiError.from_api(e, "list Volcano Jobs", None) from None
             vjobs = []
         for v in vjobs:
             meta = v["metadata"]
@@ -409,7 +534,12 @@ class KubernetesScheduler(DockerWorkspaceMixin, Scheduler[KubernetesRequest]):
                     _parse_time(meta.get("creationTimestamp")),
                 )
             )
-        jobs = apis.BatchV1Api(client).list_job_for_all_namespaces(label_selector=selector).items
+        try:
+            jobs = (
+                apis.BatchV1Api(client).list_job_for_all_namespaces(label_selector=selector).items
+            )
+        except apis.ApiException as e:
+            raise KubernetesApiError.from_api(e, "list Jobs", None) from None
         by_app: dict[str, list[dict[str, Any]]] = {}
         for j in jobs:
             d = client.sanitize_for_serialization(j)
@@ -444,70 +574,87 @@ class KubernetesScheduler(DockerWorkspaceMixin, Scheduler[KubernetesRequest]):
                 "streams", streams, "Kubernetes keeps one combined log per pod; leave streams out"
             )
         namespace, name = self._split(app_id)
+        wanted = f"{name}-{to_dns_label(role_name, ROLE_NAME_CHARS)}-{k}"
+        pods = [
+            p
+            for p in self._pods(namespace, name)
+            if p["metadata"]["labels"].get(LABEL_ROLE) == to_dns_label(role_name, 63)
+            and wanted in (p["spec"].get("hostname"), p["metadata"]["name"])
+        ]
+        if not pods:
+            raise SpecsError("replica", k, f"no pod {wanted} in {namespace}; is the app running?")
+        # A retried replica leaves its earlier pods behind: read the newest one.
+        pod = max(pods, key=lambda p: str(p["metadata"].get("creationTimestamp") or ""))
+        pod_name = pod["metadata"]["name"]
         apis = self._apis()
         core = apis.CoreV1Api(self._client())
-        selector = f"{LABEL_APP_ID}={name},{LABEL_ROLE}={to_dns_label(role_name, 63)}"
-        pods = core.list_namespaced_pod(namespace, label_selector=selector).items
-        wanted = f"{name}-{to_dns_label(role_name, 20)}-{k}"
-        pod = next(
-            (p for p in pods if p.spec.hostname == wanted or p.metadata.name == wanted), None
-        )
-        if pod is None:
-            raise SpecsError("replica", k, f"no pod {wanted} in {namespace}; is the app running?")
         kwargs: dict[str, Any] = {"timestamps": True}
         if since is not None:
             age = datetime.now(timezone.utc) - since.astimezone(timezone.utc)
             kwargs["since_seconds"] = max(int(age.total_seconds()), 1)
-        if should_tail:
-            resp = core.read_namespaced_pod_log(
-                pod.metadata.name, namespace, follow=True, _preload_content=False, **kwargs
-            )
-            lines: Iterable[str] = (
-                (ln.decode("utf-8", "replace") + "\n" for ln in resp.stream_lines())
-                if hasattr(resp, "stream_lines")
-                else _iter_raw(resp)
-            )
-        else:
-            text = core.read_namespaced_pod_log(pod.metadata.name, namespace, **kwargs)
-            lines = (ln + "\n" for ln in text.splitlines())
+        try:
+            if should_tail:
+                resp = core.read_namespaced_pod_log(
+                    pod_name, namespace, follow=True, _preload_content=False, **kwargs
+                )
+                lines: Iterable[str] = (
+                    (ln.decode("utf-8", "replace") + "\n" for ln in resp.stream_lines())
+                    if hasattr(resp, "stream_lines")
+                    else _iter_raw(resp)
+                )
+            else:
+                text = core.read_namespaced_pod_log(pod_name, namespace, **kwargs)
+                lines = (ln + "\n" for ln in text.splitlines())
+        except apis.ApiException as e:
+            raise KubernetesApiError.from_api(
+                e, f"read the log of pod {pod_name!r}", namespace
+            ) from None
         return filter_regex(regex, _untimestamp(lines, until))
 
+    def cancel(self, app_id: str) -> None:
+        """Delete every object the app created; a no-op for an app the cluster does not know.
+
+        Unlike other schedulers this also acts on an app that has ended: its Jobs, Service
+        and pods would otherwise stay in the namespace until someone deletes them.
+        """
+        if self.describe(app_id) is not None:
+            self._cancel_existing(app_id)
+
     def _cancel_existing(self, app_id: str) -> None:
+        """Delete the app's Volcano Job, or its Jobs, Service and pods."""
         namespace, name = self._split(app_id)
         apis = self._apis()
         client = self._client()
-        note = {"metadata": {"annotations": {CANCELLED_ANNOTATION: "true"}}}
+        selector = f"{LABEL_APP_ID}={name}"
         try:
-            apis.CustomObjectsApi(client).get_namespaced_custom_object(
-                VOLCANO_GROUP, VOLCANO_VERSION, namespace, VOLCANO_PLURAL, name
+            apis.CustomObjectsApi(client).delete_namespaced_custom_object(
+                VOLCANO_GROUP,
+                VOLCANO_VERSION,
+                namespace,
+                VOLCANO_PLURAL,
+                name,
+                propagation_policy="Background",
             )
         except apis.ApiException as e:
-            if e.status != 404:
-                raise
-        else:
-            command = {
-                "apiVersion": "bus.volcano.sh/v1alpha1",
-                "kind": "Command",
-                "metadata": {"generateName": f"{name}-abort-", "namespace": namespace},
-                "action": "AbortJob",
-                "target": {
-                    "apiVersion": f"{VOLCANO_GROUP}/{VOLCANO_VERSION}",
-                    "kind": "Job",
-                    "name": name,
-                },
-            }
-            apis.CustomObjectsApi(client).create_namespaced_custom_object(
-                "bus.volcano.sh", "v1alpha1", namespace, "commands", command
-            )
-            return
+            if e.status != 404:  # 404: not a Volcano app, or no Volcano installed
+                raise KubernetesApiError.from_api(e, f"delete app {name!r}", namespace) from None
         batch = apis.BatchV1Api(client)
-        for job in batch.list_namespaced_job(
-            namespace, label_selector=f"{LABEL_APP_ID}={name}"
-        ).items:
-            # Suspending stops the pods and keeps the Job, so describe can say CANCELLED.
-            batch.patch_namespaced_job(
-                job.metadata.name, namespace, {**note, "spec": {"suspend": True}}
+        core = apis.CoreV1Api(client)
+        try:
+            # Background propagation lets the garbage collector remove the pods too; they are
+            # also deleted here so that nothing depends on how soon it gets to them.
+            batch.delete_collection_namespaced_job(
+                namespace, label_selector=selector, propagation_policy="Background"
             )
+            for svc in core.list_namespaced_service(namespace, label_selector=selector).items:
+                try:
+                    core.delete_namespaced_service(svc.metadata.name, namespace)
+                except apis.ApiException as e:
+                    if e.status != 404:
+                        raise
+            core.delete_collection_namespaced_pod(namespace, label_selector=selector)
+        except apis.ApiException as e:
+            raise KubernetesApiError.from_api(e, f"delete app {name!r}", namespace) from None
 
 
 def _iter_raw(resp: Any) -> Iterator[str]:
@@ -566,7 +713,7 @@ _POD_PHASES = {
     "Unknown": AppState.UNKNOWN,
 }
 # Where each controller records a pod's replica index (Volcano also ends the pod's name in it).
-_INDEX_KEYS = ("volcano.sh/task-index", "batch.kubernetes.io/job-completion-index")
+_INDEX_KEYS = (LABEL_REPLICA, "volcano.sh/task-index", "batch.kubernetes.io/job-completion-index")
 
 
 def _pod_index(pod: Mapping[str, Any]) -> int | None:
@@ -607,6 +754,23 @@ def _apply_pods(roles: list[RoleStatus], pods: Iterable[Mapping[str, Any]]) -> N
                 ended = (cs.get("state") or {}).get("terminated")
                 if ended is not None:
                     replica.exit_code = int(ended.get("exitCode", 0))
+                    if replica.exit_code != 0:
+                        # What the kubelet saw: OOMKilled, Error, ... and its message if any.
+                        why = [ended.get("reason"), ended.get("message")]
+                        replica.structured_error_msg = ": ".join(str(w) for w in why if w)
+
+
+def _role_of(name: str, template: Mapping[str, Any], replicas: int) -> Role:
+    """The role as far as its pod template tells (image and command line)."""
+    container = ((template.get("spec") or {}).get("containers") or [{}])[0]
+    command = list(container.get("command") or [])
+    return Role(
+        name,
+        image=str(container.get("image") or ""),
+        entrypoint=command[0] if command else "",
+        args=command[1:] + list(container.get("args") or []),
+        num_replicas=replicas,
+    )
 
 
 def _why_pending(
@@ -649,6 +813,10 @@ def _describe_volcano(
     _apply_pods(roles, pods)
     return DescribeAppResponse(
         app_id=app_id,
+        roles=[
+            _role_of(rs.role, task["template"], len(rs.replicas))
+            for rs, task in zip(roles, vjob.get("spec", {}).get("tasks", []), strict=True)
+        ],
         state=_VOLCANO_STATES.get(phase, AppState.UNKNOWN),
         num_restarts=int(status.get("retryCount", 0)),
         msg=(status.get("state") or {}).get("message", ""),
@@ -656,45 +824,64 @@ def _describe_volcano(
     )
 
 
+def _job_state(job: Mapping[str, Any]) -> AppState:
+    status = job.get("status") or {}
+    conds = {c["type"]: c["status"] for c in status.get("conditions") or []}
+    if (job["metadata"].get("annotations") or {}).get(CANCELLED_ANNOTATION) == "true":
+        return AppState.CANCELLED
+    if conds.get("Failed") == "True":
+        return AppState.FAILED
+    if conds.get("Complete") == "True":
+        return AppState.SUCCEEDED
+    if status.get("active"):
+        return AppState.RUNNING
+    return AppState.PENDING
+
+
 def _describe_batch(
     app_id: str, jobs: list[dict[str, Any]], pods: Iterable[Mapping[str, Any]] = ()
 ) -> DescribeAppResponse:
-    states = []
-    roles = []
+    """One Job per replica: each Job's labels name its role and replica id."""
+    by_role: dict[str, dict[int, AppState]] = {}
+    templates: dict[str, Mapping[str, Any]] = {}
     restarts = 0
     for job in jobs:
-        meta, spec, status = job["metadata"], job.get("spec", {}), job.get("status") or {}
-        conds = {c["type"]: c["status"] for c in status.get("conditions") or []}
-        if meta.get("annotations", {}).get(CANCELLED_ANNOTATION) == "true":
-            state = AppState.CANCELLED
-        elif conds.get("Failed") == "True":
-            state = AppState.FAILED
-        elif conds.get("Complete") == "True":
-            state = AppState.SUCCEEDED
-        elif status.get("active"):
-            state = AppState.RUNNING
-        else:
-            state = AppState.PENDING
-        states.append(state)
-        restarts += int(status.get("failed") or 0)
-        role = meta["labels"].get(LABEL_ROLE, meta["name"])
-        roles.append(
-            RoleStatus(
-                role,
-                [
-                    ReplicaStatus(id=i, state=state, role=role)
-                    for i in range(int(spec.get("completions") or 1))
-                ],
-            )
+        labels = job["metadata"].get("labels") or {}
+        role = labels.get(LABEL_ROLE, job["metadata"]["name"])
+        index = str(labels.get(LABEL_REPLICA, "0"))
+        # Each failed pod was followed by a retry, except the last one of a Job that failed.
+        state = _job_state(job)
+        failed = int((job.get("status") or {}).get("failed") or 0)
+        restarts += max(failed - (1 if state == AppState.FAILED else 0), 0)
+        by_role.setdefault(role, {})[int(index) if index.isdigit() else 0] = state
+        templates.setdefault(role, (job.get("spec") or {}).get("template") or {})
+    roles = [
+        RoleStatus(
+            role, [ReplicaStatus(id=i, state=st, role=role) for i, st in sorted(reps.items())]
         )
+        for role, reps in by_role.items()
+    ]
     _apply_pods(roles, pods)
+    for rs in roles:
+        for replica in rs.replicas:
+            final = by_role[rs.role][replica.id]
+            # A finished Job speaks for its replica; while it runs, its newest pod does.
+            if final in (AppState.SUCCEEDED, AppState.FAILED, AppState.CANCELLED):
+                replica.state = final
+    # From the replicas, not the Jobs: a Job whose pod waits to be scheduled is "active".
+    states = {replica.state for rs in roles for replica in rs.replicas}
     overall: AppState = AppState.SUCCEEDED
-    for s in (AppState.CANCELLED, AppState.FAILED, AppState.RUNNING, AppState.PENDING):
+    order = (AppState.CANCELLED, AppState.FAILED, AppState.RUNNING, AppState.PENDING)
+    for s in (*order, AppState.UNKNOWN):
         if s in states:
             overall = s
             break
     return DescribeAppResponse(
-        app_id=app_id, state=overall, num_restarts=restarts, roles_statuses=roles
+        app_id=app_id,
+        state=overall,
+        num_restarts=restarts,
+        roles_statuses=roles,
+        roles=[_role_of(rs.role, templates[rs.role], len(rs.replicas)) for rs in roles],
     )
 
 
@@ -703,12 +890,10 @@ def _pod_template(
     app_id: str,
     role: Role,
     cfg: Mapping[str, CfgVal],
-    replica_var: str,
+    replica_id: str,
     rank0_host: str,
     labels: dict[str, str],
 ) -> dict[str, Any]:
-    # Kubernetes expands $(VAR) from the pod's own env; a lone pod is replica 0.
-    replica_id = f"$({replica_var})" if replica_var else "0"
     filled = macros.Values(
         img_root="", app_id=app_id, replica_id=replica_id, rank0_env=TORCHX_RANK0_HOST
     ).apply(role)
@@ -736,7 +921,8 @@ def _pod_template(
         "name": to_dns_label(role.name, 63),
         "image": role.image,
         "command": [filled.entrypoint],
-        "args": list(filled.args),
+        # Empty lists are left out, as the server stores them.
+        **({"args": list(filled.args)} if filled.args else {}),
         "env": [{"name": k, "value": v} for k, v in env.items()],
         "volumeMounts": mounts,
     }
@@ -764,6 +950,8 @@ def _pod_template(
         spec["imagePullSecrets"] = [{"name": s} for s in cfg["image_pull_secrets"]]  # type: ignore[union-attr]
     if cfg.get("node_selector"):
         spec["nodeSelector"] = dict(cfg["node_selector"])  # type: ignore[arg-type]
+    if cfg.get("tolerations"):
+        spec["tolerations"] = [parse_toleration(str(t)) for t in cfg["tolerations"]]  # type: ignore[union-attr]
     return {"metadata": {"labels": labels}, "spec": spec}
 
 
@@ -780,7 +968,7 @@ def build_request(app: AppDef, app_id: str, cfg: Mapping[str, CfgVal]) -> Kubern
     }
     for key in base:
         check_label_key("label", key)
-    rank0_host = f"{app_id}-{to_dns_label(app.roles[0].name, 20)}-0.{app_id}"
+    rank0_host = f"{app_id}-{to_dns_label(app.roles[0].name, ROLE_NAME_CHARS)}-0.{app_id}"
     repo = cfg.get("image_repo")
     push: dict[str, str] = {}
     if repo:
@@ -794,9 +982,9 @@ def build_request(app: AppDef, app_id: str, cfg: Mapping[str, CfgVal]) -> Kubern
     if api == "volcano":
         tasks = []
         for role in app.roles:
-            task = to_dns_label(role.name, 20)
+            task = to_dns_label(role.name, ROLE_NAME_CHARS)
             labels = {**base, LABEL_ROLE: to_dns_label(role.name, 63)}
-            template = _pod_template(app, app_id, role, cfg, "VC_TASK_INDEX", rank0_host, labels)
+            template = _pod_template(app, app_id, role, cfg, "$(VC_TASK_INDEX)", rank0_host, labels)
             entry: dict[str, Any] = {
                 "name": task,
                 "replicas": role.num_replicas,
@@ -838,29 +1026,27 @@ def build_request(app: AppDef, app_id: str, cfg: Mapping[str, CfgVal]) -> Kubern
     }
     manifests: list[dict[str, Any]] = [service]
     for role in app.roles:
-        labels = {**base, LABEL_ROLE: to_dns_label(role.name, 63)}
-        template = _pod_template(app, app_id, role, cfg, "JOB_COMPLETION_INDEX", rank0_host, labels)
-        template["spec"]["subdomain"] = app_id
-        if role.max_retries > 0 and RetryPolicy(role.retry_policy) == RetryPolicy.REPLICA:
-            template["spec"]["restartPolicy"] = "OnFailure"
-        manifests.append(
-            {
-                "apiVersion": "batch/v1",
-                "kind": "Job",
-                "metadata": {
-                    "name": f"{app_id}-{to_dns_label(role.name, 20)}",
-                    "namespace": namespace,
-                    "labels": dict(labels),
-                },
-                "spec": {
-                    "completionMode": "Indexed",
-                    "completions": role.num_replicas,
-                    "parallelism": role.num_replicas,
-                    "backoffLimit": role.max_retries,
-                    "template": template,
-                },
-            }
-        )
+        task = to_dns_label(role.name, ROLE_NAME_CHARS)
+        for k in range(role.num_replicas):
+            name = f"{app_id}-{task}-{k}"
+            labels = {**base, LABEL_ROLE: to_dns_label(role.name, 63), LABEL_REPLICA: str(k)}
+            template = _pod_template(app, app_id, role, cfg, str(k), rank0_host, labels)
+            template["spec"]["hostname"] = name
+            template["spec"]["subdomain"] = app_id
+            manifests.append(
+                {
+                    "apiVersion": "batch/v1",
+                    "kind": "Job",
+                    "metadata": {"name": name, "namespace": namespace, "labels": dict(labels)},
+                    "spec": {
+                        "completions": 1,
+                        "parallelism": 1,
+                        # Each failed pod is replaced by a new one, up to max_retries times.
+                        "backoffLimit": role.max_retries,
+                        "template": template,
+                    },
+                }
+            )
     return KubernetesRequest(app_id, namespace, api, manifests, push)
 
 
@@ -875,9 +1061,11 @@ def app_to_resource(
     app: AppDef, cfg: Mapping[str, CfgVal] | None = None, app_id: str | None = None
 ) -> dict[str, Any]:
     """The object that runs ``app``: a Volcano Job (``api=volcano``, the default), or for
-    ``api=batch`` a List of the headless Service and one batch/v1 Job per role."""
+    ``api=batch`` a List of the headless Service and one batch/v1 Job per replica."""
     resolved = dict(cfg or {})
-    req = build_request(app, app_id or make_unique(to_dns_label(app.name, 40)), resolved)
+    req = build_request(
+        app, app_id or make_unique(to_dns_label(app.name, APP_NAME_CHARS)), resolved
+    )
     if len(req.manifests) == 1:
         return req.manifests[0]
     return {"apiVersion": "v1", "kind": "List", "items": req.manifests}
@@ -891,8 +1079,8 @@ def role_to_pod(
     app_id = app_id or name
     app = AppDef(name=name, roles=[role])
     labels = {LABEL_MANAGED: "torchx", LABEL_APP_ID: app_id, LABEL_ROLE: to_dns_label(role.name)}
-    rank0_host = f"{app_id}-{to_dns_label(role.name, 20)}-0.{app_id}"
-    template = _pod_template(app, app_id, role, dict(cfg or {}), "", rank0_host, labels)
+    rank0_host = f"{app_id}-{to_dns_label(role.name, ROLE_NAME_CHARS)}-0.{app_id}"
+    template = _pod_template(app, app_id, role, dict(cfg or {}), "0", rank0_host, labels)
     template["metadata"]["name"] = to_dns_label(name, 63)
     return {"apiVersion": "v1", "kind": "Pod", **template}
 
@@ -907,6 +1095,7 @@ class KubernetesOpts(TypedDict, total=False):
     priority_class: str
     image_pull_secrets: list[str]
     node_selector: dict[str, str]
+    tolerations: list[str]
     labels: dict[str, str]
     shm_size: str
     image_repo: str

@@ -717,7 +717,7 @@ class LocalScheduler(Scheduler[LocalRequest]):
         request, _ = self._read(app_dir)
         roles = request.get("roles", {})
         if role_name not in roles:
-            from torchx.specs._errors import closest
+            from torchx.specs import closest
 
             raise SpecsError("role", role_name, closest(str(role_name), list(roles)))
         count = int(roles[role_name]["num_replicas"])

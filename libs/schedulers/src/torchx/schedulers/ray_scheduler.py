@@ -514,7 +514,7 @@ class RayScheduler(Scheduler[RayJob]):
             )
         counts: dict[str, int] = json.loads((info.metadata or {}).get("torchx_roles", "{}"))
         if role_name not in counts:
-            from torchx.specs._errors import closest
+            from torchx.specs import closest
 
             raise SpecsError("role", role_name, closest(str(role_name), list(counts)))
         if not isinstance(k, int) or not 0 <= k < counts[role_name]:

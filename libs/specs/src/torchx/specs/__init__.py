@@ -24,6 +24,7 @@ from torchx.specs._errors import (
     SpecsError,
     UnknownAppException,
     UnknownSchedulerException,
+    closest,
 )
 from torchx.specs._handle import AppHandle, ParsedAppHandle, make_app_handle, parse_app_handle
 from torchx.specs._macros import macros
@@ -151,6 +152,7 @@ __all__ = [
     "UnknownAppException",
     "UnknownSchedulerException",
     "VolumeMount",
+    "closest",
     "get_component_schema",
     "get_named_resources",
     "get_type_name",

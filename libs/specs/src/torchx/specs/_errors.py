@@ -17,7 +17,10 @@ class SpecsError(ValueError):
 
 
 def closest(name: str, choices: list[str] | tuple[str, ...] | set[str], n: int = 3) -> str:
-    """A 'did you mean' hint, or a list of what exists when nothing is close."""
+    """The end of an error message about an unknown name: "did you mean 'x'?" for near
+    matches, else the known names (the first 12). Public so that every torchx package words
+    these hints alike: ``SpecsError("scheduler", name, closest(name, known))``.
+    """
     import difflib  # only paid for on the error path
 
     ordered = sorted(choices)

@@ -69,6 +69,21 @@ class DocumentStore:
         except FileNotFoundError:
             return []
 
+    def list_folder(self, folder: str) -> list[tuple[str, bool]]:
+        """``(name, is_folder)`` of each entry directly in ``folder`` (none if absent)."""
+        self.fs.invalidate_cache(folder)
+        try:
+            entries = self.fs.ls(folder, detail=True)
+        except (FileNotFoundError, NotADirectoryError):
+            return []
+        prefix = folder.rstrip("/") + "/"
+        out = []
+        for entry in entries:
+            name = str(entry["name"]).rstrip("/")
+            if name.startswith(prefix):
+                out.append((name[len(prefix) :], entry["type"] == "directory"))
+        return out
+
 
 class LocalStore(DocumentStore):
     """Local disk through the os module directly: temporary file, then os.replace."""
@@ -97,6 +112,13 @@ class LocalStore(DocumentStore):
 
     def is_file(self, path: str) -> bool:
         return os.path.isfile(path)
+
+    def list_folder(self, folder: str) -> list[tuple[str, bool]]:
+        try:
+            with os.scandir(folder) as entries:
+                return [(e.name, e.is_dir()) for e in entries]
+        except (FileNotFoundError, NotADirectoryError):
+            return []
 
 
 class WholeObjectStore(DocumentStore):

@@ -1,0 +1,82 @@
+"""``torchx tracker``: tables, JSON and errors over a real fsspec tracker on disk."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from torchx.cli._app import app
+from torchx.tracker.backend.fsspec import create
+
+cli = CliRunner()
+PARENT = "local_cwd://torchx/train-1"
+CHILD = "local_cwd://torchx/eval-2"
+
+
+def invoke(*args: str) -> tuple[int, str, str]:
+    result = cli.invoke(app, list(args))
+    return result.exit_code, result.stdout, result.stderr
+
+
+@pytest.fixture
+def recorded(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    for key in ("TORCHX_TRACKERS", "TORCHX_TRACKER_FSSPEC_CONFIG"):
+        monkeypatch.delenv(key, raising=False)
+    root = tmp_path / "runs"
+    (tmp_path / ".torchxconfig").write_text(
+        f"[torchx:tracker]\nfsspec=fsspec\n\n[tracker:fsspec]\nconfig={root}\n"
+    )
+    tracker = create(str(root))
+    tracker.add_metadata(PARENT, lr=0.1, layers=[8, 4])
+    tracker.add_artifact(PARENT, "model", "/ckpt/model.pt", {"epoch": 3})
+    tracker.add_source(CHILD, PARENT, artifact_name="model")
+    return root
+
+
+def test_tables(recorded: Path) -> None:
+    code, out, _ = invoke("tracker", "list", "jobs")
+    assert code == 0 and out.splitlines() == ["JOB ID", CHILD, PARENT]
+    code, out, _ = invoke("tracker", "list", "metadata", PARENT)
+    assert out.splitlines() == ["KEY     VALUE", "lr      0.1", "layers  [8, 4]"]
+    code, out, _ = invoke("tracker", "list", "artifacts", PARENT)
+    assert out.splitlines()[1].split() == ["model", "/ckpt/model.pt", '{"epoch":', "3}"]
+    code, out, _ = invoke("tracker", "list", "lineage", PARENT)
+    assert out.splitlines()[1].split() == ["descendant", CHILD, "model"]
+    code, out, _ = invoke("tracker", "list", "experiments")
+    assert out.splitlines() == ["EXPERIMENT", "default"]
+
+
+def test_json(recorded: Path) -> None:
+    def as_json(*args: str) -> object:
+        code, out, err = invoke("tracker", "list", *args, "--json")
+        assert code == 0, err
+        return json.loads(out)
+
+    assert as_json("jobs", "--parent-run-id", PARENT) == [{"job_id": CHILD}]
+    assert as_json("metadata", PARENT) == {
+        "run_id": PARENT,
+        "metadata": {"lr": 0.1, "layers": [8, 4]},
+    }
+    assert as_json("artifacts", PARENT, "--artifact", "nope") == []
+    assert as_json("lineage", CHILD, "--sources-only") == {
+        "run_id": CHILD,
+        "lineage": [{"relation": "source", "run_id": PARENT, "artifact": "model"}],
+    }
+    assert as_json("lineage", CHILD, "--descendants-only") == {"run_id": CHILD, "lineage": []}
+
+
+def test_errors_are_one_line(recorded: Path, tmp_path: Path) -> None:
+    code, _, err = invoke("tracker", "list", "jobs", "--tracker", "mlflow")
+    assert (
+        code == 2 and err == "torchx: error: --tracker: got 'mlflow'; configured trackers: fsspec\n"
+    )
+    code, _, err = invoke(
+        "tracker", "list", "lineage", PARENT, "--sources-only", "--descendants-only"
+    )
+    assert code == 2 and "give one of them" in err
+    (tmp_path / ".torchxconfig").unlink()
+    code, _, err = invoke("tracker", "list", "jobs")
+    assert code == 2 and "none configured" in err and "[torchx:tracker]" in err

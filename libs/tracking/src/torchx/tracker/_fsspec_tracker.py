@@ -1,0 +1,315 @@
+"""FsspecTracker: runs kept as small JSON records on any fsspec URL.
+
+Layout under the root (one folder per run, named by the run id in base32 so any id is
+a valid file name on every store)::
+
+    <root>/<RUN>/run.json               {"version": 1, "run_id", "experiment"}
+    <root>/<RUN>/metadata/<STAMP>.json  {"version": 1, "metadata": {...}}
+    <root>/<RUN>/artifacts/<STAMP>.json {"version": 1, "name", "path", "metadata"}
+    <root>/<RUN>/sources/<SOURCE>.json  {"version": 1, "source_run_id", "artifact_name"}
+
+Every record is a new file written atomically by the same code as
+``torchx.runtime.tracking`` (a temporary file renamed into place on local disk, one
+upload on object stores), so replicas writing at once never overwrite each other's
+records: nothing is lost and no reader sees half a record. ``STAMP`` is the write time
+in nanoseconds plus a random part; merging metadata in stamp order lets the latest
+value of a key win. A source's file name is derived from the source and artifact, so
+the replicas of one app recording the same parent make one record.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import time
+from collections.abc import Mapping
+
+from torchx.runtime.tracking._stores import DocumentStore, store_for
+
+from ._base import TrackerArtifact, TrackerBase, TrackerSource
+from ._errors import CorruptRecordError, TrackerConfigError
+from ._records import json_mapping, text
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+FORMAT_VERSION = 1
+RUN_RECORD = "run.json"
+DEFAULT_EXPERIMENT = "default"
+EXPERIMENT_ENV = "TORCHX_TRACKING_EXPERIMENT_NAME"
+_SUFFIX = ".json"
+_ENCODER = json.JSONEncoder(ensure_ascii=False, allow_nan=False)
+
+
+def encode_run_id(run_id: str) -> str:
+    """A file name for ``run_id``: base32 of its UTF-8 text, without padding."""
+    return base64.b32encode(run_id.encode("utf-8")).decode("ascii").rstrip("=")
+
+
+def decode_run_id(name: str) -> str | None:
+    """The run id a folder name encodes, or None for a name this tracker did not make."""
+    try:
+        padded = name + "=" * (-len(name) % 8)
+        return base64.b32decode(padded).decode("utf-8")
+    except (ValueError, UnicodeDecodeError):
+        return None
+
+
+def _stamp() -> str:
+    return f"{time.time_ns():020d}-{os.urandom(6).hex()}"
+
+
+class FsspecTracker(TrackerBase):
+    """A tracker on an fsspec filesystem ``fs`` under folder ``root_dir``.
+
+    ``experiment`` groups the runs this tracker records (default: the variable
+    ``TORCHX_TRACKING_EXPERIMENT_NAME``, else ``"default"``). The folder is created
+    when missing. :func:`create` makes one from a URL (``/tmp/runs``, ``s3://b/runs``).
+    """
+
+    def __init__(self, fs: Any, root_dir: str, experiment: str | None = None) -> None:
+        self.fs = fs
+        self._root = root_dir.rstrip("/") or "/"
+        self._store: DocumentStore = store_for(fs)
+        self.experiment = experiment or os.environ.get(EXPERIMENT_ENV) or DEFAULT_EXPERIMENT
+        self._runs_announced: set[str] = set()
+
+    @property
+    def root_dir(self) -> str:
+        return self._root
+
+    def __repr__(self) -> str:
+        return f"FsspecTracker(root_dir={self._root!r}, experiment={self.experiment!r})"
+
+    # -- writing ------------------------------------------------------------------
+
+    def _run_dir(self, run_id: str) -> str:
+        return f"{self._root}/{encode_run_id(run_id)}"
+
+    def _write(self, path: str, record: dict[str, object]) -> None:
+        data = _ENCODER.encode({"version": FORMAT_VERSION, **record}).encode("utf-8")
+        self._store.write(path, data)
+
+    def _announce(self, run_id: str) -> None:
+        """Write the run's own record once per tracker (the same bytes from every replica)."""
+        if run_id in self._runs_announced:
+            return
+        self._write(
+            f"{self._run_dir(run_id)}/{RUN_RECORD}",
+            {"run_id": run_id, "experiment": self.experiment},
+        )
+        self._runs_announced.add(run_id)
+
+    def _append(self, run_id: str, category: str, record: dict[str, object]) -> None:
+        self._announce(run_id)
+        self._write(f"{self._run_dir(run_id)}/{category}/{_stamp()}{_SUFFIX}", record)
+
+    def add_metadata(self, run_id: str, **kwargs: object) -> None:
+        run_id = str(text("run_id", run_id))
+        metadata = json_mapping("metadata", kwargs)
+        if metadata:
+            self._append(run_id, "metadata", {"metadata": metadata})
+
+    def add_artifact(
+        self,
+        run_id: str,
+        name: str,
+        path: str,
+        metadata: Mapping[str, object] | None = None,
+    ) -> None:
+        run_id = str(text("run_id", run_id))
+        record: dict[str, object] = {
+            "name": text("artifact name", name),
+            "path": text(f"artifact {name!r} path", path),
+            "metadata": None
+            if metadata is None
+            else json_mapping(f"artifact {name!r} metadata", metadata),
+        }
+        self._append(run_id, "artifacts", record)
+
+    def add_source(self, run_id: str, source_id: str, artifact_name: str | None = None) -> None:
+        run_id = str(text("run_id", run_id))
+        source_id = str(text("source_id", source_id))
+        artifact_name = text("artifact_name", artifact_name, optional=True)
+        self._announce(run_id)
+        name = encode_run_id(source_id)
+        if artifact_name is not None:
+            name += "." + encode_run_id(artifact_name)
+        self._write(
+            f"{self._run_dir(run_id)}/sources/{name}{_SUFFIX}",
+            {"source_run_id": source_id, "artifact_name": artifact_name},
+        )
+
+    # -- reading ------------------------------------------------------------------
+
+    def _read(self, path: str) -> dict[str, Any]:
+        data = self._store.read(path)
+        try:
+            record = json.loads(data.decode("utf-8"))
+        except (UnicodeDecodeError, ValueError) as e:
+            raise CorruptRecordError(path, f"not UTF-8 JSON ({e})") from None
+        if not isinstance(record, dict):
+            raise CorruptRecordError(path, "expected a JSON object")
+        if record.get("version") != FORMAT_VERSION:
+            raise CorruptRecordError(
+                path,
+                f"format version {record.get('version')!r}; this torchx reads version"
+                f" {FORMAT_VERSION} (upgrade torchx-tracking to read newer records)",
+            )
+        return record
+
+    def _records(self, run_id: str, category: str) -> list[tuple[str, dict[str, Any]]]:
+        folder = f"{self._run_dir(run_id)}/{category}"
+        names = sorted(
+            name
+            for name, is_folder in self._store.list_folder(folder)
+            if not is_folder and name.endswith(_SUFFIX) and not name.startswith(".")
+        )
+        out = []
+        for name in names:
+            path = f"{folder}/{name}"
+            try:
+                out.append((path, self._read(path)))
+            except FileNotFoundError:
+                continue  # removed since it was listed
+        return out
+
+    def metadata(self, run_id: str) -> dict[str, object]:
+        merged: dict[str, object] = {}
+        for path, record in self._records(run_id, "metadata"):
+            values = record.get("metadata")
+            if not isinstance(values, dict):
+                raise CorruptRecordError(path, "'metadata' is not a JSON object")
+            merged.update(values)
+        return merged
+
+    def artifacts(self, run_id: str) -> dict[str, TrackerArtifact]:
+        found: dict[str, TrackerArtifact] = {}
+        for path, record in self._records(run_id, "artifacts"):
+            name, where, metadata = record.get("name"), record.get("path"), record.get("metadata")
+            if not isinstance(name, str) or not isinstance(where, str):
+                raise CorruptRecordError(path, "an artifact needs str 'name' and 'path'")
+            if metadata is not None and not isinstance(metadata, dict):
+                raise CorruptRecordError(path, "artifact 'metadata' is not a JSON object")
+            found[name] = TrackerArtifact(name, where, metadata)
+        return found
+
+    def sources(self, run_id: str, artifact_name: str | None = None) -> list[TrackerSource]:
+        found = []
+        for path, record in self._records(run_id, "sources"):
+            source, artifact = record.get("source_run_id"), record.get("artifact_name")
+            if not isinstance(source, str) or not (artifact is None or isinstance(artifact, str)):
+                raise CorruptRecordError(path, "a source needs a str 'source_run_id'")
+            if artifact_name is None or artifact == artifact_name:
+                found.append(TrackerSource(source, artifact))
+        return found
+
+    def _run_folders(self) -> list[tuple[str, str]]:
+        """``(run_id, folder)`` of every run folder under the root, sorted by run id."""
+        runs = []
+        for name, is_folder in self._store.list_folder(self._root):
+            run_id = decode_run_id(name) if is_folder else None
+            if run_id is not None and encode_run_id(run_id) == name:
+                runs.append((run_id, f"{self._root}/{name}"))
+        runs.sort()
+        return runs
+
+    def _experiment_of(self, folder: str) -> str | None:
+        try:
+            record = self._read(f"{folder}/{RUN_RECORD}")
+        except FileNotFoundError:
+            return None
+        experiment = record.get("experiment")
+        return experiment if isinstance(experiment, str) else None
+
+    def run_ids(self, **kwargs: str) -> list[str]:
+        """Recorded run ids, sorted. Filters: ``parent_run_id`` (runs with that source),
+        ``experiment`` (runs recorded under that experiment)."""
+        unknown = set(kwargs) - {"parent_run_id", "experiment"}
+        if unknown:
+            raise TrackerConfigError(
+                "run_ids filter",
+                sorted(unknown)[0],
+                "FsspecTracker filters by parent_run_id and experiment",
+            )
+        parent, experiment = kwargs.get("parent_run_id"), kwargs.get("experiment")
+        out = []
+        for run_id, folder in self._run_folders():
+            if experiment is not None and self._experiment_of(folder) != experiment:
+                continue
+            if parent is not None and not any(
+                s.source_run_id == parent for s in self.sources(run_id)
+            ):
+                continue
+            out.append(run_id)
+        return out
+
+    def experiments(self) -> list[str]:
+        names = {self._experiment_of(folder) for _, folder in self._run_folders()}
+        return sorted(name for name in names if name is not None)
+
+
+def _put_nested(config: dict[str, Any], key: str, value: str, origin: str) -> None:
+    head, dot, rest = key.partition(".")
+    if not dot:
+        config[key] = value
+        return
+    if not head or not rest:
+        raise TrackerConfigError(f"{origin}: key", key, "nested keys look like a.b=value")
+    nested = config.setdefault(head, {})
+    if not isinstance(nested, dict):
+        raise TrackerConfigError(f"{origin}: key", key, f"{head!r} is set both plainly and nested")
+    _put_nested(nested, rest, value, origin)
+
+
+def _read_options_file(fs: Any, path: str, origin: str) -> dict[str, Any]:
+    options: dict[str, Any] = {}
+    content = fs.cat_file(path).decode("utf-8")
+    for line in content.splitlines():
+        stripped = line.strip()
+        if not stripped or stripped.startswith("#"):
+            continue
+        key, sep, value = stripped.partition("=")
+        if not sep or not key.strip():
+            raise TrackerConfigError(f"{origin}: line", line, "write key=value")
+        _put_nested(options, key.strip(), value.strip(), origin)
+    return options
+
+
+def create(config: str | None, **storage_options: Any) -> FsspecTracker:
+    """The ``fsspec`` tracker factory: ``config`` is where runs are kept.
+
+    Either a folder URL or path (``/tmp/torchx_runs``, ``s3://bucket/runs``,
+    ``memory://runs``), created if missing; or, as in torchx 0.7, the URL of an options
+    file of ``key=value`` lines with ``protocol`` and ``root_path`` (other keys go to the
+    filesystem; ``experiment_name`` names the experiment). ``storage_options`` go to
+    the filesystem of a URL; fsspec's ``FSSPEC_<PROTOCOL>_<OPTION>`` variables work too.
+    """
+    if not config or not config.strip():
+        raise TrackerConfigError(
+            "fsspec tracker config",
+            config,
+            "set config=URL under [tracker:NAME] in .torchxconfig (a folder such as"
+            " /tmp/torchx_runs or s3://bucket/runs)",
+        )
+    from fsspec.core import url_to_fs  # type: ignore[import-untyped]
+
+    fs, path = url_to_fs(config, **storage_options)
+    experiment = None
+    if fs.isfile(path):
+        options = _read_options_file(fs, path, config)
+        protocol, root = options.pop("protocol", None), options.pop("root_path", None)
+        experiment = options.pop("experiment_name", None)
+        if not protocol or not root:
+            raise TrackerConfigError(
+                f"fsspec tracker options file {config}",
+                sorted(options),
+                "it needs protocol=... and root_path=... lines",
+            )
+        import fsspec  # type: ignore[import-untyped]
+
+        fs, path = fsspec.filesystem(protocol, **options), root
+    fs.makedirs(path, exist_ok=True)
+    return FsspecTracker(fs, path, experiment)

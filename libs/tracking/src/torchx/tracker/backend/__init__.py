@@ -1,0 +1,1 @@
+"""Tracker backends shipped with torchx-tracking (see ``torchx.tracker.backend.fsspec``)."""

@@ -1,0 +1,367 @@
+"""MLflowTracker: torchx runs as MLflow runs (install ``torchx-tracking[mlflow]``).
+
+A torchx run id (the app handle) is the MLflow *run name*; the runs live in one MLflow
+experiment. What torchx records maps onto MLflow as:
+
+- metadata: run tags (MLflow keeps tag values as text; non-str values are stored as
+  JSON text and read back as that text);
+- artifacts: a local file or folder is uploaded to the run's artifacts under the
+  artifact's name; anything else (an ``s3://`` URL) is kept as a reference. Either way
+  a ``torchx.artifact.<name>`` tag holds the record (path and metadata) as JSON;
+- sources: ``torchx.source.<digest>`` tags, one per source and artifact.
+
+mlflow is imported when the first tracker is created, never by ``import torchx.tracker``.
+The MLflow client API is used per run (not mlflow's process-wide "active run"), so one
+process may write to several runs.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from ._base import TrackerArtifact, TrackerBase, TrackerSource
+from ._environ import ENV_TORCHX_JOB_ID
+from ._errors import InvalidRecordError, TrackerConfigError
+from ._records import json_mapping, text
+
+TAG_ARTIFACT_MD_PREFIX = "torchx.artifact.metadata"
+"""Prefix of the tags torchx 0.7 used for artifact metadata (kept for reference)."""
+ARTIFACT_TAG = "torchx.artifact."
+SOURCE_TAG = "torchx.source."
+EXPERIMENT_ENV = "TORCHX_TRACKING_EXPERIMENT_NAME"
+CONFIG_SECTION = "tracker:mlflow"
+_TAG_NAME = re.compile(r"^[\w\-. /]+$")
+
+
+def default_tracking_uri() -> str:
+    import tempfile
+
+    return f"file://{os.path.join(tempfile.gettempdir(), 'torchx', 'mlruns')}"
+
+
+def _import_mlflow() -> Any:
+    try:
+        import mlflow  # type: ignore[import-untyped,import-not-found,unused-ignore]
+    except ImportError:
+        raise TrackerConfigError(
+            "mlflow", None, "the MLflow tracker needs mlflow: pip install 'torchx-tracking[mlflow]'"
+        ) from None
+    return mlflow
+
+
+def _is_file_store(uri: str) -> bool:
+    return uri.startswith("file:") or ("://" not in uri and not uri.startswith("sqlite:"))
+
+
+def _tag_text(value: object) -> str:
+    return value if isinstance(value, str) else json.dumps(value)
+
+
+class MLflowTracker(TrackerBase):
+    """Records torchx runs in MLflow experiment ``experiment_name`` at ``tracking_uri``.
+
+    ``experiment_name`` defaults to ``default-experiment/<user>/<host>`` and is created
+    if missing; ``tracking_uri`` is any MLflow tracking URI (``http://host:5000``,
+    ``sqlite:///mlflow.db``, ``file:///path/mlruns``; default a ``mlruns`` folder in the
+    temporary directory). MLflow refuses its file store unless
+    ``MLFLOW_ALLOW_FILE_STORE`` is set; for a ``file:`` URI given here this tracker
+    sets it (when unset), since the URI is the user's explicit choice.
+    """
+
+    def __init__(
+        self,
+        experiment_name: str | None = None,
+        tracking_uri: str | None = None,
+        artifact_location: str | None = None,
+    ) -> None:
+        self.tracking_uri = tracking_uri or default_tracking_uri()
+        if _is_file_store(self.tracking_uri):
+            os.environ.setdefault("MLFLOW_ALLOW_FILE_STORE", "true")
+        mlflow = _import_mlflow()
+        self._mlflow = mlflow
+        self.client = mlflow.MlflowClient(self.tracking_uri)
+        name = experiment_name or self.default_experiment_name()
+        self.experiment = self._experiment(name, artifact_location)
+        self._run_ids: dict[str, str] = {}
+        run_name = os.environ.get(ENV_TORCHX_JOB_ID)
+        if run_name:
+            self.get_run_id(run_name)
+
+    @staticmethod
+    def default_experiment_name() -> str:
+        import getpass
+        import socket
+
+        return f"default-experiment/{getpass.getuser()}/{socket.getfqdn()}"
+
+    def _experiment(self, name: str, artifact_location: str | None) -> Any:
+        found = self.client.get_experiment_by_name(name)
+        if found is not None:
+            return found
+        try:
+            experiment_id = self.client.create_experiment(name, artifact_location)
+        except self._mlflow.exceptions.MlflowException:
+            # Another replica created it first.
+            found = self.client.get_experiment_by_name(name)
+            if found is None:
+                raise
+            return found
+        return self.client.get_experiment(experiment_id)
+
+    @property
+    def experiment_id(self) -> str:
+        return str(self.experiment.experiment_id)
+
+    @property
+    def experiment_name(self) -> str:
+        return str(self.experiment.name)
+
+    @property
+    def artifact_location(self) -> str:
+        return str(self.experiment.artifact_location)
+
+    def __repr__(self) -> str:
+        return (
+            f"MLflowTracker(experiment_name={self.experiment_name!r},"
+            f" tracking_uri={self.tracking_uri!r})"
+        )
+
+    # -- runs by name ---------------------------------------------------------------
+
+    def _runs_named(self, run_name: str, experiment_id: str | None = None) -> list[Any]:
+        quoted = run_name.replace("\\", "\\\\").replace("'", "\\'")
+        runs = self.client.search_runs(
+            [experiment_id or self.experiment_id],
+            filter_string=f"attributes.run_name = '{quoted}'",
+            max_results=1000,
+        )
+        # Oldest first: every replica settles on the same run.
+        return sorted(runs, key=lambda r: (r.info.start_time, r.info.run_id))
+
+    def get_run_id(self, run_name: str) -> str:
+        """The MLflow run id of torchx run ``run_name``, creating the run if needed.
+
+        Replicas of one app may create the run at the same moment; each then keeps the
+        oldest run of that name and deletes its own empty duplicate.
+        """
+        cached = self._run_ids.get(run_name)
+        if cached is not None:
+            return cached
+        runs = self._runs_named(run_name)
+        if runs:
+            run_id = str(runs[0].info.run_id)
+        else:
+            created = self.client.create_run(self.experiment_id, run_name=run_name)
+            run_id = str(created.info.run_id)
+            oldest = self._runs_named(run_name)
+            if oldest and oldest[0].info.run_id != run_id:
+                self.client.delete_run(run_id)
+                run_id = str(oldest[0].info.run_id)
+        self._run_ids[run_name] = run_id
+        return run_id
+
+    def get_run(self, run_name: str) -> Any:
+        """MLflow's ``Run`` for torchx run ``run_name`` (created if missing)."""
+        return self.client.get_run(self.get_run_id(run_name))
+
+    def _tags(self, run_name: str) -> dict[str, str]:
+        """Tags of every run named ``run_name``, merged (no run: no tags)."""
+        tags: dict[str, str] = {}
+        for run in self._runs_named(run_name):
+            tags.update(run.data.tags)
+        return tags
+
+    def close(self) -> None:
+        """Mark the runs this tracker wrote to as finished."""
+        for run_id in self._run_ids.values():
+            self.client.set_terminated(run_id)
+
+    # -- TrackerBase ----------------------------------------------------------------
+
+    def _set_tags(self, run_name: str, tags: Mapping[str, str]) -> None:
+        from mlflow.entities import RunTag  # type: ignore[import-untyped,import-not-found,unused-ignore]
+
+        run_id = self.get_run_id(run_name)
+        self.client.log_batch(run_id, tags=[RunTag(k, v) for k, v in tags.items()])
+
+    def add_metadata(self, run_id: str, **kwargs: object) -> None:
+        run_name = str(text("run_id", run_id))
+        metadata = json_mapping("metadata", kwargs)
+        for key in metadata:
+            _check_tag_name("metadata key", key)
+        if metadata:
+            self._set_tags(run_name, {k: _tag_text(v) for k, v in metadata.items()})
+
+    def metadata(self, run_id: str) -> dict[str, object]:
+        """The run's tags, less MLflow's own (``mlflow.*``) and torchx's (``torchx.*``)."""
+        return {
+            k: v for k, v in self._tags(run_id).items() if not k.startswith(("mlflow.", "torchx."))
+        }
+
+    def add_artifact(
+        self,
+        run_id: str,
+        name: str,
+        path: str,
+        metadata: Mapping[str, object] | None = None,
+    ) -> None:
+        run_name = str(text("run_id", run_id))
+        _check_tag_name("artifact name", str(text("artifact name", name)))
+        text(f"artifact {name!r} path", path)
+        md = None if metadata is None else json_mapping(f"artifact {name!r} metadata", metadata)
+        mlflow_run_id = self.get_run_id(run_name)
+        stored = path
+        if os.path.isfile(path) or os.path.isdir(path):
+            artifact_uri = self.client.get_run(mlflow_run_id).info.artifact_uri
+            if os.path.isfile(path):
+                self.client.log_artifact(mlflow_run_id, path, artifact_path=name)
+                stored = f"{artifact_uri}/{name}/{os.path.basename(path)}"
+            else:
+                self.client.log_artifacts(mlflow_run_id, path, artifact_path=name)
+                stored = f"{artifact_uri}/{name}"
+        record = {"version": 1, "path": stored, "source_path": path, "metadata": md}
+        self._set_tags(run_name, {ARTIFACT_TAG + name: json.dumps(record)})
+
+    def artifacts(self, run_id: str) -> dict[str, TrackerArtifact]:
+        found: dict[str, TrackerArtifact] = {}
+        for key, value in sorted(self._tags(run_id).items()):
+            if not key.startswith(ARTIFACT_TAG) or key.startswith(TAG_ARTIFACT_MD_PREFIX + "."):
+                continue
+            record = json.loads(value)
+            name = key[len(ARTIFACT_TAG) :]
+            found[name] = TrackerArtifact(name, record["path"], record.get("metadata"))
+        return found
+
+    def add_source(self, run_id: str, source_id: str, artifact_name: str | None = None) -> None:
+        run_name = str(text("run_id", run_id))
+        source = str(text("source_id", source_id))
+        artifact = text("artifact_name", artifact_name, optional=True)
+        digest = hashlib.sha256(json.dumps([source, artifact]).encode()).hexdigest()[:16]
+        record = json.dumps({"source_run_id": source, "artifact_name": artifact})
+        self._set_tags(run_name, {SOURCE_TAG + digest: record})
+
+    def sources(self, run_id: str, artifact_name: str | None = None) -> list[TrackerSource]:
+        return _sources_in(self._tags(run_id), artifact_name)
+
+    def run_ids(self, **kwargs: str) -> list[str]:
+        """Run names in the experiment (or in ``experiment=NAME``), sorted; with
+        ``parent_run_id``, only the runs that name it as a source."""
+        unknown = set(kwargs) - {"parent_run_id", "experiment"}
+        if unknown:
+            raise TrackerConfigError(
+                "run_ids filter",
+                sorted(unknown)[0],
+                "MLflowTracker filters by parent_run_id and experiment",
+            )
+        experiment_id = self.experiment_id
+        if kwargs.get("experiment"):
+            experiment = self.client.get_experiment_by_name(kwargs["experiment"])
+            if experiment is None:
+                return []
+            experiment_id = experiment.experiment_id
+        runs = self.client.search_runs([experiment_id], max_results=50000)
+        parent = kwargs.get("parent_run_id")
+        names = set()
+        for run in runs:
+            if parent is not None and not any(
+                s.source_run_id == parent for s in _sources_in(run.data.tags, None)
+            ):
+                continue
+            names.add(run.info.run_name)
+        return sorted(names)
+
+    def experiments(self) -> list[str]:
+        return sorted(e.name for e in self.client.search_experiments())
+
+    def log_params_flat(self, run_name: str, cfg: Any, key: str = "") -> None:
+        """Log ``cfg`` (a dataclass, mapping or sequence) as MLflow params, nested keys
+        joined with '.', items of sequences of non-scalars as ``_<index>``."""
+        import dataclasses
+
+        if dataclasses.is_dataclass(cfg) and not isinstance(cfg, type):
+            cfg = dataclasses.asdict(cfg)
+        run_id = self.get_run_id(run_name)
+        prefix = f"{key}." if key else ""
+        scalar = (str, int, float, bool)
+        if not cfg or isinstance(cfg, scalar):
+            self.client.log_param(run_id, key, cfg)
+        elif isinstance(cfg, Mapping):
+            for k, v in cfg.items():
+                if isinstance(v, scalar):
+                    self.client.log_param(run_id, f"{prefix}{k}", v)
+                else:
+                    self.log_params_flat(run_name, v, f"{prefix}{k}")
+        elif isinstance(cfg, Iterable):
+            items = list(cfg)
+            if isinstance(items[0], scalar):
+                self.client.log_param(run_id, key, items)
+            else:
+                for i, item in enumerate(items):
+                    self.log_params_flat(run_name, item, f"{prefix}_{i}")
+
+
+def _sources_in(tags: Mapping[str, str], artifact_name: str | None) -> list[TrackerSource]:
+    found = []
+    for key, value in sorted(tags.items()):
+        if key.startswith(SOURCE_TAG):
+            record = json.loads(value)
+            if artifact_name is None or record["artifact_name"] == artifact_name:
+                found.append(TrackerSource(record["source_run_id"], record["artifact_name"]))
+    return found
+
+
+def _check_tag_name(field: str, name: str) -> None:
+    if not _TAG_NAME.match(name) or ".." in name or name.startswith("/"):
+        raise InvalidRecordError(
+            field, name, "MLflow names take letters, digits, '_', '-', '.', ' ' and '/'"
+        )
+
+
+def _read_section(config: str) -> dict[str, str]:
+    """``[tracker:mlflow]`` of the INI file ``config``, or of ``config/.torchxconfig``."""
+    import configparser
+
+    path = os.path.join(config, ".torchxconfig") if os.path.isdir(config) else config
+    parser = configparser.ConfigParser(interpolation=None)
+    try:
+        with open(path) as f:
+            parser.read_file(f, source=path)
+    except (OSError, configparser.Error) as e:
+        raise TrackerConfigError(
+            "mlflow tracker config", config, f"cannot read it as a .torchxconfig file ({e})"
+        ) from None
+    return dict(parser[CONFIG_SECTION]) if parser.has_section(CONFIG_SECTION) else {}
+
+
+def create_tracker(config: str | None) -> MLflowTracker:
+    """The ``mlflow`` tracker factory.
+
+    ``config`` is a tracking URI (``http://127.0.0.1:5000``, ``sqlite:///m.db``,
+    ``file:///tmp/mlruns``), or, as in torchx 0.7, a folder holding a ``.torchxconfig``
+    (or that file itself) whose ``[tracker:mlflow]`` section gives ``experiment_name``,
+    ``tracking_uri`` and ``artifact_location``. ``TORCHX_TRACKING_EXPERIMENT_NAME``, when
+    set, names the experiment.
+    """
+    options: dict[str, str] = {}
+    if config and (os.path.isdir(config) or os.path.isfile(config)):
+        options = _read_section(config)
+        options.pop("config", None)
+    elif config:
+        options = {"tracking_uri": config}
+    known = {"experiment_name", "tracking_uri", "artifact_location"}
+    for key in options:
+        if key not in known:
+            raise TrackerConfigError(
+                f"[{CONFIG_SECTION}] {key}", options[key], f"known keys: {', '.join(sorted(known))}"
+            )
+    experiment = os.environ.get(EXPERIMENT_ENV) or options.pop("experiment_name", None)
+    options.pop("experiment_name", None)
+    return MLflowTracker(experiment_name=experiment, **options)
+
+
+__all__ = ["MLflowTracker", "create_tracker", "default_tracking_uri"]

@@ -1,0 +1,140 @@
+"""FsspecTracker on real filesystems: local disk, fsspec memory and S3 (moto server)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import pytest
+
+from torchx.tracker import (
+    CorruptRecordError,
+    InvalidRecordError,
+    Lineage,
+    TrackerArtifact,
+    TrackerConfigError,
+    TrackerDescendant,
+    TrackerSource,
+)
+from torchx.tracker.backend.fsspec import FsspecTracker, create
+
+if TYPE_CHECKING:
+    from conftest import Backend
+
+RUN = "local_cwd://torchx/train-x1"
+CHILD = "slurm://torchx/42"
+
+
+@pytest.fixture
+def tracker(backend: Backend) -> FsspecTracker:
+    return create(backend.base, **backend.storage_options)
+
+
+def test_metadata_merges_records_latest_value_wins(tracker: FsspecTracker) -> None:
+    tracker.add_metadata(RUN, lr=0.1, layers=[64, 32], opt={"name": "sgd", "nesterov": True})
+    tracker.add_metadata(RUN, lr=0.01, note=None)
+    assert tracker.metadata(RUN) == {
+        "lr": 0.01,
+        "layers": [64, 32],
+        "opt": {"name": "sgd", "nesterov": True},
+        "note": None,
+    }
+    assert tracker.metadata("never-recorded") == {}
+
+
+def test_artifacts_by_name(tracker: FsspecTracker) -> None:
+    tracker.add_artifact(RUN, "model", "s3://bucket/model-1.pt", {"epoch": 1})
+    tracker.add_artifact(RUN, "model", "s3://bucket/model-2.pt", {"epoch": 2})
+    tracker.add_artifact(RUN, "logs", "/tmp/logs")
+    assert tracker.artifacts(RUN) == {
+        "model": TrackerArtifact("model", "s3://bucket/model-2.pt", {"epoch": 2}),
+        "logs": TrackerArtifact("logs", "/tmp/logs", None),
+    }
+
+
+def test_sources_lineage_and_run_ids(tracker: FsspecTracker) -> None:
+    tracker.add_metadata(RUN, lr=0.1)
+    tracker.add_source(CHILD, RUN)
+    tracker.add_source(CHILD, RUN)  # a second replica recording the same parent: one record
+    tracker.add_source(CHILD, "dataset://imagenet", artifact_name="train")
+    assert sorted(tracker.sources(CHILD), key=lambda s: s.source_run_id) == [
+        TrackerSource("dataset://imagenet", "train"),
+        TrackerSource(RUN, None),
+    ]
+    assert tracker.sources(CHILD, artifact_name="train") == [
+        TrackerSource("dataset://imagenet", "train")
+    ]
+    assert tracker.run_ids() == [RUN, CHILD]
+    assert tracker.run_ids(parent_run_id=RUN) == [CHILD]
+    assert tracker.run_ids(parent_run_id=CHILD) == []
+    assert tracker.lineage(RUN) == Lineage(RUN, [], [TrackerDescendant(CHILD, None)])
+    lineage = tracker.lineage(CHILD)
+    assert lineage.descendants == [] and len(lineage.sources) == 2
+
+
+def test_experiments_group_runs(backend: Backend, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("TORCHX_TRACKING_EXPERIMENT_NAME", "resnet")
+    create(backend.base, **backend.storage_options).add_metadata(RUN, lr=0.1)
+    monkeypatch.delenv("TORCHX_TRACKING_EXPERIMENT_NAME")
+    other = create(backend.base, **backend.storage_options)
+    other.add_metadata(CHILD, lr=0.2)
+    assert other.experiments() == ["default", "resnet"]
+    assert other.run_ids(experiment="resnet") == [RUN]
+    assert other.run_ids(experiment="default") == [CHILD]
+
+
+def test_bad_records_name_the_field_and_write_nothing(tmp_path: Path) -> None:
+    tracker = create(str(tmp_path / "runs"))
+    with pytest.raises(InvalidRecordError, match=r"metadata\['when'\].*datetime.*nothing was"):
+        import datetime
+
+        tracker.add_metadata(RUN, lr=0.1, when=datetime.date(2024, 1, 1))
+    with pytest.raises(InvalidRecordError, match=r"metadata\['loss'\].*NaN"):
+        tracker.add_metadata(RUN, loss=float("nan"))
+    with pytest.raises(InvalidRecordError, match="artifact name"):
+        tracker.add_artifact(RUN, "", "/tmp/x")
+    with pytest.raises(InvalidRecordError, match="run_id"):
+        tracker.add_metadata("", lr=1)
+    with pytest.raises(TrackerConfigError, match=r"run_ids filter.*'user'"):
+        tracker.run_ids(user="me")
+    assert tracker.run_ids() == []
+    assert list((tmp_path / "runs").iterdir()) == []
+
+
+def test_a_damaged_record_is_reported_with_its_path(tmp_path: Path) -> None:
+    tracker = create(str(tmp_path))
+    tracker.add_metadata(RUN, lr=0.1)
+    [record] = (tmp_path).glob("*/metadata/*.json")
+    record.write_text("{not json")
+    with pytest.raises(CorruptRecordError, match=str(record)):
+        tracker.metadata(RUN)
+    record.write_text(json.dumps({"version": 99, "metadata": {}}))
+    with pytest.raises(CorruptRecordError, match="version 99"):
+        tracker.metadata(RUN)
+
+
+def test_foreign_files_under_the_root_are_not_runs(tmp_path: Path) -> None:
+    tracker = create(str(tmp_path))
+    tracker.add_metadata(RUN, lr=0.1)
+    (tmp_path / "notes.txt").write_text("hello")
+    (tmp_path / "not-base32!").mkdir()
+    assert tracker.run_ids() == [RUN]
+
+
+def test_config_is_a_url_or_a_torchx_07_options_file(tmp_path: Path) -> None:
+    options = tmp_path / "fsspec_backend.conf"
+    options.write_text(
+        f"# as in torchx 0.7\nprotocol=file\nroot_path={tmp_path / 'kept'}\nexperiment_name=e1\n"
+    )
+    from_file = create(f"file://{options}")
+    from_file.add_metadata(RUN, lr=0.1)
+    assert from_file.root_dir == str(tmp_path / "kept")
+    assert create(str(tmp_path / "kept")).metadata(RUN) == {"lr": 0.1}
+    assert create(str(tmp_path / "kept")).experiments() == ["e1"]
+
+    options.write_text("protocol=file\n")
+    with pytest.raises(TrackerConfigError, match="root_path"):
+        create(str(options))
+    with pytest.raises(TrackerConfigError, match=r"\[tracker:NAME\]"):
+        create(None)
