@@ -76,7 +76,7 @@ def load(scheduler: str, f: TextIO, cfg: dict[str, CfgVal]) -> None:
         if key in cfg or value.strip() == _UNSET:
             continue
         if key not in opts:
-            from torchx.specs._errors import closest
+            from torchx.specs import closest
 
             known = [name for name, _ in opts]
             raise ConfigError(
