@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import sys
 from typing import Any
 
 import pytest
@@ -224,6 +225,17 @@ def test_dryrun_prints_yaml_of_the_exact_manifests() -> None:
     assert docs == info.request.manifests
     assert info.request.app_id.startswith("my-app-")
     assert docs[0]["metadata"]["name"] == info.request.app_id
+
+
+def test_dryrun_without_pyyaml_prints_the_manifests_as_json(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # `pip install torchx` has no PyYAML: a dryrun (which needs no cluster) must still print.
+    monkeypatch.setitem(sys.modules, "yaml", None)
+    info = get_scheduler("kubernetes").submit_dryrun(_app(), CFG)
+    text = str(info)
+    docs = [json.loads(part) for part in text.split("\n---\n")]
+    assert docs == info.request.manifests
 
 
 @pytest.mark.parametrize(

@@ -22,6 +22,7 @@ Either way replica 0 of the first role is ``<app_id>-<role0>-0.<app_id>``, expor
 from __future__ import annotations
 
 import dataclasses
+import json
 import os
 import re
 from collections.abc import Iterable, Iterator, Mapping
@@ -142,9 +143,13 @@ class KubernetesRequest:
 
 
 def _format(req: KubernetesRequest) -> str:
-    import yaml
-
     pushes = "".join(f"# push: {src} -> {dst}\n" for src, dst in sorted(req.push.items()))
+    try:
+        import yaml
+    except ImportError:
+        # A dryrun needs no cluster, so it should not need the kubernetes extra (which brings
+        # PyYAML) either: JSON is valid YAML and kubectl reads it the same way.
+        return pushes + "\n---\n".join(json.dumps(m, indent=2) for m in req.manifests) + "\n"
     return pushes + yaml.safe_dump_all(req.manifests, sort_keys=False)
 
 
