@@ -22,7 +22,8 @@ fi
 
 UV_PROJECT_ENVIRONMENT=.venv-py310 uv sync --locked --quiet --python "$python" \
     --package torchx --no-default-groups --group test
-.venv-py310/bin/python -m pytest -q \
+# As in an activated environment: apps the tests launch find this Python and its torchx.
+PATH="$PWD/.venv-py310/bin:$PATH" .venv-py310/bin/python -m pytest -q \
     libs/specs libs/components libs/runner libs/tracking apps/cli \
     libs/schedulers/tests/test_contract.py \
     libs/schedulers/tests/test_upstream_names.py \

@@ -41,7 +41,8 @@ def test_run_flags(isolated: Path) -> None:
 
 def test_dash_h_and_name_in_dist_ddp_args() -> None:
     code, out, err = invoke(
-        "run", "--dryrun", "--json", "dist.ddp", "-h", "gpu.small", "-j", "2",
+        # slurm's dryrun: the request is made without looking for torchrun on this PATH
+        "run", "--dryrun", "--json", "-s", "slurm", "dist.ddp", "-h", "gpu.small", "-j", "2",
         "--name", "exp/run", "--tee", "2", "--script", "t.py",
     )  # fmt: skip
     assert code == 0, err
