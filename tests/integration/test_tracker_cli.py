@@ -34,6 +34,12 @@ APP = textwrap.dedent(
 
 
 def torchx(cwd: Path, *args: str, env: dict[str, str] | None = None) -> str:
+    return invoke(cwd, *args, env=env).stdout
+
+
+def invoke(
+    cwd: Path, *args: str, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
     if not TORCHX.exists():
         pytest.skip(f"the torchx command is not installed next to {sys.executable}")
     base = {k: v for k, v in os.environ.items() if not k.startswith("TORCHX_")}
@@ -46,7 +52,7 @@ def torchx(cwd: Path, *args: str, env: dict[str, str] | None = None) -> str:
         timeout=240,
     )
     assert done.returncode == 0, f"torchx {' '.join(args)}:\n{done.stdout}\n{done.stderr}"
-    return done.stdout
+    return done
 
 
 def tracker_json(cwd: Path, *args: str) -> Any:
@@ -65,10 +71,13 @@ def fsspec_config(root: Path) -> str:
     return f"[torchx:tracker]\nfsspec=fsspec\n\n[tracker:fsspec]\nconfig={root}\n"
 
 
-def launched_handle(stdout: str) -> str:
-    found = re.findall(r"recorded (\S+)", stdout)
-    assert found, stdout
-    return str(found[0])
+def launched_handle(done: subprocess.CompletedProcess[str]) -> str:
+    """The handle a waiting ``torchx run`` prints on stdout; the app's log (on stderr) says
+    it recorded its run under that same job id."""
+    handle = done.stdout.strip()
+    found = re.findall(r"recorded (\S+)", done.stderr)
+    assert found == [handle, handle], f"{done.stdout}\n{done.stderr}"
+    return handle
 
 
 def check_flow(work: Path, handle: str, replicas: int) -> None:
@@ -93,11 +102,11 @@ def check_lineage(work: Path, parent: str, child: str) -> None:
 
 
 def run_local(work: Path, *extra: str) -> str:
-    out = torchx(
+    done = invoke(
         work, "run", *extra, "-s", "local_cwd", "utils.python", "--num_replicas", "2",
         "--script", "app.py",
     )  # fmt: skip
-    return launched_handle(out)
+    return launched_handle(done)
 
 
 def test_local_run_records_and_cli_reads_back(tmp_path: Path) -> None:
@@ -124,13 +133,13 @@ def test_mlflow_same_flow(store: str, tmp_path: Path, request: pytest.FixtureReq
     )
     work = project(tmp_path, config)
     env = {"TORCHX_TRACKING_EXPERIMENT_NAME": f"cli-{tmp_path.name}"}
-    out = torchx(
+    done = invoke(
         work, "run", "-s", "local_cwd", "utils.python", "--num_replicas", "2",
         "--env", f"TORCHX_TRACKING_EXPERIMENT_NAME={env['TORCHX_TRACKING_EXPERIMENT_NAME']}",
         "--script", "app.py",
         env=env,
     )  # fmt: skip
-    handle = launched_handle(out)
+    handle = launched_handle(done)
 
     def tj(*args: str) -> Any:
         return json.loads(torchx(work, "tracker", "list", *args, "--json", env=env))

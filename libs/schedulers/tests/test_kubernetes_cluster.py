@@ -358,11 +358,12 @@ def test_batch_app_lifecycle_status_list_and_cancel(
     proc = _torchx("status", handle)
     assert proc.returncode == 0, proc.stderr
     lines = [ln.strip() for ln in proc.stdout.splitlines()]
-    assert "State: FAILED" in lines and "Restarts: 1" in lines
-    assert f"trainer/0: FAILED exit_code=137 host={name}-trainer-0" in lines
-    assert "OOMKilled" in lines
-    assert f"trainer/1: SUCCEEDED exit_code=0 host={name}-trainer-1" in lines
-    assert f"ps/0: SUCCEEDED exit_code=0 host={name}-ps-0" in lines
+    assert "State: FAILED" in lines and "Num Restarts: 1" in lines
+    # pytorch/torchx's status layout: a line per replica, its error message below it
+    assert f"*trainer[0]:FAILED (exitcode: 137) host={name}-trainer-0" in lines
+    assert any("OOMKilled" in ln for ln in lines), lines
+    assert f"trainer[1]:SUCCEEDED (exitcode: 0) host={name}-trainer-1" in lines
+    assert f"*ps[0]:SUCCEEDED (exitcode: 0) host={name}-ps-0" in lines
 
     # The log needs a kubelet: without one the error is one clean line.
     proc = _torchx("log", f"{handle}/trainer/1")

@@ -351,6 +351,20 @@ def test_volcano_replica_states_come_from_the_pods() -> None:
     assert d.state == AppState.RUNNING  # the app's state stays the job's phase
 
 
+def test_a_retry_made_in_the_same_second_as_its_failed_pod_speaks_for_the_replica() -> None:
+    (vjob,) = build_request(_app(num_replicas=1), "a-1", CFG).manifests
+    vjob["status"] = {"state": {"phase": "Running"}}
+    index = {"annotations": {"volcano.sh/task-index": "0"}}
+    failed = _pod("a-1-trainer-0-x", "trainer", "Failed", "2024-05-01T10:00:00Z", **index)
+    retry = _pod("a-1-trainer-0-y", "trainer", "Running", "2024-05-01T10:00:00Z", **index)
+    failed["status"]["containerStatuses"] = _terminated(3)
+    # the API lists pods by name, which says nothing of their age: both orders
+    for pods in ([failed, retry], [retry, failed]):
+        d = _describe_volcano("ml:a-1", vjob, [dict(p) for p in pods])
+        (replica,) = d.roles_statuses[0].replicas
+        assert (replica.state, replica.exit_code) == (AppState.RUNNING, None)
+
+
 def test_batch_replica_states_come_from_the_jobs_and_their_pods() -> None:
     _, j0, j1, j2 = build_request(_app(num_replicas=3), "a-1", {**CFG, "api": "batch"}).manifests
     j0["status"] = {"active": 1, "failed": 1}

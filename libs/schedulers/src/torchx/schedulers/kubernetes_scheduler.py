@@ -731,6 +731,18 @@ def _pod_index(pod: Mapping[str, Any]) -> int | None:
     return int(tail) if tail.isdigit() else None
 
 
+def _attempt_order(pod: Mapping[str, Any]) -> tuple[str, bool]:
+    """Sorts a replica's pods oldest attempt first.
+
+    creationTimestamp has whole seconds only, so a retry made within the second of its
+    failed predecessor ties with it; a Job runs one pod at a time, so of two such pods the
+    one that has not ended is the newer.
+    """
+    created = str((pod.get("metadata") or {}).get("creationTimestamp") or "")
+    phase = (pod.get("status") or {}).get("phase")
+    return created, phase not in ("Succeeded", "Failed")
+
+
 def _apply_pods(roles: list[RoleStatus], pods: Iterable[Mapping[str, Any]]) -> None:
     """Per-replica state, hostname and exit code from each replica's newest pod."""
     newest: dict[tuple[str, int], Mapping[str, Any]] = {}
@@ -742,9 +754,7 @@ def _apply_pods(roles: list[RoleStatus], pods: Iterable[Mapping[str, Any]]) -> N
             continue
         seen = newest.get((role, index))
         # A retried replica leaves its failed pods behind: the latest one speaks for it.
-        if seen is None or str(meta.get("creationTimestamp") or "") >= str(
-            seen["metadata"].get("creationTimestamp") or ""
-        ):
+        if seen is None or _attempt_order(pod) >= _attempt_order(seen):
             newest[(role, index)] = pod
     for rs in roles:
         for replica in rs.replicas:
