@@ -190,8 +190,10 @@ def test_control_plane_stays_on_loopback(kube_cluster: Any) -> None:
     assert {c.type: c.status for c in node.status.conditions} == {"Ready": "True"}
     assert not node.spec.taints
     for name, pid in kube_cluster.pids.items():
-        endpoints = _tcp_endpoints(_sockets(pid))
-        assert endpoints, name
+        # a controller may be between connections to the API server just after start-up
+        endpoints = wait_until(
+            f"{name}'s connections", lambda p=pid: _tcp_endpoints(_sockets(p)), 30
+        )
         for local, remote in endpoints:
             assert local in _LOOPBACK, (name, local)
             assert remote in _LOOPBACK | _UNCONNECTED, (name, remote)
@@ -340,6 +342,9 @@ def test_batch_app_lifecycle_status_list_and_cancel(
         ]
 
     (retry,) = wait_until("the retry of trainer-0", retried, 90)
+    # Pod times have whole seconds: a kubelet starts the retry at least a second after the
+    # first attempt, which is what lets describe tell the two attempts apart.
+    time.sleep(1.1)
     kube_cluster.run_pod(kube_namespace, retry.metadata.name)
     assert _replicas(sched, app_id) == {
         ("trainer", 0): (AppState.RUNNING, None),

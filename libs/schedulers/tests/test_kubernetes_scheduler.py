@@ -363,6 +363,17 @@ def test_a_retry_made_in_the_same_second_as_its_failed_pod_speaks_for_the_replic
         d = _describe_volcano("ml:a-1", vjob, [dict(p) for p in pods])
         (replica,) = d.roles_statuses[0].replicas
         assert (replica.state, replica.exit_code) == (AppState.RUNNING, None)
+    # once both have ended, the attempt that started later speaks for the replica
+    failed["status"]["startTime"] = "2024-05-01T10:00:00Z"
+    retry["status"] = {
+        "phase": "Failed",
+        "startTime": "2024-05-01T10:00:01Z",
+        "containerStatuses": _terminated(137),
+    }
+    for pods in ([failed, retry], [retry, failed]):
+        d = _describe_volcano("ml:a-1", vjob, [dict(p) for p in pods])
+        (replica,) = d.roles_statuses[0].replicas
+        assert replica.exit_code == 137
 
 
 def test_batch_replica_states_come_from_the_jobs_and_their_pods() -> None:

@@ -731,16 +731,18 @@ def _pod_index(pod: Mapping[str, Any]) -> int | None:
     return int(tail) if tail.isdigit() else None
 
 
-def _attempt_order(pod: Mapping[str, Any]) -> tuple[str, bool]:
+def _attempt_order(pod: Mapping[str, Any]) -> tuple[str, bool, str]:
     """Sorts a replica's pods oldest attempt first.
 
     creationTimestamp has whole seconds only, so a retry made within the second of its
-    failed predecessor ties with it; a Job runs one pod at a time, so of two such pods the
-    one that has not ended is the newer.
+    failed predecessor ties with it. A Job runs one pod at a time: of two such pods the one
+    that has not ended is the newer, and of two ended ones the one that started later.
+    Attempts that began and ended within one second cannot be told apart by any client.
     """
     created = str((pod.get("metadata") or {}).get("creationTimestamp") or "")
-    phase = (pod.get("status") or {}).get("phase")
-    return created, phase not in ("Succeeded", "Failed")
+    status = pod.get("status") or {}
+    ended = status.get("phase") in ("Succeeded", "Failed")
+    return created, not ended, str(status.get("startTime") or "")
 
 
 def _apply_pods(roles: list[RoleStatus], pods: Iterable[Mapping[str, Any]]) -> None:
