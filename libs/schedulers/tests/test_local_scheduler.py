@@ -161,9 +161,11 @@ def test_retry_policies(
     marks = tmp_path / "marks"
     marks.mkdir()
     env = {"MARKS": str(marks), "FAIL_ONCE": "a-1"}
-    # b finishes only after a has been restarted, so an APPLICATION restart finds it running
+    # b finishes only once a-1 has started a second time, so an APPLICATION restart always
+    # finds it running (a fixed sleep after a-1's failure lost that race on a busy machine)
     wait_b = (
-        'echo start >> "$MARKS/b-0"; while [ ! -e "$MARKS/failed" ]; do sleep 0.01; done; sleep 0.2'
+        'echo start >> "$MARKS/b-0"; '
+        'until [ "$(wc -l < "$MARKS/a-1" 2>/dev/null || echo 0)" -ge 2 ]; do sleep 0.01; done'
     )
     app = AppDef(
         "retry",
