@@ -26,9 +26,9 @@ class Net(nnx.Module):
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         return self.fc(x)  # type: ignore[no-any-return]
 
-    def _apply(self, fn: Any, recurse: bool = True) -> Any:
+    def to(self, *args: Any, **kwargs: Any) -> Any:
         self.moves += 1
-        return super()._apply(fn, recurse)
+        return super().to(*args, **kwargs)
 
 
 @pytest.mark.parametrize("form", [0, "cuda:0", "gpu:0", "cuda", GPU0], ids=repr)
@@ -68,6 +68,17 @@ def test_module_moves_to_the_gpu_once() -> None:
     model.cpu()
     with tx.device_scope(-1):
         assert model(torch.zeros(2, 8)).device == torch.device("cpu")
+
+
+def test_a_move_by_a_plain_parent_is_noticed_on_the_gpu() -> None:
+    model = Net()
+    parent = nn.Sequential(model)  # torch moves the child without calling its .to()
+    with tx.device_scope(-1):
+        model(torch.zeros(2, 8))  # placed on the CPU
+    parent.cuda()
+    with tx.device_scope(-1):
+        assert model(torch.zeros(2, 8)).device == torch.device("cpu")  # moved back
+    assert model.fc.weight.device == torch.device("cpu")
 
 
 @pytest.mark.parametrize("form", ["cuda:all", [0]], ids=repr)

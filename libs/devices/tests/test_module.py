@@ -30,15 +30,15 @@ class TwoLayers(nnx.Module):
 
 
 class CountsMoves(TwoLayers):
-    """Counts how often torch walks the module to move or cast its tensors."""
+    """Counts how often the module is moved with ``.to()``, which is how a scope moves it."""
 
     def __init__(self) -> None:
         super().__init__()
         self.moves = 0
 
-    def _apply(self, fn: Any, recurse: bool = True) -> Any:
+    def to(self, *args: Any, **kwargs: Any) -> Any:
         self.moves += 1
-        return super()._apply(fn, recurse)
+        return super().to(*args, **kwargs)
 
 
 class WithNorm(nnx.Module):
@@ -126,6 +126,40 @@ def test_moving_by_hand_is_noticed() -> None:
     with tx.device_scope(META), pytest.raises(RuntimeError, match="holds real"):
         model(torch.zeros(1, 10))
     assert _devices(model) == {CPU}
+
+
+def test_a_parent_that_is_a_torchx_module_moves_its_children_knowingly() -> None:
+    class Outer(nnx.Module):
+        def __init__(self) -> None:
+            self.inner = CountsMoves()
+
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            return self.inner(x)  # type: ignore[no-any-return]
+
+    with tx.device_scope(META):
+        model = Outer()
+        model(torch.zeros(1, 10))
+    model.to_empty(device=CPU)  # the inner module's cached placement goes too
+    with (
+        tx.device_scope(META),
+        pytest.raises(RuntimeError, match=r"CountsMoves was called.*holds real"),
+    ):
+        model.inner(torch.zeros(1, 10))
+
+
+def test_leaving_meta_through_a_plain_parent_loses_nothing() -> None:
+    with tx.device_scope(META):
+        model = CountsMoves()
+        model(torch.zeros(1, 10))
+    nn.Sequential(model).to_empty(device=CPU)  # new parameters, made without model.to()
+    with torch.no_grad():
+        for p in model.parameters():
+            p.fill_(0.5)  # to_empty leaves whatever was in memory, NaN included
+    weights = {n: t.clone() for n, t in model.state_dict().items()}
+    with tx.device_scope(META), pytest.raises(RuntimeError, match="device"):
+        model(torch.zeros(1, 10))  # torch names the mismatch; the scope moved nothing
+    assert model.moves == 0
+    assert all(torch.equal(weights[n], t) for n, t in model.state_dict().items())
 
 
 def test_a_layer_added_after_placement_is_looked_at_again() -> None:

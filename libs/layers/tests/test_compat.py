@@ -52,7 +52,7 @@ def test_torch_export(make: type) -> None:
 @pytest.mark.slow
 def test_torch_compile_without_graph_breaks() -> None:
     # aot_eager traces the whole forward through dynamo and autograd without a C++ toolchain
-    torch._dynamo.reset()
+    torch.compiler.reset()
     model = _residual()
     compiled = torch.compile(model, backend="aot_eager", fullgraph=True)
     x = torch.randn(2, 2, 6, 6)
@@ -65,7 +65,7 @@ def test_torch_compile_without_graph_breaks() -> None:
     reason="the inductor backend compiles C++ on CPU and no C++ compiler is installed",
 )
 def test_torch_compile_with_the_default_inductor_backend() -> None:
-    torch._dynamo.reset()
+    torch.compiler.reset()
     model = _residual()
     compiled = torch.compile(model, fullgraph=True)
     x = torch.randn(2, 2, 6, 6)

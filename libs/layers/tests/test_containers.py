@@ -89,3 +89,24 @@ def test_layer_built_from_a_cuda_tensor_lives_on_cuda() -> None:
     y = model(torch.randn(2, 3, 8, 8, device="cuda"))
     assert y.device.type == "cuda"
     assert all(p.device.type == "cuda" for p in model.parameters())
+
+
+def test_a_module_listed_twice_runs_twice_as_in_nn_sequential() -> None:
+    torch.manual_seed(0)
+    act = nn.Tanh()
+    model = L.Sequential(L.Linear(4), act, L.Linear(4), act)
+    x = torch.randn(2, 3)
+    model(x)
+    first, second = model[0].native_module(), model[2].native_module()
+    assert torch.equal(model(x), torch.tanh(second(torch.tanh(first(x)))))
+    assert len(model.native_module()) == 4
+
+
+def test_a_module_replaced_after_the_build_is_the_one_called() -> None:
+    model = L.Sequential(L.Linear(4), nn.ReLU())
+    x = -torch.ones(2, 3)
+    model(x)
+    setattr(model, "1", nn.Identity())  # as one would swap a module of an nn.Sequential
+    assert torch.equal(model(x), model[0].native_module()(x))
+    model.add_module("1", nn.Sigmoid())
+    assert torch.equal(model(x), torch.sigmoid(model[0].native_module()(x)))

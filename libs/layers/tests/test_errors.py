@@ -139,7 +139,8 @@ class _RealTensors:
         self.made: list[str] = []
 
     def _record(self, module: Any, name: str, tensor: Any) -> None:
-        if tensor is not None and not tensor.is_meta:
+        # an empty tensor holds no data: unbuilt layers register one to follow .to()/.half()
+        if tensor is not None and not tensor.is_meta and tensor.numel() > 0:
             self.made.append(f"{type(module).__name__}.{name}")
 
     def __enter__(self) -> _RealTensors:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import copy
+
 import pytest
 import torch
 from torch import nn
@@ -130,12 +132,49 @@ def test_device_conversion_before_the_build_holds() -> None:
     model = _cnn().to("meta")
     model.build((None, 3, 8, 8))
     assert {p.device.type for p in model.parameters()} == {"meta"}
-    back = _cnn().to("meta").cpu()
+    back = _cnn().to("meta").to_empty(device="cpu")
     back.build((None, 3, 8, 8))
     assert {p.device.type for p in back.parameters()} == {"cpu"}
-    both = _cnn().to("meta", torch.float64).to("cpu")
+    both = _cnn().to("meta", torch.float64).to_empty(device="cpu")
     both.build((None, 3, 8, 8))
     assert {(p.device.type, p.dtype) for p in both.parameters()} == {("cpu", torch.float64)}
+
+
+def test_leaving_meta_before_the_build_is_refused_as_torch_refuses_it() -> None:
+    # a model on meta has no values to copy: torch says so, built or not
+    with pytest.raises(NotImplementedError, match="meta"):
+        nn.Linear(2, 2, device="meta").cpu()
+    with pytest.raises(NotImplementedError, match="meta"):
+        _cnn().to("meta").cpu()
+
+
+def test_an_unbuilt_model_has_no_buffers_a_built_one_lacks() -> None:
+    model = _cnn().half()
+    model.build((None, 3, 8, 8))
+    hand = nn.Sequential(
+        nn.Conv2d(3, 4, 3), nn.BatchNorm2d(4), nn.ReLU(), nn.Flatten(), nn.Dropout(0.5),
+        nn.Linear(144, 5),
+    )  # fmt: skip
+    assert [n for n, _ in model.named_buffers()] == [n for n, _ in hand.named_buffers()]
+    assert model.state_dict().keys() == hand.state_dict().keys()
+
+
+def test_conversions_reach_layers_held_by_a_plain_module() -> None:
+    class Net(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.conv = L.Conv2d(4, 3)
+            self.head = L.Linear(2)
+
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            return self.head(self.conv(x).flatten(1))  # type: ignore[no-any-return]
+
+    net = Net().to(torch.float64)
+    net.bfloat16()
+    out = net(X.bfloat16())
+    assert out.dtype == torch.bfloat16
+    assert {p.dtype for p in net.parameters()} == {torch.bfloat16}
+    assert [n for n, _ in net.named_buffers()] == []  # each layer dropped its probe
 
 
 def test_conversion_through_a_plain_parent_reaches_unbuilt_layers() -> None:
@@ -253,3 +292,17 @@ def test_compile_after_eval_before_the_build_gives_the_eval_outputs() -> None:
     with torch.no_grad():
         assert torch.allclose(compiled(X), model(X))
         assert torch.allclose(compiled(X), compiled(X))  # eval: dropout off
+
+
+def test_a_copied_unbuilt_model_keeps_the_default_dtype() -> None:
+    before = torch.get_default_dtype()
+    torch.set_default_dtype(torch.float64)
+    try:
+        copied = copy.deepcopy(_cnn())
+        copied.build((None, 3, 8, 8))
+        converted = copy.deepcopy(_cnn().half())
+        converted.build((None, 3, 8, 8))
+    finally:
+        torch.set_default_dtype(before)
+    assert {p.dtype for p in copied.parameters()} == {torch.float64}
+    assert {p.dtype for p in converted.parameters()} == {torch.float16}

@@ -14,6 +14,8 @@ from torchx.devices._scope import STATE
 _M = TypeVar("_M", bound="Module")
 
 _PLACED = "_torchx_placed_on"
+#: one of the module's tensors, kept when the module is placed (see Module.to)
+_WITNESS = "_torchx_placed_witness"
 _nn_call = nn.Module.__call__
 
 
@@ -27,6 +29,15 @@ def _tensors(module: nn.Module) -> Iterator[tuple[str, torch.Tensor]]:
     yield from module.named_parameters()
     for name, buffer in module.named_buffers():
         yield f"buffer:{name}", buffer
+
+
+def _witness(module: nn.Module) -> torch.Tensor | None:
+    # a parameter first: torch moves a parameter in place (the object stays the module's),
+    # while it replaces a buffer with a new tensor
+    for tensors in (module.parameters(), module.buffers()):
+        for tensor in tensors:
+            return tensor
+    return None
 
 
 def _pair_up(target: nn.Module, source: object) -> list[tuple[torch.Tensor, torch.Tensor]]:
@@ -74,6 +85,7 @@ class Module(nn.Module):
         # __init__ that never calls super().__init__().
         nn.Module.__init__(self)
         self.__dict__[_PLACED] = None
+        self.__dict__[_WITNESS] = None
         return self
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
@@ -85,26 +97,35 @@ class Module(nn.Module):
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         scope = STATE.current
-        if scope is not None and self._torchx_placed_on is not scope.device:
-            self._place(scope.device)
+        if scope is not None:
+            device = scope.device
+            witness = self.__dict__[_WITNESS]
+            if self._torchx_placed_on is not device or (
+                witness is not None and witness.device != device
+            ):
+                self._place(device)
         return _nn_call(self, *args, **kwargs)
 
     def _place(self, device: torch.device) -> None:
         placed = self._torchx_placed_on
-        if (placed is None or placed != device) and not all(
-            t.device == device for _, t in _tensors(self)
-        ):
+        witness = self.__dict__[_WITNESS]
+        known = placed == device and (witness is None or witness.device == device)
+        if not known and not all(t.device == device for _, t in _tensors(self)):
             if device.type == "meta":
                 self._refuse_meta()
             self.to(device)
         for sub in self.modules():
             if isinstance(sub, Module):
                 sub.__dict__[_PLACED] = device
+                sub.__dict__[_WITNESS] = _witness(sub)
 
     def _refuse_meta(self) -> None:
         # .to("meta") keeps shapes and drops every value: a scope must never do that
-        # to weights it did not make
-        real = [name for name, t in _tensors(self) if t.device.type != "meta"]
+        # to weights it did not make. An empty tensor has no value to lose (an unbuilt
+        # torchx layer holds one, to learn where its weights go).
+        real = [name for name, t in _tensors(self) if t.device.type != "meta" and t.numel()]
+        if not real:
+            return
         raise RuntimeError(
             f"{type(self).__name__} was called inside device_scope('meta') but holds real "
             f"tensors ({', '.join(real[:3])}{', ...' if len(real) > 3 else ''}); moving them "
@@ -114,12 +135,43 @@ class Module(nn.Module):
 
     def _forget_placement(self) -> None:
         self.__dict__[_PLACED] = None
+        self.__dict__[_WITNESS] = None
 
-    # Whatever may change where the tensors live forgets the cached placement.
+    # Whatever may change where the tensors live forgets the cached placement: the
+    # conversions below, here and in every torchx module inside. A parent that is a plain
+    # nn.Module moves this module without calling them; the witness, a parameter torch
+    # moves in place, shows that move at the next call. (A move that replaces the
+    # parameters, such as leaving the meta device, is caught only through these methods;
+    # otherwise torch reports the device mismatch at the call, and nothing is lost.)
 
-    def _apply(self, fn: Any, recurse: bool = True) -> Any:
-        self._forget_placement()
-        return super()._apply(fn, recurse)  # type: ignore[no-untyped-call]
+    def _forget_placements(self) -> None:
+        for sub in self.modules():
+            if isinstance(sub, Module):
+                sub._forget_placement()
+
+    def to(self, *args: Any, **kwargs: Any) -> Any:
+        self._forget_placements()
+        return super().to(*args, **kwargs)
+
+    def to_empty(self, *args: Any, **kwargs: Any) -> Any:
+        self._forget_placements()
+        return super().to_empty(*args, **kwargs)
+
+    def cuda(self, *args: Any, **kwargs: Any) -> Any:
+        self._forget_placements()
+        return super().cuda(*args, **kwargs)
+
+    def cpu(self) -> Any:
+        self._forget_placements()
+        return super().cpu()
+
+    def xpu(self, *args: Any, **kwargs: Any) -> Any:
+        self._forget_placements()
+        return super().xpu(*args, **kwargs)
+
+    def type(self, *args: Any, **kwargs: Any) -> Any:
+        self._forget_placements()
+        return super().type(*args, **kwargs)
 
     def __setattr__(self, name: str, value: Any) -> None:
         if isinstance(value, (torch.Tensor, nn.Module)):

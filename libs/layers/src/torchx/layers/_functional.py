@@ -5,7 +5,7 @@ from __future__ import annotations
 import keyword
 import re
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, ClassVar
 
 from torch import nn
 
@@ -81,6 +81,8 @@ class Functional(Layer):
     ``model(a=xa)``. Sequence outputs come back as tuples. The forward pass is
     generated Python code: one line per recorded call, no graph walk.
     """
+
+    _converts_later: ClassVar[bool] = False  # the items hold their own
 
     def __init__(self, inputs: Any, outputs: Any, name: str | None = None) -> None:
         super().__init__(name)

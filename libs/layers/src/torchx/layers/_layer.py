@@ -87,6 +87,11 @@ def _check_name(name: Any) -> None:
 #: would end them with a RecursionError somewhere inside torch.
 MAX_NESTING = 64
 
+#: The buffer an unbuilt layer holds: an empty float32 CPU tensor that torch converts
+#: along with the layer's (future) tensors, so at the build it tells their dtype and device.
+CONVERSIONS = "_torchx_conversions"
+_UNCONVERTED = torch.empty(0)
+
 
 def nesting_of(children: Iterable[object], what: str) -> int:
     """A container's nesting depth (1 + its deepest child's), refused past MAX_NESTING."""
@@ -124,6 +129,9 @@ class Layer(nn.Module):
 
     #: whether ``_shape`` itself checks the output shape (so ``_plan`` need not again)
     _checks_output: ClassVar[bool] = False
+    #: whether the layer holds the CONVERSIONS buffer until its build; a container whose
+    #: items hold their own (and which has no tensor of its own) does not need it
+    _converts_later: ClassVar[bool] = True
     #: whether nn.Module comes right after Layer in the class's MRO (no mixin between)
     _plain_module: ClassVar[bool] = True
 
@@ -165,6 +173,8 @@ class Layer(nn.Module):
         else:
             super().__init__()
         self.__dict__.update(attrs)
+        if self._converts_later:
+            self.register_buffer(CONVERSIONS, _UNCONVERTED, persistent=False)
 
     # --- state -------------------------------------------------------------------------
 
@@ -232,6 +242,9 @@ class Layer(nn.Module):
             _check_output(out, shapes, where)
         state["_input_shapes"] = shapes
         state["_output_shapes"] = out
+        if not state["_pending"]:  # built in one pass: its modules exist now
+            module = self.call_module()
+            self._settle(None if module is self else module)
         return out
 
     def _shape(self, shapes: list[Shape], path: str) -> Shapes:
@@ -257,28 +270,44 @@ class Layer(nn.Module):
             except BaseException:
                 state["_pending"] = True
                 raise
-            if not state["training"] or "_carry" in state:
-                module = self.call_module()
-                if module is not self:  # a container's items carry their own
-                    self._carry_settings(module)
+            module = self.call_module()
+            # a container's items take their own settings
+            self._settle(None if module is self else module)
 
     # --- what was set before the build -------------------------------------------------
     #
-    # train()/eval(), requires_grad_() and .to()/.half()/.cuda()/... on a layer whose
-    # torch module does not exist yet are remembered and applied to the module when it
-    # is made, as torch's Lazy modules keep them for their uninitialized parameters.
+    # train()/eval() and requires_grad_() on a layer whose torch modules do not exist yet
+    # are remembered in its own state; .to()/.half()/.cuda()/... reach the CONVERSIONS
+    # buffer, which torch converts as it converts any buffer, from this layer or from any
+    # parent, plain nn.Modules included. All of it is applied to the modules when they are
+    # made, as torch's Lazy modules keep conversions in their uninitialized parameters.
 
-    def _carry_settings(self, module: nn.Module) -> None:
-        """Apply to a module just made for this layer what was set on the layer before."""
+    def _settle(self, module: nn.Module | None) -> None:
+        """Give ``module``, just made for this layer, what was set on the layer before.
+
+        ``None`` for a container, whose items take their own. The layer then drops its
+        CONVERSIONS buffer, so a built model has the same buffers as a hand-written one.
+        """
+        probe: torch.Tensor | None = getattr(self, CONVERSIONS, None)
+        if probe is not None:
+            delattr(self, CONVERSIONS)
+        if module is None:
+            return
         state = self.__dict__
         if not state["training"]:
             module.train(False)
         carry = state.get("_carry")
         if carry:
-            if "requires_grad" in carry:
-                module.requires_grad_(carry["requires_grad"])
-            if "device" in carry or "dtype" in carry:
-                module.to(device=carry.get("device"), dtype=carry.get("dtype"))
+            module.requires_grad_(carry["requires_grad"])
+        # the shared tensor itself: nothing converted it (a no-op conversion returns it
+        # too); a copy (deepcopy, pickle) that kept its dtype and device was not converted
+        if (
+            probe is not None
+            and probe is not _UNCONVERTED
+            and (probe.dtype != _UNCONVERTED.dtype or probe.device != _UNCONVERTED.device)
+        ):
+            floating = probe.is_floating_point() or probe.is_complex()
+            module.to(device=probe.device, dtype=probe.dtype if floating else None)
 
     def requires_grad_(self, requires_grad: bool = True) -> Layer:
         if self.built:
@@ -294,27 +323,6 @@ class Layer(nn.Module):
                 for p in module.parameters(recurse=False):
                     p.requires_grad_(requires_grad)
         return self
-
-    def _apply(self, fn: Any, *args: Any, **kwargs: Any) -> Any:
-        self._materialize()
-        if not self.built:
-            # fn is torch's conversion (to, half, cuda, ...): what it does to an empty
-            # floating tensor is what it will do to this layer's parameters
-            carry = self.__dict__.setdefault("_carry", {})
-            dtype = carry.get("dtype", torch.float32)
-            out = fn(torch.empty(0, dtype=dtype))
-            if out.dtype != dtype:
-                carry["dtype"] = out.dtype
-            if out.device.type != "cpu":
-                carry["device"] = out.device
-            else:
-                # a CPU tensor stayed on the CPU: fn moves to the CPU or moves nothing,
-                # which a tensor on meta (no data to copy out) tells apart
-                try:
-                    fn(torch.empty(0, dtype=dtype, device="meta"))
-                except NotImplementedError:
-                    carry["device"] = out.device
-        return super()._apply(fn, *args, **kwargs)  # type: ignore[no-untyped-call]
 
     # --- parameters --------------------------------------------------------------------
 
@@ -641,11 +649,7 @@ class TorchLayer(Layer):
             "_config": config,
             "args": full,
         }
-        if cls._plain_module:
-            nn.Module.__init__(self)
-            self.__dict__.update(attrs)
-        else:
-            self._init_state(attrs)
+        self._init_state(attrs)
         self._config: dict[str, Any]
         self.args: dict[str, Any]
         if binder.own_validate:
@@ -888,16 +892,10 @@ class TorchLayer(Layer):
         self.add_module("native", native if cls._plain_wrap else self._wrap(native))
 
     def call_module(self) -> nn.Module:
-        # the instance __dict__ directly: nn.Module's __getattr__ makes every attribute
-        # lookup on a module slow, and this runs once per layer in every build
-        state = self.__dict__
-        native: nn.Module | None = state["_modules"].get("native")
+        # a planned layer makes its module on this lookup (Layer.__getattr__)
+        native: nn.Module | None = getattr(self, "native", None)
         if native is None:
-            if not state["_pending"]:
-                raise RuntimeError(f"{self._label()} is not built yet")
-            self._materialize()
-            native = state["_modules"]["native"]
-            assert native is not None
+            raise RuntimeError(f"{self._label()} is not built yet")
         return native
 
 

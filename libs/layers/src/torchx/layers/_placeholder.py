@@ -12,7 +12,7 @@ import torch
 
 from ._errors import ShapeError, format_shape
 from ._meta import eval_on_meta
-from ._shapes import Shape, as_shape, probe
+from ._shapes import Shape, as_shape, broadcast, probe
 
 if TYPE_CHECKING:
     from ._layer import Layer
@@ -271,8 +271,6 @@ def _mismatch(name: str, shapes: list[Shape], why: str) -> ShapeError:
 
 
 def _broadcast_formula(shapes: list[Shape], params: dict[str, Any]) -> Shape:
-    from ._shapes import broadcast
-
     out = broadcast(shapes)
     if out is None:
         raise _mismatch("elementwise op", shapes, "the shapes do not broadcast")
@@ -284,8 +282,6 @@ def _same_formula(shapes: list[Shape], params: dict[str, Any]) -> Shape:
 
 
 def _matmul_formula(shapes: list[Shape], params: dict[str, Any]) -> Shape:
-    from ._shapes import broadcast
-
     if len(shapes) == 1:
         raise ShapeError("matmul", "a Placeholder can only be multiplied with another Placeholder")
     a, b = shapes

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 from torch import nn
 
@@ -21,6 +21,8 @@ class Sequential(Layer):
     container holds the plain torch modules themselves (keys ``"0"``, ``"1"``, ... as
     in ``nn.Sequential``), so a call costs what ``nn.Sequential`` costs.
     """
+
+    _converts_later: ClassVar[bool] = False  # the items hold their own
 
     def __init__(self, *layers: nn.Module, name: str | None = None) -> None:
         # items is a plain list attribute; nn.Module.__setattr__ would only pass it on
@@ -87,8 +89,7 @@ class Sequential(Layer):
                     except BaseException:
                         state["_pending"] = True
                         raise
-                    if not state["training"] or "_carry" in state:
-                        item._carry_settings(native)
+                    item._settle(native)
                     item = native
                 else:
                     item = item.call_module()  # which makes the module of a planned layer
@@ -101,6 +102,30 @@ class Sequential(Layer):
     def call_module(self) -> nn.Module:
         return self
 
+    # A call runs the registered modules "0", "1", ... in order, which nn.Module keeps
+    # private: the tuple of them is kept here instead, and forgotten whenever a module is
+    # registered or removed (the build puts each built module in its layer's place).
+
+    def _chain(self) -> tuple[nn.Module, ...]:
+        chain: tuple[nn.Module, ...] | None = self.__dict__.get("_run")
+        if chain is None:
+            chain = tuple(self.get_submodule(str(i)) for i in range(len(self.items)))
+            self.__dict__["_run"] = chain
+        return chain
+
+    def add_module(self, name: str, module: nn.Module | None) -> None:
+        self.__dict__.pop("_run", None)
+        super().add_module(name, module)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if isinstance(value, nn.Module) or value is None:
+            self.__dict__.pop("_run", None)
+        super().__setattr__(name, value)
+
+    def __delattr__(self, name: str) -> None:
+        self.__dict__.pop("_run", None)
+        super().__delattr__(name)
+
     def _free_axes(self) -> tuple[int, ...]:
         first = self.items[0] if self.items else None
         return first._free_axes() if isinstance(first, Layer) else ()
@@ -109,9 +134,8 @@ class Sequential(Layer):
         if not self.built:
             super().native_module()
         self._materialize()
-        modules = [m for m in self._modules.values() if m is not None]
         return nn.Sequential(
-            *[m.native_module() if isinstance(m, Sequential) else m for m in modules]
+            *[m.native_module() if isinstance(m, Sequential) else m for m in self._chain()]
         )
 
     def forward(self, x: Any) -> Any:
@@ -121,8 +145,8 @@ class Sequential(Layer):
             self._follow_input(x)
         elif x.shape[1:] != want[0][1:]:
             self._check_tensors([x])
-        for module in self._modules.values():
-            x = module(x)  # type: ignore[misc]
+        for module in self.__dict__.get("_run") or self._chain():
+            x = module(x)
         return x
 
     def get_config(self) -> dict[str, Any]:
@@ -148,7 +172,7 @@ class Sequential(Layer):
         for i, item in enumerate(self.items):
             where = f"{path}.{i}"
             if isinstance(item, Layer):
-                module = self._modules[str(i)] or item
+                module = self.get_submodule(str(i))
                 if module is item:  # a container lists its own items
                     item._summary_rows(where, rows, seen)
                     continue

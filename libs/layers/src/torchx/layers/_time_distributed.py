@@ -21,6 +21,8 @@ class TimeDistributed(Layer):
     ``(batch * time, ...features...)`` and the output is ``(batch, time, ...)``.
     """
 
+    _converts_later: ClassVar[bool] = False  # the items hold their own
+
     free_axes: ClassVar[tuple[int, ...]] = (1,)
 
     def __init__(self, *layers: Layer, name: str | None = None) -> None:

@@ -78,18 +78,18 @@ class ModuleComponentsFinder(ComponentsFinder):
         self.base_module = importlib.import_module(module) if isinstance(module, str) else module
         self.group = group
 
-    def _modules(self, module: types.ModuleType) -> Iterator[types.ModuleType]:
+    def _submodules(self, module: types.ModuleType) -> Iterator[types.ModuleType]:
         yield module
         for info in pkgutil.iter_modules(getattr(module, "__path__", [])):
             if info.name.startswith("_"):
                 continue  # private helpers hold no components
             sub = importlib.import_module(f"{module.__name__}.{info.name}")
-            yield from self._modules(sub)
+            yield from self._submodules(sub)
 
     def find(self) -> list[_Component]:
         out = []
         base = self.base_module.__name__
-        for module in self._modules(self.base_module):
+        for module in self._submodules(self.base_module):
             relative = module.__name__[len(base) + 1 :] if module is not self.base_module else ""
             for fn_name, fn in vars(module).items():
                 if (

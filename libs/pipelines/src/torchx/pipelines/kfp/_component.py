@@ -18,7 +18,7 @@ def _identifier(name: str) -> str:
     return ident if ident[:1].isalpha() else f"app_{ident}"
 
 
-def _parameters(plan: StagePlan) -> list[inspect.Parameter]:
+def _signature_parameters(plan: StagePlan) -> list[inspect.Parameter]:
     dsl = kfp_dsl()
     typed: list[tuple[str, Any]] = [
         *((n, dsl.Input[dsl.Artifact]) for n in plan.refs("input")),
@@ -47,7 +47,7 @@ def _render(element: tuple[Segment, ...], slots: dict[str, Any]) -> Any:
 
 def component_from_plan(plan: StagePlan) -> Any:
     dsl = kfp_dsl()
-    params = _parameters(plan)
+    params = _signature_parameters(plan)
 
     def stage(*slots: Any) -> Any:
         by_name = {p.name: s for p, s in zip(params, slots, strict=True)}
