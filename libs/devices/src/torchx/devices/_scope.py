@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import threading
 from types import TracebackType
 
@@ -19,6 +20,13 @@ class _ThreadState(threading.local):
         # The innermost scope, kept apart from the stack so the per-call check in
         # torchx.nn.Module is a single attribute read.
         self.current: DeviceScope | None = None
+        # A number no other entry or exit (of any thread) has had: a torchx.nn.Module
+        # looks at where its tensors are once per scope entry, not at every call.
+        self.entry = 0
+
+
+#: the numbers scope entries and exits take for STATE.entry
+_ENTRIES = itertools.count(1)
 
 
 STATE = _ThreadState()
@@ -64,6 +72,7 @@ class DeviceScope:
                 raise
         STATE.stack.append((self, mode))
         STATE.current = self
+        STATE.entry = next(_ENTRIES)
         return self
 
     def __exit__(
@@ -80,6 +89,7 @@ class DeviceScope:
             )
         _, mode = stack.pop()
         STATE.current = stack[-1][0] if stack else None
+        STATE.entry = next(_ENTRIES)
         try:
             if mode is not None:
                 mode.__exit__(None, None, None)  # type: ignore[no-untyped-call]

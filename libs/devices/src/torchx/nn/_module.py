@@ -16,6 +16,8 @@ _M = TypeVar("_M", bound="Module")
 _PLACED = "_torchx_placed_on"
 #: one of the module's tensors, kept when the module is placed (see Module.to)
 _WITNESS = "_torchx_placed_witness"
+#: the scope entry (STATE.entry) in which the placement was last confirmed
+_SEEN = "_torchx_placed_seen"
 _nn_call = nn.Module.__call__
 
 
@@ -84,8 +86,7 @@ class Module(nn.Module):
         # Doing nn.Module's set-up here is what lets subclasses assign layers in an
         # __init__ that never calls super().__init__().
         nn.Module.__init__(self)
-        self.__dict__[_PLACED] = None
-        self.__dict__[_WITNESS] = None
+        self.__dict__.update({_PLACED: None, _WITNESS: None, _SEEN: 0})
         return self
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
@@ -97,27 +98,26 @@ class Module(nn.Module):
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         scope = STATE.current
-        if scope is not None:
-            device = scope.device
-            witness = self.__dict__[_WITNESS]
-            if self._torchx_placed_on is not device or (
-                witness is not None and witness.device != device
-            ):
-                self._place(device)
+        if scope is not None and (
+            self._torchx_placed_on is not scope.device or self.__dict__[_SEEN] != STATE.entry
+        ):
+            self._place(scope.device)
         return _nn_call(self, *args, **kwargs)
 
     def _place(self, device: torch.device) -> None:
         placed = self._torchx_placed_on
         witness = self.__dict__[_WITNESS]
-        known = placed == device and (witness is None or witness.device == device)
-        if not known and not all(t.device == device for _, t in _tensors(self)):
+        if placed == device and (witness is None or witness.device == device):
+            # nothing moved it since it was placed: only this scope entry is new
+            self.__dict__.update({_PLACED: device, _SEEN: STATE.entry})
+            return
+        if not all(t.device == device for _, t in _tensors(self)):
             if device.type == "meta":
                 self._refuse_meta()
             self.to(device)
         for sub in self.modules():
             if isinstance(sub, Module):
-                sub.__dict__[_PLACED] = device
-                sub.__dict__[_WITNESS] = _witness(sub)
+                sub.__dict__.update({_PLACED: device, _WITNESS: _witness(sub), _SEEN: STATE.entry})
 
     def _refuse_meta(self) -> None:
         # .to("meta") keeps shapes and drops every value: a scope must never do that
@@ -134,15 +134,16 @@ class Module(nn.Module):
         )
 
     def _forget_placement(self) -> None:
-        self.__dict__[_PLACED] = None
-        self.__dict__[_WITNESS] = None
+        self.__dict__.update({_PLACED: None, _WITNESS: None, _SEEN: 0})
 
     # Whatever may change where the tensors live forgets the cached placement: the
     # conversions below, here and in every torchx module inside. A parent that is a plain
     # nn.Module moves this module without calling them; the witness, a parameter torch
-    # moves in place, shows that move at the next call. (A move that replaces the
-    # parameters, such as leaving the meta device, is caught only through these methods;
-    # otherwise torch reports the device mismatch at the call, and nothing is lost.)
+    # moves in place, shows that move at the first call of the next scope entry. (A move
+    # that replaces the parameters, such as leaving the meta device, is caught only
+    # through these methods; otherwise torch reports the device mismatch at the call, and
+    # nothing is lost.) Reading a tensor's device costs about a microsecond inside a
+    # scope, where torch's device mode sees every tensor access: hence once per entry.
 
     def _forget_placements(self) -> None:
         for sub in self.modules():
