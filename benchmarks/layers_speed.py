@@ -17,7 +17,7 @@ The garbage collector stays on for both sides. The seed CNN build runs inner=10 
 build is about a millisecond, so ten per side keep timer and scheduler noise small);
 a ResNet build is long enough to be timed one at a time.
 
-Run: uv run python benchmarks/layers_speed.py [--quick]
+Run: uv run python benchmarks/layers_speed.py [--quick] [--device cuda:0]
 """
 
 from __future__ import annotations
@@ -198,20 +198,36 @@ def _report(
     )
 
 
+def _no_sync() -> None:
+    pass
+
+
 def bench_steady(
-    name: str, ours: nn.Module, hand: nn.Module, x: torch.Tensor, rounds: int, inner: int
+    name: str,
+    ours: nn.Module,
+    hand: nn.Module,
+    x: torch.Tensor,
+    rounds: int,
+    inner: int,
+    sync: Callable[[], None] = _no_sync,
 ) -> None:
     _copy_weights(ours, hand)
+    ours.to(x.device)
+    hand.to(x.device)
     ours.eval()
     hand.eval()
     with torch.no_grad():
         assert torch.allclose(ours(x), hand(x), atol=1e-5)
 
         def fwd_ours() -> object:
-            return ours(x)
+            out = ours(x)
+            sync()
+            return out
 
         def fwd_hand() -> object:
-            return hand(x)
+            out = hand(x)
+            sync()
+            return out
 
         o, b, r = paired_ratio(fwd_ours, fwd_hand, rounds, inner)
     _report(name, "forward", o, "hand", b, r, STEADY_TARGET)
@@ -220,10 +236,12 @@ def bench_steady(
 
     def step_ours() -> object:
         ours(x).sum().backward()
+        sync()
         return None
 
     def step_hand() -> object:
         hand(x).sum().backward()
+        sync()
         return None
 
     o, b, r = paired_ratio(step_ours, step_hand, rounds, inner)
@@ -250,17 +268,28 @@ def main() -> None:
     parser.add_argument(
         "--resnet-size", type=int, default=64, help="ResNet input H=W for steady state"
     )
+    parser.add_argument(
+        "--device",
+        default="cpu",
+        help="where the steady-state lines run: cpu or cuda:<n> (builds always run on the CPU)",
+    )
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
     torch.manual_seed(0)
     rounds = 5 if args.quick else 21
-    print(f"torch {torch.__version__}, {args.threads} thread(s), rounds={rounds}")
+    device = torch.device(args.device)
+    # a GPU runs kernels asynchronously: each timed call waits for its own to finish
+    sync = torch.cuda.synchronize if device.type == "cuda" else _no_sync
+    print(
+        f"torch {torch.__version__}, {args.threads} thread(s), rounds={rounds}, "
+        f"steady state on {device}"
+    )
 
-    x_cnn = torch.randn(8, 3, 32, 32)
-    bench_steady("seed CNN", cnn_layers(), cnn_hand(), x_cnn, rounds, 20)
+    x_cnn = torch.randn(8, 3, 32, 32, device=device)
+    bench_steady("seed CNN", cnn_layers(), cnn_hand(), x_cnn, rounds, 20, sync)
     size = args.resnet_size
-    x_res = torch.randn(2, 3, size, size)
-    bench_steady(f"ResNet-18@{size}", resnet_layers(size), ResNet18(), x_res, rounds, 3)
+    x_res = torch.randn(2, 3, size, size, device=device)
+    bench_steady(f"ResNet-18@{size}", resnet_layers(size), ResNet18(), x_res, rounds, 3, sync)
 
     one = torch.randn(1, 3, 32, 32)
     bench_build("seed CNN", cnn_layers, lambda: cnn_lazy(one), rounds, 0.7, inner=10)

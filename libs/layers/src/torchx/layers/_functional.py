@@ -84,6 +84,10 @@ class Functional(Layer):
 
     _converts_later: ClassVar[bool] = False  # the items hold their own
 
+    # Built at construction, so never pending: the generated forward looks its layers up
+    # as attributes, once per call each, without Layer.__getattr__'s pending check.
+    __getattr__ = nn.Module.__getattr__
+
     def __init__(self, inputs: Any, outputs: Any, name: str | None = None) -> None:
         super().__init__(name)
         flat_in, in_template = _flatten(inputs, "inputs")
