@@ -306,3 +306,80 @@ def test_a_copied_unbuilt_model_keeps_the_default_dtype() -> None:
         torch.set_default_dtype(before)
     assert {p.dtype for p in copied.parameters()} == {torch.float64}
     assert {p.dtype for p in converted.parameters()} == {torch.float16}
+
+
+def _zero_linear_weights(module: nn.Module) -> None:
+    if isinstance(module, nn.Linear):
+        nn.init.zeros_(module.weight)
+
+
+@pytest.mark.parametrize("holder", ["sequential", "plain parent", "standalone"])
+def test_apply_before_the_build_reaches_the_modules_it_makes(holder: str) -> None:
+    seen: list[str] = []
+
+    def record(module: nn.Module) -> None:
+        seen.append(type(module).__name__)
+        _zero_linear_weights(module)
+
+    layer = L.Linear(5)
+    model: nn.Module
+    if holder == "sequential":
+        model = L.Sequential(L.Flatten(), layer)
+    elif holder == "plain parent":
+        model = nn.Sequential(nn.Flatten(), layer)
+    else:
+        model = layer
+    model.apply(record)
+    assert "Linear" in seen and "Linear" not in [type(m).__name__ for m in _natives(model)]
+    model(X.flatten(1) if holder == "standalone" else X)
+    native = layer.native_module()
+    assert isinstance(native, nn.Linear)
+    assert torch.count_nonzero(native.weight) == 0  # the init ran on the built module
+    assert torch.count_nonzero(native.bias) > 0  # and did only what it was asked
+
+
+def test_apply_after_the_build_is_torchs() -> None:
+    model = _cnn()
+    model(X)
+    model.apply(_zero_linear_weights)
+    assert torch.count_nonzero(model[5].native_module().weight) == 0
+
+
+def test_hooks_on_a_layer_of_a_built_model_fire_where_its_module_runs() -> None:
+    model = _cnn()
+    model(X)
+    calls: list[str] = []
+    handles = [
+        model[0].register_forward_pre_hook(lambda m, args: calls.append("pre")),
+        model[0].register_forward_hook(
+            lambda m, args, out: calls.append(f"fwd {tuple(out.shape)}")
+        ),
+        model[5].register_full_backward_hook(lambda m, gin, gout: calls.append("bwd")),
+        model[5].register_full_backward_pre_hook(lambda m, gout: calls.append("bwd-pre")),
+    ]
+    model(X).sum().backward()
+    assert calls == ["pre", "fwd (6, 4, 6, 6)", "bwd-pre", "bwd"]
+    for handle in handles:
+        handle.remove()
+    model(X).sum().backward()
+    assert len(calls) == 4
+
+
+def test_hooks_on_a_layer_of_a_functional_model_fire() -> None:
+    x = L.Placeholder((None, 4))
+    dense = L.Linear(3, name="dense")
+    model = L.Functional(x, L.ReLU()(dense(x)))
+    outputs: list[torch.Tensor] = []
+    dense.register_forward_hook(lambda m, args, out: outputs.append(out))
+    model(torch.randn(2, 4))
+    assert len(outputs) == 1 and outputs[0].shape == (2, 3)
+
+
+def test_a_hook_on_an_unbuilt_layer_names_the_build() -> None:
+    with pytest.raises(RuntimeError, match=r"'Linear' is not built yet.*model\.build"):
+        _cnn()[5].register_forward_hook(lambda m, args, out: None)
+    model = _cnn()  # a container's own hooks need no build: it is what gets called
+    shapes: list[tuple[int, ...]] = []
+    model.register_forward_hook(lambda m, args, out: shapes.append(tuple(out.shape)))
+    model(X)
+    assert shapes == [(6, 5)]

@@ -82,7 +82,7 @@ class Functional(Layer):
     generated Python code: one line per recorded call, no graph walk.
     """
 
-    _converts_later: ClassVar[bool] = False  # the items hold their own
+    _makes_own_modules: ClassVar[bool] = False  # its items make their own
 
     # Built at construction, so never pending: the generated forward looks its layers up
     # as attributes, once per call each, without Layer.__getattr__'s pending check.

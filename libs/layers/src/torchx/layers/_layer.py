@@ -8,6 +8,7 @@ from typing import Any, ClassVar
 
 import torch
 from torch import nn
+from torch.utils.hooks import RemovableHandle
 
 from . import _spec, _summary
 from ._errors import ShapeError, format_shape
@@ -129,9 +130,10 @@ class Layer(nn.Module):
 
     #: whether ``_shape`` itself checks the output shape (so ``_plan`` need not again)
     _checks_output: ClassVar[bool] = False
-    #: whether the layer holds the CONVERSIONS buffer until its build; a container whose
-    #: items hold their own (and which has no tensor of its own) does not need it
-    _converts_later: ClassVar[bool] = True
+    #: whether the build makes this layer's torch modules (a container's items make their
+    #: own): such a layer holds the CONVERSIONS buffer and what apply() and hooks need
+    #: until its build
+    _makes_own_modules: ClassVar[bool] = True
     #: whether nn.Module comes right after Layer in the class's MRO (no mixin between)
     _plain_module: ClassVar[bool] = True
 
@@ -173,7 +175,7 @@ class Layer(nn.Module):
         else:
             super().__init__()
         self.__dict__.update(attrs)
-        if self._converts_later:
+        if self._makes_own_modules:
             self.register_buffer(CONVERSIONS, _UNCONVERTED, persistent=False)
 
     # --- state -------------------------------------------------------------------------
@@ -298,7 +300,10 @@ class Layer(nn.Module):
             module.train(False)
         carry = state.get("_carry")
         if carry:
-            module.requires_grad_(carry["requires_grad"])
+            if "requires_grad" in carry:
+                module.requires_grad_(carry["requires_grad"])
+            for fn in carry.get("apply", ()):
+                module.apply(fn)
         # the shared tensor itself: nothing converted it (a no-op conversion returns it
         # too); a copy (deepcopy, pickle) that kept its dtype and device was not converted
         if (
@@ -323,6 +328,56 @@ class Layer(nn.Module):
                 for p in module.parameters(recurse=False):
                     p.requires_grad_(requires_grad)
         return self
+
+    def apply(self, fn: Callable[[nn.Module], None]) -> Any:
+        """As ``nn.Module.apply``; before the build, ``fn`` also runs on the torch modules
+        the build makes, so an init function given first is not lost."""
+        if self._makes_own_modules and not self.built:
+            self.__dict__.setdefault("_carry", {}).setdefault("apply", []).append(fn)
+        return super().apply(fn)
+
+    # --- hooks -------------------------------------------------------------------------
+    #
+    # A container calls the torch modules its layers built, not the layers, so a hook
+    # goes on the module the layer built: it fires wherever that module runs. An unbuilt
+    # layer has no module yet and says so.
+
+    def _hook_owner(self, what: str) -> nn.Module | None:
+        """The module a hook on this layer belongs on, or None for this layer itself."""
+        if not self._makes_own_modules:
+            return None
+        if not self.built:
+            raise RuntimeError(
+                f"L.{type(self).__name__} {self._label()!r} is not built yet, so it has no "
+                f"torch module to take {what}: call model.build(input_shape) first (batch "
+                "first, None for a free batch) or call the model on one batch"
+            )
+        module = self.call_module()
+        return None if module is self else module
+
+    def register_forward_pre_hook(self, hook: Any, **kwargs: Any) -> RemovableHandle:
+        owner = self._hook_owner("a forward pre-hook")
+        if owner is None:
+            return super().register_forward_pre_hook(hook, **kwargs)
+        return owner.register_forward_pre_hook(hook, **kwargs)
+
+    def register_forward_hook(self, hook: Any, **kwargs: Any) -> RemovableHandle:
+        owner = self._hook_owner("a forward hook")
+        if owner is None:
+            return super().register_forward_hook(hook, **kwargs)
+        return owner.register_forward_hook(hook, **kwargs)
+
+    def register_full_backward_pre_hook(self, hook: Any, prepend: bool = False) -> RemovableHandle:
+        owner = self._hook_owner("a backward pre-hook")
+        if owner is None:
+            return super().register_full_backward_pre_hook(hook, prepend)
+        return owner.register_full_backward_pre_hook(hook, prepend)
+
+    def register_full_backward_hook(self, hook: Any, prepend: bool = False) -> RemovableHandle:
+        owner = self._hook_owner("a backward hook")
+        if owner is None:
+            return super().register_full_backward_hook(hook, prepend)
+        return owner.register_full_backward_hook(hook, prepend)
 
     # --- parameters --------------------------------------------------------------------
 

@@ -22,7 +22,7 @@ class Sequential(Layer):
     in ``nn.Sequential``), so a call costs what ``nn.Sequential`` costs.
     """
 
-    _converts_later: ClassVar[bool] = False  # the items hold their own
+    _makes_own_modules: ClassVar[bool] = False  # its items make their own
 
     def __init__(self, *layers: nn.Module, name: str | None = None) -> None:
         # items is a plain list attribute; nn.Module.__setattr__ would only pass it on

@@ -21,7 +21,7 @@ class TimeDistributed(Layer):
     ``(batch * time, ...features...)`` and the output is ``(batch, time, ...)``.
     """
 
-    _converts_later: ClassVar[bool] = False  # the items hold their own
+    _makes_own_modules: ClassVar[bool] = False  # its items make their own
 
     free_axes: ClassVar[tuple[int, ...]] = (1,)
 
