@@ -383,3 +383,15 @@ def test_a_hook_on_an_unbuilt_layer_names_the_build() -> None:
     model.register_forward_hook(lambda m, args, out: shapes.append(tuple(out.shape)))
     model(X)
     assert shapes == [(6, 5)]
+
+
+def test_a_built_layer_shows_the_tensors_of_its_module() -> None:
+    model = _cnn()
+    with pytest.raises(AttributeError, match="weight"):
+        _ = model[0].weight  # nothing is built yet
+    model(X)
+    conv, bn = model[0].native_module(), model[1].native_module()
+    assert model[0].weight is conv.weight and model[0].bias is conv.bias
+    assert model[1].running_mean is bn.running_mean
+    with pytest.raises(AttributeError, match="no_such_thing"):
+        _ = model[0].no_such_thing

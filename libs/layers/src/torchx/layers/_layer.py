@@ -418,7 +418,32 @@ class Layer(nn.Module):
     def __getattr__(self, name: str) -> Any:
         if self.__dict__.get("_pending"):
             self._materialize()
-        return super().__getattr__(name)
+        try:
+            return super().__getattr__(name)
+        except AttributeError:
+            # layer.weight, layer.running_mean, ...: the tensors of the module it built,
+            # as on the torch module itself (nn.Sequential users write model[0].weight)
+            found = self._native_tensor(name)
+            if found is None:
+                raise
+            return found
+
+    def _native_tensor(self, name: str) -> torch.Tensor | None:
+        if name == "native" or name.startswith("_") or not self._makes_own_modules:
+            return None  # "native": call_module looks it up, so no lookup from here
+        if not self.built:
+            return None
+        native = self.call_module()
+        if native is self:
+            return None
+        for tensors in (
+            native.named_parameters(recurse=False),
+            native.named_buffers(recurse=False),
+        ):
+            for key, tensor in tensors:
+                if key == name:
+                    return tensor
+        return None
 
     def named_children(self) -> Iterator[tuple[str, nn.Module]]:
         self._materialize()
