@@ -34,12 +34,9 @@ def _tensors(module: nn.Module) -> Iterator[tuple[str, torch.Tensor]]:
 
 
 def _witness(module: nn.Module) -> torch.Tensor | None:
-    # a parameter first: torch moves a parameter in place (the object stays the module's),
-    # while it replaces a buffer with a new tensor
-    for tensors in (module.parameters(), module.buffers()):
-        for tensor in tensors:
-            return tensor
-    return None
+    # _tensors yields the parameters first: torch moves a parameter in place (the object
+    # stays the module's), while it replaces a buffer with a new tensor
+    return next((tensor for _, tensor in _tensors(module)), None)
 
 
 def _pair_up(target: nn.Module, source: object) -> list[tuple[torch.Tensor, torch.Tensor]]:

@@ -25,7 +25,7 @@ import dataclasses
 import json
 import os
 import re
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any, TypedDict
@@ -484,36 +484,33 @@ class KubernetesScheduler(DockerWorkspaceMixin, Scheduler[KubernetesRequest]):
         if vjob is not None:
             pods = self._pods(namespace, name)
             return _why_pending(_describe_volcano(app_id, vjob, pods), pods)
-        try:
-            jobs = (
-                apis.BatchV1Api(client)
-                .list_namespaced_job(namespace, label_selector=f"{LABEL_APP_ID}={name}")
-                .items
-            )
-        except apis.ApiException as e:
-            raise KubernetesApiError.from_api(
-                e, f"list the Jobs of app {name!r}", namespace
-            ) from None
+        jobs = self._app_objects(
+            "Jobs", apis.BatchV1Api(client).list_namespaced_job, namespace, name
+        )
         if not jobs:
             return None
         pods = self._pods(namespace, name)
-        desc = _describe_batch(app_id, [client.sanitize_for_serialization(j) for j in jobs], pods)
-        return _why_pending(desc, pods)
+        return _why_pending(_describe_batch(app_id, jobs, pods), pods)
 
     def _pods(self, namespace: str, name: str) -> list[dict[str, Any]]:
         apis = self._apis()
-        client = self._client()
+        return self._app_objects(
+            "pods", apis.CoreV1Api(self._client()).list_namespaced_pod, namespace, name
+        )
+
+    def _app_objects(
+        self, kind: str, list_call: Callable[..., Any], namespace: str, name: str
+    ) -> list[dict[str, Any]]:
+        """The objects of one kind labelled as app ``name``, as plain dicts."""
+        apis = self._apis()
         try:
-            pods = (
-                apis.CoreV1Api(client)
-                .list_namespaced_pod(namespace, label_selector=f"{LABEL_APP_ID}={name}")
-                .items
-            )
+            items = list_call(namespace, label_selector=f"{LABEL_APP_ID}={name}").items
         except apis.ApiException as e:
             raise KubernetesApiError.from_api(
-                e, f"list the pods of app {name!r}", namespace
+                e, f"list the {kind} of app {name!r}", namespace
             ) from None
-        return [client.sanitize_for_serialization(p) for p in pods]
+        client = self._client()
+        return [client.sanitize_for_serialization(item) for item in items]
 
     def list(self) -> list[ListAppResponse]:
         apis = self._apis()
