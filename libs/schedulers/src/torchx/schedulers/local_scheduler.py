@@ -42,12 +42,13 @@ from torchx.schedulers import _local_supervisor as sup
 from torchx.schedulers._api import (
     DescribeAppResponse,
     ListAppResponse,
+    LogRequest,
     Scheduler,
     Stream,
-    filter_regex,
+    in_window,
 )
 from torchx.schedulers._errors import SchedulerError, check_params
-from torchx.schedulers._replica_env import TORCHX_RANK0_HOST, launch_defaults, replica_env
+from torchx.schedulers._replicas import role_replicas
 from torchx.schedulers.ids import make_unique
 from torchx.specs import (
     AppDef,
@@ -61,7 +62,6 @@ from torchx.specs import (
     RoleStatus,
     SpecsError,
     is_terminal,
-    macros,
     runopts,
 )
 
@@ -400,27 +400,15 @@ class LocalScheduler(Scheduler[LocalRequest]):
                 "retry_policy": RetryPolicy(role.retry_policy).value,
                 "num_replicas": role.num_replicas,
             }
-            for k in range(role.num_replicas):
-                filled = macros.Values(
-                    img_root=img_root,
-                    app_id=app_id,
-                    replica_id=str(k),
-                    rank0_env=TORCHX_RANK0_HOST,
-                ).apply(role)
-                env = replica_env(
-                    filled.env,
-                    app_id=app_id,
-                    role_name=role.name,
-                    replica_id=str(k),
-                    rank0_host="127.0.0.1",
-                    defaults=launch_defaults(
-                        master_addr="127.0.0.1",
-                        master_port=port,
-                        rank=k,
-                        world_size=role.num_replicas,
-                        same_host=True,
-                    ),
-                )
+            for replica in role_replicas(
+                role,
+                app_id=app_id,
+                rank0_host="127.0.0.1",
+                master_port=port,
+                img_root=img_root,
+                same_host=True,
+            ):
+                k, filled, env = replica.k, replica.filled, replica.env
                 if self.extra_paths:
                     env["PATH"] = _join_path(
                         *self.extra_paths, env.get("PATH") or os.environ.get("PATH")
@@ -698,24 +686,15 @@ class LocalScheduler(Scheduler[LocalRequest]):
             own.poll()
         return True
 
-    def log_iter(
-        self,
-        app_id: str,
-        role_name: str,
-        k: int = 0,
-        regex: str | None = None,
-        since: datetime | None = None,
-        until: datetime | None = None,
-        should_tail: bool = False,
-        streams: Stream | None = None,
-    ) -> Iterable[str]:
+    def _replica_log(self, request: LogRequest) -> Iterable[str]:
+        app_id, role_name, k = request.app_id, request.role_name, request.k
         app_dir = self._app_dir(app_id)
         if app_dir is None:
             raise SpecsError(
                 "app id", app_id, f"no such {self.backend} app; `list` shows the known ones"
             )
-        request, _ = self._read(app_dir)
-        roles = request.get("roles", {})
+        request_json, _ = self._read(app_dir)
+        roles = request_json.get("roles", {})
         if role_name not in roles:
             from torchx.specs import closest
 
@@ -725,15 +704,9 @@ class LocalScheduler(Scheduler[LocalRequest]):
             raise SpecsError(
                 "replica", k, f"role {role_name!r} has replicas 0..{count - 1}; pick one of them"
             )
-        stream = Stream(streams) if streams is not None else Stream.COMBINED
         replica_dir = os.path.join(app_dir, role_name, str(k))
-        lines = self._timed_lines(app_id, replica_dir, stream, should_tail)
-        lo = since.timestamp() if since is not None else None
-        hi = until.timestamp() if until is not None else None
-        in_window = (
-            line for t, line in lines if (lo is None or t >= lo) and (hi is None or t <= hi)
-        )
-        return filter_regex(regex, in_window)
+        lines = self._timed_lines(app_id, replica_dir, request.stream, request.follow)
+        return in_window(lines, request.since, request.until)
 
     def _timed_lines(
         self, app_id: str, replica_dir: str, stream: Stream, follow: bool
@@ -776,10 +749,6 @@ class LocalScheduler(Scheduler[LocalRequest]):
         finally:
             if f is not None:
                 f.close()
-
-    def _ended(self, app_id: str) -> bool:
-        desc = self.describe(app_id)
-        return desc is None or is_terminal(desc.state)
 
     # -- control ----------------------------------------------------------------------
 
