@@ -30,6 +30,7 @@ import shutil
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 from bisect import bisect_right
 from collections.abc import Callable, Iterable, Iterator, Mapping
@@ -64,6 +65,7 @@ from torchx.specs import (
     is_terminal,
     runopts,
 )
+from torchx.workspace.dir_workspace import copy_workspace
 
 BACKEND = "local_cwd"
 DIR_BACKEND = "local_dir"
@@ -367,7 +369,12 @@ class LocalScheduler(Scheduler[LocalRequest]):
         path = os.path.abspath(os.path.expanduser(workspace))
         if not os.path.isdir(path):
             raise SpecsError("workspace", workspace, "the local_cwd workspace must be a directory")
-        return app, {**cfg, "cwd": path}
+        # The app runs in a copy without what .torchxignore lists, as on every scheduler.
+        parent = self.state_dir / self.backend / "workspaces"
+        parent.mkdir(parents=True, exist_ok=True)
+        copy = tempfile.mkdtemp(prefix=f"{os.path.basename(path)}-", dir=parent)
+        copy_workspace(path, copy)
+        return app, {**cfg, "cwd": copy}
 
     def _log_root(self, cfg: Mapping[str, CfgVal]) -> str:
         given = cfg.get("log_dir")

@@ -25,6 +25,7 @@ import json
 import os
 import re
 import shlex
+import tempfile
 import time
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -55,6 +56,7 @@ from torchx.specs import (
     is_terminal,
     runopts,
 )
+from torchx.workspace.dir_workspace import copy_workspace
 
 BACKEND = "ray"
 ADDRESS_ENV = "RAY_ADDRESS"
@@ -367,12 +369,20 @@ class RayScheduler(Scheduler[RayJob]):
     def schedule(self, dryrun_info: AppDryRunInfo[RayJob]) -> str:
         job = dryrun_info.request
         client = self._client(job.address)
-        try:
-            client.submit_job(**job.submit_kwargs())
-        except (RuntimeError, ConnectionError) as e:
-            raise SchedulerError(
-                BACKEND, f"the cluster at {job.address} refused the job: {e}"
-            ) from None
+        kwargs = job.submit_kwargs()
+        working_dir = job.runtime_env.get("working_dir")
+        with tempfile.TemporaryDirectory(prefix="torchx_ray_") as upload:
+            if working_dir is not None:
+                # What Ray uploads is a copy without what .torchxignore lists: the same
+                # files every scheduler's workspace holds.
+                copy_workspace(str(working_dir), upload)
+                kwargs["runtime_env"] = {**job.runtime_env, "working_dir": upload}
+            try:
+                client.submit_job(**kwargs)
+            except (RuntimeError, ConnectionError) as e:
+                raise SchedulerError(
+                    BACKEND, f"the cluster at {job.address} refused the job: {e}"
+                ) from None
         return job.app_id
 
     # -- finding apps -----------------------------------------------------------------

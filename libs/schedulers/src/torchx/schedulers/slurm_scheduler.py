@@ -387,14 +387,18 @@ class SlurmScheduler(DirWorkspaceMixin, Scheduler[SlurmBatchRequest]):
         live = self._scontrol(app_id)
         if not comps:
             return live
-        # Only scontrol knows where the output went; sacct knows steps and old jobs, but
-        # may not have recorded every component of a heterogeneous job yet.
+        # Only scontrol knows where the output went and how often the job was requeued,
+        # and its state is the current one (accounting learns of a requeue later); sacct
+        # knows steps and old jobs, but may not have recorded every component of a
+        # heterogeneous job yet.
         for offset, comp in live.items():
             comps.setdefault(offset, comp)
         for offset, comp in comps.items():
             if offset in live:
+                comp.state = live[offset].state
                 comp.reason = live[offset].reason
                 comp.stdout = live[offset].stdout
+                comp.restarts = live[offset].restarts
                 comp.workdir = comp.workdir or live[offset].workdir
                 if not comp.comment:
                     comp.comment = live[offset].comment
@@ -476,7 +480,9 @@ class SlurmScheduler(DirWorkspaceMixin, Scheduler[SlurmBatchRequest]):
                 # Slurm keeps one exit code per step: it is this replica's only if alone.
                 code = (
                     step.exit_code
-                    if step and (count == 1 or step_state == AppState.SUCCEEDED)
+                    if step
+                    and is_terminal(step_state)
+                    and (count == 1 or step_state == AppState.SUCCEEDED)
                     else None
                 )
                 host = step.nodes if step else comp.nodes
