@@ -93,6 +93,13 @@ def test_a_time_limit_shows_as_timeout(slurm: SlurmScheduler, tmp_path: Path) ->
     assert desc is not None and desc.state == AppState.FAILED, desc
     assert "TIMEOUT" in desc.msg, desc
     assert "143" not in desc.msg and "exited" not in desc.msg, desc
+    # An app that exits on Slurm's SIGTERM before its wrapper is stopped too leaves the
+    # record its wrapper writes then: Slurm's word still says why it ended.
+    (tmp_path / f"slurm-{app_id}-r-0.exit").write_text("143 node1 0\n")
+    desc = slurm.describe(app_id)
+    assert desc is not None and desc.state == AppState.FAILED, desc
+    assert desc.roles_statuses[0].replicas[0].exit_code == 143
+    assert desc.msg == "r: TIMEOUT", desc
 
 
 def test_a_killed_replica_names_its_signal(slurm: SlurmScheduler, tmp_path: Path) -> None:
