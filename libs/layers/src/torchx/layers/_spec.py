@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from ._errors import SpecError
 from ._registry import LAYER_TYPES, SPEC_FORMAT_VERSION
+from ._spec_types import check_config
 
 if TYPE_CHECKING:
     from ._layer import Layer
@@ -215,6 +216,7 @@ def layer_from_body(body: Any, where: str) -> Layer:
     config = body.get("config", {})
     if not isinstance(config, dict):
         raise SpecError(f"{where}.config={config!r}: expected a mapping of arguments")
+    check_config(cls, config, where)
     name = body.get("name")
     try:
         layer = cls.from_config(config, name)
