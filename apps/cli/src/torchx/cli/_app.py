@@ -6,20 +6,16 @@ components or the schedulers only when it runs, so ``torchx --help`` stays fast.
 
 from __future__ import annotations
 
-import functools
-import sys
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Annotated, Any, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 import typer.core
 
-from torchx.cli._errors import CliError, install_hint, one_line
+from torchx.cli._errors import CliError
+from torchx.cli._handled import debug_state, handled
 
 if TYPE_CHECKING:
     from torchx.runner import Runner
-
-F = TypeVar("F", bound=Callable[..., Any])
 
 app = typer.Typer(
     name="torchx",
@@ -29,9 +25,6 @@ app = typer.Typer(
     no_args_is_help=True,
     context_settings={"help_option_names": ["-h", "--help"]},
 )
-
-_state = {"debug": False}
-
 
 def _complete_scheduler(incomplete: str) -> list[str]:
     from torchx.schedulers import get_scheduler_factories
@@ -49,42 +42,6 @@ SchedulerOpt = Annotated[
     ),
 ]
 JsonOpt = Annotated[bool, typer.Option("--json", help="print JSON for scripts")]
-
-
-def handled(fn: F) -> F:
-    """Turn any error of a command into one line on stderr and exit code 2.
-
-    A failed app is exit code 1 (``CliError(..., exit_code=1)``); ``--debug`` shows the
-    traceback instead.
-    """
-
-    @functools.wraps(fn)
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
-        try:
-            return fn(*args, **kwargs)
-        except (typer.Exit, typer.Abort):
-            raise
-        except BrokenPipeError:
-            # The reader went away (`torchx list | head`): stop quietly, as Unix tools do.
-            _silence_stdout()
-            raise typer.Exit(0) from None
-        except Exception as e:
-            if _state["debug"]:
-                raise
-            code = e.exit_code if isinstance(e, CliError) else 2
-            message = install_hint(e) or one_line(e)
-            typer.echo(f"torchx: error: {message}", err=True)
-            raise typer.Exit(code) from None
-
-    return wrapper  # type: ignore[return-value]
-
-
-def _silence_stdout() -> None:
-    """Point stdout at /dev/null so the interpreter's final flush raises nothing."""
-    import os
-
-    devnull = os.open(os.devnull, os.O_WRONLY)
-    os.dup2(devnull, sys.stdout.fileno())
 
 
 def _version(value: bool) -> None:
@@ -116,7 +73,7 @@ def root(
     ] = None,
 ) -> None:
     """Launch PyTorch apps on local processes or any scheduler."""
-    _state["debug"] = debug
+    debug_state["debug"] = debug
     import os
 
     level = log_level or os.environ.get("LOGLEVEL")
