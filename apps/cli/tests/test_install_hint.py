@@ -7,8 +7,8 @@ import typer
 from typer.testing import CliRunner
 
 from torchx.cli import _handled
-from torchx.cli._handled import handled
 from torchx.cli._errors import install_hint
+from torchx.cli._handled import handled
 from torchx.schedulers import MissingDependencyError, require
 
 

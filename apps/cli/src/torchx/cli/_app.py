@@ -26,6 +26,7 @@ app = typer.Typer(
     context_settings={"help_option_names": ["-h", "--help"]},
 )
 
+
 def _complete_scheduler(incomplete: str) -> list[str]:
     from torchx.schedulers import get_scheduler_factories
 
@@ -336,13 +337,40 @@ def log(
     regex: Annotated[
         str | None, typer.Option("--regex", help="only lines matching this regex")
     ] = None,
-    tail: Annotated[bool, typer.Option("-t", "--tail", help="follow until the app ends")] = False,
+    tail: Annotated[
+        bool, typer.Option("-t", "--tail", "-f", "--follow", help="follow until the app ends")
+    ] = False,
     streams: Annotated[
         str | None, typer.Option("--streams", help="stdout, stderr or combined")
     ] = None,
+    since: Annotated[
+        str | None,
+        typer.Option(
+            "--since",
+            help="only lines written since then: a duration back from now (10m, 2h) or a "
+            "time (2024-05-01T12:00)",
+            show_default=False,
+        ),
+    ] = None,
+    timestamps: Annotated[
+        bool,
+        typer.Option("--timestamps", help="show when each line was written (local, Kubernetes)"),
+    ] = False,
+    exit_code: Annotated[
+        bool,
+        typer.Option(
+            "--exit-code",
+            help="once the logs are printed (with -t: once the app ended), exit 0 only if "
+            "the app SUCCEEDED, else 1",
+        ),
+    ] = False,
 ) -> None:
-    """Print the logs of an app, a role or one replica."""
-    from torchx.cli._logs import print_logs, replicas_of, split_log_target
+    """Print the logs of an app, a role or one replica.
+
+    Each line starts with its role/replica, and with #ATTEMPT once a replica was restarted.
+    Without --exit-code the exit code is 0 whatever the app's state, as in torchx 0.7.
+    """
+    from torchx.cli._logs import attempts_of, print_logs, replicas_of, split_log_target
 
     handle, role, replica = split_log_target(target)
     if regex is not None:
@@ -352,13 +380,77 @@ def log(
             re.compile(regex)
         except re.error as e:
             raise CliError(f"--regex: got {regex!r}; not a valid regex: {e}") from None
+    since_time = None
+    if since is not None:
+        from torchx.cli._durations import parse_since
+
+        since_time = parse_since("--since", since)
     runner = _runner()
     app_def = runner.describe(handle)
     if app_def is None:
         raise CliError(f"app handle: got {handle!r}; no such app on its scheduler")
     print_logs(
-        runner, handle, replicas_of(app_def, role, replica), regex=regex, tail=tail, streams=streams
+        runner,
+        handle,
+        replicas_of(app_def, role, replica),
+        regex=regex,
+        tail=tail,
+        streams=streams,
+        since=since_time,
+        timestamps=timestamps,
+        attempts=attempts_of(runner.status(handle)),
     )
+    if exit_code:
+        from torchx.specs import AppState
+
+        final = runner.status(handle)
+        if final is None or final.state != AppState.SUCCEEDED:
+            state = final.state.name if final is not None else "UNKNOWN"
+            typer.echo(f"{handle} {state}", err=True)
+            raise typer.Exit(1)
+
+
+@app.command()
+@handled
+def wait(
+    handles: Annotated[
+        list[str] | None,
+        typer.Argument(help="apps to wait on: SCHEDULER://SESSION/APP_ID ...", show_default=False),
+    ] = None,
+    timeout: Annotated[
+        str | None,
+        typer.Option(
+            "--timeout",
+            help="stop waiting after this long (90, 30s, 10m, 2h); apps still running then "
+            "make the exit code 124",
+            show_default=False,
+        ),
+    ] = None,
+    interval: Annotated[
+        float,
+        typer.Option("--interval", help="seconds between polls of schedulers that need it"),
+    ] = 10.0,
+    json_out: Annotated[
+        bool, typer.Option("--json", help="one JSON object per app, one per line, as each ends")
+    ] = False,
+) -> None:
+    """Wait until apps end; exit 0 only if every one SUCCEEDED.
+
+    Prints one line per app as it ends (HANDLE STATE[: why]). Exit codes: 0 all SUCCEEDED,
+    1 one FAILED or was CANCELLED, 2 an unknown app, 124 --timeout ran out first.
+    """
+    from torchx.cli._wait import wait_command
+
+    seconds = None
+    if timeout is not None:
+        from torchx.cli._durations import parse_duration
+
+        seconds = parse_duration("--timeout", timeout)
+    if interval <= 0:
+        raise CliError(f"--interval: got {interval}; give a number of seconds above 0")
+    code = wait_command(_runner(), list(handles or []), seconds, json_out, interval)
+    if code:
+        raise typer.Exit(code)
 
 
 @app.command()
