@@ -8,7 +8,6 @@ import contextlib
 import os
 import re
 import subprocess
-import time
 from collections.abc import Mapping
 from datetime import datetime
 from pathlib import Path
@@ -21,10 +20,10 @@ from torchx.schedulers._local_state_files import (
     META_DIR,
     REQUEST_FILE,
     STATE_FILE,
-    STATE_VERSION,
     SUPERVISOR_LOG,
     StateFileError,
     read_data,
+    unfinished_failed,
     write_atomic,
 )
 from torchx.specs import AppState, SpecsError
@@ -143,21 +142,7 @@ class LocalAppRecords:
         )
         if killed:
             msg += f"; torchx killed the process groups of its replicas still running: {killed}"
-        replicas = [
-            {**r, "state": "FAILED", "pgid": None}
-            if r.get("state") in ("PENDING", "RUNNING")
-            else r
-            for r in state.get("replicas", [])
-        ]
-        final = {
-            **state,
-            "version": STATE_VERSION,
-            "state": "FAILED",
-            "msg": msg,
-            "structured_error_msg": msg,
-            "replicas": replicas,
-            "ended_at": time.time(),
-        }
+        final = unfinished_failed(state, msg)
         # Recorded once, so later readers neither kill nor guess again.
         with contextlib.suppress(OSError):
             write_atomic(os.path.join(app_dir, META_DIR, STATE_FILE), final)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import time
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -71,3 +72,21 @@ def read_data(path: str) -> Any:
             path, f"format version {data.get('version')!r}; this torchx reads {STATE_VERSION}"
         )
     return data
+
+
+def unfinished_failed(state: dict[str, Any], msg: str) -> dict[str, Any]:
+    """``state`` of an app whose supervisor is gone, ended as FAILED with ``msg``: every
+    replica not ended is FAILED too, with no group left to kill."""
+    replicas = [
+        {**r, "state": "FAILED", "pgid": None} if r.get("state") in ("PENDING", "RUNNING") else r
+        for r in state.get("replicas", [])
+    ]
+    return {
+        **state,
+        "version": STATE_VERSION,
+        "state": "FAILED",
+        "msg": msg,
+        "structured_error_msg": msg,
+        "replicas": replicas,
+        "ended_at": time.time(),
+    }

@@ -7,14 +7,13 @@ from __future__ import annotations
 
 import os
 import signal
-import time
 
 from torchx.schedulers._local_processes import kill_recorded_groups
 from torchx.schedulers._local_state_files import (
     STATE_FILE,
-    STATE_VERSION,
     StateFileError,
     read_data,
+    unfinished_failed,
     write_atomic,
 )
 
@@ -76,19 +75,7 @@ class Watchdog:
             f"the app's supervisor (pid {self.supervisor}) died without recording the end "
             f"of the app (killed?); its watchdog killed the replica process groups {killed}"
         )
-        replicas = [
-            {**r, "state": "FAILED", "pgid": None} if r.get("state") == "RUNNING" else r
-            for r in state.get("replicas", [])
-        ]
-        final = {
-            **state,
-            "version": STATE_VERSION,
-            "state": "FAILED",
-            "msg": msg,
-            "structured_error_msg": msg,
-            "replicas": replicas,
-            "ended_at": time.time(),
-        }
+        final = unfinished_failed(state, msg)
         try:  # noqa: SIM105 -- as above, no contextlib here
             write_atomic(path, final)
         except OSError:
