@@ -115,6 +115,13 @@ def _scheduler(runner: Runner, name: str | None) -> str:
     return scheduler
 
 
+def _has_default_component() -> bool:
+    """Whether ``[cli:run] component`` names one (``torchx run`` alone then runs it)."""
+    from torchx.runner import load_config
+
+    return bool(load_config().cli_defaults("run").get("component"))
+
+
 def _complete_component(incomplete: str) -> list[str]:
     from torchx.components import list_components
 
@@ -215,7 +222,7 @@ def run(
     streams its logs; its exit code is 1 when the app fails. Ctrl-C while waiting cancels
     the app and exits 130; use --no-wait to start an app and leave it running.
     """
-    if component is None or component in ("-h", "--help"):
+    if component in ("-h", "--help") or (component is None and not _has_default_component()):
         typer.echo(ctx.get_help())
         raise typer.Exit()
     from torchx.cli._run import run_component

@@ -39,7 +39,7 @@ def run_component(
     get_runner: Callable[[], Runner],
     pick_scheduler: Callable[[Runner, str | None], str],
     *,
-    component: str,
+    component: str | None,
     component_args: list[str],
     scheduler: str | None,
     cfg: str | None,
@@ -51,15 +51,24 @@ def run_component(
     parent_run_id: str | None = None,
 ) -> int:
     """Run (or dry-run) one component; returns the exit code."""
-    from torchx.cli._component_args import component_app, component_schema
+    from torchx.cli._component_args import read_component, split_component
 
-    schema, normalized, help_asked = component_schema(component, component_args)
-    if help_asked:
+    runner: Runner | None = None
+
+    def configured() -> str | None:
+        nonlocal runner
+        runner = runner or get_runner()
+        return runner.config.cli_defaults("run").get("component") or None
+
+    name, argv = split_component(component, component_args, configured)
+    schema, parsed = read_component(name, argv)
+    if parsed.help:
         typer.echo(schema.help())
         return 0
-    runner = get_runner()
-    app = component_app(runner, component, normalized)
+    runner = runner or get_runner()
     defaults = runner.config.cli_defaults("run")
+    # the schema found above goes to the runner: nothing is looked up twice
+    app = runner.component_app(schema, argv)
     sched = pick_scheduler(runner, scheduler)
     workspace = workspace or defaults.get("workspace") or None
     dryrun = dryrun or _flag(defaults, "dryrun", False)

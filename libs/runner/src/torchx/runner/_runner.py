@@ -23,6 +23,7 @@ from torchx.specs import (
     AppHandle,
     AppStatus,
     CfgVal,
+    ComponentSchema,
     SpecsError,
     UnknownAppException,
     make_app_handle,
@@ -177,50 +178,47 @@ class Runner:
         """
         return self.schedule(self.dryrun(app, scheduler, cfg, workspace, parent_run_id))
 
-    def component_app(self, component: str, component_args: ComponentArgs = ()) -> AppDef:
+    def component_app(
+        self,
+        component: str | ComponentSchema,
+        component_args: ComponentArgs = (),
+    ) -> AppDef:
         """The AppDef that component ``component`` makes from ``component_args``.
 
-        ``component_args`` is CLI-style (``["--msg", "hi"]``) or a mapping of argument
-        names to values. Defaults for arguments not given come from ``[component:NAME]``
-        in the config files, then from ``get_runner(component_defaults=...)``.
+        ``component`` is a name or the schema already found (the CLI passes the one it
+        found, so nothing is looked up twice). ``component_args`` is CLI-style
+        (``["--msg", "hi"]``) or a mapping of argument names to values. Defaults for
+        arguments not given come from ``[component:NAME]`` in the config files, then from
+        ``get_runner(component_defaults=...)``.
         """
-        from torchx.components import get_component
+        if isinstance(component, str):
+            from torchx.components import get_component
 
-        schema = get_component(component)
-        argv = _as_argv(component_args)
-        given = {t[2:].partition("=")[0].replace("-", "_") for t in argv if t.startswith("--")}
-        options = schema.options
-        takes = f"{component} has no such argument; it takes {', '.join(options) or 'none'}"
-        defaults: list[str] = []
-        file_defaults = self.config.component_defaults(component)
-        code_defaults = self._component_defaults.get(component, {})
-        for key in [*file_defaults, *(k for k in code_defaults if k not in file_defaults)]:
-            arg = options.get(key) or options.get(key.replace("-", "_"))
-            if key in file_defaults:
-                value, origin = file_defaults[key]
-                if arg is None:
-                    raise ConfigError(
-                        origin,
-                        f"component:{component}",
-                        key,
-                        value,
-                        takes,
-                    )
-            else:
-                value = code_defaults[key]
-                if arg is None:
-                    raise SpecsError(
-                        f"component_defaults[{component!r}][{key!r}]",
-                        value,
-                        takes,
-                    )
-            if arg.name not in given:
-                defaults.append(f"--{arg.name}={value}")
-        return schema.call([*defaults, *argv])
+            schema = get_component(component)
+        else:
+            schema = component
+        name = schema.name
+        parsed = schema.read(_as_argv(component_args))
+        takes = f"{name} has no such argument; it takes {', '.join(schema.options) or 'none'}"
+        file_defaults = self.config.component_defaults(name)
+        code_defaults = self._component_defaults.get(name, {})
+        defaults: dict[str, str] = {}
+        for key, (value, origin) in file_defaults.items():
+            arg = schema.option(key)
+            if arg is None:
+                raise ConfigError(origin, f"component:{name}", key, value, takes)
+            defaults[arg.name] = value
+        for key, value in code_defaults.items():
+            arg = schema.option(key)
+            if arg is None:
+                raise SpecsError(f"component_defaults[{name!r}][{key!r}]", value, takes)
+            defaults.setdefault(arg.name, value)
+        schema.apply_defaults(parsed, defaults)
+        return schema.call_parsed(parsed)
 
     def dryrun_component(
         self,
-        component: str,
+        component: str | ComponentSchema,
         component_args: ComponentArgs = (),
         scheduler: str = DEFAULT_SCHEDULER,
         cfg: Mapping[str, CfgVal] | None = None,
@@ -232,7 +230,7 @@ class Runner:
 
     def run_component(
         self,
-        component: str,
+        component: str | ComponentSchema,
         component_args: ComponentArgs = (),
         scheduler: str = DEFAULT_SCHEDULER,
         cfg: Mapping[str, CfgVal] | None = None,
