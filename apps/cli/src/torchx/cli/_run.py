@@ -154,7 +154,7 @@ def _wait(runner: Runner, handle: str, app: AppDef, stream_logs: bool) -> AppSta
     done: dict[str, AppStatus | None] = {}
     waiter = threading.Thread(target=lambda: done.setdefault("s", runner.wait(handle)), daemon=True)
     waiter.start()
-    print_logs(runner, handle, replicas_of(app), tail=True, out=sys.stderr)
+    print_logs(runner, handle, replicas_of(app), tail=True, out=sys.stderr, fold_launcher=True)
     waiter.join()
     return done.get("s")
 
