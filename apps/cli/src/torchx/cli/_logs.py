@@ -178,9 +178,12 @@ def fold_launcher_tracebacks(
         if line.startswith((" ", "\t")) and len(block) < _MAX_FOLDED_LINES:
             continue
         if line.startswith(_LAUNCHER_ERROR):
-            yield block[0][0], (
-                f"[torchx] torchrun's own traceback ({len(block) - 1} lines, ending in "
-                "ChildFailedError) left out; 'torchx log' shows it\n"
+            yield (
+                block[0][0],
+                (
+                    f"[torchx] torchrun's own traceback ({len(block) - 1} lines, ending in "
+                    "ChildFailedError) left out; 'torchx log' shows it\n"
+                ),
             )
         else:
             yield from block
