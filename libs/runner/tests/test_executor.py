@@ -89,7 +89,8 @@ def test_a_raise_is_re_raised_locally_with_the_remote_frame(ex: Executor) -> Non
     text = "".join(traceback.format_exception(info.value))
     assert 'in fail\n    raise ValueError("x")' in text
     assert isinstance(future.exception(), ValueError)
-    status = get_runner().status(future.handle)
+    # the outcome is read as soon as it is written, before the app has ended
+    status = get_runner().wait(future.handle, wait_interval=0.2, timeout=30)
     assert status is not None and status.state == AppState.FAILED
 
 
