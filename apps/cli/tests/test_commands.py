@@ -38,11 +38,16 @@ def test_help_lists_every_subcommand() -> None:
 
 def test_version() -> None:
     code, out, _ = invoke("--version")
-    assert code == 0 and re.fullmatch(r"torchx \d+\.\d+\.\d+\n", out)
+    assert code == 0 and re.fullmatch(r"torchx-\d+\.\d+\.\d+\n", out)
 
 
 def test_builtins_table_json_and_print() -> None:
     code, out, _ = invoke("builtins")
+    # as pytorch/torchx 0.7 prints it
+    lines = out.splitlines()
+    assert code == 0 and lines[0] == f"Found {len(lines) - 1} builtin components:"
+    assert re.fullmatch(r" +\d+\. dist\.ddp", lines[1]) and lines[1].startswith("  1. ")
+    code, out, _ = invoke("builtins", "--verbose")
     assert code == 0 and "utils.echo" in out and "Prints a message to stdout." in out
     code, out, _ = invoke("builtins", "--json")
     names = {c["name"] for c in json.loads(out)}
@@ -202,3 +207,13 @@ def test_debug_shows_the_traceback() -> None:
     result = cli.invoke(app, ["--debug", "run", "utils.ecko"])
     assert result.exit_code == 1
     assert result.exception is not None and "utils.ecko" in str(result.exception)
+
+
+def test_torchx_run_of_a_script_with_side_effects_runs_nothing(isolated: Path) -> None:
+    (isolated / "script_with_side_effects.py").write_text(
+        "open('SIDE_EFFECT', 'w').write('ran')\nimport sys\nsys.exit(3)\n"
+    )
+    code, out, err = invoke("run", "script_with_side_effects.py")
+    assert code == 2 and out == ""
+    assert "script_with_side_effects.py:FN" in err and "nothing in it was run" in err
+    assert not (isolated / "SIDE_EFFECT").exists()
