@@ -135,7 +135,8 @@ def test_runopts_and_configure_write_a_config_the_runner_reads(isolated: Path) -
     code, out, _ = invoke("configure", "--all")
     assert code == 0
     text = (isolated / ".torchxconfig").read_text()
-    assert "[local_cwd]" in text and "; log_dir =" in text and "scheduler = local_cwd" in text
+    # the form 0.7 writes: every option with its default, None for none
+    assert "[local_cwd]\nlog_dir = None\n" in text and "prepend_cwd = False" in text
     # the written file is valid for the runner: a run reads it without complaint
     code, _, err = invoke("run", "--dryrun", "utils.echo")
     assert code == 0, err
@@ -217,3 +218,15 @@ def test_torchx_run_of_a_script_with_side_effects_runs_nothing(isolated: Path) -
     assert code == 2 and out == ""
     assert "script_with_side_effects.py:FN" in err and "nothing in it was run" in err
     assert not (isolated / "SIDE_EFFECT").exists()
+
+
+def test_cli_run_component_of_the_config_applies_as_in_0_7(isolated: Path) -> None:
+    (isolated / ".torchxconfig").write_text("[cli:run]\ncomponent = utils.echo\n")
+    code, out, err = invoke("run", "--dryrun", "--msg", "from-config")
+    assert code == 0, err
+    assert "echo from-config" in out
+    code, out, err = invoke("run", "--dryrun")
+    assert code == 0 and "AppDef echo" in out, err
+    (isolated / ".torchxconfig").unlink()
+    code, _, err = invoke("run", "--dryrun", "--msg", "x")
+    assert code == 2 and "[cli:run]" in err and "component: none given" in err

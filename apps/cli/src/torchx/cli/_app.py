@@ -525,7 +525,7 @@ def configure(
     runner = _runner()
     wanted = [n.strip() for n in (schedulers or "").split(",") if n.strip()]
     names = [_scheduler(runner, n) for n in wanted] or list(runner.scheduler_backends())
-    text = render({n: runner.scheduler_run_opts(n) for n in names}, all_opts)
+    text = render(names, all_opts)
     if print_only:
         typer.echo(text, nl=False)
         return
