@@ -84,6 +84,10 @@ def run_component(
             typer.echo(str(info))
         return 0
 
+    if sched in LOCAL_SCHEDULERS:
+        from torchx.cli._surprises import warn_missing_gpus
+
+        warn_missing_gpus(app, sched)
     handle = runner.schedule(info)
     local = sched in LOCAL_SCHEDULERS
     wait = _flag(defaults, "wait", local) if wait is None else wait
@@ -97,11 +101,12 @@ def run_component(
         if json_out:
             _report(handle, None, json_out)
         return 0
+    stream_logs = bool(log) and not json_out
     try:
-        status = _wait(runner, handle, app, log and not json_out)
+        status = _wait(runner, handle, app, stream_logs)
     except KeyboardInterrupt:
         return _interrupted(runner, handle)
-    _report(handle, status, json_out)
+    _report(handle, status, json_out, logs_shown=stream_logs)
     from torchx.specs import AppState
 
     if status is None or status.state != AppState.SUCCEEDED:
@@ -154,7 +159,9 @@ def _wait(runner: Runner, handle: str, app: AppDef, stream_logs: bool) -> AppSta
     return done.get("s")
 
 
-def _report(handle: str, status: AppStatus | None, json_out: bool) -> None:
+def _report(
+    handle: str, status: AppStatus | None, json_out: bool, logs_shown: bool = False
+) -> None:
     if json_out:
         from torchx.cli._output import print_json, to_jsonable
 
@@ -166,9 +173,15 @@ def _report(handle: str, status: AppStatus | None, json_out: bool) -> None:
     if status is None:
         print(f"{handle}: the scheduler no longer knows the app", file=sys.stderr)
         return
-    if status.state.name != "SUCCEEDED":
+    if status.state.name == "SUCCEEDED":
+        print(f"{handle} {status.state.name}", file=sys.stderr)
+    elif logs_shown:
+        # The error is in the log just streamed: say which replica ended it, in one line.
+        why = status.msg.strip().splitlines()[0] if status.msg.strip() else ""
+        print(f"{handle} {status.state.name}" + (f": {why}" if why else ""), file=sys.stderr)
+    else:
         print(status.format(), file=sys.stderr)
-    print(f"{handle} {status.state.name}", file=sys.stderr)
+        print(f"{handle} {status.state.name}", file=sys.stderr)
 
 
 def _describe_app(app: AppDef) -> str:

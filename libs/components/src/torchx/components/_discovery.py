@@ -18,7 +18,7 @@ from collections.abc import Callable
 from torchx.specs import AppDef, ComponentNotFoundException, ComponentSchema, get_component_schema
 from torchx.specs.finder import all_component_functions, find_component_function
 
-BUILTIN_GROUPS = ("utils", "dist", "serve", "metrics")
+BUILTIN_GROUPS = ("utils", "dist", "serve", "metrics", "function")
 
 
 class ComponentNotFoundError(ComponentNotFoundException):

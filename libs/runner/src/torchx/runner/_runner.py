@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -295,6 +295,38 @@ class Runner:
             ):
                 return desc.to_status()
 
+    def wait_each(
+        self,
+        app_handles: Sequence[AppHandle],
+        timeout: float | None = None,
+        wait_interval: float = 10,
+    ) -> Iterator[tuple[AppHandle, AppStatus | None]]:
+        """Wait on several apps at once: ``(handle, status)`` for each, in the order they end.
+
+        After ``timeout`` seconds the apps still running come last, with their current
+        status; None is the status of an app its scheduler does not know.
+        """
+        from torchx.runner._wait import wait_each
+
+        for handle in app_handles:
+            self._resolve(handle)  # a bad handle fails here, before anything waits
+        return wait_each(self.wait, app_handles, timeout, wait_interval)
+
+    def wait_all(
+        self,
+        app_handles: Sequence[AppHandle],
+        timeout: float | None = None,
+        wait_interval: float = 10,
+    ) -> bool:
+        """Wait until every app ended (or ``timeout`` seconds); True if all SUCCEEDED.
+
+        ``wait_each`` gives each app's status as it ends.
+        """
+        from torchx.specs import AppState
+
+        results = list(self.wait_each(app_handles, timeout, wait_interval))
+        return all(s is not None and s.state == AppState.SUCCEEDED for _, s in results)
+
     def describe(self, app_handle: AppHandle) -> AppDef | None:
         """The app as its scheduler can rebuild it, or None if it does not know the app."""
         sched, app_id = self._resolve(app_handle)
@@ -317,6 +349,33 @@ class Runner:
         """Output lines of replica ``k`` of ``role_name`` (see ``Scheduler.log_iter``)."""
         sched, app_id = self._require(app_handle)
         return sched.log_iter(app_id, role_name, k, regex, since, until, should_tail, streams)
+
+    def log_lines_timed(
+        self,
+        app_handle: AppHandle,
+        role_name: str,
+        k: int = 0,
+        regex: str | None = None,
+        since: datetime | None = None,
+        until: datetime | None = None,
+        should_tail: bool = False,
+        streams: Stream | None = None,
+    ) -> Iterable[tuple[datetime | None, str]]:
+        """``log_lines`` with the time each line was written, from schedulers that keep it
+        (they have a ``log_iter_timed`` method); others refuse, naming the scheduler."""
+        sched, app_id = self._require(app_handle)
+        timed = getattr(sched, "log_iter_timed", None)
+        if timed is None:
+            raise SpecsError(
+                "timestamps",
+                True,
+                f"the {sched.backend} scheduler keeps no time for each log line; leave "
+                "timestamps out",
+            )
+        lines: Iterable[tuple[datetime | None, str]] = timed(
+            app_id, role_name, k, regex, since, until, should_tail, streams
+        )
+        return lines
 
     def cancel(self, app_handle: AppHandle) -> None:
         """Stop the app; a no-op if it already ended or its scheduler does not know it."""

@@ -222,6 +222,7 @@ class Supervisor:
                     "start": r.start_token if r.pid in self.by_pid else None,
                     "exit_code": r.exit_code,
                     "error": r.error,
+                    "attempt": r.attempt,
                 }
                 for r in self.replicas
                 if r.state != "PENDING"  # keeps the first write small
@@ -315,8 +316,14 @@ class Supervisor:
     def _unwatch(self, fd: int, replica: Replica) -> None:
         self.poller.unregister(fd)
         del self.watched[fd]
-        del replica.pipes[fd]
+        stream = replica.pipes.pop(fd)
         os.close(fd)
+        if not self.log_error and not self.vanished:
+            try:
+                if stream not in replica.pipes.values():  # not a new attempt's pipe
+                    replica.flush_partial(stream, end_line=bool(replica.pipes))
+            except OSError:
+                pass  # recorded by the next write that fails, if any
 
     def _drain(self, replica: Replica) -> None:
         """Copy whatever output of ``replica`` is already waiting in its pipes."""
@@ -345,7 +352,13 @@ class Supervisor:
 
     # -- replicas ---------------------------------------------------------------------
 
-    def spawn(self, replica: Replica) -> None:
+    def spawn(self, replica: Replica, why: str = "") -> None:
+        replica.attempt += 1
+        if replica.attempt > 1 and not self.log_error and not self.vanished:
+            try:
+                replica.mark_attempt(why)
+            except OSError as e:
+                self.log_error = f"cannot write the output of {replica.role}/{replica.id}: {e}"
         replica.exit_code = None
         replica.error = ""
         replica.killed = False
@@ -498,8 +511,10 @@ class Supervisor:
                 # an end caused by this restart is not a failure of its own
                 if r is not replica and r in self.exited:
                     self.exited.remove(r)
+            code = replica.exit_code
+            why = f"{replica.role}/{replica.id} exited with code {code}{signal_name(code)}"
             for r in targets:
-                self.spawn(r)
+                self.spawn(r, why)
             return
         code = replica.exit_code
         self.state = "FAILED"

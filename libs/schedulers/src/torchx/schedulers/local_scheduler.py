@@ -29,6 +29,7 @@ from __future__ import annotations
 import contextlib
 import math
 import os
+import re
 import shutil
 import socket
 import subprocess
@@ -343,6 +344,7 @@ class LocalScheduler(Scheduler[LocalRequest]):
                     hostname=socket.gethostname() if rec.get("pid") else "",
                     exit_code=rec.get("exit_code"),
                     structured_error_msg=rec.get("error", ""),
+                    attempt=int(rec.get("attempt") or 1),
                 )
             )
         app = app_from_json(request["app"]) if request.get("app") else None
@@ -415,6 +417,23 @@ class LocalScheduler(Scheduler[LocalRequest]):
         should_tail: bool = False,
         streams: Stream | None = None,
     ) -> Iterable[str]:
+        lines: Iterable[str] = self._log_iter(
+            app_id, role_name, k, regex, since, until, should_tail, streams, with_times=False
+        )
+        return lines
+
+    def _log_iter(
+        self,
+        app_id: str,
+        role_name: str,
+        k: int,
+        regex: str | None,
+        since: datetime | None,
+        until: datetime | None,
+        should_tail: bool,
+        streams: Stream | None,
+        with_times: bool,
+    ) -> Iterable[Any]:
         app_dir = self._app_dir(app_id)
         if app_dir is None:
             raise SpecsError(
@@ -439,9 +458,34 @@ class LocalScheduler(Scheduler[LocalRequest]):
         lo = since.timestamp() if since is not None else None
         hi = until.timestamp() if until is not None else None
         in_window = (
-            line for t, line in lines if (lo is None or t >= lo) and (hi is None or t <= hi)
+            (t, line) for t, line in lines if (lo is None or t >= lo) and (hi is None or t <= hi)
         )
-        return filter_regex(regex, in_window)
+        if with_times:
+            pattern = re.compile(regex) if regex is not None else None
+            return (
+                (datetime.fromtimestamp(t) if t else None, line)
+                for t, line in in_window
+                if pattern is None or pattern.search(line)
+            )
+        return filter_regex(regex, (line for _, line in in_window))
+
+    def log_iter_timed(
+        self,
+        app_id: str,
+        role_name: str,
+        k: int = 0,
+        regex: str | None = None,
+        since: datetime | None = None,
+        until: datetime | None = None,
+        should_tail: bool = False,
+        streams: Stream | None = None,
+    ) -> Iterable[tuple[datetime | None, str]]:
+        """``log_iter``'s lines, each with the time it was written (``torchx log
+        --timestamps``)."""
+        filter_regex(regex, ())  # a bad pattern is reported before anything is read
+        return self._log_iter(
+            app_id, role_name, k, regex, since, until, should_tail, streams, with_times=True
+        )
 
     def _ended(self, app_id: str) -> bool:
         desc = self.describe(app_id)
