@@ -196,6 +196,8 @@ def test_a_local_folder_for_a_container_scheduler_is_one_line(tmp_path: Path) ->
     with pytest.raises(SpecsError, match="give a URL they all reach"):
         Executor(scheduler="kubernetes")
     assert Executor(scheduler="kubernetes", transport="s3://bucket/f").transport == "s3://bucket/f"
+    with pytest.raises(SpecsError, match="memory:// lives inside this process"):
+        Executor(transport="memory://calls")
 
 
 def test_a_result_the_user_does_not_own_is_refused(ex: Executor) -> None:

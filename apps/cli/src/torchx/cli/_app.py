@@ -492,21 +492,72 @@ def cancel(handle: Annotated[str, typer.Argument(help="SCHEDULER://SESSION/APP_I
 
 @app.command(name="list")
 @handled
-def list_apps(scheduler: SchedulerOpt = None, json_out: JsonOpt = False) -> None:
-    """List the apps a scheduler knows about."""
+def list_apps(
+    scheduler: SchedulerOpt = None,
+    cfg: Annotated[
+        str | None,
+        typer.Option("-cfg", "--cfg", "--scheduler_args", help="run options: k1=v1,k2=v2"),
+    ] = None,
+    state: Annotated[
+        str | None,
+        typer.Option(
+            "--state", help="only apps in these states: RUNNING,FAILED...", show_default=False
+        ),
+    ] = None,
+    name: Annotated[
+        str | None,
+        typer.Option("--name", help="only apps whose name contains this (or matches this glob)"),
+    ] = None,
+    since: Annotated[
+        str | None,
+        typer.Option("--since", help="only apps submitted since then: 2h, 7d or a time"),
+    ] = None,
+    limit: Annotated[
+        int | None,
+        typer.Option(
+            "--limit",
+            help="show the N newest apps (default: [cli:list] limit, else 20)",
+            show_default=False,
+        ),
+    ] = None,
+    show_all: Annotated[bool, typer.Option("--all", help="show every app")] = False,
+    prune: Annotated[
+        bool,
+        typer.Option(
+            "--prune",
+            help="remove the records and logs of local apps that ended longer ago than "
+            "[cli:list] retention (default 14d); running apps are kept",
+        ),
+    ] = False,
+    older_than: Annotated[
+        str | None,
+        typer.Option("--older-than", help="with --prune: instead of the retention (7d, 12h)"),
+    ] = None,
+    json_out: JsonOpt = False,
+) -> None:
+    """List a scheduler's apps, newest last, with when they started and ended."""
+    from torchx.cli._list import list_command, prune_command
+    from torchx.cli._run import parse_cfg
+
+    if limit is not None and limit < 1:
+        raise CliError(f"--limit: got {limit}; give a number of apps above 0, or --all")
     runner = _runner()
     sched = _scheduler(runner, scheduler)
-    apps = runner.list(sched)
-    if json_out:
-        from torchx.cli._output import print_json
-
-        print_json(apps)
+    if prune:
+        prune_command(runner, sched, older_than, json_out)
         return
-    from torchx.cli._output import print_table
-
-    print_table(
-        ["APP HANDLE", "APP STATUS", "NAME"],
-        [[a.app_handle, str(a.state), getattr(a, "name", "")] for a in apps],
+    if older_than is not None:
+        raise CliError("--older-than: only with --prune; to see older apps use --all")
+    list_command(
+        runner,
+        sched,
+        parse_cfg(runner, sched, cfg),
+        states=state,
+        name=name,
+        since=since,
+        limit=limit,
+        show_all=show_all,
+        json_out=json_out,
     )
 
 

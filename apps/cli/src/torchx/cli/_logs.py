@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 import sys
 import threading
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from datetime import datetime
 from typing import TYPE_CHECKING, TextIO
 
@@ -89,13 +89,15 @@ def print_logs(
     since: datetime | None = None,
     timestamps: bool = False,
     attempts: dict[tuple[str, int], int] | None = None,
+    fold_launcher: bool = False,
 ) -> None:
     """Print the log lines of every target to ``out`` (stdout), one thread each.
 
     Each line starts with ``role/replica``, and with ``#attempt`` once the replica has been
     started more than once (``attempts`` says how often, as the status knows it; a marker
     line in the log says so while it is followed). ``timestamps`` adds the time each line
-    was written, where the scheduler keeps it.
+    was written, where the scheduler keeps it. ``fold_launcher`` leaves out torchrun's own
+    traceback of ``ChildFailedError`` (the workers' tracebacks and its summary stay).
     """
     stream_out = out if out is not None else sys.stdout
     lock = threading.Lock()
@@ -116,6 +118,8 @@ def print_logs(
                     handle, role, k, since=since, should_tail=tail, streams=_stream(streams)
                 )
                 timed = ((None, line) for line in plain)
+            if fold_launcher:
+                timed = fold_launcher_tracebacks(timed)
             pattern = re.compile(regex) if regex is not None else None
             for when, line in timed:
                 marker = _ATTEMPT_MARKER.match(line)
@@ -148,3 +152,40 @@ def attempts_of(status: AppStatus | None) -> dict[tuple[str, int], int]:
     if status is None:
         return {}
     return {(r.role, r.id): r.attempt for role in status.roles for r in role.replicas}
+
+
+# torchrun's traceback of its own ``ChildFailedError`` says nothing the workers' tracebacks
+# and its failure summary do not: ``torchx run`` leaves it out (``torchx log`` keeps it).
+_LAUNCHER_ERROR = "torch.distributed.elastic.multiprocessing.errors.ChildFailedError"
+# A traceback longer than this is printed as it is: holding lines is bounded.
+_MAX_FOLDED_LINES = 200
+
+
+def fold_launcher_tracebacks(
+    lines: Iterable[tuple[datetime | None, str]],
+) -> Iterator[tuple[datetime | None, str]]:
+    """``lines`` with each traceback that ends in torchrun's ChildFailedError replaced by
+    one line saying so."""
+    block: list[tuple[datetime | None, str]] = []
+    for when, line in lines:
+        if not block:
+            if line.startswith("Traceback (most recent call last):"):
+                block.append((when, line))
+            else:
+                yield when, line
+            continue
+        block.append((when, line))
+        if line.startswith((" ", "\t")) and len(block) < _MAX_FOLDED_LINES:
+            continue
+        if line.startswith(_LAUNCHER_ERROR):
+            yield (
+                block[0][0],
+                (
+                    f"[torchx] torchrun's own traceback ({len(block) - 1} lines, ending in "
+                    "ChildFailedError) left out; 'torchx log' shows it\n"
+                ),
+            )
+        else:
+            yield from block
+        block = []
+    yield from block

@@ -28,7 +28,7 @@ def check_handle(handle: str) -> None:
         raise CliError(str(e)) from None
 
 
-def _cfg(runner: Runner, scheduler: str, text: str | None) -> dict[str, Any]:
+def parse_cfg(runner: Runner, scheduler: str, text: str | None) -> dict[str, Any]:
     if not text:
         return {}
     parsed: dict[str, Any] = runner.scheduler_run_opts(scheduler).cfg_from_str(text)
@@ -72,7 +72,7 @@ def run_component(
     sched = pick_scheduler(runner, scheduler)
     workspace = workspace or defaults.get("workspace") or None
     dryrun = dryrun or _flag(defaults, "dryrun", False)
-    run_cfg = _cfg(runner, sched, cfg)
+    run_cfg = parse_cfg(runner, sched, cfg)
     info = runner.dryrun(app, sched, cfg=run_cfg, workspace=workspace, parent_run_id=parent_run_id)
     if dryrun:
         if json_out:
@@ -154,7 +154,7 @@ def _wait(runner: Runner, handle: str, app: AppDef, stream_logs: bool) -> AppSta
     done: dict[str, AppStatus | None] = {}
     waiter = threading.Thread(target=lambda: done.setdefault("s", runner.wait(handle)), daemon=True)
     waiter.start()
-    print_logs(runner, handle, replicas_of(app), tail=True, out=sys.stderr)
+    print_logs(runner, handle, replicas_of(app), tail=True, out=sys.stderr, fold_launcher=True)
     waiter.join()
     return done.get("s")
 

@@ -206,6 +206,13 @@ class Executor:
                     "they all reach, e.g. transport='s3://bucket/torchx-functions'",
                 )
             transport = default_transport()
+        if transport.startswith("memory://"):
+            raise SpecsError(
+                "Executor transport",
+                transport,
+                "memory:// lives inside this process, where no job can reach it; give a "
+                "folder or a URL the job's nodes reach",
+            )
         if runtime.is_local(transport):
             if not reaches_local:
                 raise SpecsError(

@@ -387,9 +387,48 @@ class Runner:
         """pytorch/torchx's name for ``cancel``."""
         self.cancel(app_handle)
 
-    def list(self, scheduler: str = DEFAULT_SCHEDULER) -> list[ListAppResponse]:
-        """The apps ``scheduler`` knows, each with its handle filled in."""
-        apps = self._scheduler(scheduler).list()
+    def list_newest(
+        self,
+        scheduler: str = DEFAULT_SCHEDULER,
+        submitted_after: datetime | None = None,
+        cfg: Mapping[str, CfgVal] | None = None,
+    ) -> Iterator[ListAppResponse]:
+        """The apps ``scheduler`` knows, newest first, submitted after ``submitted_after``.
+
+        Schedulers that can (local ones) read each app only when it is asked for, so
+        taking the newest few is cheap however many apps there are.
+        """
+        from torchx.runner._listing import newest_first
+
+        sched = self._scheduler(scheduler)
+        for app in newest_first(sched, submitted_after, lambda: self._cfg(scheduler, cfg)):
+            app.app_handle = make_app_handle(scheduler, self._name, app.app_id)
+            yield app
+
+    def prune(self, scheduler: str, ended_before: datetime) -> list[AppHandle]:
+        """Remove the records and logs of ``scheduler``'s apps that ended before
+        ``ended_before`` (local schedulers; a running app is never removed)."""
+        sched = self._scheduler(scheduler)
+        prune = getattr(sched, "prune", None)
+        if prune is None:
+            raise SpecsError(
+                "scheduler",
+                scheduler,
+                "it keeps no records torchx can prune; only local schedulers do",
+            )
+        return [make_app_handle(scheduler, self._name, a) for a in prune(ended_before)]
+
+    def list(
+        self, scheduler: str = DEFAULT_SCHEDULER, cfg: Mapping[str, CfgVal] | None = None
+    ) -> list[ListAppResponse]:
+        """The apps ``scheduler`` knows, each with its handle filled in.
+
+        ``cfg`` (with the config files' run options) reaches schedulers whose ``list``
+        takes a ``cfg`` argument (which cluster to ask: ``ray``'s ``address``).
+        """
+        from torchx.runner._listing import list_apps
+
+        apps = list_apps(self._scheduler(scheduler), lambda: self._cfg(scheduler, cfg))
         for app in apps:
             app.app_handle = make_app_handle(scheduler, self._name, app.app_id)
         return apps

@@ -89,6 +89,8 @@ class Replica:
 
     def mark_attempt(self, why: str) -> None:
         """Start the log of a new attempt with a marker line, on a line of its own."""
+        if self.partial["stderr"]:  # the stderr file, too, gets the marker on its own line
+            self._append("stderr", b"\n", time.time())
         for stream in ("stdout", "stderr"):
             self.flush_partial(stream, end_line=True)
         line = ATTEMPT_MARKER.format(attempt=self.attempt, role=self.role, id=self.id, why=why)

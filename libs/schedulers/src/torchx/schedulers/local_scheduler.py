@@ -35,7 +35,7 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -361,6 +361,19 @@ class LocalScheduler(Scheduler[LocalRequest]):
 
     def list(self) -> list[ListAppResponse]:
         return self._records.list_apps()
+
+    def list_newest(self, submitted_after: datetime | None = None) -> Iterator[ListAppResponse]:
+        """The apps newest first, each read only when asked for (``torchx list``)."""
+        from torchx.schedulers._local_retention import iter_newest
+
+        return iter_newest(self._records, submitted_after)
+
+    def prune(self, ended_before: datetime) -> tuple[str, ...]:
+        """Remove the records and logs of apps that ended before ``ended_before``; never
+        of a running app. Returns the ids removed."""
+        from torchx.schedulers._local_retention import prune
+
+        return tuple(prune(self._records, ended_before))
 
     def wait(self, app_id: str, timeout: float | None = None) -> DescribeAppResponse | None:
         """Block until the app ends; woken by its supervisor's exit, not by polling."""
