@@ -169,6 +169,22 @@ def test_a_job_that_dies_raises_one_error_with_its_status_and_log(ex: Executor) 
     assert "  about to die" in str(err)
 
 
+def test_an_app_cancelled_by_someone_else_is_an_app_error(ex: Executor, tmp_path: Path) -> None:
+    marker = tmp_path / "started"
+    future = ex.submit(sleep_then, 300, str(marker))
+    deadline = time.monotonic() + 60
+    while not marker.exists():
+        assert time.monotonic() < deadline, "the function never started"
+        time.sleep(0.05)
+    get_runner().cancel(future.handle)  # not through the future: it did not ask for it
+    err = future.exception(timeout=60)
+    assert isinstance(err, FunctionAppError)
+    assert err.status is not None and err.status.state == AppState.CANCELLED
+    assert not future.cancelled()
+    with pytest.raises(FunctionAppError, match="ended CANCELLED without the function's result"):
+        future.result()
+
+
 def test_result_times_out(ex: Executor, tmp_path: Path) -> None:
     future = ex.submit(sleep_then, 300, str(tmp_path / "m"))
     with pytest.raises(concurrent.futures.TimeoutError):
