@@ -28,6 +28,8 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
     no_args_is_help=True,
     context_settings={"help_option_names": ["-h", "--help"]},
+    epilog="Installed packages may add commands (entry-point group torchx.cli.cmds); "
+    "run them as 'torchx NAME'.",
 )
 
 _state = {"debug": False}

@@ -18,10 +18,15 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from torchx.runner._config import CONFIG_ENV, CONFIG_FILE, ConfigError, config_files
+from torchx.schedulers import get_scheduler_factories
 from torchx.specs import CfgVal, SpecsError, runopt, runopts
 
 ENV_TORCHXCONFIG = CONFIG_ENV
 CONFIG_PREFIX_DELIM = ":"
+# The folders searched for .torchxconfig when none are given, lowest precedence first.
+# Found at each call (the current directory may change); a caller may replace this list.
+DEFAULT_CONFIG_DIRS: list[str] = [str(Path.home()), str(Path.cwd())]
+_DEFAULT_CONFIG_DIRS = DEFAULT_CONFIG_DIRS
 # What ``dump`` writes for an option whose default is empty, and ``load`` reads as unset.
 _UNSET = "None"
 
@@ -33,8 +38,6 @@ def _parser() -> configparser.ConfigParser:
 
 
 def _run_opts(scheduler: str) -> runopts:
-    from torchx.schedulers import get_scheduler_factories
-
     factories = get_scheduler_factories()
     if scheduler not in factories:
         from torchx.schedulers import UnknownSchedulerError
@@ -50,6 +53,8 @@ def find_configs(dirs: Iterable[str] | None = None) -> list[str]:
     ``$TORCHXCONFIG`` alone when set; otherwise ``.torchxconfig`` in each of ``dirs``
     (default: the home directory, then the current one) that has one.
     """
+    if dirs is None and DEFAULT_CONFIG_DIRS is not _DEFAULT_CONFIG_DIRS:
+        dirs = DEFAULT_CONFIG_DIRS
     if os.environ.get(CONFIG_ENV) or not dirs:
         return [str(p) for p in config_files()]
     found = []
@@ -171,12 +176,14 @@ def dump(f: TextIO, schedulers: list[str] | None = None, required_only: bool = F
 __all__ = [
     "CONFIG_FILE",
     "CONFIG_PREFIX_DELIM",
+    "DEFAULT_CONFIG_DIRS",
     "ENV_TORCHXCONFIG",
     "apply",
     "dump",
     "find_configs",
     "get_config",
     "get_configs",
+    "get_scheduler_factories",
     "load",
     "load_sections",
 ]

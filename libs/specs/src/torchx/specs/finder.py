@@ -203,6 +203,30 @@ def get_builtin_source(name: str) -> str:
     return "\n".join([*imports, "", "", inspect.getsource(fn)])
 
 
+def is_namespace_package(module: types.ModuleType) -> bool:
+    """Whether ``module`` is a namespace package (a folder without ``__init__.py``)."""
+    return getattr(module, "__file__", None) is None
+
+
+def is_package(module: types.ModuleType) -> bool:
+    """Whether ``module`` is a package, regular or namespace, rather than a single file."""
+    return hasattr(module, "__path__")
+
+
+def module_relname(module: types.ModuleType, relative_to: types.ModuleType) -> str:
+    """``module``'s dotted name below ``relative_to`` (``"dist"`` for
+    ``torchx.components.dist`` relative to ``torchx.components``; ``""`` for itself).
+
+    Raises ValueError when ``module`` is not inside ``relative_to``.
+    """
+    name, base = module.__name__, relative_to.__name__
+    if name == base:
+        return ""
+    if not name.startswith(base + "."):
+        raise ValueError(f"module {name!r} is not inside {base!r}")
+    return name[len(base) + 1 :]
+
+
 __all__ = [
     "BUILTIN_MODULE",
     "ComponentNotFoundException",
@@ -213,4 +237,7 @@ __all__ = [
     "get_builtin_source",
     "get_component",
     "get_components",
+    "is_namespace_package",
+    "is_package",
+    "module_relname",
 ]
