@@ -48,10 +48,10 @@ class ComponentProvider(abc.ABC):
     def get_app_def(self) -> AppDef:
         """The app to run."""
 
-    def setUp(self) -> None:
+    def setUp(self) -> None:  # noqa: B027 -- optional to override
         """Prepare what the app needs (nothing by default)."""
 
-    def tearDown(self) -> None:
+    def tearDown(self) -> None:  # noqa: B027
         """Remove what ``setUp`` made (nothing by default)."""
 
 
