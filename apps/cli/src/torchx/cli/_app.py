@@ -449,6 +449,20 @@ def list_apps(scheduler: SchedulerOpt = None, json_out: JsonOpt = False) -> None
     )
 
 
+def _all_run_opts(runner: Runner) -> dict[str, Any]:
+    """Every scheduler's run options. A scheduler plug-in that cannot be loaded is left
+    out with a warning naming it, so one broken package does not hide the others."""
+    from torchx.cli._errors import one_line
+
+    out: dict[str, Any] = {}
+    for name in runner.scheduler_backends():
+        try:
+            out[name] = runner.scheduler_run_opts(name)
+        except Exception as e:
+            typer.echo(f"torchx: warning: scheduler {name!r} is left out: {one_line(e)}", err=True)
+    return out
+
+
 @app.command()
 @handled
 def runopts(
@@ -459,8 +473,11 @@ def runopts(
 ) -> None:
     """Show the run options (-cfg) each scheduler accepts."""
     runner = _runner()
-    names = [_scheduler(runner, scheduler)] if scheduler else list(runner.scheduler_backends())
-    opts = {name: runner.scheduler_run_opts(name) for name in names}
+    if scheduler:
+        name = _scheduler(runner, scheduler)
+        opts = {name: runner.scheduler_run_opts(name)}
+    else:
+        opts = _all_run_opts(runner)
     if json_out:
         from torchx.cli._output import print_json
 
@@ -512,8 +529,11 @@ def configure(
 
     runner = _runner()
     wanted = [n.strip() for n in (schedulers or "").split(",") if n.strip()]
-    names = [_scheduler(runner, n) for n in wanted] or list(runner.scheduler_backends())
-    text = render({n: runner.scheduler_run_opts(n) for n in names}, all_opts)
+    if wanted:
+        names = [_scheduler(runner, n) for n in wanted]
+        text = render({n: runner.scheduler_run_opts(n) for n in names}, all_opts)
+    else:
+        text = render(_all_run_opts(runner), all_opts)
     if print_only:
         typer.echo(text, nl=False)
         return
