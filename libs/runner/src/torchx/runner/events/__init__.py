@@ -13,18 +13,23 @@ event's JSON line)::
 
 from __future__ import annotations
 
-import logging
+import sys
 import time
-import traceback
 from types import TracebackType
+from typing import TYPE_CHECKING
 
 from torchx.runner.events.api import SourceType, TorchxEvent
 from torchx.runner.events.handlers import get_logging_handler
+
+if TYPE_CHECKING:
+    import logging
 
 LOGGER_NAME = "torchx.runner.events"
 
 
 def _logger(destination: str) -> logging.Logger:
+    import logging
+
     logger = logging.getLogger(LOGGER_NAME)
     if logger.propagate:
         # An event is handled once, by the handlers put here, not again by the root logger's.
@@ -38,6 +43,10 @@ def _logger(destination: str) -> logging.Logger:
 
 def record(event: TorchxEvent, destination: str = "null") -> None:
     """Send ``event`` (as its JSON line) to the events logger and ``destination``."""
+    if destination == "null" and "logging" not in sys.modules:
+        # No handler can have been added to the events logger before logging was imported,
+        # so nobody listens: the CLI's commands do not pay for importing logging.
+        return
     _logger(destination).info(event.serialize())
 
 
@@ -90,6 +99,8 @@ class log_event:
         self.event.cpu_time_usec = (time.process_time_ns() - self._cpu_ns) // 1000
         self.event.wall_time_usec = (time.perf_counter_ns() - self._wall_ns) // 1000
         if exc is not None:
+            import traceback
+
             self.event.raw_exception = "".join(traceback.format_exception(exc_type, exc, tb))
         record(self.event, self.destination)
 

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
-import logging
+from typing import TYPE_CHECKING
 
 from torchx.specs import SpecsError, closest
+
+if TYPE_CHECKING:
+    import logging
 
 # Built on first use; each destination keeps one handler for the life of the process.
 _HANDLERS: dict[str, logging.Handler] = {}
@@ -14,6 +17,8 @@ DESTINATIONS = ("null", "console")
 def get_logging_handler(destination: str = "null") -> logging.Handler:
     """The handler for ``destination``: ``null`` drops events (the default), ``console``
     writes each as a JSON line to stderr."""
+    import logging
+
     handler = _HANDLERS.get(destination)
     if handler is None:
         if destination == "null":
