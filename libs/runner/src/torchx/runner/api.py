@@ -2,11 +2,11 @@
 ``torchx.runner``, with the tracking variable names and the event recorder it uses."""
 
 from torchx.runner._runner import Runner, get_runner
+from torchx.runner._config import get_configured_trackers
 from torchx.runner._tracking import (
     ENV_TORCHX_JOB_ID,
     ENV_TORCHX_PARENT_RUN_ID,
     ENV_TORCHX_TRACKERS,
-    get_configured_trackers,
 )
 from torchx.runner.events import log_event
 from torchx.specs import NONE
