@@ -1,8 +1,8 @@
 """pytorch/torchx's ``torchx.runner.api``: the Runner and ``get_runner``, defined in
 ``torchx.runner``, with the tracking variable names and the event recorder it uses."""
 
-from torchx.runner._runner import Runner, get_runner
 from torchx.runner._config import get_configured_trackers
+from torchx.runner._runner import Runner, get_runner
 from torchx.runner._tracking import (
     ENV_TORCHX_JOB_ID,
     ENV_TORCHX_PARENT_RUN_ID,
