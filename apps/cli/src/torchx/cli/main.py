@@ -35,6 +35,7 @@ BUILTIN_COMMANDS = (
     "runopts",
     "status",
     "tracker",
+    "wait",
 )
 # Options of ``torchx`` itself that take a value, to find the command after them.
 _VALUE_OPTIONS = ("--log_level", "--log-level")

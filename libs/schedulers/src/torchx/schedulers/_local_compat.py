@@ -32,6 +32,7 @@ class LocalOpts(typing.TypedDict, total=False):
     log_dir: str
     cwd: str
     auto_set_cuda_visible_devices: bool
+    prepend_cwd: bool
     cancel_grace_seconds: float
 
 
