@@ -3,17 +3,10 @@ same way here, with 0.7's arguments."""
 
 from __future__ import annotations
 
-import http.server
-import json
 import os
 import subprocess
 import sys
-import threading
-from collections.abc import Iterator
 from pathlib import Path
-from typing import ClassVar
-
-import pytest
 
 
 def _run(module: str, *args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
@@ -72,40 +65,10 @@ def test_process_monitor(tmp_path: Path) -> None:
     assert out.returncode == TIMEOUT_EXIT_CODE
 
 
-class _Api(http.server.BaseHTTPRequestHandler):
-    """A stand-in for TorchServe's management API: records the registration and fetches
-    the model from the URL it is given, as TorchServe does."""
-
-    seen: ClassVar[list[dict[str, object]]] = []
-
-    def do_POST(self) -> None:
-        from urllib.parse import parse_qs, urlparse
-        from urllib.request import urlopen
-
-        query = {k: v[0] for k, v in parse_qs(urlparse(self.path).query).items()}
-        with urlopen(query["url"], timeout=30) as r:
-            body = r.read()
-        _Api.seen.append({"path": urlparse(self.path).path, "query": query, "model": body})
-        self.send_response(200)
-        self.end_headers()
-        self.wfile.write(json.dumps({"status": "registered"}).encode())
-
-    def log_message(self, format: str, *args: object) -> None:
-        pass
-
-
-@pytest.fixture
-def api() -> Iterator[str]:
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Api)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    _Api.seen.clear()
-    yield f"http://127.0.0.1:{server.server_address[1]}"
-    server.shutdown()
-    server.server_close()
-
-
-def test_serve_registers_a_model_it_serves_itself(api: str, tmp_path: Path) -> None:
+def test_serve_registers_a_model_it_serves_itself(
+    management_api: str, registrations: list[tuple[dict[str, list[str]], bytes]], tmp_path: Path
+) -> None:
+    api = management_api
     model = tmp_path / "m.mar"
     model.write_bytes(b"model bytes")
     out = _run(
@@ -114,11 +77,9 @@ def test_serve_registers_a_model_it_serves_itself(api: str, tmp_path: Path) -> N
         "--model_name", "m", "--initial_workers", "1",
     )  # fmt: skip
     assert out.returncode == 0, out.stderr
-    (seen,) = _Api.seen
-    assert seen["path"] == "/models" and seen["model"] == b"model bytes"
-    query = seen["query"]
-    assert isinstance(query, dict)
-    assert (query["model_name"], query["initial_workers"]) == ("m", "1")
+    ((query, model),) = registrations
+    assert model == b"model bytes"
+    assert (query["model_name"], query["initial_workers"]) == (["m"], ["1"])
     assert "registered" in out.stdout
     assert _run(
         "torchx.apps.serve.serve", "--model_path", "x", "--management_api", api, "--dryrun"
