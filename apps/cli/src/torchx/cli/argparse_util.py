@@ -43,7 +43,7 @@ class ArgOnceAction(argparse.Action):
         setattr(namespace, self.dest, values)
 
 
-class torchxconfig(argparse.Action):
+class torchxconfig(ArgOnceAction):
     """An option of subcommand ``subcmd`` whose default comes from ``.torchxconfig``'s
     ``[cli:SUBCMD]`` section (key: the option's ``dest``) when it has one, else from
     ``add_argument(default=...)``. A required option found in the file is no longer
@@ -68,16 +68,6 @@ class torchxconfig(argparse.Action):
         super().__init__(
             option_strings=option_strings, dest=dest, default=default, required=required, **kwargs
         )
-
-    def __call__(
-        self,
-        parser: argparse.ArgumentParser,
-        namespace: argparse.Namespace,
-        values: Any,
-        option_string: str | None = None,
-    ) -> None:
-        _Seen.check(parser, namespace, option_string)
-        setattr(namespace, self.dest, values)
 
 
 class torchxconfig_run(torchxconfig):
