@@ -94,6 +94,8 @@ def decode_run_id(name: str) -> str | None:
 
 
 def _stamp() -> str:
+    """A new record's file name: nanoseconds since the epoch, zero-padded so names sort by
+    time, then random bytes so writers in the same nanosecond never collide."""
     return f"{time.time_ns():020d}-{os.urandom(6).hex()}"
 
 
