@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from torchx.cli._errors import CliError
+from torchx.cli._handled import handled
 
 if TYPE_CHECKING:
     from torchx.tracker import TrackerBase
@@ -61,7 +62,20 @@ def _print_json(data: Any) -> None:
 def _table(header: list[str], rows: list[list[str]]) -> None:
     from torchx.cli._output import print_table
 
-    print_table(header, rows)
+    print_table(header, [[_printable(cell) for cell in row] for row in rows])
+
+
+def _printable(text: str) -> str:
+    """``text`` with control characters escaped (``\\n``, ``\\x1b``): ids and metadata are
+    any text an app chose, and a raw newline or terminal code would show one run as
+    several rows, or restyle the terminal. ``--json`` prints the values exactly."""
+    import re
+
+    return re.sub(
+        r"[\x00-\x1f\x7f-\x9f\u2028\u2029]",
+        lambda m: m.group().encode("unicode_escape").decode("ascii"),
+        text,
+    )
 
 
 def _show(value: object) -> str:
@@ -70,16 +84,10 @@ def _show(value: object) -> str:
     return value if isinstance(value, str) else json.dumps(value)
 
 
-def _handled(fn: Any) -> Any:
-    from torchx.cli._app import handled
-
-    return handled(fn)
-
-
 @list_app.command("experiments")
 def list_experiments(tracker: TrackerOpt = None, json_out: JsonOpt = False) -> None:
     """List the experiments runs are grouped in."""
-    _handled(_list_experiments)(tracker, json_out)
+    handled(_list_experiments)(tracker, json_out)
 
 
 def _list_experiments(tracker: str | None, json_out: bool) -> None:
@@ -104,7 +112,7 @@ def list_jobs(
     json_out: JsonOpt = False,
 ) -> None:
     """List the recorded runs (job ids)."""
-    _handled(_list_jobs)(parent_run_id, experiment, tracker, json_out)
+    handled(_list_jobs)(parent_run_id, experiment, tracker, json_out)
 
 
 def _list_jobs(
@@ -121,7 +129,7 @@ def _list_jobs(
 @list_app.command("metadata")
 def list_metadata(run_id: RunIdArg, tracker: TrackerOpt = None, json_out: JsonOpt = False) -> None:
     """Show the metadata a run recorded."""
-    _handled(_list_metadata)(run_id, tracker, json_out)
+    handled(_list_metadata)(run_id, tracker, json_out)
 
 
 def _list_metadata(run_id: str, tracker: str | None, json_out: bool) -> None:
@@ -140,7 +148,7 @@ def list_artifacts(
     json_out: JsonOpt = False,
 ) -> None:
     """Show the artifacts a run recorded."""
-    _handled(_list_artifacts)(run_id, artifact, tracker, json_out)
+    handled(_list_artifacts)(run_id, artifact, tracker, json_out)
 
 
 def _list_artifacts(run_id: str, artifact: str | None, tracker: str | None, json_out: bool) -> None:
@@ -166,7 +174,7 @@ def list_lineage(
     json_out: JsonOpt = False,
 ) -> None:
     """Show where a run comes from (sources) and which runs derive from it (descendants)."""
-    _handled(_list_lineage)(run_id, sources_only, descendants_only, artifact, tracker, json_out)
+    handled(_list_lineage)(run_id, sources_only, descendants_only, artifact, tracker, json_out)
 
 
 def _list_lineage(

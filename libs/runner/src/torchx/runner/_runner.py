@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+import contextlib
+import functools
+import inspect
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from datetime import datetime
-from typing import Any
+from typing import Any, TypeVar
 
 from torchx.runner._config import ConfigError, TorchxConfig, load_config
 from torchx.schedulers import (
@@ -23,6 +26,7 @@ from torchx.specs import (
     AppHandle,
     AppStatus,
     CfgVal,
+    ComponentSchema,
     SpecsError,
     UnknownAppException,
     make_app_handle,
@@ -32,6 +36,43 @@ from torchx.specs import (
 )
 
 ComponentArgs = Sequence[str] | Mapping[str, str | int | float | bool]
+
+
+_F = TypeVar("_F", bound=Callable[..., Any])
+
+
+def _recorded(fn: _F) -> _F:
+    """Record each call of a Runner method as a ``torchx.runner.events`` event (its
+    scheduler and app id, the time it took, the traceback if it raised)."""
+    signature = inspect.signature(fn)
+
+    @functools.wraps(fn)
+    def wrapper(self: Runner, *args: Any, **kwargs: Any) -> Any:
+        from torchx.runner.events import log_event
+
+        bound = signature.bind_partial(self, *args, **kwargs).arguments
+        scheduler, app_id = bound.get("scheduler"), None
+        handle = bound.get("app_handle")
+        info = bound.get("dryrun_info")
+        if isinstance(handle, str):
+            with contextlib.suppress(Exception):
+                scheduler, _, app_id = parse_app_handle(handle)
+        elif isinstance(info, AppDryRunInfo):
+            scheduler = info.scheduler
+        workspace = bound.get("workspace")
+        with log_event(
+            fn.__name__,
+            scheduler if isinstance(scheduler, str) else None,
+            app_id,
+            workspace=workspace if isinstance(workspace, str) else None,
+            session=self._name,
+        ) as ev:
+            result = fn(self, *args, **kwargs)
+            if fn.__name__ == "schedule" and isinstance(result, str):
+                ev.event.app_id = parse_app_handle(result)[2]
+            return result
+
+    return wrapper  # type: ignore[return-value]
 
 
 class Runner:
@@ -126,6 +167,7 @@ class Runner:
 
     # -- submitting -------------------------------------------------------------------
 
+    @_recorded
     def dryrun(
         self,
         app: AppDef,
@@ -166,6 +208,7 @@ class Runner:
             return None
         return sched.default_workspace(sched.run_opts().resolve(self._cfg(scheduler, cfg)))
 
+    @_recorded
     def schedule(self, dryrun_info: AppDryRunInfo[Any]) -> AppHandle:
         """Submit what ``dryrun`` returned; returns the app's handle."""
         if not dryrun_info.scheduler:
@@ -189,50 +232,47 @@ class Runner:
         """
         return self.schedule(self.dryrun(app, scheduler, cfg, workspace, parent_run_id))
 
-    def component_app(self, component: str, component_args: ComponentArgs = ()) -> AppDef:
+    def component_app(
+        self,
+        component: str | ComponentSchema,
+        component_args: ComponentArgs = (),
+    ) -> AppDef:
         """The AppDef that component ``component`` makes from ``component_args``.
 
-        ``component_args`` is CLI-style (``["--msg", "hi"]``) or a mapping of argument
-        names to values. Defaults for arguments not given come from ``[component:NAME]``
-        in the config files, then from ``get_runner(component_defaults=...)``.
+        ``component`` is a name or the schema already found (the CLI passes the one it
+        found, so nothing is looked up twice). ``component_args`` is CLI-style
+        (``["--msg", "hi"]``) or a mapping of argument names to values. Defaults for
+        arguments not given come from ``[component:NAME]`` in the config files, then from
+        ``get_runner(component_defaults=...)``.
         """
-        from torchx.components import get_component
+        if isinstance(component, str):
+            from torchx.components import get_component
 
-        schema = get_component(component)
-        argv = _as_argv(component_args)
-        given = {t[2:].partition("=")[0].replace("-", "_") for t in argv if t.startswith("--")}
-        options = schema.options
-        takes = f"{component} has no such argument; it takes {', '.join(options) or 'none'}"
-        defaults: list[str] = []
-        file_defaults = self.config.component_defaults(component)
-        code_defaults = self._component_defaults.get(component, {})
-        for key in [*file_defaults, *(k for k in code_defaults if k not in file_defaults)]:
-            arg = options.get(key) or options.get(key.replace("-", "_"))
-            if key in file_defaults:
-                value, origin = file_defaults[key]
-                if arg is None:
-                    raise ConfigError(
-                        origin,
-                        f"component:{component}",
-                        key,
-                        value,
-                        takes,
-                    )
-            else:
-                value = code_defaults[key]
-                if arg is None:
-                    raise SpecsError(
-                        f"component_defaults[{component!r}][{key!r}]",
-                        value,
-                        takes,
-                    )
-            if arg.name not in given:
-                defaults.append(f"--{arg.name}={value}")
-        return schema.call([*defaults, *argv])
+            schema = get_component(component)
+        else:
+            schema = component
+        name = schema.name
+        parsed = schema.read(_as_argv(component_args))
+        takes = f"{name} has no such argument; it takes {', '.join(schema.options) or 'none'}"
+        file_defaults = self.config.component_defaults(name)
+        code_defaults = self._component_defaults.get(name, {})
+        defaults: dict[str, str] = {}
+        for key, (value, origin) in file_defaults.items():
+            arg = schema.option(key)
+            if arg is None:
+                raise ConfigError(origin, f"component:{name}", key, value, takes)
+            defaults[arg.name] = value
+        for key, value in code_defaults.items():
+            arg = schema.option(key)
+            if arg is None:
+                raise SpecsError(f"component_defaults[{name!r}][{key!r}]", value, takes)
+            defaults.setdefault(arg.name, value)
+        schema.apply_defaults(parsed, defaults)
+        return schema.call_parsed(parsed)
 
     def dryrun_component(
         self,
-        component: str,
+        component: str | ComponentSchema,
         component_args: ComponentArgs = (),
         scheduler: str = DEFAULT_SCHEDULER,
         cfg: Mapping[str, CfgVal] | None = None,
@@ -244,7 +284,7 @@ class Runner:
 
     def run_component(
         self,
-        component: str,
+        component: str | ComponentSchema,
         component_args: ComponentArgs = (),
         scheduler: str = DEFAULT_SCHEDULER,
         cfg: Mapping[str, CfgVal] | None = None,
@@ -275,12 +315,14 @@ class Runner:
             )
         return sched, app_id
 
+    @_recorded
     def status(self, app_handle: AppHandle) -> AppStatus | None:
         """The app's status, or None if its scheduler does not know it."""
         sched, app_id = self._resolve(app_handle)
         desc = sched.describe(app_id)
         return desc.to_status() if desc is not None else None
 
+    @_recorded
     def wait(
         self,
         app_handle: AppHandle,
@@ -309,6 +351,39 @@ class Runner:
             ):
                 return desc.to_status()
 
+    def wait_each(
+        self,
+        app_handles: Sequence[AppHandle],
+        timeout: float | None = None,
+        wait_interval: float = 10,
+    ) -> Iterator[tuple[AppHandle, AppStatus | None]]:
+        """Wait on several apps at once: ``(handle, status)`` for each, in the order they end.
+
+        After ``timeout`` seconds the apps still running come last, with their current
+        status; None is the status of an app its scheduler does not know.
+        """
+        from torchx.runner._wait import wait_each
+
+        for handle in app_handles:
+            self._resolve(handle)  # a bad handle fails here, before anything waits
+        return wait_each(self.wait, app_handles, timeout, wait_interval)
+
+    def wait_all(
+        self,
+        app_handles: Sequence[AppHandle],
+        timeout: float | None = None,
+        wait_interval: float = 10,
+    ) -> bool:
+        """Wait until every app ended (or ``timeout`` seconds); True if all SUCCEEDED.
+
+        ``wait_each`` gives each app's status as it ends.
+        """
+        from torchx.specs import AppState
+
+        results = list(self.wait_each(app_handles, timeout, wait_interval))
+        return all(s is not None and s.state == AppState.SUCCEEDED for _, s in results)
+
+    @_recorded
     def describe(self, app_handle: AppHandle) -> AppDef | None:
         """The app as its scheduler can rebuild it, or None if it does not know the app."""
         sched, app_id = self._resolve(app_handle)
@@ -317,6 +392,7 @@ class Runner:
             return None
         return desc.app if desc.app is not None else AppDef(name=app_id, roles=desc.roles)
 
+    @_recorded
     def log_lines(
         self,
         app_handle: AppHandle,
@@ -332,6 +408,34 @@ class Runner:
         sched, app_id = self._require(app_handle)
         return sched.log_iter(app_id, role_name, k, regex, since, until, should_tail, streams)
 
+    def log_lines_timed(
+        self,
+        app_handle: AppHandle,
+        role_name: str,
+        k: int = 0,
+        regex: str | None = None,
+        since: datetime | None = None,
+        until: datetime | None = None,
+        should_tail: bool = False,
+        streams: Stream | None = None,
+    ) -> Iterable[tuple[datetime | None, str]]:
+        """``log_lines`` with the time each line was written, from schedulers that keep it
+        (they have a ``log_iter_timed`` method); others refuse, naming the scheduler."""
+        sched, app_id = self._require(app_handle)
+        timed = getattr(sched, "log_iter_timed", None)
+        if timed is None:
+            raise SpecsError(
+                "timestamps",
+                True,
+                f"the {sched.backend} scheduler keeps no time for each log line; leave "
+                "timestamps out",
+            )
+        lines: Iterable[tuple[datetime | None, str]] = timed(
+            app_id, role_name, k, regex, since, until, should_tail, streams
+        )
+        return lines
+
+    @_recorded
     def cancel(self, app_handle: AppHandle) -> None:
         """Stop the app; a no-op if it already ended or its scheduler does not know it."""
         sched, app_id = self._resolve(app_handle)
@@ -342,9 +446,49 @@ class Runner:
         """pytorch/torchx's name for ``cancel``."""
         self.cancel(app_handle)
 
-    def list(self, scheduler: str = DEFAULT_SCHEDULER) -> list[ListAppResponse]:
-        """The apps ``scheduler`` knows, each with its handle filled in."""
-        apps = self._scheduler(scheduler).list()
+    def list_newest(
+        self,
+        scheduler: str = DEFAULT_SCHEDULER,
+        submitted_after: datetime | None = None,
+        cfg: Mapping[str, CfgVal] | None = None,
+    ) -> Iterator[ListAppResponse]:
+        """The apps ``scheduler`` knows, newest first, submitted after ``submitted_after``.
+
+        Schedulers that can (local ones) read each app only when it is asked for, so
+        taking the newest few is cheap however many apps there are.
+        """
+        from torchx.runner._listing import newest_first
+
+        sched = self._scheduler(scheduler)
+        for app in newest_first(sched, submitted_after, lambda: self._cfg(scheduler, cfg)):
+            app.app_handle = make_app_handle(scheduler, self._name, app.app_id)
+            yield app
+
+    def prune(self, scheduler: str, ended_before: datetime) -> list[AppHandle]:
+        """Remove the records and logs of ``scheduler``'s apps that ended before
+        ``ended_before`` (local schedulers; a running app is never removed)."""
+        sched = self._scheduler(scheduler)
+        prune = getattr(sched, "prune", None)
+        if prune is None:
+            raise SpecsError(
+                "scheduler",
+                scheduler,
+                "it keeps no records torchx can prune; only local schedulers do",
+            )
+        return [make_app_handle(scheduler, self._name, a) for a in prune(ended_before)]
+
+    @_recorded
+    def list(
+        self, scheduler: str = DEFAULT_SCHEDULER, cfg: Mapping[str, CfgVal] | None = None
+    ) -> list[ListAppResponse]:
+        """The apps ``scheduler`` knows, each with its handle filled in.
+
+        ``cfg`` (with the config files' run options) reaches schedulers whose ``list``
+        takes a ``cfg`` argument (which cluster to ask: ``ray``'s ``address``).
+        """
+        from torchx.runner._listing import list_apps
+
+        apps = list_apps(self._scheduler(scheduler), lambda: self._cfg(scheduler, cfg))
         for app in apps:
             app.app_handle = make_app_handle(scheduler, self._name, app.app_id)
         return apps

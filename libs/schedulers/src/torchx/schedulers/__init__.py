@@ -31,9 +31,11 @@ if TYPE_CHECKING:
     )
     from torchx.schedulers._registry import (
         DEFAULT_SCHEDULER,
+        DEFAULT_SCHEDULER_MODULES,
         ENTRY_POINT_GROUP,
         SchedulerFactory,
         declared_params,
+        get_default_scheduler_name,
         get_scheduler,
         get_scheduler_factories,
         scheduler_names,
@@ -49,9 +51,11 @@ if TYPE_CHECKING:
     )
     from torchx.schedulers._replicas import Replica, role_replicas
     from torchx.schedulers.ids import make_unique
+    from torchx.util.entrypoints import load_group
 
 __all__ = [
     "DEFAULT_SCHEDULER",
+    "DEFAULT_SCHEDULER_MODULES",
     "ENTRY_POINT_GROUP",
     "TORCHX_APP_ID",
     "TORCHX_RANK0_HOST",
@@ -72,10 +76,12 @@ __all__ = [
     "compile_regex",
     "declared_params",
     "filter_regex",
+    "get_default_scheduler_name",
     "get_scheduler",
     "get_scheduler_factories",
     "in_window",
     "launch_defaults",
+    "load_group",
     "make_unique",
     "replica_env",
     "require",
@@ -107,6 +113,8 @@ _HOMES = {
     ),
     "_registry": (
         "DEFAULT_SCHEDULER",
+        "DEFAULT_SCHEDULER_MODULES",
+        "get_default_scheduler_name",
         "ENTRY_POINT_GROUP",
         "SchedulerFactory",
         "declared_params",
@@ -127,6 +135,7 @@ _HOMES = {
     "ids": ("make_unique",),
 }
 _MODULE_OF = {name: module for module, names in _HOMES.items() for name in names}
+_MODULE_OF["load_group"] = "torchx.util.entrypoints"
 
 
 def __getattr__(name: str) -> object:
@@ -135,7 +144,8 @@ def __getattr__(name: str) -> object:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     import importlib
 
-    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    path = module if module.startswith("torchx.") else f"{__name__}.{module}"
+    value = getattr(importlib.import_module(path), name)
     globals()[name] = value
     return value
 

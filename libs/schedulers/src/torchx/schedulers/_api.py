@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from enum import Enum
-from typing import Generic, TypeVar
+from typing import ClassVar, Generic, TypeVar
 
 from torchx.specs import (
     AppDef,
@@ -77,6 +77,8 @@ class ListAppResponse:
     name: str = ""
     submitted_at: datetime | None = None
     app_handle: str = ""
+    started_at: datetime | None = None
+    ended_at: datetime | None = None
 
 
 @dataclass(frozen=True)
@@ -106,6 +108,12 @@ class Scheduler(abc.ABC, Generic[T]):
     ``torchx.schedulers.replicas`` fills each replica's role and environment.
     """
 
+    #: The most replicas one app may ask of this scheduler, all roles together. Requests
+    #: are built per replica, so without a bound a typo such as ``--num_replicas
+    #: 100000000`` takes all memory before anything is submitted; a scheduler whose
+    #: backend takes more (or fewer) sets its own.
+    max_replicas: ClassVar[int] = 10_000
+
     def __init__(self, backend: str, session_name: str) -> None:
         self.backend = backend
         self.session_name = session_name
@@ -132,12 +140,26 @@ class Scheduler(abc.ABC, Generic[T]):
         """Validate ``app`` and return the exact request ``schedule`` would submit; no side
         effects. A name that could escape a directory (``../x``) is refused here."""
         validate_app(app)
+        self._check_replica_count(app)
         resolved = self.run_opts().resolve(cfg)
         info = self._submit_dryrun(app, resolved)
         info.app = app
         info.cfg = resolved
         info.scheduler = self.backend
         return info
+
+    def _check_replica_count(self, app: AppDef) -> None:
+        total = 0
+        for role in app.roles:
+            total += role.num_replicas
+            if total > self.max_replicas:
+                several = total != role.num_replicas
+                raise SpecsError(
+                    "num_replicas of all roles" if several else f"role {role.name!r} num_replicas",
+                    total,
+                    f"the {self.backend} scheduler takes at most {self.max_replicas} replicas "
+                    "per app (its max_replicas); lower --num_replicas or split the app",
+                )
 
     @abc.abstractmethod
     def _submit_dryrun(self, app: AppDef, cfg: dict[str, CfgVal]) -> AppDryRunInfo[T]:
@@ -226,16 +248,27 @@ class Scheduler(abc.ABC, Generic[T]):
         ``should_tail`` follows the output until the app ends. The request is checked here,
         for every scheduler alike; the scheduler's ``_replica_log`` reads the lines.
         """
-        request = LogRequest(
-            app_id, role_name, k, self._log_stream(streams), since, until, should_tail
-        )
-        if since is not None and until is not None and since.timestamp() > until.timestamp():
-            raise SpecsError("since", since.isoformat(), f"give a time before until ({until})")
+        request = self._log_request(app_id, role_name, k, since, until, should_tail, streams)
         pattern = compile_regex(regex)  # a bad pattern is reported before any line is read
         lines = self._replica_log(request)
         if pattern is None:
             return lines
         return (line for line in lines if pattern.search(line))
+
+    def _log_request(
+        self,
+        app_id: str,
+        role_name: str,
+        k: int,
+        since: datetime | None,
+        until: datetime | None,
+        follow: bool,
+        streams: Stream | None,
+    ) -> LogRequest:
+        """``log_iter``'s arguments, checked."""
+        if since is not None and until is not None and since.timestamp() > until.timestamp():
+            raise SpecsError("since", since.isoformat(), f"give a time before until ({until})")
+        return LogRequest(app_id, role_name, k, self._log_stream(streams), since, until, follow)
 
     def _log_stream(self, streams: Stream | None) -> Stream:
         if streams is None:

@@ -59,7 +59,7 @@ DNS_LABEL_MAX = 63
 TOLERATION_EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
 
 # Volcano lifecycle actions per retry policy: what is restarted when a pod fails.
-_VOLCANO_ACTIONS = {
+VOLCANO_ACTIONS = {
     RetryPolicy.APPLICATION: "RestartJob",
     RetryPolicy.ROLE: "RestartTask",
     RetryPolicy.REPLICA: "RestartPod",
@@ -332,7 +332,7 @@ def build_request(app: AppDef, app_id: str, cfg: Mapping[str, CfgVal]) -> Kubern
             }
             if role.max_retries > 0:
                 entry["maxRetry"] = role.max_retries
-                action = _VOLCANO_ACTIONS[RetryPolicy(role.retry_policy)]
+                action = VOLCANO_ACTIONS[RetryPolicy(role.retry_policy)]
                 entry["policies"] = [
                     {"event": "PodEvicted", "action": action},
                     {"event": "PodFailed", "action": action},

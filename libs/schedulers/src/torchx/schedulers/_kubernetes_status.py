@@ -52,7 +52,7 @@ def parse_time(text: str | None) -> datetime | None:
     return t.replace(microsecond=int((frac[:6] or "0").ljust(6, "0"))) if frac.isdigit() else t
 
 
-_VOLCANO_STATES = {
+VOLCANO_STATES = {
     "Pending": AppState.PENDING,
     "Inqueue": AppState.SUBMITTED,
     "Running": AppState.RUNNING,
@@ -67,7 +67,7 @@ _VOLCANO_STATES = {
 }
 
 
-_POD_PHASES = {
+POD_PHASES = {
     "Pending": AppState.PENDING,
     "Running": AppState.RUNNING,
     "Succeeded": AppState.SUCCEEDED,
@@ -122,7 +122,7 @@ def _apply_pods(roles: list[RoleStatus], pods: Iterable[Mapping[str, Any]]) -> N
                 continue
             pod = found
             status = pod.get("status") or {}
-            replica.state = _POD_PHASES.get(status.get("phase", ""), AppState.UNKNOWN)
+            replica.state = POD_PHASES.get(status.get("phase", ""), AppState.UNKNOWN)
             replica.hostname = (pod.get("spec") or {}).get("hostname") or pod["metadata"]["name"]
             for cs in status.get("containerStatuses") or []:
                 ended = (cs.get("state") or {}).get("terminated")
@@ -191,7 +191,7 @@ def describe_volcano(
             _role_of(rs.role, task["template"], len(rs.replicas))
             for rs, task in zip(roles, vjob.get("spec", {}).get("tasks", []), strict=True)
         ],
-        state=_VOLCANO_STATES.get(phase, AppState.UNKNOWN),
+        state=VOLCANO_STATES.get(phase, AppState.UNKNOWN),
         num_restarts=int(status.get("retryCount", 0)),
         msg=(status.get("state") or {}).get("message", ""),
         roles_statuses=roles,

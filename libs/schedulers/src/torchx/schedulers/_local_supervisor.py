@@ -1,10 +1,10 @@
 """The per-app supervisor of the local scheduler: a small detached process that owns replicas.
 
 It is started as ``python -I -S _local_supervisor.py APP_DIR`` and uses only the standard
-library, so it starts in milliseconds and needs nothing installed. It
+library (so do the ``_local_*`` modules it imports), so it starts in milliseconds. It
 
 - starts one process per replica (posix_spawn), each in its own process group, and tells
-  a watchdog it forked at start (see ``Watchdog``) each new group: should the supervisor
+  a watchdog it forked at start (``_local_watchdog``) each new group: should the supervisor
   die, even by SIGKILL, the watchdog kills every group, so no replica outlives it. (A
   parent-death signal set in each child would need a Python fork per replica, which
   measured about three times the cost of posix_spawn for 256 replicas.)
@@ -27,247 +27,54 @@ recorded in the state (the marker covers the moment before the pid is recorded).
 
 from __future__ import annotations
 
-import json
 import os
 import select
 import signal
 import sys
 import time
 
+if __name__ == "__main__":
+    # Run as a script with ``-I -S``, nothing of torchx is on the path: add the directory
+    # that holds ``torchx/`` (torchx.schedulers imports nothing when loaded). Appended, so
+    # the standard library still comes first.
+    sys.path.append(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+
+from torchx.schedulers._local_processes import (
+    descendants,
+    process_start_token,
+    process_table,
+    signal_name,
+    signal_quietly,
+    which,
+)
+from torchx.schedulers._local_replica import Replica
+from torchx.schedulers._local_state_files import (
+    CANCEL_FILE,
+    META_DIR,
+    REQUEST_FILE,
+    STATE_FILE,
+    STATE_VERSION,
+    SUPERVISOR_LOG,
+    read_data,
+    write_atomic,
+)
+from torchx.schedulers._local_watchdog import GUARD_DONE, Watchdog
+
 # Kept off the import path at run time: every import delays the start of the replicas.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-META_DIR = ".torchx"
-# Versioned JSON: any Python (and any tool) reads it, whichever interpreter wrote it.
-STATE_VERSION = 1
-REQUEST_FILE = "request.json"
-STATE_FILE = "state.json"
-CANCEL_FILE = "cancel"
-SUPERVISOR_LOG = "supervisor.log"
-TIMES_FILE = ".times"
-STREAM_CODES = {"stdout": "o", "stderr": "e", "combined": "c"}
-ERROR_TAIL_LINES = 20
 # describe() from another process may see state this much behind; the final state is
 # always written at once.
 STATE_WRITE_INTERVAL = 0.02
-# Entries in .times closer together than this are merged: log times are this coarse.
-TIMES_RESOLUTION = 0.005
 # How often the supervisor checks that its app directory exists and looks for the cancel
 # marker (signals are the fast path; this is the safety net).
 HOUSEKEEPING_INTERVAL = 1.0
 # The longest grace the supervisor honours; the scheduler refuses more at submit.
 MAX_GRACE_S = 86400.0
-# What the supervisor tells its watchdog (see ``Watchdog``), one line each.
-GUARD_DONE = b"done\n"
 _PR_SET_CHILD_SUBREAPER = 36
 LINUX = sys.platform.startswith("linux")
-
-
-class StateFileError(Exception):
-    """A state or request file that cannot be read or parsed; names the file."""
-
-    def __init__(self, path: str, reason: str) -> None:
-        self.path = path
-        self.reason = reason
-        super().__init__(f"cannot read {path}: {reason}")
-
-
-def write_atomic(path: str, obj: Any) -> None:
-    """Write ``obj`` as JSON so that readers see the old file or the new one, never half."""
-    tmp = f"{path}.{os.getpid()}.tmp"
-    data = json.dumps(obj, separators=(",", ":")).encode()
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
-    try:
-        view = memoryview(data)
-        while view:
-            view = view[os.write(fd, view) :]
-    finally:
-        os.close(fd)
-    os.replace(tmp, path)
-
-
-def read_data(path: str) -> Any:
-    """What ``write_atomic`` wrote, or None if there is no such file.
-
-    Raises StateFileError, naming the file, when it cannot be read or is not a state
-    document of a version this code knows.
-    """
-    try:
-        with open(path, "rb") as f:
-            raw = f.read()
-    except FileNotFoundError:
-        return None
-    except OSError as e:
-        raise StateFileError(path, e.strerror or str(e)) from None
-    try:
-        data = json.loads(raw)
-    except (ValueError, RecursionError) as e:
-        raise StateFileError(path, f"not valid JSON ({e})") from None
-    if not isinstance(data, dict):
-        raise StateFileError(path, "not a JSON object")
-    if data.get("version") != STATE_VERSION:
-        raise StateFileError(
-            path, f"format version {data.get('version')!r}; this torchx reads {STATE_VERSION}"
-        )
-    return data
-
-
-def process_start_token(pid: int) -> str | None:
-    """The kernel's start time of ``pid``: with the pid it names one process, even after reuse."""
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as f:
-            data = f.read()
-    except OSError:
-        return None
-    fields = data[data.rindex(b")") + 2 :].split()
-    if fields[0] in (b"Z", b"X"):
-        return None
-    return fields[19].decode()
-
-
-def process_table() -> dict[int, tuple[int, int]]:
-    """pid -> (parent pid, process group) for every live process; empty where /proc is absent."""
-    table: dict[int, tuple[int, int]] = {}
-    try:
-        names = os.listdir("/proc")
-    except OSError:
-        return table
-    for name in names:
-        if not name.isdigit():
-            continue
-        try:
-            with open(f"/proc/{name}/stat", "rb") as f:
-                data = f.read()
-        except OSError:
-            continue
-        fields = data[data.rindex(b")") + 2 :].split()
-        if fields[0] in (b"Z", b"X"):
-            continue
-        table[int(name)] = (int(fields[1]), int(fields[2]))
-    return table
-
-
-def descendants(roots: set[int], table: dict[int, tuple[int, int]]) -> set[int]:
-    """Every process below ``roots`` (not the roots themselves)."""
-    children: dict[int, list[int]] = {}
-    for pid, (ppid, _) in table.items():
-        children.setdefault(ppid, []).append(pid)
-    found: set[int] = set()
-    todo = list(roots)
-    while todo:
-        for child in children.get(todo.pop(), ()):
-            if child not in found and child not in roots:
-                found.add(child)
-                todo.append(child)
-    return found
-
-
-def _signal_quietly(pid: int, sig: int, group: bool = False) -> None:
-    try:
-        if group:
-            os.killpg(pid, sig)
-        else:
-            os.kill(pid, sig)
-    except (ProcessLookupError, PermissionError):
-        pass
-
-
-def kill_recorded_groups(state: dict[str, Any]) -> list[int]:
-    """SIGKILL the process group of every replica recorded in ``state``; the groups hit.
-
-    For when the supervisor is gone. A group is left alone when its leader's pid now
-    names another process (the number was reused); while any member of a group lives,
-    the kernel gives its number to no new process, so a group without its leader is ours.
-    """
-    hit = []
-    for rec in state.get("replicas", []):
-        pgid, token = rec.get("pgid"), rec.get("start")
-        if not isinstance(pgid, int) or pgid <= 1:
-            continue
-        now = process_start_token(pgid)
-        if now is not None and token is not None and now != token:
-            continue
-        try:
-            os.killpg(pgid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            continue
-        hit.append(pgid)
-    return hit
-
-
-class Replica:
-    """One replica: how to start it, where its output goes, and what happened to it."""
-
-    def __init__(self, spec: dict[str, Any], app_dir: str) -> None:
-        self.role: str = spec["role"]
-        self.id: int = spec["id"]
-        self.argv: list[str] = spec["argv"]
-        self.env: dict[str, str] = spec["env"]
-        self.cwd: str = spec["cwd"]
-        self.dir = os.path.join(app_dir, self.role, str(self.id))
-        self.pid: int | None = None
-        self.start_token: str | None = None
-        self.pipes: dict[int, str] = {}
-        self.state = "PENDING"
-        self.exit_code: int | None = None
-        self.error = ""
-        self.killed = False  # ended because the supervisor stopped it
-        self.files: dict[str, int] = {}
-        self.offsets: dict[str, int] = {}
-        self.last_time: dict[str, float] = {}
-
-    def open_logs(self) -> None:
-        if self.files:
-            return
-        os.makedirs(self.dir, exist_ok=True)
-        for name in (*STREAM_CODES, TIMES_FILE):
-            fd = os.open(
-                os.path.join(self.dir, name), os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644
-            )
-            self.files[name] = fd
-            self.offsets[name] = os.fstat(fd).st_size
-
-    def record(self, stream: str, data: bytes) -> None:
-        """Append a chunk of output to its stream file and to ``combined``.
-
-        The files are created on the first output, which keeps file system work out of
-        the way while replicas are being started.
-        """
-        self.open_logs()
-        now = time.time()
-        for name in (stream, "combined"):
-            # The time entry goes first so a reader never sees bytes without their time.
-            if now - self.last_time.get(name, 0.0) >= TIMES_RESOLUTION:
-                entry = f"{STREAM_CODES[name]} {self.offsets[name]} {now:.6f}\n".encode()
-                self._write(TIMES_FILE, entry)
-                self.last_time[name] = now
-            self._write(name, data)
-            self.offsets[name] += len(data)
-
-    def _write(self, name: str, data: bytes) -> None:
-        try:
-            if os.write(self.files[name], data) == len(data):
-                return
-            # a short write: the file system is full or the file hit its size limit
-            raise OSError(27, "File too large or disk full (short write)")
-        except OSError as e:
-            raise OSError(e.errno, e.strerror, os.path.join(self.dir, name)) from None
-
-    def stderr_tail(self, n: int = ERROR_TAIL_LINES) -> str:
-        try:
-            with open(os.path.join(self.dir, "stderr"), "rb") as f:
-                f.seek(max(0, self.offsets.get("stderr", 0) - 16384))
-                text = f.read().decode("utf-8", "replace")
-        except OSError:
-            return ""
-        return "\n".join(text.splitlines()[-n:])
-
-    def close_logs(self) -> None:
-        for fd in self.files.values():
-            os.close(fd)
-        self.files.clear()
 
 
 class Supervisor:
@@ -415,6 +222,7 @@ class Supervisor:
                     "start": r.start_token if r.pid in self.by_pid else None,
                     "exit_code": r.exit_code,
                     "error": r.error,
+                    "attempt": r.attempt,
                 }
                 for r in self.replicas
                 if r.state != "PENDING"  # keeps the first write small
@@ -508,8 +316,14 @@ class Supervisor:
     def _unwatch(self, fd: int, replica: Replica) -> None:
         self.poller.unregister(fd)
         del self.watched[fd]
-        del replica.pipes[fd]
+        stream = replica.pipes.pop(fd)
         os.close(fd)
+        if not self.log_error and not self.vanished:
+            try:
+                if stream not in replica.pipes.values():  # not a new attempt's pipe
+                    replica.flush_partial(stream, end_line=bool(replica.pipes))
+            except OSError:
+                pass  # recorded by the next write that fails, if any
 
     def _drain(self, replica: Replica) -> None:
         """Copy whatever output of ``replica`` is already waiting in its pipes."""
@@ -538,7 +352,13 @@ class Supervisor:
 
     # -- replicas ---------------------------------------------------------------------
 
-    def spawn(self, replica: Replica) -> None:
+    def spawn(self, replica: Replica, why: str = "") -> None:
+        replica.attempt += 1
+        if replica.attempt > 1 and not self.log_error and not self.vanished:
+            try:
+                replica.mark_attempt(why)
+            except OSError as e:
+                self.log_error = f"cannot write the output of {replica.role}/{replica.id}: {e}"
         replica.exit_code = None
         replica.error = ""
         replica.killed = False
@@ -587,7 +407,7 @@ class Supervisor:
                 stderr=err,
                 start_new_session=True,
             ).pid
-        exe = _which(argv[0], env.get("PATH", os.defpath), cwd)
+        exe = which(argv[0], env.get("PATH", os.defpath), cwd)
         # posix_spawn has no working-directory action; the child inherits ours.
         if self.cwd != cwd:
             os.chdir(cwd)
@@ -619,9 +439,9 @@ class Supervisor:
         leaders = {r.pid for r in alive if r.pid is not None}
         tree = descendants(leaders, process_table()) | leaders
         for pid in leaders:
-            _signal_quietly(pid, signal.SIGTERM, group=True)
+            signal_quietly(pid, signal.SIGTERM, group=True)
         for pid in tree:
-            _signal_quietly(pid, signal.SIGTERM)
+            signal_quietly(pid, signal.SIGTERM)
         deadline = time.monotonic() + self.grace
         while any(r.pid in self.by_pid for r in alive):
             left = deadline - time.monotonic()
@@ -633,10 +453,10 @@ class Supervisor:
         table = process_table()
         tree |= descendants(tree, table)
         for pid in leaders:
-            _signal_quietly(pid, signal.SIGKILL, group=True)
+            signal_quietly(pid, signal.SIGKILL, group=True)
         for pid in tree:
             if pid in table:
-                _signal_quietly(pid, signal.SIGKILL)
+                signal_quietly(pid, signal.SIGKILL)
         deadline = time.monotonic() + 10.0
         while any(r.pid in self.by_pid for r in alive) and time.monotonic() < deadline:
             self.wait_events(deadline - time.monotonic())
@@ -654,14 +474,14 @@ class Supervisor:
         if not rest:
             return
         for pid in rest:
-            _signal_quietly(pid, signal.SIGTERM)
+            signal_quietly(pid, signal.SIGTERM)
         deadline = time.monotonic() + min(self.grace, 2.0)
         while rest and time.monotonic() < deadline:
             self.wait_events(0.01)
             table = process_table()
             rest = {p for p in rest if p in table}
         for pid in rest:
-            _signal_quietly(pid, signal.SIGKILL)
+            signal_quietly(pid, signal.SIGKILL)
         self._reap()
 
     # -- policy -----------------------------------------------------------------------
@@ -691,14 +511,16 @@ class Supervisor:
                 # an end caused by this restart is not a failure of its own
                 if r is not replica and r in self.exited:
                     self.exited.remove(r)
+            code = replica.exit_code
+            why = f"{replica.role}/{replica.id} exited with code {code}{signal_name(code)}"
             for r in targets:
-                self.spawn(r)
+                self.spawn(r, why)
             return
         code = replica.exit_code
         self.state = "FAILED"
         self.msg = (
             f"role {replica.role!r} replica {replica.id} exited with code {code}"
-            f"{_signal_name(code)}"
+            f"{signal_name(code)}"
             + (f" after {self.role_restarts[replica.role]} restart(s)" if self.num_restarts else "")
         )
         self.error = self.msg + (
@@ -754,7 +576,7 @@ class Supervisor:
         """The supervisor failed: kill every replica group at once, then record why."""
         for r in self.replicas:
             if r.pid is not None and r.pid in self.by_pid:
-                _signal_quietly(r.pid, signal.SIGKILL, group=True)
+                signal_quietly(r.pid, signal.SIGKILL, group=True)
                 r.state = "FAILED"
         self.state = "FAILED"
         self.msg = self.error = (
@@ -774,97 +596,6 @@ class Supervisor:
         self.write_state(force=True)
         # Every replica is reaped and the end recorded: the watchdog has nothing to do.
         self.tell_watchdog(GUARD_DONE)
-
-
-class Watchdog:
-    """A forked child of the supervisor that outlives it only to stop its replicas.
-
-    It reads one line per replica group from a pipe. The pipe closes when the supervisor
-    exits, whatever the cause; a close without ``done`` first means the supervisor died
-    (``kill -9``, a crash): every group is then killed and the app recorded as FAILED.
-    """
-
-    def __init__(self, fd: int, meta: str, supervisor: int) -> None:
-        self.fd = fd
-        self.meta = meta
-        self.supervisor = supervisor
-        self.groups: list[dict[str, Any]] = []
-
-    def run(self) -> None:
-        # Only the supervisor's end (the pipe's close) matters; a stray signal does not.
-        for sig in (signal.SIGINT, signal.SIGHUP, signal.SIGTERM):
-            signal.signal(sig, signal.SIG_IGN)
-        if os.getppid() != self.supervisor:
-            return self.stop_all()
-        pending = b""
-        while True:
-            try:
-                data = os.read(self.fd, 65536)
-            except InterruptedError:
-                continue
-            if not data:
-                break
-            pending += data
-            *lines, pending = pending.split(b"\n")
-            for line in lines:
-                if line == GUARD_DONE.strip():
-                    return None
-                pid, _, token = line[1:].partition(b" ")
-                self.groups.append({"pgid": int(pid), "start": token.decode() or None})
-        return self.stop_all()
-
-    def stop_all(self) -> None:
-        killed = kill_recorded_groups({"replicas": self.groups})
-        path = os.path.join(self.meta, STATE_FILE)
-        try:
-            state = read_data(path) or {}
-        except StateFileError:
-            state = {}
-        if state.get("state") not in (None, "PENDING", "RUNNING"):
-            return  # the supervisor recorded its own end (an emergency stop)
-        msg = (
-            f"the app's supervisor (pid {self.supervisor}) died without recording the end "
-            f"of the app (killed?); its watchdog killed the replica process groups {killed}"
-        )
-        replicas = [
-            {**r, "state": "FAILED", "pgid": None} if r.get("state") == "RUNNING" else r
-            for r in state.get("replicas", [])
-        ]
-        final = {
-            **state,
-            "version": STATE_VERSION,
-            "state": "FAILED",
-            "msg": msg,
-            "structured_error_msg": msg,
-            "replicas": replicas,
-            "ended_at": time.time(),
-        }
-        try:  # noqa: SIM105 -- as above, no contextlib here
-            write_atomic(path, final)
-        except OSError:
-            pass  # the app directory is gone: the groups are killed all the same
-
-
-def _which(name: str, path: str, cwd: str) -> str:
-    """The executable ``name`` resolves to for a child with this PATH and directory."""
-    if os.sep in name:
-        return os.path.join(cwd, name)
-    for d in path.split(os.pathsep):
-        candidate = os.path.join(d or ".", name)
-        if os.access(candidate, os.X_OK) and not os.path.isdir(candidate):
-            return candidate
-    raise FileNotFoundError(2, "No such file or directory (not on PATH)", name)
-
-
-def _signal_name(code: int | None) -> str:
-    if code is None or code >= 0:
-        return ""
-    import signal
-
-    try:
-        return f" (killed by {signal.Signals(-code).name})"
-    except ValueError:
-        return f" (killed by signal {-code})"
 
 
 def main(argv: list[str]) -> int:

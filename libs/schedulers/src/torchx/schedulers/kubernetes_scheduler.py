@@ -54,6 +54,7 @@ from torchx.schedulers._kubernetes_manifests import (
     MASTER_PORT,
     ROLE_NAME_CHARS,
     TOLERATION_EFFECTS,
+    VOLCANO_ACTIONS,
     VOLCANO_GROUP,
     VOLCANO_PLURAL,
     VOLCANO_VERSION,
@@ -65,6 +66,8 @@ from torchx.schedulers._kubernetes_manifests import (
     pod_template,
 )
 from torchx.schedulers._kubernetes_status import (
+    POD_PHASES,
+    VOLCANO_STATES,
     describe_batch,
     describe_volcano,
     iter_raw_lines,
@@ -76,6 +79,7 @@ from torchx.schedulers.ids import make_unique
 from torchx.specs import (
     AppDef,
     AppDryRunInfo,
+    AppState,
     CfgVal,
     Role,
     SpecsError,
@@ -521,7 +525,60 @@ def _repo_and_tag(pushed: str) -> tuple[str, str]:
     return repo, tag
 
 
+# pytorch/torchx 0.7's module-level names, for code that imports them from here.
+LABEL_ROLE_NAME = LABEL_ROLE
+LABEL_REPLICA_ID = LABEL_REPLICA
+LABEL_ORGANIZATION = LABEL_MANAGED
+# 0.7 also labelled pods with these; this scheduler's pods carry the labels pod_labels()
+# returns, so selectors built on the keys below match nothing here.
+LABEL_VERSION = f"{LABEL_PREFIX}/version"
+LABEL_ROLE_INDEX = f"{LABEL_PREFIX}/role-index"
+LABEL_KUBE_APP_NAME = "app.kubernetes.io/name"
+LABEL_UNIQUE_NAME = "app.kubernetes.io/instance"
+LABEL_INSTANCE_TYPE = "node.kubernetes.io/instance-type"
+ANNOTATION_ISTIO_SIDECAR = "sidecar.istio.io/inject"
+# 0.7 took 100 millicpu and 1024 MB off each request for the node's daemons; here a pod
+# requests exactly the role's resource, so nothing is reserved.
+RESERVED_MILLICPU = 0
+RESERVED_MEMMB = 0
+# The Volcano task policies each retry policy becomes (with max_retries > 0).
+RETRY_POLICIES: Mapping[str, list[dict[str, str]]] = {
+    str(policy.value): [
+        {"event": "PodEvicted", "action": action},
+        {"event": "PodFailed", "action": action},
+    ]
+    for policy, action in VOLCANO_ACTIONS.items()
+}
+JOB_STATE: Mapping[str, AppState] = dict(VOLCANO_STATES)
+TASK_STATE: Mapping[str, AppState] = dict(POD_PHASES)
+# A dryrun's request; 0.7 called it KubernetesJob.
+KubernetesJob = KubernetesRequest
+
+
+def pod_labels(
+    app: AppDef, role_idx: int, role: Role, replica_id: int, app_id: str
+) -> dict[str, str]:
+    """The labels this scheduler puts on replica ``replica_id`` of ``role``'s pod.
+
+    ``role_idx`` is accepted for 0.7's signature; pods here are told apart by role name.
+    """
+    return {
+        LABEL_MANAGED: "torchx",
+        LABEL_APP_ID: app_id,
+        LABEL_APP_NAME: to_dns_label(app.name, 63),
+        LABEL_ROLE: to_dns_label(role.name, 63),
+        LABEL_REPLICA: str(replica_id),
+    }
+
+
+def sanitize_for_serialization(obj: object) -> object:
+    """``obj`` (a kubernetes client model, or plain data holding some) as plain JSON data."""
+    client: Any = require("kubernetes.client", scheduler=BACKEND, extra=EXTRA)
+    return client.ApiClient().sanitize_for_serialization(obj)
+
+
 __all__ = [
+    "ANNOTATION_ISTIO_SIDECAR",
     "APIS",
     "APP_NAME_CHARS",
     "BACKEND",
@@ -529,19 +586,33 @@ __all__ = [
     "DNS_LABEL_MAX",
     "EXTRA",
     "GPU_RESOURCE",
+    "JOB_STATE",
     "LABEL_APP_ID",
     "LABEL_APP_NAME",
+    "LABEL_INSTANCE_TYPE",
+    "LABEL_KUBE_APP_NAME",
     "LABEL_MANAGED",
+    "LABEL_ORGANIZATION",
     "LABEL_PREFIX",
     "LABEL_REPLICA",
+    "LABEL_REPLICA_ID",
     "LABEL_ROLE",
+    "LABEL_ROLE_INDEX",
+    "LABEL_ROLE_NAME",
+    "LABEL_UNIQUE_NAME",
+    "LABEL_VERSION",
     "MASTER_PORT",
+    "RESERVED_MEMMB",
+    "RESERVED_MILLICPU",
+    "RETRY_POLICIES",
     "ROLE_NAME_CHARS",
+    "TASK_STATE",
     "TOLERATION_EFFECTS",
     "VOLCANO_GROUP",
     "VOLCANO_PLURAL",
     "VOLCANO_VERSION",
     "KubernetesApiError",
+    "KubernetesJob",
     "KubernetesOpts",
     "KubernetesRequest",
     "KubernetesScheduler",
@@ -549,5 +620,7 @@ __all__ = [
     "build_request",
     "create_scheduler",
     "parse_toleration",
+    "pod_labels",
     "role_to_pod",
+    "sanitize_for_serialization",
 ]

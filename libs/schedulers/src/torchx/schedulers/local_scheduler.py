@@ -16,25 +16,26 @@ Where things are:
   ``log_dir`` is a run option, by default ``<state dir>/local_cwd/logs``;
 - ``<state dir>/local_cwd/apps/<app_id>`` links to the app's directory, wherever its logs
   went, which is how other processes find it.
+
+The code, by job: this module submits, describes, cancels and reads logs;
+``_local_request`` builds the request, ``_local_images`` places roles, ``_local_records``
+finds, reads and lists apps, ``_local_logs`` reads log files. The supervisor
+(``_local_supervisor``) and what it imports (``_local_replica``, ``_local_watchdog``,
+``_local_processes``, ``_local_state_files``) use the standard library alone.
 """
 
 from __future__ import annotations
 
-import abc
 import contextlib
 import math
 import os
-import re
-import shlex
 import shutil
 import socket
 import subprocess
 import sys
 import tempfile
 import time
-from bisect import bisect_right
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -46,20 +47,90 @@ from torchx.schedulers._api import (
     LogRequest,
     Scheduler,
     Stream,
+    compile_regex,
     in_window,
 )
 from torchx.schedulers._errors import SchedulerError, check_params
+
+# pytorch/torchx 0.7's module-level names, for code that imports them from here.
+from torchx.schedulers._local_compat import (
+    COMBINED_LOG as COMBINED_LOG,
+)
+from torchx.schedulers._local_compat import (
+    ENV_CUDA_VISIBLE_DEVICES as ENV_CUDA_VISIBLE_DEVICES,
+)
+from torchx.schedulers._local_compat import (
+    NA as NA,
+)
+from torchx.schedulers._local_compat import (
+    NONE as NONE,
+)
+from torchx.schedulers._local_compat import (
+    STDERR_LOG as STDERR_LOG,
+)
+from torchx.schedulers._local_compat import (
+    STDOUT_LOG as STDOUT_LOG,
+)
+from torchx.schedulers._local_compat import (
+    LocalOpts as LocalOpts,
+)
+from torchx.schedulers._local_compat import (
+    LogIterator as LogIterator,
+)
+from torchx.schedulers._local_compat import (
+    PopenProtocol as PopenProtocol,
+)
+from torchx.schedulers._local_compat import (
+    PopenRequest as PopenRequest,
+)
+from torchx.schedulers._local_compat import (
+    ReplicaParam as ReplicaParam,
+)
+from torchx.schedulers._local_compat import (
+    SignalException as SignalException,
+)
+from torchx.schedulers._local_images import (
+    CWDImageProvider,
+    ImageProvider,
+    LocalDirectoryImageProvider,
+    join_path,
+    resolve_entrypoint,
+)
+from torchx.schedulers._local_logs import timed_lines
+from torchx.schedulers._local_processes import kill_recorded_groups
+from torchx.schedulers._local_records import (
+    AppStateError,
+    LocalAppRecords,
+    default_state_dir,
+    state_of,
+)
+from torchx.schedulers._local_request import (
+    LocalReplicaParams,
+    LocalRequest,
+    app_from_json,
+    app_to_json,
+    format_request,
+    free_port,
+    split_gpus,
+    visible_gpus,
+)
+from torchx.schedulers._local_state_files import (
+    CANCEL_FILE,
+    META_DIR,
+    REQUEST_FILE,
+    STATE_FILE,
+    STATE_VERSION,
+    SUPERVISOR_LOG,
+    write_atomic,
+)
 from torchx.schedulers._replicas import role_replicas
 from torchx.schedulers.ids import make_unique
 from torchx.specs import (
     AppDef,
     AppDryRunInfo,
-    AppState,
     CfgVal,
     ReplicaStatus,
-    Resource,
     RetryPolicy,
-    Role,
     RoleStatus,
     SpecsError,
     is_terminal,
@@ -67,247 +138,23 @@ from torchx.specs import (
 )
 from torchx.workspace.dir_workspace import copy_workspace
 
+__all__ = [
+    "AppStateError",
+    "CWDImageProvider",
+    "ImageProvider",
+    "LocalDirectoryImageProvider",
+    "LocalReplicaParams",
+    "LocalRequest",
+    "LocalScheduler",
+    "create_dir_scheduler",
+    "create_scheduler",
+    "default_state_dir",
+    "split_gpus",
+    "visible_gpus",
+]
+
 BACKEND = "local_cwd"
 DIR_BACKEND = "local_dir"
-_APP_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
-# How often a tailing reader looks for new output once it has read everything.
-TAIL_INTERVAL = 0.05
-
-
-class AppStateError(SchedulerError):
-    """An app's state on disk cannot be read; the message names the file and why."""
-
-    def __init__(self, backend: str, app_id: str, path: str, reason: str) -> None:
-        self.app_id = app_id
-        self.path = path
-        super().__init__(
-            backend,
-            f"app {app_id!r}: cannot read its state file {path}: {reason}",
-            "the app's other files are kept; delete its directory to forget the app",
-        )
-
-
-def default_state_dir() -> Path:
-    base = os.environ.get("XDG_STATE_HOME") or os.path.join(os.path.expanduser("~"), ".local/state")
-    return Path(base) / "torchx"
-
-
-@dataclass
-class LocalReplicaParams:
-    role: str
-    id: int
-    argv: list[str]
-    env: dict[str, str]
-    cwd: str
-
-
-@dataclass
-class LocalRequest:
-    """What ``schedule`` writes and starts: one entry per replica, all paths absolute."""
-
-    app_id: str
-    app_dir: str
-    replicas: list[LocalReplicaParams]
-    roles: dict[str, dict[str, Any]]
-    cancel_grace_s: float
-    app: dict[str, Any] = field(default_factory=dict)
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "version": sup.STATE_VERSION,
-            "app_id": self.app_id,
-            "app_dir": self.app_dir,
-            "submitted_at": time.time(),
-            "cancel_grace_s": self.cancel_grace_s,
-            "roles": self.roles,
-            "replicas": [
-                {"role": r.role, "id": r.id, "argv": r.argv, "env": r.env, "cwd": r.cwd}
-                for r in self.replicas
-            ],
-            "app": self.app,
-        }
-
-
-def _format_request(req: LocalRequest) -> str:
-    lines = [f"app_id: {req.app_id}", f"app_dir: {req.app_dir}"]
-    for r in req.replicas:
-        env = " ".join(f"{k}={shlex.quote(v)}" for k, v in sorted(r.env.items()))
-        lines.append(f"{r.role}/{r.id}: cd {shlex.quote(r.cwd)} && {env} {shlex.join(r.argv)}")
-    return "\n".join(lines)
-
-
-def split_gpus(counts: list[int], visible: list[str]) -> list[list[str]]:
-    """Give each replica (asking for ``counts[i]`` GPUs) its own slice of ``visible``."""
-    need = sum(counts)
-    if need > len(visible):
-        raise SpecsError(
-            "auto_set_cuda_visible_devices",
-            True,
-            f"the replicas ask for {need} GPUs in all but {len(visible)} are visible; "
-            "lower resource.gpu or num_replicas, or turn the option off",
-        )
-    out, start = [], 0
-    for n in counts:
-        out.append(visible[start : start + n])
-        start += n
-    return out
-
-
-def visible_gpus() -> list[str]:
-    """The GPU ids replicas may be given: $CUDA_VISIBLE_DEVICES if set, else nvidia-smi's."""
-    listed = os.environ.get("CUDA_VISIBLE_DEVICES")
-    if listed is not None:
-        return [d.strip() for d in listed.split(",") if d.strip()]
-    smi = shutil.which("nvidia-smi")
-    if smi is None:
-        return []
-    try:
-        out = subprocess.run([smi, "-L"], capture_output=True, text=True, timeout=30).stdout
-    except (OSError, subprocess.SubprocessError):
-        return []
-    return [str(i) for i, line in enumerate(out.splitlines()) if line.startswith("GPU ")]
-
-
-def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def _app_to_json(app: AppDef) -> dict[str, Any]:
-    return {
-        "name": app.name,
-        "metadata": {k: str(v) for k, v in app.metadata.items()},
-        "roles": [
-            {
-                "name": r.name,
-                "image": r.image,
-                "entrypoint": r.entrypoint,
-                "args": [str(a) for a in r.args],
-                "env": dict(r.env),
-                "num_replicas": r.num_replicas,
-                "min_replicas": r.min_replicas,
-                "max_retries": r.max_retries,
-                "retry_policy": RetryPolicy(r.retry_policy).value,
-                "resource": {
-                    "cpu": r.resource.cpu,
-                    "gpu": r.resource.gpu,
-                    "memMB": r.resource.memMB,
-                    "devices": dict(r.resource.devices),
-                },
-                "port_map": dict(r.port_map),
-            }
-            for r in app.roles
-        ],
-    }
-
-
-def _app_from_json(data: Mapping[str, Any]) -> AppDef:
-    roles = []
-    for r in data.get("roles", []):
-        res = r.get("resource", {})
-        roles.append(
-            Role(
-                name=r["name"],
-                image=r["image"],
-                entrypoint=r["entrypoint"],
-                args=list(r["args"]),
-                env=dict(r["env"]),
-                num_replicas=r["num_replicas"],
-                min_replicas=r.get("min_replicas"),
-                max_retries=r["max_retries"],
-                retry_policy=RetryPolicy(r["retry_policy"]),
-                resource=Resource(
-                    cpu=res.get("cpu", -1),
-                    gpu=res.get("gpu", -1),
-                    memMB=res.get("memMB", -1),
-                    devices=dict(res.get("devices", {})),
-                ),
-                port_map=dict(r.get("port_map", {})),
-            )
-        )
-    return AppDef(name=data["name"], roles=roles, metadata=dict(data.get("metadata", {})))
-
-
-class ImageProvider(abc.ABC):
-    """Where a role's replicas run on this machine, given the role's image.
-
-    Made once per dry-run from the resolved run options (``provider_class(cfg)``).
-    """
-
-    def __init__(self, cfg: Mapping[str, CfgVal] | None = None) -> None:
-        self.cfg = dict(cfg or {})
-
-    def fetch_role(self, role: Role) -> str:
-        """The image root of ``role`` (``fetch(role.image)`` unless overridden)."""
-        return self.fetch(role.image)
-
-    @abc.abstractmethod
-    def fetch(self, image: str) -> str:
-        """The directory ``image`` stands for on this machine (made ready if needed)."""
-
-    def get_cwd(self, image: str) -> str | None:
-        """The directory replicas start in; None for the image root."""
-        return None
-
-    def get_entrypoint(self, img_root: str, role: Role) -> str:
-        """The program to run: by default the role's entrypoint inside the image root."""
-        return os.path.join(img_root, role.entrypoint)
-
-
-class LocalDirectoryImageProvider(ImageProvider):
-    """The image is a directory on this machine; replicas run in it and a relative
-    entrypoint is looked up there (then on PATH)."""
-
-    def fetch(self, image: str) -> str:
-        if not image or not os.path.isdir(image):
-            raise SpecsError(
-                "role image", image, "the local_dir scheduler runs in a directory; give one"
-            )
-        return os.path.abspath(image)
-
-    def get_cwd(self, image: str) -> str | None:
-        return self.fetch(image)
-
-    def get_entrypoint(self, img_root: str, role: Role) -> str:
-        return role.entrypoint
-
-
-class CWDImageProvider(ImageProvider):
-    """Replicas run in the role's image when it names a directory, else in the current
-    directory (pytorch/torchx always used the current directory)."""
-
-    def fetch(self, image: str) -> str:
-        return os.path.abspath(image) if image and os.path.isdir(image) else os.getcwd()
-
-    def get_cwd(self, image: str) -> str | None:
-        return self.fetch(image)
-
-    def get_entrypoint(self, img_root: str, role: Role) -> str:
-        return role.entrypoint
-
-
-def _join_path(*parts: str | None) -> str:
-    return os.pathsep.join(p for p in parts if p)
-
-
-def _resolve_entrypoint(role: Role, entrypoint: str, cwd: str, env: Mapping[str, str]) -> None:
-    """Refuse, before anything starts, an entrypoint that cannot be executed."""
-    if os.sep in entrypoint:
-        path = os.path.join(cwd, entrypoint)
-        if os.path.isfile(path) and os.access(path, os.X_OK):
-            return
-        problem = f"{path} is not an executable file"
-    else:
-        search = env.get("PATH", os.environ.get("PATH", os.defpath))
-        if shutil.which(entrypoint, path=search):
-            return
-        problem = "not found on PATH"
-    raise SpecsError(
-        f"role {role.name!r} entrypoint",
-        entrypoint,
-        f"{problem}; give a program on PATH or a path relative to {cwd}",
-    )
 
 
 class LocalScheduler(Scheduler[LocalRequest]):
@@ -331,7 +178,7 @@ class LocalScheduler(Scheduler[LocalRequest]):
         self.state_dir = Path(state_dir) if state_dir is not None else default_state_dir()
         self._index = self.state_dir / BACKEND / "apps"
         self._supervisors: dict[str, subprocess.Popen[bytes]] = {}
-        self._requests: dict[str, dict[str, Any]] = {}  # never change once written
+        self._records = LocalAppRecords(backend, self._index, cache_size, self._supervisors)
 
     # -- submission -------------------------------------------------------------------
 
@@ -353,6 +200,13 @@ class LocalScheduler(Scheduler[LocalRequest]):
             "auto_set_cuda_visible_devices",
             bool,
             "give each replica its own CUDA_VISIBLE_DEVICES slice of resource.gpu GPUs",
+            default=False,
+        )
+        opts.add(
+            "prepend_cwd",
+            bool,
+            "put the replica's working directory first on its PATH, so the programs kept "
+            "there win over those of PATH",
             default=False,
         )
         opts.add(
@@ -391,7 +245,7 @@ class LocalScheduler(Scheduler[LocalRequest]):
         if cfg.get("auto_set_cuda_visible_devices"):
             counts = [max(r.resource.gpu, 0) for r in app.roles for _ in range(r.num_replicas)]
             gpu_slices = split_gpus(counts, visible_gpus()) if any(counts) else None
-        port = _free_port()
+        port = free_port()
         provider = self.image_provider_class(cfg)
         replicas: list[LocalReplicaParams] = []
         roles: dict[str, dict[str, Any]] = {}
@@ -417,7 +271,7 @@ class LocalScheduler(Scheduler[LocalRequest]):
             ):
                 k, filled, env = replica.k, replica.filled, replica.env
                 if self.extra_paths:
-                    env["PATH"] = _join_path(
+                    env["PATH"] = join_path(
                         *self.extra_paths, env.get("PATH") or os.environ.get("PATH")
                     )
                 # A bare entrypoint kept in the working directory (``train.sh`` in the image
@@ -430,12 +284,14 @@ class LocalScheduler(Scheduler[LocalRequest]):
                     and not shutil.which(filled.entrypoint, path=path)
                     and shutil.which(filled.entrypoint, path=cwd)
                 ):
-                    env["PATH"] = _join_path(path, cwd)
+                    env["PATH"] = join_path(path, cwd)
+                if cfg.get("prepend_cwd"):
+                    env["PATH"] = join_path(cwd, env.get("PATH") or path)
                 if gpu_slices is not None:
                     env["CUDA_VISIBLE_DEVICES"] = ",".join(gpu_slices[n])
                 entrypoint = provider.get_entrypoint(img_root, filled)
                 if k == 0:
-                    _resolve_entrypoint(role, entrypoint, cwd, env)
+                    resolve_entrypoint(role, entrypoint, cwd, env)
                 replicas.append(
                     LocalReplicaParams(role.name, k, [entrypoint, *filled.args], env, cwd)
                 )
@@ -458,13 +314,13 @@ class LocalScheduler(Scheduler[LocalRequest]):
             replicas=replicas,
             roles=roles,
             cancel_grace_s=float(grace) if isinstance(grace, (int, float)) else 5.0,
-            app=_app_to_json(app),
+            app=app_to_json(app),
         )
-        return AppDryRunInfo(req, _format_request)
+        return AppDryRunInfo(req, format_request)
 
     def schedule(self, dryrun_info: AppDryRunInfo[LocalRequest]) -> str:
         req = dryrun_info.request
-        meta = os.path.join(req.app_dir, sup.META_DIR)
+        meta = os.path.join(req.app_dir, META_DIR)
         try:
             os.makedirs(meta)
         except FileExistsError:
@@ -478,14 +334,13 @@ class LocalScheduler(Scheduler[LocalRequest]):
                 f"cannot create {req.app_dir} ({e.strerror}); give a writable directory "
                 "with -cfg log_dir=DIR",
             ) from None
-        sup.write_atomic(os.path.join(meta, sup.REQUEST_FILE), req.to_json())
-        sup.write_atomic(
-            os.path.join(meta, sup.STATE_FILE),
-            {"version": sup.STATE_VERSION, "app_id": req.app_id, "state": "PENDING"},
+        write_atomic(os.path.join(meta, REQUEST_FILE), req.to_json())
+        write_atomic(
+            os.path.join(meta, STATE_FILE),
+            {"version": STATE_VERSION, "app_id": req.app_id, "state": "PENDING"},
         )
-        self._index.mkdir(parents=True, exist_ok=True)
-        os.symlink(req.app_dir, self._index / req.app_id)
-        with open(os.path.join(meta, sup.SUPERVISOR_LOG), "ab") as log:
+        self._records.add(req.app_id, req.app_dir)
+        with open(os.path.join(meta, SUPERVISOR_LOG), "ab") as log:
             self._supervisors[req.app_id] = subprocess.Popen(
                 [sys.executable, "-I", "-S", sup.__file__, req.app_dir],
                 stdin=subprocess.DEVNULL,
@@ -499,92 +354,7 @@ class LocalScheduler(Scheduler[LocalRequest]):
     # -- finding apps -----------------------------------------------------------------
 
     def _app_dir(self, app_id: str) -> str | None:
-        if not isinstance(app_id, str) or not _APP_ID.match(app_id):
-            raise SpecsError(
-                "app id", app_id, "expected NAME-SUFFIX as printed by run (letters, digits, -_.)"
-            )
-        link = self._index / app_id
-        try:
-            target = os.readlink(link)
-        except OSError:
-            return None
-        return target if os.path.isdir(os.path.join(target, sup.META_DIR)) else None
-
-    def _read(self, app_dir: str) -> tuple[dict[str, Any], dict[str, Any]]:
-        try:
-            request = self._requests.get(app_dir)
-            if request is None:
-                path = os.path.join(app_dir, sup.META_DIR, sup.REQUEST_FILE)
-                request = sup.read_data(path) or {}
-                if request:
-                    if len(self._requests) >= self.cache_size:
-                        # Requests never change, so the oldest one read is the one to forget.
-                        del self._requests[next(iter(self._requests))]
-                    self._requests[app_dir] = request
-            state = sup.read_data(os.path.join(app_dir, sup.META_DIR, sup.STATE_FILE)) or {}
-        except sup.StateFileError as e:
-            raise AppStateError(self.backend, os.path.basename(app_dir), e.path, e.reason) from None
-        return request, state
-
-    def _supervisor_alive(self, app_id: str, state: Mapping[str, Any]) -> bool | None:
-        """Whether the app's supervisor runs; None when it cannot be told yet."""
-        own = self._supervisors.get(app_id)
-        if own is not None and own.poll() is not None:
-            return False
-        pid = state.get("supervisor_pid")
-        if pid is None:
-            return True if own is not None else None
-        token = state.get("supervisor_start")
-        if token is not None and os.path.isdir("/proc"):
-            return bool(sup.process_start_token(int(pid)) == token)
-        try:
-            os.kill(int(pid), 0)
-        except ProcessLookupError:
-            return False
-        except PermissionError:
-            return True
-        return True
-
-    def _current_state(self, app_id: str, app_dir: str) -> tuple[dict[str, Any], dict[str, Any]]:
-        request, state = self._read(app_dir)
-        name = state.get("state", "UNKNOWN")
-        if name in ("PENDING", "RUNNING") and self._supervisor_alive(app_id, state) is False:
-            # It may have written its last state just before exiting.
-            request, state = self._read(app_dir)
-            if state.get("state") in ("PENDING", "RUNNING"):
-                state = self._record_dead_supervisor(app_dir, state)
-        return request, state
-
-    def _record_dead_supervisor(self, app_dir: str, state: dict[str, Any]) -> dict[str, Any]:
-        """The supervisor died without a word: kill its replicas' groups and say so on disk."""
-        killed = sup.kill_recorded_groups(state)
-        pid = state.get("supervisor_pid")
-        log = os.path.join(app_dir, sup.META_DIR, sup.SUPERVISOR_LOG)
-        msg = (
-            f"the app's supervisor (pid {pid}) ended without recording the end of the app "
-            f"(killed?); see {log}"
-        )
-        if killed:
-            msg += f"; torchx killed the process groups of its replicas still running: {killed}"
-        replicas = [
-            {**r, "state": "FAILED", "pgid": None}
-            if r.get("state") in ("PENDING", "RUNNING")
-            else r
-            for r in state.get("replicas", [])
-        ]
-        final = {
-            **state,
-            "version": sup.STATE_VERSION,
-            "state": "FAILED",
-            "msg": msg,
-            "structured_error_msg": msg,
-            "replicas": replicas,
-            "ended_at": time.time(),
-        }
-        # Recorded once, so later readers neither kill nor guess again.
-        with contextlib.suppress(OSError):
-            sup.write_atomic(os.path.join(app_dir, sup.META_DIR, sup.STATE_FILE), final)
-        return final
+        return self._records.app_dir(app_id)
 
     # -- inspection -------------------------------------------------------------------
 
@@ -592,7 +362,7 @@ class LocalScheduler(Scheduler[LocalRequest]):
         app_dir = self._app_dir(app_id)
         if app_dir is None:
             return None
-        request, state = self._current_state(app_id, app_dir)
+        request, state = self._records.current_state(app_id, app_dir)
         statuses: dict[str, RoleStatus] = {
             name: RoleStatus(name) for name in request.get("roles", {})
         }
@@ -602,17 +372,18 @@ class LocalScheduler(Scheduler[LocalRequest]):
             statuses[spec["role"]].replicas.append(
                 ReplicaStatus(
                     id=spec["id"],
-                    state=_state(rec.get("state", "PENDING")),
+                    state=state_of(rec.get("state", "PENDING")),
                     role=spec["role"],
                     hostname=socket.gethostname() if rec.get("pid") else "",
                     exit_code=rec.get("exit_code"),
                     structured_error_msg=rec.get("error", ""),
+                    attempt=int(rec.get("attempt") or 1),
                 )
             )
-        app = _app_from_json(request["app"]) if request.get("app") else None
+        app = app_from_json(request["app"]) if request.get("app") else None
         return DescribeAppResponse(
             app_id=app_id,
-            state=_state(state.get("state", "UNKNOWN")),
+            state=state_of(state.get("state", "UNKNOWN")),
             num_restarts=int(state.get("num_restarts", 0)),
             msg=state.get("msg", ""),
             structured_error_msg=state.get("structured_error_msg", ""),
@@ -622,32 +393,20 @@ class LocalScheduler(Scheduler[LocalRequest]):
         )
 
     def list(self) -> list[ListAppResponse]:
-        try:
-            ids = sorted(os.listdir(self._index))
-        except FileNotFoundError:
-            return []
-        out = []
-        for app_id in ids:
-            app_dir = self._app_dir(app_id) if _APP_ID.match(app_id) else None
-            if app_dir is None:
-                continue
-            try:
-                request, state = self._current_state(app_id, app_dir)
-            except AppStateError as e:
-                # One unreadable app is its own problem: it shows as UNKNOWN, with why.
-                out.append(ListAppResponse(app_id=app_id, state=AppState.UNKNOWN, name=str(e)))
-                continue
-            submitted = request.get("submitted_at")
-            out.append(
-                ListAppResponse(
-                    app_id=app_id,
-                    state=_state(state.get("state", "UNKNOWN")),
-                    name=request.get("app", {}).get("name", ""),
-                    submitted_at=datetime.fromtimestamp(submitted) if submitted else None,
-                )
-            )
-        out.sort(key=lambda r: r.submitted_at or datetime.min)
-        return out
+        return self._records.list_apps()
+
+    def list_newest(self, submitted_after: datetime | None = None) -> Iterator[ListAppResponse]:
+        """The apps newest first, each read only when asked for (``torchx list``)."""
+        from torchx.schedulers._local_retention import iter_newest
+
+        return iter_newest(self._records, submitted_after)
+
+    def prune(self, ended_before: datetime) -> tuple[str, ...]:
+        """Remove the records and logs of apps that ended before ``ended_before``; never
+        of a running app. Returns the ids removed."""
+        from torchx.schedulers._local_retention import prune
+
+        return tuple(prune(self._records, ended_before))
 
     def wait(self, app_id: str, timeout: float | None = None) -> DescribeAppResponse | None:
         """Block until the app ends; woken by its supervisor's exit, not by polling."""
@@ -661,7 +420,7 @@ class LocalScheduler(Scheduler[LocalRequest]):
             if left is not None and left <= 0:
                 return desc
             app_dir = self._app_dir(app_id)
-            _, state = self._read(app_dir) if app_dir else ({}, {})
+            _, state = self._records.read(app_dir) if app_dir else ({}, {})
             if not self._wait_for_exit(app_id, state, left):
                 # No pid recorded yet (the supervisor is starting): look again shortly.
                 time.sleep(pause if left is None else min(pause, left))
@@ -673,7 +432,7 @@ class LocalScheduler(Scheduler[LocalRequest]):
         pid = own.pid if own is not None else state.get("supervisor_pid")
         if pid is None:
             return False
-        if own is None and self._supervisor_alive(app_id, state) is False:
+        if own is None and self._records.supervisor_alive(app_id, state) is False:
             return True
         pidfd_open = getattr(os, "pidfd_open", None)
         if pidfd_open is None:
@@ -694,14 +453,44 @@ class LocalScheduler(Scheduler[LocalRequest]):
         return True
 
     def _replica_log(self, request: LogRequest) -> Iterable[str]:
+        return in_window(self._timed_lines(request), request.since, request.until)
+
+    def log_iter_timed(
+        self,
+        app_id: str,
+        role_name: str,
+        k: int = 0,
+        regex: str | None = None,
+        since: datetime | None = None,
+        until: datetime | None = None,
+        should_tail: bool = False,
+        streams: Stream | None = None,
+    ) -> Iterable[tuple[datetime | None, str]]:
+        """``log_iter``'s lines, each with the time it was written (``torchx log
+        --timestamps``)."""
+        request = self._log_request(app_id, role_name, k, since, until, should_tail, streams)
+        pattern = compile_regex(regex)  # a bad pattern is reported before anything is read
+        lo = since.timestamp() if since is not None else None
+        hi = until.timestamp() if until is not None else None
+        return (
+            (datetime.fromtimestamp(t) if t else None, line)
+            for t, line in self._timed_lines(request)
+            if (lo is None or t >= lo)
+            and (hi is None or t <= hi)
+            and (pattern is None or pattern.search(line))
+        )
+
+    def _timed_lines(self, request: LogRequest) -> Iterator[tuple[float, str]]:
+        """The replica's ``(unix time, line)`` pairs; an unknown app, role or replica is an
+        error here, before any line is read."""
         app_id, role_name, k = request.app_id, request.role_name, request.k
         app_dir = self._app_dir(app_id)
         if app_dir is None:
             raise SpecsError(
                 "app id", app_id, f"no such {self.backend} app; `list` shows the known ones"
             )
-        request_json, _ = self._read(app_dir)
-        roles = request_json.get("roles", {})
+        records, _ = self._records.read(app_dir)
+        roles = records.get("roles", {})
         if role_name not in roles:
             from torchx.specs import closest
 
@@ -712,50 +501,9 @@ class LocalScheduler(Scheduler[LocalRequest]):
                 "replica", k, f"role {role_name!r} has replicas 0..{count - 1}; pick one of them"
             )
         replica_dir = os.path.join(app_dir, role_name, str(k))
-        lines = self._timed_lines(app_id, replica_dir, request.stream, request.follow)
-        return in_window(lines, request.since, request.until)
-
-    def _timed_lines(
-        self, app_id: str, replica_dir: str, stream: Stream, follow: bool
-    ) -> Iterator[tuple[float, str]]:
-        path = os.path.join(replica_dir, stream.value)
-        times_path = os.path.join(replica_dir, sup.TIMES_FILE)
-        code = sup.STREAM_CODES[stream.value]
-        offsets: list[int] = []
-        stamps: list[float] = []
-        times_pos = 0
-        pos = 0
-        pending = b""
-        f = None
-        try:
-            while True:
-                ended = not follow or self._ended(app_id)
-                if f is None and os.path.exists(path):
-                    f = open(path, "rb")  # noqa: SIM115 -- kept open across the tail loop
-                chunk = f.read() if f is not None else b""
-                if chunk:
-                    times_pos = _read_times(times_path, times_pos, code, offsets, stamps)
-                    data = pending + chunk
-                    start = pos - len(pending)
-                    parts = data.split(b"\n")
-                    pending = parts.pop()
-                    for part in parts:
-                        i = bisect_right(offsets, start) - 1
-                        t = stamps[i] if i >= 0 else 0.0
-                        yield t, part.decode("utf-8", "replace") + "\n"
-                        start += len(part) + 1
-                    pos += len(chunk)
-                    continue
-                if ended:
-                    if pending:
-                        times_pos = _read_times(times_path, times_pos, code, offsets, stamps)
-                        i = bisect_right(offsets, pos - len(pending)) - 1
-                        yield (stamps[i] if i >= 0 else 0.0), pending.decode("utf-8", "replace")
-                    return
-                time.sleep(TAIL_INTERVAL)
-        finally:
-            if f is not None:
-                f.close()
+        return timed_lines(
+            replica_dir, request.stream, (lambda: self._ended(app_id)) if request.follow else None
+        )
 
     # -- control ----------------------------------------------------------------------
 
@@ -770,15 +518,15 @@ class LocalScheduler(Scheduler[LocalRequest]):
             raise SpecsError(
                 "app id", app_id, f"no such {self.backend} app; `list` shows the known ones"
             )
-        request, state = self._current_state(app_id, app_dir)
-        if is_terminal(_state(state.get("state", "UNKNOWN"))):
+        request, state = self._records.current_state(app_id, app_dir)
+        if is_terminal(state_of(state.get("state", "UNKNOWN"))):
             return
-        marker = os.path.join(app_dir, sup.META_DIR, sup.CANCEL_FILE)
+        marker = os.path.join(app_dir, META_DIR, CANCEL_FILE)
         with open(marker, "w"):
             pass
-        _, state = self._read(app_dir)
+        _, state = self._records.read(app_dir)
         pid = state.get("supervisor_pid")
-        if pid is not None and self._supervisor_alive(app_id, state):
+        if pid is not None and self._records.supervisor_alive(app_id, state):
             with contextlib.suppress(ProcessLookupError):
                 os.kill(int(pid), 15)
         grace = float(request.get("cancel_grace_s", 5.0))
@@ -787,17 +535,17 @@ class LocalScheduler(Scheduler[LocalRequest]):
         if desc is None or is_terminal(desc.state):
             return  # ended, or its directory was deleted (its supervisor then stops it)
         # The supervisor is alive but did not stop the app: stop everything ourselves.
-        _, state = self._read(app_dir)
-        if pid is not None and self._supervisor_alive(app_id, state):
+        _, state = self._records.read(app_dir)
+        if pid is not None and self._records.supervisor_alive(app_id, state):
             with contextlib.suppress(ProcessLookupError):
                 os.kill(int(pid), 9)
-        killed = sup.kill_recorded_groups(state)
+        killed = kill_recorded_groups(state)
         raise SchedulerError(
             self.backend,
             f"app {app_id!r}: its supervisor (pid {pid}) did not stop it within "
             f"{grace + 15.0:.0f}s; torchx killed the supervisor and the process groups "
             f"{killed}",
-            f"see {os.path.join(app_dir, sup.META_DIR, sup.SUPERVISOR_LOG)}",
+            f"see {os.path.join(app_dir, META_DIR, SUPERVISOR_LOG)}",
         )
 
     def close(self) -> None:
@@ -805,30 +553,6 @@ class LocalScheduler(Scheduler[LocalRequest]):
         for app_id, proc in list(self._supervisors.items()):
             if proc.poll() is not None:
                 del self._supervisors[app_id]
-
-
-def _read_times(path: str, start: int, code: str, offsets: list[int], stamps: list[float]) -> int:
-    """Append the (offset, time) entries of ``code`` found after byte ``start`` of .times."""
-    try:
-        with open(path, "rb") as f:
-            f.seek(start)
-            data = f.read()
-    except FileNotFoundError:
-        return start
-    end = data.rfind(b"\n") + 1
-    for line in data[:end].decode().splitlines():
-        c, off, t = line.split()
-        if c == code:
-            offsets.append(int(off))
-            stamps.append(float(t))
-    return start + end
-
-
-def _state(name: str) -> AppState:
-    try:
-        return AppState[name]
-    except KeyError:
-        return AppState.UNKNOWN
 
 
 def create_scheduler(

@@ -1,0 +1,94 @@
+"""Where a local role runs: image providers map a role's image to a directory here.
+
+Made once per dry-run from the resolved run options (``provider_class(cfg)``).
+"""
+
+from __future__ import annotations
+
+import abc
+import os
+import shutil
+from collections.abc import Mapping
+
+from torchx.specs import CfgVal, Role, SpecsError
+
+
+class ImageProvider(abc.ABC):
+    """Where a role's replicas run on this machine, given the role's image.
+
+    Made once per dry-run from the resolved run options (``provider_class(cfg)``).
+    """
+
+    def __init__(self, cfg: Mapping[str, CfgVal] | None = None) -> None:
+        self.cfg = dict(cfg or {})
+
+    def fetch_role(self, role: Role) -> str:
+        """The image root of ``role`` (``fetch(role.image)`` unless overridden)."""
+        return self.fetch(role.image)
+
+    @abc.abstractmethod
+    def fetch(self, image: str) -> str:
+        """The directory ``image`` stands for on this machine (made ready if needed)."""
+
+    def get_cwd(self, image: str) -> str | None:
+        """The directory replicas start in; None for the image root."""
+        return None
+
+    def get_entrypoint(self, img_root: str, role: Role) -> str:
+        """The program to run: by default the role's entrypoint inside the image root."""
+        return os.path.join(img_root, role.entrypoint)
+
+
+class LocalDirectoryImageProvider(ImageProvider):
+    """The image is a directory on this machine; replicas run in it and a relative
+    entrypoint is looked up there (then on PATH)."""
+
+    def fetch(self, image: str) -> str:
+        if not image or not os.path.isdir(image):
+            raise SpecsError(
+                "role image", image, "the local_dir scheduler runs in a directory; give one"
+            )
+        return os.path.abspath(image)
+
+    def get_cwd(self, image: str) -> str | None:
+        return self.fetch(image)
+
+    def get_entrypoint(self, img_root: str, role: Role) -> str:
+        return role.entrypoint
+
+
+class CWDImageProvider(ImageProvider):
+    """Replicas run in the role's image when it names a directory, else in the current
+    directory (pytorch/torchx always used the current directory)."""
+
+    def fetch(self, image: str) -> str:
+        return os.path.abspath(image) if image and os.path.isdir(image) else os.getcwd()
+
+    def get_cwd(self, image: str) -> str | None:
+        return self.fetch(image)
+
+    def get_entrypoint(self, img_root: str, role: Role) -> str:
+        return role.entrypoint
+
+
+def join_path(*parts: str | None) -> str:
+    return os.pathsep.join(p for p in parts if p)
+
+
+def resolve_entrypoint(role: Role, entrypoint: str, cwd: str, env: Mapping[str, str]) -> None:
+    """Refuse, before anything starts, an entrypoint that cannot be executed."""
+    if os.sep in entrypoint:
+        path = os.path.join(cwd, entrypoint)
+        if os.path.isfile(path) and os.access(path, os.X_OK):
+            return
+        problem = f"{path} is not an executable file"
+    else:
+        search = env.get("PATH", os.environ.get("PATH", os.defpath))
+        if shutil.which(entrypoint, path=search):
+            return
+        problem = "not found on PATH"
+    raise SpecsError(
+        f"role {role.name!r} entrypoint",
+        entrypoint,
+        f"{problem}; give a program on PATH or a path relative to {cwd}",
+    )

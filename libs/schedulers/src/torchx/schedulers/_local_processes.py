@@ -1,0 +1,116 @@
+"""Processes as the local scheduler sees them: identity across pid reuse, trees, groups.
+
+Standard library only (the supervisor imports it; see ``_local_state_files``).
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+
+def process_start_token(pid: int) -> str | None:
+    """The kernel's start time of ``pid``: with the pid it names one process, even after reuse."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            data = f.read()
+    except OSError:
+        return None
+    fields = data[data.rindex(b")") + 2 :].split()
+    if fields[0] in (b"Z", b"X"):
+        return None
+    return fields[19].decode()
+
+
+def process_table() -> dict[int, tuple[int, int]]:
+    """pid -> (parent pid, process group) for every live process; empty where /proc is absent."""
+    table: dict[int, tuple[int, int]] = {}
+    try:
+        names = os.listdir("/proc")
+    except OSError:
+        return table
+    for name in names:
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{name}/stat", "rb") as f:
+                data = f.read()
+        except OSError:
+            continue
+        fields = data[data.rindex(b")") + 2 :].split()
+        if fields[0] in (b"Z", b"X"):
+            continue
+        table[int(name)] = (int(fields[1]), int(fields[2]))
+    return table
+
+
+def descendants(roots: set[int], table: dict[int, tuple[int, int]]) -> set[int]:
+    """Every process below ``roots`` (not the roots themselves)."""
+    children: dict[int, list[int]] = {}
+    for pid, (ppid, _) in table.items():
+        children.setdefault(ppid, []).append(pid)
+    found: set[int] = set()
+    todo = list(roots)
+    while todo:
+        for child in children.get(todo.pop(), ()):
+            if child not in found and child not in roots:
+                found.add(child)
+                todo.append(child)
+    return found
+
+
+def signal_quietly(pid: int, sig: int, group: bool = False) -> None:
+    try:
+        if group:
+            os.killpg(pid, sig)
+        else:
+            os.kill(pid, sig)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def kill_recorded_groups(state: dict[str, Any]) -> list[int]:
+    """SIGKILL the process group of every replica recorded in ``state``; the groups hit.
+
+    For when the supervisor is gone. A group is left alone when its leader's pid now
+    names another process (the number was reused); while any member of a group lives,
+    the kernel gives its number to no new process, so a group without its leader is ours.
+    """
+    hit = []
+    for rec in state.get("replicas", []):
+        pgid, token = rec.get("pgid"), rec.get("start")
+        if not isinstance(pgid, int) or pgid <= 1:
+            continue
+        now = process_start_token(pgid)
+        if now is not None and token is not None and now != token:
+            continue
+        try:
+            os.killpg(pgid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            continue
+        hit.append(pgid)
+    return hit
+
+
+def which(name: str, path: str, cwd: str) -> str:
+    """The executable ``name`` resolves to for a child with this PATH and directory."""
+    if os.sep in name:
+        return os.path.join(cwd, name)
+    for d in path.split(os.pathsep):
+        candidate = os.path.join(d or ".", name)
+        if os.access(candidate, os.X_OK) and not os.path.isdir(candidate):
+            return candidate
+    raise FileNotFoundError(2, "No such file or directory (not on PATH)", name)
+
+
+def signal_name(code: int | None) -> str:
+    if code is None or code >= 0:
+        return ""
+    try:
+        return f" (killed by {signal.Signals(-code).name})"
+    except ValueError:
+        return f" (killed by signal {-code})"

@@ -1,0 +1,203 @@
+"""The records of local apps: how any process finds an app, reads its state, lists apps,
+and records the end of an app whose supervisor died without a word.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import subprocess
+from collections.abc import Mapping
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from torchx.schedulers._api import ListAppResponse
+from torchx.schedulers._errors import SchedulerError
+from torchx.schedulers._local_processes import kill_recorded_groups, process_start_token
+from torchx.schedulers._local_state_files import (
+    META_DIR,
+    REQUEST_FILE,
+    STATE_FILE,
+    SUPERVISOR_LOG,
+    StateFileError,
+    read_data,
+    unfinished_failed,
+    write_atomic,
+)
+from torchx.specs import AppState, SpecsError
+
+
+class AppStateError(SchedulerError):
+    """An app's state on disk cannot be read; the message names the file and why."""
+
+    def __init__(self, backend: str, app_id: str, path: str, reason: str) -> None:
+        self.app_id = app_id
+        self.path = path
+        super().__init__(
+            backend,
+            f"app {app_id!r}: cannot read its state file {path}: {reason}",
+            "the app's other files are kept; delete its directory to forget the app",
+        )
+
+
+def default_state_dir() -> Path:
+    """``$XDG_STATE_HOME/torchx``, else ``~/.local/state/torchx``.
+
+    As the XDG spec says, a relative ``XDG_STATE_HOME`` is invalid and ignored: it would
+    put the state wherever the command happens to run, one store per directory.
+    """
+    base = os.environ.get("XDG_STATE_HOME", "")
+    if not os.path.isabs(base):
+        base = os.path.join(os.path.expanduser("~"), ".local", "state")
+    return Path(base) / "torchx"
+
+
+APP_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
+
+
+class LocalAppRecords:
+    """The apps of one state directory, found by any process through its index of links.
+
+    ``supervisors`` are the supervisor processes this process started (shared with the
+    scheduler that started them): their exit is known without looking at /proc.
+    """
+
+    def __init__(
+        self,
+        backend: str,
+        index: Path,
+        cache_size: int,
+        supervisors: dict[str, subprocess.Popen[bytes]],
+    ) -> None:
+        self.backend = backend
+        self._index = index
+        self.cache_size = cache_size
+        self._supervisors = supervisors
+        self._requests: dict[str, dict[str, Any]] = {}  # never change once written
+
+    @property
+    def index(self) -> Path:
+        """The directory of links, one per app, to the app's directory."""
+        return self._index
+
+    def add(self, app_id: str, app_dir: str) -> None:
+        self._index.mkdir(parents=True, exist_ok=True)
+        os.symlink(app_dir, self._index / app_id)
+
+    def app_dir(self, app_id: str) -> str | None:
+        if not isinstance(app_id, str) or not APP_ID.match(app_id):
+            raise SpecsError(
+                "app id", app_id, "expected NAME-SUFFIX as printed by run (letters, digits, -_.)"
+            )
+        link = self._index / app_id
+        try:
+            target = os.readlink(link)
+        except OSError:
+            return None
+        return target if os.path.isdir(os.path.join(target, META_DIR)) else None
+
+    def read(self, app_dir: str) -> tuple[dict[str, Any], dict[str, Any]]:
+        try:
+            request = self._requests.get(app_dir)
+            if request is None:
+                path = os.path.join(app_dir, META_DIR, REQUEST_FILE)
+                request = read_data(path) or {}
+                if request:
+                    if len(self._requests) >= self.cache_size:
+                        # Requests never change, so the oldest one read is the one to forget.
+                        del self._requests[next(iter(self._requests))]
+                    self._requests[app_dir] = request
+            state = read_data(os.path.join(app_dir, META_DIR, STATE_FILE)) or {}
+        except StateFileError as e:
+            raise AppStateError(self.backend, os.path.basename(app_dir), e.path, e.reason) from None
+        return request, state
+
+    def supervisor_alive(self, app_id: str, state: Mapping[str, Any]) -> bool | None:
+        """Whether the app's supervisor runs; None when it cannot be told yet."""
+        own = self._supervisors.get(app_id)
+        if own is not None and own.poll() is not None:
+            return False
+        pid = state.get("supervisor_pid")
+        if pid is None:
+            return True if own is not None else None
+        token = state.get("supervisor_start")
+        if token is not None and os.path.isdir("/proc"):
+            return bool(process_start_token(int(pid)) == token)
+        try:
+            os.kill(int(pid), 0)
+        except ProcessLookupError:
+            return False
+        except PermissionError:
+            return True
+        return True
+
+    def current_state(self, app_id: str, app_dir: str) -> tuple[dict[str, Any], dict[str, Any]]:
+        request, state = self.read(app_dir)
+        name = state.get("state", "UNKNOWN")
+        if name in ("PENDING", "RUNNING") and self.supervisor_alive(app_id, state) is False:
+            # It may have written its last state just before exiting.
+            request, state = self.read(app_dir)
+            if state.get("state") in ("PENDING", "RUNNING"):
+                state = self.record_dead_supervisor(app_dir, state)
+        return request, state
+
+    def record_dead_supervisor(self, app_dir: str, state: dict[str, Any]) -> dict[str, Any]:
+        """The supervisor died without a word: kill its replicas' groups and say so on disk."""
+        killed = kill_recorded_groups(state)
+        pid = state.get("supervisor_pid")
+        log = os.path.join(app_dir, META_DIR, SUPERVISOR_LOG)
+        msg = (
+            f"the app's supervisor (pid {pid}) ended without recording the end of the app "
+            f"(killed?); see {log}"
+        )
+        if killed:
+            msg += f"; torchx killed the process groups of its replicas still running: {killed}"
+        final = unfinished_failed(state, msg)
+        # Recorded once, so later readers neither kill nor guess again.
+        with contextlib.suppress(OSError):
+            write_atomic(os.path.join(app_dir, META_DIR, STATE_FILE), final)
+        return final
+
+    def list_apps(self) -> list[ListAppResponse]:
+        try:
+            ids = sorted(os.listdir(self._index))
+        except FileNotFoundError:
+            return []
+        out = []
+        for app_id in ids:
+            app_dir = self.app_dir(app_id) if APP_ID.match(app_id) else None
+            if app_dir is None:
+                continue
+            try:
+                request, state = self.current_state(app_id, app_dir)
+            except AppStateError as e:
+                # One unreadable app is its own problem: it shows as UNKNOWN, with why.
+                out.append(ListAppResponse(app_id=app_id, state=AppState.UNKNOWN, name=str(e)))
+                continue
+            submitted = request.get("submitted_at")
+            out.append(
+                ListAppResponse(
+                    app_id=app_id,
+                    state=state_of(state.get("state", "UNKNOWN")),
+                    name=request.get("app", {}).get("name", ""),
+                    submitted_at=datetime.fromtimestamp(submitted) if submitted else None,
+                    started_at=when(state.get("started_at")),
+                    ended_at=when(state.get("ended_at")),
+                )
+            )
+        out.sort(key=lambda r: r.submitted_at or datetime.min)
+        return out
+
+
+def when(value: object) -> datetime | None:
+    """A time recorded as seconds since the epoch, or None."""
+    return datetime.fromtimestamp(value) if isinstance(value, (int, float)) else None
+
+
+def state_of(name: str) -> AppState:
+    try:
+        return AppState[name]
+    except KeyError:
+        return AppState.UNKNOWN

@@ -1,0 +1,92 @@
+"""Where a local app keeps its records, and how they are written and read.
+
+Shared by the scheduler (any torchx process) and the app's supervisor, which imports
+only the standard library: every import delays the start of the replicas.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+META_DIR = ".torchx"
+# Versioned JSON: any Python (and any tool) reads it, whichever interpreter wrote it.
+STATE_VERSION = 1
+REQUEST_FILE = "request.json"
+STATE_FILE = "state.json"
+CANCEL_FILE = "cancel"
+SUPERVISOR_LOG = "supervisor.log"
+TIMES_FILE = ".times"
+STREAM_CODES = {"stdout": "o", "stderr": "e", "combined": "c"}
+
+
+class StateFileError(Exception):
+    """A state or request file that cannot be read or parsed; names the file."""
+
+    def __init__(self, path: str, reason: str) -> None:
+        self.path = path
+        self.reason = reason
+        super().__init__(f"cannot read {path}: {reason}")
+
+
+def write_atomic(path: str, obj: Any) -> None:
+    """Write ``obj`` as JSON so that readers see the old file or the new one, never half."""
+    tmp = f"{path}.{os.getpid()}.tmp"
+    data = json.dumps(obj, separators=(",", ":")).encode()
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view) :]
+    finally:
+        os.close(fd)
+    os.replace(tmp, path)
+
+
+def read_data(path: str) -> Any:
+    """What ``write_atomic`` wrote, or None if there is no such file.
+
+    Raises StateFileError, naming the file, when it cannot be read or is not a state
+    document of a version this code knows.
+    """
+    try:
+        with open(path, "rb") as f:
+            raw = f.read()
+    except FileNotFoundError:
+        return None
+    except OSError as e:
+        raise StateFileError(path, e.strerror or str(e)) from None
+    try:
+        data = json.loads(raw)
+    except (ValueError, RecursionError) as e:
+        raise StateFileError(path, f"not valid JSON ({e})") from None
+    if not isinstance(data, dict):
+        raise StateFileError(path, "not a JSON object")
+    if data.get("version") != STATE_VERSION:
+        raise StateFileError(
+            path, f"format version {data.get('version')!r}; this torchx reads {STATE_VERSION}"
+        )
+    return data
+
+
+def unfinished_failed(state: dict[str, Any], msg: str) -> dict[str, Any]:
+    """``state`` of an app whose supervisor is gone, ended as FAILED with ``msg``: every
+    replica not ended is FAILED too, with no group left to kill."""
+    replicas = [
+        {**r, "state": "FAILED", "pgid": None} if r.get("state") in ("PENDING", "RUNNING") else r
+        for r in state.get("replicas", [])
+    ]
+    return {
+        **state,
+        "version": STATE_VERSION,
+        "state": "FAILED",
+        "msg": msg,
+        "structured_error_msg": msg,
+        "replicas": replicas,
+        "ended_at": time.time(),
+    }

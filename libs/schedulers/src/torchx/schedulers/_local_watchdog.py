@@ -1,0 +1,82 @@
+"""The watchdog that stops an app's replicas should its supervisor die.
+
+Standard library only (the supervisor imports it; see ``_local_state_files``).
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+
+from torchx.schedulers._local_processes import kill_recorded_groups
+from torchx.schedulers._local_state_files import (
+    STATE_FILE,
+    StateFileError,
+    read_data,
+    unfinished_failed,
+    write_atomic,
+)
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+# What the supervisor tells its watchdog (see ``Watchdog``), one line each.
+GUARD_DONE = b"done\n"
+
+
+class Watchdog:
+    """A forked child of the supervisor that outlives it only to stop its replicas.
+
+    It reads one line per replica group from a pipe. The pipe closes when the supervisor
+    exits, whatever the cause; a close without ``done`` first means the supervisor died
+    (``kill -9``, a crash): every group is then killed and the app recorded as FAILED.
+    """
+
+    def __init__(self, fd: int, meta: str, supervisor: int) -> None:
+        self.fd = fd
+        self.meta = meta
+        self.supervisor = supervisor
+        self.groups: list[dict[str, Any]] = []
+
+    def run(self) -> None:
+        # Only the supervisor's end (the pipe's close) matters; a stray signal does not.
+        for sig in (signal.SIGINT, signal.SIGHUP, signal.SIGTERM):
+            signal.signal(sig, signal.SIG_IGN)
+        if os.getppid() != self.supervisor:
+            return self.stop_all()
+        pending = b""
+        while True:
+            try:
+                data = os.read(self.fd, 65536)
+            except InterruptedError:
+                continue
+            if not data:
+                break
+            pending += data
+            *lines, pending = pending.split(b"\n")
+            for line in lines:
+                if line == GUARD_DONE.strip():
+                    return None
+                pid, _, token = line[1:].partition(b" ")
+                self.groups.append({"pgid": int(pid), "start": token.decode() or None})
+        return self.stop_all()
+
+    def stop_all(self) -> None:
+        killed = kill_recorded_groups({"replicas": self.groups})
+        path = os.path.join(self.meta, STATE_FILE)
+        try:
+            state = read_data(path) or {}
+        except StateFileError:
+            state = {}
+        if state.get("state") not in (None, "PENDING", "RUNNING"):
+            return  # the supervisor recorded its own end (an emergency stop)
+        msg = (
+            f"the app's supervisor (pid {self.supervisor}) died without recording the end "
+            f"of the app (killed?); its watchdog killed the replica process groups {killed}"
+        )
+        final = unfinished_failed(state, msg)
+        try:  # noqa: SIM105 -- as above, no contextlib here
+            write_atomic(path, final)
+        except OSError:
+            pass  # the app directory is gone: the groups are killed all the same
