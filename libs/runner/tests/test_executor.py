@@ -95,13 +95,19 @@ def test_a_raise_is_re_raised_locally_with_the_remote_frame(ex: Executor) -> Non
     assert status is not None and status.state == AppState.FAILED
 
 
-def test_cancel_ends_the_app(ex: Executor, tmp_path: Path) -> None:
-    marker = tmp_path / "started"
+def _started(ex: Executor, marker: Path) -> FunctionFuture:
+    """A future whose function runs now (it wrote ``marker``) and sleeps for minutes."""
     future = ex.submit(sleep_then, 300, str(marker))
     deadline = time.monotonic() + 60
     while not marker.exists():
         assert time.monotonic() < deadline, "the function never started"
         time.sleep(0.05)
+    return future
+
+
+def test_cancel_ends_the_app(ex: Executor, tmp_path: Path) -> None:
+    marker = tmp_path / "started"
+    future = _started(ex, marker)
     assert future.running()
     assert future.cancel()
     assert future.cancelled() and future.done()
@@ -172,11 +178,7 @@ def test_a_job_that_dies_raises_one_error_with_its_status_and_log(ex: Executor) 
 
 def test_an_app_cancelled_by_someone_else_is_an_app_error(ex: Executor, tmp_path: Path) -> None:
     marker = tmp_path / "started"
-    future = ex.submit(sleep_then, 300, str(marker))
-    deadline = time.monotonic() + 60
-    while not marker.exists():
-        assert time.monotonic() < deadline, "the function never started"
-        time.sleep(0.05)
+    future = _started(ex, marker)
     get_runner().cancel(future.handle)  # not through the future: it did not ask for it
     err = future.exception(timeout=60)
     assert isinstance(err, FunctionAppError)
