@@ -134,8 +134,9 @@ class Executor:
         max_in_flight: how many apps ``map`` keeps running at once
         name: the app name
         runner: the Runner to submit with (default: ``get_runner()``)
-        poll_interval: seconds between status checks of schedulers that do not say
-            when an app ends
+        poll_interval: seconds between status checks of the app (its outcome files are
+            looked at more often)
+        rdzv_port: the rendezvous port on the first node when there are several nodes
     """
 
     future = _FutureLookup()
@@ -157,6 +158,7 @@ class Executor:
         name: str = "function",
         runner: Runner | None = None,
         poll_interval: float = 1.0,
+        rdzv_port: int = 29500,
     ) -> None:
         from torchx.runner._runner import get_runner
 
@@ -191,6 +193,7 @@ class Executor:
         self.max_in_flight = max_in_flight
         self.name = name
         self.poll_interval = poll_interval
+        self.rdzv_port = rdzv_port
         self._futures: list[FunctionFuture] = []
         self._shutdown = False
         self._folders_made = False
@@ -295,6 +298,7 @@ class Executor:
             h=named,
             env=self.env,
             mounts=mounts,
+            rdzv_port=self.rdzv_port,
         )
         if isinstance(self.resource, Resource):
             for role in app.roles:
