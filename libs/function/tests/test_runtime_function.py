@@ -3,6 +3,7 @@ in a real process, and its outcome read back."""
 
 from __future__ import annotations
 
+import functools
 import os
 import stat
 import subprocess
@@ -167,6 +168,32 @@ def test_any_fsspec_url_carries_the_call() -> None:
     assert run_call("memory://torchx-function-test/call1") == 0
     outcome = read_outcome(store, 0)
     assert outcome is not None and outcome.value == 5
+
+
+class Point:
+    def __init__(self, x: int, y: int) -> None:
+        self.x, self.y = x, y
+
+
+def norm1(p: Point, scale: int = 1) -> int:
+    return scale * (abs(p.x) + abs(p.y))
+
+
+def test_partials_and_argument_classes_from_the_callers_files_travel_by_value(
+    tmp_path: Path,
+) -> None:
+    """Neither this module's function under a partial nor its class is importable there."""
+    store = Store(str(tmp_path / "call"))
+    write_call(store, dumps_call(functools.partial(norm1, scale=2), (Point(3, -4),), {}), 1)
+    done = subprocess.run(
+        [sys.executable, "-I", "-m", "torchx.runtime.function", str(tmp_path / "call")],
+        capture_output=True,
+        text=True,
+        cwd="/",
+    )
+    assert done.returncode == 0, done.stderr
+    outcome = read_outcome(store, 0)
+    assert outcome is not None and outcome.value == 14
 
 
 def test_bad_usage_exits_2_with_one_line(tmp_path: Path) -> None:

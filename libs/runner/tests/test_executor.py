@@ -219,6 +219,22 @@ def test_a_local_folder_for_a_container_scheduler_is_one_line(tmp_path: Path) ->
         Executor(transport="memory://calls")
 
 
+def test_a_transport_folder_others_may_write_is_refused_and_left_as_it_is(
+    tmp_path: Path,
+) -> None:
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    shared.chmod(0o777)
+    ex = Executor(transport=str(shared))
+    with pytest.raises(SpecsError) as info:
+        ex.submit(add, 1, 2)
+    (line,) = str(info.value).splitlines()
+    assert line.startswith(f"Executor transport: got '{shared}'; {shared} is writable by others")
+    assert f"chmod go-w {shared}" in line
+    assert (shared.stat().st_mode & 0o777) == 0o777
+    assert get_runner().list("local_cwd") == []
+
+
 def test_a_result_the_user_does_not_own_is_refused(ex: Executor) -> None:
     if os.geteuid() != 0:
         pytest.skip("giving a file to another user needs root")

@@ -262,6 +262,11 @@ class Executor:
         if not self._folders_made:
             for sub in ((), ("calls",), ("handles",)):
                 self._store(*sub).make_folder()
+            if runtime.is_local(self.transport):
+                try:  # a folder others may write to could hand this process their pickles
+                    runtime.check_private(self._store("calls").path(""))
+                except runtime.UntrustedFileError as e:
+                    raise SpecsError("Executor transport", self.transport, str(e)) from None
             self._folders_made = True
         runtime.write_call(call, payload, world_size)
         try:
