@@ -256,7 +256,7 @@ def test_a_failing_log_write_fails_the_app_names_the_file_and_orphans_nothing(
     state, msg = out.stdout.splitlines()[:2]
     assert state == "FAILED"
     assert "cannot write" in msg and "big/0" in msg and "File too large" in msg
-    assert os.sep + "stdout" in msg or os.sep + "combined" in msg
+    assert os.sep + "stdout.log" in msg or os.sep + "combined.log" in msg
     assert gone_within(list(pids.pids), 10)
 
 
@@ -280,7 +280,7 @@ def test_one_corrupt_app_is_its_own_problem(scheduler: LocalScheduler) -> None:
             action()
         assert str(state_file) in str(e.value)
     # nothing else of the app was touched
-    assert (app_dir(scheduler, bad) / "w" / "0" / "stdout").read_text() == "ok\n"
+    assert (app_dir(scheduler, bad) / "w" / "0" / "stdout.log").read_text() == "ok\n"
     state_file.write_bytes(whole)  # the fixture's clean-up reads every app
 
 

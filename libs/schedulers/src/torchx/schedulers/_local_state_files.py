@@ -23,6 +23,9 @@ CANCEL_FILE = "cancel"
 SUPERVISOR_LOG = "supervisor.log"
 TIMES_FILE = ".times"
 STREAM_CODES = {"stdout": "o", "stderr": "e", "combined": "c"}
+# Each replica's output, in <log_dir>/<session>/<app_id>/<role>/<k>/ as pytorch/torchx 0.7
+# wrote it, so scripts that read those paths keep working.
+STREAM_FILES = {"stdout": "stdout.log", "stderr": "stderr.log", "combined": "combined.log"}
 
 
 class StateFileError(Exception):

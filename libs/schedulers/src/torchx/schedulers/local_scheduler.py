@@ -12,8 +12,10 @@ Where things are:
 
 - ``<state dir>`` is ``$XDG_STATE_HOME/torchx`` (default ``~/.local/state/torchx``), or
   the ``state_dir`` given to the scheduler;
-- ``<log_dir>/<app_id>/<role>/<k>/{stdout,stderr,combined}`` hold each replica's output;
-  ``log_dir`` is a run option, by default ``<state dir>/local_cwd/logs``;
+- ``<log_dir>/<session>/<app_id>/<role>/<k>/{stdout,stderr,combined}.log`` hold each
+  replica's output, where pytorch/torchx 0.7 put it (``<session>`` is the runner's name,
+  ``torchx`` by default); ``log_dir`` is a run option, by default
+  ``<state dir>/local_cwd/logs``;
 - ``<state dir>/local_cwd/apps/<app_id>`` links to the app's directory, wherever its logs
   went, which is how other processes find it.
 
@@ -58,6 +60,7 @@ from torchx.schedulers._local_images import (
 from torchx.schedulers._local_logs import timed_lines
 from torchx.schedulers._local_processes import kill_recorded_groups
 from torchx.schedulers._local_records import (
+    APP_ID,
     AppStateError,
     LocalAppRecords,
     default_state_dir,
@@ -79,6 +82,7 @@ from torchx.schedulers._local_state_files import (
     REQUEST_FILE,
     STATE_FILE,
     STATE_VERSION,
+    STREAM_FILES,
     SUPERVISOR_LOG,
     write_atomic,
 )
@@ -98,6 +102,9 @@ from torchx.specs import (
 )
 
 __all__ = [
+    "COMBINED_LOG",
+    "STDERR_LOG",
+    "STDOUT_LOG",
     "AppStateError",
     "CWDImageProvider",
     "ImageProvider",
@@ -111,6 +118,11 @@ __all__ = [
     "split_gpus",
     "visible_gpus",
 ]
+
+# pytorch/torchx 0.7's names of the files that hold each replica's output.
+STDOUT_LOG = STREAM_FILES["stdout"]
+STDERR_LOG = STREAM_FILES["stderr"]
+COMBINED_LOG = STREAM_FILES["combined"]
 
 BACKEND = "local_cwd"
 DIR_BACKEND = "local_dir"
@@ -146,7 +158,7 @@ class LocalScheduler(Scheduler[LocalRequest]):
         opts.add(
             "log_dir",
             str,
-            "directory that holds <app_id>/<role>/<replica>/stdout|stderr "
+            "directory that holds <session>/<app_id>/<role>/<replica>/stdout.log|stderr.log "
             f"(default: {self.state_dir / BACKEND / 'logs'})",
         )
         opts.add(
@@ -182,9 +194,19 @@ class LocalScheduler(Scheduler[LocalRequest]):
         root = str(given) if given else str(self.state_dir / BACKEND / "logs")
         return os.path.abspath(os.path.expanduser(root))
 
+    def _session_dir(self) -> str:
+        name = self.session_name
+        if not APP_ID.match(name):
+            raise SpecsError(
+                "session name",
+                name,
+                "it names a directory under log_dir; use letters, digits and -_.",
+            )
+        return name
+
     def _submit_dryrun(self, app: AppDef, cfg: dict[str, CfgVal]) -> AppDryRunInfo[LocalRequest]:
         app_id = make_unique(app.name)
-        app_dir = os.path.join(self._log_root(cfg), app_id)
+        app_dir = os.path.join(self._log_root(cfg), self._session_dir(), app_id)
         cwd_opt = cfg.get("cwd")
         if cwd_opt is not None and not os.path.isdir(str(cwd_opt)):
             raise SpecsError("run option 'cwd'", cwd_opt, "give an existing directory")
@@ -346,6 +368,7 @@ class LocalScheduler(Scheduler[LocalRequest]):
             roles_statuses=list(statuses.values()),
             roles=list(app.roles) if app else [],
             app=app,
+            ui_url=f"file://{app_dir}",
         )
 
     def list(self) -> list[ListAppResponse]:
