@@ -13,8 +13,9 @@ from torchx.schedulers._local_state_files import (
     STATE_FILE,
     StateFileError,
     read_data,
+    supervisor_log_hint,
     unfinished_failed,
-    write_atomic,
+    write_ending,
 )
 
 TYPE_CHECKING = False
@@ -31,6 +32,9 @@ class Watchdog:
     It reads one line per replica group from a pipe. The pipe closes when the supervisor
     exits, whatever the cause; a close without ``done`` first means the supervisor died
     (``kill -9``, a crash): every group is then killed and the app recorded as FAILED.
+
+    It runs in a session (and so a process group) of its own: ``kill -9 -PGID`` of the
+    supervisor's group, which would otherwise take both at once, leaves it to do its job.
     """
 
     def __init__(self, fd: int, meta: str, supervisor: int) -> None:
@@ -43,6 +47,7 @@ class Watchdog:
         # Only the supervisor's end (the pipe's close) matters; a stray signal does not.
         for sig in (signal.SIGINT, signal.SIGHUP, signal.SIGTERM):
             signal.signal(sig, signal.SIG_IGN)
+        os.setsid()
         if os.getppid() != self.supervisor:
             return self.stop_all()
         pending = b""
@@ -72,11 +77,12 @@ class Watchdog:
         if state.get("state") not in (None, "PENDING", "RUNNING"):
             return  # the supervisor recorded its own end (an emergency stop)
         msg = (
-            f"the app's supervisor (pid {self.supervisor}) died without recording the end "
-            f"of the app (killed?); its watchdog killed the replica process groups {killed}"
+            f"the app's supervisor (pid {self.supervisor}) ended without recording the end "
+            f"of the app; its watchdog killed the replica process groups {killed}"
+            f"{supervisor_log_hint(self.meta)}"
         )
         final = unfinished_failed(state, msg)
         try:  # noqa: SIM105 -- as above, no contextlib here
-            write_atomic(path, final)
+            write_ending(self.meta, final)
         except OSError:
             pass  # the app directory is gone: the groups are killed all the same

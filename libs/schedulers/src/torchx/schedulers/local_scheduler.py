@@ -79,11 +79,15 @@ from torchx.schedulers._local_request import (
 from torchx.schedulers._local_state_files import (
     CANCEL_FILE,
     META_DIR,
+    NO_SPACE,
     REQUEST_FILE,
+    RESERVE_FILE,
     STATE_FILE,
     STATE_VERSION,
     STREAM_FILES,
     SUPERVISOR_LOG,
+    make_reserve,
+    reserve_bytes,
     write_atomic,
 )
 from torchx.schedulers._replica_env import TORCHX_RANK0_HOST, launch_defaults, replica_env
@@ -300,6 +304,8 @@ class LocalScheduler(Scheduler[LocalRequest]):
     def schedule(self, dryrun_info: AppDryRunInfo[LocalRequest]) -> str:
         req = dryrun_info.request
         meta = os.path.join(req.app_dir, META_DIR)
+        if os.path.lexists(req.app_dir):
+            raise SpecsError("app id", req.app_id, "already used; dry-run again for a new id")
         try:
             os.makedirs(meta)
         except FileExistsError:
@@ -307,28 +313,62 @@ class LocalScheduler(Scheduler[LocalRequest]):
                 "app id", req.app_id, "already used; dry-run again for a new id"
             ) from None
         except OSError as e:
+            self._forget_half_made(req)
+            if e.errno in NO_SPACE:
+                raise self._no_room(req, e.filename or req.app_dir, e) from None
             raise SpecsError(
                 "run option 'log_dir'",
-                os.path.dirname(req.app_dir),
+                os.path.dirname(os.path.dirname(req.app_dir)),
                 f"cannot create {req.app_dir} ({e.strerror}); give a writable directory "
                 "with -cfg log_dir=DIR",
             ) from None
-        write_atomic(os.path.join(meta, REQUEST_FILE), req.to_json())
-        write_atomic(
-            os.path.join(meta, STATE_FILE),
-            {"version": STATE_VERSION, "app_id": req.app_id, "state": "PENDING"},
-        )
-        self._records.add(req.app_id, req.app_dir)
-        with open(os.path.join(meta, SUPERVISOR_LOG), "ab") as log:
-            self._supervisors[req.app_id] = subprocess.Popen(
-                [sys.executable, "-I", "-S", sup.__file__, req.app_dir],
-                stdin=subprocess.DEVNULL,
-                stdout=log,
-                stderr=subprocess.STDOUT,
-                start_new_session=True,
-                close_fds=True,
+        # Every file of the app, or none: a half-made app would be listed by nobody.
+        where = meta
+        try:
+            where = os.path.join(meta, REQUEST_FILE)
+            write_atomic(where, req.to_json())
+            where = os.path.join(meta, STATE_FILE)
+            write_atomic(
+                where, {"version": STATE_VERSION, "app_id": req.app_id, "state": "PENDING"}
             )
+            where = os.path.join(meta, RESERVE_FILE)
+            make_reserve(meta, reserve_bytes(len(req.replicas)))
+            where = str(self._index / req.app_id)
+            self._records.add(req.app_id, req.app_dir)
+            where = os.path.join(meta, SUPERVISOR_LOG)
+            with open(where, "ab") as log:
+                self._supervisors[req.app_id] = subprocess.Popen(
+                    [sys.executable, "-I", "-S", sup.__file__, req.app_dir],
+                    stdin=subprocess.DEVNULL,
+                    stdout=log,
+                    stderr=subprocess.STDOUT,
+                    start_new_session=True,
+                    close_fds=True,
+                )
+        except OSError as e:
+            self._forget_half_made(req)
+            if e.errno in NO_SPACE:
+                raise self._no_room(req, where, e) from None
+            raise SchedulerError(
+                self.backend,
+                f"cannot start app {req.app_id}: {where}: {e.strerror or e}",
+                "nothing of it was kept; fix the cause and submit again",
+            ) from None
         return req.app_id
+
+    def _no_room(self, req: LocalRequest, path: str, e: OSError) -> SchedulerError:
+        return SchedulerError(
+            self.backend,
+            f"cannot start app {req.app_id}: no space left for {path} ({e.strerror})",
+            "nothing of it was kept; free space there, or give another directory with "
+            "-cfg log_dir=DIR",
+        )
+
+    def _forget_half_made(self, req: LocalRequest) -> None:
+        """Remove what ``schedule`` made of an app it could not start."""
+        with contextlib.suppress(OSError):
+            os.unlink(self._index / req.app_id)
+        shutil.rmtree(req.app_dir, ignore_errors=True)
 
     # -- finding apps -----------------------------------------------------------------
 
