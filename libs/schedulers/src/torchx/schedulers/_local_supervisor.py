@@ -180,13 +180,19 @@ class Supervisor:
         except (OSError, AttributeError):
             pass  # orphans then go to init; trees are still killed while their leader lives
 
-    @staticmethod
-    def _has_children() -> bool:
+    def _has_children(self) -> bool:
+        """Whether a process other than the watchdog is our child (an adopted orphan)."""
+        me = os.getpid()
+        try:
+            with open(f"/proc/{me}/task/{me}/children", "rb") as f:
+                return bool({int(p) for p in f.read().split()} - {self.guard_pid})
+        except (OSError, ValueError):
+            pass
         try:
             os.waitpid(-1, os.WNOHANG)  # reaps nothing we track: all replicas are reaped
         except ChildProcessError:
             return False
-        return True
+        return True  # the watchdog at least: look at the process table
 
     def _raise_fd_limit(self) -> None:
         # Two pipes and four files per replica stay open while it runs.
@@ -536,6 +542,7 @@ class Supervisor:
     def _kill_leftovers(self) -> None:
         """End every process still below the supervisor (orphans it adopted included)."""
         self.terminate([r for r in self.replicas if r.pid in self.by_pid])
+        self._reap()
         if self.subreaper and not self._has_children():
             return  # orphans would have become our children: there are none
         me = os.getpid()

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import signal
+import time
 
 from torchx.schedulers._local_processes import kill_recorded_groups
 from torchx.schedulers._local_state_files import (
@@ -24,6 +25,9 @@ if TYPE_CHECKING:
 
 # What the supervisor tells its watchdog (see ``Watchdog``), one line each.
 GUARD_DONE = b"done\n"
+# How long the watchdog lets lines gather in its pipe between two reads; also the most its
+# reaction to the supervisor's death is delayed by.
+READ_PAUSE_S = 0.02
 
 
 class Watchdog:
@@ -65,6 +69,9 @@ class Watchdog:
                     return None
                 pid, _, token = line[1:].partition(b" ")
                 self.groups.append({"pgid": int(pid), "start": token.decode() or None})
+            # Reading in batches: a reader blocked on the pipe would be woken (and the
+            # supervisor slowed) by each replica's line while hundreds start.
+            time.sleep(READ_PAUSE_S)
         return self.stop_all()
 
     def stop_all(self) -> None:
