@@ -27,6 +27,11 @@ STREAM_CODES = {"stdout": "o", "stderr": "e", "combined": "c"}
 # Each replica's output, in <log_dir>/<session>/<app_id>/<role>/<k>/ as pytorch/torchx 0.7
 # wrote it, so scripts that read those paths keep working.
 STREAM_FILES = {"stdout": "stdout.log", "stderr": "stderr.log", "combined": "combined.log"}
+# How often the supervisor checks that its app directory exists and looks for the cancel
+# marker (signals are the fast path; this is the safety net).
+HOUSEKEEPING_INTERVAL = 1.0
+# The longest grace the supervisor honours; the scheduler refuses more at submit.
+MAX_GRACE_S = 86400.0
 # Space set aside at submit for the app's last state: the supervisor frees it when the file
 # system is full, so a full disk cannot cost the app its outcome.
 RESERVE_FILE = "reserve"
@@ -34,16 +39,18 @@ RESERVE_FILE = "reserve"
 NO_SPACE = frozenset({errno.ENOSPC, errno.EDQUOT})
 
 
-def reserve_bytes(replicas: int) -> int:
-    """Room for the compact last state of an app of ``replicas`` replicas, and its copy.
+def reserve_bytes(roles: list[str]) -> int:
+    """Room for the compact last state of an app with one replica of each of ``roles``.
 
-    A replica's entry in the state is under 256 bytes once its error text is left out;
-    the app's own message is cut to ``MAX_MSG_BYTES`` there.
+    In compact form a replica's entry is its role name and under 160 bytes of numbers and
+    names, the app's messages are cut to ``MAX_MSG_CHARS`` each, and JSON may write a
+    character as six bytes (``\\uXXXX``). Twice that, for the rounding to whole blocks.
     """
-    return 2 * (16384 + 256 * replicas)
+    return 2 * (65536 + sum(160 + 6 * len(role) for role in roles))
 
 
-MAX_MSG_BYTES = 4096
+# The most of each app message the compact last state keeps.
+MAX_MSG_CHARS = 2048
 
 
 class StateFileError(Exception):

@@ -50,7 +50,9 @@ from torchx.schedulers._local_processes import (
 from torchx.schedulers._local_replica import Replica
 from torchx.schedulers._local_state_files import (
     CANCEL_FILE,
-    MAX_MSG_BYTES,
+    HOUSEKEEPING_INTERVAL,
+    MAX_GRACE_S,
+    MAX_MSG_CHARS,
     META_DIR,
     NO_SPACE,
     REQUEST_FILE,
@@ -71,13 +73,8 @@ if TYPE_CHECKING:
 # describe() from another process may see state this much behind; the final state is
 # always written at once.
 STATE_WRITE_INTERVAL = 0.02
-# How often the supervisor checks that its app directory exists and looks for the cancel
-# marker (signals are the fast path; this is the safety net).
-HOUSEKEEPING_INTERVAL = 1.0
 # How long the supervisor waits before it tries again a state write refused for lack of room.
 SPACE_RETRY_S = 1.0
-# The longest grace the supervisor honours; the scheduler refuses more at submit.
-MAX_GRACE_S = 86400.0
 _PR_SET_CHILD_SUBREAPER = 36
 LINUX = sys.platform.startswith("linux")
 
@@ -218,8 +215,8 @@ class Supervisor:
             "supervisor_pid": os.getpid(),
             "supervisor_start": self.start_token,
             "num_restarts": self.num_restarts,
-            "msg": self.msg[:MAX_MSG_BYTES] if compact else self.msg,
-            "structured_error_msg": self.error[:MAX_MSG_BYTES] if compact else self.error,
+            "msg": self.msg[:MAX_MSG_CHARS] if compact else self.msg,
+            "structured_error_msg": self.error[:MAX_MSG_CHARS] if compact else self.error,
             "started_at": self.started_at,
             "ended_at": self.ended_at,
             "updated_at": time.time(),

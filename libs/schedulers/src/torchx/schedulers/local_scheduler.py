@@ -41,7 +41,6 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from torchx.schedulers import _local_supervisor as sup
 from torchx.schedulers._api import (
     DescribeAppResponse,
     ListAppResponse,
@@ -57,7 +56,6 @@ from torchx.schedulers._local_images import (
     join_path,
     resolve_entrypoint,
 )
-from torchx.schedulers._local_logs import timed_lines
 from torchx.schedulers._local_processes import kill_recorded_groups
 from torchx.schedulers._local_records import (
     APP_ID,
@@ -78,6 +76,8 @@ from torchx.schedulers._local_request import (
 )
 from torchx.schedulers._local_state_files import (
     CANCEL_FILE,
+    HOUSEKEEPING_INTERVAL,
+    MAX_GRACE_S,
     META_DIR,
     NO_SPACE,
     REQUEST_FILE,
@@ -129,6 +129,8 @@ STDERR_LOG = STREAM_FILES["stderr"]
 COMBINED_LOG = STREAM_FILES["combined"]
 
 BACKEND = "local_cwd"
+# Run as a script (see its docstring); not imported here, which keeps submitting light.
+SUPERVISOR_SCRIPT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_local_supervisor.py")
 DIR_BACKEND = "local_dir"
 
 
@@ -283,13 +285,13 @@ class LocalScheduler(Scheduler[LocalRequest]):
         if grace is not None and (
             not isinstance(grace, (int, float))
             or not math.isfinite(grace)
-            or not 0 <= grace <= sup.MAX_GRACE_S
+            or not 0 <= grace <= MAX_GRACE_S
         ):
             # The supervisor waits this long between SIGTERM and SIGKILL: it must be a time.
             raise SpecsError(
                 "run option 'cancel_grace_seconds'",
                 grace,
-                f"give a finite number of seconds between 0 and {sup.MAX_GRACE_S:.0f}",
+                f"give a finite number of seconds between 0 and {MAX_GRACE_S:.0f}",
             )
         req = LocalRequest(
             app_id=app_id,
@@ -332,13 +334,13 @@ class LocalScheduler(Scheduler[LocalRequest]):
                 where, {"version": STATE_VERSION, "app_id": req.app_id, "state": "PENDING"}
             )
             where = os.path.join(meta, RESERVE_FILE)
-            make_reserve(meta, reserve_bytes(len(req.replicas)))
+            make_reserve(meta, reserve_bytes([r.role for r in req.replicas]))
             where = str(self._index / req.app_id)
             self._records.add(req.app_id, req.app_dir)
             where = os.path.join(meta, SUPERVISOR_LOG)
             with open(where, "ab") as log:
                 self._supervisors[req.app_id] = subprocess.Popen(
-                    [sys.executable, "-I", "-S", sup.__file__, req.app_dir],
+                    [sys.executable, "-I", "-S", SUPERVISOR_SCRIPT, req.app_dir],
                     stdin=subprocess.DEVNULL,
                     stdout=log,
                     stderr=subprocess.STDOUT,
@@ -487,9 +489,10 @@ class LocalScheduler(Scheduler[LocalRequest]):
             )
         stream = Stream(streams) if streams is not None else Stream.COMBINED
         replica_dir = os.path.join(app_dir, role_name, str(k))
-        lines = timed_lines(
-            replica_dir, stream, (lambda: self._ended(app_id)) if should_tail else None
-        )
+        from torchx.schedulers._local_logs import timed_lines
+
+        ended = (lambda: self._ended(app_id)) if should_tail else None
+        lines = timed_lines(replica_dir, stream, ended)
         lo = since.timestamp() if since is not None else None
         hi = until.timestamp() if until is not None else None
         in_window = (
@@ -527,7 +530,7 @@ class LocalScheduler(Scheduler[LocalRequest]):
                 os.kill(int(pid), 15)
         grace = float(request.get("cancel_grace_s", 5.0))
         # the supervisor also looks for the marker once per housekeeping interval
-        desc = self.wait(app_id, timeout=grace + 15.0 + sup.HOUSEKEEPING_INTERVAL)
+        desc = self.wait(app_id, timeout=grace + 15.0 + HOUSEKEEPING_INTERVAL)
         if desc is None or is_terminal(desc.state):
             return  # ended, or its directory was deleted (its supervisor then stops it)
         # The supervisor is alive but did not stop the app: stop everything ourselves.
