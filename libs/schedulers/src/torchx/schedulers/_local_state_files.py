@@ -87,6 +87,14 @@ def write_atomic(path: str, obj: Any) -> None:
 def make_reserve(meta: str, size: int) -> None:
     """Set ``size`` bytes aside in ``meta`` (see ``RESERVE_FILE``); OSError if there is no room."""
     path = os.path.join(meta, RESERVE_FILE)
+    try:  # no larger than a file may be here (``ulimit -f``): the state could not be either
+        import resource
+
+        limit = resource.getrlimit(resource.RLIMIT_FSIZE)[0]
+        if limit != resource.RLIM_INFINITY:
+            size = min(size, limit)
+    except (ImportError, OSError, ValueError):
+        pass
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
     try:
         try:
