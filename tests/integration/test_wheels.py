@@ -253,6 +253,7 @@ def printed_expectations(code: str) -> list[str]:
     [
         "torchx-specs",
         "torchx-tracking",
+        "torchx-runtime-function",
         "torchx-layers",
         "torchx-devices",
         "torchx-components",

@@ -5,28 +5,62 @@ import subprocess
 import sys
 from pathlib import Path
 
-from torchx.cli._component_args import scan
+import pytest
+
+from torchx.cli._component_args import RUN_FLAGS, read_component
+from torchx.cli._errors import CliError
 from torchx.components import get_component
 
 
 def test_one_dash_works_for_one_letter_arguments_only_before_the_script_args() -> None:
     schema = get_component("dist.ddp")
-    argv, help_asked = scan(
-        schema, ["-j", "2", "-m", "pkg.train", "--debug", "--", "-m", "x", "-h"]
+    parsed = schema.read(["-j", "2", "-m", "pkg.train", "--debug", "--", "-m", "x", "-h"])
+    assert not parsed.help and parsed.rest_after_dashdash
+    assert (parsed.values["j"], parsed.values["m"], parsed.values["debug"]) == (
+        "2",
+        "pkg.train",
+        True,
     )
-    assert not help_asked
-    assert argv == ["--j", "2", "--m", "pkg.train", "--debug", "--", "-m", "x", "-h"]
-    assert schema.parse(argv)[0] == ["-m", "x", "-h"]
-    argv, _ = scan(schema, ["--script", "t.py", "epochs", "-j", "3"])
-    assert argv == ["--script", "t.py", "epochs", "-j", "3"]
+    assert schema.bind(parsed)[0] == ["-m", "x", "-h"]
+    # the first word and everything after it are the program's, as 0.7's REMAINDER
+    parsed = schema.read(["--script", "t.py", "epochs", "-j", "3"])
+    assert parsed.rest == ["epochs", "-j", "3"] and not parsed.rest_after_dashdash
 
 
 def test_help_is_the_components_only_among_its_own_options() -> None:
     schema = get_component("utils.python")
-    assert scan(schema, ["--c", "print(1)", "--help"])[1]
-    assert scan(get_component("utils.echo"), ["-h"])[1]  # echo has no argument h
-    assert not scan(schema, ["--c", "print(1)", "--", "--help"])[1]
-    assert not scan(schema, ["--c", "print(1)", "script-arg", "--help"])[1]
+    assert schema.read(["--c", "print(1)", "--help"]).help
+    assert get_component("utils.echo").read(["-h"]).help  # echo has no argument h
+    assert not schema.read(["--c", "print(1)", "--", "--help"]).help
+    assert not schema.read(["--c", "print(1)", "script-arg", "--help"]).help
+    # help wins over a mistyped flag before it, as argparse's --help action does
+    assert get_component("utils.echo").read(["--mgs", "x", "--help"]).help
+
+
+def test_torchx_run_flags_match_the_run_command() -> None:
+    import typer.main
+
+    from torchx.cli._app import app
+
+    command = typer.main.get_command(app).commands["run"]  # type: ignore[attr-defined]
+    flags = {o for p in command.params for o in [*p.opts, *p.secondary_opts] if o.startswith("-")}
+    assert flags == set(RUN_FLAGS)
+
+
+def test_a_run_flag_after_the_component_is_refused_naming_where_it_goes() -> None:
+    for argv in (
+        ["-j", "2x2", "--script", "t.py", "--dryrun"],
+        ["-s", "slurm", "--script", "t.py"],
+    ):
+        with pytest.raises(
+            CliError, match=r"is an option of torchx run, not of dist\.ddp: put it before"
+        ):
+            read_component("dist.ddp", argv)
+    with pytest.raises(CliError, match="among the program's arguments"):
+        read_component("dist.ddp", ["--script", "t.py", "epochs", "--dryrun"])
+    # after ``--`` it is the program's
+    _, parsed = read_component("dist.ddp", ["--script", "t.py", "--", "--dryrun"])
+    assert parsed.rest == ["--dryrun"]
 
 
 def test_shell_completion_offers_component_names() -> None:
@@ -40,12 +74,14 @@ def test_shell_completion_offers_component_names() -> None:
 def test_dash_h_is_the_named_resource_of_a_component_that_takes_h() -> None:
     # as with pytorch/torchx: `torchx run dist.ddp -h gpu.small ...` launches on gpu.small
     schema = get_component("dist.ddp")
-    argv, help_asked = scan(schema, ["-h", "gpu.small", "-j", "2", "--script", "t.py"])
-    assert not help_asked
-    assert argv == ["--h", "gpu.small", "--j", "2", "--script", "t.py"]
-    app = schema.call(argv)
+    parsed = schema.read(["-h", "gpu.small", "-j", "2", "--script", "t.py"])
+    assert not parsed.help and parsed.values["h"] == "gpu.small"
+    app = schema.call_parsed(parsed)
     assert app.roles[0].resource.gpu == 1 and app.roles[0].resource.memMB == 32 * 1024
-    assert scan(schema, ["--help"])[1]
+    assert schema.read(["--help"]).help
+    # a bare -h (no value follows) is the help, not "got None"
+    assert schema.read(["-h"]).help
+    assert schema.read(["--script", "t.py", "-h"]).help
 
 
 def _complete(words: str) -> list[str]:

@@ -6,9 +6,9 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
-from torchx.cli import _app
-from torchx.cli._app import handled
+from torchx.cli import _handled
 from torchx.cli._errors import install_hint
+from torchx.cli._handled import handled
 from torchx.schedulers import MissingDependencyError, require
 
 
@@ -34,7 +34,7 @@ def test_other_errors_get_no_hint() -> None:
 def test_a_command_that_needs_a_missing_client_prints_one_line(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setitem(_app._state, "debug", False)  # another test may have run --debug
+    monkeypatch.setitem(_handled.debug_state, "debug", False)  # another test may have run --debug
     app = typer.Typer()
 
     @app.command()

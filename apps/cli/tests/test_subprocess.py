@@ -73,7 +73,7 @@ def test_failures_are_one_line_with_exit_code_2_and_failed_apps_exit_1() -> None
     proc = torchx("--debug", "run", "utils.ecko")
     assert proc.returncode == 1 and "Traceback" in proc.stderr
     proc = torchx("run", "utils.sh", "exit 4")
-    assert proc.returncode == 1 and "(exitcode: 4)" in proc.stderr
+    assert proc.returncode == 1 and "exited with code 4" in proc.stderr
 
 
 def test_python_dash_m_works_like_the_script() -> None:

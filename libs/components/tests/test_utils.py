@@ -59,7 +59,7 @@ def test_sh_needs_a_command() -> None:
     [
         (["--m", "pkg.mod", "a"], ["-m", "pkg.mod", "a"]),
         (["--c", "print(1)"], ["-c", "print(1)"]),
-        (["--script", "train.py", "--lr", "0.1"], ["train.py", "--lr", "0.1"]),
+        (["--script", "train.py", "--", "--lr", "0.1"], ["train.py", "--lr", "0.1"]),
     ],
 )
 def test_python_runs_exactly_one_program(argv: list[str], expected: list[str]) -> None:
@@ -74,8 +74,14 @@ def test_python_refuses_zero_or_two_programs(kwargs: dict[str, str]) -> None:
 
 
 def test_binary_passes_arguments_without_a_shell() -> None:
-    (role,) = get_component("utils.binary").call(["--entrypoint", "/bin/ls", "-l", "/"]).roles
+    binary = get_component("utils.binary")
+    (role,) = binary.call(["--entrypoint", "/bin/ls", "--", "-l", "/"]).roles
     assert (role.entrypoint, role.args) == ("/bin/ls", ["-l", "/"])
+    # a word first: it and all that follows are the program's, as in 0.7
+    (role,) = binary.call(["--entrypoint", "/bin/ls", "/", "-l"]).roles
+    assert role.args == ["/", "-l"]
+    with pytest.raises(SpecsError, match="got '-l'; no such argument"):
+        binary.call(["--entrypoint", "/bin/ls", "-l", "/"])
     with pytest.raises(SpecsError, match="entrypoint"):
         utils.binary(entrypoint=" ")
 

@@ -79,13 +79,14 @@ def test_long_lines_come_in_pieces_of_the_cap_cut_between_characters() -> None:
 READER = textwrap.dedent(
     """
     import json, resource, sys
+    from torchx.schedulers import Stream
     from torchx.schedulers.local_scheduler import LocalScheduler
     s = LocalScheduler("test", state_dir=sys.argv[1])
     app_id, tail = sys.argv[2], sys.argv[3] == "tail"
     assert s.describe(app_id) is not None  # warm: imports, the request's cache
     before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     count = size = longest = 0
-    for line in s.log_iter(app_id, "w", should_tail=tail):
+    for line in s.log_iter(app_id, "w", should_tail=tail, streams=Stream.STDOUT):
         count += 1
         size += len(line)
         longest = max(longest, len(line))

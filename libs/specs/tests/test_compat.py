@@ -319,8 +319,11 @@ def test_one_letter_arguments_take_a_single_dash_before_the_script_args() -> Non
     def comp(*args: str, j: str = "1", h: str = "", m: str = "") -> AppDef:
         return AppDef("c", [Role("r", image="", entrypoint="e", args=[j, h, m, *args])])
 
-    app = specs.materialize_appdef(comp, ["-j", "2", "-h=gpu.small", "-m", "mod", "-x", "-j"])
+    app = specs.materialize_appdef(comp, ["-j", "2", "-h=gpu.small", "-m", "mod", "--", "-x", "-j"])
     assert app.roles[0].args == ["2", "gpu.small", "mod", "-x", "-j"]
+    # as 0.7's argparse parser: a flag the component does not declare is refused, not passed on
+    with pytest.raises(specs.SpecsError, match=r"got '-x'; no such argument.*after '--'\)"):
+        specs.materialize_appdef(comp, ["-j", "2", "-x", "-j"])
 
 
 def test_util_entrypoints_load_and_load_group() -> None:

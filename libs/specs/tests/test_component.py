@@ -117,7 +117,7 @@ def test_unknown_option_suggests_closest() -> None:
     with pytest.raises(SpecsError) as e:
         get_component_schema(echo).parse(["--mgs", "x"])
     assert "did you mean '--msg'" in str(e.value)
-    with pytest.raises(SpecsError, match="takes no extra args"):
+    with pytest.raises(SpecsError, match="takes no positional arguments"):
         get_component_schema(echo).parse(["stray"])
 
 

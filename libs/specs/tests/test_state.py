@@ -66,3 +66,39 @@ def test_format_is_readable() -> None:
         "    Structured Error Msg: <NONE>",
         "    UI URL: http://127.0.0.1:1/x",
     ]
+
+
+def test_format_shows_the_error_once_and_each_replica_on_one_line() -> None:
+    tb = "Traceback (most recent call last):\nValueError: boom"
+    failed = AppStatus(
+        AppState.FAILED,
+        num_restarts=2,
+        roles=[
+            RoleStatus(
+                "trainer",
+                [
+                    ReplicaStatus(
+                        0,
+                        AppState.FAILED,
+                        "trainer",
+                        exit_code=1,
+                        attempt=3,
+                        structured_error_msg=tb,
+                    ),
+                    ReplicaStatus(
+                        1, AppState.FAILED, "trainer", exit_code=1, structured_error_msg=tb
+                    ),
+                ],
+            )
+        ],
+    )
+    text = failed.format()
+    assert text.count("ValueError: boom") == 1
+    lines = text.splitlines()
+    assert " *trainer[0]:FAILED (exitcode: 1) attempt=3" in lines
+    assert "  trainer[1]:FAILED (exitcode: 1)" in lines
+    assert "    Structured Error Msg: trainer[0]: Traceback (most recent call last):" in lines
+    # the app's own error, when it has one, is the one shown
+    failed.structured_error_msg = "the app's error"
+    assert "ValueError" not in failed.format()
+    assert "    Structured Error Msg: the app's error" in failed.format().splitlines()

@@ -6,20 +6,16 @@ components or the schedulers only when it runs, so ``torchx --help`` stays fast.
 
 from __future__ import annotations
 
-import functools
-import sys
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Annotated, Any, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 import typer.core
 
-from torchx.cli._errors import CliError, install_hint, one_line
+from torchx.cli._errors import CliError
+from torchx.cli._handled import debug_state, handled
 
 if TYPE_CHECKING:
     from torchx.runner import Runner
-
-F = TypeVar("F", bound=Callable[..., Any])
 
 app = typer.Typer(
     name="torchx",
@@ -29,8 +25,6 @@ app = typer.Typer(
     no_args_is_help=True,
     context_settings={"help_option_names": ["-h", "--help"]},
 )
-
-_state = {"debug": False}
 
 
 def _complete_scheduler(incomplete: str) -> list[str]:
@@ -49,42 +43,6 @@ SchedulerOpt = Annotated[
     ),
 ]
 JsonOpt = Annotated[bool, typer.Option("--json", help="print JSON for scripts")]
-
-
-def handled(fn: F) -> F:
-    """Turn any error of a command into one line on stderr and exit code 2.
-
-    A failed app is exit code 1 (``CliError(..., exit_code=1)``); ``--debug`` shows the
-    traceback instead.
-    """
-
-    @functools.wraps(fn)
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
-        try:
-            return fn(*args, **kwargs)
-        except (typer.Exit, typer.Abort):
-            raise
-        except BrokenPipeError:
-            # The reader went away (`torchx list | head`): stop quietly, as Unix tools do.
-            _silence_stdout()
-            raise typer.Exit(0) from None
-        except Exception as e:
-            if _state["debug"]:
-                raise
-            code = e.exit_code if isinstance(e, CliError) else 2
-            message = install_hint(e) or one_line(e)
-            typer.echo(f"torchx: error: {message}", err=True)
-            raise typer.Exit(code) from None
-
-    return wrapper  # type: ignore[return-value]
-
-
-def _silence_stdout() -> None:
-    """Point stdout at /dev/null so the interpreter's final flush raises nothing."""
-    import os
-
-    devnull = os.open(os.devnull, os.O_WRONLY)
-    os.dup2(devnull, sys.stdout.fileno())
 
 
 def _version(value: bool) -> None:
@@ -116,7 +74,7 @@ def root(
     ] = None,
 ) -> None:
     """Launch PyTorch apps on local processes or any scheduler."""
-    _state["debug"] = debug
+    debug_state["debug"] = debug
     import os
 
     level = log_level or os.environ.get("LOGLEVEL")
@@ -155,6 +113,13 @@ def _scheduler(runner: Runner, name: str | None) -> str:
         known = runner.scheduler_backends()
         raise CliError(f"scheduler: got {scheduler!r}; {closest(scheduler, known)}")
     return scheduler
+
+
+def _has_default_component() -> bool:
+    """Whether ``[cli:run] component`` names one (``torchx run`` alone then runs it)."""
+    from torchx.runner import load_config
+
+    return bool(load_config().cli_defaults("run").get("component"))
 
 
 def _complete_component(incomplete: str) -> list[str]:
@@ -257,7 +222,7 @@ def run(
     streams its logs; its exit code is 1 when the app fails. Ctrl-C while waiting cancels
     the app and exits 130; use --no-wait to start an app and leave it running.
     """
-    if component is None or component in ("-h", "--help"):
+    if component in ("-h", "--help") or (component is None and not _has_default_component()):
         typer.echo(ctx.get_help())
         raise typer.Exit()
     from torchx.cli._run import run_component
@@ -379,13 +344,40 @@ def log(
     regex: Annotated[
         str | None, typer.Option("--regex", help="only lines matching this regex")
     ] = None,
-    tail: Annotated[bool, typer.Option("-t", "--tail", help="follow until the app ends")] = False,
+    tail: Annotated[
+        bool, typer.Option("-t", "--tail", "-f", "--follow", help="follow until the app ends")
+    ] = False,
     streams: Annotated[
         str | None, typer.Option("--streams", help="stdout, stderr or combined")
     ] = None,
+    since: Annotated[
+        str | None,
+        typer.Option(
+            "--since",
+            help="only lines written since then: a duration back from now (10m, 2h) or a "
+            "time (2024-05-01T12:00)",
+            show_default=False,
+        ),
+    ] = None,
+    timestamps: Annotated[
+        bool,
+        typer.Option("--timestamps", help="show when each line was written (local, Kubernetes)"),
+    ] = False,
+    exit_code: Annotated[
+        bool,
+        typer.Option(
+            "--exit-code",
+            help="once the logs are printed (with -t: once the app ended), exit 0 only if "
+            "the app SUCCEEDED, else 1",
+        ),
+    ] = False,
 ) -> None:
-    """Print the logs of an app, a role or one replica."""
-    from torchx.cli._logs import print_logs, replicas_of, split_log_target
+    """Print the logs of an app, a role or one replica.
+
+    Each line starts with its role/replica, and with #ATTEMPT once a replica was restarted.
+    Without --exit-code the exit code is 0 whatever the app's state, as in torchx 0.7.
+    """
+    from torchx.cli._logs import attempts_of, print_logs, replicas_of, split_log_target
 
     handle, role, replica = split_log_target(target)
     if regex is not None:
@@ -395,13 +387,77 @@ def log(
             re.compile(regex)
         except re.error as e:
             raise CliError(f"--regex: got {regex!r}; not a valid regex: {e}") from None
+    since_time = None
+    if since is not None:
+        from torchx.cli._durations import parse_since
+
+        since_time = parse_since("--since", since)
     runner = _runner()
     app_def = runner.describe(handle)
     if app_def is None:
         raise CliError(f"app handle: got {handle!r}; no such app on its scheduler")
     print_logs(
-        runner, handle, replicas_of(app_def, role, replica), regex=regex, tail=tail, streams=streams
+        runner,
+        handle,
+        replicas_of(app_def, role, replica),
+        regex=regex,
+        tail=tail,
+        streams=streams,
+        since=since_time,
+        timestamps=timestamps,
+        attempts=attempts_of(runner.status(handle)),
     )
+    if exit_code:
+        from torchx.specs import AppState
+
+        final = runner.status(handle)
+        if final is None or final.state != AppState.SUCCEEDED:
+            state = final.state.name if final is not None else "UNKNOWN"
+            typer.echo(f"{handle} {state}", err=True)
+            raise typer.Exit(1)
+
+
+@app.command()
+@handled
+def wait(
+    handles: Annotated[
+        list[str] | None,
+        typer.Argument(help="apps to wait on: SCHEDULER://SESSION/APP_ID ...", show_default=False),
+    ] = None,
+    timeout: Annotated[
+        str | None,
+        typer.Option(
+            "--timeout",
+            help="stop waiting after this long (90, 30s, 10m, 2h); apps still running then "
+            "make the exit code 124",
+            show_default=False,
+        ),
+    ] = None,
+    interval: Annotated[
+        float,
+        typer.Option("--interval", help="seconds between polls of schedulers that need it"),
+    ] = 10.0,
+    json_out: Annotated[
+        bool, typer.Option("--json", help="one JSON object per app, one per line, as each ends")
+    ] = False,
+) -> None:
+    """Wait until apps end; exit 0 only if every one SUCCEEDED.
+
+    Prints one line per app as it ends (HANDLE STATE[: why]). Exit codes: 0 all SUCCEEDED,
+    1 one FAILED or was CANCELLED, 2 an unknown app, 124 --timeout ran out first.
+    """
+    from torchx.cli._wait import wait_command
+
+    seconds = None
+    if timeout is not None:
+        from torchx.cli._durations import parse_duration
+
+        seconds = parse_duration("--timeout", timeout)
+    if interval <= 0:
+        raise CliError(f"--interval: got {interval}; give a number of seconds above 0")
+    code = wait_command(_runner(), list(handles or []), seconds, json_out, interval)
+    if code:
+        raise typer.Exit(code)
 
 
 @app.command()
@@ -429,21 +485,72 @@ def cancel(handle: Annotated[str, typer.Argument(help="SCHEDULER://SESSION/APP_I
 
 @app.command(name="list")
 @handled
-def list_apps(scheduler: SchedulerOpt = None, json_out: JsonOpt = False) -> None:
-    """List the apps a scheduler knows about."""
+def list_apps(
+    scheduler: SchedulerOpt = None,
+    cfg: Annotated[
+        str | None,
+        typer.Option("-cfg", "--cfg", "--scheduler_args", help="run options: k1=v1,k2=v2"),
+    ] = None,
+    state: Annotated[
+        str | None,
+        typer.Option(
+            "--state", help="only apps in these states: RUNNING,FAILED...", show_default=False
+        ),
+    ] = None,
+    name: Annotated[
+        str | None,
+        typer.Option("--name", help="only apps whose name contains this (or matches this glob)"),
+    ] = None,
+    since: Annotated[
+        str | None,
+        typer.Option("--since", help="only apps submitted since then: 2h, 7d or a time"),
+    ] = None,
+    limit: Annotated[
+        int | None,
+        typer.Option(
+            "--limit",
+            help="show the N newest apps (default: [cli:list] limit, else 20)",
+            show_default=False,
+        ),
+    ] = None,
+    show_all: Annotated[bool, typer.Option("--all", help="show every app")] = False,
+    prune: Annotated[
+        bool,
+        typer.Option(
+            "--prune",
+            help="remove the records and logs of local apps that ended longer ago than "
+            "[cli:list] retention (default 14d); running apps are kept",
+        ),
+    ] = False,
+    older_than: Annotated[
+        str | None,
+        typer.Option("--older-than", help="with --prune: instead of the retention (7d, 12h)"),
+    ] = None,
+    json_out: JsonOpt = False,
+) -> None:
+    """List a scheduler's apps, newest last, with when they started and ended."""
+    from torchx.cli._list import list_command, prune_command
+    from torchx.cli._run import parse_cfg
+
+    if limit is not None and limit < 1:
+        raise CliError(f"--limit: got {limit}; give a number of apps above 0, or --all")
     runner = _runner()
     sched = _scheduler(runner, scheduler)
-    apps = runner.list(sched)
-    if json_out:
-        from torchx.cli._output import print_json
-
-        print_json(apps)
+    if prune:
+        prune_command(runner, sched, older_than, json_out)
         return
-    from torchx.cli._output import print_table
-
-    print_table(
-        ["APP HANDLE", "APP STATUS", "NAME"],
-        [[a.app_handle, str(a.state), getattr(a, "name", "")] for a in apps],
+    if older_than is not None:
+        raise CliError("--older-than: only with --prune; to see older apps use --all")
+    list_command(
+        runner,
+        sched,
+        parse_cfg(runner, sched, cfg),
+        states=state,
+        name=name,
+        since=since,
+        limit=limit,
+        show_all=show_all,
+        json_out=json_out,
     )
 
 

@@ -1,69 +1,97 @@
-"""The component part of ``torchx run``: find the component, show its help, build its AppDef."""
+"""The component part of ``torchx run``: which component, and its arguments read once.
+
+The arguments are read by the component's schema (``ComponentSchema.read``), the same
+reader the runner and ``materialize_appdef`` use; this module only adds what the command
+line knows: ``[cli:run] component`` when none is named, and where a ``torchx run`` flag
+written after the component belongs.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
+from torchx.cli._errors import CliError
+
 if TYPE_CHECKING:
-    from torchx.runner import Runner
-    from torchx.specs import AppDef, ComponentSchema
+    from torchx.specs import ComponentSchema, ParsedArgs
 
-HELP_FLAGS = ("--help", "-h")
+# The options of ``torchx run`` itself (a test checks them against the command).
+RUN_FLAGS = frozenset(
+    {
+        "-s",
+        "--scheduler",
+        "-cfg",
+        "--cfg",
+        "--scheduler_args",
+        "--dryrun",
+        "--wait",
+        "--no-wait",
+        "--log",
+        "--no-log",
+        "--workspace",
+        "--buck-target",
+        "--json",
+        "--parent_run_id",
+        "--parent-run-id",
+    }
+)
+MISSING_COMPONENT = (
+    "component: none given; name one (torchx run utils.echo --msg hi) or set "
+    "`component = NAME` in the [cli:run] section of .torchxconfig"
+)
 
 
-def scan(schema: ComponentSchema, argv: Sequence[str]) -> tuple[list[str], bool]:
-    """Normalize the component's flags and tell whether its help was asked for.
+def split_component(
+    component: str | None, args: Sequence[str], configured: Callable[[], str | None]
+) -> tuple[str, list[str]]:
+    """The component's name and its arguments, as 0.7 read them.
 
-    ``-j 2`` is accepted for ``--j 2``: a single dash works for one-letter argument names.
-    ``-h`` is the component's help unless the component has an argument ``h`` (the named
-    resource of ``dist.ddp``): then, as with pytorch/torchx, it is that argument and only
-    ``--help`` shows the help. Only the component's own options are looked at: from the
-    first token that is not one of them (its ``*args``, or ``--``) everything is passed
-    through untouched, so a ``-m`` or ``--help`` meant for the user's script reaches it.
+    When the first word is a flag (or there is none), every word is the component's and
+    the component is ``[cli:run] component`` of the config files (``configured()``).
     """
-    options = schema.options
-    out: list[str] = []
-    tokens = list(argv)
-    i = 0
-    while i < len(tokens):
-        token = tokens[i]
-        if token in HELP_FLAGS and not (token == "-h" and "h" in options):
-            return out + tokens[i:], True
-        if token == "--" or not token.startswith("-"):
-            break
-        name = token.lstrip("-").partition("=")[0]
-        arg = options.get(name) or options.get(name.replace("-", "_"))
-        if arg is None and name.startswith("no-"):
-            arg = options.get(name[3:])
-        if arg is None:
-            break
-        if not token.startswith("--"):
-            token = "-" + token
-        out.append(token)
-        i += 1
-        takes_value = not (arg.type.kind == "scalar" and arg.type.item is bool)
-        if takes_value and "=" not in token and i < len(tokens):
-            out.append(tokens[i])
-            i += 1
-    return out + tokens[i:], False
+    argv = list(args)
+    if component is not None and component != "--" and not component.startswith("-"):
+        return component, argv
+    if component is not None and component != "--":
+        argv.insert(0, component)
+    name = configured()
+    if not name:
+        raise CliError(MISSING_COMPONENT)
+    return name, argv
 
 
-def component_schema(
-    component: str, argv: Sequence[str]
-) -> tuple[ComponentSchema, list[str], bool]:
-    """The component's schema, its normalized arguments, and whether its help was asked.
+def _misplaced(flag: str, component: str) -> str:
+    return (
+        f"{flag} is an option of torchx run, not of {component}: put it before the "
+        f"component (torchx run {flag} ... {component} ...)"
+    )
+
+
+def read_component(name: str, argv: Sequence[str]) -> tuple[ComponentSchema, ParsedArgs]:
+    """The component's schema and its arguments read; a ``torchx run`` flag written among
+    them is refused naming where it goes, so ``... --dryrun`` never submits for real.
 
     Needs no runner: an unknown component or ``--help`` is answered without loading the
     schedulers.
     """
     from torchx.components import get_component
+    from torchx.specs import UnknownComponentArgumentError
 
-    schema = get_component(component)
-    normalized, help_asked = scan(schema, argv)
-    return schema, normalized, help_asked
-
-
-def component_app(runner: Runner, component: str, normalized: Sequence[str]) -> AppDef:
-    """The AppDef, made by the runner so ``[component:NAME]`` config defaults apply."""
-    return runner.component_app(component, list(normalized))
+    schema = get_component(name)
+    try:
+        parsed = schema.read(argv)
+    except UnknownComponentArgumentError as e:
+        flag = e.token.partition("=")[0]
+        if flag in RUN_FLAGS:
+            raise CliError(f"{name} argument: got {e.token!r}; {_misplaced(flag, name)}") from None
+        raise
+    # Words after the component's flags are its program's (as in 0.7); ``--dryrun`` among
+    # them is still refused: the cost of a mistake is a real submission. After ``--`` the
+    # user has said plainly that it is the program's.
+    if not parsed.rest_after_dashdash and "--dryrun" in parsed.rest:
+        raise CliError(
+            f"{name} argument: got '--dryrun' among the program's arguments; "
+            f"{_misplaced('--dryrun', name)}, or after '--' to pass it to the program"
+        )
+    return schema, parsed

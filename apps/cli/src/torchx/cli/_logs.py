@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import re
 import sys
 import threading
+from collections.abc import Iterable, Iterator
+from datetime import datetime
 from typing import TYPE_CHECKING, TextIO
 
 from torchx.cli._errors import CliError
@@ -11,7 +14,7 @@ from torchx.cli._errors import CliError
 if TYPE_CHECKING:
     from torchx.runner import Runner
     from torchx.schedulers import Stream
-    from torchx.specs import AppDef
+    from torchx.specs import AppDef, AppStatus
 
 
 def split_log_target(target: str) -> tuple[str, str | None, int | None]:
@@ -69,6 +72,11 @@ def _stream(name: str | None) -> Stream | None:
         raise CliError(f"--streams: got {name!r}; expected one of {known}") from None
 
 
+# The line the local scheduler writes before a restarted replica's new attempt
+# ("[torchx] attempt 2 of trainer/0 starts: ...").
+_ATTEMPT_MARKER = re.compile(r"^\[torchx\] attempt (\d+) of ")
+
+
 def print_logs(
     runner: Runner,
     handle: str,
@@ -78,22 +86,54 @@ def print_logs(
     tail: bool = False,
     streams: str | None = None,
     out: TextIO | None = None,
+    since: datetime | None = None,
+    timestamps: bool = False,
+    attempts: dict[tuple[str, int], int] | None = None,
+    fold_launcher: bool = False,
 ) -> None:
-    """Print the log lines of every target to ``out`` (stdout), each prefixed
-    ``role/replica``, one thread each."""
+    """Print the log lines of every target to ``out`` (stdout), one thread each.
+
+    Each line starts with ``role/replica``, and with ``#attempt`` once the replica has been
+    started more than once (``attempts`` says how often, as the status knows it; a marker
+    line in the log says so while it is followed). ``timestamps`` adds the time each line
+    was written, where the scheduler keeps it. ``fold_launcher`` leaves out torchrun's own
+    traceback of ``ChildFailedError`` (the workers' tracebacks and its summary stay).
+    """
     stream_out = out if out is not None else sys.stdout
     lock = threading.Lock()
     errors: list[BaseException] = []
+    known = attempts or {}
 
     def pump(role: str, k: int) -> None:
         try:
-            lines = runner.log_lines(
-                handle, role, k, regex=regex, should_tail=tail, streams=_stream(streams)
-            )
-            for line in lines:
+            attempt = 1
+            show_attempt = known.get((role, k), 1) > 1
+            timed: Iterable[tuple[datetime | None, str]]
+            if timestamps:
+                timed = runner.log_lines_timed(
+                    handle, role, k, since=since, should_tail=tail, streams=_stream(streams)
+                )
+            else:
+                plain = runner.log_lines(
+                    handle, role, k, since=since, should_tail=tail, streams=_stream(streams)
+                )
+                timed = ((None, line) for line in plain)
+            if fold_launcher:
+                timed = fold_launcher_tracebacks(timed)
+            pattern = re.compile(regex) if regex is not None else None
+            for when, line in timed:
+                marker = _ATTEMPT_MARKER.match(line)
+                if marker:
+                    attempt = int(marker.group(1))
+                    show_attempt = True
+                if pattern is not None and not pattern.search(line):
+                    continue
                 text = line if line.endswith("\n") else line + "\n"
+                prefix = f"{role}/{k}#{attempt}" if show_attempt else f"{role}/{k}"
+                if timestamps:
+                    prefix += " " + (when.isoformat(timespec="milliseconds") if when else "-")
                 with lock:
-                    stream_out.write(f"{role}/{k} {text}")
+                    stream_out.write(f"{prefix} {text}")
                     stream_out.flush()
         except BaseException as e:  # reported once every thread is done
             errors.append(e)
@@ -105,3 +145,47 @@ def print_logs(
         t.join()
     if errors:
         raise errors[0]
+
+
+def attempts_of(status: AppStatus | None) -> dict[tuple[str, int], int]:
+    """How often each replica was started, as ``status`` says."""
+    if status is None:
+        return {}
+    return {(r.role, r.id): r.attempt for role in status.roles for r in role.replicas}
+
+
+# torchrun's traceback of its own ``ChildFailedError`` says nothing the workers' tracebacks
+# and its failure summary do not: ``torchx run`` leaves it out (``torchx log`` keeps it).
+_LAUNCHER_ERROR = "torch.distributed.elastic.multiprocessing.errors.ChildFailedError"
+# A traceback longer than this is printed as it is: holding lines is bounded.
+_MAX_FOLDED_LINES = 200
+
+
+def fold_launcher_tracebacks(
+    lines: Iterable[tuple[datetime | None, str]],
+) -> Iterator[tuple[datetime | None, str]]:
+    """``lines`` with each traceback that ends in torchrun's ChildFailedError replaced by
+    one line saying so."""
+    block: list[tuple[datetime | None, str]] = []
+    for when, line in lines:
+        if not block:
+            if line.startswith("Traceback (most recent call last):"):
+                block.append((when, line))
+            else:
+                yield when, line
+            continue
+        block.append((when, line))
+        if line.startswith((" ", "\t")) and len(block) < _MAX_FOLDED_LINES:
+            continue
+        if line.startswith(_LAUNCHER_ERROR):
+            yield (
+                block[0][0],
+                (
+                    f"[torchx] torchrun's own traceback ({len(block) - 1} lines, ending in "
+                    "ChildFailedError) left out; 'torchx log' shows it\n"
+                ),
+            )
+        else:
+            yield from block
+        block = []
+    yield from block

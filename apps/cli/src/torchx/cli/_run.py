@@ -28,7 +28,7 @@ def check_handle(handle: str) -> None:
         raise CliError(str(e)) from None
 
 
-def _cfg(runner: Runner, scheduler: str, text: str | None) -> dict[str, Any]:
+def parse_cfg(runner: Runner, scheduler: str, text: str | None) -> dict[str, Any]:
     if not text:
         return {}
     parsed: dict[str, Any] = runner.scheduler_run_opts(scheduler).cfg_from_str(text)
@@ -39,7 +39,7 @@ def run_component(
     get_runner: Callable[[], Runner],
     pick_scheduler: Callable[[Runner, str | None], str],
     *,
-    component: str,
+    component: str | None,
     component_args: list[str],
     scheduler: str | None,
     cfg: str | None,
@@ -51,19 +51,28 @@ def run_component(
     parent_run_id: str | None = None,
 ) -> int:
     """Run (or dry-run) one component; returns the exit code."""
-    from torchx.cli._component_args import component_app, component_schema
+    from torchx.cli._component_args import read_component, split_component
 
-    schema, normalized, help_asked = component_schema(component, component_args)
-    if help_asked:
+    runner: Runner | None = None
+
+    def configured() -> str | None:
+        nonlocal runner
+        runner = runner or get_runner()
+        return runner.config.cli_defaults("run").get("component") or None
+
+    name, argv = split_component(component, component_args, configured)
+    schema, parsed = read_component(name, argv)
+    if parsed.help:
         typer.echo(schema.help())
         return 0
-    runner = get_runner()
-    app = component_app(runner, component, normalized)
+    runner = runner or get_runner()
     defaults = runner.config.cli_defaults("run")
+    # the schema found above goes to the runner: nothing is looked up twice
+    app = runner.component_app(schema, argv)
     sched = pick_scheduler(runner, scheduler)
     workspace = workspace or defaults.get("workspace") or None
     dryrun = dryrun or _flag(defaults, "dryrun", False)
-    run_cfg = _cfg(runner, sched, cfg)
+    run_cfg = parse_cfg(runner, sched, cfg)
     info = runner.dryrun(app, sched, cfg=run_cfg, workspace=workspace, parent_run_id=parent_run_id)
     if dryrun:
         if json_out:
@@ -75,6 +84,10 @@ def run_component(
             typer.echo(str(info))
         return 0
 
+    if sched in LOCAL_SCHEDULERS:
+        from torchx.cli._surprises import warn_missing_gpus
+
+        warn_missing_gpus(app, sched)
     handle = runner.schedule(info)
     local = sched in LOCAL_SCHEDULERS
     wait = _flag(defaults, "wait", local) if wait is None else wait
@@ -88,11 +101,12 @@ def run_component(
         if json_out:
             _report(handle, None, json_out)
         return 0
+    stream_logs = bool(log) and not json_out
     try:
-        status = _wait(runner, handle, app, log and not json_out)
+        status = _wait(runner, handle, app, stream_logs)
     except KeyboardInterrupt:
         return _interrupted(runner, handle)
-    _report(handle, status, json_out)
+    _report(handle, status, json_out, logs_shown=stream_logs)
     from torchx.specs import AppState
 
     if status is None or status.state != AppState.SUCCEEDED:
@@ -140,12 +154,14 @@ def _wait(runner: Runner, handle: str, app: AppDef, stream_logs: bool) -> AppSta
     done: dict[str, AppStatus | None] = {}
     waiter = threading.Thread(target=lambda: done.setdefault("s", runner.wait(handle)), daemon=True)
     waiter.start()
-    print_logs(runner, handle, replicas_of(app), tail=True, out=sys.stderr)
+    print_logs(runner, handle, replicas_of(app), tail=True, out=sys.stderr, fold_launcher=True)
     waiter.join()
     return done.get("s")
 
 
-def _report(handle: str, status: AppStatus | None, json_out: bool) -> None:
+def _report(
+    handle: str, status: AppStatus | None, json_out: bool, logs_shown: bool = False
+) -> None:
     if json_out:
         from torchx.cli._output import print_json, to_jsonable
 
@@ -157,9 +173,15 @@ def _report(handle: str, status: AppStatus | None, json_out: bool) -> None:
     if status is None:
         print(f"{handle}: the scheduler no longer knows the app", file=sys.stderr)
         return
-    if status.state.name != "SUCCEEDED":
+    if status.state.name == "SUCCEEDED":
+        print(f"{handle} {status.state.name}", file=sys.stderr)
+    elif logs_shown:
+        # The error is in the log just streamed: say which replica ended it, in one line.
+        why = status.msg.strip().splitlines()[0] if status.msg.strip() else ""
+        print(f"{handle} {status.state.name}" + (f": {why}" if why else ""), file=sys.stderr)
+    else:
         print(status.format(), file=sys.stderr)
-    print(f"{handle} {status.state.name}", file=sys.stderr)
+        print(f"{handle} {status.state.name}", file=sys.stderr)
 
 
 def _describe_app(app: AppDef) -> str:

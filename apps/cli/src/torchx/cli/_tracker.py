@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from torchx.cli._errors import CliError
+from torchx.cli._handled import handled
 
 if TYPE_CHECKING:
     from torchx.tracker import TrackerBase
@@ -70,16 +71,10 @@ def _show(value: object) -> str:
     return value if isinstance(value, str) else json.dumps(value)
 
 
-def _handled(fn: Any) -> Any:
-    from torchx.cli._app import handled
-
-    return handled(fn)
-
-
 @list_app.command("experiments")
 def list_experiments(tracker: TrackerOpt = None, json_out: JsonOpt = False) -> None:
     """List the experiments runs are grouped in."""
-    _handled(_list_experiments)(tracker, json_out)
+    handled(_list_experiments)(tracker, json_out)
 
 
 def _list_experiments(tracker: str | None, json_out: bool) -> None:
@@ -104,7 +99,7 @@ def list_jobs(
     json_out: JsonOpt = False,
 ) -> None:
     """List the recorded runs (job ids)."""
-    _handled(_list_jobs)(parent_run_id, experiment, tracker, json_out)
+    handled(_list_jobs)(parent_run_id, experiment, tracker, json_out)
 
 
 def _list_jobs(
@@ -121,7 +116,7 @@ def _list_jobs(
 @list_app.command("metadata")
 def list_metadata(run_id: RunIdArg, tracker: TrackerOpt = None, json_out: JsonOpt = False) -> None:
     """Show the metadata a run recorded."""
-    _handled(_list_metadata)(run_id, tracker, json_out)
+    handled(_list_metadata)(run_id, tracker, json_out)
 
 
 def _list_metadata(run_id: str, tracker: str | None, json_out: bool) -> None:
@@ -140,7 +135,7 @@ def list_artifacts(
     json_out: JsonOpt = False,
 ) -> None:
     """Show the artifacts a run recorded."""
-    _handled(_list_artifacts)(run_id, artifact, tracker, json_out)
+    handled(_list_artifacts)(run_id, artifact, tracker, json_out)
 
 
 def _list_artifacts(run_id: str, artifact: str | None, tracker: str | None, json_out: bool) -> None:
@@ -166,7 +161,7 @@ def list_lineage(
     json_out: JsonOpt = False,
 ) -> None:
     """Show where a run comes from (sources) and which runs derive from it (descendants)."""
-    _handled(_list_lineage)(run_id, sources_only, descendants_only, artifact, tracker, json_out)
+    handled(_list_lineage)(run_id, sources_only, descendants_only, artifact, tracker, json_out)
 
 
 def _list_lineage(

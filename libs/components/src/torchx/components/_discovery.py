@@ -27,7 +27,7 @@ from torchx.specs import (
     get_component_schema,
 )
 
-BUILTIN_GROUPS = ("utils", "dist", "serve", "metrics")
+BUILTIN_GROUPS = ("utils", "dist", "serve", "metrics", "function")
 _ENTRY_POINT_GROUP = "torchx.components"
 
 

@@ -109,6 +109,7 @@ def _torchrun_role(
     debug: bool,
     where: str,
     tee: int | None = None,
+    launcher: tuple[str, ...] = ("torchrun",),
 ) -> AppDef:
     if not 0 < rdzv_port < 65536:
         raise SpecsError(f"{where} --rdzv_port", rdzv_port, "expected a port from 1 to 65535")
@@ -139,8 +140,9 @@ def _torchrun_role(
         # One node: every process is local, so rendezvous on loopback needs no shell, and
         # port 0 lets the store take a free port, so that two single-node apps started
         # together on one host do not collide (``--rdzv_port`` is for several nodes).
-        entrypoint = "torchrun"
+        entrypoint = launcher[0]
         args = [
+            *launcher[1:],
             *torchrun,
             "--rdzv_endpoint",
             "localhost:0",
@@ -156,7 +158,7 @@ def _torchrun_role(
         quoted = " ".join(shlex.quote(a) for a in [*program, *script_args])
         line = " ".join(
             [
-                "torchrun",
+                *(shlex.quote(a) for a in launcher),
                 # the app id macro is filled in before the shell reads the line
                 *(a if a == macros.app_id else shlex.quote(a) for a in torchrun),
                 "--rdzv_endpoint",

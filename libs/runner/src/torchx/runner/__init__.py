@@ -3,6 +3,9 @@
 import torchx.runner
 handle = torchx.runner.get_runner().run(app)   # local_cwd unless told otherwise
 status = torchx.runner.get_runner().wait(handle)
+
+# or run a Python function as an app and get its value back
+assert torchx.runner.Executor(scheduler="local_cwd").submit(pow, 2, 10).result() == 1024
 """
 
 from torchx.runner._config import (
@@ -13,17 +16,24 @@ from torchx.runner._config import (
     config_files,
     load_config,
 )
+from torchx.runner._executor import CallNotPicklableError, Executor, default_transport
+from torchx.runner._function_future import FunctionAppError, FunctionFuture
 from torchx.runner._runner import ComponentArgs, Runner, get_runner
 from torchx.runner._tracking import get_configured_trackers, trackers_env
 
 __all__ = [
     "CONFIG_ENV",
     "CONFIG_FILE",
+    "CallNotPicklableError",
     "ComponentArgs",
     "ConfigError",
+    "Executor",
+    "FunctionAppError",
+    "FunctionFuture",
     "Runner",
     "TorchxConfig",
     "config_files",
+    "default_transport",
     "get_configured_trackers",
     "get_runner",
     "load_config",

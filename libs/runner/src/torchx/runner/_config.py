@@ -5,7 +5,8 @@ Sections:
 - ``[SCHEDULER]`` (e.g. ``[local_cwd]``): run options of that scheduler;
 - ``[component:NAME]``: defaults for the arguments of component NAME (``dist.ddp``);
 - ``[cli:COMMAND]``: defaults for CLI options (``[cli:run]`` knows ``scheduler``,
-  ``workspace``, ``component``, ``dryrun``, ``wait``, ``log``);
+  ``workspace``, ``component``, ``dryrun``, ``wait``, ``log``; ``[cli:list]`` knows
+  ``retention`` and ``limit``);
 - ``[torchx:tracker]``: the trackers every app records its run to (``NAME=FACTORY``), and
   ``[tracker:NAME]``: that tracker's ``config`` (see ``torchx.runner._tracking``).
 
@@ -30,6 +31,8 @@ TRACKERS_SECTION = "torchx:tracker"
 TRACKER_PREFIX = "tracker:"
 CLI_KEYS: dict[str, frozenset[str]] = {
     "run": frozenset({"scheduler", "workspace", "component", "dryrun", "wait", "log"}),
+    # retention: how long local apps' records and logs are kept (``torchx list --prune``)
+    "list": frozenset({"retention", "limit"}),
 }
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -23,6 +23,7 @@ from torchx.specs import (
     AppHandle,
     AppStatus,
     CfgVal,
+    ComponentSchema,
     SpecsError,
     UnknownAppException,
     make_app_handle,
@@ -177,50 +178,47 @@ class Runner:
         """
         return self.schedule(self.dryrun(app, scheduler, cfg, workspace, parent_run_id))
 
-    def component_app(self, component: str, component_args: ComponentArgs = ()) -> AppDef:
+    def component_app(
+        self,
+        component: str | ComponentSchema,
+        component_args: ComponentArgs = (),
+    ) -> AppDef:
         """The AppDef that component ``component`` makes from ``component_args``.
 
-        ``component_args`` is CLI-style (``["--msg", "hi"]``) or a mapping of argument
-        names to values. Defaults for arguments not given come from ``[component:NAME]``
-        in the config files, then from ``get_runner(component_defaults=...)``.
+        ``component`` is a name or the schema already found (the CLI passes the one it
+        found, so nothing is looked up twice). ``component_args`` is CLI-style
+        (``["--msg", "hi"]``) or a mapping of argument names to values. Defaults for
+        arguments not given come from ``[component:NAME]`` in the config files, then from
+        ``get_runner(component_defaults=...)``.
         """
-        from torchx.components import get_component
+        if isinstance(component, str):
+            from torchx.components import get_component
 
-        schema = get_component(component)
-        argv = _as_argv(component_args)
-        given = {t[2:].partition("=")[0].replace("-", "_") for t in argv if t.startswith("--")}
-        options = schema.options
-        takes = f"{component} has no such argument; it takes {', '.join(options) or 'none'}"
-        defaults: list[str] = []
-        file_defaults = self.config.component_defaults(component)
-        code_defaults = self._component_defaults.get(component, {})
-        for key in [*file_defaults, *(k for k in code_defaults if k not in file_defaults)]:
-            arg = options.get(key) or options.get(key.replace("-", "_"))
-            if key in file_defaults:
-                value, origin = file_defaults[key]
-                if arg is None:
-                    raise ConfigError(
-                        origin,
-                        f"component:{component}",
-                        key,
-                        value,
-                        takes,
-                    )
-            else:
-                value = code_defaults[key]
-                if arg is None:
-                    raise SpecsError(
-                        f"component_defaults[{component!r}][{key!r}]",
-                        value,
-                        takes,
-                    )
-            if arg.name not in given:
-                defaults.append(f"--{arg.name}={value}")
-        return schema.call([*defaults, *argv])
+            schema = get_component(component)
+        else:
+            schema = component
+        name = schema.name
+        parsed = schema.read(_as_argv(component_args))
+        takes = f"{name} has no such argument; it takes {', '.join(schema.options) or 'none'}"
+        file_defaults = self.config.component_defaults(name)
+        code_defaults = self._component_defaults.get(name, {})
+        defaults: dict[str, str] = {}
+        for key, (value, origin) in file_defaults.items():
+            arg = schema.option(key)
+            if arg is None:
+                raise ConfigError(origin, f"component:{name}", key, value, takes)
+            defaults[arg.name] = value
+        for key, value in code_defaults.items():
+            arg = schema.option(key)
+            if arg is None:
+                raise SpecsError(f"component_defaults[{name!r}][{key!r}]", value, takes)
+            defaults.setdefault(arg.name, value)
+        schema.apply_defaults(parsed, defaults)
+        return schema.call_parsed(parsed)
 
     def dryrun_component(
         self,
-        component: str,
+        component: str | ComponentSchema,
         component_args: ComponentArgs = (),
         scheduler: str = DEFAULT_SCHEDULER,
         cfg: Mapping[str, CfgVal] | None = None,
@@ -232,7 +230,7 @@ class Runner:
 
     def run_component(
         self,
-        component: str,
+        component: str | ComponentSchema,
         component_args: ComponentArgs = (),
         scheduler: str = DEFAULT_SCHEDULER,
         cfg: Mapping[str, CfgVal] | None = None,
@@ -297,6 +295,38 @@ class Runner:
             ):
                 return desc.to_status()
 
+    def wait_each(
+        self,
+        app_handles: Sequence[AppHandle],
+        timeout: float | None = None,
+        wait_interval: float = 10,
+    ) -> Iterator[tuple[AppHandle, AppStatus | None]]:
+        """Wait on several apps at once: ``(handle, status)`` for each, in the order they end.
+
+        After ``timeout`` seconds the apps still running come last, with their current
+        status; None is the status of an app its scheduler does not know.
+        """
+        from torchx.runner._wait import wait_each
+
+        for handle in app_handles:
+            self._resolve(handle)  # a bad handle fails here, before anything waits
+        return wait_each(self.wait, app_handles, timeout, wait_interval)
+
+    def wait_all(
+        self,
+        app_handles: Sequence[AppHandle],
+        timeout: float | None = None,
+        wait_interval: float = 10,
+    ) -> bool:
+        """Wait until every app ended (or ``timeout`` seconds); True if all SUCCEEDED.
+
+        ``wait_each`` gives each app's status as it ends.
+        """
+        from torchx.specs import AppState
+
+        results = list(self.wait_each(app_handles, timeout, wait_interval))
+        return all(s is not None and s.state == AppState.SUCCEEDED for _, s in results)
+
     def describe(self, app_handle: AppHandle) -> AppDef | None:
         """The app as its scheduler can rebuild it, or None if it does not know the app."""
         sched, app_id = self._resolve(app_handle)
@@ -320,6 +350,33 @@ class Runner:
         sched, app_id = self._require(app_handle)
         return sched.log_iter(app_id, role_name, k, regex, since, until, should_tail, streams)
 
+    def log_lines_timed(
+        self,
+        app_handle: AppHandle,
+        role_name: str,
+        k: int = 0,
+        regex: str | None = None,
+        since: datetime | None = None,
+        until: datetime | None = None,
+        should_tail: bool = False,
+        streams: Stream | None = None,
+    ) -> Iterable[tuple[datetime | None, str]]:
+        """``log_lines`` with the time each line was written, from schedulers that keep it
+        (they have a ``log_iter_timed`` method); others refuse, naming the scheduler."""
+        sched, app_id = self._require(app_handle)
+        timed = getattr(sched, "log_iter_timed", None)
+        if timed is None:
+            raise SpecsError(
+                "timestamps",
+                True,
+                f"the {sched.backend} scheduler keeps no time for each log line; leave "
+                "timestamps out",
+            )
+        lines: Iterable[tuple[datetime | None, str]] = timed(
+            app_id, role_name, k, regex, since, until, should_tail, streams
+        )
+        return lines
+
     def cancel(self, app_handle: AppHandle) -> None:
         """Stop the app; a no-op if it already ended or its scheduler does not know it."""
         sched, app_id = self._resolve(app_handle)
@@ -330,9 +387,48 @@ class Runner:
         """pytorch/torchx's name for ``cancel``."""
         self.cancel(app_handle)
 
-    def list(self, scheduler: str = DEFAULT_SCHEDULER) -> list[ListAppResponse]:
-        """The apps ``scheduler`` knows, each with its handle filled in."""
-        apps = self._scheduler(scheduler).list()
+    def list_newest(
+        self,
+        scheduler: str = DEFAULT_SCHEDULER,
+        submitted_after: datetime | None = None,
+        cfg: Mapping[str, CfgVal] | None = None,
+    ) -> Iterator[ListAppResponse]:
+        """The apps ``scheduler`` knows, newest first, submitted after ``submitted_after``.
+
+        Schedulers that can (local ones) read each app only when it is asked for, so
+        taking the newest few is cheap however many apps there are.
+        """
+        from torchx.runner._listing import newest_first
+
+        sched = self._scheduler(scheduler)
+        for app in newest_first(sched, submitted_after, lambda: self._cfg(scheduler, cfg)):
+            app.app_handle = make_app_handle(scheduler, self._name, app.app_id)
+            yield app
+
+    def prune(self, scheduler: str, ended_before: datetime) -> list[AppHandle]:
+        """Remove the records and logs of ``scheduler``'s apps that ended before
+        ``ended_before`` (local schedulers; a running app is never removed)."""
+        sched = self._scheduler(scheduler)
+        prune = getattr(sched, "prune", None)
+        if prune is None:
+            raise SpecsError(
+                "scheduler",
+                scheduler,
+                "it keeps no records torchx can prune; only local schedulers do",
+            )
+        return [make_app_handle(scheduler, self._name, a) for a in prune(ended_before)]
+
+    def list(
+        self, scheduler: str = DEFAULT_SCHEDULER, cfg: Mapping[str, CfgVal] | None = None
+    ) -> list[ListAppResponse]:
+        """The apps ``scheduler`` knows, each with its handle filled in.
+
+        ``cfg`` (with the config files' run options) reaches schedulers whose ``list``
+        takes a ``cfg`` argument (which cluster to ask: ``ray``'s ``address``).
+        """
+        from torchx.runner._listing import list_apps
+
+        apps = list_apps(self._scheduler(scheduler), lambda: self._cfg(scheduler, cfg))
         for app in apps:
             app.app_handle = make_app_handle(scheduler, self._name, app.app_id)
         return apps

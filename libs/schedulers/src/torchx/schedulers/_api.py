@@ -76,6 +76,8 @@ class ListAppResponse:
     name: str = ""
     submitted_at: datetime | None = None
     app_handle: str = ""
+    started_at: datetime | None = None
+    ended_at: datetime | None = None
 
 
 class Scheduler(abc.ABC, Generic[T]):

@@ -70,6 +70,11 @@ class LocalAppRecords:
         self._supervisors = supervisors
         self._requests: dict[str, dict[str, Any]] = {}  # never change once written
 
+    @property
+    def index(self) -> Path:
+        """The directory of links, one per app, to the app's directory."""
+        return self._index
+
     def add(self, app_id: str, app_dir: str) -> None:
         self._index.mkdir(parents=True, exist_ok=True)
         os.symlink(app_dir, self._index / app_id)
@@ -169,10 +174,17 @@ class LocalAppRecords:
                     state=state_of(state.get("state", "UNKNOWN")),
                     name=request.get("app", {}).get("name", ""),
                     submitted_at=datetime.fromtimestamp(submitted) if submitted else None,
+                    started_at=when(state.get("started_at")),
+                    ended_at=when(state.get("ended_at")),
                 )
             )
         out.sort(key=lambda r: r.submitted_at or datetime.min)
         return out
+
+
+def when(value: object) -> datetime | None:
+    """A time recorded as seconds since the epoch, or None."""
+    return datetime.fromtimestamp(value) if isinstance(value, (int, float)) else None
 
 
 def state_of(name: str) -> AppState:

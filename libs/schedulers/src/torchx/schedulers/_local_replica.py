@@ -17,6 +17,12 @@ if TYPE_CHECKING:
 ERROR_TAIL_LINES = 20
 # Entries in .times closer together than this are merged: log times are this coarse.
 TIMES_RESOLUTION = 0.005
+# A partial line waits at most this long (in bytes) for its end before it goes to
+# ``combined`` as it is: lines stay whole there without holding unbounded output.
+PARTIAL_LINE_LIMIT = 65536
+# The line written to a restarted replica's stderr and combined output before its new
+# attempt starts; readers (``torchx log``) find attempts by it.
+ATTEMPT_MARKER = "[torchx] attempt {attempt} of {role}/{id} starts: {why}\n"
 
 
 class Replica:
@@ -39,6 +45,10 @@ class Replica:
         self.files: dict[str, int] = {}
         self.offsets: dict[str, int] = {}
         self.last_time: dict[str, float] = {}
+        self.attempt = 0  # 1 for the first start, +1 on each restart
+        self.attempt_start = 0  # where this attempt's stderr starts
+        # The unfinished last line of each stream, not yet in ``combined``.
+        self.partial: dict[str, bytes] = {"stdout": b"", "stderr": b""}
 
     def open_logs(self) -> None:
         if self.files:
@@ -58,14 +68,43 @@ class Replica:
         """
         self.open_logs()
         now = time.time()
-        for name in (stream, "combined"):
-            # The time entry goes first so a reader never sees bytes without their time.
-            if now - self.last_time.get(name, 0.0) >= TIMES_RESOLUTION:
-                entry = f"{STREAM_CODES[name]} {self.offsets[name]} {now:.6f}\n".encode()
-                self._write(TIMES_FILE, entry)
-                self.last_time[name] = now
-            self._write(name, data)
-            self.offsets[name] += len(data)
+        self._append(stream, data, now)
+        # ``combined`` gets whole lines only, so a partial stderr line is never glued to
+        # the next stdout line.
+        whole = self.partial[stream] + data
+        cut = whole.rfind(b"\n") + 1
+        if len(whole) - cut > PARTIAL_LINE_LIMIT:
+            cut = len(whole)
+        self.partial[stream] = whole[cut:]
+        if cut:
+            self._append("combined", whole[:cut], now)
+
+    def flush_partial(self, stream: str, end_line: bool = False) -> None:
+        """Put the unfinished last line of ``stream`` into ``combined`` (its pipe closed)."""
+        rest = self.partial.get(stream, b"")
+        if rest:
+            self.partial[stream] = b""
+            self._append("combined", rest + (b"\n" if end_line else b""), time.time())
+
+    def mark_attempt(self, why: str) -> None:
+        """Start the log of a new attempt with a marker line, on a line of its own."""
+        if self.partial["stderr"]:  # the stderr file, too, gets the marker on its own line
+            self._append("stderr", b"\n", time.time())
+        for stream in ("stdout", "stderr"):
+            self.flush_partial(stream, end_line=True)
+        line = ATTEMPT_MARKER.format(attempt=self.attempt, role=self.role, id=self.id, why=why)
+        self.record("stderr", line.encode())
+        # the error of this attempt is read from here on
+        self.attempt_start = self.offsets["stderr"]
+
+    def _append(self, name: str, data: bytes, now: float) -> None:
+        # The time entry goes first so a reader never sees bytes without their time.
+        if now - self.last_time.get(name, 0.0) >= TIMES_RESOLUTION:
+            entry = f"{STREAM_CODES[name]} {self.offsets[name]} {now:.6f}\n".encode()
+            self._write(TIMES_FILE, entry)
+            self.last_time[name] = now
+        self._write(name, data)
+        self.offsets[name] += len(data)
 
     def _write(self, name: str, data: bytes) -> None:
         try:
@@ -80,7 +119,7 @@ class Replica:
     def stderr_tail(self, n: int = ERROR_TAIL_LINES) -> str:
         try:
             with open(os.path.join(self.dir, STREAM_FILES["stderr"]), "rb") as f:
-                f.seek(max(0, self.offsets.get("stderr", 0) - 16384))
+                f.seek(max(self.attempt_start, self.offsets.get("stderr", 0) - 16384))
                 text = f.read().decode("utf-8", "replace")
         except OSError:
             return ""

@@ -156,6 +156,12 @@ class Supervisor:
                 code = 1
             os._exit(code)
         os.close(r)
+        # Its own process group before anything else can happen (see ``Watchdog``): the
+        # parent sets it too, so no kill of our group can come before the child's own call.
+        try:  # noqa: SIM105 -- contextlib stays unimported: imports delay the replicas
+            os.setpgid(pid, pid)
+        except OSError:
+            pass  # it did so already
         self.guard_pid, self.guard_w = pid, w
 
     def tell_watchdog(self, line: bytes) -> None:
@@ -231,6 +237,7 @@ class Supervisor:
                     "start": r.start_token if r.pid in self.by_pid else None,
                     "exit_code": r.exit_code,
                     "error": "" if compact else r.error,
+                    "attempt": r.attempt,
                 }
                 for r in self.replicas
                 if r.state != "PENDING"  # keeps the first write small
@@ -363,8 +370,14 @@ class Supervisor:
     def _unwatch(self, fd: int, replica: Replica) -> None:
         self.poller.unregister(fd)
         del self.watched[fd]
-        del replica.pipes[fd]
+        stream = replica.pipes.pop(fd)
         os.close(fd)
+        if not self.log_error and not self.vanished:
+            try:
+                if stream not in replica.pipes.values():  # not a new attempt's pipe
+                    replica.flush_partial(stream, end_line=bool(replica.pipes))
+            except OSError:
+                pass  # recorded by the next write that fails, if any
 
     def _drain(self, replica: Replica) -> None:
         """Copy whatever output of ``replica`` is already waiting in its pipes."""
@@ -393,7 +406,13 @@ class Supervisor:
 
     # -- replicas ---------------------------------------------------------------------
 
-    def spawn(self, replica: Replica) -> None:
+    def spawn(self, replica: Replica, why: str = "") -> None:
+        replica.attempt += 1
+        if replica.attempt > 1 and not self.log_error and not self.vanished:
+            try:
+                replica.mark_attempt(why)
+            except OSError as e:
+                self.log_error = f"cannot write the output of {replica.role}/{replica.id}: {e}"
         replica.exit_code = None
         replica.error = ""
         replica.killed = False
@@ -590,8 +609,10 @@ class Supervisor:
                 # an end caused by this restart is not a failure of its own
                 if r is not replica and r in self.exited:
                     self.exited.remove(r)
+            code = replica.exit_code
+            why = f"{replica.role}/{replica.id} exited with code {code}{signal_name(code)}"
             for r in targets:
-                self.spawn(r)
+                self.spawn(r, why)
             return
         code = replica.exit_code
         self.state = "FAILED"

@@ -37,8 +37,10 @@ class Watchdog:
     exits, whatever the cause; a close without ``done`` first means the supervisor died
     (``kill -9``, a crash): every group is then killed and the app recorded as FAILED.
 
-    It runs in a session (and so a process group) of its own: ``kill -9 -PGID`` of the
-    supervisor's group, which would otherwise take both at once, leaves it to do its job.
+    It runs in a process group of its own (set by the supervisor and by itself, so that
+    none can signal the supervisor's group while it is still there): ``kill -9 -PGID``
+    of the supervisor's group, which would otherwise take both at once, leaves it to do
+    its job.
     """
 
     def __init__(self, fd: int, meta: str, supervisor: int) -> None:
@@ -51,7 +53,10 @@ class Watchdog:
         # Only the supervisor's end (the pipe's close) matters; a stray signal does not.
         for sig in (signal.SIGINT, signal.SIGHUP, signal.SIGTERM):
             signal.signal(sig, signal.SIG_IGN)
-        os.setsid()
+        try:  # noqa: SIM105 -- no contextlib here (see the module docstring)
+            os.setpgid(0, 0)
+        except OSError:
+            pass  # the supervisor did it first
         if os.getppid() != self.supervisor:
             return self.stop_all()
         pending = b""

@@ -31,12 +31,13 @@ from __future__ import annotations
 import contextlib
 import math
 import os
+import re
 import shutil
 import socket
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -398,6 +399,7 @@ class LocalScheduler(Scheduler[LocalRequest]):
                     hostname=socket.gethostname() if rec.get("pid") else "",
                     exit_code=rec.get("exit_code"),
                     structured_error_msg=rec.get("error", ""),
+                    attempt=int(rec.get("attempt") or 1),
                 )
             )
         app = app_from_json(request["app"]) if request.get("app") else None
@@ -415,6 +417,19 @@ class LocalScheduler(Scheduler[LocalRequest]):
 
     def list(self) -> list[ListAppResponse]:
         return self._records.list_apps()
+
+    def list_newest(self, submitted_after: datetime | None = None) -> Iterator[ListAppResponse]:
+        """The apps newest first, each read only when asked for (``torchx list``)."""
+        from torchx.schedulers._local_retention import iter_newest
+
+        return iter_newest(self._records, submitted_after)
+
+    def prune(self, ended_before: datetime) -> tuple[str, ...]:
+        """Remove the records and logs of apps that ended before ``ended_before``; never
+        of a running app. Returns the ids removed."""
+        from torchx.schedulers._local_retention import prune
+
+        return tuple(prune(self._records, ended_before))
 
     def wait(self, app_id: str, timeout: float | None = None) -> DescribeAppResponse | None:
         """Block until the app ends; woken by its supervisor's exit, not by polling."""
@@ -471,6 +486,23 @@ class LocalScheduler(Scheduler[LocalRequest]):
         should_tail: bool = False,
         streams: Stream | None = None,
     ) -> Iterable[str]:
+        lines: Iterable[str] = self._log_iter(
+            app_id, role_name, k, regex, since, until, should_tail, streams, with_times=False
+        )
+        return lines
+
+    def _log_iter(
+        self,
+        app_id: str,
+        role_name: str,
+        k: int,
+        regex: str | None,
+        since: datetime | None,
+        until: datetime | None,
+        should_tail: bool,
+        streams: Stream | None,
+        with_times: bool,
+    ) -> Iterable[Any]:
         app_dir = self._app_dir(app_id)
         if app_dir is None:
             raise SpecsError(
@@ -496,9 +528,34 @@ class LocalScheduler(Scheduler[LocalRequest]):
         lo = since.timestamp() if since is not None else None
         hi = until.timestamp() if until is not None else None
         in_window = (
-            line for t, line in lines if (lo is None or t >= lo) and (hi is None or t <= hi)
+            (t, line) for t, line in lines if (lo is None or t >= lo) and (hi is None or t <= hi)
         )
-        return filter_regex(regex, in_window)
+        if with_times:
+            pattern = re.compile(regex) if regex is not None else None
+            return (
+                (datetime.fromtimestamp(t) if t else None, line)
+                for t, line in in_window
+                if pattern is None or pattern.search(line)
+            )
+        return filter_regex(regex, (line for _, line in in_window))
+
+    def log_iter_timed(
+        self,
+        app_id: str,
+        role_name: str,
+        k: int = 0,
+        regex: str | None = None,
+        since: datetime | None = None,
+        until: datetime | None = None,
+        should_tail: bool = False,
+        streams: Stream | None = None,
+    ) -> Iterable[tuple[datetime | None, str]]:
+        """``log_iter``'s lines, each with the time it was written (``torchx log
+        --timestamps``)."""
+        filter_regex(regex, ())  # a bad pattern is reported before anything is read
+        return self._log_iter(
+            app_id, role_name, k, regex, since, until, should_tail, streams, with_times=True
+        )
 
     def _ended(self, app_id: str) -> bool:
         desc = self.describe(app_id)

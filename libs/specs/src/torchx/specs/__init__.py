@@ -53,7 +53,6 @@ from torchx.specs._state import (
 _LAZY = {
     **dict.fromkeys(
         (
-            "ArgType",
             "ComponentArg",
             "ComponentProblem",
             "ComponentSchema",
@@ -65,6 +64,9 @@ _LAZY = {
         ),
         "torchx.specs._component",
     ),
+    "ArgType": "torchx.specs._arg_types",
+    "ParsedArgs": "torchx.specs._component_argv",
+    "UnknownComponentArgumentError": "torchx.specs._component_argv",
     "Docstring": "torchx.specs._docstring",
     "parse_docstring": "torchx.specs._docstring",
     "AppDefError": "torchx.specs._validate",
@@ -76,8 +78,8 @@ _LAZY = {
 }
 
 if TYPE_CHECKING:
+    from torchx.specs._arg_types import ArgType
     from torchx.specs._component import (
-        ArgType,
         ComponentArg,
         ComponentProblem,
         ComponentSchema,
@@ -87,6 +89,7 @@ if TYPE_CHECKING:
         materialize_appdef,
         validate_component,
     )
+    from torchx.specs._component_argv import ParsedArgs, UnknownComponentArgumentError
     from torchx.specs._docstring import Docstring, parse_docstring
     from torchx.specs._named_resources import (
         GiB,
@@ -141,6 +144,7 @@ __all__ = [
     "Mount",
     "MountType",
     "ParsedAppHandle",
+    "ParsedArgs",
     "ReplicaState",
     "ReplicaStatus",
     "Resource",
@@ -150,6 +154,7 @@ __all__ = [
     "RoleStatus",
     "SpecsError",
     "UnknownAppException",
+    "UnknownComponentArgumentError",
     "UnknownSchedulerException",
     "VolumeMount",
     "closest",

@@ -8,16 +8,17 @@ turns a list of command-line strings into the typed call of the function.
 from __future__ import annotations
 
 import inspect
-import types
 import typing
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Union
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     import argparse
 
 from torchx.specs._app import AppDef
+from torchx.specs._arg_types import _SCALARS, ArgType, _arg_type, convert_arg
+from torchx.specs._component_argv import ParsedArgs, apply_defaults, read_argv
 from torchx.specs._docstring import parse_docstring
 from torchx.specs._errors import SpecsError, closest
 
@@ -30,27 +31,6 @@ class _Required:
 # The default of a component argument the user must give. Not ``specs.MISSING`` (a plain
 # string, as in pytorch/torchx) so that no string default is ever mistaken for it.
 REQUIRED: Any = _Required()
-
-_SCALARS: dict[type, str] = {str: "str", int: "int", float: "float", bool: "bool"}
-_TRUE = {"true", "1", "yes", "on", "y"}
-_FALSE = {"false", "0", "no", "off", "n"}
-
-
-@dataclass(frozen=True)
-class ArgType:
-    """A normalized parameter type: a scalar, a list of scalars or a str-keyed dict."""
-
-    kind: str  # "scalar" | "list" | "dict"
-    item: type  # the scalar, or the element/value type for list and dict
-    optional: bool = False
-
-    def describe(self) -> str:
-        base = _SCALARS[self.item]
-        if self.kind == "list":
-            base = f"list[{base}] (a,b,c)"
-        elif self.kind == "dict":
-            base = f"dict[str, {_SCALARS[self.item]}] (k1=v1,k2=v2)"
-        return base + (" or None" if self.optional else "")
 
 
 @dataclass(frozen=True)
@@ -68,61 +48,6 @@ class ComponentArg:
     @property
     def flag(self) -> str:
         return "--" + self.name
-
-
-def _arg_type(annotation: Any) -> ArgType | None:
-    """Normalize an annotation, or None when the CLI cannot express it."""
-    optional = False
-    origin = typing.get_origin(annotation)
-    if origin in (Union, types.UnionType):
-        members = [a for a in typing.get_args(annotation) if a is not type(None)]
-        if len(members) != 1:
-            return None
-        optional = True
-        annotation = members[0]
-        origin = typing.get_origin(annotation)
-    if annotation in _SCALARS:
-        return ArgType("scalar", annotation, optional)
-    args = typing.get_args(annotation)
-    if origin in (list, typing.List, Sequence) and len(args) == 1 and args[0] in _SCALARS:  # noqa: UP006
-        return ArgType("list", args[0], optional)
-    if origin in (dict, typing.Dict) and len(args) == 2 and args[0] is str and args[1] in _SCALARS:  # noqa: UP006
-        return ArgType("dict", args[1], optional)
-    return None
-
-
-def _convert_scalar(text: str, item: type, where: str) -> Any:
-    if item is str:
-        return text
-    if item is bool:
-        low = text.strip().lower()
-        if low in _TRUE:
-            return True
-        if low in _FALSE:
-            return False
-        raise SpecsError(where, text, "expected a bool: true or false")
-    try:
-        return item(text)
-    except ValueError:
-        raise SpecsError(where, text, f"expected {_SCALARS[item]}") from None
-
-
-def _convert(text: str, t: ArgType, where: str) -> Any:
-    if t.optional and text.strip().lower() in ("none", "null"):
-        return None
-    if t.kind == "scalar":
-        return _convert_scalar(text, t.item, where)
-    if t.kind == "list":
-        return [_convert_scalar(v, t.item, where) for v in text.split(",") if v != ""]
-    out: dict[str, Any] = {}
-    for pair in text.split(","):
-        if not pair:
-            continue
-        k, sep, v = pair.partition("=")
-        if not sep or not k:
-            raise SpecsError(where, text, "expected key=value pairs separated by commas")
-        out[k] = _convert_scalar(v, t.item, where)
-    return out
 
 
 @dataclass(frozen=True)
@@ -238,91 +163,27 @@ class ComponentSchema:
     def remainder(self) -> ComponentArg | None:
         return next((a for a in self.args if a.remainder), None)
 
-    def _lookup(self, token: str) -> ComponentArg | None:
-        name = token[2:].partition("=")[0]
+    def option(self, name: str) -> ComponentArg | None:
+        """The parameter called ``name`` (``-`` read as ``_``), or None."""
         opts = self.options
         return opts.get(name) or opts.get(name.replace("-", "_"))
 
-    def parse(self, argv: Sequence[str]) -> tuple[list[Any], dict[str, Any]]:
-        """Turn CLI tokens into ``(positional, keyword)`` arguments for the function.
+    def read(self, argv: Sequence[str], *, unknown_hint: str = "") -> ParsedArgs:
+        """Read CLI tokens (see ``torchx.specs._component_argv``); nothing is called."""
+        return read_argv(self, argv, unknown_hint=unknown_hint)
 
-        ``--name value`` or ``--name=value`` for each parameter (``-j 2`` too for a
-        one-letter name); ``--flag`` alone (or ``--no-flag``) for bools; repeating a list
-        or dict option adds to it. The first token that is not an option (or everything
-        after ``--``) goes to ``*args``.
-        """
-        values: dict[str, Any] = {}
-        rest: list[str] = []
-        i = 0
-        argv = list(argv)
-        while i < len(argv):
-            token = argv[i]
-            if token == "--":
-                rest = argv[i + 1 :]
-                break
-            short = token[1:].partition("=")[0] if token[:1] == "-" and token[:2] != "--" else ""
-            if len(short) == 1 and short in self.options:
-                # ``-j 2`` for a one-letter argument, as pytorch/torchx's parser takes it
-                token = "-" + token
-            if not token.startswith("--") or token == "--":
-                rest = argv[i:]
-                break
-            arg = self._lookup(token)
-            negated = False
-            if arg is None and token.startswith("--no-"):
-                arg = self._lookup("--" + token[5:])
-                negated = arg is not None and arg.type.item is bool and arg.type.kind == "scalar"
-                if not negated:
-                    arg = None
-            if arg is None:
-                if self.remainder is not None:
-                    rest = argv[i:]
-                    break
-                # suggest flags spelled as the user spelled this one: ``--msg``, not ``msg``
-                typed = token.partition("=")[0]
-                raise SpecsError(
-                    f"{self.name} argument",
-                    token,
-                    f"no such argument; {closest(typed, [f'--{o}' for o in self.options])}"
-                    if self.options
-                    else "this component takes no arguments",
-                )
-            where = f"{self.name} {arg.flag}"
-            is_bool = arg.type.kind == "scalar" and arg.type.item is bool
-            _, has_eq, inline = token.partition("=")
-            if negated:
-                values[arg.name] = False
-                i += 1
-                continue
-            if has_eq:
-                text = inline
-                i += 1
-            elif is_bool:
-                nxt = argv[i + 1] if i + 1 < len(argv) else None
-                if nxt is not None and nxt.lower() in _TRUE | _FALSE:
-                    text, i = nxt, i + 2
-                else:
-                    text, i = "true", i + 1
-            else:
-                if i + 1 >= len(argv):
-                    raise SpecsError(where, None, f"expected a value of type {arg.type.describe()}")
-                text, i = argv[i + 1], i + 2
-            value = _convert(text, arg.type, where)
-            if arg.type.kind == "list" and isinstance(values.get(arg.name), list) and value:
-                values[arg.name] = values[arg.name] + value
-            elif arg.type.kind == "dict" and isinstance(values.get(arg.name), dict) and value:
-                values[arg.name] = {**values[arg.name], **value}
-            else:
-                values[arg.name] = value
+    def apply_defaults(self, parsed: ParsedArgs, defaults: Mapping[str, Any]) -> None:
+        """Fill what ``parsed`` lacks from ``defaults`` (parameter name -> value; a str is
+        read as on the command line)."""
+        apply_defaults(self, parsed, dict(defaults))
 
+    def bind(self, parsed: ParsedArgs) -> tuple[list[Any], dict[str, Any]]:
+        """``(positional, keyword)`` arguments for the function; required ones checked."""
+        values, rest = parsed.values, parsed.rest
         missing = [a.flag for a in self.args if a.required and a.name not in values]
         if missing:
             raise SpecsError(
                 f"{self.name} argument(s)", " ".join(missing), "required; see --help for each"
-            )
-        if rest and self.remainder is None:
-            raise SpecsError(
-                f"{self.name} argument", rest[0], "unexpected; this component takes no extra args"
             )
         positional: list[Any] = []
         keywords: dict[str, Any] = {}
@@ -330,7 +191,9 @@ class ComponentSchema:
         for p in inspect.signature(self.fn).parameters.values():
             if p.kind is p.VAR_POSITIONAL:
                 assert rem is not None
-                positional.extend(_convert(t, rem.type, f"{self.name} *{rem.name}") for t in rest)
+                positional.extend(
+                    convert_arg(t, rem.type, f"{self.name} *{rem.name}") for t in rest
+                )
             elif p.name in values:
                 if rem is not None and p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD):
                     # parameters before *args must be passed by position
@@ -341,9 +204,13 @@ class ComponentSchema:
                 positional.append(p.default)
         return positional, keywords
 
-    def call(self, argv: Sequence[str]) -> AppDef:
-        """Parse ``argv`` and call the component."""
-        args, kwargs = self.parse(argv)
+    def parse(self, argv: Sequence[str]) -> tuple[list[Any], dict[str, Any]]:
+        """Turn CLI tokens into ``(positional, keyword)`` arguments for the function."""
+        return self.bind(self.read(argv))
+
+    def call_parsed(self, parsed: ParsedArgs) -> AppDef:
+        """Call the component with what ``read`` found."""
+        args, kwargs = self.bind(parsed)
         app = self.fn(*args, **kwargs)
         if not isinstance(app, AppDef):
             file, line = _location(self.fn)
@@ -352,6 +219,10 @@ class ComponentSchema:
                 [ComponentProblem(file, line, f"returned {type(app).__name__}, not an AppDef")],
             )
         return app
+
+    def call(self, argv: Sequence[str]) -> AppDef:
+        """Parse ``argv`` and call the component."""
+        return self.call_parsed(self.read(argv))
 
     def help(self) -> str:
         """Text for ``torchx run NAME --help``: the docstring and one line per argument."""
@@ -395,35 +266,28 @@ def get_component_schema(fn: Callable[..., AppDef], name: str | None = None) -> 
 ComponentValidationException = ComponentValidationError
 
 
-def _default_tokens(
-    schema: ComponentSchema, given: Sequence[str], defaults: Mapping[str, Any] | None
-) -> list[str]:
-    """``--name=value`` tokens for the defaults in ``defaults`` the CLI tokens do not set."""
-    if not defaults:
-        return []
-    named = {t[2:].partition("=")[0].replace("-", "_") for t in given if t.startswith("--")}
-    tokens = []
-    for key, value in defaults.items():
-        arg = schema.options.get(key)
-        if arg is None:
-            raise SpecsError(
-                f"{schema.name} default {key!r}",
-                value,
-                f"no such argument; {closest(key, list(schema.options))}",
-            )
-        if key not in named and value is not None:
-            tokens.append(f"--{key}={_token(value)}")
-    return tokens
-
-
-def _token(value: Any) -> str:
-    if isinstance(value, bool):
-        return str(value).lower()
-    if isinstance(value, (list, tuple)):
-        return ",".join(str(v) for v in value)
-    if isinstance(value, dict):
-        return ",".join(f"{k}={v}" for k, v in value.items())
-    return str(value)
+def _with_defaults(
+    schema: ComponentSchema,
+    argv: Sequence[str],
+    defaults: Mapping[str, Any] | None,
+    config: Mapping[str, Any] | None,
+) -> ParsedArgs:
+    """``argv`` read, then ``defaults`` for what it lacks, then ``config`` over all."""
+    parsed = schema.read(argv)
+    for source, given in (("default", defaults), ("config", config)):
+        for key in given or {}:
+            if schema.option(key) is None:
+                raise SpecsError(
+                    f"{schema.name} {source} {key!r}",
+                    (given or {})[key],
+                    f"no such argument; {closest(key, list(schema.options))}",
+                )
+    for key in config or {}:
+        # config wins over the command line: set again whatever the line gave
+        parsed.values.pop(key, None)
+    apply_defaults(schema, parsed, dict(config or {}))
+    apply_defaults(schema, parsed, dict(defaults or {}))
+    return parsed
 
 
 def parse_component_args(
@@ -440,23 +304,18 @@ def parse_component_args(
     import argparse
 
     schema = get_component_schema(cmpnt_fn)
-    argv = [*_default_tokens(schema, cmpnt_args, cmpnt_defaults), *cmpnt_args]
-    positional, keywords = schema.parse(argv)
+    parsed = _with_defaults(schema, cmpnt_args, cmpnt_defaults, config)
+    schema.bind(parsed)  # the required ones
     values: dict[str, Any] = {}
-    params = list(inspect.signature(cmpnt_fn).parameters.values())
-    i = 0
-    for p in params:
+    for p in inspect.signature(cmpnt_fn).parameters.values():
         if p.kind is p.VAR_POSITIONAL:
-            values[p.name] = positional[i:]
-            i = len(positional)
-        elif p.name in keywords:
-            values[p.name] = keywords[p.name]
-        elif i < len(positional):
-            values[p.name] = positional[i]
-            i += 1
+            rem = schema.remainder
+            assert rem is not None
+            values[p.name] = [convert_arg(t, rem.type, f"*{p.name}") for t in parsed.rest]
+        elif p.name in parsed.values:
+            values[p.name] = parsed.values[p.name]
         else:
             values[p.name] = None if p.default is p.empty else p.default
-    values.update(config or {})
     return argparse.Namespace(**values)
 
 
@@ -472,9 +331,4 @@ def materialize_appdef(
     ``config`` values are passed whatever the command line says.
     """
     schema = get_component_schema(cmpnt_fn)
-    argv = [*_default_tokens(schema, cmpnt_args, cmpnt_defaults), *cmpnt_args]
-    if not config:
-        return schema.call(argv)
-    # config wins over the command line: drop the given values it replaces
-    argv = [*argv, *(f"--{k}={_token(v)}" for k, v in config.items() if v is not None)]
-    return schema.call(argv)
+    return schema.call_parsed(_with_defaults(schema, cmpnt_args, cmpnt_defaults, config))

@@ -54,6 +54,8 @@ class ReplicaStatus:
     hostname: str = ""
     exit_code: int | None = None
     structured_error_msg: str = ""
+    # Which start of the replica this is: 1, then one more on each restart.
+    attempt: int = 1
 
 
 @dataclass
@@ -92,29 +94,36 @@ class AppStatus:
     def format(self, filter_roles: list[str] | None = None) -> str:
         """What ``torchx status`` prints: the app's fields, then one line per replica.
 
-        The layout is pytorch/torchx's, so scripts that read it keep working;
-        ``filter_roles`` keeps only the named roles.
+        The layout is pytorch/torchx's, so scripts that read it keep working, with one
+        difference: the error is shown once, under ``Structured Error Msg`` (the app's,
+        else the first failed replica's), and every replica is one line, with its attempt
+        once it was restarted. ``filter_roles`` keeps only the named roles.
         """
         roles = [r for r in self.roles if not filter_roles or r.role in filter_roles]
         replica_lines = []
+        first_error = ""
         for role in roles:
             for r in sorted(role.replicas, key=lambda rep: rep.id):
                 marker = "*" if r.id == 0 else " "  # a role's first replica starts its block
                 line = f" {marker}{r.role}[{r.id}]:{r.state.name}"
                 if r.exit_code is not None:
                     line += f" (exitcode: {r.exit_code})"
+                if r.attempt > 1:
+                    line += f" attempt={r.attempt}"
                 if r.hostname:
                     line += f" host={r.hostname}"
                 replica_lines.append(line)
-                replica_lines.extend("    " + ln for ln in r.structured_error_msg.splitlines())
+                if r.state == AppState.FAILED and r.structured_error_msg and not first_error:
+                    first_error = f"{r.role}[{r.id}]: {r.structured_error_msg}"
         roles_text = "".join("\n" + ln for ln in replica_lines)
+        error = self.structured_error_msg or first_error
         return (
             "AppStatus:\n"
             f"    State: {self.state.name}\n"
             f"    Num Restarts: {self.num_restarts}\n"
             f"    Roles: {roles_text}\n"
             f"    Msg: {self.msg}\n"
-            f"    Structured Error Msg: {self.structured_error_msg or NONE}\n"
+            f"    Structured Error Msg: {error or NONE}\n"
             f"    UI URL: {self.ui_url}\n"
         )
 

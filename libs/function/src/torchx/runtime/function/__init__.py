@@ -1,0 +1,62 @@
+"""torchx.runtime.function: run a pickled Python call inside a job, write its outcome back.
+
+The launcher (``torchx.runner.Executor``) writes a call into a folder; the job runs
+``python -m torchx.runtime.function FOLDER``; the launcher reads the outcome back::
+
+    from torchx.runtime.function import Store, dumps_call, write_call, run_call, read_outcome
+
+    store = Store("/tmp/calls/1")
+    write_call(store, dumps_call(pow, (2, 10), {}), world_size=1)
+    run_call("/tmp/calls/1")            # what the job does
+    read_outcome(store, 0).unwrap()     # 1024
+
+Importing nothing else of torchx, it installs alone into a job's image
+(``pip install torchx-runtime-function``: cloudpickle and fsspec).
+"""
+
+from torchx.runtime.function._call import (
+    CALL_META,
+    CALL_PICKLE,
+    CallFormatError,
+    Outcome,
+    RemoteError,
+    RemoteTraceback,
+    dumps_call,
+    has_outcome,
+    outcome_names,
+    read_call_meta,
+    read_outcome,
+    record_raise,
+    record_return,
+    write_call,
+)
+from torchx.runtime.function._entry import main, run_call
+from torchx.runtime.function._store import (
+    Store,
+    UntrustedFileError,
+    check_private,
+    is_local,
+)
+
+__all__ = [
+    "CALL_META",
+    "CALL_PICKLE",
+    "CallFormatError",
+    "Outcome",
+    "RemoteError",
+    "RemoteTraceback",
+    "Store",
+    "UntrustedFileError",
+    "check_private",
+    "dumps_call",
+    "has_outcome",
+    "is_local",
+    "main",
+    "outcome_names",
+    "read_call_meta",
+    "read_outcome",
+    "record_raise",
+    "record_return",
+    "run_call",
+    "write_call",
+]

@@ -1,0 +1,70 @@
+"""The job's side: ``python -m torchx.runtime.function CALL_URL``.
+
+Loads the call from ``CALL_URL``, runs it, and writes this rank's outcome there. The rank
+is ``RANK`` from the environment (torchrun sets it; 0 without). Exits 0 when the function
+returned, 1 when it raised (the outcome still says what it raised), 2 on bad usage.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+from torchx.runtime.function._call import (
+    CALL_PICKLE,
+    format_remote_traceback,
+    read_call_meta,
+    record_raise,
+    record_return,
+)
+from torchx.runtime.function._store import Store
+
+USAGE = "usage: python -m torchx.runtime.function CALL_URL"
+
+
+def _rank() -> int:
+    text = os.environ.get("RANK", "0")
+    try:
+        return int(text)
+    except ValueError:
+        return 0
+
+
+def _load(store: Store) -> Any:
+    import cloudpickle  # type: ignore[import-untyped]
+
+    read_call_meta(store)
+    # As root (a container's default user) the files were written by the launching user.
+    return cloudpickle.loads(store.read(CALL_PICKLE, any_owner=os.geteuid() == 0))
+
+
+def run_call(url: str, rank: int | None = None) -> int:
+    """Run the call in folder ``url`` as rank ``rank`` (default: ``$RANK``); the exit code."""
+    rank = _rank() if rank is None else rank
+    store = Store(url)
+    try:
+        fn, args, kwargs = _load(store)
+    except Exception as e:
+        text = format_remote_traceback(e)
+        print(text, file=sys.stderr, end="")
+        record_raise(store, rank, e, text)
+        return 1
+    try:
+        value = fn(*args, **kwargs)
+    except BaseException as e:
+        # The first frame is this function's own: the user's traceback starts below it.
+        text = format_remote_traceback(e, skip_frames=1)
+        print(text, file=sys.stderr, end="")
+        record_raise(store, rank, e, text)
+        return 1
+    return 0 if record_return(store, rank, value) else 1
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = list(sys.argv[1:] if argv is None else argv)
+    if len(args) != 1 or args[0].startswith("-"):
+        print(USAGE, file=sys.stderr)
+        return 2
+    return run_call(args[0])

@@ -1,0 +1,134 @@
+"""Where a call's files live: a folder given as a local path or any fsspec URL.
+
+Local folders are written with the owner's permissions only (folders 0700, files 0600) and
+each file appears whole (written aside, then renamed), so a reader never sees half a
+result. Other fsspec URLs write each file in one ``pipe_file``, which object stores apply
+whole; who may read them is up to the store's own access rules.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+import uuid
+from typing import Any
+
+FOLDER_MODE = 0o700
+FILE_MODE = 0o600
+
+
+def is_local(url: str) -> bool:
+    """Whether ``url`` names a folder on this machine's file system (a path or file://)."""
+    return "://" not in url or url.startswith("file://")
+
+
+def local_path(url: str) -> str:
+    return url[len("file://") :] if url.startswith("file://") else url
+
+
+def join(url: str, *names: str) -> str:
+    return "/".join([url.rstrip("/"), *names])
+
+
+class UntrustedFileError(PermissionError):
+    """A file that would be unpickled is writable by someone other than its reader.
+
+    Reading a pickle runs code, so a file another user could have written is refused.
+    """
+
+
+def check_private(path: str, any_owner: bool = False) -> None:
+    """Refuse ``path`` (and its folder) unless owned by this user and writable by no other.
+
+    ``any_owner`` skips the owner comparison: a job that runs as root inside a container
+    reads what the launching user wrote. Local paths only: remote stores have no owner to
+    compare with (see the README).
+    """
+    me = os.geteuid()
+    for where in (os.path.dirname(path) or ".", path):
+        try:
+            st = os.stat(where)
+        except FileNotFoundError:
+            continue
+        if st.st_uid != me and not any_owner:
+            raise UntrustedFileError(
+                f"{where} is owned by uid {st.st_uid}, not by you (uid {me}); a result file "
+                "runs code when it is read, so keep the transport folder where only you can "
+                "write (give the executor a folder of your own)"
+            )
+        if st.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
+            raise UntrustedFileError(
+                f"{where} is writable by others (mode {stat.S_IMODE(st.st_mode):o}); a result "
+                f"file runs code when it is read, so make it private (chmod go-w {where})"
+            )
+
+
+class Store:
+    """Reads and writes whole files under one folder URL."""
+
+    def __init__(self, url: str) -> None:
+        self.url = url.rstrip("/") or "/"
+        self._local = is_local(url)
+        self._fs: Any = None
+        self._root = local_path(self.url) if self._local else ""
+        if not self._local:
+            # fsspec only for remote URLs: a local job then starts without importing it.
+            import fsspec.core  # type: ignore[import-untyped]
+
+            self._fs, self._root = fsspec.core.url_to_fs(self.url)
+
+    @property
+    def local(self) -> bool:
+        return self._local
+
+    def path(self, name: str) -> str:
+        return join(self._root, name) if name else self._root
+
+    def make_folder(self, name: str = "") -> None:
+        where = self.path(name)
+        if self._local:
+            os.makedirs(where, mode=FOLDER_MODE, exist_ok=True)
+            # makedirs honours the umask, and leaves an existing folder as it was.
+            if os.stat(where).st_uid == os.geteuid():
+                os.chmod(where, FOLDER_MODE)
+        else:
+            self._fs.makedirs(where, exist_ok=True)
+
+    def write(self, name: str, data: bytes) -> None:
+        where = self.path(name)
+        if not self._local:
+            self._fs.pipe_file(where, data)
+            return
+        aside = f"{where}.{uuid.uuid4().hex}.part"
+        fd = os.open(aside, os.O_WRONLY | os.O_CREAT | os.O_EXCL, FILE_MODE)
+        try:
+            with os.fdopen(fd, "wb") as f:
+                f.write(data)
+            os.replace(aside, where)
+        except BaseException:
+            if os.path.exists(aside):
+                os.unlink(aside)
+            raise
+
+    def read(self, name: str, any_owner: bool = False) -> bytes:
+        """The file's bytes; a local file must pass ``check_private`` first."""
+        where = self.path(name)
+        if not self._local:
+            data: bytes = self._fs.cat_file(where)
+            return data
+        check_private(where, any_owner)
+        with open(where, "rb") as f:
+            return f.read()
+
+    def exists(self, name: str) -> bool:
+        where = self.path(name)
+        return os.path.exists(where) if self._local else bool(self._fs.exists(where))
+
+    def remove_tree(self, name: str) -> None:
+        where = self.path(name)
+        if self._local:
+            import shutil
+
+            shutil.rmtree(where, ignore_errors=True)
+        elif self._fs.exists(where):
+            self._fs.rm(where, recursive=True)

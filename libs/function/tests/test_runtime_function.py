@@ -1,0 +1,209 @@
+"""torchx.runtime.function: a call written, run as ``python -m torchx.runtime.function``
+in a real process, and its outcome read back."""
+
+from __future__ import annotations
+
+import os
+import stat
+import subprocess
+import sys
+import threading
+import traceback
+from pathlib import Path
+
+import pytest
+
+from torchx.runtime.function import (
+    CallFormatError,
+    RemoteError,
+    RemoteTraceback,
+    Store,
+    UntrustedFileError,
+    dumps_call,
+    read_outcome,
+    run_call,
+    write_call,
+)
+
+
+def add(a: int, b: int) -> int:
+    return a + b
+
+
+def fail(message: str) -> None:
+    raise ValueError(message)
+
+
+class Unpicklable(Exception):
+    def __reduce__(self) -> tuple[object, ...]:
+        raise TypeError("this exception refuses to be pickled")
+
+
+def raise_unpicklable() -> None:
+    raise Unpicklable("odd")
+
+
+def return_lock() -> object:
+    return threading.Lock()
+
+
+def _job(folder: Path, **env: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "torchx.runtime.function", str(folder)],
+        capture_output=True,
+        text=True,
+        env={**os.environ, **env},
+        timeout=60,
+    )
+
+
+def _call(tmp_path: Path, fn: object, *args: object) -> Store:
+    store = Store(str(tmp_path / "call"))
+    write_call(store, dumps_call(fn, args, {}), world_size=1)  # type: ignore[arg-type]
+    return store
+
+
+def test_a_value_comes_back_from_a_job_process(tmp_path: Path) -> None:
+    store = _call(tmp_path, add, 5, 7)
+    done = _job(tmp_path / "call")
+    assert done.returncode == 0, done.stderr
+    outcome = read_outcome(store, 0)
+    assert outcome is not None and not outcome.raised
+    assert outcome.unwrap() == 12
+
+
+def test_the_rank_comes_from_the_environment(tmp_path: Path) -> None:
+    store = _call(tmp_path, add, 1, 1)
+    assert _job(tmp_path / "call", RANK="3").returncode == 0
+    assert read_outcome(store, 0) is None
+    outcome = read_outcome(store, 3)
+    assert outcome is not None and outcome.value == 2
+
+
+def test_a_raise_comes_back_as_its_type_with_the_remote_frames(tmp_path: Path) -> None:
+    store = _call(tmp_path, fail, "x")
+    done = _job(tmp_path / "call")
+    assert done.returncode == 1
+    assert "ValueError: x" in done.stderr  # the job's log says it too
+    outcome = read_outcome(store, 0)
+    assert outcome is not None and outcome.raised
+    with pytest.raises(ValueError, match=r"^x$") as info:
+        outcome.unwrap()
+    cause = info.value.__cause__
+    assert isinstance(cause, RemoteTraceback)
+    assert "in fail\n    raise ValueError(message)" in cause.text
+    assert "_entry.py" not in cause.text  # the runner's own frame is left out
+    shown = "".join(traceback.format_exception(info.value))
+    assert "in fail" in shown and "raise ValueError(message)" in shown
+
+
+def test_an_exception_that_cannot_be_pickled_keeps_its_type_name_and_text(
+    tmp_path: Path,
+) -> None:
+    store = _call(tmp_path, raise_unpicklable)
+    assert _job(tmp_path / "call").returncode == 1
+    outcome = read_outcome(store, 0)
+    assert outcome is not None
+    with pytest.raises(RemoteError) as info:
+        outcome.unwrap()
+    assert info.value.type_name.endswith("Unpicklable")
+    assert info.value.message == "odd"
+    assert "raise_unpicklable" in info.value.traceback_text
+
+
+def test_a_return_value_that_cannot_be_pickled_is_a_type_error(tmp_path: Path) -> None:
+    store = _call(tmp_path, return_lock)
+    assert _job(tmp_path / "call").returncode == 1
+    outcome = read_outcome(store, 0)
+    assert outcome is not None
+    with pytest.raises(TypeError, match=r"cannot be pickled .*return plain data"):
+        outcome.unwrap()
+
+
+def test_files_are_the_owners_alone(tmp_path: Path) -> None:
+    store = _call(tmp_path, add, 1, 2)
+    assert _job(tmp_path / "call").returncode == 0
+    folder = tmp_path / "call"
+    assert stat.S_IMODE(folder.stat().st_mode) == 0o700
+    names = sorted(p.name for p in folder.iterdir())
+    assert names == ["call.json", "call.pkl", "rank-0.json", "rank-0.pkl"]
+    for p in folder.iterdir():
+        assert stat.S_IMODE(p.stat().st_mode) == 0o600, p
+    assert read_outcome(store, 0) is not None
+
+
+def test_a_result_someone_else_could_write_is_refused(tmp_path: Path) -> None:
+    store = _call(tmp_path, add, 1, 2)
+    assert _job(tmp_path / "call").returncode == 0
+    result = tmp_path / "call" / "rank-0.pkl"
+    result.chmod(0o620)
+    with pytest.raises(UntrustedFileError, match=r"writable by others .*chmod go-w"):
+        read_outcome(store, 0)
+    result.chmod(0o600)
+    if os.geteuid() != 0:
+        pytest.skip("changing a file's owner needs root")
+    os.chown(result, 65534, 65534)
+    with pytest.raises(UntrustedFileError) as info:
+        read_outcome(store, 0)
+    (line,) = str(info.value).splitlines()
+    assert "owned by uid 65534, not by you" in line and "runs code when it is read" in line
+
+
+def test_a_folder_of_another_version_is_refused(tmp_path: Path) -> None:
+    store = _call(tmp_path, add, 1, 2)
+    (tmp_path / "call" / "call.json").write_text(
+        '{"format": "torchx-function-call", "version": 99, "world_size": 1}'
+    )
+    assert run_call(store.url) == 1  # the job says why in its outcome
+    outcome = read_outcome(store, 0)
+    assert outcome is not None
+    with pytest.raises(CallFormatError, match=r"version 99.*same version on both sides"):
+        outcome.unwrap()
+
+
+def test_any_fsspec_url_carries_the_call() -> None:
+    store = Store("memory://torchx-function-test/call1")
+    write_call(store, dumps_call(add, (2, 3), {}), world_size=1)
+    assert run_call("memory://torchx-function-test/call1") == 0
+    outcome = read_outcome(store, 0)
+    assert outcome is not None and outcome.value == 5
+
+
+def test_bad_usage_exits_2_with_one_line(tmp_path: Path) -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "torchx.runtime.function"], capture_output=True, text=True
+    )
+    assert done.returncode == 2
+    assert done.stderr == "usage: python -m torchx.runtime.function CALL_URL\n"
+
+
+def test_functions_from_the_callers_files_travel_by_value(tmp_path: Path) -> None:
+    """This test module is not importable by the job; the call still runs there."""
+    store = _call(tmp_path, add, 20, 22)
+    done = subprocess.run(
+        [sys.executable, "-I", "-m", "torchx.runtime.function", str(tmp_path / "call")],
+        capture_output=True,
+        text=True,
+        cwd="/",
+    )
+    assert done.returncode == 0, done.stderr
+    outcome = read_outcome(store, 0)
+    assert outcome is not None and outcome.value == 42
+
+
+def test_the_job_side_imports_nothing_else_of_torchx_nor_fsspec_for_a_local_folder(
+    tmp_path: Path,
+) -> None:
+    _call(tmp_path, add, 1, 2)
+    code = (
+        "import sys, runpy\n"
+        f"sys.argv = ['x', {str(tmp_path / 'call')!r}]\n"
+        "from torchx.runtime.function._entry import main\n"
+        "assert main() == 0\n"
+        "print(sorted(m for m in sys.modules if m.startswith('torchx.') and not "
+        "m.startswith('torchx.runtime.function') and m != 'torchx.runtime'), "
+        "'fsspec' in sys.modules)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "[] False\n"

@@ -1,0 +1,382 @@
+"""Python functions as apps: ``Executor(scheduler=...).submit(fn, *args).result()``.
+
+A call travels through a folder (the *transport*: a local path or any fsspec URL): the
+executor writes the pickled call there, submits the builtin component ``function.call``
+that runs it (``python -m torchx.runtime.function FOLDER``), and its futures read each
+rank's outcome back. The pickling and the job's side live in torchx-runtime-function
+(``pip install "torchx-runner[function]"``), which the job's image needs too.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import os
+import sys
+import time
+import uuid
+from collections import deque
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+from urllib.parse import quote
+
+from torchx.runner._function_future import FunctionFuture
+from torchx.schedulers import DEFAULT_SCHEDULER
+from torchx.specs import (
+    AppHandle,
+    CfgVal,
+    Resource,
+    SpecsError,
+    UnknownAppException,
+    parse_app_handle,
+)
+
+if TYPE_CHECKING:
+    from torchx.runner._runner import Runner
+    from torchx.runtime.function import Store
+
+# Schedulers whose replicas run on this machine or share its file system (a Slurm cluster's
+# home and work folders): a local transport folder reaches them as it is.
+SHARED_FOLDER_SCHEDULERS = frozenset({"local_cwd", "local_dir", "slurm"})
+# Schedulers whose containers run on this machine: a local folder is bind-mounted into them
+# at the same path.
+MOUNTED_FOLDER_SCHEDULERS = frozenset({"local_docker"})
+# Whose jobs run this Python: the job uses the launcher's interpreter (and its packages).
+SAME_PYTHON_SCHEDULERS = frozenset({"local_cwd", "local_dir", "slurm"})
+POINTER_VERSION = 1
+
+
+class CallNotPicklableError(TypeError):
+    """The function, or an argument, cannot be pickled for the job; the message says what."""
+
+
+def default_transport() -> str:
+    """``$XDG_STATE_HOME/torchx/functions`` (``~/.local/state/torchx/functions``)."""
+    base = os.environ.get("XDG_STATE_HOME") or os.path.join(os.path.expanduser("~"), ".local/state")
+    return os.path.join(base, "torchx", "functions")
+
+
+def _runtime() -> Any:
+    try:
+        import torchx.runtime.function as runtime
+    except ModuleNotFoundError as e:
+        if e.name not in ("torchx.runtime.function", "cloudpickle", "fsspec"):
+            raise
+        raise ModuleNotFoundError(
+            f"torchx.runner.Executor needs torchx-runtime-function ({e.name} is missing); "
+            'pip install "torchx-runner[function]"',
+            name=e.name,
+        ) from None
+    return runtime
+
+
+def _is_loopback(address: str) -> bool:
+    host = address.split("://", 1)[-1].rsplit(":", 1)[0].strip("[]")
+    return host in ("127.0.0.1", "localhost", "::1")
+
+
+def _reaches_local_folders(scheduler: str, cfg: Mapping[str, CfgVal]) -> bool:
+    if scheduler in SHARED_FOLDER_SCHEDULERS or scheduler in MOUNTED_FOLDER_SCHEDULERS:
+        return True
+    if scheduler == "ray":
+        address = cfg.get("address") or os.environ.get("RAY_ADDRESS", "")
+        return isinstance(address, str) and _is_loopback(address)
+    return False
+
+
+class _FutureLookup:
+    """``Executor.future(handle)`` on the class (default transport) or on an executor."""
+
+    def __get__(
+        self, executor: Executor | None, owner: type[Executor]
+    ) -> Callable[..., FunctionFuture]:
+        if executor is not None:
+            return executor._future_of
+
+        def future(handle: AppHandle, transport: str | None = None) -> FunctionFuture:
+            """The future of the call submitted as app ``handle`` (from any process)."""
+            scheduler = parse_app_handle(handle)[0]
+            return owner(scheduler=scheduler, transport=transport)._future_of(handle)
+
+        return future
+
+
+class Executor:
+    """Runs Python functions as torchx apps on any scheduler; ``concurrent.futures`` style.
+
+    ``submit(fn, *args, **kwargs)`` writes the call into a private folder under
+    ``transport``, submits the builtin component ``function.call`` and returns a
+    ``FunctionFuture`` whose ``result()`` is the function's return value::
+
+        from torchx.runner import Executor
+
+        with Executor(scheduler="local_cwd") as ex:
+            assert ex.submit(pow, 2, 10).result() == 1024
+
+    Args:
+        scheduler: where the apps run (any registered scheduler)
+        cfg: the scheduler's run options (``.torchxconfig`` supplies the rest)
+        resource: each node's resource: a ``Resource`` or a named one (``"cpu.small"``)
+        transport: the folder calls and outcomes travel through: a local path for
+            local_cwd, local_dir and slurm (a shared file system) and local_docker (mounted
+            into the containers), any fsspec URL every node reaches for the others.
+            Default ``$XDG_STATE_HOME/torchx/functions`` where a local folder reaches the
+            job. A result file runs code when it is read: it must live where only you can
+            write (local folders are made 0700, their files 0600, and checked on read).
+        image: the image the job runs in (local schedulers: its working directory)
+        num_replicas: nodes that run the function; with ``nproc_per_node`` > 1 or several
+            nodes, every rank runs it under torchrun
+        nproc_per_node: processes per node
+        env: extra environment variables of the job
+        mounts: extra docker-style mounts (``type=bind,src=/data,dst=/data``)
+        python: the job's interpreter (default: this one on local schedulers and slurm,
+            ``python`` elsewhere)
+        max_in_flight: how many apps ``map`` keeps running at once
+        name: the app name
+        runner: the Runner to submit with (default: ``get_runner()``)
+        poll_interval: seconds between status checks of schedulers that do not say
+            when an app ends
+    """
+
+    future = _FutureLookup()
+
+    def __init__(
+        self,
+        scheduler: str = DEFAULT_SCHEDULER,
+        cfg: Mapping[str, CfgVal] | None = None,
+        resource: Resource | str | None = None,
+        *,
+        transport: str | None = None,
+        image: str | None = None,
+        num_replicas: int = 1,
+        nproc_per_node: int = 1,
+        env: Mapping[str, str] | None = None,
+        mounts: Sequence[str] | None = None,
+        python: str | None = None,
+        max_in_flight: int = 16,
+        name: str = "function",
+        runner: Runner | None = None,
+        poll_interval: float = 1.0,
+    ) -> None:
+        from torchx.runner._runner import get_runner
+
+        for field, value in (
+            ("num_replicas", num_replicas),
+            ("nproc_per_node", nproc_per_node),
+            ("max_in_flight", max_in_flight),
+        ):
+            if not isinstance(value, int) or value < 1:
+                raise SpecsError(f"Executor {field}", value, "expected an int of 1 or more")
+        if poll_interval <= 0:
+            raise SpecsError("Executor poll_interval", poll_interval, "expected seconds > 0")
+        self._runner = runner if runner is not None else get_runner()
+        self._own_runner = runner is None
+        if not self._runner.has_scheduler(scheduler):
+            from torchx.specs import closest
+
+            known = self._runner.scheduler_backends()
+            raise SpecsError("Executor scheduler", scheduler, closest(scheduler, known))
+        self.scheduler = scheduler
+        self.cfg: dict[str, CfgVal] = dict(cfg or {})
+        self.transport = self._check_transport(transport)
+        self.resource = resource
+        self.image = image
+        self.num_replicas = num_replicas
+        self.nproc_per_node = nproc_per_node
+        self.env = dict(env or {})
+        self.mounts = list(mounts or [])
+        if python is None:
+            python = sys.executable if scheduler in SAME_PYTHON_SCHEDULERS else "python"
+        self.python = python
+        self.max_in_flight = max_in_flight
+        self.name = name
+        self.poll_interval = poll_interval
+        self._futures: list[FunctionFuture] = []
+        self._shutdown = False
+
+    def _check_transport(self, transport: str | None) -> str:
+        runtime = _runtime()
+        reaches_local = _reaches_local_folders(self.scheduler, self.cfg)
+        if transport is None:
+            if not reaches_local:
+                raise SpecsError(
+                    "Executor transport",
+                    None,
+                    f"{self.scheduler}'s nodes do not see this machine's folders; give a URL "
+                    "they all reach, e.g. transport='s3://bucket/torchx-functions'",
+                )
+            transport = default_transport()
+        if transport.startswith("memory://"):
+            raise SpecsError(
+                "Executor transport",
+                transport,
+                "memory:// lives inside this process, where no job can reach it; give a "
+                "folder or a URL the job's nodes reach",
+            )
+        if runtime.is_local(transport):
+            if not reaches_local:
+                raise SpecsError(
+                    "Executor transport",
+                    transport,
+                    f"a local folder that {self.scheduler}'s nodes cannot reach; give a URL "
+                    "they all reach, e.g. transport='s3://bucket/torchx-functions'",
+                )
+            path = transport[len("file://") :] if transport.startswith("file://") else transport
+            transport = os.path.abspath(os.path.expanduser(path))
+        return transport
+
+    # -- submitting ---------------------------------------------------------------------
+
+    def __enter__(self) -> Executor:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.shutdown(wait=True)
+
+    def _store(self, *names: str) -> Store:
+        store: Store = _runtime().Store("/".join([self.transport.rstrip("/"), *names]))
+        return store
+
+    def submit(self, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> FunctionFuture:
+        """Run ``fn(*args, **kwargs)`` as an app; its future at once."""
+        if self._shutdown:
+            raise RuntimeError("this Executor was shut down; make a new one to submit more")
+        if not callable(fn):
+            raise SpecsError("submit fn", fn, "give a function (or another callable)")
+        runtime = _runtime()
+        what = getattr(fn, "__qualname__", None) or repr(fn)
+        try:
+            payload = runtime.dumps_call(fn, args, kwargs)
+        except Exception as e:
+            raise CallNotPicklableError(
+                f"submit({what}): the call cannot be pickled for the job ({e}); pass what the "
+                "function needs as arguments it can pickle, or create the object inside it"
+            ) from None
+        world_size = self.num_replicas * self.nproc_per_node
+        call_id = f"{time.strftime('%Y%m%d-%H%M%S')}-{uuid.uuid4().hex[:12]}"
+        call = self._store("calls", call_id)
+        self._store().make_folder()
+        self._store("calls").make_folder()
+        runtime.write_call(call, payload, world_size)
+        try:
+            handle = self._runner.run(self._app(call.url), self.scheduler, self.cfg)
+        except BaseException:
+            call.remove_tree("")  # nothing ran: leave no orphan call behind
+            raise
+        pointer = {"version": POINTER_VERSION, "call": call.url, "role": self.name}
+        handles = self._store("handles")
+        handles.make_folder()
+        handles.write(_pointer_name(handle), json.dumps(pointer).encode())
+        future = FunctionFuture(
+            self._runner, handle, call, world_size, self.name, self.poll_interval
+        )
+        self._futures.append(future)
+        return future
+
+    def _app(self, url: str) -> Any:
+        from torchx.components.function import IMAGE, call
+
+        mounts = list(self.mounts)
+        if self.scheduler in MOUNTED_FOLDER_SCHEDULERS and _runtime().is_local(self.transport):
+            mounts.append(f"type=bind,src={self.transport},dst={self.transport}")
+        image = self.image
+        if image is None and self.scheduler == "local_dir":
+            image = os.getcwd()
+        named = self.resource if isinstance(self.resource, str) else None
+        app = call(
+            url,
+            python=self.python,
+            image=image if image is not None else IMAGE,
+            name=self.name,
+            num_replicas=self.num_replicas,
+            nproc_per_node=self.nproc_per_node,
+            h=named,
+            env=self.env,
+            mounts=mounts,
+        )
+        if isinstance(self.resource, Resource):
+            for role in app.roles:
+                role.resource = self.resource
+        return app
+
+    def map(
+        self, fn: Callable[..., Any], *iterables: Iterable[Any], timeout: float | None = None
+    ) -> Iterator[Any]:
+        """``fn`` over the items, one app per item, results in order.
+
+        At most ``max_in_flight`` apps run at once: the first ones are submitted now (so
+        bad input fails here), the rest as results are taken. Closing the iterator early
+        cancels the apps still running.
+        """
+        items = zip(*iterables, strict=False)
+        window: deque[FunctionFuture] = deque(
+            self.submit(fn, *args) for args in itertools.islice(items, self.max_in_flight)
+        )
+        deadline = None if timeout is None else time.monotonic() + timeout
+        return self._results_in_order(fn, items, window, deadline)
+
+    def _results_in_order(
+        self,
+        fn: Callable[..., Any],
+        items: Iterator[tuple[Any, ...]],
+        window: deque[FunctionFuture],
+        deadline: float | None,
+    ) -> Iterator[Any]:
+        try:
+            while window:
+                left = None if deadline is None else max(deadline - time.monotonic(), 0.0)
+                value = window[0].result(left)
+                window.popleft()
+                following = next(items, None)
+                if following is not None:
+                    window.append(self.submit(fn, *following))
+                yield value
+        finally:
+            for future in window:
+                future.cancel()
+
+    def shutdown(self, wait: bool = True, *, cancel_futures: bool = False) -> None:
+        """Submit no more; ``cancel_futures`` stops the apps still running, ``wait`` waits
+        for the others to end."""
+        self._shutdown = True
+        if cancel_futures:
+            for future in self._futures:
+                future.cancel()
+        if wait:
+            for future in self._futures:
+                if not future.cancelled():
+                    self._runner.wait(future.handle, wait_interval=self.poll_interval)
+        if self._own_runner:
+            self._runner.close()
+
+    # -- by handle ----------------------------------------------------------------------
+
+    def _future_of(self, handle: AppHandle) -> FunctionFuture:
+        runtime = _runtime()
+        handles = self._store("handles")
+        try:
+            pointer = json.loads(handles.read(_pointer_name(handle)))
+        except FileNotFoundError:
+            raise UnknownAppException(
+                handle,
+                f"no function call was submitted as this app under {self.transport}; give "
+                "Executor(transport=...) the folder it was submitted with",
+            ) from None
+        if not isinstance(pointer, dict) or pointer.get("version") != POINTER_VERSION:
+            raise UnknownAppException(
+                handle, f"{handles.path(_pointer_name(handle))} is not a version 1 pointer"
+            )
+        call = runtime.Store(str(pointer["call"]))
+        meta = runtime.read_call_meta(call)
+        return FunctionFuture(
+            self._runner,
+            handle,
+            call,
+            int(meta["world_size"]),
+            str(pointer.get("role", self.name)),
+            self.poll_interval,
+        )
+
+
+def _pointer_name(handle: AppHandle) -> str:
+    return quote(handle, safe="") + ".json"

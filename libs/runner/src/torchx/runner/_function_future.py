@@ -1,0 +1,218 @@
+"""The future of a Python function submitted as an app (see ``torchx.runner.Executor``)."""
+
+from __future__ import annotations
+
+import concurrent.futures
+import time
+from collections import deque
+from typing import TYPE_CHECKING, Any
+
+from torchx.specs import AppHandle, AppState, AppStatus
+
+if TYPE_CHECKING:
+    from torchx.runner._runner import Runner
+    from torchx.runtime.function import Outcome, Store
+
+# How many of the app's last log lines a FunctionAppError carries.
+LOG_TAIL_LINES = 20
+
+
+class FunctionAppError(RuntimeError):
+    """The app ended without the function's outcome: it died (out of memory, cancelled by
+    someone else, its node lost, its image without torchx-runtime-function, ...).
+
+    ``status`` is the app's final status, ``log_tail`` the last lines of its first
+    replica's log.
+    """
+
+    def __init__(self, handle: AppHandle, status: AppStatus | None, log_tail: list[str]) -> None:
+        self.handle = handle
+        self.status = status
+        self.log_tail = log_tail
+        state = status.state.name if status is not None else "UNKNOWN (its scheduler forgot it)"
+        lines = "\n".join(f"  {line}" for line in log_tail) or "  (no log lines)"
+        super().__init__(
+            f"{handle} ended {state} without the function's result; the last lines of its "
+            f"log:\n{lines}"
+        )
+
+
+class FunctionFuture:
+    """A function call running as an app, in the manner of ``concurrent.futures.Future``.
+
+    ``handle`` is the app's handle; ``Executor.future(handle)`` rebuilds this future in any
+    process. ``cancel()`` stops the app even when it already runs (unlike
+    ``concurrent.futures``, whose running calls cannot be cancelled).
+    """
+
+    def __init__(
+        self,
+        runner: Runner,
+        handle: AppHandle,
+        store: Store,
+        world_size: int,
+        role: str,
+        poll_interval: float,
+    ) -> None:
+        self.handle = handle
+        self._runner = runner
+        self._store = store
+        self._world_size = world_size
+        self._role = role
+        self._poll_interval = poll_interval
+        self._cancelled = False
+        self._outcomes: dict[int, Outcome] = {}
+        self._final: AppStatus | None = None
+
+    def __repr__(self) -> str:
+        state = "cancelled" if self._cancelled else "finished" if self._settled() else "pending"
+        return f"<FunctionFuture {self.handle} {state}>"
+
+    @property
+    def world_size(self) -> int:
+        """How many ranks run the function."""
+        return self._world_size
+
+    # -- state --------------------------------------------------------------------------
+
+    def _read(self, rank: int) -> Outcome | None:
+        if rank not in self._outcomes:
+            from torchx.runtime.function import read_outcome
+
+            found = read_outcome(self._store, rank)
+            if found is None:
+                return None
+            self._outcomes[rank] = found
+        return self._outcomes[rank]
+
+    def _ready(self, all_ranks: bool) -> bool:
+        """Whether the outcome asked for is in: rank 0's (every rank's with ``all_ranks``),
+        or with ``all_ranks`` any rank's raise."""
+        first = self._read(0)
+        if first is not None and (first.raised or not all_ranks):
+            return True
+        if not all_ranks:
+            return False
+        read = [self._read(r) for r in range(self._world_size)]
+        return all(o is not None for o in read) or any(o is not None and o.raised for o in read)
+
+    def _raised(self) -> Outcome | None:
+        """The outcome to re-raise: rank 0's if it raised, else the lowest rank's that did."""
+        for rank in sorted(self._outcomes):
+            if self._outcomes[rank].raised:
+                return self._outcomes[rank]
+        return None
+
+    def _settled(self) -> bool:
+        return self._cancelled or self._final is not None or 0 in self._outcomes
+
+    def done(self) -> bool:
+        """Whether the call finished (returned, raised, or its app ended) or was cancelled."""
+        if self._settled() or self._ready(all_ranks=False):
+            return True
+        status = self._runner.status(self.handle)
+        if status is None or status.is_terminal():
+            self._final = status if status is not None else AppStatus(AppState.UNKNOWN)
+            return True
+        return False
+
+    def running(self) -> bool:
+        """Whether the app is running now."""
+        if self.done():
+            return False
+        status = self._runner.status(self.handle)
+        return status is not None and status.state == AppState.RUNNING
+
+    def cancelled(self) -> bool:
+        return self._cancelled
+
+    def cancel(self) -> bool:
+        """Stop the app. False when the call already finished, else True."""
+        if self._cancelled:
+            return True
+        if self.done():
+            return False
+        self._runner.cancel(self.handle)
+        self._cancelled = True
+        return True
+
+    # -- outcome ------------------------------------------------------------------------
+
+    def result(self, timeout: float | None = None, *, all_ranks: bool = False) -> Any:
+        """The function's return value on rank 0, or with ``all_ranks`` a list of every
+        rank's. Re-raises what the function raised (its remote traceback as the cause);
+        raises ``FunctionAppError`` when the app ended without an outcome,
+        ``concurrent.futures.TimeoutError`` after ``timeout`` seconds and
+        ``concurrent.futures.CancelledError`` after ``cancel()``."""
+        self._wait(timeout, all_ranks)
+        first = self._outcomes.get(0)
+        if not all_ranks and first is not None and not first.raised:
+            return first.value
+        raised = self._raised()
+        if raised is not None:
+            return raised.unwrap()
+        return [self._outcomes[rank].value for rank in range(self._world_size)]
+
+    def exception(self, timeout: float | None = None) -> BaseException | None:
+        """What the function raised (rank 0's, or the first rank's that raised), else None.
+        Like ``result``, raises when the app died, timed out or was cancelled."""
+        try:
+            self.result(timeout)
+        except (concurrent.futures.CancelledError, concurrent.futures.TimeoutError):
+            raise
+        except FunctionAppError:
+            raise
+        except BaseException as e:
+            return e
+        return None
+
+    def _wait(self, timeout: float | None, all_ranks: bool) -> None:
+        """Until the outcome asked for is in, or the app ended without it.
+
+        The outcome files are looked at often (a pause of a twentieth of the time waited so
+        far, so the result is seen soon after it is written and a long call costs few
+        looks); the scheduler, whose answer may cost a command or a request, is asked
+        every ``poll_interval`` seconds.
+        """
+        start = time.monotonic()
+        deadline = None if timeout is None else start + timeout
+        next_status = start + self._poll_interval
+        while True:
+            if self._cancelled:
+                raise concurrent.futures.CancelledError(f"{self.handle} was cancelled")
+            if self._ready(all_ranks):
+                return
+            if self._final is not None:
+                self._ended(self._final, all_ranks)
+                return
+            now = time.monotonic()
+            if deadline is not None and now >= deadline:
+                raise concurrent.futures.TimeoutError(
+                    f"{self.handle} has not finished after {timeout} s"
+                )
+            if now >= next_status:
+                status = self._runner.status(self.handle)
+                if status is None or status.is_terminal():
+                    self._final = status if status is not None else AppStatus(AppState.UNKNOWN)
+                    continue
+                next_status = now + self._poll_interval
+            pause = min(max((now - start) / 20, 0.002), next_status - now)
+            if deadline is not None:
+                pause = min(pause, deadline - now)
+            time.sleep(max(pause, 0.0))
+
+    def _ended(self, status: AppStatus, all_ranks: bool) -> None:
+        """The app ended without the outcome asked for: some rank's raise explains it, or
+        the app died and this raises FunctionAppError."""
+        for rank in range(self._world_size):
+            self._read(rank)
+        if self._ready(all_ranks) or self._raised() is not None:
+            return
+        raise FunctionAppError(self.handle, status, self._log_tail())
+
+    def _log_tail(self) -> list[str]:
+        try:
+            lines = self._runner.log_lines(self.handle, self._role, 0)
+            return [line.rstrip("\n") for line in deque(lines, maxlen=LOG_TAIL_LINES)]
+        except Exception as e:  # the log is a courtesy: its absence must not hide the status
+            return [f"(its log could not be read: {e})"]

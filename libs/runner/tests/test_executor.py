@@ -1,0 +1,249 @@
+"""torchx.runner.Executor on local_cwd: real apps (supervisor and replica processes)."""
+
+from __future__ import annotations
+
+import concurrent.futures
+import os
+import subprocess
+import sys
+import threading
+import time
+import traceback
+from pathlib import Path
+
+import pytest
+
+from torchx.components.function import call
+from torchx.runner import (
+    CallNotPicklableError,
+    Executor,
+    FunctionAppError,
+    FunctionFuture,
+    default_transport,
+    get_runner,
+)
+from torchx.runtime.function import UntrustedFileError
+from torchx.specs import AppState, SpecsError
+
+
+def add(a: int, b: int) -> int:
+    return a + b
+
+
+def square(x: int) -> int:
+    return x * x
+
+
+def fail() -> None:
+    raise ValueError("x")
+
+
+def sleep_then(seconds: float, marker: str) -> str:
+    Path(marker).write_text(str(os.getpid()))
+    time.sleep(seconds)
+    return "slept"
+
+
+def die() -> None:
+    print("about to die", flush=True)
+    os._exit(3)
+
+
+def all_reduce_sum() -> int:
+    import torch
+    import torch.distributed as dist
+
+    dist.init_process_group("gloo")
+    t = torch.tensor([float(dist.get_rank() + 1)])
+    dist.all_reduce(t)
+    dist.destroy_process_group()
+    return int(t.item())
+
+
+@pytest.fixture
+def ex() -> Executor:
+    return Executor(scheduler="local_cwd", poll_interval=0.2)
+
+
+def test_submit_add_returns_the_sum(ex: Executor) -> None:
+    future = ex.submit(add, 5, 7)
+    assert isinstance(future, FunctionFuture)
+    assert future.handle.startswith("local_cwd://torchx/function-")
+    assert future.result(timeout=60) == 12
+    assert future.done() and not future.cancelled()
+    assert future.exception() is None
+    status = get_runner().wait(future.handle, wait_interval=0.2, timeout=30)
+    assert status is not None and status.state == AppState.SUCCEEDED
+
+
+def test_keyword_arguments_and_the_default_transport(ex: Executor) -> None:
+    assert ex.transport == default_transport()
+    assert ex.submit(add, a=1, b=2).result(timeout=60) == 3
+    assert (Path(default_transport()).stat().st_mode & 0o777) == 0o700
+
+
+def test_a_raise_is_re_raised_locally_with_the_remote_frame(ex: Executor) -> None:
+    future = ex.submit(fail)
+    with pytest.raises(ValueError, match=r"^x$") as info:
+        future.result(timeout=60)
+    text = "".join(traceback.format_exception(info.value))
+    assert 'in fail\n    raise ValueError("x")' in text
+    assert isinstance(future.exception(), ValueError)
+    # the outcome is read as soon as it is written, before the app has ended
+    status = get_runner().wait(future.handle, wait_interval=0.2, timeout=30)
+    assert status is not None and status.state == AppState.FAILED
+
+
+def test_cancel_ends_the_app(ex: Executor, tmp_path: Path) -> None:
+    marker = tmp_path / "started"
+    future = ex.submit(sleep_then, 300, str(marker))
+    deadline = time.monotonic() + 60
+    while not marker.exists():
+        assert time.monotonic() < deadline, "the function never started"
+        time.sleep(0.05)
+    assert future.running()
+    assert future.cancel()
+    assert future.cancelled() and future.done()
+    status = get_runner().wait(future.handle, wait_interval=0.2, timeout=30)
+    assert status is not None and status.state == AppState.CANCELLED
+    with pytest.raises(concurrent.futures.CancelledError):
+        future.result()
+    pid = int(marker.read_text())
+    deadline = time.monotonic() + 30
+    while Path(f"/proc/{pid}").exists() and "Z" not in _proc_state(pid):
+        assert time.monotonic() < deadline, f"the function's process {pid} still runs"
+        time.sleep(0.05)
+
+
+def _proc_state(pid: int) -> str:
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except FileNotFoundError:
+        return "Z"
+    return stat[stat.rindex(")") + 2]
+
+
+def test_a_finished_future_cannot_be_cancelled(ex: Executor) -> None:
+    future = ex.submit(add, 1, 1)
+    assert future.result(timeout=60) == 2
+    assert future.cancel() is False
+
+
+def test_a_future_rebuilt_from_its_handle_in_a_new_process(ex: Executor) -> None:
+    future = ex.submit(add, 40, 2)
+    code = (
+        "import sys\n"
+        "from torchx.runner import Executor\n"
+        "print(Executor.future(sys.argv[1]).result(timeout=60))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code, future.handle], capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "42\n"
+    # an executor's own transport is used when asked through it
+    assert ex.future(future.handle).result(timeout=60) == 42
+
+
+def test_an_unknown_handle_names_the_transport(ex: Executor) -> None:
+    with pytest.raises(SpecsError, match="no function call was submitted as this app under"):
+        ex.future("local_cwd://torchx/nothing-here")
+
+
+def test_map_returns_results_in_order_with_bounded_apps(tmp_path: Path) -> None:
+    ex = Executor(scheduler="local_cwd", poll_interval=0.2, max_in_flight=3)
+    results = ex.map(square, range(8))
+    assert len(ex._futures) == 3  # only the first window is submitted before iterating
+    assert list(results) == [x * x for x in range(8)]
+    assert len(ex._futures) == 8
+
+
+def test_a_job_that_dies_raises_one_error_with_its_status_and_log(ex: Executor) -> None:
+    future = ex.submit(die)
+    with pytest.raises(FunctionAppError) as info:
+        future.result(timeout=60)
+    err = info.value
+    assert err.status is not None and err.status.state == AppState.FAILED
+    assert err.log_tail == ["about to die"]
+    assert str(err).startswith(f"{future.handle} ended FAILED without the function's result")
+    assert "  about to die" in str(err)
+
+
+def test_result_times_out(ex: Executor, tmp_path: Path) -> None:
+    future = ex.submit(sleep_then, 300, str(tmp_path / "m"))
+    with pytest.raises(concurrent.futures.TimeoutError):
+        future.result(timeout=0.3)
+    assert future.cancel()
+
+
+def test_an_unpicklable_closure_is_one_line_naming_the_fix(ex: Executor) -> None:
+    lock = threading.Lock()
+    with pytest.raises(CallNotPicklableError) as info:
+        ex.submit(lambda: lock.locked())
+    (line,) = str(info.value).splitlines()
+    assert line.startswith("submit(test_an_unpicklable_closure_is_one_line_naming_the_fix")
+    assert "cannot pickle '_thread.lock' object" in line
+    assert "pass what the function needs as arguments" in line
+    assert get_runner().list("local_cwd") == []  # nothing was submitted
+
+
+def test_a_local_folder_for_a_container_scheduler_is_one_line(tmp_path: Path) -> None:
+    with pytest.raises(SpecsError) as info:
+        Executor(scheduler="kubernetes", transport=str(tmp_path))
+    (line,) = str(info.value).splitlines()
+    assert line.startswith(f"Executor transport: got '{tmp_path}'; a local folder that ")
+    assert "kubernetes's nodes cannot reach; give a URL they all reach" in line
+    with pytest.raises(SpecsError, match="give a URL they all reach"):
+        Executor(scheduler="kubernetes")
+    assert Executor(scheduler="kubernetes", transport="s3://bucket/f").transport == "s3://bucket/f"
+    with pytest.raises(SpecsError, match="memory:// lives inside this process"):
+        Executor(transport="memory://calls")
+
+
+def test_a_result_the_user_does_not_own_is_refused(ex: Executor) -> None:
+    if os.geteuid() != 0:
+        pytest.skip("giving a file to another user needs root")
+    future = ex.submit(add, 1, 2)
+    get_runner().wait(future.handle, wait_interval=0.2, timeout=60)
+    result = next(Path(default_transport(), "calls").glob("*/rank-0.pkl"))
+    os.chown(result, 65534, 65534)
+    with pytest.raises(UntrustedFileError) as info:
+        future.result(timeout=60)
+    (line,) = str(info.value).splitlines()
+    assert f"{result} is owned by uid 65534, not by you (uid 0)" in line
+    assert "keep the transport folder where only you can write" in line
+
+
+def test_bad_sizes_name_the_field() -> None:
+    with pytest.raises(SpecsError, match="Executor nproc_per_node: got 0; expected an int"):
+        Executor(nproc_per_node=0)
+    with pytest.raises(SpecsError, match="Executor scheduler: got 'local_cdw'; did you mean"):
+        Executor(scheduler="local_cdw")
+
+
+def test_the_component_runs_the_runtime_module() -> None:
+    app = call("/tmp/f/calls/1", python="/usr/bin/python3")
+    (role,) = app.roles
+    assert (role.entrypoint, role.args) == (
+        "/usr/bin/python3",
+        ["-m", "torchx.runtime.function", "/tmp/f/calls/1"],
+    )
+    dist = call("/tmp/c", python="py", num_replicas=2, nproc_per_node=4).roles[0]
+    assert dist.num_replicas == 2
+    assert dist.entrypoint == "bash"
+    assert dist.args[1].startswith("py -m torch.distributed.run --nnodes 2 --nproc_per_node 4")
+    assert dist.args[1].endswith("-m torchx.runtime.function /tmp/c")
+    one_node = call("/tmp/c", python="py", nproc_per_node=2).roles[0]
+    assert one_node.entrypoint == "py"
+    assert one_node.args[:2] == ["-m", "torch.distributed.run"]
+    assert one_node.args[-3:] == ["-m", "torchx.runtime.function", "/tmp/c"]
+
+
+@pytest.mark.slow
+def test_two_ranks_all_reduce_under_torchrun_and_every_rank_returns() -> None:
+    pytest.importorskip("torch")
+    ex = Executor(scheduler="local_cwd", nproc_per_node=2, poll_interval=0.2)
+    future = ex.submit(all_reduce_sum)
+    assert future.world_size == 2
+    assert future.result(timeout=240, all_ranks=True) == [3, 3]
+    assert future.result() == 3  # rank 0's

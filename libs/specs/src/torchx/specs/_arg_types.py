@@ -1,0 +1,88 @@
+"""Types a component parameter may have on the command line, and reading a value of one."""
+
+from __future__ import annotations
+
+import types
+import typing
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Union
+
+from torchx.specs._errors import SpecsError
+
+_SCALARS: dict[type, str] = {str: "str", int: "int", float: "float", bool: "bool"}
+_TRUE = {"true", "1", "yes", "on", "y"}
+_FALSE = {"false", "0", "no", "off", "n"}
+
+
+@dataclass(frozen=True)
+class ArgType:
+    """A normalized parameter type: a scalar, a list of scalars or a str-keyed dict."""
+
+    kind: str  # "scalar" | "list" | "dict"
+    item: type  # the scalar, or the element/value type for list and dict
+    optional: bool = False
+
+    def describe(self) -> str:
+        base = _SCALARS[self.item]
+        if self.kind == "list":
+            base = f"list[{base}] (a,b,c)"
+        elif self.kind == "dict":
+            base = f"dict[str, {_SCALARS[self.item]}] (k1=v1,k2=v2)"
+        return base + (" or None" if self.optional else "")
+
+
+def _arg_type(annotation: Any) -> ArgType | None:
+    """Normalize an annotation, or None when the CLI cannot express it."""
+    optional = False
+    origin = typing.get_origin(annotation)
+    if origin in (Union, types.UnionType):
+        members = [a for a in typing.get_args(annotation) if a is not type(None)]
+        if len(members) != 1:
+            return None
+        optional = True
+        annotation = members[0]
+        origin = typing.get_origin(annotation)
+    if annotation in _SCALARS:
+        return ArgType("scalar", annotation, optional)
+    args = typing.get_args(annotation)
+    if origin in (list, typing.List, Sequence) and len(args) == 1 and args[0] in _SCALARS:  # noqa: UP006
+        return ArgType("list", args[0], optional)
+    if origin in (dict, typing.Dict) and len(args) == 2 and args[0] is str and args[1] in _SCALARS:  # noqa: UP006
+        return ArgType("dict", args[1], optional)
+    return None
+
+
+def _convert_scalar(text: str, item: type, where: str) -> Any:
+    if item is str:
+        return text
+    if item is bool:
+        low = text.strip().lower()
+        if low in _TRUE:
+            return True
+        if low in _FALSE:
+            return False
+        raise SpecsError(where, text, "expected a bool: true or false")
+    try:
+        return item(text)
+    except ValueError:
+        raise SpecsError(where, text, f"expected {_SCALARS[item]}") from None
+
+
+def convert_arg(text: str, t: ArgType, where: str) -> Any:
+    """``text`` read as a value of type ``t``; ``where`` names it in the error."""
+    if t.optional and text.strip().lower() in ("none", "null"):
+        return None
+    if t.kind == "scalar":
+        return _convert_scalar(text, t.item, where)
+    if t.kind == "list":
+        return [_convert_scalar(v, t.item, where) for v in text.split(",") if v != ""]
+    out: dict[str, Any] = {}
+    for pair in text.split(","):
+        if not pair:
+            continue
+        k, sep, v = pair.partition("=")
+        if not sep or not k:
+            raise SpecsError(where, text, "expected key=value pairs separated by commas")
+        out[k] = _convert_scalar(v, t.item, where)
+    return out

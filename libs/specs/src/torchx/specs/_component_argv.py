@@ -1,0 +1,202 @@
+"""The one reader of a component's command-line arguments.
+
+The CLI, the runner (with ``[component:NAME]`` defaults) and ``materialize_appdef`` all go
+through ``read_argv``; the rules are pytorch/torchx 0.7's (an argparse parser per
+component):
+
+- ``--name VALUE`` or ``--name=VALUE`` for each parameter; ``-x VALUE`` (or ``-xVALUE``)
+  for a one-letter parameter; a long name may be shortened while it stays unambiguous;
+- a flag the component does not declare is refused (never handed to the script);
+- the component's ``*args`` are everything after ``--``, or the first word that is not a
+  flag and everything after it;
+- ``--help`` shows the help; so does ``-h``, unless the component has a parameter ``h``
+  (then ``-h`` is that parameter, as in 0.7, and a bare ``-h`` with no value is the help).
+
+Beyond 0.7: ``--flag`` alone (or ``--no-flag``) for a bool, and a list or dict option
+given twice adds to it; a scalar given twice is refused, as 0.7 did.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from torchx.specs._arg_types import convert_arg
+from torchx.specs._errors import SpecsError, closest
+
+if TYPE_CHECKING:
+    from torchx.specs._component import ComponentArg, ComponentSchema
+
+
+class UnknownComponentArgumentError(SpecsError):
+    """A flag the component does not declare; ``token`` is the flag as written."""
+
+    def __init__(self, component: str, token: str, expected: str) -> None:
+        self.token = token
+        super().__init__(f"{component} argument", token, expected)
+
+
+@dataclass
+class ParsedArgs:
+    """What ``read_argv`` found: typed values by parameter name and the ``*args`` tokens."""
+
+    values: dict[str, Any] = field(default_factory=dict)
+    rest: list[str] = field(default_factory=list)
+    # True when ``rest`` came after ``--``: the user said plainly it is the script's
+    rest_after_dashdash: bool = False
+    help: bool = False
+
+
+def _looks_like_flag(token: str) -> bool:
+    if not token.startswith("-") or token == "-":
+        return False
+    # a negative number is a value, as argparse takes it
+    try:
+        float(token)
+    except ValueError:
+        return True
+    return False
+
+
+def _is_bool(arg: ComponentArg) -> bool:
+    return arg.type.kind == "scalar" and arg.type.item is bool
+
+
+def _find_option(schema: ComponentSchema, token: str) -> tuple[ComponentArg | None, bool, str]:
+    """The parameter ``token`` names, whether it is a ``--no-`` form, and an inline value.
+
+    The inline value is what follows ``=`` (or, for ``-xVALUE``, what follows ``-x``);
+    ``"\\0"`` when there is none.
+    """
+    options = schema.options
+    none = "\0"
+    if not token.startswith("--"):
+        body = token[1:]
+        name, eq, inline = body.partition("=")
+        if len(name) == 1 and name in options:
+            return options[name], False, inline if eq else none
+        if body[:1] in options and len(body) > 1 and not eq:
+            return options[body[0]], False, body[1:]
+        return None, False, none
+    name, eq, inline = token[2:].partition("=")
+    inline = inline if eq else none
+    found = options.get(name) or options.get(name.replace("-", "_"))
+    if found is not None:
+        return found, False, inline
+    if name.startswith("no-") or name.startswith("no_"):
+        negated = options.get(name[3:]) or options.get(name[3:].replace("-", "_"))
+        if negated is not None and _is_bool(negated):
+            return negated, True, inline
+    # an unambiguous prefix, as argparse accepts (``--scr`` for ``--script``)
+    wanted = name.replace("-", "_")
+    matches = [o for o in options.values() if len(wanted) > 1 and o.name.startswith(wanted)]
+    if len(matches) == 1:
+        return matches[0], False, inline
+    return None, False, none
+
+
+def _help_follows(schema: ComponentSchema, tokens: Sequence[str]) -> bool:
+    for token in tokens:
+        if token == "--":
+            return False
+        if token == "--help" or (token == "-h" and "h" not in schema.options):
+            return True
+    return False
+
+
+def read_argv(
+    schema: ComponentSchema, argv: Sequence[str], *, unknown_hint: str = ""
+) -> ParsedArgs:
+    """Read ``argv`` by the rules of the module docstring; required ones are not checked
+    here (defaults may still come from a config file: see ``bind``).
+
+    ``unknown_hint`` ends the error for an undeclared flag (the CLI says where a torchx
+    flag goes).
+    """
+    out = ParsedArgs()
+    tokens = list(argv)
+    options = schema.options
+    flags = [f"--{o}" for o in options]
+    i = 0
+    while i < len(tokens):
+        token = tokens[i]
+        if token == "--":
+            out.rest, out.rest_after_dashdash = tokens[i + 1 :], True
+            break
+        if not _looks_like_flag(token):
+            if schema.remainder is None:
+                raise SpecsError(
+                    f"{schema.name} argument",
+                    token,
+                    "unexpected; this component takes no positional arguments"
+                    + (f" (its flags: {', '.join(flags)})" if flags else ""),
+                )
+            out.rest = tokens[i:]
+            break
+        if token == "--help" or (token == "-h" and "h" not in options):
+            out.help = True
+            return out
+        arg, negated, inline = _find_option(schema, token)
+        if arg is None:
+            if _help_follows(schema, tokens[i + 1 :]):
+                out.help = True
+                return out
+            typed = token.partition("=")[0]
+            hint = closest(typed, flags) if flags else "this component takes no flags"
+            if schema.remainder is not None:
+                hint += f" (to pass {typed} to the program, put it after '--')"
+            raise UnknownComponentArgumentError(
+                schema.name, token, f"no such argument; {hint}{unknown_hint}"
+            )
+        where = f"{schema.name} {arg.flag}" if len(arg.name) > 1 else f"{schema.name} -{arg.name}"
+        i += 1
+        if negated:
+            text = "false"
+        elif inline != "\0":
+            text = inline
+        elif _is_bool(arg):
+            nxt = tokens[i] if i < len(tokens) else None
+            if nxt is not None and nxt.lower() in ("true", "false", "1", "0", "yes", "no"):
+                text, i = nxt, i + 1
+            else:
+                text = "true"
+        else:
+            nxt = tokens[i] if i < len(tokens) else None
+            if nxt is None or _looks_like_flag(nxt) or nxt == "--":
+                if arg.name == "h" and token == "-h":
+                    out.help = True  # ``dist.ddp -h`` alone asks for the help
+                    return out
+                raise SpecsError(
+                    where,
+                    nxt,
+                    f"expected a value of type {arg.type.describe()}"
+                    + (
+                        f" (a value that starts with '-' is written {arg.flag}=VALUE)"
+                        if nxt
+                        else ""
+                    ),
+                )
+            text, i = nxt, i + 1
+        value = convert_arg(text, arg.type, where)
+        before = out.values.get(arg.name)
+        if arg.name in out.values and arg.type.kind == "scalar":
+            raise SpecsError(where, text, f"given twice (first {before!r}); give it once")
+        if isinstance(before, list) and value:
+            value = before + value
+        elif isinstance(before, dict) and value:
+            value = {**before, **value}
+        out.values[arg.name] = value
+    return out
+
+
+def apply_defaults(schema: ComponentSchema, parsed: ParsedArgs, defaults: dict[str, Any]) -> None:
+    """Fill the parameters ``parsed`` lacks from ``defaults`` (by parameter name; a str
+    value is read as on the command line). Unknown names are the caller's to refuse."""
+    for name, value in defaults.items():
+        arg = schema.options[name]
+        if name in parsed.values or value is None:
+            continue
+        if isinstance(value, str):
+            value = convert_arg(value, arg.type, f"{schema.name} {arg.flag} (default)")
+        parsed.values[name] = value
