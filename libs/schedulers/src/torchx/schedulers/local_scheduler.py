@@ -53,40 +53,18 @@ from torchx.schedulers._errors import SchedulerError, check_params
 
 # pytorch/torchx 0.7's module-level names, for code that imports them from here.
 from torchx.schedulers._local_compat import (
-    COMBINED_LOG as COMBINED_LOG,
-)
-from torchx.schedulers._local_compat import (
-    ENV_CUDA_VISIBLE_DEVICES as ENV_CUDA_VISIBLE_DEVICES,
-)
-from torchx.schedulers._local_compat import (
-    NA as NA,
-)
-from torchx.schedulers._local_compat import (
-    NONE as NONE,
-)
-from torchx.schedulers._local_compat import (
-    STDERR_LOG as STDERR_LOG,
-)
-from torchx.schedulers._local_compat import (
-    STDOUT_LOG as STDOUT_LOG,
-)
-from torchx.schedulers._local_compat import (
-    LocalOpts as LocalOpts,
-)
-from torchx.schedulers._local_compat import (
-    LogIterator as LogIterator,
-)
-from torchx.schedulers._local_compat import (
-    PopenProtocol as PopenProtocol,
-)
-from torchx.schedulers._local_compat import (
-    PopenRequest as PopenRequest,
-)
-from torchx.schedulers._local_compat import (
-    ReplicaParam as ReplicaParam,
-)
-from torchx.schedulers._local_compat import (
-    SignalException as SignalException,
+    COMBINED_LOG,
+    ENV_CUDA_VISIBLE_DEVICES,
+    NA,
+    NONE,
+    STDERR_LOG,
+    STDOUT_LOG,
+    LocalOpts,
+    LogIterator,
+    PopenProtocol,
+    PopenRequest,
+    ReplicaParam,
+    SignalException,
 )
 from torchx.schedulers._local_images import (
     CWDImageProvider,
@@ -123,7 +101,6 @@ from torchx.schedulers._local_state_files import (
     RESERVE_FILE,
     STATE_FILE,
     STATE_VERSION,
-    STREAM_FILES,
     SUPERVISOR_LOG,
     make_reserve,
     reserve_bytes,
@@ -146,26 +123,30 @@ from torchx.specs import (
 
 __all__ = [
     "COMBINED_LOG",
+    "ENV_CUDA_VISIBLE_DEVICES",
+    "NA",
+    "NONE",
     "STDERR_LOG",
     "STDOUT_LOG",
     "AppStateError",
     "CWDImageProvider",
     "ImageProvider",
     "LocalDirectoryImageProvider",
+    "LocalOpts",
     "LocalReplicaParams",
     "LocalRequest",
     "LocalScheduler",
+    "LogIterator",
+    "PopenProtocol",
+    "PopenRequest",
+    "ReplicaParam",
+    "SignalException",
     "create_dir_scheduler",
     "create_scheduler",
     "default_state_dir",
     "split_gpus",
     "visible_gpus",
 ]
-
-# pytorch/torchx 0.7's names of the files that hold each replica's output.
-STDOUT_LOG = STREAM_FILES["stdout"]
-STDERR_LOG = STREAM_FILES["stderr"]
-COMBINED_LOG = STREAM_FILES["combined"]
 
 BACKEND = "local_cwd"
 # Run as a script (see its docstring); not imported here, which keeps submitting light.
