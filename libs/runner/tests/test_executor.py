@@ -130,6 +130,16 @@ def _proc_state(pid: int) -> str:
     return stat[stat.rindex(")") + 2]
 
 
+def test_shutdown_can_cancel_what_runs_and_refuses_more(ex: Executor, tmp_path: Path) -> None:
+    future = _started(ex, tmp_path / "started")
+    ex.shutdown(wait=True, cancel_futures=True)
+    assert future.cancelled()
+    status = get_runner().wait(future.handle, wait_interval=0.2, timeout=30)
+    assert status is not None and status.state == AppState.CANCELLED
+    with pytest.raises(RuntimeError, match="shut down; make a new one"):
+        ex.submit(add, 1, 2)
+
+
 def test_a_finished_future_cannot_be_cancelled(ex: Executor) -> None:
     future = ex.submit(add, 1, 1)
     assert future.result(timeout=60) == 2
