@@ -37,7 +37,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -47,9 +47,6 @@ from torchx.schedulers._api import (
     ListAppResponse,
     LogRequest,
     Scheduler,
-    Stream,
-    compile_regex,
-    in_window,
 )
 from torchx.schedulers._errors import SchedulerError, check_params
 
@@ -219,9 +216,7 @@ class LocalScheduler(Scheduler[LocalRequest]):
     def with_workspace(
         self, app: AppDef, cfg: Mapping[str, CfgVal], workspace: str
     ) -> tuple[AppDef, dict[str, CfgVal]]:
-        path = os.path.abspath(os.path.expanduser(workspace))
-        if not os.path.isdir(path):
-            raise SpecsError("workspace", workspace, "the local_cwd workspace must be a directory")
+        path = self._workspace_path(workspace)
         # The app runs in a copy without what .torchxignore lists, as on every scheduler.
         parent = self.state_dir / self.backend / "workspaces"
         parent.mkdir(parents=True, exist_ok=True)
@@ -501,37 +496,7 @@ class LocalScheduler(Scheduler[LocalRequest]):
             own.poll()
         return True
 
-    def _replica_log(self, request: LogRequest) -> Iterable[str]:
-        return in_window(self._timed_lines(request), request.since, request.until)
-
-    def log_iter_timed(
-        self,
-        app_id: str,
-        role_name: str,
-        k: int = 0,
-        regex: str | None = None,
-        since: datetime | None = None,
-        until: datetime | None = None,
-        should_tail: bool = False,
-        streams: Stream | None = None,
-    ) -> Iterable[tuple[datetime | None, str]]:
-        """``log_iter``'s lines, each with the time it was written (``torchx log
-        --timestamps``)."""
-        request = self._log_request(app_id, role_name, k, since, until, should_tail, streams)
-        pattern = compile_regex(regex)  # a bad pattern is reported before anything is read
-        lo = since.timestamp() if since is not None else None
-        hi = until.timestamp() if until is not None else None
-        return (
-            (datetime.fromtimestamp(t) if t else None, line)
-            for t, line in self._timed_lines(request)
-            if (lo is None or t >= lo)
-            and (hi is None or t <= hi)
-            and (pattern is None or pattern.search(line))
-        )
-
-    def _timed_lines(self, request: LogRequest) -> Iterator[tuple[float, str]]:
-        """The replica's ``(unix time, line)`` pairs; an unknown app, role or replica is an
-        error here, before any line is read."""
+    def _replica_timed_log(self, request: LogRequest) -> Iterator[tuple[float, str]]:
         app_id, role_name, k = request.app_id, request.role_name, request.k
         app_dir = self._app_dir(app_id)
         if app_dir is None:

@@ -37,7 +37,6 @@ from torchx.schedulers._api import (
     ListAppResponse,
     LogRequest,
     Scheduler,
-    in_window,
 )
 from torchx.schedulers._errors import SchedulerError, check_params, require
 from torchx.schedulers._ray_direct import CONFIG_ENV, EVENT_PREFIX
@@ -272,10 +271,7 @@ class RayScheduler(Scheduler[RayJob]):
     def with_workspace(
         self, app: AppDef, cfg: Mapping[str, CfgVal], workspace: str
     ) -> tuple[AppDef, dict[str, CfgVal]]:
-        path = os.path.abspath(os.path.expanduser(workspace))
-        if not os.path.isdir(path):
-            raise SpecsError("workspace", workspace, "the ray workspace must be a directory")
-        return app, {**cfg, "working_dir": path}
+        return app, {**cfg, "working_dir": self._workspace_path(workspace)}
 
     def _resolve_address(self, cfg: Mapping[str, CfgVal]) -> str:
         cluster_file = cfg.get("cluster_config_file")
@@ -525,7 +521,7 @@ class RayScheduler(Scheduler[RayJob]):
         out.sort(key=lambda r: r.submitted_at or datetime.min)
         return out
 
-    def _replica_log(self, request: LogRequest) -> Iterable[str]:
+    def _replica_timed_log(self, request: LogRequest) -> Iterable[tuple[float, str]]:
         app_id, role_name, k = request.app_id, request.role_name, request.k
         address, sid = self._split(app_id)
         info = self._info(address, sid)
@@ -553,12 +549,11 @@ class RayScheduler(Scheduler[RayJob]):
             fresh, seen = logs[seen:], len(logs)
             return fresh
 
-        timed = (
+        return (
             (float(e["t"]), str(e["l"]))
             for e in self._follow(app_id, new_events, request.follow, POLL_INTERVAL_S)
             if e["r"] == role_name and e["k"] == k and e["s"] in wanted
         )
-        return in_window(timed, request.since, request.until)
 
     def _ended(self, app_id: str) -> bool:
         address, sid = self._split(app_id)
