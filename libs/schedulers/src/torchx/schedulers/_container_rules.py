@@ -7,6 +7,7 @@ anything is created.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 
 from torchx.specs import MISSING, CfgVal, Role, SpecsError
 
@@ -100,6 +101,15 @@ def check_device_counts(field: str, devices: dict[str, int]) -> None:
         check_label_key(f"{field} name", name)
         if not isinstance(count, int) or isinstance(count, bool) or count <= 0:
             raise SpecsError(f"{field}[{name!r}]", count, "a whole number of devices > 0")
+
+
+def checked_roles(roles: list[Role]) -> Iterator[tuple[str, Role]]:
+    """Each role with how errors name it, after what both container schedulers require
+    of it (``check_role``); an app without roles is refused."""
+    if not roles:
+        raise SpecsError("app.roles", [], "an app needs at least one role")
+    for role in roles:
+        yield check_role(role), role
 
 
 def check_role(role: Role) -> str:

@@ -18,7 +18,7 @@ from torchx.schedulers._container_rules import (
     check_label_key,
     check_label_value,
     check_labels,
-    check_role,
+    checked_roles,
     to_dns_label,
 )
 from torchx.schedulers._replicas import role_replicas
@@ -172,11 +172,8 @@ def parse_toleration(text: str) -> dict[str, str]:
 
 
 def check_app(app: AppDef, cfg: Mapping[str, CfgVal]) -> None:
-    if not app.roles:
-        raise SpecsError("app.roles", [], "an app needs at least one role")
     seen: set[str] = set()
-    for role in app.roles:
-        where = check_role(role)
+    for where, role in checked_roles(app.roles):
         task = to_dns_label(role.name, ROLE_NAME_CHARS)
         if task in seen:
             raise SpecsError(

@@ -34,7 +34,7 @@ from torchx.schedulers._api import (
 )
 from torchx.schedulers._container_rules import (
     check_image_repo,
-    check_role,
+    checked_roles,
     to_dns_label,
 )
 from torchx.schedulers._docker_client import (
@@ -154,11 +154,8 @@ def _format(req: DockerRequest) -> str:
 
 
 def _check_app(app: AppDef, cfg: Mapping[str, CfgVal]) -> None:
-    if not app.roles:
-        raise SpecsError("app.roles", [], "an app needs at least one role")
     names: set[str] = set()
-    for role in app.roles:
-        where = check_role(role)
+    for where, role in checked_roles(app.roles):
         mem = role.resource.memMB
         if mem != -1 and mem < 6:
             raise SpecsError(f"{where} resource.memMB", mem, "Docker needs at least 6 MiB")
