@@ -24,6 +24,8 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
     no_args_is_help=True,
     context_settings={"help_option_names": ["-h", "--help"]},
+    epilog="Installed packages may add commands (entry-point group torchx.cli.cmds); "
+    "run them as 'torchx NAME'.",
 )
 
 
@@ -49,7 +51,8 @@ def _version(value: bool) -> None:
     if value:
         from importlib.metadata import version
 
-        typer.echo(f"torchx {version('torchx')}")
+        # the form pytorch/torchx 0.7 prints (argparse's ``prog-VERSION``)
+        typer.echo(f"torchx-{version('torchx')}")
         raise typer.Exit()
 
 
@@ -252,6 +255,9 @@ def builtins(
         str | None,
         typer.Option("--print", help="print the source of this component", show_default=False),
     ] = None,
+    verbose: Annotated[
+        bool, typer.Option("-v", "--verbose", help="a table with each component's summary")
+    ] = False,
     json_out: JsonOpt = False,
 ) -> None:
     """List the builtin components, one line each."""
@@ -269,9 +275,12 @@ def builtins(
 
         print_json([{"name": n, "summary": s.summary} for n, s in found.items()])
         return
+    typer.echo(f"Found {len(found)} builtin components:")
+    if not verbose:  # as pytorch/torchx 0.7 lists them
+        typer.echo("\n".join(f" {i:2d}. {name}" for i, name in enumerate(found, 1)))
+        return
     from torchx.cli._output import print_table
 
-    typer.echo(f"Found {len(found)} builtin components:")
     print_table(["NAME", "DESCRIPTION"], [[n, s.summary] for n, s in found.items()])
 
 
@@ -573,6 +582,20 @@ def list_apps(
     )
 
 
+def _all_run_opts(runner: Runner) -> dict[str, Any]:
+    """Every scheduler's run options. A scheduler plug-in that cannot be loaded is left
+    out with a warning naming it, so one broken package does not hide the others."""
+    from torchx.cli._errors import one_line
+
+    out: dict[str, Any] = {}
+    for name in runner.scheduler_backends():
+        try:
+            out[name] = runner.scheduler_run_opts(name)
+        except Exception as e:
+            typer.echo(f"torchx: warning: scheduler {name!r} is left out: {one_line(e)}", err=True)
+    return out
+
+
 @app.command()
 @handled
 def runopts(
@@ -583,8 +606,11 @@ def runopts(
 ) -> None:
     """Show the run options (-cfg) each scheduler accepts."""
     runner = _runner()
-    names = [_scheduler(runner, scheduler)] if scheduler else list(runner.scheduler_backends())
-    opts = {name: runner.scheduler_run_opts(name) for name in names}
+    if scheduler:
+        name = _scheduler(runner, scheduler)
+        opts = {name: runner.scheduler_run_opts(name)}
+    else:
+        opts = _all_run_opts(runner)
     if json_out:
         from torchx.cli._output import print_json
 
@@ -636,8 +662,10 @@ def configure(
 
     runner = _runner()
     wanted = [n.strip() for n in (schedulers or "").split(",") if n.strip()]
-    names = [_scheduler(runner, n) for n in wanted] or list(runner.scheduler_backends())
-    text = render({n: runner.scheduler_run_opts(n) for n in names}, all_opts)
+    # Without a list: every scheduler whose options can be read (a broken plug-in is named
+    # in a warning and left out).
+    names = [_scheduler(runner, n) for n in wanted] if wanted else list(_all_run_opts(runner))
+    text = render(names, all_opts)
     if print_only:
         typer.echo(text, nl=False)
         return

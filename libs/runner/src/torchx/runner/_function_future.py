@@ -154,20 +154,28 @@ class FunctionFuture:
         return [self._outcomes[rank].value for rank in range(self._world_size)]
 
     def exception(self, timeout: float | None = None) -> BaseException | None:
-        """What the function raised (rank 0's, or the first rank's that raised), else None.
-        Like ``result``, raises when the app died, timed out or was cancelled."""
+        """What the call raised (rank 0's, or the first rank's that raised; a
+        ``FunctionAppError`` when its app died), else None. Like ``result``, raises after
+        ``timeout`` seconds or a ``cancel()``."""
         try:
             self.result(timeout)
         except (concurrent.futures.CancelledError, concurrent.futures.TimeoutError):
-            raise
-        except FunctionAppError:
             raise
         except BaseException as e:
             return e
         return None
 
     def _wait(self, timeout: float | None, all_ranks: bool) -> None:
-        deadline = None if timeout is None else time.monotonic() + timeout
+        """Until the outcome asked for is in, or the app ended without it.
+
+        The outcome files are looked at often (a pause of a twentieth of the time waited so
+        far, so the result is seen soon after it is written and a long call costs few
+        looks); the scheduler, whose answer may cost a command or a request, is asked
+        every ``poll_interval`` seconds.
+        """
+        start = time.monotonic()
+        deadline = None if timeout is None else start + timeout
+        next_status = start + self._poll_interval
         while True:
             if self._cancelled:
                 raise concurrent.futures.CancelledError(f"{self.handle} was cancelled")
@@ -176,15 +184,21 @@ class FunctionFuture:
             if self._final is not None:
                 self._ended(self._final, all_ranks)
                 return
-            left = None if deadline is None else deadline - time.monotonic()
-            if left is not None and left <= 0:
+            now = time.monotonic()
+            if deadline is not None and now >= deadline:
                 raise concurrent.futures.TimeoutError(
                     f"{self.handle} has not finished after {timeout} s"
                 )
-            step = self._poll_interval if left is None else min(self._poll_interval, left)
-            status = self._runner.wait(self.handle, wait_interval=step, timeout=step)
-            if status is None or status.is_terminal():
-                self._final = status if status is not None else AppStatus(AppState.UNKNOWN)
+            if now >= next_status:
+                status = self._runner.status(self.handle)
+                if status is None or status.is_terminal():
+                    self._final = status if status is not None else AppStatus(AppState.UNKNOWN)
+                    continue
+                next_status = now + self._poll_interval
+            pause = min(max((now - start) / 20, 0.002), next_status - now)
+            if deadline is not None:
+                pause = min(pause, deadline - now)
+            time.sleep(max(pause, 0.0))
 
     def _ended(self, status: AppStatus, all_ranks: bool) -> None:
         """The app ended without the outcome asked for: some rank's raise explains it, or

@@ -17,13 +17,24 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, TextIO
 
-from torchx.runner._config import CONFIG_ENV, CONFIG_FILE, ConfigError, config_files
+from torchx.runner._config import (
+    CONFIG_ENV,
+    CONFIG_FILE,
+    PLACEHOLDER_PREFIX,
+    UNSET,
+    ConfigError,
+    config_files,
+    is_unset,
+)
+from torchx.schedulers import get_scheduler_factories
 from torchx.specs import CfgVal, SpecsError, runopt, runopts
 
 ENV_TORCHXCONFIG = CONFIG_ENV
 CONFIG_PREFIX_DELIM = ":"
-# What ``dump`` writes for an option whose default is empty, and ``load`` reads as unset.
-_UNSET = "None"
+# The folders searched for .torchxconfig when none are given, lowest precedence first.
+# Found at each call (the current directory may change); a caller may replace this list.
+DEFAULT_CONFIG_DIRS: list[str] = [str(Path.home()), str(Path.cwd())]
+_DEFAULT_CONFIG_DIRS = DEFAULT_CONFIG_DIRS
 
 
 def _parser() -> configparser.ConfigParser:
@@ -33,8 +44,6 @@ def _parser() -> configparser.ConfigParser:
 
 
 def _run_opts(scheduler: str) -> runopts:
-    from torchx.schedulers import get_scheduler_factories
-
     factories = get_scheduler_factories()
     if scheduler not in factories:
         from torchx.schedulers import UnknownSchedulerError
@@ -50,6 +59,8 @@ def find_configs(dirs: Iterable[str] | None = None) -> list[str]:
     ``$TORCHXCONFIG`` alone when set; otherwise ``.torchxconfig`` in each of ``dirs``
     (default: the home directory, then the current one) that has one.
     """
+    if dirs is None and DEFAULT_CONFIG_DIRS is not _DEFAULT_CONFIG_DIRS:
+        dirs = DEFAULT_CONFIG_DIRS
     if os.environ.get(CONFIG_ENV) or not dirs:
         return [str(p) for p in config_files()]
     found = []
@@ -73,7 +84,7 @@ def load(scheduler: str, f: TextIO, cfg: dict[str, CfgVal]) -> None:
     opts = _run_opts(scheduler)
     origin = getattr(f, "name", "<config>")
     for key, value in parser.items(scheduler):
-        if key in cfg or value.strip() == _UNSET:
+        if key in cfg or is_unset(value):
             continue
         if key not in opts:
             from torchx.specs import closest
@@ -134,21 +145,21 @@ def get_config(prefix: str, name: str, key: str, dirs: Iterable[str] | None = No
 def _placeholder(opt: runopt) -> str:
     from torchx.specs import get_type_name
 
-    return f"#FIXME:({get_type_name(opt.opt_type)}) {opt.help}"[:60]
+    return f"{PLACEHOLDER_PREFIX}:({get_type_name(opt.opt_type)}) {opt.help}"[:60]
 
 
 def _default_text(default: Any) -> str:
     if isinstance(default, list):
-        return ";".join(default) if default else _UNSET
+        return ";".join(default) if default else UNSET
     if isinstance(default, dict):
-        return ";".join(f"{k}:{v}" for k, v in default.items()) if default else _UNSET
+        return ";".join(f"{k}:{v}" for k, v in default.items()) if default else UNSET
     return str(default)
 
 
 def dump(f: TextIO, schedulers: list[str] | None = None, required_only: bool = False) -> None:
     """Write a ``.torchxconfig`` template with the run options of ``schedulers`` (default:
     all registered ones): defaults filled in, required options marked ``#FIXME``."""
-    from torchx.schedulers import MissingDependencyError, get_scheduler_factories
+    from torchx.schedulers import MissingDependencyError
 
     names = schedulers or sorted(get_scheduler_factories())
     parser = _parser()
@@ -171,12 +182,14 @@ def dump(f: TextIO, schedulers: list[str] | None = None, required_only: bool = F
 __all__ = [
     "CONFIG_FILE",
     "CONFIG_PREFIX_DELIM",
+    "DEFAULT_CONFIG_DIRS",
     "ENV_TORCHXCONFIG",
     "apply",
     "dump",
     "find_configs",
     "get_config",
     "get_configs",
+    "get_scheduler_factories",
     "load",
     "load_sections",
 ]

@@ -107,8 +107,8 @@ def dashboard_url(address: str, timeout: float = LOOKUP_TIMEOUT_S) -> str:
 
 
 def _probe(url: str) -> str:
-    """"dashboard" if a Ray dashboard answers at ``url``, "nothing" if the connection is
-    refused, "other" for anything else (a GCS port, a slow host)."""
+    """``dashboard`` if a Ray dashboard answers at ``url``, ``nothing`` if the connection is
+    refused, ``other`` for anything else (a GCS port, a slow host)."""
     try:
         with urllib.request.urlopen(f"{url}/api/version", timeout=PROBE_TIMEOUT_S) as resp:
             return "dashboard" if resp.status == 200 else "other"

@@ -208,6 +208,9 @@ def build_request(app: AppDef, app_id: str, cfg: Mapping[str, CfgVal]) -> Docker
     repo = cfg.get("image_repo")
     push: dict[str, str] = {}
     copied = _copied_env(cfg.get("copy_env"))
+    given_env = cfg.get("env")
+    if isinstance(given_env, dict):
+        copied.update({str(k): str(v) for k, v in given_env.items()})
     containers = []
     for role in app.roles:
         image = role.image
@@ -240,6 +243,8 @@ def build_request(app: AppDef, app_id: str, cfg: Mapping[str, CfgVal]) -> Docker
                 # Docker's 64 MiB default starves DataLoader workers that share tensors.
                 "ShmSize": _docker_bytes(str(cfg.get("shm_size"))),
             }
+            if cfg.get("privileged"):
+                host["Privileged"] = True
             config: dict[str, Any] = {
                 "Image": image,
                 "Entrypoint": [filled.entrypoint],
@@ -396,6 +401,13 @@ class DockerScheduler(DockerWorkspaceMixin, Scheduler[DockerRequest]):
             "globs of this process's environment variables to copy into each container "
             "(the role's env wins), e.g. FOO_*;BAR",
         )
+        opts.add(
+            "env",
+            dict,
+            "variables for every container, over those of copy_env (the role's env wins), "
+            "e.g. ENV1:v1;ENV2:v2",
+        )
+        opts.add("privileged", bool, "run the containers privileged", default=False)
         return opts
 
     def _submit_dryrun(self, app: AppDef, cfg: dict[str, CfgVal]) -> AppDryRunInfo[DockerRequest]:
@@ -430,28 +442,7 @@ class DockerScheduler(DockerWorkspaceMixin, Scheduler[DockerRequest]):
         return req.app_id
 
     def _ensure_network(self, name: str) -> None:
-        errors = sdk().errors
-        api = self._api()
-        try:
-            api.inspect_network(name)
-            return
-        except errors.NotFound:
-            pass
-        try:
-            api.create_network(
-                name,
-                driver="bridge",
-                check_duplicate=True,
-                labels={"torchx.pytorch.org/network": "1"},
-            )
-        except errors.APIError as e:
-            if e.status_code != 409:  # 409: another submission created it meanwhile
-                raise SpecsError(
-                    "run option 'network'",
-                    name,
-                    f"a network the engine can create ({e.explanation}); use host or none, "
-                    "or create the network with `docker network create`",
-                ) from None
+        _ensure_network_on(self._api(), name)
 
     def _ensure_images(self, req: DockerRequest) -> None:
         """Pull what the engine lacks, as ``docker run`` would; refuse before creating anything."""
@@ -781,3 +772,38 @@ def create_scheduler(
     only parameter."""
     check_params(BACKEND, params, ("base_url",))
     return DockerScheduler(session_name, base_url=base_url)
+
+
+def _ensure_network_on(api: Any, name: str) -> None:
+    """Create bridge network ``name`` through the SDK's low-level client unless it exists."""
+    errors = sdk().errors
+    try:
+        api.inspect_network(name)
+        return
+    except errors.NotFound:
+        pass
+    try:
+        api.create_network(
+            name,
+            driver="bridge",
+            check_duplicate=True,
+            labels={"torchx.pytorch.org/network": "1"},
+        )
+    except errors.APIError as e:
+        if e.status_code != 409:  # 409: another submission created it meanwhile
+            raise SpecsError(
+                "run option 'network'",
+                name,
+                f"a network the engine can create ({e.explanation}); use host or none, "
+                "or create the network with `docker network create`",
+            ) from None
+
+
+def ensure_network(client: Any = None, name: str = NETWORK) -> None:
+    """Create the bridge network replicas share (``torchx`` by default) unless it exists.
+
+    ``client``: a ``docker.DockerClient``; by default one for the engine the docker CLI uses.
+    """
+    if client is None:
+        client = connect(resolve_engine())
+    _ensure_network_on(client.api, name)

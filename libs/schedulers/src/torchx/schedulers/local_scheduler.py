@@ -49,6 +49,44 @@ from torchx.schedulers._api import (
     filter_regex,
 )
 from torchx.schedulers._errors import SchedulerError, check_params
+
+# pytorch/torchx 0.7's module-level names, for code that imports them from here.
+from torchx.schedulers._local_compat import (
+    COMBINED_LOG as COMBINED_LOG,
+)
+from torchx.schedulers._local_compat import (
+    ENV_CUDA_VISIBLE_DEVICES as ENV_CUDA_VISIBLE_DEVICES,
+)
+from torchx.schedulers._local_compat import (
+    NA as NA,
+)
+from torchx.schedulers._local_compat import (
+    NONE as NONE,
+)
+from torchx.schedulers._local_compat import (
+    STDERR_LOG as STDERR_LOG,
+)
+from torchx.schedulers._local_compat import (
+    STDOUT_LOG as STDOUT_LOG,
+)
+from torchx.schedulers._local_compat import (
+    LocalOpts as LocalOpts,
+)
+from torchx.schedulers._local_compat import (
+    LogIterator as LogIterator,
+)
+from torchx.schedulers._local_compat import (
+    PopenProtocol as PopenProtocol,
+)
+from torchx.schedulers._local_compat import (
+    PopenRequest as PopenRequest,
+)
+from torchx.schedulers._local_compat import (
+    ReplicaParam as ReplicaParam,
+)
+from torchx.schedulers._local_compat import (
+    SignalException as SignalException,
+)
 from torchx.schedulers._local_images import (
     CWDImageProvider,
     ImageProvider,
@@ -163,6 +201,13 @@ class LocalScheduler(Scheduler[LocalRequest]):
             default=False,
         )
         opts.add(
+            "prepend_cwd",
+            bool,
+            "put the replica's working directory first on its PATH, so the programs kept "
+            "there win over those of PATH",
+            default=False,
+        )
+        opts.add(
             "cancel_grace_seconds",
             float,
             "seconds between SIGTERM and SIGKILL when an app is cancelled or restarted",
@@ -245,6 +290,8 @@ class LocalScheduler(Scheduler[LocalRequest]):
                     and shutil.which(filled.entrypoint, path=cwd)
                 ):
                     env["PATH"] = join_path(path, cwd)
+                if cfg.get("prepend_cwd"):
+                    env["PATH"] = join_path(cwd, env.get("PATH") or path)
                 if gpu_slices is not None:
                     env["CUDA_VISIBLE_DEVICES"] = ",".join(gpu_slices[n])
                 entrypoint = provider.get_entrypoint(img_root, filled)

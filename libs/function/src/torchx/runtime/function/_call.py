@@ -17,7 +17,6 @@ from __future__ import annotations
 import json
 import os
 import sys
-import sysconfig
 import threading
 import traceback
 import types
@@ -46,6 +45,8 @@ _by_value_lock = threading.Lock()
 
 
 def _installed_roots() -> tuple[str, ...]:
+    import sysconfig  # the launcher's side only: a job starts without it
+
     paths = sysconfig.get_paths()
     roots = {paths[k] for k in ("stdlib", "platstdlib", "purelib", "platlib") if k in paths}
     return tuple(os.path.realpath(r) + os.sep for r in roots)
