@@ -28,6 +28,17 @@ def tmux() -> Iterator[list[str]]:
     subprocess.run([*base, "kill-server"], capture_output=True, check=False)
 
 
+def _start(script: str) -> str:
+    proc = subprocess.run(
+        [TORCHX, "run", "--no-wait", "utils.sh", script],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    return proc.stdout.strip()
+
+
 def _screen(tmux: list[str]) -> str:
     return subprocess.run(
         [*tmux, "capture-pane", "-p", "-t", "watch"], capture_output=True, text=True, check=True
@@ -45,14 +56,7 @@ def _until(tmux: list[str], text: str, timeout: float = 60) -> str:
 
 
 def test_watch_redraws_one_status_in_place_until_the_app_ends(tmux: list[str]) -> None:
-    proc = subprocess.run(
-        [TORCHX, "run", "--no-wait", "utils.sh", "sleep 2"],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=True,
-    )
-    handle = proc.stdout.strip()
+    handle = _start("sleep 2")
     env = " ".join(f"{k}={shlex.quote(os.environ[k])}" for k in ("XDG_STATE_HOME", "PATH"))
     command = f"env {env} {TORCHX} status --watch --interval 0.2 {handle}; echo EXIT=$?; sleep 60"
     subprocess.run(
@@ -70,13 +74,7 @@ def test_watch_redraws_one_status_in_place_until_the_app_ends(tmux: list[str]) -
 
 
 def test_watch_into_a_pipe_prints_each_different_status_once() -> None:
-    handle = subprocess.run(
-        [TORCHX, "run", "--no-wait", "utils.sh", "sleep 1"],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=True,
-    ).stdout.strip()
+    handle = _start("sleep 1")
     proc = subprocess.run(
         [TORCHX, "status", "--watch", "--interval", "0.1", handle],
         capture_output=True,
