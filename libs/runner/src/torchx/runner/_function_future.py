@@ -202,12 +202,20 @@ class FunctionFuture:
 
     def _ended(self, status: AppStatus, all_ranks: bool) -> None:
         """The app ended without the outcome asked for: some rank's raise explains it, or
-        the app died and this raises FunctionAppError."""
-        for rank in range(self._world_size):
-            self._read(rank)
-        if self._ready(all_ranks) or self._raised() is not None:
-            return
-        raise FunctionAppError(self.handle, status, self._log_tail())
+        the app died and this raises FunctionAppError.
+
+        The files are looked for during two ``poll_interval`` more: a shared file system
+        (NFS on a Slurm cluster) may show a file another node wrote a little later.
+        """
+        grace_ends = time.monotonic() + 2 * self._poll_interval
+        while True:
+            for rank in range(self._world_size):
+                self._read(rank)
+            if self._ready(all_ranks) or self._raised() is not None:
+                return
+            if time.monotonic() >= grace_ends:
+                raise FunctionAppError(self.handle, status, self._log_tail())
+            time.sleep(min(0.1, self._poll_interval))
 
     def _log_tail(self) -> list[str]:
         try:
