@@ -308,3 +308,14 @@ def test_two_ranks_all_reduce_under_torchrun_and_every_rank_returns() -> None:
     assert future.world_size == 2
     assert future.result(timeout=240, all_ranks=True) == [3, 3]
     assert future.result() == 3  # rank 0's
+
+
+def test_importing_the_runner_leaves_the_executors_modules_unloaded() -> None:
+    code = (
+        "import sys, torchx.runner\n"
+        "print(sorted(m for m in ('concurrent.futures', 'cloudpickle', 'fsspec', 'uuid',"
+        " 'torchx.runtime.function') if m in sys.modules))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "[]\n"

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import concurrent.futures
 import time
 from collections import deque
 from typing import TYPE_CHECKING, Any
@@ -157,6 +156,8 @@ class FunctionFuture:
         """What the call raised (rank 0's, or the first rank's that raised; a
         ``FunctionAppError`` when its app died), else None. Like ``result``, raises after
         ``timeout`` seconds or a ``cancel()``."""
+        import concurrent.futures
+
         try:
             self.result(timeout)
         except (concurrent.futures.CancelledError, concurrent.futures.TimeoutError):
@@ -173,6 +174,9 @@ class FunctionFuture:
         looks); the scheduler, whose answer may cost a command or a request, is asked
         every ``poll_interval`` seconds.
         """
+        # imported here: ``import torchx.runner`` (and the CLI) stays without it
+        import concurrent.futures
+
         start = time.monotonic()
         deadline = None if timeout is None else start + timeout
         next_status = start + self._poll_interval
