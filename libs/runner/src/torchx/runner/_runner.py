@@ -196,6 +196,18 @@ class Runner:
         info.scheduler = scheduler
         return info
 
+    def default_workspace(
+        self, scheduler: str, cfg: Mapping[str, CfgVal] | None = None
+    ) -> str | None:
+        """The workspace ``scheduler`` takes when none is given (the CLI's default, as in
+        pytorch/torchx): Slurm copies the current directory into a new ``job_dir``."""
+        from torchx.workspace.api import WorkspaceMixin
+
+        sched = self._scheduler(scheduler)
+        if not isinstance(sched, WorkspaceMixin):
+            return None
+        return sched.default_workspace(sched.run_opts().resolve(self._cfg(scheduler, cfg)))
+
     @_recorded
     def schedule(self, dryrun_info: AppDryRunInfo[Any]) -> AppHandle:
         """Submit what ``dryrun`` returned; returns the app's handle."""

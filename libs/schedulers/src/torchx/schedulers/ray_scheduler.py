@@ -25,8 +25,9 @@ import json
 import os
 import re
 import shlex
+import tempfile
 import time
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, TypedDict
@@ -34,9 +35,9 @@ from typing import Any, TypedDict
 from torchx.schedulers._api import (
     DescribeAppResponse,
     ListAppResponse,
+    LogRequest,
     Scheduler,
-    Stream,
-    filter_regex,
+    in_window,
 )
 from torchx.schedulers._errors import SchedulerError, check_params
 from torchx.schedulers._ray_address import (
@@ -47,7 +48,8 @@ from torchx.schedulers._ray_address import (
     request_address,
 )
 from torchx.schedulers._ray_direct import CONFIG_ENV, EVENT_PREFIX
-from torchx.schedulers._replica_env import TORCHX_RANK0_HOST, replica_env
+from torchx.schedulers._replica_env import TORCHX_RANK0_HOST
+from torchx.schedulers._replicas import role_replicas
 from torchx.schedulers.ids import make_unique
 from torchx.specs import (
     AppDef,
@@ -59,9 +61,9 @@ from torchx.specs import (
     RoleStatus,
     SpecsError,
     is_terminal,
-    macros,
     runopts,
 )
+from torchx.workspace.dir_workspace import copy_workspace
 
 BACKEND = "ray"
 ADDRESS_ENV = "RAY_ADDRESS"
@@ -353,17 +355,14 @@ class RayScheduler(Scheduler[RayJob]):
                 raise SpecsError(
                     f"role {role.name!r} num_replicas", role.num_replicas, "give 1 or more"
                 )
-            replicas = []
-            for k in range(role.num_replicas):
-                filled = macros.Values(
-                    img_root=".", app_id=app_id, replica_id=str(k), rank0_env=TORCHX_RANK0_HOST
-                ).apply(role)
-                # Rank 0's host is known only on the cluster: the driver adds it.
-                env = replica_env(
-                    filled.env, app_id=app_id, role_name=role.name, replica_id=str(k), rank0_host=""
+            # Rank 0's host and the launch variables are known only on the cluster: the
+            # driver adds them.
+            replicas = [
+                {"argv": r.argv, "env": _without_rank0(r.env)}
+                for r in role_replicas(
+                    role, app_id=app_id, rank0_host="", master_port=None, img_root="."
                 )
-                del env[TORCHX_RANK0_HOST]
-                replicas.append({"argv": [filled.entrypoint, *filled.args], "env": env})
+            ]
             res = role.resource
             roles.append(
                 {
@@ -411,12 +410,20 @@ class RayScheduler(Scheduler[RayJob]):
                 "start the cluster, then run (or dry-run) again",
             )
         client = self._client(job.address)
-        try:
-            client.submit_job(**job.submit_kwargs())
-        except (RuntimeError, ConnectionError) as e:
-            raise SchedulerError(
-                BACKEND, f"the cluster at {job.address} refused the job: {e}"
-            ) from None
+        kwargs = job.submit_kwargs()
+        working_dir = job.runtime_env.get("working_dir")
+        with tempfile.TemporaryDirectory(prefix="torchx_ray_") as upload:
+            if working_dir is not None:
+                # What Ray uploads is a copy without what .torchxignore lists: the same
+                # files every scheduler's workspace holds.
+                copy_workspace(str(working_dir), upload)
+                kwargs["runtime_env"] = {**job.runtime_env, "working_dir": upload}
+            try:
+                client.submit_job(**kwargs)
+            except (RuntimeError, ConnectionError) as e:
+                raise SchedulerError(
+                    BACKEND, f"the cluster at {job.address} refused the job: {e}"
+                ) from None
         return job.app_id
 
     # -- finding apps -----------------------------------------------------------------
@@ -537,17 +544,8 @@ class RayScheduler(Scheduler[RayJob]):
         out.sort(key=lambda r: r.submitted_at or datetime.min)
         return out
 
-    def log_iter(
-        self,
-        app_id: str,
-        role_name: str,
-        k: int = 0,
-        regex: str | None = None,
-        since: datetime | None = None,
-        until: datetime | None = None,
-        should_tail: bool = False,
-        streams: Stream | None = None,
-    ) -> Iterable[str]:
+    def _replica_log(self, request: LogRequest) -> Iterable[str]:
+        app_id, role_name, k = request.app_id, request.role_name, request.k
         address, sid = self._split(app_id)
         info = self._info(address, sid)
         if info is None:
@@ -565,33 +563,25 @@ class RayScheduler(Scheduler[RayJob]):
                 k,
                 f"role {role_name!r} has replicas 0..{counts[role_name] - 1}; pick one of them",
             )
-        stream = Stream(streams) if streams is not None else Stream.COMBINED
-        wanted = {"stdout": {"o"}, "stderr": {"e"}, "combined": {"o", "e"}}[stream.value]
-        lo = since.timestamp() if since is not None else None
-        hi = until.timestamp() if until is not None else None
-
-        def keep(e: dict[str, Any]) -> bool:
-            return (
-                e["r"] == role_name
-                and e["k"] == k
-                and e["s"] in wanted
-                and (lo is None or e["t"] >= lo)
-                and (hi is None or e["t"] <= hi)
-            )
-
-        lines = (str(e["l"]) for e in self._events(address, sid, should_tail) if keep(e))
-        return filter_regex(regex, lines)
-
-    def _events(self, address: str, sid: str, follow: bool) -> Iterator[dict[str, Any]]:
+        wanted = {"stdout": {"o"}, "stderr": {"e"}, "combined": {"o", "e"}}[request.stream.value]
         seen = 0
-        while True:
-            ended = not follow or self._client(address).get_job_status(sid).is_terminal()
+
+        def new_events() -> list[dict[str, Any]]:
+            nonlocal seen
             logs = self._record(address, sid).logs
-            yield from logs[seen:]
-            seen = len(logs)
-            if ended:
-                return
-            time.sleep(POLL_INTERVAL_S)
+            fresh, seen = logs[seen:], len(logs)
+            return fresh
+
+        timed = (
+            (float(e["t"]), str(e["l"]))
+            for e in self._follow(app_id, new_events, request.follow, POLL_INTERVAL_S)
+            if e["r"] == role_name and e["k"] == k and e["s"] in wanted
+        )
+        return in_window(timed, request.since, request.until)
+
+    def _ended(self, app_id: str) -> bool:
+        address, sid = self._split(app_id)
+        return bool(self._client(address).get_job_status(sid).is_terminal())
 
     # -- control ----------------------------------------------------------------------
 
@@ -616,6 +606,10 @@ class RayScheduler(Scheduler[RayJob]):
 
     def close(self) -> None:
         self._clients.clear()
+
+
+def _without_rank0(env: dict[str, str]) -> dict[str, str]:
+    return {k: v for k, v in env.items() if k != TORCHX_RANK0_HOST}
 
 
 def create_scheduler(session_name: str, address: str | None = None, **params: Any) -> RayScheduler:
