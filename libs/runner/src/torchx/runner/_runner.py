@@ -321,7 +321,11 @@ class Runner:
         """The app's status, or None if its scheduler does not know it."""
         sched, app_id = self._resolve(app_handle)
         desc = sched.describe(app_id)
-        return desc.to_status() if desc is not None else None
+        if desc is None:
+            return None
+        from torchx.runner._ui_url import with_ui_url
+
+        return with_ui_url(desc, desc.to_status())
 
     @_recorded
     def wait(
@@ -350,7 +354,9 @@ class Runner:
             if desc.to_status().is_terminal() or (
                 deadline is not None and time.monotonic() >= deadline
             ):
-                return desc.to_status()
+                from torchx.runner._ui_url import with_ui_url
+
+                return with_ui_url(desc, desc.to_status())
 
     def wait_each(
         self,

@@ -38,7 +38,14 @@ from torchx.schedulers._api import (
     LogRequest,
     Scheduler,
 )
-from torchx.schedulers._errors import SchedulerError, check_params, require
+from torchx.schedulers._errors import SchedulerError, check_params
+from torchx.schedulers._ray_address import (
+    check_address,
+    dashboard_url,
+    job_client,
+    needs_lookup_at_dry_run,
+    request_address,
+)
 from torchx.schedulers._ray_direct import CONFIG_ENV, EVENT_PREFIX
 from torchx.schedulers._replica_env import TORCHX_RANK0_HOST
 from torchx.schedulers._replicas import role_replicas
@@ -115,6 +122,8 @@ class RayJob:
 
     @property
     def app_id(self) -> str:
+        if not self.address:  # a dry run without an address
+            return self.submission_id
         return f"{_strip_scheme(self.address)}-{self.submission_id}"
 
     def submit_kwargs(self) -> dict[str, Any]:
@@ -162,18 +171,6 @@ def _http(address: str) -> str:
     return address if "://" in address else f"http://{address}"
 
 
-def _check_address(value: str) -> str:
-    rest = _strip_scheme(value).rstrip("/")
-    if value.startswith("ray://") or not re.match(r"^[A-Za-z0-9.\-\[\]:]+:\d+$", rest):
-        raise SpecsError(
-            "run option 'address'",
-            value,
-            "give the dashboard's HOST:PORT or http://HOST:PORT (e.g. 127.0.0.1:8265), "
-            f"or set ${ADDRESS_ENV}",
-        )
-    return f"http://{rest}" if "://" not in value else value.rstrip("/")
-
-
 def _entrypoint_resources(role: dict[str, Any]) -> dict[str, float | int]:
     """A one-replica role's resources as ``submit_job`` reserves them for the entrypoint."""
     resources: dict[str, float | int] = {"entrypoint_num_cpus": role["num_cpus"]}
@@ -216,19 +213,14 @@ class RayScheduler(Scheduler[RayJob]):
         super().__init__(BACKEND, session_name)
         self.address = address
         self._clients: dict[str, Any] = {}
+        self._urls: dict[str, str] = {}  # address as given -> its dashboard's URL
 
     def _client(self, address: str) -> Any:
+        """The job client of the cluster at ``address`` (any form of ``check_address``)."""
         client = self._clients.get(address)
         if client is None:
-            job_submission: Any = require("ray.job_submission", scheduler=BACKEND, extra="ray")
-            try:
-                client = job_submission.JobSubmissionClient(address)
-            except (ConnectionError, RuntimeError) as e:
-                raise SchedulerError(
-                    BACKEND,
-                    f"cannot reach the Ray dashboard at {address} ({e})",
-                    "start the cluster, or give its dashboard with -cfg address=HOST:PORT",
-                ) from None
+            self._urls[address] = dashboard_url(address)
+            client = job_client(self._urls[address])
             self._clients[address] = client
         return client
 
@@ -239,7 +231,8 @@ class RayScheduler(Scheduler[RayJob]):
         opts.add(
             "address",
             str,
-            f"the Ray dashboard address, HOST:PORT or http://HOST:PORT (default: ${ADDRESS_ENV})",
+            "the Ray cluster, as Ray's CLI reads it: http://HOST:PORT (its dashboard), "
+            f"HOST:PORT (dashboard or GCS), ray://HOST:PORT or auto (default: ${ADDRESS_ENV})",
             default=self.address,
         )
         opts.add(
@@ -273,7 +266,7 @@ class RayScheduler(Scheduler[RayJob]):
     ) -> tuple[AppDef, dict[str, CfgVal]]:
         return app, {**cfg, "working_dir": self._workspace_path(workspace)}
 
-    def _resolve_address(self, cfg: Mapping[str, CfgVal]) -> str:
+    def _given_address(self, cfg: Mapping[str, CfgVal]) -> str | None:
         cluster_file = cfg.get("cluster_config_file")
         if cluster_file:
             from ray.autoscaler import sdk  # the Ray client, as for every Ray request
@@ -285,15 +278,32 @@ class RayScheduler(Scheduler[RayJob]):
                 with open(str(cluster)) as f:
                     cluster = {**yaml.safe_load(f), "cluster_name": str(cfg["cluster_name"])}
             head = sdk.get_head_node_ip(cluster)
-            return _check_address(f"{head}:8265")
-        given = cfg.get("dashboard_address") or cfg.get("address") or os.environ.get(ADDRESS_ENV)
+            return check_address(f"{head}:8265")
+        given = (
+            cfg.get("dashboard_address")
+            or cfg.get("address")
+            or self.address
+            or os.environ.get(ADDRESS_ENV)
+        )
+        return check_address(str(given)) if given else None
+
+    def _resolve_address(self, cfg: Mapping[str, CfgVal]) -> str:
+        """The cluster's address ``cfg`` (or $RAY_ADDRESS) gives, checked; ``_client`` finds
+        its dashboard."""
+        given = self._given_address(cfg)
         if not given:
             raise SpecsError(
                 "run option 'address'",
                 None,
-                f"give the Ray dashboard address (-cfg address=HOST:PORT) or set ${ADDRESS_ENV}",
+                f"give the Ray cluster's address (-cfg address=HOST:PORT) or set ${ADDRESS_ENV}",
             )
-        return _check_address(str(given))
+        return given
+
+    def _dryrun_address(self, cfg: Mapping[str, CfgVal]) -> str:
+        """The dashboard a dry run names; "" when no address is given (a dry run needs no
+        cluster; ``schedule`` then says what is missing)."""
+        given = self._given_address(cfg)
+        return request_address(given) if given else ""
 
     def _runtime_env(self, cfg: Mapping[str, CfgVal], config_json: str | None) -> dict[str, Any]:
         env: dict[str, Any] = {}
@@ -325,7 +335,7 @@ class RayScheduler(Scheduler[RayJob]):
         return env
 
     def _submit_dryrun(self, app: AppDef, cfg: dict[str, CfgVal]) -> AppDryRunInfo[RayJob]:
-        address = self._resolve_address(cfg)
+        address = self._dryrun_address(cfg)
         strategy = str(cfg.get("placement_strategy") or "PACK").upper()
         if strategy not in PLACEMENT_STRATEGIES:
             raise SpecsError(
@@ -334,7 +344,7 @@ class RayScheduler(Scheduler[RayJob]):
                 f"expected one of {', '.join(PLACEMENT_STRATEGIES)}",
             )
         submission_id = make_unique(app.name)
-        app_id = f"{_strip_scheme(address)}-{submission_id}"
+        app_id = f"{_strip_scheme(address)}-{submission_id}" if address else submission_id
         roles: list[dict[str, Any]] = []
         for role in app.roles:
             if role.num_replicas < 1:
@@ -387,6 +397,14 @@ class RayScheduler(Scheduler[RayJob]):
 
     def schedule(self, dryrun_info: AppDryRunInfo[RayJob]) -> str:
         job = dryrun_info.request
+        if not job.address:
+            self._resolve_address({})  # says how to give the address
+        if needs_lookup_at_dry_run(job.address):
+            raise SchedulerError(
+                BACKEND,
+                f"the Ray cluster at {job.address} did not answer when the job was dry-run",
+                "start the cluster, then run (or dry-run) again",
+            )
         client = self._client(job.address)
         kwargs = job.submit_kwargs()
         working_dir = job.runtime_env.get("working_dir")
@@ -415,7 +433,7 @@ class RayScheduler(Scheduler[RayJob]):
                 "expected HOST:PORT-SUBMISSION_ID as printed by run "
                 "(e.g. 127.0.0.1:8265-echo-1a2b3c4d)",
             )
-        return _http(m["address"]), m["sid"]
+        return m["address"], m["sid"]
 
     def _info(self, address: str, sid: str) -> Any | None:
         try:
@@ -482,7 +500,7 @@ class RayScheduler(Scheduler[RayJob]):
             num_restarts=int(reported.get("restarts", 0)),
             msg=msg,
             structured_error_msg=error,
-            ui_url=address,
+            ui_url=self._urls.get(address, _http(address)),
             roles_statuses=list(roles.values()),
         )
 
@@ -502,8 +520,9 @@ class RayScheduler(Scheduler[RayJob]):
                 return self.describe(app_id)
             time.sleep(POLL_INTERVAL_S)
 
-    def list(self) -> list[ListAppResponse]:
-        address = self._resolve_address({"address": self.address})
+    def list(self, cfg: Mapping[str, CfgVal] | None = None) -> list[ListAppResponse]:
+        """The torchx jobs of the cluster ``cfg``'s address (or $RAY_ADDRESS) names."""
+        address = self._resolve_address(cfg or {})
         out = []
         for job in self._client(address).list_jobs():
             meta = job.metadata or {}
