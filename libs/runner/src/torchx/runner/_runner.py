@@ -426,20 +426,9 @@ class Runner:
         streams: Stream | None = None,
     ) -> Iterable[tuple[datetime | None, str]]:
         """``log_lines`` with the time each line was written, from schedulers that keep it
-        (they have a ``log_iter_timed`` method); others refuse, naming the scheduler."""
+        (see ``Scheduler.log_iter_timed``); others refuse, naming the scheduler."""
         sched, app_id = self._require(app_handle)
-        timed = getattr(sched, "log_iter_timed", None)
-        if timed is None:
-            raise SpecsError(
-                "timestamps",
-                True,
-                f"the {sched.backend} scheduler keeps no time for each log line; leave "
-                "timestamps out",
-            )
-        lines: Iterable[tuple[datetime | None, str]] = timed(
-            app_id, role_name, k, regex, since, until, should_tail, streams
-        )
-        return lines
+        return sched.log_iter_timed(app_id, role_name, k, regex, since, until, should_tail, streams)
 
     @_recorded
     def cancel(self, app_handle: AppHandle) -> None:
