@@ -7,6 +7,11 @@ is where the version lives.
 
 from importlib.metadata import version as _version
 
+from torchx.components import IMAGE as _IMAGE
+
 __version__: str = _version("torchx")
 
-__all__ = ["__version__"]
+# The image the builtin components run in by default (pytorch/torchx 0.7's published one).
+TORCHX_IMAGE: str = _IMAGE
+
+__all__ = ["TORCHX_IMAGE", "__version__"]
