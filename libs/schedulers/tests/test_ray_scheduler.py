@@ -220,7 +220,6 @@ def test_address_defaults_to_ray_address(monkeypatch: pytest.MonkeyPatch) -> Non
 @pytest.mark.parametrize(
     ("cfg", "field", "hint"),
     [
-        ({}, "run option 'address'", "RAY_ADDRESS"),
         ({"address": "ray://1.2.3.4:10001"}, "run option 'address'", "HOST:PORT"),
         ({"address": "nohost"}, "run option 'address'", "HOST:PORT"),
         (
@@ -240,6 +239,20 @@ def test_bad_run_options_name_the_field(
     with pytest.raises(SpecsError) as e:
         RayScheduler().submit_dryrun(AppDef("a", [sh("r", "true")]), cfg)
     assert field in e.value.field and hint in str(e.value)
+
+
+def test_without_an_address_the_local_dashboard_is_used_as_in_0_7(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.delenv("RAY_ADDRESS", raising=False)
+    job = RayScheduler().submit_dryrun(AppDef("a", [sh("r", "true")]), {}).request
+    assert job.address.endswith("127.0.0.1:8265")
+    job = (
+        RayScheduler()
+        .submit_dryrun(AppDef("a", [sh("r", "true")]), {"dashboard_address": "10.0.0.1:8265"})
+        .request
+    )
+    assert job.address.endswith("10.0.0.1:8265")
 
 
 def test_bad_app_id_and_workspace() -> None:

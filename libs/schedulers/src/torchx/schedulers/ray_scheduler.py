@@ -153,6 +153,9 @@ def _format_job(job: RayJob) -> str:
     )
 
 
+DEFAULT_DASHBOARD = "127.0.0.1:8265"
+
+
 def _strip_scheme(address: str) -> str:
     return address.split("://", 1)[1] if "://" in address else address
 
@@ -238,7 +241,8 @@ class RayScheduler(Scheduler[RayJob]):
         opts.add(
             "address",
             str,
-            f"the Ray dashboard address, HOST:PORT or http://HOST:PORT (default: ${ADDRESS_ENV})",
+            f"the Ray dashboard address, HOST:PORT or http://HOST:PORT (default: ${ADDRESS_ENV}, "
+            f"else {DEFAULT_DASHBOARD})",
             default=self.address,
         )
         opts.add(
@@ -288,13 +292,13 @@ class RayScheduler(Scheduler[RayJob]):
                     cluster = {**yaml.safe_load(f), "cluster_name": str(cfg["cluster_name"])}
             head = sdk.get_head_node_ip(cluster)
             return _check_address(f"{head}:8265")
-        given = cfg.get("dashboard_address") or cfg.get("address") or os.environ.get(ADDRESS_ENV)
-        if not given:
-            raise SpecsError(
-                "run option 'address'",
-                None,
-                f"give the Ray dashboard address (-cfg address=HOST:PORT) or set ${ADDRESS_ENV}",
-            )
+        given = (
+            cfg.get("dashboard_address")
+            or cfg.get("address")
+            or os.environ.get(ADDRESS_ENV)
+            # the dashboard of a cluster started on this machine, as 0.7 and `ray job` assume
+            or DEFAULT_DASHBOARD
+        )
         return _check_address(str(given))
 
     def _runtime_env(self, cfg: Mapping[str, CfgVal], config_json: str | None) -> dict[str, Any]:

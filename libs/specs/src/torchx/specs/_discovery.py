@@ -8,6 +8,8 @@
   (``utils.echo``). Each entry point ``PREFIX = module`` of the ``torchx.components`` group
   adds the components of ``module`` as ``PREFIX.<relative name>``; a prefix starting with
   ``_`` adds them with no prefix (0.7's ``_0 = my_project.bar``).
+- The full module path of a component function (``torchx.components.utils.echo``) names it
+  too.
 - ``path/to/file.py:fn`` and ``path/to/file.py`` name a function of a file. The file is
   read with ``ast`` first and imported only when it defines that function (or, with no
   ``:fn``, exactly one function that returns an ``AppDef``), so a plain script given by
@@ -142,10 +144,23 @@ def find_component(name: str) -> tuple[str, ComponentFn]:
         fn = _in_module(".".join([module, *rel_parts[:-1]]), rel_parts[-1])
         if fn is not None:
             return name, fn
+    # the full module path of a component function (``torchx.components.utils.echo``), as
+    # 0.7's CLI docs show; only a module that exists is imported
+    if len(parts) > 1 and _module_exists(".".join(parts[:-1])):
+        fn = _in_module(".".join(parts[:-1]), parts[-1])
+        if fn is not None:
+            return name, fn
     known = list(all_components())
     raise ComponentNotFoundException(
         "component", name, closest(name, known) + " (`torchx builtins` lists them all)"
     )
+
+
+def _module_exists(module: str) -> bool:
+    try:
+        return importlib.util.find_spec(module) is not None
+    except (ImportError, ValueError):
+        return False
 
 
 # -- components in a file ---------------------------------------------------------------
