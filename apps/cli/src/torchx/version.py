@@ -7,11 +7,25 @@ is where the version lives.
 
 from importlib.metadata import version as _version
 
-from torchx.components import IMAGE as _IMAGE
-
 __version__: str = _version("torchx")
+# The image that components default to; computed on first use (see __getattr__ below).
+TORCHX_IMAGE: str
 
-# The image the builtin components run in by default (pytorch/torchx 0.7's published one).
-TORCHX_IMAGE: str = _IMAGE
+
+def __getattr__(name: str) -> str:
+    # TORCHX_IMAGE is computed on first use: it reads entry points, which costs start-up time.
+    if name != "TORCHX_IMAGE":
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    from torchx.components import IMAGE
+    from torchx.util.entrypoints import load
+
+    # A package may name the image through entry point torchx.version:get_torchx_image, a
+    # function of the version (as in pytorch/torchx); otherwise the builtin components' image.
+    image: str = load("torchx.version", "get_torchx_image", default=lambda _version: IMAGE)(
+        __version__
+    )
+    globals()[name] = image
+    return image
+
 
 __all__ = ["TORCHX_IMAGE", "__version__"]

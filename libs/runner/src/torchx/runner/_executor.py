@@ -51,9 +51,11 @@ class CallNotPicklableError(TypeError):
 
 
 def default_transport() -> str:
-    """``$XDG_STATE_HOME/torchx/functions`` (``~/.local/state/torchx/functions``)."""
-    base = os.environ.get("XDG_STATE_HOME") or os.path.join(os.path.expanduser("~"), ".local/state")
-    return os.path.join(base, "torchx", "functions")
+    """``functions`` in the local scheduler's state folder (``$XDG_STATE_HOME/torchx``,
+    else ``~/.local/state/torchx``; a relative ``XDG_STATE_HOME`` is ignored)."""
+    from torchx.schedulers.local_scheduler import default_state_dir
+
+    return str(default_state_dir() / "functions")
 
 
 def _runtime() -> Any:
@@ -134,8 +136,9 @@ class Executor:
         max_in_flight: how many apps ``map`` keeps running at once
         name: the app name
         runner: the Runner to submit with (default: ``get_runner()``)
-        poll_interval: seconds between status checks of schedulers that do not say
-            when an app ends
+        poll_interval: seconds between status checks of the app (its outcome files are
+            looked at more often)
+        rdzv_port: the rendezvous port on the first node when there are several nodes
     """
 
     future = _FutureLookup()
@@ -157,6 +160,7 @@ class Executor:
         name: str = "function",
         runner: Runner | None = None,
         poll_interval: float = 1.0,
+        rdzv_port: int = 29500,
     ) -> None:
         from torchx.runner._runner import get_runner
 
@@ -191,6 +195,7 @@ class Executor:
         self.max_in_flight = max_in_flight
         self.name = name
         self.poll_interval = poll_interval
+        self.rdzv_port = rdzv_port
         self._futures: list[FunctionFuture] = []
         self._shutdown = False
         self._folders_made = False
@@ -259,6 +264,11 @@ class Executor:
         if not self._folders_made:
             for sub in ((), ("calls",), ("handles",)):
                 self._store(*sub).make_folder()
+            if runtime.is_local(self.transport):
+                try:  # a folder others may write to could hand this process their pickles
+                    runtime.check_private(self._store("calls").path(""))
+                except runtime.UntrustedFileError as e:
+                    raise SpecsError("Executor transport", self.transport, str(e)) from None
             self._folders_made = True
         runtime.write_call(call, payload, world_size)
         try:
@@ -295,6 +305,7 @@ class Executor:
             h=named,
             env=self.env,
             mounts=mounts,
+            rdzv_port=self.rdzv_port,
         )
         if isinstance(self.resource, Resource):
             for role in app.roles:
