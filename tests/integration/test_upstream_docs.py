@@ -22,15 +22,15 @@ cli = CliRunner()
 
 @pytest.fixture(autouse=True)
 def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    home = tmp_path / "home"
-    work = tmp_path / "work"
-    home.mkdir()
-    work.mkdir()
-    monkeypatch.setenv("HOME", str(home))
-    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
+    """A project folder as the working directory, and a home and state of the test's own."""
+    dirs = {name: tmp_path / name for name in ("home", "work", "state")}
+    for path in dirs.values():
+        path.mkdir()
+    monkeypatch.setenv("HOME", str(dirs["home"]))
+    monkeypatch.setenv("XDG_STATE_HOME", str(dirs["state"]))
     monkeypatch.delenv("TORCHXCONFIG", raising=False)
-    monkeypatch.chdir(work)
-    return work
+    monkeypatch.chdir(dirs["work"])
+    return dirs["work"]
 
 
 def torchx(*args: str) -> tuple[int, str, str]:
