@@ -130,6 +130,16 @@ def _proc_state(pid: int) -> str:
     return stat[stat.rindex(")") + 2]
 
 
+def test_shutdown_can_cancel_what_runs_and_refuses_more(ex: Executor, tmp_path: Path) -> None:
+    future = _started(ex, tmp_path / "started")
+    ex.shutdown(wait=True, cancel_futures=True)
+    assert future.cancelled()
+    status = get_runner().wait(future.handle, wait_interval=0.2, timeout=30)
+    assert status is not None and status.state == AppState.CANCELLED
+    with pytest.raises(RuntimeError, match="shut down; make a new one"):
+        ex.submit(add, 1, 2)
+
+
 def test_a_finished_future_cannot_be_cancelled(ex: Executor) -> None:
     future = ex.submit(add, 1, 1)
     assert future.result(timeout=60) == 2
@@ -298,3 +308,14 @@ def test_two_ranks_all_reduce_under_torchrun_and_every_rank_returns() -> None:
     assert future.world_size == 2
     assert future.result(timeout=240, all_ranks=True) == [3, 3]
     assert future.result() == 3  # rank 0's
+
+
+def test_importing_the_runner_leaves_the_executors_modules_unloaded() -> None:
+    code = (
+        "import sys, torchx.runner\n"
+        "print(sorted(m for m in ('concurrent.futures', 'cloudpickle', 'fsspec', 'uuid',"
+        " 'torchx.runtime.function') if m in sys.modules))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "[]\n"

@@ -137,6 +137,8 @@ _FLAKY = textwrap.dedent(
     """
     echo start >> "$MARKS/$TORCHX_ROLE_NAME-$TORCHX_REPLICA_ID"
     if [ "$FAIL_ONCE" = "$TORCHX_ROLE_NAME-$TORCHX_REPLICA_ID" ] && [ ! -e "$MARKS/failed" ]; then
+        # fail only once the others have started, so a restart counts each of them twice
+        until [ -e "$MARKS/a-0" ] && [ -e "$MARKS/b-0" ]; do sleep 0.01; done
         touch "$MARKS/failed"; exit 3
     fi
     """

@@ -9,12 +9,9 @@ rank's outcome back. The pickling and the job's side live in torchx-runtime-func
 
 from __future__ import annotations
 
-import itertools
-import json
 import os
 import sys
 import time
-import uuid
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
@@ -249,6 +246,9 @@ class Executor:
             raise RuntimeError("this Executor was shut down; make a new one to submit more")
         if not callable(fn):
             raise SpecsError("submit fn", fn, "give a function (or another callable)")
+        import json
+        import uuid
+
         runtime = _runtime()
         what = getattr(fn, "__qualname__", None) or repr(fn)
         try:
@@ -321,6 +321,8 @@ class Executor:
         bad input fails here), the rest as results are taken. Closing the iterator early
         cancels the apps still running.
         """
+        import itertools
+
         items = zip(*iterables, strict=False)
         window: deque[FunctionFuture] = deque(
             self.submit(fn, *args) for args in itertools.islice(items, self.max_in_flight)
@@ -365,6 +367,8 @@ class Executor:
     # -- by handle ----------------------------------------------------------------------
 
     def _future_of(self, handle: AppHandle) -> FunctionFuture:
+        import json
+
         runtime = _runtime()
         handles = self._store("handles")
         try:

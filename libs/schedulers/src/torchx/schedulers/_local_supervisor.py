@@ -8,18 +8,22 @@ library (so do the ``_local_*`` modules it imports), so it starts in millisecond
   die, even by SIGKILL, the watchdog kills every group, so no replica outlives it. (A
   parent-death signal set in each child would need a Python fork per replica, which
   measured about three times the cost of posix_spawn for 256 replicas.)
-- copies each replica's stdout and stderr into ``APP_DIR/<role>/<k>/{stdout,stderr,combined}``
-  and records when each chunk arrived (``.times``), so logs can be cut by time;
+- copies each replica's stdout and stderr into
+  ``APP_DIR/<role>/<k>/{stdout,stderr,combined}.log`` and records when each chunk
+  arrived (``.times``), so logs can be cut by time;
 - waits for replicas without polling: SIGCHLD and SIGTERM wake a ``select`` through
   ``signal.set_wakeup_fd``; once a second it also checks that the app directory still
   exists (a deleted app is stopped) and looks for the cancel marker;
-- restarts replicas per role ``max_retries`` and ``retry_policy``;
+- restarts replicas per role ``max_retries`` and ``retry_policy``, first ending what the
+  failed attempt left in its process group;
 - kills whole process trees (SIGTERM, then SIGKILL after a grace period), and on Linux
   adopts orphaned grandchildren (PR_SET_CHILD_SUBREAPER) so none outlives the app;
 - writes ``APP_DIR/.torchx/state.json`` atomically whenever something changes, with each
   replica's process group, and exits right after writing the final state (waiters watch
   for that exit). Should the supervisor itself fail, it kills every replica group first
   and records why; should it be killed, any torchx process can kill the recorded groups.
+  While the disk is full the state on disk may lag; the final state uses the room the
+  scheduler reserved at submit (``.torchx/reserve``), or waits for room (``record_end``).
 
 Any process can cancel the app: create ``.torchx/cancel``, then send SIGTERM to the pid
 recorded in the state (the marker covers the moment before the pid is recorded).

@@ -368,6 +368,7 @@ class LocalScheduler(Scheduler[LocalRequest]):
             self._records.add(req.app_id, req.app_dir)
             where = os.path.join(meta, SUPERVISOR_LOG)
             with open(where, "ab") as log:
+                where = f"its supervisor ({sys.executable} {SUPERVISOR_SCRIPT})"
                 self._supervisors[req.app_id] = subprocess.Popen(
                     [sys.executable, "-I", "-S", SUPERVISOR_SCRIPT, req.app_dir],
                     stdin=subprocess.DEVNULL,
@@ -397,8 +398,10 @@ class LocalScheduler(Scheduler[LocalRequest]):
 
     def _forget_half_made(self, req: LocalRequest) -> None:
         """Remove what ``schedule`` made of an app it could not start."""
+        link = self._index / req.app_id
         with contextlib.suppress(OSError):
-            os.unlink(self._index / req.app_id)
+            if os.readlink(link) == req.app_dir:
+                os.unlink(link)
         shutil.rmtree(req.app_dir, ignore_errors=True)
 
     # -- finding apps -----------------------------------------------------------------
