@@ -19,6 +19,8 @@ from torchx.runner._config import (
 from torchx.runner._executor import CallNotPicklableError, Executor, default_transport
 from torchx.runner._function_future import FunctionAppError, FunctionFuture
 from torchx.runner._runner import ComponentArgs, Runner, get_runner
+from torchx.runner._sweep import Sweep, SweepError
+from torchx.runner._sweeps import SweepPlan, SweepStatus, TrialStatus
 from torchx.runner._tracking import get_configured_trackers, trackers_env
 
 __all__ = [
@@ -31,7 +33,12 @@ __all__ = [
     "FunctionAppError",
     "FunctionFuture",
     "Runner",
+    "Sweep",
+    "SweepError",
+    "SweepPlan",
+    "SweepStatus",
     "TorchxConfig",
+    "TrialStatus",
     "config_files",
     "default_transport",
     "get_configured_trackers",
