@@ -38,11 +38,16 @@ def test_help_lists_every_subcommand() -> None:
 
 def test_version() -> None:
     code, out, _ = invoke("--version")
-    assert code == 0 and re.fullmatch(r"torchx \d+\.\d+\.\d+\n", out)
+    assert code == 0 and re.fullmatch(r"torchx-\d+\.\d+\.\d+\n", out)
 
 
 def test_builtins_table_json_and_print() -> None:
     code, out, _ = invoke("builtins")
+    # as pytorch/torchx 0.7 prints it
+    lines = out.splitlines()
+    assert code == 0 and lines[0] == f"Found {len(lines) - 1} builtin components:"
+    assert re.fullmatch(r" +\d+\. dist\.ddp", lines[1]) and lines[1].startswith("  1. ")
+    code, out, _ = invoke("builtins", "--verbose")
     assert code == 0 and "utils.echo" in out and "Prints a message to stdout." in out
     code, out, _ = invoke("builtins", "--json")
     names = {c["name"] for c in json.loads(out)}
@@ -132,7 +137,8 @@ def test_runopts_and_configure_write_a_config_the_runner_reads(isolated: Path) -
     code, out, _ = invoke("configure", "--all")
     assert code == 0
     text = (isolated / ".torchxconfig").read_text()
-    assert "[local_cwd]" in text and "; log_dir =" in text and "scheduler = local_cwd" in text
+    # the form 0.7 writes: every option with its default, None for none
+    assert "[local_cwd]\nlog_dir = None\n" in text and "prepend_cwd = False" in text
     # the written file is valid for the runner: a run reads it without complaint
     code, _, err = invoke("run", "--dryrun", "utils.echo")
     assert code == 0, err
@@ -204,3 +210,25 @@ def test_debug_shows_the_traceback() -> None:
     result = cli.invoke(app, ["--debug", "run", "utils.ecko"])
     assert result.exit_code == 1
     assert result.exception is not None and "utils.ecko" in str(result.exception)
+
+
+def test_torchx_run_of_a_script_with_side_effects_runs_nothing(isolated: Path) -> None:
+    (isolated / "script_with_side_effects.py").write_text(
+        "open('SIDE_EFFECT', 'w').write('ran')\nimport sys\nsys.exit(3)\n"
+    )
+    code, out, err = invoke("run", "script_with_side_effects.py")
+    assert code == 2 and out == ""
+    assert "script_with_side_effects.py:FN" in err and "nothing in it was run" in err
+    assert not (isolated / "SIDE_EFFECT").exists()
+
+
+def test_cli_run_component_of_the_config_applies_as_in_0_7(isolated: Path) -> None:
+    (isolated / ".torchxconfig").write_text("[cli:run]\ncomponent = utils.echo\n")
+    code, out, err = invoke("run", "--dryrun", "--msg", "from-config")
+    assert code == 0, err
+    assert "echo from-config" in out
+    code, out, err = invoke("run", "--dryrun")
+    assert code == 0 and "AppDef echo" in out, err
+    (isolated / ".torchxconfig").unlink()
+    code, _, err = invoke("run", "--dryrun", "--msg", "x")
+    assert code == 2 and "[cli:run]" in err and "component: none given" in err

@@ -37,7 +37,7 @@ def test_readme_first_command_exactly_as_written() -> None:
 
 
 def test_every_subcommand_as_a_process(isolated: Path) -> None:
-    assert torchx("--version").stdout.startswith("torchx ")
+    assert torchx("--version").stdout.startswith("torchx-")
     assert "Commands:" in torchx("--help").stdout
     assert "utils.echo" in torchx("builtins").stdout
     assert "usage: utils.echo" in torchx("run", "utils.echo", "--help").stdout
@@ -84,7 +84,7 @@ def test_python_dash_m_works_like_the_script() -> None:
         env={**os.environ},
         check=False,
     )
-    assert proc.returncode == 0 and proc.stdout.startswith("torchx ")
+    assert proc.returncode == 0 and proc.stdout.startswith("torchx-")
 
 
 def test_closed_pipe_is_quiet() -> None:

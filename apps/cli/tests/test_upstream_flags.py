@@ -91,4 +91,4 @@ def test_version_module() -> None:
 
     assert __version__ == version("torchx")
     _, out, _ = invoke("--version")
-    assert out.strip() == f"torchx {__version__}"
+    assert out.strip() == f"torchx-{__version__}"  # as 0.7 prints it

@@ -84,3 +84,57 @@ def test_unknown_names_suggest_the_closest(tmp_path: Path) -> None:
         get_component(str(spec))
     with pytest.raises(ComponentNotFoundError, match="no such file"):
         get_component(str(tmp_path / "missing.py"))
+
+
+SIDE_EFFECT_SCRIPT = """
+import argparse
+from pathlib import Path
+
+Path("SIDE_EFFECT").write_text("the script ran")
+parser = argparse.ArgumentParser()
+parser.add_argument("--steps", type=int, required=True)
+args = parser.parse_args()
+
+
+def main() -> None:
+    print(args.steps)
+
+
+main()
+"""
+
+
+def test_a_script_given_as_the_component_is_read_not_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    script = tmp_path / "train.py"
+    script.write_text(SIDE_EFFECT_SCRIPT)
+    with pytest.raises(ComponentNotFoundError, match=r"no component function.*train\.py:FN"):
+        get_component(str(script))
+    with pytest.raises(ComponentNotFoundError, match=r"no function 'mian'.*did you mean 'main'"):
+        get_component(f"{script}:mian")
+    assert not (tmp_path / "SIDE_EFFECT").exists()
+
+
+def test_a_component_file_that_fails_to_load_names_its_file_and_line(tmp_path: Path) -> None:
+    from torchx.specs import SpecsError
+
+    boom = tmp_path / "boom.py"
+    boom.write_text(
+        "import torchx.specs as specs\n"
+        "def app() -> specs.AppDef:\n"
+        "    return specs.AppDef('a', [])\n"
+        "raise ValueError('boom at import')\n"
+    )
+    with pytest.raises(SpecsError, match=rf"{boom}:4: got 'ValueError: boom at import'"):
+        get_component(str(boom))
+    leaves = tmp_path / "leaves.py"
+    leaves.write_text("import sys\nimport torchx.specs as specs\n"
+                      "def app() -> specs.AppDef: ...\nsys.exit(7)\n")  # fmt: skip
+    with pytest.raises(SpecsError, match=r"called sys\.exit\(7\) while being loaded"):
+        get_component(f"{leaves}:app")
+    broken = tmp_path / "broken.py"
+    broken.write_text("def app(:\n")
+    with pytest.raises(SpecsError, match=rf"{broken}:1"):
+        get_component(str(broken))

@@ -145,3 +145,13 @@ def test_a_spec_nesting_past_the_limit_is_a_spec_error() -> None:
         body = {"type": "Sequential", "config": {"layers": [body]}}
     with pytest.raises(SpecError, match=f"past the limit of {MAX_NESTING}"):
         L.from_spec(json.dumps({"format_version": 1, **body}))
+
+
+def test_specs_are_read_by_a_safe_loader_subclass() -> None:
+    from torchx.layers._spec import _spec_loader
+
+    loader = _spec_loader()
+    assert issubclass(loader, yaml.constructor.SafeConstructor)
+    assert loader(LAUGHS.split("\nb:")[0]).get_single_data()["a"] == ["lol"] * 9
+    with pytest.raises(SpecError, match="alias"):
+        loader(LAUGHS).get_single_data()

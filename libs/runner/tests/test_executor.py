@@ -23,7 +23,8 @@ from torchx.runner import (
     get_runner,
 )
 from torchx.runtime.function import UntrustedFileError
-from torchx.specs import AppState, SpecsError
+from torchx.specs import AppState, Resource, SpecsError
+from torchx.specs import resource as specs_resource
 
 
 def add(a: int, b: int) -> int:
@@ -169,6 +170,22 @@ def test_a_job_that_dies_raises_one_error_with_its_status_and_log(ex: Executor) 
     assert "  about to die" in str(err)
 
 
+def test_an_app_cancelled_by_someone_else_is_an_app_error(ex: Executor, tmp_path: Path) -> None:
+    marker = tmp_path / "started"
+    future = ex.submit(sleep_then, 300, str(marker))
+    deadline = time.monotonic() + 60
+    while not marker.exists():
+        assert time.monotonic() < deadline, "the function never started"
+        time.sleep(0.05)
+    get_runner().cancel(future.handle)  # not through the future: it did not ask for it
+    err = future.exception(timeout=60)
+    assert isinstance(err, FunctionAppError)
+    assert err.status is not None and err.status.state == AppState.CANCELLED
+    assert not future.cancelled()
+    with pytest.raises(FunctionAppError, match="ended CANCELLED without the function's result"):
+        future.result()
+
+
 def test_result_times_out(ex: Executor, tmp_path: Path) -> None:
     future = ex.submit(sleep_then, 300, str(tmp_path / "m"))
     with pytest.raises(concurrent.futures.TimeoutError):
@@ -237,6 +254,22 @@ def test_the_component_runs_the_runtime_module() -> None:
     assert one_node.entrypoint == "py"
     assert one_node.args[:2] == ["-m", "torch.distributed.run"]
     assert one_node.args[-3:] == ["-m", "torchx.runtime.function", "/tmp/c"]
+
+
+def test_resources_image_env_and_interpreter_reach_the_role(tmp_path: Path) -> None:
+    sized = Executor(resource=Resource(cpu=2, gpu=0, memMB=512), env={"A": "1"})
+    (role,) = sized._app("/f/calls/1").roles
+    assert (role.resource.cpu, role.resource.memMB) == (2, 512)
+    assert role.env["A"] == "1"
+    assert role.entrypoint == sys.executable  # the same interpreter on local schedulers
+    named = Executor(scheduler="local_dir", resource="cpu.small", python="python3")
+    (role,) = named._app("/f/calls/1").roles
+    assert role.resource.cpu == specs_resource(h="cpu.small").cpu
+    assert role.image == os.getcwd() and role.entrypoint == "python3"
+    docker = Executor(scheduler="local_docker", transport=str(tmp_path), image="img")
+    (role,) = docker._app(f"{tmp_path}/calls/1").roles
+    assert role.entrypoint == "python" and role.image == "img"
+    assert [(m.src_path, m.dst_path) for m in role.mounts] == [(str(tmp_path), str(tmp_path))]
 
 
 @pytest.mark.slow

@@ -49,7 +49,8 @@ def _version(value: bool) -> None:
     if value:
         from importlib.metadata import version
 
-        typer.echo(f"torchx {version('torchx')}")
+        # the form pytorch/torchx 0.7 prints (argparse's ``prog-VERSION``)
+        typer.echo(f"torchx-{version('torchx')}")
         raise typer.Exit()
 
 
@@ -295,6 +296,9 @@ def builtins(
         str | None,
         typer.Option("--print", help="print the source of this component", show_default=False),
     ] = None,
+    verbose: Annotated[
+        bool, typer.Option("-v", "--verbose", help="a table with each component's summary")
+    ] = False,
     json_out: JsonOpt = False,
 ) -> None:
     """List the builtin components, one line each."""
@@ -312,9 +316,12 @@ def builtins(
 
         print_json([{"name": n, "summary": s.summary} for n, s in found.items()])
         return
+    typer.echo(f"Found {len(found)} builtin components:")
+    if not verbose:  # as pytorch/torchx 0.7 lists them
+        typer.echo("\n".join(f" {i:2d}. {name}" for i, name in enumerate(found, 1)))
+        return
     from torchx.cli._output import print_table
 
-    typer.echo(f"Found {len(found)} builtin components:")
     print_table(["NAME", "DESCRIPTION"], [[n, s.summary] for n, s in found.items()])
 
 
@@ -680,7 +687,7 @@ def configure(
     runner = _runner()
     wanted = [n.strip() for n in (schedulers or "").split(",") if n.strip()]
     names = [_scheduler(runner, n) for n in wanted] or list(runner.scheduler_backends())
-    text = render({n: runner.scheduler_run_opts(n) for n in names}, all_opts)
+    text = render(names, all_opts)
     if print_only:
         typer.echo(text, nl=False)
         return

@@ -14,6 +14,7 @@ from torchx.runner._config import (
     ConfigError,
     TorchxConfig,
     config_files,
+    get_configured_trackers,
     load_config,
 )
 from torchx.runner._executor import CallNotPicklableError, Executor, default_transport
@@ -21,7 +22,7 @@ from torchx.runner._function_future import FunctionAppError, FunctionFuture
 from torchx.runner._runner import ComponentArgs, Runner, get_runner
 from torchx.runner._sweep import Sweep, SweepError
 from torchx.runner._sweeps import SweepPlan, SweepStatus, TrialStatus
-from torchx.runner._tracking import get_configured_trackers, trackers_env
+from torchx.runner._tracking import trackers_env
 
 __all__ = [
     "CONFIG_ENV",

@@ -21,7 +21,14 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from torchx.specs import CfgVal, SpecsError, runopts
+from torchx.runner._tracking import (
+    ENV_TORCHX_TRACKERS,
+    TRACKER_NAME,
+    TRACKER_NAME_RULE,
+    tracker_config_env_var_name,
+    trackers_env,
+)
+from torchx.specs import CfgVal, SpecsError, closest, runopts
 
 CONFIG_ENV = "TORCHXCONFIG"
 CONFIG_FILE = ".torchxconfig"
@@ -29,6 +36,22 @@ COMPONENT_PREFIX = "component:"
 CLI_PREFIX = "cli:"
 TRACKERS_SECTION = "torchx:tracker"
 TRACKER_PREFIX = "tracker:"
+# pytorch/torchx 0.7's schedulers: its ``torchx configure --all`` writes a section for each,
+# so a section for one that is not installed here is skipped, never mistaken for a typo.
+UPSTREAM_SCHEDULERS = frozenset(
+    {
+        "local_docker",
+        "local_cwd",
+        "slurm",
+        "kubernetes",
+        "kubernetes_mcad",
+        "aws_batch",
+        "aws_sagemaker",
+        "gcp_batch",
+        "ray",
+        "lsf",
+    }
+)
 CLI_KEYS: dict[str, frozenset[str]] = {
     "run": frozenset({"scheduler", "workspace", "component", "dryrun", "wait", "log"}),
     # retention: how long local apps' records and logs are kept (``torchx list --prune``)
@@ -57,10 +80,10 @@ class TorchxConfig:
 
     def scheduler_cfg(self, scheduler: str, opts: runopts) -> dict[str, CfgVal]:
         """Typed run options for ``scheduler`` from its section; unknown keys are errors."""
-        from torchx.specs import closest
-
         out: dict[str, CfgVal] = {}
         for key, (value, origin) in self._section(scheduler).items():
+            if is_unset(value):
+                continue
             if key not in opts:
                 known = [name for name, _ in opts]
                 hint = closest(key, known) if known else f"{scheduler} takes no run options"
@@ -88,6 +111,18 @@ class TorchxConfig:
     def cli_defaults(self, command: str) -> dict[str, str]:
         """Defaults for ``torchx COMMAND`` options from ``[cli:COMMAND]``."""
         return {k: v for k, (v, _) in self._section(CLI_PREFIX + command).items()}
+
+
+# What pytorch/torchx 0.7's ``torchx configure`` writes for an option with no value: the
+# word None, or a ``#FIXME:(type) help`` placeholder for a required one. Both mean unset.
+UNSET = "None"
+PLACEHOLDER_PREFIX = "#FIXME"
+
+
+def is_unset(value: str) -> bool:
+    """Whether a config value stands for "not set" (see ``UNSET``)."""
+    text = value.strip()
+    return text == UNSET or text.startswith(PLACEHOLDER_PREFIX)
 
 
 def config_files(cwd: str | os.PathLike[str] | None = None) -> list[Path]:
@@ -125,7 +160,8 @@ def load_config(
         parser = configparser.ConfigParser(interpolation=None, default_section="\0none")
         parser.optionxform = str  # type: ignore[assignment,method-assign]
         try:
-            parser.read_string(path.read_text(encoding="utf-8"), source=str(path))
+            # utf-8-sig: a file saved by an editor that writes a byte-order mark reads too
+            parser.read_string(path.read_text(encoding="utf-8-sig"), source=str(path))
         except UnicodeDecodeError as e:
             raise SpecsError(
                 str(path),
@@ -134,24 +170,58 @@ def load_config(
             ) from None
         except configparser.Error as e:
             raise SpecsError(str(path), path.name, f"not a valid INI file ({e})") from None
+        skipped: list[str] = []
         for section in parser.sections():
-            _check_section(str(path), section, parser[section], known)
+            if not _check_section(str(path), section, parser[section], known):
+                skipped.append(section)
+                continue
             target = config.sections.setdefault(section, {})
             for key, value in parser[section].items():
                 target[key] = (value, str(path))
+        if skipped:
+            _warn_skipped(path, skipped, known)
     return config
 
 
-def _check_section(origin: str, section: str, values: Mapping[str, str], known: set[str]) -> None:
-    if section == TRACKERS_SECTION or section.startswith(TRACKER_PREFIX):
-        from torchx.runner._tracking import check_tracker_section
+def _warn_skipped(path: Path, sections: list[str], known: set[str]) -> None:
+    """A file written for another installation (0.7's ``configure --all`` lists
+    ``[aws_batch]``, ``[lsf]``...) still works here: its other sections apply."""
+    import logging
 
-        check_tracker_section(origin, section, values)
+    logging.getLogger("torchx.runner").warning(
+        "torchx: %s: skipping %s: no such scheduler is installed here",
+        path,
+        ", ".join(f"[{s}]" for s in sections),
+    )
+
+
+def _check_tracker_section(origin: str, section: str, values: Mapping[str, str]) -> None:
+    """``[torchx:tracker]`` holds ``NAME=FACTORY`` lines; ``[tracker:NAME]`` holds ``config``."""
+    if section == TRACKERS_SECTION:
+        for name, factory in values.items():
+            if not TRACKER_NAME.match(name):
+                raise ConfigError(origin, section, name, factory, TRACKER_NAME_RULE)
         return
+    if not TRACKER_NAME.match(section[len(TRACKER_PREFIX) :]):
+        raise ConfigError(origin, section, "", section, TRACKER_NAME_RULE)
+
+
+def get_configured_trackers(config: TorchxConfig | None = None) -> dict[str, str | None]:
+    """``{tracker name: config}`` as the launcher sees it (config files, then environment)."""
+    env = trackers_env((config or load_config()).trackers())
+    names = [n for n in env.get(ENV_TORCHX_TRACKERS, "").split(",") if n]
+    return {name: env.get(tracker_config_env_var_name(name)) for name in names}
+
+
+def _check_section(origin: str, section: str, values: Mapping[str, str], known: set[str]) -> bool:
+    """Refuse a bad section; False for a scheduler section this installation lacks."""
+    if section == TRACKERS_SECTION or section.startswith(TRACKER_PREFIX):
+        _check_tracker_section(origin, section, values)
+        return True
     if section.startswith(COMPONENT_PREFIX):
         if not section[len(COMPONENT_PREFIX) :]:
             raise ConfigError(origin, section, "", section, "name the component: [component:NAME]")
-        return
+        return True
     if section.startswith(CLI_PREFIX):
         command = section[len(CLI_PREFIX) :]
         if command not in CLI_KEYS:
@@ -167,13 +237,11 @@ def _check_section(origin: str, section: str, values: Mapping[str, str], known: 
                     value,
                     f"known keys: {', '.join(sorted(CLI_KEYS[command]))}",
                 )
-        return
-    if known and section not in known:
-        raise ConfigError(
-            origin,
-            section,
-            "",
-            section,
-            f"not a scheduler; use one of {', '.join(sorted(known))}, "
-            "[component:NAME], [cli:run], [torchx:tracker] or [tracker:NAME]",
-        )
+        return True
+    if not known or section in known:
+        return True
+    near = closest(section, known)
+    if section not in UPSTREAM_SCHEDULERS and near.startswith("did you mean"):
+        # a misspelt scheduler of this installation: skipping it would drop its options
+        raise ConfigError(origin, section, "", section, f"not a scheduler; {near}")
+    return False

@@ -193,6 +193,7 @@ class Executor:
         self.poll_interval = poll_interval
         self._futures: list[FunctionFuture] = []
         self._shutdown = False
+        self._folders_made = False
 
     def _check_transport(self, transport: str | None) -> str:
         runtime = _runtime()
@@ -255,8 +256,10 @@ class Executor:
         world_size = self.num_replicas * self.nproc_per_node
         call_id = f"{time.strftime('%Y%m%d-%H%M%S')}-{uuid.uuid4().hex[:12]}"
         call = self._store("calls", call_id)
-        self._store().make_folder()
-        self._store("calls").make_folder()
+        if not self._folders_made:
+            for sub in ((), ("calls",), ("handles",)):
+                self._store(*sub).make_folder()
+            self._folders_made = True
         runtime.write_call(call, payload, world_size)
         try:
             handle = self._runner.run(self._app(call.url), self.scheduler, self.cfg)
@@ -265,7 +268,6 @@ class Executor:
             raise
         pointer = {"version": POINTER_VERSION, "call": call.url, "role": self.name}
         handles = self._store("handles")
-        handles.make_folder()
         handles.write(_pointer_name(handle), json.dumps(pointer).encode())
         future = FunctionFuture(
             self._runner, handle, call, world_size, self.name, self.poll_interval

@@ -154,13 +154,12 @@ class FunctionFuture:
         return [self._outcomes[rank].value for rank in range(self._world_size)]
 
     def exception(self, timeout: float | None = None) -> BaseException | None:
-        """What the function raised (rank 0's, or the first rank's that raised), else None.
-        Like ``result``, raises when the app died, timed out or was cancelled."""
+        """What the call raised (rank 0's, or the first rank's that raised; a
+        ``FunctionAppError`` when its app died), else None. Like ``result``, raises after
+        ``timeout`` seconds or a ``cancel()``."""
         try:
             self.result(timeout)
         except (concurrent.futures.CancelledError, concurrent.futures.TimeoutError):
-            raise
-        except FunctionAppError:
             raise
         except BaseException as e:
             return e

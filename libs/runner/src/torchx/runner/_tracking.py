@@ -25,15 +25,11 @@ from collections.abc import Mapping
 
 from torchx.specs import AppDef, SpecsError, macros, make_app_handle
 
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from torchx.runner._config import TorchxConfig
-
 ENV_TORCHX_JOB_ID = "TORCHX_JOB_ID"
 ENV_TORCHX_TRACKERS = "TORCHX_TRACKERS"
 ENV_TORCHX_PARENT_RUN_ID = "TORCHX_PARENT_RUN_ID"
-_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
-_NAME_RULE = "tracker names are letters, digits and '_' (they name environment variables)"
+TRACKER_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+TRACKER_NAME_RULE = "tracker names are letters, digits and '_' (they name environment variables)"
 
 
 def tracker_config_env_var_name(name: str) -> str:
@@ -44,20 +40,6 @@ def tracker_factory_env_var_name(name: str) -> str:
     return f"TORCHX_TRACKER_{name.upper()}_FACTORY"
 
 
-def check_tracker_section(origin: str, section: str, values: Mapping[str, str]) -> None:
-    """``[torchx:tracker]`` holds ``NAME=FACTORY`` lines; ``[tracker:NAME]`` holds ``config``."""
-    from torchx.runner._config import TRACKER_PREFIX, TRACKERS_SECTION, ConfigError
-
-    if section == TRACKERS_SECTION:
-        for name, factory in values.items():
-            if not _NAME.match(name):
-                raise ConfigError(origin, section, name, factory, _NAME_RULE)
-        return
-    name = section[len(TRACKER_PREFIX) :]
-    if not _NAME.match(name):
-        raise ConfigError(origin, section, "", section, _NAME_RULE)
-
-
 def trackers_env(trackers: Mapping[str, tuple[str, str | None]]) -> dict[str, str]:
     """``TORCHX_TRACKERS`` and each tracker's config and factory variables (none if no
     tracker is configured)."""
@@ -66,8 +48,10 @@ def trackers_env(trackers: Mapping[str, tuple[str, str | None]]) -> dict[str, st
     if os.environ.get(ENV_TORCHX_TRACKERS):
         names = [n.strip() for n in os.environ[ENV_TORCHX_TRACKERS].split(",") if n.strip()]
         for name in names:
-            if not _NAME.match(name):
-                raise SpecsError(ENV_TORCHX_TRACKERS, os.environ[ENV_TORCHX_TRACKERS], _NAME_RULE)
+            if not TRACKER_NAME.match(name):
+                raise SpecsError(
+                    ENV_TORCHX_TRACKERS, os.environ[ENV_TORCHX_TRACKERS], TRACKER_NAME_RULE
+                )
     if not names:
         return {}
     env = {ENV_TORCHX_TRACKERS: ",".join(names)}
@@ -94,15 +78,6 @@ def tracker_env(
         env[ENV_TORCHX_PARENT_RUN_ID] = parent
     env.update(trackers_env(trackers))
     return env
-
-
-def get_configured_trackers(config: TorchxConfig | None = None) -> dict[str, str | None]:
-    """``{tracker name: config}`` as the launcher sees it (config files, then environment)."""
-    from torchx.runner._config import load_config
-
-    env = trackers_env((config or load_config()).trackers())
-    names = [n for n in env.get(ENV_TORCHX_TRACKERS, "").split(",") if n]
-    return {name: env.get(tracker_config_env_var_name(name)) for name in names}
 
 
 def with_env(app: AppDef, env: Mapping[str, str]) -> AppDef:

@@ -17,13 +17,19 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, TextIO
 
-from torchx.runner._config import CONFIG_ENV, CONFIG_FILE, ConfigError, config_files
+from torchx.runner._config import (
+    CONFIG_ENV,
+    CONFIG_FILE,
+    PLACEHOLDER_PREFIX,
+    UNSET,
+    ConfigError,
+    config_files,
+    is_unset,
+)
 from torchx.specs import CfgVal, SpecsError, runopt, runopts
 
 ENV_TORCHXCONFIG = CONFIG_ENV
 CONFIG_PREFIX_DELIM = ":"
-# What ``dump`` writes for an option whose default is empty, and ``load`` reads as unset.
-_UNSET = "None"
 
 
 def _parser() -> configparser.ConfigParser:
@@ -73,7 +79,7 @@ def load(scheduler: str, f: TextIO, cfg: dict[str, CfgVal]) -> None:
     opts = _run_opts(scheduler)
     origin = getattr(f, "name", "<config>")
     for key, value in parser.items(scheduler):
-        if key in cfg or value.strip() == _UNSET:
+        if key in cfg or is_unset(value):
             continue
         if key not in opts:
             from torchx.specs import closest
@@ -134,14 +140,14 @@ def get_config(prefix: str, name: str, key: str, dirs: Iterable[str] | None = No
 def _placeholder(opt: runopt) -> str:
     from torchx.specs import get_type_name
 
-    return f"#FIXME:({get_type_name(opt.opt_type)}) {opt.help}"[:60]
+    return f"{PLACEHOLDER_PREFIX}:({get_type_name(opt.opt_type)}) {opt.help}"[:60]
 
 
 def _default_text(default: Any) -> str:
     if isinstance(default, list):
-        return ";".join(default) if default else _UNSET
+        return ";".join(default) if default else UNSET
     if isinstance(default, dict):
-        return ";".join(f"{k}:{v}" for k, v in default.items()) if default else _UNSET
+        return ";".join(f"{k}:{v}" for k, v in default.items()) if default else UNSET
     return str(default)
 
 

@@ -208,6 +208,9 @@ def build_request(app: AppDef, app_id: str, cfg: Mapping[str, CfgVal]) -> Docker
     repo = cfg.get("image_repo")
     push: dict[str, str] = {}
     copied = _copied_env(cfg.get("copy_env"))
+    given_env = cfg.get("env")
+    if isinstance(given_env, dict):
+        copied.update({str(k): str(v) for k, v in given_env.items()})
     containers = []
     for role in app.roles:
         image = role.image
@@ -240,6 +243,8 @@ def build_request(app: AppDef, app_id: str, cfg: Mapping[str, CfgVal]) -> Docker
                 # Docker's 64 MiB default starves DataLoader workers that share tensors.
                 "ShmSize": _docker_bytes(str(cfg.get("shm_size"))),
             }
+            if cfg.get("privileged"):
+                host["Privileged"] = True
             config: dict[str, Any] = {
                 "Image": image,
                 "Entrypoint": [filled.entrypoint],
@@ -396,6 +401,13 @@ class DockerScheduler(DockerWorkspaceMixin, Scheduler[DockerRequest]):
             "globs of this process's environment variables to copy into each container "
             "(the role's env wins), e.g. FOO_*;BAR",
         )
+        opts.add(
+            "env",
+            dict,
+            "variables for every container, over those of copy_env (the role's env wins), "
+            "e.g. ENV1:v1;ENV2:v2",
+        )
+        opts.add("privileged", bool, "run the containers privileged", default=False)
         return opts
 
     def _submit_dryrun(self, app: AppDef, cfg: dict[str, CfgVal]) -> AppDryRunInfo[DockerRequest]:

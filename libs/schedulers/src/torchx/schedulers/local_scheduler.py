@@ -163,6 +163,13 @@ class LocalScheduler(Scheduler[LocalRequest]):
             default=False,
         )
         opts.add(
+            "prepend_cwd",
+            bool,
+            "put the replica's working directory first on its PATH, so the programs kept "
+            "there win over those of PATH",
+            default=False,
+        )
+        opts.add(
             "cancel_grace_seconds",
             float,
             "seconds between SIGTERM and SIGKILL when an app is cancelled or restarted",
@@ -245,6 +252,8 @@ class LocalScheduler(Scheduler[LocalRequest]):
                     and shutil.which(filled.entrypoint, path=cwd)
                 ):
                     env["PATH"] = join_path(path, cwd)
+                if cfg.get("prepend_cwd"):
+                    env["PATH"] = join_path(cwd, env.get("PATH") or path)
                 if gpu_slices is not None:
                     env["CUDA_VISIBLE_DEVICES"] = ",".join(gpu_slices[n])
                 entrypoint = provider.get_entrypoint(img_root, filled)

@@ -242,6 +242,17 @@ class RayScheduler(Scheduler[RayJob]):
             default=self.address,
         )
         opts.add(
+            "dashboard_address",
+            str,
+            "pytorch/torchx 0.7's name for address; wins over it when given",
+        )
+        opts.add(
+            "cluster_config_file",
+            str,
+            "a Ray cluster config (ray up's YAML): the job goes to its head node's dashboard",
+        )
+        opts.add("cluster_name", str, "the cluster name, over the one cluster_config_file gives")
+        opts.add(
             "working_dir",
             str,
             "a local directory shipped to the cluster; the replicas run in it",
@@ -265,7 +276,19 @@ class RayScheduler(Scheduler[RayJob]):
         return app, {**cfg, "working_dir": path}
 
     def _resolve_address(self, cfg: Mapping[str, CfgVal]) -> str:
-        given = cfg.get("address") or os.environ.get(ADDRESS_ENV)
+        cluster_file = cfg.get("cluster_config_file")
+        if cluster_file:
+            from ray.autoscaler import sdk  # the Ray client, as for every Ray request
+
+            cluster: str | dict[str, Any] = os.path.expanduser(str(cluster_file))
+            if cfg.get("cluster_name"):
+                import yaml  # Ray's own dependency
+
+                with open(str(cluster)) as f:
+                    cluster = {**yaml.safe_load(f), "cluster_name": str(cfg["cluster_name"])}
+            head = sdk.get_head_node_ip(cluster)
+            return _check_address(f"{head}:8265")
+        given = cfg.get("dashboard_address") or cfg.get("address") or os.environ.get(ADDRESS_ENV)
         if not given:
             raise SpecsError(
                 "run option 'address'",

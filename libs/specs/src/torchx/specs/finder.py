@@ -2,27 +2,19 @@
 
 ``get_component("dist.ddp")`` and ``get_component("path/to/file.py:fn")`` return a
 component record (``name``, ``description``, ``fn_name``, ``fn``, ``validation_errors``).
-
-Modules are searched by name, as for any plugin: the modules registered in the
-``torchx.components`` entry-point group (the entry point's name is the prefix of the
-components it holds) and the builtins, the module named ``torchx.components``. The
-``torchx`` command and ``torchx.runner`` find components the same way
-(``torchx.components.get_component``); this module gives the records pytorch/torchx's
-tooling expects.
+The rules (builtins, ``torchx.components`` entry points, files read with ``ast`` before
+anything in them runs) are those of ``torchx.specs._discovery``, the same that
+``torchx.components.get_component``, the CLI and the runner use.
 """
 
 from __future__ import annotations
 
 import abc
-import importlib
-import importlib.util
 import inspect
-import pkgutil
 import sys
 import types
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from torchx.specs._app import AppDef
@@ -30,12 +22,16 @@ from torchx.specs._component import (
     ComponentValidationException,
     validate_component,
 )
-from torchx.specs._errors import ComponentNotFoundException, closest
+from torchx.specs._discovery import (
+    BUILTIN_MODULE,
+    all_components,
+    file_component,
+    find_component,
+    is_component_function,
+    module_components,
+)
+from torchx.specs._errors import ComponentNotFoundException
 from torchx.specs.file_linter import get_fn_docstring
-
-# Where the builtins live when no entry point says otherwise.
-BUILTIN_MODULE = "torchx.components"
-_ENTRY_POINT_GROUP = "torchx.components"
 
 
 @dataclass
@@ -55,15 +51,31 @@ def _record(name: str, fn: Callable[..., Any]) -> _Component:
     return _Component(name, description, fn.__name__, fn, problems)
 
 
-def _returns_appdef(fn: Callable[..., Any]) -> bool:
-    ret = getattr(fn, "__annotations__", {}).get("return")
-    return ret is AppDef or (isinstance(ret, str) and ret.rpartition(".")[2] == "AppDef")
-
-
 class ComponentsFinder(abc.ABC):
     @abc.abstractmethod
     def find(self) -> list[_Component]:
         """The components this finder knows."""
+
+
+def is_namespace_package(module: types.ModuleType) -> bool:
+    """Whether ``module`` is a namespace package (a folder without ``__init__.py``)."""
+    return getattr(module, "__file__", None) is None
+
+
+def is_package(module: types.ModuleType) -> bool:
+    """Whether ``module`` is a package, regular or namespace (it has ``__path__``)."""
+    return hasattr(module, "__path__")
+
+
+def module_relname(module: types.ModuleType, relative_to: types.ModuleType) -> str:
+    """``module``'s dotted name relative to ``relative_to`` (``""`` for the same module);
+    a ValueError if it is not inside it."""
+    name, base = module.__name__, relative_to.__name__
+    if name == base:
+        return ""
+    if not name.startswith(base + "."):
+        raise ValueError(f"`{name}` is not a submodule of `{base}`")
+    return name[len(base) + 1 :]
 
 
 class ModuleComponentsFinder(ComponentsFinder):
@@ -75,32 +87,13 @@ class ModuleComponentsFinder(ComponentsFinder):
     """
 
     def __init__(self, module: str | types.ModuleType, group: str) -> None:
+        import importlib
+
         self.base_module = importlib.import_module(module) if isinstance(module, str) else module
         self.group = group
 
-    def _submodules(self, module: types.ModuleType) -> Iterator[types.ModuleType]:
-        yield module
-        for info in pkgutil.iter_modules(getattr(module, "__path__", [])):
-            if info.name.startswith("_"):
-                continue  # private helpers hold no components
-            sub = importlib.import_module(f"{module.__name__}.{info.name}")
-            yield from self._submodules(sub)
-
     def find(self) -> list[_Component]:
-        out = []
-        base = self.base_module.__name__
-        for module in self._submodules(self.base_module):
-            relative = module.__name__[len(base) + 1 :] if module is not self.base_module else ""
-            for fn_name, fn in vars(module).items():
-                if (
-                    inspect.isfunction(fn)
-                    and fn.__module__ == module.__name__
-                    and not fn_name.startswith("_")
-                    and _returns_appdef(fn)
-                ):
-                    name = ".".join(p for p in (self.group, relative, fn_name) if p)
-                    out.append(_record(name, fn))
-        return out
+        return [_record(n, fn) for n, fn in module_components(self.base_module, self.group).items()]
 
 
 class CustomComponentsFinder(ComponentsFinder):
@@ -111,41 +104,12 @@ class CustomComponentsFinder(ComponentsFinder):
         self._function_name = function_name
 
     def find(self) -> list[_Component]:
-        path = Path(self._filepath).expanduser()
-        if not path.is_file():
-            raise ComponentNotFoundException("component file", self._filepath, "no such file")
-        module_name = f"torchx_component_file_{abs(hash(str(path.resolve())))}"
-        spec = importlib.util.spec_from_file_location(module_name, path)
-        if spec is None or spec.loader is None:
-            raise ComponentNotFoundException(
-                "component file", self._filepath, "not a loadable Python file"
-            )
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[module_name] = module
-        spec.loader.exec_module(module)
-        fn = getattr(module, self._function_name, None)
-        if not inspect.isfunction(fn):
-            functions = [n for n, v in vars(module).items() if inspect.isfunction(v)]
-            raise ComponentNotFoundException(
-                "component",
-                f"{self._filepath}:{self._function_name}",
-                f"the file has no function {self._function_name!r}; "
-                + closest(self._function_name, functions),
-            )
-        return [_record(f"{self._filepath}:{self._function_name}", fn)]
+        name, fn = file_component(f"{self._filepath}:{self._function_name}")
+        return [_record(name, fn)]
 
 
 def _all_components() -> dict[str, _Component]:
-    from importlib.metadata import entry_points
-
-    found: dict[str, _Component] = {}
-    for ep in entry_points(group=_ENTRY_POINT_GROUP):
-        group = "" if ep.name.startswith("_") else ep.name
-        for c in ModuleComponentsFinder(ep.value, group).find():
-            found[c.name] = c
-    for c in ModuleComponentsFinder(BUILTIN_MODULE, "").find():
-        found.setdefault(c.name, c)
-    return found
+    return {name: _record(name, fn) for name, fn in all_components().items()}
 
 
 def get_components() -> dict[str, _Component]:
@@ -159,18 +123,8 @@ def get_component(name: str) -> _Component:
     Raises ComponentNotFoundException if there is none, and ComponentValidationException
     if the function cannot be a component.
     """
-    if ":" in name and name.rpartition(":")[0].endswith(".py"):
-        path, _, fn_name = name.rpartition(":")
-        (component,) = CustomComponentsFinder(path, fn_name).find()
-    else:
-        components = _all_components()
-        if name not in components:
-            raise ComponentNotFoundException(
-                "component",
-                name,
-                closest(name, list(components)) + " (`torchx builtins` lists them all)",
-            )
-        component = components[name]
+    found, fn = find_component(name)
+    component = _record(found, fn)
     if component.validation_errors:
         raise ComponentValidationException(
             name,
@@ -203,6 +157,10 @@ def get_builtin_source(name: str) -> str:
     return "\n".join([*imports, "", "", inspect.getsource(fn)])
 
 
+# The discovery itself, for torchx.components (which turns what it finds into schemas).
+find_component_function = find_component
+all_component_functions = all_components
+
 __all__ = [
     "BUILTIN_MODULE",
     "ComponentNotFoundException",
@@ -210,7 +168,13 @@ __all__ = [
     "ComponentsFinder",
     "CustomComponentsFinder",
     "ModuleComponentsFinder",
+    "all_component_functions",
+    "find_component_function",
     "get_builtin_source",
     "get_component",
     "get_components",
+    "is_component_function",
+    "is_namespace_package",
+    "is_package",
+    "module_relname",
 ]
