@@ -17,30 +17,25 @@ if TYPE_CHECKING:
 
 
 def sweep_id(handle: str) -> str | None:
-    from torchx.runner._sweeps import sweep_id_of
+    from torchx.runner import sweep_id_of
 
     return sweep_id_of(handle)
 
 
-def resolve_trial(target: str) -> str:
+def resolve_trial(target: str, runner: Runner | None = None) -> str:
     """``SCHEDULER://SESSION/sweep-ID/INDEX[/REST]`` as the trial's own app handle (with
     ``/REST`` kept); any other target unchanged."""
     scheme, sep, rest = target.partition("://")
     parts = rest.split("/")
     if not sep or len(parts) < 3 or not parts[1].startswith("sweep-"):
         return target
-    from torchx.runner._sweeps import record_of, trial_handle
+    from torchx.runner import get_runner
 
     handle = f"{scheme}://{parts[0]}/{parts[1]}"
     if not parts[2].isdigit():
         raise CliError(f"trial index: got {parts[2]!r} in {target!r}; give {handle}/INDEX")
-    record = record_of(handle)
     index = int(parts[2])
-    if not 0 <= index < len(record.trials):
-        raise CliError(
-            f"trial index: got {index}; the sweep {handle} has trials 0 to {len(record.trials) - 1}"
-        )
-    trial = trial_handle(record, index)
+    trial = (runner or get_runner()).sweep_trial_handle(handle, index)
     if trial is None:
         raise CliError(
             f"trial {index} of {handle} was not submitted (yet); see torchx status {handle}"
@@ -151,7 +146,8 @@ def _print_plan(plan: SweepPlan, json_out: bool) -> None:
             }
         )
         return
-    typer.echo(f"=== SWEEP {plan.handle} ===")
+    which = ",".join(map(str, plan.indices))
+    typer.echo(f"=== SWEEP {plan.handle}: trials {which} of {len(plan.record.trials)} ===")
     typer.echo(f"{plan.record.mode}: {plan.why}")
     for i in plan.indices:
         args = " ".join(f"{k}={v}" for k, v in plan.record.trials[i].args.items())

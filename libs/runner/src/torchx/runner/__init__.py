@@ -21,7 +21,7 @@ from torchx.runner._executor import CallNotPicklableError, Executor, default_tra
 from torchx.runner._function_future import FunctionAppError, FunctionFuture
 from torchx.runner._runner import ComponentArgs, Runner, get_runner
 from torchx.runner._sweep import Sweep, SweepError
-from torchx.runner._sweeps import SweepPlan, SweepStatus, TrialStatus
+from torchx.runner._sweeps import SweepPlan, SweepStatus, TrialStatus, sweep_id_of
 from torchx.runner._tracking import trackers_env
 
 __all__ = [
@@ -45,5 +45,6 @@ __all__ = [
     "get_configured_trackers",
     "get_runner",
     "load_config",
+    "sweep_id_of",
     "trackers_env",
 ]

@@ -302,6 +302,12 @@ class Runner:
 
         return _sweeps.wait(self, sweep_handle, wait_interval)
 
+    def sweep_trial_handle(self, sweep_handle: AppHandle, index: int) -> AppHandle | None:
+        """The app handle of trial ``index``'s latest attempt (None: not submitted yet)."""
+        from torchx.runner import _sweeps
+
+        return _sweeps.trial_handle(_sweeps.record_of(sweep_handle), index)
+
     def cancel_sweep(self, sweep_handle: AppHandle) -> None:
         """End every trial of the sweep, and submit no more."""
         from torchx.runner import _sweeps

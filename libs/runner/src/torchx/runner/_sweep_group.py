@@ -31,6 +31,7 @@ def _run(sweep_id: str, indices: list[int]) -> int:
         print(f"torchx sweep driver: no record of {sweep_id}", file=sys.stderr)
         return 2
     record.driver_pid = os.getpid()
+    record.driver_done = False
     save(record)
     poll = _LOCAL_POLL_S if record.scheduler in _LOCAL else _REMOTE_POLL_S
     limit = record.parallel or len(indices)
@@ -74,6 +75,8 @@ def _run(sweep_id: str, indices: list[int]) -> int:
             for index in running:
                 attempt = record.trials[index].attempts[-1]
                 runner.cancel(make_app_handle(record.scheduler, record.session, attempt))
+    record.driver_done = True
+    save(record)
     return 0
 
 

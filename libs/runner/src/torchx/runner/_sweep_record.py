@@ -62,7 +62,8 @@ class SweepRecord:
     array_jobs: list[str] = field(default_factory=list)
     # the group's driver process: pid and its start time, to tell it from a reused pid
     driver_pid: int | None = None
-    driver_start: str | None = None
+    # set by the driver as it exits
+    driver_done: bool = False
     cancelled: bool = False
     created: float = 0.0
     version: int = RECORD_VERSION

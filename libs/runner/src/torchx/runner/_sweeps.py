@@ -265,7 +265,8 @@ def _plan_array(
         )
         for i in todo
     }
-    name = infos[todo[0]].app.name if infos[todo[0]].app else record.sweep_id
+    first_app = infos[todo[0]].app
+    name = first_app.name if first_app is not None else record.sweep_id
     request = array_request(infos, record.parallel, name)
     return SweepPlan(record, todo, request, "one Slurm job array; the task picks its trial")
 
@@ -304,8 +305,9 @@ def _start_group(record: SweepRecord, indices: list[int]) -> None:
             close_fds=True,
         )
     # The driver records itself too; this makes a status asked at once see it running.
+    _drivers[proc.pid] = proc
     record.driver_pid = proc.pid
-    record.driver_start = None
+    record.driver_done = False
     save(record)
 
 
@@ -331,10 +333,17 @@ def record_of(handle: str) -> SweepRecord:
     return record
 
 
+# Drivers this process started: their exit is read from the child itself (a driver that
+# ended is a zombie until reaped, with an empty command line).
+_drivers: dict[int, subprocess.Popen[bytes]] = {}
+
+
 def driver_alive(record: SweepRecord) -> bool:
     pid = record.driver_pid
-    if pid is None:
+    if pid is None or record.driver_done:
         return False
+    if pid in _drivers:
+        return _drivers[pid].poll() is None
     try:
         with open(f"/proc/{pid}/cmdline", "rb") as f:
             return record.sweep_id.encode() in f.read()
