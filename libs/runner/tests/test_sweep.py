@@ -42,7 +42,7 @@ def test_explicit_trials_keep_their_order_and_text() -> None:
 def test_trial_argv_puts_trial_values_before_the_programs_args() -> None:
     sweep = Sweep.grid("trainer", {"lr": [0.5]}, base_args=["--bs", "4", "--", "x"])
     assert sweep.trial_argv(0) == ["--bs", "4", "--lr=0.5", "--", "x"]
-    args, kwargs = SCHEMA.parse(sweep.trial_argv(0)[:-2])
+    _args, kwargs = SCHEMA.parse(sweep.trial_argv(0)[:-2])
     assert kwargs == {"lr": 0.5, "bs": 4}
 
 
@@ -74,7 +74,7 @@ def test_value_of_the_wrong_type_names_argument_and_type() -> None:
         check_sweep(SCHEMA, Sweep.grid("trainer", {"lr": [0.1, "fast"]}))
     msg = str(e.value)
     assert "sweep argument 'lr'" in msg and "'fast'" in msg and "float" in msg
-    with pytest.raises(SweepError, match="bs.*int"):
+    with pytest.raises(SweepError, match=r"bs.*int"):
         check_sweep(SCHEMA, Sweep.grid("trainer", {"lr": [1], "bs": ["1.5"]}))
 
 
