@@ -23,8 +23,8 @@ from torchx.schedulers.slurm_scheduler import SlurmBatchRequest, SlurmError
 from torchx.specs import AppDryRunInfo, AppState, SpecsError
 
 # What the single-app script exports as the app id, and what an array task exports instead.
-_APP_ID_EXPORT = 'export TORCHX_APP_ID="$SLURM_JOB_ID"'
-_TASK_APP_ID_EXPORT = 'export TORCHX_APP_ID="${SLURM_ARRAY_JOB_ID}_${SLURM_ARRAY_TASK_ID}"'
+_APP_ID_EXPORT = 'TORCHX_APP_ID="$SLURM_JOB_ID"'
+_TASK_APP_ID_EXPORT = 'TORCHX_APP_ID="${SLURM_ARRAY_JOB_ID}_${SLURM_ARRAY_TASK_ID}"'
 _TASK = re.compile(r"^(?P<job>\d+)_(?P<index>\d+)$")
 _PENDING_RANGE = re.compile(r"^(?P<job>\d+)_\[(?P<ranges>[^\]]*)\]$")
 _TIMEOUT = 60
@@ -88,7 +88,7 @@ def array_request(
     first_index = min(trials)
     first = trials[first_index].request
     header, _ = _split(first.script)
-    cases = []
+    bodies: dict[int, list[str]] = {}
     for index in sorted(trials):
         req = trials[index].request
         own_header, body = _split(req.script)
@@ -108,28 +108,31 @@ def array_request(
                 f"is submitted differently from trial {first_index}; give every trial the same "
                 "run options",
             )
-        if _APP_ID_EXPORT not in body:
+        exports = [ln for ln in body if ln.startswith("export ") and _APP_ID_EXPORT in ln.split()]
+        if len(exports) != 1:
             raise SlurmError(
                 "the slurm batch script no longer exports TORCHX_APP_ID as the array expects",
                 "this is a bug in torchx.schedulers.slurm_array",
             )
-        body = [_TASK_APP_ID_EXPORT if ln == _APP_ID_EXPORT else ln for ln in body]
+        bodies[index] = [
+            ln.replace(_APP_ID_EXPORT, _TASK_APP_ID_EXPORT) if ln == exports[0] else ln
+            for ln in body
+        ]
+    # What every trial runs alike is written once; only the lines that differ (the
+    # replicas' commands, with their arguments and environment) go in the case arms.
+    prefix, middles, suffix = _common_ends(list(bodies.values()))
+    cases = []
+    for index, middle in zip(bodies, middles, strict=True):
         cases.append(f"{index})")
-        cases += [f"  {ln}" if ln else "" for ln in body if ln != ""]
+        cases += [f"  {ln}" for ln in middle if ln]
         cases.append("  ;;")
     spec = index_spec(list(trials), parallel)
     lines = [
         header[0],
         f"# torchx sweep {name}: {len(trials)} trial(s), array indices {spec}",
-        *(
-            f"#SBATCH --job-name={shlex.quote(name)}"
-            if ln.startswith("#SBATCH --job-name=")
-            else ln
-            for ln in header[1:]
-            if not ln.startswith("# torchx app ")
-        ),
+        *(ln for ln in header[1:] if not ln.startswith("# torchx app ")),
         f"#SBATCH --array={spec}",
-        "",
+        *prefix,
         'case "$SLURM_ARRAY_TASK_ID" in',
         *cases,
         "*)",
@@ -137,7 +140,7 @@ def array_request(
         "  exit 2",
         "  ;;",
         "esac",
-        "",
+        *suffix,
     ]
     request = replace(first, script="\n".join(lines))
     info = AppDryRunInfo(request, str)
@@ -145,6 +148,20 @@ def array_request(
     info.cfg = trials[first_index].cfg
     info.scheduler = trials[first_index].scheduler
     return info
+
+
+def _common_ends(bodies: list[list[str]]) -> tuple[list[str], list[list[str]], list[str]]:
+    """The lines all ``bodies`` start with, what each has between, and the lines all end
+    with."""
+    shortest = min(len(b) for b in bodies)
+    head = 0
+    while head < shortest and all(b[head] == bodies[0][head] for b in bodies):
+        head += 1
+    tail = 0
+    while tail < shortest - head and all(b[-1 - tail] == bodies[0][-1 - tail] for b in bodies):
+        tail += 1
+    middles = [b[head : len(b) - tail] for b in bodies]
+    return bodies[0][:head], middles, bodies[0][len(bodies[0]) - tail :]
 
 
 def _run(argv: list[str]) -> subprocess.CompletedProcess[str]:
