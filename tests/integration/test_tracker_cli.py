@@ -120,6 +120,16 @@ def test_local_run_records_and_cli_reads_back(tmp_path: Path) -> None:
     check_lineage(work, handle, child)
 
 
+def test_a_long_parent_run_id_reaches_every_replica(tmp_path: Path) -> None:
+    # base32 of an id past 145 bytes made a file name too long, and every replica's
+    # app_run_from_env() crashed recording its parent
+    work = project(tmp_path, fsspec_config(tmp_path / "runs"))
+    parent = "s3://datasets/" + "imagenet-shard-" * 20 + "ü"
+    child = run_local(work, "--parent_run_id", parent)
+    check_flow(work, child, replicas=2)
+    check_lineage(work, parent, child)
+
+
 @pytest.mark.parametrize("store", ["file_store", "server"])
 def test_mlflow_same_flow(store: str, tmp_path: Path, request: pytest.FixtureRequest) -> None:
     pytest.importorskip("mlflow")

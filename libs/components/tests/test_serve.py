@@ -1,12 +1,7 @@
 from __future__ import annotations
 
-import http.server
 import subprocess
 import sys
-import threading
-import urllib.parse
-import urllib.request
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -15,35 +10,9 @@ from torchx.components import get_component, serve
 from torchx.specs import SpecsError
 
 
-class _FakeManagementApi(http.server.BaseHTTPRequestHandler):
-    """Answers POST /models like TorchServe, after downloading the model it is given."""
-
-    seen: list[tuple[dict[str, list[str]], bytes]] = []  # noqa: RUF012
-
-    def do_POST(self) -> None:
-        query = urllib.parse.parse_qs(urllib.parse.urlparse(self.path).query)
-        with urllib.request.urlopen(query["url"][0], timeout=30) as r:
-            body = r.read()
-        self.seen.append((query, body))
-        self.send_response(200)
-        self.end_headers()
-        self.wfile.write(b'{"status": "registered"}')
-
-    def log_message(self, format: str, *args: object) -> None:
-        pass
-
-
-@pytest.fixture
-def management_api() -> Iterator[str]:
-    _FakeManagementApi.seen.clear()
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _FakeManagementApi)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    yield f"http://127.0.0.1:{server.server_address[1]}"
-    server.shutdown()
-    server.server_close()
-
-
-def test_torchserve_role_uploads_a_local_archive(management_api: str, tmp_path: Path) -> None:
+def test_torchserve_role_uploads_a_local_archive(
+    management_api: str, registrations: list[tuple[dict[str, list[str]], bytes]], tmp_path: Path
+) -> None:
     mar = tmp_path / "resnet.mar"
     mar.write_bytes(b"archive-bytes")
     app = get_component("serve.torchserve").call(
@@ -62,7 +31,7 @@ def test_torchserve_role_uploads_a_local_archive(management_api: str, tmp_path: 
     )
     assert proc.returncode == 0, proc.stderr
     assert "registered" in proc.stdout
-    ((query, body),) = _FakeManagementApi.seen
+    ((query, body),) = registrations
     assert body == b"archive-bytes"
     assert query["url"][0].endswith("/resnet.mar")
     assert query["initial_workers"] == ["1"] and query["synchronous"] == ["true"]

@@ -1,5 +1,9 @@
-"""torchx.cli: the ``torchx`` command, a thin typer layer over torchx.runner."""
+"""torchx.cli: the ``torchx`` command, a thin typer layer over torchx.runner.
 
-from torchx.cli.main import main, run
+``torchx.cli.main`` is the module of the command (``main(argv)`` returns the exit code;
+``run()`` exits with it), as in pytorch/torchx.
+"""
 
-__all__ = ["main", "run"]
+from torchx.cli.main import run
+
+__all__ = ["run"]

@@ -24,6 +24,8 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
     no_args_is_help=True,
     context_settings={"help_option_names": ["-h", "--help"]},
+    epilog="Installed packages may add commands (entry-point group torchx.cli.cmds); "
+    "run them as 'torchx NAME'.",
 )
 
 
@@ -623,6 +625,20 @@ def list_apps(
     )
 
 
+def _all_run_opts(runner: Runner) -> dict[str, Any]:
+    """Every scheduler's run options. A scheduler plug-in that cannot be loaded is left
+    out with a warning naming it, so one broken package does not hide the others."""
+    from torchx.cli._errors import one_line
+
+    out: dict[str, Any] = {}
+    for name in runner.scheduler_backends():
+        try:
+            out[name] = runner.scheduler_run_opts(name)
+        except Exception as e:
+            typer.echo(f"torchx: warning: scheduler {name!r} is left out: {one_line(e)}", err=True)
+    return out
+
+
 @app.command()
 @handled
 def runopts(
@@ -633,8 +649,11 @@ def runopts(
 ) -> None:
     """Show the run options (-cfg) each scheduler accepts."""
     runner = _runner()
-    names = [_scheduler(runner, scheduler)] if scheduler else list(runner.scheduler_backends())
-    opts = {name: runner.scheduler_run_opts(name) for name in names}
+    if scheduler:
+        name = _scheduler(runner, scheduler)
+        opts = {name: runner.scheduler_run_opts(name)}
+    else:
+        opts = _all_run_opts(runner)
     if json_out:
         from torchx.cli._output import print_json
 
@@ -686,7 +705,9 @@ def configure(
 
     runner = _runner()
     wanted = [n.strip() for n in (schedulers or "").split(",") if n.strip()]
-    names = [_scheduler(runner, n) for n in wanted] or list(runner.scheduler_backends())
+    # Without a list: every scheduler whose options can be read (a broken plug-in is named
+    # in a warning and left out).
+    names = [_scheduler(runner, n) for n in wanted] if wanted else list(_all_run_opts(runner))
     text = render(names, all_opts)
     if print_only:
         typer.echo(text, nl=False)

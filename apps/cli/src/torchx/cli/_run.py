@@ -154,7 +154,14 @@ def _wait(runner: Runner, handle: str, app: AppDef, stream_logs: bool) -> AppSta
     done: dict[str, AppStatus | None] = {}
     waiter = threading.Thread(target=lambda: done.setdefault("s", runner.wait(handle)), daemon=True)
     waiter.start()
-    print_logs(runner, handle, replicas_of(app), tail=True, out=sys.stderr, fold_launcher=True)
+    try:
+        print_logs(runner, handle, replicas_of(app), tail=True, out=sys.stderr, fold_launcher=True)
+    except Exception as e:
+        # Logs are a courtesy while waiting: a scheduler that keeps none (or fails to read
+        # them) still gets its app waited for and its final status printed.
+        from torchx.cli._errors import one_line
+
+        print(f"torchx: not showing the logs of {handle}: {one_line(e)}", file=sys.stderr)
     waiter.join()
     return done.get("s")
 

@@ -4,6 +4,7 @@ A component is a typed function returning a ``torchx.specs.AppDef``; its docstri
 ``Args:`` become the help of ``torchx run NAME --help``.
 """
 
+from torchx.components._common import IMAGE
 from torchx.components._discovery import (
     BUILTIN_GROUPS,
     ComponentNotFoundError,
@@ -14,6 +15,7 @@ from torchx.components._discovery import (
 
 __all__ = [
     "BUILTIN_GROUPS",
+    "IMAGE",
     "ComponentNotFoundError",
     "components_of",
     "get_component",

@@ -54,12 +54,14 @@ def serve_file(model_path: str, port: int, host: str | None = None) -> Iterator[
             server.server_close()
 
 
-def register(management_api: str, model_url: str, params: dict[str, str]) -> str:
+def register(
+    management_api: str, model_url: str, params: dict[str, str], timeout: float = 600
+) -> str:
     """Send the registration; returns TorchServe's answer."""
     request = urllib.request.Request(
         registration_url(management_api, model_url, params), method="POST"
     )
-    with urllib.request.urlopen(request, timeout=600) as response:
+    with urllib.request.urlopen(request, timeout=timeout) as response:
         body: bytes = response.read()
     return body.decode("utf-8", "replace")
 

@@ -325,3 +325,9 @@ def spmd(
         debug=debug,
         where="dist.spmd",
     )
+
+
+def get_role_name(script: str | None, m: str | None) -> str:
+    """The role name ``dist.ddp``/``dist.spmd`` give a program: the script's file name
+    without extension, or the last part of module ``m``. Exactly one must be given."""
+    return _program(script, m, "dist role name")[1]

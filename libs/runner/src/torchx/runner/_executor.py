@@ -51,9 +51,11 @@ class CallNotPicklableError(TypeError):
 
 
 def default_transport() -> str:
-    """``$XDG_STATE_HOME/torchx/functions`` (``~/.local/state/torchx/functions``)."""
-    base = os.environ.get("XDG_STATE_HOME") or os.path.join(os.path.expanduser("~"), ".local/state")
-    return os.path.join(base, "torchx", "functions")
+    """``functions`` in the local scheduler's state folder (``$XDG_STATE_HOME/torchx``,
+    else ``~/.local/state/torchx``; a relative ``XDG_STATE_HOME`` is ignored)."""
+    from torchx.schedulers.local_scheduler import default_state_dir
+
+    return str(default_state_dir() / "functions")
 
 
 def _runtime() -> Any:

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+import contextlib
+import functools
+import inspect
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from torchx.runner._config import ConfigError, TorchxConfig, load_config
 from torchx.schedulers import (
@@ -37,6 +40,43 @@ if TYPE_CHECKING:
     from torchx.runner._sweeps import SweepPlan, SweepStatus
 
 ComponentArgs = Sequence[str] | Mapping[str, str | int | float | bool]
+
+
+_F = TypeVar("_F", bound=Callable[..., Any])
+
+
+def _recorded(fn: _F) -> _F:
+    """Record each call of a Runner method as a ``torchx.runner.events`` event (its
+    scheduler and app id, the time it took, the traceback if it raised)."""
+    signature = inspect.signature(fn)
+
+    @functools.wraps(fn)
+    def wrapper(self: Runner, *args: Any, **kwargs: Any) -> Any:
+        from torchx.runner.events import log_event
+
+        bound = signature.bind_partial(self, *args, **kwargs).arguments
+        scheduler, app_id = bound.get("scheduler"), None
+        handle = bound.get("app_handle")
+        info = bound.get("dryrun_info")
+        if isinstance(handle, str):
+            with contextlib.suppress(Exception):
+                scheduler, _, app_id = parse_app_handle(handle)
+        elif isinstance(info, AppDryRunInfo):
+            scheduler = info.scheduler
+        workspace = bound.get("workspace")
+        with log_event(
+            fn.__name__,
+            scheduler if isinstance(scheduler, str) else None,
+            app_id,
+            workspace=workspace if isinstance(workspace, str) else None,
+            session=self._name,
+        ) as ev:
+            result = fn(self, *args, **kwargs)
+            if fn.__name__ == "schedule" and isinstance(result, str):
+                ev.event.app_id = parse_app_handle(result)[2]
+            return result
+
+    return wrapper  # type: ignore[return-value]
 
 
 class Runner:
@@ -131,6 +171,7 @@ class Runner:
 
     # -- submitting -------------------------------------------------------------------
 
+    @_recorded
     def dryrun(
         self,
         app: AppDef,
@@ -159,6 +200,7 @@ class Runner:
         info.scheduler = scheduler
         return info
 
+    @_recorded
     def schedule(self, dryrun_info: AppDryRunInfo[Any]) -> AppHandle:
         """Submit what ``dryrun`` returned; returns the app's handle."""
         if not dryrun_info.scheduler:
@@ -330,12 +372,14 @@ class Runner:
             )
         return sched, app_id
 
+    @_recorded
     def status(self, app_handle: AppHandle) -> AppStatus | None:
         """The app's status, or None if its scheduler does not know it."""
         sched, app_id = self._resolve(app_handle)
         desc = sched.describe(app_id)
         return desc.to_status() if desc is not None else None
 
+    @_recorded
     def wait(
         self,
         app_handle: AppHandle,
@@ -396,6 +440,7 @@ class Runner:
         results = list(self.wait_each(app_handles, timeout, wait_interval))
         return all(s is not None and s.state == AppState.SUCCEEDED for _, s in results)
 
+    @_recorded
     def describe(self, app_handle: AppHandle) -> AppDef | None:
         """The app as its scheduler can rebuild it, or None if it does not know the app."""
         sched, app_id = self._resolve(app_handle)
@@ -404,6 +449,7 @@ class Runner:
             return None
         return desc.app if desc.app is not None else AppDef(name=app_id, roles=desc.roles)
 
+    @_recorded
     def log_lines(
         self,
         app_handle: AppHandle,
@@ -446,6 +492,7 @@ class Runner:
         )
         return lines
 
+    @_recorded
     def cancel(self, app_handle: AppHandle) -> None:
         """Stop the app; a no-op if it already ended or its scheduler does not know it."""
         sched, app_id = self._resolve(app_handle)
@@ -487,6 +534,7 @@ class Runner:
             )
         return [make_app_handle(scheduler, self._name, a) for a in prune(ended_before)]
 
+    @_recorded
     def list(
         self, scheduler: str = DEFAULT_SCHEDULER, cfg: Mapping[str, CfgVal] | None = None
     ) -> list[ListAppResponse]:

@@ -1,7 +1,23 @@
 """pytorch/torchx's ``torchx.runner.api``: the Runner and ``get_runner``, defined in
-``torchx.runner``."""
+``torchx.runner``, with the tracking variable names and the event recorder it uses."""
 
+from torchx.runner._config import get_configured_trackers
 from torchx.runner._runner import Runner, get_runner
+from torchx.runner._tracking import (
+    ENV_TORCHX_JOB_ID,
+    ENV_TORCHX_PARENT_RUN_ID,
+    ENV_TORCHX_TRACKERS,
+)
+from torchx.runner.events import log_event
 from torchx.specs import NONE
 
-__all__ = ["NONE", "Runner", "get_runner"]
+__all__ = [
+    "ENV_TORCHX_JOB_ID",
+    "ENV_TORCHX_PARENT_RUN_ID",
+    "ENV_TORCHX_TRACKERS",
+    "NONE",
+    "Runner",
+    "get_configured_trackers",
+    "get_runner",
+    "log_event",
+]

@@ -26,10 +26,15 @@ from torchx.runner._config import (
     config_files,
     is_unset,
 )
+from torchx.schedulers import get_scheduler_factories
 from torchx.specs import CfgVal, SpecsError, runopt, runopts
 
 ENV_TORCHXCONFIG = CONFIG_ENV
 CONFIG_PREFIX_DELIM = ":"
+# The folders searched for .torchxconfig when none are given, lowest precedence first.
+# Found at each call (the current directory may change); a caller may replace this list.
+DEFAULT_CONFIG_DIRS: list[str] = [str(Path.home()), str(Path.cwd())]
+_DEFAULT_CONFIG_DIRS = DEFAULT_CONFIG_DIRS
 
 
 def _parser() -> configparser.ConfigParser:
@@ -39,8 +44,6 @@ def _parser() -> configparser.ConfigParser:
 
 
 def _run_opts(scheduler: str) -> runopts:
-    from torchx.schedulers import get_scheduler_factories
-
     factories = get_scheduler_factories()
     if scheduler not in factories:
         from torchx.schedulers import UnknownSchedulerError
@@ -56,6 +59,8 @@ def find_configs(dirs: Iterable[str] | None = None) -> list[str]:
     ``$TORCHXCONFIG`` alone when set; otherwise ``.torchxconfig`` in each of ``dirs``
     (default: the home directory, then the current one) that has one.
     """
+    if dirs is None and DEFAULT_CONFIG_DIRS is not _DEFAULT_CONFIG_DIRS:
+        dirs = DEFAULT_CONFIG_DIRS
     if os.environ.get(CONFIG_ENV) or not dirs:
         return [str(p) for p in config_files()]
     found = []
@@ -154,7 +159,7 @@ def _default_text(default: Any) -> str:
 def dump(f: TextIO, schedulers: list[str] | None = None, required_only: bool = False) -> None:
     """Write a ``.torchxconfig`` template with the run options of ``schedulers`` (default:
     all registered ones): defaults filled in, required options marked ``#FIXME``."""
-    from torchx.schedulers import MissingDependencyError, get_scheduler_factories
+    from torchx.schedulers import MissingDependencyError
 
     names = schedulers or sorted(get_scheduler_factories())
     parser = _parser()
@@ -177,12 +182,14 @@ def dump(f: TextIO, schedulers: list[str] | None = None, required_only: bool = F
 __all__ = [
     "CONFIG_FILE",
     "CONFIG_PREFIX_DELIM",
+    "DEFAULT_CONFIG_DIRS",
     "ENV_TORCHXCONFIG",
     "apply",
     "dump",
     "find_configs",
     "get_config",
     "get_configs",
+    "get_scheduler_factories",
     "load",
     "load_sections",
 ]

@@ -28,9 +28,11 @@ if TYPE_CHECKING:
     )
     from torchx.schedulers._registry import (
         DEFAULT_SCHEDULER,
+        DEFAULT_SCHEDULER_MODULES,
         ENTRY_POINT_GROUP,
         SchedulerFactory,
         declared_params,
+        get_default_scheduler_name,
         get_scheduler,
         get_scheduler_factories,
         scheduler_names,
@@ -45,9 +47,11 @@ if TYPE_CHECKING:
         replica_env,
     )
     from torchx.schedulers.ids import make_unique
+    from torchx.util.entrypoints import load_group
 
 __all__ = [
     "DEFAULT_SCHEDULER",
+    "DEFAULT_SCHEDULER_MODULES",
     "ENTRY_POINT_GROUP",
     "TORCHX_APP_ID",
     "TORCHX_RANK0_HOST",
@@ -65,9 +69,11 @@ __all__ = [
     "check_params",
     "declared_params",
     "filter_regex",
+    "get_default_scheduler_name",
     "get_scheduler",
     "get_scheduler_factories",
     "launch_defaults",
+    "load_group",
     "make_unique",
     "replica_env",
     "require",
@@ -95,6 +101,8 @@ _HOMES = {
     ),
     "_registry": (
         "DEFAULT_SCHEDULER",
+        "DEFAULT_SCHEDULER_MODULES",
+        "get_default_scheduler_name",
         "ENTRY_POINT_GROUP",
         "SchedulerFactory",
         "declared_params",
@@ -114,6 +122,7 @@ _HOMES = {
     "ids": ("make_unique",),
 }
 _MODULE_OF = {name: module for module, names in _HOMES.items() for name in names}
+_MODULE_OF["load_group"] = "torchx.util.entrypoints"
 
 
 def __getattr__(name: str) -> object:
@@ -122,7 +131,8 @@ def __getattr__(name: str) -> object:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     import importlib
 
-    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    path = module if module.startswith("torchx.") else f"{__name__}.{module}"
+    value = getattr(importlib.import_module(path), name)
     globals()[name] = value
     return value
 

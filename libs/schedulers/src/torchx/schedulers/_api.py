@@ -11,7 +11,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from enum import Enum
-from typing import Generic, TypeVar
+from typing import ClassVar, Generic, TypeVar
 
 from torchx.specs import (
     AppDef,
@@ -91,6 +91,12 @@ class Scheduler(abc.ABC, Generic[T]):
     and make ``cancel`` of an unknown or ended app a no-op.
     """
 
+    #: The most replicas one app may ask of this scheduler, all roles together. Requests
+    #: are built per replica, so without a bound a typo such as ``--num_replicas
+    #: 100000000`` takes all memory before anything is submitted; a scheduler whose
+    #: backend takes more (or fewer) sets its own.
+    max_replicas: ClassVar[int] = 10_000
+
     def __init__(self, backend: str, session_name: str) -> None:
         self.backend = backend
         self.session_name = session_name
@@ -117,12 +123,26 @@ class Scheduler(abc.ABC, Generic[T]):
         """Validate ``app`` and return the exact request ``schedule`` would submit; no side
         effects. A name that could escape a directory (``../x``) is refused here."""
         validate_app(app)
+        self._check_replica_count(app)
         resolved = self.run_opts().resolve(cfg)
         info = self._submit_dryrun(app, resolved)
         info.app = app
         info.cfg = resolved
         info.scheduler = self.backend
         return info
+
+    def _check_replica_count(self, app: AppDef) -> None:
+        total = 0
+        for role in app.roles:
+            total += role.num_replicas
+            if total > self.max_replicas:
+                several = total != role.num_replicas
+                raise SpecsError(
+                    "num_replicas of all roles" if several else f"role {role.name!r} num_replicas",
+                    total,
+                    f"the {self.backend} scheduler takes at most {self.max_replicas} replicas "
+                    "per app (its max_replicas); lower --num_replicas or split the app",
+                )
 
     @abc.abstractmethod
     def _submit_dryrun(self, app: AppDef, cfg: dict[str, CfgVal]) -> AppDryRunInfo[T]:

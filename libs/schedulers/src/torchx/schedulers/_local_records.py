@@ -43,7 +43,14 @@ class AppStateError(SchedulerError):
 
 
 def default_state_dir() -> Path:
-    base = os.environ.get("XDG_STATE_HOME") or os.path.join(os.path.expanduser("~"), ".local/state")
+    """``$XDG_STATE_HOME/torchx``, else ``~/.local/state/torchx``.
+
+    As the XDG spec says, a relative ``XDG_STATE_HOME`` is invalid and ignored: it would
+    put the state wherever the command happens to run, one store per directory.
+    """
+    base = os.environ.get("XDG_STATE_HOME", "")
+    if not os.path.isabs(base):
+        base = os.path.join(os.path.expanduser("~"), ".local", "state")
     return Path(base) / "torchx"
 
 

@@ -33,6 +33,17 @@ _BUILTINS: dict[str, str] = {
 }
 
 
+# The module of each built-in scheduler (pytorch/torchx 0.7's name for this table).
+DEFAULT_SCHEDULER_MODULES: Mapping[str, str] = {
+    name: target.partition(":")[0] for name, target in _BUILTINS.items()
+}
+
+
+def get_default_scheduler_name() -> str:
+    """The scheduler used when none is named: ``local_cwd``."""
+    return DEFAULT_SCHEDULER
+
+
 class SchedulerFactory(Protocol):
     def __call__(self, session_name: str, **params: Any) -> Scheduler[Any]: ...
 

@@ -15,8 +15,16 @@ from torchx.schedulers._api import (
     split_lines_iterator,
 )
 from torchx.schedulers._errors import SchedulerError
+from torchx.specs import NONE, NULL_RESOURCE, AppDryRunInfo
+
+# pytorch/torchx 0.7's constant: two weeks, in days.
+DAYS_IN_2_WEEKS = 14
 
 __all__ = [
+    "DAYS_IN_2_WEEKS",
+    "NONE",
+    "NULL_RESOURCE",
+    "AppDryRunInfo",
     "DescribeAppResponse",
     "ListAppResponse",
     "Scheduler",

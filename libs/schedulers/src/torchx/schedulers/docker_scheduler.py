@@ -442,28 +442,7 @@ class DockerScheduler(DockerWorkspaceMixin, Scheduler[DockerRequest]):
         return req.app_id
 
     def _ensure_network(self, name: str) -> None:
-        errors = sdk().errors
-        api = self._api()
-        try:
-            api.inspect_network(name)
-            return
-        except errors.NotFound:
-            pass
-        try:
-            api.create_network(
-                name,
-                driver="bridge",
-                check_duplicate=True,
-                labels={"torchx.pytorch.org/network": "1"},
-            )
-        except errors.APIError as e:
-            if e.status_code != 409:  # 409: another submission created it meanwhile
-                raise SpecsError(
-                    "run option 'network'",
-                    name,
-                    f"a network the engine can create ({e.explanation}); use host or none, "
-                    "or create the network with `docker network create`",
-                ) from None
+        _ensure_network_on(self._api(), name)
 
     def _ensure_images(self, req: DockerRequest) -> None:
         """Pull what the engine lacks, as ``docker run`` would; refuse before creating anything."""
@@ -793,3 +772,38 @@ def create_scheduler(
     only parameter."""
     check_params(BACKEND, params, ("base_url",))
     return DockerScheduler(session_name, base_url=base_url)
+
+
+def _ensure_network_on(api: Any, name: str) -> None:
+    """Create bridge network ``name`` through the SDK's low-level client unless it exists."""
+    errors = sdk().errors
+    try:
+        api.inspect_network(name)
+        return
+    except errors.NotFound:
+        pass
+    try:
+        api.create_network(
+            name,
+            driver="bridge",
+            check_duplicate=True,
+            labels={"torchx.pytorch.org/network": "1"},
+        )
+    except errors.APIError as e:
+        if e.status_code != 409:  # 409: another submission created it meanwhile
+            raise SpecsError(
+                "run option 'network'",
+                name,
+                f"a network the engine can create ({e.explanation}); use host or none, "
+                "or create the network with `docker network create`",
+            ) from None
+
+
+def ensure_network(client: Any = None, name: str = NETWORK) -> None:
+    """Create the bridge network replicas share (``torchx`` by default) unless it exists.
+
+    ``client``: a ``docker.DockerClient``; by default one for the engine the docker CLI uses.
+    """
+    if client is None:
+        client = connect(resolve_engine())
+    _ensure_network_on(client.api, name)

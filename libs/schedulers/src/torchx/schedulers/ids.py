@@ -12,6 +12,9 @@ import os
 import string
 
 DEFAULT_SUFFIX_LENGTH = 12
+# The characters a suffix starts with, and those that may follow (base32's alphabet).
+START_CANDIDATES = string.ascii_lowercase
+END_CANDIDATES = string.ascii_lowercase + "234567"
 
 
 def random_id(length: int = DEFAULT_SUFFIX_LENGTH) -> str:
@@ -26,10 +29,28 @@ def random_id(length: int = DEFAULT_SUFFIX_LENGTH) -> str:
     return first + rest[: length - 1]
 
 
+def random_uint64() -> int:
+    """A random unsigned 64-bit integer from the operating system's generator."""
+    return int.from_bytes(os.urandom(8), "big")
+
+
+def get_len_random_id(string_length: int) -> str:
+    """A random suffix of exactly ``string_length`` characters (see :func:`random_id`)."""
+    return random_id(string_length)
+
+
 def make_unique(name: str, string_length: int = 0) -> str:
     """``name`` followed by ``-`` and a random suffix (``string_length`` characters, or
     the default length when 0)."""
     return f"{name}-{random_id(string_length or DEFAULT_SUFFIX_LENGTH)}"
 
 
-__all__ = ["DEFAULT_SUFFIX_LENGTH", "make_unique", "random_id"]
+__all__ = [
+    "DEFAULT_SUFFIX_LENGTH",
+    "END_CANDIDATES",
+    "START_CANDIDATES",
+    "get_len_random_id",
+    "make_unique",
+    "random_id",
+    "random_uint64",
+]

@@ -1119,3 +1119,55 @@ class KubernetesOpts(TypedDict, total=False):
 def _repo_and_tag(pushed: str) -> tuple[str, str]:
     repo, _, tag = pushed.rpartition(":")
     return repo, tag
+
+
+# pytorch/torchx 0.7's module-level names, for code that imports them from here.
+LABEL_ROLE_NAME = LABEL_ROLE
+LABEL_REPLICA_ID = LABEL_REPLICA
+LABEL_ORGANIZATION = LABEL_MANAGED
+# 0.7 also labelled pods with these; this scheduler's pods carry the labels pod_labels()
+# returns, so selectors built on the keys below match nothing here.
+LABEL_VERSION = f"{LABEL_PREFIX}/version"
+LABEL_ROLE_INDEX = f"{LABEL_PREFIX}/role-index"
+LABEL_KUBE_APP_NAME = "app.kubernetes.io/name"
+LABEL_UNIQUE_NAME = "app.kubernetes.io/instance"
+LABEL_INSTANCE_TYPE = "node.kubernetes.io/instance-type"
+ANNOTATION_ISTIO_SIDECAR = "sidecar.istio.io/inject"
+# 0.7 took 100 millicpu and 1024 MB off each request for the node's daemons; here a pod
+# requests exactly the role's resource, so nothing is reserved.
+RESERVED_MILLICPU = 0
+RESERVED_MEMMB = 0
+# The Volcano task policies each retry policy becomes (with max_retries > 0).
+RETRY_POLICIES: Mapping[str, list[dict[str, str]]] = {
+    str(policy.value): [
+        {"event": "PodEvicted", "action": action},
+        {"event": "PodFailed", "action": action},
+    ]
+    for policy, action in _VOLCANO_ACTIONS.items()
+}
+JOB_STATE: Mapping[str, AppState] = dict(_VOLCANO_STATES)
+TASK_STATE: Mapping[str, AppState] = dict(_POD_PHASES)
+# A dryrun's request; 0.7 called it KubernetesJob.
+KubernetesJob = KubernetesRequest
+
+
+def pod_labels(
+    app: AppDef, role_idx: int, role: Role, replica_id: int, app_id: str
+) -> dict[str, str]:
+    """The labels this scheduler puts on replica ``replica_id`` of ``role``'s pod.
+
+    ``role_idx`` is accepted for 0.7's signature; pods here are told apart by role name.
+    """
+    return {
+        LABEL_MANAGED: "torchx",
+        LABEL_APP_ID: app_id,
+        LABEL_APP_NAME: to_dns_label(app.name, 63),
+        LABEL_ROLE: to_dns_label(role.name, 63),
+        LABEL_REPLICA: str(replica_id),
+    }
+
+
+def sanitize_for_serialization(obj: object) -> object:
+    """``obj`` (a kubernetes client model, or plain data holding some) as plain JSON data."""
+    client: Any = require("kubernetes.client", scheduler=BACKEND, extra=EXTRA)
+    return client.ApiClient().sanitize_for_serialization(obj)

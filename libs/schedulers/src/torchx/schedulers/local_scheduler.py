@@ -49,6 +49,44 @@ from torchx.schedulers._api import (
     filter_regex,
 )
 from torchx.schedulers._errors import SchedulerError, check_params
+
+# pytorch/torchx 0.7's module-level names, for code that imports them from here.
+from torchx.schedulers._local_compat import (
+    COMBINED_LOG as COMBINED_LOG,
+)
+from torchx.schedulers._local_compat import (
+    ENV_CUDA_VISIBLE_DEVICES as ENV_CUDA_VISIBLE_DEVICES,
+)
+from torchx.schedulers._local_compat import (
+    NA as NA,
+)
+from torchx.schedulers._local_compat import (
+    NONE as NONE,
+)
+from torchx.schedulers._local_compat import (
+    STDERR_LOG as STDERR_LOG,
+)
+from torchx.schedulers._local_compat import (
+    STDOUT_LOG as STDOUT_LOG,
+)
+from torchx.schedulers._local_compat import (
+    LocalOpts as LocalOpts,
+)
+from torchx.schedulers._local_compat import (
+    LogIterator as LogIterator,
+)
+from torchx.schedulers._local_compat import (
+    PopenProtocol as PopenProtocol,
+)
+from torchx.schedulers._local_compat import (
+    PopenRequest as PopenRequest,
+)
+from torchx.schedulers._local_compat import (
+    ReplicaParam as ReplicaParam,
+)
+from torchx.schedulers._local_compat import (
+    SignalException as SignalException,
+)
 from torchx.schedulers._local_images import (
     CWDImageProvider,
     ImageProvider,

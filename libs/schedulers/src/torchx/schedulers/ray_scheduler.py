@@ -613,3 +613,16 @@ def has_ray() -> bool:
         return importlib.util.find_spec("ray.job_submission") is not None
     except ModuleNotFoundError:
         return False
+
+
+# pytorch/torchx 0.7's module-level names, for code that imports them from here.
+NONE = "<NONE>"
+
+
+def serialize(actors: list[Any], dirpath: str, output_filename: str = "actors.json") -> None:
+    """Write ``actors`` (``torchx.schedulers.ray.ray_common.RayActor``) to
+    ``dirpath/output_filename`` as the JSON ``ray_driver.load_actor_json`` reads."""
+    from torchx.schedulers.ray.ray_driver import to_json
+
+    with open(os.path.join(dirpath, output_filename), "w", encoding="utf-8") as f:
+        f.write(to_json(actors))

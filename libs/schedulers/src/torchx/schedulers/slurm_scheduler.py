@@ -30,6 +30,7 @@ from torchx.schedulers._api import (
     filter_regex,
 )
 from torchx.schedulers._errors import SchedulerError, check_params
+from torchx.schedulers._slurm_parse import _STATES as _SLURM_STATES
 from torchx.schedulers._slurm_parse import (
     SACCT_FIELDS,
     Component,
@@ -41,6 +42,8 @@ from torchx.schedulers._slurm_parse import (
     roles_from_comment,
 )
 from torchx.schedulers._slurm_script import (
+    _JOB_WIDE,
+    _PER_COMPONENT,
     check_roles,
     log_name,
     make_script,
@@ -117,14 +120,20 @@ class SlurmReplicaRequest:
     sbatch_opts: list[str] = field(default_factory=list)
 
     @classmethod
-    def from_role(cls, name: str, role: Role, cfg: Mapping[str, CfgVal]) -> SlurmReplicaRequest:
+    def from_role(
+        cls, name: str, role: Role, cfg: Mapping[str, CfgVal], nomem: bool = False
+    ) -> SlurmReplicaRequest:
+        """``nomem`` leaves out ``--mem``, for partitions that do not schedule memory."""
+        opts = resource_options(role)
+        if nomem:
+            opts = [o for o in opts if not o.startswith("--mem=")]
         return cls(
             name=name,
             entrypoint=role.entrypoint,
             args=list(role.args),
             env=replica_exports(role),
             num_replicas=role.num_replicas,
-            sbatch_opts=resource_options(role),
+            sbatch_opts=opts,
         )
 
     def materialize(self) -> list[str]:
@@ -649,3 +658,14 @@ def create_scheduler(
             "slurm scheduler parameter use_sacct", use_sacct, "give True, False or None"
         )
     return SlurmScheduler(session_name, use_sacct=use_sacct)
+
+
+# pytorch/torchx 0.7's module-level names, for code that imports them from here.
+NONE = "<NONE>"
+SLURM_STATES: Mapping[str, AppState] = dict(_SLURM_STATES)
+# Job-wide sbatch options (written once) and the ones each heterogeneous component repeats.
+SBATCH_JOB_OPTIONS = frozenset({"comment", *_JOB_WIDE})
+SBATCH_GROUP_OPTIONS = frozenset(_PER_COMPONENT)
+# 0.7 kept a file of job directories under this name; this scheduler asks Slurm instead
+# (``scontrol``/``sacct`` know each job's WorkDir), so nothing reads or writes it.
+SLURM_JOB_DIRS = ".torchxslurmjobdirs"

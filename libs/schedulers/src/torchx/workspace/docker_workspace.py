@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import Any, TextIO
 
 from torchx.schedulers._errors import SchedulerError, require
 from torchx.specs import AppDef, CfgVal, Role, SpecsError, runopts
@@ -18,6 +18,8 @@ from torchx.workspace.api import WorkspaceMixin, read_ignore_patterns
 # The local repository workspace images are tagged in; their tag is a hash of the image id.
 WORKSPACE_REPO = "torchx-workspace"
 TORCHX_DOCKERFILE = "Dockerfile.torchx"
+# The Dockerfile of a workspace image; the role's image is passed as build argument IMAGE.
+DEFAULT_DOCKERFILE = b"ARG IMAGE\nFROM $IMAGE\n\nCOPY . .\n"
 # Images named like this (or by id) are local builds that a remote cluster must be sent.
 _LOCAL_PREFIXES = (WORKSPACE_REPO + ":", "sha256:")
 
@@ -82,7 +84,7 @@ class DockerWorkspaceMixin(WorkspaceMixin[ImagesToPush]):
     def build_workspace_image(self, base_image: str, workspace: str, quiet: bool = True) -> str:
         """Build ``base_image`` + ``workspace``; returns the new image's local tag."""
         docker = require("docker", scheduler=self._workspace_owner(), extra="docker")
-        dockerfile = f"FROM {base_image}\nCOPY . .\n"
+        dockerfile = DEFAULT_DOCKERFILE.decode()
         context = docker.utils.build.tar(  # type: ignore[attr-defined]
             workspace,
             exclude=read_ignore_patterns(workspace),
@@ -94,6 +96,7 @@ class DockerWorkspaceMixin(WorkspaceMixin[ImagesToPush]):
                 fileobj=context,
                 custom_context=True,
                 dockerfile=TORCHX_DOCKERFILE,
+                buildargs={"IMAGE": base_image},
                 rm=True,
                 forcerm=True,
                 pull=False,
@@ -202,4 +205,27 @@ def credential_helper_failed(scheduler: str, transfer: str, error: BaseException
     )
 
 
-__all__ = ["TORCHX_DOCKERFILE", "WORKSPACE_REPO", "DockerWorkspaceMixin", "ImagesToPush"]
+def print_push_events(events: Iterable[Mapping[str, Any]], stream: TextIO | None = None) -> None:
+    """Print the progress events of an image push (``docker.APIClient.push(...,
+    decode=True)``) one line each to ``stream`` (stderr by default); an ``error`` event
+    raises ``SchedulerError`` quoting it."""
+    out = stream if stream is not None else sys.stderr
+    for event in events:
+        if "error" in event:
+            raise SchedulerError("docker", f"pushing the image failed: {event['error']}")
+        status = event.get("status")
+        if not status:
+            continue
+        layer = f"{event['id']}: " if event.get("id") else ""
+        progress = f" {event['progress']}" if event.get("progress") else ""
+        print(f"docker push {layer}{status}{progress}", file=out)
+
+
+__all__ = [
+    "DEFAULT_DOCKERFILE",
+    "TORCHX_DOCKERFILE",
+    "WORKSPACE_REPO",
+    "DockerWorkspaceMixin",
+    "ImagesToPush",
+    "print_push_events",
+]

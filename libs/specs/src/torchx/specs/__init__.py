@@ -75,6 +75,12 @@ _LAZY = {
     "get_named_resources": "torchx.specs._named_resources",
     "named_resources": "torchx.specs._named_resources",
     "resource": "torchx.specs._named_resources",
+    "load_group": "torchx.util.entrypoints",
+}
+# pytorch/torchx 0.7's names for tables kept here under another name: name -> (module, attr).
+_RENAMED = {
+    "AWS_NAMED_RESOURCES": ("torchx.specs._named_resources", "AWS"),
+    "GENERIC_NAMED_RESOURCES": ("torchx.specs._named_resources", "GENERIC"),
 }
 
 if TYPE_CHECKING:
@@ -91,6 +97,8 @@ if TYPE_CHECKING:
     )
     from torchx.specs._component_argv import ParsedArgs, UnknownComponentArgumentError
     from torchx.specs._docstring import Docstring, parse_docstring
+    from torchx.specs._named_resources import AWS as AWS_NAMED_RESOURCES
+    from torchx.specs._named_resources import GENERIC as GENERIC_NAMED_RESOURCES
     from torchx.specs._named_resources import (
         GiB,
         get_named_resources,
@@ -98,15 +106,16 @@ if TYPE_CHECKING:
         resource,
     )
     from torchx.specs._validate import AppDefError, validate_app
+    from torchx.util.entrypoints import load_group
 
 
 def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
+    module, attr = _RENAMED.get(name, (_LAZY.get(name), name))
     if module is None:
         raise AttributeError(f"module 'torchx.specs' has no attribute {name!r}")
     import importlib
 
-    value = getattr(importlib.import_module(module), name)
+    value = getattr(importlib.import_module(module), attr)
     globals()[name] = value
     return value
 
@@ -117,6 +126,8 @@ def __dir__() -> list[str]:
 
 __all__ = [
     "ALL",
+    "AWS_NAMED_RESOURCES",
+    "GENERIC_NAMED_RESOURCES",
     "MISSING",
     "NONE",
     "NULL_RESOURCE",
@@ -163,6 +174,7 @@ __all__ = [
     "get_type_name",
     "is_started",
     "is_terminal",
+    "load_group",
     "macros",
     "make_app_handle",
     "materialize_appdef",

@@ -6,6 +6,8 @@ without running it and lists what keeps the function from being a component.
 
 from __future__ import annotations
 
+import abc
+import argparse
 import ast
 import inspect
 from collections.abc import Callable
@@ -64,35 +66,109 @@ def _annotation_name(node: ast.expr) -> str:
     return ""
 
 
-def _check_function(fn: ast.FunctionDef) -> list[LinterMessage]:
-    problems: list[LinterMessage] = []
+class TorchxFunctionValidator(abc.ABC):
+    """One rule a component function must follow, checked on its parsed definition."""
 
-    def problem(text: str, node: ast.AST) -> None:
-        problems.append(
-            LinterMessage("TorchxFunctionValidator", text, getattr(node, "lineno", fn.lineno), 0)
-        )
+    @abc.abstractmethod
+    def validate(self, app_specs_func_def: ast.FunctionDef) -> list[LinterMessage]:
+        """The problems ``app_specs_func_def`` has under this rule (empty when none)."""
 
-    params = [*fn.args.posonlyargs, *fn.args.args, *fn.args.kwonlyargs]
-    if fn.args.vararg is not None:
-        params.append(fn.args.vararg)
-    for arg in params:
-        if arg.annotation is None:
-            problem(f"argument {arg.arg!r} of {fn.name} has no type annotation", arg)
-            continue
-        kind = _annotation_name(arg.annotation)
-        if kind not in _SCALARS | _CONTAINERS:
-            problem(
-                f"argument {arg.arg!r} of {fn.name} is {kind or 'an unsupported type'}; use str, "
-                "int, float, bool, List/Dict of those, or Optional of any of them",
-                arg,
+    def _gen_linter_message(self, description: str, lineno: int) -> LinterMessage:
+        return LinterMessage(type(self).__name__, description, lineno, 0)
+
+
+class TorchxFunctionArgsValidator(TorchxFunctionValidator):
+    """Every argument is annotated with a type a command line can give: str, int, float,
+    bool, List/Dict of those, or Optional of any of them; no ``**kwargs``."""
+
+    def validate(self, app_specs_func_def: ast.FunctionDef) -> list[LinterMessage]:
+        fn = app_specs_func_def
+        problems: list[LinterMessage] = []
+        params = [*fn.args.posonlyargs, *fn.args.args, *fn.args.kwonlyargs]
+        if fn.args.vararg is not None:
+            params.append(fn.args.vararg)
+        for arg in params:
+            if arg.annotation is None:
+                problems.append(
+                    self._gen_linter_message(
+                        f"argument {arg.arg!r} of {fn.name} has no type annotation", arg.lineno
+                    )
+                )
+                continue
+            kind = _annotation_name(arg.annotation)
+            if kind not in _SCALARS | _CONTAINERS:
+                problems.append(
+                    self._gen_linter_message(
+                        f"argument {arg.arg!r} of {fn.name} is {kind or 'an unsupported type'}; "
+                        "use str, int, float, bool, List/Dict of those, or Optional of any "
+                        "of them",
+                        arg.lineno,
+                    )
+                )
+        if fn.args.kwarg is not None:
+            problems.append(
+                self._gen_linter_message(
+                    f"**{fn.args.kwarg.arg} of {fn.name} cannot be given on a command line",
+                    fn.lineno,
+                )
             )
-    if fn.args.kwarg is not None:
-        problem(f"**{fn.args.kwarg.arg} of {fn.name} cannot be given on a command line", fn)
-    if fn.returns is None:
-        problem(f"{fn.name} has no return annotation; annotate it `-> AppDef`", fn)
-    elif _annotation_name(fn.returns) != "AppDef":
-        problem(f"{fn.name} returns {ast.unparse(fn.returns)}; a component returns AppDef", fn)
-    return problems
+        return problems
+
+
+class TorchxReturnValidator(TorchxFunctionValidator):
+    """The function is annotated to return ``AppDef``."""
+
+    def validate(self, app_specs_func_def: ast.FunctionDef) -> list[LinterMessage]:
+        fn = app_specs_func_def
+        if fn.returns is None:
+            text = f"{fn.name} has no return annotation; annotate it `-> AppDef`"
+        elif _annotation_name(fn.returns) != "AppDef":
+            text = f"{fn.name} returns {ast.unparse(fn.returns)}; a component returns AppDef"
+        else:
+            return []
+        return [self._gen_linter_message(text, fn.lineno)]
+
+
+class TorchFunctionVisitor(ast.NodeVisitor):
+    """Finds the top-level function ``component_function_name`` and runs ``validators``
+    (the argument and return rules) on it; their findings collect in ``linter_errors``."""
+
+    def __init__(self, component_function_name: str) -> None:
+        self.component_function_name = component_function_name
+        self.validators: list[TorchxFunctionValidator] = [
+            TorchxFunctionArgsValidator(),
+            TorchxReturnValidator(),
+        ]
+        self.linter_errors: list[LinterMessage] = []
+        self.visited_function = False
+
+    def visit_Module(self, node: ast.Module) -> None:
+        # Only module-level definitions are components; nested ones are not looked at.
+        for child in node.body:
+            if isinstance(child, ast.FunctionDef):
+                self.visit_FunctionDef(child)
+
+    def visit_FunctionDef(self, node: ast.FunctionDef) -> None:
+        if node.name != self.component_function_name:
+            return
+        self.visited_function = True
+        for validator in self.validators:
+            self.linter_errors += validator.validate(node)
+
+
+class TorchXArgumentHelpFormatter(
+    argparse.RawDescriptionHelpFormatter,
+    argparse.ArgumentDefaultsHelpFormatter,
+    argparse.MetavarTypeHelpFormatter,
+):
+    """argparse help for component arguments: each argument's help ends in
+    ``(required)`` or ``(default: VALUE)``."""
+
+    def _get_help_string(self, action: argparse.Action) -> str:
+        text = action.help or ""
+        if action.default is argparse.SUPPRESS:
+            return text
+        return text + (" (required)" if action.required else f" (default: {action.default})")
 
 
 def validate(path: str, component_function: str) -> list[LinterMessage]:
@@ -106,17 +182,27 @@ def validate(path: str, component_function: str) -> list[LinterMessage]:
         module = ast.parse(source, filename=path)
     except SyntaxError as e:
         return [LinterMessage("TorchxValidator", e.msg, e.lineno or 0, e.offset or 0)]
-    for node in module.body:
-        if isinstance(node, ast.FunctionDef) and node.name == component_function:
-            return _check_function(node)
-    return [
-        LinterMessage(
-            "TorchxValidator",
-            f"{path} defines no function {component_function!r}",
-            0,
-            0,
-        )
-    ]
+    visitor = TorchFunctionVisitor(component_function)
+    visitor.visit(module)
+    if not visitor.visited_function:
+        return [
+            LinterMessage(
+                "TorchxValidator",
+                f"{path} defines no function {component_function!r}",
+                0,
+                0,
+            )
+        ]
+    return visitor.linter_errors
 
 
-__all__ = ["LinterMessage", "get_fn_docstring", "validate"]
+__all__ = [
+    "LinterMessage",
+    "TorchFunctionVisitor",
+    "TorchXArgumentHelpFormatter",
+    "TorchxFunctionArgsValidator",
+    "TorchxFunctionValidator",
+    "TorchxReturnValidator",
+    "get_fn_docstring",
+    "validate",
+]

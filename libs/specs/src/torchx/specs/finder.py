@@ -161,6 +161,7 @@ def get_builtin_source(name: str) -> str:
 find_component_function = find_component
 all_component_functions = all_components
 
+
 __all__ = [
     "BUILTIN_MODULE",
     "ComponentNotFoundException",

@@ -31,7 +31,7 @@ from ._environ import (
     tracker_factory_env_var_name,
     trackers_from_environ,
 )
-from ._errors import CorruptRecordError, InvalidRecordError, TrackerConfigError
+from ._errors import CorruptRecordError, InvalidRecordError, TrackerConfigError, TrackerError
 
 __all__ = [
     "ENV_TORCHX_JOB_ID",
@@ -46,6 +46,7 @@ __all__ = [
     "TrackerBase",
     "TrackerConfigError",
     "TrackerDescendant",
+    "TrackerError",
     "TrackerSource",
     "app_run_from_env",
     "build_trackers",
@@ -64,6 +65,7 @@ for _public in (
     TrackerBase,
     TrackerConfigError,
     TrackerDescendant,
+    TrackerError,
     TrackerSource,
 ):
     _public.__module__ = __name__

@@ -3,7 +3,16 @@
 from __future__ import annotations
 
 
-class TrackerConfigError(ValueError):
+class TrackerError(ValueError):
+    """Base of every error torchx.tracker raises about bad input or stored records.
+
+    ``except TrackerError`` catches a bad configuration, a record refused before
+    anything was written, and a damaged stored record alike. It is a ``ValueError``,
+    as each of them was before it had a common base.
+    """
+
+
+class TrackerConfigError(TrackerError):
     """A tracker that cannot be set up from its configuration."""
 
     def __init__(self, field: str, value: object, fix: str) -> None:
@@ -16,7 +25,7 @@ class TrackerConfigError(ValueError):
         return type(self), (self.field, self.value, self.fix)
 
 
-class InvalidRecordError(ValueError):
+class InvalidRecordError(TrackerError):
     """Metadata, an artifact or a source that a tracker does not store; nothing is written."""
 
     def __init__(self, field: str, value: object, fix: str) -> None:
@@ -29,7 +38,7 @@ class InvalidRecordError(ValueError):
         return type(self), (self.field, self.value, self.fix)
 
 
-class CorruptRecordError(ValueError):
+class CorruptRecordError(TrackerError):
     """A stored record that is not what this tracker writes."""
 
     def __init__(self, path: str, reason: str) -> None:

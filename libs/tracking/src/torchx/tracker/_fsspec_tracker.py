@@ -1,7 +1,9 @@
 """FsspecTracker: runs kept as small JSON records on any fsspec URL.
 
 Layout under the root (one folder per run, named by the run id in base32 so any id is
-a valid file name on every store)::
+a valid file name on every store; an id whose base32 would pass 255 characters, the
+file-name limit of common filesystems, gets a bounded name instead, a readable prefix
+and a hash: ``<prefix>-<sha256>``, found again through its ``run.json``)::
 
     <root>/<RUN>/run.json               {"version": 1, "run_id", "experiment"}
     <root>/<RUN>/metadata/<STAMP>.json  {"version": 1, "metadata": {...}}
@@ -13,15 +15,19 @@ Every record is a new file written atomically by the same code as
 upload on object stores), so replicas writing at once never overwrite each other's
 records: nothing is lost and no reader sees half a record. ``STAMP`` is the write time
 in nanoseconds plus a random part; merging metadata in stamp order lets the latest
-value of a key win. A source's file name is derived from the source and artifact, so
-the replicas of one app recording the same parent make one record.
+value of a key win. A source's file name is derived from the source and artifact
+(base32, or a bounded name when that would be too long), so the replicas of one app
+recording the same parent make one record. Records keep ``"version": 1``: bounded names changed only
+where long ids are kept, and every id that worked before keeps its place.
 """
 
 from __future__ import annotations
 
 import base64
+import hashlib
 import json
 import os
+import re
 import time
 from collections.abc import Mapping
 
@@ -44,8 +50,38 @@ _ENCODER = json.JSONEncoder(ensure_ascii=False, allow_nan=False)
 
 
 def encode_run_id(run_id: str) -> str:
-    """A file name for ``run_id``: base32 of its UTF-8 text, without padding."""
+    """Base32 of ``run_id``'s UTF-8 text, without padding (a run's folder name when short)."""
     return base64.b32encode(run_id.encode("utf-8")).decode("ascii").rstrip("=")
+
+
+#: The longest file or folder name this tracker makes. 255 bytes is the limit of
+#: common local filesystems; a record's temporary name adds 19 characters to its own.
+MAX_NAME = 255 - 19
+#: how much of a long id its bounded name shows, before the hash
+_READABLE = 48
+_UNSAFE = re.compile(r"[^A-Za-z0-9_.-]+")
+
+
+def bounded_name(value: str, limit: int = MAX_NAME) -> str:
+    """A file name for any id: its base32 where that fits in ``limit`` characters, else
+    a readable prefix and a hash, ``<prefix>-<sha256, 32 hex digits>`` (at most 81).
+
+    Base32 names are what every version of this tracker wrote, so a short id keeps
+    its folder. A bounded name always holds a ``-``, which base32 never does: the two
+    forms cannot collide, and :func:`decode_run_id` tells them apart.
+    """
+    encoded = encode_run_id(value)
+    if len(encoded) <= limit:
+        return encoded
+    digest = hashlib.sha256(value.encode("utf-8")).hexdigest()[:32]
+    readable = _UNSAFE.sub("_", value[:_READABLE]).lstrip(".") or "id"
+    return f"{readable}-{digest}"
+
+
+def run_folder_name(run_id: str) -> str:
+    # base32 folders of up to 255 characters were written before bounded names
+    # existed, and are still found where they are
+    return bounded_name(run_id, limit=255)
 
 
 def decode_run_id(name: str) -> str | None:
@@ -58,6 +94,8 @@ def decode_run_id(name: str) -> str | None:
 
 
 def _stamp() -> str:
+    """A new record's file name: nanoseconds since the epoch, zero-padded so names sort by
+    time, then random bytes so writers in the same nanosecond never collide."""
     return f"{time.time_ns():020d}-{os.urandom(6).hex()}"
 
 
@@ -86,7 +124,7 @@ class FsspecTracker(TrackerBase):
     # -- writing ------------------------------------------------------------------
 
     def _run_dir(self, run_id: str) -> str:
-        return f"{self._root}/{encode_run_id(run_id)}"
+        return f"{self._root}/{run_folder_name(run_id)}"
 
     def _write(self, path: str, record: dict[str, object]) -> None:
         data = _ENCODER.encode({"version": FORMAT_VERSION, **record}).encode("utf-8")
@@ -134,9 +172,13 @@ class FsspecTracker(TrackerBase):
         source_id = str(text("source_id", source_id))
         artifact_name = text("artifact_name", artifact_name, optional=True)
         self._announce(run_id)
+        # one name per (source, artifact), so the replicas of an app make one record;
+        # the reader goes by the record's content, not by this name
         name = encode_run_id(source_id)
         if artifact_name is not None:
             name += "." + encode_run_id(artifact_name)
+        if len(name) + len(_SUFFIX) > MAX_NAME:
+            name = bounded_name(f"{source_id}\0{artifact_name or ''}", limit=0)
         self._write(
             f"{self._run_dir(run_id)}/sources/{name}{_SUFFIX}",
             {"source_run_id": source_id, "artifact_name": artifact_name},
@@ -210,11 +252,23 @@ class FsspecTracker(TrackerBase):
         """``(run_id, folder)`` of every run folder under the root, sorted by run id."""
         runs = []
         for name, is_folder in self._store.list_folder(self._root):
-            run_id = decode_run_id(name) if is_folder else None
-            if run_id is not None and encode_run_id(run_id) == name:
-                runs.append((run_id, f"{self._root}/{name}"))
+            if not is_folder:
+                continue
+            folder = f"{self._root}/{name}"
+            run_id = decode_run_id(name)
+            if run_id is None and "-" in name and not name.startswith("."):
+                run_id = self._long_run_id(folder)  # a bounded name: its record tells
+            if run_id is not None and run_folder_name(run_id) == name:
+                runs.append((run_id, folder))
         runs.sort()
         return runs
+
+    def _long_run_id(self, folder: str) -> str | None:
+        try:
+            run_id = self._read(f"{folder}/{RUN_RECORD}").get("run_id")
+        except FileNotFoundError:
+            return None
+        return run_id if isinstance(run_id, str) else None
 
     def _experiment_of(self, folder: str) -> str | None:
         try:

@@ -1,0 +1,150 @@
+"""The builtin commands as pytorch/torchx 0.7 SubCommand objects, its argparse front end
+(``torchx.cli.main``), ``argparse_util`` and ``cmd_log``'s helpers."""
+
+from __future__ import annotations
+
+import argparse
+import io
+import queue
+import time
+from pathlib import Path
+
+import pytest
+import typer.main
+
+from torchx.cli import main as cli_main
+from torchx.cli.argparse_util import ArgOnceAction, torchxconfig, torchxconfig_run
+from torchx.cli.cmd_base import SubCommand
+
+
+def _parse(cmd: SubCommand, argv: list[str]) -> argparse.Namespace:
+    parser = argparse.ArgumentParser()
+    cmd.add_arguments(parser)
+    return parser.parse_args(argv)
+
+
+def test_builtin_command_names_are_the_apps() -> None:
+    from torchx.cli._app import app
+
+    group = typer.main.get_command(app)
+    assert sorted(group.commands) == sorted(cli_main.BUILTIN_COMMANDS)  # type: ignore[attr-defined]
+    # pytorch/torchx 0.7's commands, each as a SubCommand.
+    assert set(cli_main.get_default_sub_cmds()) <= set(cli_main.BUILTIN_COMMANDS)
+    assert len(cli_main.get_default_sub_cmds()) == 10
+    assert all(isinstance(c, SubCommand) for c in cli_main.get_default_sub_cmds().values())
+
+
+def test_run_status_log_describe_cancel_list_as_subcommands(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    cmds = cli_main.get_default_sub_cmds()
+    run = cmds["run"]
+    run.run(_parse(run, ["--wait", "--log", "utils.sh", "echo", "from-subcommand"]))
+    out = capsys.readouterr()
+    handle = out.out.strip()
+    assert handle.startswith("local_cwd://") and "from-subcommand" in out.err
+
+    cmds["status"].run(_parse(cmds["status"], [handle, "--roles", "sh"]))
+    assert "sh[0]:SUCCEEDED" in capsys.readouterr().out
+    for name, argv in (("describe", [handle]), ("list", [])):
+        cmds[name].run(_parse(cmds[name], argv))
+        assert ("sh" if name == "describe" else handle) in capsys.readouterr().out
+
+    cmds["log"].run(_parse(cmds["log"], [handle]))
+    assert "sh/0 from-subcommand" in capsys.readouterr().out
+    cmds["cancel"].run(_parse(cmds["cancel"], [handle]))
+    assert "already ended" in capsys.readouterr().out
+
+    # A failing command exits with the CLI's code.
+    with pytest.raises(SystemExit) as e:
+        cmds["status"].run(_parse(cmds["status"], ["local_cwd://x/no-such-app"]))
+    assert e.value.code == 2
+
+
+def test_run_takes_the_component_from_torchxconfig(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    from torchx.cli.cmd_run import MISSING_COMPONENT_ERROR_MSG, CmdRun
+
+    cmd = CmdRun()
+    with pytest.raises(ValueError, match="missing component name"):
+        cmd.argv(_parse(cmd, ["--dryrun"]))
+    assert "missing component name" in MISSING_COMPONENT_ERROR_MSG
+    (tmp_path / ".torchxconfig").write_text("[cli:run]\ncomponent = utils.echo\n")
+    cmd.run(_parse(cmd, ["--dryrun"]))
+    assert "echo hello world" in capsys.readouterr().out
+
+
+def test_run_main_and_create_parser(capsys: pytest.CaptureFixture[str]) -> None:
+    cli_main.run_main(cli_main.get_default_sub_cmds(), ["builtins"])
+    assert "utils.echo" in capsys.readouterr().out
+    with pytest.raises(SystemExit) as e:
+        cli_main.run_main(cli_main.get_default_sub_cmds(), [])
+    assert e.value.code == 1
+    parser = cli_main.create_parser({"runopts": cli_main.get_default_sub_cmds()["runopts"]})
+    args = parser.parse_args(["runopts", "local_cwd"])
+    args.func(args)
+    assert "log_dir" in capsys.readouterr().out
+    assert "torchx run" in cli_main.sub_parser_description
+
+
+def test_argparse_util_actions(tmp_path: Path) -> None:
+    (tmp_path / ".torchxconfig").write_text("[cli:run]\nscheduler = local_dir\n")
+    parser = argparse.ArgumentParser()
+    parser.add_argument("-s", "--scheduler", action=torchxconfig_run, required=True)
+    parser.add_argument("--x", action=ArgOnceAction)
+    sub = argparse.ArgumentParser()
+    sub.add_argument("--y", action=torchxconfig, subcmd="other", default="dflt")
+    # The file's value is the default, so the option is no longer required.
+    assert parser.parse_args([]).scheduler == "local_dir"
+    assert parser.parse_args(["-s", "ray", "--x", "1"]).scheduler == "ray"
+    assert parser.parse_args(["-s", "ray", "--x", "1"]).x == "1"  # a new parse starts afresh
+    assert sub.parse_args([]).y == "dflt"
+    with pytest.raises(SystemExit):
+        parser.parse_args(["--x", "1", "--x", "2"])
+
+
+def test_cmd_log_helpers() -> None:
+    from torchx.cli import cmd_log
+    from torchx.specs import AppDef, Role
+
+    cmd_log.validate("local_cwd://session/app/role/0,1")
+    with pytest.raises(SystemExit):
+        cmd_log.validate("not-a-handle")
+    app = AppDef("a", [Role("x", image="", num_replicas=2), Role("y", image="")])
+    assert cmd_log.find_role_replicas(app, None) == [("x", 0), ("x", 1), ("y", 0)]
+    assert cmd_log.find_role_replicas(app, "y") == [("y", 0)]
+    assert cmd_log._prefixed("p ", "a\rb\n") == "p a\rp b\n"
+
+
+def test_get_logs_of_chosen_replicas(tmp_path: Path) -> None:
+    from torchx.cli.cmd_log import get_logs, print_log_lines
+    from torchx.runner import get_runner
+    from torchx.specs import AppDef, Role
+
+    app = AppDef(
+        "two",
+        [
+            Role(
+                "r",
+                image=str(tmp_path),
+                entrypoint="sh",
+                args=["-c", "echo rank$RANK"],
+                num_replicas=2,
+            )
+        ],
+    )
+    with get_runner() as runner:
+        handle = runner.run(app, "local_cwd")
+        runner.wait(handle, wait_interval=0.2)
+        out = io.StringIO()
+        get_logs(out, f"{handle}/r/1", regex=None, runner=runner)
+        assert out.getvalue() == "r/1 rank1\n"
+        out = io.StringIO()
+        get_logs(out, handle, regex="rank0", runner=runner)
+        assert out.getvalue() == "r/0 rank0\n"
+        errors: queue.Queue[Exception] = queue.Queue()
+        with pytest.raises(Exception, match="replica"):
+            print_log_lines(io.StringIO(), runner, handle, "r", 5, None, False, errors, None)
+        assert not errors.empty()
+    assert time.time() > 0

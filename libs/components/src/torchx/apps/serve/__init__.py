@@ -1,0 +1,1 @@
+"""``serve``: register a model archive with TorchServe."""

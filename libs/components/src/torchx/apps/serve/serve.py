@@ -1,0 +1,96 @@
+"""Register a model archive with a TorchServe management API.
+
+``python -m torchx.apps.serve.serve --model_path URL --management_api URL [--port N]
+[--model_name ...] [--handler ...] ...`` copies the model (any fsspec URL) into a
+temporary folder, serves it over HTTP on ``--port`` while TorchServe downloads it, and
+POSTs the registration with the TorchServe parameters given.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import getpass
+import os
+import socket
+import sys
+import urllib.error
+import urllib.parse
+from collections.abc import Sequence
+
+from torchx.components._torchserve_upload import register, registration_url, serve_file
+
+# The registration parameters of TorchServe's management API that may be passed through.
+TORCHSERVE_PARAMS = (
+    "model_name",
+    "handler",
+    "runtime",
+    "batch_size",
+    "max_batch_delay",
+    "initial_workers",
+    "synchronous",
+    "response_timeout",
+)
+
+
+def parse_args(argv: Sequence[str]) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(
+        prog="python -m torchx.apps.serve.serve",
+        description="registers a model archive with TorchServe",
+    )
+    parser.add_argument("--model_path", type=str, required=True, help="fsspec URL of the model")
+    parser.add_argument(
+        "--management_api", type=str, required=True, help="e.g. http://localhost:8081"
+    )
+    parser.add_argument("--timeout", type=int, default=60, help="seconds per API request")
+    parser.add_argument("--dryrun", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument(
+        "--port", type=int, default=8222, help="port the model is served on for TorchServe"
+    )
+    for param in TORCHSERVE_PARAMS:
+        parser.add_argument(f"--{param}", type=str, help=f"TorchServe's {param}")
+    return parser.parse_args(list(argv))
+
+
+def get_routable_ip_to(addr: str) -> str:
+    """The local IP address this host uses to reach URL ``addr`` (no packet is sent:
+    connecting a UDP socket only picks the route)."""
+    parsed = urllib.parse.urlparse(addr)
+    if not parsed.hostname:
+        raise ValueError(f"management API: got {addr!r}; expected a URL such as http://host:8081")
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+        s.connect((parsed.hostname, parsed.port or 80))
+        return str(s.getsockname()[0])
+
+
+def rand_id() -> str:
+    """``<user>_<16 hex digits>``: a name for the served copy of the model."""
+    return f"{getpass.getuser()}_{os.urandom(8).hex()}"
+
+
+def main(argv: Sequence[str]) -> None:
+    args = parse_args(argv)
+    if args.dryrun:
+        print("App serve started successfully")
+        return
+    params = {p: getattr(args, p) for p in TORCHSERVE_PARAMS if getattr(args, p) is not None}
+    with contextlib.ExitStack() as stack:
+        if args.model_path.startswith(("http://", "https://")):
+            model_url = args.model_path
+        else:
+            host = get_routable_ip_to(args.management_api)
+            model_url = stack.enter_context(serve_file(args.model_path, args.port, host))
+        print(f"POST {registration_url(args.management_api, model_url, params)}")
+        try:
+            print(register(args.management_api, model_url, params, timeout=args.timeout))
+        except urllib.error.HTTPError as e:
+            detail = e.read().decode("utf-8", "replace")
+            print(f"torchserve refused the model: HTTP {e.code}: {detail}", file=sys.stderr)
+            sys.exit(1)
+        except urllib.error.URLError as e:
+            print(f"cannot reach {args.management_api}: {e.reason}", file=sys.stderr)
+            sys.exit(1)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

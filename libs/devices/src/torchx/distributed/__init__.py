@@ -1,0 +1,157 @@
+"""Rank helpers for apps, safe to call whether or not the process is distributed.
+
+``rank()``, ``world_size()``, ``local_rank()`` answer from the default process group when it
+is initialized, else from the variables ``torchrun`` (and every torchx scheduler) sets
+(``RANK``, ``WORLD_SIZE``, ``LOCAL_RANK``), else as a single process (0, 1, 0). ``init_pg``
+starts a process group in both cases, so one script runs under ``python`` and ``torchrun``::
+
+    from torchx.distributed import init_pg, is_rank0, on_rank0_first
+
+    device = init_pg()                 # "auto": nccl with GPUs, else gloo
+    with on_rank0_first():             # rank 0 downloads, the others then read the cache
+        data = load_dataset()
+
+Imports nothing else of torchx; torch is its only dependency.
+"""
+
+from __future__ import annotations
+
+import os
+import warnings
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any, Literal
+
+import torch
+import torch.distributed as dist
+
+Backend = Literal["nccl", "gloo", "auto"]
+
+
+def has_cuda_devices() -> bool:
+    """True when torch is built with CUDA *and* this host has a CUDA device."""
+    return bool(torch.cuda.is_available() and torch.cuda.device_count() > 0)
+
+
+def local_rank() -> int:
+    """This process's rank on its node: ``$LOCAL_RANK``, or 0 when it is not set.
+
+    A process group without ``LOCAL_RANK`` (not started by torchrun or torchx) gets a
+    warning, since 0 is then a guess.
+    """
+    if "LOCAL_RANK" in os.environ:
+        return int(os.environ["LOCAL_RANK"])
+    if dist.is_available() and dist.is_initialized():
+        warnings.warn(
+            "a process group is initialized but LOCAL_RANK is not set; taking local rank 0. "
+            "Start the program with torchrun or torchx (or set LOCAL_RANK) for the real one",
+            stacklevel=2,
+        )
+    return 0
+
+
+def local_cuda_device() -> torch.device:
+    """``cuda:<local rank>``."""
+    return torch.device(f"cuda:{local_rank()}")
+
+
+def local_device() -> torch.device:
+    """The device this process should put its model on: ``cuda:<local rank>`` in an NCCL
+    process group, ``cpu`` in any other; without a process group ``cuda`` when the host
+    has a GPU, else ``cpu``."""
+    if dist.is_available() and dist.is_initialized():
+        return local_cuda_device() if dist.get_backend() == "nccl" else torch.device("cpu")
+    return torch.device("cuda") if has_cuda_devices() else torch.device("cpu")
+
+
+def rank() -> int:
+    """The global rank: from the process group, else ``$RANK``, else 0."""
+    if dist.is_available() and dist.is_initialized():
+        return dist.get_rank()
+    return int(os.environ.get("RANK", "0"))
+
+
+def world_size() -> int:
+    """The number of processes: from the process group, else ``$WORLD_SIZE``, else 1."""
+    if dist.is_available() and dist.is_initialized():
+        return dist.get_world_size()
+    return int(os.environ.get("WORLD_SIZE", "1"))
+
+
+def is_rank0() -> bool:
+    """Whether this is rank 0 (always, for a process that is not distributed)."""
+    return rank() == 0
+
+
+def is_local_rank0() -> bool:
+    """Whether this is local rank 0: the one process per node for per-node work."""
+    return local_rank() == 0
+
+
+def init_pg(backend: Backend = "auto", **kwargs: Any) -> torch.device:
+    """Initialize the default process group and return this rank's device.
+
+    Started by torchrun (or a torchx scheduler), it joins the job's group; started as a
+    plain ``python`` process, it makes a group of one on a free local port. ``"auto"``
+    picks ``nccl`` when the host has a GPU and torch has NCCL, else ``gloo``. ``kwargs``
+    go to ``torch.distributed.init_process_group``. Returns ``cuda:<local rank>`` for
+    ``nccl``, else ``cpu``.
+    """
+    if backend not in ("nccl", "gloo", "auto"):
+        raise ValueError(f"init_pg backend: got {backend!r}; expected 'nccl', 'gloo' or 'auto'")
+    if backend == "auto":
+        backend = "nccl" if has_cuda_devices() and dist.is_nccl_available() else "gloo"
+    if dist.is_torchelastic_launched():
+        dist.init_process_group(backend=backend, **kwargs)
+    else:
+        # One process: a group of one, on a free port (port 0 lets the store choose).
+        os.environ.setdefault("MASTER_ADDR", "localhost")
+        os.environ.setdefault("MASTER_PORT", "0")
+        dist.init_process_group(backend=backend, rank=0, world_size=1, **kwargs)
+    return local_cuda_device() if backend == "nccl" else torch.device("cpu")
+
+
+@contextmanager
+def on_rank0_first() -> Iterator[None]:
+    """Run the block on rank 0 first, then on the other ranks together (one barrier).
+
+    Without a process group it just runs the block.
+    """
+    grouped = dist.is_available() and dist.is_initialized()
+    if grouped and not is_rank0():
+        dist.barrier()
+    try:
+        yield
+    finally:
+        if grouped and is_rank0():
+            dist.barrier()
+
+
+@contextmanager
+def on_local_rank0_first() -> Iterator[None]:
+    """Run the block on each node's local rank 0 first, then on that node's other ranks
+    (the barrier is global, so every node's local rank 0 goes before the rest)."""
+    grouped = dist.is_available() and dist.is_initialized()
+    if grouped and not is_local_rank0():
+        dist.barrier()
+    try:
+        yield
+    finally:
+        if grouped and is_local_rank0():
+            dist.barrier()
+
+
+__all__ = [
+    "Backend",
+    "has_cuda_devices",
+    "init_pg",
+    "is_local_rank0",
+    "is_rank0",
+    "local_cuda_device",
+    "local_device",
+    "local_rank",
+    "on_local_rank0_first",
+    "on_rank0_first",
+    "rank",
+    "world_size",
+]

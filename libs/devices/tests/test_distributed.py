@@ -1,0 +1,109 @@
+"""torchx.distributed: the rank helpers alone, in a plain process, and under torchrun."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+import torch
+
+import torchx.distributed as d
+
+_VARS = ("RANK", "WORLD_SIZE", "LOCAL_RANK", "MASTER_ADDR", "MASTER_PORT", "TORCHELASTIC_RUN_ID")
+
+WORKER = textwrap.dedent(
+    """
+    import json, os, sys, time
+    from pathlib import Path
+    import torch
+    import torchx.distributed as d
+
+    out = Path(sys.argv[1])
+    device = d.init_pg(backend="auto")
+    marker = out / "first"
+    with d.on_rank0_first():
+        if d.is_rank0():
+            time.sleep(0.5)  # the others would write before this, were they not held back
+            marker.write_text("rank0")
+        seen = marker.read_text() if marker.exists() else "none"
+    with d.on_local_rank0_first():
+        pass
+    t = torch.ones(1)
+    torch.distributed.all_reduce(t)
+    (out / f"rank{d.rank()}.json").write_text(json.dumps({
+        "rank": d.rank(), "world": d.world_size(), "local": d.local_rank(),
+        "rank0": d.is_rank0(), "local0": d.is_local_rank0(), "seen": seen,
+        "device": str(device), "local_device": str(d.local_device()), "sum": t.item(),
+    }))
+    torch.distributed.destroy_process_group()
+    """
+)
+
+
+@pytest.fixture
+def plain(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in _VARS:
+        monkeypatch.delenv(name, raising=False)
+
+
+@pytest.mark.usefixtures("plain")
+def test_a_plain_process_is_rank_0_of_1(monkeypatch: pytest.MonkeyPatch) -> None:
+    assert (d.rank(), d.world_size(), d.local_rank()) == (0, 1, 0)
+    assert d.is_rank0() and d.is_local_rank0()
+    expected = "cuda" if d.has_cuda_devices() else "cpu"
+    assert d.local_device() == torch.device(expected)
+    with d.on_rank0_first(), d.on_local_rank0_first():
+        pass
+    monkeypatch.setenv("RANK", "3")
+    monkeypatch.setenv("WORLD_SIZE", "4")
+    monkeypatch.setenv("LOCAL_RANK", "1")
+    assert (d.rank(), d.world_size(), d.local_rank()) == (3, 4, 1)
+    assert not d.is_rank0() and not d.is_local_rank0()
+    assert d.local_cuda_device() == torch.device("cuda:1")
+    with pytest.raises(ValueError, match="init_pg backend"):
+        d.init_pg(backend="mpi")  # type: ignore[arg-type]
+
+
+@pytest.mark.usefixtures("plain")
+def test_init_pg_makes_a_group_of_one_outside_torchrun(tmp_path: Path) -> None:
+    script = tmp_path / "w.py"
+    script.write_text(WORKER)
+    env = {k: v for k, v in os.environ.items() if k not in _VARS}
+    run = subprocess.run(
+        [sys.executable, str(script), str(tmp_path)], env=env, capture_output=True, text=True,
+        timeout=300, check=False,
+    )  # fmt: skip
+    assert run.returncode == 0, run.stderr
+    import json
+
+    got = json.loads((tmp_path / "rank0.json").read_text())
+    assert (got["rank"], got["world"], got["sum"], got["seen"]) == (0, 1, 1.0, "rank0")
+
+
+@pytest.mark.slow
+@pytest.mark.usefixtures("plain")
+def test_under_torchrun_with_two_processes(tmp_path: Path) -> None:
+    import json
+
+    script = tmp_path / "w.py"
+    script.write_text(WORKER)
+    torchrun = str(Path(sys.executable).with_name("torchrun"))
+    env = {k: v for k, v in os.environ.items() if k not in _VARS}
+    run = subprocess.run(
+        [torchrun, "--standalone", "--nnodes=1", "--nproc-per-node=2", str(script), str(tmp_path)],
+        env=env, capture_output=True, text=True, timeout=300, check=False,
+    )  # fmt: skip
+    assert run.returncode == 0, run.stderr[-3000:]
+    ranks = [json.loads((tmp_path / f"rank{r}.json").read_text()) for r in (0, 1)]
+    for r, got in enumerate(ranks):
+        assert (got["rank"], got["world"], got["local"]) == (r, 2, r)
+        assert (got["rank0"], got["local0"]) == (r == 0, r == 0)
+        assert got["sum"] == 2.0
+        # Rank 1 entered its block only after rank 0 had written the marker.
+        assert got["seen"] == "rank0"
+        if not d.has_cuda_devices():
+            assert got["device"] == "cpu" and got["local_device"] == "cpu"

@@ -1,0 +1,112 @@
+"""pytorch/torchx 0.7's names in ``local_scheduler``: its output file names, typed run
+options, process protocol, and ``LogIterator`` (one replica's output file, followed)."""
+
+from __future__ import annotations
+
+import os
+import time
+import typing
+from collections.abc import Iterator
+from typing import Any
+
+from torchx.schedulers._api import Scheduler, Stream
+from torchx.schedulers._local_logs import TAIL_INTERVAL
+from torchx.schedulers._local_request import LocalReplicaParams, LocalRequest
+from torchx.specs import is_terminal
+
+# Each replica's output files, in <log_dir>/<app_id>/<role>/<replica>/ (0.7 added ".log").
+STDOUT_LOG = Stream.STDOUT.value
+STDERR_LOG = Stream.STDERR.value
+COMBINED_LOG = Stream.COMBINED.value
+NA = "<N/A>"
+NONE = "<NONE>"
+ENV_CUDA_VISIBLE_DEVICES = "CUDA_VISIBLE_DEVICES"
+# 0.7's names for a replica's launch parameters and the whole launch request.
+ReplicaParam = LocalReplicaParams
+PopenRequest = LocalRequest
+
+
+class LocalOpts(typing.TypedDict, total=False):
+    """The local_cwd run options, typed."""
+
+    log_dir: str
+    cwd: str
+    auto_set_cuda_visible_devices: bool
+    prepend_cwd: bool
+    cancel_grace_seconds: float
+
+
+@typing.runtime_checkable
+class PopenProtocol(typing.Protocol):
+    """What a started replica process offers (``subprocess.Popen`` has all of it)."""
+
+    @property
+    def pid(self) -> int: ...
+
+    @property
+    def returncode(self) -> int | None: ...
+
+    def wait(self, timeout: float | None = None) -> int: ...
+
+    def poll(self) -> int | None: ...
+
+    def kill(self) -> None: ...
+
+    def terminate(self) -> None: ...
+
+
+class SignalException(Exception):
+    """A process was told to stop by signal ``sigval`` (a ``signal.Signals``)."""
+
+    def __init__(self, msg: str, sigval: Any) -> None:
+        super().__init__(msg)
+        self.sigval = sigval
+
+
+class LogIterator:
+    """The lines of ``log_file``, one replica's output file of app ``app_id``.
+
+    With ``should_tail`` it follows the file until ``scheduler`` reports the app ended,
+    then reads what is left; a file that never appears before the app ends is a
+    ``RuntimeError`` naming it. Lines keep their ``\\n``.
+    """
+
+    def __init__(
+        self,
+        app_id: str,
+        log_file: str,
+        scheduler: Scheduler[Any],
+        should_tail: bool = True,
+    ) -> None:
+        self.app_id = app_id
+        self.log_file = log_file
+        self.scheduler = scheduler
+        self.should_tail = should_tail
+
+    def _ended(self) -> bool:
+        if not self.should_tail:
+            return True
+        desc = self.scheduler.describe(self.app_id)
+        return desc is None or is_terminal(desc.state)
+
+    def __iter__(self) -> Iterator[str]:
+        while not os.path.isfile(self.log_file):
+            if self._ended():
+                raise RuntimeError(f"app {self.app_id} ended without writing {self.log_file}")
+            time.sleep(TAIL_INTERVAL)
+        with open(self.log_file, encoding="utf-8", errors="replace", newline="\n") as f:
+            pending = ""
+            while True:
+                ended = self._ended()
+                chunk = f.readline()
+                while chunk:
+                    pending += chunk
+                    if pending.endswith("\n"):
+                        yield pending
+                        pending = ""
+                    chunk = f.readline()
+                if ended:
+                    if pending:
+                        yield pending
+                    return
+                time.sleep(TAIL_INTERVAL)

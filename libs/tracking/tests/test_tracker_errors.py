@@ -1,0 +1,44 @@
+"""The tracker's errors share one base, TrackerError, and stay ValueErrors."""
+
+from __future__ import annotations
+
+import pickle
+from pathlib import Path
+
+import pytest
+
+import torchx.tracker as tracker_pkg
+from torchx.tracker import (
+    CorruptRecordError,
+    InvalidRecordError,
+    TrackerConfigError,
+    TrackerError,
+)
+from torchx.tracker.backend.fsspec import create
+
+
+def test_the_base_is_public_and_every_tracker_error_derives_from_it() -> None:
+    assert "TrackerError" in tracker_pkg.__all__
+    assert TrackerError.__module__ == "torchx.tracker"
+    assert issubclass(TrackerError, ValueError)
+    for error in (TrackerConfigError, InvalidRecordError, CorruptRecordError):
+        assert issubclass(error, TrackerError)
+
+
+def test_one_except_clause_catches_each_of_them(tmp_path: Path) -> None:
+    tracker = create(str(tmp_path))
+    with pytest.raises(TrackerError, match="nothing was written"):
+        tracker.add_metadata("run", value=object())
+    with pytest.raises(TrackerError, match="fsspec tracker config"):
+        create("")
+    tracker.add_metadata("run", lr=0.1)
+    [record] = tmp_path.glob("*/metadata/*.json")
+    record.write_text("[]")
+    with pytest.raises(TrackerError, match="corrupt tracker record"):
+        tracker.metadata("run")
+
+
+def test_the_errors_survive_a_process_boundary() -> None:
+    error = InvalidRecordError("metadata['x']", 1j, "use a float")
+    again = pickle.loads(pickle.dumps(error))
+    assert isinstance(again, TrackerError) and str(again) == str(error)
