@@ -142,6 +142,17 @@ def test_sweep_api_describes_the_array_with_one_sacct(slurm_env: Any, tmp_path: 
     )
     final = runner.wait_sweep(handle, 0.5)
     assert final.state == AppState.SUCCEEDED, final.format()
+    # Accounting records a job's end a moment after Slurm ends it (then squeue answers for
+    # it): wait until sacct knows all three, so the count below is of a settled cluster.
+    array_job = (final.trials[0].handle or "").rsplit("/", 1)[1].split("_")[0]
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        rows = slurm_env.run(
+            "sacct", f"--jobs={array_job}", "-X", "-n", "-P", "-o", "JobID,State", check=False
+        ).stdout.split()
+        if sorted(rows) == [f"{array_job}_{i}|COMPLETED" for i in range(3)]:
+            break
+        time.sleep(0.2)
     # counting the Slurm commands a status runs: a wrapper directory first on PATH
     calls = tmp_path / "calls"
     shims = tmp_path / "shims"

@@ -63,7 +63,8 @@ def run_sweep(
     """Submit (or dry-run) a sweep, or re-run what failed of one; returns the exit code."""
     from torchx.cli._run import LOCAL_SCHEDULERS, parse_cfg
 
-    runner: Runner | None = None
+    # A sweep always needs the runner (its config names the default component too).
+    runner = get_runner()
     if resume is not None:
         if sweeps or component is not None:
             raise CliError(
@@ -73,27 +74,22 @@ def run_sweep(
             raise CliError(
                 f"--resume: got {resume!r}; give a sweep handle SCHEDULER://SESSION/sweep-ID"
             )
-        runner = get_runner()
         plan = runner.dryrun_resume_sweep(resume)
         sched = plan.record.scheduler
     else:
         from torchx.cli._component_args import read_component, split_component
         from torchx.runner import Sweep
 
-        def configured() -> str | None:
-            nonlocal runner
-            runner = runner or get_runner()
-            return runner.config.cli_defaults("run").get("component") or None
-
-        name, argv = split_component(component, component_args, configured)
+        defaults = runner.config.cli_defaults("run")
+        name, argv = split_component(
+            component, component_args, lambda: defaults.get("component") or None
+        )
         schema, parsed = read_component(name, argv)
         if parsed.help:
             typer.echo(schema.help())
             return 0
         sweep = Sweep.from_cli(name, sweeps, argv, parallel)
-        runner = runner or get_runner()
         sched = pick_scheduler(runner, scheduler)
-        defaults = runner.config.cli_defaults("run")
         workspace = workspace or defaults.get("workspace") or None
         plan = runner.dryrun_sweep(
             sweep, sched, parse_cfg(runner, sched, cfg), workspace, parent_run_id
