@@ -62,7 +62,8 @@ def index_spec(indices: Sequence[int], parallel: int = 0) -> str:
 
 def _split(script: str) -> tuple[list[str], list[str]]:
     """The ``#!``/``#SBATCH`` header of a single-app script, and the body after it."""
-    lines = script.splitlines()
+    # split on newlines only: other line breaks may sit inside a quoted argument
+    lines = script.split("\n")
     cut = lines.index("") if "" in lines else len(lines)
     return lines[:cut], lines[cut:]
 
@@ -118,13 +119,14 @@ def array_request(
             ln.replace(_APP_ID_EXPORT, _TASK_APP_ID_EXPORT) if ln == exports[0] else ln
             for ln in body
         ]
-    # What every trial runs alike is written once; only the lines that differ (the
-    # replicas' commands, with their arguments and environment) go in the case arms.
-    prefix, middles, suffix = _common_ends(list(bodies.values()))
+    # Each arm holds its trial's whole script: the single-app script is not written to
+    # be cut anywhere but between whole scripts, and bash runs any of it inside an arm.
     cases = []
-    for index, middle in zip(bodies, middles, strict=True):
+    for index, body in bodies.items():
         cases.append(f"{index})")
-        cases += [f"  {ln}" for ln in middle if ln]
+        # as written: not indented (a here-document's end marker starts its line), no line
+        # dropped (a quoted argument may span lines)
+        cases += body
         cases.append("  ;;")
     spec = index_spec(list(trials), parallel)
     lines = [
@@ -132,7 +134,7 @@ def array_request(
         f"# torchx sweep {name}: {len(trials)} trial(s), array indices {spec}",
         *(ln for ln in header[1:] if not ln.startswith("# torchx app ")),
         f"#SBATCH --array={spec}",
-        *prefix,
+        "",
         'case "$SLURM_ARRAY_TASK_ID" in',
         *cases,
         "*)",
@@ -140,7 +142,7 @@ def array_request(
         "  exit 2",
         "  ;;",
         "esac",
-        *suffix,
+        "",
     ]
     request = replace(first, script="\n".join(lines))
     info = AppDryRunInfo(request, str)
@@ -148,20 +150,6 @@ def array_request(
     info.cfg = trials[first_index].cfg
     info.scheduler = trials[first_index].scheduler
     return info
-
-
-def _common_ends(bodies: list[list[str]]) -> tuple[list[str], list[list[str]], list[str]]:
-    """The lines all ``bodies`` start with, what each has between, and the lines all end
-    with."""
-    shortest = min(len(b) for b in bodies)
-    head = 0
-    while head < shortest and all(b[head] == bodies[0][head] for b in bodies):
-        head += 1
-    tail = 0
-    while tail < shortest - head and all(b[-1 - tail] == bodies[0][-1 - tail] for b in bodies):
-        tail += 1
-    middles = [b[head : len(b) - tail] for b in bodies]
-    return bodies[0][:head], middles, bodies[0][len(bodies[0]) - tail :]
 
 
 def _run(argv: list[str]) -> subprocess.CompletedProcess[str]:
