@@ -441,7 +441,10 @@ def log(
     ] = None,
     timestamps: Annotated[
         bool,
-        typer.Option("--timestamps", help="show when each line was written (local, Kubernetes)"),
+        typer.Option(
+            "--timestamps",
+            help="show when each line was written (local, Docker, Kubernetes)",
+        ),
     ] = False,
     exit_code: Annotated[
         bool,

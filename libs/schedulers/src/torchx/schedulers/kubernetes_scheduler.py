@@ -33,6 +33,7 @@ from torchx.schedulers._api import (
     LogRequest,
     Scheduler,
     Stream,
+    compile_regex,
 )
 from torchx.schedulers._container_rules import (
     check_image,
@@ -72,6 +73,7 @@ from torchx.schedulers._kubernetes_status import (
     describe_volcano,
     iter_raw_lines,
     parse_time,
+    stamped,
     untimestamp,
     why_pending,
 )
@@ -383,6 +385,31 @@ class KubernetesScheduler(DockerWorkspaceMixin, Scheduler[KubernetesRequest]):
     log_streams = (Stream.COMBINED,)
 
     def _replica_log(self, request: LogRequest) -> Iterable[str]:
+        return untimestamp(self._stamped_log(request), request.until)
+
+    def log_iter_timed(
+        self,
+        app_id: str,
+        role_name: str,
+        k: int = 0,
+        regex: str | None = None,
+        since: datetime | None = None,
+        until: datetime | None = None,
+        should_tail: bool = False,
+        streams: Stream | None = None,
+    ) -> Iterable[tuple[datetime | None, str]]:
+        """``log_iter``'s lines with the time Kubernetes recorded for each (``torchx log
+        --timestamps``)."""
+        request = self._log_request(app_id, role_name, k, since, until, should_tail, streams)
+        pattern = compile_regex(regex)  # a bad pattern is reported before any line is read
+        return (
+            (t, line)
+            for t, line in stamped(self._stamped_log(request), request.until)
+            if pattern is None or pattern.search(line)
+        )
+
+    def _stamped_log(self, request: LogRequest) -> Iterable[str]:
+        """The pod's log lines, each starting with its time (``timestamps=True``)."""
         namespace, name = self._split(request.app_id)
         k = request.k
         wanted = f"{name}-{to_dns_label(request.role_name, ROLE_NAME_CHARS)}-{k}"
@@ -420,7 +447,7 @@ class KubernetesScheduler(DockerWorkspaceMixin, Scheduler[KubernetesRequest]):
             raise KubernetesApiError.from_api(
                 e, f"read the log of pod {pod_name!r}", namespace
             ) from None
-        return untimestamp(lines, request.until)
+        return lines
 
     def cancel(self, app_id: str) -> None:
         """Delete every object the app created; a no-op for an app the cluster does not know.
