@@ -194,7 +194,9 @@ class Runner:
         sched = self._scheduler(scheduler)
         merged = self._cfg(scheduler, cfg)
         if workspace:
-            app, merged = sched.with_workspace(app, merged, workspace)
+            # 0.7 wrote workspaces as fsspec URLs (its CLI default was file://$PWD)
+            local = workspace[len("file://") :] if workspace.startswith("file://") else workspace
+            app, merged = sched.with_workspace(app, merged, local)
         info = sched.submit_dryrun(app, merged)
         # The name it is registered under, which may differ from its backend's name.
         info.scheduler = scheduler
