@@ -13,7 +13,6 @@ if TYPE_CHECKING:
     from torchx.schedulers._api import (
         DescribeAppResponse,
         ListAppResponse,
-        LogOptions,
         LogRequest,
         Scheduler,
         Stream,
@@ -65,7 +64,6 @@ __all__ = [
     "TORCHX_VARIABLES",
     "DescribeAppResponse",
     "ListAppResponse",
-    "LogOptions",
     "LogRequest",
     "MissingDependencyError",
     "Replica",
@@ -97,7 +95,6 @@ _HOMES = {
     "_api": (
         "DescribeAppResponse",
         "ListAppResponse",
-        "LogOptions",
         "LogRequest",
         "Scheduler",
         "Stream",

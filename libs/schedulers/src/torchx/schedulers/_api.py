@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from enum import Enum
-from typing import ClassVar, Generic, TypedDict, TypeVar, Unpack
+from typing import ClassVar, Generic, TypeVar
 
 from torchx.specs import (
     AppDef,
@@ -79,16 +79,6 @@ class ListAppResponse:
     app_handle: str = ""
     started_at: datetime | None = None
     ended_at: datetime | None = None
-
-
-class LogOptions(TypedDict, total=False):
-    """``log_iter``'s options after the replica, for methods that pass them on."""
-
-    regex: str | None
-    since: datetime | None
-    until: datetime | None
-    should_tail: bool
-    streams: Stream | None
 
 
 @dataclass(frozen=True)
@@ -272,6 +262,35 @@ class Scheduler(abc.ABC, Generic[T]):
             return lines
         return (line for line in lines if pattern.search(line))
 
+    def log_iter_timed(
+        self,
+        app_id: str,
+        role_name: str,
+        k: int = 0,
+        regex: str | None = None,
+        since: datetime | None = None,
+        until: datetime | None = None,
+        should_tail: bool = False,
+        streams: Stream | None = None,
+    ) -> Iterable[tuple[datetime | None, str]]:
+        """``log_iter``'s lines, each with the local time it was written (``torchx log
+        --timestamps``), from schedulers whose backend keeps it (``_replica_log_timed``)."""
+        request = self._log_request(app_id, role_name, k, since, until, should_tail, streams)
+        pattern = compile_regex(regex)  # a bad pattern is reported before any line is read
+        lines = self._replica_log_timed(request)
+        if pattern is None:
+            return lines
+        return ((t, line) for t, line in lines if pattern.search(line))
+
+    def _replica_log_timed(self, request: LogRequest) -> Iterable[tuple[datetime | None, str]]:
+        """``_replica_log`` with each line's time; schedulers whose backend keeps one
+        implement it."""
+        raise SpecsError(
+            "timestamps",
+            True,
+            f"the {self.backend} scheduler keeps no time for each log line; leave timestamps out",
+        )
+
     def _log_request(
         self,
         app_id: str,
@@ -304,60 +323,17 @@ class Scheduler(abc.ABC, Generic[T]):
             )
         return stream
 
-    def log_iter_timed(
-        self, app_id: str, role_name: str, k: int = 0, **options: Unpack[LogOptions]
-    ) -> Iterable[tuple[datetime | None, str]]:
-        """``log_iter``'s lines (same options), each with the time it was written, from a
-        scheduler that keeps it (``_replica_timed_log``); others refuse, naming it."""
-        request = self._log_request(
-            app_id,
-            role_name,
-            k,
-            options.get("since"),
-            options.get("until"),
-            options.get("should_tail", False),
-            options.get("streams"),
-        )
-        pattern = compile_regex(options.get("regex"))
-        timed = self._replica_timed_log(request)
-        if timed is None:
-            raise SpecsError(
-                "timestamps",
-                True,
-                f"the {self.backend} scheduler keeps no time for each log line; leave "
-                "timestamps out",
-            )
-        lo, hi = _bounds(request)
-        return (
-            (datetime.fromtimestamp(t) if t else None, line)
-            for t, line in timed
-            if (lo is None or t >= lo)
-            and (hi is None or t <= hi)
-            and (pattern is None or pattern.search(line))
-        )
-
     def _replica_log(self, request: LogRequest) -> Iterable[str]:
         """The lines of one replica's log, as ``request`` (already checked) asks.
 
-        The hook a scheduler implements for logs, unless it implements
-        ``_replica_timed_log``. It checks that the replica exists before it returns (so an
-        unknown one is an error at the call, not at the first line), keeps lines within
-        ``since``/``until`` as its backend can, and follows while ``request.follow``
-        (``_follow`` polls).
+        The one hook a scheduler implements for logs. It checks that the replica exists
+        before it returns (so an unknown one is an error at the call, not at the first
+        line), keeps lines within ``since``/``until`` as its backend can (``in_window``
+        does it for timed lines), and follows while ``request.follow`` (``_follow`` polls).
         """
-        timed = self._replica_timed_log(request)
-        if timed is None:
-            from torchx.schedulers._errors import SchedulerError
+        from torchx.schedulers._errors import SchedulerError
 
-            raise SchedulerError(self.backend, "this scheduler keeps no logs torchx can read")
-        return in_window(timed, request.since, request.until)
-
-    def _replica_timed_log(self, request: LogRequest) -> Iterable[tuple[float, str]] | None:
-        """The hook for a scheduler that knows when each line was written: one replica's
-        ``(unix time, line)`` pairs (the time 0 where unknown), checked and followed as
-        ``_replica_log`` says; the base class keeps those within ``since``/``until``. None:
-        no times are kept."""
-        return None
+        raise SchedulerError(self.backend, "this scheduler keeps no logs torchx can read")
 
     def _ended(self, app_id: str) -> bool:
         """Whether the app has ended, or is no longer known."""
@@ -462,14 +438,6 @@ def filter_regex(regex: str | None, lines: Iterable[str]) -> Iterator[str]:
     return (line for line in lines if pattern.search(line))
 
 
-def _bounds(request: LogRequest) -> tuple[float | None, float | None]:
-    since, until = request.since, request.until
-    return (
-        since.timestamp() if since is not None else None,
-        until.timestamp() if until is not None else None,
-    )
-
-
 def in_window(
     timed_lines: Iterable[tuple[float, str]], since: datetime | None, until: datetime | None
 ) -> Iterator[str]:
@@ -484,7 +452,6 @@ def in_window(
 __all__ = [
     "DescribeAppResponse",
     "ListAppResponse",
-    "LogOptions",
     "LogRequest",
     "Scheduler",
     "Stream",

@@ -37,7 +37,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -47,6 +47,7 @@ from torchx.schedulers._api import (
     ListAppResponse,
     LogRequest,
     Scheduler,
+    in_window,
 )
 from torchx.schedulers._errors import SchedulerError, check_params
 
@@ -496,7 +497,21 @@ class LocalScheduler(Scheduler[LocalRequest]):
             own.poll()
         return True
 
-    def _replica_timed_log(self, request: LogRequest) -> Iterator[tuple[float, str]]:
+    def _replica_log(self, request: LogRequest) -> Iterable[str]:
+        return in_window(self._timed_lines(request), request.since, request.until)
+
+    def _replica_log_timed(self, request: LogRequest) -> Iterable[tuple[datetime | None, str]]:
+        lo = request.since.timestamp() if request.since is not None else None
+        hi = request.until.timestamp() if request.until is not None else None
+        return (
+            (datetime.fromtimestamp(t) if t else None, line)
+            for t, line in self._timed_lines(request)
+            if (lo is None or t >= lo) and (hi is None or t <= hi)
+        )
+
+    def _timed_lines(self, request: LogRequest) -> Iterator[tuple[float, str]]:
+        """The replica's ``(unix time, line)`` pairs; an unknown app, role or replica is an
+        error here, before any line is read."""
         app_id, role_name, k = request.app_id, request.role_name, request.k
         app_dir = self._app_dir(app_id)
         if app_dir is None:

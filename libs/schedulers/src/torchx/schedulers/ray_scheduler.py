@@ -37,6 +37,7 @@ from torchx.schedulers._api import (
     ListAppResponse,
     LogRequest,
     Scheduler,
+    in_window,
 )
 from torchx.schedulers._errors import SchedulerError, check_params
 from torchx.schedulers._ray_address import (
@@ -540,7 +541,7 @@ class RayScheduler(Scheduler[RayJob]):
         out.sort(key=lambda r: r.submitted_at or datetime.min)
         return out
 
-    def _replica_timed_log(self, request: LogRequest) -> Iterable[tuple[float, str]]:
+    def _replica_log(self, request: LogRequest) -> Iterable[str]:
         app_id, role_name, k = request.app_id, request.role_name, request.k
         address, sid = self._split(app_id)
         info = self._info(address, sid)
@@ -568,11 +569,12 @@ class RayScheduler(Scheduler[RayJob]):
             fresh, seen = logs[seen:], len(logs)
             return fresh
 
-        return (
+        timed = (
             (float(e["t"]), str(e["l"]))
             for e in self._follow(app_id, new_events, request.follow, POLL_INTERVAL_S)
             if e["r"] == role_name and e["k"] == k and e["s"] in wanted
         )
+        return in_window(timed, request.since, request.until)
 
     def _ended(self, app_id: str) -> bool:
         address, sid = self._split(app_id)
