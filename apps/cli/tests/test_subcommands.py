@@ -52,13 +52,16 @@ def test_run_status_log_describe_cancel_list_as_subcommands(
 
     cmds["log"].run(_parse(cmds["log"], [handle]))
     assert "sh/0 from-subcommand" in capsys.readouterr().out
+    # Cancelling an app that has ended leaves it as it was (Runner.cancel, as in 0.7).
     cmds["cancel"].run(_parse(cmds["cancel"], [handle]))
-    assert "already ended" in capsys.readouterr().out
+    cmds["status"].run(_parse(cmds["status"], [handle]))
+    assert "State: SUCCEEDED" in capsys.readouterr().out
 
-    # A failing command exits with the CLI's code.
+    # An app the scheduler does not know: exit code 1 and one line naming it.
     with pytest.raises(SystemExit) as e:
         cmds["status"].run(_parse(cmds["status"], ["local_cwd://x/no-such-app"]))
-    assert e.value.code == 2
+    assert e.value.code == 1
+    assert "does not know app 'no-such-app'" in capsys.readouterr().err
 
 
 def test_run_takes_the_component_from_torchxconfig(
@@ -67,8 +70,10 @@ def test_run_takes_the_component_from_torchxconfig(
     from torchx.cli.cmd_run import MISSING_COMPONENT_ERROR_MSG, CmdRun
 
     cmd = CmdRun()
-    with pytest.raises(ValueError, match="missing component name"):
-        cmd.argv(_parse(cmd, ["--dryrun"]))
+    with pytest.raises(SystemExit) as e:
+        cmd.run(_parse(cmd, ["--dryrun"]))
+    assert e.value.code == 2
+    assert "missing component name" in capsys.readouterr().err
     assert "missing component name" in MISSING_COMPONENT_ERROR_MSG
     (tmp_path / ".torchxconfig").write_text("[cli:run]\ncomponent = utils.echo\n")
     cmd.run(_parse(cmd, ["--dryrun"]))
@@ -100,8 +105,9 @@ def test_argparse_util_actions(tmp_path: Path) -> None:
     assert parser.parse_args(["-s", "ray", "--x", "1"]).scheduler == "ray"
     assert parser.parse_args(["-s", "ray", "--x", "1"]).x == "1"  # a new parse starts afresh
     assert sub.parse_args([]).y == "dflt"
-    with pytest.raises(SystemExit):
+    with pytest.raises(SystemExit) as e:
         parser.parse_args(["--x", "1", "--x", "2"])
+    assert e.value.code == 1
 
 
 def test_cmd_log_helpers() -> None:

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, TextIO
 
 from torchx.cli.cmd_base import SubCommand
 from torchx.cli.colors import ENDC, GREEN
+from torchx.runner import get_runner
 
 if TYPE_CHECKING:
     from torchx.runner import Runner
@@ -95,8 +96,6 @@ def get_logs(
     session, app_id = parts[0] or "default", parts[1]
     role_name = parts[2] if len(parts) > 2 else None
     if runner is None:
-        from torchx.runner import get_runner
-
         runner = get_runner()
     handle = make_app_handle(backend, session, app_id)
     if len(parts) == 4 and role_name is not None:
