@@ -154,3 +154,38 @@ def test_get_logs_of_chosen_replicas(tmp_path: Path) -> None:
             print_log_lines(io.StringIO(), runner, handle, "r", 5, None, False, errors, None)
         assert not errors.empty()
     assert time.time() > 0
+
+
+def test_cmd_tracker_lists_what_a_real_tracker_recorded(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from torchx.cli.cmd_tracker import CmdTracker
+    from torchx.tracker.backend.fsspec import create
+
+    for key in ("TORCHX_TRACKERS", "TORCHX_TRACKER_FSSPEC_CONFIG"):
+        monkeypatch.delenv(key, raising=False)
+    with pytest.raises(RuntimeError, match="no tracker configured"):
+        _ = CmdTracker().tracker
+    root = tmp_path / "runs"
+    (tmp_path / ".torchxconfig").write_text(
+        f"[torchx:tracker]\nfsspec=fsspec\n\n[tracker:fsspec]\nconfig={root}\n"
+    )
+    parent, child = "local_cwd://s/train-1", "local_cwd://s/eval-2"
+    tracker = create(str(root))
+    tracker.add_metadata(parent, lr=0.1)
+    tracker.add_artifact(parent, "model", "/ckpt/model.pt", {"epoch": 3})
+    tracker.add_source(child, parent, artifact_name="model")
+
+    parser = cli_main.create_parser({"tracker": CmdTracker()})
+
+    def run(*argv: str) -> list[list[str]]:
+        args = parser.parse_args(["tracker", *argv])
+        args.func(args)
+        return [line.split() for line in capsys.readouterr().out.splitlines()]
+
+    assert run("list", "jobs") == [["JOB", "ID"], [child], [parent]]
+    assert run("list", "jobs", "--parent-run-id", parent) == [["JOB", "ID"], [child]]
+    assert run("list", "metadata", parent)[1] == ["lr", "0.1"]
+    assert run("list", "artifacts", parent)[1][:2] == ["model", "/ckpt/model.pt"]
+    assert run("list", "lineage", parent)[1] == ["descendant", child, "model"]
+    assert run("list", "lineage", "--sources-only", child)[1] == ["source", parent, "model"]
