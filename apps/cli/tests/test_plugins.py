@@ -201,10 +201,7 @@ def test_the_argparse_front_end_lets_a_plugin_replace_a_builtin(
     plugin_env: dict[str, str],
 ) -> None:
     # As in pytorch/torchx, for tools built on get_sub_cmds (the torchx command does not).
-    code = (
-        "from torchx.cli.main import get_sub_cmds\n"
-        "print(type(get_sub_cmds()['run']).__name__)\n"
-    )
+    code = "from torchx.cli.main import get_sub_cmds\nprint(type(get_sub_cmds()['run']).__name__)\n"
     out = subprocess.run(
         [sys.executable, "-c", code], env=plugin_env, capture_output=True, text=True, timeout=120
     )
