@@ -61,3 +61,9 @@ def test_what_kfp_v2_cannot_do_is_refused_with_the_alternative() -> None:
     with pytest.raises(KfpAdapterError, match="by name"):
         container_from_app(_app(output_path("x")), "positional")
     assert METADATA_FILE.endswith("data.json") and __version__
+
+
+def test_the_package_version() -> None:
+    import torchx.pipelines.kfp as kfp_adapter
+
+    assert kfp_adapter.__version__ == __version__
