@@ -10,7 +10,6 @@ from torchx.pipelines.kfp._resources import ACCELERATOR_TYPE, DEFAULT_ACCELERATO
 from torchx.pipelines.kfp._task import task_from_app
 
 
-
 def __getattr__(name: str) -> str:
     # The adapter's version, as 0.7 offered it here; read from package metadata on first use.
     if name != "__version__":
