@@ -107,3 +107,12 @@ def test_macros_base_img_root() -> None:
     role = Role("r", image="", entrypoint="e", args=[macros.base_img_root, macros.img_root])
     assert values.apply(role).args == ["/b", "/i"]
     assert macros.Values("/i", "a", "0").substitute(macros.base_img_root) == "DEPRECATED"
+
+
+def test_bind_mount_source_expands_home() -> None:
+    import os
+
+    from torchx.specs.builders import BindMount, parse_mounts
+
+    (m,) = parse_mounts(["type=bind", "src=~/data", "dst=/data"])
+    assert m == BindMount(src_path=os.path.expanduser("~/data"), dst_path="/data")
