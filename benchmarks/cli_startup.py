@@ -43,7 +43,7 @@ def _records(state: str, template: str, count: int) -> None:
     """``count`` local app records in ``state``, copies of the finished app ``template``
     (a directory written by the local scheduler), each under its own app id."""
     index = Path(state, "torchx", "local_cwd", "apps")
-    logs = Path(state, "torchx", "local_cwd", "logs")
+    logs = Path(state, "torchx", "local_cwd", "logs", "torchx")  # <log_dir>/<session>
     index.mkdir(parents=True, exist_ok=True)
     for i in range(count):
         app_id = f"bench-{i:05d}"
@@ -76,7 +76,7 @@ def main() -> None:
         env = {**os.environ, "XDG_STATE_HOME": os.path.join(scratch, "run")}
         env.pop("PYTHONDONTWRITEBYTECODE", None)
         subprocess.run(cases["run utils.echo"], check=True, env=env, capture_output=True)
-        (template,) = Path(scratch, "run", "torchx", "local_cwd", "logs").iterdir()
+        (template,) = Path(scratch, "run", "torchx", "local_cwd", "logs", "torchx").iterdir()
         envs = {name: env for name in cases}
         for name, count in (("list (20 records)", 20), ("list (2000 records)", 2000)):
             state = os.path.join(scratch, f"records{count}")

@@ -34,6 +34,35 @@ def test_add_on_slurm(slurm_env: Any, tmp_path: Path) -> None:
     assert list(ex.map(square, range(4))) == [0, 1, 4, 9]
 
 
+def rank_and_total() -> tuple[int, int]:
+    """This rank and the all-reduced sum of 10 from each rank, over gloo on the CPU."""
+    import torch.distributed as dist
+    from torch import full
+
+    dist.init_process_group("gloo")
+    total = full((1,), 10.0)
+    dist.all_reduce(total)
+    rank = dist.get_rank()
+    dist.destroy_process_group()
+    return rank, int(total.item())
+
+
+@pytest.mark.slow
+def test_a_function_on_two_slurm_nodes_all_reduces(
+    slurm_env: Any, tmp_path: Path, free_port: int
+) -> None:
+    pytest.importorskip("torch")
+    ex = Executor(
+        scheduler="slurm",
+        cfg={"partition": slurm_env.partition, "job_dir": str(tmp_path / "job")},
+        num_replicas=2,
+        rdzv_port=free_port,  # both test nodes are this machine
+        poll_interval=0.5,
+    )
+    future = ex.submit(rank_and_total)
+    assert future.result(timeout=240, all_ranks=True) == [(0, 20), (1, 20)]
+
+
 def _runtime_for_the_image(root: Path) -> Path:
     """A folder holding torchx-runtime-function and cloudpickle (pure Python both), as a
     job's image would install them. The test image is python3.11-minimal, whose standard

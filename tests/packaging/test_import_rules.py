@@ -61,7 +61,7 @@ def test_the_table_is_what_the_real_pyprojects_declare() -> None:
         "torchx-schedulers",
         "torchx-runtime-function",  # through its extra [function], for Executor
     }
-    assert dists["torchx-devices"].packages == ("torchx.devices", "torchx.nn")
+    assert dists["torchx-devices"].packages == ("torchx.devices", "torchx.nn", "torchx.distributed")
     leaves = ("torchx-specs", "torchx-tracking", "torchx-layers", "torchx-devices")
     # what runs inside a job on its behalf is runtime: it depends on no sibling either
     for leaf in (*leaves, "torchx-runtime-function"):

@@ -77,7 +77,7 @@ def test_prune_removes_old_ended_apps_and_their_logs_but_never_a_running_one(
     ended = run("utils.echo", "--msg", "old")
     running = torchx("run", "--no-wait", "utils.sh", "sleep 60").stdout.strip()
     try:
-        app_dirs = list((isolated / "state" / "torchx" / "local_cwd" / "logs").iterdir())
+        app_dirs = list((isolated / "state" / "torchx" / "local_cwd" / "logs" / "torchx").iterdir())
         assert len(app_dirs) == 2
         # the default retention keeps what just ran
         proc = torchx("list", "--prune")
@@ -88,7 +88,7 @@ def test_prune_removes_old_ended_apps_and_their_logs_but_never_a_running_one(
         assert proc.stdout == f"{ended}\n"
         assert "running apps are kept" in proc.stderr
         assert [a["app_handle"] for a in json.loads(torchx("list", "--json").stdout)] == [running]
-        left = list((isolated / "state" / "torchx" / "local_cwd" / "logs").iterdir())
+        left = list((isolated / "state" / "torchx" / "local_cwd" / "logs" / "torchx").iterdir())
         assert len(left) == 1 and running.endswith(left[0].name)
         assert torchx("status", ended).returncode == 2
         assert torchx("status", running).returncode == 0

@@ -3,6 +3,7 @@ in a real process, and its outcome read back."""
 
 from __future__ import annotations
 
+import functools
 import os
 import stat
 import subprocess
@@ -47,12 +48,15 @@ def return_lock() -> object:
     return threading.Lock()
 
 
-def _job(folder: Path, **env: str) -> subprocess.CompletedProcess[str]:
+def _job(folder: Path, elsewhere: bool = False, **env: str) -> subprocess.CompletedProcess[str]:
+    """The job's process; ``elsewhere``: isolated (-I) in /, where this module is not found."""
+    isolated = ["-I"] if elsewhere else []
     return subprocess.run(
-        [sys.executable, "-m", "torchx.runtime.function", str(folder)],
+        [sys.executable, *isolated, "-m", "torchx.runtime.function", str(folder)],
         capture_output=True,
         text=True,
         env={**os.environ, **env},
+        cwd="/" if elsewhere else None,
         timeout=60,
     )
 
@@ -169,6 +173,27 @@ def test_any_fsspec_url_carries_the_call() -> None:
     assert outcome is not None and outcome.value == 5
 
 
+class Point:
+    def __init__(self, x: int, y: int) -> None:
+        self.x, self.y = x, y
+
+
+def norm1(p: Point, scale: int = 1) -> int:
+    return scale * (abs(p.x) + abs(p.y))
+
+
+def test_partials_and_argument_classes_from_the_callers_files_travel_by_value(
+    tmp_path: Path,
+) -> None:
+    """Neither this module's function under a partial nor its class is importable there."""
+    store = Store(str(tmp_path / "call"))
+    write_call(store, dumps_call(functools.partial(norm1, scale=2), (Point(3, -4),), {}), 1)
+    done = _job(tmp_path / "call", elsewhere=True)
+    assert done.returncode == 0, done.stderr
+    outcome = read_outcome(store, 0)
+    assert outcome is not None and outcome.value == 14
+
+
 def test_bad_usage_exits_2_with_one_line(tmp_path: Path) -> None:
     done = subprocess.run(
         [sys.executable, "-m", "torchx.runtime.function"], capture_output=True, text=True
@@ -180,12 +205,7 @@ def test_bad_usage_exits_2_with_one_line(tmp_path: Path) -> None:
 def test_functions_from_the_callers_files_travel_by_value(tmp_path: Path) -> None:
     """This test module is not importable by the job; the call still runs there."""
     store = _call(tmp_path, add, 20, 22)
-    done = subprocess.run(
-        [sys.executable, "-I", "-m", "torchx.runtime.function", str(tmp_path / "call")],
-        capture_output=True,
-        text=True,
-        cwd="/",
-    )
+    done = _job(tmp_path / "call", elsewhere=True)
     assert done.returncode == 0, done.stderr
     outcome = read_outcome(store, 0)
     assert outcome is not None and outcome.value == 42

@@ -95,13 +95,19 @@ def test_a_raise_is_re_raised_locally_with_the_remote_frame(ex: Executor) -> Non
     assert status is not None and status.state == AppState.FAILED
 
 
-def test_cancel_ends_the_app(ex: Executor, tmp_path: Path) -> None:
-    marker = tmp_path / "started"
+def _started(ex: Executor, marker: Path) -> FunctionFuture:
+    """A future whose function runs now (it wrote ``marker``) and sleeps for minutes."""
     future = ex.submit(sleep_then, 300, str(marker))
     deadline = time.monotonic() + 60
     while not marker.exists():
         assert time.monotonic() < deadline, "the function never started"
         time.sleep(0.05)
+    return future
+
+
+def test_cancel_ends_the_app(ex: Executor, tmp_path: Path) -> None:
+    marker = tmp_path / "started"
+    future = _started(ex, marker)
     assert future.running()
     assert future.cancel()
     assert future.cancelled() and future.done()
@@ -122,6 +128,16 @@ def _proc_state(pid: int) -> str:
     except FileNotFoundError:
         return "Z"
     return stat[stat.rindex(")") + 2]
+
+
+def test_shutdown_can_cancel_what_runs_and_refuses_more(ex: Executor, tmp_path: Path) -> None:
+    future = _started(ex, tmp_path / "started")
+    ex.shutdown(wait=True, cancel_futures=True)
+    assert future.cancelled()
+    status = get_runner().wait(future.handle, wait_interval=0.2, timeout=30)
+    assert status is not None and status.state == AppState.CANCELLED
+    with pytest.raises(RuntimeError, match="shut down; make a new one"):
+        ex.submit(add, 1, 2)
 
 
 def test_a_finished_future_cannot_be_cancelled(ex: Executor) -> None:
@@ -172,11 +188,7 @@ def test_a_job_that_dies_raises_one_error_with_its_status_and_log(ex: Executor) 
 
 def test_an_app_cancelled_by_someone_else_is_an_app_error(ex: Executor, tmp_path: Path) -> None:
     marker = tmp_path / "started"
-    future = ex.submit(sleep_then, 300, str(marker))
-    deadline = time.monotonic() + 60
-    while not marker.exists():
-        assert time.monotonic() < deadline, "the function never started"
-        time.sleep(0.05)
+    future = _started(ex, marker)
     get_runner().cancel(future.handle)  # not through the future: it did not ask for it
     err = future.exception(timeout=60)
     assert isinstance(err, FunctionAppError)
@@ -215,6 +227,22 @@ def test_a_local_folder_for_a_container_scheduler_is_one_line(tmp_path: Path) ->
     assert Executor(scheduler="kubernetes", transport="s3://bucket/f").transport == "s3://bucket/f"
     with pytest.raises(SpecsError, match="memory:// lives inside this process"):
         Executor(transport="memory://calls")
+
+
+def test_a_transport_folder_others_may_write_is_refused_and_left_as_it_is(
+    tmp_path: Path,
+) -> None:
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    shared.chmod(0o777)
+    ex = Executor(transport=str(shared))
+    with pytest.raises(SpecsError) as info:
+        ex.submit(add, 1, 2)
+    (line,) = str(info.value).splitlines()
+    assert line.startswith(f"Executor transport: got '{shared}'; {shared} is writable by others")
+    assert f"chmod go-w {shared}" in line
+    assert (shared.stat().st_mode & 0o777) == 0o777
+    assert get_runner().list("local_cwd") == []
 
 
 def test_a_result_the_user_does_not_own_is_refused(ex: Executor) -> None:
@@ -280,3 +308,14 @@ def test_two_ranks_all_reduce_under_torchrun_and_every_rank_returns() -> None:
     assert future.world_size == 2
     assert future.result(timeout=240, all_ranks=True) == [3, 3]
     assert future.result() == 3  # rank 0's
+
+
+def test_importing_the_runner_leaves_the_executors_modules_unloaded() -> None:
+    code = (
+        "import sys, torchx.runner\n"
+        "print(sorted(m for m in ('concurrent.futures', 'cloudpickle', 'fsspec', 'uuid',"
+        " 'torchx.runtime.function') if m in sys.modules))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "[]\n"

@@ -171,7 +171,11 @@ def test_ray_actor_files_round_trip(tmp_path: Path) -> None:
 def test_local_names_and_log_iterator(scheduler: LocalScheduler, tmp_path: Path) -> None:
     from torchx.schedulers import local_scheduler as ls
 
-    assert (ls.STDOUT_LOG, ls.STDERR_LOG, ls.COMBINED_LOG) == ("stdout", "stderr", "combined")
+    assert (ls.STDOUT_LOG, ls.STDERR_LOG, ls.COMBINED_LOG) == (
+        "stdout.log",
+        "stderr.log",
+        "combined.log",
+    )
     assert ls.ReplicaParam is ls.LocalReplicaParams and ls.PopenRequest is ls.LocalRequest
     assert isinstance(__import__("subprocess").Popen(["true"]), ls.PopenProtocol)
     assert set(ls.LocalOpts.__annotations__) == {k for k, _ in scheduler.run_opts()}

@@ -10,6 +10,7 @@ import math
 import os
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import textwrap
@@ -20,6 +21,7 @@ from typing import Any
 
 import pytest
 
+from torchx.schedulers import Stream
 from torchx.schedulers.local_scheduler import AppStateError, LocalScheduler
 from torchx.specs import AppDef, AppState, Role, SpecsError
 
@@ -256,7 +258,7 @@ def test_a_failing_log_write_fails_the_app_names_the_file_and_orphans_nothing(
     state, msg = out.stdout.splitlines()[:2]
     assert state == "FAILED"
     assert "cannot write" in msg and "big/0" in msg and "File too large" in msg
-    assert os.sep + "stdout" in msg or os.sep + "combined" in msg
+    assert os.sep + "stdout.log" in msg or os.sep + "combined.log" in msg
     assert gone_within(list(pids.pids), 10)
 
 
@@ -280,7 +282,7 @@ def test_one_corrupt_app_is_its_own_problem(scheduler: LocalScheduler) -> None:
             action()
         assert str(state_file) in str(e.value)
     # nothing else of the app was touched
-    assert (app_dir(scheduler, bad) / "w" / "0" / "stdout").read_text() == "ok\n"
+    assert (app_dir(scheduler, bad) / "w" / "0" / "stdout.log").read_text() == "ok\n"
     state_file.write_bytes(whole)  # the fixture's clean-up reads every app
 
 
@@ -300,3 +302,74 @@ def test_a_deleted_app_directory_stops_the_app(scheduler: LocalScheduler, pids: 
     shutil.rmtree(app_dir(scheduler, app_id))
     assert gone_within([*replicas, supervisor], 15), "the app outlived its directory"
     assert scheduler.describe(app_id) is None
+
+
+HOLD_PORT = """
+import os, socket, sys, time
+s = socket.socket()
+s.bind(("127.0.0.1", int(sys.argv[1])))
+s.listen()
+with open(os.path.join(sys.argv[2], "holder"), "w") as f:
+    f.write(str(os.getpid()))
+time.sleep(300)
+"""
+
+BIND_OR_LEAVE_A_HOLDER = """
+import os, socket, subprocess, sys, time
+port, d = sys.argv[1], sys.argv[2]
+if not os.path.exists(os.path.join(d, "attempt1")):
+    open(os.path.join(d, "attempt1"), "w").close()
+    # the failed attempt leaves a child in its process group, holding the port
+    subprocess.Popen([sys.executable, os.path.join(d, "hold.py"), port, d])
+    while not os.path.exists(os.path.join(d, "holder")):
+        time.sleep(0.01)
+    sys.exit(1)
+s = socket.socket()
+s.bind(("127.0.0.1", int(port)))
+s.listen()
+print("bound", port)
+"""
+
+
+def test_a_retry_first_ends_the_failed_attempts_group_so_its_port_is_free(
+    scheduler: LocalScheduler, pids: Pids, tmp_path: Path
+) -> None:
+    (tmp_path / "hold.py").write_text(HOLD_PORT)
+    (tmp_path / "attempt.py").write_text(BIND_OR_LEAVE_A_HOLDER)
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    role = Role(
+        "trainer",
+        image="",
+        entrypoint=sys.executable,
+        args=[str(tmp_path / "attempt.py"), str(port), str(tmp_path)],
+        max_retries=1,
+    )
+    app_id = run(scheduler, AppDef("port", [role]), cancel_grace_seconds=2)
+    desc = scheduler.wait(app_id, timeout=60)
+    holder = tmp_path / "holder"
+    if holder.exists():
+        pids.add(int(holder.read_text()))
+    assert desc is not None, app_id
+    assert desc.state == AppState.SUCCEEDED, desc.structured_error_msg
+    assert desc.num_restarts == 1
+    assert list(scheduler.log_iter(app_id, "trainer", streams=Stream.STDOUT)) == [f"bound {port}\n"]
+    assert not alive(int(holder.read_text()))
+
+
+def test_kill_9_of_the_supervisors_whole_group_still_stops_the_replicas(
+    scheduler: LocalScheduler, pids: Pids
+) -> None:
+    app_id = run(scheduler, AppDef("grp", [sh("a", "sleep 300", replicas=2)]))
+    supervisor, replicas = running_pids(scheduler, app_id, 2, pids)
+    pids.add(*watchdog_of(supervisor))
+    os.killpg(os.getpgid(supervisor), signal.SIGKILL)  # `kill -9 -PGID`
+    # nothing but the app's own processes acts here: no status, no cancel
+    assert gone_within(replicas, 10), "replicas outlived a group kill of their supervisor"
+    deadline = time.monotonic() + 10
+    while state_of(scheduler, app_id)["state"] != "FAILED" and time.monotonic() < deadline:
+        time.sleep(0.02)
+    st = state_of(scheduler, app_id)
+    assert st["state"] == "FAILED"
+    assert str(supervisor) in st["msg"] and "?" not in st["msg"]

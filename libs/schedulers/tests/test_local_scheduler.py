@@ -67,12 +67,12 @@ def test_multi_role_multi_replica_env_macros_and_log_files(
     assert [len(r.replicas) for r in desc.roles_statuses] == [3, 2]
     assert all(r.exit_code == 0 for rs in desc.roles_statuses for r in rs.replicas)
     for k in range(3):
-        out = (log_dir / app_id / "trainer" / str(k) / "stdout").read_text()
+        out = (log_dir / "test" / app_id / "trainer" / str(k) / "stdout.log").read_text()
         assert out == f"{app_id} trainer {k} {k} 3 r{k}\n"
     for k in range(2):
-        out = (log_dir / app_id / "ps" / str(k) / "stdout").read_text()
+        out = (log_dir / "test" / app_id / "ps" / str(k) / "stdout.log").read_text()
         assert out == f"{app_id} {tmp_path} ps-out\n"
-    assert (log_dir / app_id / "ps" / "0" / "stderr").read_text() == ""
+    assert (log_dir / "test" / app_id / "ps" / "0" / "stderr.log").read_text() == ""
     # the AppDef comes back from disk
     assert desc.app is not None
     assert [r.name for r in desc.app.roles] == ["trainer", "ps"]
@@ -137,6 +137,8 @@ _FLAKY = textwrap.dedent(
     """
     echo start >> "$MARKS/$TORCHX_ROLE_NAME-$TORCHX_REPLICA_ID"
     if [ "$FAIL_ONCE" = "$TORCHX_ROLE_NAME-$TORCHX_REPLICA_ID" ] && [ ! -e "$MARKS/failed" ]; then
+        # fail only once the others have started, so a restart counts each of them twice
+        until [ -e "$MARKS/a-0" ] && [ -e "$MARKS/b-0" ]; do sleep 0.01; done
         touch "$MARKS/failed"; exit 3
     fi
     """

@@ -24,7 +24,7 @@ class CliCommand(SubCommand):
         """The command line after ``torchx NAME`` that ``args`` stand for."""
 
     def run(self, args: argparse.Namespace) -> None:
-        from torchx.cli._builtin import run_builtin
+        from torchx.cli._typer_main import run_builtin
 
         code = run_builtin([self.name, *self.argv(args)])
         if code:

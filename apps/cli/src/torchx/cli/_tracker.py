@@ -62,7 +62,20 @@ def _print_json(data: Any) -> None:
 def _table(header: list[str], rows: list[list[str]]) -> None:
     from torchx.cli._output import print_table
 
-    print_table(header, rows)
+    print_table(header, [[_printable(cell) for cell in row] for row in rows])
+
+
+def _printable(text: str) -> str:
+    """``text`` with control characters escaped (``\\n``, ``\\x1b``): ids and metadata are
+    any text an app chose, and a raw newline or terminal code would show one run as
+    several rows, or restyle the terminal. ``--json`` prints the values exactly."""
+    import re
+
+    return re.sub(
+        r"[\x00-\x1f\x7f-\x9f\u2028\u2029]",
+        lambda m: m.group().encode("unicode_escape").decode("ascii"),
+        text,
+    )
 
 
 def _show(value: object) -> str:

@@ -236,7 +236,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if plugin is not None:
             return _run_plugin(name, plugin, options, rest)
 
-    from torchx.cli._builtin import run_builtin
+    from torchx.cli._typer_main import run_builtin
 
     return run_builtin(args)
 

@@ -9,12 +9,9 @@ rank's outcome back. The pickling and the job's side live in torchx-runtime-func
 
 from __future__ import annotations
 
-import itertools
-import json
 import os
 import sys
 import time
-import uuid
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
@@ -51,9 +48,11 @@ class CallNotPicklableError(TypeError):
 
 
 def default_transport() -> str:
-    """``$XDG_STATE_HOME/torchx/functions`` (``~/.local/state/torchx/functions``)."""
-    base = os.environ.get("XDG_STATE_HOME") or os.path.join(os.path.expanduser("~"), ".local/state")
-    return os.path.join(base, "torchx", "functions")
+    """``functions`` in the local scheduler's state folder (``$XDG_STATE_HOME/torchx``,
+    else ``~/.local/state/torchx``; a relative ``XDG_STATE_HOME`` is ignored)."""
+    from torchx.schedulers.local_scheduler import default_state_dir
+
+    return str(default_state_dir() / "functions")
 
 
 def _runtime() -> Any:
@@ -134,8 +133,9 @@ class Executor:
         max_in_flight: how many apps ``map`` keeps running at once
         name: the app name
         runner: the Runner to submit with (default: ``get_runner()``)
-        poll_interval: seconds between status checks of schedulers that do not say
-            when an app ends
+        poll_interval: seconds between status checks of the app (its outcome files are
+            looked at more often)
+        rdzv_port: the rendezvous port on the first node when there are several nodes
     """
 
     future = _FutureLookup()
@@ -157,6 +157,7 @@ class Executor:
         name: str = "function",
         runner: Runner | None = None,
         poll_interval: float = 1.0,
+        rdzv_port: int = 29500,
     ) -> None:
         from torchx.runner._runner import get_runner
 
@@ -191,6 +192,7 @@ class Executor:
         self.max_in_flight = max_in_flight
         self.name = name
         self.poll_interval = poll_interval
+        self.rdzv_port = rdzv_port
         self._futures: list[FunctionFuture] = []
         self._shutdown = False
         self._folders_made = False
@@ -244,6 +246,9 @@ class Executor:
             raise RuntimeError("this Executor was shut down; make a new one to submit more")
         if not callable(fn):
             raise SpecsError("submit fn", fn, "give a function (or another callable)")
+        import json
+        import uuid
+
         runtime = _runtime()
         what = getattr(fn, "__qualname__", None) or repr(fn)
         try:
@@ -259,6 +264,11 @@ class Executor:
         if not self._folders_made:
             for sub in ((), ("calls",), ("handles",)):
                 self._store(*sub).make_folder()
+            if runtime.is_local(self.transport):
+                try:  # a folder others may write to could hand this process their pickles
+                    runtime.check_private(self._store("calls").path(""))
+                except runtime.UntrustedFileError as e:
+                    raise SpecsError("Executor transport", self.transport, str(e)) from None
             self._folders_made = True
         runtime.write_call(call, payload, world_size)
         try:
@@ -295,6 +305,7 @@ class Executor:
             h=named,
             env=self.env,
             mounts=mounts,
+            rdzv_port=self.rdzv_port,
         )
         if isinstance(self.resource, Resource):
             for role in app.roles:
@@ -310,6 +321,8 @@ class Executor:
         bad input fails here), the rest as results are taken. Closing the iterator early
         cancels the apps still running.
         """
+        import itertools
+
         items = zip(*iterables, strict=False)
         window: deque[FunctionFuture] = deque(
             self.submit(fn, *args) for args in itertools.islice(items, self.max_in_flight)
@@ -354,6 +367,8 @@ class Executor:
     # -- by handle ----------------------------------------------------------------------
 
     def _future_of(self, handle: AppHandle) -> FunctionFuture:
+        import json
+
         runtime = _runtime()
         handles = self._store("handles")
         try:

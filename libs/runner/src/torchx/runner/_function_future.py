@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import concurrent.futures
 import time
 from collections import deque
 from typing import TYPE_CHECKING, Any
@@ -157,6 +156,8 @@ class FunctionFuture:
         """What the call raised (rank 0's, or the first rank's that raised; a
         ``FunctionAppError`` when its app died), else None. Like ``result``, raises after
         ``timeout`` seconds or a ``cancel()``."""
+        import concurrent.futures
+
         try:
             self.result(timeout)
         except (concurrent.futures.CancelledError, concurrent.futures.TimeoutError):
@@ -173,6 +174,9 @@ class FunctionFuture:
         looks); the scheduler, whose answer may cost a command or a request, is asked
         every ``poll_interval`` seconds.
         """
+        # imported here: ``import torchx.runner`` (and the CLI) stays without it
+        import concurrent.futures
+
         start = time.monotonic()
         deadline = None if timeout is None else start + timeout
         next_status = start + self._poll_interval
@@ -202,12 +206,20 @@ class FunctionFuture:
 
     def _ended(self, status: AppStatus, all_ranks: bool) -> None:
         """The app ended without the outcome asked for: some rank's raise explains it, or
-        the app died and this raises FunctionAppError."""
-        for rank in range(self._world_size):
-            self._read(rank)
-        if self._ready(all_ranks) or self._raised() is not None:
-            return
-        raise FunctionAppError(self.handle, status, self._log_tail())
+        the app died and this raises FunctionAppError.
+
+        The files are looked for during two ``poll_interval`` more: a shared file system
+        (NFS on a Slurm cluster) may show a file another node wrote a little later.
+        """
+        grace_ends = time.monotonic() + 2 * self._poll_interval
+        while True:
+            for rank in range(self._world_size):
+                self._read(rank)
+            if self._ready(all_ranks) or self._raised() is not None:
+                return
+            if time.monotonic() >= grace_ends:
+                raise FunctionAppError(self.handle, status, self._log_tail())
+            time.sleep(min(0.1, self._poll_interval))
 
     def _log_tail(self) -> list[str]:
         try:

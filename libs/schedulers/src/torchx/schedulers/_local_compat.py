@@ -9,15 +9,16 @@ import typing
 from collections.abc import Iterator
 from typing import Any
 
-from torchx.schedulers._api import Scheduler, Stream
-from torchx.schedulers._local_logs import TAIL_INTERVAL
+from torchx.schedulers._api import Scheduler
+from torchx.schedulers._bounded_lines import FOLLOW_INTERVAL_S, bounded_lines
 from torchx.schedulers._local_request import LocalReplicaParams, LocalRequest
+from torchx.schedulers._local_state_files import STREAM_FILES
 from torchx.specs import is_terminal
 
-# Each replica's output files, in <log_dir>/<app_id>/<role>/<replica>/ (0.7 added ".log").
-STDOUT_LOG = Stream.STDOUT.value
-STDERR_LOG = Stream.STDERR.value
-COMBINED_LOG = Stream.COMBINED.value
+# Each replica's output files, in <log_dir>/<session>/<app_id>/<role>/<replica>/ as in 0.7.
+STDOUT_LOG = STREAM_FILES["stdout"]
+STDERR_LOG = STREAM_FILES["stderr"]
+COMBINED_LOG = STREAM_FILES["combined"]
 NA = "<N/A>"
 NONE = "<NONE>"
 ENV_CUDA_VISIBLE_DEVICES = "CUDA_VISIBLE_DEVICES"
@@ -68,7 +69,8 @@ class LogIterator:
 
     With ``should_tail`` it follows the file until ``scheduler`` reports the app ended,
     then reads what is left; a file that never appears before the app ends is a
-    ``RuntimeError`` naming it. Lines keep their ``\\n``.
+    ``RuntimeError`` naming it. Lines keep their ``\\n``; one over 1 MiB comes in
+    pieces, so memory stays bounded whatever the file holds.
     """
 
     def __init__(
@@ -93,20 +95,8 @@ class LogIterator:
         while not os.path.isfile(self.log_file):
             if self._ended():
                 raise RuntimeError(f"app {self.app_id} ended without writing {self.log_file}")
-            time.sleep(TAIL_INTERVAL)
-        with open(self.log_file, encoding="utf-8", errors="replace", newline="\n") as f:
-            pending = ""
-            while True:
-                ended = self._ended()
-                chunk = f.readline()
-                while chunk:
-                    pending += chunk
-                    if pending.endswith("\n"):
-                        yield pending
-                        pending = ""
-                    chunk = f.readline()
-                if ended:
-                    if pending:
-                        yield pending
-                    return
-                time.sleep(TAIL_INTERVAL)
+            time.sleep(FOLLOW_INTERVAL_S)
+        # bounded: a line over MAX_LINE_BYTES comes in pieces (see ``_bounded_lines``)
+        with open(self.log_file, "rb") as f:
+            for _, line in bounded_lines(f, ended=self._ended):
+                yield line.decode("utf-8", "replace")

@@ -20,11 +20,11 @@ from torchx.schedulers._local_state_files import (
     META_DIR,
     REQUEST_FILE,
     STATE_FILE,
-    SUPERVISOR_LOG,
     StateFileError,
     read_data,
+    supervisor_log_hint,
     unfinished_failed,
-    write_atomic,
+    write_ending,
 )
 from torchx.specs import AppState, SpecsError
 
@@ -43,7 +43,14 @@ class AppStateError(SchedulerError):
 
 
 def default_state_dir() -> Path:
-    base = os.environ.get("XDG_STATE_HOME") or os.path.join(os.path.expanduser("~"), ".local/state")
+    """``$XDG_STATE_HOME/torchx``, else ``~/.local/state/torchx``.
+
+    As the XDG spec says, a relative ``XDG_STATE_HOME`` is invalid and ignored: it would
+    put the state wherever the command happens to run, one store per directory.
+    """
+    base = os.environ.get("XDG_STATE_HOME", "")
+    if not os.path.isabs(base):
+        base = os.path.join(os.path.expanduser("~"), ".local", "state")
     return Path(base) / "torchx"
 
 
@@ -140,17 +147,15 @@ class LocalAppRecords:
         """The supervisor died without a word: kill its replicas' groups and say so on disk."""
         killed = kill_recorded_groups(state)
         pid = state.get("supervisor_pid")
-        log = os.path.join(app_dir, META_DIR, SUPERVISOR_LOG)
-        msg = (
-            f"the app's supervisor (pid {pid}) ended without recording the end of the app "
-            f"(killed?); see {log}"
-        )
+        meta = os.path.join(app_dir, META_DIR)
+        msg = f"the app's supervisor (pid {pid}) ended without recording the end of the app"
         if killed:
             msg += f"; torchx killed the process groups of its replicas still running: {killed}"
+        msg += supervisor_log_hint(meta)
         final = unfinished_failed(state, msg)
         # Recorded once, so later readers neither kill nor guess again.
         with contextlib.suppress(OSError):
-            write_atomic(os.path.join(app_dir, META_DIR, STATE_FILE), final)
+            write_ending(meta, final)
         return final
 
     def list_apps(self) -> list[ListAppResponse]:

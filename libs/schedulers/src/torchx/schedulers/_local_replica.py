@@ -8,7 +8,7 @@ from __future__ import annotations
 import os
 import time
 
-from torchx.schedulers._local_state_files import STREAM_CODES, TIMES_FILE
+from torchx.schedulers._local_state_files import STREAM_CODES, STREAM_FILES, TIMES_FILE
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -55,9 +55,8 @@ class Replica:
             return
         os.makedirs(self.dir, exist_ok=True)
         for name in (*STREAM_CODES, TIMES_FILE):
-            fd = os.open(
-                os.path.join(self.dir, name), os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644
-            )
+            path = os.path.join(self.dir, STREAM_FILES.get(name, name))
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
             self.files[name] = fd
             self.offsets[name] = os.fstat(fd).st_size
 
@@ -114,11 +113,12 @@ class Replica:
             # a short write: the file system is full or the file hit its size limit
             raise OSError(27, "File too large or disk full (short write)")
         except OSError as e:
-            raise OSError(e.errno, e.strerror, os.path.join(self.dir, name)) from None
+            path = os.path.join(self.dir, STREAM_FILES.get(name, name))
+            raise OSError(e.errno, e.strerror, path) from None
 
     def stderr_tail(self, n: int = ERROR_TAIL_LINES) -> str:
         try:
-            with open(os.path.join(self.dir, "stderr"), "rb") as f:
+            with open(os.path.join(self.dir, STREAM_FILES["stderr"]), "rb") as f:
                 f.seek(max(self.attempt_start, self.offsets.get("stderr", 0) - 16384))
                 text = f.read().decode("utf-8", "replace")
         except OSError:

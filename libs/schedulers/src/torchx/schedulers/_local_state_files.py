@@ -6,6 +6,7 @@ only the standard library: every import delays the start of the replicas.
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import time
@@ -23,6 +24,33 @@ CANCEL_FILE = "cancel"
 SUPERVISOR_LOG = "supervisor.log"
 TIMES_FILE = ".times"
 STREAM_CODES = {"stdout": "o", "stderr": "e", "combined": "c"}
+# Each replica's output, in <log_dir>/<session>/<app_id>/<role>/<k>/ as pytorch/torchx 0.7
+# wrote it, so scripts that read those paths keep working.
+STREAM_FILES = {"stdout": "stdout.log", "stderr": "stderr.log", "combined": "combined.log"}
+# How often the supervisor checks that its app directory exists and looks for the cancel
+# marker (signals are the fast path; this is the safety net).
+HOUSEKEEPING_INTERVAL = 1.0
+# The longest grace the supervisor honours; the scheduler refuses more at submit.
+MAX_GRACE_S = 86400.0
+# Space set aside at submit for the app's last state: the supervisor frees it when the file
+# system is full, so a full disk cannot cost the app its outcome.
+RESERVE_FILE = "reserve"
+# Errors that say the file system has no room (for now): worth waiting out.
+NO_SPACE = frozenset({errno.ENOSPC, errno.EDQUOT})
+
+
+def reserve_bytes(roles: list[str]) -> int:
+    """Room for the compact last state of an app with one replica of each of ``roles``.
+
+    In compact form a replica's entry is its role name and under 160 bytes of numbers and
+    names, the app's messages are cut to ``MAX_MSG_CHARS`` each, and JSON may write a
+    character as six bytes (``\\uXXXX``). Twice that, for the rounding to whole blocks.
+    """
+    return 2 * (65536 + sum(160 + 6 * len(role) for role in roles))
+
+
+# The most of each app message the compact last state keeps.
+MAX_MSG_CHARS = 2048
 
 
 class StateFileError(Exception):
@@ -40,12 +68,79 @@ def write_atomic(path: str, obj: Any) -> None:
     data = json.dumps(obj, separators=(",", ":")).encode()
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
     try:
-        view = memoryview(data)
-        while view:
-            view = view[os.write(fd, view) :]
-    finally:
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view) :]
+        finally:
+            os.close(fd)
+        os.replace(tmp, path)
+    except BaseException:
+        # a failed write (a full disk) leaves nothing behind
+        try:  # noqa: SIM105 -- contextlib stays unimported (see the module docstring)
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+
+
+def make_reserve(meta: str, size: int) -> None:
+    """Set ``size`` bytes aside in ``meta`` (see ``RESERVE_FILE``); OSError if there is no room."""
+    path = os.path.join(meta, RESERVE_FILE)
+    try:  # no larger than a file may be here (``ulimit -f``): the state could not be either
+        import resource
+
+        limit = resource.getrlimit(resource.RLIMIT_FSIZE)[0]
+        if limit != resource.RLIM_INFINITY:
+            size = min(size, limit)
+    except (ImportError, OSError, ValueError):
+        pass
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+    try:
+        try:
+            os.posix_fallocate(fd, 0, size)
+        except (AttributeError, OSError) as e:
+            if isinstance(e, OSError) and e.errno in NO_SPACE:
+                raise
+            # no fallocate here (macOS, some file systems): write the bytes
+            view = memoryview(bytes(size))
+            while view:
+                view = view[os.write(fd, view) :]
+    except BaseException:
         os.close(fd)
-    os.replace(tmp, path)
+        os.unlink(path)
+        raise
+    os.close(fd)
+
+
+def write_ending(meta: str, obj: Any) -> None:
+    """``write_atomic`` of an app's last state into ``meta``, using the reserve if need be."""
+    path = os.path.join(meta, STATE_FILE)
+    try:
+        write_atomic(path, obj)
+    except OSError as e:
+        if e.errno not in NO_SPACE or not free_reserve(meta):
+            raise
+        write_atomic(path, obj)
+
+
+def supervisor_log_hint(meta: str) -> str:
+    """ "; see <supervisor.log>" when that log holds something; nothing for an empty one."""
+    path = os.path.join(meta, SUPERVISOR_LOG)
+    try:
+        empty = os.path.getsize(path) == 0
+    except OSError:
+        return ""
+    return "" if empty else f"; see {path}"
+
+
+def free_reserve(meta: str) -> bool:
+    """Give the reserved space back; False if there was none left to give."""
+    try:
+        os.unlink(os.path.join(meta, RESERVE_FILE))
+    except OSError:
+        return False
+    return True
 
 
 def read_data(path: str) -> Any:

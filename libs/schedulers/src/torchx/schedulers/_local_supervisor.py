@@ -8,18 +8,22 @@ library (so do the ``_local_*`` modules it imports), so it starts in millisecond
   die, even by SIGKILL, the watchdog kills every group, so no replica outlives it. (A
   parent-death signal set in each child would need a Python fork per replica, which
   measured about three times the cost of posix_spawn for 256 replicas.)
-- copies each replica's stdout and stderr into ``APP_DIR/<role>/<k>/{stdout,stderr,combined}``
-  and records when each chunk arrived (``.times``), so logs can be cut by time;
+- copies each replica's stdout and stderr into
+  ``APP_DIR/<role>/<k>/{stdout,stderr,combined}.log`` and records when each chunk
+  arrived (``.times``), so logs can be cut by time;
 - waits for replicas without polling: SIGCHLD and SIGTERM wake a ``select`` through
   ``signal.set_wakeup_fd``; once a second it also checks that the app directory still
   exists (a deleted app is stopped) and looks for the cancel marker;
-- restarts replicas per role ``max_retries`` and ``retry_policy``;
+- restarts replicas per role ``max_retries`` and ``retry_policy``, first ending what the
+  failed attempt left in its process group;
 - kills whole process trees (SIGTERM, then SIGKILL after a grace period), and on Linux
   adopts orphaned grandchildren (PR_SET_CHILD_SUBREAPER) so none outlives the app;
 - writes ``APP_DIR/.torchx/state.json`` atomically whenever something changes, with each
   replica's process group, and exits right after writing the final state (waiters watch
   for that exit). Should the supervisor itself fail, it kills every replica group first
   and records why; should it be killed, any torchx process can kill the recorded groups.
+  While the disk is full the state on disk may lag; the final state uses the room the
+  scheduler reserved at submit (``.torchx/reserve``), or waits for room (``record_end``).
 
 Any process can cancel the app: create ``.torchx/cancel``, then send SIGTERM to the pid
 recorded in the state (the marker covers the moment before the pid is recorded).
@@ -50,12 +54,17 @@ from torchx.schedulers._local_processes import (
 from torchx.schedulers._local_replica import Replica
 from torchx.schedulers._local_state_files import (
     CANCEL_FILE,
+    HOUSEKEEPING_INTERVAL,
+    MAX_GRACE_S,
+    MAX_MSG_CHARS,
     META_DIR,
+    NO_SPACE,
     REQUEST_FILE,
     STATE_FILE,
     STATE_VERSION,
-    SUPERVISOR_LOG,
+    free_reserve,
     read_data,
+    supervisor_log_hint,
     write_atomic,
 )
 from torchx.schedulers._local_watchdog import GUARD_DONE, Watchdog
@@ -68,11 +77,8 @@ if TYPE_CHECKING:
 # describe() from another process may see state this much behind; the final state is
 # always written at once.
 STATE_WRITE_INTERVAL = 0.02
-# How often the supervisor checks that its app directory exists and looks for the cancel
-# marker (signals are the fast path; this is the safety net).
-HOUSEKEEPING_INTERVAL = 1.0
-# The longest grace the supervisor honours; the scheduler refuses more at submit.
-MAX_GRACE_S = 86400.0
+# How long the supervisor waits before it tries again a state write refused for lack of room.
+SPACE_RETRY_S = 1.0
 _PR_SET_CHILD_SUBREAPER = 36
 LINUX = sys.platform.startswith("linux")
 
@@ -154,6 +160,12 @@ class Supervisor:
                 code = 1
             os._exit(code)
         os.close(r)
+        # Its own process group before anything else can happen (see ``Watchdog``): the
+        # parent sets it too, so no kill of our group can come before the child's own call.
+        try:  # noqa: SIM105 -- contextlib stays unimported: imports delay the replicas
+            os.setpgid(pid, pid)
+        except OSError:
+            pass  # it did so already
         self.guard_pid, self.guard_w = pid, w
 
     def tell_watchdog(self, line: bytes) -> None:
@@ -175,13 +187,19 @@ class Supervisor:
         except (OSError, AttributeError):
             pass  # orphans then go to init; trees are still killed while their leader lives
 
-    @staticmethod
-    def _has_children() -> bool:
+    def _has_children(self) -> bool:
+        """Whether a process other than the watchdog is our child (an adopted orphan)."""
+        me = os.getpid()
+        try:
+            with open(f"/proc/{me}/task/{me}/children", "rb") as f:
+                return bool({int(p) for p in f.read().split()} - {self.guard_pid})
+        except (OSError, ValueError):
+            pass
         try:
             os.waitpid(-1, os.WNOHANG)  # reaps nothing we track: all replicas are reaped
         except ChildProcessError:
             return False
-        return True
+        return True  # the watchdog at least: look at the process table
 
     def _raise_fd_limit(self) -> None:
         # Two pipes and four files per replica stay open while it runs.
@@ -198,7 +216,8 @@ class Supervisor:
 
     # -- state ------------------------------------------------------------------------
 
-    def snapshot(self) -> dict[str, Any]:
+    def snapshot(self, compact: bool = False) -> dict[str, Any]:
+        """The app's state; ``compact`` leaves out error texts (see ``reserve_bytes``)."""
         return {
             "version": STATE_VERSION,
             "app_id": self.app_id,
@@ -206,8 +225,8 @@ class Supervisor:
             "supervisor_pid": os.getpid(),
             "supervisor_start": self.start_token,
             "num_restarts": self.num_restarts,
-            "msg": self.msg,
-            "structured_error_msg": self.error,
+            "msg": self.msg[:MAX_MSG_CHARS] if compact else self.msg,
+            "structured_error_msg": self.error[:MAX_MSG_CHARS] if compact else self.error,
             "started_at": self.started_at,
             "ended_at": self.ended_at,
             "updated_at": time.time(),
@@ -221,7 +240,7 @@ class Supervisor:
                     "pgid": r.pid if r.pid in self.by_pid else None,
                     "start": r.start_token if r.pid in self.by_pid else None,
                     "exit_code": r.exit_code,
-                    "error": r.error,
+                    "error": "" if compact else r.error,
                     "attempt": r.attempt,
                 }
                 for r in self.replicas
@@ -241,8 +260,47 @@ class Supervisor:
                     self._on_vanished()
                     return
                 raise
+            except OSError as e:
+                if e.errno not in NO_SPACE:
+                    raise
+                # No room: the state on disk lags behind until there is. Tried again a
+                # while later; the last state has the reserve (``record_end``).
+                self.last_write = now + SPACE_RETRY_S
+                return
             self.last_write = now
             self.dirty = False
+
+    def record_end(self) -> None:
+        """Write the last state, whatever the room on disk: the outcome must not be lost.
+
+        With no room, the space reserved at submit is given back and the write tried
+        again, then in compact form. Should other processes take that room first, it is
+        tried every ``SPACE_RETRY_S`` until there is room or the app directory is gone;
+        the supervisor lives on meanwhile, so the app reads as not ended, never as failed.
+        """
+        path = os.path.join(self.meta, STATE_FILE)
+        compact = False
+        while not self.vanished:
+            try:
+                write_atomic(path, self.snapshot(compact))
+                break
+            except FileNotFoundError:
+                if not self._meta_gone():
+                    raise
+                self._on_vanished()
+            except OSError as e:
+                if e.errno not in NO_SPACE:
+                    raise
+                if free_reserve(self.meta):
+                    continue
+                if not compact:
+                    compact = True
+                    continue
+                time.sleep(SPACE_RETRY_S)
+                if self._meta_gone():
+                    self._on_vanished()
+        free_reserve(self.meta)  # the app has ended: the room is not needed any more
+        self.dirty = False
 
     # -- events -----------------------------------------------------------------------
 
@@ -461,9 +519,50 @@ class Supervisor:
         while any(r.pid in self.by_pid for r in alive) and time.monotonic() < deadline:
             self.wait_events(deadline - time.monotonic())
 
+    def end_groups(self, pgids: set[int]) -> None:
+        """End every process left in the process groups ``pgids`` of replicas that ended:
+        SIGTERM, then SIGKILL after the grace; returns once they are gone."""
+        live = self._live_groups(pgids - set(self.by_pid))  # not those of running replicas
+        if not live:
+            return
+        for pgid in live:
+            signal_quietly(pgid, signal.SIGTERM, group=True)
+        deadline = time.monotonic() + self.grace
+        while live and time.monotonic() < deadline:
+            self.wait_events(min(0.01, max(0.0, deadline - time.monotonic())))
+            live = self._live_groups(live)
+        for pgid in live:
+            signal_quietly(pgid, signal.SIGKILL, group=True)
+        deadline = time.monotonic() + 10.0
+        while live and time.monotonic() < deadline:
+            self.wait_events(0.01)
+            live = self._live_groups(live)
+
+    def _live_groups(self, pgids: set[int]) -> set[int]:
+        """Those of ``pgids`` that still have a live member of ours.
+
+        Orphans of an ended replica are adopted by this subreaper: a group whose members
+        are none of our descendants got its number reused, and is left alone. Without
+        /proc or the subreaper, a group that answers a signal counts.
+        """
+        if not pgids:
+            return set()
+        table = process_table()
+        if table and self.subreaper:
+            return {table[p][1] for p in descendants({os.getpid()}, table)} & pgids
+        live = set()
+        for pgid in pgids:
+            try:
+                os.killpg(pgid, 0)
+            except (ProcessLookupError, PermissionError):
+                continue
+            live.add(pgid)
+        return live
+
     def _kill_leftovers(self) -> None:
         """End every process still below the supervisor (orphans it adopted included)."""
         self.terminate([r for r in self.replicas if r.pid in self.by_pid])
+        self._reap()
         if self.subreaper and not self._has_children():
             return  # orphans would have become our children: there are none
         me = os.getpid()
@@ -507,6 +606,9 @@ class Supervisor:
             else:
                 targets = list(self.replicas)
             self.terminate([r for r in targets if r is not replica])
+            # What ended attempts left in their groups (a server holding a port, a
+            # loader holding a file) must not meet the new attempt.
+            self.end_groups({r.pid for r in targets if r.pid is not None})
             for r in targets:
                 # an end caused by this restart is not a failure of its own
                 if r is not replica and r in self.exited:
@@ -581,10 +683,10 @@ class Supervisor:
         self.state = "FAILED"
         self.msg = self.error = (
             f"the app's supervisor failed ({type(error).__name__}: {error}); its replicas "
-            f"were stopped; see {os.path.join(self.meta, SUPERVISOR_LOG)}"
+            f"were stopped{supervisor_log_hint(self.meta)}"
         )
         self.ended_at = time.time()
-        self.write_state(force=True)
+        self.record_end()
 
     def finish(self) -> None:
         for r in self.replicas:
@@ -593,7 +695,7 @@ class Supervisor:
                 self._unwatch(fd, r)
             r.close_logs()
         self.ended_at = time.time()
-        self.write_state(force=True)
+        self.record_end()
         # Every replica is reaped and the end recorded: the watchdog has nothing to do.
         self.tell_watchdog(GUARD_DONE)
 
@@ -608,11 +710,18 @@ def main(argv: list[str]) -> int:
     except BaseException as e:
         import traceback
 
-        traceback.print_exc()
+        try:  # into supervisor.log, which a full disk may refuse: the hint then says nothing
+            traceback.print_exc()
+            sys.stderr.flush()
+        except BaseException:
+            pass
         try:
             supervisor.emergency_stop(e)
         except BaseException:
-            traceback.print_exc()
+            try:  # noqa: SIM105 -- as above
+                traceback.print_exc()
+            except BaseException:
+                pass
         return 1
 
 

@@ -7,14 +7,16 @@ from __future__ import annotations
 
 import os
 import signal
+import time
 
 from torchx.schedulers._local_processes import kill_recorded_groups
 from torchx.schedulers._local_state_files import (
     STATE_FILE,
     StateFileError,
     read_data,
+    supervisor_log_hint,
     unfinished_failed,
-    write_atomic,
+    write_ending,
 )
 
 TYPE_CHECKING = False
@@ -23,6 +25,9 @@ if TYPE_CHECKING:
 
 # What the supervisor tells its watchdog (see ``Watchdog``), one line each.
 GUARD_DONE = b"done\n"
+# How long the watchdog lets lines gather in its pipe between two reads; also the most its
+# reaction to the supervisor's death is delayed by.
+READ_PAUSE_S = 0.02
 
 
 class Watchdog:
@@ -31,6 +36,11 @@ class Watchdog:
     It reads one line per replica group from a pipe. The pipe closes when the supervisor
     exits, whatever the cause; a close without ``done`` first means the supervisor died
     (``kill -9``, a crash): every group is then killed and the app recorded as FAILED.
+
+    It runs in a process group of its own (set by the supervisor and by itself, so that
+    none can signal the supervisor's group while it is still there): ``kill -9 -PGID``
+    of the supervisor's group, which would otherwise take both at once, leaves it to do
+    its job.
     """
 
     def __init__(self, fd: int, meta: str, supervisor: int) -> None:
@@ -43,6 +53,10 @@ class Watchdog:
         # Only the supervisor's end (the pipe's close) matters; a stray signal does not.
         for sig in (signal.SIGINT, signal.SIGHUP, signal.SIGTERM):
             signal.signal(sig, signal.SIG_IGN)
+        try:  # noqa: SIM105 -- no contextlib here (see the module docstring)
+            os.setpgid(0, 0)
+        except OSError:
+            pass  # the supervisor did it first
         if os.getppid() != self.supervisor:
             return self.stop_all()
         pending = b""
@@ -60,6 +74,9 @@ class Watchdog:
                     return None
                 pid, _, token = line[1:].partition(b" ")
                 self.groups.append({"pgid": int(pid), "start": token.decode() or None})
+            # Reading in batches: a reader blocked on the pipe would be woken (and the
+            # supervisor slowed) by each replica's line while hundreds start.
+            time.sleep(READ_PAUSE_S)
         return self.stop_all()
 
     def stop_all(self) -> None:
@@ -72,11 +89,12 @@ class Watchdog:
         if state.get("state") not in (None, "PENDING", "RUNNING"):
             return  # the supervisor recorded its own end (an emergency stop)
         msg = (
-            f"the app's supervisor (pid {self.supervisor}) died without recording the end "
-            f"of the app (killed?); its watchdog killed the replica process groups {killed}"
+            f"the app's supervisor (pid {self.supervisor}) ended without recording the end "
+            f"of the app; its watchdog killed the replica process groups {killed}"
+            f"{supervisor_log_hint(self.meta)}"
         )
         final = unfinished_failed(state, msg)
         try:  # noqa: SIM105 -- as above, no contextlib here
-            write_atomic(path, final)
+            write_ending(self.meta, final)
         except OSError:
             pass  # the app directory is gone: the groups are killed all the same

@@ -12,8 +12,10 @@ Where things are:
 
 - ``<state dir>`` is ``$XDG_STATE_HOME/torchx`` (default ``~/.local/state/torchx``), or
   the ``state_dir`` given to the scheduler;
-- ``<log_dir>/<app_id>/<role>/<k>/{stdout,stderr,combined}`` hold each replica's output;
-  ``log_dir`` is a run option, by default ``<state dir>/local_cwd/logs``;
+- ``<log_dir>/<session>/<app_id>/<role>/<k>/{stdout,stderr,combined}.log`` hold each
+  replica's output, where pytorch/torchx 0.7 put it (``<session>`` is the runner's name,
+  ``torchx`` by default); ``log_dir`` is a run option, by default
+  ``<state dir>/local_cwd/logs``;
 - ``<state dir>/local_cwd/apps/<app_id>`` links to the app's directory, wherever its logs
   went, which is how other processes find it.
 
@@ -29,63 +31,40 @@ from __future__ import annotations
 import contextlib
 import math
 import os
-import re
 import shutil
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from torchx.schedulers import _local_supervisor as sup
 from torchx.schedulers._api import (
     DescribeAppResponse,
     ListAppResponse,
+    LogRequest,
     Scheduler,
-    Stream,
-    filter_regex,
+    in_window,
 )
 from torchx.schedulers._errors import SchedulerError, check_params
 
 # pytorch/torchx 0.7's module-level names, for code that imports them from here.
 from torchx.schedulers._local_compat import (
-    COMBINED_LOG as COMBINED_LOG,
-)
-from torchx.schedulers._local_compat import (
-    ENV_CUDA_VISIBLE_DEVICES as ENV_CUDA_VISIBLE_DEVICES,
-)
-from torchx.schedulers._local_compat import (
-    NA as NA,
-)
-from torchx.schedulers._local_compat import (
-    NONE as NONE,
-)
-from torchx.schedulers._local_compat import (
-    STDERR_LOG as STDERR_LOG,
-)
-from torchx.schedulers._local_compat import (
-    STDOUT_LOG as STDOUT_LOG,
-)
-from torchx.schedulers._local_compat import (
-    LocalOpts as LocalOpts,
-)
-from torchx.schedulers._local_compat import (
-    LogIterator as LogIterator,
-)
-from torchx.schedulers._local_compat import (
-    PopenProtocol as PopenProtocol,
-)
-from torchx.schedulers._local_compat import (
-    PopenRequest as PopenRequest,
-)
-from torchx.schedulers._local_compat import (
-    ReplicaParam as ReplicaParam,
-)
-from torchx.schedulers._local_compat import (
-    SignalException as SignalException,
+    COMBINED_LOG,
+    ENV_CUDA_VISIBLE_DEVICES,
+    NA,
+    NONE,
+    STDERR_LOG,
+    STDOUT_LOG,
+    LocalOpts,
+    LogIterator,
+    PopenProtocol,
+    PopenRequest,
+    ReplicaParam,
+    SignalException,
 )
 from torchx.schedulers._local_images import (
     CWDImageProvider,
@@ -94,9 +73,9 @@ from torchx.schedulers._local_images import (
     join_path,
     resolve_entrypoint,
 )
-from torchx.schedulers._local_logs import timed_lines
 from torchx.schedulers._local_processes import kill_recorded_groups
 from torchx.schedulers._local_records import (
+    APP_ID,
     AppStateError,
     LocalAppRecords,
     default_state_dir,
@@ -114,14 +93,20 @@ from torchx.schedulers._local_request import (
 )
 from torchx.schedulers._local_state_files import (
     CANCEL_FILE,
+    HOUSEKEEPING_INTERVAL,
+    MAX_GRACE_S,
     META_DIR,
+    NO_SPACE,
     REQUEST_FILE,
+    RESERVE_FILE,
     STATE_FILE,
     STATE_VERSION,
     SUPERVISOR_LOG,
+    make_reserve,
+    reserve_bytes,
     write_atomic,
 )
-from torchx.schedulers._replica_env import TORCHX_RANK0_HOST, launch_defaults, replica_env
+from torchx.schedulers._replicas import role_replicas
 from torchx.schedulers.ids import make_unique
 from torchx.specs import (
     AppDef,
@@ -132,18 +117,30 @@ from torchx.specs import (
     RoleStatus,
     SpecsError,
     is_terminal,
-    macros,
     runopts,
 )
+from torchx.workspace.dir_workspace import copy_workspace
 
 __all__ = [
+    "COMBINED_LOG",
+    "ENV_CUDA_VISIBLE_DEVICES",
+    "NA",
+    "NONE",
+    "STDERR_LOG",
+    "STDOUT_LOG",
     "AppStateError",
     "CWDImageProvider",
     "ImageProvider",
     "LocalDirectoryImageProvider",
+    "LocalOpts",
     "LocalReplicaParams",
     "LocalRequest",
     "LocalScheduler",
+    "LogIterator",
+    "PopenProtocol",
+    "PopenRequest",
+    "ReplicaParam",
+    "SignalException",
     "create_dir_scheduler",
     "create_scheduler",
     "default_state_dir",
@@ -152,6 +149,8 @@ __all__ = [
 ]
 
 BACKEND = "local_cwd"
+# Run as a script (see its docstring); not imported here, which keeps submitting light.
+SUPERVISOR_SCRIPT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_local_supervisor.py")
 DIR_BACKEND = "local_dir"
 
 
@@ -185,7 +184,7 @@ class LocalScheduler(Scheduler[LocalRequest]):
         opts.add(
             "log_dir",
             str,
-            "directory that holds <app_id>/<role>/<replica>/stdout|stderr "
+            "directory that holds <session>/<app_id>/<role>/<replica>/stdout.log|stderr.log "
             f"(default: {self.state_dir / BACKEND / 'logs'})",
         )
         opts.add(
@@ -221,16 +220,31 @@ class LocalScheduler(Scheduler[LocalRequest]):
         path = os.path.abspath(os.path.expanduser(workspace))
         if not os.path.isdir(path):
             raise SpecsError("workspace", workspace, "the local_cwd workspace must be a directory")
-        return app, {**cfg, "cwd": path}
+        # The app runs in a copy without what .torchxignore lists, as on every scheduler.
+        parent = self.state_dir / self.backend / "workspaces"
+        parent.mkdir(parents=True, exist_ok=True)
+        copy = tempfile.mkdtemp(prefix=f"{os.path.basename(path)}-", dir=parent)
+        copy_workspace(path, copy)
+        return app, {**cfg, "cwd": copy}
 
     def _log_root(self, cfg: Mapping[str, CfgVal]) -> str:
         given = cfg.get("log_dir")
         root = str(given) if given else str(self.state_dir / BACKEND / "logs")
         return os.path.abspath(os.path.expanduser(root))
 
+    def _session_dir(self) -> str:
+        name = self.session_name
+        if not APP_ID.match(name):
+            raise SpecsError(
+                "session name",
+                name,
+                "it names a directory under log_dir; use letters, digits and -_.",
+            )
+        return name
+
     def _submit_dryrun(self, app: AppDef, cfg: dict[str, CfgVal]) -> AppDryRunInfo[LocalRequest]:
         app_id = make_unique(app.name)
-        app_dir = os.path.join(self._log_root(cfg), app_id)
+        app_dir = os.path.join(self._log_root(cfg), self._session_dir(), app_id)
         cwd_opt = cfg.get("cwd")
         if cwd_opt is not None and not os.path.isdir(str(cwd_opt)):
             raise SpecsError("run option 'cwd'", cwd_opt, "give an existing directory")
@@ -254,27 +268,15 @@ class LocalScheduler(Scheduler[LocalRequest]):
                 "retry_policy": RetryPolicy(role.retry_policy).value,
                 "num_replicas": role.num_replicas,
             }
-            for k in range(role.num_replicas):
-                filled = macros.Values(
-                    img_root=img_root,
-                    app_id=app_id,
-                    replica_id=str(k),
-                    rank0_env=TORCHX_RANK0_HOST,
-                ).apply(role)
-                env = replica_env(
-                    filled.env,
-                    app_id=app_id,
-                    role_name=role.name,
-                    replica_id=str(k),
-                    rank0_host="127.0.0.1",
-                    defaults=launch_defaults(
-                        master_addr="127.0.0.1",
-                        master_port=port,
-                        rank=k,
-                        world_size=role.num_replicas,
-                        same_host=True,
-                    ),
-                )
+            for replica in role_replicas(
+                role,
+                app_id=app_id,
+                rank0_host="127.0.0.1",
+                master_port=port,
+                img_root=img_root,
+                same_host=True,
+            ):
+                k, filled, env = replica.k, replica.filled, replica.env
                 if self.extra_paths:
                     env["PATH"] = join_path(
                         *self.extra_paths, env.get("PATH") or os.environ.get("PATH")
@@ -305,13 +307,13 @@ class LocalScheduler(Scheduler[LocalRequest]):
         if grace is not None and (
             not isinstance(grace, (int, float))
             or not math.isfinite(grace)
-            or not 0 <= grace <= sup.MAX_GRACE_S
+            or not 0 <= grace <= MAX_GRACE_S
         ):
             # The supervisor waits this long between SIGTERM and SIGKILL: it must be a time.
             raise SpecsError(
                 "run option 'cancel_grace_seconds'",
                 grace,
-                f"give a finite number of seconds between 0 and {sup.MAX_GRACE_S:.0f}",
+                f"give a finite number of seconds between 0 and {MAX_GRACE_S:.0f}",
             )
         req = LocalRequest(
             app_id=app_id,
@@ -326,6 +328,8 @@ class LocalScheduler(Scheduler[LocalRequest]):
     def schedule(self, dryrun_info: AppDryRunInfo[LocalRequest]) -> str:
         req = dryrun_info.request
         meta = os.path.join(req.app_dir, META_DIR)
+        if os.path.lexists(req.app_dir):
+            raise SpecsError("app id", req.app_id, "already used; dry-run again for a new id")
         try:
             os.makedirs(meta)
         except FileExistsError:
@@ -333,28 +337,65 @@ class LocalScheduler(Scheduler[LocalRequest]):
                 "app id", req.app_id, "already used; dry-run again for a new id"
             ) from None
         except OSError as e:
+            self._forget_half_made(req)
+            if e.errno in NO_SPACE:
+                raise self._no_room(req, e.filename or req.app_dir, e) from None
             raise SpecsError(
                 "run option 'log_dir'",
-                os.path.dirname(req.app_dir),
+                os.path.dirname(os.path.dirname(req.app_dir)),
                 f"cannot create {req.app_dir} ({e.strerror}); give a writable directory "
                 "with -cfg log_dir=DIR",
             ) from None
-        write_atomic(os.path.join(meta, REQUEST_FILE), req.to_json())
-        write_atomic(
-            os.path.join(meta, STATE_FILE),
-            {"version": STATE_VERSION, "app_id": req.app_id, "state": "PENDING"},
-        )
-        self._records.add(req.app_id, req.app_dir)
-        with open(os.path.join(meta, SUPERVISOR_LOG), "ab") as log:
-            self._supervisors[req.app_id] = subprocess.Popen(
-                [sys.executable, "-I", "-S", sup.__file__, req.app_dir],
-                stdin=subprocess.DEVNULL,
-                stdout=log,
-                stderr=subprocess.STDOUT,
-                start_new_session=True,
-                close_fds=True,
+        # Every file of the app, or none: a half-made app would be listed by nobody.
+        where = meta
+        try:
+            where = os.path.join(meta, REQUEST_FILE)
+            write_atomic(where, req.to_json())
+            where = os.path.join(meta, STATE_FILE)
+            write_atomic(
+                where, {"version": STATE_VERSION, "app_id": req.app_id, "state": "PENDING"}
             )
+            where = os.path.join(meta, RESERVE_FILE)
+            make_reserve(meta, reserve_bytes([r.role for r in req.replicas]))
+            where = str(self._index / req.app_id)
+            self._records.add(req.app_id, req.app_dir)
+            where = os.path.join(meta, SUPERVISOR_LOG)
+            with open(where, "ab") as log:
+                where = f"its supervisor ({sys.executable} {SUPERVISOR_SCRIPT})"
+                self._supervisors[req.app_id] = subprocess.Popen(
+                    [sys.executable, "-I", "-S", SUPERVISOR_SCRIPT, req.app_dir],
+                    stdin=subprocess.DEVNULL,
+                    stdout=log,
+                    stderr=subprocess.STDOUT,
+                    start_new_session=True,
+                    close_fds=True,
+                )
+        except OSError as e:
+            self._forget_half_made(req)
+            if e.errno in NO_SPACE:
+                raise self._no_room(req, where, e) from None
+            raise SchedulerError(
+                self.backend,
+                f"cannot start app {req.app_id}: {where}: {e.strerror or e}",
+                "nothing of it was kept; fix the cause and submit again",
+            ) from None
         return req.app_id
+
+    def _no_room(self, req: LocalRequest, path: str, e: OSError) -> SchedulerError:
+        return SchedulerError(
+            self.backend,
+            f"cannot start app {req.app_id}: no space left for {path} ({e.strerror})",
+            "nothing of it was kept; free space there, or give another directory with "
+            "-cfg log_dir=DIR",
+        )
+
+    def _forget_half_made(self, req: LocalRequest) -> None:
+        """Remove what ``schedule`` made of an app it could not start."""
+        link = self._index / req.app_id
+        with contextlib.suppress(OSError):
+            if os.readlink(link) == req.app_dir:
+                os.unlink(link)
+        shutil.rmtree(req.app_dir, ignore_errors=True)
 
     # -- finding apps -----------------------------------------------------------------
 
@@ -395,6 +436,7 @@ class LocalScheduler(Scheduler[LocalRequest]):
             roles_statuses=list(statuses.values()),
             roles=list(app.roles) if app else [],
             app=app,
+            ui_url=f"file://{app_dir}",
         )
 
     def list(self) -> list[ListAppResponse]:
@@ -457,41 +499,29 @@ class LocalScheduler(Scheduler[LocalRequest]):
             own.poll()
         return True
 
-    def log_iter(
-        self,
-        app_id: str,
-        role_name: str,
-        k: int = 0,
-        regex: str | None = None,
-        since: datetime | None = None,
-        until: datetime | None = None,
-        should_tail: bool = False,
-        streams: Stream | None = None,
-    ) -> Iterable[str]:
-        lines: Iterable[str] = self._log_iter(
-            app_id, role_name, k, regex, since, until, should_tail, streams, with_times=False
-        )
-        return lines
+    def _replica_log(self, request: LogRequest) -> Iterable[str]:
+        return in_window(self._timed_lines(request), request.since, request.until)
 
-    def _log_iter(
-        self,
-        app_id: str,
-        role_name: str,
-        k: int,
-        regex: str | None,
-        since: datetime | None,
-        until: datetime | None,
-        should_tail: bool,
-        streams: Stream | None,
-        with_times: bool,
-    ) -> Iterable[Any]:
+    def _replica_log_timed(self, request: LogRequest) -> Iterable[tuple[datetime | None, str]]:
+        lo = request.since.timestamp() if request.since is not None else None
+        hi = request.until.timestamp() if request.until is not None else None
+        return (
+            (datetime.fromtimestamp(t) if t else None, line)
+            for t, line in self._timed_lines(request)
+            if (lo is None or t >= lo) and (hi is None or t <= hi)
+        )
+
+    def _timed_lines(self, request: LogRequest) -> Iterator[tuple[float, str]]:
+        """The replica's ``(unix time, line)`` pairs; an unknown app, role or replica is an
+        error here, before any line is read."""
+        app_id, role_name, k = request.app_id, request.role_name, request.k
         app_dir = self._app_dir(app_id)
         if app_dir is None:
             raise SpecsError(
                 "app id", app_id, f"no such {self.backend} app; `list` shows the known ones"
             )
-        request, _ = self._records.read(app_dir)
-        roles = request.get("roles", {})
+        records, _ = self._records.read(app_dir)
+        roles = records.get("roles", {})
         if role_name not in roles:
             from torchx.specs import closest
 
@@ -501,42 +531,11 @@ class LocalScheduler(Scheduler[LocalRequest]):
             raise SpecsError(
                 "replica", k, f"role {role_name!r} has replicas 0..{count - 1}; pick one of them"
             )
-        stream = Stream(streams) if streams is not None else Stream.COMBINED
         replica_dir = os.path.join(app_dir, role_name, str(k))
-        lines = timed_lines(
-            replica_dir, stream, (lambda: self._ended(app_id)) if should_tail else None
-        )
-        lo = since.timestamp() if since is not None else None
-        hi = until.timestamp() if until is not None else None
-        in_window = (
-            (t, line) for t, line in lines if (lo is None or t >= lo) and (hi is None or t <= hi)
-        )
-        if with_times:
-            pattern = re.compile(regex) if regex is not None else None
-            return (
-                (datetime.fromtimestamp(t) if t else None, line)
-                for t, line in in_window
-                if pattern is None or pattern.search(line)
-            )
-        return filter_regex(regex, (line for _, line in in_window))
+        from torchx.schedulers._local_logs import timed_lines
 
-    def log_iter_timed(
-        self,
-        app_id: str,
-        role_name: str,
-        k: int = 0,
-        regex: str | None = None,
-        since: datetime | None = None,
-        until: datetime | None = None,
-        should_tail: bool = False,
-        streams: Stream | None = None,
-    ) -> Iterable[tuple[datetime | None, str]]:
-        """``log_iter``'s lines, each with the time it was written (``torchx log
-        --timestamps``)."""
-        filter_regex(regex, ())  # a bad pattern is reported before anything is read
-        return self._log_iter(
-            app_id, role_name, k, regex, since, until, should_tail, streams, with_times=True
-        )
+        ended = (lambda: self._ended(app_id)) if request.follow else None
+        return timed_lines(replica_dir, request.stream, ended)
 
     def _ended(self, app_id: str) -> bool:
         desc = self.describe(app_id)
@@ -568,7 +567,7 @@ class LocalScheduler(Scheduler[LocalRequest]):
                 os.kill(int(pid), 15)
         grace = float(request.get("cancel_grace_s", 5.0))
         # the supervisor also looks for the marker once per housekeeping interval
-        desc = self.wait(app_id, timeout=grace + 15.0 + sup.HOUSEKEEPING_INTERVAL)
+        desc = self.wait(app_id, timeout=grace + 15.0 + HOUSEKEEPING_INTERVAL)
         if desc is None or is_terminal(desc.state):
             return  # ended, or its directory was deleted (its supervisor then stops it)
         # The supervisor is alive but did not stop the app: stop everything ourselves.

@@ -67,23 +67,30 @@ def dumps_call(fn: Callable[..., Any], args: Sequence[Any], kwargs: Mapping[str,
     A function from an installed module is pickled by reference (the job imports it); one
     from the caller's own files (a script, a notebook, a test module) by value, with the
     module's other functions and classes it uses, since the job may not find those files.
+    The same holds for a ``functools.partial``'s function and for the modules that define
+    the arguments' types.
     """
     import cloudpickle  # type: ignore[import-untyped]
 
-    module = sys.modules.get(getattr(fn, "__module__", "") or "")
-    by_value = module is not None and module.__name__ != "__main__" and not _is_installed(module)
-    if not by_value:
+    # The function's module (a partial's too) and those of the arguments' types.
+    named = [fn, getattr(fn, "func", None), *(type(a) for a in (*args, *kwargs.values()))]
+    modules = {sys.modules.get(getattr(o, "__module__", None) or "") for o in named}
+    own = sorted(
+        (m for m in modules if m is not None and m.__name__ != "__main__" and not _is_installed(m)),
+        key=lambda m: m.__name__,
+    )
+    if not own:
         return bytes(cloudpickle.dumps((fn, tuple(args), dict(kwargs))))
     # cloudpickle's registry is process-wide: one registration at a time.
     with _by_value_lock:
-        assert module is not None
-        already = module.__name__ in cloudpickle.list_registry_pickle_by_value()
-        if not already:
+        registered = cloudpickle.list_registry_pickle_by_value()
+        added = [m for m in own if m.__name__ not in registered]
+        for module in added:
             cloudpickle.register_pickle_by_value(module)
         try:
             return bytes(cloudpickle.dumps((fn, tuple(args), dict(kwargs))))
         finally:
-            if not already:
+            for module in added:
                 cloudpickle.unregister_pickle_by_value(module)
 
 

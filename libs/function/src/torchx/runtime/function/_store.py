@@ -85,12 +85,14 @@ class Store:
         return join(self._root, name) if name else self._root
 
     def make_folder(self, name: str = "") -> None:
+        """Create the folder (0700 when local); an existing one is left as it is."""
         where = self.path(name)
         if self._local:
-            os.makedirs(where, mode=FOLDER_MODE, exist_ok=True)
-            # makedirs honours the umask, and leaves an existing folder as it was.
-            if os.stat(where).st_uid == os.geteuid():
-                os.chmod(where, FOLDER_MODE)
+            try:
+                os.makedirs(where, mode=FOLDER_MODE)
+            except FileExistsError:
+                return
+            os.chmod(where, FOLDER_MODE)  # makedirs' mode is filtered by the umask
         else:
             self._fs.makedirs(where, exist_ok=True)
 

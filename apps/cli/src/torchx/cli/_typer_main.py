@@ -1,4 +1,8 @@
-"""Running the builtin (typer) commands on a command line, with the CLI's error handling."""
+"""The builtin commands (the typer app) run on a command line, errors as one line.
+
+Apart from ``main`` so that what runs a builtin command (``main`` and the 0.7-style
+``SubCommand`` objects of ``_subcommand``) needs no import of the module that lists them.
+"""
 
 from __future__ import annotations
 
