@@ -45,9 +45,10 @@ class DescribeAppResponse:
 
     ``app`` is the AppDef as far as the scheduler can rebuild it (None if it cannot);
     ``roles`` are its roles, kept separately for schedulers that only know those.
+    ``app_id`` defaults to ``"<NOT_SET>"``, as in pytorch/torchx.
     """
 
-    app_id: str
+    app_id: str = "<NOT_SET>"
     state: AppState = AppState.UNKNOWN
     num_restarts: int = 0
     msg: str = ""
