@@ -20,6 +20,7 @@ import torchx.runtime.preemption as p
 out = sys.argv[1]
 step = 0
 p.on_preempt(lambda: open(out, "w").write(f"{step} {p.warned_by().name}"))
+p.preempted()  # polls from here on: a warning now waits for the loop
 print("ready", flush=True)
 while step < 10_000:
     step += 1

@@ -73,7 +73,8 @@ def on_preempt(fn: Checkpoint) -> Checkpoint:
 
 def preempted() -> bool:
     """True once the scheduler warned of a stop. A training loop polls it between steps
-    and calls ``requeue()`` at a point where the state is whole::
+    and calls ``requeue()`` at a point where the state is whole (from its first call on, a
+    warning waits for the loop; before it, the warning stops the app at once)::
 
         for step in range(start, steps):
             train_step()
