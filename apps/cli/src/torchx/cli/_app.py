@@ -292,11 +292,30 @@ def status(
         str, typer.Option("--roles", help="only these roles, comma separated (default: all)")
     ] = "",
     json_out: JsonOpt = False,
+    watch: Annotated[
+        bool,
+        typer.Option(
+            "-w", "--watch", help="redraw the status in place until the app ends (Ctrl-C stops)"
+        ),
+    ] = False,
+    interval: Annotated[
+        float, typer.Option("--interval", help="with --watch: seconds between redraws")
+    ] = 2.0,
 ) -> None:
     """Show the state of an app and of each replica."""
     from torchx.cli._run import check_handle
 
     check_handle(handle)
+    if watch:
+        if json_out:
+            raise CliError("--watch and --json: give one of them, not both")
+        if interval <= 0:
+            raise CliError(f"--interval: got {interval}; give a number of seconds above 0")
+        from torchx.cli._watch import watch_status
+
+        chosen = [r.strip() for r in roles.split(",") if r.strip()]
+        watch_status(_runner(), handle, chosen or None, interval)
+        return
     st = _runner().status(handle)
     if st is None:
         raise CliError(f"app handle: got {handle!r}; no such app on its scheduler")

@@ -73,6 +73,7 @@ def run_component(
     workspace = workspace or defaults.get("workspace") or None
     dryrun = dryrun or _flag(defaults, "dryrun", False)
     run_cfg = parse_cfg(runner, sched, cfg)
+    workspace = workspace or runner.default_workspace(sched, run_cfg)
     info = runner.dryrun(app, sched, cfg=run_cfg, workspace=workspace, parent_run_id=parent_run_id)
     if dryrun:
         if json_out:

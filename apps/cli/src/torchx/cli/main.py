@@ -219,29 +219,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         if plugin is not None:
             return _run_plugin(name, plugin, options, rest)
 
-    import click
-    import typer.main
+    from torchx.cli._typer_main import run_builtin
 
-    from torchx.cli._app import app
-
-    command = typer.main.get_command(app)
-    try:
-        result = command.main(args=args, prog_name="torchx", standalone_mode=False)
-    except click.exceptions.NoArgsIsHelpError as e:
-        print(e.ctx.get_help() if e.ctx else str(e))
-        return 0
-    except click.UsageError as e:
-        hint = f" (see '{e.ctx.command_path} --help')" if e.ctx and e.ctx.parent else ""
-        if e.ctx and not e.ctx.parent:
-            hint = " (see 'torchx --help')"
-        print(f"torchx: error: {e.format_message()}{hint}", file=sys.stderr)
-        return 2
-    except click.exceptions.Exit as e:
-        return e.exit_code
-    except click.Abort:
-        print("torchx: aborted", file=sys.stderr)
-        return 130
-    return result if isinstance(result, int) else 0
+    return run_builtin(args)
 
 
 def run() -> None:

@@ -196,6 +196,18 @@ class Runner:
         info.scheduler = scheduler
         return info
 
+    def default_workspace(
+        self, scheduler: str, cfg: Mapping[str, CfgVal] | None = None
+    ) -> str | None:
+        """The workspace ``scheduler`` takes when none is given (the CLI's default, as in
+        pytorch/torchx): Slurm copies the current directory into a new ``job_dir``."""
+        from torchx.workspace.api import WorkspaceMixin
+
+        sched = self._scheduler(scheduler)
+        if not isinstance(sched, WorkspaceMixin):
+            return None
+        return sched.default_workspace(sched.run_opts().resolve(self._cfg(scheduler, cfg)))
+
     @_recorded
     def schedule(self, dryrun_info: AppDryRunInfo[Any]) -> AppHandle:
         """Submit what ``dryrun`` returned; returns the app's handle."""
@@ -308,7 +320,11 @@ class Runner:
         """The app's status, or None if its scheduler does not know it."""
         sched, app_id = self._resolve(app_handle)
         desc = sched.describe(app_id)
-        return desc.to_status() if desc is not None else None
+        if desc is None:
+            return None
+        from torchx.runner._ui_url import with_ui_url
+
+        return with_ui_url(desc, desc.to_status())
 
     @_recorded
     def wait(
@@ -337,7 +353,9 @@ class Runner:
             if desc.to_status().is_terminal() or (
                 deadline is not None and time.monotonic() >= deadline
             ):
-                return desc.to_status()
+                from torchx.runner._ui_url import with_ui_url
+
+                return with_ui_url(desc, desc.to_status())
 
     def wait_each(
         self,

@@ -28,9 +28,9 @@ from typing import Any, TypedDict
 from torchx.schedulers._api import (
     DescribeAppResponse,
     ListAppResponse,
+    LogRequest,
     Scheduler,
     Stream,
-    filter_regex,
 )
 from torchx.schedulers._container_rules import (
     check_device_counts,
@@ -46,7 +46,7 @@ from torchx.schedulers._docker_client import (
     sdk,
 )
 from torchx.schedulers._errors import check_params
-from torchx.schedulers._replica_env import TORCHX_RANK0_HOST, launch_defaults, replica_env
+from torchx.schedulers._replicas import role_replicas
 from torchx.schedulers.ids import make_unique
 from torchx.specs import (
     MISSING,
@@ -62,7 +62,6 @@ from torchx.specs import (
     SpecsError,
     VolumeMount,
     is_terminal,
-    macros,
     runopts,
 )
 from torchx.workspace.docker_workspace import (
@@ -217,27 +216,11 @@ def build_request(app: AppDef, app_id: str, cfg: Mapping[str, CfgVal]) -> Docker
         if repo and image.startswith(WORKSPACE_REPO + ":"):
             push[image] = f"{repo}:{image.partition(':')[2]}"
             image = push[image]
-        for k in range(role.num_replicas):
-            filled = macros.Values(
-                img_root="", app_id=app_id, replica_id=str(k), rank0_env=TORCHX_RANK0_HOST
-            ).apply(role)
+        for replica in role_replicas(
+            role, app_id=app_id, rank0_host=rank0, master_port=MASTER_PORT, defaults=copied
+        ):
+            k, filled, env = replica.k, replica.filled, replica.env
             name = _container_name(app_id, role.name, k)
-            env = replica_env(
-                filled.env,
-                app_id=app_id,
-                role_name=role.name,
-                replica_id=str(k),
-                rank0_host=rank0,
-                defaults={
-                    **copied,
-                    **launch_defaults(
-                        master_addr=rank0,
-                        master_port=MASTER_PORT,
-                        rank=k,
-                        world_size=role.num_replicas,
-                    ),
-                },
-            )
             host: dict[str, Any] = {
                 "NetworkMode": network,
                 # Docker's 64 MiB default starves DataLoader workers that share tensors.
@@ -537,21 +520,11 @@ class DockerScheduler(DockerWorkspaceMixin, Scheduler[DockerRequest]):
             )
         return out
 
-    def log_iter(
-        self,
-        app_id: str,
-        role_name: str,
-        k: int = 0,
-        regex: str | None = None,
-        since: datetime | None = None,
-        until: datetime | None = None,
-        should_tail: bool = False,
-        streams: Stream | None = None,
-    ) -> Iterable[str]:
-        stream = Stream(streams) if streams is not None else Stream.COMBINED
+    def _replica_log(self, request: LogRequest) -> Iterable[str]:
+        role_name, k, stream = request.role_name, request.k, request.stream
         matches = [
             c
-            for c in self._containers(app_id)
+            for c in self._containers(request.app_id)
             if c["Config"]["Labels"].get(LABEL_ROLE) == role_name
             and c["Config"]["Labels"].get(LABEL_REPLICA) == str(k)
         ]
@@ -559,7 +532,7 @@ class DockerScheduler(DockerWorkspaceMixin, Scheduler[DockerRequest]):
             raise SpecsError(
                 "replica",
                 f"{role_name}/{k}",
-                f"no such container in app {app_id}; `describe` lists its replicas",
+                f"no such container in app {request.app_id}; `describe` lists its replicas",
             )
         with self._talking():
             chunks: Iterator[bytes] = self._api().logs(
@@ -567,14 +540,14 @@ class DockerScheduler(DockerWorkspaceMixin, Scheduler[DockerRequest]):
                 stdout=stream in (Stream.STDOUT, Stream.COMBINED),
                 stderr=stream in (Stream.STDERR, Stream.COMBINED),
                 stream=True,
-                follow=should_tail,
+                follow=request.follow,
                 # Seconds as floats: the engine keeps the sub-second part.
-                since=None if since is None else since.timestamp(),
-                until=None if until is None else until.timestamp(),
+                since=None if request.since is None else request.since.timestamp(),
+                until=None if request.until is None else request.until.timestamp(),
             )
-            if not should_tail:
+            if not request.follow:
                 chunks = iter(list(chunks))  # read it all now: the container may go away later
-        return filter_regex(regex, _lines(self._explained(chunks)))
+        return _lines(self._explained(chunks))
 
     def _explained(self, chunks: Iterator[bytes]) -> Iterator[bytes]:
         """A followed log, read under ``_talking``: an engine lost meanwhile is one line."""
