@@ -83,7 +83,6 @@ from torchx.schedulers._local_records import (
     default_state_dir,
     state_of,
 )
-from torchx.schedulers._local_requeue import DEFAULT_MAX_REQUEUES
 from torchx.schedulers._local_request import (
     LocalReplicaParams,
     LocalRequest,
@@ -95,6 +94,7 @@ from torchx.schedulers._local_request import (
     split_gpus,
     visible_gpus,
 )
+from torchx.schedulers._local_requeue import DEFAULT_MAX_REQUEUES
 from torchx.schedulers._local_state_files import (
     CANCEL_FILE,
     HOUSEKEEPING_INTERVAL,
