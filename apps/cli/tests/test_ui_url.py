@@ -38,7 +38,7 @@ def test_tensorboard_url_is_in_the_status(isolated: Path) -> None:
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:
             data = json.loads(torchx("status", "--json", handle).stdout)
-            if data["ui_url"]:
+            if str(data["ui_url"]).startswith("http"):
                 break
             time.sleep(0.2)
         assert data["ui_url"] == expected
@@ -55,6 +55,8 @@ def test_tensorboard_url_is_in_the_status(isolated: Path) -> None:
         torchx("cancel", handle)
 
 
-def test_an_app_without_a_ui_has_none() -> None:
+def test_an_app_without_a_ui_keeps_the_schedulers_url() -> None:
     handle = torchx("run", "--no-log", "utils.echo").stdout.strip()
-    assert json.loads(torchx("status", "--json", handle).stdout)["ui_url"] is None
+    url = json.loads(torchx("status", "--json", handle).stdout)["ui_url"]
+    # local_cwd's own: the app's log directory, as in torchx 0.7
+    assert url.startswith("file://") and url.endswith(handle.rsplit("/", 1)[1])

@@ -2,7 +2,8 @@
 
 A component that serves a UI (``metrics.tensorboard``) declares its address in the
 AppDef's metadata, ``ui_url``, with ``{host}`` for the host of its first running replica.
-A scheduler's own URL (a cluster dashboard) wins.
+It wins over the scheduler's own URL (a cluster dashboard, a local app's log directory):
+it is what the app is for. Until a replica runs, the scheduler's URL stays.
 """
 
 from __future__ import annotations
@@ -14,8 +15,8 @@ UI_URL_KEY = "ui_url"
 
 
 def with_ui_url(desc: DescribeAppResponse, status: AppStatus) -> AppStatus:
-    """``status`` with the URL the app's metadata declares, when the scheduler gave none."""
-    if status.ui_url or desc.app is None:
+    """``status`` with the URL the app's metadata declares, once it can be filled in."""
+    if desc.app is None:
         return status
     template = desc.app.metadata.get(UI_URL_KEY)
     if not template:

@@ -31,13 +31,19 @@ def iter_raw_lines(resp: Any) -> Iterator[str]:
 
 
 def untimestamp(lines: Iterable[str], until: datetime | None) -> Iterator[str]:
+    for _, line in stamped(lines, until):
+        yield line
+
+
+def stamped(lines: Iterable[str], until: datetime | None) -> Iterator[tuple[datetime | None, str]]:
+    """``(time, line)`` of log lines that Kubernetes prefixed with their time
+    (``timestamps=True``), up to ``until``; the time is this machine's local time."""
     for line in lines:
         stamp, _, rest = line.partition(" ")
-        if until is not None:
-            t = parse_time(stamp)
-            if t is not None and t > until.astimezone(timezone.utc):
-                return
-        yield rest
+        t = parse_time(stamp)
+        if until is not None and t is not None and t > until.astimezone(timezone.utc):
+            return
+        yield (t.astimezone().replace(tzinfo=None) if t is not None else None), rest
 
 
 def parse_time(text: str | None) -> datetime | None:

@@ -22,7 +22,7 @@ import contextlib
 import os
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timezone
 from typing import Any, TypedDict
 
 from torchx.schedulers._api import (
@@ -521,6 +521,13 @@ class DockerScheduler(DockerWorkspaceMixin, Scheduler[DockerRequest]):
         return out
 
     def _replica_log(self, request: LogRequest) -> Iterable[str]:
+        return _lines(self._explained(self._log_chunks(request, timestamps=False)))
+
+    def _replica_log_timed(self, request: LogRequest) -> Iterable[tuple[datetime | None, str]]:
+        chunks = self._explained(self._log_chunks(request, timestamps=True))
+        return (_stamped(line) for line in _lines(chunks))
+
+    def _log_chunks(self, request: LogRequest, timestamps: bool) -> Iterator[bytes]:
         role_name, k, stream = request.role_name, request.k, request.stream
         matches = [
             c
@@ -544,10 +551,11 @@ class DockerScheduler(DockerWorkspaceMixin, Scheduler[DockerRequest]):
                 # Seconds as floats: the engine keeps the sub-second part.
                 since=None if request.since is None else request.since.timestamp(),
                 until=None if request.until is None else request.until.timestamp(),
+                timestamps=timestamps,
             )
             if not request.follow:
                 chunks = iter(list(chunks))  # read it all now: the container may go away later
-        return _lines(self._explained(chunks))
+        return chunks
 
     def _explained(self, chunks: Iterator[bytes]) -> Iterator[bytes]:
         """A followed log, read under ``_talking``: an engine lost meanwhile is one line."""
@@ -642,6 +650,15 @@ def _lines(chunks: Iterable[bytes]) -> Iterator[str]:
             yield line.decode("utf-8", "replace") + "\n"
     if pending:
         yield pending.decode("utf-8", "replace")
+
+
+def _stamped(line: str) -> tuple[datetime | None, str]:
+    """A line the engine prefixed with its time (UTC, RFC 3339): (local time, the line)."""
+    stamp, _, rest = line.partition(" ")
+    t = _parse_time(stamp)
+    if t is None:
+        return None, line
+    return t.replace(tzinfo=timezone.utc).astimezone().replace(tzinfo=None), rest
 
 
 def _parse_time(text: str) -> datetime | None:

@@ -72,6 +72,7 @@ from torchx.schedulers._kubernetes_status import (
     describe_volcano,
     iter_raw_lines,
     parse_time,
+    stamped,
     untimestamp,
     why_pending,
 )
@@ -383,6 +384,13 @@ class KubernetesScheduler(DockerWorkspaceMixin, Scheduler[KubernetesRequest]):
     log_streams = (Stream.COMBINED,)
 
     def _replica_log(self, request: LogRequest) -> Iterable[str]:
+        return untimestamp(self._stamped_log(request), request.until)
+
+    def _replica_log_timed(self, request: LogRequest) -> Iterable[tuple[datetime | None, str]]:
+        return stamped(self._stamped_log(request), request.until)
+
+    def _stamped_log(self, request: LogRequest) -> Iterable[str]:
+        """The pod's log lines, each starting with its time (``timestamps=True``)."""
         namespace, name = self._split(request.app_id)
         k = request.k
         wanted = f"{name}-{to_dns_label(request.role_name, ROLE_NAME_CHARS)}-{k}"
@@ -420,7 +428,7 @@ class KubernetesScheduler(DockerWorkspaceMixin, Scheduler[KubernetesRequest]):
             raise KubernetesApiError.from_api(
                 e, f"read the log of pod {pod_name!r}", namespace
             ) from None
-        return untimestamp(lines, request.until)
+        return lines
 
     def cancel(self, app_id: str) -> None:
         """Delete every object the app created; a no-op for an app the cluster does not know.
