@@ -8,6 +8,8 @@ status = torchx.runner.get_runner().wait(handle)
 assert torchx.runner.Executor(scheduler="local_cwd").submit(pow, 2, 10).result() == 1024
 """
 
+from typing import TYPE_CHECKING, Any
+
 from torchx.runner._config import (
     CONFIG_ENV,
     CONFIG_FILE,
@@ -17,10 +19,34 @@ from torchx.runner._config import (
     get_configured_trackers,
     load_config,
 )
-from torchx.runner._executor import CallNotPicklableError, Executor, default_transport
-from torchx.runner._function_future import FunctionAppError, FunctionFuture
 from torchx.runner._runner import ComponentArgs, Runner, get_runner
 from torchx.runner._tracking import trackers_env
+
+if TYPE_CHECKING:
+    from torchx.runner._executor import CallNotPicklableError, Executor, default_transport
+    from torchx.runner._function_future import FunctionAppError, FunctionFuture
+
+# Loaded on first use (PEP 562): function apps pull in concurrent.futures and pickling,
+# which the CLI and the Runner never need.
+_LAZY = {
+    "CallNotPicklableError": "torchx.runner._executor",
+    "Executor": "torchx.runner._executor",
+    "default_transport": "torchx.runner._executor",
+    "FunctionAppError": "torchx.runner._function_future",
+    "FunctionFuture": "torchx.runner._function_future",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
 
 __all__ = [
     "CONFIG_ENV",
