@@ -20,6 +20,8 @@ from torchx.runner._config import (
     load_config,
 )
 from torchx.runner._runner import ComponentArgs, Runner, get_runner
+from torchx.runner._sweep import Sweep, SweepError
+from torchx.runner._sweeps import SweepPlan, SweepStatus, TrialStatus, sweep_id_of
 from torchx.runner._tracking import trackers_env
 
 if TYPE_CHECKING:
@@ -58,11 +60,17 @@ __all__ = [
     "FunctionAppError",
     "FunctionFuture",
     "Runner",
+    "Sweep",
+    "SweepError",
+    "SweepPlan",
+    "SweepStatus",
     "TorchxConfig",
+    "TrialStatus",
     "config_files",
     "default_transport",
     "get_configured_trackers",
     "get_runner",
     "load_config",
+    "sweep_id_of",
     "trackers_env",
 ]

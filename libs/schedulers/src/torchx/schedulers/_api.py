@@ -255,6 +255,35 @@ class Scheduler(abc.ABC, Generic[T]):
             return lines
         return (line for line in lines if pattern.search(line))
 
+    def log_iter_timed(
+        self,
+        app_id: str,
+        role_name: str,
+        k: int = 0,
+        regex: str | None = None,
+        since: datetime | None = None,
+        until: datetime | None = None,
+        should_tail: bool = False,
+        streams: Stream | None = None,
+    ) -> Iterable[tuple[datetime | None, str]]:
+        """``log_iter``'s lines, each with the local time it was written (``torchx log
+        --timestamps``), from schedulers whose backend keeps it (``_replica_log_timed``)."""
+        request = self._log_request(app_id, role_name, k, since, until, should_tail, streams)
+        pattern = compile_regex(regex)  # a bad pattern is reported before any line is read
+        lines = self._replica_log_timed(request)
+        if pattern is None:
+            return lines
+        return ((t, line) for t, line in lines if pattern.search(line))
+
+    def _replica_log_timed(self, request: LogRequest) -> Iterable[tuple[datetime | None, str]]:
+        """``_replica_log`` with each line's time; schedulers whose backend keeps one
+        implement it."""
+        raise SpecsError(
+            "timestamps",
+            True,
+            f"the {self.backend} scheduler keeps no time for each log line; leave timestamps out",
+        )
+
     def _log_request(
         self,
         app_id: str,

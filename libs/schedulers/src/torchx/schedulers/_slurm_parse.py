@@ -14,7 +14,9 @@ from torchx.schedulers._errors import SchedulerError
 from torchx.specs import AppState
 
 SACCT_FIELDS = ("JobID", "JobName", "State", "ExitCode", "NodeList", "Submit", "WorkDir", "Comment")
-_JOB_ID = re.compile(r"^(?P<job>\d+)(?:\+(?P<offset>\d+))?(?:\.(?P<step>[\w-]+))?$")
+# a job id, or an array task's (A_I); the pending tasks of an array share one row, A_[2-5]
+_JOB_ID = re.compile(r"^(?P<job>\d+(?:_\d+)?)(?:\+(?P<offset>\d+))?(?:\.(?P<step>[\w-]+))?$")
+_PENDING_TASKS = re.compile(r"^\d+_\[[^\]]*\](?:\.[\w-]+)?$")
 _COMMENT_ROLES = re.compile(r"^torchx:roles=(?P<roles>[^;]*)")
 
 _STATES = {
@@ -162,6 +164,8 @@ def parse_sacct(text: str) -> dict[str, dict[int, Component]]:
             raise SlurmOutputError("sacct", line, f"expected {n} '|'-separated fields")
         job_id, name, state, code, nodes, submit, workdir, comment = parts
         m = _JOB_ID.match(job_id)
+        if m is None and _PENDING_TASKS.match(job_id):
+            continue
         if m is None:
             raise SlurmOutputError("sacct", line, f"{job_id!r} is not a job or step id")
         job, offset, step = m.group("job"), int(m.group("offset") or 0), m.group("step")

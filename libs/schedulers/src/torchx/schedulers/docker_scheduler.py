@@ -31,7 +31,6 @@ from torchx.schedulers._api import (
     LogRequest,
     Scheduler,
     Stream,
-    compile_regex,
 )
 from torchx.schedulers._container_rules import (
     check_device_counts,
@@ -524,27 +523,9 @@ class DockerScheduler(DockerWorkspaceMixin, Scheduler[DockerRequest]):
     def _replica_log(self, request: LogRequest) -> Iterable[str]:
         return _lines(self._explained(self._log_chunks(request, timestamps=False)))
 
-    def log_iter_timed(
-        self,
-        app_id: str,
-        role_name: str,
-        k: int = 0,
-        regex: str | None = None,
-        since: datetime | None = None,
-        until: datetime | None = None,
-        should_tail: bool = False,
-        streams: Stream | None = None,
-    ) -> Iterable[tuple[datetime | None, str]]:
-        """``log_iter``'s lines with the time the engine recorded for each (``torchx log
-        --timestamps``)."""
-        request = self._log_request(app_id, role_name, k, since, until, should_tail, streams)
-        pattern = compile_regex(regex)  # a bad pattern is reported before any line is read
+    def _replica_log_timed(self, request: LogRequest) -> Iterable[tuple[datetime | None, str]]:
         chunks = self._explained(self._log_chunks(request, timestamps=True))
-        return (
-            (t, line)
-            for t, line in (_stamped(ln) for ln in _lines(chunks))
-            if pattern is None or pattern.search(line)
-        )
+        return (_stamped(line) for line in _lines(chunks))
 
     def _log_chunks(self, request: LogRequest, timestamps: bool) -> Iterator[bytes]:
         role_name, k, stream = request.role_name, request.k, request.stream

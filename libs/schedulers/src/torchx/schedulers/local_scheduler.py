@@ -47,8 +47,6 @@ from torchx.schedulers._api import (
     ListAppResponse,
     LogRequest,
     Scheduler,
-    Stream,
-    compile_regex,
     in_window,
 )
 from torchx.schedulers._errors import SchedulerError, check_params
@@ -504,29 +502,13 @@ class LocalScheduler(Scheduler[LocalRequest]):
     def _replica_log(self, request: LogRequest) -> Iterable[str]:
         return in_window(self._timed_lines(request), request.since, request.until)
 
-    def log_iter_timed(
-        self,
-        app_id: str,
-        role_name: str,
-        k: int = 0,
-        regex: str | None = None,
-        since: datetime | None = None,
-        until: datetime | None = None,
-        should_tail: bool = False,
-        streams: Stream | None = None,
-    ) -> Iterable[tuple[datetime | None, str]]:
-        """``log_iter``'s lines, each with the time it was written (``torchx log
-        --timestamps``)."""
-        request = self._log_request(app_id, role_name, k, since, until, should_tail, streams)
-        pattern = compile_regex(regex)  # a bad pattern is reported before anything is read
-        lo = since.timestamp() if since is not None else None
-        hi = until.timestamp() if until is not None else None
+    def _replica_log_timed(self, request: LogRequest) -> Iterable[tuple[datetime | None, str]]:
+        lo = request.since.timestamp() if request.since is not None else None
+        hi = request.until.timestamp() if request.until is not None else None
         return (
             (datetime.fromtimestamp(t) if t else None, line)
             for t, line in self._timed_lines(request)
-            if (lo is None or t >= lo)
-            and (hi is None or t <= hi)
-            and (pattern is None or pattern.search(line))
+            if (lo is None or t >= lo) and (hi is None or t <= hi)
         )
 
     def _timed_lines(self, request: LogRequest) -> Iterator[tuple[float, str]]:

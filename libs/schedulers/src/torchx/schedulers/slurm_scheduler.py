@@ -71,7 +71,9 @@ from torchx.workspace.dir_workspace import DirWorkspaceMixin, copy_workspace
 BACKEND = "slurm"
 TAIL_INTERVAL = 0.2
 _TIMEOUT = 60
-_JOB_ID = re.compile(r"^\d+$")
+# a job, or task I of array job A as A_I (the id Slurm's commands take)
+_JOB_ID = re.compile(r"^\d+(?:_\d+)?$")
+_PENDING_TASKS = re.compile(r"^\d+_\[[^\]]*\]$")
 # How far back ``list`` asks accounting for ended jobs.
 LIST_DAYS = 7
 # Slurm's words for a job it ended itself: said as they are, not as the exit code they cause.
@@ -518,7 +520,7 @@ class SlurmScheduler(DirWorkspaceMixin, Scheduler[SlurmBatchRequest]):
         if self._use_sacct is not False:
             out.update(self._list_sacct())
         out.update(self._list_squeue())
-        return sorted(out.values(), key=lambda r: int(r.app_id))
+        return sorted(out.values(), key=lambda r: [int(x) for x in re.findall(r"\d+", r.app_id)])
 
     def _list_sacct(self) -> dict[str, ListAppResponse]:
         proc = _run(
@@ -556,7 +558,9 @@ class SlurmScheduler(DirWorkspaceMixin, Scheduler[SlurmBatchRequest]):
             parts = line.split("|", 4)
             # a heterogeneous job shows one line per component, as JOBID+OFFSET
             job_id, _, offset = parts[0].partition("+")
-            if len(parts) != 5 or not job_id.isdigit() or not (offset or "0").isdigit():
+            if _PENDING_TASKS.match(job_id):
+                continue  # array tasks not started yet: they have no app id of their own
+            if len(parts) != 5 or not _JOB_ID.match(job_id) or not (offset or "0").isdigit():
                 raise SlurmOutputError(
                     "squeue", line, "expected JOBID[+OFFSET]|NAME|STATE|NODELIST|COMMENT"
                 )
