@@ -28,26 +28,19 @@ if TYPE_CHECKING:
     from torchx.runner._executor import CallNotPicklableError, Executor, default_transport
     from torchx.runner._function_future import FunctionAppError, FunctionFuture
 
+
 # Loaded on first use (PEP 562): function apps pull in concurrent.futures and pickling,
 # which the CLI and the Runner never need.
-_LAZY = {
-    "CallNotPicklableError": "torchx.runner._executor",
-    "Executor": "torchx.runner._executor",
-    "default_transport": "torchx.runner._executor",
-    "FunctionAppError": "torchx.runner._function_future",
-    "FunctionFuture": "torchx.runner._function_future",
-}
-
-
 def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    import importlib
+    if name in ("CallNotPicklableError", "Executor", "default_transport"):
+        from torchx.runner import _executor
 
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
+        return getattr(_executor, name)
+    if name in ("FunctionAppError", "FunctionFuture"):
+        from torchx.runner import _function_future
+
+        return getattr(_function_future, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 __all__ = [
