@@ -45,9 +45,10 @@ class DescribeAppResponse:
 
     ``app`` is the AppDef as far as the scheduler can rebuild it (None if it cannot);
     ``roles`` are its roles, kept separately for schedulers that only know those.
+    ``app_id`` defaults to ``"<NOT_SET>"``, as in pytorch/torchx.
     """
 
-    app_id: str
+    app_id: str = "<NOT_SET>"
     state: AppState = AppState.UNKNOWN
     num_restarts: int = 0
     msg: str = ""
@@ -198,9 +199,7 @@ class Scheduler(abc.ABC, Generic[T]):
                 workspace,
                 f"the {self.backend} scheduler does not support workspaces; leave it out",
             )
-        path = os.path.abspath(os.path.expanduser(workspace))
-        if not os.path.isdir(path):
-            raise SpecsError("workspace", workspace, "give an existing directory")
+        path = self._workspace_path(workspace)
         resolved = dict(cfg)
         new_app = copy.deepcopy(app)
         built: dict[str, str] = {}
@@ -212,6 +211,15 @@ class Scheduler(abc.ABC, Generic[T]):
             self.build_workspace_and_update_role(role, path, resolved)
             built[before] = role.image
         return new_app, resolved
+
+    def _workspace_path(self, workspace: str) -> str:
+        """``workspace`` as an absolute path; a SpecsError unless it is a directory."""
+        path = os.path.abspath(os.path.expanduser(workspace))
+        if not os.path.isdir(path):
+            raise SpecsError(
+                "workspace", workspace, f"the {self.backend} workspace must be a directory"
+            )
+        return path
 
     # -- inspection -------------------------------------------------------------------
 

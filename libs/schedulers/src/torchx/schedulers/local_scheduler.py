@@ -217,9 +217,7 @@ class LocalScheduler(Scheduler[LocalRequest]):
     def with_workspace(
         self, app: AppDef, cfg: Mapping[str, CfgVal], workspace: str
     ) -> tuple[AppDef, dict[str, CfgVal]]:
-        path = os.path.abspath(os.path.expanduser(workspace))
-        if not os.path.isdir(path):
-            raise SpecsError("workspace", workspace, "the local_cwd workspace must be a directory")
+        path = self._workspace_path(workspace)
         # The app runs in a copy without what .torchxignore lists, as on every scheduler.
         parent = self.state_dir / self.backend / "workspaces"
         parent.mkdir(parents=True, exist_ok=True)
