@@ -14,6 +14,7 @@ from torchx.schedulers import (
     DEFAULT_SCHEDULER,
     ListAppResponse,
     Scheduler,
+    SchedulerError,
     SchedulerFactory,
     Stream,
     UnknownSchedulerError,
@@ -511,6 +512,22 @@ class Runner:
     def stop(self, app_handle: AppHandle) -> None:
         """pytorch/torchx's name for ``cancel``."""
         self.cancel(app_handle)
+
+    def requeue(self, app_handle: AppHandle) -> AppStatus | None:
+        """Stand in for a preemption: the app is warned, checkpoints, stops and is started
+        again under the same handle (torchx.runtime.preemption is the app's side). Returns
+        its status once the new attempt started. Schedulers that can do this have a
+        ``requeue(app_id)`` method; for the others this raises SchedulerError saying so."""
+        sched, app_id = self._require(app_handle)
+        requeue = getattr(sched, "requeue", None)
+        if requeue is None:
+            raise SchedulerError(
+                sched.backend,
+                f"{sched.backend} cannot requeue an app on request",
+                "cancel it and run it again; the app resumes if it reads its checkpoint",
+            )
+        desc = requeue(app_id)
+        return None if desc is None else desc.to_status()
 
     def list_newest(
         self,

@@ -57,6 +57,8 @@ class DescribeAppResponse:
     roles_statuses: list[RoleStatus] = field(default_factory=list)
     roles: list[Role] = field(default_factory=list)
     app: AppDef | None = None
+    # Times the app was requeued (warned, stopped and started again); not in num_restarts.
+    num_preemptions: int = 0
 
     def to_status(self) -> AppStatus:
         return AppStatus(
@@ -66,6 +68,7 @@ class DescribeAppResponse:
             structured_error_msg=self.structured_error_msg,
             ui_url=self.ui_url,
             roles=self.roles_statuses,
+            num_preemptions=self.num_preemptions,
         )
 
 
