@@ -64,14 +64,17 @@ def test_run_status_log_through_the_cli(docker_engine: Any) -> None:
 
 
 def test_missing_image_is_refused_with_the_field(docker_engine: Any) -> None:
-    # The builtins' default image is a placeholder the engine does not have.
-    run = _torchx(docker_engine, "run", "-s", "local_docker", "utils.echo", check=False)
+    # An image the engine lacks and cannot pull (a registry on a closed loopback port).
+    missing = "127.0.0.1:1/missing:0.1"
+    run = _torchx(
+        docker_engine, "run", "-s", "local_docker", "utils.echo", "--image", missing, check=False
+    )
     assert run.returncode != 0
-    assert "role 'echo' image: got 'torchx:0.1'" in run.stderr
+    assert f"role 'echo' image: got '{missing}'" in run.stderr
     assert "--image" in run.stderr
     assert "Traceback" not in run.stderr
     listed = _torchx(docker_engine, "list", "-s", "local_docker", "--json").stdout
-    assert "torchx:0.1" not in listed
+    assert missing not in listed
 
 
 # Runs the CLI in-process, then reports which of the SDK's modules that imported.

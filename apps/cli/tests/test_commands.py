@@ -232,3 +232,19 @@ def test_cli_run_component_of_the_config_applies_as_in_0_7(isolated: Path) -> No
     (isolated / ".torchxconfig").unlink()
     code, _, err = invoke("run", "--dryrun", "--msg", "x")
     assert code == 2 and "[cli:run]" in err and "component: none given" in err
+
+
+def test_the_dryrun_names_the_image_and_where_it_came_from(isolated: Path) -> None:
+    from torchx.version import TORCHX_IMAGE
+
+    # pytorch/torchx 0.7's published image, not a placeholder no registry has
+    assert TORCHX_IMAGE == "ghcr.io/pytorch/torchx:0.7.0"
+    code, out, err = invoke("run", "-s", "kubernetes", "--dryrun", "utils.echo")
+    assert code == 0, err
+    assert f"image: {TORCHX_IMAGE} (from the default of utils.echo; --image to change it)" in out
+    assert out.count(TORCHX_IMAGE) >= 2  # the application and the request
+    code, out, _ = invoke("run", "-s", "kubernetes", "--dryrun", "utils.echo", "--image", "busybox")
+    assert "image: busybox (from --image)" in out
+    (isolated / ".torchxconfig").write_text("[component:utils.echo]\nimage = my/img:1\n")
+    code, out, _ = invoke("run", "-s", "kubernetes", "--dryrun", "--json", "utils.echo")
+    assert json.loads(out)["image_origin"].endswith(".torchxconfig [component:utils.echo]")

@@ -155,3 +155,45 @@ def test_specs_are_read_by_a_safe_loader_subclass() -> None:
     assert loader(LAUGHS.split("\nb:")[0]).get_single_data()["a"] == ["lol"] * 9
     with pytest.raises(SpecError, match="alias"):
         loader(LAUGHS).get_single_data()
+
+
+def _relus(n: int) -> dict[str, object]:
+    layers = [{"type": "ReLU", "config": {}} for _ in range(n)]
+    return {"format_version": 1, "type": "Sequential", "config": {"layers": layers}}
+
+
+@pytest.mark.parametrize("fmt", ["json", "yaml", "dict"])
+def test_a_spec_of_too_many_layers_is_refused_while_it_is_read(
+    fmt: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from torchx.layers import _spec
+
+    assert _spec.MAX_SPEC_LAYERS == 100_000
+    limit = 2_000  # the same code at a smaller scale, so the test stays quick
+    monkeypatch.setattr(_spec, "MAX_SPEC_LAYERS", limit)
+    spec = _relus(10 * limit)
+    if fmt == "json":
+        text: object = json.dumps(spec)
+    elif fmt == "yaml":
+        text = yaml.dump(spec, Dumper=getattr(yaml, "CSafeDumper", yaml.SafeDumper))
+    else:
+        text = spec
+    peak, message = _refused(lambda: L.from_spec(text))  # type: ignore[arg-type]
+    assert f"more than {limit} layers, the limit (MAX_SPEC_LAYERS)" in message
+    if fmt != "dict":
+        # refused once the limit is passed, before the rest of the text is parsed and
+        # before any layer exists: a few hundred bytes a layer read, and the YAML
+        # parser's copy of the text; the whole text parsed would be ten times that, and
+        # the layers built a hundred times
+        assert isinstance(text, str)
+        assert peak < 500 * limit + len(text) + 200_000
+
+
+def test_a_spec_at_the_layer_limit_is_read(monkeypatch: pytest.MonkeyPatch) -> None:
+    from torchx.layers import _spec
+
+    monkeypatch.setattr(_spec, "MAX_SPEC_LAYERS", 2_000)
+    spec = _relus(2_000 - 1)  # with the Sequential itself, exactly the limit
+    assert parse(json.dumps(spec)) == spec
+    assert parse(yaml.safe_dump(spec)) == spec
+    assert len(L.from_spec(spec).items) == 2_000 - 1

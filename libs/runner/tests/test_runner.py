@@ -161,11 +161,15 @@ def test_bad_run_options_name_the_option() -> None:
 def test_workspace_is_the_working_directory(tmp_path: Path) -> None:
     ws = tmp_path / "ws"
     ws.mkdir()
-    app = AppDef("ws", [Role("r", image="", entrypoint="pwd")])
+    (ws / "train.py").write_text("")
+    (ws / "big.bin").write_text("")
+    (ws / ".torchxignore").write_text("big.bin\n")
+    app = AppDef("ws", [Role("r", image="", entrypoint="ls")])
     with get_runner() as runner:
         handle = runner.run(app, workspace=str(ws))
         runner.wait(handle)
-        assert list(runner.log_lines(handle, "r")) == [f"{ws}\n"]
+        # a copy of the workspace, without what .torchxignore lists
+        assert list(runner.log_lines(handle, "r")) == ["train.py\n"]
         with pytest.raises(SpecsError, match="workspace"):
             runner.dryrun(app, workspace=str(tmp_path / "missing"))
 

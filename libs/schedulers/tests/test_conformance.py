@@ -1,22 +1,107 @@
 """Every scheduler against the same contract: the same AppDefs through each one's dryrun,
-then (on the engines that run here: local, Slurm, Ray, Docker) the same apps for real."""
+then (on the engines that run here: local, Slurm, Ray, Docker) the same apps for real.
+
+``ProcessScheduler`` is the schedulers README's example, a scheduler written with the hooks
+alone; it goes through the same tests.
+"""
 
 from __future__ import annotations
 
+import os
 import re
-from collections.abc import Iterator
+import subprocess
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from torchx.runner import get_runner
-from torchx.schedulers import TORCHX_VARIABLES, Scheduler, get_scheduler, scheduler_names
-from torchx.specs import AppDef, AppDryRunInfo, AppState, Role, SpecsError
+from torchx.schedulers import (
+    TORCHX_VARIABLES,
+    DescribeAppResponse,
+    LogRequest,
+    Scheduler,
+    Stream,
+    get_scheduler,
+    make_unique,
+    role_replicas,
+    scheduler_names,
+)
+from torchx.specs import AppDef, AppDryRunInfo, AppState, CfgVal, Role, SpecsError
+
+# -- the README's example: a scheduler written with the hooks alone ---------------------
+
+
+@dataclass
+class ProcessRequest:
+    app_id: str
+    log_dir: str
+    replicas: list[tuple[str, int, list[str], dict[str, str]]]  # role, k, argv, env
+
+
+class ProcessScheduler(Scheduler[ProcessRequest]):
+    """Runs each replica as a child process of this object, its output in a file."""
+
+    log_streams = (Stream.COMBINED,)  # stdout and stderr go to one file
+
+    def __init__(self, session_name: str, log_dir: str) -> None:
+        super().__init__("processes", session_name)
+        self.log_dir = log_dir
+        self.apps: dict[str, list[subprocess.Popen[bytes]]] = {}
+
+    def _submit_dryrun(self, app: AppDef, cfg: dict[str, CfgVal]) -> AppDryRunInfo[ProcessRequest]:
+        app_id = make_unique(app.name)
+        replicas = [
+            (role.name, r.k, r.argv, r.env)
+            for role in app.roles
+            for r in role_replicas(role, app_id=app_id, rank0_host="localhost", master_port=29500)
+        ]
+        return AppDryRunInfo(ProcessRequest(app_id, self.log_dir, replicas), repr)
+
+    def schedule(self, dryrun_info: AppDryRunInfo[ProcessRequest]) -> str:
+        req = dryrun_info.request
+        procs = []
+        for role, k, argv, env in req.replicas:
+            with open(os.path.join(req.log_dir, f"{req.app_id}-{role}-{k}.log"), "wb") as out:
+                procs.append(
+                    subprocess.Popen(argv, env={**os.environ, **env}, stdout=out, stderr=out)
+                )
+        self.apps[req.app_id] = procs
+        return req.app_id
+
+    def describe(self, app_id: str) -> DescribeAppResponse | None:
+        if app_id not in self.apps:
+            return None
+        codes = [p.poll() for p in self.apps[app_id]]
+        if None in codes:
+            state = AppState.RUNNING
+        elif all(c == 0 for c in codes):
+            state = AppState.SUCCEEDED
+        else:
+            state = AppState.FAILED
+        return DescribeAppResponse(app_id, state)
+
+    def _cancel_existing(self, app_id: str) -> None:
+        for p in self.apps[app_id]:
+            p.kill()
+            p.wait()
+
+    def _replica_log(self, request: LogRequest) -> Iterable[str]:
+        path = os.path.join(self.log_dir, f"{request.app_id}-{request.role_name}-{request.k}.log")
+        if not os.path.exists(path):
+            raise SpecsError("replica", request.k, "no such replica; `describe` lists them")
+        f = open(path)  # noqa: SIM115 -- read as the lines are asked for
+        # readlines() returns what was written since the last call: follow with it.
+        return self._follow(request.app_id, f.readlines, request.follow)
+
 
 BUILTINS = ("local_cwd", "local_dir", "slurm", "ray", "kubernetes", "local_docker")
+EVERY = (*BUILTINS, "processes")
 # What each scheduler needs to dry-run without a backend.
 DRYRUN_CFG: dict[str, dict[str, Any]] = {
+    "processes": {},
     "local_cwd": {},
     "local_dir": {},
     "slurm": {},
@@ -26,9 +111,13 @@ DRYRUN_CFG: dict[str, dict[str, Any]] = {
 }
 PARAMS: dict[str, dict[str, Any]] = {"local_docker": {"base_url": "unix:///nonexistent.sock"}}
 ID_SUFFIX = r"-[a-z][a-z2-7]{11}"
+# The image each engine's apps run (set by the ``real`` fixture where it matters).
+IMAGES: dict[str, str] = {}
 
 
 def _scheduler(name: str, tmp_path: Path) -> Scheduler[Any]:
+    if name == "processes":
+        return ProcessScheduler("conformance", str(tmp_path))
     params = dict(PARAMS.get(name, {}))
     if name.startswith("local_") and name != "local_docker":
         params["state_dir"] = str(tmp_path / "state")
@@ -64,6 +153,8 @@ def _app(name: str, tmp_path: Path, app_name: str = "trainer", role_name: str = 
 def _replica_envs(name: str, info: AppDryRunInfo[Any]) -> list[dict[str, str]]:
     """Each replica's environment as the request carries it, in replica order."""
     req = info.request
+    if name == "processes":
+        return [env for _, _, _, env in req.replicas]
     if name in ("local_cwd", "local_dir"):
         return [r.env for r in req.replicas]
     if name == "local_docker":
@@ -91,7 +182,7 @@ def test_every_builtin_is_registered() -> None:
     assert set(BUILTINS) <= set(scheduler_names())
 
 
-@pytest.mark.parametrize("name", BUILTINS)
+@pytest.mark.parametrize("name", EVERY)
 def test_same_torchx_variables_with_the_same_precedence(name: str, tmp_path: Path) -> None:
     s = _scheduler(name, tmp_path)
     info = s.submit_dryrun(_app(name, tmp_path), DRYRUN_CFG[name])
@@ -100,7 +191,7 @@ def test_same_torchx_variables_with_the_same_precedence(name: str, tmp_path: Pat
     for k, env in enumerate(envs):
         # torchx's variables win over the role's env...
         assert env["TORCHX_ROLE_NAME"] == "r"
-        assert env["TORCHX_REPLICA_ID"] in (str(k), "${replica_id}", "$(VC_TASK_INDEX)")
+        assert env["TORCHX_REPLICA_ID"] in (str(k), "${SLURM_PROCID}", "$(VC_TASK_INDEX)")
         for var in TORCHX_VARIABLES:
             assert env.get(var) != "mine", (var, env)
         # ...and the role's env over the scheduler's launch defaults
@@ -109,7 +200,7 @@ def test_same_torchx_variables_with_the_same_precedence(name: str, tmp_path: Pat
             assert env["PYTHONUNBUFFERED"] == "1"
 
 
-@pytest.mark.parametrize("name", BUILTINS)
+@pytest.mark.parametrize("name", EVERY)
 def test_app_ids_follow_one_rule(name: str, tmp_path: Path) -> None:
     s = _scheduler(name, tmp_path)
     ids = set()
@@ -122,7 +213,7 @@ def test_app_ids_follow_one_rule(name: str, tmp_path: Path) -> None:
     assert len(ids) == 3
 
 
-@pytest.mark.parametrize("name", BUILTINS)
+@pytest.mark.parametrize("name", EVERY)
 @pytest.mark.parametrize(
     ("app_name", "role_name"), [("../../x", "r"), ("trainer", "../x"), ("a/b", "r")]
 )
@@ -162,9 +253,13 @@ def real(
 ) -> Iterator[tuple[Scheduler[Any], dict[str, Any], str]]:
     """(scheduler, run options, an app id it does not know) for each engine that runs here."""
     name = request.param
-    if name == "local_cwd":
-        s: Scheduler[Any] = get_scheduler(name, "t", state_dir=str(tmp_path / "state"))
+    if name == "processes":
+        s: Scheduler[Any] = ProcessScheduler("t", str(tmp_path))
         cfg: dict[str, Any] = {}
+        unknown = "nope-aaaaaaaaaaaa"
+    elif name == "local_cwd":
+        s = get_scheduler(name, "t", state_dir=str(tmp_path / "state"))
+        cfg = {}
         unknown = "nope-aaaaaaaaaaaa"
     elif name == "slurm":
         request.getfixturevalue("slurm_env")
@@ -177,12 +272,14 @@ def real(
         engine = request.getfixturevalue("docker_engine")
         s = get_scheduler(name, "t", base_url=engine.base_url)
         cfg, unknown = {"network": "host", "shm_size": "64m"}, "nope-aaaaaaaaaaaa"
-        request.node.image = engine.image
+        request.node.image = IMAGES[name] = engine.image
     yield s, cfg, unknown
     s.close()
 
 
-@pytest.mark.parametrize("real", ["local_cwd", "slurm", "ray", "local_docker"], indirect=True)
+@pytest.mark.parametrize(
+    "real", ["processes", "local_cwd", "slurm", "ray", "local_docker"], indirect=True
+)
 def test_the_same_app_runs_and_cancel_is_a_no_op(
     real: tuple[Scheduler[Any], dict[str, Any], str],
     request: pytest.FixtureRequest,
@@ -201,3 +298,67 @@ def test_the_same_app_runs_and_cancel_is_a_no_op(
     s.cancel(app_id)  # ended: nothing happens
     desc = s.describe(app_id)
     assert desc is not None and desc.state == AppState.SUCCEEDED
+
+
+def test_the_hooks_alone_answer_every_log_request(tmp_path: Path) -> None:
+    s = ProcessScheduler("t", str(tmp_path))
+    app = AppDef("x", [Role("r", image="", entrypoint="sh", args=["-c", "echo a; echo b"])])
+    app_id = s.submit(app)
+    assert next(iter(s.log_iter(app_id, "r", should_tail=True))) == "a\n"
+    s.wait(app_id, timeout=30)
+    assert list(s.log_iter(app_id, "r", regex="b")) == ["b\n"]
+    with pytest.raises(SpecsError, match="streams"):
+        s.log_iter(app_id, "r", streams=Stream.STDERR)
+    with pytest.raises(SpecsError, match="regex"):
+        s.log_iter(app_id, "r", regex="(")
+    with pytest.raises(SpecsError, match="replica"):
+        s.log_iter(app_id, "r", k=3)
+
+
+# -- workspaces: what .torchxignore lists never reaches a job ----------------------------
+
+LIST_FILES = "find . -name '*.txt' | sort"
+
+
+def _workspace(tmp_path: Path) -> Path:
+    ws = tmp_path / "ws"
+    (ws / "data").mkdir(parents=True)
+    (ws / "keep.txt").write_text("kept")
+    (ws / "secret.txt").write_text("not for jobs")
+    (ws / "data" / "big.txt").write_text("not for jobs either")
+    (ws / ".torchxignore").write_text("# what jobs do not get\nsecret.txt\ndata\n")
+    return ws
+
+
+@pytest.mark.parametrize("real", ["local_cwd", "slurm", "ray", "local_docker"], indirect=True)
+def test_a_file_in_torchxignore_never_reaches_the_job(real: Any, tmp_path: Path) -> None:
+    s, cfg, _ = real
+    image = IMAGES.get(s.backend, str(tmp_path))
+    app = AppDef("ws", [Role("r", image=image, entrypoint="sh", args=["-c", LIST_FILES])])
+    app_id = s.submit(app, cfg, workspace=str(_workspace(tmp_path)))
+    desc = s.wait(app_id, timeout=120)
+    assert desc is not None and desc.state == AppState.SUCCEEDED, desc
+    stream = {"streams": Stream.STDOUT} if s.backend == "slurm" else {}
+    assert list(s.log_iter(app_id, "r", **stream)) == ["./keep.txt\n"]
+
+
+def test_image_workspaces_leave_ignored_files_out_of_the_build(tmp_path: Path) -> None:
+    """local_docker and kubernetes build with the same mechanism (run above on Docker)."""
+    import tarfile
+
+    from torchx.workspace.docker_workspace import DockerWorkspaceMixin, build_context
+
+    for name in ("local_docker", "kubernetes"):
+        assert isinstance(_scheduler(name, tmp_path), DockerWorkspaceMixin), name
+    with tarfile.open(fileobj=build_context(str(_workspace(tmp_path)), "FROM x\n")) as tar:
+        assert sorted(tar.getnames()) == ["Dockerfile.torchx", "keep.txt"]
+
+
+@pytest.mark.parametrize(("name", "mixin"), [("slurm", "DirWorkspaceMixin")])
+def test_workspace_kinds_answer_isinstance_as_upstream(
+    name: str, mixin: str, tmp_path: Path
+) -> None:
+    import torchx.workspace as ws
+
+    s = _scheduler(name, tmp_path)
+    assert isinstance(s, ws.WorkspaceMixin) and isinstance(s, getattr(ws, mixin))

@@ -11,15 +11,13 @@ import pytest
 import yaml
 
 from torchx.schedulers import SchedulerError, get_scheduler
+from torchx.schedulers._kubernetes_status import describe_batch, describe_volcano, parse_time
 from torchx.schedulers.kubernetes_scheduler import (
     LABEL_APP_ID,
     LABEL_REPLICA,
     LABEL_ROLE,
     KubernetesApiError,
     KubernetesScheduler,
-    _describe_batch,
-    _describe_volcano,
-    _parse_time,
     build_request,
     parse_toleration,
 )
@@ -274,28 +272,28 @@ def test_bad_input_is_refused_before_submission(
 
 def test_states_read_from_volcano_and_batch_status() -> None:
     (vjob,) = build_request(_app(), "a-1", CFG).manifests
-    assert _describe_volcano("ml:a-1", vjob).state == AppState.UNKNOWN
+    assert describe_volcano("ml:a-1", vjob).state == AppState.UNKNOWN
     vjob["status"] = {"state": {"phase": "Running"}, "retryCount": 1}
-    d = _describe_volcano("ml:a-1", vjob)
+    d = describe_volcano("ml:a-1", vjob)
     assert d.state == AppState.RUNNING and d.num_restarts == 1
     assert [len(r.replicas) for r in d.roles_statuses] == [2]
     vjob["status"]["state"]["phase"] = "Aborted"
-    assert _describe_volcano("ml:a-1", vjob).state == AppState.CANCELLED
+    assert describe_volcano("ml:a-1", vjob).state == AppState.CANCELLED
     _, job, _ = build_request(_app(), "a-1", {**CFG, "api": "batch"}).manifests
     job["status"] = {"conditions": [{"type": "Complete", "status": "True"}]}
-    assert _describe_batch("ml:a-1", [job]).state == AppState.SUCCEEDED
+    assert describe_batch("ml:a-1", [job]).state == AppState.SUCCEEDED
     job["status"] = {"conditions": [{"type": "Failed", "status": "True"}], "failed": 4}
-    d = _describe_batch("ml:a-1", [job])
+    d = describe_batch("ml:a-1", [job])
     # four failed pods, the last of which ended the Job: three retries
     assert d.state == AppState.FAILED and d.num_restarts == 3
     job["metadata"]["annotations"] = {"torchx.pytorch.org/cancelled": "true"}
-    assert _describe_batch("ml:a-1", [job]).state == AppState.CANCELLED
+    assert describe_batch("ml:a-1", [job]).state == AppState.CANCELLED
 
 
 def test_log_timestamps_parse() -> None:
-    t = _parse_time("2024-05-01T10:20:30.123456789Z")
+    t = parse_time("2024-05-01T10:20:30.123456789Z")
     assert t is not None and (t.second, t.microsecond) == (30, 123456)
-    assert _parse_time("nonsense") is None
+    assert parse_time("nonsense") is None
 
 
 def test_bad_app_id_names_the_expected_form() -> None:
@@ -340,7 +338,7 @@ def test_volcano_replica_states_come_from_the_pods() -> None:
         _pod("a-1-trainer-1", "trainer", "Running", "2024-05-01T10:05:00Z"),
         _pod("other-app-x", "trainer", "Running", "2024-05-01T10:05:00Z"),  # no index
     ]
-    d = _describe_volcano("ml:a-1", vjob, pods)
+    d = describe_volcano("ml:a-1", vjob, pods)
     (role,) = d.roles_statuses
     assert role.role == "trainer"
     got = [(r.id, r.state, r.hostname, r.exit_code) for r in role.replicas]
@@ -360,7 +358,7 @@ def test_a_retry_made_in_the_same_second_as_its_failed_pod_speaks_for_the_replic
     failed["status"]["containerStatuses"] = _terminated(3)
     # the API lists pods by name, which says nothing of their age: both orders
     for pods in ([failed, retry], [retry, failed]):
-        d = _describe_volcano("ml:a-1", vjob, [dict(p) for p in pods])
+        d = describe_volcano("ml:a-1", vjob, [dict(p) for p in pods])
         (replica,) = d.roles_statuses[0].replicas
         assert (replica.state, replica.exit_code) == (AppState.RUNNING, None)
     # once both have ended, the attempt that started later speaks for the replica
@@ -371,7 +369,7 @@ def test_a_retry_made_in_the_same_second_as_its_failed_pod_speaks_for_the_replic
         "containerStatuses": _terminated(137),
     }
     for pods in ([failed, retry], [retry, failed]):
-        d = _describe_volcano("ml:a-1", vjob, [dict(p) for p in pods])
+        d = describe_volcano("ml:a-1", vjob, [dict(p) for p in pods])
         (replica,) = d.roles_statuses[0].replicas
         assert replica.exit_code == 137
 
@@ -409,7 +407,7 @@ def test_batch_replica_states_come_from_the_jobs_and_their_pods() -> None:
     ]
     for p, k in zip(pods, (0, 0, 1), strict=True):
         p["metadata"]["labels"][LABEL_REPLICA] = str(k)
-    d = _describe_batch("ml:a-1", [j0, j1, j2], pods)
+    d = describe_batch("ml:a-1", [j0, j1, j2], pods)
     got = [(r.id, r.state, r.hostname, r.exit_code) for r in d.roles_statuses[0].replicas]
     assert got == [
         (0, AppState.RUNNING, "a-1-trainer-0", None),
@@ -561,7 +559,7 @@ def test_api_refusals_become_one_line_with_the_servers_reason() -> None:
 
 
 def test_a_pending_app_says_why_from_the_unschedulable_condition() -> None:
-    from torchx.schedulers.kubernetes_scheduler import _describe_batch, _why_pending
+    from torchx.schedulers._kubernetes_status import describe_batch, why_pending
 
     job = {
         "metadata": {"name": "a-1-r", "labels": {"torchx.pytorch.org/role-name": "r"}},
@@ -587,7 +585,7 @@ def test_a_pending_app_says_why_from_the_unschedulable_condition() -> None:
             ],
         },
     }
-    desc = _why_pending(_describe_batch("ns:a-1", [job], [pod]), [pod])
+    desc = why_pending(describe_batch("ns:a-1", [job], [pod]), [pod])
     assert desc.state == AppState.PENDING
     assert desc.msg == (
         "waiting for Kubernetes to schedule it: Unschedulable: "
@@ -595,4 +593,4 @@ def test_a_pending_app_says_why_from_the_unschedulable_condition() -> None:
     )
     pod["status"] = {"phase": "Running", "conditions": [{"type": "PodScheduled", "status": "True"}]}
     job["status"] = {"active": 1}
-    assert _why_pending(_describe_batch("ns:a-1", [job], [pod]), [pod]).msg == ""
+    assert why_pending(describe_batch("ns:a-1", [job], [pod]), [pod]).msg == ""

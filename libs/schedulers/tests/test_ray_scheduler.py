@@ -69,7 +69,8 @@ def test_dryrun_request_and_driver_config_field_by_field(tmp_path: Path) -> None
         },
     )
     job = info.request
-    assert job.address == "http://127.0.0.1:8265"
+    # kept as given: at submission HOST:PORT is read as Ray's CLI reads it (see _ray_address)
+    assert job.address == "127.0.0.1:8265"
     assert job.submission_id.startswith("train-")
     app_id = job.app_id
     assert app_id == f"127.0.0.1:8265-{job.submission_id}"
@@ -220,9 +221,8 @@ def test_address_defaults_to_ray_address(monkeypatch: pytest.MonkeyPatch) -> Non
 @pytest.mark.parametrize(
     ("cfg", "field", "hint"),
     [
-        ({}, "run option 'address'", "RAY_ADDRESS"),
-        ({"address": "ray://1.2.3.4:10001"}, "run option 'address'", "HOST:PORT"),
         ({"address": "nohost"}, "run option 'address'", "HOST:PORT"),
+        ({"address": "ftp://1.2.3.4:21"}, "run option 'address'", "ray://HOST:PORT"),
         (
             {"address": "1.2.3.4:8265", "placement_strategy": "tight"},
             "placement_strategy",
@@ -530,3 +530,26 @@ def test_direct_path_waits_for_the_resources_it_asked_for(ray: RayScheduler) -> 
     ray.cancel(app_id)
     desc = ray.describe(app_id)
     assert desc is not None and desc.state == AppState.PENDING
+
+
+def test_a_dry_run_needs_no_address_and_schedule_then_asks_for_one(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.delenv("RAY_ADDRESS", raising=False)
+    s = RayScheduler()
+    info = s.submit_dryrun(AppDef("a", [sh("r", "true")]), {})
+    assert info.request.address == "" and info.request.app_id.startswith("a-")
+    with pytest.raises(SpecsError) as e:
+        s.schedule(info)
+    assert "address" in e.value.field and "RAY_ADDRESS" in str(e.value)
+
+
+def test_every_form_ray_reads_is_an_address() -> None:
+    from torchx.schedulers._ray_address import check_address, request_address
+
+    for form in ("127.0.0.1:8265", "http://127.0.0.1:8265/", "https://h:443", "ray://h:10001"):
+        assert check_address(form) == form.rstrip("/")
+    assert check_address("auto") == "auto"
+    # a dry run asks no one about HOST:PORT or a URL
+    assert request_address("10.0.0.1:8265") == "10.0.0.1:8265"
+    assert request_address("http://10.0.0.1:8265") == "http://10.0.0.1:8265"

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import re
-import shlex
 import subprocess
 import sys
 from pathlib import Path
@@ -13,6 +12,7 @@ import pytest
 
 from torchx.schedulers import get_scheduler
 from torchx.schedulers._slurm_parse import (
+    ExitRecord,
     SlurmOutputError,
     app_state,
     exit_code,
@@ -62,6 +62,7 @@ def test_one_role_is_a_plain_job_with_its_resources(tmp_path: Path) -> None:
         "#SBATCH --job-name=train",
         "#SBATCH --comment=torchx:roles=trainer:2",
         "#SBATCH --output=slurm-%j.out",
+        "#SBATCH --requeue",
         "#SBATCH --partition=p1",
         "#SBATCH --time=10",
         "#SBATCH --exclusive",
@@ -74,12 +75,17 @@ def test_one_role_is_a_plain_job_with_its_resources(tmp_path: Path) -> None:
     assert "hetjob" not in req.script
     srun = [ln for ln in req.script.splitlines() if ln.startswith("srun")]
     assert len(srun) == 1
-    assert srun[0].startswith(
-        'srun --job-name=trainer --output="slurm-${TORCHX_APP_ID}-trainer-%t.out" '
-        '--error="slurm-${TORCHX_APP_ID}-trainer-%t.err" bash -c '
+    assert srun[0] == (
+        "srun --job-name=trainer --kill-on-bad-exit=1 "
+        '--output="slurm-${TORCHX_APP_ID}-trainer-%t.out" '
+        '--error="slurm-${TORCHX_APP_ID}-trainer-%t.err" bash -c torchx_role_0 &'
     )
-    # What each task runs: the replica id is expanded by the task's shell, nothing else is.
-    inner = shlex.split(srun[0])[-2]
+    # What each task runs, a function of the script: the replica id is expanded by the
+    # task's shell, nothing else is.
+    lines = req.script.splitlines()
+    start = lines.index("torchx_role_0() {")
+    function = "\n".join(lines[start : lines.index("}", start) + 1])
+    inner = f"{function}\ntorchx_role_0"
     env = {
         "SLURM_PROCID": "1",
         "PATH": os.environ["PATH"],
@@ -87,17 +93,18 @@ def test_one_role_is_a_plain_job_with_its_resources(tmp_path: Path) -> None:
         "TORCHX_JOB_DIR": str(tmp_path),
         "TORCHX_APP_ID": "42",
         "SLURMD_NODENAME": "n7",
+        "TORCHX_ATTEMPT": "2",
     }
     out = subprocess.run(["bash", "-c", inner], env=env, capture_output=True, text=True)
     assert out.stdout == "['r1', \"it's $HOME\"] b c 1\n"
     # the wrapper records the replica's exit code and node, and exits with that code
     assert out.returncode == 0
     assert sorted(os.listdir(tmp_path)) == ["slurm-42-trainer-1.exit"]
-    assert (tmp_path / "slurm-42-trainer-1.exit").read_text() == "0 n7\n"
+    assert (tmp_path / "slurm-42-trainer-1.exit").read_text() == "0 n7 2\n"
     env["SLURM_PROCID"] = "0"
     failing = inner.replace("import os, sys;", "import os, sys; sys.exit(5);")
     assert subprocess.run(["bash", "-c", failing], env=env, capture_output=True).returncode == 5
-    assert (tmp_path / "slurm-42-trainer-0.exit").read_text() == "5 n7\n"
+    assert (tmp_path / "slurm-42-trainer-0.exit").read_text() == "5 n7 2\n"
 
 
 def test_two_roles_make_a_heterogeneous_job() -> None:
@@ -123,29 +130,25 @@ def test_two_roles_make_a_heterogeneous_job() -> None:
     lines = req.script.splitlines()
     head = lines[: lines.index("#SBATCH hetjob")]
     tail = lines[lines.index("#SBATCH hetjob") + 1 : lines.index("")]
+    # every component has its own partition, constraint, account, QOS and size
+    per_component = [
+        "#SBATCH --partition=debug",
+        "#SBATCH --constraint=fast",
+        "#SBATCH --account=acc",
+        "#SBATCH --qos=high",
+        "#SBATCH --nodes=1",
+        "#SBATCH --ntasks-per-node=1",
+    ]
     assert [ln for ln in head if ln.startswith("#SBATCH")] == [
         "#SBATCH --job-name=pair",
         "#SBATCH '--comment=torchx:roles=a,b; hello'",
         "#SBATCH --output=slurm-%j.out",
+        "#SBATCH --requeue",
         "#SBATCH --mail-user=me@example.com",
         "#SBATCH --mail-type=END",
-        "#SBATCH --partition=debug",
-        "#SBATCH --constraint=fast",
-        "#SBATCH --account=acc",
-        "#SBATCH --qos=high",
-        "#SBATCH --nodes=1",
-        "#SBATCH --ntasks-per-node=1",
+        *per_component,
     ]
-    assert tail == [
-        "#SBATCH --partition=debug",
-        "#SBATCH --constraint=fast",
-        "#SBATCH --account=acc",
-        "#SBATCH --qos=high",
-        "#SBATCH --nodes=1",
-        "#SBATCH --ntasks-per-node=1",
-        "#SBATCH --cpus-per-task=1",
-        "#SBATCH --mem=100",
-    ]
+    assert tail == [*per_component, "#SBATCH --cpus-per-task=1", "#SBATCH --mem=100"]
     srun = [ln for ln in lines if ln.startswith("srun")]
     assert [s.split()[1] for s in srun] == ["--het-group=0", "--het-group=1"]
 
@@ -187,7 +190,8 @@ def test_parse_sacct_het_job() -> None:
 def test_roles_and_exit_records() -> None:
     assert roles_from_comment("torchx:roles=a,b:3; my note") == [("a", 1), ("b", 3)]
     assert roles_from_comment("someone else's job") == []
-    assert read_exit_record("7 node2\n") == (7, "node2")
+    assert read_exit_record("7 node2\n") == ExitRecord(7, "node2", None)
+    assert read_exit_record("7 node2 3\n") == ExitRecord(7, "node2", 3)
     assert read_exit_record("") is None  # being written
 
 

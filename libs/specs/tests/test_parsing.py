@@ -174,3 +174,22 @@ def test_unknown_named_resource_suggests() -> None:
     with pytest.raises(SpecsError) as e:
         resource(h="gpu.smal")
     assert "'gpu.small'" in str(e.value) and e.value.field == "named resource"
+
+
+def test_cfg_from_str_splits_and_keeps_keys_as_0_7() -> None:
+    from typing import List  # noqa: UP035 (as 0.7's docstring writes it)
+
+    opts = runopts()
+    opts.add("FOO", type_=List[str], default=["a"], help="an optional list option")  # noqa: UP006
+    opts.add("BAR", type_=str, required=True, help="a required str option")
+    # the examples of 0.7's runopts.cfg_from_str docstring
+    assert opts.cfg_from_str("") == {}
+    assert opts.cfg_from_str("UNKNOWN=VALUE") == {}
+    assert opts.cfg_from_str("FOO=v1") == {"FOO": ["v1"]}
+    assert opts.cfg_from_str("FOO=v1,v2") == {"FOO": ["v1", "v2"]}
+    assert opts.cfg_from_str("FOO=v1;v2") == {"FOO": ["v1", "v2"]}
+    for text in ("FOO=v1,v2,BAR=v3", "FOO=v1;v2,BAR=v3", "FOO=v1;v2;BAR=v3"):
+        assert opts.cfg_from_str(text) == {"FOO": ["v1", "v2"], "BAR": "v3"}, text
+    assert opts.cfg_from_str("BAR=''") == {"BAR": ""}
+    # a value may still hold '=' where no key follows the delimiter
+    assert opts.cfg_from_str("BAR=--gres=gpu:1,FOO=x") == {"BAR": "--gres=gpu:1", "FOO": ["x"]}

@@ -216,6 +216,23 @@ def run(
             help="the run this one derives from, recorded by the configured trackers",
         ),
     ] = None,
+    sweep: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--sweep",
+            help="NAME=V1,V2: run one trial per value (repeat for a grid over several "
+            "arguments); prints the sweep's handle",
+        ),
+    ] = None,
+    parallel: Annotated[
+        int, typer.Option("--parallel", help="with --sweep: at most this many trials at once")
+    ] = 0,
+    resume: Annotated[
+        str | None,
+        typer.Option(
+            "--resume", help="SWEEP handle: run again only its trials that did not succeed"
+        ),
+    ] = None,
 ) -> None:
     """Run a component on a scheduler.
 
@@ -225,9 +242,35 @@ def run(
     streams its logs; its exit code is 1 when the app fails. Ctrl-C while waiting cancels
     the app and exits 130; use --no-wait to start an app and leave it running.
     """
-    if component in ("-h", "--help") or (component is None and not _has_default_component()):
+    if resume is None and (
+        component in ("-h", "--help") or (component is None and not _has_default_component())
+    ):
         typer.echo(ctx.get_help())
         raise typer.Exit()
+    if sweep or resume is not None or parallel:
+        from torchx.cli._sweep_cli import run_sweep
+
+        if not sweep and resume is None:
+            raise CliError("--parallel: only with --sweep NAME=V1,V2 (or --resume SWEEP)")
+        code = run_sweep(
+            _runner,
+            _scheduler,
+            component=component,
+            component_args=list(component_args or []),
+            sweeps=list(sweep or []),
+            parallel=parallel,
+            resume=resume,
+            scheduler=scheduler,
+            cfg=cfg,
+            dryrun=dryrun,
+            wait=wait,
+            workspace=workspace,
+            json_out=json_out,
+            parent_run_id=parent_run_id,
+        )
+        if code:
+            raise typer.Exit(code)
+        return
     from torchx.cli._run import run_component
 
     code = run_component(
@@ -292,11 +335,45 @@ def status(
         str, typer.Option("--roles", help="only these roles, comma separated (default: all)")
     ] = "",
     json_out: JsonOpt = False,
+    watch: Annotated[
+        bool,
+        typer.Option(
+            "-w",
+            "--watch",
+            help="redraw the status (of a sweep: its trials) in place until it ends (Ctrl-C stops)",
+        ),
+    ] = False,
+    interval: Annotated[
+        float, typer.Option("--interval", help="with --watch: seconds between redraws")
+    ] = 2.0,
 ) -> None:
-    """Show the state of an app and of each replica."""
+    """Show the state of an app and of each replica (of a sweep: every trial)."""
     from torchx.cli._run import check_handle
+    from torchx.cli._sweep_cli import resolve_trial, sweep_id
 
+    if watch:
+        if json_out:
+            raise CliError("--watch and --json: give one of them, not both")
+        if interval <= 0:
+            raise CliError(f"--interval: got {interval}; give a number of seconds above 0")
+    if sweep_id(handle):
+        if watch:
+            from torchx.cli._watch import watch_sweep
+
+            watch_sweep(_runner(), handle, interval)
+            return
+        from torchx.cli._sweep_cli import print_status
+
+        print_status(_runner(), handle, json_out)
+        return
+    handle = resolve_trial(handle)
     check_handle(handle)
+    if watch:
+        from torchx.cli._watch import watch_status
+
+        chosen = [r.strip() for r in roles.split(",") if r.strip()]
+        watch_status(_runner(), handle, chosen or None, interval)
+        return
     st = _runner().status(handle)
     if st is None:
         raise CliError(f"app handle: got {handle!r}; no such app on its scheduler")
@@ -328,7 +405,9 @@ def describe(
     """Show the AppDef a running or finished app was launched with."""
     from torchx.cli._output import print_json
     from torchx.cli._run import check_handle
+    from torchx.cli._sweep_cli import resolve_trial
 
+    handle = resolve_trial(handle)
     check_handle(handle)
     app_def = _runner().describe(handle)
     if app_def is None:
@@ -370,7 +449,10 @@ def log(
     ] = None,
     timestamps: Annotated[
         bool,
-        typer.Option("--timestamps", help="show when each line was written (local, Kubernetes)"),
+        typer.Option(
+            "--timestamps",
+            help="show when each line was written (local, Docker, Kubernetes)",
+        ),
     ] = False,
     exit_code: Annotated[
         bool,
@@ -387,8 +469,11 @@ def log(
     Without --exit-code the exit code is 0 whatever the app's state, as in torchx 0.7.
     """
     from torchx.cli._logs import attempts_of, print_logs, replicas_of, split_log_target
+    from torchx.cli._sweep_cli import resolve_trial, sweep_id
 
-    handle, role, replica = split_log_target(target)
+    if sweep_id(target):
+        raise CliError(f"log: {target!r} is a sweep; read one trial: {target}/INDEX")
+    handle, role, replica = split_log_target(resolve_trial(target))
     if regex is not None:
         import re
 
@@ -472,9 +557,16 @@ def wait(
 @app.command()
 @handled
 def cancel(handle: Annotated[str, typer.Argument(help="SCHEDULER://SESSION/APP_ID")]) -> None:
-    """Stop an app."""
+    """Stop an app (a sweep: every trial)."""
     from torchx.cli._run import check_handle
+    from torchx.cli._sweep_cli import resolve_trial, sweep_id
 
+    if sweep_id(handle):
+        from torchx.cli._sweep_cli import cancel as cancel_sweep
+
+        cancel_sweep(_runner(), handle)
+        return
+    handle = resolve_trial(handle)
     check_handle(handle)
     from torchx.specs import is_terminal
 
@@ -490,6 +582,20 @@ def cancel(handle: Annotated[str, typer.Argument(help="SCHEDULER://SESSION/APP_I
         return
     runner.cancel(handle)
     typer.echo(f"cancelled {handle}")
+
+
+@app.command()
+@handled
+def requeue(handle: Annotated[str, typer.Argument(help="SCHEDULER://SESSION/APP_ID")]) -> None:
+    """Requeue an app as a preemption would: it is warned (SIGTERM), may checkpoint, stops,
+    and starts again under the same handle."""
+    from torchx.cli._run import check_handle
+
+    check_handle(handle)
+    status = _runner().requeue(handle)
+    preemptions = status.num_preemptions if status is not None else 0
+    state = status.state.name if status is not None else "UNKNOWN"
+    typer.echo(f"requeued {handle} (preemption {preemptions}); now {state}")
 
 
 @app.command(name="list")

@@ -34,6 +34,9 @@ RUN_FLAGS = frozenset(
         "--json",
         "--parent_run_id",
         "--parent-run-id",
+        "--sweep",
+        "--parallel",
+        "--resume",
     }
 )
 MISSING_COMPONENT = (

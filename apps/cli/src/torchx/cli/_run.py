@@ -12,7 +12,7 @@ from torchx.cli._errors import CliError
 
 if TYPE_CHECKING:
     from torchx.runner import Runner
-    from torchx.specs import AppDef, AppStatus
+    from torchx.specs import AppDef, AppStatus, ComponentSchema, ParsedArgs
 
 # Schedulers whose apps run on this machine: waiting and streaming logs is the default,
 # as `docker run` does for a container.
@@ -31,7 +31,16 @@ def check_handle(handle: str) -> None:
 def parse_cfg(runner: Runner, scheduler: str, text: str | None) -> dict[str, Any]:
     if not text:
         return {}
-    parsed: dict[str, Any] = runner.scheduler_run_opts(scheduler).cfg_from_str(text)
+    from torchx.specs import InvalidRunConfigException, closest, split_cfg
+
+    opts = runner.scheduler_run_opts(scheduler)
+    known = [name for name, _ in opts]
+    for key, value in split_cfg(text).items():
+        if key not in opts:
+            # cfg_from_str leaves unknown keys out, as 0.7 did; a typo must not pass silently
+            hint = closest(key, known) if known else f"{scheduler} takes no run options"
+            raise InvalidRunConfigException(hint, key, value=value)
+    parsed: dict[str, Any] = opts.cfg_from_str(text)
     return parsed
 
 
@@ -73,14 +82,18 @@ def run_component(
     workspace = workspace or defaults.get("workspace") or None
     dryrun = dryrun or _flag(defaults, "dryrun", False)
     run_cfg = parse_cfg(runner, sched, cfg)
+    workspace = workspace or runner.default_workspace(sched, run_cfg)
     info = runner.dryrun(app, sched, cfg=run_cfg, workspace=workspace, parent_run_id=parent_run_id)
     if dryrun:
+        origin = _image_origin(runner, schema, parsed)
         if json_out:
             from torchx.cli._output import print_json
 
-            print_json({"scheduler": sched, "app": app, "request": str(info)})
+            out = {"scheduler": sched, "app": app, "request": str(info)}
+            print_json({**out, "image_origin": origin} if origin else out)
         else:
-            typer.echo(f"=== APPLICATION ===\n{_describe_app(app)}\n=== SCHEDULER REQUEST ===")
+            described = _describe_app(app, origin)
+            typer.echo(f"=== APPLICATION ===\n{described}\n=== SCHEDULER REQUEST ===")
             typer.echo(str(info))
         return 0
 
@@ -191,10 +204,25 @@ def _report(
         print(f"{handle} {status.state.name}", file=sys.stderr)
 
 
-def _describe_app(app: AppDef) -> str:
+def _image_origin(runner: Runner, schema: ComponentSchema, parsed: ParsedArgs) -> str | None:
+    """Where the component's ``image`` came from: the command line, a config file or the
+    component's own default (None when the component takes no image)."""
+    arg = schema.option("image")
+    if arg is None:
+        return None
+    if arg.name in parsed.values:
+        return f"{arg.flag}"
+    for key, (_value, origin) in runner.config.component_defaults(schema.name).items():
+        if schema.option(key) is arg:
+            return f"{origin} [component:{schema.name}]"
+    return f"the default of {schema.name}; {arg.flag} to change it"
+
+
+def _describe_app(app: AppDef, image_origin: str | None = None) -> str:
     lines = [f"AppDef {app.name}"]
     for r in app.roles:
         lines.append(f"  role {r.name} x{r.num_replicas}: {r.entrypoint} {' '.join(r.args)}")
+        lines.append(f"    image: {r.image}" + (f" (from {image_origin})" if image_origin else ""))
         if r.env:
             lines.append(f"    env: {r.env}")
     return "\n".join(lines)

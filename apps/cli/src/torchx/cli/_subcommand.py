@@ -24,9 +24,9 @@ class CliCommand(SubCommand):
         """The command line after ``torchx NAME`` that ``args`` stand for."""
 
     def run(self, args: argparse.Namespace) -> None:
-        from torchx.cli.main import main
+        from torchx.cli._typer_main import run_builtin
 
-        code = main([self.name, *self.argv(args)])
+        code = run_builtin([self.name, *self.argv(args)])
         if code:
             sys.exit(code)
 

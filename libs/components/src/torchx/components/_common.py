@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from torchx.specs import NULL_RESOURCE, Mount, Resource, SpecsError, parse_mounts, resource
 
-# The image a builtin component runs in unless told otherwise. Local schedulers ignore it
-# (local_cwd runs in the current directory); container schedulers need an image that has
-# torchx and its dependencies installed under this name.
-IMAGE = "torchx:0.1"
+# The image a builtin component runs in unless told otherwise: pytorch/torchx 0.7's
+# published image (its ``torchx.version.TORCHX_IMAGE``), which has torch, torchrun and the
+# programs the builtins call. Local schedulers ignore it (local_cwd runs in the current
+# directory); for your own code, build an image or use --workspace.
+IMAGE = "ghcr.io/pytorch/torchx:0.7.0"
 
 
 def role_resource(

@@ -15,8 +15,15 @@ from __future__ import annotations
 import types
 from collections.abc import Callable
 
-from torchx.specs import AppDef, ComponentNotFoundException, ComponentSchema, get_component_schema
-from torchx.specs.finder import all_component_functions, find_component_function
+from torchx.specs import (
+    AppDef,
+    ComponentNotFoundException,
+    ComponentSchema,
+    all_component_functions,
+    find_component_function,
+    get_component_schema,
+    is_component_function,
+)
 
 BUILTIN_GROUPS = ("utils", "dist", "serve", "metrics", "function")
 
@@ -30,8 +37,6 @@ class ComponentNotFoundError(ComponentNotFoundException):
 
 def components_of(module: types.ModuleType) -> dict[str, Callable[..., AppDef]]:
     """Public functions of ``module`` annotated to return an AppDef, by name."""
-    from torchx.specs.finder import is_component_function
-
     return {name: obj for name, obj in vars(module).items() if is_component_function(obj, module)}
 
 

@@ -50,6 +50,8 @@ def tensorboard(
     ]
     return AppDef(
         name="tensorboard",
+        # read by the runner: the status's UI URL, {host} being where the replica runs
+        metadata={"ui_url": f"http://{{host}}:{port}/"},
         roles=[
             Role(
                 name="tensorboard",

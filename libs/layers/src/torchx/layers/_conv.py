@@ -7,8 +7,8 @@ from typing import Any, ClassVar
 from torch import nn
 
 from ._errors import ShapeError
-from ._layer import TorchLayer
 from ._shapes import Shape, Shapes, conv_out, conv_transpose_out, ntuple
+from ._torch_layer import TorchLayer
 
 _LAYOUTS = {
     1: "(batch, channels, L)",

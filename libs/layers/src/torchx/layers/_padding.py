@@ -6,8 +6,8 @@ from typing import Any, ClassVar
 
 from torch import nn
 
-from ._layer import TorchLayer
 from ._shapes import Shape, Shapes, ntuple
+from ._torch_layer import TorchLayer
 
 
 class _Pad(TorchLayer):

@@ -7,9 +7,9 @@ from typing import Any, ClassVar
 from torch import nn
 
 from ._errors import ShapeError, format_shape
-from ._layer import TorchLayer
 from ._modules import UnpoolModule
 from ._shapes import Shape, Shapes, ntuple, pool_out
+from ._torch_layer import TorchLayer
 
 _LAYOUTS = {
     1: "(batch, channels, L)",

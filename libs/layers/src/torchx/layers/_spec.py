@@ -30,6 +30,13 @@ def dumps_yaml(spec: dict[str, Any]) -> str:
 MAX_DOCUMENT_DEPTH = 256
 
 
+#: How many layers one spec may describe (each mapping with a ``type`` counts). A built
+#: layer is a torch module of a few kilobytes whatever its spec's size, so a spec of
+#: millions of one-line layers would take gigabytes; it is refused while it is read,
+#: before any layer is made.
+MAX_SPEC_LAYERS = 100_000
+
+
 def parse(text: str) -> Any:
     """Parse a JSON or YAML document into plain data, refusing what could blow it up.
 
@@ -40,7 +47,9 @@ def parse(text: str) -> Any:
     stripped = text.lstrip()
     if stripped.startswith("{"):
         try:
-            data = json.loads(text)
+            data = json.loads(text, object_hook=_LayerCounter())
+        except SpecError:
+            raise
         except ValueError as e:  # JSONDecodeError, or an int past Python's digit limit
             raise SpecError(f"the spec is not valid JSON: {e}") from None
         except RecursionError:
@@ -58,14 +67,44 @@ def _too_deep() -> SpecError:
     )
 
 
+def _too_many() -> SpecError:
+    return SpecError(
+        f"the spec describes more than {MAX_SPEC_LAYERS} layers, the limit "
+        "(MAX_SPEC_LAYERS): each built layer is a torch module of a few kilobytes, so such "
+        "a spec would take gigabytes; build a model that large in Python instead"
+    )
+
+
+class _LayerCounter:
+    """A JSON object hook that refuses a spec past MAX_SPEC_LAYERS as it is decoded."""
+
+    __slots__ = ("layers",)
+
+    def __init__(self) -> None:
+        self.layers = 0
+
+    def __call__(self, value: dict[str, Any]) -> dict[str, Any]:
+        if "type" in value:
+            self.layers += 1
+            if self.layers > MAX_SPEC_LAYERS:
+                raise _too_many()
+        return value
+
+
 def check_depth(data: Any) -> None:
-    """Raise SpecError if ``data`` nests lists/dicts beyond the limit (no recursion)."""
+    """Raise SpecError if ``data`` nests lists/dicts beyond the limit, or describes more
+    than MAX_SPEC_LAYERS layers (no recursion)."""
     stack = [(data, 1)]
+    layers = 0
     while stack:
         value, depth = stack.pop()
         if isinstance(value, (dict, list, tuple)):
             if depth > MAX_DOCUMENT_DEPTH:
                 raise _too_deep()
+            if isinstance(value, dict) and "type" in value:
+                layers += 1
+                if layers > MAX_SPEC_LAYERS:
+                    raise _too_many()
             items = value.values() if isinstance(value, dict) else value
             stack.extend((v, depth + 1) for v in items if isinstance(v, (dict, list, tuple)))
 
@@ -157,11 +196,12 @@ def _build(loader: Any) -> Any:
     stack: list[_Frame] = []
     result: Any = None
     documents = 0
+    layers = 0
     # one str object per distinct key, as json.loads does: a spec repeats its keys
     keys: dict[str, str] = {}
 
     def add(value: Any, event: Any) -> None:
-        nonlocal result
+        nonlocal result, layers
         if not stack:
             result = value
             return
@@ -176,6 +216,10 @@ def _build(loader: Any) -> Any:
                 raise SpecError(f"{_where(event)}: a mapping key must be a plain value")
             if isinstance(value, str):
                 value = keys.setdefault(value, value)
+                if value == "type":
+                    layers += 1
+                    if layers > MAX_SPEC_LAYERS:
+                        raise _too_many()
             frame.key, frame.has_key = value, True
 
     while True:

@@ -91,7 +91,7 @@ class TorchxConfig:
                     origin, scheduler, key, value, f"not a run option of {scheduler}; {hint}"
                 )
             try:
-                parsed = opts.cfg_from_str(f"{key}={value}")[key]
+                parsed = opts.value_from_str(key, value)
             except SpecsError as e:
                 raise ConfigError(origin, scheduler, key, value, e.expected) from None
             out[key] = parsed

@@ -7,13 +7,14 @@ import functools
 import inspect
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from datetime import datetime
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from torchx.runner._config import ConfigError, TorchxConfig, load_config
 from torchx.schedulers import (
     DEFAULT_SCHEDULER,
     ListAppResponse,
     Scheduler,
+    SchedulerError,
     SchedulerFactory,
     Stream,
     UnknownSchedulerError,
@@ -34,6 +35,10 @@ from torchx.specs import (
     runopts,
     validate_app,
 )
+
+if TYPE_CHECKING:
+    from torchx.runner._sweep import Sweep
+    from torchx.runner._sweeps import SweepPlan, SweepStatus
 
 ComponentArgs = Sequence[str] | Mapping[str, str | int | float | bool]
 
@@ -190,11 +195,25 @@ class Runner:
         sched = self._scheduler(scheduler)
         merged = self._cfg(scheduler, cfg)
         if workspace:
-            app, merged = sched.with_workspace(app, merged, workspace)
+            # 0.7 wrote workspaces as fsspec URLs (its CLI default was file://$PWD)
+            local = workspace[len("file://") :] if workspace.startswith("file://") else workspace
+            app, merged = sched.with_workspace(app, merged, local)
         info = sched.submit_dryrun(app, merged)
         # The name it is registered under, which may differ from its backend's name.
         info.scheduler = scheduler
         return info
+
+    def default_workspace(
+        self, scheduler: str, cfg: Mapping[str, CfgVal] | None = None
+    ) -> str | None:
+        """The workspace ``scheduler`` takes when none is given (the CLI's default, as in
+        pytorch/torchx): Slurm copies the current directory into a new ``job_dir``."""
+        from torchx.workspace.api import WorkspaceMixin
+
+        sched = self._scheduler(scheduler)
+        if not isinstance(sched, WorkspaceMixin):
+            return None
+        return sched.default_workspace(sched.run_opts().resolve(self._cfg(scheduler, cfg)))
 
     @_recorded
     def schedule(self, dryrun_info: AppDryRunInfo[Any]) -> AppHandle:
@@ -287,6 +306,71 @@ class Runner:
             )
         )
 
+    # -- sweeps -----------------------------------------------------------------------
+
+    def dryrun_sweep(
+        self,
+        sweep: Sweep,
+        scheduler: str = DEFAULT_SCHEDULER,
+        cfg: Mapping[str, CfgVal] | None = None,
+        workspace: str | None = None,
+        parent_run_id: str | None = None,
+    ) -> SweepPlan:
+        """Check every trial's values against the component and build the one request
+        (a Slurm job array) or the first trial's; submits nothing."""
+        from torchx.runner import _sweeps
+
+        return _sweeps.plan(self, sweep, scheduler, cfg, workspace, parent_run_id)
+
+    def schedule_sweep(self, plan: SweepPlan) -> AppHandle:
+        """Submit what ``dryrun_sweep`` or ``dryrun_resume_sweep`` built; the sweep handle."""
+        from torchx.runner import _sweeps
+
+        return _sweeps.submit(self, plan)
+
+    def run_sweep(
+        self,
+        sweep: Sweep,
+        scheduler: str = DEFAULT_SCHEDULER,
+        cfg: Mapping[str, CfgVal] | None = None,
+        workspace: str | None = None,
+        parent_run_id: str | None = None,
+    ) -> AppHandle:
+        """Submit every trial of ``sweep``; returns the sweep's handle at once."""
+        return self.schedule_sweep(
+            self.dryrun_sweep(sweep, scheduler, cfg, workspace, parent_run_id)
+        )
+
+    def dryrun_resume_sweep(self, sweep_handle: AppHandle) -> SweepPlan:
+        """The plan that runs again only the trials of a sweep that did not succeed."""
+        from torchx.runner import _sweeps
+
+        return _sweeps.resume(self, sweep_handle)
+
+    def sweep_status(self, sweep_handle: AppHandle) -> SweepStatus:
+        """Every trial's index, arguments, state, attempts, exit code and handle."""
+        from torchx.runner import _sweeps
+
+        return _sweeps.status(self, sweep_handle)
+
+    def wait_sweep(self, sweep_handle: AppHandle, wait_interval: float = 1.0) -> SweepStatus:
+        """Block until every trial ended; the sweep's status then."""
+        from torchx.runner import _sweeps
+
+        return _sweeps.wait(self, sweep_handle, wait_interval)
+
+    def sweep_trial_handle(self, sweep_handle: AppHandle, index: int) -> AppHandle | None:
+        """The app handle of trial ``index``'s latest attempt (None: not submitted yet)."""
+        from torchx.runner import _sweeps
+
+        return _sweeps.trial_handle(_sweeps.record_of(sweep_handle), index)
+
+    def cancel_sweep(self, sweep_handle: AppHandle) -> None:
+        """End every trial of the sweep, and submit no more."""
+        from torchx.runner import _sweeps
+
+        _sweeps.cancel(self, sweep_handle)
+
     # -- by handle --------------------------------------------------------------------
 
     def _resolve(self, app_handle: AppHandle) -> tuple[Scheduler[Any], str]:
@@ -308,7 +392,11 @@ class Runner:
         """The app's status, or None if its scheduler does not know it."""
         sched, app_id = self._resolve(app_handle)
         desc = sched.describe(app_id)
-        return desc.to_status() if desc is not None else None
+        if desc is None:
+            return None
+        from torchx.runner._ui_url import with_ui_url
+
+        return with_ui_url(desc, desc.to_status())
 
     @_recorded
     def wait(
@@ -337,7 +425,9 @@ class Runner:
             if desc.to_status().is_terminal() or (
                 deadline is not None and time.monotonic() >= deadline
             ):
-                return desc.to_status()
+                from torchx.runner._ui_url import with_ui_url
+
+                return with_ui_url(desc, desc.to_status())
 
     def wait_each(
         self,
@@ -408,20 +498,9 @@ class Runner:
         streams: Stream | None = None,
     ) -> Iterable[tuple[datetime | None, str]]:
         """``log_lines`` with the time each line was written, from schedulers that keep it
-        (they have a ``log_iter_timed`` method); others refuse, naming the scheduler."""
+        (see ``Scheduler.log_iter_timed``); others refuse, naming the scheduler."""
         sched, app_id = self._require(app_handle)
-        timed = getattr(sched, "log_iter_timed", None)
-        if timed is None:
-            raise SpecsError(
-                "timestamps",
-                True,
-                f"the {sched.backend} scheduler keeps no time for each log line; leave "
-                "timestamps out",
-            )
-        lines: Iterable[tuple[datetime | None, str]] = timed(
-            app_id, role_name, k, regex, since, until, should_tail, streams
-        )
-        return lines
+        return sched.log_iter_timed(app_id, role_name, k, regex, since, until, should_tail, streams)
 
     @_recorded
     def cancel(self, app_handle: AppHandle) -> None:
@@ -433,6 +512,22 @@ class Runner:
     def stop(self, app_handle: AppHandle) -> None:
         """pytorch/torchx's name for ``cancel``."""
         self.cancel(app_handle)
+
+    def requeue(self, app_handle: AppHandle) -> AppStatus | None:
+        """Stand in for a preemption: the app is warned, checkpoints, stops and is started
+        again under the same handle (torchx.runtime.preemption is the app's side). Returns
+        its status once the new attempt started. Schedulers that can do this have a
+        ``requeue(app_id)`` method; for the others this raises SchedulerError saying so."""
+        sched, app_id = self._require(app_handle)
+        requeue = getattr(sched, "requeue", None)
+        if requeue is None:
+            raise SchedulerError(
+                sched.backend,
+                f"{sched.backend} cannot requeue an app on request",
+                "cancel it and run it again; the app resumes if it reads its checkpoint",
+            )
+        desc = requeue(app_id)
+        return None if desc is None else desc.to_status()
 
     def list_newest(
         self,

@@ -99,7 +99,7 @@ def load(scheduler: str, f: TextIO, cfg: dict[str, CfgVal]) -> None:
                 + (closest(key, known) if known else f"{scheduler} takes no run options"),
             )
         try:
-            cfg[key] = opts.cfg_from_str(f"{key}={value}")[key]
+            cfg[key] = opts.value_from_str(key, value)
         except SpecsError as e:
             raise ConfigError(str(origin), scheduler, key, value, e.expected) from None
 

@@ -13,9 +13,12 @@ if TYPE_CHECKING:
     from torchx.schedulers._api import (
         DescribeAppResponse,
         ListAppResponse,
+        LogRequest,
         Scheduler,
         Stream,
+        compile_regex,
         filter_regex,
+        in_window,
         split_lines,
         split_lines_iterator,
     )
@@ -46,6 +49,7 @@ if TYPE_CHECKING:
         launch_defaults,
         replica_env,
     )
+    from torchx.schedulers._replicas import Replica, role_replicas
     from torchx.schedulers.ids import make_unique
     from torchx.util.entrypoints import load_group
 
@@ -60,23 +64,28 @@ __all__ = [
     "TORCHX_VARIABLES",
     "DescribeAppResponse",
     "ListAppResponse",
+    "LogRequest",
     "MissingDependencyError",
+    "Replica",
     "Scheduler",
     "SchedulerError",
     "SchedulerFactory",
     "Stream",
     "UnknownSchedulerError",
     "check_params",
+    "compile_regex",
     "declared_params",
     "filter_regex",
     "get_default_scheduler_name",
     "get_scheduler",
     "get_scheduler_factories",
+    "in_window",
     "launch_defaults",
     "load_group",
     "make_unique",
     "replica_env",
     "require",
+    "role_replicas",
     "scheduler_names",
     "split_lines",
     "split_lines_iterator",
@@ -86,9 +95,12 @@ _HOMES = {
     "_api": (
         "DescribeAppResponse",
         "ListAppResponse",
+        "LogRequest",
         "Scheduler",
         "Stream",
+        "compile_regex",
         "filter_regex",
+        "in_window",
         "split_lines",
         "split_lines_iterator",
     ),
@@ -119,6 +131,7 @@ _HOMES = {
         "launch_defaults",
         "replica_env",
     ),
+    "_replicas": ("Replica", "role_replicas"),
     "ids": ("make_unique",),
 }
 _MODULE_OF = {name: module for module, names in _HOMES.items() for name in names}

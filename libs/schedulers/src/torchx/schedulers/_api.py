@@ -7,7 +7,7 @@ import copy
 import os
 import re
 import time
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from enum import Enum
@@ -28,6 +28,7 @@ from torchx.specs import (
 )
 
 T = TypeVar("T")
+Item = TypeVar("Item")
 
 
 class Stream(str, Enum):
@@ -44,9 +45,10 @@ class DescribeAppResponse:
 
     ``app`` is the AppDef as far as the scheduler can rebuild it (None if it cannot);
     ``roles`` are its roles, kept separately for schedulers that only know those.
+    ``app_id`` defaults to ``"<NOT_SET>"``, as in pytorch/torchx.
     """
 
-    app_id: str
+    app_id: str = "<NOT_SET>"
     state: AppState = AppState.UNKNOWN
     num_restarts: int = 0
     msg: str = ""
@@ -55,6 +57,8 @@ class DescribeAppResponse:
     roles_statuses: list[RoleStatus] = field(default_factory=list)
     roles: list[Role] = field(default_factory=list)
     app: AppDef | None = None
+    # Times the app was requeued (warned, stopped and started again); not in num_restarts.
+    num_preemptions: int = 0
 
     def to_status(self) -> AppStatus:
         return AppStatus(
@@ -64,6 +68,7 @@ class DescribeAppResponse:
             structured_error_msg=self.structured_error_msg,
             ui_url=self.ui_url,
             roles=self.roles_statuses,
+            num_preemptions=self.num_preemptions,
         )
 
 
@@ -80,15 +85,31 @@ class ListAppResponse:
     ended_at: datetime | None = None
 
 
+@dataclass(frozen=True)
+class LogRequest:
+    """What ``log_iter`` was asked for, checked: replica ``k`` of ``role_name``'s ``stream``,
+    between ``since`` and ``until`` (None: unbounded), followed until the app ends if
+    ``follow``."""
+
+    app_id: str
+    role_name: str
+    k: int
+    stream: Stream
+    since: datetime | None = None
+    until: datetime | None = None
+    follow: bool = False
+
+
 class Scheduler(abc.ABC, Generic[T]):
     """Turns AppDefs into requests (``submit_dryrun``) and runs them (``schedule``).
 
     ``T`` is the scheduler's own request type, shown by dryruns and submitted unchanged.
     A subclass implements ``_submit_dryrun``, ``schedule``, ``describe``, ``list``,
-    ``_cancel_existing`` and ``log_iter``, and may add run options in ``_run_opts``; the
-    template methods here do what every scheduler shares: validate the AppDef, resolve the
-    run options (with the workspace's, for a :class:`~torchx.workspace.WorkspaceMixin`),
-    and make ``cancel`` of an unknown or ended app a no-op.
+    ``_cancel_existing`` and ``_replica_log``, and may add run options in ``_run_opts``;
+    the template methods here do what every scheduler shares: validate the AppDef, resolve
+    the run options (with the workspace's, for a :class:`~torchx.workspace.WorkspaceMixin`),
+    check and filter log requests, and make ``cancel`` of an unknown or ended app a no-op.
+    ``torchx.schedulers.replicas`` fills each replica's role and environment.
     """
 
     #: The most replicas one app may ask of this scheduler, all roles together. Requests
@@ -181,9 +202,7 @@ class Scheduler(abc.ABC, Generic[T]):
                 workspace,
                 f"the {self.backend} scheduler does not support workspaces; leave it out",
             )
-        path = os.path.abspath(os.path.expanduser(workspace))
-        if not os.path.isdir(path):
-            raise SpecsError("workspace", workspace, "give an existing directory")
+        path = self._workspace_path(workspace)
         resolved = dict(cfg)
         new_app = copy.deepcopy(app)
         built: dict[str, str] = {}
@@ -195,6 +214,15 @@ class Scheduler(abc.ABC, Generic[T]):
             self.build_workspace_and_update_role(role, path, resolved)
             built[before] = role.image
         return new_app, resolved
+
+    def _workspace_path(self, workspace: str) -> str:
+        """``workspace`` as an absolute path; a SpecsError unless it is a directory."""
+        path = os.path.abspath(os.path.expanduser(workspace))
+        if not os.path.isdir(path):
+            raise SpecsError(
+                "workspace", workspace, f"the {self.backend} workspace must be a directory"
+            )
+        return path
 
     # -- inspection -------------------------------------------------------------------
 
@@ -211,6 +239,9 @@ class Scheduler(abc.ABC, Generic[T]):
 
         raise SchedulerError(self.backend, "this scheduler cannot list its apps")
 
+    # The streams ``log_iter`` can read; the first is read when none is asked for.
+    log_streams: tuple[Stream, ...] = (Stream.COMBINED, Stream.STDOUT, Stream.STDERR)
+
     def log_iter(
         self,
         app_id: str,
@@ -225,11 +256,115 @@ class Scheduler(abc.ABC, Generic[T]):
         """Lines (newline kept) printed by replica ``k`` of ``role_name``.
 
         ``regex`` keeps matching lines; ``since``/``until`` bound them in time;
-        ``should_tail`` follows the output until the app ends.
+        ``should_tail`` follows the output until the app ends. The request is checked here,
+        for every scheduler alike; the scheduler's ``_replica_log`` reads the lines.
+        """
+        request = self._log_request(app_id, role_name, k, since, until, should_tail, streams)
+        pattern = compile_regex(regex)  # a bad pattern is reported before any line is read
+        lines = self._replica_log(request)
+        if pattern is None:
+            return lines
+        return (line for line in lines if pattern.search(line))
+
+    def log_iter_timed(
+        self,
+        app_id: str,
+        role_name: str,
+        k: int = 0,
+        regex: str | None = None,
+        since: datetime | None = None,
+        until: datetime | None = None,
+        should_tail: bool = False,
+        streams: Stream | None = None,
+    ) -> Iterable[tuple[datetime | None, str]]:
+        """``log_iter``'s lines, each with the local time it was written (``torchx log
+        --timestamps``), from schedulers whose backend keeps it (``_replica_log_timed``)."""
+        request = self._log_request(app_id, role_name, k, since, until, should_tail, streams)
+        pattern = compile_regex(regex)  # a bad pattern is reported before any line is read
+        lines = self._replica_log_timed(request)
+        if pattern is None:
+            return lines
+        return ((t, line) for t, line in lines if pattern.search(line))
+
+    def _replica_log_timed(self, request: LogRequest) -> Iterable[tuple[datetime | None, str]]:
+        """``_replica_log`` with each line's time; schedulers whose backend keeps one
+        implement it."""
+        raise SpecsError(
+            "timestamps",
+            True,
+            f"the {self.backend} scheduler keeps no time for each log line; leave timestamps out",
+        )
+
+    def _log_request(
+        self,
+        app_id: str,
+        role_name: str,
+        k: int,
+        since: datetime | None,
+        until: datetime | None,
+        follow: bool,
+        streams: Stream | None,
+    ) -> LogRequest:
+        """``log_iter``'s arguments, checked."""
+        if since is not None and until is not None and since.timestamp() > until.timestamp():
+            raise SpecsError("since", since.isoformat(), f"give a time before until ({until})")
+        return LogRequest(app_id, role_name, k, self._log_stream(streams), since, until, follow)
+
+    def _log_stream(self, streams: Stream | None) -> Stream:
+        if streams is None:
+            return self.log_streams[0]
+        try:
+            stream = Stream(streams)
+        except ValueError:
+            stream = None
+        if stream not in self.log_streams:
+            kept = " or ".join(s.value for s in self.log_streams)
+            raise SpecsError(
+                "streams",
+                getattr(streams, "value", streams),
+                f"the {self.backend} scheduler's logs give {kept}; ask for "
+                f"{'that' if len(self.log_streams) == 1 else 'one of those'} or leave streams out",
+            )
+        return stream
+
+    def _replica_log(self, request: LogRequest) -> Iterable[str]:
+        """The lines of one replica's log, as ``request`` (already checked) asks.
+
+        The one hook a scheduler implements for logs. It checks that the replica exists
+        before it returns (so an unknown one is an error at the call, not at the first
+        line), keeps lines within ``since``/``until`` as its backend can (``in_window``
+        does it for timed lines), and follows while ``request.follow`` (``_follow`` polls).
         """
         from torchx.schedulers._errors import SchedulerError
 
         raise SchedulerError(self.backend, "this scheduler keeps no logs torchx can read")
+
+    def _ended(self, app_id: str) -> bool:
+        """Whether the app has ended, or is no longer known."""
+        desc = self.describe(app_id)
+        return desc is None or is_terminal(desc.state)
+
+    def _follow(
+        self,
+        app_id: str,
+        read_more: Callable[[], Iterable[Item]],
+        follow: bool,
+        interval: float = 0.2,
+    ) -> Iterator[Item]:
+        """What ``read_more`` returns, called again while the app runs if ``follow``.
+
+        The app's end is checked *before* each read, so what it wrote last is still read.
+        """
+        while True:
+            ended = not follow or self._ended(app_id)
+            got = False
+            for item in read_more():
+                got = True
+                yield item
+            if ended:
+                return
+            if not got:
+                time.sleep(interval)
 
     def wait(self, app_id: str, timeout: float | None = None) -> DescribeAppResponse | None:
         """Block until the app is terminal or ``timeout`` seconds pass; its last description.
@@ -286,26 +421,47 @@ def split_lines_iterator(chunks: Iterable[str]) -> Iterator[str]:
         yield from split_lines(chunk)
 
 
+def compile_regex(regex: str | None) -> re.Pattern[str] | None:
+    """``regex`` compiled, or None; a bad pattern is a SpecsError naming it."""
+    if regex is None:
+        return None
+    try:
+        return re.compile(regex)
+    except re.error as e:
+        raise SpecsError("regex", regex, f"not a valid regular expression ({e})") from None
+
+
 def filter_regex(regex: str | None, lines: Iterable[str]) -> Iterator[str]:
     """Lines matching ``regex`` (searched anywhere in the line), or all lines.
 
     A bad pattern is reported here, before any line is read.
     """
-    if regex is None:
+    pattern = compile_regex(regex)
+    if pattern is None:
         return iter(lines)
-    try:
-        pattern = re.compile(regex)
-    except re.error as e:
-        raise SpecsError("regex", regex, f"not a valid regular expression ({e})") from None
     return (line for line in lines if pattern.search(line))
+
+
+def in_window(
+    timed_lines: Iterable[tuple[float, str]], since: datetime | None, until: datetime | None
+) -> Iterator[str]:
+    """The lines of ``(unix time, line)`` pairs written between ``since`` and ``until``."""
+    lo = since.timestamp() if since is not None else None
+    hi = until.timestamp() if until is not None else None
+    for t, line in timed_lines:
+        if (lo is None or t >= lo) and (hi is None or t <= hi):
+            yield line
 
 
 __all__ = [
     "DescribeAppResponse",
     "ListAppResponse",
+    "LogRequest",
     "Scheduler",
     "Stream",
+    "compile_regex",
     "filter_regex",
+    "in_window",
     "split_lines",
     "split_lines_iterator",
 ]

@@ -63,12 +63,15 @@ def launch_defaults(
     *,
     master_addr: str,
     master_port: int | str,
-    rank: int,
+    rank: int | str,
     world_size: int,
     same_host: bool = False,
 ) -> dict[str, str]:
     """The rendezvous variables torch.distributed reads, for replica ``rank`` of a role of
     ``world_size`` single-process replicas (the bottom layer of ``replica_env``).
+
+    ``rank`` is a number, or the backend's expression for it (``$(VC_TASK_INDEX)``) where
+    one request serves every replica of the role.
 
     ``same_host``: all replicas share one host (local processes), so each is a local rank
     of one group rather than a group of its own.

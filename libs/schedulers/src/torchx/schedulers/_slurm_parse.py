@@ -10,10 +10,13 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from torchx.schedulers._errors import SchedulerError
 from torchx.specs import AppState
 
 SACCT_FIELDS = ("JobID", "JobName", "State", "ExitCode", "NodeList", "Submit", "WorkDir", "Comment")
-_JOB_ID = re.compile(r"^(?P<job>\d+)(?:\+(?P<offset>\d+))?(?:\.(?P<step>[\w-]+))?$")
+# a job id, or an array task's (A_I); the pending tasks of an array share one row, A_[2-5]
+_JOB_ID = re.compile(r"^(?P<job>\d+(?:_\d+)?)(?:\+(?P<offset>\d+))?(?:\.(?P<step>[\w-]+))?$")
+_PENDING_TASKS = re.compile(r"^\d+_\[[^\]]*\](?:\.[\w-]+)?$")
 _COMMENT_ROLES = re.compile(r"^torchx:roles=(?P<roles>[^;]*)")
 
 _STATES = {
@@ -43,18 +46,21 @@ _STATES = {
 }
 
 
-class SlurmOutputError(RuntimeError):
+class SlurmOutputError(SchedulerError):
     """Slurm printed something this scheduler cannot read; the message quotes it."""
 
     def __init__(self, command: str, line: str, why: str) -> None:
-        super().__init__(f"cannot read {command} output line {line!r}: {why}")
+        super().__init__(
+            "slurm",
+            f"cannot read {command} output line {line!r}: {why}",
+            "check that Slurm's commands on PATH are those of a supported Slurm release",
+        )
         self.line = line
 
 
 def app_state(slurm_state: str) -> AppState:
     """``CANCELLED by 0`` and ``RUNNING+`` style decorations are ignored."""
-    word = re.split(r"[\s+]", slurm_state.strip(), maxsplit=1)[0].upper()
-    return _STATES.get(word, AppState.UNKNOWN)
+    return _STATES.get(state_word(slurm_state), AppState.UNKNOWN)
 
 
 def exit_code(text: str) -> int | None:
@@ -78,12 +84,42 @@ def roles_from_comment(comment: str) -> list[tuple[str, int]]:
     return out
 
 
-def read_exit_record(text: str) -> tuple[int, str] | None:
-    """``<exit code> <node>`` as a replica's wrapper writes it; None when not (yet) whole."""
-    code, _, node = text.strip().partition(" ")
-    if not code.isdigit():
+@dataclass(frozen=True)
+class ExitRecord:
+    """What a replica's wrapper wrote when its process ended, in which attempt of the job
+    (Slurm's restart count; None in records written before attempts were kept)."""
+
+    code: int
+    node: str
+    attempt: int | None = None
+
+
+def read_exit_record(text: str) -> ExitRecord | None:
+    """``<exit code> <node> [<attempt>]`` as a replica's wrapper writes it; None when not
+    (yet) whole."""
+    parts = text.split()
+    if not parts or not parts[0].isdigit():
         return None
-    return int(code), node.strip()
+    node = parts[1] if len(parts) > 1 else ""
+    attempt = int(parts[2]) if len(parts) > 2 and parts[2].isdigit() else None
+    return ExitRecord(int(parts[0]), node, attempt)
+
+
+def state_word(slurm_state: str) -> str:
+    """Slurm's own word for a state (``CANCELLED by 0`` -> ``CANCELLED``)."""
+    return re.split(r"[\s+]", slurm_state.strip(), maxsplit=1)[0].upper()
+
+
+def exit_reason(code: int) -> str:
+    """How a process ended, for people: ``exited with 3``, ``was killed by SIGKILL``."""
+    import signal
+
+    if code > 128:
+        try:
+            return f"was killed by {signal.Signals(code - 128).name} (exit code {code})"
+        except ValueError:
+            pass
+    return f"exited with {code}"
 
 
 @dataclass
@@ -110,6 +146,8 @@ class Component:
     stdout: str = ""
     # why a pending job waits (scontrol's Reason=), "None" once it runs
     reason: str = ""
+    # how often Slurm requeued it (scontrol's Restarts=); None where not known
+    restarts: int | None = None
     steps: list[Step] = field(default_factory=list)
 
 
@@ -126,6 +164,8 @@ def parse_sacct(text: str) -> dict[str, dict[int, Component]]:
             raise SlurmOutputError("sacct", line, f"expected {n} '|'-separated fields")
         job_id, name, state, code, nodes, submit, workdir, comment = parts
         m = _JOB_ID.match(job_id)
+        if m is None and _PENDING_TASKS.match(job_id):
+            continue
         if m is None:
             raise SlurmOutputError("sacct", line, f"{job_id!r} is not a job or step id")
         job, offset, step = m.group("job"), int(m.group("offset") or 0), m.group("step")
@@ -162,6 +202,7 @@ def parse_scontrol(text: str) -> dict[int, Component]:
             workdir=fields.get("WorkDir", ""),
             stdout=fields.get("StdOut", ""),
             reason=fields.get("Reason", ""),
+            restarts=int(fields["Restarts"]) if fields.get("Restarts", "").isdigit() else None,
         )
     return comps
 

@@ -5,9 +5,13 @@ replica is a node-sized unit as torchx expects. Replica ``k`` of a role is task 
 ``srun`` step that runs the role (``$SLURM_PROCID``). Per-replica output goes to
 ``slurm-<job id>-<role>-<k>.out|.err`` in the job's working directory, which Slurm itself
 remembers (``WorkDir``), so logs can be found again from anywhere. When a replica's process
-ends, its wrapper writes ``<exit code> <node>`` to ``slurm-<job id>-<role>-<k>.exit`` there:
-Slurm keeps one exit code per step, not per task, so this is how ``describe`` tells which
-replica failed.
+ends, its wrapper writes ``<exit code> <node> <attempt>`` to ``slurm-<job id>-<role>-<k>.exit``
+there: Slurm keeps one exit code per step, not per task, so this is how ``describe`` tells
+which replica failed. ``<attempt>`` is Slurm's restart count, so that a requeued job's
+earlier run is never read as this one's.
+
+Each role's command is a shell function, exported to its ``srun`` tasks: the user's words
+are quoted once, as a person would write them.
 """
 
 from __future__ import annotations
@@ -17,8 +21,9 @@ import re
 import shlex
 from collections.abc import Mapping
 
-from torchx.schedulers._replica_env import TORCHX_RANK0_HOST, replica_env
-from torchx.specs import MISSING, AppDef, CfgVal, Role, SpecsError, macros
+from torchx.schedulers._replica_env import TORCHX_APP_ID, TORCHX_RANK0_HOST
+from torchx.schedulers._replicas import Replica, role_replicas
+from torchx.specs import MISSING, AppDef, CfgVal, Role, SpecsError
 
 # A value exported once for the whole job at the top of the script, not per replica.
 _FROM_JOB = "\x00job\x00"
@@ -44,14 +49,9 @@ def log_name(job_id: str, role: str, k: int | str, stream: str) -> str:
 
 
 def _shell_word(text: str) -> str:
-    """``text`` quoted for bash, with the torchx macros left as shell expansions."""
-    values = macros.Values(
-        img_root=_SENTINELS["img_root"][0],
-        app_id=_SENTINELS["app_id"][0],
-        replica_id=_SENTINELS["replica_id"][0],
-        rank0_env=TORCHX_RANK0_HOST,
-    )
-    quoted = shlex.quote(values.substitute(text))
+    """``text`` (macros filled with the sentinels) quoted for bash, the sentinels turned
+    into shell expansions."""
+    quoted = shlex.quote(text)
     for sentinel, expansion in _SENTINELS.values():
         quoted = quoted.replace(sentinel, f"'\"{expansion}\"'")
     # Drop the empty '' pairs the swap leaves at the ends of a word.
@@ -60,6 +60,13 @@ def _shell_word(text: str) -> str:
     if quoted.endswith("''") and len(quoted) > 2:
         quoted = quoted[:-2]
     return quoted
+
+
+def _shown(text: str) -> str:
+    """``text`` with the sentinels shown as the shell expansions they become."""
+    for sentinel, expansion in _SENTINELS.values():
+        text = text.replace(sentinel, expansion)
+    return text
 
 
 def resource_options(role: Role) -> list[str]:
@@ -103,52 +110,66 @@ def _opt_lines(cfg: Mapping[str, CfgVal], names: tuple[str, ...]) -> list[str]:
 
 
 def _exit_record(role: Role) -> str:
-    """Shell that saves the replica's exit code and node, then exits with that code."""
+    """Shell that saves the replica's exit code, node and attempt, then exits with the code."""
     path = '"$TORCHX_JOB_DIR"/' + log_name('"$TORCHX_APP_ID"', role.name, '"$SLURM_PROCID"', "exit")
     # written whole then renamed, so a reader never sees half a record
     return (
-        f"rc=$?; f={path}; "
-        'printf "%s %s\\n" "$rc" "${SLURMD_NODENAME:-$(hostname)}" > "$f.tmp" && mv "$f.tmp" "$f"; '
-        'exit "$rc"'
+        f"rc=$?; f={path}\n"
+        '    printf "%s %s %s\\n" "$rc" "${SLURMD_NODENAME:-$(hostname)}" "$TORCHX_ATTEMPT" '
+        '> "$f.tmp" && mv "$f.tmp" "$f"\n'
+        '    exit "$rc"'
     )
+
+
+def script_replica(role: Role) -> Replica:
+    """The one replica that stands for every task of ``role``'s ``srun`` step: macros filled
+    with sentinels for the shell expansions (``${SLURM_PROCID}``...), and the replica
+    environment less what the script exports once for the whole job (``TORCHX_APP_ID``,
+    ``TORCHX_RANK0_HOST``, ``MASTER_ADDR``, ``MASTER_PORT``)."""
+    (replica,) = role_replicas(
+        role,
+        app_id=_SENTINELS["app_id"][0],
+        rank0_host=_FROM_JOB,
+        master_port=_FROM_JOB,
+        img_root=_SENTINELS["img_root"][0],
+        replica_id=_SENTINELS["replica_id"][0],
+    )
+    env = {k: v for k, v in replica.env.items() if v != _FROM_JOB and k != TORCHX_APP_ID}
+    return Replica(role, replica.replica_id, replica.filled, env)
 
 
 def replica_exports(role: Role) -> dict[str, str]:
-    """What each replica of ``role`` exports, macros unfilled: the replica environment
-    (``replica_env``) less the variables the script exports once for the whole job
-    (``TORCHX_APP_ID``, ``TORCHX_RANK0_HOST``, ``MASTER_ADDR``, ``MASTER_PORT``)."""
-    env = replica_env(
-        role.env,
-        app_id=_FROM_JOB,
-        role_name=role.name,
-        replica_id=macros.replica_id,
-        rank0_host=_FROM_JOB,
-        defaults={
-            "PYTHONUNBUFFERED": "1",
-            "MASTER_ADDR": _FROM_JOB,
-            "MASTER_PORT": _FROM_JOB,
-            "RANK": macros.replica_id,
-            "WORLD_SIZE": str(role.num_replicas),
-            "GROUP_RANK": macros.replica_id,
-            "ROLE_RANK": macros.replica_id,
-            "ROLE_WORLD_SIZE": str(role.num_replicas),
-            "LOCAL_RANK": "0",
-            "LOCAL_WORLD_SIZE": "1",
-        },
-    )
-    return {k: v for k, v in env.items() if v != _FROM_JOB}
+    """What each replica of ``role`` exports, with the shell expansions it holds."""
+    return {k: _shown(v) for k, v in script_replica(role).env.items()}
 
 
-def _replica_command(role: Role, het_group: int | None) -> str:
-    env = replica_exports(role)
-    exports = " ".join(f"{k}={_shell_word(v)}" for k, v in env.items())
-    argv = " ".join(_shell_word(a) for a in [role.entrypoint, *role.args])
-    inner = f"export {exports}; {argv}; {_exit_record(role)}"
+def _function_name(index: int) -> str:
+    return f"torchx_role_{index}"
+
+
+def _role_function(role: Role, index: int) -> list[str]:
+    """The shell function one replica of ``role`` runs: exports, the command, its record."""
+    replica = script_replica(role)
+    exports = " \\\n        ".join(f"{k}={_shell_word(v)}" for k, v in replica.env.items())
+    argv = " ".join(_shell_word(a) for a in replica.argv)
+    return [
+        f"{_function_name(index)}() {{",
+        f"    export {exports}",
+        f"    {argv}",
+        f"    {_exit_record(role)}",
+        "}",
+        f"export -f {_function_name(index)}",
+    ]
+
+
+def _srun_line(role: Role, index: int, het_group: int | None) -> str:
     out = log_name("${TORCHX_APP_ID}", role.name, "%t", "out")
     err = log_name("${TORCHX_APP_ID}", role.name, "%t", "err")
     group = f" --het-group={het_group}" if het_group is not None else ""
-    flags = f'{group} --job-name={role.name} --output="{out}" --error="{err}"'
-    return f"srun{flags} bash -c {shlex.quote(inner)} &"
+    return (
+        f'srun{group} --job-name={role.name} --kill-on-bad-exit=1 --output="{out}" '
+        f'--error="{err}" bash -c {_function_name(index)} &'
+    )
 
 
 def _role_token(role: Role) -> str:
@@ -196,7 +217,7 @@ def make_script(app: AppDef, cfg: Mapping[str, CfgVal], job_name: str) -> str:
         opts = []
         if i == 0:
             opts += [f"--job-name={job_name}", f"--comment={comment}"]
-            opts += ["--output=slurm-%j.out"]
+            opts += ["--output=slurm-%j.out", "--requeue"]
             opts += _opt_lines(cfg, _JOB_WIDE)
         opts += _opt_lines(cfg, _PER_COMPONENT)
         if cfg.get("exclusive"):
@@ -207,6 +228,10 @@ def make_script(app: AppDef, cfg: Mapping[str, CfgVal], job_name: str) -> str:
         "",
         "set -u",
         'export TORCHX_APP_ID="$SLURM_JOB_ID" TORCHX_IMG_ROOT="$PWD" TORCHX_JOB_DIR="$PWD"',
+        'export TORCHX_ATTEMPT="${SLURM_RESTART_COUNT:-0}"',
+        f"export TORCHX_MAX_RETRIES={min(r.max_retries for r in app.roles)}",
+        "# A first attempt owns every exit record of its job id (one may be reused).",
+        'if [ "$TORCHX_ATTEMPT" = 0 ]; then rm -f -- "slurm-${SLURM_JOB_ID}-"*.exit; fi',
         # Node names need not resolve; NodeAddr is what Slurm itself connects to.
         'first_node=$(scontrol show hostnames "${SLURM_JOB_NODELIST_HET_GROUP_0:-'
         '$SLURM_JOB_NODELIST}" | head -n1)',
@@ -219,12 +244,17 @@ def make_script(app: AppDef, cfg: Mapping[str, CfgVal], job_name: str) -> str:
     ]
     for i, role in enumerate(app.roles):
         lines.append(f"# role {role.name}: {role.num_replicas} replica(s)")
-        lines.append(_replica_command(role, i if het else None))
+        lines += _role_function(role, i)
+        lines.append(_srun_line(role, i, i if het else None))
         lines.append("pids+=($!)")
     lines += [
         "",
         "rc=0",
         'for pid in "${pids[@]}"; do wait "$pid" || rc=$?; done',
+        # As pytorch/torchx does: a failed job runs again while retries are left.
+        'if [ "$rc" != 0 ] && [ "$TORCHX_MAX_RETRIES" -gt "$TORCHX_ATTEMPT" ]; then',
+        '    scontrol requeue "$SLURM_JOB_ID"',
+        "fi",
         'exit "$rc"',
         "",
     ]

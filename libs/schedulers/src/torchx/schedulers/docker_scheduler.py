@@ -22,20 +22,19 @@ import contextlib
 import os
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timezone
 from typing import Any, TypedDict
 
 from torchx.schedulers._api import (
     DescribeAppResponse,
     ListAppResponse,
+    LogRequest,
     Scheduler,
     Stream,
-    filter_regex,
 )
 from torchx.schedulers._container_rules import (
-    check_device_counts,
-    check_image,
-    check_resources,
+    check_image_repo,
+    checked_roles,
     to_dns_label,
 )
 from torchx.schedulers._docker_client import (
@@ -46,10 +45,9 @@ from torchx.schedulers._docker_client import (
     sdk,
 )
 from torchx.schedulers._errors import check_params
-from torchx.schedulers._replica_env import TORCHX_RANK0_HOST, launch_defaults, replica_env
+from torchx.schedulers._replicas import role_replicas
 from torchx.schedulers.ids import make_unique
 from torchx.specs import (
-    MISSING,
     AppDef,
     AppDryRunInfo,
     AppState,
@@ -62,7 +60,6 @@ from torchx.specs import (
     SpecsError,
     VolumeMount,
     is_terminal,
-    macros,
     runopts,
 )
 from torchx.workspace.docker_workspace import (
@@ -157,21 +154,11 @@ def _format(req: DockerRequest) -> str:
 
 
 def _check_app(app: AppDef, cfg: Mapping[str, CfgVal]) -> None:
-    if not app.roles:
-        raise SpecsError("app.roles", [], "an app needs at least one role")
     names: set[str] = set()
-    for role in app.roles:
-        where = f"role {role.name!r}"
-        check_image(f"{where} image", role.image)
-        res = role.resource
-        check_resources(f"{where} resource", res.cpu, res.gpu, res.memMB)
-        check_device_counts(f"{where} resource.devices", res.devices)
-        if res.memMB != -1 and res.memMB < 6:
-            raise SpecsError(f"{where} resource.memMB", res.memMB, "Docker needs at least 6 MiB")
-        if not role.entrypoint or role.entrypoint == MISSING:
-            raise SpecsError(f"{where} entrypoint", role.entrypoint, "give the program to run")
-        if not isinstance(role.num_replicas, int) or role.num_replicas < 1:
-            raise SpecsError(f"{where} num_replicas", role.num_replicas, "a whole number >= 1")
+    for where, role in checked_roles(app.roles):
+        mem = role.resource.memMB
+        if mem != -1 and mem < 6:
+            raise SpecsError(f"{where} resource.memMB", mem, "Docker needs at least 6 MiB")
         name = to_dns_label(role.name, 40)
         if name in names:
             raise SpecsError(f"{where} name", role.name, f"another role is also named {name!r}")
@@ -188,11 +175,8 @@ def _check_app(app: AppDef, cfg: Mapping[str, CfgVal]) -> None:
         raise SpecsError(
             "run option 'copy_env'", copy_env, "a list of variable-name globs, like FOO_*;BAR"
         )
-    repo = cfg.get("image_repo")
-    if repo is not None:
-        check_image("run option 'image_repo'", str(repo))
-        if ":" in str(repo).rsplit("/", 1)[-1]:
-            raise SpecsError("run option 'image_repo'", repo, "give a repository without a tag")
+    if cfg.get("image_repo") is not None:
+        check_image_repo(cfg["image_repo"])
 
 
 def _is_docker_size(text: str) -> bool:
@@ -217,27 +201,11 @@ def build_request(app: AppDef, app_id: str, cfg: Mapping[str, CfgVal]) -> Docker
         if repo and image.startswith(WORKSPACE_REPO + ":"):
             push[image] = f"{repo}:{image.partition(':')[2]}"
             image = push[image]
-        for k in range(role.num_replicas):
-            filled = macros.Values(
-                img_root="", app_id=app_id, replica_id=str(k), rank0_env=TORCHX_RANK0_HOST
-            ).apply(role)
+        for replica in role_replicas(
+            role, app_id=app_id, rank0_host=rank0, master_port=MASTER_PORT, defaults=copied
+        ):
+            k, filled, env = replica.k, replica.filled, replica.env
             name = _container_name(app_id, role.name, k)
-            env = replica_env(
-                filled.env,
-                app_id=app_id,
-                role_name=role.name,
-                replica_id=str(k),
-                rank0_host=rank0,
-                defaults={
-                    **copied,
-                    **launch_defaults(
-                        master_addr=rank0,
-                        master_port=MASTER_PORT,
-                        rank=k,
-                        world_size=role.num_replicas,
-                    ),
-                },
-            )
             host: dict[str, Any] = {
                 "NetworkMode": network,
                 # Docker's 64 MiB default starves DataLoader workers that share tensors.
@@ -537,21 +505,18 @@ class DockerScheduler(DockerWorkspaceMixin, Scheduler[DockerRequest]):
             )
         return out
 
-    def log_iter(
-        self,
-        app_id: str,
-        role_name: str,
-        k: int = 0,
-        regex: str | None = None,
-        since: datetime | None = None,
-        until: datetime | None = None,
-        should_tail: bool = False,
-        streams: Stream | None = None,
-    ) -> Iterable[str]:
-        stream = Stream(streams) if streams is not None else Stream.COMBINED
+    def _replica_log(self, request: LogRequest) -> Iterable[str]:
+        return _lines(self._explained(self._log_chunks(request, timestamps=False)))
+
+    def _replica_log_timed(self, request: LogRequest) -> Iterable[tuple[datetime | None, str]]:
+        chunks = self._explained(self._log_chunks(request, timestamps=True))
+        return (_stamped(line) for line in _lines(chunks))
+
+    def _log_chunks(self, request: LogRequest, timestamps: bool) -> Iterator[bytes]:
+        role_name, k, stream = request.role_name, request.k, request.stream
         matches = [
             c
-            for c in self._containers(app_id)
+            for c in self._containers(request.app_id)
             if c["Config"]["Labels"].get(LABEL_ROLE) == role_name
             and c["Config"]["Labels"].get(LABEL_REPLICA) == str(k)
         ]
@@ -559,7 +524,7 @@ class DockerScheduler(DockerWorkspaceMixin, Scheduler[DockerRequest]):
             raise SpecsError(
                 "replica",
                 f"{role_name}/{k}",
-                f"no such container in app {app_id}; `describe` lists its replicas",
+                f"no such container in app {request.app_id}; `describe` lists its replicas",
             )
         with self._talking():
             chunks: Iterator[bytes] = self._api().logs(
@@ -567,14 +532,15 @@ class DockerScheduler(DockerWorkspaceMixin, Scheduler[DockerRequest]):
                 stdout=stream in (Stream.STDOUT, Stream.COMBINED),
                 stderr=stream in (Stream.STDERR, Stream.COMBINED),
                 stream=True,
-                follow=should_tail,
+                follow=request.follow,
                 # Seconds as floats: the engine keeps the sub-second part.
-                since=None if since is None else since.timestamp(),
-                until=None if until is None else until.timestamp(),
+                since=None if request.since is None else request.since.timestamp(),
+                until=None if request.until is None else request.until.timestamp(),
+                timestamps=timestamps,
             )
-            if not should_tail:
+            if not request.follow:
                 chunks = iter(list(chunks))  # read it all now: the container may go away later
-        return filter_regex(regex, _lines(self._explained(chunks)))
+        return chunks
 
     def _explained(self, chunks: Iterator[bytes]) -> Iterator[bytes]:
         """A followed log, read under ``_talking``: an engine lost meanwhile is one line."""
@@ -669,6 +635,15 @@ def _lines(chunks: Iterable[bytes]) -> Iterator[str]:
             yield line.decode("utf-8", "replace") + "\n"
     if pending:
         yield pending.decode("utf-8", "replace")
+
+
+def _stamped(line: str) -> tuple[datetime | None, str]:
+    """A line the engine prefixed with its time (UTC, RFC 3339): (local time, the line)."""
+    stamp, _, rest = line.partition(" ")
+    t = _parse_time(stamp)
+    if t is None:
+        return None, line
+    return t.replace(tzinfo=timezone.utc).astimezone().replace(tzinfo=None), rest
 
 
 def _parse_time(text: str) -> datetime | None:

@@ -31,11 +31,11 @@ from __future__ import annotations
 import contextlib
 import math
 import os
-import re
 import shutil
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from datetime import datetime
@@ -45,9 +45,9 @@ from typing import Any
 from torchx.schedulers._api import (
     DescribeAppResponse,
     ListAppResponse,
+    LogRequest,
     Scheduler,
-    Stream,
-    filter_regex,
+    in_window,
 )
 from torchx.schedulers._errors import SchedulerError, check_params
 
@@ -88,9 +88,11 @@ from torchx.schedulers._local_request import (
     app_to_json,
     format_request,
     free_port,
+    requeue_cap,
     split_gpus,
     visible_gpus,
 )
+from torchx.schedulers._local_requeue import DEFAULT_MAX_REQUEUES
 from torchx.schedulers._local_state_files import (
     CANCEL_FILE,
     HOUSEKEEPING_INTERVAL,
@@ -106,7 +108,7 @@ from torchx.schedulers._local_state_files import (
     reserve_bytes,
     write_atomic,
 )
-from torchx.schedulers._replica_env import TORCHX_RANK0_HOST, launch_defaults, replica_env
+from torchx.schedulers._replicas import role_replicas
 from torchx.schedulers.ids import make_unique
 from torchx.specs import (
     AppDef,
@@ -117,9 +119,9 @@ from torchx.specs import (
     RoleStatus,
     SpecsError,
     is_terminal,
-    macros,
     runopts,
 )
+from torchx.workspace.dir_workspace import copy_workspace
 
 __all__ = [
     "COMBINED_LOG",
@@ -212,15 +214,25 @@ class LocalScheduler(Scheduler[LocalRequest]):
             "seconds between SIGTERM and SIGKILL when an app is cancelled or restarted",
             default=5.0,
         )
+        opts.add(
+            "max_requeues",
+            int,
+            "how often an app may exit asking to be run again (exit code 75) before it "
+            "counts as FAILED; requeues by `torchx requeue` are not counted",
+            default=DEFAULT_MAX_REQUEUES,
+        )
         return opts
 
     def with_workspace(
         self, app: AppDef, cfg: Mapping[str, CfgVal], workspace: str
     ) -> tuple[AppDef, dict[str, CfgVal]]:
-        path = os.path.abspath(os.path.expanduser(workspace))
-        if not os.path.isdir(path):
-            raise SpecsError("workspace", workspace, "the local_cwd workspace must be a directory")
-        return app, {**cfg, "cwd": path}
+        path = self._workspace_path(workspace)
+        # The app runs in a copy without what .torchxignore lists, as on every scheduler.
+        parent = self.state_dir / self.backend / "workspaces"
+        parent.mkdir(parents=True, exist_ok=True)
+        copy = tempfile.mkdtemp(prefix=f"{os.path.basename(path)}-", dir=parent)
+        copy_workspace(path, copy)
+        return app, {**cfg, "cwd": copy}
 
     def _log_root(self, cfg: Mapping[str, CfgVal]) -> str:
         given = cfg.get("log_dir")
@@ -263,27 +275,15 @@ class LocalScheduler(Scheduler[LocalRequest]):
                 "retry_policy": RetryPolicy(role.retry_policy).value,
                 "num_replicas": role.num_replicas,
             }
-            for k in range(role.num_replicas):
-                filled = macros.Values(
-                    img_root=img_root,
-                    app_id=app_id,
-                    replica_id=str(k),
-                    rank0_env=TORCHX_RANK0_HOST,
-                ).apply(role)
-                env = replica_env(
-                    filled.env,
-                    app_id=app_id,
-                    role_name=role.name,
-                    replica_id=str(k),
-                    rank0_host="127.0.0.1",
-                    defaults=launch_defaults(
-                        master_addr="127.0.0.1",
-                        master_port=port,
-                        rank=k,
-                        world_size=role.num_replicas,
-                        same_host=True,
-                    ),
-                )
+            for replica in role_replicas(
+                role,
+                app_id=app_id,
+                rank0_host="127.0.0.1",
+                master_port=port,
+                img_root=img_root,
+                same_host=True,
+            ):
+                k, filled, env = replica.k, replica.filled, replica.env
                 if self.extra_paths:
                     env["PATH"] = join_path(
                         *self.extra_paths, env.get("PATH") or os.environ.get("PATH")
@@ -328,6 +328,7 @@ class LocalScheduler(Scheduler[LocalRequest]):
             replicas=replicas,
             roles=roles,
             cancel_grace_s=float(grace) if isinstance(grace, (int, float)) else 5.0,
+            max_requeues=requeue_cap(cfg.get("max_requeues")),
             app=app_to_json(app),
         )
         return AppDryRunInfo(req, format_request)
@@ -438,6 +439,7 @@ class LocalScheduler(Scheduler[LocalRequest]):
             app_id=app_id,
             state=state_of(state.get("state", "UNKNOWN")),
             num_restarts=int(state.get("num_restarts", 0)),
+            num_preemptions=int(state.get("num_preemptions", 0)),
             msg=state.get("msg", ""),
             structured_error_msg=state.get("structured_error_msg", ""),
             roles_statuses=list(statuses.values()),
@@ -506,41 +508,29 @@ class LocalScheduler(Scheduler[LocalRequest]):
             own.poll()
         return True
 
-    def log_iter(
-        self,
-        app_id: str,
-        role_name: str,
-        k: int = 0,
-        regex: str | None = None,
-        since: datetime | None = None,
-        until: datetime | None = None,
-        should_tail: bool = False,
-        streams: Stream | None = None,
-    ) -> Iterable[str]:
-        lines: Iterable[str] = self._log_iter(
-            app_id, role_name, k, regex, since, until, should_tail, streams, with_times=False
-        )
-        return lines
+    def _replica_log(self, request: LogRequest) -> Iterable[str]:
+        return in_window(self._timed_lines(request), request.since, request.until)
 
-    def _log_iter(
-        self,
-        app_id: str,
-        role_name: str,
-        k: int,
-        regex: str | None,
-        since: datetime | None,
-        until: datetime | None,
-        should_tail: bool,
-        streams: Stream | None,
-        with_times: bool,
-    ) -> Iterable[Any]:
+    def _replica_log_timed(self, request: LogRequest) -> Iterable[tuple[datetime | None, str]]:
+        lo = request.since.timestamp() if request.since is not None else None
+        hi = request.until.timestamp() if request.until is not None else None
+        return (
+            (datetime.fromtimestamp(t) if t else None, line)
+            for t, line in self._timed_lines(request)
+            if (lo is None or t >= lo) and (hi is None or t <= hi)
+        )
+
+    def _timed_lines(self, request: LogRequest) -> Iterator[tuple[float, str]]:
+        """The replica's ``(unix time, line)`` pairs; an unknown app, role or replica is an
+        error here, before any line is read."""
+        app_id, role_name, k = request.app_id, request.role_name, request.k
         app_dir = self._app_dir(app_id)
         if app_dir is None:
             raise SpecsError(
                 "app id", app_id, f"no such {self.backend} app; `list` shows the known ones"
             )
-        request, _ = self._records.read(app_dir)
-        roles = request.get("roles", {})
+        records, _ = self._records.read(app_dir)
+        roles = records.get("roles", {})
         if role_name not in roles:
             from torchx.specs import closest
 
@@ -550,43 +540,11 @@ class LocalScheduler(Scheduler[LocalRequest]):
             raise SpecsError(
                 "replica", k, f"role {role_name!r} has replicas 0..{count - 1}; pick one of them"
             )
-        stream = Stream(streams) if streams is not None else Stream.COMBINED
         replica_dir = os.path.join(app_dir, role_name, str(k))
         from torchx.schedulers._local_logs import timed_lines
 
-        ended = (lambda: self._ended(app_id)) if should_tail else None
-        lines = timed_lines(replica_dir, stream, ended)
-        lo = since.timestamp() if since is not None else None
-        hi = until.timestamp() if until is not None else None
-        in_window = (
-            (t, line) for t, line in lines if (lo is None or t >= lo) and (hi is None or t <= hi)
-        )
-        if with_times:
-            pattern = re.compile(regex) if regex is not None else None
-            return (
-                (datetime.fromtimestamp(t) if t else None, line)
-                for t, line in in_window
-                if pattern is None or pattern.search(line)
-            )
-        return filter_regex(regex, (line for _, line in in_window))
-
-    def log_iter_timed(
-        self,
-        app_id: str,
-        role_name: str,
-        k: int = 0,
-        regex: str | None = None,
-        since: datetime | None = None,
-        until: datetime | None = None,
-        should_tail: bool = False,
-        streams: Stream | None = None,
-    ) -> Iterable[tuple[datetime | None, str]]:
-        """``log_iter``'s lines, each with the time it was written (``torchx log
-        --timestamps``)."""
-        filter_regex(regex, ())  # a bad pattern is reported before anything is read
-        return self._log_iter(
-            app_id, role_name, k, regex, since, until, should_tail, streams, with_times=True
-        )
+        ended = (lambda: self._ended(app_id)) if request.follow else None
+        return timed_lines(replica_dir, request.stream, ended)
 
     def _ended(self, app_id: str) -> bool:
         desc = self.describe(app_id)
@@ -634,6 +592,14 @@ class LocalScheduler(Scheduler[LocalRequest]):
             f"{killed}",
             f"see {os.path.join(app_dir, META_DIR, SUPERVISOR_LOG)}",
         )
+
+    def requeue(self, app_id: str, timeout: float | None = None) -> DescribeAppResponse:
+        """Stand in for a preemption: warn the app's replicas (SIGTERM), let them
+        checkpoint and exit within ``cancel_grace_seconds``, then start them again under the
+        same app id. Returns once the new attempt has started (or ``timeout`` passed)."""
+        from torchx.schedulers._local_requeue_request import ask_requeue
+
+        return ask_requeue(self, self._records, app_id, timeout)
 
     def close(self) -> None:
         # Apps outlive this object by design; only reap supervisors that already ended.

@@ -25,8 +25,9 @@ import json
 import os
 import re
 import shlex
+import tempfile
 import time
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, TypedDict
@@ -34,13 +35,21 @@ from typing import Any, TypedDict
 from torchx.schedulers._api import (
     DescribeAppResponse,
     ListAppResponse,
+    LogRequest,
     Scheduler,
-    Stream,
-    filter_regex,
+    in_window,
 )
-from torchx.schedulers._errors import SchedulerError, check_params, require
+from torchx.schedulers._errors import SchedulerError, check_params
+from torchx.schedulers._ray_address import (
+    check_address,
+    dashboard_url,
+    job_client,
+    needs_lookup_at_dry_run,
+    request_address,
+)
 from torchx.schedulers._ray_direct import CONFIG_ENV, EVENT_PREFIX
-from torchx.schedulers._replica_env import TORCHX_RANK0_HOST, replica_env
+from torchx.schedulers._replica_env import TORCHX_RANK0_HOST
+from torchx.schedulers._replicas import role_replicas
 from torchx.schedulers.ids import make_unique
 from torchx.specs import (
     AppDef,
@@ -52,9 +61,9 @@ from torchx.specs import (
     RoleStatus,
     SpecsError,
     is_terminal,
-    macros,
     runopts,
 )
+from torchx.workspace.dir_workspace import copy_workspace
 
 BACKEND = "ray"
 ADDRESS_ENV = "RAY_ADDRESS"
@@ -114,6 +123,8 @@ class RayJob:
 
     @property
     def app_id(self) -> str:
+        if not self.address:  # a dry run without an address
+            return self.submission_id
         return f"{_strip_scheme(self.address)}-{self.submission_id}"
 
     def submit_kwargs(self) -> dict[str, Any]:
@@ -161,18 +172,6 @@ def _http(address: str) -> str:
     return address if "://" in address else f"http://{address}"
 
 
-def _check_address(value: str) -> str:
-    rest = _strip_scheme(value).rstrip("/")
-    if value.startswith("ray://") or not re.match(r"^[A-Za-z0-9.\-\[\]:]+:\d+$", rest):
-        raise SpecsError(
-            "run option 'address'",
-            value,
-            "give the dashboard's HOST:PORT or http://HOST:PORT (e.g. 127.0.0.1:8265), "
-            f"or set ${ADDRESS_ENV}",
-        )
-    return f"http://{rest}" if "://" not in value else value.rstrip("/")
-
-
 def _entrypoint_resources(role: dict[str, Any]) -> dict[str, float | int]:
     """A one-replica role's resources as ``submit_job`` reserves them for the entrypoint."""
     resources: dict[str, float | int] = {"entrypoint_num_cpus": role["num_cpus"]}
@@ -215,19 +214,14 @@ class RayScheduler(Scheduler[RayJob]):
         super().__init__(BACKEND, session_name)
         self.address = address
         self._clients: dict[str, Any] = {}
+        self._urls: dict[str, str] = {}  # address as given -> its dashboard's URL
 
     def _client(self, address: str) -> Any:
+        """The job client of the cluster at ``address`` (any form of ``check_address``)."""
         client = self._clients.get(address)
         if client is None:
-            job_submission: Any = require("ray.job_submission", scheduler=BACKEND, extra="ray")
-            try:
-                client = job_submission.JobSubmissionClient(address)
-            except (ConnectionError, RuntimeError) as e:
-                raise SchedulerError(
-                    BACKEND,
-                    f"cannot reach the Ray dashboard at {address} ({e})",
-                    "start the cluster, or give its dashboard with -cfg address=HOST:PORT",
-                ) from None
+            self._urls[address] = dashboard_url(address)
+            client = job_client(self._urls[address])
             self._clients[address] = client
         return client
 
@@ -238,7 +232,8 @@ class RayScheduler(Scheduler[RayJob]):
         opts.add(
             "address",
             str,
-            f"the Ray dashboard address, HOST:PORT or http://HOST:PORT (default: ${ADDRESS_ENV})",
+            "the Ray cluster, as Ray's CLI reads it: http://HOST:PORT (its dashboard), "
+            f"HOST:PORT (dashboard or GCS), ray://HOST:PORT or auto (default: ${ADDRESS_ENV})",
             default=self.address,
         )
         opts.add(
@@ -270,12 +265,9 @@ class RayScheduler(Scheduler[RayJob]):
     def with_workspace(
         self, app: AppDef, cfg: Mapping[str, CfgVal], workspace: str
     ) -> tuple[AppDef, dict[str, CfgVal]]:
-        path = os.path.abspath(os.path.expanduser(workspace))
-        if not os.path.isdir(path):
-            raise SpecsError("workspace", workspace, "the ray workspace must be a directory")
-        return app, {**cfg, "working_dir": path}
+        return app, {**cfg, "working_dir": self._workspace_path(workspace)}
 
-    def _resolve_address(self, cfg: Mapping[str, CfgVal]) -> str:
+    def _given_address(self, cfg: Mapping[str, CfgVal]) -> str | None:
         cluster_file = cfg.get("cluster_config_file")
         if cluster_file:
             from ray.autoscaler import sdk  # the Ray client, as for every Ray request
@@ -287,15 +279,32 @@ class RayScheduler(Scheduler[RayJob]):
                 with open(str(cluster)) as f:
                     cluster = {**yaml.safe_load(f), "cluster_name": str(cfg["cluster_name"])}
             head = sdk.get_head_node_ip(cluster)
-            return _check_address(f"{head}:8265")
-        given = cfg.get("dashboard_address") or cfg.get("address") or os.environ.get(ADDRESS_ENV)
+            return check_address(f"{head}:8265")
+        given = (
+            cfg.get("dashboard_address")
+            or cfg.get("address")
+            or self.address
+            or os.environ.get(ADDRESS_ENV)
+        )
+        return check_address(str(given)) if given else None
+
+    def _resolve_address(self, cfg: Mapping[str, CfgVal]) -> str:
+        """The cluster's address ``cfg`` (or $RAY_ADDRESS) gives, checked; ``_client`` finds
+        its dashboard."""
+        given = self._given_address(cfg)
         if not given:
             raise SpecsError(
                 "run option 'address'",
                 None,
-                f"give the Ray dashboard address (-cfg address=HOST:PORT) or set ${ADDRESS_ENV}",
+                f"give the Ray cluster's address (-cfg address=HOST:PORT) or set ${ADDRESS_ENV}",
             )
-        return _check_address(str(given))
+        return given
+
+    def _dryrun_address(self, cfg: Mapping[str, CfgVal]) -> str:
+        """The dashboard a dry run names; "" when no address is given (a dry run needs no
+        cluster; ``schedule`` then says what is missing)."""
+        given = self._given_address(cfg)
+        return request_address(given) if given else ""
 
     def _runtime_env(self, cfg: Mapping[str, CfgVal], config_json: str | None) -> dict[str, Any]:
         env: dict[str, Any] = {}
@@ -327,7 +336,7 @@ class RayScheduler(Scheduler[RayJob]):
         return env
 
     def _submit_dryrun(self, app: AppDef, cfg: dict[str, CfgVal]) -> AppDryRunInfo[RayJob]:
-        address = self._resolve_address(cfg)
+        address = self._dryrun_address(cfg)
         strategy = str(cfg.get("placement_strategy") or "PACK").upper()
         if strategy not in PLACEMENT_STRATEGIES:
             raise SpecsError(
@@ -336,24 +345,21 @@ class RayScheduler(Scheduler[RayJob]):
                 f"expected one of {', '.join(PLACEMENT_STRATEGIES)}",
             )
         submission_id = make_unique(app.name)
-        app_id = f"{_strip_scheme(address)}-{submission_id}"
+        app_id = f"{_strip_scheme(address)}-{submission_id}" if address else submission_id
         roles: list[dict[str, Any]] = []
         for role in app.roles:
             if role.num_replicas < 1:
                 raise SpecsError(
                     f"role {role.name!r} num_replicas", role.num_replicas, "give 1 or more"
                 )
-            replicas = []
-            for k in range(role.num_replicas):
-                filled = macros.Values(
-                    img_root=".", app_id=app_id, replica_id=str(k), rank0_env=TORCHX_RANK0_HOST
-                ).apply(role)
-                # Rank 0's host is known only on the cluster: the driver adds it.
-                env = replica_env(
-                    filled.env, app_id=app_id, role_name=role.name, replica_id=str(k), rank0_host=""
+            # Rank 0's host and the launch variables are known only on the cluster: the
+            # driver adds them.
+            replicas = [
+                {"argv": r.argv, "env": _without_rank0(r.env)}
+                for r in role_replicas(
+                    role, app_id=app_id, rank0_host="", master_port=None, img_root="."
                 )
-                del env[TORCHX_RANK0_HOST]
-                replicas.append({"argv": [filled.entrypoint, *filled.args], "env": env})
+            ]
             res = role.resource
             roles.append(
                 {
@@ -392,13 +398,29 @@ class RayScheduler(Scheduler[RayJob]):
 
     def schedule(self, dryrun_info: AppDryRunInfo[RayJob]) -> str:
         job = dryrun_info.request
-        client = self._client(job.address)
-        try:
-            client.submit_job(**job.submit_kwargs())
-        except (RuntimeError, ConnectionError) as e:
+        if not job.address:
+            self._resolve_address({})  # says how to give the address
+        if needs_lookup_at_dry_run(job.address):
             raise SchedulerError(
-                BACKEND, f"the cluster at {job.address} refused the job: {e}"
-            ) from None
+                BACKEND,
+                f"the Ray cluster at {job.address} did not answer when the job was dry-run",
+                "start the cluster, then run (or dry-run) again",
+            )
+        client = self._client(job.address)
+        kwargs = job.submit_kwargs()
+        working_dir = job.runtime_env.get("working_dir")
+        with tempfile.TemporaryDirectory(prefix="torchx_ray_") as upload:
+            if working_dir is not None:
+                # What Ray uploads is a copy without what .torchxignore lists: the same
+                # files every scheduler's workspace holds.
+                copy_workspace(str(working_dir), upload)
+                kwargs["runtime_env"] = {**job.runtime_env, "working_dir": upload}
+            try:
+                client.submit_job(**kwargs)
+            except (RuntimeError, ConnectionError) as e:
+                raise SchedulerError(
+                    BACKEND, f"the cluster at {job.address} refused the job: {e}"
+                ) from None
         return job.app_id
 
     # -- finding apps -----------------------------------------------------------------
@@ -412,7 +434,7 @@ class RayScheduler(Scheduler[RayJob]):
                 "expected HOST:PORT-SUBMISSION_ID as printed by run "
                 "(e.g. 127.0.0.1:8265-echo-1a2b3c4d)",
             )
-        return _http(m["address"]), m["sid"]
+        return m["address"], m["sid"]
 
     def _info(self, address: str, sid: str) -> Any | None:
         try:
@@ -479,7 +501,7 @@ class RayScheduler(Scheduler[RayJob]):
             num_restarts=int(reported.get("restarts", 0)),
             msg=msg,
             structured_error_msg=error,
-            ui_url=address,
+            ui_url=self._urls.get(address, _http(address)),
             roles_statuses=list(roles.values()),
         )
 
@@ -499,8 +521,9 @@ class RayScheduler(Scheduler[RayJob]):
                 return self.describe(app_id)
             time.sleep(POLL_INTERVAL_S)
 
-    def list(self) -> list[ListAppResponse]:
-        address = self._resolve_address({"address": self.address})
+    def list(self, cfg: Mapping[str, CfgVal] | None = None) -> list[ListAppResponse]:
+        """The torchx jobs of the cluster ``cfg``'s address (or $RAY_ADDRESS) names."""
+        address = self._resolve_address(cfg or {})
         out = []
         for job in self._client(address).list_jobs():
             meta = job.metadata or {}
@@ -518,17 +541,8 @@ class RayScheduler(Scheduler[RayJob]):
         out.sort(key=lambda r: r.submitted_at or datetime.min)
         return out
 
-    def log_iter(
-        self,
-        app_id: str,
-        role_name: str,
-        k: int = 0,
-        regex: str | None = None,
-        since: datetime | None = None,
-        until: datetime | None = None,
-        should_tail: bool = False,
-        streams: Stream | None = None,
-    ) -> Iterable[str]:
+    def _replica_log(self, request: LogRequest) -> Iterable[str]:
+        app_id, role_name, k = request.app_id, request.role_name, request.k
         address, sid = self._split(app_id)
         info = self._info(address, sid)
         if info is None:
@@ -546,33 +560,25 @@ class RayScheduler(Scheduler[RayJob]):
                 k,
                 f"role {role_name!r} has replicas 0..{counts[role_name] - 1}; pick one of them",
             )
-        stream = Stream(streams) if streams is not None else Stream.COMBINED
-        wanted = {"stdout": {"o"}, "stderr": {"e"}, "combined": {"o", "e"}}[stream.value]
-        lo = since.timestamp() if since is not None else None
-        hi = until.timestamp() if until is not None else None
-
-        def keep(e: dict[str, Any]) -> bool:
-            return (
-                e["r"] == role_name
-                and e["k"] == k
-                and e["s"] in wanted
-                and (lo is None or e["t"] >= lo)
-                and (hi is None or e["t"] <= hi)
-            )
-
-        lines = (str(e["l"]) for e in self._events(address, sid, should_tail) if keep(e))
-        return filter_regex(regex, lines)
-
-    def _events(self, address: str, sid: str, follow: bool) -> Iterator[dict[str, Any]]:
+        wanted = {"stdout": {"o"}, "stderr": {"e"}, "combined": {"o", "e"}}[request.stream.value]
         seen = 0
-        while True:
-            ended = not follow or self._client(address).get_job_status(sid).is_terminal()
+
+        def new_events() -> list[dict[str, Any]]:
+            nonlocal seen
             logs = self._record(address, sid).logs
-            yield from logs[seen:]
-            seen = len(logs)
-            if ended:
-                return
-            time.sleep(POLL_INTERVAL_S)
+            fresh, seen = logs[seen:], len(logs)
+            return fresh
+
+        timed = (
+            (float(e["t"]), str(e["l"]))
+            for e in self._follow(app_id, new_events, request.follow, POLL_INTERVAL_S)
+            if e["r"] == role_name and e["k"] == k and e["s"] in wanted
+        )
+        return in_window(timed, request.since, request.until)
+
+    def _ended(self, app_id: str) -> bool:
+        address, sid = self._split(app_id)
+        return bool(self._client(address).get_job_status(sid).is_terminal())
 
     # -- control ----------------------------------------------------------------------
 
@@ -597,6 +603,10 @@ class RayScheduler(Scheduler[RayJob]):
 
     def close(self) -> None:
         self._clients.clear()
+
+
+def _without_rank0(env: dict[str, str]) -> dict[str, str]:
+    return {k: v for k, v in env.items() if k != TORCHX_RANK0_HOST}
 
 
 def create_scheduler(session_name: str, address: str | None = None, **params: Any) -> RayScheduler:

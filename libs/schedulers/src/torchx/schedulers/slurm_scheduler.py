@@ -10,12 +10,12 @@ it from any directory and any process. The commands run with the caller's enviro
 
 from __future__ import annotations
 
+import itertools
 import os
 import re
 import shlex
 import shutil
 import subprocess
-import time
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -25,21 +25,25 @@ from typing import Any, TypedDict
 from torchx.schedulers._api import (
     DescribeAppResponse,
     ListAppResponse,
+    LogRequest,
     Scheduler,
     Stream,
-    filter_regex,
 )
 from torchx.schedulers._errors import SchedulerError, check_params
+from torchx.schedulers._file_lines import FileLines
 from torchx.schedulers._slurm_parse import _STATES as _SLURM_STATES
 from torchx.schedulers._slurm_parse import (
     SACCT_FIELDS,
     Component,
+    ExitRecord,
     SlurmOutputError,
     app_state,
+    exit_reason,
     parse_sacct,
     parse_scontrol,
     read_exit_record,
     roles_from_comment,
+    state_word,
 )
 from torchx.schedulers._slurm_script import (
     _JOB_WIDE,
@@ -62,13 +66,18 @@ from torchx.specs import (
     is_terminal,
     runopts,
 )
+from torchx.workspace.dir_workspace import DirWorkspaceMixin, copy_workspace
 
 BACKEND = "slurm"
 TAIL_INTERVAL = 0.2
 _TIMEOUT = 60
-_JOB_ID = re.compile(r"^\d+$")
+# a job, or task I of array job A as A_I (the id Slurm's commands take)
+_JOB_ID = re.compile(r"^\d+(?:_\d+)?$")
+_PENDING_TASKS = re.compile(r"^\d+_\[[^\]]*\]$")
 # How far back ``list`` asks accounting for ended jobs.
 LIST_DAYS = 7
+# Slurm's words for a job it ended itself: said as they are, not as the exit code they cause.
+_ENDED_BY_SLURM = ("TIMEOUT", "NODE_FAIL", "OUT_OF_MEMORY", "PREEMPTED", "DEADLINE", "BOOT_FAIL")
 # sbatch's spellings of run options, accepted as aliases.
 _ALIASES = {"mail-user": "mail_user", "mail-type": "mail_type"}
 # What sbatch says, mapped to the run option or field that would fix it.
@@ -184,8 +193,15 @@ def _slurm_message(proc: subprocess.CompletedProcess[str]) -> str:
     return "; ".join(lines) or f"exit code {proc.returncode}"
 
 
-class SlurmScheduler(Scheduler[SlurmBatchRequest]):
-    """Submits apps with sbatch; see the module docstring."""
+class SlurmScheduler(DirWorkspaceMixin, Scheduler[SlurmBatchRequest]):
+    """Submits apps with sbatch; see the module docstring.
+
+    A workspace (``--workspace``) is copied into ``job_dir`` when the job is submitted,
+    without what its ``.torchxignore`` lists; the torchx CLI copies the current directory
+    by default, as pytorch/torchx does.
+    """
+
+    log_streams = (Stream.STDOUT, Stream.STDERR)
 
     def __init__(self, session_name: str = "torchx", use_sacct: bool | None = None) -> None:
         """``use_sacct``: None asks sacct when accounting answers, False never does."""
@@ -220,13 +236,26 @@ class SlurmScheduler(Scheduler[SlurmBatchRequest]):
         )
         return opts
 
+    def workspace_opts(self) -> runopts:
+        return runopts()  # job_dir and workspace are among the scheduler's own options
+
     def with_workspace(
         self, app: AppDef, cfg: Mapping[str, CfgVal], workspace: str
     ) -> tuple[AppDef, dict[str, CfgVal]]:
-        path = os.path.abspath(os.path.expanduser(workspace))
-        if not os.path.isdir(path):
-            raise SpecsError("workspace", workspace, "the slurm workspace must be a directory")
-        return app, {**cfg, "workspace": path}
+        # Copied at submit rather than now, so that a dryrun writes nothing and a refused
+        # job leaves nothing behind.
+        return app, {**cfg, "workspace": self._workspace_path(workspace)}
+
+    def default_workspace(self, cfg: Mapping[str, CfgVal]) -> str | None:
+        """The current directory, where a ``job_dir`` is new or empty: the job then finds
+        the files next to the command that launched it, as with pytorch/torchx."""
+        job_dir = cfg.get("job_dir")
+        if not job_dir:
+            return None
+        path = os.path.abspath(os.path.expanduser(str(job_dir)))
+        if os.path.isdir(path) and os.listdir(path):
+            return None  # a job_dir that already holds files is used as it is
+        return os.getcwd()
 
     def _submit_dryrun(
         self, app: AppDef, cfg: dict[str, CfgVal]
@@ -276,11 +305,14 @@ class SlurmScheduler(Scheduler[SlurmBatchRequest]):
                         req.job_dir,
                         "it already holds files; give a new or empty directory for a workspace",
                     )
-                # copytree creates job_dir itself and refuses an existing one.
-                if os.path.isdir(req.job_dir):
-                    os.rmdir(req.job_dir)
-                shutil.copytree(req.workspace, req.job_dir, symlinks=True)
-                created = req.job_dir
+                if not os.path.isdir(req.job_dir):
+                    os.makedirs(req.job_dir)
+                    created = req.job_dir
+                try:
+                    copy_workspace(req.workspace, req.job_dir)
+                except BaseException:
+                    _empty(req.job_dir, remove=created is not None)
+                    raise
             elif not os.path.isdir(req.job_dir):
                 os.makedirs(req.job_dir)
                 created = req.job_dir
@@ -289,6 +321,8 @@ class SlurmScheduler(Scheduler[SlurmBatchRequest]):
             if created is not None:
                 # Nothing of a refused job is left behind.
                 shutil.rmtree(created, ignore_errors=True)
+            elif req.workspace and req.job_dir:
+                _empty(req.job_dir, remove=False)
             raise self._submit_error(proc, dryrun_info.cfg)
         job_id = proc.stdout.strip().split(";")[0]
         if not _JOB_ID.match(job_id):
@@ -361,14 +395,18 @@ class SlurmScheduler(Scheduler[SlurmBatchRequest]):
         live = self._scontrol(app_id)
         if not comps:
             return live
-        # Only scontrol knows where the output went; sacct knows steps and old jobs, but
-        # may not have recorded every component of a heterogeneous job yet.
+        # Only scontrol knows where the output went and how often the job was requeued,
+        # and its state is the current one (accounting learns of a requeue later); sacct
+        # knows steps and old jobs, but may not have recorded every component of a
+        # heterogeneous job yet.
         for offset, comp in live.items():
             comps.setdefault(offset, comp)
         for offset, comp in comps.items():
             if offset in live:
+                comp.state = live[offset].state
                 comp.reason = live[offset].reason
                 comp.stdout = live[offset].stdout
+                comp.restarts = live[offset].restarts
                 comp.workdir = comp.workdir or live[offset].workdir
                 if not comp.comment:
                     comp.comment = live[offset].comment
@@ -397,15 +435,26 @@ class SlurmScheduler(Scheduler[SlurmBatchRequest]):
             steps = comp.steps
             name, count = roles[offset] if offset < len(roles) else ("", 1)
             name = name or (steps[-1].name if steps else "") or f"component-{offset}"
-            replicas = self._replica_statuses(app_id, name, count, comp, state, job_dir)
+            replicas = self._replica_statuses(
+                app_id, name, count, comp, state, job_dir, leader.restarts
+            )
+            slurm_word = state_word(comp.state)
             for r in replicas:
                 if r.state == AppState.FAILED:
                     who = name if count == 1 else f"{name} replica {r.id}"
-                    failed.append(f"{who} exited with {r.exit_code}")
+                    if slurm_word in _ENDED_BY_SLURM:
+                        # Slurm ended it (a time limit...): its word says why, not the
+                        # signal it sent.
+                        failed.append(f"{who}: {slurm_word}")
+                    elif r.exit_code is not None:
+                        failed.append(f"{who} {exit_reason(r.exit_code)}")
+                    else:
+                        failed.append(f"{who}: {slurm_word or 'FAILED'}")
             roles_statuses.append(RoleStatus(name, replicas))
         return DescribeAppResponse(
             app_id=app_id,
             state=state,
+            num_restarts=leader.restarts or 0,
             msg="; ".join(failed) or _pending_reason(state, comps) or leader.state,
             roles_statuses=roles_statuses,
             # replica counts let callers (e.g. ``torchx log``) find every replica's output
@@ -420,34 +469,40 @@ class SlurmScheduler(Scheduler[SlurmBatchRequest]):
         comp: Component,
         job_state: AppState,
         job_dir: str,
+        attempt: int | None,
     ) -> list[ReplicaStatus]:
-        """One status per task of the role's step: its own exit record where the job
-        directory shows it, else what Slurm says of the whole step."""
+        """One status per task of the role's step: its own exit record of this attempt
+        where the job directory shows it, else what Slurm says of the whole step."""
         step = comp.steps[-1] if comp.steps else None
         step_state = app_state(step.state) if step else app_state(comp.state)
         if step is None and not is_terminal(step_state) and is_terminal(job_state):
             step_state = job_state
+        if not is_terminal(job_state) and is_terminal(step_state):
+            # A requeued job's steps are its previous run's until this run starts its own.
+            step, step_state = None, job_state
+        submitted = _submitted(comp.submit)
         out = []
         for k in range(count):
-            record = _exit_record(job_dir, app_id, role, k)
+            record = _exit_record(job_dir, app_id, role, k, attempt, submitted)
             if record is None:
                 # Slurm keeps one exit code per step: it is this replica's only if alone.
                 code = (
                     step.exit_code
-                    if step and (count == 1 or step_state == AppState.SUCCEEDED)
+                    if step
+                    and is_terminal(step_state)
+                    and (count == 1 or step_state == AppState.SUCCEEDED)
                     else None
                 )
                 host = step.nodes if step else comp.nodes
                 out.append(ReplicaStatus(k, step_state, role, hostname=host, exit_code=code))
                 continue
-            code, node = record
-            if code == 0:
+            if record.code == 0:
                 rstate = AppState.SUCCEEDED
             elif job_state == AppState.CANCELLED:
                 rstate = AppState.CANCELLED
             else:
                 rstate = AppState.FAILED
-            out.append(ReplicaStatus(k, rstate, role, hostname=node, exit_code=code))
+            out.append(ReplicaStatus(k, rstate, role, hostname=record.node, exit_code=record.code))
         return out
 
     def list(self) -> list[ListAppResponse]:
@@ -462,7 +517,7 @@ class SlurmScheduler(Scheduler[SlurmBatchRequest]):
         if self._use_sacct is not False:
             out.update(self._list_sacct())
         out.update(self._list_squeue())
-        return sorted(out.values(), key=lambda r: int(r.app_id))
+        return sorted(out.values(), key=lambda r: [int(x) for x in re.findall(r"\d+", r.app_id)])
 
     def _list_sacct(self) -> dict[str, ListAppResponse]:
         proc = _run(
@@ -500,7 +555,9 @@ class SlurmScheduler(Scheduler[SlurmBatchRequest]):
             parts = line.split("|", 4)
             # a heterogeneous job shows one line per component, as JOBID+OFFSET
             job_id, _, offset = parts[0].partition("+")
-            if len(parts) != 5 or not job_id.isdigit() or not (offset or "0").isdigit():
+            if _PENDING_TASKS.match(job_id):
+                continue  # array tasks not started yet: they have no app id of their own
+            if len(parts) != 5 or not _JOB_ID.match(job_id) or not (offset or "0").isdigit():
                 raise SlurmOutputError(
                     "squeue", line, "expected JOBID[+OFFSET]|NAME|STATE|NODELIST|COMMENT"
                 )
@@ -525,60 +582,22 @@ class SlurmScheduler(Scheduler[SlurmBatchRequest]):
             return os.path.dirname(lead.stdout)
         return None
 
-    def log_iter(
-        self,
-        app_id: str,
-        role_name: str,
-        k: int = 0,
-        regex: str | None = None,
-        since: datetime | None = None,
-        until: datetime | None = None,
-        should_tail: bool = False,
-        streams: Stream | None = None,
-    ) -> Iterable[str]:
-        if streams == Stream.COMBINED:
-            raise SpecsError(
-                "streams",
-                streams.value,
-                "Slurm writes stdout and stderr to separate files; ask for stdout or stderr",
-            )
-        suffix = "err" if streams == Stream.STDERR else "out"
-        log_dir = self._log_dir(app_id)
+    def _replica_log(self, request: LogRequest) -> Iterable[str]:
+        suffix = "err" if request.stream == Stream.STDERR else "out"
+        log_dir = self._log_dir(request.app_id)
         if log_dir is None:
             raise SpecsError(
-                "app_id", app_id, "Slurm no longer knows this job or where it ran (see sacct)"
+                "app_id",
+                request.app_id,
+                "Slurm no longer knows this job or where it ran (see sacct)",
             )
-        path = Path(log_dir) / log_name(app_id, role_name, k, suffix)
-        lines = self._read_lines(app_id, path, should_tail)
-        return filter_regex(regex, _cut_by_time(lines, path, since, until))
-
-    def _read_lines(self, app_id: str, path: Path, should_tail: bool) -> Iterator[str]:
-        if not should_tail:
-            if not path.exists():
-                return iter(())
-            return iter(path.read_text(errors="replace").splitlines(keepends=True))
-        return self._tail(app_id, path)
-
-    def _tail(self, app_id: str, path: Path) -> Iterator[str]:
-        pos = 0
-        pending = ""
-        while True:
-            desc = self.describe(app_id)
-            done = desc is None or is_terminal(desc.state)
-            if path.exists():
-                with open(path, errors="replace") as f:
-                    f.seek(pos)
-                    chunk = f.read()
-                    pos = f.tell()
-                pending += chunk
-                *full, pending = pending.split("\n")
-                for line in full:
-                    yield line + "\n"
-            if done:
-                if pending:
-                    yield pending
-                return
-            time.sleep(TAIL_INTERVAL)
+        path = Path(log_dir) / log_name(request.app_id, request.role_name, request.k, suffix)
+        reader = FileLines(path)
+        lines = itertools.chain(
+            self._follow(request.app_id, reader.new_lines, request.follow, TAIL_INTERVAL),
+            reader.rest(),
+        )
+        return _cut_by_time(lines, path, request.since, request.until)
 
     # -- control ----------------------------------------------------------------------
 
@@ -588,15 +607,52 @@ class SlurmScheduler(Scheduler[SlurmBatchRequest]):
             raise SlurmError(f"scancel {app_id} failed: {_slurm_message(proc)}")
 
 
-def _exit_record(job_dir: str, app_id: str, role: str, k: int) -> tuple[int, str] | None:
+def _empty(path: str, *, remove: bool) -> None:
+    """Remove ``path`` (``remove``) or what it holds: a copy that did not become a job."""
+    if remove:
+        shutil.rmtree(path, ignore_errors=True)
+        return
+    for entry in os.scandir(path):
+        if entry.is_dir(follow_symlinks=False):
+            shutil.rmtree(entry.path, ignore_errors=True)
+        else:
+            os.unlink(entry.path)
+
+
+def _exit_record(
+    job_dir: str, app_id: str, role: str, k: int, attempt: int | None, submitted: float | None
+) -> ExitRecord | None:
+    """Replica ``k``'s record of this attempt of the job; None while it runs.
+
+    A record of another attempt (before a requeue), or older than the job itself (a job id
+    that a reset cluster gave out again), is not this run's and is not read.
+    """
     if not job_dir:
         return None
+    path = Path(job_dir) / log_name(app_id, role, k, "exit")
     try:
-        text = (Path(job_dir) / log_name(app_id, role, k, "exit")).read_text()
+        text = path.read_text()
+        written = path.stat().st_mtime
     except OSError:
         # not ended yet, or the job directory is not visible from here
         return None
-    return read_exit_record(text)
+    record = read_exit_record(text)
+    if record is None:
+        return None
+    if attempt is not None and record.attempt is not None and record.attempt != attempt:
+        return None
+    # Slurm's times have whole seconds: a record from this job is at most that much older.
+    if submitted is not None and written < submitted - 1:
+        return None
+    return record
+
+
+def _submitted(text: str) -> float | None:
+    """Slurm's ``Submit``/``SubmitTime`` (local time, whole seconds) as a Unix time."""
+    try:
+        return datetime.fromisoformat(text).timestamp()
+    except ValueError:
+        return None
 
 
 def _refused(state: str, nodes: str) -> bool:

@@ -36,6 +36,11 @@ class WorkspaceMixin(abc.ABC, Generic[T]):
         """The run options the workspace adds to the scheduler's."""
         return runopts()
 
+    def default_workspace(self, cfg: Mapping[str, CfgVal]) -> str | None:
+        """The workspace the ``torchx`` CLI uses when none is given, under the resolved run
+        options ``cfg``; None: run without one."""
+        return None
+
     @abc.abstractmethod
     def build_workspace_and_update_role(
         self, role: Role, workspace: str, cfg: Mapping[str, CfgVal]

@@ -12,8 +12,15 @@ from torchx.workspace.api import WorkspaceMixin, walk_workspace
 
 
 def copy_workspace(workspace: str, target: str) -> None:
-    """Copy the files of ``workspace`` that ``.torchxignore`` keeps into ``target``."""
+    """Copy the files of ``workspace`` that ``.torchxignore`` keeps into ``target``.
+
+    A ``target`` inside ``workspace`` is left out of the copy (not copied into itself).
+    """
+    inside = os.path.relpath(os.path.abspath(target), os.path.abspath(workspace))
+    skip = None if inside.startswith("..") else inside.replace(os.sep, "/") + "/"
     for rel in walk_workspace(workspace):
+        if skip is not None and (rel + "/").startswith(skip):
+            continue
         src = os.path.join(workspace, *rel.split("/"))
         dst = os.path.join(target, *rel.split("/"))
         os.makedirs(os.path.dirname(dst), exist_ok=True)

@@ -7,13 +7,15 @@ scheduler mix this in; registry credentials are those ``docker login`` stored.
 
 from __future__ import annotations
 
+import io
+import os
 import sys
 from collections.abc import Iterable, Mapping
-from typing import Any, TextIO
+from typing import IO, Any, TextIO
 
 from torchx.schedulers._errors import SchedulerError, require
 from torchx.specs import AppDef, CfgVal, Role, SpecsError, runopts
-from torchx.workspace.api import WorkspaceMixin, read_ignore_patterns
+from torchx.workspace.api import WorkspaceMixin, walk_workspace
 
 # The local repository workspace images are tagged in; their tag is a hash of the image id.
 WORKSPACE_REPO = "torchx-workspace"
@@ -84,12 +86,7 @@ class DockerWorkspaceMixin(WorkspaceMixin[ImagesToPush]):
     def build_workspace_image(self, base_image: str, workspace: str, quiet: bool = True) -> str:
         """Build ``base_image`` + ``workspace``; returns the new image's local tag."""
         docker = require("docker", scheduler=self._workspace_owner(), extra="docker")
-        dockerfile = DEFAULT_DOCKERFILE.decode()
-        context = docker.utils.build.tar(  # type: ignore[attr-defined]
-            workspace,
-            exclude=read_ignore_patterns(workspace),
-            dockerfile=(TORCHX_DOCKERFILE, dockerfile),
-        )
+        context = build_context(workspace, DEFAULT_DOCKERFILE.decode())
         client = self._docker_client
         try:
             events = client.api.build(
@@ -193,6 +190,26 @@ class DockerWorkspaceMixin(WorkspaceMixin[ImagesToPush]):
                 )
 
 
+def build_context(workspace: str, dockerfile: str) -> IO[bytes]:
+    """The build context of a workspace image: a tar of the files ``.torchxignore`` keeps
+    (``walk_workspace``, the matcher every workspace uses) and ``dockerfile``, spooled to
+    disk past a few MiB."""
+    import tarfile
+    import tempfile
+
+    out = tempfile.SpooledTemporaryFile(max_size=8 * 1024 * 1024)  # noqa: SIM115 -- returned
+    with tarfile.open(fileobj=out, mode="w") as tar:
+        for rel in walk_workspace(workspace):
+            tar.add(os.path.join(workspace, *rel.split("/")), arcname=rel, recursive=False)
+        data = dockerfile.encode()
+        info = tarfile.TarInfo(TORCHX_DOCKERFILE)
+        info.size = len(data)
+        info.mode = 0o644
+        tar.addfile(info, io.BytesIO(data))
+    out.seek(0)
+    return out
+
+
 def credential_helper_failed(scheduler: str, transfer: str, error: BaseException) -> SchedulerError:
     """``transfer`` (``pushing IMAGE ...``) found no credentials: the helper that docker
     login's store names failed or is missing."""
@@ -227,5 +244,6 @@ __all__ = [
     "WORKSPACE_REPO",
     "DockerWorkspaceMixin",
     "ImagesToPush",
+    "build_context",
     "print_push_events",
 ]

@@ -65,6 +65,9 @@ _LAZY = {
         "torchx.specs._component",
     ),
     "ArgType": "torchx.specs._arg_types",
+    "all_component_functions": "torchx.specs._discovery",
+    "find_component_function": "torchx.specs._discovery",
+    "is_component_function": "torchx.specs._discovery",
     "ParsedArgs": "torchx.specs._component_argv",
     "UnknownComponentArgumentError": "torchx.specs._component_argv",
     "Docstring": "torchx.specs._docstring",
@@ -96,6 +99,11 @@ if TYPE_CHECKING:
         validate_component,
     )
     from torchx.specs._component_argv import ParsedArgs, UnknownComponentArgumentError
+    from torchx.specs._discovery import (
+        all_component_functions,
+        find_component_function,
+        is_component_function,
+    )
     from torchx.specs._docstring import Docstring, parse_docstring
     from torchx.specs._named_resources import AWS as AWS_NAMED_RESOURCES
     from torchx.specs._named_resources import GENERIC as GENERIC_NAMED_RESOURCES
@@ -168,10 +176,13 @@ __all__ = [
     "UnknownComponentArgumentError",
     "UnknownSchedulerException",
     "VolumeMount",
+    "all_component_functions",
     "closest",
+    "find_component_function",
     "get_component_schema",
     "get_named_resources",
     "get_type_name",
+    "is_component_function",
     "is_started",
     "is_terminal",
     "load_group",

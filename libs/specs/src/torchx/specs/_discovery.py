@@ -8,6 +8,8 @@
   (``utils.echo``). Each entry point ``PREFIX = module`` of the ``torchx.components`` group
   adds the components of ``module`` as ``PREFIX.<relative name>``; a prefix starting with
   ``_`` adds them with no prefix (0.7's ``_0 = my_project.bar``).
+- The full module path of a component function (``torchx.components.utils.echo``) names it
+  too.
 - ``path/to/file.py:fn`` and ``path/to/file.py`` name a function of a file. The file is
   read with ``ast`` first and imported only when it defines that function (or, with no
   ``:fn``, exactly one function that returns an ``AppDef``), so a plain script given by
@@ -20,8 +22,6 @@ import ast
 import importlib
 import importlib.util
 import inspect
-import logging
-import pkgutil
 import sys
 import types
 from collections.abc import Callable, Iterator
@@ -33,8 +33,6 @@ from torchx.specs._errors import ComponentNotFoundException, SpecsError, closest
 
 BUILTIN_MODULE = "torchx.components"
 ENTRY_POINT_GROUP = "torchx.components"
-
-logger = logging.getLogger("torchx.specs.finder")
 
 ComponentFn = Callable[..., AppDef]
 
@@ -54,6 +52,8 @@ def _submodules(module: types.ModuleType) -> Iterator[types.ModuleType]:
         yield module
     if not hasattr(module, "__path__"):
         return
+    import pkgutil  # only when listing: a lookup by name imports one module
+
     for info in pkgutil.iter_modules(module.__path__, prefix=f"{module.__name__}."):
         if info.name.rpartition(".")[2].startswith("_"):
             continue  # private helpers hold no components
@@ -86,7 +86,7 @@ def _plugins() -> list[tuple[str, str, str]]:
     ]
 
 
-def all_components() -> dict[str, ComponentFn]:
+def all_component_functions() -> dict[str, ComponentFn]:
     """Every builtin and entry-point component, by name, sorted.
 
     A plug-in that cannot be imported is left out with a warning naming it, so one broken
@@ -97,7 +97,9 @@ def all_components() -> dict[str, ComponentFn]:
         try:
             found.update(module_components(module, prefix))
         except Exception as e:
-            logger.warning(
+            import logging
+
+            logging.getLogger("torchx.specs.finder").warning(
                 "torchx: skipping the components of plug-in %r (%s = %s): %s: %s",
                 ep_name,
                 ep_name,
@@ -119,7 +121,7 @@ def _in_module(module_name: str, fn_name: str) -> ComponentFn | None:
     return fn if is_component_function(fn, module) else None
 
 
-def find_component(name: str) -> tuple[str, ComponentFn]:
+def find_component_function(name: str) -> tuple[str, ComponentFn]:
     """The component called ``name`` (see the module docstring): ``(name, function)``.
 
     A builtin is found by importing its one module, an entry-point component by importing
@@ -142,10 +144,23 @@ def find_component(name: str) -> tuple[str, ComponentFn]:
         fn = _in_module(".".join([module, *rel_parts[:-1]]), rel_parts[-1])
         if fn is not None:
             return name, fn
-    known = list(all_components())
+    # the full module path of a component function (``torchx.components.utils.echo``), as
+    # 0.7's CLI docs show; only a module that exists is imported
+    if len(parts) > 1 and _module_exists(".".join(parts[:-1])):
+        fn = _in_module(".".join(parts[:-1]), parts[-1])
+        if fn is not None:
+            return name, fn
+    known = list(all_component_functions())
     raise ComponentNotFoundException(
         "component", name, closest(name, known) + " (`torchx builtins` lists them all)"
     )
+
+
+def _module_exists(module: str) -> bool:
+    try:
+        return importlib.util.find_spec(module) is not None
+    except (ImportError, ValueError):
+        return False
 
 
 # -- components in a file ---------------------------------------------------------------

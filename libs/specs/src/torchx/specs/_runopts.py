@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 
@@ -139,13 +140,19 @@ class runopts:
         return resolved
 
     def cfg_from_str(self, text: str) -> dict[str, CfgVal]:
-        """Parse ``k=v,list=a;b,map=k1:v1;k2:v2`` into typed values."""
+        """Parse ``k=v,list=a;b,map=k1:v1;k2:v2`` into typed values, as pytorch/torchx 0.7:
+        pairs are separated by ``,`` or ``;`` (``FOO=v1;v2;BAR=v3`` gives FOO the list
+        ``v1;v2``), and keys this object does not declare are left out (``-cfg`` and
+        config files check them first, naming the closest option)."""
         return {
-            name: parse_value(name, value, self._opts[name].opt_type)
-            if name in self._opts
-            else value
+            name: self.value_from_str(name, value)
             for name, value in split_cfg(text).items()
+            if name in self._opts
         }
+
+    def value_from_str(self, name: str, text: str) -> CfgVal:
+        """The value of option ``name`` read from ``text`` (a config file's value)."""
+        return parse_value(name, text, self._opts[name].opt_type)
 
     def __str__(self) -> str:
         if not self._opts:
@@ -157,23 +164,35 @@ class runopts:
         return "\n".join(rows)
 
 
+_CFG_KEY = re.compile(r"^\s*([A-Za-z_][A-Za-z0-9_-]*)\s*=")
+
+
 def split_cfg(text: str) -> dict[str, str]:
-    """Split ``k=v,k2=v2`` into raw strings; values may hold ``;``, ``:`` and ``=``."""
+    """Split ``k=v,k2=v2`` (or ``k=v;k2=v2``) into raw strings, as pytorch/torchx 0.7's
+    ``to_dict``: a ``,`` or ``;`` followed by ``NAME=`` starts the next pair, any other
+    stays in the value (a list ``a;b``, a map ``k1:v1;k2:v2``, ``--gres=gpu:1``). A value
+    written ``''`` or ``""`` is empty."""
     out: dict[str, str] = {}
     last: str | None = None
-    for part in text.split(","):
-        if not part.strip():
+    for part in re.split(r"([,;])", text):
+        if part in (",", ";"):
+            if last is not None:
+                out[last] += part
             continue
-        key, sep, value = part.partition("=")
-        if sep and key.strip() and key.strip().isidentifier():
-            last = key.strip()
-            out[last] = value.strip()
+        m = _CFG_KEY.match(part)
+        if m:
+            last = m.group(1)
+            out[last] = part[m.end() :]
         elif last is not None:
-            # a comma inside a value (``--cfg tags=a,b``): keep it with the previous key
-            out[last] += "," + part
-        else:
+            out[last] += part
+        elif part.strip():
             raise SpecsError("cfg", text, f"{part!r} is not key=value; use k1=v1,k2=v2")
-    return out
+    # the delimiter before the next key belongs to no value
+    return {k: _unquote(v.strip().rstrip(",;").strip()) for k, v in out.items()}
+
+
+def _unquote(value: str) -> str:
+    return "" if value in ("''", '""') else value
 
 
 def parse_value(name: str, text: str, opt_type: type) -> CfgVal:

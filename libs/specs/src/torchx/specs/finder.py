@@ -24,9 +24,9 @@ from torchx.specs._component import (
 )
 from torchx.specs._discovery import (
     BUILTIN_MODULE,
-    all_components,
+    all_component_functions,
     file_component,
-    find_component,
+    find_component_function,
     is_component_function,
     module_components,
 )
@@ -109,7 +109,7 @@ class CustomComponentsFinder(ComponentsFinder):
 
 
 def _all_components() -> dict[str, _Component]:
-    return {name: _record(name, fn) for name, fn in all_components().items()}
+    return {name: _record(name, fn) for name, fn in all_component_functions().items()}
 
 
 def get_components() -> dict[str, _Component]:
@@ -123,7 +123,7 @@ def get_component(name: str) -> _Component:
     Raises ComponentNotFoundException if there is none, and ComponentValidationException
     if the function cannot be a component.
     """
-    found, fn = find_component(name)
+    found, fn = find_component_function(name)
     component = _record(found, fn)
     if component.validation_errors:
         raise ComponentValidationException(
@@ -155,11 +155,6 @@ def get_builtin_source(name: str) -> str:
         or (isinstance(node, ast.ImportFrom) and node.module != "__future__")
     ]
     return "\n".join([*imports, "", "", inspect.getsource(fn)])
-
-
-# The discovery itself, for torchx.components (which turns what it finds into schemas).
-find_component_function = find_component
-all_component_functions = all_components
 
 
 __all__ = [

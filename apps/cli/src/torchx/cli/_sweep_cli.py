@@ -1,0 +1,191 @@
+"""The sweep part of the CLI: ``torchx run --sweep NAME=V1,V2 --parallel K COMPONENT ...``,
+``--resume SWEEP``, and a sweep handle (or ``SWEEP/INDEX``) given to status, log, cancel.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+import typer
+
+from torchx.cli._errors import CliError
+
+if TYPE_CHECKING:
+    from torchx.runner import Runner, SweepPlan, SweepStatus
+
+
+def sweep_id(handle: str) -> str | None:
+    from torchx.runner import sweep_id_of
+
+    return sweep_id_of(handle)
+
+
+def resolve_trial(target: str, runner: Runner | None = None) -> str:
+    """``SCHEDULER://SESSION/sweep-ID/INDEX[/REST]`` as the trial's own app handle (with
+    ``/REST`` kept); any other target unchanged."""
+    scheme, sep, rest = target.partition("://")
+    parts = rest.split("/")
+    if not sep or len(parts) < 3 or not parts[1].startswith("sweep-"):
+        return target
+    from torchx.runner import get_runner
+
+    handle = f"{scheme}://{parts[0]}/{parts[1]}"
+    if not parts[2].isdigit():
+        raise CliError(f"trial index: got {parts[2]!r} in {target!r}; give {handle}/INDEX")
+    index = int(parts[2])
+    trial = (runner or get_runner()).sweep_trial_handle(handle, index)
+    if trial is None:
+        raise CliError(
+            f"trial {index} of {handle} was not submitted (yet); see torchx status {handle}"
+        )
+    return "/".join([trial, *parts[3:]])
+
+
+def run_sweep(
+    get_runner: Callable[[], Runner],
+    pick_scheduler: Callable[[Runner, str | None], str],
+    *,
+    component: str | None,
+    component_args: list[str],
+    sweeps: list[str],
+    parallel: int,
+    resume: str | None,
+    scheduler: str | None,
+    cfg: str | None,
+    dryrun: bool,
+    wait: bool | None,
+    workspace: str | None,
+    json_out: bool,
+    parent_run_id: str | None,
+) -> int:
+    """Submit (or dry-run) a sweep, or re-run what failed of one; returns the exit code."""
+    from torchx.cli._run import LOCAL_SCHEDULERS, parse_cfg
+
+    # A sweep always needs the runner (its config names the default component too).
+    runner = get_runner()
+    if resume is not None:
+        if sweeps or component is not None:
+            raise CliError(
+                "--resume: re-runs a sweep as it was submitted; leave out --sweep and the component"
+            )
+        if sweep_id(resume) is None:
+            raise CliError(
+                f"--resume: got {resume!r}; give a sweep handle SCHEDULER://SESSION/sweep-ID"
+            )
+        plan = runner.dryrun_resume_sweep(resume)
+        sched = plan.record.scheduler
+    else:
+        from torchx.cli._component_args import read_component, split_component
+        from torchx.runner import Sweep
+
+        defaults = runner.config.cli_defaults("run")
+        name, argv = split_component(
+            component, component_args, lambda: defaults.get("component") or None
+        )
+        schema, parsed = read_component(name, argv)
+        if parsed.help:
+            typer.echo(schema.help())
+            return 0
+        sweep = Sweep.from_cli(name, sweeps, argv, parallel)
+        sched = pick_scheduler(runner, scheduler)
+        workspace = workspace or defaults.get("workspace") or None
+        plan = runner.dryrun_sweep(
+            sweep, sched, parse_cfg(runner, sched, cfg), workspace, parent_run_id
+        )
+    if dryrun:
+        _print_plan(plan, json_out)
+        return 0
+    handle = runner.schedule_sweep(plan)
+    # The handle alone on stdout, at once, as for an app (``S=$(torchx run --sweep ...)``).
+    if not json_out:
+        print(handle, flush=True)
+    wait = sched in LOCAL_SCHEDULERS if wait is None else wait
+    if not wait:
+        if json_out:
+            from torchx.cli._output import print_json
+
+            print_json({"handle": handle, "trials": plan.indices})
+        return 0
+    try:
+        final = runner.wait_sweep(handle, 0.2 if sched in LOCAL_SCHEDULERS else 2.0)
+    except KeyboardInterrupt:
+        import signal
+
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        runner.cancel_sweep(handle)
+        print(f"torchx: interrupted; cancelled {handle} (use --no-wait to detach)", file=sys.stderr)
+        return 130
+    if json_out:
+        from torchx.cli._output import print_json
+
+        print_json(sweep_json(final))
+    else:
+        print(final.format(), file=sys.stderr)
+    from torchx.specs import AppState
+
+    return 0 if final.state == AppState.SUCCEEDED else 1
+
+
+def _print_plan(plan: SweepPlan, json_out: bool) -> None:
+    if json_out:
+        from torchx.cli._output import print_json
+
+        print_json(
+            {
+                "handle": plan.handle,
+                "mode": plan.record.mode,
+                "why": plan.why,
+                "trials": [{"index": i, "args": plan.record.trials[i].args} for i in plan.indices],
+                "request": str(plan.request),
+            }
+        )
+        return
+    which = ",".join(map(str, plan.indices))
+    typer.echo(f"=== SWEEP {plan.handle}: trials {which} of {len(plan.record.trials)} ===")
+    typer.echo(f"{plan.record.mode}: {plan.why}")
+    for i in plan.indices:
+        args = " ".join(f"{k}={v}" for k, v in plan.record.trials[i].args.items())
+        typer.echo(f"  trial {i}: {args}")
+    typer.echo("=== SCHEDULER REQUEST ===")
+    typer.echo(str(plan.request))
+
+
+def sweep_json(st: SweepStatus) -> dict[str, Any]:
+    return {
+        "handle": st.handle,
+        "state": st.state.name,
+        "mode": st.mode,
+        "trials": [
+            {
+                "index": t.index,
+                "args": t.args,
+                "state": t.state.name,
+                "attempts": t.attempts,
+                "exit_code": t.exit_code,
+                "handle": t.handle,
+                "msg": t.msg,
+            }
+            for t in st.trials
+        ],
+    }
+
+
+def print_status(runner: Runner, handle: str, json_out: bool) -> None:
+    st = runner.sweep_status(handle)
+    if json_out:
+        from torchx.cli._output import print_json
+
+        print_json(sweep_json(st))
+        return
+    typer.echo(st.format())
+
+
+def cancel(runner: Runner, handle: str) -> None:
+    before = runner.sweep_status(handle)
+    if before.is_terminal():
+        typer.echo(f"{handle} was not running: it had already ended as {before.state.name}")
+        return
+    runner.cancel_sweep(handle)
+    typer.echo(f"cancelled {handle}")

@@ -1,0 +1,62 @@
+"""A component's UI URL reaches ``torchx status`` (metrics.tensorboard, a real process)."""
+
+from __future__ import annotations
+
+import json
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+TORCHX = str(Path(sys.executable).with_name("torchx"))
+
+
+def torchx(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([TORCHX, *args], capture_output=True, text=True, timeout=120, check=False)
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port: int = s.getsockname()[1]
+        return port
+
+
+def test_tensorboard_url_is_in_the_status(isolated: Path) -> None:
+    pytest.importorskip("tensorboard")
+    port = _free_port()
+    proc = torchx(
+        "run", "--no-wait", "metrics.tensorboard", "--logdir", str(isolated), "--port", str(port)
+    )
+    assert proc.returncode == 0, proc.stderr
+    handle = proc.stdout.strip()
+    try:
+        expected = f"http://{socket.gethostname()}:{port}/"
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            data = json.loads(torchx("status", "--json", handle).stdout)
+            if str(data["ui_url"]).startswith("http"):
+                break
+            time.sleep(0.2)
+        assert data["ui_url"] == expected
+        assert f"    UI URL: {expected}" in torchx("status", handle).stdout.splitlines()
+        # the same URL the app announces as its first line
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            log = torchx("log", handle).stdout
+            if "TensorBoard: " in log:
+                break
+            time.sleep(0.2)
+        assert f"TensorBoard: {expected}" in log
+    finally:
+        torchx("cancel", handle)
+
+
+def test_an_app_without_a_ui_keeps_the_schedulers_url() -> None:
+    handle = torchx("run", "--no-log", "utils.echo").stdout.strip()
+    url = json.loads(torchx("status", "--json", handle).stdout)["ui_url"]
+    # local_cwd's own: the app's log directory, as in torchx 0.7
+    assert url.startswith("file://") and url.endswith(handle.rsplit("/", 1)[1])

@@ -1,0 +1,116 @@
+"""The record of a sweep, kept as versioned JSON so any later command finds its trials.
+
+``<state dir>/sweeps/<sweep id>.json`` (the state directory of the local schedulers,
+``$XDG_STATE_HOME/torchx``) holds what was swept and, for each trial, the app id of every
+attempt. The record is written whole and renamed into place, so a reader never sees half
+of it; it is written before anything is submitted and again after each submission.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from torchx.specs import SpecsError
+
+RECORD_VERSION = 1
+SWEEP_PREFIX = "sweep-"
+_SWEEP_ID = re.compile(r"^sweep-[a-z2-7]{4,32}$")
+
+
+def is_sweep_id(app_id: str) -> bool:
+    return bool(_SWEEP_ID.match(app_id))
+
+
+def sweeps_dir() -> Path:
+    from torchx.schedulers.local_scheduler import default_state_dir
+
+    return default_state_dir() / "sweeps"
+
+
+@dataclass
+class TrialRecord:
+    index: int
+    args: dict[str, str]
+    # app ids of the trial's submissions, the latest last
+    attempts: list[str] = field(default_factory=list)
+    # set when the sweep was cancelled before this trial was ever submitted
+    cancelled: bool = False
+    # why the last submission of this trial was refused
+    error: str = ""
+
+
+@dataclass
+class SweepRecord:
+    sweep_id: str
+    scheduler: str
+    session: str
+    component: str
+    base_args: list[str]
+    parallel: int
+    # "array": the backend's own job array (``array_jobs`` lists each submission);
+    # "group": a local process submits one app per trial, at most ``parallel`` at once
+    mode: str
+    trials: list[TrialRecord]
+    cfg: dict[str, Any] = field(default_factory=dict)
+    workspace: str | None = None
+    parent_run_id: str | None = None
+    array_jobs: list[str] = field(default_factory=list)
+    # the group's driver process: pid and its start time, to tell it from a reused pid
+    driver_pid: int | None = None
+    # set by the driver as it exits
+    driver_done: bool = False
+    cancelled: bool = False
+    created: float = 0.0
+    version: int = RECORD_VERSION
+
+    @property
+    def handle(self) -> str:
+        return f"{self.scheduler}://{self.session}/{self.sweep_id}"
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any], where: str) -> SweepRecord:
+        if data.get("version") != RECORD_VERSION:
+            raise SpecsError(
+                "sweep record",
+                where,
+                f"version {data.get('version')!r} is not {RECORD_VERSION}; use the torchx that "
+                "wrote it",
+            )
+        body = dict(data)
+        trials = [TrialRecord(**t) for t in body.pop("trials")]
+        return cls(trials=trials, **body)
+
+
+def record_path(sweep_id: str) -> Path:
+    if not is_sweep_id(sweep_id):
+        raise SpecsError("sweep id", sweep_id, "a sweep id looks like sweep-abcd2345")
+    return sweeps_dir() / f"{sweep_id}.json"
+
+
+def save(record: SweepRecord) -> None:
+    path = record_path(record.sweep_id)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp.write_text(json.dumps(record.to_json(), indent=1))
+    os.replace(tmp, path)
+
+
+def load(sweep_id: str) -> SweepRecord | None:
+    path = record_path(sweep_id)
+    try:
+        text = path.read_text()
+    except FileNotFoundError:
+        return None
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as e:
+        raise SpecsError("sweep record", str(path), f"is not JSON ({e}); remove it") from None
+    return SweepRecord.from_json(data, str(path))

@@ -1,0 +1,496 @@
+"""Submitting a sweep and answering for it by one handle (``SCHEDULER://SESSION/sweep-ID``).
+
+Two ways to run the trials, chosen by the scheduler:
+
+- **array** (Slurm): every trial is dry-run as its own app, and the requests become ONE
+  ``sbatch --array`` job (``torchx.schedulers.slurm_array``); Slurm itself keeps at most
+  ``parallel`` tasks running, and one ``sacct`` describes them all.
+- **group** (every other scheduler): a small detached process (``_sweep_group``) submits
+  one app per trial through the runner, keeping at most ``parallel`` of them running.
+
+Either way each trial is the component called with its arguments, its roles carry
+``TORCHX_SWEEP_ID``, ``TORCHX_SWEEP_INDEX``, ``TORCHX_SWEEP_ARGS`` (JSON) and
+``TORCHX_SWEEP_ARG_<NAME>``, and the trackers record the sweep as its parent run.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from torchx.runner._sweep import (
+    ENV_SWEEP_ARG_PREFIX,
+    ENV_SWEEP_ARGS,
+    ENV_SWEEP_ID,
+    ENV_SWEEP_INDEX,
+    Sweep,
+    SweepError,
+    check_sweep,
+)
+from torchx.runner._sweep_record import (
+    SweepRecord,
+    TrialRecord,
+    is_sweep_id,
+    load,
+    save,
+    sweeps_dir,
+)
+from torchx.specs import (
+    AppDef,
+    AppDryRunInfo,
+    AppState,
+    AppStatus,
+    CfgVal,
+    SpecsError,
+    is_terminal,
+    make_app_handle,
+    parse_app_handle,
+)
+
+if TYPE_CHECKING:
+    from torchx.runner._runner import Runner
+    from torchx.specs import ComponentSchema
+
+ARRAY_BACKENDS = ("slurm",)
+# How often the group's driver looks at its running trials, by scheduler.
+_LOCAL_POLL_S = 0.05
+_REMOTE_POLL_S = 2.0
+_LOCAL = ("local_cwd", "local_dir")
+
+
+@dataclass
+class TrialStatus:
+    index: int
+    args: dict[str, str]
+    state: AppState
+    attempts: int
+    exit_code: int | None
+    handle: str | None
+    msg: str = ""
+
+
+@dataclass
+class SweepStatus:
+    """Every trial of a sweep: its index, arguments, state, attempts and exit code."""
+
+    handle: str
+    state: AppState
+    mode: str
+    trials: list[TrialStatus] = field(default_factory=list)
+
+    def is_terminal(self) -> bool:
+        return is_terminal(self.state)
+
+    def counts(self) -> dict[str, int]:
+        out: dict[str, int] = {}
+        for t in self.trials:
+            out[t.state.name] = out.get(t.state.name, 0) + 1
+        return out
+
+    def format(self) -> str:
+        """A table, one trial a line, as ``torchx status SWEEP`` prints it."""
+        names = sorted({k for t in self.trials for k in t.args}, key=_first_seen(self.trials))
+        head = ["#", *names, "state", "attempts", "exit", "handle"]
+        rows = [
+            [
+                str(t.index),
+                *(t.args.get(n, "") for n in names),
+                t.state.name,
+                str(t.attempts),
+                "" if t.exit_code is None else str(t.exit_code),
+                t.handle or "",
+            ]
+            for t in self.trials
+        ]
+        widths = [max(len(r[i]) for r in [head, *rows]) for i in range(len(head))]
+        lines = [
+            f"Sweep {self.handle}: {self.state.name} ("
+            + ", ".join(f"{n} {s}" for s, n in sorted(self.counts().items()))
+            + ")"
+        ]
+        for r in [head, *rows]:
+            lines.append("  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip())
+        return "\n".join(lines)
+
+
+def _first_seen(trials: list[TrialStatus]) -> Any:
+    order: dict[str, int] = {}
+    for t in trials:
+        for k in t.args:
+            order.setdefault(k, len(order))
+    return lambda k: order[k]
+
+
+@dataclass
+class SweepPlan:
+    """What submitting a sweep would do: which trials, how, and the one request."""
+
+    record: SweepRecord
+    indices: list[int]
+    request: AppDryRunInfo[Any]
+    why: str
+
+    @property
+    def handle(self) -> str:
+        return self.record.handle
+
+    def __str__(self) -> str:
+        return (
+            f"# sweep {self.handle}: trials {','.join(map(str, self.indices))} of "
+            f"{len(self.record.trials)} ({self.record.mode}: {self.why})\n{self.request}"
+        )
+
+
+def _findable(component: str) -> str:
+    """A file component as an absolute path, so the driver and ``--resume`` find it from
+    any directory."""
+    path, sep, fn = component.partition(":")
+    if path.endswith(".py") and os.path.isfile(path):
+        return os.path.abspath(path) + sep + fn
+    return component
+
+
+def _new_id() -> str:
+    from torchx.schedulers.ids import random_id
+
+    return "sweep-" + random_id(10)
+
+
+def trial_env(record: SweepRecord, index: int) -> dict[str, str]:
+    args = record.trials[index].args
+    env = {
+        ENV_SWEEP_ID: record.handle,
+        ENV_SWEEP_INDEX: str(index),
+        ENV_SWEEP_ARGS: json.dumps(args, sort_keys=True),
+    }
+    for name, value in args.items():
+        env[ENV_SWEEP_ARG_PREFIX + name.upper()] = value
+    return env
+
+
+def _sweep_of(record: SweepRecord) -> Sweep:
+    names: list[str] = []
+    for t in record.trials:
+        names += [k for k in t.args if k not in names]
+    return Sweep(
+        record.component,
+        tuple(dict(t.args) for t in record.trials),
+        tuple(record.base_args),
+        record.parallel,
+        tuple(names),
+    )
+
+
+def trial_app(runner: Runner, schema: ComponentSchema, record: SweepRecord, index: int) -> AppDef:
+    """Trial ``index``'s app: the component called with its arguments, plus its env."""
+    from torchx.runner._tracking import with_env
+
+    argv = _sweep_of(record).trial_argv(index)
+    try:
+        app = runner.component_app(schema, argv)
+    except SpecsError as e:
+        raise SweepError(f"sweep trial {index} {e.field}", e.value, e.expected) from None
+    return with_env(app, trial_env(record, index))
+
+
+def plan(
+    runner: Runner,
+    sweep: Sweep,
+    scheduler: str,
+    cfg: Mapping[str, CfgVal] | None = None,
+    workspace: str | None = None,
+    parent_run_id: str | None = None,
+    *,
+    record: SweepRecord | None = None,
+    indices: Sequence[int] | None = None,
+) -> SweepPlan:
+    """Check the sweep against its component and build what would be submitted."""
+    from torchx.components import get_component
+
+    schema = get_component(sweep.component)
+    check_sweep(schema, sweep)
+    sched = runner._scheduler(scheduler)
+    mode = "array" if sched.backend in ARRAY_BACKENDS else "group"
+    if record is None:
+        record = SweepRecord(
+            sweep_id=_new_id(),
+            scheduler=scheduler,
+            session=runner.name,
+            component=_findable(sweep.component),
+            base_args=list(sweep.base_args),
+            parallel=sweep.parallel,
+            mode=mode,
+            trials=[TrialRecord(i, dict(t)) for i, t in enumerate(sweep.trials)],
+            cfg=dict(cfg or {}),
+            workspace=workspace,
+            parent_run_id=parent_run_id,
+            created=time.time(),
+        )
+    todo = list(range(len(record.trials))) if indices is None else sorted(indices)
+    if record.mode == "array":
+        return _plan_array(runner, schema, record, todo)
+    # Every trial's app is made now: a component that refuses an argument set fails here.
+    apps = {i: trial_app(runner, schema, record, i) for i in todo}
+    first = runner.dryrun(
+        apps[todo[0]], scheduler, record.cfg, record.workspace, parent_run_id=record.handle
+    )
+    k = record.parallel or len(todo)
+    why = (
+        f"the {sched.backend} scheduler has no job arrays: one app per trial, at most {k} "
+        f"running at once, submitted by a local process; trial {todo[0]}'s request:"
+    )
+    return SweepPlan(record, todo, first, why)
+
+
+def _plan_array(
+    runner: Runner, schema: ComponentSchema, record: SweepRecord, todo: list[int]
+) -> SweepPlan:
+    from torchx.schedulers.slurm_array import array_request, check_array_size, max_array_size
+
+    check_array_size(todo, max_array_size())
+    infos = {
+        i: runner.dryrun(
+            trial_app(runner, schema, record, i),
+            record.scheduler,
+            record.cfg,
+            record.workspace,
+            parent_run_id=record.handle,
+        )
+        for i in todo
+    }
+    first_app = infos[todo[0]].app
+    name = first_app.name if first_app is not None else record.sweep_id
+    request = array_request(infos, record.parallel, name)
+    return SweepPlan(record, todo, request, "one Slurm job array; the task picks its trial")
+
+
+def submit(runner: Runner, p: SweepPlan) -> str:
+    """Submit what ``plan`` built; returns the sweep handle (the record is saved first)."""
+    record = p.record
+    save(record)
+    if record.mode == "array":
+        handle = runner.schedule(p.request)
+        array_job = parse_app_handle(handle)[2]
+        record.array_jobs.append(array_job)
+        for i in p.indices:
+            record.trials[i].attempts.append(f"{array_job}_{i}")
+        save(record)
+        return record.handle
+    _start_group(record, p.indices)
+    return record.handle
+
+
+def _start_group(record: SweepRecord, indices: list[int]) -> None:
+    log = sweeps_dir() / f"{record.sweep_id}.log"
+    with open(log, "ab") as out:
+        proc = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "torchx.runner._sweep_group",
+                record.sweep_id,
+                ",".join(map(str, indices)),
+            ],
+            stdin=subprocess.DEVNULL,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+            close_fds=True,
+        )
+    # The driver records itself too; this makes a status asked at once see it running.
+    _drivers[proc.pid] = proc
+    record.driver_pid = proc.pid
+    record.driver_done = False
+    save(record)
+
+
+# -- by handle --------------------------------------------------------------------------
+
+
+def sweep_id_of(handle: str) -> str | None:
+    """The sweep id of ``handle`` if it names a sweep, else None."""
+    try:
+        _, _, app_id = parse_app_handle(handle)
+    except SpecsError:
+        return None
+    return app_id if is_sweep_id(app_id) else None
+
+
+def record_of(handle: str) -> SweepRecord:
+    sweep_id = sweep_id_of(handle)
+    record = load(sweep_id) if sweep_id else None
+    if record is None:
+        raise SpecsError(
+            "sweep handle", handle, "no such sweep here; `torchx run --sweep ...` prints one"
+        )
+    return record
+
+
+# Drivers this process started: their exit is read from the child itself (a driver that
+# ended is a zombie until reaped, with an empty command line).
+_drivers: dict[int, subprocess.Popen[bytes]] = {}
+
+
+def driver_alive(record: SweepRecord) -> bool:
+    pid = record.driver_pid
+    if pid is None or record.driver_done:
+        return False
+    if pid in _drivers:
+        return _drivers[pid].poll() is None
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            return record.sweep_id.encode() in f.read()
+    except FileNotFoundError:
+        return False
+    except OSError:
+        try:
+            os.kill(pid, 0)
+        except OSError:
+            return False
+        return True
+
+
+def trial_handle(record: SweepRecord, index: int) -> str | None:
+    if not 0 <= index < len(record.trials):
+        raise SpecsError(
+            "trial index", index, f"the sweep has trials 0 to {len(record.trials) - 1}"
+        )
+    attempts = record.trials[index].attempts
+    if not attempts:
+        return None
+    return make_app_handle(record.scheduler, record.session, attempts[-1])
+
+
+def _exit_code(st: AppStatus) -> int | None:
+    codes = [r.exit_code for role in st.roles for r in role.replicas if r.exit_code is not None]
+    nonzero = [c for c in codes if c != 0]
+    if nonzero:
+        return nonzero[0]
+    return 0 if st.state == AppState.SUCCEEDED else (codes[0] if codes else None)
+
+
+def status(runner: Runner, handle: str) -> SweepStatus:
+    record = record_of(handle)
+    alive = record.mode == "group" and driver_alive(record)
+    trials: list[TrialStatus] = []
+    tasks: dict[str, Any] = {}
+    if record.mode == "array":
+        from torchx.schedulers.slurm_array import describe_tasks
+
+        latest = [t.attempts[-1] for t in record.trials if t.attempts]
+        tasks = describe_tasks(latest, record.array_jobs)
+    for t in record.trials:
+        th = trial_handle(record, t.index)
+        state, code, msg = AppState.UNKNOWN, None, ""
+        if not t.attempts:
+            if t.error:
+                state, msg = AppState.FAILED, t.error
+            elif t.cancelled or record.cancelled:
+                state = AppState.CANCELLED
+            elif alive:
+                state = AppState.PENDING
+            else:
+                state, msg = AppState.FAILED, "never submitted"
+        elif record.mode == "array":
+            task = tasks.get(t.attempts[-1])
+            if task is not None:
+                state, code = task.state, task.exit_code
+                msg = task.slurm_state
+        else:
+            assert th is not None
+            st = runner.status(th)
+            if st is not None:
+                state, code, msg = st.state, _exit_code(st), st.msg
+        trials.append(TrialStatus(t.index, dict(t.args), state, len(t.attempts), code, th, msg))
+    return SweepStatus(handle, _overall(record, trials, alive), record.mode, trials)
+
+
+def _overall(record: SweepRecord, trials: list[TrialStatus], alive: bool) -> AppState:
+    states = [t.state for t in trials]
+    if alive or not all(is_terminal(s) for s in states):
+        if any(s == AppState.RUNNING for s in states):
+            return AppState.RUNNING
+        return AppState.RUNNING if any(is_terminal(s) for s in states) else AppState.PENDING
+    if record.cancelled or any(s == AppState.CANCELLED for s in states):
+        return AppState.CANCELLED if record.cancelled else AppState.FAILED
+    if all(s == AppState.SUCCEEDED for s in states):
+        return AppState.SUCCEEDED
+    return AppState.FAILED
+
+
+def wait(runner: Runner, handle: str, interval: float = 1.0) -> SweepStatus:
+    while True:
+        st = status(runner, handle)
+        if st.is_terminal():
+            return st
+        time.sleep(interval)
+
+
+def cancel(runner: Runner, handle: str, timeout: float = 60.0) -> None:
+    """End every trial: the driver stops submitting and cancels what it started (or
+    Slurm cancels the whole array); returns once nothing of the sweep runs."""
+    record = record_of(handle)
+    if record.mode == "array":
+        from torchx.schedulers.slurm_array import cancel_arrays
+
+        record.cancelled = True
+        save(record)
+        cancel_arrays(record.array_jobs)
+        return
+    if driver_alive(record) and record.driver_pid is not None:
+        os.kill(record.driver_pid, signal.SIGTERM)
+        deadline = time.monotonic() + timeout
+        while driver_alive(record) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        record = record_of(handle)
+    if not record.cancelled:
+        record.cancelled = True
+        save(record)
+    for t in record.trials:
+        th = trial_handle(record, t.index)
+        if th is not None:
+            runner.cancel(th)
+
+
+def resume(runner: Runner, handle: str) -> SweepPlan:
+    """A plan that runs again only the trials that did not succeed."""
+    record = record_of(handle)
+    if record.mode == "group" and driver_alive(record):
+        raise SpecsError(
+            "--resume", handle, "the sweep is still running; wait for it or cancel it first"
+        )
+    st = status(runner, handle)
+    if not st.is_terminal():
+        raise SpecsError(
+            "--resume", handle, "some trials are still running; wait for them or cancel first"
+        )
+    todo = [t.index for t in st.trials if t.state != AppState.SUCCEEDED]
+    if not todo:
+        raise SpecsError("--resume", handle, "every trial succeeded; there is nothing to re-run")
+    record.cancelled = False
+    for t in record.trials:
+        t.cancelled, t.error = False, ""
+    return plan(runner, _sweep_of(record), record.scheduler, record=record, indices=todo)
+
+
+__all__ = [
+    "SweepPlan",
+    "SweepStatus",
+    "TrialStatus",
+    "cancel",
+    "plan",
+    "record_of",
+    "resume",
+    "status",
+    "submit",
+    "sweep_id_of",
+    "trial_handle",
+    "wait",
+]

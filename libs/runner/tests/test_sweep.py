@@ -1,0 +1,97 @@
+"""The sweep model: grids and explicit trials, checked against the component's types."""
+
+from __future__ import annotations
+
+import pytest
+
+from torchx.runner import Sweep, SweepError
+from torchx.runner._sweep import check_sweep
+from torchx.specs import AppDef, ComponentSchema, Role
+
+
+def trainer(lr: float, bs: int = 32, name: str = "t", fast: bool = False) -> AppDef:
+    """Trains.
+
+    Args:
+        lr: learning rate
+        bs: batch size
+    """
+    return AppDef(name, roles=[Role("t", image=".", entrypoint="echo", args=[str(lr), str(bs)])])
+
+
+SCHEMA = ComponentSchema(trainer, "trainer")
+
+
+def test_grid_is_every_combination_last_argument_fastest() -> None:
+    sweep = Sweep.grid("trainer", {"lr": [0.1, 0.01], "bs": [8, 16, 32]}, parallel=2)
+    assert len(sweep) == 6
+    assert sweep.trials[0] == {"lr": "0.1", "bs": "8"}
+    assert sweep.trials[1] == {"lr": "0.1", "bs": "16"}
+    assert sweep.trials[5] == {"lr": "0.01", "bs": "32"}
+    assert sweep.parallel == 2
+    check_sweep(SCHEMA, sweep)
+
+
+def test_explicit_trials_keep_their_order_and_text() -> None:
+    sweep = Sweep.of("trainer", [{"lr": 1e-3, "fast": True}, {"lr": 2}])
+    assert sweep.trials == ({"lr": "0.001", "fast": "true"}, {"lr": "2"})
+    assert sweep.names == ("lr", "fast")
+    check_sweep(SCHEMA, sweep)
+
+
+def test_trial_argv_puts_trial_values_before_the_programs_args() -> None:
+    sweep = Sweep.grid("trainer", {"lr": [0.5]}, base_args=["--bs", "4", "--", "x"])
+    assert sweep.trial_argv(0) == ["--bs", "4", "--lr=0.5", "--", "x"]
+    _args, kwargs = SCHEMA.parse(sweep.trial_argv(0)[:-2])
+    assert kwargs == {"lr": 0.5, "bs": 4}
+
+
+def test_cli_grid() -> None:
+    sweep = Sweep.from_cli("trainer", ["lr=1e-3,1e-4", "bs=32, 64"], ["--name", "x"], 2)
+    assert [t["bs"] for t in sweep.trials] == ["32", "64", "32", "64"]
+    assert sweep.base_args == ("--name", "x")
+
+
+@pytest.mark.parametrize(
+    ("specs", "words"),
+    [
+        (["lr="], ["--sweep lr", "grid is empty", "--sweep lr=V1,V2"]),
+        (["lr"], ["--sweep", "NAME=V1,V2"]),
+        (["lr=1", "lr=2"], ["swept twice"]),
+        ([], ["at least one argument"]),
+    ],
+)
+def test_cli_bad_sweeps_are_one_line_naming_the_fix(specs: list[str], words: list[str]) -> None:
+    with pytest.raises(SweepError) as e:
+        Sweep.from_cli("trainer", specs, [], 0)
+    assert "\n" not in str(e.value)
+    for w in words:
+        assert w in str(e.value)
+
+
+def test_value_of_the_wrong_type_names_argument_and_type() -> None:
+    with pytest.raises(SweepError) as e:
+        check_sweep(SCHEMA, Sweep.grid("trainer", {"lr": [0.1, "fast"]}))
+    msg = str(e.value)
+    assert "sweep argument 'lr'" in msg and "'fast'" in msg and "float" in msg
+    with pytest.raises(SweepError, match=r"bs.*int"):
+        check_sweep(SCHEMA, Sweep.grid("trainer", {"lr": [1], "bs": ["1.5"]}))
+
+
+def test_unknown_argument_suggests_the_near_one() -> None:
+    with pytest.raises(SweepError, match="no such argument; did you mean 'lr'"):
+        check_sweep(SCHEMA, Sweep.grid("trainer", {"lrr": [1]}))
+
+
+def test_argument_both_shared_and_swept_is_refused() -> None:
+    with pytest.raises(SweepError, match="give it once"):
+        check_sweep(SCHEMA, Sweep.grid("trainer", {"lr": [1]}, base_args=["--lr", "2"]))
+
+
+def test_empty_trials_and_bad_parallel_are_refused() -> None:
+    with pytest.raises(SweepError, match="at least one set"):
+        Sweep.of("trainer", [])
+    with pytest.raises(SweepError, match="at least one value"):
+        Sweep.grid("trainer", {"lr": []})
+    with pytest.raises(SweepError, match="parallel"):
+        Sweep.grid("trainer", {"lr": [1]}, parallel=-1)

@@ -1,0 +1,271 @@
+"""Slurm job arrays: many trials of one app as ONE ``sbatch --array`` job.
+
+Each trial is first made into the batch script the slurm scheduler would submit for it
+alone (``SlurmScheduler.submit_dryrun``); the array's script keeps their shared
+``#SBATCH`` header once and picks its trial's body with ``$SLURM_ARRAY_TASK_ID``. Trial
+``i`` of array job ``A`` is the app ``A_i``: the id Slurm's own commands take
+(``sacct -j``, ``scontrol show job``, ``scancel``), and the name of its log files.
+
+Describing every task of an array costs one ``sacct`` call (``squeue`` answers only for
+tasks accounting has not recorded yet, or when it is off).
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+import subprocess
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+
+from torchx.schedulers._slurm_parse import app_state, exit_code
+from torchx.schedulers.slurm_scheduler import SlurmBatchRequest, SlurmError
+from torchx.specs import AppDryRunInfo, AppState, SpecsError
+
+# What the single-app script exports as the app id, and what an array task exports instead.
+_APP_ID_EXPORT = 'TORCHX_APP_ID="$SLURM_JOB_ID"'
+_TASK_APP_ID_EXPORT = 'TORCHX_APP_ID="${SLURM_ARRAY_JOB_ID}_${SLURM_ARRAY_TASK_ID}"'
+_TASK = re.compile(r"^(?P<job>\d+)_(?P<index>\d+)$")
+_PENDING_RANGE = re.compile(r"^(?P<job>\d+)_\[(?P<ranges>[^\]]*)\]$")
+_TIMEOUT = 60
+
+
+@dataclass(frozen=True)
+class ArrayTask:
+    """What Slurm says of one task of an array: ``A_i``'s state and exit code."""
+
+    app_id: str
+    state: AppState
+    exit_code: int | None = None
+    slurm_state: str = ""
+
+
+def index_spec(indices: Sequence[int], parallel: int = 0) -> str:
+    """``--array``'s value: ``0-5``, ``1,3-4``, with ``%K`` when at most K run at once."""
+    if not indices:
+        raise SpecsError("array indices", [], "give at least one trial")
+    ordered = sorted(set(indices))
+    parts = []
+    start = prev = ordered[0]
+    for i in [*ordered[1:], None]:
+        if i is not None and i == prev + 1:
+            prev = i
+            continue
+        parts.append(str(start) if start == prev else f"{start}-{prev}")
+        if i is not None:
+            start = prev = i
+    spec = ",".join(parts)
+    if 0 < parallel < len(ordered):
+        spec += f"%{parallel}"
+    return spec
+
+
+def _split(script: str) -> tuple[list[str], list[str]]:
+    """The ``#!``/``#SBATCH`` header of a single-app script, and the body after it."""
+    # split on newlines only: other line breaks may sit inside a quoted argument
+    lines = script.split("\n")
+    cut = lines.index("") if "" in lines else len(lines)
+    return lines[:cut], lines[cut:]
+
+
+def _header_key(line: str) -> str:
+    # the job name and the descriptive comment may differ between trials; Slurm gives
+    # every task of an array the array's name
+    if line.startswith("# torchx app ") or line.startswith("#SBATCH --job-name="):
+        return ""
+    return line
+
+
+def array_request(
+    trials: Mapping[int, AppDryRunInfo[SlurmBatchRequest]],
+    parallel: int,
+    name: str,
+) -> AppDryRunInfo[SlurmBatchRequest]:
+    """One array request running ``trials`` (trial index -> its single-app request), at
+    most ``parallel`` at once (0: no limit). Trials must ask Slurm for the same resources
+    and run in the same directory, since one array is one request."""
+    if not trials:
+        raise SpecsError("sweep trials", [], "give at least one trial")
+    first_index = min(trials)
+    first = trials[first_index].request
+    header, _ = _split(first.script)
+    bodies: dict[int, list[str]] = {}
+    for index in sorted(trials):
+        req = trials[index].request
+        own_header, body = _split(req.script)
+        if [_header_key(x) for x in own_header] != [_header_key(x) for x in header]:
+            diff = sorted(set(own_header) ^ set(header))
+            raise SpecsError(
+                f"sweep trial {index}",
+                " ".join(d.removeprefix("#SBATCH ") for d in diff),
+                f"asks Slurm for other resources or options than trial {first_index}; one "
+                "array is one request: sweep arguments that leave resources alone, or use a "
+                "scheduler without arrays",
+            )
+        if req.cmd != first.cmd or req.job_dir != first.job_dir:
+            raise SpecsError(
+                f"sweep trial {index}",
+                shlex.join(req.cmd),
+                f"is submitted differently from trial {first_index}; give every trial the same "
+                "run options",
+            )
+        exports = [ln for ln in body if ln.startswith("export ") and _APP_ID_EXPORT in ln.split()]
+        if len(exports) != 1:
+            raise SlurmError(
+                "the slurm batch script no longer exports TORCHX_APP_ID as the array expects",
+                "this is a bug in torchx.schedulers.slurm_array",
+            )
+        bodies[index] = [
+            ln.replace(_APP_ID_EXPORT, _TASK_APP_ID_EXPORT) if ln == exports[0] else ln
+            for ln in body
+        ]
+    # Each arm holds its trial's whole script: the single-app script is not written to
+    # be cut anywhere but between whole scripts, and bash runs any of it inside an arm.
+    cases = []
+    for index, body in bodies.items():
+        cases.append(f"{index})")
+        # as written: not indented (a here-document's end marker starts its line), no line
+        # dropped (a quoted argument may span lines)
+        cases += body
+        cases.append("  ;;")
+    spec = index_spec(list(trials), parallel)
+    lines = [
+        header[0],
+        f"# torchx sweep {name}: {len(trials)} trial(s), array indices {spec}",
+        *(ln for ln in header[1:] if not ln.startswith("# torchx app ")),
+        f"#SBATCH --array={spec}",
+        "",
+        'case "$SLURM_ARRAY_TASK_ID" in',
+        *cases,
+        "*)",
+        '  echo "torchx: no trial $SLURM_ARRAY_TASK_ID in this array" >&2',
+        "  exit 2",
+        "  ;;",
+        "esac",
+        "",
+    ]
+    request = replace(first, script="\n".join(lines))
+    info = AppDryRunInfo(request, str)
+    info.app = trials[first_index].app
+    info.cfg = trials[first_index].cfg
+    info.scheduler = trials[first_index].scheduler
+    return info
+
+
+def _run(argv: list[str]) -> subprocess.CompletedProcess[str]:
+    try:
+        return subprocess.run(argv, capture_output=True, text=True, timeout=_TIMEOUT, check=False)
+    except FileNotFoundError:
+        raise SlurmError(
+            f"{argv[0]} not found: the slurm scheduler needs Slurm's commands on PATH"
+        ) from None
+
+
+def max_array_size() -> int | None:
+    """The cluster's ``MaxArraySize`` (array indices must stay below it), or None when
+    ``scontrol`` cannot say."""
+    try:
+        proc = _run(["scontrol", "show", "config"])
+    except SlurmError:
+        return None
+    if proc.returncode != 0:
+        return None
+    m = re.search(r"^MaxArraySize\s*=\s*(\d+)", proc.stdout, re.MULTILINE)
+    return int(m.group(1)) if m else None
+
+
+def check_array_size(indices: Sequence[int], limit: int | None) -> None:
+    """Refuse indices the cluster's ``MaxArraySize`` does not allow, naming the limit."""
+    if limit is None or not indices:
+        return
+    top = max(indices)
+    if top >= limit:
+        raise SpecsError(
+            "sweep",
+            f"{len(indices)} trials",
+            f"the largest array index, {top}, is not below this cluster's MaxArraySize="
+            f"{limit}; sweep fewer values (or ask the Slurm admin to raise MaxArraySize)",
+        )
+
+
+def _expand(ranges: str) -> list[int]:
+    out: list[int] = []
+    for part in ranges.split("%", 1)[0].split(","):
+        lo, _, hi = part.partition("-")
+        if lo.isdigit() and (not hi or hi.isdigit()):
+            out += range(int(lo), int(hi or lo) + 1)
+    return out
+
+
+def _tasks_from(rows: list[tuple[str, str, str]], into: dict[str, ArrayTask]) -> None:
+    for job_id, state, code in rows:
+        m = _TASK.match(job_id)
+        if m is not None:
+            into[job_id] = ArrayTask(job_id, app_state(state), exit_code(code), state)
+            continue
+        m = _PENDING_RANGE.match(job_id)
+        if m is not None:
+            for i in _expand(m.group("ranges")):
+                task = f"{m.group('job')}_{i}"
+                into.setdefault(task, ArrayTask(task, app_state(state), None, state))
+
+
+def describe_tasks(
+    task_ids: Sequence[str], array_jobs: Sequence[str], use_sacct: bool | None = None
+) -> dict[str, ArrayTask]:
+    """The state of each task ``A_i`` in ``task_ids`` of the arrays ``array_jobs``: one
+    ``sacct`` for all of them, and one ``squeue`` only for tasks accounting lacks."""
+    found: dict[str, ArrayTask] = {}
+    jobs = ",".join(array_jobs)
+    if not jobs:
+        return found
+    if use_sacct is not False:
+        proc = _run(
+            [
+                "sacct",
+                "--parsable2",
+                "--noheader",
+                "--allocations",
+                "--format=JobID,State,ExitCode",
+                f"--jobs={jobs}",
+            ]
+        )
+        if proc.returncode == 0:
+            rows = [
+                tuple(ln.split("|", 2)) for ln in proc.stdout.splitlines() if ln.count("|") == 2
+            ]
+            _tasks_from([(r[0], r[1], r[2]) for r in rows], found)
+        elif use_sacct:
+            raise SlurmError(f"sacct failed: {proc.stderr.strip() or proc.returncode}")
+    if all(t in found for t in task_ids):
+        return found
+    proc = _run(
+        ["squeue", f"--jobs={jobs}", "--array", "--states=all", "--noheader", "--format=%i|%T"]
+    )
+    if proc.returncode == 0:
+        live: dict[str, ArrayTask] = {}
+        rows2 = [ln.split("|", 1) for ln in proc.stdout.splitlines() if "|" in ln]
+        _tasks_from([(r[0].strip(), r[1].strip(), "") for r in rows2], live)
+        for task, st in live.items():
+            found.setdefault(task, st)
+    return found
+
+
+def cancel_arrays(array_jobs: Sequence[str]) -> None:
+    """``scancel`` every task of the arrays, in one call; ended ones are left alone."""
+    if not array_jobs:
+        return
+    proc = _run(["scancel", *array_jobs])
+    if proc.returncode != 0 and "already completed" not in proc.stderr.lower():
+        raise SlurmError(f"scancel {' '.join(array_jobs)} failed: {proc.stderr.strip()}")
+
+
+__all__ = [
+    "ArrayTask",
+    "array_request",
+    "cancel_arrays",
+    "check_array_size",
+    "describe_tasks",
+    "index_spec",
+    "max_array_size",
+]

@@ -1,0 +1,194 @@
+"""Sweeps on local_cwd: one group of trials, at most --parallel at once, one handle."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from torchx.runner import Sweep, get_runner
+from torchx.specs import AppState
+
+TORCHX = Path(sys.executable).with_name("torchx")
+
+COMPONENT = '''
+import torchx.specs as specs
+
+
+def trial(lr: float, bs: int = 32, sleep: float = 0.3, out: str = ".") -> specs.AppDef:
+    """Records when it ran, then fails for lr < 0.
+
+    Args:
+        lr: learning rate
+        bs: batch size
+    """
+    script = (
+        f'echo "$(date +%s.%N)" > {out}/$TORCHX_SWEEP_INDEX.start; '
+        f'echo "$TORCHX_SWEEP_ARGS" > {out}/$TORCHX_SWEEP_INDEX.args; '
+        f"sleep {sleep}; "
+        f'echo "$(date +%s.%N)" > {out}/$TORCHX_SWEEP_INDEX.end; '
+        f"echo trial $TORCHX_SWEEP_INDEX lr={lr} bs={bs}; "
+        f'python3 -c "import sys; sys.exit({lr} < 0)"'
+    )
+    return specs.AppDef(
+        "trial", roles=[specs.Role("t", image=".", entrypoint="bash", args=["-c", script])]
+    )
+'''
+
+
+@pytest.fixture
+def component(tmp_path: Path) -> Path:
+    path = tmp_path / "comp.py"
+    path.write_text(COMPONENT)
+    return path
+
+
+def _torchx(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    if not TORCHX.exists():
+        pytest.skip(f"the torchx command is not installed next to {sys.executable}")
+    return subprocess.run(
+        [str(TORCHX), *args], cwd=cwd, capture_output=True, text=True, timeout=120
+    )
+
+
+def _most_at_once(out: Path, n: int) -> int:
+    events = []
+    for i in range(n):
+        events.append((float((out / f"{i}.start").read_text()), 1))
+        events.append((float((out / f"{i}.end").read_text()), -1))
+    running = most = 0
+    for _, step in sorted(events, key=lambda e: (e[0], e[1])):
+        running += step
+        most = max(most, running)
+    return most
+
+
+def test_twenty_trials_never_more_than_four_at_once(component: Path, tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    out.mkdir()
+    values = ",".join(str(0.01 * (i + 1)) for i in range(10))
+    run = _torchx(
+        tmp_path,
+        "run", "--sweep", f"lr={values}", "--sweep", "bs=8,16", "--parallel", "4",
+        f"{component}:trial", "--out", str(out),
+    )  # fmt: skip
+    assert run.returncode == 0, run.stderr
+    handle = run.stdout.strip()
+    assert handle.startswith("local_cwd://torchx/sweep-"), run.stdout
+    most = _most_at_once(out, 20)
+    # recorded by the trials themselves: the limit held, and trials did overlap
+    assert 2 <= most <= 4, most
+    assert json.loads((out / "3.args").read_text()) == {"bs": "16", "lr": "0.02"}
+
+    status = _torchx(tmp_path, "status", "--json", handle)
+    assert status.returncode == 0, status.stderr
+    data = json.loads(status.stdout)
+    assert data["state"] == "SUCCEEDED"
+    assert [t["index"] for t in data["trials"]] == list(range(20))
+    assert data["trials"][3]["args"] == {"lr": "0.02", "bs": "16"}
+    assert {(t["state"], t["attempts"], t["exit_code"]) for t in data["trials"]} == {
+        ("SUCCEEDED", 1, 0)
+    }
+    table = _torchx(tmp_path, "status", handle).stdout
+    assert "20 SUCCEEDED" in table and len(table.strip().splitlines()) == 22
+
+    log = _torchx(tmp_path, "log", f"{handle}/3")
+    assert log.stdout == "t/0 trial 3 lr=0.02 bs=16\n", log.stderr
+    one = _torchx(tmp_path, "log", f"{handle}/3/t/0")
+    assert one.stdout == log.stdout
+    # the trial's own handle works as any app handle does
+    trial = data["trials"][3]["handle"]
+    assert _torchx(tmp_path, "log", trial).stdout == log.stdout
+    assert "SUCCEEDED" in _torchx(tmp_path, "status", f"{handle}/3").stdout
+
+
+def _processes_with(marker: str) -> list[int]:
+    found = []
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit():
+            continue
+        try:
+            cmd = Path(f"/proc/{pid}/cmdline").read_bytes()
+        except OSError:
+            continue
+        if marker.encode() in cmd:
+            found.append(int(pid))
+    return found
+
+
+def test_cancel_ends_every_trial_and_leaves_no_process(component: Path, tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    out.mkdir()
+    marker = f"{tmp_path.name}-sleeper"
+    sweep = Sweep.grid(
+        str(component) + ":trial",
+        {"lr": [1, 2, 3, 4, 5, 6]},
+        base_args=["--sleep", "300", "--out", str(out)],
+        parallel=2,
+    )
+    runner = get_runner()
+    handle = runner.run_sweep(sweep, "local_cwd", cfg={"log_dir": str(tmp_path / marker)})
+    deadline = time.monotonic() + 60
+    while len(list(out.glob("*.start"))) < 2 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    st = runner.sweep_status(handle)
+    assert [t.state for t in st.trials].count(AppState.RUNNING) == 2, st.format()
+    assert _processes_with(marker), "the trials' replicas run under their log_dir"
+
+    cancel = _torchx(tmp_path, "cancel", handle)
+    assert cancel.returncode == 0, cancel.stderr
+    assert cancel.stdout.strip() == f"cancelled {handle}"
+    final = runner.sweep_status(handle)
+    assert final.state == AppState.CANCELLED, final.format()
+    assert {t.state for t in final.trials} == {AppState.CANCELLED}
+    assert [t.attempts for t in final.trials] == [1, 1, 0, 0, 0, 0]
+    assert _processes_with(marker) == []
+    assert len(list(out.glob("*.start"))) == 2
+
+
+def test_failed_trial_is_rerun_alone_by_resume(component: Path, tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    out.mkdir()
+    runner = get_runner()
+    sweep = Sweep.of(
+        f"{component}:trial",
+        [{"lr": 0.1}, {"lr": -1}, {"lr": 0.2}],
+        base_args=["--sleep", "0", "--out", str(out)],
+    )
+    handle = runner.run_sweep(sweep, "local_cwd")
+    st = runner.wait_sweep(handle, 0.1)
+    assert st.state == AppState.FAILED
+    assert [(t.state, t.exit_code) for t in st.trials] == [
+        (AppState.SUCCEEDED, 0),
+        (AppState.FAILED, 1),
+        (AppState.SUCCEEDED, 0),
+    ]
+    dry = _torchx(tmp_path, "run", "--dryrun", "--resume", handle)
+    assert dry.returncode == 0, dry.stderr
+    assert "trials 1 of 3" in dry.stdout
+    assert "trial 1: lr=-1" in dry.stdout and "trial 0:" not in dry.stdout
+    again = _torchx(tmp_path, "run", "--resume", handle)
+    assert again.returncode == 1  # trial 1 fails again, as it must
+    assert again.stdout.strip() == handle
+    st = runner.sweep_status(handle)
+    assert [t.attempts for t in st.trials] == [1, 2, 1]
+
+
+def test_bad_input_is_one_line_before_anything_runs(component: Path, tmp_path: Path) -> None:
+    cases = {
+        ("--sweep", "lr=0.1,abc"): "sweep argument 'lr': got 'abc'",
+        ("--sweep", "lrr=1"): "did you mean 'lr'",
+        ("--sweep", "lr="): "grid is empty",
+        ("--parallel", "2"): "--parallel: only with --sweep",
+    }
+    for flags, words in cases.items():
+        res = _torchx(tmp_path, "run", *flags, f"{component}:trial")
+        assert res.returncode == 2, res
+        assert res.stdout == ""
+        assert res.stderr.count("\n") == 1 and words in res.stderr, res.stderr
+    assert not list((tmp_path).glob("*.start"))

@@ -1,0 +1,171 @@
+"""A sweep on the test Slurm cluster is ONE job array, throttled by Slurm itself."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from torchx.runner import Sweep, get_runner
+from torchx.specs import AppState
+
+TORCHX = Path(sys.executable).with_name("torchx")
+
+COMPONENT = '''
+import torchx.specs as specs
+
+
+def trial(lr: float, bs: int, out: str) -> specs.AppDef:
+    """Sleeps a little, prints its arguments; fails once if out/fail-INDEX exists.
+
+    Args:
+        lr: learning rate
+        bs: batch size
+        out: a folder the nodes see
+    """
+    script = (
+        "sleep 2; "
+        f'echo "trial $TORCHX_SWEEP_INDEX lr={lr} bs={bs} args=$TORCHX_SWEEP_ARGS"; '
+        f'if [ -e {out}/fail-$TORCHX_SWEEP_INDEX ]; then '
+        f'rm {out}/fail-$TORCHX_SWEEP_INDEX; exit 3; fi'
+    )
+    return specs.AppDef(
+        "trial", roles=[specs.Role("t", image=".", entrypoint="bash", args=["-c", script])]
+    )
+'''
+
+
+def _torchx(cluster: Any, cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    if not TORCHX.exists():
+        pytest.skip(f"the torchx command is not installed next to {sys.executable}")
+    return subprocess.run(
+        [str(TORCHX), *args], env=cluster.env, cwd=cwd, capture_output=True, text=True, timeout=120
+    )
+
+
+def _watch_running(cluster: Any, array_job: str, timeout: float = 150) -> int:
+    """Poll squeue until the array has left the queue; the most tasks seen running."""
+    most = 0
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        proc = cluster.run(
+            "squeue", f"--jobs={array_job}", "--array", "--noheader", "--format=%i|%T",
+            check=False,
+        )  # fmt: skip
+        rows = [ln.split("|") for ln in proc.stdout.splitlines() if "|" in ln]
+        live = [r for r in rows if r[1] not in ("COMPLETED", "FAILED", "CANCELLED")]
+        most = max(most, sum(1 for r in rows if r[1] == "RUNNING"))
+        if proc.returncode == 0 and not live:
+            return most
+        time.sleep(0.2)
+    raise AssertionError(f"array {array_job} still queued after {timeout}s")
+
+
+def test_six_trials_parallel_two_is_one_array(slurm_env: Any, tmp_path: Path) -> None:
+    (tmp_path / "comp.py").write_text(COMPONENT)
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "fail-4").touch()
+    job_dir = tmp_path / "job"
+    cfg = f"job_dir={job_dir},partition={slurm_env.partition}"
+    run = _torchx(
+        slurm_env, tmp_path,
+        "run", "-s", "slurm", "-cfg", cfg, "--sweep", "lr=0.1,0.01,0.001", "--sweep", "bs=8,16",
+        "--parallel", "2", "comp.py:trial", "--out", str(out),
+    )  # fmt: skip
+    assert run.returncode == 0, run.stderr
+    handle = run.stdout.strip()
+    assert handle.startswith("slurm://torchx/sweep-"), run.stdout
+
+    status = json.loads(_torchx(slurm_env, tmp_path, "status", "--json", handle).stdout)
+    trials = status["trials"]
+    array_jobs = {t["handle"].rsplit("/", 1)[1].split("_")[0] for t in trials}
+    assert len(array_jobs) == 1, trials  # one sbatch, one array job
+    (array_job,) = array_jobs
+    assert [t["handle"] for t in trials] == [f"slurm://torchx/{array_job}_{i}" for i in range(6)]
+    assert 1 <= _watch_running(slurm_env, array_job) <= 2
+
+    runner = get_runner()
+    final = runner.wait_sweep(handle, 0.5)
+    assert final.state == AppState.FAILED, final.format()
+    assert [t.args for t in final.trials] == [
+        {"lr": lr, "bs": bs} for lr in ("0.1", "0.01", "0.001") for bs in ("8", "16")
+    ]
+    assert [(t.state, t.exit_code) for t in final.trials] == [
+        (AppState.SUCCEEDED, 0) if i != 4 else (AppState.FAILED, 3) for i in range(6)
+    ]
+    table = _torchx(slurm_env, tmp_path, "status", handle).stdout
+    assert "5 SUCCEEDED" in table and "1 FAILED" in table and len(table.splitlines()) == 8
+
+    log = _torchx(slurm_env, tmp_path, "log", f"{handle}/4")
+    assert log.stdout == 't/0 trial 4 lr=0.001 bs=8 args={"bs": "8", "lr": "0.001"}\n', log
+    # a trial's handle is an app handle like any other
+    st = _torchx(slurm_env, tmp_path, "status", f"slurm://torchx/{array_job}_1")
+    assert "State: SUCCEEDED" in st.stdout, st
+
+    dry = _torchx(slurm_env, tmp_path, "run", "--dryrun", "--resume", handle)
+    assert "trials 4 of 6" in dry.stdout and "#SBATCH --array=4\n" in dry.stdout, dry
+    again = _torchx(slurm_env, tmp_path, "run", "--resume", handle)
+    assert again.returncode == 0 and again.stdout.strip() == handle, again
+    final = runner.wait_sweep(handle, 0.5)
+    assert final.state == AppState.SUCCEEDED, final.format()
+    assert [t.attempts for t in final.trials] == [1, 1, 1, 1, 2, 1]
+    rerun = final.trials[4].handle
+    assert rerun is not None and not rerun.endswith(f"/{array_job}_4") and rerun.endswith("_4")
+
+
+def test_grid_over_max_array_size_is_refused(slurm_env: Any, tmp_path: Path) -> None:
+    limit = slurm_env.run("scontrol", "show", "config").stdout
+    size = int(next(ln for ln in limit.splitlines() if ln.startswith("MaxArraySize")).split("=")[1])
+    (tmp_path / "comp.py").write_text(COMPONENT)
+    values = ",".join(str(i) for i in range(size + 1))
+    res = _torchx(
+        slurm_env, tmp_path,
+        "run", "-s", "slurm", "--sweep", f"lr={values}", "comp.py:trial", "--bs", "1", "--out", ".",
+    )  # fmt: skip
+    assert res.returncode == 2
+    assert res.stderr.count("\n") == 1 and f"MaxArraySize={size}" in res.stderr, res.stderr
+    assert res.stdout == ""
+
+
+def test_sweep_api_describes_the_array_with_one_sacct(slurm_env: Any, tmp_path: Path) -> None:
+    (tmp_path / "comp.py").write_text(COMPONENT)
+    sweep = Sweep.grid(f"{tmp_path}/comp.py:trial", {"lr": [1, 2, 3]}, ["--bs", "2", "--out", "."])
+    runner = get_runner()
+    handle = runner.run_sweep(
+        sweep, "slurm", cfg={"job_dir": str(tmp_path / "job"), "partition": slurm_env.partition}
+    )
+    final = runner.wait_sweep(handle, 0.5)
+    assert final.state == AppState.SUCCEEDED, final.format()
+    # Accounting records a job's end a moment after Slurm ends it (then squeue answers for
+    # it): wait until sacct knows all three, so the count below is of a settled cluster.
+    array_job = (final.trials[0].handle or "").rsplit("/", 1)[1].split("_")[0]
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        rows = slurm_env.run(
+            "sacct", f"--jobs={array_job}", "-X", "-n", "-P", "-o", "JobID,State", check=False
+        ).stdout.split()
+        if sorted(rows) == [f"{array_job}_{i}|COMPLETED" for i in range(3)]:
+            break
+        time.sleep(0.2)
+    # counting the Slurm commands a status runs: a wrapper directory first on PATH
+    calls = tmp_path / "calls"
+    shims = tmp_path / "shims"
+    shims.mkdir()
+    for cmd in ("sacct", "squeue", "scontrol"):
+        real = subprocess.run(["which", cmd], capture_output=True, text=True, env=slurm_env.env)
+        shim = shims / cmd
+        shim.write_text(f'#!/bin/sh\necho {cmd} >> {calls}\nexec {real.stdout.strip()} "$@"\n')
+        shim.chmod(0o755)
+    env = {**slurm_env.env, "PATH": f"{shims}:{slurm_env.env['PATH']}"}
+    res = subprocess.run(
+        [str(TORCHX), "status", handle], env=env, capture_output=True, text=True, timeout=60
+    )
+    assert res.returncode == 0, res.stderr
+    assert "3 SUCCEEDED" in res.stdout
+    assert calls.read_text().split() == ["sacct"]
