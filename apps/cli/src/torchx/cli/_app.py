@@ -584,6 +584,20 @@ def cancel(handle: Annotated[str, typer.Argument(help="SCHEDULER://SESSION/APP_I
     typer.echo(f"cancelled {handle}")
 
 
+@app.command()
+@handled
+def requeue(handle: Annotated[str, typer.Argument(help="SCHEDULER://SESSION/APP_ID")]) -> None:
+    """Requeue an app as a preemption would: it is warned (SIGTERM), may checkpoint, stops,
+    and starts again under the same handle."""
+    from torchx.cli._run import check_handle
+
+    check_handle(handle)
+    status = _runner().requeue(handle)
+    preemptions = status.num_preemptions if status is not None else 0
+    state = status.state.name if status is not None else "UNKNOWN"
+    typer.echo(f"requeued {handle} (preemption {preemptions}); now {state}")
+
+
 @app.command(name="list")
 @handled
 def list_apps(

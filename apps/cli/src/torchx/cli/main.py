@@ -31,6 +31,7 @@ BUILTIN_COMMANDS = (
     "describe",
     "list",
     "log",
+    "requeue",
     "run",
     "runopts",
     "status",

@@ -33,9 +33,8 @@ from torchx.schedulers._api import (
     Stream,
 )
 from torchx.schedulers._container_rules import (
-    check_device_counts,
-    check_image,
-    check_resources,
+    check_image_repo,
+    checked_roles,
     to_dns_label,
 )
 from torchx.schedulers._docker_client import (
@@ -49,7 +48,6 @@ from torchx.schedulers._errors import check_params
 from torchx.schedulers._replicas import role_replicas
 from torchx.schedulers.ids import make_unique
 from torchx.specs import (
-    MISSING,
     AppDef,
     AppDryRunInfo,
     AppState,
@@ -156,21 +154,11 @@ def _format(req: DockerRequest) -> str:
 
 
 def _check_app(app: AppDef, cfg: Mapping[str, CfgVal]) -> None:
-    if not app.roles:
-        raise SpecsError("app.roles", [], "an app needs at least one role")
     names: set[str] = set()
-    for role in app.roles:
-        where = f"role {role.name!r}"
-        check_image(f"{where} image", role.image)
-        res = role.resource
-        check_resources(f"{where} resource", res.cpu, res.gpu, res.memMB)
-        check_device_counts(f"{where} resource.devices", res.devices)
-        if res.memMB != -1 and res.memMB < 6:
-            raise SpecsError(f"{where} resource.memMB", res.memMB, "Docker needs at least 6 MiB")
-        if not role.entrypoint or role.entrypoint == MISSING:
-            raise SpecsError(f"{where} entrypoint", role.entrypoint, "give the program to run")
-        if not isinstance(role.num_replicas, int) or role.num_replicas < 1:
-            raise SpecsError(f"{where} num_replicas", role.num_replicas, "a whole number >= 1")
+    for where, role in checked_roles(app.roles):
+        mem = role.resource.memMB
+        if mem != -1 and mem < 6:
+            raise SpecsError(f"{where} resource.memMB", mem, "Docker needs at least 6 MiB")
         name = to_dns_label(role.name, 40)
         if name in names:
             raise SpecsError(f"{where} name", role.name, f"another role is also named {name!r}")
@@ -187,11 +175,8 @@ def _check_app(app: AppDef, cfg: Mapping[str, CfgVal]) -> None:
         raise SpecsError(
             "run option 'copy_env'", copy_env, "a list of variable-name globs, like FOO_*;BAR"
         )
-    repo = cfg.get("image_repo")
-    if repo is not None:
-        check_image("run option 'image_repo'", str(repo))
-        if ":" in str(repo).rsplit("/", 1)[-1]:
-            raise SpecsError("run option 'image_repo'", repo, "give a repository without a tag")
+    if cfg.get("image_repo") is not None:
+        check_image_repo(cfg["image_repo"])
 
 
 def _is_docker_size(text: str) -> bool:

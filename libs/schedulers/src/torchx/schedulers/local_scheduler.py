@@ -88,9 +88,11 @@ from torchx.schedulers._local_request import (
     app_to_json,
     format_request,
     free_port,
+    requeue_cap,
     split_gpus,
     visible_gpus,
 )
+from torchx.schedulers._local_requeue import DEFAULT_MAX_REQUEUES
 from torchx.schedulers._local_state_files import (
     CANCEL_FILE,
     HOUSEKEEPING_INTERVAL,
@@ -212,14 +214,19 @@ class LocalScheduler(Scheduler[LocalRequest]):
             "seconds between SIGTERM and SIGKILL when an app is cancelled or restarted",
             default=5.0,
         )
+        opts.add(
+            "max_requeues",
+            int,
+            "how often an app may exit asking to be run again (exit code 75) before it "
+            "counts as FAILED; requeues by `torchx requeue` are not counted",
+            default=DEFAULT_MAX_REQUEUES,
+        )
         return opts
 
     def with_workspace(
         self, app: AppDef, cfg: Mapping[str, CfgVal], workspace: str
     ) -> tuple[AppDef, dict[str, CfgVal]]:
-        path = os.path.abspath(os.path.expanduser(workspace))
-        if not os.path.isdir(path):
-            raise SpecsError("workspace", workspace, "the local_cwd workspace must be a directory")
+        path = self._workspace_path(workspace)
         # The app runs in a copy without what .torchxignore lists, as on every scheduler.
         parent = self.state_dir / self.backend / "workspaces"
         parent.mkdir(parents=True, exist_ok=True)
@@ -321,6 +328,7 @@ class LocalScheduler(Scheduler[LocalRequest]):
             replicas=replicas,
             roles=roles,
             cancel_grace_s=float(grace) if isinstance(grace, (int, float)) else 5.0,
+            max_requeues=requeue_cap(cfg.get("max_requeues")),
             app=app_to_json(app),
         )
         return AppDryRunInfo(req, format_request)
@@ -431,6 +439,7 @@ class LocalScheduler(Scheduler[LocalRequest]):
             app_id=app_id,
             state=state_of(state.get("state", "UNKNOWN")),
             num_restarts=int(state.get("num_restarts", 0)),
+            num_preemptions=int(state.get("num_preemptions", 0)),
             msg=state.get("msg", ""),
             structured_error_msg=state.get("structured_error_msg", ""),
             roles_statuses=list(statuses.values()),
@@ -583,6 +592,14 @@ class LocalScheduler(Scheduler[LocalRequest]):
             f"{killed}",
             f"see {os.path.join(app_dir, META_DIR, SUPERVISOR_LOG)}",
         )
+
+    def requeue(self, app_id: str, timeout: float | None = None) -> DescribeAppResponse:
+        """Stand in for a preemption: warn the app's replicas (SIGTERM), let them
+        checkpoint and exit within ``cancel_grace_seconds``, then start them again under the
+        same app id. Returns once the new attempt has started (or ``timeout`` passed)."""
+        from torchx.schedulers._local_requeue_request import ask_requeue
+
+        return ask_requeue(self, self._records, app_id, timeout)
 
     def close(self) -> None:
         # Apps outlive this object by design; only reap supervisors that already ended.
