@@ -31,25 +31,22 @@ def sized_role(
     image: str,
     entrypoint: str,
     args: list[str],
-    *,
-    h: str | None,
-    cpu: float,
-    gpu: int,
-    memMB: int,
+    size: Resource,
     env: dict[str, str] | None,
     mounts: list[str] | None,
+    *,
     num_replicas: int = 1,
     max_retries: int = 0,
 ) -> Role:
-    """A role from the options every sized builtin component takes: the resource (named
-    or explicit), the environment and docker-style mounts."""
+    """A role from the options every sized builtin component takes: its resource (from
+    ``role_resource``), the environment and docker-style mounts."""
     return Role(
         name=name,
         image=image,
         entrypoint=entrypoint,
         args=args,
         num_replicas=num_replicas,
-        resource=role_resource(h, cpu, gpu, memMB),
+        resource=size,
         env=dict(env or {}),
         max_retries=max_retries,
         mounts=mounts_of(mounts),

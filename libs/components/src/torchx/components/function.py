@@ -7,7 +7,7 @@ several processes, so every rank runs the function with torchrun's environment.
 
 from __future__ import annotations
 
-from torchx.components._common import IMAGE, sized_role
+from torchx.components._common import IMAGE, role_resource, sized_role
 from torchx.components.dist import Topology, _torchrun_role
 from torchx.specs import AppDef, SpecsError
 
@@ -57,7 +57,13 @@ def call(
     if num_replicas == 1 and nproc_per_node == 1:
         program = ["-m", RUNTIME_MODULE, url]
         role = sized_role(
-            name, image, python, program, h=h, cpu=cpu, gpu=gpu, memMB=memMB, env=env, mounts=mounts
+            name,
+            image,
+            python,
+            program,
+            role_resource(h, cpu, gpu, memMB),
+            env,
+            mounts,
         )
         return AppDef(name=name, roles=[role])
     return _torchrun_role(

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from torchx.components._common import IMAGE, one_of, sized_role
+from torchx.components._common import IMAGE, one_of, role_resource, sized_role
 from torchx.specs import AppDef, Resource, Role, SpecsError
 
 
@@ -80,12 +80,9 @@ def sh(
         "sh",
         # Macros read "$$" as an escaped "$"; doubling it keeps the shell's "$$".
         ["-c", " ".join(args).replace("$$", "$$$$")],
-        h=h,
-        cpu=cpu,
-        gpu=gpu,
-        memMB=memMB,
-        env=env,
-        mounts=mounts,
+        role_resource(h, cpu, gpu, memMB),
+        env,
+        mounts,
         num_replicas=num_replicas,
         max_retries=max_retries,
     )
@@ -133,12 +130,9 @@ def python(
         image,
         "python",
         [*program, *args],
-        h=h,
-        cpu=cpu,
-        gpu=gpu,
-        memMB=memMB,
-        env=env,
-        mounts=mounts,
+        role_resource(h, cpu, gpu, memMB),
+        env,
+        mounts,
         num_replicas=num_replicas,
         max_retries=max_retries,
     )
