@@ -368,7 +368,7 @@ def trial_handle(record: SweepRecord, index: int) -> str | None:
     return make_app_handle(record.scheduler, record.session, attempts[-1])
 
 
-def _exit_code(st: AppStatus) -> int | None:
+def exit_code(st: AppStatus) -> int | None:
     codes = [r.exit_code for role in st.roles for r in role.replicas if r.exit_code is not None]
     nonzero = [c for c in codes if c != 0]
     if nonzero:
@@ -407,7 +407,13 @@ def status(runner: Runner, handle: str) -> SweepStatus:
             assert th is not None
             st = runner.status(th)
             if st is not None:
-                state, code, msg = st.state, _exit_code(st), st.msg
+                state, code, msg = st.state, exit_code(st), st.msg
+            elif t.final_state:
+                state, code = AppState[t.final_state], t.final_exit_code
+            elif record.cancelled:
+                state = AppState.CANCELLED  # cancelling removed it (Kubernetes deletes Jobs)
+            else:
+                state, msg = AppState.FAILED, "its scheduler no longer knows this app"
         trials.append(TrialStatus(t.index, dict(t.args), state, len(t.attempts), code, th, msg))
     return SweepStatus(handle, _overall(record, trials, alive), record.mode, trials)
 
