@@ -6,6 +6,13 @@ DistributedDataParallel over gloo on CPU (nccl on GPUs):
     python examples/train/trainer.py --steps 200 --checkpoint_dir /tmp/ckpt --tb_dir /tmp/tb
     python examples/train/trainer.py --steps 400 --checkpoint_dir /tmp/ckpt --resume /tmp/ckpt
 
+Preemption: when the scheduler warns (Slurm's signal ahead of the time limit, a pod's
+SIGTERM, ``torchx requeue``), the ranks agree to stop after the same step, rank 0
+checkpoints, and the app exits asking to be run again (torchx.runtime.preemption). The
+next attempt resumes from --checkpoint_dir by itself; each step's batch is drawn from a
+generator seeded by the step, so a requeued run ends with the weights of an uninterrupted
+one.
+
 Data, checkpoints and the resume path are fsspec URLs (a local path, ``memory://...``,
 ``s3://...``). Each checkpoint holds the model's layer spec next to its weights, so other
 apps (interpret, package) rebuild the model without this file's code.
@@ -130,6 +137,19 @@ def record_run(ns: argparse.Namespace, result: dict[str, float | int]) -> None:
         run.add_artifact("tensorboard", ns.tb_dir)
 
 
+def stop_here(warned: bool, distributed: bool, device: str) -> bool:
+    """Whether every rank stops before this step: the warning reaches ranks at slightly
+    different steps, so they agree (any rank warned) before anyone leaves a collective."""
+    if not distributed:
+        return warned
+    import torch
+    import torch.distributed as dist
+
+    flag = torch.tensor([int(warned)], device=device)
+    dist.all_reduce(flag, op=dist.ReduceOp.MAX)
+    return bool(flag.item())
+
+
 def main(argv: list[str] | None = None) -> None:
     ns = parse_args(argv)
 
@@ -137,6 +157,7 @@ def main(argv: list[str] | None = None) -> None:
     import torch.distributed as dist
 
     import torchx.devices as tx
+    import torchx.runtime.preemption as preemption
 
     env = tx.distributed_env() if int(os.environ.get("WORLD_SIZE", "1")) > 1 else None
     rank, world = (env.rank, env.world_size) if env else (0, 1)
@@ -151,14 +172,31 @@ def main(argv: list[str] | None = None) -> None:
     model = build_model(ns.hidden)
     opt = torch.optim.SGD(model.parameters(), lr=ns.lr, momentum=0.9)
     step = 0
-    if ns.resume:
-        ckpt_url = resolve_checkpoint(ns.resume)
+    resume = ns.resume
+    if not resume and preemption.attempt() > 0 and ns.checkpoint_dir:
+        # a requeued run: continue from the last checkpoint, if the first run made one
+        import fsspec
+
+        fs, path = fsspec.core.url_to_fs(ns.checkpoint_dir)
+        if fs.exists(f"{path.rstrip('/')}/{LATEST}"):
+            resume = ns.checkpoint_dir
+    if resume:
+        ckpt_url = resolve_checkpoint(resume)
         ckpt = read_torch(ckpt_url)
         model.load_state_dict(ckpt["model"])
         opt.load_state_dict(ckpt["optim"])
         step = int(ckpt["step"])
         if rank == 0:
             print(f"resumed from {ckpt_url} at step {step}", flush=True)
+
+    def checkpoint() -> str:
+        state = {
+            "step": step,
+            "model": model.state_dict(),
+            "optim": opt.state_dict(),
+            "spec": model.to_json(),
+        }
+        return save_checkpoint(ns.checkpoint_dir, state)
 
     with tx.device_scope(device):
         net = tx.DistributedDataParallel(model) if env else model.to(device)
@@ -167,10 +205,15 @@ def main(argv: list[str] | None = None) -> None:
             from torch.utils.tensorboard import SummaryWriter
 
             # purge_step drops events a killed run logged past the checkpoint we resumed from.
-            writer = SummaryWriter(ns.tb_dir, purge_step=step + 1 if ns.resume else None)
-        gen = torch.Generator().manual_seed(1000 * rank + step)
+            writer = SummaryWriter(ns.tb_dir, purge_step=step + 1 if resume else None)
+        gen = torch.Generator()
+        if ns.checkpoint_dir and rank == 0:
+            preemption.on_preempt(lambda: print(f"step {step}: warned, saved {checkpoint()}"))
         loss = torch.tensor(0.0)
         while step < ns.steps:
+            if stop_here(preemption.preempted(), env is not None, device):
+                preemption.requeue()  # rank 0 checkpoints first (on_preempt)
+            gen.manual_seed(1000 * rank + step)  # this step's batch, however the run was cut
             idx = torch.randint(len(x_train), (ns.batch_size,), generator=gen, device="cpu")
             xb, yb = x_train[idx].to(device), y_train[idx].to(device)
             opt.zero_grad()
@@ -181,13 +224,7 @@ def main(argv: list[str] | None = None) -> None:
             if writer:
                 writer.add_scalar("loss/train", loss.item(), step)
             if ns.checkpoint_dir and rank == 0 and (step % ns.save_every == 0 or step == ns.steps):
-                state = {
-                    "step": step,
-                    "model": model.state_dict(),
-                    "optim": opt.state_dict(),
-                    "spec": model.to_json(),
-                }
-                print(f"step {step}: saved {save_checkpoint(ns.checkpoint_dir, state)}", flush=True)
+                print(f"step {step}: saved {checkpoint()}", flush=True)
             if ns.step_delay:
                 time.sleep(ns.step_delay)
 

@@ -254,6 +254,7 @@ def printed_expectations(code: str) -> list[str]:
         "torchx-specs",
         "torchx-tracking",
         "torchx-runtime-function",
+        "torchx-runtime-preemption",
         "torchx-layers",
         "torchx-devices",
         "torchx-components",

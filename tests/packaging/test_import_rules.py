@@ -64,7 +64,7 @@ def test_the_table_is_what_the_real_pyprojects_declare() -> None:
     assert dists["torchx-devices"].packages == ("torchx.devices", "torchx.nn", "torchx.distributed")
     leaves = ("torchx-specs", "torchx-tracking", "torchx-layers", "torchx-devices")
     # what runs inside a job on its behalf is runtime: it depends on no sibling either
-    for leaf in (*leaves, "torchx-runtime-function"):
+    for leaf in (*leaves, "torchx-runtime-function", "torchx-runtime-preemption"):
         assert dists[leaf].requires == frozenset(), leaf
     # the launcher's extras count: the CLI may import what its extras install
     assert {"torchx.pipelines", "torchx.layers"} <= checker.ALLOWED["torchx.cli"]

@@ -194,3 +194,15 @@ def test_the_argparse_front_end_lists_builtins_and_plugins(plugin_env: dict[str,
     lines = out.stdout.splitlines()
     assert "'hello'" in lines[0] and "'broken'" not in lines[0]
     assert lines[1] == "hello p"
+    assert "command plug-in 'broken' could not be loaded" in out.stderr
+
+
+def test_the_argparse_front_end_lets_a_plugin_replace_a_builtin(
+    plugin_env: dict[str, str],
+) -> None:
+    # As in pytorch/torchx, for tools built on get_sub_cmds (the torchx command does not).
+    code = "from torchx.cli.main import get_sub_cmds\nprint(type(get_sub_cmds()['run']).__name__)\n"
+    out = subprocess.run(
+        [sys.executable, "-c", code], env=plugin_env, capture_output=True, text=True, timeout=120
+    )
+    assert out.returncode == 0 and out.stdout == "CmdHello\n", out.stderr

@@ -56,7 +56,7 @@ def _until(tmux: list[str], text: str, timeout: float = 60) -> str:
 
 
 def test_watch_redraws_one_status_in_place_until_the_app_ends(tmux: list[str]) -> None:
-    handle = _start("sleep 2")
+    handle = _start("sleep 4")
     env = " ".join(f"{k}={shlex.quote(os.environ[k])}" for k in ("XDG_STATE_HOME", "PATH"))
     command = f"env {env} {TORCHX} status --watch --interval 0.2 {handle}; echo EXIT=$?; sleep 60"
     subprocess.run(
@@ -74,7 +74,7 @@ def test_watch_redraws_one_status_in_place_until_the_app_ends(tmux: list[str]) -
 
 
 def test_watch_into_a_pipe_prints_each_different_status_once() -> None:
-    handle = _start("sleep 1")
+    handle = _start("sleep 2")
     proc = subprocess.run(
         [TORCHX, "status", "--watch", "--interval", "0.1", handle],
         capture_output=True,
@@ -85,4 +85,45 @@ def test_watch_into_a_pipe_prints_each_different_status_once() -> None:
     assert proc.returncode == 0
     assert "\x1b[" not in proc.stdout
     states = [ln.strip() for ln in proc.stdout.splitlines() if "State:" in ln]
-    assert states == ["State: RUNNING", "State: SUCCEEDED"]
+    # a status is printed when it changes, not on each of the ~20 polls; the end comes last
+    assert states[-1] == "State: SUCCEEDED" and "State: RUNNING" in states, states
+    assert len(states) <= 3, states
+
+
+SLOW_TRIAL = '''
+import torchx.specs as specs
+
+
+def trial(n: int) -> specs.AppDef:
+    """Sleeps a moment.
+
+    Args:
+        n: which trial
+    """
+    return specs.AppDef(
+        "trial", roles=[specs.Role("t", image=".", entrypoint="sleep", args=["1"])]
+    )
+'''
+
+
+def test_watch_a_sweep_redraws_its_trials_until_all_ended(tmux: list[str], isolated: Path) -> None:
+    (isolated / "comp.py").write_text(SLOW_TRIAL)
+    proc = subprocess.run(
+        [TORCHX, "run", "--no-wait", "--sweep", "n=1,2,3", "--parallel", "1", "comp.py:trial"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr
+    handle = proc.stdout.strip()
+    env = " ".join(f"{k}={shlex.quote(os.environ[k])}" for k in ("XDG_STATE_HOME", "PATH"))
+    command = f"env {env} {TORCHX} status --watch --interval 0.2 {handle}; echo EXIT=$?; sleep 60"
+    subprocess.run(
+        [*tmux, "new-session", "-d", "-s", "watch", "-x", "150", "-y", "40", command], check=True
+    )
+    _until(tmux, "RUNNING")
+    final = _until(tmux, "EXIT=0")
+    assert final.count(f"{handle}  (") == 1  # one drawing on the screen
+    assert ", ended)" in final and "RUNNING" not in final
+    assert final.count("SUCCEEDED") >= 3

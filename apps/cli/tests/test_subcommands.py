@@ -52,13 +52,16 @@ def test_run_status_log_describe_cancel_list_as_subcommands(
 
     cmds["log"].run(_parse(cmds["log"], [handle]))
     assert "sh/0 from-subcommand" in capsys.readouterr().out
+    # Cancelling an app that has ended leaves it as it was (Runner.cancel, as in 0.7).
     cmds["cancel"].run(_parse(cmds["cancel"], [handle]))
-    assert "already ended" in capsys.readouterr().out
+    cmds["status"].run(_parse(cmds["status"], [handle]))
+    assert "State: SUCCEEDED" in capsys.readouterr().out
 
-    # A failing command exits with the CLI's code.
+    # An app the scheduler does not know: exit code 1 and one line naming it.
     with pytest.raises(SystemExit) as e:
         cmds["status"].run(_parse(cmds["status"], ["local_cwd://x/no-such-app"]))
-    assert e.value.code == 2
+    assert e.value.code == 1
+    assert "does not know app 'no-such-app'" in capsys.readouterr().err
 
 
 def test_run_takes_the_component_from_torchxconfig(
@@ -67,8 +70,10 @@ def test_run_takes_the_component_from_torchxconfig(
     from torchx.cli.cmd_run import MISSING_COMPONENT_ERROR_MSG, CmdRun
 
     cmd = CmdRun()
-    with pytest.raises(ValueError, match="missing component name"):
-        cmd.argv(_parse(cmd, ["--dryrun"]))
+    with pytest.raises(SystemExit) as e:
+        cmd.run(_parse(cmd, ["--dryrun"]))
+    assert e.value.code == 2
+    assert "missing component name" in capsys.readouterr().err
     assert "missing component name" in MISSING_COMPONENT_ERROR_MSG
     (tmp_path / ".torchxconfig").write_text("[cli:run]\ncomponent = utils.echo\n")
     cmd.run(_parse(cmd, ["--dryrun"]))
@@ -100,8 +105,9 @@ def test_argparse_util_actions(tmp_path: Path) -> None:
     assert parser.parse_args(["-s", "ray", "--x", "1"]).scheduler == "ray"
     assert parser.parse_args(["-s", "ray", "--x", "1"]).x == "1"  # a new parse starts afresh
     assert sub.parse_args([]).y == "dflt"
-    with pytest.raises(SystemExit):
+    with pytest.raises(SystemExit) as e:
         parser.parse_args(["--x", "1", "--x", "2"])
+    assert e.value.code == 1
 
 
 def test_cmd_log_helpers() -> None:
@@ -148,3 +154,38 @@ def test_get_logs_of_chosen_replicas(tmp_path: Path) -> None:
             print_log_lines(io.StringIO(), runner, handle, "r", 5, None, False, errors, None)
         assert not errors.empty()
     assert time.time() > 0
+
+
+def test_cmd_tracker_lists_what_a_real_tracker_recorded(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from torchx.cli.cmd_tracker import CmdTracker
+    from torchx.tracker.backend.fsspec import create
+
+    for key in ("TORCHX_TRACKERS", "TORCHX_TRACKER_FSSPEC_CONFIG"):
+        monkeypatch.delenv(key, raising=False)
+    with pytest.raises(RuntimeError, match="no tracker configured"):
+        _ = CmdTracker().tracker
+    root = tmp_path / "runs"
+    (tmp_path / ".torchxconfig").write_text(
+        f"[torchx:tracker]\nfsspec=fsspec\n\n[tracker:fsspec]\nconfig={root}\n"
+    )
+    parent, child = "local_cwd://s/train-1", "local_cwd://s/eval-2"
+    tracker = create(str(root))
+    tracker.add_metadata(parent, lr=0.1)
+    tracker.add_artifact(parent, "model", "/ckpt/model.pt", {"epoch": 3})
+    tracker.add_source(child, parent, artifact_name="model")
+
+    parser = cli_main.create_parser({"tracker": CmdTracker()})
+
+    def run(*argv: str) -> list[list[str]]:
+        args = parser.parse_args(["tracker", *argv])
+        args.func(args)
+        return [line.split() for line in capsys.readouterr().out.splitlines()]
+
+    assert run("list", "jobs") == [["JOB", "ID"], [child], [parent]]
+    assert run("list", "jobs", "--parent-run-id", parent) == [["JOB", "ID"], [child]]
+    assert run("list", "metadata", parent)[1] == ["lr", "0.1"]
+    assert run("list", "artifacts", parent)[1][:2] == ["model", "/ckpt/model.pt"]
+    assert run("list", "lineage", parent)[1] == ["descendant", child, "model"]
+    assert run("list", "lineage", "--sources-only", child)[1] == ["source", parent, "model"]

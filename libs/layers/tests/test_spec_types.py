@@ -9,8 +9,8 @@ import pytest
 
 import torchx.layers as L
 from torchx.layers import SpecError
-from torchx.layers._layer import TorchLayer
 from torchx.layers._registry import LAYER_TYPES
+from torchx.layers._torch_layer import TorchLayer
 
 
 def _spec(kind: str, config: dict[str, Any]) -> dict[str, Any]:

@@ -198,3 +198,10 @@ def test_local_names_and_log_iterator(scheduler: LocalScheduler, tmp_path: Path)
         assert time.monotonic() < deadline
         time.sleep(0.1)
     assert re.match(r"^logs-", app_id)
+
+
+def test_describe_app_response_defaults() -> None:
+    from torchx.schedulers.api import DescribeAppResponse
+
+    resp = DescribeAppResponse(state=AppState.RUNNING)
+    assert resp.app_id == "<NOT_SET>" and resp.to_status().state == AppState.RUNNING

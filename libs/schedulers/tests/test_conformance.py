@@ -111,6 +111,8 @@ DRYRUN_CFG: dict[str, dict[str, Any]] = {
 }
 PARAMS: dict[str, dict[str, Any]] = {"local_docker": {"base_url": "unix:///nonexistent.sock"}}
 ID_SUFFIX = r"-[a-z][a-z2-7]{11}"
+# The image each engine's apps run (set by the ``real`` fixture where it matters).
+IMAGES: dict[str, str] = {}
 
 
 def _scheduler(name: str, tmp_path: Path) -> Scheduler[Any]:
@@ -270,7 +272,7 @@ def real(
         engine = request.getfixturevalue("docker_engine")
         s = get_scheduler(name, "t", base_url=engine.base_url)
         cfg, unknown = {"network": "host", "shm_size": "64m"}, "nope-aaaaaaaaaaaa"
-        request.node.image = engine.image
+        request.node.image = IMAGES[name] = engine.image
     yield s, cfg, unknown
     s.close()
 
@@ -329,13 +331,9 @@ def _workspace(tmp_path: Path) -> Path:
 
 
 @pytest.mark.parametrize("real", ["local_cwd", "slurm", "ray", "local_docker"], indirect=True)
-def test_a_file_in_torchxignore_never_reaches_the_job(
-    real: tuple[Scheduler[Any], dict[str, Any], str],
-    request: pytest.FixtureRequest,
-    tmp_path: Path,
-) -> None:
+def test_a_file_in_torchxignore_never_reaches_the_job(real: Any, tmp_path: Path) -> None:
     s, cfg, _ = real
-    image = request.node.image if s.backend == "local_docker" else str(tmp_path)
+    image = IMAGES.get(s.backend, str(tmp_path))
     app = AppDef("ws", [Role("r", image=image, entrypoint="sh", args=["-c", LIST_FILES])])
     app_id = s.submit(app, cfg, workspace=str(_workspace(tmp_path)))
     desc = s.wait(app_id, timeout=120)

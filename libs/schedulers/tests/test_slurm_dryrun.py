@@ -130,6 +130,15 @@ def test_two_roles_make_a_heterogeneous_job() -> None:
     lines = req.script.splitlines()
     head = lines[: lines.index("#SBATCH hetjob")]
     tail = lines[lines.index("#SBATCH hetjob") + 1 : lines.index("")]
+    # every component has its own partition, constraint, account, QOS and size
+    per_component = [
+        "#SBATCH --partition=debug",
+        "#SBATCH --constraint=fast",
+        "#SBATCH --account=acc",
+        "#SBATCH --qos=high",
+        "#SBATCH --nodes=1",
+        "#SBATCH --ntasks-per-node=1",
+    ]
     assert [ln for ln in head if ln.startswith("#SBATCH")] == [
         "#SBATCH --job-name=pair",
         "#SBATCH '--comment=torchx:roles=a,b; hello'",
@@ -137,23 +146,9 @@ def test_two_roles_make_a_heterogeneous_job() -> None:
         "#SBATCH --requeue",
         "#SBATCH --mail-user=me@example.com",
         "#SBATCH --mail-type=END",
-        "#SBATCH --partition=debug",
-        "#SBATCH --constraint=fast",
-        "#SBATCH --account=acc",
-        "#SBATCH --qos=high",
-        "#SBATCH --nodes=1",
-        "#SBATCH --ntasks-per-node=1",
+        *per_component,
     ]
-    assert tail == [
-        "#SBATCH --partition=debug",
-        "#SBATCH --constraint=fast",
-        "#SBATCH --account=acc",
-        "#SBATCH --qos=high",
-        "#SBATCH --nodes=1",
-        "#SBATCH --ntasks-per-node=1",
-        "#SBATCH --cpus-per-task=1",
-        "#SBATCH --mem=100",
-    ]
+    assert tail == [*per_component, "#SBATCH --cpus-per-task=1", "#SBATCH --mem=100"]
     srun = [ln for ln in lines if ln.startswith("srun")]
     assert [s.split()[1] for s in srun] == ["--het-group=0", "--het-group=1"]
 

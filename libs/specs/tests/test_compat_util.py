@@ -98,3 +98,21 @@ def test_cuda_helper_without_torch(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "torch", None)
     with pytest.raises(ImportError, match="needs torch"):
         cuda.has_cuda_devices()
+
+
+def test_macros_base_img_root() -> None:
+    from torchx.specs import Role, macros
+
+    values = macros.Values(img_root="/i", app_id="a", replica_id="0", base_img_root="/b")
+    role = Role("r", image="", entrypoint="e", args=[macros.base_img_root, macros.img_root])
+    assert values.apply(role).args == ["/b", "/i"]
+    assert macros.Values("/i", "a", "0").substitute(macros.base_img_root) == "DEPRECATED"
+
+
+def test_bind_mount_source_expands_home() -> None:
+    import os
+
+    from torchx.specs.builders import BindMount, parse_mounts
+
+    (m,) = parse_mounts(["type=bind", "src=~/data", "dst=/data"])
+    assert m == BindMount(src_path=os.path.expanduser("~/data"), dst_path="/data")

@@ -338,7 +338,9 @@ def status(
     watch: Annotated[
         bool,
         typer.Option(
-            "-w", "--watch", help="redraw the status in place until the app ends (Ctrl-C stops)"
+            "-w",
+            "--watch",
+            help="redraw the status (of a sweep: its trials) in place until it ends (Ctrl-C stops)",
         ),
     ] = False,
     interval: Annotated[
@@ -349,7 +351,17 @@ def status(
     from torchx.cli._run import check_handle
     from torchx.cli._sweep_cli import resolve_trial, sweep_id
 
+    if watch:
+        if json_out:
+            raise CliError("--watch and --json: give one of them, not both")
+        if interval <= 0:
+            raise CliError(f"--interval: got {interval}; give a number of seconds above 0")
     if sweep_id(handle):
+        if watch:
+            from torchx.cli._watch import watch_sweep
+
+            watch_sweep(_runner(), handle, interval)
+            return
         from torchx.cli._sweep_cli import print_status
 
         print_status(_runner(), handle, json_out)
@@ -357,10 +369,6 @@ def status(
     handle = resolve_trial(handle)
     check_handle(handle)
     if watch:
-        if json_out:
-            raise CliError("--watch and --json: give one of them, not both")
-        if interval <= 0:
-            raise CliError(f"--interval: got {interval}; give a number of seconds above 0")
         from torchx.cli._watch import watch_status
 
         chosen = [r.strip() for r in roles.split(",") if r.strip()]
@@ -574,6 +582,20 @@ def cancel(handle: Annotated[str, typer.Argument(help="SCHEDULER://SESSION/APP_I
         return
     runner.cancel(handle)
     typer.echo(f"cancelled {handle}")
+
+
+@app.command()
+@handled
+def requeue(handle: Annotated[str, typer.Argument(help="SCHEDULER://SESSION/APP_ID")]) -> None:
+    """Requeue an app as a preemption would: it is warned (SIGTERM), may checkpoint, stops,
+    and starts again under the same handle."""
+    from torchx.cli._run import check_handle
+
+    check_handle(handle)
+    status = _runner().requeue(handle)
+    preemptions = status.num_preemptions if status is not None else 0
+    state = status.state.name if status is not None else "UNKNOWN"
+    typer.echo(f"requeued {handle} (preemption {preemptions}); now {state}")
 
 
 @app.command(name="list")

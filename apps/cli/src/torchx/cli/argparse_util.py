@@ -4,6 +4,7 @@ from ``[cli:COMMAND]`` in ``.torchxconfig``."""
 from __future__ import annotations
 
 import argparse
+import sys
 from collections.abc import Sequence
 from typing import Any, ClassVar
 
@@ -24,13 +25,14 @@ class _Seen:
         if cls.namespace is not namespace:
             cls.namespace, cls.options = namespace, set()
         if option in cls.options:
-            parser.error(f"{option} is given more than once; give it once")
+            print(f"torchx: error: {option} is given more than once; give it once", file=sys.stderr)
+            sys.exit(1)
         cls.options.add(option)
 
 
 class ArgOnceAction(argparse.Action):
-    """Stores the value like ``store``, but refuses the option a second time (a usage
-    error naming it, exit code 2)."""
+    """Stores the value like ``store``, but refuses the option a second time (a one-line
+    error naming it, exit code 1, as in pytorch/torchx)."""
 
     def __call__(
         self,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import logging
 import queue
 import re
 import sys
@@ -12,11 +13,14 @@ from typing import TYPE_CHECKING, TextIO
 
 from torchx.cli.cmd_base import SubCommand
 from torchx.cli.colors import ENDC, GREEN
+from torchx.runner import get_runner
 
 if TYPE_CHECKING:
     from torchx.runner import Runner
     from torchx.schedulers import Stream
     from torchx.specs import AppDef
+
+log: logging.Logger = logging.getLogger(__name__)
 
 ID_FORMAT = "SCHEDULER://[SESSION_NAME]/APP_ID/[ROLE_NAME/[REPLICA_IDS,...]]"
 _ID = re.compile(r"^\w+://[^/]*/[^/]+(/[^/]+(/(\d+,?)+)?)?$")
@@ -95,19 +99,21 @@ def get_logs(
     session, app_id = parts[0] or "default", parts[1]
     role_name = parts[2] if len(parts) > 2 else None
     if runner is None:
-        from torchx.runner import get_runner
-
         runner = get_runner()
     handle = make_app_handle(backend, session, app_id)
     if len(parts) == 4 and role_name is not None:
         targets = [(role_name, int(k)) for k in parts[3].split(",") if k]
     else:
+        said = False
         while True:
             status = runner.status(handle)
             if status is None:
                 raise ValueError(f"app handle: got {handle!r}; no such app on its scheduler")
             if is_started(status.state):
                 break
+            if not said:
+                log.info("Waiting for %s to start before reading its logs...", handle)
+                said = True
             time.sleep(_START_POLL_S)
         app = runner.describe(handle)
         if app is None:
@@ -115,7 +121,11 @@ def get_logs(
         targets = find_role_replicas(app, role_name)
         if not targets:
             roles = ", ".join(r.name for r in app.roles)
-            raise ValueError(f"log target role: got {role_name!r}; the app's roles are {roles}")
+            print(
+                f"torchx: error: log target role: got {role_name!r}; the app's roles are {roles}",
+                file=sys.stderr,
+            )
+            sys.exit(1)
     errors: queue.Queue[Exception] = queue.Queue()
     threads = [
         threading.Thread(

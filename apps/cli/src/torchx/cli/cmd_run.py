@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import argparse
+import os
+import sys
 
 from torchx.cli._subcommand import CliCommand, option, switch
+from torchx.cli.argparse_util import torchxconfig_run
 
 MISSING_COMPONENT_ERROR_MSG = (
     "missing component name: give it on the command line (torchx run COMPONENT ...) or as "
@@ -34,9 +37,19 @@ class CmdRun(CliCommand):
     name = "run"
 
     def add_arguments(self, subparser: argparse.ArgumentParser) -> None:
-        subparser.add_argument("-s", "--scheduler", type=str, help="scheduler (default: local_cwd)")
         subparser.add_argument(
-            "-cfg", "--scheduler_args", type=str, help="run options: k1=v1,k2=v2"
+            "-s",
+            "--scheduler",
+            type=str,
+            action=torchxconfig_run,
+            help="scheduler (default: local_cwd)",
+        )
+        subparser.add_argument(
+            "-cfg",
+            "--scheduler_args",
+            type=str,
+            action=torchxconfig_run,
+            help="run options: k1=v1,k2=v2",
         )
         subparser.add_argument(
             "--dryrun", action="store_true", default=False, help="print the request only"
@@ -48,7 +61,11 @@ class CmdRun(CliCommand):
             "--log", action="store_true", default=False, help="stream its logs while waiting"
         )
         subparser.add_argument(
-            "--workspace", "--buck-target", type=str, help="directory to build into the image"
+            "--workspace",
+            "--buck-target",
+            type=str,
+            action=torchxconfig_run,
+            help="directory to build into the image",
         )
         subparser.add_argument("--parent_run_id", type=str, help="the run this one derives from")
         subparser.add_argument(
@@ -64,19 +81,25 @@ class CmdRun(CliCommand):
 
             component = get_configs(prefix="cli", name="run").get("component")
             if not component:
-                raise ValueError(MISSING_COMPONENT_ERROR_MSG)
+                print(f"torchx: error: {MISSING_COMPONENT_ERROR_MSG}", file=sys.stderr)
+                sys.exit(2)
             rest.insert(0, component)
         return [
             *option(args, "scheduler", "-s"),
             *option(args, "scheduler_args", "-cfg"),
             *switch(args, "dryrun", "--dryrun"),
-            # 0.7 waited only when asked, on every scheduler.
-            "--wait" if getattr(args, "wait", False) else "--no-wait",
+            # As in 0.7: local schedulers are always waited for, others with --wait or --log.
+            *(["--wait"] if getattr(args, "wait", False) or getattr(args, "log", False) else []),
             *switch(args, "log", "--log"),
             *option(args, "workspace", "--workspace"),
             *option(args, "parent_run_id", "--parent_run_id"),
             *rest,
         ]
+
+    def run(self, args: argparse.Namespace) -> None:
+        # Tells what started the launch; a value set by the caller is kept.
+        os.environ.setdefault("TORCHX_CONTEXT_NAME", "cli_run")
+        super().run(args)
 
 
 __all__ = ["MISSING_COMPONENT_ERROR_MSG", "CmdBuiltins", "CmdRun"]

@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import argparse
+import sys
 
-from torchx.cli._subcommand import CliCommand, option
+from torchx.cli.cmd_base import SubCommand
+from torchx.runner import get_runner
+from torchx.specs import parse_app_handle
 
 
 def parse_list_arg(arg: str) -> list[str] | None:
@@ -12,10 +15,9 @@ def parse_list_arg(arg: str) -> list[str] | None:
     return arg.split(",") if arg else None
 
 
-class CmdStatus(CliCommand):
-    """Show an app's state: ``torchx status HANDLE [--roles a,b]``."""
-
-    name = "status"
+class CmdStatus(SubCommand):
+    """Print an app's status, optionally of some roles only (exit code 1 when its
+    scheduler does not know the app)."""
 
     def add_arguments(self, subparser: argparse.ArgumentParser) -> None:
         subparser.add_argument("app_handle", type=str, help="SCHEDULER://SESSION/APP_ID")
@@ -23,8 +25,13 @@ class CmdStatus(CliCommand):
             "--roles", type=str, default="", help="only these roles, comma separated"
         )
 
-    def argv(self, args: argparse.Namespace) -> list[str]:
-        return [args.app_handle, *option(args, "roles", "--roles")]
+    def run(self, args: argparse.Namespace) -> None:
+        scheduler, _, app_id = parse_app_handle(args.app_handle)
+        status = get_runner().status(args.app_handle)
+        if status is None:
+            print(f"torchx: error: {scheduler} does not know app {app_id!r}", file=sys.stderr)
+            sys.exit(1)
+        print(status.format(parse_list_arg(args.roles)))
 
 
 __all__ = ["CmdStatus", "parse_list_arg"]

@@ -1,66 +1,88 @@
-"""``torchx tracker`` as a SubCommand."""
+"""``torchx tracker`` as a SubCommand: ``list jobs|metadata|artifacts|lineage``, read from
+the first tracker configured in ``[torchx:tracker]`` (or ``TORCHX_TRACKERS``)."""
 
 from __future__ import annotations
 
 import argparse
 from typing import TYPE_CHECKING
 
-from torchx.cli._subcommand import CliCommand, option, switch
+from torchx.cli._output import print_table
+from torchx.cli.cmd_base import SubCommand
+from torchx.runner import get_configured_trackers
+from torchx.tracker import build_trackers
 
 if TYPE_CHECKING:
     from torchx.tracker import TrackerBase
 
 
-class CmdTracker(CliCommand):
-    """Query the configured tracker: ``torchx tracker list jobs|metadata|artifacts|lineage``."""
-
-    name = "tracker"
+class CmdTracker(SubCommand):
+    """Each ``list`` kind is its own parser whose ``func`` default is the method that
+    answers it, so ``args.func(args)`` runs it (as 0.7's CLI does)."""
 
     @property
     def tracker(self) -> TrackerBase:
-        """The first tracker configured in ``[torchx:tracker]`` (or ``TORCHX_TRACKERS``)."""
-        from torchx.runner import get_configured_trackers
-        from torchx.tracker import build_trackers
-
+        """The first configured tracker; RuntimeError when none is configured."""
         for tracker in build_trackers(get_configured_trackers()):
             return tracker
-        raise ValueError(
+        raise RuntimeError(
             "no tracker configured: add a [torchx:tracker] section to .torchxconfig "
-            "(for example `fsspec = fsspec` and [tracker:fsspec] config=PATH)"
+            "(for example `fsspec = fsspec` with [tracker:fsspec] config=PATH)"
         )
 
+    def list_jobs_command(self, args: argparse.Namespace) -> None:
+        filters = {"parent_run_id": args.parent_run_id} if args.parent_run_id else {}
+        print_table(["JOB ID"], [[str(r)] for r in self.tracker.run_ids(**filters)])
+
+    def list_metadata_command(self, args: argparse.Namespace) -> None:
+        data = self.tracker.metadata(args.RUN_ID)
+        print_table(["ID", "VALUE"], [[str(k), str(v)] for k, v in data.items()])
+
+    def list_artifacts_command(self, args: argparse.Namespace) -> None:
+        found = list(self.tracker.artifacts(args.RUN_ID).values())
+        if args.artifact:
+            found = [a for a in found if a.name == args.artifact]
+        print_table(
+            ["ARTIFACT", "PATH", "METADATA"], [[a.name, a.path, str(a.metadata)] for a in found]
+        )
+
+    def job_lineage_command(self, args: argparse.Namespace) -> None:
+        lineage = self.tracker.lineage(args.RUN_ID)
+        rows: list[list[str]] = []
+        if not args.descendants_only:
+            rows += [["source", s.source_run_id, s.artifact_name or ""] for s in lineage.sources]
+        if not args.sources_only:
+            rows += [["descendant", d.run_id, d.artifact_name or ""] for d in lineage.descendants]
+        if args.artifact:
+            rows = [r for r in rows if r[2] == args.artifact]
+        print_table(["RELATION", "RUN ID", "ARTIFACT"], rows)
+
     def add_arguments(self, subparser: argparse.ArgumentParser) -> None:
-        commands = subparser.add_subparsers(dest="tracker_command", required=True)
+        commands = subparser.add_subparsers(description="query what the tracker recorded")
         listing = commands.add_parser("list", help="list jobs or one run's records")
-        kinds = listing.add_subparsers(dest="list_kind", required=True)
+        kinds = listing.add_subparsers(description="what to list")
         jobs = kinds.add_parser("jobs", help="the run ids")
         jobs.add_argument("--parent-run-id", type=str, help="only runs derived from this one")
-        jobs.add_argument("--experiment", type=str, help="only runs of this experiment")
-        kinds.add_parser("experiments", help="the experiments")
+        jobs.set_defaults(func=self.list_jobs_command)
         metadata = kinds.add_parser("metadata", help="a run's metadata")
         metadata.add_argument("RUN_ID", type=str, help="the run id")
+        metadata.set_defaults(func=self.list_metadata_command)
         artifacts = kinds.add_parser("artifacts", help="a run's artifacts")
         artifacts.add_argument("--artifact", type=str, help="only this artifact")
         artifacts.add_argument("RUN_ID", type=str, help="the run id")
+        artifacts.set_defaults(func=self.list_artifacts_command)
         lineage = kinds.add_parser("lineage", help="a run's sources and descendants")
         only = lineage.add_mutually_exclusive_group()
         only.add_argument("--sources-only", action="store_true", help="only sources")
         only.add_argument("--descendants-only", action="store_true", help="only descendants")
         lineage.add_argument("--artifact", type=str, help="only this artifact")
         lineage.add_argument("RUN_ID", type=str, help="the run id")
+        lineage.set_defaults(func=self.job_lineage_command)
 
-    def argv(self, args: argparse.Namespace) -> list[str]:
-        kind = args.list_kind
-        out = ["list", kind]
-        if kind == "jobs":
-            out += option(args, "parent_run_id", "--parent-run-id")
-            out += option(args, "experiment", "--experiment")
-        elif kind in ("metadata", "artifacts", "lineage"):
-            out += option(args, "artifact", "--artifact")
-            out += switch(args, "sources_only", "--sources-only")
-            out += switch(args, "descendants_only", "--descendants-only")
-            out.append(args.RUN_ID)
-        return out
+    def run(self, args: argparse.Namespace) -> None:
+        handler = getattr(args, "func", None)
+        if handler is None or handler == self.run:
+            raise ValueError("tracker: name what to list: torchx tracker list jobs|metadata|...")
+        handler(args)
 
 
 __all__ = ["CmdTracker"]

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from torchx.cli.colors import BLUE, ENDC, GRAY
 
@@ -31,6 +31,7 @@ BUILTIN_COMMANDS = (
     "describe",
     "list",
     "log",
+    "requeue",
     "run",
     "runopts",
     "status",
@@ -110,9 +111,26 @@ def plugin_commands() -> dict[str, SubCommand]:
     return found
 
 
+def load_group(group: str, default: dict[str, Any] | None = None) -> dict[str, Any] | None:
+    """``torchx.util.entrypoints.load_group``, imported when called (it reads installed
+    packages' metadata, which the CLI's own commands never need)."""
+    from torchx.util.entrypoints import load_group as load
+
+    return load(group, default)
+
+
 def get_sub_cmds() -> dict[str, SubCommand]:
-    """Every command ``torchx`` has: the builtins, then the plug-ins'."""
-    return {**get_default_sub_cmds(), **plugin_commands()}
+    """The builtin commands and the plug-ins' (``torchx.cli.cmds``), for a tool built on
+    ``create_parser``/``run_main``: as in pytorch/torchx, a plug-in may replace a builtin
+    there (the ``torchx`` command itself does not let it). A plug-in that cannot be loaded
+    is left out with a warning naming it."""
+    cmds = get_default_sub_cmds()
+    for name, make in (load_group(CMDS_GROUP, default={}) or {}).items():
+        try:
+            cmds[name] = make()
+        except Exception as e:
+            _warn(f"command plug-in {name!r} could not be loaded: {e!r}")
+    return cmds
 
 
 def create_parser(subcmds: dict[str, SubCommand]) -> argparse.ArgumentParser:
@@ -242,6 +260,7 @@ __all__ = [
     "create_parser",
     "get_default_sub_cmds",
     "get_sub_cmds",
+    "load_group",
     "main",
     "plugin_commands",
     "run",

@@ -47,7 +47,7 @@ from ._errors import ShapeError, SpecError
 from ._fold import Fold, Unfold
 from ._functional import Functional
 from ._lambda import Lambda, register_lambda, registered_lambdas
-from ._layer import Layer, TorchLayer
+from ._layer import Layer
 from ._linear import Bilinear, Identity, Linear
 from ._merge import Add, Average, Concat, Maximum, Minimum, Multiply, Subtract
 from ._norm import (
@@ -118,6 +118,7 @@ from ._sequential import Sequential
 from ._spec import from_spec, load_spec, save_spec
 from ._summary import summary
 from ._time_distributed import TimeDistributed
+from ._torch_layer import TorchLayer
 from ._transformer import Transformer, TransformerDecoder, TransformerEncoder
 
 __all__ = [

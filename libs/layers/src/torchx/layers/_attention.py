@@ -7,9 +7,9 @@ from typing import Any, ClassVar
 from torch import nn
 
 from ._errors import ShapeError
-from ._layer import TorchLayer
 from ._modules import AttentionModule, DecoderModule, add_causal_masks
 from ._shapes import Shape, Shapes
+from ._torch_layer import TorchLayer
 
 #: A mask keyword: ("attn", query input, key input) for a (Lq, Lk) attention mask,
 #: or ("padding", key input, key input) for a (batch, Lk) key padding mask.

@@ -6,8 +6,8 @@ from typing import ClassVar
 
 from torch import nn
 
-from ._layer import TorchLayer
 from ._shapes import Shape, Shapes
+from ._torch_layer import TorchLayer
 
 
 class Embedding(TorchLayer):

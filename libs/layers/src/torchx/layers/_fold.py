@@ -8,8 +8,8 @@ from typing import ClassVar
 from torch import nn
 
 from ._errors import ShapeError
-from ._layer import TorchLayer
 from ._shapes import Shape, Shapes, conv_out, ntuple
+from ._torch_layer import TorchLayer
 
 
 class _Blocks(TorchLayer):

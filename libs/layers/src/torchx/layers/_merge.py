@@ -6,9 +6,9 @@ import inspect
 from typing import Any, ClassVar
 
 from ._errors import ShapeError, format_shape
-from ._layer import TorchLayer
 from ._modules import MergeModule
 from ._shapes import Shape, Shapes, broadcast, normalize_dim
+from ._torch_layer import TorchLayer
 
 
 class _Merge(TorchLayer):

@@ -7,8 +7,8 @@ from typing import Any, ClassVar
 from torch import nn
 
 from ._errors import ShapeError
-from ._layer import TorchLayer
 from ._shapes import Shape, Shapes
+from ._torch_layer import TorchLayer
 
 
 class _ChannelNorm(TorchLayer):

@@ -8,9 +8,9 @@ from typing import Any, ClassVar
 from torch import nn
 
 from ._errors import ShapeError
-from ._layer import TorchLayer
 from ._modules import PermuteModule, ReshapeModule
 from ._shapes import Shape, Shapes, normalize_dim
+from ._torch_layer import TorchLayer
 
 
 class Flatten(TorchLayer):

@@ -8,9 +8,10 @@ from torch import nn
 
 from . import _summary
 from ._errors import ShapeError
-from ._layer import Layer, TorchLayer, nesting_of, plan_items
+from ._layer import Layer, nesting_of
 from ._shapes import Shape, Shapes, leaves
 from ._spec import layer_from_body
+from ._torch_layer import TorchLayer, plan_items
 
 
 class Sequential(Layer):

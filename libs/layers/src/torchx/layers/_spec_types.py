@@ -63,7 +63,7 @@ def _hints(function: Any) -> dict[str, Any]:
 
 def _field_kinds(cls: type) -> dict[str, Kinds]:
     """Each checkable constructor argument of a layer class, with the kinds it takes."""
-    from ._layer import TorchLayer
+    from ._torch_layer import TorchLayer
 
     init = cls.__dict__.get("__init__") or next(
         c.__dict__["__init__"] for c in cls.__mro__ if "__init__" in c.__dict__

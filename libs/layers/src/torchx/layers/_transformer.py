@@ -16,10 +16,11 @@ from ._attention import (
     _TransformerBase,
 )
 from ._errors import ShapeError
-from ._layer import Layer, TorchLayer
+from ._layer import Layer
 from ._modules import add_causal_masks
 from ._shapes import Shape, Shapes
 from ._spec import layer_from_body
+from ._torch_layer import TorchLayer
 
 _P = inspect.Parameter
 

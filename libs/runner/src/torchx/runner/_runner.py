@@ -7,13 +7,15 @@ import functools
 import inspect
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar, Unpack
 
 from torchx.runner._config import ConfigError, TorchxConfig, load_config
 from torchx.schedulers import (
     DEFAULT_SCHEDULER,
     ListAppResponse,
+    LogOptions,
     Scheduler,
+    SchedulerError,
     SchedulerFactory,
     Stream,
     UnknownSchedulerError,
@@ -495,31 +497,12 @@ class Runner:
         return sched.log_iter(app_id, role_name, k, regex, since, until, should_tail, streams)
 
     def log_lines_timed(
-        self,
-        app_handle: AppHandle,
-        role_name: str,
-        k: int = 0,
-        regex: str | None = None,
-        since: datetime | None = None,
-        until: datetime | None = None,
-        should_tail: bool = False,
-        streams: Stream | None = None,
+        self, app_handle: AppHandle, role_name: str, k: int = 0, **options: Unpack[LogOptions]
     ) -> Iterable[tuple[datetime | None, str]]:
-        """``log_lines`` with the time each line was written, from schedulers that keep it
-        (they have a ``log_iter_timed`` method); others refuse, naming the scheduler."""
+        """``log_lines`` (same options) with the time each line was written, from schedulers
+        that keep it (see ``Scheduler.log_iter_timed``); others refuse, naming the scheduler."""
         sched, app_id = self._require(app_handle)
-        timed = getattr(sched, "log_iter_timed", None)
-        if timed is None:
-            raise SpecsError(
-                "timestamps",
-                True,
-                f"the {sched.backend} scheduler keeps no time for each log line; leave "
-                "timestamps out",
-            )
-        lines: Iterable[tuple[datetime | None, str]] = timed(
-            app_id, role_name, k, regex, since, until, should_tail, streams
-        )
-        return lines
+        return sched.log_iter_timed(app_id, role_name, k, **options)
 
     @_recorded
     def cancel(self, app_handle: AppHandle) -> None:
@@ -531,6 +514,22 @@ class Runner:
     def stop(self, app_handle: AppHandle) -> None:
         """pytorch/torchx's name for ``cancel``."""
         self.cancel(app_handle)
+
+    def requeue(self, app_handle: AppHandle) -> AppStatus | None:
+        """Stand in for a preemption: the app is warned, checkpoints, stops and is started
+        again under the same handle (torchx.runtime.preemption is the app's side). Returns
+        its status once the new attempt started. Schedulers that can do this have a
+        ``requeue(app_id)`` method; for the others this raises SchedulerError saying so."""
+        sched, app_id = self._require(app_handle)
+        requeue = getattr(sched, "requeue", None)
+        if requeue is None:
+            raise SchedulerError(
+                sched.backend,
+                f"{sched.backend} cannot requeue an app on request",
+                "cancel it and run it again; the app resumes if it reads its checkpoint",
+            )
+        desc = requeue(app_id)
+        return None if desc is None else desc.to_status()
 
     def list_newest(
         self,

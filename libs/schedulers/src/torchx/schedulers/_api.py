@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from enum import Enum
-from typing import ClassVar, Generic, TypeVar
+from typing import ClassVar, Generic, TypedDict, TypeVar, Unpack
 
 from torchx.specs import (
     AppDef,
@@ -45,9 +45,10 @@ class DescribeAppResponse:
 
     ``app`` is the AppDef as far as the scheduler can rebuild it (None if it cannot);
     ``roles`` are its roles, kept separately for schedulers that only know those.
+    ``app_id`` defaults to ``"<NOT_SET>"``, as in pytorch/torchx.
     """
 
-    app_id: str
+    app_id: str = "<NOT_SET>"
     state: AppState = AppState.UNKNOWN
     num_restarts: int = 0
     msg: str = ""
@@ -56,6 +57,8 @@ class DescribeAppResponse:
     roles_statuses: list[RoleStatus] = field(default_factory=list)
     roles: list[Role] = field(default_factory=list)
     app: AppDef | None = None
+    # Times the app was requeued (warned, stopped and started again); not in num_restarts.
+    num_preemptions: int = 0
 
     def to_status(self) -> AppStatus:
         return AppStatus(
@@ -65,6 +68,7 @@ class DescribeAppResponse:
             structured_error_msg=self.structured_error_msg,
             ui_url=self.ui_url,
             roles=self.roles_statuses,
+            num_preemptions=self.num_preemptions,
         )
 
 
@@ -79,6 +83,16 @@ class ListAppResponse:
     app_handle: str = ""
     started_at: datetime | None = None
     ended_at: datetime | None = None
+
+
+class LogOptions(TypedDict, total=False):
+    """``log_iter``'s options after the replica, for the methods that pass them on."""
+
+    regex: str | None
+    since: datetime | None
+    until: datetime | None
+    should_tail: bool
+    streams: Stream | None
 
 
 @dataclass(frozen=True)
@@ -198,9 +212,7 @@ class Scheduler(abc.ABC, Generic[T]):
                 workspace,
                 f"the {self.backend} scheduler does not support workspaces; leave it out",
             )
-        path = os.path.abspath(os.path.expanduser(workspace))
-        if not os.path.isdir(path):
-            raise SpecsError("workspace", workspace, "give an existing directory")
+        path = self._workspace_path(workspace)
         resolved = dict(cfg)
         new_app = copy.deepcopy(app)
         built: dict[str, str] = {}
@@ -212,6 +224,15 @@ class Scheduler(abc.ABC, Generic[T]):
             self.build_workspace_and_update_role(role, path, resolved)
             built[before] = role.image
         return new_app, resolved
+
+    def _workspace_path(self, workspace: str) -> str:
+        """``workspace`` as an absolute path; a SpecsError unless it is a directory."""
+        path = os.path.abspath(os.path.expanduser(workspace))
+        if not os.path.isdir(path):
+            raise SpecsError(
+                "workspace", workspace, f"the {self.backend} workspace must be a directory"
+            )
+        return path
 
     # -- inspection -------------------------------------------------------------------
 
@@ -254,6 +275,30 @@ class Scheduler(abc.ABC, Generic[T]):
         if pattern is None:
             return lines
         return (line for line in lines if pattern.search(line))
+
+    def log_iter_timed(
+        self, app_id: str, role_name: str, k: int = 0, **options: Unpack[LogOptions]
+    ) -> Iterable[tuple[datetime | None, str]]:
+        """``log_iter``'s lines, each with the local time it was written (``torchx log
+        --timestamps``), from schedulers whose backend keeps it (``_replica_log_timed``)."""
+        since, until = options.get("since"), options.get("until")
+        should_tail, streams = options.get("should_tail", False), options.get("streams")
+        request = self._log_request(app_id, role_name, k, since, until, should_tail, streams)
+        # a bad pattern is reported before any line is read
+        pattern = compile_regex(options.get("regex"))
+        lines = self._replica_log_timed(request)
+        if pattern is None:
+            return lines
+        return ((t, line) for t, line in lines if pattern.search(line))
+
+    def _replica_log_timed(self, request: LogRequest) -> Iterable[tuple[datetime | None, str]]:
+        """``_replica_log`` with each line's time; schedulers whose backend keeps one
+        implement it."""
+        raise SpecsError(
+            "timestamps",
+            True,
+            f"the {self.backend} scheduler keeps no time for each log line; leave timestamps out",
+        )
 
     def _log_request(
         self,
@@ -416,6 +461,7 @@ def in_window(
 __all__ = [
     "DescribeAppResponse",
     "ListAppResponse",
+    "LogOptions",
     "LogRequest",
     "Scheduler",
     "Stream",

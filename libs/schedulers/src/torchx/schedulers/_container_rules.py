@@ -7,8 +7,9 @@ anything is created.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 
-from torchx.specs import SpecsError
+from torchx.specs import MISSING, CfgVal, Role, SpecsError
 
 # The image reference grammar of the Docker distribution spec.
 _COMPONENT = r"[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*"
@@ -100,3 +101,33 @@ def check_device_counts(field: str, devices: dict[str, int]) -> None:
         check_label_key(f"{field} name", name)
         if not isinstance(count, int) or isinstance(count, bool) or count <= 0:
             raise SpecsError(f"{field}[{name!r}]", count, "a whole number of devices > 0")
+
+
+def checked_roles(roles: list[Role]) -> Iterator[tuple[str, Role]]:
+    """Each role with how errors name it, after what both container schedulers require
+    of it (``check_role``); an app without roles is refused."""
+    if not roles:
+        raise SpecsError("app.roles", [], "an app needs at least one role")
+    for role in roles:
+        yield check_role(role), role
+
+
+def check_role(role: Role) -> str:
+    """What both container schedulers require of a role; returns how errors name it."""
+    where = f"role {role.name!r}"
+    check_image(f"{where} image", role.image)
+    res = role.resource
+    check_resources(f"{where} resource", res.cpu, res.gpu, res.memMB)
+    check_device_counts(f"{where} resource.devices", res.devices)
+    if not role.entrypoint or role.entrypoint == MISSING:
+        raise SpecsError(f"{where} entrypoint", role.entrypoint, "give the program to run")
+    if not isinstance(role.num_replicas, int) or role.num_replicas < 1:
+        raise SpecsError(f"{where} num_replicas", role.num_replicas, "a whole number >= 1")
+    return where
+
+
+def check_image_repo(repo: CfgVal) -> None:
+    """The run option ``image_repo``: a repository, without a tag."""
+    check_image("run option 'image_repo'", str(repo))
+    if ":" in str(repo).rsplit("/", 1)[-1]:
+        raise SpecsError("run option 'image_repo'", repo, "give a repository without a tag")

@@ -14,18 +14,16 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from torchx.schedulers._container_rules import (
-    check_device_counts,
-    check_image,
+    check_image_repo,
     check_label_key,
     check_label_value,
     check_labels,
-    check_resources,
+    checked_roles,
     to_dns_label,
 )
 from torchx.schedulers._replicas import role_replicas
 from torchx.schedulers.ids import DEFAULT_SUFFIX_LENGTH
 from torchx.specs import (
-    MISSING,
     AppDef,
     BindMount,
     CfgVal,
@@ -174,20 +172,8 @@ def parse_toleration(text: str) -> dict[str, str]:
 
 
 def check_app(app: AppDef, cfg: Mapping[str, CfgVal]) -> None:
-    if not app.roles:
-        raise SpecsError("app.roles", [], "an app needs at least one role")
     seen: set[str] = set()
-    for role in app.roles:
-        where = f"role {role.name!r}"
-        check_image(f"{where} image", role.image)
-        check_resources(
-            f"{where} resource", role.resource.cpu, role.resource.gpu, role.resource.memMB
-        )
-        check_device_counts(f"{where} resource.devices", role.resource.devices)
-        if not role.entrypoint or role.entrypoint == MISSING:
-            raise SpecsError(f"{where} entrypoint", role.entrypoint, "give the program to run")
-        if not isinstance(role.num_replicas, int) or role.num_replicas < 1:
-            raise SpecsError(f"{where} num_replicas", role.num_replicas, "a whole number >= 1")
+    for where, role in checked_roles(app.roles):
         task = to_dns_label(role.name, ROLE_NAME_CHARS)
         if task in seen:
             raise SpecsError(
@@ -214,11 +200,8 @@ def check_app(app: AppDef, cfg: Mapping[str, CfgVal]) -> None:
     check_labels("run option 'node_selector'", dict(cfg.get("node_selector") or {}))  # type: ignore[arg-type]
     for entry in cfg.get("tolerations") or []:  # type: ignore[union-attr]
         parse_toleration(str(entry))
-    repo = cfg.get("image_repo")
-    if repo is not None:
-        check_image("run option 'image_repo'", str(repo))
-        if ":" in str(repo).rsplit("/", 1)[-1]:
-            raise SpecsError("run option 'image_repo'", repo, "give a repository without a tag")
+    if cfg.get("image_repo") is not None:
+        check_image_repo(cfg["image_repo"])
     elif any(r.image.startswith(WORKSPACE_REPO + ":") for r in app.roles):
         raise SpecsError(
             "run option 'image_repo'",

@@ -35,6 +35,7 @@ class LocalOpts(typing.TypedDict, total=False):
     auto_set_cuda_visible_devices: bool
     prepend_cwd: bool
     cancel_grace_seconds: float
+    max_requeues: int
 
 
 @typing.runtime_checkable

@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from torchx.schedulers._local_requeue import DEFAULT_MAX_REQUEUES
 from torchx.schedulers._local_state_files import STATE_VERSION
 from torchx.specs import (
     AppDef,
@@ -40,6 +41,7 @@ class LocalRequest:
     replicas: list[LocalReplicaParams]
     roles: dict[str, dict[str, Any]]
     cancel_grace_s: float
+    max_requeues: int = DEFAULT_MAX_REQUEUES
     app: dict[str, Any] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
@@ -49,6 +51,7 @@ class LocalRequest:
             "app_dir": self.app_dir,
             "submitted_at": time.time(),
             "cancel_grace_s": self.cancel_grace_s,
+            "max_requeues": self.max_requeues,
             "roles": self.roles,
             "replicas": [
                 {"role": r.role, "id": r.id, "argv": r.argv, "env": r.env, "cwd": r.cwd}
@@ -157,3 +160,16 @@ def app_from_json(data: Mapping[str, Any]) -> AppDef:
             )
         )
     return AppDef(name=data["name"], roles=roles, metadata=dict(data.get("metadata", {})))
+
+
+def requeue_cap(value: object) -> int:
+    """Run option ``max_requeues``: a whole number, 0 or more."""
+    if value is None:
+        return DEFAULT_MAX_REQUEUES
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise SpecsError(
+            "run option 'max_requeues'",
+            value,
+            "give a whole number of requeues, 0 or more (0: an app asking for a requeue fails)",
+        )
+    return value

@@ -52,6 +52,13 @@ from torchx.schedulers._local_processes import (
     which,
 )
 from torchx.schedulers._local_replica import Replica
+from torchx.schedulers._local_requeue import (
+    ATTEMPT_ENV,
+    REQUEUE_EXIT_CODE,
+    on_requeue_exit,
+    requeue_app,
+    take_requeue_marker,
+)
 from torchx.schedulers._local_state_files import (
     CANCEL_FILE,
     HOUSEKEEPING_INTERVAL,
@@ -101,6 +108,9 @@ class Supervisor:
         self.exited: list[Replica] = []
         self.role_restarts = dict.fromkeys(self.roles, 0)
         self.num_restarts = 0
+        self.num_preemptions = 0  # requeues, whatever asked for them (not retries)
+        self.num_requeues = 0  # those the app asked for by itself (capped)
+        self.requeue_requested = False
         self.state = "PENDING"
         self.msg = ""
         self.error = ""
@@ -132,7 +142,7 @@ class Supervisor:
         self._start_watchdog()
         # Python's C handler writes each signal's number to the wakeup fd, which wakes the
         # select below; the Python-level handlers need not do anything.
-        for sig in (signal.SIGCHLD, signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+        for sig in (signal.SIGCHLD, signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGUSR1):
             signal.signal(sig, lambda *_: None)
         signal.set_wakeup_fd(self.wake_w, warn_on_full_buffer=False)
         self._become_subreaper()
@@ -225,6 +235,7 @@ class Supervisor:
             "supervisor_pid": os.getpid(),
             "supervisor_start": self.start_token,
             "num_restarts": self.num_restarts,
+            "num_preemptions": self.num_preemptions,
             "msg": self.msg[:MAX_MSG_CHARS] if compact else self.msg,
             "structured_error_msg": self.error[:MAX_MSG_CHARS] if compact else self.error,
             "started_at": self.started_at,
@@ -326,6 +337,8 @@ class Supervisor:
             self._on_vanished()
         elif os.path.exists(os.path.join(self.meta, CANCEL_FILE)):
             self.cancel_requested = True
+        elif take_requeue_marker(self.meta):
+            self.requeue_requested = True
 
     def wait_events(self, timeout: float | None) -> None:
         until_check = max(0.0, self.next_housekeeping - time.monotonic())
@@ -348,6 +361,8 @@ class Supervisor:
                 return
             if signal.SIGTERM in data or signal.SIGINT in data or signal.SIGHUP in data:
                 self.cancel_requested = True
+            if signal.SIGUSR1 in data and take_requeue_marker(self.meta):
+                self.requeue_requested = True
 
     def _pump(self, fd: int, replica: Replica, stream: str) -> bool:
         """Copy one chunk from a replica's pipe; False once nothing more is waiting."""
@@ -422,7 +437,7 @@ class Supervisor:
         replica.killed = False
         r_out, w_out = os.pipe()
         r_err, w_err = os.pipe()
-        env = {**self.base_env, **replica.env}
+        env = {**self.base_env, **replica.env, ATTEMPT_ENV: str(replica.attempt - 1)}
         try:
             replica.pid = self._start(replica.argv, replica.cwd, env, w_out, w_err)
         except (OSError, ValueError) as e:
@@ -592,6 +607,12 @@ class Supervisor:
         if replica.exit_code == 0:
             replica.state = "SUCCEEDED"
             return
+        if replica.exit_code == REQUEUE_EXIT_CODE:
+            if on_requeue_exit(self, replica.role, replica.id):
+                return  # run again, without spending a retry
+            replica.state = "FAILED"  # past the cap: on_requeue_exit said why
+            replica.error = replica.stderr_tail()
+            return
         replica.state = "FAILED"
         replica.error = replica.stderr_tail()
         role = self.roles[replica.role]
@@ -652,6 +673,10 @@ class Supervisor:
                 self.msg = self.error = self.log_error
             if self.cancel_requested or self.state == "FAILED":
                 break
+            if self.requeue_requested:
+                self.requeue_requested = False
+                requeue_app(self, f"requeued (preemption {self.num_preemptions + 1})")
+                continue
             if all(r.state == "SUCCEEDED" for r in self.replicas):
                 self.state = "SUCCEEDED"
                 break

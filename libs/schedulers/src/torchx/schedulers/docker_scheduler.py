@@ -31,12 +31,10 @@ from torchx.schedulers._api import (
     LogRequest,
     Scheduler,
     Stream,
-    compile_regex,
 )
 from torchx.schedulers._container_rules import (
-    check_device_counts,
-    check_image,
-    check_resources,
+    check_image_repo,
+    checked_roles,
     to_dns_label,
 )
 from torchx.schedulers._docker_client import (
@@ -50,7 +48,6 @@ from torchx.schedulers._errors import check_params
 from torchx.schedulers._replicas import role_replicas
 from torchx.schedulers.ids import make_unique
 from torchx.specs import (
-    MISSING,
     AppDef,
     AppDryRunInfo,
     AppState,
@@ -157,21 +154,11 @@ def _format(req: DockerRequest) -> str:
 
 
 def _check_app(app: AppDef, cfg: Mapping[str, CfgVal]) -> None:
-    if not app.roles:
-        raise SpecsError("app.roles", [], "an app needs at least one role")
     names: set[str] = set()
-    for role in app.roles:
-        where = f"role {role.name!r}"
-        check_image(f"{where} image", role.image)
-        res = role.resource
-        check_resources(f"{where} resource", res.cpu, res.gpu, res.memMB)
-        check_device_counts(f"{where} resource.devices", res.devices)
-        if res.memMB != -1 and res.memMB < 6:
-            raise SpecsError(f"{where} resource.memMB", res.memMB, "Docker needs at least 6 MiB")
-        if not role.entrypoint or role.entrypoint == MISSING:
-            raise SpecsError(f"{where} entrypoint", role.entrypoint, "give the program to run")
-        if not isinstance(role.num_replicas, int) or role.num_replicas < 1:
-            raise SpecsError(f"{where} num_replicas", role.num_replicas, "a whole number >= 1")
+    for where, role in checked_roles(app.roles):
+        mem = role.resource.memMB
+        if mem != -1 and mem < 6:
+            raise SpecsError(f"{where} resource.memMB", mem, "Docker needs at least 6 MiB")
         name = to_dns_label(role.name, 40)
         if name in names:
             raise SpecsError(f"{where} name", role.name, f"another role is also named {name!r}")
@@ -188,11 +175,8 @@ def _check_app(app: AppDef, cfg: Mapping[str, CfgVal]) -> None:
         raise SpecsError(
             "run option 'copy_env'", copy_env, "a list of variable-name globs, like FOO_*;BAR"
         )
-    repo = cfg.get("image_repo")
-    if repo is not None:
-        check_image("run option 'image_repo'", str(repo))
-        if ":" in str(repo).rsplit("/", 1)[-1]:
-            raise SpecsError("run option 'image_repo'", repo, "give a repository without a tag")
+    if cfg.get("image_repo") is not None:
+        check_image_repo(cfg["image_repo"])
 
 
 def _is_docker_size(text: str) -> bool:
@@ -524,27 +508,9 @@ class DockerScheduler(DockerWorkspaceMixin, Scheduler[DockerRequest]):
     def _replica_log(self, request: LogRequest) -> Iterable[str]:
         return _lines(self._explained(self._log_chunks(request, timestamps=False)))
 
-    def log_iter_timed(
-        self,
-        app_id: str,
-        role_name: str,
-        k: int = 0,
-        regex: str | None = None,
-        since: datetime | None = None,
-        until: datetime | None = None,
-        should_tail: bool = False,
-        streams: Stream | None = None,
-    ) -> Iterable[tuple[datetime | None, str]]:
-        """``log_iter``'s lines with the time the engine recorded for each (``torchx log
-        --timestamps``)."""
-        request = self._log_request(app_id, role_name, k, since, until, should_tail, streams)
-        pattern = compile_regex(regex)  # a bad pattern is reported before any line is read
+    def _replica_log_timed(self, request: LogRequest) -> Iterable[tuple[datetime | None, str]]:
         chunks = self._explained(self._log_chunks(request, timestamps=True))
-        return (
-            (t, line)
-            for t, line in (_stamped(ln) for ln in _lines(chunks))
-            if pattern is None or pattern.search(line)
-        )
+        return (_stamped(line) for line in _lines(chunks))
 
     def _log_chunks(self, request: LogRequest, timestamps: bool) -> Iterator[bytes]:
         role_name, k, stream = request.role_name, request.k, request.stream

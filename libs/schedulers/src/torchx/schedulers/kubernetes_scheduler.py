@@ -33,7 +33,6 @@ from torchx.schedulers._api import (
     LogRequest,
     Scheduler,
     Stream,
-    compile_regex,
 )
 from torchx.schedulers._container_rules import (
     check_image,
@@ -387,26 +386,8 @@ class KubernetesScheduler(DockerWorkspaceMixin, Scheduler[KubernetesRequest]):
     def _replica_log(self, request: LogRequest) -> Iterable[str]:
         return untimestamp(self._stamped_log(request), request.until)
 
-    def log_iter_timed(
-        self,
-        app_id: str,
-        role_name: str,
-        k: int = 0,
-        regex: str | None = None,
-        since: datetime | None = None,
-        until: datetime | None = None,
-        should_tail: bool = False,
-        streams: Stream | None = None,
-    ) -> Iterable[tuple[datetime | None, str]]:
-        """``log_iter``'s lines with the time Kubernetes recorded for each (``torchx log
-        --timestamps``)."""
-        request = self._log_request(app_id, role_name, k, since, until, should_tail, streams)
-        pattern = compile_regex(regex)  # a bad pattern is reported before any line is read
-        return (
-            (t, line)
-            for t, line in stamped(self._stamped_log(request), request.until)
-            if pattern is None or pattern.search(line)
-        )
+    def _replica_log_timed(self, request: LogRequest) -> Iterable[tuple[datetime | None, str]]:
+        return stamped(self._stamped_log(request), request.until)
 
     def _stamped_log(self, request: LogRequest) -> Iterable[str]:
         """The pod's log lines, each starting with its time (``timestamps=True``)."""

@@ -47,8 +47,6 @@ from torchx.schedulers._api import (
     ListAppResponse,
     LogRequest,
     Scheduler,
-    Stream,
-    compile_regex,
     in_window,
 )
 from torchx.schedulers._errors import SchedulerError, check_params
@@ -90,9 +88,11 @@ from torchx.schedulers._local_request import (
     app_to_json,
     format_request,
     free_port,
+    requeue_cap,
     split_gpus,
     visible_gpus,
 )
+from torchx.schedulers._local_requeue import DEFAULT_MAX_REQUEUES
 from torchx.schedulers._local_state_files import (
     CANCEL_FILE,
     HOUSEKEEPING_INTERVAL,
@@ -214,14 +214,19 @@ class LocalScheduler(Scheduler[LocalRequest]):
             "seconds between SIGTERM and SIGKILL when an app is cancelled or restarted",
             default=5.0,
         )
+        opts.add(
+            "max_requeues",
+            int,
+            "how often an app may exit asking to be run again (exit code 75) before it "
+            "counts as FAILED; requeues by `torchx requeue` are not counted",
+            default=DEFAULT_MAX_REQUEUES,
+        )
         return opts
 
     def with_workspace(
         self, app: AppDef, cfg: Mapping[str, CfgVal], workspace: str
     ) -> tuple[AppDef, dict[str, CfgVal]]:
-        path = os.path.abspath(os.path.expanduser(workspace))
-        if not os.path.isdir(path):
-            raise SpecsError("workspace", workspace, "the local_cwd workspace must be a directory")
+        path = self._workspace_path(workspace)
         # The app runs in a copy without what .torchxignore lists, as on every scheduler.
         parent = self.state_dir / self.backend / "workspaces"
         parent.mkdir(parents=True, exist_ok=True)
@@ -323,6 +328,7 @@ class LocalScheduler(Scheduler[LocalRequest]):
             replicas=replicas,
             roles=roles,
             cancel_grace_s=float(grace) if isinstance(grace, (int, float)) else 5.0,
+            max_requeues=requeue_cap(cfg.get("max_requeues")),
             app=app_to_json(app),
         )
         return AppDryRunInfo(req, format_request)
@@ -433,6 +439,7 @@ class LocalScheduler(Scheduler[LocalRequest]):
             app_id=app_id,
             state=state_of(state.get("state", "UNKNOWN")),
             num_restarts=int(state.get("num_restarts", 0)),
+            num_preemptions=int(state.get("num_preemptions", 0)),
             msg=state.get("msg", ""),
             structured_error_msg=state.get("structured_error_msg", ""),
             roles_statuses=list(statuses.values()),
@@ -504,29 +511,13 @@ class LocalScheduler(Scheduler[LocalRequest]):
     def _replica_log(self, request: LogRequest) -> Iterable[str]:
         return in_window(self._timed_lines(request), request.since, request.until)
 
-    def log_iter_timed(
-        self,
-        app_id: str,
-        role_name: str,
-        k: int = 0,
-        regex: str | None = None,
-        since: datetime | None = None,
-        until: datetime | None = None,
-        should_tail: bool = False,
-        streams: Stream | None = None,
-    ) -> Iterable[tuple[datetime | None, str]]:
-        """``log_iter``'s lines, each with the time it was written (``torchx log
-        --timestamps``)."""
-        request = self._log_request(app_id, role_name, k, since, until, should_tail, streams)
-        pattern = compile_regex(regex)  # a bad pattern is reported before anything is read
-        lo = since.timestamp() if since is not None else None
-        hi = until.timestamp() if until is not None else None
+    def _replica_log_timed(self, request: LogRequest) -> Iterable[tuple[datetime | None, str]]:
+        lo = request.since.timestamp() if request.since is not None else None
+        hi = request.until.timestamp() if request.until is not None else None
         return (
             (datetime.fromtimestamp(t) if t else None, line)
             for t, line in self._timed_lines(request)
-            if (lo is None or t >= lo)
-            and (hi is None or t <= hi)
-            and (pattern is None or pattern.search(line))
+            if (lo is None or t >= lo) and (hi is None or t <= hi)
         )
 
     def _timed_lines(self, request: LogRequest) -> Iterator[tuple[float, str]]:
@@ -601,6 +592,14 @@ class LocalScheduler(Scheduler[LocalRequest]):
             f"{killed}",
             f"see {os.path.join(app_dir, META_DIR, SUPERVISOR_LOG)}",
         )
+
+    def requeue(self, app_id: str, timeout: float | None = None) -> DescribeAppResponse:
+        """Stand in for a preemption: warn the app's replicas (SIGTERM), let them
+        checkpoint and exit within ``cancel_grace_seconds``, then start them again under the
+        same app id. Returns once the new attempt has started (or ``timeout`` passed)."""
+        from torchx.schedulers._local_requeue_request import ask_requeue
+
+        return ask_requeue(self, self._records, app_id, timeout)
 
     def close(self) -> None:
         # Apps outlive this object by design; only reap supervisors that already ended.

@@ -265,10 +265,7 @@ class RayScheduler(Scheduler[RayJob]):
     def with_workspace(
         self, app: AppDef, cfg: Mapping[str, CfgVal], workspace: str
     ) -> tuple[AppDef, dict[str, CfgVal]]:
-        path = os.path.abspath(os.path.expanduser(workspace))
-        if not os.path.isdir(path):
-            raise SpecsError("workspace", workspace, "the ray workspace must be a directory")
-        return app, {**cfg, "working_dir": path}
+        return app, {**cfg, "working_dir": self._workspace_path(workspace)}
 
     def _given_address(self, cfg: Mapping[str, CfgVal]) -> str | None:
         cluster_file = cfg.get("cluster_config_file")

@@ -244,10 +244,7 @@ class SlurmScheduler(DirWorkspaceMixin, Scheduler[SlurmBatchRequest]):
     ) -> tuple[AppDef, dict[str, CfgVal]]:
         # Copied at submit rather than now, so that a dryrun writes nothing and a refused
         # job leaves nothing behind.
-        path = os.path.abspath(os.path.expanduser(workspace))
-        if not os.path.isdir(path):
-            raise SpecsError("workspace", workspace, "the slurm workspace must be a directory")
-        return app, {**cfg, "workspace": path}
+        return app, {**cfg, "workspace": self._workspace_path(workspace)}
 
     def default_workspace(self, cfg: Mapping[str, CfgVal]) -> str | None:
         """The current directory, where a ``job_dir`` is new or empty: the job then finds

@@ -23,6 +23,8 @@ class macros:
     """
 
     img_root = "${img_root}"
+    # Deprecated in pytorch/torchx 0.7 already: schedulers fill it with "DEPRECATED".
+    base_img_root = "${base_img_root}"
     app_id = "${app_id}"
     replica_id = "${replica_id}"
     rank0_env = "${rank0_env}"
@@ -35,6 +37,7 @@ class macros:
         app_id: str
         replica_id: str
         rank0_env: str = "TORCHX_RANK0_HOST"
+        base_img_root: str = "DEPRECATED"
 
         def substitute(self, text: str) -> str:
             # safe_substitute leaves unknown ``$VARS`` alone so shell syntax survives.

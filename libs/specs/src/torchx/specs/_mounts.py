@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from enum import Enum
 
@@ -90,7 +91,8 @@ def _parse_one(text: str) -> Mount:
     if not dst:
         raise SpecsError("mounts.dst", text, f"a {kind} mount needs dst=...")
     if kind == MountType.BIND.value:
-        return BindMount(src_path=src, dst_path=dst, read_only=read_only)
+        # ``~`` means the launching user's home, as on a shell command line (and in 0.7).
+        return BindMount(src_path=os.path.expanduser(src), dst_path=dst, read_only=read_only)
     return VolumeMount(src=src, dst_path=dst, read_only=read_only)
 
 

@@ -82,6 +82,9 @@ class AppStatus:
     structured_error_msg: str = ""
     ui_url: str | None = None
     roles: list[RoleStatus] = field(default_factory=list)
+    # Times the app was requeued after a preemption or at its own request: a requeue is
+    # not a failure, so it is counted apart from num_restarts.
+    num_preemptions: int = 0
 
     def is_terminal(self) -> bool:
         return is_terminal(self.state)
@@ -117,10 +120,15 @@ class AppStatus:
                     first_error = f"{r.role}[{r.id}]: {r.structured_error_msg}"
         roles_text = "".join("\n" + ln for ln in replica_lines)
         error = self.structured_error_msg or first_error
+        # shown once the app was requeued: the layout of apps never requeued is unchanged
+        preemptions = (
+            f"    Num Preemptions: {self.num_preemptions}\n" if self.num_preemptions else ""
+        )
         return (
             "AppStatus:\n"
             f"    State: {self.state.name}\n"
             f"    Num Restarts: {self.num_restarts}\n"
+            f"{preemptions}"
             f"    Roles: {roles_text}\n"
             f"    Msg: {self.msg}\n"
             f"    Structured Error Msg: {error or NONE}\n"
@@ -132,6 +140,7 @@ class AppStatus:
         return {
             "state": self.state.name,
             "num_restarts": self.num_restarts,
+            "num_preemptions": self.num_preemptions,
             "msg": self.msg,
             "structured_error_msg": self.structured_error_msg or NONE,
             "ui_url": self.ui_url,

@@ -1,0 +1,69 @@
+"""pytorch/torchx 0.7's ``torchx.pipelines.kfp.adapter`` names on kfp v2."""
+
+# No `from __future__ import annotations`: kfp reads pipeline annotations as live types.
+from typing import Any
+
+import pytest
+import yaml
+from kfp import dsl
+
+import torchx.specs as specs
+from torchx.pipelines.kfp import KfpAdapterError, output_path
+from torchx.pipelines.kfp.adapter import (
+    METADATA_FILE,
+    component_from_app,
+    component_spec_from_app,
+    container_from_app,
+    resource_from_app,
+)
+from torchx.pipelines.kfp.version import __version__
+
+
+def _app(*args: str, **resource: Any) -> specs.AppDef:
+    role = specs.Role(
+        "trainer", image="img:1", entrypoint="python", args=list(args), env={"A": "1"},
+        resource=specs.Resource(cpu=2, gpu=0, memMB=1024) if resource else specs.NULL_RESOURCE,
+    )  # fmt: skip
+    return specs.AppDef("train", [role])
+
+
+def test_container_from_app_is_a_task_with_resources(compile_pipeline: Any) -> None:
+    app = _app("-m", "trainer", resource=True)
+
+    @dsl.pipeline(name="adapter")
+    def pipeline():
+        container_from_app(app)
+
+    out = compile_pipeline(pipeline)
+    (name,) = out.tasks
+    container = out.container(name)
+    assert container["image"] == "img:1" and container["command"] == ["python"]
+    assert container["args"] == ["-m", "trainer"]
+    assert container["resources"]["cpuLimit"] == 2.0
+
+
+def test_component_from_app_and_its_spec() -> None:
+    factory = component_from_app(_app("-c", "pass"))
+    assert factory.component_spec.implementation.container.image == "img:1"
+    text, role = component_spec_from_app(_app("-c", "pass"))
+    assert role.name == "trainer"
+    doc = yaml.safe_load(text)
+    (executor,) = doc["deploymentSpec"]["executors"].values()
+    assert executor["container"]["image"] == "img:1"
+    assert executor["container"]["args"] == ["-c", "pass"]
+
+
+def test_what_kfp_v2_cannot_do_is_refused_with_the_alternative() -> None:
+    with pytest.raises(KfpAdapterError, match="output viewer"):
+        component_from_app(_app(), ui_metadata={"outputs": []})
+    with pytest.raises(KfpAdapterError, match="ResourceOp"):
+        resource_from_app(_app(), queue="default")
+    with pytest.raises(KfpAdapterError, match="by name"):
+        container_from_app(_app(output_path("x")), "positional")
+    assert METADATA_FILE.endswith("data.json") and __version__
+
+
+def test_the_package_version() -> None:
+    import torchx.pipelines.kfp as kfp_adapter
+
+    assert kfp_adapter.__version__ == __version__

@@ -1,0 +1,77 @@
+"""Requeues on local_cwd: the supervisor's side of ``torchx requeue`` and of an app that
+exits asking to be run again (torchx.runtime.preemption's contract).
+
+Standard library only, like every module the supervisor imports. The numbers repeat
+torchx-runtime-preemption's (the launcher does not depend on the runtime library); a
+test holds the two equal.
+"""
+
+from __future__ import annotations
+
+import os
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from torchx.schedulers._local_supervisor import Supervisor
+
+# sysexits' EX_TEMPFAIL: the app asks to be run again (torchx.runtime.preemption.requeue).
+REQUEUE_EXIT_CODE = 75
+# Each replica's run of the app: 0 on its first start, +1 on each start after it.
+ATTEMPT_ENV = "TORCHX_ATTEMPT"
+# ``torchx requeue`` creates this marker in the app's .torchx/ folder, then sends the
+# supervisor SIGUSR1 (the marker covers a signal sent before the pid was recorded).
+REQUEUE_FILE = "requeue"
+# How many requeues an app may ask for by itself (exit 75 with no warning sent): an app
+# that never finishes in its time must not loop forever. Preemptions are not capped.
+DEFAULT_MAX_REQUEUES = 3
+
+
+def take_requeue_marker(meta: str) -> bool:
+    """Whether a requeue was asked for; the marker is removed, so each request counts once."""
+    try:
+        os.unlink(os.path.join(meta, REQUEUE_FILE))
+    except FileNotFoundError:
+        return False
+    return True
+
+
+def requeue_app(sup: Supervisor, why: str) -> None:
+    """Warn every running replica with SIGTERM, give it the grace to checkpoint and exit,
+    then start again every replica that has not succeeded, under the same app.
+
+    The ends this causes are neither failures nor retries: they are left out of the
+    replicas' outcomes, and ``spawn`` writes the attempt marker into each log."""
+    sup.terminate([r for r in sup.replicas if r.pid is not None and r.pid in sup.by_pid])
+    # what the old attempts left in their groups must not meet the new one
+    sup.end_groups({r.pid for r in sup.replicas if r.pid is not None})
+    for r in sup.replicas:
+        while r in sup.exited:
+            sup.exited.remove(r)
+    sup.num_preemptions += 1
+    for r in sup.replicas:
+        if r.state != "SUCCEEDED":
+            sup.spawn(r, why)
+    sup.dirty = True
+
+
+def on_requeue_exit(sup: Supervisor, role: str, replica_id: int) -> bool:
+    """A replica exited with ``REQUEUE_EXIT_CODE`` on its own: requeue the app unless it
+    asked more often than the request's ``max_requeues``. False when the cap is reached
+    (the app is then FAILED with the reason)."""
+    cap = int(sup.request.get("max_requeues", DEFAULT_MAX_REQUEUES))
+    if sup.num_requeues >= cap:
+        sup.state = "FAILED"
+        sup.msg = sup.error = (
+            f"role {role!r} replica {replica_id} asked for a requeue (exit code "
+            f"{REQUEUE_EXIT_CODE}) after {sup.num_requeues} requeue(s) it asked for, the "
+            f"most run option 'max_requeues' ({cap}) allows; raise it or let the app "
+            "finish in fewer runs"
+        )
+        return False
+    sup.num_requeues += 1
+    requeue_app(
+        sup,
+        f"{role}/{replica_id} asked for a requeue (exit code {REQUEUE_EXIT_CODE}; "
+        f"{sup.num_requeues} of at most {cap})",
+    )
+    return True

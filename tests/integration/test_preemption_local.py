@@ -1,0 +1,101 @@
+"""Preemption on local_cwd, end to end: examples/train (a deterministic CPU training app
+using torchx.runtime.preemption) is requeued twice in one run with `torchx requeue`,
+checkpoints each time, resumes under the same handle, and ends with exactly the weights
+of an uninterrupted run."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+import torchx.runtime.preemption as preemption
+from torchx.cli._app import app
+from torchx.runner import get_runner
+from torchx.schedulers import local_scheduler
+from torchx.specs import AppDef, AppState, Role
+
+ROOT = Path(__file__).resolve().parents[2]
+TRAINER = ROOT / "examples" / "train" / "trainer.py"
+STEPS = 150
+
+
+def trainer_args(ckpt: Path, step_delay: float) -> list[str]:
+    return [str(TRAINER), "--steps", str(STEPS), "--save_every", "10",
+            "--checkpoint_dir", str(ckpt), "--step_delay", str(step_delay)]  # fmt: skip
+
+
+def final_weights(ckpt: Path) -> dict[str, object]:
+    import torch
+
+    state = torch.load(ckpt / f"step_{STEPS:06d}.pt", weights_only=True)
+    assert state["step"] == STEPS
+    return dict(state["model"])
+
+
+def test_the_launcher_and_the_runtime_agree_on_the_contract() -> None:
+    from torchx.schedulers._local_requeue import ATTEMPT_ENV, REQUEUE_EXIT_CODE
+
+    assert (REQUEUE_EXIT_CODE, ATTEMPT_ENV) == (
+        preemption.REQUEUE_EXIT_CODE,
+        preemption.ATTEMPT_ENV,
+    )
+    assert "max_requeues" in {k for k, _ in local_scheduler.create_scheduler("x").run_opts()}
+
+
+@pytest.mark.slow
+def test_requeued_twice_training_ends_with_the_weights_of_an_uninterrupted_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import torch
+
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
+    straight = tmp_path / "straight"
+    subprocess.run([sys.executable, *trainer_args(straight, 0.0)], check=True)
+
+    requeued = tmp_path / "requeued"
+    role = Role(
+        "trainer",
+        image=str(tmp_path),
+        entrypoint=sys.executable,
+        args=trainer_args(requeued, 0.03),
+    )
+    with get_runner() as runner:
+        handle = runner.run(
+            AppDef("train", roles=[role]), "local_cwd", {"cancel_grace_seconds": 30}
+        )
+
+        def saved_after(step: int) -> None:
+            deadline = time.monotonic() + 120
+            while time.monotonic() < deadline:
+                lines = list(runner.log_lines(handle, "trainer", 0))
+                if any(f"step {s}: saved" in line for line in lines for s in range(step, STEPS)):
+                    return
+                time.sleep(0.1)
+            raise AssertionError(f"no checkpoint after step {step}: {runner.status(handle)}")
+
+        saved_after(20)
+        first = CliRunner().invoke(app, ["requeue", handle])
+        assert first.exit_code == 0, first.output
+        assert f"requeued {handle} (preemption 1)" in first.output
+        saved_after(80)
+        status = runner.requeue(handle)
+        assert status is not None and status.num_preemptions == 2
+        status = runner.wait(handle, wait_interval=0.1)
+        assert status is not None and status.state == AppState.SUCCEEDED, status
+        assert (status.num_restarts, status.num_preemptions) == (0, 2)
+        assert status.roles[0].replicas[0].attempt == 3
+        log = "".join(runner.log_lines(handle, "trainer", 0))
+
+    warned = [line for line in log.splitlines() if ": warned, saved" in line]
+    assert len(warned) == 2, log
+    assert log.count("[torchx] attempt ") == 2  # a marker before each new attempt
+    assert log.count("resumed from ") == 2
+    expected, got = final_weights(straight), final_weights(requeued)
+    assert expected.keys() == got.keys()
+    for name in expected:
+        assert torch.equal(expected[name], got[name]), name  # type: ignore[arg-type]
