@@ -18,17 +18,14 @@ the same machine load.
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import os
 import shutil
 import statistics
 import subprocess
-import sys
 import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
-from types import ModuleType
 
 COMPONENT = '''
 import torchx.specs as specs
@@ -61,17 +58,10 @@ def _report(name: str, ours: float, base: float, target: float) -> None:
           f"ratio {ratio:.2f}x ({verdict} the {target}x target)")  # fmt: skip
 
 
-def _fixture_module() -> ModuleType:
-    path = Path(__file__).resolve().parent.parent / "tests" / "fixtures" / "slurm.py"
-    spec = importlib.util.spec_from_file_location("slurm_fixture", path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["slurm_fixture"] = module
-    spec.loader.exec_module(module)
-    return module
-
-
 def bench_slurm(tmp: Path, repeats: int) -> None:
+    # the benchmark beside this one loads the Slurm fixture (this folder is on sys.path)
+    from slurm_submit import _fixture_module
+
     fx = _fixture_module()
     reason = fx.slurm_missing()
     if reason:
