@@ -71,9 +71,22 @@ def test_trials_are_runs_under_the_sweep(tmp_path: Path) -> None:
     assert run.returncode == 0, run.stderr
     sweep = run.stdout.strip()
     status = json.loads(_torchx(tmp_path, "status", "--json", sweep).stdout)
-    trials = [t["handle"] for t in status["trials"]]
+    trials = [t["handle"] for t in sorted(status["trials"], key=lambda t: t["index"])]
     listed = _torchx(tmp_path, "tracker", "list", "jobs", "--parent-run-id", sweep, "--json")
     assert listed.returncode == 0, listed.stderr
     assert sorted(j["job_id"] for j in json.loads(listed.stdout)) == sorted(trials)
     meta = _torchx(tmp_path, "tracker", "list", "metadata", trials[1], "--json")
     assert json.loads(meta.stdout)["metadata"] == {"lr": 0.01, "objective": 0.0, "index": "1"}
+
+    # The results table: each trial's recorded objective, best (lowest) first.
+    ranked = json.loads(_torchx(tmp_path, "status", "--json", sweep).stdout)["trials"]
+    assert [(t["index"], t["objective"]) for t in ranked] == [
+        (1, 0.0),
+        (2, pytest.approx(0.009**2)),
+        (0, pytest.approx(0.09**2)),
+    ]
+    table = _torchx(tmp_path, "status", sweep).stdout.splitlines()
+    assert table[1].split()[:3] == ["#", "lr", "objective"]
+    assert [row.split()[0] for row in table[2:]] == ["1", "2", "0"]
+    best_last = json.loads(_torchx(tmp_path, "status", "--json", "--maximize", sweep).stdout)
+    assert [t["index"] for t in best_last["trials"]] == [0, 2, 1]
