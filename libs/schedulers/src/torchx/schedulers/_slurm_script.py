@@ -23,6 +23,12 @@ from collections.abc import Mapping
 
 from torchx.schedulers._replica_env import TORCHX_APP_ID, TORCHX_RANK0_HOST
 from torchx.schedulers._replicas import Replica, role_replicas
+from torchx.schedulers._slurm_preemption import (
+    sbatch_options,
+    script_setup,
+    script_wait_and_requeue,
+    warning_and_cap,
+)
 from torchx.specs import MISSING, AppDef, CfgVal, Role, SpecsError
 
 # A value exported once for the whole job at the top of the script, not per replica.
@@ -155,6 +161,8 @@ def _role_function(role: Role, index: int) -> list[str]:
     return [
         f"{_function_name(index)}() {{",
         f"    export {exports}",
+        # the warning reaches every process of the step: this shell outlives the app
+        "    trap true TERM USR1",
         f"    {argv}",
         f"    {_exit_record(role)}",
         "}",
@@ -202,6 +210,7 @@ def check_roles(app: AppDef) -> None:
 def make_script(app: AppDef, cfg: Mapping[str, CfgVal], job_name: str) -> str:
     """The full sbatch script for ``app`` under the resolved run options ``cfg``."""
     check_roles(app)
+    lead, cap, limit = warning_and_cap(cfg)
     het = len(app.roles) > 1
     lines = [
         "#!/bin/bash",
@@ -217,7 +226,7 @@ def make_script(app: AppDef, cfg: Mapping[str, CfgVal], job_name: str) -> str:
         opts = []
         if i == 0:
             opts += [f"--job-name={job_name}", f"--comment={comment}"]
-            opts += ["--output=slurm-%j.out", "--requeue"]
+            opts += ["--output=slurm-%j.out", "--requeue", *sbatch_options(lead)]
             opts += _opt_lines(cfg, _JOB_WIDE)
         opts += _opt_lines(cfg, _PER_COMPONENT)
         if cfg.get("exclusive"):
@@ -239,6 +248,7 @@ def make_script(app: AppDef, cfg: Mapping[str, CfgVal], job_name: str) -> str:
         "| grep -o 'NodeAddr=[^ ]*' | cut -d= -f2)",
         f'export {TORCHX_RANK0_HOST}="${{{TORCHX_RANK0_HOST}:-$first_node}}"',
         f'export MASTER_ADDR="${TORCHX_RANK0_HOST}" MASTER_PORT=$((20000 + SLURM_JOB_ID % 20000))',
+        *script_setup(lead, cap, limit),
         "",
         "pids=()",
     ]
@@ -247,15 +257,6 @@ def make_script(app: AppDef, cfg: Mapping[str, CfgVal], job_name: str) -> str:
         lines += _role_function(role, i)
         lines.append(_srun_line(role, i, i if het else None))
         lines.append("pids+=($!)")
-    lines += [
-        "",
-        "rc=0",
-        'for pid in "${pids[@]}"; do wait "$pid" || rc=$?; done',
-        # As pytorch/torchx does: a failed job runs again while retries are left.
-        'if [ "$rc" != 0 ] && [ "$TORCHX_MAX_RETRIES" -gt "$TORCHX_ATTEMPT" ]; then',
-        '    scontrol requeue "$SLURM_JOB_ID"',
-        "fi",
-        'exit "$rc"',
-        "",
-    ]
+    # As pytorch/torchx does, a failed job runs again while retries are left.
+    lines += ["", *script_wait_and_requeue()]
     return "\n".join(lines)
