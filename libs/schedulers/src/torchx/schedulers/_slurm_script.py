@@ -163,6 +163,9 @@ def _role_function(role: Role, index: int) -> list[str]:
         f"    export {exports}",
         # the warning reaches every process of the step: this shell outlives the app
         "    trap true TERM USR1",
+        # the same marker line local_cwd writes, so `torchx log` tells the attempts apart
+        '    [ "$TORCHX_ATTEMPT" = 0 ] || echo "[torchx] attempt $((TORCHX_ATTEMPT + 1)) of '
+        f'{role.name}/$SLURM_PROCID starts: restart $TORCHX_ATTEMPT of the job" | tee /dev/stderr',
         f"    {argv}",
         f"    {_exit_record(role)}",
         "}",
@@ -175,8 +178,8 @@ def _srun_line(role: Role, index: int, het_group: int | None) -> str:
     err = log_name("${TORCHX_APP_ID}", role.name, "%t", "err")
     group = f" --het-group={het_group}" if het_group is not None else ""
     return (
-        f'srun{group} --job-name={role.name} --kill-on-bad-exit=1 --output="{out}" '
-        f'--error="{err}" bash -c {_function_name(index)} &'
+        f"srun{group} --job-name={role.name} --kill-on-bad-exit=1 --open-mode=append "
+        f'--output="{out}" --error="{err}" bash -c {_function_name(index)} &'
     )
 
 
@@ -240,7 +243,9 @@ def make_script(app: AppDef, cfg: Mapping[str, CfgVal], job_name: str) -> str:
         'export TORCHX_ATTEMPT="${SLURM_RESTART_COUNT:-0}"',
         f"export TORCHX_MAX_RETRIES={min(r.max_retries for r in app.roles)}",
         "# A first attempt owns every exit record of its job id (one may be reused).",
-        'if [ "$TORCHX_ATTEMPT" = 0 ]; then rm -f -- "slurm-${SLURM_JOB_ID}-"*.exit; fi',
+        # Output is appended, so each attempt's logs follow the one before.
+        'if [ "$TORCHX_ATTEMPT" = 0 ]; then rm -f -- "slurm-${SLURM_JOB_ID}-"*.exit '
+        '"slurm-${SLURM_JOB_ID}-"*.out "slurm-${SLURM_JOB_ID}-"*.err; fi',
         # Node names need not resolve; NodeAddr is what Slurm itself connects to.
         'first_node=$(scontrol show hostnames "${SLURM_JOB_NODELIST_HET_GROUP_0:-'
         '$SLURM_JOB_NODELIST}" | head -n1)',
