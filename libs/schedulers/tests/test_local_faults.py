@@ -372,4 +372,6 @@ def test_kill_9_of_the_supervisors_whole_group_still_stops_the_replicas(
         time.sleep(0.02)
     st = state_of(scheduler, app_id)
     assert st["state"] == "FAILED"
+    # what is known, no guessed cause, no pointer to a supervisor.log that holds nothing
     assert str(supervisor) in st["msg"] and "?" not in st["msg"]
+    assert "supervisor.log" not in st["msg"]

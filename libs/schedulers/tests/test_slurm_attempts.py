@@ -138,3 +138,23 @@ def test_without_a_workspace_the_cli_copies_the_current_directory(
     assert desc is not None and desc.state == AppState.SUCCEEDED, desc
     assert (job_dir / "my_app.py").exists()
     assert not (job_dir / "secret.txt").exists()
+
+
+def test_a_failed_job_runs_again_while_retries_are_left(
+    slurm: SlurmScheduler, slurm_env: Any, tmp_path: Path
+) -> None:
+    app = _sh('if [ "${SLURM_RESTART_COUNT:-0}" = 0 ]; then exit 1; fi; echo second run')
+    app.roles[0].max_retries = 1
+    app_id = slurm.submit(app, {"job_dir": str(tmp_path)})
+    deadline = time.monotonic() + WAIT_S
+    desc = slurm.describe(app_id)
+    while (desc is None or desc.state != AppState.SUCCEEDED) and time.monotonic() < deadline:
+        # Slurm holds a requeued job for a couple of minutes (PENDING, Reason=BeginTime,
+        # num_restarts already 1); the test lets it start at once.
+        slurm_env.run("scontrol", "update", f"JobId={app_id}", "StartTime=now", check=False)
+        time.sleep(1)
+        desc = slurm.describe(app_id)
+    assert desc is not None and desc.state == AppState.SUCCEEDED, desc
+    assert desc.num_restarts == 1
+    assert desc.roles_statuses[0].replicas[0].exit_code == 0
+    assert list(slurm.log_iter(app_id, "r")) == ["second run\n"]

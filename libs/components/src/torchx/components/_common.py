@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from torchx.specs import NULL_RESOURCE, Mount, Resource, SpecsError, parse_mounts, resource
+from torchx.specs import NULL_RESOURCE, Mount, Resource, Role, SpecsError, parse_mounts, resource
 
 # The image a builtin component runs in unless told otherwise: pytorch/torchx 0.7's
 # published image (its ``torchx.version.TORCHX_IMAGE``), which has torch, torchrun and the
@@ -24,6 +24,33 @@ def role_resource(
 
 def mounts_of(mounts: list[str] | None) -> list[Mount]:
     return parse_mounts(mounts) if mounts else []
+
+
+def sized_role(
+    name: str,
+    image: str,
+    entrypoint: str,
+    args: list[str],
+    size: Resource,
+    env: dict[str, str] | None,
+    mounts: list[str] | None,
+    *,
+    num_replicas: int = 1,
+    max_retries: int = 0,
+) -> Role:
+    """A role from the options every sized builtin component takes: its resource (from
+    ``role_resource``), the environment and docker-style mounts."""
+    return Role(
+        name=name,
+        image=image,
+        entrypoint=entrypoint,
+        args=args,
+        num_replicas=num_replicas,
+        resource=size,
+        env=dict(env or {}),
+        max_retries=max_retries,
+        mounts=mounts_of(mounts),
+    )
 
 
 def one_of(field_values: dict[str, str | None], what: str) -> tuple[str, str]:

@@ -7,9 +7,9 @@ several processes, so every rank runs the function with torchrun's environment.
 
 from __future__ import annotations
 
-from torchx.components._common import IMAGE, mounts_of, role_resource
+from torchx.components._common import IMAGE, role_resource, sized_role
 from torchx.components.dist import Topology, _torchrun_role
-from torchx.specs import AppDef, Role, SpecsError
+from torchx.specs import AppDef, SpecsError
 
 __all__ = ["IMAGE", "RUNTIME_MODULE", "call"]
 
@@ -55,20 +55,17 @@ def call(
         if value < 1:
             raise SpecsError(f"function.call --{field}", value, "expected 1 or more")
     if num_replicas == 1 and nproc_per_node == 1:
-        return AppDef(
-            name=name,
-            roles=[
-                Role(
-                    name=name,
-                    image=image,
-                    entrypoint=python,
-                    args=["-m", RUNTIME_MODULE, url],
-                    resource=role_resource(h, cpu, gpu, memMB),
-                    env=dict(env or {}),
-                    mounts=mounts_of(mounts),
-                )
-            ],
+        program = ["-m", RUNTIME_MODULE, url]
+        role = sized_role(
+            name,
+            image,
+            python,
+            program,
+            role_resource(h, cpu, gpu, memMB),
+            env,
+            mounts,
         )
+        return AppDef(name=name, roles=[role])
     return _torchrun_role(
         name=name,
         program=["-m", RUNTIME_MODULE],

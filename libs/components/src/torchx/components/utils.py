@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from torchx.components._common import IMAGE, mounts_of, one_of, role_resource
+from torchx.components._common import IMAGE, one_of, role_resource, sized_role
 from torchx.specs import AppDef, Resource, Role, SpecsError
 
 
@@ -74,23 +74,19 @@ def sh(
     """
     if not args:
         raise SpecsError("utils.sh command line", "", "give the command to run after the options")
-    return AppDef(
-        name="sh",
-        roles=[
-            Role(
-                name="sh",
-                image=image,
-                entrypoint="sh",
-                # Macros read "$$" as an escaped "$"; doubling it keeps the shell's "$$".
-                args=["-c", " ".join(args).replace("$$", "$$$$")],
-                num_replicas=num_replicas,
-                resource=role_resource(h, cpu, gpu, memMB),
-                env=dict(env or {}),
-                max_retries=max_retries,
-                mounts=mounts_of(mounts),
-            )
-        ],
+    role = sized_role(
+        "sh",
+        image,
+        "sh",
+        # Macros read "$$" as an escaped "$"; doubling it keeps the shell's "$$".
+        ["-c", " ".join(args).replace("$$", "$$$$")],
+        role_resource(h, cpu, gpu, memMB),
+        env,
+        mounts,
+        num_replicas=num_replicas,
+        max_retries=max_retries,
     )
+    return AppDef(name="sh", roles=[role])
 
 
 def python(
@@ -129,22 +125,18 @@ def python(
     """
     kind, target = one_of({"m": m, "c": c, "script": script}, "utils.python program")
     program = [target] if kind == "script" else [f"-{kind}", target]
-    return AppDef(
-        name=name,
-        roles=[
-            Role(
-                name=name,
-                image=image,
-                entrypoint="python",
-                args=[*program, *args],
-                num_replicas=num_replicas,
-                resource=role_resource(h, cpu, gpu, memMB),
-                env=dict(env or {}),
-                max_retries=max_retries,
-                mounts=mounts_of(mounts),
-            )
-        ],
+    role = sized_role(
+        name,
+        image,
+        "python",
+        [*program, *args],
+        role_resource(h, cpu, gpu, memMB),
+        env,
+        mounts,
+        num_replicas=num_replicas,
+        max_retries=max_retries,
     )
+    return AppDef(name=name, roles=[role])
 
 
 def binary(

@@ -2,29 +2,17 @@
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import Any
 
 from torch import nn
 
 from ._errors import ShapeError
 from ._shapes import Shape, Shapes, conv_out, conv_transpose_out, ntuple
-from ._torch_layer import TorchLayer
-
-_LAYOUTS = {
-    1: "(batch, channels, L)",
-    2: "(batch, channels, H, W)",
-    3: "(batch, channels, D, H, W)",
-}
+from ._spatial import SpatialLayer
 
 
-class _ConvBase(TorchLayer):
-    spatial: ClassVar[int]
-
-    def __init_subclass__(cls, **kwargs: Any) -> None:
-        super().__init_subclass__(**kwargs)
-        if hasattr(cls, "spatial"):
-            cls.ndims = (cls.spatial + 2,)
-            cls.layout = _LAYOUTS[cls.spatial]
+class _ConvBase(SpatialLayer):
+    inferred = ("in_channels",)
 
     def _infer(self, shapes: list[Shape]) -> dict[str, Any]:
         channels = shapes[0][1]
@@ -52,9 +40,7 @@ class _Conv(_ConvBase):
         x = shapes[0]
         args = self.args
         n = self.spatial
-        kernel = ntuple(args["kernel_size"], n, "kernel_size")
-        stride = ntuple(args["stride"], n, "stride")
-        dilation = ntuple(args["dilation"], n, "dilation")
+        kernel, stride, dilation = self._spatial_args()
         padding = args["padding"]
         if padding == "same":
             return (x[0], args["out_channels"], *x[2:])
@@ -81,35 +67,29 @@ class _ConvTranspose(_ConvBase):
 
 class Conv1d(_Conv):
     torch_cls = nn.Conv1d
-    inferred = ("in_channels",)
     spatial = 1
 
 
 class Conv2d(_Conv):
     torch_cls = nn.Conv2d
-    inferred = ("in_channels",)
     spatial = 2
 
 
 class Conv3d(_Conv):
     torch_cls = nn.Conv3d
-    inferred = ("in_channels",)
     spatial = 3
 
 
 class ConvTranspose1d(_ConvTranspose):
     torch_cls = nn.ConvTranspose1d
-    inferred = ("in_channels",)
     spatial = 1
 
 
 class ConvTranspose2d(_ConvTranspose):
     torch_cls = nn.ConvTranspose2d
-    inferred = ("in_channels",)
     spatial = 2
 
 
 class ConvTranspose3d(_ConvTranspose):
     torch_cls = nn.ConvTranspose3d
-    inferred = ("in_channels",)
     spatial = 3

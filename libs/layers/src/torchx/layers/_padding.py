@@ -2,22 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
-
 from torch import nn
 
 from ._shapes import Shape, Shapes, ntuple
+from ._spatial import SpatialLayer
 from ._torch_layer import TorchLayer
 
 
-class _Pad(TorchLayer):
-    spatial: ClassVar[int]
-
-    def __init_subclass__(cls, **kwargs: Any) -> None:
-        super().__init_subclass__(**kwargs)
-        if hasattr(cls, "spatial"):
-            cls.ndims = (cls.spatial + 2,)
-
+class _Pad(SpatialLayer):
     def _formula(self, shapes: list[Shape]) -> Shapes:
         x = shapes[0]
         n = self.spatial

@@ -9,24 +9,10 @@ from torch import nn
 from ._errors import ShapeError, format_shape
 from ._modules import UnpoolModule
 from ._shapes import Shape, Shapes, ntuple, pool_out
-from ._torch_layer import TorchLayer
-
-_LAYOUTS = {
-    1: "(batch, channels, L)",
-    2: "(batch, channels, H, W)",
-    3: "(batch, channels, D, H, W)",
-}
+from ._spatial import SpatialLayer
 
 
-class _Pool(TorchLayer):
-    spatial: ClassVar[int]
-
-    def __init_subclass__(cls, **kwargs: Any) -> None:
-        super().__init_subclass__(**kwargs)
-        if hasattr(cls, "spatial"):
-            cls.ndims = (cls.spatial + 2,)
-            cls.layout = _LAYOUTS[cls.spatial]
-
+class _Pool(SpatialLayer):
     def _indices(self, out: Shape) -> Shapes:
         return [out, out] if self.args.get("return_indices") else out
 

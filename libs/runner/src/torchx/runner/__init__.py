@@ -8,6 +8,8 @@ status = torchx.runner.get_runner().wait(handle)
 assert torchx.runner.Executor(scheduler="local_cwd").submit(pow, 2, 10).result() == 1024
 """
 
+from typing import TYPE_CHECKING, Any
+
 from torchx.runner._config import (
     CONFIG_ENV,
     CONFIG_FILE,
@@ -17,12 +19,29 @@ from torchx.runner._config import (
     get_configured_trackers,
     load_config,
 )
-from torchx.runner._executor import CallNotPicklableError, Executor, default_transport
-from torchx.runner._function_future import FunctionAppError, FunctionFuture
 from torchx.runner._runner import ComponentArgs, Runner, get_runner
 from torchx.runner._sweep import Sweep, SweepError
 from torchx.runner._sweeps import SweepPlan, SweepStatus, TrialStatus, sweep_id_of
 from torchx.runner._tracking import trackers_env
+
+if TYPE_CHECKING:
+    from torchx.runner._executor import CallNotPicklableError, Executor, default_transport
+    from torchx.runner._function_future import FunctionAppError, FunctionFuture
+
+
+# Loaded on first use (PEP 562): function apps pull in concurrent.futures and pickling,
+# which the CLI and the Runner never need.
+def __getattr__(name: str) -> Any:
+    if name in ("CallNotPicklableError", "Executor", "default_transport"):
+        from torchx.runner import _executor
+
+        return getattr(_executor, name)
+    if name in ("FunctionAppError", "FunctionFuture"):
+        from torchx.runner import _function_future
+
+        return getattr(_function_future, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __all__ = [
     "CONFIG_ENV",

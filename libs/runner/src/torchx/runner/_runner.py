@@ -7,12 +7,13 @@ import functools
 import inspect
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar, Unpack
 
 from torchx.runner._config import ConfigError, TorchxConfig, load_config
 from torchx.schedulers import (
     DEFAULT_SCHEDULER,
     ListAppResponse,
+    LogOptions,
     Scheduler,
     SchedulerError,
     SchedulerFactory,
@@ -487,20 +488,12 @@ class Runner:
         return sched.log_iter(app_id, role_name, k, regex, since, until, should_tail, streams)
 
     def log_lines_timed(
-        self,
-        app_handle: AppHandle,
-        role_name: str,
-        k: int = 0,
-        regex: str | None = None,
-        since: datetime | None = None,
-        until: datetime | None = None,
-        should_tail: bool = False,
-        streams: Stream | None = None,
+        self, app_handle: AppHandle, role_name: str, k: int = 0, **options: Unpack[LogOptions]
     ) -> Iterable[tuple[datetime | None, str]]:
-        """``log_lines`` with the time each line was written, from schedulers that keep it
-        (see ``Scheduler.log_iter_timed``); others refuse, naming the scheduler."""
+        """``log_lines`` (same options) with the time each line was written, from schedulers
+        that keep it (see ``Scheduler.log_iter_timed``); others refuse, naming the scheduler."""
         sched, app_id = self._require(app_handle)
-        return sched.log_iter_timed(app_id, role_name, k, regex, since, until, should_tail, streams)
+        return sched.log_iter_timed(app_id, role_name, k, **options)
 
     @_recorded
     def cancel(self, app_handle: AppHandle) -> None:

@@ -13,6 +13,7 @@ if TYPE_CHECKING:
     from torchx.schedulers._api import (
         DescribeAppResponse,
         ListAppResponse,
+        LogOptions,
         LogRequest,
         Scheduler,
         Stream,
@@ -64,6 +65,7 @@ __all__ = [
     "TORCHX_VARIABLES",
     "DescribeAppResponse",
     "ListAppResponse",
+    "LogOptions",
     "LogRequest",
     "MissingDependencyError",
     "Replica",
@@ -95,6 +97,7 @@ _HOMES = {
     "_api": (
         "DescribeAppResponse",
         "ListAppResponse",
+        "LogOptions",
         "LogRequest",
         "Scheduler",
         "Stream",

@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from enum import Enum
-from typing import ClassVar, Generic, TypeVar
+from typing import ClassVar, Generic, TypedDict, TypeVar, Unpack
 
 from torchx.specs import (
     AppDef,
@@ -83,6 +83,16 @@ class ListAppResponse:
     app_handle: str = ""
     started_at: datetime | None = None
     ended_at: datetime | None = None
+
+
+class LogOptions(TypedDict, total=False):
+    """``log_iter``'s options after the replica, for the methods that pass them on."""
+
+    regex: str | None
+    since: datetime | None
+    until: datetime | None
+    should_tail: bool
+    streams: Stream | None
 
 
 @dataclass(frozen=True)
@@ -267,20 +277,15 @@ class Scheduler(abc.ABC, Generic[T]):
         return (line for line in lines if pattern.search(line))
 
     def log_iter_timed(
-        self,
-        app_id: str,
-        role_name: str,
-        k: int = 0,
-        regex: str | None = None,
-        since: datetime | None = None,
-        until: datetime | None = None,
-        should_tail: bool = False,
-        streams: Stream | None = None,
+        self, app_id: str, role_name: str, k: int = 0, **options: Unpack[LogOptions]
     ) -> Iterable[tuple[datetime | None, str]]:
         """``log_iter``'s lines, each with the local time it was written (``torchx log
         --timestamps``), from schedulers whose backend keeps it (``_replica_log_timed``)."""
+        since, until = options.get("since"), options.get("until")
+        should_tail, streams = options.get("should_tail", False), options.get("streams")
         request = self._log_request(app_id, role_name, k, since, until, should_tail, streams)
-        pattern = compile_regex(regex)  # a bad pattern is reported before any line is read
+        # a bad pattern is reported before any line is read
+        pattern = compile_regex(options.get("regex"))
         lines = self._replica_log_timed(request)
         if pattern is None:
             return lines
@@ -456,6 +461,7 @@ def in_window(
 __all__ = [
     "DescribeAppResponse",
     "ListAppResponse",
+    "LogOptions",
     "LogRequest",
     "Scheduler",
     "Stream",

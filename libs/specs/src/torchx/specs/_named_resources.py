@@ -135,7 +135,18 @@ class _NamedResources(Mapping[str, Resource]):
 
             factories = dict(_BUILTIN)
             for ep in entry_points(group="torchx.named_resources"):
-                factories[ep.name] = ep.load()
+                try:
+                    factories[ep.name] = ep.load()
+                except Exception as e:  # one broken plug-in must not hide the other names
+                    import logging
+
+                    logging.getLogger("torchx.specs").warning(
+                        "torchx: skipping named resource %r (%s): %s: %s",
+                        ep.name,
+                        ep.value,
+                        type(e).__name__,
+                        e,
+                    )
             self._factories = factories
         return self._factories
 

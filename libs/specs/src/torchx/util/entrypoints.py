@@ -4,7 +4,8 @@ plugins that register schedulers, components, named resources or trackers."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from importlib.metadata import EntryPoint, entry_points
+from importlib import metadata
+from importlib.metadata import EntryPoint
 from typing import Any
 
 
@@ -14,7 +15,7 @@ def load(group: str, name: str, default: Any = None) -> Any:
     ``default`` when there is no such entry point and a default is given; otherwise a
     KeyError that lists the entry points the group has.
     """
-    found = {ep.name: ep for ep in entry_points(group=group)}
+    found = {ep.name: ep for ep in metadata.entry_points().select(group=group)}
     if name not in found:
         if default is not None:
             return default
@@ -40,7 +41,7 @@ def load_group(
     A loader imports its target only when called: ``load_group("g")["x"](arg)`` calls the
     function entry point ``x`` with ``arg``; a module entry point is just loaded.
     """
-    found = list(entry_points(group=group))
+    found = list(metadata.entry_points().select(group=group))
     if not found:
         return default
     return {ep.name: _deferred(ep) for ep in found}
