@@ -92,6 +92,11 @@ def test_six_trials_parallel_two_is_one_array(slurm_env: Any, tmp_path: Path) ->
 
     runner = get_runner()
     final = runner.wait_sweep(handle, 0.5)
+    # Until accounting records a task's end, squeue answers for it, without an exit code.
+    deadline = time.monotonic() + 60
+    while any(t.exit_code is None for t in final.trials) and time.monotonic() < deadline:
+        time.sleep(0.5)
+        final = runner.sweep_status(handle)
     assert final.state == AppState.FAILED, final.format()
     assert [t.args for t in final.trials] == [
         {"lr": lr, "bs": bs} for lr in ("0.1", "0.01", "0.001") for bs in ("8", "16")

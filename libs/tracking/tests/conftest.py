@@ -164,3 +164,47 @@ def make_backend(request: pytest.FixtureRequest, tmp_path: Path) -> Callable[[st
 def backend_maker() -> Callable[[str, Path, pytest.FixtureRequest], Backend]:
     """The backend factory itself, for fixtures wider than one test."""
     return _make_backend
+
+
+ModulesAfter = Callable[[str], set[str]]
+StartTogether = Callable[[list[list[str]], dict[str, str], Path], list["subprocess.Popen[str]"]]
+
+
+@pytest.fixture(scope="session")
+def modules_after() -> ModulesAfter:
+    """The names in ``sys.modules`` once a fresh interpreter has run ``code``."""
+
+    def run(code: str) -> set[str]:
+        done = subprocess.run(
+            [sys.executable, "-c", f"import sys\n{code}\nprint(*sorted(sys.modules))"],
+            capture_output=True,
+            text=True,
+            check=True,
+            timeout=120,
+        )
+        return set(done.stdout.split())
+
+    return run
+
+
+@pytest.fixture(scope="session")
+def start_together() -> StartTogether:
+    """Starts one process per command line, each of which prints ``ready`` and then waits
+    for the ``go`` file; creates ``go`` once all are ready, so they write at the same time."""
+
+    def start(
+        commands: list[list[str]], env: dict[str, str], go: Path
+    ) -> list[subprocess.Popen[str]]:
+        processes = [
+            subprocess.Popen(
+                command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+            )
+            for command in commands
+        ]
+        for process in processes:
+            assert process.stdout is not None
+            assert process.stdout.readline() == "ready\n", process.communicate()[1]
+        go.touch()
+        return processes
+
+    return start

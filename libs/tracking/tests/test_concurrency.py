@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import subprocess
 import sys
 import threading
 from collections.abc import Callable
@@ -22,7 +21,7 @@ from torchx.runtime.tracking import (
 )
 
 if TYPE_CHECKING:
-    from conftest import Backend
+    from conftest import Backend, StartTogether
 
 WRITER = Path(__file__).with_name("writer_process.py")
 FIELDS = 10
@@ -65,6 +64,7 @@ def writer_run(
     request: pytest.FixtureRequest,
     tmp_path_factory: pytest.TempPathFactory,
     backend_maker: Callable[[str, Path, pytest.FixtureRequest], Backend],
+    start_together: StartTogether,
 ) -> WriterRun:
     """Writer processes racing on a store they share; run once per backend, as each
     process pays for its own interpreter and client start-up."""
@@ -72,20 +72,11 @@ def writer_run(
     backend = backend_maker(request.param, tmp_path, request)
     writers, count = (6, 40) if backend.name == "local" else (3, 12)
     go_file = tmp_path / "go"
-    processes = [
-        subprocess.Popen(
-            [sys.executable, str(WRITER), backend.base, str(w), str(count), str(go_file)],
-            env=backend.child_env(),
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
+    commands = [
+        [sys.executable, str(WRITER), backend.base, str(w), str(count), str(go_file)]
         for w in range(writers)
     ]
-    for process in processes:
-        assert process.stdout is not None
-        assert process.stdout.readline() == "ready\n", process.communicate()[1]
-    go_file.touch()
+    processes = start_together(commands, backend.child_env(), go_file)
     tracker = backend.tracker()
     reads: list[Results | CorruptResultError] = []
     while any(p.poll() is None for p in processes):

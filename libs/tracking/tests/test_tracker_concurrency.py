@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import subprocess
 import sys
 import textwrap
 from pathlib import Path
@@ -11,7 +10,7 @@ from typing import TYPE_CHECKING
 from torchx.tracker.backend.fsspec import create
 
 if TYPE_CHECKING:
-    from conftest import Backend
+    from conftest import Backend, StartTogether
 
 REPLICA = textwrap.dedent(
     """
@@ -31,7 +30,9 @@ RUN = "slurm://torchx/1234"
 PARENT = "slurm://torchx/1000"
 
 
-def test_replicas_writing_one_run_lose_nothing(shared_backend: Backend, tmp_path: Path) -> None:
+def test_replicas_writing_one_run_lose_nothing(
+    shared_backend: Backend, tmp_path: Path, start_together: StartTogether
+) -> None:
     replicas, count = (6, 25) if shared_backend.name == "local" else (3, 8)
     script = tmp_path / "replica.py"
     script.write_text(REPLICA)
@@ -43,20 +44,10 @@ def test_replicas_writing_one_run_lose_nothing(shared_backend: Backend, tmp_path
         "TORCHX_TRACKERS": "fsspec",
         "TORCHX_TRACKER_FSSPEC_CONFIG": shared_backend.base,
     }
-    processes = [
-        subprocess.Popen(
-            [sys.executable, str(script), str(rank), str(count), str(go)],
-            env=env,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
-        for rank in range(replicas)
+    commands = [
+        [sys.executable, str(script), str(rank), str(count), str(go)] for rank in range(replicas)
     ]
-    for process in processes:
-        assert process.stdout is not None
-        assert process.stdout.readline() == "ready\n", process.communicate()[1]
-    go.touch()
+    processes = start_together(commands, env, go)
     for process in processes:
         _, stderr = process.communicate(timeout=240)
         assert process.returncode == 0, stderr

@@ -2,27 +2,20 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from conftest import ModulesAfter
 
 
-def modules_after(code: str) -> set[str]:
-    done = subprocess.run(
-        [sys.executable, "-c", f"import sys\n{code}\nprint(*sorted(sys.modules))"],
-        capture_output=True,
-        text=True,
-        check=True,
-        timeout=120,
-    )
-    return set(done.stdout.split())
-
-
-def test_import_loads_no_backend_library() -> None:
+def test_import_loads_no_backend_library(modules_after: ModulesAfter) -> None:
     loaded = modules_after("import torchx.tracker, torchx.tracker.api")
     heavy = {"fsspec", "mlflow", "torch", "dataclasses", "typing", "json"}
     assert not {m for m in loaded if m.split(".")[0] in heavy}
 
 
-def test_mlflow_module_imports_mlflow_only_when_a_tracker_is_made() -> None:
+def test_mlflow_module_imports_mlflow_only_when_a_tracker_is_made(
+    modules_after: ModulesAfter,
+) -> None:
     loaded = modules_after("import torchx.tracker.mlflow")
     assert not {m for m in loaded if m.split(".")[0] == "mlflow"}

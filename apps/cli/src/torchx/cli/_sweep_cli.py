@@ -74,8 +74,11 @@ def run_sweep(
             raise CliError(
                 f"--resume: got {resume!r}; give a sweep handle SCHEDULER://SESSION/sweep-ID"
             )
-        plan = runner.dryrun_resume_sweep(resume)
-        sched = plan.record.scheduler
+        sched = resume.partition("://")[0]
+        if dryrun:
+            _print_plan(runner.dryrun_resume_sweep(resume), json_out)
+            return 0
+        handle = runner.resume_sweep(resume)
     else:
         from torchx.cli._component_args import read_component, split_component
         from torchx.runner import Sweep
@@ -91,13 +94,13 @@ def run_sweep(
         sweep = Sweep.from_cli(name, sweeps, argv, parallel)
         sched = pick_scheduler(runner, scheduler)
         workspace = workspace or defaults.get("workspace") or None
-        plan = runner.dryrun_sweep(
-            sweep, sched, parse_cfg(runner, sched, cfg), workspace, parent_run_id
-        )
-    if dryrun:
-        _print_plan(plan, json_out)
-        return 0
-    handle = runner.schedule_sweep(plan)
+        run_cfg = parse_cfg(runner, sched, cfg)
+        if dryrun:
+            plan = runner.dryrun_sweep(sweep, sched, run_cfg, workspace, parent_run_id)
+            _print_plan(plan, json_out)
+            return 0
+        # Submitting asks the cluster for its limits only if it refuses (one command less).
+        handle = runner.run_sweep(sweep, sched, run_cfg, workspace, parent_run_id)
     # The handle alone on stdout, at once, as for an app (``S=$(torchx run --sweep ...)``).
     if not json_out:
         print(handle, flush=True)
@@ -106,7 +109,7 @@ def run_sweep(
         if json_out:
             from torchx.cli._output import print_json
 
-            print_json({"handle": handle, "trials": plan.indices})
+            print_json({"handle": handle})
         return 0
     try:
         final = runner.wait_sweep(handle, 0.2 if sched in LOCAL_SCHEDULERS else 2.0)

@@ -338,15 +338,24 @@ class Runner:
         parent_run_id: str | None = None,
     ) -> AppHandle:
         """Submit every trial of ``sweep``; returns the sweep's handle at once."""
-        return self.schedule_sweep(
-            self.dryrun_sweep(sweep, scheduler, cfg, workspace, parent_run_id)
+        from torchx.runner import _sweeps
+
+        plan = _sweeps.plan(
+            self, sweep, scheduler, cfg, workspace, parent_run_id, check_limits=False
         )
+        return _sweeps.submit(self, plan)
 
     def dryrun_resume_sweep(self, sweep_handle: AppHandle) -> SweepPlan:
         """The plan that runs again only the trials of a sweep that did not succeed."""
         from torchx.runner import _sweeps
 
         return _sweeps.resume(self, sweep_handle)
+
+    def resume_sweep(self, sweep_handle: AppHandle) -> AppHandle:
+        """Submit again the trials of the sweep that did not succeed; the sweep handle."""
+        from torchx.runner import _sweeps
+
+        return _sweeps.submit(self, _sweeps.resume(self, sweep_handle, check_limits=False))
 
     def sweep_status(self, sweep_handle: AppHandle) -> SweepStatus:
         """Every trial's index, arguments, state, attempts, exit code and handle."""

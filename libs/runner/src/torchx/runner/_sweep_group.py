@@ -20,7 +20,13 @@ def _run(sweep_id: str, indices: list[int]) -> int:
     from torchx.components import get_component
     from torchx.runner._runner import get_runner
     from torchx.runner._sweep_record import load, save
-    from torchx.runner._sweeps import _LOCAL, _LOCAL_POLL_S, _REMOTE_POLL_S, trial_app
+    from torchx.runner._sweeps import (
+        _LOCAL,
+        _LOCAL_POLL_S,
+        _REMOTE_POLL_S,
+        exit_code,
+        trial_app,
+    )
     from torchx.specs import is_terminal, make_app_handle
 
     stop = threading.Event()
@@ -59,14 +65,22 @@ def _run(sweep_id: str, indices: list[int]) -> int:
                     save(record)
                     continue
                 trial.attempts.append(handle.rsplit("/", 1)[-1])
+                trial.final_state, trial.final_exit_code = "", None
                 save(record)
                 running[index] = handle
             if stop.wait(poll):
                 break
+            ended = False
             for index, handle in list(running.items()):
                 st = runner.status(handle)
                 if st is None or is_terminal(st.state):
                     del running[index]
+                    if st is not None:
+                        trial = record.trials[index]
+                        trial.final_state, trial.final_exit_code = st.state.name, exit_code(st)
+                        ended = True
+            if ended:
+                save(record)
         if stop.is_set():
             for index in pending:
                 record.trials[index].cancelled = True

@@ -42,6 +42,9 @@ class TrialRecord:
     cancelled: bool = False
     # why the last submission of this trial was refused
     error: str = ""
+    # the latest attempt's end, as the driver saw it (the scheduler may forget the app)
+    final_state: str = ""
+    final_exit_code: int | None = None
 
 
 @dataclass

@@ -39,6 +39,7 @@ from torchx.runner._sweep_record import (
     TrialRecord,
     is_sweep_id,
     load,
+    record_path,
     save,
     sweeps_dir,
 )
@@ -210,8 +211,12 @@ def plan(
     *,
     record: SweepRecord | None = None,
     indices: Sequence[int] | None = None,
+    check_limits: bool = True,
 ) -> SweepPlan:
-    """Check the sweep against its component and build what would be submitted."""
+    """Check the sweep against its component and build what would be submitted.
+
+    ``check_limits`` asks the backend for its limits (Slurm's ``MaxArraySize``) now; when
+    False, they are asked only if the backend refuses the request (``submit``)."""
     from torchx.components import get_component
 
     schema = get_component(sweep.component)
@@ -235,7 +240,7 @@ def plan(
         )
     todo = list(range(len(record.trials))) if indices is None else sorted(indices)
     if record.mode == "array":
-        return _plan_array(runner, schema, record, todo)
+        return _plan_array(runner, schema, record, todo, check_limits)
     # Every trial's app is made now: a component that refuses an argument set fails here.
     apps = {i: trial_app(runner, schema, record, i) for i in todo}
     first = runner.dryrun(
@@ -250,11 +255,16 @@ def plan(
 
 
 def _plan_array(
-    runner: Runner, schema: ComponentSchema, record: SweepRecord, todo: list[int]
+    runner: Runner,
+    schema: ComponentSchema,
+    record: SweepRecord,
+    todo: list[int],
+    check_limits: bool,
 ) -> SweepPlan:
     from torchx.schedulers.slurm_array import array_request, check_array_size, max_array_size
 
-    check_array_size(todo, max_array_size())
+    if check_limits:
+        check_array_size(todo, max_array_size())
     infos = {
         i: runner.dryrun(
             trial_app(runner, schema, record, i),
@@ -276,7 +286,18 @@ def submit(runner: Runner, p: SweepPlan) -> str:
     record = p.record
     save(record)
     if record.mode == "array":
-        handle = runner.schedule(p.request)
+        from torchx.schedulers import SchedulerError
+        from torchx.schedulers.slurm_array import check_array_size, max_array_size
+
+        try:
+            handle = runner.schedule(p.request)
+        except Exception as e:
+            if not record.array_jobs:
+                record_path(record.sweep_id).unlink(missing_ok=True)  # nothing was submitted
+            if isinstance(e, SchedulerError):
+                # Say which limit, when that is why (asked only now: it costs a command).
+                check_array_size(p.indices, max_array_size())
+            raise
         array_job = parse_app_handle(handle)[2]
         record.array_jobs.append(array_job)
         for i in p.indices:
@@ -368,7 +389,7 @@ def trial_handle(record: SweepRecord, index: int) -> str | None:
     return make_app_handle(record.scheduler, record.session, attempts[-1])
 
 
-def _exit_code(st: AppStatus) -> int | None:
+def exit_code(st: AppStatus) -> int | None:
     codes = [r.exit_code for role in st.roles for r in role.replicas if r.exit_code is not None]
     nonzero = [c for c in codes if c != 0]
     if nonzero:
@@ -407,7 +428,13 @@ def status(runner: Runner, handle: str) -> SweepStatus:
             assert th is not None
             st = runner.status(th)
             if st is not None:
-                state, code, msg = st.state, _exit_code(st), st.msg
+                state, code, msg = st.state, exit_code(st), st.msg
+            elif t.final_state:
+                state, code = AppState[t.final_state], t.final_exit_code
+            elif record.cancelled:
+                state = AppState.CANCELLED  # cancelling removed it (Kubernetes deletes Jobs)
+            else:
+                state, msg = AppState.FAILED, "its scheduler no longer knows this app"
         trials.append(TrialStatus(t.index, dict(t.args), state, len(t.attempts), code, th, msg))
     return SweepStatus(handle, _overall(record, trials, alive), record.mode, trials)
 
@@ -459,7 +486,7 @@ def cancel(runner: Runner, handle: str, timeout: float = 60.0) -> None:
             runner.cancel(th)
 
 
-def resume(runner: Runner, handle: str) -> SweepPlan:
+def resume(runner: Runner, handle: str, check_limits: bool = True) -> SweepPlan:
     """A plan that runs again only the trials that did not succeed."""
     record = record_of(handle)
     if record.mode == "group" and driver_alive(record):
@@ -477,7 +504,14 @@ def resume(runner: Runner, handle: str) -> SweepPlan:
     record.cancelled = False
     for t in record.trials:
         t.cancelled, t.error = False, ""
-    return plan(runner, _sweep_of(record), record.scheduler, record=record, indices=todo)
+    return plan(
+        runner,
+        _sweep_of(record),
+        record.scheduler,
+        record=record,
+        indices=todo,
+        check_limits=check_limits,
+    )
 
 
 __all__ = [

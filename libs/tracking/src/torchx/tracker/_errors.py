@@ -12,30 +12,30 @@ class TrackerError(ValueError):
     """
 
 
-class TrackerConfigError(TrackerError):
+class _FieldError(TrackerError):
+    """An error about one named field: the field, the value given, and how to fix it."""
+
+    # what the message adds after the fix (whether anything was written, say)
+    _after_fix = ""
+
+    def __init__(self, field: str, value: object, fix: str) -> None:
+        self.field = field
+        self.value = value
+        self.fix = fix
+        super().__init__(f"{field}: got {value!r}; {fix}{self._after_fix}")
+
+    def __reduce__(self) -> tuple[type, tuple[str, object, str]]:
+        return type(self), (self.field, self.value, self.fix)
+
+
+class TrackerConfigError(_FieldError):
     """A tracker that cannot be set up from its configuration."""
 
-    def __init__(self, field: str, value: object, fix: str) -> None:
-        self.field = field
-        self.value = value
-        self.fix = fix
-        super().__init__(f"{field}: got {value!r}; {fix}")
 
-    def __reduce__(self) -> tuple[type, tuple[str, object, str]]:
-        return type(self), (self.field, self.value, self.fix)
-
-
-class InvalidRecordError(TrackerError):
+class InvalidRecordError(_FieldError):
     """Metadata, an artifact or a source that a tracker does not store; nothing is written."""
 
-    def __init__(self, field: str, value: object, fix: str) -> None:
-        self.field = field
-        self.value = value
-        self.fix = fix
-        super().__init__(f"{field}: got {value!r}; {fix}; nothing was written")
-
-    def __reduce__(self) -> tuple[type, tuple[str, object, str]]:
-        return type(self), (self.field, self.value, self.fix)
+    _after_fix = "; nothing was written"
 
 
 class CorruptRecordError(TrackerError):

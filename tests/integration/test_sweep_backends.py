@@ -1,0 +1,97 @@
+"""Sweeps on schedulers without job arrays: one app per trial under one sweep handle, at
+most --parallel running (Docker engine and Kubernetes API server of the fixtures)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+TORCHX = Path(sys.executable).with_name("torchx")
+
+
+def _torchx(env: dict[str, str], cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    if not TORCHX.exists():
+        pytest.skip(f"the torchx command is not installed next to {sys.executable}")
+    return subprocess.run(
+        [str(TORCHX), *args], env=env, cwd=cwd, capture_output=True, text=True, timeout=180
+    )
+
+
+def _until(what: str, check: Any, timeout: float = 60) -> Any:
+    deadline = time.monotonic() + timeout
+    while not (value := check()):
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        time.sleep(0.2)
+    return value
+
+
+def test_docker_sweep_runs_every_trial(docker_engine: Any, tmp_path: Path) -> None:
+    env = {**os.environ, "DOCKER_HOST": docker_engine.base_url}
+    run = _torchx(
+        env, tmp_path,
+        "run", "-s", "local_docker", "-cfg", "network=host", "--sweep", "msg=alpha,beta,gamma",
+        "--parallel", "2", "utils.echo", "--image", docker_engine.image,
+    )  # fmt: skip
+    assert run.returncode == 0, run.stderr
+    handle = run.stdout.strip()
+    assert handle.startswith("local_docker://torchx/sweep-"), run.stdout
+    data = json.loads(_torchx(env, tmp_path, "status", "--json", handle).stdout)
+    assert [(t["args"], t["state"], t["exit_code"]) for t in data["trials"]] == [
+        ({"msg": m}, "SUCCEEDED", 0) for m in ("alpha", "beta", "gamma")
+    ]
+    log = _torchx(env, tmp_path, "log", f"{handle}/1")
+    assert log.stdout == "echo/0 beta\n", log.stderr
+
+
+def test_kubernetes_sweep_jobs_are_accepted_at_most_k_at_once(
+    kube_env: Any, kube_namespace: str, tmp_path: Path
+) -> None:
+    pytest.importorskip("kubernetes")
+    env = dict(os.environ)
+    dry = _torchx(
+        env, tmp_path,
+        "run", "-s", "kubernetes", "--dryrun", "-cfg", f"namespace={kube_namespace},api=batch",
+        "--sweep", "msg=a,b,c", "--parallel", "2", "utils.echo", "--image", "busybox",
+    )  # fmt: skip
+    assert dry.returncode == 0, dry.stderr
+    assert "no job arrays: one app per trial, at most 2 running at once" in dry.stdout
+
+    run = _torchx(
+        env, tmp_path,
+        "run", "-s", "kubernetes", "-cfg", f"namespace={kube_namespace},api=batch",
+        "--sweep", "msg=a,b,c", "--parallel", "2", "utils.echo", "--image", "busybox",
+    )  # fmt: skip
+    assert run.returncode == 0, run.stderr
+    handle = run.stdout.strip()
+
+    def trial_handles() -> list[str | None]:
+        out = _torchx(env, tmp_path, "status", "--json", handle)
+        assert out.returncode == 0, out.stderr
+        return [t["handle"] for t in json.loads(out.stdout)["trials"]]
+
+    first = _until("two trials submitted", lambda: (h := trial_handles())[1] and h)
+    assert first[2] is None  # the third waits for a free slot
+    # Each submitted trial is a Job the API server accepted, with its pod bound.
+    pods = kube_env.wait_for_pods(kube_namespace, "", 2)
+    time.sleep(3)
+    assert trial_handles()[2] is None
+    # Playing the kubelet: the first trial's pod ends well, so the third is submitted.
+    first_name = str(first[0]).rsplit(":", 1)[1]
+    pod = next(p for p in pods if p.metadata.name.startswith(first_name))
+    kube_env.run_pod(kube_namespace, pod.metadata.name)
+    kube_env.end_pod(kube_namespace, pod.metadata.name, 0)
+    third = _until("the third trial submitted", lambda: trial_handles()[2], timeout=90)
+    assert third.startswith(f"kubernetes://torchx/{kube_namespace}:")
+
+    cancel = _torchx(env, tmp_path, "cancel", handle)
+    assert cancel.returncode == 0, cancel.stderr
+    data = json.loads(_torchx(env, tmp_path, "status", "--json", handle).stdout)
+    assert data["state"] == "CANCELLED", data
+    assert [t["state"] for t in data["trials"]] == ["SUCCEEDED", "CANCELLED", "CANCELLED"]
