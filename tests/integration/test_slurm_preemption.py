@@ -5,7 +5,6 @@ asking for a requeue past ``max_time_requeues`` ends FAILED with the reason."""
 
 from __future__ import annotations
 
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -16,23 +15,7 @@ import pytest
 from torchx.schedulers.slurm_scheduler import SlurmScheduler
 from torchx.specs import AppDef, AppState, Role
 
-ROOT = Path(__file__).resolve().parents[2]
-TRAINER = ROOT / "examples" / "train" / "trainer.py"
-STEPS = 150
 WAIT_S = 240
-
-
-def trainer_args(ckpt: Path, step_delay: float) -> list[str]:
-    return [str(TRAINER), "--steps", str(STEPS), "--save_every", "10",
-            "--checkpoint_dir", str(ckpt), "--step_delay", str(step_delay)]  # fmt: skip
-
-
-def final_weights(ckpt: Path) -> dict[str, Any]:
-    import torch
-
-    state = torch.load(ckpt / f"step_{STEPS:06d}.pt", weights_only=True)
-    assert state["step"] == STEPS
-    return dict(state["model"])
 
 
 def job_files(job_dir: Path) -> dict[str, str]:
@@ -41,14 +24,13 @@ def job_files(job_dir: Path) -> dict[str, str]:
 
 @pytest.mark.slow
 def test_a_warned_job_checkpoints_is_requeued_and_ends_with_uninterrupted_weights(
-    slurm_env: Any, tmp_path: Path
+    slurm_env: Any, tmp_path: Path, train_run: Any
 ) -> None:
-    torch = pytest.importorskip("torch")
     straight = tmp_path / "straight"
-    subprocess.run([sys.executable, *trainer_args(straight, 0.0)], check=True)
+    train_run.uninterrupted(straight)
 
     job_dir, ckpt = tmp_path / "job", tmp_path / "requeued"
-    role = Role("trainer", image="", entrypoint=sys.executable, args=trainer_args(ckpt, 0.05))
+    role = Role("trainer", image="", entrypoint=sys.executable, args=train_run.args(ckpt, 0.05))
     slurm = SlurmScheduler("test")
     app_id = slurm.submit(
         AppDef("train", [role]), {"job_dir": str(job_dir), "partition": slurm_env.partition}
@@ -72,10 +54,7 @@ def test_a_warned_job_checkpoints_is_requeued_and_ends_with_uninterrupted_weight
         assert first.count(": warned, saved") == 1 and "resumed from " in second, files
     finally:
         slurm.cancel(app_id)
-    expected, got = final_weights(straight), final_weights(ckpt)
-    assert expected.keys() == got.keys()
-    for name in expected:
-        assert torch.equal(expected[name], got[name]), name
+    train_run.assert_same_weights(straight, ckpt)
 
 
 @pytest.mark.slow
