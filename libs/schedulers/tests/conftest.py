@@ -1,6 +1,8 @@
 from __future__ import annotations
 
-from collections.abc import Iterator
+import os
+import stat
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -23,3 +25,23 @@ def scheduler(state_dir: Path) -> Iterator[LocalScheduler]:
     for app in s.list():
         s.cancel(app.app_id)
     s.close()
+
+
+OnPath = Callable[[str, str], Path]
+
+
+@pytest.fixture
+def on_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> OnPath:
+    """Puts a shell script called ``name`` first on PATH for this test: a stand-in for a
+    program (ssh, a docker credential helper) that the code under test runs."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+
+    def put(name: str, script: str) -> Path:
+        program = bin_dir / name
+        program.write_text(f"#!/bin/sh\n{script}")
+        program.chmod(program.stat().st_mode | stat.S_IEXEC)
+        return program
+
+    return put

@@ -3,11 +3,9 @@
 from __future__ import annotations
 
 import importlib.util
-import os
-import stat
 import subprocess
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -15,6 +13,9 @@ from torchx.schedulers import SchedulerError
 from torchx.schedulers._docker_client import DEFAULT_HOST, resolve_engine
 from torchx.schedulers.docker_scheduler import DockerScheduler
 from torchx.specs import AppDef, AppState, Role, SpecsError
+
+if TYPE_CHECKING:
+    from conftest import OnPath
 
 HOST = {"network": "host", "shm_size": "64m"}
 
@@ -43,6 +44,15 @@ def _echo(sched: DockerScheduler, image: str, text: str) -> None:
     desc = sched.wait(app_id, timeout=60)
     assert desc is not None and desc.state == AppState.SUCCEEDED
     assert list(sched.log_iter(app_id, "r", 0)) == [f"{text}\n"]
+
+
+def _echo_where_the_environment_points(session: str, image: str, text: str) -> None:
+    """``_echo`` through a scheduler that finds its engine from the environment alone."""
+    sched = DockerScheduler(session)
+    try:
+        _echo(sched, image, text)
+    finally:
+        sched.close()
 
 
 # -- where the engine is ----------------------------------------------------------------
@@ -106,22 +116,20 @@ def test_ssh_host_resolves_and_dryruns_without_contacting_it(
 
 
 def test_ssh_host_runs_through_the_sdks_ssh_transport(
-    docker_config: Path, docker_engine: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    docker_config: Path,
+    docker_engine: Any,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    on_path: OnPath,
 ) -> None:
     """The SDK runs ``ssh [-p PORT] USER@HOST docker system dial-stdio`` as the docker CLI
     does. Here ``ssh`` is a stand-in that runs that docker command against the test engine
     (no ssh server on this machine); it records the arguments it was given."""
-    bin_dir = tmp_path / "bin"
-    bin_dir.mkdir()
     seen = tmp_path / "ssh-args"
-    fake = bin_dir / "ssh"
-    fake.write_text(
-        "#!/bin/sh\n"
-        f'echo "$@" >> {seen}\n'
-        f"exec docker -H {docker_engine.base_url} system dial-stdio\n"
+    on_path(
+        "ssh",
+        f'echo "$@" >> {seen}\nexec docker -H {docker_engine.base_url} system dial-stdio\n',
     )
-    fake.chmod(fake.stat().st_mode | stat.S_IEXEC)
-    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
     monkeypatch.setenv("DOCKER_HOST", "ssh://me@127.0.0.1:2222")
     sched = DockerScheduler("ssh")
     try:
@@ -155,11 +163,7 @@ def tls_engine(docker_engine: Any) -> Any:
 def test_the_current_context_reaches_the_engine(docker_config: Path, docker_engine: Any) -> None:
     _docker_cli("context", "create", "mine", "--docker", f"host={docker_engine.base_url}")
     _docker_cli("context", "use", "mine")
-    sched = DockerScheduler("ctx")
-    try:
-        _echo(sched, docker_engine.image, "through-a-context")
-    finally:
-        sched.close()
+    _echo_where_the_environment_points("ctx", docker_engine.image, "through-a-context")
 
 
 def test_a_tls_context_uses_its_certificates(
@@ -170,11 +174,7 @@ def test_a_tls_context_uses_its_certificates(
     endpoint = f"host={docker_engine.tls_url},ca={certs}/ca.pem,cert={certs}/cert.pem"
     _docker_cli("context", "create", "tls", "--docker", f"{endpoint},key={certs}/key.pem")
     monkeypatch.setenv("DOCKER_CONTEXT", "tls")
-    sched = DockerScheduler("tlsctx")
-    try:
-        _echo(sched, docker_engine.image, "through-a-tls-context")
-    finally:
-        sched.close()
+    _echo_where_the_environment_points("tlsctx", docker_engine.image, "through-a-tls-context")
 
 
 def test_tls_engine_with_client_certificates(
@@ -186,11 +186,7 @@ def test_tls_engine_with_client_certificates(
     monkeypatch.setenv("DOCKER_CERT_PATH", str(docker_engine.tls_certs))
     # requests would let this bundle replace the engine's CA; the engine's CA must win.
     monkeypatch.setenv("REQUESTS_CA_BUNDLE", str(docker_engine.tls_certs / "cert.pem"))
-    sched = DockerScheduler("tls")
-    try:
-        _echo(sched, docker_engine.image, "over-tls")
-    finally:
-        sched.close()
+    _echo_where_the_environment_points("tls", docker_engine.image, "over-tls")
 
 
 def test_tls_engine_without_our_certificates_names_docker_cert_path(

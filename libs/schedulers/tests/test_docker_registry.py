@@ -4,16 +4,17 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
-import stat
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
 from torchx.schedulers import SchedulerError
 from torchx.schedulers.docker_scheduler import DockerScheduler, _registry_of
 from torchx.specs import AppDef, AppState, Role, SpecsError
+
+if TYPE_CHECKING:
+    from conftest import OnPath
 
 HOST = {"network": "host", "shm_size": "64m"}
 
@@ -93,26 +94,22 @@ def test_a_credential_helper_is_asked(
     docker_registry: Any,
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
+    on_path: OnPath,
 ) -> None:
-    bin_dir = tmp_path / "bin"
-    bin_dir.mkdir()
-    helper = bin_dir / "docker-credential-torchxtest"
     asked = tmp_path / "asked"
     # The helper protocol: the server on stdin, a JSON answer on stdout.
-    helper.write_text(
-        "#!/bin/sh\n"
+    on_path(
+        "docker-credential-torchxtest",
         f'read server; echo "$server" >> {asked}\n'
         f'echo \'{{"ServerURL": "\'$server\'", "Username": "{docker_registry.user}", '
-        f'"Secret": "{docker_registry.password}"}}\'\n'
+        f'"Secret": "{docker_registry.password}"}}\'\n',
     )
-    helper.chmod(helper.stat().st_mode | stat.S_IEXEC)
     config = tmp_path / "docker-config"
     config.mkdir()
     (config / "config.json").write_text(
         json.dumps({"credHelpers": {docker_registry.host: "torchxtest"}})
     )
     monkeypatch.setenv("DOCKER_CONFIG", str(config))
-    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
     sched.push_images({docker_engine.image: (f"{docker_registry.host}/me/helper", "1")})
     assert docker_registry.tags("me/helper") == ["1"]
     assert asked.read_text().split() == [docker_registry.host]

@@ -346,8 +346,16 @@ def status(
     interval: Annotated[
         float, typer.Option("--interval", help="with --watch: seconds between redraws")
     ] = 2.0,
+    objective: Annotated[
+        str,
+        typer.Option("--objective", help="of a sweep: the recorded value that ranks the trials"),
+    ] = "objective",
+    maximize: Annotated[
+        bool, typer.Option("--maximize", help="of a sweep: the highest objective is best")
+    ] = False,
 ) -> None:
-    """Show the state of an app and of each replica (of a sweep: every trial)."""
+    """Show the state of an app and of each replica (of a sweep: every trial, best first
+    when the trials record an objective)."""
     from torchx.cli._run import check_handle
     from torchx.cli._sweep_cli import resolve_trial, sweep_id
 
@@ -364,7 +372,7 @@ def status(
             return
         from torchx.cli._sweep_cli import print_status
 
-        print_status(_runner(), handle, json_out)
+        print_status(_runner(), handle, json_out, objective, maximize)
         return
     handle = resolve_trial(handle)
     check_handle(handle)

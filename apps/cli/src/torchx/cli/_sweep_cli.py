@@ -169,14 +169,45 @@ def sweep_json(st: SweepStatus) -> dict[str, Any]:
                 "exit_code": t.exit_code,
                 "handle": t.handle,
                 "msg": t.msg,
+                "objective": t.objective,
             }
             for t in st.trials
         ],
     }
 
 
-def print_status(runner: Runner, handle: str, json_out: bool) -> None:
+def _record_objectives(st: SweepStatus, key: str) -> None:
+    """Each trial's ``key`` as its run recorded it in the first configured tracker."""
+    from torchx.cli._tracker import _tracker
+
+    try:
+        tracker = _tracker(None)
+    except CliError:
+        return  # no tracker configured: there is nothing to read
+    for t in st.trials:
+        if t.handle is None:
+            continue
+        value = dict(tracker.metadata(t.handle)).get(key)
+        try:
+            t.objective = float(str(value)) if value is not None else None
+        except ValueError:
+            raise CliError(
+                f"--objective: trial {t.index} recorded {key}={value!r}; give the name of a "
+                "numeric value the trials record"
+            ) from None
+
+
+def print_status(
+    runner: Runner,
+    handle: str,
+    json_out: bool,
+    objective: str = "objective",
+    maximize: bool = False,
+) -> None:
     st = runner.sweep_status(handle)
+    _record_objectives(st, objective)
+    if any(t.objective is not None for t in st.trials):
+        st.rank(maximize)
     if json_out:
         from torchx.cli._output import print_json
 

@@ -75,6 +75,8 @@ class TrialStatus:
     exit_code: int | None
     handle: str | None
     msg: str = ""
+    # what the trial recorded as its objective (filled by readers of the trackers)
+    objective: float | None = None
 
 
 @dataclass
@@ -95,14 +97,22 @@ class SweepStatus:
             out[t.state.name] = out.get(t.state.name, 0) + 1
         return out
 
+    def rank(self, maximize: bool = False) -> None:
+        """Order the trials best objective first (trials without one last)."""
+        sign = -1.0 if maximize else 1.0
+        self.trials.sort(key=lambda t: (t.objective is None, sign * (t.objective or 0.0), t.index))
+
     def format(self) -> str:
         """A table, one trial a line, as ``torchx status SWEEP`` prints it."""
         names = sorted({k for t in self.trials for k in t.args}, key=_first_seen(self.trials))
-        head = ["#", *names, "state", "attempts", "exit", "handle"]
+        scored = any(t.objective is not None for t in self.trials)
+        head = ["#", *names, *(["objective"] if scored else []), "state", "attempts", "exit"]
+        head.append("handle")
         rows = [
             [
                 str(t.index),
                 *(t.args.get(n, "") for n in names),
+                *([f"{t.objective:g}" if t.objective is not None else ""] if scored else []),
                 t.state.name,
                 str(t.attempts),
                 "" if t.exit_code is None else str(t.exit_code),

@@ -1,0 +1,92 @@
+"""Trials of a sweep record their runs with the sweep as parent run: ``torchx tracker list
+jobs --parent-run-id SWEEP`` lists them."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+BIN = Path(sys.executable).parent
+TORCHX = BIN / "torchx"
+
+COMPONENT = textwrap.dedent(
+    '''
+    import sys
+    import torchx.specs as specs
+
+
+    def train(lr: float) -> specs.AppDef:
+        """Records lr and an objective.
+
+        Args:
+            lr: learning rate
+        """
+        return specs.AppDef("train", roles=[
+            specs.Role("t", image=".", entrypoint=sys.executable, args=["app.py", str(lr)])
+        ])
+    '''
+)
+
+APP = textwrap.dedent(
+    """
+    import os, sys
+    from torchx.tracker import app_run_from_env
+
+    run = app_run_from_env()
+    lr = float(sys.argv[1])
+    run.add_metadata(lr=lr, objective=(lr - 0.01) ** 2, index=os.environ["TORCHX_SWEEP_INDEX"])
+    """
+)
+
+
+def _torchx(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    if not TORCHX.exists():
+        pytest.skip(f"the torchx command is not installed next to {sys.executable}")
+    base = {k: v for k, v in os.environ.items() if not k.startswith("TORCHX_")}
+    return subprocess.run(
+        [str(TORCHX), *args],
+        cwd=cwd,
+        env={**base, "PATH": f"{BIN}:{base.get('PATH', '')}"},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+def test_trials_are_runs_under_the_sweep(tmp_path: Path) -> None:
+    (tmp_path / ".torchxconfig").write_text(
+        f"[torchx:tracker]\nfsspec=fsspec\n\n[tracker:fsspec]\nconfig={tmp_path / 'runs'}\n"
+    )
+    (tmp_path / "comp.py").write_text(COMPONENT)
+    (tmp_path / "app.py").write_text(APP)
+    run = _torchx(
+        tmp_path, "run", "--sweep", "lr=0.1,0.01,0.001", "--parallel", "2", "comp.py:train"
+    )
+    assert run.returncode == 0, run.stderr
+    sweep = run.stdout.strip()
+    status = json.loads(_torchx(tmp_path, "status", "--json", sweep).stdout)
+    trials = [t["handle"] for t in sorted(status["trials"], key=lambda t: t["index"])]
+    listed = _torchx(tmp_path, "tracker", "list", "jobs", "--parent-run-id", sweep, "--json")
+    assert listed.returncode == 0, listed.stderr
+    assert sorted(j["job_id"] for j in json.loads(listed.stdout)) == sorted(trials)
+    meta = _torchx(tmp_path, "tracker", "list", "metadata", trials[1], "--json")
+    assert json.loads(meta.stdout)["metadata"] == {"lr": 0.01, "objective": 0.0, "index": "1"}
+
+    # The results table: each trial's recorded objective, best (lowest) first.
+    ranked = json.loads(_torchx(tmp_path, "status", "--json", sweep).stdout)["trials"]
+    assert [(t["index"], t["objective"]) for t in ranked] == [
+        (1, 0.0),
+        (2, pytest.approx(0.009**2)),
+        (0, pytest.approx(0.09**2)),
+    ]
+    table = _torchx(tmp_path, "status", sweep).stdout.splitlines()
+    assert table[1].split()[:3] == ["#", "lr", "objective"]
+    assert [row.split()[0] for row in table[2:]] == ["1", "2", "0"]
+    best_last = json.loads(_torchx(tmp_path, "status", "--json", "--maximize", sweep).stdout)
+    assert [t["index"] for t in best_last["trials"]] == [0, 2, 1]
