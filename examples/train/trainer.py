@@ -189,6 +189,13 @@ def main(argv: list[str] | None = None) -> None:
         if rank == 0:
             print(f"resumed from {ckpt_url} at step {step}", flush=True)
 
+    def on_warning(at: int, saved: str) -> None:
+        print(f"step {at}: warned, saved {saved}", flush=True)
+        # each attempt that was cut short is recorded in the launcher's trackers too
+        from torchx.tracker import app_run_from_env
+
+        app_run_from_env().add_metadata(**{f"attempt_{preemption.attempt()}_stopped_at_step": at})
+
     def checkpoint() -> str:
         state = {
             "step": step,
@@ -208,7 +215,7 @@ def main(argv: list[str] | None = None) -> None:
             writer = SummaryWriter(ns.tb_dir, purge_step=step + 1 if resume else None)
         gen = torch.Generator()
         if ns.checkpoint_dir and rank == 0:
-            preemption.on_preempt(lambda: print(f"step {step}: warned, saved {checkpoint()}"))
+            preemption.on_preempt(lambda: on_warning(step, checkpoint()))
         loss = torch.tensor(0.0)
         while step < ns.steps:
             if stop_here(preemption.preempted(), env is not None, device):
@@ -237,7 +244,13 @@ def main(argv: list[str] | None = None) -> None:
             writer.add_scalar("accuracy/val", accuracy, step)
             writer.close()
 
-    result = {"step": step, "val_loss": val_loss, "accuracy": accuracy, "world_size": world}
+    result = {
+        "step": step,
+        "val_loss": val_loss,
+        "accuracy": accuracy,
+        "world_size": world,
+        "attempt": preemption.attempt(),
+    }
     if rank == 0:
         print("done " + json.dumps(result), flush=True)
         record_run(ns, result)

@@ -5,10 +5,10 @@ of an uninterrupted run."""
 
 from __future__ import annotations
 
-import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 from typer.testing import CliRunner
@@ -18,23 +18,6 @@ from torchx.cli._app import app
 from torchx.runner import get_runner
 from torchx.schedulers import local_scheduler
 from torchx.specs import AppDef, AppState, Role
-
-ROOT = Path(__file__).resolve().parents[2]
-TRAINER = ROOT / "examples" / "train" / "trainer.py"
-STEPS = 150
-
-
-def trainer_args(ckpt: Path, step_delay: float) -> list[str]:
-    return [str(TRAINER), "--steps", str(STEPS), "--save_every", "10",
-            "--checkpoint_dir", str(ckpt), "--step_delay", str(step_delay)]  # fmt: skip
-
-
-def final_weights(ckpt: Path) -> dict[str, object]:
-    import torch
-
-    state = torch.load(ckpt / f"step_{STEPS:06d}.pt", weights_only=True)
-    assert state["step"] == STEPS
-    return dict(state["model"])
 
 
 def test_the_launcher_and_the_runtime_agree_on_the_contract() -> None:
@@ -49,20 +32,18 @@ def test_the_launcher_and_the_runtime_agree_on_the_contract() -> None:
 
 @pytest.mark.slow
 def test_requeued_twice_training_ends_with_the_weights_of_an_uninterrupted_run(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, train_run: Any
 ) -> None:
-    import torch
-
     monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
     straight = tmp_path / "straight"
-    subprocess.run([sys.executable, *trainer_args(straight, 0.0)], check=True)
+    train_run.uninterrupted(straight)
 
     requeued = tmp_path / "requeued"
     role = Role(
         "trainer",
         image=str(tmp_path),
         entrypoint=sys.executable,
-        args=trainer_args(requeued, 0.03),
+        args=train_run.args(requeued, 0.03),
     )
     with get_runner() as runner:
         handle = runner.run(
@@ -73,7 +54,11 @@ def test_requeued_twice_training_ends_with_the_weights_of_an_uninterrupted_run(
             deadline = time.monotonic() + 120
             while time.monotonic() < deadline:
                 lines = list(runner.log_lines(handle, "trainer", 0))
-                if any(f"step {s}: saved" in line for line in lines for s in range(step, STEPS)):
+                if any(
+                    f"step {s}: saved" in line
+                    for line in lines
+                    for s in range(step, train_run.steps)
+                ):
                     return
                 time.sleep(0.1)
             raise AssertionError(f"no checkpoint after step {step}: {runner.status(handle)}")
@@ -95,7 +80,4 @@ def test_requeued_twice_training_ends_with_the_weights_of_an_uninterrupted_run(
     assert len(warned) == 2, log
     assert log.count("[torchx] attempt ") == 2  # a marker before each new attempt
     assert log.count("resumed from ") == 2
-    expected, got = final_weights(straight), final_weights(requeued)
-    assert expected.keys() == got.keys()
-    for name in expected:
-        assert torch.equal(expected[name], got[name]), name  # type: ignore[arg-type]
+    train_run.assert_same_weights(straight, requeued)

@@ -105,6 +105,9 @@ def test_container_requests_field_by_field() -> None:
             ],
             "RestartPolicy": {"Name": "on-failure", "MaximumRetryCount": 2},
         },
+        # the warning a torchx.runtime.preemption app checkpoints on, and its grace
+        "StopSignal": "SIGTERM",
+        "StopTimeout": 10,
     }
 
 

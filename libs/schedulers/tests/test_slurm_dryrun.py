@@ -63,6 +63,7 @@ def test_one_role_is_a_plain_job_with_its_resources(tmp_path: Path) -> None:
         "#SBATCH --comment=torchx:roles=trainer:2",
         "#SBATCH --output=slurm-%j.out",
         "#SBATCH --requeue",
+        "#SBATCH --signal=B:USR1@60",
         "#SBATCH --partition=p1",
         "#SBATCH --time=10",
         "#SBATCH --exclusive",
@@ -76,7 +77,7 @@ def test_one_role_is_a_plain_job_with_its_resources(tmp_path: Path) -> None:
     srun = [ln for ln in req.script.splitlines() if ln.startswith("srun")]
     assert len(srun) == 1
     assert srun[0] == (
-        "srun --job-name=trainer --kill-on-bad-exit=1 "
+        "srun --job-name=trainer --kill-on-bad-exit=1 --open-mode=append "
         '--output="slurm-${TORCHX_APP_ID}-trainer-%t.out" '
         '--error="slurm-${TORCHX_APP_ID}-trainer-%t.err" bash -c torchx_role_0 &'
     )
@@ -96,7 +97,10 @@ def test_one_role_is_a_plain_job_with_its_resources(tmp_path: Path) -> None:
         "TORCHX_ATTEMPT": "2",
     }
     out = subprocess.run(["bash", "-c", inner], env=env, capture_output=True, text=True)
-    assert out.stdout == "['r1', \"it's $HOME\"] b c 1\n"
+    # a restarted job's attempt starts with the marker line `torchx log` knows
+    marker = "[torchx] attempt 3 of trainer/1 starts: restart 2 of the job\n"
+    assert out.stdout == marker + "['r1', \"it's $HOME\"] b c 1\n"
+    assert out.stderr == marker
     # the wrapper records the replica's exit code and node, and exits with that code
     assert out.returncode == 0
     assert sorted(os.listdir(tmp_path)) == ["slurm-42-trainer-1.exit"]
@@ -144,6 +148,7 @@ def test_two_roles_make_a_heterogeneous_job() -> None:
         "#SBATCH '--comment=torchx:roles=a,b; hello'",
         "#SBATCH --output=slurm-%j.out",
         "#SBATCH --requeue",
+        "#SBATCH --signal=B:USR1@60",
         "#SBATCH --mail-user=me@example.com",
         "#SBATCH --mail-type=END",
         *per_component,

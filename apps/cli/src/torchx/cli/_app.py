@@ -470,6 +470,15 @@ def log(
             "the app SUCCEEDED, else 1",
         ),
     ] = False,
+    attempt: Annotated[
+        int | None,
+        typer.Option(
+            "--attempt",
+            help="only the lines of this attempt (1: the first run; status shows attempt=N "
+            "once a replica was restarted or requeued)",
+            show_default=False,
+        ),
+    ] = None,
 ) -> None:
     """Print the logs of an app, a role or one replica.
 
@@ -494,6 +503,8 @@ def log(
         from torchx.cli._durations import parse_since
 
         since_time = parse_since("--since", since)
+    if attempt is not None and attempt < 1:
+        raise CliError(f"--attempt: got {attempt}; attempts count from 1 (the first run)")
     runner = _runner()
     app_def = runner.describe(handle)
     if app_def is None:
@@ -508,6 +519,7 @@ def log(
         since=since_time,
         timestamps=timestamps,
         attempts=attempts_of(runner.status(handle)),
+        only_attempt=attempt,
     )
     if exit_code:
         from torchx.specs import AppState

@@ -90,6 +90,7 @@ def print_logs(
     timestamps: bool = False,
     attempts: dict[tuple[str, int], int] | None = None,
     fold_launcher: bool = False,
+    only_attempt: int | None = None,
 ) -> None:
     """Print the log lines of every target to ``out`` (stdout), one thread each.
 
@@ -98,6 +99,8 @@ def print_logs(
     line in the log says so while it is followed). ``timestamps`` adds the time each line
     was written, where the scheduler keeps it. ``fold_launcher`` leaves out torchrun's own
     traceback of ``ChildFailedError`` (the workers' tracebacks and its summary stay).
+    ``only_attempt`` keeps the lines of that attempt (1 is the first run), its marker line
+    included.
     """
     stream_out = out if out is not None else sys.stdout
     lock = threading.Lock()
@@ -126,6 +129,8 @@ def print_logs(
                 if marker:
                     attempt = int(marker.group(1))
                     show_attempt = True
+                if only_attempt is not None and attempt != only_attempt:
+                    continue
                 if pattern is not None and not pattern.search(line):
                     continue
                 text = line if line.endswith("\n") else line + "\n"

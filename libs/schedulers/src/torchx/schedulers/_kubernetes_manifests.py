@@ -21,6 +21,7 @@ from torchx.schedulers._container_rules import (
     checked_roles,
     to_dns_label,
 )
+from torchx.schedulers._preemption_notes import grace_seconds
 from torchx.schedulers._replicas import role_replicas
 from torchx.schedulers.ids import DEFAULT_SUFFIX_LENGTH
 from torchx.specs import (
@@ -74,6 +75,10 @@ class KubernetesRequest:
     manifests: list[dict[str, Any]] = field(default_factory=list)
     # workspace image -> the repository tag it is pushed as (through the Docker engine) first
     push: dict[str, str] = field(default_factory=dict)
+
+
+# Kubernetes' own default terminationGracePeriodSeconds.
+POD_GRACE_S = 30
 
 
 def format_request(req: KubernetesRequest) -> str:
@@ -263,6 +268,11 @@ def pod_template(
         "containers": [container],
         "volumes": volumes,
         "restartPolicy": "Never",
+        # the warning a torchx.runtime.preemption app checkpoints on comes this long
+        # before the kill
+        "terminationGracePeriodSeconds": grace_seconds(
+            "termination_grace_seconds", cfg.get("termination_grace_seconds"), POD_GRACE_S
+        ),
     }
     if cfg.get("service_account"):
         spec["serviceAccountName"] = cfg["service_account"]

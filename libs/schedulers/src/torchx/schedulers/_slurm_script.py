@@ -23,6 +23,12 @@ from collections.abc import Mapping
 
 from torchx.schedulers._replica_env import TORCHX_APP_ID, TORCHX_RANK0_HOST
 from torchx.schedulers._replicas import Replica, role_replicas
+from torchx.schedulers._slurm_preemption import (
+    sbatch_options,
+    script_setup,
+    script_wait_and_requeue,
+    warning_and_cap,
+)
 from torchx.specs import MISSING, AppDef, CfgVal, Role, SpecsError
 
 # A value exported once for the whole job at the top of the script, not per replica.
@@ -155,6 +161,11 @@ def _role_function(role: Role, index: int) -> list[str]:
     return [
         f"{_function_name(index)}() {{",
         f"    export {exports}",
+        # the warning reaches every process of the step: this shell outlives the app
+        "    trap true TERM USR1",
+        # the same marker line local_cwd writes, so `torchx log` tells the attempts apart
+        '    [ "$TORCHX_ATTEMPT" = 0 ] || echo "[torchx] attempt $((TORCHX_ATTEMPT + 1)) of '
+        f'{role.name}/$SLURM_PROCID starts: restart $TORCHX_ATTEMPT of the job" | tee /dev/stderr',
         f"    {argv}",
         f"    {_exit_record(role)}",
         "}",
@@ -167,8 +178,8 @@ def _srun_line(role: Role, index: int, het_group: int | None) -> str:
     err = log_name("${TORCHX_APP_ID}", role.name, "%t", "err")
     group = f" --het-group={het_group}" if het_group is not None else ""
     return (
-        f'srun{group} --job-name={role.name} --kill-on-bad-exit=1 --output="{out}" '
-        f'--error="{err}" bash -c {_function_name(index)} &'
+        f"srun{group} --job-name={role.name} --kill-on-bad-exit=1 --open-mode=append "
+        f'--output="{out}" --error="{err}" bash -c {_function_name(index)} &'
     )
 
 
@@ -202,6 +213,7 @@ def check_roles(app: AppDef) -> None:
 def make_script(app: AppDef, cfg: Mapping[str, CfgVal], job_name: str) -> str:
     """The full sbatch script for ``app`` under the resolved run options ``cfg``."""
     check_roles(app)
+    lead, cap, limit = warning_and_cap(cfg)
     het = len(app.roles) > 1
     lines = [
         "#!/bin/bash",
@@ -217,7 +229,7 @@ def make_script(app: AppDef, cfg: Mapping[str, CfgVal], job_name: str) -> str:
         opts = []
         if i == 0:
             opts += [f"--job-name={job_name}", f"--comment={comment}"]
-            opts += ["--output=slurm-%j.out", "--requeue"]
+            opts += ["--output=slurm-%j.out", "--requeue", *sbatch_options(lead)]
             opts += _opt_lines(cfg, _JOB_WIDE)
         opts += _opt_lines(cfg, _PER_COMPONENT)
         if cfg.get("exclusive"):
@@ -231,7 +243,9 @@ def make_script(app: AppDef, cfg: Mapping[str, CfgVal], job_name: str) -> str:
         'export TORCHX_ATTEMPT="${SLURM_RESTART_COUNT:-0}"',
         f"export TORCHX_MAX_RETRIES={min(r.max_retries for r in app.roles)}",
         "# A first attempt owns every exit record of its job id (one may be reused).",
-        'if [ "$TORCHX_ATTEMPT" = 0 ]; then rm -f -- "slurm-${SLURM_JOB_ID}-"*.exit; fi',
+        # Output is appended, so each attempt's logs follow the one before.
+        'if [ "$TORCHX_ATTEMPT" = 0 ]; then rm -f -- "slurm-${SLURM_JOB_ID}-"*.exit '
+        '"slurm-${SLURM_JOB_ID}-"*.out "slurm-${SLURM_JOB_ID}-"*.err; fi',
         # Node names need not resolve; NodeAddr is what Slurm itself connects to.
         'first_node=$(scontrol show hostnames "${SLURM_JOB_NODELIST_HET_GROUP_0:-'
         '$SLURM_JOB_NODELIST}" | head -n1)',
@@ -239,6 +253,7 @@ def make_script(app: AppDef, cfg: Mapping[str, CfgVal], job_name: str) -> str:
         "| grep -o 'NodeAddr=[^ ]*' | cut -d= -f2)",
         f'export {TORCHX_RANK0_HOST}="${{{TORCHX_RANK0_HOST}:-$first_node}}"',
         f'export MASTER_ADDR="${TORCHX_RANK0_HOST}" MASTER_PORT=$((20000 + SLURM_JOB_ID % 20000))',
+        *script_setup(lead, cap, limit),
         "",
         "pids=()",
     ]
@@ -247,15 +262,6 @@ def make_script(app: AppDef, cfg: Mapping[str, CfgVal], job_name: str) -> str:
         lines += _role_function(role, i)
         lines.append(_srun_line(role, i, i if het else None))
         lines.append("pids+=($!)")
-    lines += [
-        "",
-        "rc=0",
-        'for pid in "${pids[@]}"; do wait "$pid" || rc=$?; done',
-        # As pytorch/torchx does: a failed job runs again while retries are left.
-        'if [ "$rc" != 0 ] && [ "$TORCHX_MAX_RETRIES" -gt "$TORCHX_ATTEMPT" ]; then',
-        '    scontrol requeue "$SLURM_JOB_ID"',
-        "fi",
-        'exit "$rc"',
-        "",
-    ]
+    # As pytorch/torchx does, a failed job runs again while retries are left.
+    lines += ["", *script_wait_and_requeue()]
     return "\n".join(lines)

@@ -45,6 +45,7 @@ from torchx.schedulers._docker_client import (
     sdk,
 )
 from torchx.schedulers._errors import check_params
+from torchx.schedulers._preemption_notes import DOCKER_NOTE, grace_seconds
 from torchx.schedulers._replicas import role_replicas
 from torchx.schedulers.ids import make_unique
 from torchx.specs import (
@@ -95,6 +96,10 @@ CONTAINER_STATE: dict[str, AppState] = {
 }
 
 
+# Docker's own default for `docker stop`.
+DOCKER_STOP_GRACE_S = 10
+
+
 @dataclass
 class DockerContainer:
     """One replica: ``POST /containers/create?name=NAME`` with ``config`` as its JSON body."""
@@ -113,6 +118,7 @@ class DockerOpts(TypedDict, total=False):
     image_repo: str
     quiet: bool
     copy_env: list[str]
+    stop_grace_seconds: int
 
 
 @dataclass
@@ -143,7 +149,7 @@ def has_docker() -> bool:
 def _format(req: DockerRequest) -> str:
     import json
 
-    out = [f"app_id: {req.app_id}", f"network: {req.network}"]
+    out = [f"app_id: {req.app_id}", f"network: {req.network}", f"# {DOCKER_NOTE}"]
     out += [f"push: {src} -> {dst}" for src, dst in sorted(req.push.items())]
     for c in req.containers:
         out.append(
@@ -196,6 +202,9 @@ def build_request(app: AppDef, app_id: str, cfg: Mapping[str, CfgVal]) -> Docker
     if isinstance(given_env, dict):
         copied.update({str(k): str(v) for k, v in given_env.items()})
     containers = []
+    stop_grace = grace_seconds(
+        "stop_grace_seconds", cfg.get("stop_grace_seconds"), DOCKER_STOP_GRACE_S
+    )
     for role in app.roles:
         image = role.image
         if repo and image.startswith(WORKSPACE_REPO + ":"):
@@ -226,6 +235,9 @@ def build_request(app: AppDef, app_id: str, cfg: Mapping[str, CfgVal]) -> Docker
                     LABEL_VERSION: "1",
                 },
                 "HostConfig": host,
+                # the warning a torchx.runtime.preemption app checkpoints on
+                "StopSignal": "SIGTERM",
+                "StopTimeout": stop_grace,
             }
             if network not in ("host", "none"):
                 config["Hostname"] = name
@@ -363,6 +375,12 @@ class DockerScheduler(DockerWorkspaceMixin, Scheduler[DockerRequest]):
             default=DEFAULT_NETWORK,
         )
         opts.add("shm_size", str, "size of /dev/shm in each container", default="2g")
+        opts.add(
+            "stop_grace_seconds",
+            int,
+            "seconds a stopped container has, after SIGTERM, to checkpoint and exit",
+            default=DOCKER_STOP_GRACE_S,
+        )
         opts.add(
             "copy_env",
             list,

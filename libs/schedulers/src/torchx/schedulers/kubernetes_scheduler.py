@@ -52,6 +52,7 @@ from torchx.schedulers._kubernetes_manifests import (
     LABEL_REPLICA,
     LABEL_ROLE,
     MASTER_PORT,
+    POD_GRACE_S,
     ROLE_NAME_CHARS,
     TOLERATION_EFFECTS,
     VOLCANO_ACTIONS,
@@ -188,6 +189,13 @@ class KubernetesScheduler(DockerWorkspaceMixin, Scheduler[KubernetesRequest]):
         )
         opts.add("labels", dict, "extra labels put on every object and pod")
         opts.add("shm_size", str, "size limit of /dev/shm (an in-memory emptyDir), e.g. 8Gi")
+        opts.add(
+            "termination_grace_seconds",
+            int,
+            "seconds an evicted or deleted pod has, after SIGTERM, to checkpoint and exit "
+            "(terminationGracePeriodSeconds)",
+            default=POD_GRACE_S,
+        )
         return opts
 
     def _submit_dryrun(
@@ -526,6 +534,7 @@ class KubernetesOpts(TypedDict, total=False):
     shm_size: str
     image_repo: str
     quiet: bool
+    termination_grace_seconds: int
 
 
 def _repo_and_tag(pushed: str) -> tuple[str, str]:

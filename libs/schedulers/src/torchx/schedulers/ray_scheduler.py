@@ -40,6 +40,7 @@ from torchx.schedulers._api import (
     in_window,
 )
 from torchx.schedulers._errors import SchedulerError, check_params
+from torchx.schedulers._preemption_notes import RAY_NOTE
 from torchx.schedulers._ray_address import (
     check_address,
     dashboard_url,
@@ -155,6 +156,7 @@ def _format_job(job: RayJob) -> str:
     return "\n".join(
         [
             how,
+            RAY_NOTE,
             f"JobSubmissionClient({job.address!r}).submit_job(**",
             json.dumps(shown, indent=2, sort_keys=True),
             ")",

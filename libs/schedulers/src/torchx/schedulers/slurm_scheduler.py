@@ -45,6 +45,11 @@ from torchx.schedulers._slurm_parse import (
     roles_from_comment,
     state_word,
 )
+from torchx.schedulers._slurm_preemption import (
+    DEFAULT_MAX_TIME_REQUEUES,
+    DEFAULT_WARNING_S,
+    read_requeues,
+)
 from torchx.schedulers._slurm_script import (
     _JOB_WIDE,
     _PER_COMPONENT,
@@ -109,6 +114,8 @@ class SlurmOpts(TypedDict, total=False):
     exclusive: bool
     sbatch_args: list[str]
     workspace: str
+    preempt_warning_seconds: int
+    max_time_requeues: int
 
 
 @dataclass
@@ -229,6 +236,20 @@ class SlurmScheduler(DirWorkspaceMixin, Scheduler[SlurmBatchRequest]):
         )
         opts.add("exclusive", bool, "do not share nodes with other jobs", default=False)
         opts.add("sbatch_args", list, "more sbatch flags, e.g. --nice=10;--requeue")
+        opts.add(
+            "preempt_warning_seconds",
+            int,
+            "seconds before the time limit at which the app is warned (SIGUSR1 to the "
+            f"script, SIGTERM to the app) to checkpoint and ask for a requeue (default "
+            f"{DEFAULT_WARNING_S}, or half the time limit when that is shorter)",
+        )
+        opts.add(
+            "max_time_requeues",
+            int,
+            "how often a job that reaches its time limit is requeued before it ends FAILED "
+            "(preemptions are not counted)",
+            default=DEFAULT_MAX_TIME_REQUEUES,
+        )
         opts.add(
             "workspace",
             str,
@@ -451,10 +472,18 @@ class SlurmScheduler(DirWorkspaceMixin, Scheduler[SlurmBatchRequest]):
                     else:
                         failed.append(f"{who}: {slurm_word or 'FAILED'}")
             roles_statuses.append(RoleStatus(name, replicas))
+        requeues, requeue_failure = read_requeues(job_dir, app_id)
+        for role_status in roles_statuses:
+            for r in role_status.replicas:
+                r.attempt = (leader.restarts or 0) + 1
+        if requeue_failure and state == AppState.FAILED:
+            failed.insert(0, requeue_failure)
         return DescribeAppResponse(
             app_id=app_id,
             state=state,
-            num_restarts=leader.restarts or 0,
+            # requeues after a warning are preemptions, not restarts after a failure
+            num_restarts=max(0, (leader.restarts or 0) - requeues),
+            num_preemptions=requeues,
             msg="; ".join(failed) or _pending_reason(state, comps) or leader.state,
             roles_statuses=roles_statuses,
             # replica counts let callers (e.g. ``torchx log``) find every replica's output

@@ -1,0 +1,63 @@
+"""``torchx requeue``, ``torchx status`` and ``torchx log --attempt`` as processes, on real
+local apps that are requeued."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+TORCHX = str(Path(sys.executable).with_name("torchx"))
+
+
+def torchx(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([TORCHX, *args], capture_output=True, text=True, timeout=120, check=False)
+
+
+def start(script: str) -> str:
+    proc = torchx("run", "--no-wait", "utils.sh", script)
+    assert proc.returncode == 0, proc.stderr
+    return proc.stdout.strip()
+
+
+# Warned (SIGTERM), it "checkpoints" and asks for a requeue; the second run finishes.
+APP = (
+    "trap 'echo saved; exit 75' TERM; echo run $TORCHX_ATTEMPT; "
+    "if [ $TORCHX_ATTEMPT = 1 ]; then exit 0; fi; while :; do sleep 0.05; done"
+)
+
+
+def test_requeue_then_status_and_each_attempt_s_log() -> None:
+    handle = start(APP)
+    deadline = time.monotonic() + 60
+    while "run 0" not in torchx("log", handle).stdout:
+        assert time.monotonic() < deadline
+        time.sleep(0.1)
+    proc = torchx("requeue", handle)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.startswith(f"requeued {handle} (preemption 1); now ")
+    assert torchx("wait", handle).returncode == 0
+    status = torchx("status", handle).stdout
+    assert "Num Restarts: 0" in status and "Num Preemptions: 1" in status, status
+    assert "attempt=2" in status, status
+    first = torchx("log", handle, "--attempt", "1").stdout.splitlines()
+    texts = [line.split(" ", 1)[1] for line in first]
+    # (bash may also report its sleep, killed by the same SIGTERM)
+    assert texts[:2] == ["run 0", "saved"] and "run 1" not in texts, texts
+    assert all(line.startswith("sh/0#1 ") for line in first), first
+    second = torchx("log", handle, "--attempt", "2").stdout.splitlines()
+    assert second[0].startswith("sh/0#2 [torchx] attempt 2 of sh/0 starts: requeued")
+    assert second[1:] == ["sh/0#2 run 1"]
+
+
+def test_requeue_and_attempt_refuse_bad_input_in_one_line() -> None:
+    handle = start("true")
+    assert torchx("wait", handle).returncode == 0
+    proc = torchx("requeue", handle)
+    assert proc.returncode != 0
+    assert "has ended (SUCCEEDED); only a running app can be requeued" in proc.stderr
+    assert len(proc.stderr.strip().splitlines()) == 1, proc.stderr
+    proc = torchx("log", handle, "--attempt", "0")
+    assert proc.returncode != 0 and "--attempt: got 0" in proc.stderr
+    assert len(proc.stderr.strip().splitlines()) == 1, proc.stderr

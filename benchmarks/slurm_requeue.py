@@ -1,0 +1,116 @@
+"""Warning-to-running-again of a preempted Slurm job vs a plain ``scontrol requeue``.
+
+Starts the test cluster of tests/fixtures/slurm.py (needs .ci/install_slurm.sh) and submits
+one job through the slurm scheduler: an app using torchx.runtime.preemption that records
+each start (``started-<attempt>``, with the time) and otherwise waits. Then, interleaved so
+both see the same load, on the same job:
+
+- torchx: ``scancel --signal=USR1 --batch JOB`` (what Slurm sends ahead of a time limit):
+  the script passes the warning on, the app exits asking for a requeue, the script runs
+  ``scontrol requeue``; timed until the app's next start is recorded;
+- baseline: ``scontrol requeue JOB`` then ``scontrol update JobId=JOB StartTime=now`` (a
+  requeued job otherwise waits for a begin time; torchx's script makes the same call);
+  timed the same way.
+
+Reports the median of each and their ratio.
+
+    uv run python benchmarks/slurm_requeue.py [--repeats 3]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from slurm_submit import _fixture_module
+
+APP = """
+import os, sys, time
+import torchx.runtime.preemption as preemption
+out = sys.argv[1]
+with open(os.path.join(out, f"started-{preemption.attempt()}"), "w") as f:
+    f.write(repr(time.time()))
+while not preemption.preempted():
+    time.sleep(0.02)
+preemption.requeue()
+"""
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--repeats", type=int, default=3)
+    args = parser.parse_args()
+
+    fx = _fixture_module()
+    reason = fx.slurm_missing()
+    if reason:
+        sys.exit(reason)
+    root = Path(tempfile.mkdtemp(prefix="torchx-slurm-requeue-"))
+    root.chmod(0o755)
+    daemons = fx._Daemons(dict(os.environ))
+    try:
+        cluster = fx._start_cluster(root, daemons, accounting=False)
+        os.environ.update(cluster.env)
+        from torchx.schedulers.slurm_scheduler import SlurmScheduler
+        from torchx.specs import AppDef, Role
+
+        marks = root / "marks"
+        marks.mkdir()
+        (root / "app.py").write_text(APP)
+        role = Role(
+            "app", image="", entrypoint=sys.executable, args=[str(root / "app.py"), str(marks)]
+        )
+        sched = SlurmScheduler("bench")
+        job = sched.submit(AppDef("requeue", [role]), {"job_dir": str(root / "job")})
+        attempt = 0
+
+        def started(n: int, timeout: float = 300) -> float:
+            path = marks / f"started-{n}"
+            deadline = time.monotonic() + timeout
+            while not path.exists():
+                if time.monotonic() > deadline:
+                    raise SystemExit(f"attempt {n} did not start within {timeout}s")
+                time.sleep(0.02)
+            return time.perf_counter()
+
+        def run(cmds: list[list[str]]) -> float:
+            nonlocal attempt
+            t0 = time.perf_counter()
+            for cmd in cmds:
+                subprocess.run(cmd, check=True, env=cluster.env, capture_output=True)
+            attempt += 1
+            return started(attempt) - t0
+
+        started(0)
+        torchx_s, plain_s = [], []
+        for _ in range(args.repeats):
+            torchx_s.append(run([["scancel", "--signal=USR1", "--batch", job]]))
+            plain_s.append(
+                run(
+                    [
+                        ["scontrol", "requeue", job],
+                        ["scontrol", "update", f"JobId={job}", "StartTime=now"],
+                    ]
+                )
+            )
+        desc = sched.describe(job)
+        sched.cancel(job)
+        t, p = statistics.median(torchx_s), statistics.median(plain_s)
+        print(f"warning -> running again (torchx): {[round(x, 2) for x in torchx_s]} s")
+        print(f"scontrol requeue -> running again: {[round(x, 2) for x in plain_s]} s")
+        print(f"median {t:.2f}s vs {p:.2f}s: ratio {t / p:.2f}")
+        if desc is not None:
+            print(f"status: {desc.num_preemptions} preemption(s), {desc.num_restarts} restart(s)")
+    finally:
+        daemons.stop()
+
+
+if __name__ == "__main__":
+    main()

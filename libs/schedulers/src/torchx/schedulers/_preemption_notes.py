@@ -1,0 +1,30 @@
+"""How the container and Ray backends map torchx.runtime.preemption's contract: the grace
+they give a warned app, and what their dry runs say where they cannot requeue
+(Kubernetes can: Volcano replaces an evicted pod)."""
+
+from __future__ import annotations
+
+from torchx.specs import CfgVal, SpecsError
+
+DOCKER_NOTE = (
+    "preemption: `docker stop` warns each container with SIGTERM (StopSignal) and kills it "
+    "StopTimeout seconds later; local_docker cannot requeue an app: a container exiting 75 "
+    "is restarted only as a retry (max_retries)"
+)
+RAY_NOTE = (
+    "preemption: a stopped Ray job's driver gets SIGTERM; torchx cannot requeue a Ray job: "
+    "submit it again, the app resumes from its checkpoint"
+)
+
+
+def grace_seconds(option: str, value: CfgVal, default: int) -> int:
+    """A run option giving the seconds between the warning (SIGTERM) and SIGKILL."""
+    if value is None:
+        return default
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise SpecsError(
+            f"run option {option!r}",
+            value,
+            "give a whole number of seconds, 0 or more, for the app to checkpoint and exit",
+        )
+    return value

@@ -1,0 +1,178 @@
+"""Preemption and time limits in torchx's sbatch script (torchx.runtime.preemption's
+contract on Slurm).
+
+- The script asks Slurm for SIGUSR1 ``preempt_warning_seconds`` ahead of the time limit
+  (``--signal=B:USR1@LEAD``, to the batch shell only); ``scancel --signal=USR1 --batch``
+  stands in for a preemption the same way.
+- The batch shell passes the warning on as SIGTERM to every task of its steps (what a pod
+  gets): torchrun forwards SIGTERM to its workers, which USR1 would kill. Each replica's
+  wrapper shell traps both, so it outlives the app and writes its exit record.
+- Once the steps end, a warned job, or one whose app exited with code 75 by itself, is
+  requeued with ``scontrol requeue``. A warning long before the time limit is a preemption,
+  never capped; near the limit (Slurm may send the signal up to a minute early), or the
+  app's own request, it is a time-limit requeue, capped by ``max_time_requeues``.
+- Each requeue appends its kind to ``slurm-<job id>.requeues``; past the cap the reason goes
+  to ``slurm-<job id>.reason`` and the job ends FAILED. ``describe`` reads both.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Mapping
+
+from torchx.specs import CfgVal, SpecsError
+
+REQUEUE_EXIT_CODE = 75  # torchx.runtime.preemption.REQUEUE_EXIT_CODE
+DEFAULT_WARNING_S = 60
+DEFAULT_MAX_TIME_REQUEUES = 3
+# sbatch's --signal takes at most this many seconds.
+_MAX_WARNING_S = 65535
+# Slurm sends the --signal warning up to this much earlier than asked.
+_SIGNAL_RESOLUTION_S = 60
+_TIME = re.compile(r"^(?:(\d+)-)?(\d+)(?::(\d+))?(?::(\d+))?$")
+
+
+def requeues_name(job_id: str) -> str:
+    return f"slurm-{job_id}.requeues"
+
+
+def reason_name(job_id: str) -> str:
+    return f"slurm-{job_id}.reason"
+
+
+def time_limit_seconds(text: str) -> int | None:
+    """sbatch's --time in seconds (``M``, ``M:S``, ``H:M:S``, ``D-H``, ``D-H:M``,
+    ``D-H:M:S``); None for what it cannot tell (``UNLIMITED``...)."""
+    m = _TIME.match(text.strip())
+    if m is None:
+        return None
+    days, a, b, c = m.groups()
+    if days is None:
+        if c is not None:  # H:M:S
+            return int(a) * 3600 + int(b) * 60 + int(c)
+        return int(a) * 60 + (int(b) if b is not None else 0)  # M or M:S
+    rest = [int(x) for x in (a, b, c) if x is not None]  # H[:M[:S]]
+    rest += [0] * (3 - len(rest))
+    return int(days) * 86400 + rest[0] * 3600 + rest[1] * 60 + rest[2]
+
+
+def _whole(option: str, value: CfgVal, default: int, upper: int | None = None) -> int:
+    if value is None:
+        return default
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise SpecsError(f"run option {option!r}", value, "give a whole number, 0 or more")
+    if upper is not None and value > upper:
+        raise SpecsError(f"run option {option!r}", value, f"give at most {upper} (sbatch's limit)")
+    return value
+
+
+def warning_and_cap(cfg: Mapping[str, CfgVal]) -> tuple[int, int, int | None]:
+    """(lead seconds, time-limit requeue cap, time limit in seconds or None), checked."""
+    explicit = cfg.get("preempt_warning_seconds")
+    lead = _whole("preempt_warning_seconds", explicit, DEFAULT_WARNING_S, _MAX_WARNING_S)
+    cap = _whole("max_time_requeues", cfg.get("max_time_requeues"), DEFAULT_MAX_TIME_REQUEUES)
+    limit = time_limit_seconds(str(cfg["time"])) if cfg.get("time") else None
+    if limit is not None and lead >= limit:
+        if explicit is not None:
+            raise SpecsError(
+                "run option 'preempt_warning_seconds'",
+                lead,
+                f"it is not shorter than the time limit (time={cfg['time']}, {limit}s); "
+                f"give fewer seconds than {limit}, or a longer time",
+            )
+        lead = limit // 2  # the default does not fit a short limit: warn half way
+    return lead, cap, limit
+
+
+def sbatch_options(lead: int) -> list[str]:
+    return [f"--signal=B:USR1@{lead}"]
+
+
+def script_setup(lead: int, cap: int, limit: int | None) -> list[str]:
+    """Lines near the top of the batch script: the warning's trap and the counters."""
+    # A warning earlier than this many seconds into the job is a preemption.
+    # Without a limit every warning is a preemption.
+    preempt_before = (limit - lead - _SIGNAL_RESOLUTION_S) if limit is not None else 2**31
+    return [
+        f'torchx_requeues="$TORCHX_JOB_DIR/{requeues_name("${SLURM_JOB_ID}")}"',
+        f'torchx_reason="$TORCHX_JOB_DIR/{reason_name("${SLURM_JOB_ID}")}"',
+        'if [ "$TORCHX_ATTEMPT" = 0 ]; then rm -f -- "$torchx_requeues" "$torchx_reason"; fi',
+        "torchx_warned=0 torchx_started=$SECONDS",
+        "# The warning (Slurm's --signal, or scancel --signal=USR1 --batch) goes on to the",
+        "# app's processes as SIGTERM; the app checkpoints and exits.",
+        "torchx_warn() {",
+        '    [ "$torchx_warned" = 0 ] || return 0',
+        "    torchx_warned=$((SECONDS - torchx_started + 1))",
+        '    scancel --signal=TERM "$SLURM_JOB_ID" || true',
+        "}",
+        "trap torchx_warn USR1",
+        f"torchx_preempt_before={preempt_before}",
+        f"torchx_max_time_requeues={cap}",
+    ]
+
+
+def script_wait_and_requeue() -> list[str]:
+    """Replaces the plain wait: a trapped signal interrupts ``wait``, which is then resumed;
+    a warned job (or one whose app asked) is requeued, within the cap."""
+    return [
+        "rc=0",
+        'for pid in "${pids[@]}"; do',
+        "    while :; do",
+        '        wait "$pid"; code=$?',
+        '        if [ "$code" -gt 128 ] && kill -0 "$pid" 2>/dev/null; then continue; fi',
+        "        break",
+        "    done",
+        '    [ "$code" = 0 ] || rc=$code',
+        "done",
+        "torchx_requeued=0",
+        '[ -f "$torchx_requeues" ] && torchx_requeued=$(wc -l < "$torchx_requeues")',
+        "# A warned app that finished all the same is done.",
+        f'if {{ [ "$torchx_warned" != 0 ] && [ "$rc" != 0 ]; }} || [ "$rc" = {REQUEUE_EXIT_CODE} ];'
+        " then",
+        '    if [ "$torchx_warned" != 0 ] && [ "$torchx_warned" -le "$torchx_preempt_before" ]; '
+        "then",
+        "        kind=preemption",
+        "    else",
+        "        kind=time_limit",
+        "    fi",
+        '    used=$(grep -c "^time_limit" "$torchx_requeues" 2>/dev/null || true)',
+        '    if [ "$kind" = time_limit ] && [ "${used:-0}" -ge "$torchx_max_time_requeues" ]; then',
+        '        printf "%s\\n" "the time limit was reached after ${used:-0} time-limit '
+        "requeue(s), the most run option 'max_time_requeues' ($torchx_max_time_requeues) "
+        'allows; raise it or give a longer time" > "$torchx_reason"',
+        '        exit "$([ "$rc" = 0 ] && echo 1 || echo "$rc")"',
+        "    fi",
+        '    echo "$kind $TORCHX_ATTEMPT" >> "$torchx_requeues"',
+        '    scontrol requeue "$SLURM_JOB_ID"',
+        "    # a requeued job waits for a begin time; it may start as soon as there is room",
+        '    scontrol update JobId="$SLURM_JOB_ID" StartTime=now 2>/dev/null || true',
+        "    exit 0",
+        "fi",
+        "# Failures (not requeues) count against the roles' max_retries.",
+        "torchx_failures=$((TORCHX_ATTEMPT - torchx_requeued))",
+        'if [ "$rc" != 0 ] && [ "$TORCHX_MAX_RETRIES" -gt "$torchx_failures" ]; then',
+        '    scontrol requeue "$SLURM_JOB_ID"',
+        "fi",
+        'exit "$rc"',
+        "",
+    ]
+
+
+def read_requeues(job_dir: str, job_id: str) -> tuple[int, str]:
+    """(how many times the job was requeued by torchx's script, why it failed past the cap
+    or ""), from the job directory; (0, "") where it holds neither file."""
+    count, reason = 0, ""
+    if not job_dir:
+        return count, reason
+    try:
+        with open(os.path.join(job_dir, requeues_name(job_id)), encoding="utf-8") as f:
+            count = sum(1 for line in f if line.strip())
+    except OSError:
+        pass
+    try:
+        with open(os.path.join(job_dir, reason_name(job_id)), encoding="utf-8") as f:
+            reason = f.read(4096).strip()
+    except OSError:
+        pass
+    return count, reason

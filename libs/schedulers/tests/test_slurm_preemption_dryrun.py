@@ -1,0 +1,73 @@
+"""The sbatch script's side of preemption, as a dry run: the warning signal ahead of the
+time limit, the requeue cap, and bad input in one line."""
+
+from __future__ import annotations
+
+import pytest
+
+from torchx.schedulers._slurm_preemption import time_limit_seconds
+from torchx.schedulers.slurm_scheduler import SlurmScheduler
+from torchx.specs import AppDef, CfgVal, Role, SpecsError
+
+
+def _script(**cfg: CfgVal) -> str:
+    app = AppDef("a", [Role("r", image="", entrypoint="python", args=["train.py"])])
+    return SlurmScheduler("t").submit_dryrun(app, dict(cfg)).request.script
+
+
+def _sbatch(script: str) -> list[str]:
+    return [ln for ln in script.splitlines() if ln.startswith("#SBATCH --signal")]
+
+
+def test_the_script_asks_for_the_warning_ahead_of_the_limit_and_requeues() -> None:
+    script = _script(time="10", preempt_warning_seconds=120, max_time_requeues=2)
+    assert _sbatch(script) == ["#SBATCH --signal=B:USR1@120"]
+    assert "#SBATCH --requeue" in script
+    assert "trap torchx_warn USR1" in script
+    assert 'scancel --signal=TERM "$SLURM_JOB_ID"' in script  # passed on to the app
+    assert "torchx_max_time_requeues=2" in script
+    # a warning more than lead + a minute before the end is a preemption
+    assert "torchx_preempt_before=420" in script
+    # each replica's wrapper outlives the app's warning
+    assert "    trap true TERM USR1" in script
+
+
+def test_the_default_lead_fits_a_short_time_limit() -> None:
+    assert _sbatch(_script()) == ["#SBATCH --signal=B:USR1@60"]
+    assert _sbatch(_script(time="0:40")) == ["#SBATCH --signal=B:USR1@20"]
+
+
+@pytest.mark.parametrize(
+    ("cfg", "words"),
+    [
+        ({"time": "1", "preempt_warning_seconds": 90}, "not shorter than the time limit"),
+        ({"time": "1", "preempt_warning_seconds": 60}, "give fewer seconds than 60"),
+        ({"preempt_warning_seconds": -5}, "0 or more"),
+        ({"preempt_warning_seconds": 70000}, "at most 65535"),
+        ({"max_time_requeues": -1}, "0 or more"),
+    ],
+)
+def test_bad_lead_times_and_caps_are_one_line_naming_the_option(
+    cfg: dict[str, CfgVal], words: str
+) -> None:
+    with pytest.raises(SpecsError, match=words) as info:
+        _script(**cfg)
+    (option,) = [k for k in cfg if k != "time"]
+    assert f"run option {option!r}" in str(info.value)
+    assert "\n" not in str(info.value)
+
+
+@pytest.mark.parametrize(
+    ("text", "seconds"),
+    [
+        ("30", 1800),
+        ("5:30", 330),
+        ("1:00:00", 3600),
+        ("2-0", 172800),
+        ("1-2:30", 95400),
+        ("1-0:0:10", 86410),
+        ("UNLIMITED", None),
+    ],
+)
+def test_time_limits_read_as_sbatch_reads_them(text: str, seconds: int | None) -> None:
+    assert time_limit_seconds(text) == seconds
