@@ -4,6 +4,7 @@ Slurm (a shared folder), a Docker engine (a mounted folder) and Ray."""
 from __future__ import annotations
 
 import shutil
+import time
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +22,14 @@ def square(x: int) -> int:
     return x * x
 
 
+def slow_square(x: int) -> int:
+    import time
+
+    if x:
+        time.sleep(30)
+    return x * x
+
+
 def test_add_on_slurm(slurm_env: Any, tmp_path: Path) -> None:
     ex = Executor(
         scheduler="slurm",
@@ -30,8 +39,60 @@ def test_add_on_slurm(slurm_env: Any, tmp_path: Path) -> None:
     future = ex.submit(add, 5, 7)
     assert future.handle.startswith("slurm://torchx/")
     assert future.result(timeout=120) == 12
-    # map runs one app per item (no array job yet), results in order
-    assert list(ex.map(square, range(4))) == [0, 1, 4, 9]
+
+
+def test_map_of_sixteen_on_slurm_is_one_array_job(slurm_env: Any, tmp_path: Path) -> None:
+    ex = Executor(
+        scheduler="slurm",
+        cfg={"partition": slurm_env.partition, "job_dir": str(tmp_path / "job")},
+        poll_interval=0.5,
+        max_in_flight=4,
+    )
+    results = ex.map(square, range(16))
+    handles = [f.handle for f in ex._futures]
+    app_ids = [h.rsplit("/", 1)[1] for h in handles]
+    array_jobs = {app_id.split("_")[0] for app_id in app_ids}
+    assert len(array_jobs) == 1, handles  # one sbatch --array for the sixteen items
+    (array_job,) = array_jobs
+    assert app_ids == [f"{array_job}_{i}" for i in range(16)]
+    assert list(results) == [x * x for x in range(16)]
+
+    # Slurm's own accounting: one job, sixteen tasks of its array, every one completed.
+    deadline = time.monotonic() + 60
+    while True:
+        rows = slurm_env.run(
+            "sacct", f"--jobs={array_job}", "-X", "-n", "-P", "-o", "JobID,State", check=False
+        ).stdout.split()
+        if sorted(rows) == sorted(f"{array_job}_{i}|COMPLETED" for i in range(16)):
+            break
+        assert time.monotonic() < deadline, rows
+        time.sleep(0.5)
+    # a trial's handle still rebuilds its future, in the way any app handle does
+    assert Executor.future(handles[5]).result(timeout=30) == 25
+
+
+def test_closing_a_slurm_map_cancels_its_remaining_trials(slurm_env: Any, tmp_path: Path) -> None:
+    ex = Executor(
+        scheduler="slurm",
+        cfg={"partition": slurm_env.partition, "job_dir": str(tmp_path / "job")},
+        poll_interval=0.5,
+        max_in_flight=1,
+    )
+    results = ex.map(slow_square, range(4))
+    assert next(results) == 0
+    results.close()
+    futures = list(ex._futures)
+    assert futures[0].result() == 0 and not futures[0].cancelled()
+    assert all(f.cancelled() for f in futures[1:])
+    runner = get_runner()
+    deadline = time.monotonic() + 60
+    while True:
+        states = [runner.status(f.handle) for f in futures[1:]]
+        if all(s is None or s.is_terminal() for s in states):
+            break
+        assert time.monotonic() < deadline, states
+        time.sleep(0.5)
+    assert any(s is not None and s.state == AppState.CANCELLED for s in states), states
 
 
 def rank_and_total() -> tuple[int, int]:

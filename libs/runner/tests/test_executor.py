@@ -175,6 +175,40 @@ def test_map_returns_results_in_order_with_bounded_apps(tmp_path: Path) -> None:
     assert len(ex._futures) == 8
 
 
+def test_map_without_job_arrays_or_of_one_item_is_one_app_per_item(tmp_path: Path) -> None:
+    ex = Executor(scheduler="local_cwd", poll_interval=0.2)
+    assert ex._sweep_args() is None  # local_cwd has no job arrays: no sweep for a map
+    assert list(ex.map(square, [7])) == [49]
+    (future,) = ex._futures
+    assert "/sweep-" not in future.handle and future.done()
+
+
+def test_a_slurm_maps_sweep_trials_are_the_app_submit_makes(tmp_path: Path) -> None:
+    runner = get_runner()
+    for kw in (
+        {},
+        {"resource": "cpu.small", "env": {"A": "1"}},
+        {"resource": Resource(cpu=2, gpu=0, memMB=1024), "num_replicas": 2, "image": "/x"},
+    ):
+        ex = Executor(scheduler="slurm", transport=str(tmp_path / "t"), **kw)  # type: ignore[arg-type]
+        args = ex._sweep_args()
+        assert args is not None, kw
+        url = str(tmp_path / "t" / "calls" / "c1")
+        trial = runner.component_app("function.call", [*args, f"--url={url}"])
+        assert trial == ex._app(url)
+        assert trial.roles[0].env.get("A") == kw.get("env", {}).get("A")  # type: ignore[union-attr]
+
+
+def test_a_map_that_a_sweep_cannot_express_is_one_app_per_item(tmp_path: Path) -> None:
+    for kw in (
+        {"mounts": ["type=bind,src=/data,dst=/data"]},
+        {"env": {"A": "1,2"}},
+        {"resource": Resource(cpu=1, gpu=0, memMB=64, capabilities={"zone": "a"})},
+    ):
+        ex = Executor(scheduler="slurm", transport=str(tmp_path / "t"), **kw)  # type: ignore[arg-type]
+        assert ex._sweep_args() is None, kw
+
+
 def test_a_job_that_dies_raises_one_error_with_its_status_and_log(ex: Executor) -> None:
     future = ex.submit(die)
     with pytest.raises(FunctionAppError) as info:

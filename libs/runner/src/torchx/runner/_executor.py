@@ -41,6 +41,11 @@ MOUNTED_FOLDER_SCHEDULERS = frozenset({"local_docker"})
 # Whose jobs run this Python: the job uses the launcher's interpreter (and its packages).
 SAME_PYTHON_SCHEDULERS = frozenset({"local_cwd", "local_dir", "slurm"})
 POINTER_VERSION = 1
+# The builtin component a function call runs as.
+FUNCTION_COMPONENT = "function.call"
+# The most items of one ``map`` submitted as one sweep (one Slurm array job); Slurm's
+# default MaxArraySize (1001) takes task ids 0 to 1000.
+MAP_SWEEP_ITEMS = 1000
 
 
 class CallNotPicklableError(TypeError):
@@ -130,7 +135,7 @@ class Executor:
         mounts: extra docker-style mounts (``type=bind,src=/data,dst=/data``)
         python: the job's interpreter (default: this one on local schedulers and slurm,
             ``python`` elsewhere)
-        max_in_flight: how many apps ``map`` keeps running at once
+        max_in_flight: how many apps (or a sweep's trials) ``map`` keeps running at once
         name: the app name
         runner: the Runner to submit with (default: ``get_runner()``)
         poll_interval: seconds between status checks of the app (its outcome files are
@@ -246,7 +251,29 @@ class Executor:
             raise RuntimeError("this Executor was shut down; make a new one to submit more")
         if not callable(fn):
             raise SpecsError("submit fn", fn, "give a function (or another callable)")
+        call = self._write_call(fn, args, kwargs)
+        try:
+            handle = self._runner.run(self._app(call.url), self.scheduler, self.cfg)
+        except BaseException:
+            call.remove_tree("")  # nothing ran: leave no orphan call behind
+            raise
+        future = self._future_for(handle, call)
+        self._futures.append(future)
+        return future
+
+    def _future_for(self, handle: AppHandle, call: Store) -> FunctionFuture:
+        """The future of ``call`` submitted as ``handle``, findable later by its handle."""
         import json
+
+        pointer = {"version": POINTER_VERSION, "call": call.url, "role": self.name}
+        self._store("handles").write(_pointer_name(handle), json.dumps(pointer).encode())
+        world_size = self.num_replicas * self.nproc_per_node
+        return FunctionFuture(self._runner, handle, call, world_size, self.name, self.poll_interval)
+
+    def _write_call(
+        self, fn: Callable[..., Any], args: Sequence[Any], kwargs: Mapping[str, Any]
+    ) -> Store:
+        """Pickle ``fn(*args, **kwargs)`` into a new private folder under the transport."""
         import uuid
 
         runtime = _runtime()
@@ -271,19 +298,7 @@ class Executor:
                     raise SpecsError("Executor transport", self.transport, str(e)) from None
             self._folders_made = True
         runtime.write_call(call, payload, world_size)
-        try:
-            handle = self._runner.run(self._app(call.url), self.scheduler, self.cfg)
-        except BaseException:
-            call.remove_tree("")  # nothing ran: leave no orphan call behind
-            raise
-        pointer = {"version": POINTER_VERSION, "call": call.url, "role": self.name}
-        handles = self._store("handles")
-        handles.write(_pointer_name(handle), json.dumps(pointer).encode())
-        future = FunctionFuture(
-            self._runner, handle, call, world_size, self.name, self.poll_interval
-        )
-        self._futures.append(future)
-        return future
+        return call
 
     def _app(self, url: str) -> Any:
         from torchx.components.function import IMAGE, call
@@ -315,20 +330,134 @@ class Executor:
     def map(
         self, fn: Callable[..., Any], *iterables: Iterable[Any], timeout: float | None = None
     ) -> Iterator[Any]:
-        """``fn`` over the items, one app per item, results in order.
+        """``fn`` over the items, results in order; at most ``max_in_flight`` run at once.
 
-        At most ``max_in_flight`` apps run at once: the first ones are submitted now (so
-        bad input fails here), the rest as results are taken. Closing the iterator early
-        cancels the apps still running.
+        On a scheduler with job arrays (Slurm) the items run as one sweep of the
+        ``function.call`` component, one trial per item, so up to ``MAP_SWEEP_ITEMS`` items
+        are ONE array job; longer iterables are cut into sweeps of that many, the next
+        submitted when the results of the one before are first taken (memory stays bounded
+        by two sweeps). Elsewhere, and for a single item, each item is its own app: the
+        first ``max_in_flight`` are submitted now, the rest as results are taken.
+
+        Either way bad input fails here, and closing the iterator early cancels what is
+        still running (the sweep's remaining trials).
         """
         import itertools
 
-        items = zip(*iterables, strict=False)
+        deadline = None if timeout is None else time.monotonic() + timeout
+        items: Iterator[tuple[Any, ...]] = zip(*iterables, strict=False)
+        base_args = self._sweep_args()
+        if base_args is not None:
+            first = list(itertools.islice(items, MAP_SWEEP_ITEMS))
+            if len(first) > 1:
+                chunk = self._submit_sweep(fn, first, base_args)
+                return self._sweep_results_in_order(fn, items, chunk, base_args, deadline)
+            items = iter(first)
         window: deque[FunctionFuture] = deque(
             self.submit(fn, *args) for args in itertools.islice(items, self.max_in_flight)
         )
-        deadline = None if timeout is None else time.monotonic() + timeout
         return self._results_in_order(fn, items, window, deadline)
+
+    def _sweep_args(self) -> list[str] | None:
+        """The ``function.call`` arguments every trial of a map's sweep shares, or None
+        where a sweep would not help (no job arrays) or could not say what ``submit`` does
+        (a Resource with capabilities, mounts, env values with commas)."""
+        from torchx.runner._sweeps import ARRAY_BACKENDS
+
+        if self._shutdown or self._runner._scheduler(self.scheduler).backend not in ARRAY_BACKENDS:
+            return None
+        args = [
+            f"--python={self.python}",
+            f"--name={self.name}",
+            f"--num_replicas={self.num_replicas}",
+            f"--nproc_per_node={self.nproc_per_node}",
+            f"--rdzv_port={self.rdzv_port}",
+        ]
+        if self.image is not None:
+            args.append(f"--image={self.image}")
+        if isinstance(self.resource, str):
+            args.append(f"--h={self.resource}")
+        elif isinstance(self.resource, Resource):
+            r = self.resource
+            if r.capabilities or r.devices:
+                return None
+            args += [f"--cpu={r.cpu}", f"--gpu={r.gpu}", f"--memMB={r.memMB}"]
+        if self.mounts or any("," in k + v or "=" in k for k, v in self.env.items()):
+            return None
+        if self.env:
+            args.append("--env=" + ",".join(f"{k}={v}" for k, v in self.env.items()))
+        # The trials must be exactly the app ``submit`` makes; where config defaults for
+        # the component (or anything else) make them differ, each item is its own app.
+        probe = "/probe"
+        try:
+            trial = self._runner.component_app(FUNCTION_COMPONENT, [*args, f"--url={probe}"])
+        except SpecsError:
+            return None
+        return args if trial == self._app(probe) else None
+
+    def _submit_sweep(
+        self, fn: Callable[..., Any], items: list[tuple[Any, ...]], base_args: list[str]
+    ) -> tuple[AppHandle, deque[FunctionFuture]]:
+        """Write each item's call to its own folder and submit them as one sweep."""
+        from torchx.runner._sweep import Sweep
+        from torchx.runner._sweeps import record_of, trial_handle
+
+        if self._shutdown:
+            raise RuntimeError("this Executor was shut down; make a new one to submit more")
+        calls: list[Store] = []
+        try:
+            for args in items:
+                calls.append(self._write_call(fn, args, {}))
+            sweep = Sweep.of(
+                FUNCTION_COMPONENT,
+                [{"url": call.url} for call in calls],
+                base_args,
+                parallel=self.max_in_flight,
+            )
+            handle = self._runner.run_sweep(sweep, self.scheduler, self.cfg)
+        except BaseException:
+            for call in calls:  # nothing ran: leave no orphan call behind
+                call.remove_tree("")
+            raise
+        record = record_of(handle)
+        futures: deque[FunctionFuture] = deque()
+        for index, call in enumerate(calls):
+            trial = trial_handle(record, index)
+            assert trial is not None, "an array sweep names every trial's task on submit"
+            futures.append(self._future_for(trial, call))
+        self._futures.extend(futures)
+        return handle, futures
+
+    def _sweep_results_in_order(
+        self,
+        fn: Callable[..., Any],
+        items: Iterator[tuple[Any, ...]],
+        first: tuple[AppHandle, deque[FunctionFuture]],
+        base_args: list[str],
+        deadline: float | None,
+    ) -> Iterator[Any]:
+        import itertools
+
+        chunks = deque([first])
+        try:
+            while chunks:
+                _, futures = chunks[0]
+                if len(chunks) == 1:
+                    following = list(itertools.islice(items, MAP_SWEEP_ITEMS))
+                    if following:
+                        chunks.append(self._submit_sweep(fn, following, base_args))
+                while futures:
+                    left = None if deadline is None else max(deadline - time.monotonic(), 0.0)
+                    value = futures[0].result(left)
+                    futures.popleft()
+                    yield value
+                chunks.popleft()
+        finally:
+            for handle, futures in chunks:
+                if futures:
+                    self._runner.cancel_sweep(handle)
+                    for future in futures:
+                        future._ended_with_its_sweep()
 
     def _results_in_order(
         self,

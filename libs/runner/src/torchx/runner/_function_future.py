@@ -135,6 +135,11 @@ class FunctionFuture:
         self._cancelled = True
         return True
 
+    def _ended_with_its_sweep(self) -> None:
+        """Its sweep was cancelled: the call is cancelled unless its outcome is in."""
+        if not self._settled() and not self._ready(all_ranks=False):
+            self._cancelled = True
+
     # -- outcome ------------------------------------------------------------------------
 
     def result(self, timeout: float | None = None, *, all_ranks: bool = False) -> Any:
