@@ -41,13 +41,17 @@ def test_add_on_slurm(slurm_env: Any, tmp_path: Path) -> None:
     assert future.result(timeout=120) == 12
 
 
-def test_map_of_sixteen_on_slurm_is_one_array_job(slurm_env: Any, tmp_path: Path) -> None:
-    ex = Executor(
+def _slurm_executor(slurm_env: Any, tmp_path: Path, max_in_flight: int) -> Executor:
+    return Executor(
         scheduler="slurm",
         cfg={"partition": slurm_env.partition, "job_dir": str(tmp_path / "job")},
         poll_interval=0.5,
-        max_in_flight=4,
+        max_in_flight=max_in_flight,
     )
+
+
+def test_map_of_sixteen_on_slurm_is_one_array_job(slurm_env: Any, tmp_path: Path) -> None:
+    ex = _slurm_executor(slurm_env, tmp_path, max_in_flight=4)
     results = ex.map(square, range(16))
     handles = [f.handle for f in ex._futures]
     app_ids = [h.rsplit("/", 1)[1] for h in handles]
@@ -72,12 +76,7 @@ def test_map_of_sixteen_on_slurm_is_one_array_job(slurm_env: Any, tmp_path: Path
 
 
 def test_closing_a_slurm_map_cancels_its_remaining_trials(slurm_env: Any, tmp_path: Path) -> None:
-    ex = Executor(
-        scheduler="slurm",
-        cfg={"partition": slurm_env.partition, "job_dir": str(tmp_path / "job")},
-        poll_interval=0.5,
-        max_in_flight=1,
-    )
+    ex = _slurm_executor(slurm_env, tmp_path, max_in_flight=1)
     results = ex.map(slow_square, range(4))
     assert next(results) == 0
     results.close()
