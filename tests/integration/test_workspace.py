@@ -25,7 +25,7 @@ def _load_checker():  # type: ignore[no-untyped-def]
 checker = _load_checker()
 
 
-def test_nine_members() -> None:
+def test_eleven_members() -> None:
     names = {tomllib.loads((m / "pyproject.toml").read_text())["project"]["name"] for m in MEMBERS}
     assert names == {
         "torchx-specs",
@@ -36,6 +36,8 @@ def test_nine_members() -> None:
         "torchx-tracking",
         "torchx-layers",
         "torchx-devices",
+        "torchx-runtime-function",
+        "torchx-runtime-preemption",
         "torchx",
     }
 

@@ -81,7 +81,8 @@ def test_torchx_extras_pass_through_and_are_documented() -> None:
     for extra in schedulers["optional-dependencies"]:
         assert [r.split(">=")[0] for r in extras[extra]] == [f"torchx-schedulers[{extra}]"]
     assert set(extras) == {
-        "docker", "kubernetes", "ray", "pipelines", "kfp", "layers", "devices", "all"
+        "docker", "kubernetes", "ray", "pipelines", "kfp", "layers", "devices", "function",
+        "preemption", "all",
     }  # fmt: skip
     assert extras["kfp"] == extras["pipelines"], "kfp is pytorch/torchx 0.7's name for it"
     assert extras["all"] == [f"torchx[{','.join(e for e in extras if e not in ('all', 'kfp'))}]"]

@@ -25,16 +25,9 @@ from torchx.schedulers import Stream
 from torchx.schedulers.local_scheduler import AppStateError, LocalScheduler
 from torchx.specs import AppDef, AppState, Role, SpecsError
 
+from .processes import alive
+
 pytestmark = pytest.mark.skipif(not os.path.isdir("/proc"), reason="needs /proc (Linux)")
-
-
-def alive(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as f:
-            data = f.read()
-    except FileNotFoundError:
-        return False
-    return data[data.rindex(b")") + 2 :].split()[0] not in (b"Z", b"X")
 
 
 def gone_within(pids: list[int], seconds: float) -> bool:

@@ -16,16 +16,7 @@ from torchx.schedulers import Stream
 from torchx.schedulers.local_scheduler import LocalScheduler, split_gpus
 from torchx.specs import AppDef, AppState, Resource, RetryPolicy, Role, SpecsError, macros
 
-
-def alive(pid: int) -> bool:
-    """Whether ``pid`` is a live (not zombie) process, asked of the OS."""
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as f:
-            data = f.read()
-    except FileNotFoundError:
-        return False
-    return data[data.rindex(b")") + 2 :].split()[0] not in (b"Z", b"X")
-
+from .processes import alive
 
 needs_proc = pytest.mark.skipif(not os.path.isdir("/proc"), reason="needs /proc (Linux)")
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import os
 import warnings
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any, Literal
 
@@ -112,33 +112,35 @@ def init_pg(backend: Backend = "auto", **kwargs: Any) -> torch.device:
 
 
 @contextmanager
+def _leaders_first(is_leader: Callable[[], bool]) -> Iterator[None]:
+    """The leaders run the block, then meet the others at one barrier, after which the
+    others run it; without a process group everyone just runs it."""
+    grouped = dist.is_available() and dist.is_initialized()
+    if grouped and not is_leader():
+        dist.barrier()
+    try:
+        yield
+    finally:
+        if grouped and is_leader():
+            dist.barrier()
+
+
+@contextmanager
 def on_rank0_first() -> Iterator[None]:
     """Run the block on rank 0 first, then on the other ranks together (one barrier).
 
     Without a process group it just runs the block.
     """
-    grouped = dist.is_available() and dist.is_initialized()
-    if grouped and not is_rank0():
-        dist.barrier()
-    try:
+    with _leaders_first(is_rank0):
         yield
-    finally:
-        if grouped and is_rank0():
-            dist.barrier()
 
 
 @contextmanager
 def on_local_rank0_first() -> Iterator[None]:
     """Run the block on each node's local rank 0 first, then on that node's other ranks
     (the barrier is global, so every node's local rank 0 goes before the rest)."""
-    grouped = dist.is_available() and dist.is_initialized()
-    if grouped and not is_local_rank0():
-        dist.barrier()
-    try:
+    with _leaders_first(is_local_rank0):
         yield
-    finally:
-        if grouped and is_local_rank0():
-            dist.barrier()
 
 
 __all__ = [

@@ -9,6 +9,7 @@ from torch import nn
 
 from ._errors import ShapeError
 from ._shapes import Shape, Shapes, conv_out, ntuple
+from ._spatial import SpatialLayer
 from ._torch_layer import TorchLayer
 
 
@@ -30,12 +31,11 @@ class _Blocks(TorchLayer):
         )
 
 
-class Unfold(_Blocks):
+class Unfold(_Blocks, SpatialLayer):
     """``nn.Unfold``: ``(batch, C, H, W)`` -> ``(batch, C * kh * kw, blocks)``."""
 
     torch_cls = nn.Unfold
-    ndims: ClassVar[tuple[int, ...] | None] = (4,)
-    layout = "(batch, channels, H, W)"
+    spatial = 2
 
     def _formula(self, shapes: list[Shape]) -> Shapes:
         b, c, h, w = shapes[0]

@@ -8,6 +8,7 @@ from torch import nn
 
 from ._errors import ShapeError
 from ._shapes import Shape, Shapes
+from ._spatial import SpatialLayer
 from ._torch_layer import TorchLayer
 
 
@@ -21,40 +22,39 @@ class _ChannelNorm(TorchLayer):
         return shapes[0]
 
 
+class _SpatialNorm(_ChannelNorm, SpatialLayer):
+    """A channel norm over ``(batch, channels, *spatial)`` input only."""
+
+
 class BatchNorm1d(_ChannelNorm):
     torch_cls = nn.BatchNorm1d
     ndims: ClassVar[tuple[int, ...] | None] = (2, 3)
     layout = "(batch, features) or (batch, channels, L)"
 
 
-class BatchNorm2d(_ChannelNorm):
+class BatchNorm2d(_SpatialNorm):
     torch_cls = nn.BatchNorm2d
-    ndims: ClassVar[tuple[int, ...] | None] = (4,)
-    layout = "(batch, channels, H, W)"
+    spatial = 2
 
 
-class BatchNorm3d(_ChannelNorm):
+class BatchNorm3d(_SpatialNorm):
     torch_cls = nn.BatchNorm3d
-    ndims: ClassVar[tuple[int, ...] | None] = (5,)
-    layout = "(batch, channels, D, H, W)"
+    spatial = 3
 
 
-class InstanceNorm1d(_ChannelNorm):
+class InstanceNorm1d(_SpatialNorm):
     torch_cls = nn.InstanceNorm1d
-    ndims: ClassVar[tuple[int, ...] | None] = (3,)
-    layout = "(batch, channels, L)"
+    spatial = 1
 
 
-class InstanceNorm2d(_ChannelNorm):
+class InstanceNorm2d(_SpatialNorm):
     torch_cls = nn.InstanceNorm2d
-    ndims: ClassVar[tuple[int, ...] | None] = (4,)
-    layout = "(batch, channels, H, W)"
+    spatial = 2
 
 
-class InstanceNorm3d(_ChannelNorm):
+class InstanceNorm3d(_SpatialNorm):
     torch_cls = nn.InstanceNorm3d
-    ndims: ClassVar[tuple[int, ...] | None] = (5,)
-    layout = "(batch, channels, D, H, W)"
+    spatial = 3
 
 
 class _LastDimsNorm(TorchLayer):

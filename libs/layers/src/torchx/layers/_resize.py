@@ -9,6 +9,7 @@ from torch import nn
 
 from ._errors import ShapeError
 from ._shapes import Shape, Shapes, ntuple
+from ._spatial import SpatialLayer
 from ._torch_layer import TorchLayer
 
 
@@ -46,12 +47,11 @@ class UpsamplingBilinear2d(_UpsampleBase):
     ndims: ClassVar[tuple[int, ...] | None] = (4,)
 
 
-class PixelShuffle(TorchLayer):
+class PixelShuffle(SpatialLayer):
     """``(batch, C*r*r, H, W) -> (batch, C, H*r, W*r)``."""
 
     torch_cls = nn.PixelShuffle
-    ndims: ClassVar[tuple[int, ...] | None] = (4,)
-    layout = "(batch, channels, H, W)"
+    spatial = 2
 
     def _formula(self, shapes: list[Shape]) -> Shapes:
         b, c, h, w = shapes[0]
@@ -65,12 +65,11 @@ class PixelShuffle(TorchLayer):
         return (b, int(c or 0) // (r * r), int(h or 0) * r, int(w or 0) * r)
 
 
-class PixelUnshuffle(TorchLayer):
+class PixelUnshuffle(SpatialLayer):
     """``(batch, C, H*r, W*r) -> (batch, C*r*r, H, W)``."""
 
     torch_cls = nn.PixelUnshuffle
-    ndims: ClassVar[tuple[int, ...] | None] = (4,)
-    layout = "(batch, channels, H, W)"
+    spatial = 2
 
     def _formula(self, shapes: list[Shape]) -> Shapes:
         b, c, h, w = shapes[0]

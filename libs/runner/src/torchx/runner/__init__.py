@@ -20,18 +20,26 @@ from torchx.runner._config import (
     load_config,
 )
 from torchx.runner._runner import ComponentArgs, Runner, get_runner
-from torchx.runner._sweep import Sweep, SweepError
-from torchx.runner._sweeps import SweepPlan, SweepStatus, TrialStatus, sweep_id_of
 from torchx.runner._tracking import trackers_env
 
 if TYPE_CHECKING:
     from torchx.runner._executor import CallNotPicklableError, Executor, default_transport
     from torchx.runner._function_future import FunctionAppError, FunctionFuture
+    from torchx.runner._sweep import Sweep, SweepError
+    from torchx.runner._sweeps import SweepPlan, SweepStatus, TrialStatus, sweep_id_of
 
 
 # Loaded on first use (PEP 562): function apps pull in concurrent.futures and pickling,
-# which the CLI and the Runner never need.
+# and sweeps their planning and records, which a plain run or dryrun never needs.
 def __getattr__(name: str) -> Any:
+    if name in ("Sweep", "SweepError"):
+        from torchx.runner import _sweep
+
+        return getattr(_sweep, name)
+    if name in ("SweepPlan", "SweepStatus", "TrialStatus", "sweep_id_of"):
+        from torchx.runner import _sweeps
+
+        return getattr(_sweeps, name)
     if name in ("CallNotPicklableError", "Executor", "default_transport"):
         from torchx.runner import _executor
 

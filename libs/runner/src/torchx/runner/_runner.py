@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import inspect
+import sys
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, TypeVar, Unpack
@@ -54,6 +55,10 @@ def _recorded(fn: _F) -> _F:
 
     @functools.wraps(fn)
     def wrapper(self: Runner, *args: Any, **kwargs: Any) -> Any:
+        if "logging" not in sys.modules:
+            # Events go to Python logging; before it is imported nobody can have added a
+            # handler to the events logger, so a plain CLI call skips building the event.
+            return fn(self, *args, **kwargs)
         from torchx.runner.events import log_event
 
         bound = signature.bind_partial(self, *args, **kwargs).arguments

@@ -221,12 +221,20 @@ def driver_from_config(config: dict[str, Any]) -> DirectDriver:
     )
 
 
-def main() -> int:
+def config_from_command_line(module: str) -> dict[str, Any] | None:
+    """The job's config, given as the first argument or, when too long for one, in
+    ``CONFIG_ENV``; None, after printing how ``module`` is run, when it is in neither."""
     raw = sys.argv[1] if len(sys.argv) > 1 else os.environ.get(CONFIG_ENV)
     if not raw:
-        print(f"usage: {__name__} CONFIG_JSON (or set {CONFIG_ENV}); the ray scheduler runs it")
-        return 2
-    return driver_from_config(json.loads(raw)).run()
+        print(f"usage: {module} CONFIG_JSON (or set {CONFIG_ENV}); the ray scheduler runs it")
+        return None
+    config: dict[str, Any] = json.loads(raw)
+    return config
+
+
+def main() -> int:
+    config = config_from_command_line(__name__)
+    return 2 if config is None else driver_from_config(config).run()
 
 
 if __name__ == "__main__":

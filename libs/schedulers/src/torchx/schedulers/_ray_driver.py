@@ -20,7 +20,6 @@ replica take ``_ray_direct`` instead, which reports in the same words without Ra
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 import signal
@@ -36,6 +35,7 @@ from torchx.schedulers._ray_direct import (
     CONFIG_ENV,
     STDERR_TAIL_LINES,
     STOP_GRACE_S,
+    config_from_command_line,
     emit,
     exit_code,
 )
@@ -332,11 +332,8 @@ def _placement_reason(pg: Any, bundles: list[dict[str, float]]) -> str:
 
 
 def main() -> int:
-    raw = sys.argv[1] if len(sys.argv) > 1 else os.environ.get(CONFIG_ENV)
-    if not raw:
-        print(f"usage: {__name__} CONFIG_JSON (or set {CONFIG_ENV}); the ray scheduler runs it")
-        return 2
-    return Driver(json.loads(raw)).run()
+    config = config_from_command_line(__name__)
+    return 2 if config is None else Driver(config).run()
 
 
 if __name__ == "__main__":

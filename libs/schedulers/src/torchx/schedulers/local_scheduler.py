@@ -35,7 +35,6 @@ import shutil
 import socket
 import subprocess
 import sys
-import tempfile
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from datetime import datetime
@@ -230,6 +229,8 @@ class LocalScheduler(Scheduler[LocalRequest]):
         # The app runs in a copy without what .torchxignore lists, as on every scheduler.
         parent = self.state_dir / self.backend / "workspaces"
         parent.mkdir(parents=True, exist_ok=True)
+        import tempfile  # only a workspace copy needs it, not every submit
+
         copy = tempfile.mkdtemp(prefix=f"{os.path.basename(path)}-", dir=parent)
         copy_workspace(path, copy)
         return app, {**cfg, "cwd": copy}

@@ -39,7 +39,7 @@ from torchx.schedulers._api import (
     Scheduler,
     in_window,
 )
-from torchx.schedulers._errors import SchedulerError, check_params
+from torchx.schedulers._errors import SchedulerError, check_params, require
 from torchx.schedulers._preemption_notes import RAY_NOTE
 from torchx.schedulers._ray_address import (
     check_address,
@@ -222,6 +222,8 @@ class RayScheduler(Scheduler[RayJob]):
         """The job client of the cluster at ``address`` (any form of ``check_address``)."""
         client = self._clients.get(address)
         if client is None:
+            # Without Ray installed, naming the extra helps more than probing the address.
+            require("ray.job_submission", scheduler=BACKEND, extra="ray")
             self._urls[address] = dashboard_url(address)
             client = job_client(self._urls[address])
             self._clients[address] = client

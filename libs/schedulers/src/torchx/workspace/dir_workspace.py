@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import tempfile
 from collections.abc import Mapping
 
 from torchx.specs import CfgVal, Role, SpecsError, runopts
@@ -63,6 +62,8 @@ class TmpDirWorkspaceMixin(WorkspaceMixin[None]):
     def build_workspace_and_update_role(
         self, role: Role, workspace: str, cfg: Mapping[str, CfgVal]
     ) -> None:
+        import tempfile  # loaded by the one mixin that uses it, off the CLI start-up path
+
         path = tempfile.mkdtemp(prefix="torchx_workspace_")
         copy_workspace(workspace, path)
         role.image = path
