@@ -155,3 +155,13 @@ def test_it_imports_nothing_else_of_torchx() -> None:
         check=True,
     )
     assert done.stdout.strip() == "['torchx.runtime']"
+
+
+def test_requeue_creates_the_file_the_scheduler_names(tmp_path: Path) -> None:
+    asked = tmp_path / "asked-0"
+    done = subprocess.run(
+        [sys.executable, "-c", "import torchx.runtime.preemption as p; p.requeue()"],
+        env={**os.environ, preemption.ASKED_FILE_ENV: str(asked)},
+        check=False,
+    )
+    assert done.returncode == 75 and asked.exists()

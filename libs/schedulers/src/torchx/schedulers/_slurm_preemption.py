@@ -7,10 +7,13 @@ contract on Slurm).
 - The batch shell passes the warning on as SIGTERM to every task of its steps (what a pod
   gets): torchrun forwards SIGTERM to its workers, which USR1 would kill. Each replica's
   wrapper shell traps both, so it outlives the app and writes its exit record.
-- Once the steps end, a warned job, or one whose app exited with code 75 by itself, is
-  requeued with ``scontrol requeue``. A warning long before the time limit is a preemption,
-  never capped; near the limit (Slurm may send the signal up to a minute early), or the
-  app's own request, it is a time-limit requeue, capped by ``max_time_requeues``.
+- Once the steps end, a job whose app asked for a requeue (exit code 75, or the file
+  ``$TORCHX_REQUEUE_ASKED_FILE`` that ``requeue()`` creates, which survives torchrun) or
+  that was preempted without finishing is requeued with ``scontrol requeue``. A warning long
+  before the time limit is a preemption, never capped; near the limit (Slurm may send the
+  signal up to a minute early), or the app's own request, it is a time-limit requeue,
+  capped by ``max_time_requeues``. An app that did not ask is not requeued at its time
+  limit: it would only start over.
 - Each requeue appends its kind to ``slurm-<job id>.requeues``; past the cap the reason goes
   to ``slurm-<job id>.reason`` and the job ends FAILED. ``describe`` reads both.
 """
@@ -97,7 +100,11 @@ def script_setup(lead: int, cap: int, limit: int | None) -> list[str]:
     return [
         f'torchx_requeues="$TORCHX_JOB_DIR/{requeues_name("${SLURM_JOB_ID}")}"',
         f'torchx_reason="$TORCHX_JOB_DIR/{reason_name("${SLURM_JOB_ID}")}"',
-        'if [ "$TORCHX_ATTEMPT" = 0 ]; then rm -f -- "$torchx_requeues" "$torchx_reason"; fi',
+        # torchx.runtime.preemption.requeue() creates it: the app asked to run again
+        'export TORCHX_REQUEUE_ASKED_FILE="$TORCHX_JOB_DIR/slurm-${SLURM_JOB_ID}.asked-'
+        '$TORCHX_ATTEMPT"',
+        'if [ "$TORCHX_ATTEMPT" = 0 ]; then rm -f -- "$torchx_requeues" "$torchx_reason" '
+        '"$TORCHX_JOB_DIR/slurm-${SLURM_JOB_ID}.asked-"*; fi',
         "torchx_warned=0 torchx_started=$SECONDS",
         "# The warning (Slurm's --signal, or scancel --signal=USR1 --batch) goes on to the",
         "# app's processes as SIGTERM; the app checkpoints and exits.",
@@ -127,15 +134,18 @@ def script_wait_and_requeue() -> list[str]:
         "done",
         "torchx_requeued=0",
         '[ -f "$torchx_requeues" ] && torchx_requeued=$(wc -l < "$torchx_requeues")',
-        "# A warned app that finished all the same is done.",
-        f'if {{ [ "$torchx_warned" != 0 ] && [ "$rc" != 0 ]; }} || [ "$rc" = {REQUEUE_EXIT_CODE} ];'
-        " then",
-        '    if [ "$torchx_warned" != 0 ] && [ "$torchx_warned" -le "$torchx_preempt_before" ]; '
-        "then",
-        "        kind=preemption",
-        "    else",
-        "        kind=time_limit",
-        "    fi",
+        "torchx_asked=0",
+        f'if [ -e "$TORCHX_REQUEUE_ASKED_FILE" ] || [ "$rc" = {REQUEUE_EXIT_CODE} ]; then',
+        "    torchx_asked=1",
+        "fi",
+        "kind=time_limit",
+        'if [ "$torchx_warned" != 0 ] && [ "$torchx_warned" -le "$torchx_preempt_before" ]; then',
+        "    kind=preemption",
+        "fi",
+        "# A preempted app that did not finish runs again; near the time limit, only an app",
+        "# that asked to (one that does not checkpoint would start over).",
+        'if [ "$rc" != 0 ] && { [ "$torchx_asked" = 1 ] || { [ "$torchx_warned" != 0 ] && '
+        '[ "$kind" = preemption ]; }; }; then',
         '    used=$(grep -c "^time_limit" "$torchx_requeues" 2>/dev/null || true)',
         '    if [ "$kind" = time_limit ] && [ "${used:-0}" -ge "$torchx_max_time_requeues" ]; then',
         '        printf "%s\\n" "the time limit was reached after ${used:-0} time-limit '

@@ -22,7 +22,7 @@ import contextlib
 import os
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import datetime
 from typing import Any, TypedDict
 
 from torchx.schedulers._api import (
@@ -44,6 +44,28 @@ from torchx.schedulers._docker_client import (
     resolve_engine,
     sdk,
 )
+from torchx.schedulers._docker_status import (
+    CONTAINER_STATE as CONTAINER_STATE,  # public here, as before the split
+)
+from torchx.schedulers._docker_status import (
+    LABEL_APP_ID,
+    LABEL_APP_NAME,
+    LABEL_CANCELLED,
+    LABEL_REPLICA,
+    LABEL_ROLE,
+    LABEL_VERSION,
+    _describe,
+    _lines,
+    _parse_time,
+    _stamped,
+    _status,
+)
+from torchx.schedulers._docker_status import (  # 0.7's names, kept importable from here
+    LABEL_REPLICA_ID as LABEL_REPLICA_ID,
+)
+from torchx.schedulers._docker_status import (
+    LABEL_ROLE_NAME as LABEL_ROLE_NAME,
+)
 from torchx.schedulers._errors import check_params
 from torchx.schedulers._preemption_notes import DOCKER_NOTE, grace_seconds
 from torchx.schedulers._replicas import role_replicas
@@ -55,9 +77,7 @@ from torchx.specs import (
     BindMount,
     CfgVal,
     DeviceMount,
-    ReplicaStatus,
     Role,
-    RoleStatus,
     SpecsError,
     VolumeMount,
     is_terminal,
@@ -75,26 +95,8 @@ EXTRA = "docker"
 MASTER_PORT = 29500
 DEFAULT_NETWORK = "torchx"
 
-LABEL_APP_ID = "torchx.pytorch.org/app-id"
-LABEL_APP_NAME = "torchx.pytorch.org/app-name"
-LABEL_ROLE = "torchx.pytorch.org/role-name"
-LABEL_REPLICA = "torchx.pytorch.org/replica-id"
-LABEL_CANCELLED = "torchx.pytorch.org/cancelled"
-LABEL_VERSION = "torchx.pytorch.org/version"
-# pytorch/torchx 0.7's names for the same things.
+# pytorch/torchx 0.7's name for it.
 NETWORK = DEFAULT_NETWORK
-LABEL_ROLE_NAME = LABEL_ROLE
-LABEL_REPLICA_ID = LABEL_REPLICA
-
-# A container's status -> its replica's state, but for exited and dead ones, whose exit
-# code says SUCCEEDED or FAILED.
-CONTAINER_STATE: dict[str, AppState] = {
-    "created": AppState.PENDING,
-    "running": AppState.RUNNING,
-    "restarting": AppState.RUNNING,
-    "paused": AppState.RUNNING,
-}
-
 
 # Docker's own default for `docker stop`.
 DOCKER_STOP_GRACE_S = 10
@@ -638,124 +640,6 @@ def _stream_failure(messages: Iterable[Mapping[str, Any]]) -> str | None:
         if m.get("error"):
             failure = str(m["error"])
     return failure
-
-
-def _status(attrs: Mapping[str, Any]) -> str:
-    return str(attrs.get("State", {}).get("Status", ""))
-
-
-def _lines(chunks: Iterable[bytes]) -> Iterator[str]:
-    pending = b""
-    for chunk in chunks:
-        pending += chunk
-        *done, pending = pending.split(b"\n")
-        for line in done:
-            yield line.decode("utf-8", "replace") + "\n"
-    if pending:
-        yield pending.decode("utf-8", "replace")
-
-
-def _stamped(line: str) -> tuple[datetime | None, str]:
-    """A line the engine prefixed with its time (UTC, RFC 3339): (local time, the line)."""
-    stamp, _, rest = line.partition(" ")
-    t = _parse_time(stamp)
-    if t is None:
-        return None, line
-    return t.replace(tzinfo=timezone.utc).astimezone().replace(tzinfo=None), rest
-
-
-def _parse_time(text: str) -> datetime | None:
-    head, _, frac = text.rstrip("Z").partition(".")
-    try:
-        t = datetime.fromisoformat(head)
-    except ValueError:
-        return None
-    return t.replace(microsecond=int(frac[:6].ljust(6, "0"))) if frac.isdigit() else t
-
-
-def _replica_state(attrs: Mapping[str, Any]) -> AppState:
-    state = attrs.get("State", {})
-    status = state.get("Status", "")
-    if status in ("exited", "dead"):
-        return AppState.SUCCEEDED if state.get("ExitCode") == 0 else AppState.FAILED
-    return CONTAINER_STATE.get(status, AppState.UNKNOWN)
-
-
-def _describe(app_id: str, attrs: list[dict[str, Any]]) -> DescribeAppResponse:
-    cancelled = any(LABEL_CANCELLED in a["Config"]["Labels"] for a in attrs)
-    replicas = [a for a in attrs if LABEL_CANCELLED not in a["Config"]["Labels"]]
-    roles: dict[str, RoleStatus] = {}
-    states = []
-    restarts = 0
-    for a in sorted(replicas, key=lambda a: int(a["Config"]["Labels"].get(LABEL_REPLICA, 0))):
-        labels = a["Config"]["Labels"]
-        role = labels.get(LABEL_ROLE, "")
-        state = _replica_state(a)
-        states.append(state)
-        restarts += int(a.get("RestartCount", 0))
-        exit_code = (
-            a.get("State", {}).get("ExitCode") if state.name in ("SUCCEEDED", "FAILED") else None
-        )
-        roles.setdefault(role, RoleStatus(role)).replicas.append(
-            ReplicaStatus(
-                id=int(labels.get(LABEL_REPLICA, 0)),
-                state=state,
-                role=role,
-                hostname=a.get("Config", {}).get("Hostname", ""),
-                exit_code=exit_code,
-            )
-        )
-    if AppState.FAILED in states:
-        overall = AppState.FAILED
-    elif AppState.RUNNING in states or (
-        AppState.PENDING in states and AppState.SUCCEEDED in states
-    ):
-        overall = AppState.RUNNING
-    elif AppState.PENDING in states:
-        overall = AppState.PENDING
-    elif states and all(s == AppState.SUCCEEDED for s in states):
-        overall = AppState.SUCCEEDED
-    else:
-        overall = AppState.UNKNOWN
-    if cancelled and overall != AppState.SUCCEEDED:
-        overall = AppState.CANCELLED
-    failed = [r for rs in roles.values() for r in rs.replicas if r.state == AppState.FAILED]
-    msg = ", ".join(f"{r.role}/{r.id} exited with {r.exit_code}" for r in failed)
-    app_roles = _roles_of(replicas)
-    app_name = replicas[0]["Config"]["Labels"].get(LABEL_APP_NAME, app_id) if replicas else app_id
-    return DescribeAppResponse(
-        app_id=app_id,
-        state=overall,
-        num_restarts=restarts,
-        msg=msg,
-        roles_statuses=list(roles.values()),
-        roles=app_roles,
-        app=AppDef(app_name, roles=app_roles) if app_roles else None,
-    )
-
-
-def _roles_of(replicas: list[dict[str, Any]]) -> list[Role]:
-    """The roles as replica 0 of each was created (another process can then address them)."""
-    counts: dict[str, int] = {}
-    first: dict[str, dict[str, Any]] = {}
-    for a in replicas:
-        role = a["Config"]["Labels"].get(LABEL_ROLE, "")
-        counts[role] = counts.get(role, 0) + 1
-        if a["Config"]["Labels"].get(LABEL_REPLICA) == "0":
-            first[role] = a["Config"]
-    out = []
-    for role, config in first.items():
-        entrypoint = config.get("Entrypoint") or [""]
-        out.append(
-            Role(
-                role,
-                image=config.get("Image", ""),
-                entrypoint=entrypoint[0],
-                args=[*entrypoint[1:], *(config.get("Cmd") or [])],
-                num_replicas=counts[role],
-            )
-        )
-    return out
 
 
 def create_scheduler(

@@ -19,6 +19,7 @@ only the standard library (``pip install torchx-runtime-preemption``).
 """
 
 from torchx.runtime.preemption._contract import (
+    ASKED_FILE_ENV,
     ATTEMPT_ENV,
     DEFAULT_SIGNALS,
     REQUEUE_EXIT_CODE,
@@ -35,6 +36,7 @@ from torchx.runtime.preemption._handler import (
 )
 
 __all__ = [
+    "ASKED_FILE_ENV",
     "ATTEMPT_ENV",
     "DEFAULT_SIGNALS",
     "REQUEUE_EXIT_CODE",

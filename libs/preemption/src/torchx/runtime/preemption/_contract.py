@@ -11,6 +11,7 @@ import os
 import signal
 
 __all__ = [
+    "ASKED_FILE_ENV",
     "ATTEMPT_ENV",
     "DEFAULT_SIGNALS",
     "REQUEUE_EXIT_CODE",
@@ -28,6 +29,10 @@ REQUEUE_EXIT_CODE = 75
 ATTEMPT_ENV = "TORCHX_ATTEMPT"
 # Slurm counts its own requeues; an app started by hand under sbatch still gets its attempt.
 _SLURM_ATTEMPT_ENV = "SLURM_RESTART_COUNT"
+
+# A file the scheduler names for ``requeue()`` to create before the exit: the app asked to
+# be run again even where a launcher (torchrun) turns its exit code 75 into another.
+ASKED_FILE_ENV = "TORCHX_REQUEUE_ASKED_FILE"
 
 # The signals that warn of a stop, comma separated names (``USR1,TERM``). Slurm sends the
 # one asked for with ``--signal``; a pod and a local requeue send SIGTERM.

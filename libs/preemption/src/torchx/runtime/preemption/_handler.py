@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import os
 import signal
 import sys
 import threading
@@ -10,7 +11,11 @@ from collections.abc import Callable
 from types import FrameType
 from typing import NoReturn, TypeVar
 
-from torchx.runtime.preemption._contract import REQUEUE_EXIT_CODE, warning_signals
+from torchx.runtime.preemption._contract import (
+    ASKED_FILE_ENV,
+    REQUEUE_EXIT_CODE,
+    warning_signals,
+)
 
 __all__ = ["install", "on_preempt", "preempted", "requeue", "warned_by"]
 
@@ -102,6 +107,11 @@ def requeue() -> NoReturn:
         checkpoints, _STATE.checkpoints = list(_STATE.checkpoints), []
     for fn in checkpoints:
         fn()
+    asked = os.environ.get(ASKED_FILE_ENV)
+    if asked:
+        # best effort: the exit code still asks where nothing rewrites it
+        with contextlib.suppress(OSError), open(asked, "a"):
+            pass
     for stream in (sys.stdout, sys.stderr):
         # a closed or broken stream must not stop the exit
         with contextlib.suppress(OSError, ValueError):
