@@ -27,6 +27,8 @@ from collections.abc import Mapping
 from torchx.specs import CfgVal, SpecsError
 
 REQUEUE_EXIT_CODE = 75  # torchx.runtime.preemption.REQUEUE_EXIT_CODE
+# How the script's reason file starts when the time-limit warning ended the app.
+TIMEOUT_REASON_PREFIX = "TIMEOUT:"
 DEFAULT_WARNING_S = 60
 DEFAULT_MAX_TIME_REQUEUES = 3
 # sbatch's --signal takes at most this many seconds.
@@ -158,6 +160,14 @@ def script_wait_and_requeue() -> list[str]:
         "    # a requeued job waits for a begin time; it may start as soon as there is room",
         '    scontrol update JobId="$SLURM_JOB_ID" StartTime=now 2>/dev/null || true',
         "    exit 0",
+        "fi",
+        "# Warned near the time limit, not asking to run again: the time limit ended it, as",
+        "# Slurm's TIMEOUT would have (and a retry would only start the app over).",
+        'if [ "$rc" != 0 ] && [ "$torchx_warned" != 0 ] && [ "$kind" = time_limit ]; then',
+        f'    printf "%s\\n" "{TIMEOUT_REASON_PREFIX} the job reached its time limit (the app was '
+        "warned ${torchx_warned}s into the run and stopped); give a longer time, or have the "
+        'app call torchx.runtime.preemption.requeue() to run again" > "$torchx_reason"',
+        '    exit "$rc"',
         "fi",
         "# Failures (not requeues) count against the roles' max_retries.",
         "torchx_failures=$((TORCHX_ATTEMPT - torchx_requeued))",

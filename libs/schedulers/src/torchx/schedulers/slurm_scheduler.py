@@ -48,6 +48,7 @@ from torchx.schedulers._slurm_parse import (
 from torchx.schedulers._slurm_preemption import (
     DEFAULT_MAX_TIME_REQUEUES,
     DEFAULT_WARNING_S,
+    TIMEOUT_REASON_PREFIX,
     read_requeues,
 )
 from torchx.schedulers._slurm_script import (
@@ -449,6 +450,10 @@ class SlurmScheduler(DirWorkspaceMixin, Scheduler[SlurmBatchRequest]):
         roles = roles_from_comment(leader.comment)
         state = _job_state({offset: c.state for offset, c in comps.items()})
         job_dir = leader.workdir or (os.path.dirname(leader.stdout) if leader.stdout else "")
+        requeues, requeue_failure = read_requeues(job_dir, app_id)
+        # The script stopped the app on the time limit's warning: Slurm saw a plain exit,
+        # but the time limit is why it ended.
+        stopped_at_limit = requeue_failure.startswith(TIMEOUT_REASON_PREFIX)
         roles_statuses = []
         failed = []
         for offset in sorted(comps):
@@ -459,7 +464,7 @@ class SlurmScheduler(DirWorkspaceMixin, Scheduler[SlurmBatchRequest]):
             replicas = self._replica_statuses(
                 app_id, name, count, comp, state, job_dir, leader.restarts
             )
-            slurm_word = state_word(comp.state)
+            slurm_word = "TIMEOUT" if stopped_at_limit else state_word(comp.state)
             for r in replicas:
                 if r.state == AppState.FAILED:
                     who = name if count == 1 else f"{name} replica {r.id}"
@@ -472,12 +477,11 @@ class SlurmScheduler(DirWorkspaceMixin, Scheduler[SlurmBatchRequest]):
                     else:
                         failed.append(f"{who}: {slurm_word or 'FAILED'}")
             roles_statuses.append(RoleStatus(name, replicas))
-        requeues, requeue_failure = read_requeues(job_dir, app_id)
         for role_status in roles_statuses:
             for r in role_status.replicas:
                 r.attempt = (leader.restarts or 0) + 1
         if requeue_failure and state == AppState.FAILED:
-            failed.insert(0, requeue_failure)
+            failed.insert(0, requeue_failure.removeprefix(TIMEOUT_REASON_PREFIX).strip())
         return DescribeAppResponse(
             app_id=app_id,
             state=state,
