@@ -8,7 +8,7 @@ import inspect
 import sys
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, TypeVar, Unpack
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from torchx.runner._config import ConfigError, TorchxConfig, load_config
 from torchx.schedulers import (
@@ -39,6 +39,8 @@ from torchx.specs import (
 )
 
 if TYPE_CHECKING:
+    from typing import Unpack  # Python 3.11+; annotations only, so 3.10 runs this
+
     from torchx.runner._sweep import Sweep
     from torchx.runner._sweeps import SweepPlan, SweepStatus
 

@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from enum import Enum
-from typing import ClassVar, Generic, TypedDict, TypeVar, Unpack
+from typing import TYPE_CHECKING, ClassVar, Generic, TypedDict, TypeVar
 
 from torchx.specs import (
     AppDef,
@@ -26,6 +26,9 @@ from torchx.specs import (
     runopts,
     validate_app,
 )
+
+if TYPE_CHECKING:
+    from typing import Unpack  # Python 3.11+; annotations only, so 3.10 runs this
 
 T = TypeVar("T")
 Item = TypeVar("Item")
