@@ -13,8 +13,13 @@ from pathlib import Path
 
 import pytest
 
-from torchx.components.function import call
-from torchx.runner import (
+# Function apps need the runner's [function] extra (a plain `pip install torchx` has not).
+UntrustedFileError = pytest.importorskip(
+    "torchx.runtime.function", reason="install torchx-runner[function] for function apps"
+).UntrustedFileError
+
+from torchx.components.function import call  # noqa: E402 (after the skip above)
+from torchx.runner import (  # noqa: E402
     CallNotPicklableError,
     Executor,
     FunctionAppError,
@@ -22,9 +27,8 @@ from torchx.runner import (
     default_transport,
     get_runner,
 )
-from torchx.runtime.function import UntrustedFileError
-from torchx.specs import AppState, Resource, SpecsError
-from torchx.specs import resource as specs_resource
+from torchx.specs import AppState, Resource, SpecsError  # noqa: E402
+from torchx.specs import resource as specs_resource  # noqa: E402
 
 
 def add(a: int, b: int) -> int:
