@@ -3,23 +3,9 @@ local apps that are requeued."""
 
 from __future__ import annotations
 
-import subprocess
-import sys
 import time
-from pathlib import Path
 
-TORCHX = str(Path(sys.executable).with_name("torchx"))
-
-
-def torchx(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([TORCHX, *args], capture_output=True, text=True, timeout=120, check=False)
-
-
-def start(script: str) -> str:
-    proc = torchx("run", "--no-wait", "utils.sh", script)
-    assert proc.returncode == 0, proc.stderr
-    return proc.stdout.strip()
-
+from .cli_process import start, torchx
 
 # Warned (SIGTERM), it "checkpoints" and asks for a requeue; the second run finishes.
 APP = (

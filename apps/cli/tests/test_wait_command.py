@@ -5,19 +5,8 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-from pathlib import Path
 
-TORCHX = str(Path(sys.executable).with_name("torchx"))
-
-
-def torchx(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([TORCHX, *args], capture_output=True, text=True, timeout=120, check=False)
-
-
-def start(script: str) -> str:
-    proc = torchx("run", "--no-wait", "utils.sh", script)
-    assert proc.returncode == 0, proc.stderr
-    return proc.stdout.strip()
+from .cli_process import start, torchx
 
 
 def test_wait_exits_0_when_every_app_succeeded() -> None:

@@ -1,0 +1,20 @@
+"""The ``torchx`` command run as a process, for tests that drive real local apps through it."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+TORCHX = str(Path(sys.executable).with_name("torchx"))
+
+
+def torchx(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([TORCHX, *args], capture_output=True, text=True, timeout=120, check=False)
+
+
+def start(script: str) -> str:
+    """Submit ``utils.sh SCRIPT`` without waiting; its handle."""
+    proc = torchx("run", "--no-wait", "utils.sh", script)
+    assert proc.returncode == 0, proc.stderr
+    return proc.stdout.strip()
