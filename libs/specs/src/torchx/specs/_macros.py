@@ -40,8 +40,12 @@ class macros:
         base_img_root: str = "DEPRECATED"
 
         def substitute(self, text: str) -> str:
+            if "$" not in text:
+                return text  # no placeholder: most args and env values of most roles
             # safe_substitute leaves unknown ``$VARS`` alone so shell syntax survives.
-            return Template(text).safe_substitute(dataclasses.asdict(self))
+            return Template(text).safe_substitute(
+                {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+            )
 
         def apply(self, role: Role) -> Role:
             """A copy of ``role`` with every macro filled in: in its entrypoint, args, env
