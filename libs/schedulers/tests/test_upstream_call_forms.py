@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
-from torchx.specs import AppDef, Role
+from pathlib import Path
+
+import pytest
+
+from torchx.specs import AppDef, BindMount, DeviceMount, Resource, Role
+from torchx.specs.named_resources_aws import EFA_DEVICE
 
 
 def _app(image: str = "busybox:1", replicas: int = 1) -> AppDef:
@@ -41,3 +46,35 @@ def test_kubernetes_request_resource_and_images_to_push() -> None:
         "sha256:abc": ("registry:5000/team/img", "abc"),
         "sha256:def": ("img", "latest"),
     }
+
+
+def test_docker_container_exposes_0_7s_image_command_and_run_keywords(tmp_path: Path) -> None:
+    from torchx.schedulers.docker_scheduler import DockerScheduler
+
+    role = Role(
+        "trainer",
+        image="busybox:1",
+        entrypoint="main",
+        args=["--lr", "0.1"],
+        env={"FOO": "bar"},
+        max_retries=3,
+        resource=Resource(cpu=2, gpu=1, memMB=300, devices={EFA_DEVICE: 2}),
+        mounts=[BindMount("/tmp", "/data", read_only=True), DeviceMount("/dev/fuse", "/dev/f")],
+    )
+    sched = DockerScheduler("s", base_url=f"unix://{tmp_path}/none.sock")
+    (c,) = sched.submit_dryrun(AppDef("app", [role]), {"privileged": True}).request.containers
+    assert c.image == "busybox:1" and c.command == ["main", "--lr", "0.1"]
+    kw = c.kwargs
+    assert kw["name"] == c.name == kw["hostname"] and kw["network"] == "torchx"
+    assert kw["environment"]["FOO"] == "bar" and kw["environment"]["TORCHX_RANK0_HOST"] == c.name
+    assert kw["privileged"] is True and kw["nano_cpus"] == 2_000_000_000
+    assert kw["mem_limit"] == 300 * 2**20 and kw["restart_policy"]["MaximumRetryCount"] == 3
+    assert kw["mounts"] == [{"Type": "bind", "Source": "/tmp", "Target": "/data", "ReadOnly": True}]
+    assert kw["devices"] == [
+        "/dev/fuse:/dev/f:rwm",
+        "/dev/infiniband/uverbs0:/dev/infiniband/uverbs0:rwm",
+        "/dev/infiniband/uverbs1:/dev/infiniband/uverbs1:rwm",
+    ]
+    assert kw["device_requests"][0]["Count"] == 1
+    with pytest.raises(TypeError):
+        kw["privileged"] = False  # type: ignore[index]
