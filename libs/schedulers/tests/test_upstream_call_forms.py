@@ -78,3 +78,39 @@ def test_docker_container_exposes_0_7s_image_command_and_run_keywords(tmp_path: 
     assert kw["device_requests"][0]["Count"] == 1
     with pytest.raises(TypeError):
         kw["privileged"] = False  # type: ignore[index]
+
+
+SIGTERM_PROGRAM = """
+import os, signal, sys
+from torchx.schedulers.local_scheduler import LocalScheduler, SignalException
+if sys.argv[1] == "own":
+    signal.signal(signal.SIGTERM, lambda *a: print("own handler", flush=True))
+LocalScheduler("s", state_dir=sys.argv[2])
+try:
+    os.kill(os.getpid(), signal.SIGTERM)
+    signal.sigtimedwait([], 0)  # let the handler run
+except SignalException as e:
+    print("SignalException", e.sigval.name)
+else:
+    print("no exception")
+"""
+
+
+@pytest.mark.parametrize(
+    ("mode", "printed"), [("default", "SignalException SIGTERM"), ("own", "own handler")]
+)
+def test_a_local_scheduler_turns_sigterm_into_signal_exception(
+    tmp_path: Path, mode: str, printed: str
+) -> None:
+    import subprocess
+    import sys
+
+    proc = subprocess.run(
+        [sys.executable, "-c", SIGTERM_PROGRAM, mode, str(tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.splitlines()[0] == printed
