@@ -27,6 +27,11 @@ if TYPE_CHECKING:
 ENV_TORCHX_TRACKERS = "TORCHX_TRACKERS"
 ENV_TORCHX_PARENT_RUN_ID = "TORCHX_PARENT_RUN_ID"
 ENV_TORCHX_JOB_ID = "TORCHX_JOB_ID"
+# Set by the runner on every trial of a sweep (the sweep's handle, the trial's index and
+# its arguments as a JSON object); a tracker may file the trial's run under the sweep.
+ENV_TORCHX_SWEEP_ID = "TORCHX_SWEEP_ID"
+ENV_TORCHX_SWEEP_INDEX = "TORCHX_SWEEP_INDEX"
+ENV_TORCHX_SWEEP_ARGS = "TORCHX_SWEEP_ARGS"
 ENTRY_POINT_GROUP = "torchx.tracker"
 
 
