@@ -459,18 +459,3 @@ def in_window(
     for t, line in timed_lines:
         if (lo is None or t >= lo) and (hi is None or t <= hi):
             yield line
-
-
-__all__ = [
-    "DescribeAppResponse",
-    "ListAppResponse",
-    "LogOptions",
-    "LogRequest",
-    "Scheduler",
-    "Stream",
-    "compile_regex",
-    "filter_regex",
-    "in_window",
-    "split_lines",
-    "split_lines_iterator",
-]
