@@ -1,31 +1,7 @@
-"""The tracker API at the module path torchx 0.7 used (``torchx.tracker.api``)."""
+"""The tracker API at the module path torchx 0.7 used (``torchx.tracker.api``): every
+public name of ``torchx.tracker``, under this path too."""
 
-from torchx.tracker import (
-    ENV_TORCHX_JOB_ID,
-    ENV_TORCHX_PARENT_RUN_ID,
-    ENV_TORCHX_TRACKERS,
-    AppRun,
-    AppRunTrackableSource,
-    Lineage,
-    TrackerArtifact,
-    TrackerBase,
-    TrackerSource,
-    build_trackers,
-    tracker_config_env_var_name,
-    trackers_from_environ,
-)
+import torchx.tracker as _tracker
+from torchx.tracker import *  # noqa: F403
 
-__all__ = [
-    "ENV_TORCHX_JOB_ID",
-    "ENV_TORCHX_PARENT_RUN_ID",
-    "ENV_TORCHX_TRACKERS",
-    "AppRun",
-    "AppRunTrackableSource",
-    "Lineage",
-    "TrackerArtifact",
-    "TrackerBase",
-    "TrackerSource",
-    "build_trackers",
-    "tracker_config_env_var_name",
-    "trackers_from_environ",
-]
+__all__ = list(_tracker.__all__)
