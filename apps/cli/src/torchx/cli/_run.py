@@ -4,19 +4,35 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypedDict
 
 import typer
 
 from torchx.cli._errors import CliError
 
 if TYPE_CHECKING:
+    from typing import Unpack  # Python 3.11+; annotations only, so 3.10 runs this
+
     from torchx.runner import Runner
     from torchx.specs import AppDef, AppStatus, ComponentSchema, ParsedArgs
 
 # Schedulers whose apps run on this machine: waiting and streaming logs is the default,
 # as `docker run` does for a container.
 LOCAL_SCHEDULERS = ("local_cwd", "local_dir", "local_docker")
+
+
+class RunArgs(TypedDict):
+    """What ``torchx run`` passes on alike to one app's run and to a sweep's."""
+
+    component: str | None
+    component_args: list[str]
+    scheduler: str | None
+    cfg: str | None
+    dryrun: bool
+    wait: bool | None
+    workspace: str | None
+    json_out: bool
+    parent_run_id: str | None
 
 
 def check_handle(handle: str) -> None:
@@ -48,19 +64,13 @@ def run_component(
     get_runner: Callable[[], Runner],
     pick_scheduler: Callable[[Runner, str | None], str],
     *,
-    component: str | None,
-    component_args: list[str],
-    scheduler: str | None,
-    cfg: str | None,
-    dryrun: bool,
-    wait: bool | None,
     log: bool | None,
-    workspace: str | None,
-    json_out: bool,
-    parent_run_id: str | None = None,
+    **args: Unpack[RunArgs],
 ) -> int:
     """Run (or dry-run) one component; returns the exit code."""
     from torchx.cli._component_args import read_component, split_component
+
+    json_out, wait = args["json_out"], args["wait"]
 
     runner: Runner | None = None
 
@@ -69,7 +79,7 @@ def run_component(
         runner = runner or get_runner()
         return runner.config.cli_defaults("run").get("component") or None
 
-    name, argv = split_component(component, component_args, configured)
+    name, argv = split_component(args["component"], args["component_args"], configured)
     schema, parsed = read_component(name, argv)
     if parsed.help:
         typer.echo(schema.help())
@@ -78,12 +88,14 @@ def run_component(
     defaults = runner.config.cli_defaults("run")
     # the schema found above goes to the runner: nothing is looked up twice
     app = runner.component_app(schema, argv)
-    sched = pick_scheduler(runner, scheduler)
-    workspace = workspace or defaults.get("workspace") or None
-    dryrun = dryrun or _flag(defaults, "dryrun", False)
-    run_cfg = parse_cfg(runner, sched, cfg)
+    sched = pick_scheduler(runner, args["scheduler"])
+    workspace = args["workspace"] or defaults.get("workspace") or None
+    dryrun = args["dryrun"] or _flag(defaults, "dryrun", False)
+    run_cfg = parse_cfg(runner, sched, args["cfg"])
     workspace = workspace or runner.default_workspace(sched, run_cfg)
-    info = runner.dryrun(app, sched, cfg=run_cfg, workspace=workspace, parent_run_id=parent_run_id)
+    info = runner.dryrun(
+        app, sched, cfg=run_cfg, workspace=workspace, parent_run_id=args["parent_run_id"]
+    )
     if dryrun:
         origin = _image_origin(runner, schema, parsed)
         if json_out:

@@ -467,23 +467,14 @@ class LocalScheduler(Scheduler[LocalRequest]):
 
         return tuple(prune(self._records, ended_before))
 
-    def wait(self, app_id: str, timeout: float | None = None) -> DescribeAppResponse | None:
-        """Block until the app ends; woken by its supervisor's exit, not by polling."""
-        deadline = None if timeout is None else time.monotonic() + timeout
-        pause = 0.002
-        while True:
-            desc = self.describe(app_id)
-            if desc is None or is_terminal(desc.state):
-                return desc
-            left = None if deadline is None else deadline - time.monotonic()
-            if left is not None and left <= 0:
-                return desc
-            app_dir = self._app_dir(app_id)
-            _, state = self._records.read(app_dir) if app_dir else ({}, {})
-            if not self._wait_for_exit(app_id, state, left):
-                # No pid recorded yet (the supervisor is starting): look again shortly.
-                time.sleep(pause if left is None else min(pause, left))
-                pause = min(pause * 2, 0.05)
+    # While no supervisor pid is recorded yet (it is starting), ``wait`` looks again soon.
+    _wait_poll_s = (0.002, 0.05)
+
+    def _await_end(self, app_id: str, timeout: float | None) -> bool:
+        """Woken by the app's supervisor's exit, not by polling."""
+        app_dir = self._app_dir(app_id)
+        _, state = self._records.read(app_dir) if app_dir else ({}, {})
+        return self._wait_for_exit(app_id, state, timeout)
 
     def _wait_for_exit(self, app_id: str, state: Mapping[str, Any], timeout: float | None) -> bool:
         """Sleep until the supervisor exits or ``timeout``; False if there is nothing to watch."""

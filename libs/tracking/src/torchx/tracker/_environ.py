@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import Any, NoReturn
 
 from ._base import TrackerBase
 from ._errors import TrackerConfigError
@@ -25,10 +24,16 @@ from ._errors import TrackerConfigError
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
+    from typing import Any, NoReturn
 
 ENV_TORCHX_TRACKERS = "TORCHX_TRACKERS"
 ENV_TORCHX_PARENT_RUN_ID = "TORCHX_PARENT_RUN_ID"
 ENV_TORCHX_JOB_ID = "TORCHX_JOB_ID"
+# Set by the runner on every trial of a sweep (the sweep's handle, the trial's index and
+# its arguments as a JSON object); a tracker may file the trial's run under the sweep.
+ENV_TORCHX_SWEEP_ID = "TORCHX_SWEEP_ID"
+ENV_TORCHX_SWEEP_INDEX = "TORCHX_SWEEP_INDEX"
+ENV_TORCHX_SWEEP_ARGS = "TORCHX_SWEEP_ARGS"
 ENTRY_POINT_GROUP = "torchx.tracker"
 
 
