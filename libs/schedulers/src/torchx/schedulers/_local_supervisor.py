@@ -249,7 +249,7 @@ class Supervisor:
                     "pid": r.pid,
                     # each replica leads its own group: what is killed if we are gone
                     "pgid": r.pid if r.pid in self.by_pid else None,
-                    "start": r.start_token if r.pid in self.by_pid else None,
+                    "start": self._start_token(r) if r.pid in self.by_pid else None,
                     "exit_code": r.exit_code,
                     "error": "" if compact else r.error,
                     "attempt": r.attempt,
@@ -258,6 +258,15 @@ class Supervisor:
                 if r.state != "PENDING"  # keeps the first write small
             ],
         }
+
+    def _start_token(self, replica: Replica) -> str | None:
+        """The start token of a running replica, read when the state is first written with
+        it: not while replicas are being started. Until it is reaped, the pid is its own."""
+        if not replica.token_read:
+            pid = replica.pid
+            replica.start_token = process_start_token(pid) if LINUX and pid is not None else None
+            replica.token_read = True
+        return replica.start_token
 
     def write_state(self, force: bool = False) -> None:
         now = time.monotonic()
@@ -456,8 +465,9 @@ class Supervisor:
             os.close(w_out)
             os.close(w_err)
         replica.state = "RUNNING"
-        replica.start_token = process_start_token(replica.pid) if LINUX else None
-        self.tell_watchdog(f"+{replica.pid} {replica.start_token}\n".encode())
+        replica.start_token, replica.token_read = None, False
+        # The watchdog reads the start token itself (``Watchdog.start_of``), off this loop.
+        self.tell_watchdog(f"+{replica.pid}\n".encode())
         self.by_pid[replica.pid] = replica
         for fd, stream in ((r_out, "stdout"), (r_err, "stderr")):
             os.set_blocking(fd, False)
@@ -662,6 +672,7 @@ class Supervisor:
                 self.spawn(r)
                 if self.cancel_requested:
                     break
+            self._reap()  # replicas that already ended need no start token in the state
             self.state = "RUNNING"
             self.write_state(force=True)
         while True:
