@@ -397,3 +397,29 @@ def test_watchdog_reads_each_replicas_start_token_and_marks_ended_ones(tmp_path:
     finally:
         running.kill()
         running.wait()
+
+
+def test_a_submission_failing_after_its_supervisor_started_leaves_no_process_nor_files(
+    scheduler: LocalScheduler, state_dir: Path
+) -> None:
+    """The supervisor starts while the app's files are written; when one cannot be (here
+    the app's index entry is taken), it is called off: it exits, and nothing is kept."""
+    from torchx.schedulers import SchedulerError
+
+    info = scheduler.submit_dryrun(AppDef("off", [sh("w", "true")]), {})
+    index = state_dir / "local_cwd" / "apps"
+    index.mkdir(parents=True, exist_ok=True)
+    (index / info.request.app_id).write_text("taken")
+    with pytest.raises(SchedulerError, match="cannot start app"):
+        scheduler.schedule(info)
+    assert not os.path.exists(info.request.app_dir)
+    assert (index / info.request.app_id).read_text() == "taken"  # not ours: left alone
+    running = []
+    for entry in os.listdir("/proc"):
+        with contextlib.suppress(OSError):
+            if (
+                entry.isdigit()
+                and info.request.app_dir.encode() in Path(f"/proc/{entry}/cmdline").read_bytes()
+            ):
+                running.append(int(entry))
+    assert running == []  # the supervisor was waited for

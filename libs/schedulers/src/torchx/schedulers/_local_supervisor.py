@@ -61,6 +61,8 @@ from torchx.schedulers._local_requeue import (
 )
 from torchx.schedulers._local_state_files import (
     CANCEL_FILE,
+    GO,
+    GO_ON_STDIN,
     HOUSEKEEPING_INTERVAL,
     MAX_GRACE_S,
     MAX_MSG_CHARS,
@@ -736,9 +738,23 @@ class Supervisor:
         self.tell_watchdog(GUARD_DONE)
 
 
+def told_to_go() -> bool:
+    """Whether the scheduler wrote ``GO`` to stdin (its files are written), not just closed it."""
+    got = b""
+    while len(got) < len(GO):
+        chunk = os.read(0, len(GO) - len(got))
+        if not chunk:
+            break
+        got += chunk
+    return got == GO
+
+
 def main(argv: list[str]) -> int:
-    if len(argv) != 2:
-        print(f"usage: {argv[0]} APP_DIR", file=sys.stderr)
+    if len(argv) == 3 and argv[2] == GO_ON_STDIN:
+        if not told_to_go():
+            return 0  # the submission failed: there is nothing to run
+    elif len(argv) != 2:
+        print(f"usage: {argv[0]} APP_DIR [{GO_ON_STDIN}]", file=sys.stderr)
         return 2
     supervisor = Supervisor(argv[1])
     try:
