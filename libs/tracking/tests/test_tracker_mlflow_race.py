@@ -28,7 +28,7 @@ from torchx.tracker.mlflow import MLflowTracker
 REPLICAS = 4
 # Each round is a fresh race on a new experiment and run; several rounds make a lost
 # record likely enough to show under the old code (4 replicas lost one about 1 round in 5).
-ROUNDS = {"file_store": 8, "sqlite": 2, "server": 3}
+ROUNDS = {"file_store": 8, "sqlite": 1, "server": 3}
 
 REPLICA = textwrap.dedent(
     """
