@@ -131,6 +131,12 @@ def run_component(
         status = _wait(runner, handle, app, stream_logs)
     except KeyboardInterrupt:
         return _interrupted(runner, handle)
+    except Exception as e:
+        # A local scheduler turns SIGTERM into SignalException (as 0.7's did): stop the
+        # app this command started, as for Ctrl-C, and exit as a process killed by it.
+        if not _is_signal_exception(e):
+            raise
+        return _interrupted(runner, handle, signum=int(getattr(e, "sigval", 15)))
     _report(handle, status, json_out, logs_shown=stream_logs)
     from torchx.specs import AppState
 
@@ -150,20 +156,28 @@ def _flag(defaults: dict[str, str], key: str, fallback: bool) -> bool:
     raise CliError(f"[cli:run] {key}: got {defaults[key]!r}; expected true or false")
 
 
-def _interrupted(runner: Runner, handle: str) -> int:
-    """Ctrl-C while waiting: the app was started by this command, so it is stopped too
-    (as an attached ``docker run`` does); ``--no-wait`` is how to leave an app running."""
+def _is_signal_exception(e: Exception) -> bool:
+    # Only a local scheduler raises it, so its module is loaded whenever one was raised.
+    local = sys.modules.get("torchx.schedulers.local_scheduler")
+    return local is not None and isinstance(e, local.SignalException)
+
+
+def _interrupted(runner: Runner, handle: str, signum: int = 2) -> int:
+    """Ctrl-C (or SIGTERM) while waiting: the app was started by this command, so it is
+    stopped too (as an attached ``docker run`` does); ``--no-wait`` leaves an app running.
+    The exit code is the shell's for a process killed by ``signum`` (130, 143)."""
     import signal
 
-    # A second Ctrl-C must not leave the cancel half done.
+    # A second Ctrl-C or SIGTERM must not leave the cancel half done.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
     try:
         runner.cancel(handle)
     except Exception as e:
         print(f"torchx: interrupted; cancelling {handle} failed: {e}", file=sys.stderr)
-        return 130
+        return 128 + signum
     print(f"torchx: interrupted; cancelled {handle} (use --no-wait to detach)", file=sys.stderr)
-    return 130
+    return 128 + signum
 
 
 def _wait(runner: Runner, handle: str, app: AppDef, stream_logs: bool) -> AppStatus | None:
@@ -182,6 +196,8 @@ def _wait(runner: Runner, handle: str, app: AppDef, stream_logs: bool) -> AppSta
     try:
         print_logs(runner, handle, replicas_of(app), tail=True, out=sys.stderr, fold_launcher=True)
     except Exception as e:
+        if _is_signal_exception(e):
+            raise
         # Logs are a courtesy while waiting: a scheduler that keeps none (or fails to read
         # them) still gets its app waited for and its final status printed.
         from torchx.cli._errors import one_line

@@ -64,6 +64,7 @@ from torchx.schedulers._local_compat import (
     PopenRequest,
     ReplicaParam,
     SignalException,
+    raise_on_sigterm,
 )
 from torchx.schedulers._local_images import (
     CWDImageProvider,
@@ -179,6 +180,7 @@ class LocalScheduler(Scheduler[LocalRequest]):
         self._index = self.state_dir / BACKEND / "apps"
         self._supervisors: dict[str, subprocess.Popen[bytes]] = {}
         self._records = LocalAppRecords(backend, self._index, cache_size, self._supervisors)
+        raise_on_sigterm()
 
     # -- submission -------------------------------------------------------------------
 
