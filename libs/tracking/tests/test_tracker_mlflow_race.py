@@ -4,7 +4,8 @@ Each round, every replica process opens a tracker on an experiment that does not
 yet and records ``loss/rank<R>`` for one new job id, all released together. Before the
 store lock, MLflow's file store let two replicas each create the experiment (or each
 keep a run, one of which was then deleted as a duplicate), and a reader found only one
-replica's records. The assertions hold for any interleaving, so the test is not timed.
+replica's records; on a new SQLite database two replicas both made its tables, and one
+failed. The assertions hold for any interleaving, so the test is not timed.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from torchx.tracker.mlflow import MLflowTracker
 REPLICAS = 4
 # Each round is a fresh race on a new experiment and run; several rounds make a lost
 # record likely enough to show under the old code (4 replicas lost one about 1 round in 5).
-ROUNDS = {"file_store": 8, "server": 3}
+ROUNDS = {"file_store": 8, "sqlite": 1, "server": 3}
 
 REPLICA = textwrap.dedent(
     """
@@ -49,10 +50,12 @@ REPLICA = textwrap.dedent(
 )
 
 
-@pytest.fixture(params=["file_store", "server"])
+@pytest.fixture(params=["file_store", "sqlite", "server"])
 def store(request: pytest.FixtureRequest, tmp_path: Path) -> tuple[str, str]:
     if request.param == "file_store":
         return "file_store", f"file://{tmp_path}/mlruns"
+    if request.param == "sqlite":  # a new database: the replicas also race to make its tables
+        return "sqlite", f"sqlite:///{tmp_path}/mlflow.db"
     server: Any = request.getfixturevalue("mlflow_server")
     return "server", str(server.url)
 

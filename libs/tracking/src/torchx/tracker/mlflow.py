@@ -103,10 +103,11 @@ class MLflowTracker(TrackerBase):
             os.environ.setdefault("MLFLOW_ALLOW_FILE_STORE", "true")
         mlflow = _import_mlflow()
         self._mlflow = mlflow
-        self.client = mlflow.MlflowClient(self.tracking_uri)
         name = experiment_name or self.default_experiment_name()
-        # The first call opens the store: a new file store makes its folders then.
+        # Opening a store sets up a new one (a file store's folders, a SQLite database's
+        # tables): replicas starting together must not do that twice either.
         with store_lock(self.tracking_uri):
+            self.client = mlflow.MlflowClient(self.tracking_uri)
             same_named = self._experiments_named(name)
             if not same_named:
                 same_named = [self._create_experiment(name, artifact_location)]
