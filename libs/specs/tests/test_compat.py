@@ -87,7 +87,7 @@ def test_runopts_take_list_and_dict_types_spelled_with_typing() -> None:
     assert runopts.is_type({"a": "b"}, Dict[str, str])  # noqa: UP006
     assert not runopts.is_type({"a": 1}, Dict[str, str])  # noqa: UP006
     assert specs.get_type_name(List[str]) == "typing.List[str]"  # noqa: UP006 (as upstream)
-    assert specs.get_type_name(int) == "int"
+    assert specs.get_type_name(int) == "int" and specs.get_type_name(list) == "list"
     with pytest.raises(TypeError, match="List\\[str\\]"):
         opts.add("bad", type_=List[int], help="ints")  # noqa: UP006
     with pytest.raises(TypeError):

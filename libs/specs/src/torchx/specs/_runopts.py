@@ -38,11 +38,8 @@ def _normalize_type(type_: object) -> type | None:
 
 
 def get_type_name(tp: object) -> str:
-    """A run option type for people: ``int``, ``List[str]``..."""
-    if tp is list:
-        return "List[str]"
-    if tp is dict:
-        return "Dict[str, str]"
+    """A type for people: a class's name (``int``, ``list``), else its text
+    (``typing.List[str]``), as in 0.7."""
     name = getattr(tp, "__name__", None)
     return name if isinstance(name, str) and getattr(tp, "__module__", "") != "typing" else str(tp)
 
