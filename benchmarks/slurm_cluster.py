@@ -34,6 +34,13 @@ def slurm_missing() -> str | None:
     return reason
 
 
+def require_slurm() -> None:
+    """Exit with the reason where the test cluster cannot start here."""
+    reason = slurm_missing()
+    if reason:
+        sys.exit(reason)
+
+
 @contextmanager
 def slurm_cluster(prefix: str, *, accounting: bool) -> Iterator[tuple[Path, Any]]:
     """A running test cluster: its scratch directory and the fixture's cluster object

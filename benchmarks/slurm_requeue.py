@@ -27,7 +27,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from slurm_cluster import slurm_cluster, slurm_missing
+from slurm_cluster import require_slurm, slurm_cluster
 
 APP = """
 import os, sys, time
@@ -46,9 +46,7 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=3)
     args = parser.parse_args()
 
-    reason = slurm_missing()
-    if reason:
-        sys.exit(reason)
+    require_slurm()
     with slurm_cluster("torchx-slurm-requeue-", accounting=False) as (root, cluster):
         from torchx.schedulers.slurm_scheduler import SlurmScheduler
         from torchx.specs import AppDef, Role

@@ -16,10 +16,9 @@ from __future__ import annotations
 import argparse
 import statistics
 import subprocess
-import sys
 import time
 
-from slurm_cluster import slurm_cluster, slurm_missing
+from slurm_cluster import require_slurm, slurm_cluster
 
 
 def main() -> None:
@@ -27,9 +26,7 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=5)
     args = parser.parse_args()
 
-    reason = slurm_missing()
-    if reason:
-        sys.exit(reason)
+    require_slurm()
     with slurm_cluster("torchx-slurm-bench-", accounting=True) as (root, cluster):
         from torchx.schedulers.slurm_scheduler import SlurmScheduler
         from torchx.specs import AppDef, AppState, Role
