@@ -3,8 +3,8 @@
 - ``slurm``: on the test cluster of tests/fixtures/slurm.py (needs .ci/install_slurm.sh),
   ``Runner.run_sweep`` of a 100-trial grid (one script: its header and setup once,
   each trial's role functions by task id) against one plain ``sbatch --array=0-99`` of
-  a one-line script (target: at most 1.2x); then the Slurm commands one ``sweep_status`` runs, counted
-  through wrappers on PATH (target: one ``sacct``).
+  a one-line script (target: at most 1.2x); then the Slurm commands one
+  ``sweep_status`` runs, counted through wrappers on PATH (target: one ``sacct``).
 - ``local``: a 100-trial sweep of ``true`` with ``--parallel 8`` on local_cwd
   (``run_sweep`` + ``wait_sweep``) against ``xargs -P 8`` running ``true`` 100 times
   (target: at most 1.3x).
@@ -59,20 +59,14 @@ def _report(name: str, ours: float, base: float, target: float) -> None:
 
 
 def bench_slurm(tmp: Path, repeats: int) -> None:
-    # the benchmark beside this one loads the Slurm fixture (this folder is on sys.path)
-    from slurm_submit import _fixture_module
+    # the helper beside this benchmark starts the Slurm fixture (this folder is on sys.path)
+    from slurm_cluster import slurm_cluster, slurm_missing
 
-    fx = _fixture_module()
-    reason = fx.slurm_missing()
+    reason = slurm_missing()
     if reason:
         print(f"slurm: skipped ({reason})")
         return
-    root = Path(tempfile.mkdtemp(prefix="torchx-slurm-bench-"))
-    root.chmod(0o755)
-    daemons = fx._Daemons(dict(os.environ))
-    try:
-        cluster = fx._start_cluster(root, daemons, accounting=True)
-        os.environ.update(cluster.env)
+    with slurm_cluster("torchx-slurm-bench-", accounting=True) as (root, cluster):
         from torchx.runner import Sweep, get_runner
         from torchx.schedulers.slurm_array import cancel_arrays
 
@@ -136,9 +130,6 @@ def bench_slurm(tmp: Path, repeats: int) -> None:
             trial = runner.sweep_trial_handle(h, 0) or ""
             arrays.append(trial.rsplit("/", 1)[-1].split("_")[0])
         cancel_arrays(arrays)
-    finally:
-        daemons.stop()
-        shutil.rmtree(root, ignore_errors=True)
 
 
 def bench_local(tmp: Path, repeats: int) -> None:

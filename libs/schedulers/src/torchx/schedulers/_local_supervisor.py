@@ -31,6 +31,7 @@ recorded in the state (the marker covers the moment before the pid is recorded).
 
 from __future__ import annotations
 
+import contextlib
 import os
 import select
 import signal
@@ -61,6 +62,9 @@ from torchx.schedulers._local_requeue import (
 )
 from torchx.schedulers._local_state_files import (
     CANCEL_FILE,
+    CLOSED_MARKER,
+    GO,
+    GO_ON_STDIN,
     HOUSEKEEPING_INTERVAL,
     MAX_GRACE_S,
     MAX_MSG_CHARS,
@@ -69,6 +73,7 @@ from torchx.schedulers._local_state_files import (
     REQUEST_FILE,
     STATE_FILE,
     STATE_VERSION,
+    STREAM_FILES,
     free_reserve,
     read_data,
     supervisor_log_hint,
@@ -249,7 +254,7 @@ class Supervisor:
                     "pid": r.pid,
                     # each replica leads its own group: what is killed if we are gone
                     "pgid": r.pid if r.pid in self.by_pid else None,
-                    "start": r.start_token if r.pid in self.by_pid else None,
+                    "start": self._start_token(r) if r.pid in self.by_pid else None,
                     "exit_code": r.exit_code,
                     "error": "" if compact else r.error,
                     "attempt": r.attempt,
@@ -258,6 +263,15 @@ class Supervisor:
                 if r.state != "PENDING"  # keeps the first write small
             ],
         }
+
+    def _start_token(self, replica: Replica) -> str | None:
+        """The start token of a running replica, read when the state is first written with
+        it: not while replicas are being started. Until it is reaped, the pid is its own."""
+        if not replica.token_read:
+            pid = replica.pid
+            replica.start_token = process_start_token(pid) if LINUX and pid is not None else None
+            replica.token_read = True
+        return replica.start_token
 
     def write_state(self, force: bool = False) -> None:
         now = time.monotonic()
@@ -456,8 +470,9 @@ class Supervisor:
             os.close(w_out)
             os.close(w_err)
         replica.state = "RUNNING"
-        replica.start_token = process_start_token(replica.pid) if LINUX else None
-        self.tell_watchdog(f"+{replica.pid} {replica.start_token}\n".encode())
+        replica.start_token, replica.token_read = None, False
+        # The watchdog reads the start token itself (``Watchdog.start_of``), off this loop.
+        self.tell_watchdog(f"+{replica.pid}\n".encode())
         self.by_pid[replica.pid] = replica
         for fd, stream in ((r_out, "stdout"), (r_err, "stderr")):
             os.set_blocking(fd, False)
@@ -662,6 +677,7 @@ class Supervisor:
                 self.spawn(r)
                 if self.cancel_requested:
                     break
+            self._reap()  # replicas that already ended need no start token in the state
             self.state = "RUNNING"
             self.write_state(force=True)
         while True:
@@ -720,14 +736,58 @@ class Supervisor:
                 self._unwatch(fd, r)
             r.close_logs()
         self.ended_at = time.time()
+        # the marker first, so that whoever sees the app ended also finds it
+        self.write_closed_marker()
         self.record_end()
         # Every replica is reaped and the end recorded: the watchdog has nothing to do.
         self.tell_watchdog(GUARD_DONE)
 
+    def write_closed_marker(self) -> None:
+        """0.7's ``SUCCESS`` file in the app directory (written whatever the outcome, as
+        there): the replicas' output files are closed and complete, for tools that wait
+        on it before reading them. Best effort: ``record_end`` keeps the outcome."""
+        if self.vanished:
+            return
+        roles: dict[str, list[dict[str, Any]]] = {}
+        for r in self.replicas:
+            roles.setdefault(r.role, []).append(
+                {
+                    "replica_id": r.id,
+                    "pid": r.pid,
+                    "exitcode": r.exit_code,
+                    "stdout": os.path.join(r.dir, STREAM_FILES["stdout"]),
+                    "stderr": os.path.join(r.dir, STREAM_FILES["stderr"]),
+                    "error_file": "<N/A>",
+                }
+            )
+        marker = {
+            "app_id": self.app_id,
+            "log_dir": self.app_dir,
+            "final_state": self.state,
+            "last_updated": self.ended_at,
+            "roles": roles,
+        }
+        with contextlib.suppress(OSError):
+            write_atomic(os.path.join(self.app_dir, CLOSED_MARKER), marker)
+
+
+def told_to_go() -> bool:
+    """Whether the scheduler wrote ``GO`` to stdin (its files are written), not just closed it."""
+    got = b""
+    while len(got) < len(GO):
+        chunk = os.read(0, len(GO) - len(got))
+        if not chunk:
+            break
+        got += chunk
+    return got == GO
+
 
 def main(argv: list[str]) -> int:
-    if len(argv) != 2:
-        print(f"usage: {argv[0]} APP_DIR", file=sys.stderr)
+    if len(argv) == 3 and argv[2] == GO_ON_STDIN:
+        if not told_to_go():
+            return 0  # the submission failed: there is nothing to run
+    elif len(argv) != 2:
+        print(f"usage: {argv[0]} APP_DIR [{GO_ON_STDIN}]", file=sys.stderr)
         return 2
     supervisor = Supervisor(argv[1])
     try:
