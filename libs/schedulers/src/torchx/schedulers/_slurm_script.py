@@ -282,29 +282,50 @@ def _setup(app: AppDef, lead: int, cap: int, limit: int | None, app_id: str) -> 
     ]
 
 
-def _launch(role: Role, index: int, het: bool) -> list[str]:
-    return [_srun_line(role, index, index if het else None), "pids+=($!)"]
+def _script(
+    app: AppDef,
+    cfg: Mapping[str, CfgVal],
+    job_name: str,
+    description: str,
+    array: str | None,
+    functions: Mapping[int, list[str]] | None,
+) -> str:
+    """The sbatch script of one app (``functions`` None) or of an array whose task ``i``
+    defines the role functions ``functions[i]``."""
+    check_roles(app)
+    lead, cap, limit = warning_and_cap(cfg)
+    het = len(app.roles) > 1
+    app_id = "${SLURM_ARRAY_JOB_ID}_${SLURM_ARRAY_TASK_ID}" if array else "$SLURM_JOB_ID"
+    lines = [
+        "#!/bin/bash",
+        description,
+        *_header(app, cfg, job_name, lead),
+        *([f"#SBATCH --array={array}"] if array else []),
+        "",
+        *_setup(app, lead, cap, limit, app_id),
+    ]
+    if functions is not None:
+        lines.append('case "$SLURM_ARRAY_TASK_ID" in')
+        for index, body in functions.items():
+            # as written: not indented (a here-document's end marker starts its line), no
+            # line dropped (a quoted argument may span lines)
+            lines += [f"{index})", *body, "  ;;"]
+        lines += ["*)", '  echo "torchx: no trial $SLURM_ARRAY_TASK_ID in this array" >&2']
+        lines += ["  exit 2", "  ;;", "esac"]
+    for i, role in enumerate(app.roles):
+        if functions is None:
+            lines.append(f"# role {role.name}: {role.num_replicas} replica(s)")
+            lines += _role_function(role, i)
+        lines += [_srun_line(role, i, i if het else None), "pids+=($!)"]
+    # As pytorch/torchx does, a failed job runs again while retries are left.
+    lines += ["", *script_wait_and_requeue()]
+    return "\n".join(lines)
 
 
 def make_script(app: AppDef, cfg: Mapping[str, CfgVal], job_name: str) -> str:
     """The full sbatch script for ``app`` under the resolved run options ``cfg``."""
-    check_roles(app)
-    lead, cap, limit = warning_and_cap(cfg)
-    het = len(app.roles) > 1
-    lines = [
-        "#!/bin/bash",
-        f"# torchx app {app.name!r}: roles {', '.join(r.name for r in app.roles)}",
-        *_header(app, cfg, job_name, lead),
-        "",
-        *_setup(app, lead, cap, limit, "$SLURM_JOB_ID"),
-    ]
-    for i, role in enumerate(app.roles):
-        lines.append(f"# role {role.name}: {role.num_replicas} replica(s)")
-        lines += _role_function(role, i)
-        lines += _launch(role, i, het)
-    # As pytorch/torchx does, a failed job runs again while retries are left.
-    lines += ["", *script_wait_and_requeue()]
-    return "\n".join(lines)
+    roles = ", ".join(r.name for r in app.roles)
+    return _script(app, cfg, job_name, f"# torchx app {app.name!r}: roles {roles}", None, None)
 
 
 def array_script(
@@ -318,30 +339,5 @@ def array_script(
     defines the role functions ``functions[i]`` (``role_functions`` of trial ``i``), then
     runs the roles as ``make_script``'s script does. Trial ``i`` is the app
     ``<array job>_<i>``."""
-    check_roles(app)
-    lead, cap, limit = warning_and_cap(cfg)
-    het = len(app.roles) > 1
-    lines = [
-        "#!/bin/bash",
-        f"# torchx sweep {job_name}: {len(functions)} trial(s), array indices {index_spec}",
-        *_header(app, cfg, job_name, lead),
-        f"#SBATCH --array={index_spec}",
-        "",
-        *_setup(app, lead, cap, limit, "${SLURM_ARRAY_JOB_ID}_${SLURM_ARRAY_TASK_ID}"),
-        'case "$SLURM_ARRAY_TASK_ID" in',
-    ]
-    for index, body in functions.items():
-        # as written: not indented (a here-document's end marker starts its line), no line
-        # dropped (a quoted argument may span lines)
-        lines += [f"{index})", *body, "  ;;"]
-    lines += [
-        "*)",
-        '  echo "torchx: no trial $SLURM_ARRAY_TASK_ID in this array" >&2',
-        "  exit 2",
-        "  ;;",
-        "esac",
-    ]
-    for i, role in enumerate(app.roles):
-        lines += _launch(role, i, het)
-    lines += ["", *script_wait_and_requeue()]
-    return "\n".join(lines)
+    what = f"# torchx sweep {job_name}: {len(functions)} trial(s), array indices {index_spec}"
+    return _script(app, cfg, job_name, what, index_spec, functions)
