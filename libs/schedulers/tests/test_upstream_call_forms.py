@@ -114,3 +114,29 @@ def test_a_local_scheduler_turns_sigterm_into_signal_exception(
     )
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.splitlines()[0] == printed
+
+
+def test_a_workspace_may_be_a_file_url_as_0_7_wrote_it(tmp_path: Path) -> None:
+    from torchx.specs import SpecsError
+    from torchx.workspace import TmpDirWorkspaceMixin
+    from torchx.workspace.api import workspace_dir
+    from torchx.workspace.docker_workspace import build_context
+
+    project = tmp_path / "my project"
+    project.mkdir()
+    (project / "train.py").write_text("print('hi')\n")
+    url = "file://" + str(project).replace(" ", "%20")
+    assert workspace_dir(url) == str(project) == workspace_dir(str(project))
+    assert workspace_dir("file://localhost" + str(project)) == str(project)
+    role = Role("r", image="unused")
+    TmpDirWorkspaceMixin().build_workspace_and_update_role(role, url, {})
+    assert (Path(role.image) / "train.py").read_text() == "print('hi')\n"
+    import shutil
+    import tarfile
+
+    shutil.rmtree(role.image)
+    with tarfile.open(fileobj=build_context(url, "FROM x\n")) as tar:
+        assert "train.py" in tar.getnames()
+    for remote in ("s3://bucket/proj", "memory://proj", "file://otherhost/proj"):
+        with pytest.raises(SpecsError, match="a local directory or a file:// URL"):
+            workspace_dir(remote)

@@ -229,8 +229,11 @@ class Scheduler(abc.ABC, Generic[T]):
         return new_app, resolved
 
     def _workspace_path(self, workspace: str) -> str:
-        """``workspace`` as an absolute path; a SpecsError unless it is a directory."""
-        path = os.path.abspath(os.path.expanduser(workspace))
+        """``workspace`` (a path or ``file://`` URL) as an absolute path; a SpecsError
+        unless it is a directory."""
+        from torchx.workspace.api import workspace_dir
+
+        path = os.path.abspath(os.path.expanduser(workspace_dir(workspace)))
         if not os.path.isdir(path):
             raise SpecsError(
                 "workspace", workspace, f"the {self.backend} workspace must be a directory"
