@@ -26,16 +26,14 @@ Reports the median of each and their ratio.
 from __future__ import annotations
 
 import argparse
-import os
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from slurm_submit import _fixture_module
+from slurm_cluster import require_slurm, slurm_cluster
 
 APP = """
 import os, sys, time
@@ -55,16 +53,8 @@ def main() -> None:
     parser.add_argument("--hold", choices=("lift", "keep"), default="lift")
     args = parser.parse_args()
 
-    fx = _fixture_module()
-    reason = fx.slurm_missing()
-    if reason:
-        sys.exit(reason)
-    root = Path(tempfile.mkdtemp(prefix="torchx-slurm-requeue-"))
-    root.chmod(0o755)
-    daemons = fx._Daemons(dict(os.environ))
-    try:
-        cluster = fx._start_cluster(root, daemons, accounting=False)
-        os.environ.update(cluster.env)
+    require_slurm()
+    with slurm_cluster("torchx-slurm-requeue-", accounting=False) as (root, cluster):
         from torchx.schedulers.slurm_scheduler import SlurmScheduler
         from torchx.specs import AppDef, Role
 
@@ -115,8 +105,6 @@ def main() -> None:
         print(f"median {t:.2f}s vs {p:.2f}s: ratio {t / p:.2f} (hold: {args.hold})")
         if desc is not None:
             print(f"status: {desc.num_preemptions} preemption(s), {desc.num_restarts} restart(s)")
-    finally:
-        daemons.stop()
 
 
 if __name__ == "__main__":

@@ -14,25 +14,11 @@ Reports the median of each and their ratio (target: at most 1.2x).
 from __future__ import annotations
 
 import argparse
-import importlib.util
-import os
 import statistics
 import subprocess
-import sys
-import tempfile
 import time
-from pathlib import Path
-from types import ModuleType
 
-
-def _fixture_module() -> ModuleType:
-    path = Path(__file__).resolve().parent.parent / "tests" / "fixtures" / "slurm.py"
-    spec = importlib.util.spec_from_file_location("slurm_fixture", path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["slurm_fixture"] = module
-    spec.loader.exec_module(module)
-    return module
+from slurm_cluster import require_slurm, slurm_cluster
 
 
 def main() -> None:
@@ -40,16 +26,8 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=5)
     args = parser.parse_args()
 
-    fx = _fixture_module()
-    reason = fx.slurm_missing()
-    if reason:
-        sys.exit(reason)
-    root = Path(tempfile.mkdtemp(prefix="torchx-slurm-bench-"))
-    root.chmod(0o755)
-    daemons = fx._Daemons(dict(os.environ))
-    try:
-        cluster = fx._start_cluster(root, daemons, accounting=True)
-        os.environ.update(cluster.env)
+    require_slurm()
+    with slurm_cluster("torchx-slurm-bench-", accounting=True) as (root, cluster):
         from torchx.schedulers.slurm_scheduler import SlurmScheduler
         from torchx.specs import AppDef, AppState, Role
 
@@ -86,11 +64,6 @@ def main() -> None:
         print(f"torchx submit+wait : median {t:.3f}s  ({', '.join(f'{x:.2f}' for x in tx)})")
         print(f"sbatch --wait      : median {s:.3f}s  ({', '.join(f'{x:.2f}' for x in sb)})")
         print(f"ratio torchx/sbatch: {t / s:.2f}x (target <= 1.2x)")
-    finally:
-        daemons.stop()
-        import shutil
-
-        shutil.rmtree(root, ignore_errors=True)
 
 
 if __name__ == "__main__":

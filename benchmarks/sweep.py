@@ -59,20 +59,14 @@ def _report(name: str, ours: float, base: float, target: float) -> None:
 
 
 def bench_slurm(tmp: Path, repeats: int) -> None:
-    # the benchmark beside this one loads the Slurm fixture (this folder is on sys.path)
-    from slurm_submit import _fixture_module
+    # the helper beside this benchmark starts the Slurm fixture (this folder is on sys.path)
+    from slurm_cluster import slurm_cluster, slurm_missing
 
-    fx = _fixture_module()
-    reason = fx.slurm_missing()
+    reason = slurm_missing()
     if reason:
         print(f"slurm: skipped ({reason})")
         return
-    root = Path(tempfile.mkdtemp(prefix="torchx-slurm-bench-"))
-    root.chmod(0o755)
-    daemons = fx._Daemons(dict(os.environ))
-    try:
-        cluster = fx._start_cluster(root, daemons, accounting=True)
-        os.environ.update(cluster.env)
+    with slurm_cluster("torchx-slurm-bench-", accounting=True) as (root, cluster):
         from torchx.runner import Sweep, get_runner
         from torchx.schedulers.slurm_array import cancel_arrays
 
@@ -136,9 +130,6 @@ def bench_slurm(tmp: Path, repeats: int) -> None:
             trial = runner.sweep_trial_handle(h, 0) or ""
             arrays.append(trial.rsplit("/", 1)[-1].split("_")[0])
         cancel_arrays(arrays)
-    finally:
-        daemons.stop()
-        shutil.rmtree(root, ignore_errors=True)
 
 
 def bench_local(tmp: Path, repeats: int) -> None:

@@ -1,4 +1,5 @@
-"""examples/hpo: trials run as torchx apps in parallel; the best reported is truly the best."""
+"""examples/hpo: the search is one sweep of the trial component; the best reported is truly
+the best."""
 
 from __future__ import annotations
 
@@ -11,8 +12,6 @@ from pathlib import Path
 from types import ModuleType
 
 import pytest
-
-from torchx.runtime.tracking import FsspecResultTracker
 
 ROOT = Path(__file__).resolve().parents[2]
 SEARCH = ROOT / "examples" / "hpo" / "search.py"
@@ -27,46 +26,42 @@ def _search_module() -> ModuleType:
 
 
 @pytest.mark.slow
-def test_search_picks_the_trial_with_the_lowest_reported_loss(tmp_path: Path) -> None:
-    base = tmp_path / "hpo"
-    env_state = {"XDG_STATE_HOME": str(tmp_path / "state")}
+def test_search_is_one_sweep_and_picks_the_lowest_recorded_loss(tmp_path: Path) -> None:
+    runs_base = tmp_path / "runs"
+    env = {
+        **{k: v for k, v in os.environ.items() if not k.startswith("TORCHX_")},
+        "XDG_STATE_HOME": str(tmp_path / "state"),
+    }
     proc = subprocess.run(
-        [sys.executable, str(SEARCH), "--tracker_base", str(base),
-         "--trials", "3", "--parallel", "3", "--steps", "40", "--seed", "1"],
-        capture_output=True, text=True, cwd=tmp_path, check=False,
-        env={**os.environ, **env_state},
+        [sys.executable, str(SEARCH), "--tracker_base", str(runs_base),
+         "--trials", "3", "--parallel", "2", "--steps", "40", "--seed", "1"],
+        capture_output=True, text=True, cwd=tmp_path, check=False, env=env, timeout=600,
     )  # fmt: skip
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    lines = proc.stdout.splitlines()[:3]
-    assert [line.split(": ")[1].split()[0] for line in lines] == ["SUCCEEDED"] * 3
-    printed = {line.split(":")[0]: line.split() for line in lines}
+    lines = proc.stdout.splitlines()
+    sweep = lines[0]
+    assert sweep.startswith("local_cwd://hpo/sweep-"), proc.stdout
+    assert lines[1] == f"Sweep {sweep}: SUCCEEDED (3 SUCCEEDED)"
+    assert lines[2].split()[:4] == ["#", "lr", "hidden", "objective"]
+    rows = [line.split() for line in lines[3:6]]
 
-    # Read what the trials themselves left, independently of the search's own bookkeeping.
-    tracker = FsspecResultTracker(str(base))
-    assert sorted(tracker) == ["trial_0", "trial_1", "trial_2"]
-    losses = {key: float(tracker[key]["val_loss"]) for key in tracker}
-    true_best = min(losses, key=losses.__getitem__)
-    best = json.loads(proc.stdout.split("best ", 1)[1])
-    assert best["trial"] == true_best
-    assert best["val_loss"] == losses[true_best]
-    assert (best["lr"], best["hidden"]) == (tracker[true_best]["lr"], tracker[true_best]["hidden"])
-    # Each trial's line carries its objective and handle, as the tracker holds them.
-    for trial, words in printed.items():
-        assert words[2] == f"val_loss={float(tracker[trial]['val_loss']):.4f}"
-        assert words[3].startswith(f"local_cwd://hpo/{trial}-")
-    # Each trial recorded its run through AppRun, as a descendant of the search.
+    # What the trials themselves recorded, read independently of the search.
     from torchx.tracker.backend.fsspec import create
 
-    runs = create(f"{base}_runs")
-    handles = sorted(words[3] for words in printed.values())
-    assert runs.run_ids(parent_run_id="hpo/search") == handles
-    for trial, words in printed.items():
-        recorded = runs.metadata(words[3])
-        assert recorded["val_loss"] == tracker[trial]["val_loss"]
-        assert recorded["lr"] == tracker[trial]["lr"]
+    tracker = create(str(runs_base))
+    handles = tracker.run_ids(parent_run_id=sweep)
+    assert sorted(row[-1] for row in rows) == handles and len(handles) == 3
+    losses = {h: float(str(tracker.metadata(h)["val_loss"])) for h in handles}
+    # The table is ranked best first and shows each trial's own settings and loss.
+    assert [row[-1] for row in rows] == sorted(handles, key=losses.__getitem__)
+    for row in rows:
+        recorded = tracker.metadata(row[-1])
+        assert (float(row[1]), int(row[2])) == (recorded["lr"], recorded["hidden"])
+        assert float(row[3]) == pytest.approx(losses[row[-1]], rel=1e-5)
+    best = json.loads(proc.stdout.split("best ", 1)[1])
+    assert best["val_loss"] == min(losses.values())
     # The trials tried different settings, so the comparison meant something.
-    points = {(tracker[k]["lr"], tracker[k]["hidden"]) for k in tracker}
-    assert len(points) == 3 and len(set(losses.values())) == 3
+    assert len({(r[1], r[2]) for r in rows}) == 3 and len(set(losses.values())) == 3
 
 
 def test_proposals_are_distinct_and_grid_is_in_order() -> None:
@@ -87,3 +82,13 @@ def test_too_many_trials_is_refused_with_the_grid_size(tmp_path: Path) -> None:
     )  # fmt: skip
     assert proc.returncode == 2
     assert "--trials: got 99; expected 1 to 12" in proc.stderr
+
+
+def test_no_tracker_anywhere_is_refused_with_the_option_to_give(tmp_path: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("TORCHX_")}
+    proc = subprocess.run(
+        [sys.executable, str(SEARCH), "--trials", "1"],
+        capture_output=True, text=True, check=False, cwd=tmp_path, env=env, timeout=120,
+    )  # fmt: skip
+    assert proc.returncode == 1
+    assert proc.stderr.startswith("--tracker_base: no [torchx:tracker] in .torchxconfig")

@@ -9,6 +9,7 @@ import subprocess
 import sys
 import textwrap
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -90,3 +91,42 @@ def test_trials_are_runs_under_the_sweep(tmp_path: Path) -> None:
     assert [row.split()[0] for row in table[2:]] == ["1", "2", "0"]
     best_last = json.loads(_torchx(tmp_path, "status", "--json", "--maximize", sweep).stdout)
     assert [t["index"] for t in best_last["trials"]] == [0, 2, 1]
+
+
+def test_trials_are_mlflow_runs_nested_under_the_sweep(tmp_path: Path, mlflow_server: Any) -> None:
+    pytest.importorskip("mlflow")
+    experiment = f"sweep-{tmp_path.name}"
+    (tmp_path / ".torchxconfig").write_text(
+        "[torchx:tracker]\nmlflow=torchx.tracker.mlflow:create_tracker\n\n"
+        f"[tracker:mlflow]\nconfig={tmp_path}\nexperiment_name={experiment}\n"
+        f"tracking_uri={mlflow_server.url}\n"
+    )
+    (tmp_path / "comp.py").write_text(COMPONENT)
+    (tmp_path / "app.py").write_text(APP)
+    run = _torchx(tmp_path, "run", "--sweep", "lr=0.1,0.01", "--parallel", "2", "comp.py:train")
+    assert run.returncode == 0, run.stderr
+    sweep = run.stdout.strip()
+
+    # MLflow's side: one run for the sweep, one child run per trial (the UI nests them by
+    # mlflow.parentRunId), each with its sweep argument as a param and its objective as
+    # a metric, which is what MLflow's compare view plots.
+    from mlflow import MlflowClient
+
+    client = MlflowClient(mlflow_server.url)
+    found = client.get_experiment_by_name(experiment)
+    assert found is not None
+    runs = {r.info.run_name: r for r in client.search_runs([found.experiment_id])}
+    parent = runs.pop(sweep)
+    assert parent.data.tags["torchx.sweep"] == "true"
+    status = json.loads(_torchx(tmp_path, "status", "--json", sweep).stdout)
+    trials = {t["handle"]: t for t in status["trials"]}
+    assert sorted(runs) == sorted(trials)
+    for handle, trial in trials.items():
+        data = runs[handle].data
+        assert data.tags["mlflow.parentRunId"] == parent.info.run_id
+        assert data.params == {"lr": trial["args"]["lr"]}
+        lr = float(trial["args"]["lr"])
+        assert data.metrics["objective"] == pytest.approx((lr - 0.01) ** 2)
+        # the results table reads the same objective back through the tracker
+        assert trial["objective"] == pytest.approx((lr - 0.01) ** 2)
+    assert [t["args"]["lr"] for t in status["trials"]] == ["0.01", "0.1"]  # best first

@@ -109,9 +109,12 @@ def _alive(pid: int) -> bool:
 
 
 @pytest.mark.skipif(not os.path.isdir("/proc"), reason="needs /proc (Linux)")
-@pytest.mark.parametrize("log", ["--log", "--no-log"])
-def test_one_ctrl_c_on_a_waiting_run_cancels_the_app_and_exits_130(
-    isolated: Path, log: str
+@pytest.mark.parametrize(
+    ("log", "signame", "code"),
+    [("--log", "SIGINT", 130), ("--no-log", "SIGINT", 130), ("--log", "SIGTERM", 143)],
+)
+def test_one_ctrl_c_or_sigterm_on_a_waiting_run_cancels_the_app(
+    isolated: Path, log: str, signame: str, code: int
 ) -> None:
     import signal
     import time
@@ -129,9 +132,9 @@ def test_one_ctrl_c_on_a_waiting_run_cancels_the_app_and_exits_130(
         while time.monotonic() < deadline and not (pid_file.exists() and pid_file.read_text()):
             time.sleep(0.05)
         replica = int(pid_file.read_text())
-        proc.send_signal(signal.SIGINT)  # one press
+        proc.send_signal(getattr(signal, signame))  # one press, or a polite kill
         out, err = proc.communicate(timeout=60)
-        assert proc.returncode == 130, err
+        assert proc.returncode == code, err
         handle = out.strip()  # the handle alone on stdout, as in every mode
         assert err.splitlines()[-1] == (
             f"torchx: interrupted; cancelled {handle} (use --no-wait to detach)"

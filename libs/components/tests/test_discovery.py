@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 
 from torchx.components import ComponentNotFoundError, get_component, list_components
-from torchx.specs import AppDef
+from torchx.specs import AppDef, Resource
 
 # The ddp component exactly as the basics seed writes it.
 SEED_APP_SPEC = """
@@ -64,7 +64,8 @@ def test_seed_component_file_runs_as_written(tmp_path: Path) -> None:
         assert isinstance(app, AppDef)
         (role,) = app.roles
         assert (app.name, role.num_replicas, role.args) == ("job", 2, ["a", "b"])
-        assert role.resource.gpu == 1
+        # the seed's function has no return annotation, and passes a tuple of args
+        assert role.resource == Resource(cpu=4, gpu=1, memMB=1024)
 
 
 def test_unknown_names_suggest_the_closest(tmp_path: Path) -> None:

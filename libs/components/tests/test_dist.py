@@ -47,6 +47,14 @@ def test_single_node_ddp_runs_torchrun_on_a_free_loopback_port() -> None:
     assert role.env == {"TORCHX_TRACKING_EXPERIMENT_NAME": "default-experiment"}
 
 
+def test_static_rendezvous_names_the_node_rank_on_one_node_too() -> None:
+    (one,) = dist.ddp(script="train.py", j="1x2", rdzv_backend="static").roles
+    assert one.entrypoint == "torchrun"
+    assert one.args[-3:] == ["--node_rank", "0", "train.py"]
+    (two,) = dist.ddp(script="train.py", j="2x2", rdzv_backend="static").roles
+    assert f"--node_rank {macros.replica_id} train.py" in two.args[1]
+
+
 def test_multi_node_elastic_ddp_meets_at_replica_zero() -> None:
     app = dist.ddp(
         "--lr", "0.1", m="trainer.main", j="1:4x8", max_retries=3, debug=True,

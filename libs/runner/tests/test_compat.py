@@ -99,8 +99,20 @@ def test_config_env_var_names_the_only_file(
     monkeypatch.setenv(config.ENV_TORCHXCONFIG, str(only))
     assert config.find_configs(["/anywhere"]) == [str(only)]
     monkeypatch.setenv(config.ENV_TORCHXCONFIG, str(tmp_path / "missing.ini"))
-    with pytest.raises(SpecsError, match="TORCHXCONFIG"):
+    with pytest.raises(SpecsError, match="TORCHXCONFIG") as missing:
         config.find_configs()
+    assert isinstance(missing.value, FileNotFoundError)  # what 0.7 raised
+
+
+def test_apply_an_unset_value_in_a_later_file_keeps_the_earlier_value(tmp_path: Path) -> None:
+    home, project = tmp_path / "user", tmp_path / "proj"
+    home.mkdir()
+    project.mkdir()
+    (home / ".torchxconfig").write_text("[local_cwd]\nlog_dir = /from/home\n")
+    (project / ".torchxconfig").write_text("[local_cwd]\nlog_dir = None\n")
+    cfg: dict[str, object] = {}
+    config.apply("local_cwd", cfg, dirs=[str(home), str(project)])  # type: ignore[arg-type]
+    assert cfg == {"log_dir": "/from/home"}
 
 
 def test_config_dump_writes_a_file_load_reads_back() -> None:
@@ -110,7 +122,8 @@ def test_config_dump_writes_a_file_load_reads_back() -> None:
     assert text.startswith("[local_cwd]\n") and "log_dir = None\n" in text
     cfg: dict[str, object] = {}
     config.load("local_cwd", io.StringIO(text), cfg)  # type: ignore[arg-type]
-    assert "log_dir" not in cfg and cfg["cancel_grace_seconds"] is not None
+    # as 0.7: an option dumped as None loads as None (its default applies)
+    assert cfg["log_dir"] is None and cfg["cancel_grace_seconds"] is not None
     required = io.StringIO()
     config.dump(required, schedulers=["local_cwd"], required_only=True)
     assert required.getvalue().strip() == "[local_cwd]"

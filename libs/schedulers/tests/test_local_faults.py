@@ -368,3 +368,58 @@ def test_kill_9_of_the_supervisors_whole_group_still_stops_the_replicas(
     # what is known, no guessed cause, no pointer to a supervisor.log that holds nothing
     assert str(supervisor) in st["msg"] and "?" not in st["msg"]
     assert "supervisor.log" not in st["msg"]
+
+
+def test_watchdog_reads_each_replicas_start_token_and_marks_ended_ones(tmp_path: Path) -> None:
+    """The supervisor tells its watchdog only the pid; the watchdog reads the start token,
+    and records a replica that stopped running (or a pid that is now someone else's) so
+    that no other process is ever killed under its number."""
+    from torchx.schedulers._local_processes import process_start_token
+    from torchx.schedulers._local_watchdog import ENDED, Watchdog
+
+    running = subprocess.Popen(["sleep", "60"])
+    ended = subprocess.Popen(["true"])
+    try:
+        # this process plays the supervisor: its children are its replicas
+        as_supervisor = Watchdog(-1, str(tmp_path), os.getpid())
+        token = process_start_token(running.pid)
+        assert token is not None and as_supervisor.start_of(running.pid) == token
+        deadline = time.monotonic() + 60
+        while process_start_token(ended.pid) is not None and time.monotonic() < deadline:
+            time.sleep(0.01)  # a zombie once it exited, until reaped below
+        assert as_supervisor.start_of(ended.pid) == ENDED
+        ended.wait()
+        assert as_supervisor.start_of(ended.pid) == ENDED  # reaped: no such process
+        # Seen by a watchdog whose supervisor (its parent) lives, a process with another
+        # parent is not a replica: it reused the number.
+        other = Watchdog(-1, str(tmp_path), os.getppid())
+        assert other.start_of(running.pid) == ENDED
+    finally:
+        running.kill()
+        running.wait()
+
+
+def test_a_submission_failing_after_its_supervisor_started_leaves_no_process_nor_files(
+    scheduler: LocalScheduler, state_dir: Path
+) -> None:
+    """The supervisor starts while the app's files are written; when one cannot be (here
+    the app's index entry is taken), it is called off: it exits, and nothing is kept."""
+    from torchx.schedulers import SchedulerError
+
+    info = scheduler.submit_dryrun(AppDef("off", [sh("w", "true")]), {})
+    index = state_dir / "local_cwd" / "apps"
+    index.mkdir(parents=True, exist_ok=True)
+    (index / info.request.app_id).write_text("taken")
+    with pytest.raises(SchedulerError, match="cannot start app"):
+        scheduler.schedule(info)
+    assert not os.path.exists(info.request.app_dir)
+    assert (index / info.request.app_id).read_text() == "taken"  # not ours: left alone
+    running = []
+    for entry in os.listdir("/proc"):
+        with contextlib.suppress(OSError):
+            if (
+                entry.isdigit()
+                and info.request.app_dir.encode() in Path(f"/proc/{entry}/cmdline").read_bytes()
+            ):
+                running.append(int(entry))
+    assert running == []  # the supervisor was waited for

@@ -7,6 +7,7 @@ import os
 import subprocess
 import sys
 import time
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -38,6 +39,13 @@ def _until(slurm: SlurmScheduler, app_id: str, state: AppState) -> DescribeAppRe
     return desc
 
 
+def _end_time(slurm_env: Any, app_id: str) -> float:
+    """The job's EndTime as Slurm wrote it (local time, whole seconds)."""
+    out = slurm_env.run("scontrol", "show", "job", "-o", app_id).stdout
+    field = next(f for f in out.split() if f.startswith("EndTime="))
+    return datetime.fromisoformat(field.removeprefix("EndTime=")).timestamp()
+
+
 def test_a_requeued_job_shows_this_runs_replicas_and_counts_the_restart(
     slurm: SlurmScheduler, slurm_env: Any, tmp_path: Path
 ) -> None:
@@ -48,8 +56,13 @@ def test_a_requeued_job_shows_this_runs_replicas_and_counts_the_restart(
     assert first is not None and first.state == AppState.FAILED, first
     assert first.roles_statuses[0].replicas[0].exit_code == 1
     assert first.num_restarts == 0
+    ended = _end_time(slurm_env, app_id)
     slurm_env.run("scontrol", "requeue", app_id)
-    # A requeued job waits for its begin time; let it start now.
+    # A requeued job waits for its begin time; the test starts it early, but not within the
+    # second its first run ended: slurmd refuses a launch dated no later than the kill of the
+    # same job id (to the second), and the new run would fail at once.
+    while time.time() < ended + 2:
+        time.sleep(0.2)
     slurm_env.run("scontrol", "update", f"JobId={app_id}", "StartTime=now", check=False)
     try:
         desc = _until(slurm, app_id, AppState.RUNNING)

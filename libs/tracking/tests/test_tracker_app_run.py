@@ -115,5 +115,6 @@ def test_public_api_is_listed() -> None:
 
     public = {n for n in vars(tracker_pkg) if not n.startswith("_") and n != "annotations"}
     assert sorted(tracker_pkg.__all__) == sorted(public - {"api", "backend", "mlflow"})
-    for name in api.__all__:
+    lookups = {"load_group", "load_module"}  # 0.7's patch points, only in torchx.tracker.api
+    for name in set(api.__all__) - lookups:
         assert getattr(api, name) is getattr(tracker_pkg, name)

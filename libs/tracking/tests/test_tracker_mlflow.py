@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
-import textwrap
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from torchx.tracker import InvalidRecordError, Lineage, TrackerDescendant, TrackerSource
+from torchx.tracker import (
+    InvalidRecordError,
+    Lineage,
+    TrackerConfigError,
+    TrackerDescendant,
+    TrackerSource,
+)
 
 pytest.importorskip("mlflow", reason="install torchx-tracking[mlflow] for the MLflow tests")
 
@@ -58,29 +61,6 @@ def test_records_round_trip(tracking_uri: str, tmp_path: Path) -> None:
         assert Path(stored).read_bytes() == b"weights"
 
 
-def test_replicas_creating_the_run_at_once_settle_on_one(tracking_uri: str, tmp_path: Path) -> None:
-    experiment = f"race-{tmp_path.name}"
-    MLflowTracker(experiment_name=experiment, tracking_uri=tracking_uri)  # create it once
-    replica = textwrap.dedent(
-        f"""
-        import sys
-        from torchx.tracker.mlflow import MLflowTracker
-        t = MLflowTracker(experiment_name={experiment!r}, tracking_uri={tracking_uri!r})
-        t.add_metadata({RUN!r}, **{{f"rank{{sys.argv[1]}}": sys.argv[1]}})
-        """
-    )
-    processes = [
-        subprocess.Popen([sys.executable, "-c", replica, str(rank)], stderr=subprocess.PIPE)
-        for rank in range(3)
-    ]
-    for process in processes:
-        _, err = process.communicate(timeout=240)
-        assert process.returncode == 0, err.decode()
-    reader = MLflowTracker(experiment_name=experiment, tracking_uri=tracking_uri)
-    assert reader.metadata(RUN) == {"rank0": "0", "rank1": "1", "rank2": "2"}
-    assert reader.run_ids() == [RUN]
-
-
 def test_create_tracker_reads_torchx_07_config(tmp_path: Path, monkeypatch: Any) -> None:
     monkeypatch.delenv("TORCHX_TRACKING_EXPERIMENT_NAME", raising=False)
     (tmp_path / ".torchxconfig").write_text(
@@ -99,3 +79,49 @@ def test_names_mlflow_cannot_store_are_refused(tmp_path: Path) -> None:
     with pytest.raises(InvalidRecordError, match=r"metadata key.*'a=b'"):
         tracker.add_metadata(RUN, **{"a=b": 1})
     assert tracker.metadata(RUN) == {}
+
+
+def test_a_sweep_trial_is_a_child_run_with_its_arguments_as_params(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    sweep = "local_cwd://torchx/sweep-abc"
+    uri = f"file://{tmp_path}/mlruns"
+    runs = {}
+    for index, lr in enumerate(["0.1", "0.01"]):
+        trial = f"local_cwd://torchx/train-t{index}"
+        monkeypatch.setenv("TORCHX_JOB_ID", trial)
+        monkeypatch.setenv("TORCHX_SWEEP_ID", sweep)
+        monkeypatch.setenv("TORCHX_SWEEP_INDEX", str(index))
+        monkeypatch.setenv("TORCHX_SWEEP_ARGS", f'{{"lr": "{lr}", "bs": "32"}}')
+        tracker = MLflowTracker("sweeps", uri)
+        tracker.add_metadata(trial, objective=float(lr) * 2, note="text is no metric")
+        runs[index] = tracker.get_run(trial)
+    parent = tracker.get_run(sweep)
+    assert parent.data.tags["torchx.sweep"] == "true"
+    for index, lr in enumerate(["0.1", "0.01"]):
+        run = runs[index]
+        assert run.data.tags["mlflow.parentRunId"] == parent.info.run_id
+        assert run.data.tags["torchx.sweep_index"] == str(index)
+        assert run.data.params == {"lr": lr, "bs": "32"}
+        assert run.data.metrics == {"objective": float(lr) * 2}
+    # MLflow's own search finds the trials under the sweep's run
+    children = tracker.client.search_runs(
+        [tracker.experiment_id], f"tags.mlflow.parentRunId = '{parent.info.run_id}'"
+    )
+    assert sorted(r.info.run_name for r in children) == [
+        "local_cwd://torchx/train-t0",
+        "local_cwd://torchx/train-t1",
+    ]
+    # only the app's own job is filed under the sweep: another run it records is not
+    tracker.add_metadata("local_cwd://torchx/other", x=1)
+    assert "mlflow.parentRunId" not in tracker.get_run("local_cwd://torchx/other").data.tags
+
+
+def test_sweep_arguments_that_are_not_a_json_object_are_named(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("TORCHX_JOB_ID", RUN)
+    monkeypatch.setenv("TORCHX_SWEEP_ID", "local_cwd://torchx/sweep-abc")
+    monkeypatch.setenv("TORCHX_SWEEP_ARGS", "[1, 2]")
+    with pytest.raises(TrackerConfigError, match=r"TORCHX_SWEEP_ARGS.*JSON object"):
+        MLflowTracker("e", f"file://{tmp_path}/mlruns")

@@ -247,46 +247,29 @@ def run(
     ):
         typer.echo(ctx.get_help())
         raise typer.Exit()
-    if sweep or resume is not None or parallel:
-        from torchx.cli._sweep_cli import run_sweep
+    from torchx.cli._run import RunArgs, run_component
 
-        if not sweep and resume is None:
-            raise CliError("--parallel: only with --sweep NAME=V1,V2 (or --resume SWEEP)")
-        code = run_sweep(
-            _runner,
-            _scheduler,
-            component=component,
-            component_args=list(component_args or []),
-            sweeps=list(sweep or []),
-            parallel=parallel,
-            resume=resume,
-            scheduler=scheduler,
-            cfg=cfg,
-            dryrun=dryrun,
-            wait=wait,
-            workspace=workspace,
-            json_out=json_out,
-            parent_run_id=parent_run_id,
-        )
-        if code:
-            raise typer.Exit(code)
-        return
-    from torchx.cli._run import run_component
-
-    code = run_component(
-        _runner,
-        _scheduler,
+    args = RunArgs(
         component=component,
         component_args=list(component_args or []),
         scheduler=scheduler,
         cfg=cfg,
         dryrun=dryrun,
         wait=wait,
-        log=log,
         workspace=workspace,
         json_out=json_out,
         parent_run_id=parent_run_id,
     )
+    if sweep or resume is not None or parallel:
+        from torchx.cli._sweep_cli import run_sweep
+
+        if not sweep and resume is None:
+            raise CliError("--parallel: only with --sweep NAME=V1,V2 (or --resume SWEEP)")
+        code = run_sweep(
+            _runner, _scheduler, sweeps=list(sweep or []), parallel=parallel, resume=resume, **args
+        )
+    else:
+        code = run_component(_runner, _scheduler, log=log, **args)
     if code:
         raise typer.Exit(code)
 

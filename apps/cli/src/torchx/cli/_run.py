@@ -4,19 +4,35 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypedDict
 
 import typer
 
 from torchx.cli._errors import CliError
 
 if TYPE_CHECKING:
+    from typing import Unpack  # Python 3.11+; annotations only, so 3.10 runs this
+
     from torchx.runner import Runner
     from torchx.specs import AppDef, AppStatus, ComponentSchema, ParsedArgs
 
 # Schedulers whose apps run on this machine: waiting and streaming logs is the default,
 # as `docker run` does for a container.
 LOCAL_SCHEDULERS = ("local_cwd", "local_dir", "local_docker")
+
+
+class RunArgs(TypedDict):
+    """What ``torchx run`` passes on alike to one app's run and to a sweep's."""
+
+    component: str | None
+    component_args: list[str]
+    scheduler: str | None
+    cfg: str | None
+    dryrun: bool
+    wait: bool | None
+    workspace: str | None
+    json_out: bool
+    parent_run_id: str | None
 
 
 def check_handle(handle: str) -> None:
@@ -48,19 +64,13 @@ def run_component(
     get_runner: Callable[[], Runner],
     pick_scheduler: Callable[[Runner, str | None], str],
     *,
-    component: str | None,
-    component_args: list[str],
-    scheduler: str | None,
-    cfg: str | None,
-    dryrun: bool,
-    wait: bool | None,
     log: bool | None,
-    workspace: str | None,
-    json_out: bool,
-    parent_run_id: str | None = None,
+    **args: Unpack[RunArgs],
 ) -> int:
     """Run (or dry-run) one component; returns the exit code."""
     from torchx.cli._component_args import read_component, split_component
+
+    json_out, wait = args["json_out"], args["wait"]
 
     runner: Runner | None = None
 
@@ -69,7 +79,7 @@ def run_component(
         runner = runner or get_runner()
         return runner.config.cli_defaults("run").get("component") or None
 
-    name, argv = split_component(component, component_args, configured)
+    name, argv = split_component(args["component"], args["component_args"], configured)
     schema, parsed = read_component(name, argv)
     if parsed.help:
         typer.echo(schema.help())
@@ -78,12 +88,14 @@ def run_component(
     defaults = runner.config.cli_defaults("run")
     # the schema found above goes to the runner: nothing is looked up twice
     app = runner.component_app(schema, argv)
-    sched = pick_scheduler(runner, scheduler)
-    workspace = workspace or defaults.get("workspace") or None
-    dryrun = dryrun or _flag(defaults, "dryrun", False)
-    run_cfg = parse_cfg(runner, sched, cfg)
+    sched = pick_scheduler(runner, args["scheduler"])
+    workspace = args["workspace"] or defaults.get("workspace") or None
+    dryrun = args["dryrun"] or _flag(defaults, "dryrun", False)
+    run_cfg = parse_cfg(runner, sched, args["cfg"])
     workspace = workspace or runner.default_workspace(sched, run_cfg)
-    info = runner.dryrun(app, sched, cfg=run_cfg, workspace=workspace, parent_run_id=parent_run_id)
+    info = runner.dryrun(
+        app, sched, cfg=run_cfg, workspace=workspace, parent_run_id=args["parent_run_id"]
+    )
     if dryrun:
         origin = _image_origin(runner, schema, parsed)
         if json_out:
@@ -119,6 +131,12 @@ def run_component(
         status = _wait(runner, handle, app, stream_logs)
     except KeyboardInterrupt:
         return _interrupted(runner, handle)
+    except Exception as e:
+        # A local scheduler turns SIGTERM into SignalException (as 0.7's did): stop the
+        # app this command started, as for Ctrl-C, and exit as a process killed by it.
+        if not _is_signal_exception(e):
+            raise
+        return _interrupted(runner, handle, signum=int(getattr(e, "sigval", 15)))
     _report(handle, status, json_out, logs_shown=stream_logs)
     from torchx.specs import AppState
 
@@ -138,20 +156,28 @@ def _flag(defaults: dict[str, str], key: str, fallback: bool) -> bool:
     raise CliError(f"[cli:run] {key}: got {defaults[key]!r}; expected true or false")
 
 
-def _interrupted(runner: Runner, handle: str) -> int:
-    """Ctrl-C while waiting: the app was started by this command, so it is stopped too
-    (as an attached ``docker run`` does); ``--no-wait`` is how to leave an app running."""
+def _is_signal_exception(e: Exception) -> bool:
+    # Only a local scheduler raises it, so its module is loaded whenever one was raised.
+    local = sys.modules.get("torchx.schedulers.local_scheduler")
+    return local is not None and isinstance(e, local.SignalException)
+
+
+def _interrupted(runner: Runner, handle: str, signum: int = 2) -> int:
+    """Ctrl-C (or SIGTERM) while waiting: the app was started by this command, so it is
+    stopped too (as an attached ``docker run`` does); ``--no-wait`` leaves an app running.
+    The exit code is the shell's for a process killed by ``signum`` (130, 143)."""
     import signal
 
-    # A second Ctrl-C must not leave the cancel half done.
+    # A second Ctrl-C or SIGTERM must not leave the cancel half done.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
     try:
         runner.cancel(handle)
     except Exception as e:
         print(f"torchx: interrupted; cancelling {handle} failed: {e}", file=sys.stderr)
-        return 130
+        return 128 + signum
     print(f"torchx: interrupted; cancelled {handle} (use --no-wait to detach)", file=sys.stderr)
-    return 130
+    return 128 + signum
 
 
 def _wait(runner: Runner, handle: str, app: AppDef, stream_logs: bool) -> AppStatus | None:
@@ -170,6 +196,8 @@ def _wait(runner: Runner, handle: str, app: AppDef, stream_logs: bool) -> AppSta
     try:
         print_logs(runner, handle, replicas_of(app), tail=True, out=sys.stderr, fold_launcher=True)
     except Exception as e:
+        if _is_signal_exception(e):
+            raise
         # Logs are a courtesy while waiting: a scheduler that keeps none (or fails to read
         # them) still gets its app waited for and its final status printed.
         from torchx.cli._errors import one_line

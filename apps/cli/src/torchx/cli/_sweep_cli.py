@@ -13,6 +13,9 @@ import typer
 from torchx.cli._errors import CliError
 
 if TYPE_CHECKING:
+    from typing import Unpack  # Python 3.11+; annotations only, so 3.10 runs this
+
+    from torchx.cli._run import RunArgs
     from torchx.runner import Runner, SweepPlan, SweepStatus
 
 
@@ -47,21 +50,15 @@ def run_sweep(
     get_runner: Callable[[], Runner],
     pick_scheduler: Callable[[Runner, str | None], str],
     *,
-    component: str | None,
-    component_args: list[str],
     sweeps: list[str],
     parallel: int,
     resume: str | None,
-    scheduler: str | None,
-    cfg: str | None,
-    dryrun: bool,
-    wait: bool | None,
-    workspace: str | None,
-    json_out: bool,
-    parent_run_id: str | None,
+    **args: Unpack[RunArgs],
 ) -> int:
     """Submit (or dry-run) a sweep, or re-run what failed of one; returns the exit code."""
     from torchx.cli._run import LOCAL_SCHEDULERS, parse_cfg
+
+    component, dryrun, json_out = args["component"], args["dryrun"], args["json_out"]
 
     # A sweep always needs the runner (its config names the default component too).
     runner = get_runner()
@@ -85,16 +82,17 @@ def run_sweep(
 
         defaults = runner.config.cli_defaults("run")
         name, argv = split_component(
-            component, component_args, lambda: defaults.get("component") or None
+            component, args["component_args"], lambda: defaults.get("component") or None
         )
         schema, parsed = read_component(name, argv)
         if parsed.help:
             typer.echo(schema.help())
             return 0
         sweep = Sweep.from_cli(name, sweeps, argv, parallel)
-        sched = pick_scheduler(runner, scheduler)
-        workspace = workspace or defaults.get("workspace") or None
-        run_cfg = parse_cfg(runner, sched, cfg)
+        sched = pick_scheduler(runner, args["scheduler"])
+        workspace = args["workspace"] or defaults.get("workspace") or None
+        run_cfg = parse_cfg(runner, sched, args["cfg"])
+        parent_run_id = args["parent_run_id"]
         if dryrun:
             plan = runner.dryrun_sweep(sweep, sched, run_cfg, workspace, parent_run_id)
             _print_plan(plan, json_out)
@@ -104,7 +102,7 @@ def run_sweep(
     # The handle alone on stdout, at once, as for an app (``S=$(torchx run --sweep ...)``).
     if not json_out:
         print(handle, flush=True)
-    wait = sched in LOCAL_SCHEDULERS if wait is None else wait
+    wait = sched in LOCAL_SCHEDULERS if args["wait"] is None else args["wait"]
     if not wait:
         if json_out:
             from torchx.cli._output import print_json

@@ -15,6 +15,10 @@ from __future__ import annotations
 
 import abc
 import argparse
+import sys
+from typing import TypeVar
+
+_T = TypeVar("_T")
 
 
 class SubCommand(abc.ABC):
@@ -31,6 +35,18 @@ class SubCommand(abc.ABC):
         Raise an exception to fail (the CLI prints it as one line and exits 2), or call
         ``sys.exit(code)`` to choose the exit code.
         """
+
+
+def _known_or_exit(app_handle: str, found: _T | None) -> _T:
+    """``found`` (what the runner answered for ``app_handle``); where it is None, say that
+    the app's scheduler does not know it and exit 1."""
+    if found is None:
+        from torchx.specs import parse_app_handle
+
+        scheduler, _, app_id = parse_app_handle(app_handle)
+        print(f"torchx: error: {scheduler} does not know app {app_id!r}", file=sys.stderr)
+        sys.exit(1)
+    return found
 
 
 __all__ = ["SubCommand"]

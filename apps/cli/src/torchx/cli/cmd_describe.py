@@ -5,9 +5,8 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import pprint
-import sys
 
-from torchx.cli.cmd_base import SubCommand
+from torchx.cli.cmd_base import SubCommand, _known_or_exit
 from torchx.runner import get_runner
 from torchx.specs import parse_app_handle
 
@@ -20,11 +19,8 @@ class CmdDescribe(SubCommand):
         subparser.add_argument("app_handle", type=str, help="SCHEDULER://SESSION/APP_ID")
 
     def run(self, args: argparse.Namespace) -> None:
-        scheduler, _, app_id = parse_app_handle(args.app_handle)
-        app = get_runner().describe(args.app_handle)
-        if app is None:
-            print(f"torchx: error: {scheduler} does not know app {app_id!r}", file=sys.stderr)
-            sys.exit(1)
+        parse_app_handle(args.app_handle)  # a malformed handle fails before any lookup
+        app = _known_or_exit(args.app_handle, get_runner().describe(args.app_handle))
         pprint.pprint(dataclasses.asdict(app), indent=2, width=80)
 
 

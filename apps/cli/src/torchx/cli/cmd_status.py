@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import argparse
-import sys
 
-from torchx.cli.cmd_base import SubCommand
+from torchx.cli.cmd_base import SubCommand, _known_or_exit
 from torchx.runner import get_runner
 from torchx.specs import parse_app_handle
 
@@ -26,11 +25,8 @@ class CmdStatus(SubCommand):
         )
 
     def run(self, args: argparse.Namespace) -> None:
-        scheduler, _, app_id = parse_app_handle(args.app_handle)
-        status = get_runner().status(args.app_handle)
-        if status is None:
-            print(f"torchx: error: {scheduler} does not know app {app_id!r}", file=sys.stderr)
-            sys.exit(1)
+        parse_app_handle(args.app_handle)  # a malformed handle fails before any lookup
+        status = _known_or_exit(args.app_handle, get_runner().status(args.app_handle))
         print(status.format(parse_list_arg(args.roles)))
 
 

@@ -146,6 +146,9 @@ def _torchrun_role(
             *torchrun,
             "--rdzv_endpoint",
             "localhost:0",
+            # static rendezvous assigns ranks by node: say which this one is, as with
+            # several nodes (torchrun's default is the same 0)
+            *(["--node_rank", "0"] if rdzv_backend == "static" else []),
             *program,
             *script_args,
         ]

@@ -67,6 +67,10 @@ class ConfigError(SpecsError):
         super().__init__(f"{file} [{section}] {key}", value, expected)
 
 
+class ConfigFileNotFoundError(SpecsError, FileNotFoundError):
+    """``$TORCHXCONFIG`` names no file. Also a ``FileNotFoundError``, which 0.7 raised."""
+
+
 @dataclass
 class TorchxConfig:
     """The merged contents of the config files, remembering where each value came from."""
@@ -131,7 +135,9 @@ def config_files(cwd: str | os.PathLike[str] | None = None) -> list[Path]:
     if env:
         path = Path(env).expanduser()
         if not path.is_file():
-            raise SpecsError(CONFIG_ENV, env, "no such file; point it at a .torchxconfig file")
+            raise ConfigFileNotFoundError(
+                CONFIG_ENV, env, "no such file; point it at a .torchxconfig file"
+            )
         return [path]
     candidates = [Path.home() / CONFIG_FILE, Path(cwd or os.getcwd()) / CONFIG_FILE]
     seen: list[Path] = []

@@ -501,7 +501,9 @@ class Runner:
     ) -> Iterable[str]:
         """Output lines of replica ``k`` of ``role_name`` (see ``Scheduler.log_iter``)."""
         sched, app_id = self._require(app_handle)
-        return sched.log_iter(app_id, role_name, k, regex, since, until, should_tail, streams)
+        return sched.log_iter(
+            app_id, role_name, k, regex, since, until, should_tail, streams=streams
+        )
 
     def log_lines_timed(
         self, app_handle: AppHandle, role_name: str, k: int = 0, **options: Unpack[LogOptions]
@@ -613,9 +615,13 @@ def get_runner(
     local_cwd only); ``SCHEDULER={...}`` gives parameters to one scheduler
     (``get_runner(slurm={"use_sacct": False})``).
     """
+    # 0.7's users and tests patch ``torchx.runner.api.get_scheduler_factories``; honour
+    # that by looking the function up there at call time when that module is loaded.
+    api = sys.modules.get("torchx.runner.api")
+    factories = getattr(api, "get_scheduler_factories", get_scheduler_factories)
     return Runner(
         name or "torchx",
-        get_scheduler_factories(),
+        factories(),
         component_defaults=component_defaults,
         scheduler_params=scheduler_params,
     )

@@ -1,5 +1,8 @@
 """pytorch/torchx's ``torchx.runner.api``: the Runner and ``get_runner``, defined in
-``torchx.runner``, with the tracking variable names and the event recorder it uses."""
+``torchx.runner``, with the tracking variable names and the event recorder it uses.
+
+``get_runner`` reads ``get_scheduler_factories`` from this module when it runs, so code
+that patches it here (as 0.7's tests do) changes which schedulers a new Runner sees."""
 
 from torchx.runner._config import get_configured_trackers
 from torchx.runner._runner import Runner, get_runner
@@ -9,6 +12,7 @@ from torchx.runner._tracking import (
     ENV_TORCHX_TRACKERS,
 )
 from torchx.runner.events import log_event
+from torchx.schedulers import get_scheduler_factories
 from torchx.specs import NONE
 
 __all__ = [
@@ -19,5 +23,6 @@ __all__ = [
     "Runner",
     "get_configured_trackers",
     "get_runner",
+    "get_scheduler_factories",
     "log_event",
 ]

@@ -75,8 +75,14 @@ def load(scheduler: str, f: TextIO, cfg: dict[str, CfgVal]) -> None:
     """Add the run options of section ``[scheduler]`` in ``f`` that ``cfg`` does not set.
 
     Values are typed by the scheduler's run options; a key it does not know is a
-    ConfigError naming the option and the options it has.
+    ConfigError naming the option and the options it has. An option written as ``None``
+    (or a ``#FIXME`` placeholder, as ``dump`` writes) is added as None, as in 0.7: the
+    scheduler's default then applies.
     """
+    _load(scheduler, f, cfg, keep_unset=True)
+
+
+def _load(scheduler: str, f: TextIO, cfg: dict[str, CfgVal], keep_unset: bool) -> None:
     parser = _parser()
     parser.read_file(f)
     if not parser.has_section(scheduler):
@@ -84,7 +90,11 @@ def load(scheduler: str, f: TextIO, cfg: dict[str, CfgVal]) -> None:
     opts = _run_opts(scheduler)
     origin = getattr(f, "name", "<config>")
     for key, value in parser.items(scheduler):
-        if key in cfg or is_unset(value):
+        if key in cfg:
+            continue
+        if is_unset(value):
+            if keep_unset and key in opts:
+                cfg[key] = None
             continue
         if key not in opts:
             from torchx.specs import closest
@@ -113,7 +123,8 @@ def apply(scheduler: str, cfg: dict[str, CfgVal], dirs: Iterable[str] | None = N
     from_files: dict[str, CfgVal] = {}
     for path in reversed(find_configs(dirs)):
         with open(path) as f:
-            load(scheduler, f, from_files)
+            # an unset value in a later file must not hide an earlier file's value
+            _load(scheduler, f, from_files, keep_unset=False)
     for key, value in from_files.items():
         cfg.setdefault(key, value)
 

@@ -229,8 +229,11 @@ class Scheduler(abc.ABC, Generic[T]):
         return new_app, resolved
 
     def _workspace_path(self, workspace: str) -> str:
-        """``workspace`` as an absolute path; a SpecsError unless it is a directory."""
-        path = os.path.abspath(os.path.expanduser(workspace))
+        """``workspace`` (a path or ``file://`` URL) as an absolute path; a SpecsError
+        unless it is a directory."""
+        from torchx.workspace.api import workspace_dir
+
+        path = os.path.abspath(os.path.expanduser(workspace_dir(workspace)))
         if not os.path.isdir(path):
             raise SpecsError(
                 "workspace", workspace, f"the {self.backend} workspace must be a directory"
@@ -374,23 +377,33 @@ class Scheduler(abc.ABC, Generic[T]):
             if not got:
                 time.sleep(interval)
 
+    # How ``wait`` polls where ``_await_end`` cannot block: the first pause in seconds,
+    # doubled after each look up to the second.
+    _wait_poll_s = (0.01, 1.0)
+
     def wait(self, app_id: str, timeout: float | None = None) -> DescribeAppResponse | None:
         """Block until the app is terminal or ``timeout`` seconds pass; its last description.
 
-        This generic version polls with a growing interval; schedulers that can be told
-        when an app ends override it.
+        Between two looks it blocks in ``_await_end`` where the scheduler can be told when
+        an app ends, and otherwise polls with a growing interval.
         """
         deadline = None if timeout is None else time.monotonic() + timeout
-        interval = 0.01
+        pause, longest = self._wait_poll_s
         while True:
             desc = self.describe(app_id)
             if desc is None or is_terminal(desc.state):
                 return desc
-            if deadline is not None and time.monotonic() >= deadline:
+            left = None if deadline is None else deadline - time.monotonic()
+            if left is not None and left <= 0:
                 return desc
-            pause = interval if deadline is None else min(interval, deadline - time.monotonic())
-            time.sleep(max(pause, 0.0))
-            interval = min(interval * 2, 1.0)
+            if not self._await_end(app_id, left):
+                time.sleep(pause if left is None else min(pause, left))
+                pause = min(pause * 2, longest)
+
+    def _await_end(self, app_id: str, timeout: float | None) -> bool:
+        """Block until the app may have ended, or ``timeout`` seconds (None: no limit);
+        False where this scheduler cannot tell, and ``wait`` polls instead."""
+        return False
 
     # -- control ----------------------------------------------------------------------
 
@@ -459,18 +472,3 @@ def in_window(
     for t, line in timed_lines:
         if (lo is None or t >= lo) and (hi is None or t <= hi):
             yield line
-
-
-__all__ = [
-    "DescribeAppResponse",
-    "ListAppResponse",
-    "LogOptions",
-    "LogRequest",
-    "Scheduler",
-    "Stream",
-    "compile_regex",
-    "filter_regex",
-    "in_window",
-    "split_lines",
-    "split_lines_iterator",
-]

@@ -76,6 +76,28 @@ class KubernetesRequest:
     # workspace image -> the repository tag it is pushed as (through the Docker engine) first
     push: dict[str, str] = field(default_factory=dict)
 
+    @property
+    def resource(self) -> dict[str, Any]:
+        """0.7's name for what is created: the Volcano Job, or a ``List`` of the objects
+        (``api=batch``). A plain manifest, not a kubernetes client model."""
+        if len(self.manifests) == 1:
+            return self.manifests[0]
+        return {"apiVersion": "v1", "kind": "List", "items": self.manifests}
+
+    @property
+    def images_to_push(self) -> dict[str, tuple[str, str]]:
+        """0.7's form of ``push``: workspace image -> (repository, tag)."""
+        return {src: _split_repo_tag(dst) for src, dst in self.push.items()}
+
+
+def _split_repo_tag(ref: str) -> tuple[str, str]:
+    # The tag follows the last ':' after the last '/' (a registry's port is no tag).
+    slash = ref.rfind("/")
+    colon = ref.rfind(":")
+    if colon > slash:
+        return ref[:colon], ref[colon + 1 :]
+    return ref, "latest"
+
 
 # Kubernetes' own default terminationGracePeriodSeconds.
 POD_GRACE_S = 30

@@ -65,6 +65,30 @@ class SignalException(Exception):
         self.sigval = sigval
 
 
+def _raise_signal_exception(signum: int, frame: object) -> None:
+    import signal
+
+    sigval = signal.Signals(signum)
+    raise SignalException(f"process {os.getpid()} got {sigval.name}", sigval=sigval)
+
+
+def raise_on_sigterm() -> None:
+    """Make SIGTERM raise ``SignalException`` in this process, as 0.7's local scheduler did,
+    so code that launched apps can clean up (``except SignalException``) before it exits.
+
+    Only from the main thread (Python runs handlers there), and only while SIGTERM has its
+    default action: a handler the program installed itself is left alone. SIGINT stays
+    ``KeyboardInterrupt``.
+    """
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        return
+    if signal.getsignal(signal.SIGTERM) is signal.SIG_DFL:
+        signal.signal(signal.SIGTERM, _raise_signal_exception)
+
+
 class LogIterator:
     """The lines of ``log_file``, one replica's output file of app ``app_id``.
 

@@ -15,8 +15,15 @@ if TYPE_CHECKING:
 
 def process_start_token(pid: int) -> str | None:
     """The kernel's start time of ``pid``: with the pid it names one process, even after reuse."""
+    found = process_parent_and_start(pid)
+    return None if found is None else found[1]
+
+
+def process_parent_and_start(pid: int) -> tuple[int, str | None] | None:
+    """``pid``'s parent and start token (None for a zombie); None where there is no such
+    process (or no /proc)."""
     try:
-        # one read of a small file: the supervisor asks this for every replica it starts
+        # one read of a small file: asked for every replica started
         fd = os.open(f"/proc/{pid}/stat", os.O_RDONLY)
     except OSError:
         return None
@@ -27,9 +34,7 @@ def process_start_token(pid: int) -> str | None:
     finally:
         os.close(fd)
     fields = data[data.rindex(b")") + 2 :].split()
-    if fields[0] in (b"Z", b"X"):
-        return None
-    return fields[19].decode()
+    return int(fields[1]), None if fields[0] in (b"Z", b"X") else fields[19].decode()
 
 
 def process_table() -> dict[int, tuple[int, int]]:

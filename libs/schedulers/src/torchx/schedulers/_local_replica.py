@@ -37,6 +37,7 @@ class Replica:
         self.dir = os.path.join(app_dir, self.role, str(self.id))
         self.pid: int | None = None
         self.start_token: str | None = None
+        self.token_read = False  # start_token is read lazily, once per attempt
         self.pipes: dict[int, str] = {}
         self.state = "PENDING"
         self.exit_code: int | None = None

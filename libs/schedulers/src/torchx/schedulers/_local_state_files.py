@@ -22,6 +22,11 @@ REQUEST_FILE = "request.json"
 STATE_FILE = "state.json"
 CANCEL_FILE = "cancel"
 SUPERVISOR_LOG = "supervisor.log"
+# The scheduler starts the supervisor with this flag before it writes the app's files, so
+# that the interpreter starts meanwhile, then writes ``GO`` to its stdin once they are all
+# written. A close without ``GO`` (the submission failed) ends it before it reads anything.
+GO_ON_STDIN = "--go-on-stdin"
+GO = b"go\n"
 TIMES_FILE = ".times"
 STREAM_CODES = {"stdout": "o", "stderr": "e", "combined": "c"}
 # Each replica's output, in <log_dir>/<session>/<app_id>/<role>/<k>/ as pytorch/torchx 0.7

@@ -61,6 +61,8 @@ from torchx.schedulers._local_requeue import (
 )
 from torchx.schedulers._local_state_files import (
     CANCEL_FILE,
+    GO,
+    GO_ON_STDIN,
     HOUSEKEEPING_INTERVAL,
     MAX_GRACE_S,
     MAX_MSG_CHARS,
@@ -249,7 +251,7 @@ class Supervisor:
                     "pid": r.pid,
                     # each replica leads its own group: what is killed if we are gone
                     "pgid": r.pid if r.pid in self.by_pid else None,
-                    "start": r.start_token if r.pid in self.by_pid else None,
+                    "start": self._start_token(r) if r.pid in self.by_pid else None,
                     "exit_code": r.exit_code,
                     "error": "" if compact else r.error,
                     "attempt": r.attempt,
@@ -258,6 +260,15 @@ class Supervisor:
                 if r.state != "PENDING"  # keeps the first write small
             ],
         }
+
+    def _start_token(self, replica: Replica) -> str | None:
+        """The start token of a running replica, read when the state is first written with
+        it: not while replicas are being started. Until it is reaped, the pid is its own."""
+        if not replica.token_read:
+            pid = replica.pid
+            replica.start_token = process_start_token(pid) if LINUX and pid is not None else None
+            replica.token_read = True
+        return replica.start_token
 
     def write_state(self, force: bool = False) -> None:
         now = time.monotonic()
@@ -456,8 +467,9 @@ class Supervisor:
             os.close(w_out)
             os.close(w_err)
         replica.state = "RUNNING"
-        replica.start_token = process_start_token(replica.pid) if LINUX else None
-        self.tell_watchdog(f"+{replica.pid} {replica.start_token}\n".encode())
+        replica.start_token, replica.token_read = None, False
+        # The watchdog reads the start token itself (``Watchdog.start_of``), off this loop.
+        self.tell_watchdog(f"+{replica.pid}\n".encode())
         self.by_pid[replica.pid] = replica
         for fd, stream in ((r_out, "stdout"), (r_err, "stderr")):
             os.set_blocking(fd, False)
@@ -662,6 +674,7 @@ class Supervisor:
                 self.spawn(r)
                 if self.cancel_requested:
                     break
+            self._reap()  # replicas that already ended need no start token in the state
             self.state = "RUNNING"
             self.write_state(force=True)
         while True:
@@ -725,9 +738,23 @@ class Supervisor:
         self.tell_watchdog(GUARD_DONE)
 
 
+def told_to_go() -> bool:
+    """Whether the scheduler wrote ``GO`` to stdin (its files are written), not just closed it."""
+    got = b""
+    while len(got) < len(GO):
+        chunk = os.read(0, len(GO) - len(got))
+        if not chunk:
+            break
+        got += chunk
+    return got == GO
+
+
 def main(argv: list[str]) -> int:
-    if len(argv) != 2:
-        print(f"usage: {argv[0]} APP_DIR", file=sys.stderr)
+    if len(argv) == 3 and argv[2] == GO_ON_STDIN:
+        if not told_to_go():
+            return 0  # the submission failed: there is nothing to run
+    elif len(argv) != 2:
+        print(f"usage: {argv[0]} APP_DIR [{GO_ON_STDIN}]", file=sys.stderr)
         return 2
     supervisor = Supervisor(argv[1])
     try:

@@ -9,7 +9,7 @@ import os
 import signal
 import time
 
-from torchx.schedulers._local_processes import kill_recorded_groups
+from torchx.schedulers._local_processes import kill_recorded_groups, process_parent_and_start
 from torchx.schedulers._local_state_files import (
     STATE_FILE,
     StateFileError,
@@ -25,6 +25,10 @@ if TYPE_CHECKING:
 
 # What the supervisor tells its watchdog (see ``Watchdog``), one line each.
 GUARD_DONE = b"done\n"
+# The start token recorded for a replica that had stopped running when the watchdog
+# looked: a process found later under its pid is not it (its group is still killed
+# while nothing else holds the number).
+ENDED = "ended"
 # How long the watchdog lets lines gather in its pipe between two reads; also the most its
 # reaction to the supervisor's death is delayed by.
 READ_PAUSE_S = 0.02
@@ -72,12 +76,25 @@ class Watchdog:
             for line in lines:
                 if line == GUARD_DONE.strip():
                     return None
-                pid, _, token = line[1:].partition(b" ")
-                self.groups.append({"pgid": int(pid), "start": token.decode() or None})
+                pid = int(line[1:])
+                self.groups.append({"pgid": pid, "start": self.start_of(pid)})
             # Reading in batches: a reader blocked on the pipe would be woken (and the
             # supervisor slowed) by each replica's line while hundreds start.
             time.sleep(READ_PAUSE_S)
         return self.stop_all()
+
+    def start_of(self, pid: int) -> str:
+        """The start token of replica ``pid``, read here rather than by the supervisor while
+        it starts replicas. A process under that pid whose parent is not the supervisor
+        is another one, while the supervisor lives (the replica ended and was reaped);
+        once it died, its replicas have a new parent."""
+        found = process_parent_and_start(pid)
+        if found is None:
+            return ENDED
+        parent, token = found
+        if token is None or (parent != self.supervisor and os.getppid() == self.supervisor):
+            return ENDED
+        return token
 
     def stop_all(self) -> None:
         killed = kill_recorded_groups({"replicas": self.groups})

@@ -23,6 +23,7 @@ import os
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
+from types import MappingProxyType
 from typing import Any, TypedDict
 
 from torchx.schedulers._api import (
@@ -116,6 +117,51 @@ class DockerContainer:
     replica_id: int
     name: str
     config: dict[str, Any]
+
+    @property
+    def image(self) -> str:
+        """0.7's ``image``: the image the container runs."""
+        return str(self.config["Image"])
+
+    @property
+    def command(self) -> list[str]:
+        """0.7's ``command``: the entrypoint followed by its arguments."""
+        return [*self.config.get("Entrypoint", []), *self.config.get("Cmd", [])]
+
+    @property
+    def kwargs(self) -> Mapping[str, Any]:
+        """0.7's ``kwargs``: this request as the Docker SDK's ``containers.run`` keywords,
+        derived from ``config`` (read-only: change ``config`` to change the request)."""
+        return MappingProxyType(_sdk_run_kwargs(self.name, self.config))
+
+
+def _sdk_run_kwargs(name: str, config: Mapping[str, Any]) -> dict[str, Any]:
+    host: Mapping[str, Any] = config.get("HostConfig", {})
+    kwargs: dict[str, Any] = {
+        "name": name,
+        "environment": dict(e.partition("=")[::2] for e in config.get("Env", [])),
+        "labels": dict(config.get("Labels", {})),
+        "privileged": bool(host.get("Privileged", False)),
+        "network": host.get("NetworkMode"),
+        "mounts": list(host.get("Mounts", [])),
+        "devices": [
+            f"{d['PathOnHost']}:{d['PathInContainer']}:{d['CgroupPermissions']}"
+            for d in host.get("Devices", [])
+        ],
+    }
+    if "Hostname" in config:
+        kwargs["hostname"] = config["Hostname"]
+    if "ShmSize" in host:
+        kwargs["shm_size"] = host["ShmSize"]
+    if "Memory" in host:
+        kwargs["mem_limit"] = host["Memory"]
+    if "NanoCpus" in host:
+        kwargs["nano_cpus"] = host["NanoCpus"]
+    if "DeviceRequests" in host:
+        kwargs["device_requests"] = list(host["DeviceRequests"])
+    if "RestartPolicy" in host:
+        kwargs["restart_policy"] = dict(host["RestartPolicy"])
+    return kwargs
 
 
 class DockerOpts(TypedDict, total=False):
@@ -319,7 +365,12 @@ def _mounts(role: Role) -> tuple[list[dict[str, Any]], list[dict[str, str]]]:
             mounts.append(
                 {"Type": "volume", "Source": m.src, "Target": m.dst_path, "ReadOnly": m.read_only}
             )
-        elif isinstance(m, DeviceMount):
+    # Named devices (EFA, Neuron) are the device files they stand for, as in 0.7.
+    from torchx.schedulers.devices import get_device_mounts
+
+    named = get_device_mounts(role.resource.devices)
+    for m in [*role.mounts, *named]:
+        if isinstance(m, DeviceMount):
             devices.append(
                 {
                     "PathOnHost": m.src_path,

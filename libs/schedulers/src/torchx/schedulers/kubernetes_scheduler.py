@@ -492,29 +492,55 @@ def create_scheduler(session_name: str, client: Any = None, **params: Any) -> Ku
 
 
 def app_to_resource(
-    app: AppDef, cfg: Mapping[str, CfgVal] | None = None, app_id: str | None = None
+    app: AppDef,
+    cfg: Mapping[str, CfgVal] | str | None = None,
+    app_id: str | None = None,
+    *,
+    service_account: str | None = None,
+    priority_class: str | None = None,
 ) -> dict[str, Any]:
     """The object that runs ``app``: a Volcano Job (``api=volcano``, the default), or for
-    ``api=batch`` a List of the headless Service and one batch/v1 Job per replica."""
-    resolved = dict(cfg or {})
+    ``api=batch`` a List of the headless Service and one batch/v1 Job per replica.
+
+    0.7's form ``app_to_resource(app, queue, service_account=..., priority_class=...)``
+    works too: a str in place of ``cfg`` is the Volcano queue.
+    """
+    resolved = _with_pod_options(cfg, service_account, priority_class)
     req = build_request(
         app, app_id or make_unique(to_dns_label(app.name, APP_NAME_CHARS)), resolved
     )
-    if len(req.manifests) == 1:
-        return req.manifests[0]
-    return {"apiVersion": "v1", "kind": "List", "items": req.manifests}
+    return req.resource
+
+
+def _with_pod_options(
+    cfg: Mapping[str, CfgVal] | str | None,
+    service_account: str | None,
+    priority_class: str | None,
+) -> dict[str, CfgVal]:
+    resolved: dict[str, CfgVal] = {"queue": cfg} if isinstance(cfg, str) else dict(cfg or {})
+    if service_account is not None:
+        resolved["service_account"] = service_account
+    if priority_class is not None:
+        resolved["priority_class"] = priority_class
+    return resolved
 
 
 def role_to_pod(
-    name: str, role: Role, app_id: str = "", cfg: Mapping[str, CfgVal] | None = None
+    name: str,
+    role: Role,
+    app_id: str = "",
+    cfg: Mapping[str, CfgVal] | None = None,
+    *,
+    service_account: str | None = None,
 ) -> dict[str, Any]:
     """A Pod manifest running one replica (replica 0) of ``role``, as ``app_to_resource``
-    templates it."""
+    templates it (0.7's ``service_account=`` keyword works too)."""
     app_id = app_id or name
     app = AppDef(name=name, roles=[role])
     labels = {LABEL_MANAGED: "torchx", LABEL_APP_ID: app_id, LABEL_ROLE: to_dns_label(role.name)}
     rank0_host = f"{app_id}-{to_dns_label(role.name, ROLE_NAME_CHARS)}-0.{app_id}"
-    template = pod_template(app, app_id, role, dict(cfg or {}), "0", rank0_host, labels)
+    resolved = _with_pod_options(cfg, service_account, None)
+    template = pod_template(app, app_id, role, resolved, "0", rank0_host, labels)
     template["metadata"]["name"] = to_dns_label(name, 63)
     return {"apiVersion": "v1", "kind": "Pod", **template}
 

@@ -64,6 +64,7 @@ from torchx.schedulers._local_compat import (
     PopenRequest,
     ReplicaParam,
     SignalException,
+    raise_on_sigterm,
 )
 from torchx.schedulers._local_images import (
     CWDImageProvider,
@@ -94,6 +95,8 @@ from torchx.schedulers._local_request import (
 from torchx.schedulers._local_requeue import DEFAULT_MAX_REQUEUES
 from torchx.schedulers._local_state_files import (
     CANCEL_FILE,
+    GO,
+    GO_ON_STDIN,
     HOUSEKEEPING_INTERVAL,
     MAX_GRACE_S,
     META_DIR,
@@ -177,6 +180,7 @@ class LocalScheduler(Scheduler[LocalRequest]):
         self._index = self.state_dir / BACKEND / "apps"
         self._supervisors: dict[str, subprocess.Popen[bytes]] = {}
         self._records = LocalAppRecords(backend, self._index, cache_size, self._supervisors)
+        raise_on_sigterm()
 
     # -- submission -------------------------------------------------------------------
 
@@ -355,9 +359,23 @@ class LocalScheduler(Scheduler[LocalRequest]):
                 f"cannot create {req.app_dir} ({e.strerror}); give a writable directory "
                 "with -cfg log_dir=DIR",
             ) from None
-        # Every file of the app, or none: a half-made app would be listed by nobody.
+        # Every file of the app, or none: a half-made app would be listed by nobody. The
+        # supervisor is started first and reads the files once told they are all written
+        # (``GO``): its interpreter starts meanwhile.
         where = meta
+        supervisor: subprocess.Popen[bytes] | None = None
         try:
+            where = os.path.join(meta, SUPERVISOR_LOG)
+            with open(where, "ab") as log:
+                where = f"its supervisor ({sys.executable} {SUPERVISOR_SCRIPT})"
+                supervisor = subprocess.Popen(
+                    [sys.executable, "-I", "-S", SUPERVISOR_SCRIPT, req.app_dir, GO_ON_STDIN],
+                    stdin=subprocess.PIPE,
+                    stdout=log,
+                    stderr=subprocess.STDOUT,
+                    start_new_session=True,
+                    close_fds=True,
+                )
             where = os.path.join(meta, REQUEST_FILE)
             write_atomic(where, req.to_json())
             where = os.path.join(meta, STATE_FILE)
@@ -368,18 +386,13 @@ class LocalScheduler(Scheduler[LocalRequest]):
             make_reserve(meta, reserve_bytes([r.role for r in req.replicas]))
             where = str(self._index / req.app_id)
             self._records.add(req.app_id, req.app_dir)
-            where = os.path.join(meta, SUPERVISOR_LOG)
-            with open(where, "ab") as log:
-                where = f"its supervisor ({sys.executable} {SUPERVISOR_SCRIPT})"
-                self._supervisors[req.app_id] = subprocess.Popen(
-                    [sys.executable, "-I", "-S", SUPERVISOR_SCRIPT, req.app_dir],
-                    stdin=subprocess.DEVNULL,
-                    stdout=log,
-                    stderr=subprocess.STDOUT,
-                    start_new_session=True,
-                    close_fds=True,
-                )
+            where = f"its supervisor ({sys.executable} {SUPERVISOR_SCRIPT})"
+            assert supervisor.stdin is not None
+            supervisor.stdin.write(GO)
+            supervisor.stdin.close()
+            self._supervisors[req.app_id] = supervisor
         except OSError as e:
+            _call_off(supervisor)
             self._forget_half_made(req)
             if e.errno in NO_SPACE:
                 raise self._no_room(req, where, e) from None
@@ -388,6 +401,9 @@ class LocalScheduler(Scheduler[LocalRequest]):
                 f"cannot start app {req.app_id}: {where}: {e.strerror or e}",
                 "nothing of it was kept; fix the cause and submit again",
             ) from None
+        except BaseException:
+            _call_off(supervisor)
+            raise
         return req.app_id
 
     def _no_room(self, req: LocalRequest, path: str, e: OSError) -> SchedulerError:
@@ -465,23 +481,14 @@ class LocalScheduler(Scheduler[LocalRequest]):
 
         return tuple(prune(self._records, ended_before))
 
-    def wait(self, app_id: str, timeout: float | None = None) -> DescribeAppResponse | None:
-        """Block until the app ends; woken by its supervisor's exit, not by polling."""
-        deadline = None if timeout is None else time.monotonic() + timeout
-        pause = 0.002
-        while True:
-            desc = self.describe(app_id)
-            if desc is None or is_terminal(desc.state):
-                return desc
-            left = None if deadline is None else deadline - time.monotonic()
-            if left is not None and left <= 0:
-                return desc
-            app_dir = self._app_dir(app_id)
-            _, state = self._records.read(app_dir) if app_dir else ({}, {})
-            if not self._wait_for_exit(app_id, state, left):
-                # No pid recorded yet (the supervisor is starting): look again shortly.
-                time.sleep(pause if left is None else min(pause, left))
-                pause = min(pause * 2, 0.05)
+    # While no supervisor pid is recorded yet (it is starting), ``wait`` looks again soon.
+    _wait_poll_s = (0.002, 0.05)
+
+    def _await_end(self, app_id: str, timeout: float | None) -> bool:
+        """Woken by the app's supervisor's exit, not by polling."""
+        app_dir = self._app_dir(app_id)
+        _, state = self._records.read(app_dir) if app_dir else ({}, {})
+        return self._wait_for_exit(app_id, state, timeout)
 
     def _wait_for_exit(self, app_id: str, state: Mapping[str, Any], timeout: float | None) -> bool:
         """Sleep until the supervisor exits or ``timeout``; False if there is nothing to watch."""
@@ -607,6 +614,16 @@ class LocalScheduler(Scheduler[LocalRequest]):
         for app_id, proc in list(self._supervisors.items()):
             if proc.poll() is not None:
                 del self._supervisors[app_id]
+
+
+def _call_off(supervisor: subprocess.Popen[bytes] | None) -> None:
+    """End a supervisor not yet told ``GO``: closed without it, it exits having touched nothing."""
+    if supervisor is None:
+        return
+    if supervisor.stdin is not None:
+        with contextlib.suppress(OSError):
+            supervisor.stdin.close()
+    supervisor.wait()
 
 
 def create_scheduler(

@@ -92,8 +92,26 @@ def is_ignored(relpath: str, patterns: list[str]) -> bool:
     return ignored
 
 
+def workspace_dir(workspace: str) -> str:
+    """The local directory ``workspace`` names: a path, or a ``file://`` URL as 0.7's
+    fsspec workspaces were written (``file:///home/me/proj``). Other URLs are refused."""
+    if "://" not in workspace:
+        return workspace
+    from urllib.parse import unquote, urlparse
+
+    url = urlparse(workspace)
+    if url.scheme != "file" or url.netloc not in ("", "localhost"):
+        raise SpecsError(
+            "workspace",
+            workspace,
+            "a local directory or a file:// URL; copy a remote workspace to this machine first",
+        )
+    return unquote(url.path)
+
+
 def walk_workspace(workspace: str) -> Iterator[str]:
     """The files of ``workspace`` that its ``.torchxignore`` keeps, as relative paths."""
+    workspace = workspace_dir(workspace)
     if not os.path.isdir(workspace):
         raise SpecsError("workspace", workspace, "give an existing directory")
     patterns = read_ignore_patterns(workspace)
@@ -116,4 +134,5 @@ __all__ = [
     "is_ignored",
     "read_ignore_patterns",
     "walk_workspace",
+    "workspace_dir",
 ]

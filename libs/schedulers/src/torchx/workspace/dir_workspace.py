@@ -7,14 +7,16 @@ import shutil
 from collections.abc import Mapping
 
 from torchx.specs import CfgVal, Role, SpecsError, runopts
-from torchx.workspace.api import WorkspaceMixin, walk_workspace
+from torchx.workspace.api import WorkspaceMixin, walk_workspace, workspace_dir
 
 
 def copy_workspace(workspace: str, target: str) -> None:
     """Copy the files of ``workspace`` that ``.torchxignore`` keeps into ``target``.
 
     A ``target`` inside ``workspace`` is left out of the copy (not copied into itself).
+    ``workspace`` may be a ``file://`` URL.
     """
+    workspace = workspace_dir(workspace)
     inside = os.path.relpath(os.path.abspath(target), os.path.abspath(workspace))
     skip = None if inside.startswith("..") else inside.replace(os.sep, "/") + "/"
     for rel in walk_workspace(workspace):

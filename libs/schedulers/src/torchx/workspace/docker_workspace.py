@@ -15,7 +15,7 @@ from typing import IO, Any, TextIO
 
 from torchx.schedulers._errors import SchedulerError, require
 from torchx.specs import AppDef, CfgVal, Role, SpecsError, runopts
-from torchx.workspace.api import WorkspaceMixin, walk_workspace
+from torchx.workspace.api import WorkspaceMixin, walk_workspace, workspace_dir
 
 # The local repository workspace images are tagged in; their tag is a hash of the image id.
 WORKSPACE_REPO = "torchx-workspace"
@@ -197,6 +197,7 @@ def build_context(workspace: str, dockerfile: str) -> IO[bytes]:
     import tarfile
     import tempfile
 
+    workspace = workspace_dir(workspace)
     out = tempfile.SpooledTemporaryFile(max_size=8 * 1024 * 1024)  # noqa: SIM115 -- returned
     with tarfile.open(fileobj=out, mode="w") as tar:
         for rel in walk_workspace(workspace):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
+from functools import cached_property
 from string import Template
 from typing import TYPE_CHECKING, Any
 
@@ -39,9 +40,17 @@ class macros:
         rank0_env: str = "TORCHX_RANK0_HOST"
         base_img_root: str = "DEPRECATED"
 
+        @cached_property
+        def _mapping(self) -> dict[str, str]:
+            # Built once per replica, not once per string: a role with many arguments is
+            # filled for each of hundreds of replicas. (``asdict`` would deep-copy each str.)
+            return {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+
         def substitute(self, text: str) -> str:
+            if "$" not in text:
+                return text  # nothing to fill (most arguments): skip the template
             # safe_substitute leaves unknown ``$VARS`` alone so shell syntax survives.
-            return Template(text).safe_substitute(dataclasses.asdict(self))
+            return Template(text).safe_substitute(self._mapping)
 
         def apply(self, role: Role) -> Role:
             """A copy of ``role`` with every macro filled in: in its entrypoint, args, env

@@ -109,3 +109,8 @@ def _run_from_env() -> AppRun:
 def app_run_from_env() -> AppRun:
     """Shorthand for :meth:`AppRun.run_from_env`."""
     return AppRun.run_from_env()
+
+
+# 0.7 cached run_from_env with functools.lru_cache, and its users' tests reset it between
+# cases with ``AppRun.run_from_env.cache_clear()``; the same call empties this cache.
+setattr(AppRun.run_from_env, "cache_clear", _from_env.clear)  # noqa: B010

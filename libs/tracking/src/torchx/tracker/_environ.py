@@ -16,6 +16,7 @@ it is called with the config (or None) and returns a :class:`TrackerBase`.
 from __future__ import annotations
 
 import os
+import sys
 
 from ._base import TrackerBase
 from ._errors import TrackerConfigError
@@ -23,10 +24,16 @@ from ._errors import TrackerConfigError
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
+    from typing import Any, NoReturn
 
 ENV_TORCHX_TRACKERS = "TORCHX_TRACKERS"
 ENV_TORCHX_PARENT_RUN_ID = "TORCHX_PARENT_RUN_ID"
 ENV_TORCHX_JOB_ID = "TORCHX_JOB_ID"
+# Set by the runner on every trial of a sweep (the sweep's handle, the trial's index and
+# its arguments as a JSON object); a tracker may file the trial's run under the sweep.
+ENV_TORCHX_SWEEP_ID = "TORCHX_SWEEP_ID"
+ENV_TORCHX_SWEEP_INDEX = "TORCHX_SWEEP_INDEX"
+ENV_TORCHX_SWEEP_ARGS = "TORCHX_SWEEP_ARGS"
 ENTRY_POINT_GROUP = "torchx.tracker"
 
 
@@ -44,19 +51,65 @@ def _tracker_names(value: str) -> list[str]:
     return [name.strip() for name in value.split(",") if name.strip()]
 
 
-def _load_factory(name: str, factory: str) -> Callable[[str | None], TrackerBase]:
-    """``factory``: ``module:function``, an entry point name, or a module path."""
+def load_group(
+    group: str, default: Mapping[str, Callable[..., Any]] | None = None
+) -> Mapping[str, Callable[..., Any]] | None:
+    """The entry points of ``group`` as ``{name: loader}``; ``default`` when it has none.
+
+    Calling a loader imports the entry point and calls it with the loader's arguments
+    (an entry point naming a module is imported and returned).
+    """
+    from importlib.metadata import EntryPoint, entry_points
+
+    def deferred(entry_point: EntryPoint) -> Callable[..., Any]:
+        def load_and_call(*args: Any, **kwargs: Any) -> Any:
+            loaded = entry_point.load()
+            return loaded if entry_point.attr is None else loaded(*args, **kwargs)
+
+        return load_and_call
+
+    found = {ep.name: deferred(ep) for ep in entry_points(group=group)}
+    return found or (dict(default) if default is not None else None)
+
+
+def load_module(path: str) -> Any:
+    """``module.path:attribute`` (or a module path): the object it names, None if missing."""
     import importlib
 
-    if ":" not in factory:
-        from importlib.metadata import entry_points
-
-        for entry_point in entry_points(group=ENTRY_POINT_GROUP, name=factory):
-            loaded: Callable[[str | None], TrackerBase] = entry_point.load()
-            return loaded
-    module_name, _, attr = factory.partition(":")
+    module_name, _, attr = path.partition(":")
     try:
         module = importlib.import_module(module_name)
+    except ImportError:
+        return None
+    return getattr(module, attr, None) if attr else module
+
+
+def _hooks() -> Any:
+    # 0.7's users patch ``torchx.tracker.api.load_group``/``load_module``; look them up
+    # there at call time when that module is loaded so the patch takes effect.
+    return sys.modules.get("torchx.tracker.api") or sys.modules[__name__]
+
+
+def _load_factory(name: str, factory: str) -> Callable[[str | None], TrackerBase]:
+    """``factory``: an entry point name, ``module:function``, or a module path."""
+    hooks = _hooks()
+    if ":" not in factory:
+        group = hooks.load_group(ENTRY_POINT_GROUP) or {}
+        if factory in group:
+            from_group: Callable[[str | None], TrackerBase] = group[factory]
+            return from_group
+    found = hooks.load_module(factory)
+    if callable(found):
+        return found  # type: ignore[no-any-return]
+    return _explain_unloadable(name, factory)
+
+
+def _explain_unloadable(name: str, factory: str) -> NoReturn:
+    import importlib
+
+    module_name, _, attr = factory.partition(":")
+    try:
+        importlib.import_module(module_name)
     except ImportError as e:
         raise TrackerConfigError(
             f"tracker {name!r} factory",
@@ -71,12 +124,9 @@ def _load_factory(name: str, factory: str) -> Callable[[str | None], TrackerBase
             factory,
             "name the function too: module.path:function",
         )
-    found = getattr(module, attr, None)
-    if not callable(found):
-        raise TrackerConfigError(
-            f"tracker {name!r} factory", factory, f"module {module_name} has no function {attr!r}"
-        )
-    return found  # type: ignore[no-any-return]
+    raise TrackerConfigError(
+        f"tracker {name!r} factory", factory, f"module {module_name} has no function {attr!r}"
+    )
 
 
 def build_trackers(factory_and_config: Mapping[str, str | None]) -> list[TrackerBase]:

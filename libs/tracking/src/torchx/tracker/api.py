@@ -1,31 +1,12 @@
-"""The tracker API at the module path torchx 0.7 used (``torchx.tracker.api``)."""
+"""The tracker API at the module path torchx 0.7 used (``torchx.tracker.api``): every
+public name of ``torchx.tracker``, under this path too.
 
-from torchx.tracker import (
-    ENV_TORCHX_JOB_ID,
-    ENV_TORCHX_PARENT_RUN_ID,
-    ENV_TORCHX_TRACKERS,
-    AppRun,
-    AppRunTrackableSource,
-    Lineage,
-    TrackerArtifact,
-    TrackerBase,
-    TrackerSource,
-    build_trackers,
-    tracker_config_env_var_name,
-    trackers_from_environ,
-)
+Trackers are found through ``load_group`` and ``load_module`` as read from this module
+when they are built, so code that patches them here (as 0.7's tests do) takes effect.
+"""
 
-__all__ = [
-    "ENV_TORCHX_JOB_ID",
-    "ENV_TORCHX_PARENT_RUN_ID",
-    "ENV_TORCHX_TRACKERS",
-    "AppRun",
-    "AppRunTrackableSource",
-    "Lineage",
-    "TrackerArtifact",
-    "TrackerBase",
-    "TrackerSource",
-    "build_trackers",
-    "tracker_config_env_var_name",
-    "trackers_from_environ",
-]
+import torchx.tracker as _tracker
+from torchx.tracker import *  # noqa: F403
+from torchx.tracker._environ import load_group, load_module
+
+__all__ = [*_tracker.__all__, "load_group", "load_module"]

@@ -8,7 +8,17 @@ experiment. What torchx records maps onto MLflow as:
 - artifacts: a local file or folder is uploaded to the run's artifacts under the
   artifact's name; anything else (an ``s3://`` URL) is kept as a reference. Either way
   a ``torchx.artifact.<name>`` tag holds the record (path and metadata) as JSON;
-- sources: ``torchx.source.<digest>`` tags, one per source and artifact.
+- sources: ``torchx.source.<digest>`` tags, one per source and artifact;
+- numbers in metadata (``objective=0.02``) are also logged as metrics (step 0), which
+  MLflow's UI compares and plots across runs.
+
+A trial of a sweep (``TORCHX_SWEEP_ID`` set by the runner) is a child run of one run
+named by the sweep's handle (MLflow's ``mlflow.parentRunId`` tag, so the UI nests it),
+with its sweep arguments as params.
+
+Replicas of one app start together and all ask for the run of one name: finding or
+creating it (and the experiment) happens under a lock per store, so they land in one
+run; a run is never deleted, and reads merge every run of the name (see _store_lock).
 
 mlflow is imported when the first tracker is created, never by ``import torchx.tracker``.
 The MLflow client API is used per run (not mlflow's process-wide "active run"), so one
@@ -25,14 +35,23 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from ._base import TrackerArtifact, TrackerBase, TrackerSource
-from ._environ import ENV_TORCHX_JOB_ID
+from ._environ import (
+    ENV_TORCHX_JOB_ID,
+    ENV_TORCHX_SWEEP_ARGS,
+    ENV_TORCHX_SWEEP_ID,
+    ENV_TORCHX_SWEEP_INDEX,
+)
 from ._errors import InvalidRecordError, TrackerConfigError
 from ._records import json_mapping, text
+from ._store_lock import store_lock
 
 TAG_ARTIFACT_MD_PREFIX = "torchx.artifact.metadata"
 """Prefix of the tags torchx 0.7 used for artifact metadata (kept for reference)."""
 ARTIFACT_TAG = "torchx.artifact."
 SOURCE_TAG = "torchx.source."
+PARENT_RUN_TAG = "mlflow.parentRunId"
+SWEEP_TAG = "torchx.sweep"
+SWEEP_INDEX_TAG = "torchx.sweep_index"
 EXPERIMENT_ENV = "TORCHX_TRACKING_EXPERIMENT_NAME"
 CONFIG_SECTION = "tracker:mlflow"
 _TAG_NAME = re.compile(r"^[\w\-. /]+$")
@@ -84,9 +103,17 @@ class MLflowTracker(TrackerBase):
             os.environ.setdefault("MLFLOW_ALLOW_FILE_STORE", "true")
         mlflow = _import_mlflow()
         self._mlflow = mlflow
-        self.client = mlflow.MlflowClient(self.tracking_uri)
         name = experiment_name or self.default_experiment_name()
-        self.experiment = self._experiment(name, artifact_location)
+        # Opening a store sets up a new one (a file store's folders, a SQLite database's
+        # tables): replicas starting together must not do that twice either.
+        with store_lock(self.tracking_uri):
+            self.client = mlflow.MlflowClient(self.tracking_uri)
+            same_named = self._experiments_named(name)
+            if not same_named:
+                same_named = [self._create_experiment(name, artifact_location)]
+        self.experiment = same_named[0]
+        # Stores written before this lock existed may hold one name twice: read them all.
+        self._experiment_ids = [str(e.experiment_id) for e in same_named]
         self._run_ids: dict[str, str] = {}
         run_name = os.environ.get(ENV_TORCHX_JOB_ID)
         if run_name:
@@ -99,18 +126,22 @@ class MLflowTracker(TrackerBase):
 
         return f"default-experiment/{getpass.getuser()}/{socket.getfqdn()}"
 
-    def _experiment(self, name: str, artifact_location: str | None) -> Any:
-        found = self.client.get_experiment_by_name(name)
-        if found is not None:
-            return found
+    def _experiments_named(self, name: str) -> list[Any]:
+        """The active experiments called ``name``, oldest first (one, but for old stores)."""
+        quoted = name.replace("\\", "\\\\").replace("'", "\\'")
+        found = self.client.search_experiments(filter_string=f"name = '{quoted}'")
+        same = [e for e in found if e.name == name]
+        return sorted(same, key=lambda e: (e.creation_time or 0, str(e.experiment_id)))
+
+    def _create_experiment(self, name: str, artifact_location: str | None) -> Any:
         try:
             experiment_id = self.client.create_experiment(name, artifact_location)
         except self._mlflow.exceptions.MlflowException:
-            # Another replica created it first.
-            found = self.client.get_experiment_by_name(name)
-            if found is None:
+            # A tracking server on another host created it first (its names are unique).
+            found = self._experiments_named(name)
+            if not found:
                 raise
-            return found
+            return found[0]
         return self.client.get_experiment(experiment_id)
 
     @property
@@ -133,36 +164,52 @@ class MLflowTracker(TrackerBase):
 
     # -- runs by name ---------------------------------------------------------------
 
-    def _runs_named(self, run_name: str, experiment_id: str | None = None) -> list[Any]:
+    def _runs_named(self, run_name: str) -> list[Any]:
         quoted = run_name.replace("\\", "\\\\").replace("'", "\\'")
         runs = self.client.search_runs(
-            [experiment_id or self.experiment_id],
+            self._experiment_ids,
             filter_string=f"attributes.run_name = '{quoted}'",
             max_results=1000,
         )
-        # Oldest first: every replica settles on the same run.
+        # Oldest first: where a store holds one name twice, writers pick the same run.
         return sorted(runs, key=lambda r: (r.info.start_time, r.info.run_id))
 
     def get_run_id(self, run_name: str) -> str:
         """The MLflow run id of torchx run ``run_name``, creating the run if needed.
 
-        Replicas of one app may create the run at the same moment; each then keeps the
-        oldest run of that name and deletes its own empty duplicate.
+        Replicas of one app ask at the same moment: the store's lock makes the first
+        create the run and the others find it. The run of this app's own job
+        (``TORCHX_JOB_ID``) in a sweep is created as a child of the sweep's run.
         """
         cached = self._run_ids.get(run_name)
         if cached is not None:
             return cached
+        with store_lock(self.tracking_uri):
+            sweep = _sweep_trial(run_name)
+            if sweep is None:
+                run_id = self._find_or_create(run_name, {})
+            else:
+                handle, index, args = sweep
+                parent = self._find_or_create(handle, {SWEEP_TAG: "true"})
+                tags = {PARENT_RUN_TAG: parent, SWEEP_INDEX_TAG: index}
+                run_id = self._find_or_create(run_name, tags, args)
+        self._run_ids[run_name] = run_id
+        return run_id
+
+    def _find_or_create(
+        self, run_name: str, tags: Mapping[str, str], params: Mapping[str, str] | None = None
+    ) -> str:
+        """The oldest run called ``run_name``, or a new one with ``tags`` and ``params``;
+        called with the store's lock held."""
         runs = self._runs_named(run_name)
         if runs:
-            run_id = str(runs[0].info.run_id)
-        else:
-            created = self.client.create_run(self.experiment_id, run_name=run_name)
-            run_id = str(created.info.run_id)
-            oldest = self._runs_named(run_name)
-            if oldest and oldest[0].info.run_id != run_id:
-                self.client.delete_run(run_id)
-                run_id = str(oldest[0].info.run_id)
-        self._run_ids[run_name] = run_id
+            return str(runs[0].info.run_id)
+        created = self.client.create_run(self.experiment_id, run_name=run_name, tags=dict(tags))
+        run_id = str(created.info.run_id)
+        if params:
+            from mlflow.entities import Param  # type: ignore[import-untyped,import-not-found,unused-ignore]
+
+            self.client.log_batch(run_id, params=[Param(k, v) for k, v in params.items()])
         return run_id
 
     def get_run(self, run_name: str) -> Any:
@@ -179,15 +226,35 @@ class MLflowTracker(TrackerBase):
     def close(self) -> None:
         """Mark the runs this tracker wrote to as finished."""
         for run_id in self._run_ids.values():
-            self.client.set_terminated(run_id)
+            with self._file_store_lock():
+                self.client.set_terminated(run_id)
+
+    def _file_store_lock(self) -> Any:
+        """The store's lock where MLflow's file store needs it for writes too: it makes a
+        tag's folder with check-then-mkdir and rewrites ``meta.yaml`` in place."""
+        import contextlib
+
+        if _is_file_store(self.tracking_uri):
+            return store_lock(self.tracking_uri)
+        return contextlib.nullcontext()
 
     # -- TrackerBase ----------------------------------------------------------------
 
-    def _set_tags(self, run_name: str, tags: Mapping[str, str]) -> None:
-        from mlflow.entities import RunTag  # type: ignore[import-untyped,import-not-found,unused-ignore]
+    def _set_tags(
+        self, run_name: str, tags: Mapping[str, str], metrics: Mapping[str, float] | None = None
+    ) -> None:
+        import time
+
+        from mlflow.entities import Metric, RunTag  # type: ignore[import-untyped,import-not-found,unused-ignore]
 
         run_id = self.get_run_id(run_name)
-        self.client.log_batch(run_id, tags=[RunTag(k, v) for k, v in tags.items()])
+        now = int(time.time() * 1000)
+        with self._file_store_lock():
+            self.client.log_batch(
+                run_id,
+                metrics=[Metric(k, v, now, 0) for k, v in (metrics or {}).items()],
+                tags=[RunTag(k, v) for k, v in tags.items()],
+            )
 
     def add_metadata(self, run_id: str, **kwargs: object) -> None:
         run_name = str(text("run_id", run_id))
@@ -195,7 +262,12 @@ class MLflowTracker(TrackerBase):
         for key in metadata:
             _check_tag_name("metadata key", key)
         if metadata:
-            self._set_tags(run_name, {k: _tag_text(v) for k, v in metadata.items()})
+            numbers = {
+                k: float(v)
+                for k, v in metadata.items()
+                if isinstance(v, (int, float)) and not isinstance(v, bool)
+            }
+            self._set_tags(run_name, {k: _tag_text(v) for k, v in metadata.items()}, numbers)
 
     def metadata(self, run_id: str) -> dict[str, object]:
         """The run's tags, less MLflow's own (``mlflow.*``) and torchx's (``torchx.*``)."""
@@ -218,12 +290,13 @@ class MLflowTracker(TrackerBase):
         stored = path
         if os.path.isfile(path) or os.path.isdir(path):
             artifact_uri = self.client.get_run(mlflow_run_id).info.artifact_uri
-            if os.path.isfile(path):
-                self.client.log_artifact(mlflow_run_id, path, artifact_path=name)
-                stored = f"{artifact_uri}/{name}/{os.path.basename(path)}"
-            else:
-                self.client.log_artifacts(mlflow_run_id, path, artifact_path=name)
-                stored = f"{artifact_uri}/{name}"
+            with self._file_store_lock():
+                if os.path.isfile(path):
+                    self.client.log_artifact(mlflow_run_id, path, artifact_path=name)
+                    stored = f"{artifact_uri}/{name}/{os.path.basename(path)}"
+                else:
+                    self.client.log_artifacts(mlflow_run_id, path, artifact_path=name)
+                    stored = f"{artifact_uri}/{name}"
         record = {"version": 1, "path": stored, "source_path": path, "metadata": md}
         self._set_tags(run_name, {ARTIFACT_TAG + name: json.dumps(record)})
 
@@ -258,13 +331,14 @@ class MLflowTracker(TrackerBase):
                 sorted(unknown)[0],
                 "MLflowTracker filters by parent_run_id and experiment",
             )
-        experiment_id = self.experiment_id
+        experiment_ids = self._experiment_ids
         if kwargs.get("experiment"):
-            experiment = self.client.get_experiment_by_name(kwargs["experiment"])
-            if experiment is None:
+            experiment_ids = [
+                str(e.experiment_id) for e in self._experiments_named(kwargs["experiment"])
+            ]
+            if not experiment_ids:
                 return []
-            experiment_id = experiment.experiment_id
-        runs = self.client.search_runs([experiment_id], max_results=50000)
+        runs = self.client.search_runs(experiment_ids, max_results=50000)
         parent = kwargs.get("parent_run_id")
         names = set()
         for run in runs:
@@ -288,21 +362,46 @@ class MLflowTracker(TrackerBase):
         run_id = self.get_run_id(run_name)
         prefix = f"{key}." if key else ""
         scalar = (str, int, float, bool)
+
+        def log_param(name: str, value: object) -> None:
+            with self._file_store_lock():
+                self.client.log_param(run_id, name, value)
+
         if not cfg or isinstance(cfg, scalar):
-            self.client.log_param(run_id, key, cfg)
+            log_param(key, cfg)
         elif isinstance(cfg, Mapping):
             for k, v in cfg.items():
                 if isinstance(v, scalar):
-                    self.client.log_param(run_id, f"{prefix}{k}", v)
+                    log_param(f"{prefix}{k}", v)
                 else:
                     self.log_params_flat(run_name, v, f"{prefix}{k}")
         elif isinstance(cfg, Iterable):
             items = list(cfg)
             if isinstance(items[0], scalar):
-                self.client.log_param(run_id, key, items)
+                log_param(key, items)
             else:
                 for i, item in enumerate(items):
                     self.log_params_flat(run_name, item, f"{prefix}_{i}")
+
+
+def _sweep_trial(run_name: str) -> tuple[str, str, dict[str, str]] | None:
+    """``(sweep handle, trial index, trial arguments)`` when ``run_name`` is this process's
+    own job and the runner launched it as a trial of a sweep; else None."""
+    sweep = os.environ.get(ENV_TORCHX_SWEEP_ID)
+    if not sweep or run_name != os.environ.get(ENV_TORCHX_JOB_ID) or run_name == sweep:
+        return None
+    try:
+        args = json.loads(os.environ.get(ENV_TORCHX_SWEEP_ARGS) or "{}")
+    except ValueError:
+        args = None
+    if not isinstance(args, dict):
+        raise TrackerConfigError(
+            ENV_TORCHX_SWEEP_ARGS,
+            os.environ.get(ENV_TORCHX_SWEEP_ARGS),
+            "the runner sets it to a JSON object of the trial's arguments; unset it or fix it",
+        )
+    index = os.environ.get(ENV_TORCHX_SWEEP_INDEX, "")
+    return sweep, index, {str(k): str(v) for k, v in args.items()}
 
 
 def _sources_in(tags: Mapping[str, str], artifact_name: str | None) -> list[TrackerSource]:

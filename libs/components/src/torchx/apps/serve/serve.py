@@ -82,14 +82,51 @@ def main(argv: Sequence[str]) -> None:
             model_url = stack.enter_context(serve_file(args.model_path, args.port, host))
         print(f"POST {registration_url(args.management_api, model_url, params)}")
         try:
-            print(register(args.management_api, model_url, params, timeout=args.timeout))
+            print(_register(args.management_api, model_url, params, args.timeout))
+        except _Refused as e:
+            print(f"torchserve refused the model: HTTP {e.status}: {e.detail}", file=sys.stderr)
+            sys.exit(1)
+        except _Unreachable as e:
+            print(f"cannot reach {args.management_api}: {e}", file=sys.stderr)
+            sys.exit(1)
+
+
+class _Refused(Exception):
+    def __init__(self, status: int, detail: str) -> None:
+        super().__init__(status, detail)
+        self.status, self.detail = status, detail
+
+
+class _Unreachable(Exception):
+    pass
+
+
+def _register(management_api: str, model_url: str, params: dict[str, str], timeout: int) -> str:
+    """POST the registration with ``requests`` (as 0.7 did, so code that patches
+    ``requests.post`` sees the call) when it is installed, else with the standard library."""
+    import importlib
+
+    try:
+        # Imported by name: requests ships no type information, and is optional here.
+        requests = importlib.import_module("requests")
+    except ImportError:
+        try:
+            return register(management_api, model_url, params, timeout=timeout)
         except urllib.error.HTTPError as e:
-            detail = e.read().decode("utf-8", "replace")
-            print(f"torchserve refused the model: HTTP {e.code}: {detail}", file=sys.stderr)
-            sys.exit(1)
+            raise _Refused(e.code, e.read().decode("utf-8", "replace")) from None
         except urllib.error.URLError as e:
-            print(f"cannot reach {args.management_api}: {e.reason}", file=sys.stderr)
-            sys.exit(1)
+            raise _Unreachable(str(e.reason)) from None
+    try:
+        response = requests.post(
+            f"{management_api.rstrip('/')}/models",
+            params={"url": model_url, **params},
+            timeout=timeout,
+        )
+    except requests.RequestException as e:
+        raise _Unreachable(str(e)) from None
+    if response.status_code >= 400:
+        raise _Refused(response.status_code, response.text)
+    return str(response.text)
 
 
 if __name__ == "__main__":

@@ -10,17 +10,6 @@ from __future__ import annotations
 import os
 import signal
 
-__all__ = [
-    "ASKED_FILE_ENV",
-    "ATTEMPT_ENV",
-    "ATTEMPT_FILE_ENV",
-    "DEFAULT_SIGNALS",
-    "REQUEUE_EXIT_CODE",
-    "SIGNALS_ENV",
-    "attempt",
-    "warning_signals",
-]
-
 # sysexits' EX_TEMPFAIL, "try again later": an app that exits with it asks its scheduler
 # to run it again. Schedulers restart such an app without counting a retry.
 REQUEUE_EXIT_CODE = 75

@@ -1,0 +1,36 @@
+"""Names 0.7's users patch (``unittest.mock.patch("torchx.runner.api.X")``) take effect."""
+
+from __future__ import annotations
+
+from typing import Any
+from unittest import mock
+
+from torchx.runner import api as runner_api
+
+
+def test_get_runner_reads_the_patched_factories_of_the_api_module() -> None:
+    scheduler = mock.MagicMock()
+    factories = {"fake": lambda session, **kwargs: scheduler}
+    patched = mock.patch("torchx.runner.api.get_scheduler_factories", return_value=factories)
+    with patched, runner_api.get_runner() as runner:
+        assert runner.scheduler_backends() == ["fake"]
+        runner.scheduler_run_opts("fake")
+    scheduler.close.assert_called_once()
+
+
+def test_without_a_patch_get_runner_sees_the_registered_schedulers() -> None:
+    with runner_api.get_runner() as runner:
+        assert "local_cwd" in runner.scheduler_backends()
+
+
+def test_log_lines_passes_streams_by_keyword() -> None:
+    scheduler = mock.MagicMock()
+    scheduler.log_iter.return_value = iter(["a"])
+
+    def factory(session: str, **kwargs: Any) -> mock.MagicMock:
+        return scheduler
+
+    with runner_api.Runner("s", {"fake": factory}) as runner:
+        assert list(runner.log_lines("fake://s/app", "trainer", 1)) == ["a"]
+    args, kwargs = scheduler.log_iter.call_args
+    assert args[:3] == ("app", "trainer", 1) and kwargs == {"streams": None}

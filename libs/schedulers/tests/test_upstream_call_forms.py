@@ -1,0 +1,142 @@
+"""0.7's call forms and request attributes that migrating code uses, beside this project's."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from torchx.specs import AppDef, BindMount, DeviceMount, Resource, Role
+from torchx.specs.named_resources_aws import EFA_DEVICE
+
+
+def _app(image: str = "busybox:1", replicas: int = 1) -> AppDef:
+    return AppDef("a", [Role("r", image=image, entrypoint="echo", num_replicas=replicas)])
+
+
+def test_kubernetes_app_to_resource_takes_the_queue_and_service_account_as_0_7_did() -> None:
+    from torchx.schedulers.kubernetes_scheduler import app_to_resource
+
+    vjob = app_to_resource(_app(), "q1", service_account="sa", priority_class="high")
+    assert vjob["kind"] == "Job" and vjob["spec"]["queue"] == "q1"
+    pod_spec = vjob["spec"]["tasks"][0]["template"]["spec"]
+    assert pod_spec["serviceAccountName"] == "sa" and pod_spec["priorityClassName"] == "high"
+    plain = app_to_resource(_app(), "q1", service_account=None)
+    assert "serviceAccountName" not in plain["spec"]["tasks"][0]["template"]["spec"]
+
+
+def test_kubernetes_role_to_pod_takes_service_account_by_keyword() -> None:
+    from torchx.schedulers.kubernetes_scheduler import role_to_pod
+
+    pod = role_to_pod("p", _app().roles[0], service_account="sa")
+    assert pod["kind"] == "Pod" and pod["spec"]["serviceAccountName"] == "sa"
+
+
+def test_kubernetes_request_resource_and_images_to_push() -> None:
+    from torchx.schedulers.kubernetes_scheduler import KubernetesScheduler
+
+    sched = KubernetesScheduler("s")
+    req = sched.submit_dryrun(_app(), {"queue": "q"}).request
+    assert req.resource is req.manifests[0] and req.resource["kind"] == "Job"
+    assert req.images_to_push == {}
+    batch = sched.submit_dryrun(_app(), {"api": "batch"}).request
+    assert batch.resource["kind"] == "List" and batch.resource["items"] == batch.manifests
+    req.push = {"sha256:abc": "registry:5000/team/img:abc", "sha256:def": "img"}
+    assert req.images_to_push == {
+        "sha256:abc": ("registry:5000/team/img", "abc"),
+        "sha256:def": ("img", "latest"),
+    }
+
+
+def test_docker_container_exposes_0_7s_image_command_and_run_keywords(tmp_path: Path) -> None:
+    from torchx.schedulers.docker_scheduler import DockerScheduler
+
+    role = Role(
+        "trainer",
+        image="busybox:1",
+        entrypoint="main",
+        args=["--lr", "0.1"],
+        env={"FOO": "bar"},
+        max_retries=3,
+        resource=Resource(cpu=2, gpu=1, memMB=300, devices={EFA_DEVICE: 2}),
+        mounts=[BindMount("/tmp", "/data", read_only=True), DeviceMount("/dev/fuse", "/dev/f")],
+    )
+    sched = DockerScheduler("s", base_url=f"unix://{tmp_path}/none.sock")
+    (c,) = sched.submit_dryrun(AppDef("app", [role]), {"privileged": True}).request.containers
+    assert c.image == "busybox:1" and c.command == ["main", "--lr", "0.1"]
+    kw = c.kwargs
+    assert kw["name"] == c.name == kw["hostname"] and kw["network"] == "torchx"
+    assert kw["environment"]["FOO"] == "bar" and kw["environment"]["TORCHX_RANK0_HOST"] == c.name
+    assert kw["privileged"] is True and kw["nano_cpus"] == 2_000_000_000
+    assert kw["mem_limit"] == 300 * 2**20 and kw["restart_policy"]["MaximumRetryCount"] == 3
+    assert kw["mounts"] == [{"Type": "bind", "Source": "/tmp", "Target": "/data", "ReadOnly": True}]
+    assert kw["devices"] == [
+        "/dev/fuse:/dev/f:rwm",
+        "/dev/infiniband/uverbs0:/dev/infiniband/uverbs0:rwm",
+        "/dev/infiniband/uverbs1:/dev/infiniband/uverbs1:rwm",
+    ]
+    assert kw["device_requests"][0]["Count"] == 1
+    with pytest.raises(TypeError):
+        kw["privileged"] = False  # type: ignore[index]
+
+
+SIGTERM_PROGRAM = """
+import os, signal, sys
+from torchx.schedulers.local_scheduler import LocalScheduler, SignalException
+if sys.argv[1] == "own":
+    signal.signal(signal.SIGTERM, lambda *a: print("own handler", flush=True))
+LocalScheduler("s", state_dir=sys.argv[2])
+try:
+    os.kill(os.getpid(), signal.SIGTERM)
+    signal.sigtimedwait([], 0)  # let the handler run
+except SignalException as e:
+    print("SignalException", e.sigval.name)
+else:
+    print("no exception")
+"""
+
+
+@pytest.mark.parametrize(
+    ("mode", "printed"), [("default", "SignalException SIGTERM"), ("own", "own handler")]
+)
+def test_a_local_scheduler_turns_sigterm_into_signal_exception(
+    tmp_path: Path, mode: str, printed: str
+) -> None:
+    import subprocess
+    import sys
+
+    proc = subprocess.run(
+        [sys.executable, "-c", SIGTERM_PROGRAM, mode, str(tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.splitlines()[0] == printed
+
+
+def test_a_workspace_may_be_a_file_url_as_0_7_wrote_it(tmp_path: Path) -> None:
+    from torchx.specs import SpecsError
+    from torchx.workspace import TmpDirWorkspaceMixin
+    from torchx.workspace.api import workspace_dir
+    from torchx.workspace.docker_workspace import build_context
+
+    project = tmp_path / "my project"
+    project.mkdir()
+    (project / "train.py").write_text("print('hi')\n")
+    url = "file://" + str(project).replace(" ", "%20")
+    assert workspace_dir(url) == str(project) == workspace_dir(str(project))
+    assert workspace_dir("file://localhost" + str(project)) == str(project)
+    role = Role("r", image="unused")
+    TmpDirWorkspaceMixin().build_workspace_and_update_role(role, url, {})
+    assert (Path(role.image) / "train.py").read_text() == "print('hi')\n"
+    import shutil
+    import tarfile
+
+    shutil.rmtree(role.image)
+    with tarfile.open(fileobj=build_context(url, "FROM x\n")) as tar:
+        assert "train.py" in tar.getnames()
+    for remote in ("s3://bucket/proj", "memory://proj", "file://otherhost/proj"):
+        with pytest.raises(SpecsError, match="a local directory or a file:// URL"):
+            workspace_dir(remote)

@@ -1,0 +1,65 @@
+"""One lock per MLflow store, held while a tracker finds-or-creates an experiment or run.
+
+MLflow has no "create if absent": ``create_experiment`` and ``create_run`` are a search
+and a create, so replicas of one app starting together each create their own experiment
+or run of one name. Its file store also writes ``meta.yaml`` by truncating it in place
+and makes a tag's folder with check-then-mkdir, so a concurrent reader skips a run that
+is being written and a concurrent writer of ``a/x`` and ``a/y`` fails. An OS file lock
+(``fcntl.flock``, released by the kernel if the holder dies) serializes those steps:
+
+- file store: the lock file lives beside the store's folder (``.mlruns.torchx-lock`` for
+  ``mlruns``; inside it, MLflow would take the folder for an initialized store), so
+  replicas on every host that shares the folder take the same lock;
+- SQLite: beside the database file;
+- a tracking server: in this host's temporary folder, keyed by the URI, which covers the
+  replicas of one host. Across hosts nothing is shared; there the tracker never deletes
+  a run and reads merge the runs of one name, so no record is lost.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+import tempfile
+from collections.abc import Iterator
+from urllib.parse import unquote, urlparse
+
+LOCK_SUFFIX = ".torchx-lock"
+
+
+def _local_path(uri: str) -> str | None:
+    """The folder of a ``file:`` store or the database of a ``sqlite:`` one; else None."""
+    if uri.startswith("sqlite:"):
+        path = uri.partition(":///")[2]
+        return "/" + path.lstrip("/") if path and path != ":memory:" else None
+    if uri.startswith("file:"):
+        return unquote(urlparse(uri).path) or None
+    if "://" not in uri:
+        return os.path.abspath(uri)
+    return None
+
+
+def lock_path(uri: str) -> str:
+    """Where the lock of store ``uri`` lives (see the module's docstring)."""
+    local = _local_path(uri)
+    if local is not None:
+        folder, name = os.path.split(os.path.normpath(local))
+        return os.path.join(folder, f".{name}{LOCK_SUFFIX}")
+    digest = hashlib.sha256(uri.encode()).hexdigest()[:16]
+    return os.path.join(tempfile.gettempdir(), "torchx", "mlflow-locks", f"{digest}.lock")
+
+
+@contextlib.contextmanager
+def store_lock(uri: str) -> Iterator[None]:
+    """Hold store ``uri``'s lock (blocking until the holder releases it)."""
+    import fcntl
+
+    path = lock_path(uri)
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o666)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)  # closing the descriptor releases the lock
