@@ -140,3 +140,30 @@ def test_a_workspace_may_be_a_file_url_as_0_7_wrote_it(tmp_path: Path) -> None:
     for remote in ("s3://bucket/proj", "memory://proj", "file://otherhost/proj"):
         with pytest.raises(SpecsError, match="a local directory or a file:// URL"):
             workspace_dir(remote)
+
+
+def test_local_app_directory_gets_0_7s_success_marker_when_the_app_ends(tmp_path: Path) -> None:
+    import json
+    import time
+
+    from torchx.schedulers.local_scheduler import LocalScheduler
+    from torchx.specs import AppState, is_terminal
+
+    sched = LocalScheduler("sess", state_dir=tmp_path / "state")
+    role = Role("echo", image=str(tmp_path), entrypoint="sh", args=["-c", "echo hi"])
+    role.num_replicas = 2
+    log_dir = tmp_path / "logs"
+    app_id = sched.submit(AppDef("marker", [role]), {"log_dir": str(log_dir)})
+    deadline = time.monotonic() + 120
+    desc = sched.describe(app_id)
+    while desc is not None and not is_terminal(desc.state) and time.monotonic() < deadline:
+        time.sleep(0.05)
+        desc = sched.describe(app_id)
+    assert desc is not None and desc.state == AppState.SUCCEEDED
+    marker = json.loads((log_dir / "sess" / app_id / "SUCCESS").read_text())
+    assert marker["app_id"] == app_id and marker["final_state"] == "SUCCEEDED"
+    assert marker["log_dir"] == str(log_dir / "sess" / app_id)
+    replicas = marker["roles"]["echo"]
+    assert [r["replica_id"] for r in replicas] == [0, 1]
+    for r in replicas:
+        assert r["exitcode"] == 0 and Path(r["stdout"]).read_text() == "hi\n"

@@ -87,11 +87,20 @@ def test_runopts_take_list_and_dict_types_spelled_with_typing() -> None:
     assert runopts.is_type({"a": "b"}, Dict[str, str])  # noqa: UP006
     assert not runopts.is_type({"a": 1}, Dict[str, str])  # noqa: UP006
     assert specs.get_type_name(List[str]) == "typing.List[str]"  # noqa: UP006 (as upstream)
-    assert specs.get_type_name(int) == "int"
+    assert specs.get_type_name(int) == "int" and specs.get_type_name(list) == "list"
     with pytest.raises(TypeError, match="List\\[str\\]"):
         opts.add("bad", type_=List[int], help="ints")  # noqa: UP006
     with pytest.raises(TypeError):
         opts.add("bad", type_=List[str], help="x", default="not a list")  # noqa: UP006
+    with pytest.raises(TypeError):
+        opts.add("bad", type_=Dict[str, str], help="x", default=["a"])  # noqa: UP006
+
+
+def test_an_empty_list_or_dict_default_fits_either_container_option_as_in_0_7() -> None:
+    opts = runopts()
+    opts.add("env", type_=Dict[str, str], help="env", default=[])  # noqa: UP006
+    opts.add("tags", type_=List[str], help="tags", default={})  # noqa: UP006
+    assert opts.resolve({}) == {"env": {}, "tags": []}
 
 
 def test_role_entrypoint_defaults_to_missing_and_validation_refuses_it() -> None:

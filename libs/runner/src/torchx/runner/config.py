@@ -156,7 +156,12 @@ def get_config(prefix: str, name: str, key: str, dirs: Iterable[str] | None = No
 def _placeholder(opt: runopt) -> str:
     from torchx.specs import get_type_name
 
-    return f"{PLACEHOLDER_PREFIX}:({get_type_name(opt.opt_type)}) {opt.help}"[:60]
+    # container options hold list/dict, which stand for List[str]/Dict[str, str]
+    kind = opt.opt_type
+    spelled = (
+        "List[str]" if kind is list else "Dict[str, str]" if kind is dict else get_type_name(kind)
+    )
+    return f"{PLACEHOLDER_PREFIX}:({spelled}) {opt.help}"[:60]
 
 
 def _default_text(default: Any) -> str:

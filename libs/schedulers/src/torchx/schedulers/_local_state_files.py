@@ -32,6 +32,9 @@ STREAM_CODES = {"stdout": "o", "stderr": "e", "combined": "c"}
 # Each replica's output, in <log_dir>/<session>/<app_id>/<role>/<k>/ as pytorch/torchx 0.7
 # wrote it, so scripts that read those paths keep working.
 STREAM_FILES = {"stdout": "stdout.log", "stderr": "stderr.log", "combined": "combined.log"}
+# 0.7's marker in the app directory, written once the app has ended and its output files
+# are closed (whatever the outcome, despite the name).
+CLOSED_MARKER = "SUCCESS"
 # How often the supervisor checks that its app directory exists and looks for the cancel
 # marker (signals are the fast path; this is the safety net).
 HOUSEKEEPING_INTERVAL = 1.0

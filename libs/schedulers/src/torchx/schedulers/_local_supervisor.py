@@ -31,6 +31,7 @@ recorded in the state (the marker covers the moment before the pid is recorded).
 
 from __future__ import annotations
 
+import contextlib
 import os
 import select
 import signal
@@ -61,6 +62,7 @@ from torchx.schedulers._local_requeue import (
 )
 from torchx.schedulers._local_state_files import (
     CANCEL_FILE,
+    CLOSED_MARKER,
     GO,
     GO_ON_STDIN,
     HOUSEKEEPING_INTERVAL,
@@ -71,6 +73,7 @@ from torchx.schedulers._local_state_files import (
     REQUEST_FILE,
     STATE_FILE,
     STATE_VERSION,
+    STREAM_FILES,
     free_reserve,
     read_data,
     supervisor_log_hint,
@@ -733,9 +736,39 @@ class Supervisor:
                 self._unwatch(fd, r)
             r.close_logs()
         self.ended_at = time.time()
+        # the marker first, so that whoever sees the app ended also finds it
+        self.write_closed_marker()
         self.record_end()
         # Every replica is reaped and the end recorded: the watchdog has nothing to do.
         self.tell_watchdog(GUARD_DONE)
+
+    def write_closed_marker(self) -> None:
+        """0.7's ``SUCCESS`` file in the app directory (written whatever the outcome, as
+        there): the replicas' output files are closed and complete, for tools that wait
+        on it before reading them. Best effort: ``record_end`` keeps the outcome."""
+        if self.vanished:
+            return
+        roles: dict[str, list[dict[str, Any]]] = {}
+        for r in self.replicas:
+            roles.setdefault(r.role, []).append(
+                {
+                    "replica_id": r.id,
+                    "pid": r.pid,
+                    "exitcode": r.exit_code,
+                    "stdout": os.path.join(r.dir, STREAM_FILES["stdout"]),
+                    "stderr": os.path.join(r.dir, STREAM_FILES["stderr"]),
+                    "error_file": "<N/A>",
+                }
+            )
+        marker = {
+            "app_id": self.app_id,
+            "log_dir": self.app_dir,
+            "final_state": self.state,
+            "last_updated": self.ended_at,
+            "roles": roles,
+        }
+        with contextlib.suppress(OSError):
+            write_atomic(os.path.join(self.app_dir, CLOSED_MARKER), marker)
 
 
 def told_to_go() -> bool:

@@ -19,11 +19,13 @@ _FALSE = {"false", "0", "no", "off", "n"}
 class ArgType:
     """A normalized parameter type: a scalar, a list of scalars or a str-keyed dict."""
 
-    kind: str  # "scalar" | "list" | "dict"
+    kind: str  # "scalar" | "list" | "dict" | "python"
     item: type  # the scalar, or the element/value type for list and dict
     optional: bool = False
 
     def describe(self) -> str:
+        if self.kind == "python":
+            return "set from Python only (its type has no command-line form)"
         base = _SCALARS[self.item]
         if self.kind == "list":
             base = f"list[{base}] (a,b,c)"
@@ -69,8 +71,20 @@ def _convert_scalar(text: str, item: type, where: str) -> Any:
         raise SpecsError(where, text, f"expected {_SCALARS[item]}") from None
 
 
+# A parameter whose type the command line cannot express (``dict[str, list[str]]``), kept
+# at its default unless a Python caller passes a value, as 0.7 allowed.
+PYTHON_ONLY = ArgType("python", object)
+
+
 def convert_arg(text: str, t: ArgType, where: str) -> Any:
     """``text`` read as a value of type ``t``; ``where`` names it in the error."""
+    if t.kind == "python":
+        raise SpecsError(
+            where,
+            text,
+            "its type has no command-line form; leave it at its default, or call the "
+            "component from Python with the value",
+        )
     if t.optional and text.strip().lower() in ("none", "null"):
         return None
     if t.kind == "scalar":

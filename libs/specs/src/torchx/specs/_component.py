@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     import argparse
 
 from torchx.specs._app import AppDef
-from torchx.specs._arg_types import _SCALARS, ArgType, _arg_type, convert_arg
+from torchx.specs._arg_types import _SCALARS, PYTHON_ONLY, ArgType, _arg_type, convert_arg
 from torchx.specs._component_argv import ParsedArgs, apply_defaults, read_argv
 from torchx.specs._docstring import parse_docstring
 from torchx.specs._errors import SpecsError, closest
@@ -110,16 +110,17 @@ def validate_component(fn: Callable[..., Any]) -> list[ComponentProblem]:
             )
             continue
         t = _arg_type(hints[p.name])
-        if t is None:
+        if t is None and (p.default is p.empty or p.kind is p.VAR_POSITIONAL):
             problems.append(
                 ComponentProblem(
                     file,
                     line,
                     f"parameter {p.name!r} has type {hints[p.name]!r}; supported: str, int, "
-                    "float, bool, Optional[...] / X | None of those, list[X], dict[str, X]",
+                    "float, bool, Optional[...] / X | None of those, list[X], dict[str, X] "
+                    "(a parameter of another type needs a default: it is set from Python only)",
                 )
             )
-        elif p.kind is p.VAR_POSITIONAL and (t.kind != "scalar" or t.optional):
+        elif p.kind is p.VAR_POSITIONAL and t is not None and (t.kind != "scalar" or t.optional):
             problems.append(
                 ComponentProblem(file, line, f"*{p.name} must be annotated with a scalar type")
             )
@@ -149,8 +150,8 @@ class ComponentSchema:
         hints = _hints(fn)
         self.args: list[ComponentArg] = []
         for p in inspect.signature(fn).parameters.values():
-            t = _arg_type(hints[p.name])
-            assert t is not None  # validate_component already refused the rest
+            # validate_component let through only defaulted parameters of other types
+            t = _arg_type(hints[p.name]) or PYTHON_ONLY
             remainder = p.kind is p.VAR_POSITIONAL
             default = REQUIRED if p.default is p.empty or remainder else p.default
             self.args.append(ComponentArg(p.name, t, default, doc.args.get(p.name, ""), remainder))

@@ -38,11 +38,8 @@ def _normalize_type(type_: object) -> type | None:
 
 
 def get_type_name(tp: object) -> str:
-    """A run option type for people: ``int``, ``List[str]``..."""
-    if tp is list:
-        return "List[str]"
-    if tp is dict:
-        return "Dict[str, str]"
+    """A type for people: a class's name (``int``, ``list``), else its text
+    (``typing.List[str]``), as in 0.7."""
     name = getattr(tp, "__name__", None)
     return name if isinstance(name, str) and getattr(tp, "__module__", "") != "typing" else str(tp)
 
@@ -77,6 +74,11 @@ class runopts:
             )
         if required and default is not None:
             raise ValueError(f"run option {name}: a required option has no default")
+        if opt_type in (list, dict) and isinstance(default, (list, dict)) and not default:
+            # 0.7 took an empty list or dict as the default of either container option
+            # (``Dict[str, str]`` options with ``default=[]`` are common in its plug-ins):
+            # keep them loading, with the empty value of the option's own type.
+            default = opt_type()
         if default is not None and not self.is_type(default, opt_type):
             raise TypeError(
                 f"run option {name}: default {default!r} is not of type {get_type_name(type_)}"
