@@ -118,11 +118,15 @@ def _opt_lines(cfg: Mapping[str, CfgVal], names: tuple[str, ...]) -> list[str]:
 
 
 def _exit_record(role: Role) -> str:
-    """Shell that saves the replica's exit code, node and attempt, then exits with the code."""
+    """Shell that saves the replica's exit code, node and attempt, then exits with the code;
+    a replica that the stop warning reached says so in its log first."""
     path = '"$TORCHX_JOB_DIR"/' + log_name('"$TORCHX_APP_ID"', role.name, '"$SLURM_PROCID"', "exit")
     # written whole then renamed, so a reader never sees half a record
     return (
         f"rc=$?; f={path}\n"
+        '    [ -z "${torchx_replica_warned:-}" ] || echo "[torchx] '
+        f'{role.name}/$SLURM_PROCID was warned ($torchx_replica_warned) and exited $rc" '
+        "| tee /dev/stderr\n"
         '    printf "%s %s %s\\n" "$rc" "${SLURMD_NODENAME:-$(hostname)}" "$TORCHX_ATTEMPT" '
         '> "$f.tmp" && mv "$f.tmp" "$f"\n'
         '    exit "$rc"'
@@ -164,7 +168,8 @@ def _role_function(role: Role, index: int) -> list[str]:
         f"{_function_name(index)}() {{",
         f"    export {exports}",
         # the warning reaches every process of the step: this shell outlives the app
-        "    trap true TERM USR1",
+        "    trap 'torchx_replica_warned=SIGTERM' TERM",
+        "    trap 'torchx_replica_warned=SIGUSR1' USR1",
         # the same marker line local_cwd writes, so `torchx log` tells the attempts apart
         '    [ "$TORCHX_ATTEMPT" = 0 ] || echo "[torchx] attempt $((TORCHX_ATTEMPT + 1)) of '
         f'{role.name}/$SLURM_PROCID starts: restart $TORCHX_ATTEMPT of the job" | tee /dev/stderr',
