@@ -59,7 +59,8 @@ class SweepRecord:
     base_args: list[str]
     parallel: int
     # "array": the backend's own job array (``array_jobs`` lists each submission);
-    # "group": a local process submits one app per trial, at most ``parallel`` at once
+    # "group": a local process (the local schedulers' supervised group, or the sweep's
+    # driver) runs or submits one app per trial, at most ``parallel`` at once
     mode: str
     trials: list[TrialRecord]
     cfg: dict[str, Any] = field(default_factory=dict)
