@@ -167,3 +167,26 @@ def test_local_app_directory_gets_0_7s_success_marker_when_the_app_ends(tmp_path
     assert [r["replica_id"] for r in replicas] == [0, 1]
     for r in replicas:
         assert r["exitcode"] == 0 and Path(r["stdout"]).read_text() == "hi\n"
+
+
+def test_ray_request_lists_0_7s_actors_one_per_replica(tmp_path: Path) -> None:
+    from torchx.schedulers.ray.ray_common import RayActor
+    from torchx.schedulers.ray_scheduler import RayScheduler
+
+    role = Role(
+        "trainer",
+        image=str(tmp_path),
+        entrypoint="python",
+        args=["train.py"],
+        num_replicas=2,
+        resource=Resource(cpu=2, gpu=1, memMB=512),
+    )
+    req = RayScheduler("s").submit_dryrun(AppDef("app", [role]), {}).request
+    actors = req.actors
+    assert [type(a) for a in actors] == [RayActor, RayActor]
+    assert [a.env["TORCHX_REPLICA_ID"] for a in actors] == ["0", "1"]
+    assert all(a.name == "trainer" and a.command == ["python", "train.py"] for a in actors)
+    assert (actors[0].num_cpus, actors[0].num_gpus) == (2, 1)
+    assert req.working_dir is None
+    ws = RayScheduler("s").submit_dryrun(AppDef("app", [role]), {"working_dir": str(tmp_path)})
+    assert ws.request.working_dir == str(tmp_path)
