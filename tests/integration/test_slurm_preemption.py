@@ -1,10 +1,16 @@
 """Preemption on the test Slurm cluster (tests/fixtures/slurm.py): examples/train, warned
 mid-run as a preemption does (``scancel --signal=USR1 --batch``), checkpoints, is requeued
-under the same job id and ends with the weights of an uninterrupted run; an app that keeps
-asking for a requeue past ``max_time_requeues`` ends FAILED with the reason."""
+under the same job id and ends with the weights of an uninterrupted run; ``dist.ddp -j 2x1``
+on the two test nodes is warned on both replicas and resumes with the same world size; an app
+that keeps asking for a requeue past ``max_time_requeues`` ends FAILED with the reason.
+
+Slurm holds a requeued job for ``cred_expire`` (120 s) before it may start again; the tests
+lift that hold once the job is pending (``start_now_if_requeued``) so that they wait for
+the requeue itself, not for the clock."""
 
 from __future__ import annotations
 
+import json
 import sys
 import time
 from pathlib import Path
@@ -12,14 +18,43 @@ from typing import Any
 
 import pytest
 
+from torchx.runner import get_runner
+from torchx.schedulers import DescribeAppResponse
 from torchx.schedulers.slurm_scheduler import SlurmScheduler
-from torchx.specs import AppDef, AppState, Role
+from torchx.specs import AppDef, AppState, Role, is_terminal
 
 WAIT_S = 240
 
 
 def job_files(job_dir: Path) -> dict[str, str]:
     return {p.name: p.read_text(errors="replace")[-3000:] for p in job_dir.glob("slurm-*")}
+
+
+def wait_through_requeues(slurm: SlurmScheduler, cluster: Any, app_id: str) -> DescribeAppResponse:
+    """The job's final state, letting each requeue start soon after the job is pending."""
+    deadline = time.monotonic() + WAIT_S
+    pending_since = None
+    while True:
+        desc = slurm.describe(app_id)
+        if desc is not None and is_terminal(desc.state):
+            return desc
+        assert time.monotonic() < deadline, desc
+        if desc is not None and desc.state == AppState.PENDING:
+            pending_since = pending_since or time.monotonic()
+            # Not within the second of the kill: slurmd refuses a launch of the same job id
+            # dated no later than its kill, and the new run would fail at once.
+            if time.monotonic() - pending_since >= 2:
+                cluster.start_now_if_requeued(app_id)
+        else:
+            pending_since = None
+        time.sleep(0.5)
+
+
+def wait_for(path: Path, what: Any) -> None:
+    deadline = time.monotonic() + WAIT_S
+    while not path.exists():
+        assert time.monotonic() < deadline, what()
+        time.sleep(0.2)
 
 
 @pytest.mark.slow
@@ -36,12 +71,9 @@ def test_a_warned_job_checkpoints_is_requeued_and_ends_with_uninterrupted_weight
         AppDef("train", [role]), {"job_dir": str(job_dir), "partition": slurm_env.partition}
     )
     try:
-        deadline = time.monotonic() + WAIT_S
-        while not (ckpt / "step_000020.pt").exists():
-            assert time.monotonic() < deadline, (slurm.describe(app_id), job_files(job_dir))
-            time.sleep(0.2)
+        wait_for(ckpt / "step_000020.pt", lambda: (slurm.describe(app_id), job_files(job_dir)))
         slurm_env.run("scancel", "--signal=USR1", "--batch", app_id)
-        desc = slurm.wait(app_id, timeout=WAIT_S)
+        desc = wait_through_requeues(slurm, slurm_env, app_id)
         files = job_files(job_dir)
         assert desc is not None and desc.state == AppState.SUCCEEDED, (desc, files)
         assert (desc.num_preemptions, desc.num_restarts) == (1, 0), (desc, files)
@@ -58,6 +90,50 @@ def test_a_warned_job_checkpoints_is_requeued_and_ends_with_uninterrupted_weight
 
 
 @pytest.mark.slow
+def test_every_replica_of_a_ddp_app_is_warned_and_it_resumes_with_the_same_world_size(
+    slurm_env: Any, tmp_path: Path, train_run: Any, free_port: int
+) -> None:
+    job_dir, ckpt = tmp_path / "job", tmp_path / "ckpt"
+    script, *script_args = train_run.args(ckpt, 0.05)
+    runner = get_runner()
+    handle = runner.run_component(
+        "dist.ddp",
+        ["--j", "2x1", "--cpu", "1", "--memMB", "600", "--rdzv_port", str(free_port),
+         "--env", "OMP_NUM_THREADS=1", "--script", script, "--", *script_args],
+        scheduler="slurm",
+        cfg={"job_dir": str(job_dir), "partition": slurm_env.partition},
+    )  # fmt: skip
+    app_id = handle.rsplit("/", 1)[-1]
+    slurm = SlurmScheduler("test")
+    try:
+        wait_for(ckpt / "step_000020.pt", lambda: (slurm.describe(app_id), job_files(job_dir)))
+        slurm_env.run("scancel", "--signal=USR1", "--batch", app_id)
+        desc = wait_through_requeues(slurm, slurm_env, app_id)
+        files = job_files(job_dir)
+        assert desc.state == AppState.SUCCEEDED, (desc, files)
+        assert (desc.num_preemptions, desc.num_restarts) == (1, 0), (desc, files)
+        (role,) = desc.roles_statuses
+        assert [(r.attempt, r.exit_code) for r in role.replicas] == [(2, 0), (2, 0)], desc
+        firsts, seconds = "", ""
+        for k in (0, 1):
+            out = (job_dir / f"slurm-{app_id}-{role.role}-{k}.out").read_text()
+            first, marker, second = out.partition(f"[torchx] attempt 2 of {role.role}/{k} starts")
+            assert marker, files
+            # the warning reached this replica in the first attempt only
+            assert f"[torchx] {role.role}/{k} was warned (SIGTERM)" in first, files
+            assert "was warned" not in second, files
+            firsts, seconds = firsts + first, seconds + second
+        # global rank 0 (on either node: c10d ranks by arrival) saved once and resumed
+        assert firsts.count(": warned, saved") == 1 and "resumed from " in seconds, files
+        (done,) = [line for line in seconds.splitlines() if "done {" in line]
+        result = json.loads(done.split("done ", 1)[1])
+        assert (result["world_size"], result["attempt"]) == (2, 1), done
+        assert result["step"] == train_run.steps
+    finally:
+        slurm.cancel(app_id)
+
+
+@pytest.mark.slow
 def test_past_the_cap_a_time_limit_requeue_ends_failed_with_the_reason(
     slurm_env: Any, tmp_path: Path
 ) -> None:
@@ -69,7 +145,7 @@ def test_past_the_cap_a_time_limit_requeue_ends_failed_with_the_reason(
         {"job_dir": str(tmp_path), "partition": slurm_env.partition, "max_time_requeues": 1},
     )
     try:
-        desc = slurm.wait(app_id, timeout=WAIT_S)
+        desc = wait_through_requeues(slurm, slurm_env, app_id)
         files = job_files(tmp_path)
         assert desc is not None and desc.state == AppState.FAILED, (desc, files)
         assert "after 1 time-limit requeue(s)" in desc.msg, (desc, files)

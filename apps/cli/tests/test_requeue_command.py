@@ -4,6 +4,11 @@ local apps that are requeued."""
 from __future__ import annotations
 
 import time
+from pathlib import Path
+
+import pytest
+
+from torchx.tracker.backend.fsspec import create
 
 from .cli_process import start, torchx
 
@@ -14,7 +19,12 @@ APP = (
 )
 
 
-def test_requeue_then_status_and_each_attempt_s_log() -> None:
+def test_requeue_then_status_and_each_attempt_s_log(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    runs = tmp_path / "runs"
+    monkeypatch.setenv("TORCHX_TRACKERS", "fsspec")
+    monkeypatch.setenv("TORCHX_TRACKER_FSSPEC_CONFIG", str(runs))
     handle = start(APP)
     deadline = time.monotonic() + 60
     while "run 0" not in torchx("log", handle).stdout:
@@ -35,6 +45,11 @@ def test_requeue_then_status_and_each_attempt_s_log() -> None:
     second = torchx("log", handle, "--attempt", "2").stdout.splitlines()
     assert second[0].startswith("sh/0#2 [torchx] attempt 2 of sh/0 starts: requeued")
     assert second[1:] == ["sh/0#2 run 1"]
+    # the launcher recorded the attempt it started in the app's run
+    recorded = create(str(runs)).metadata(handle)["attempt_2"]
+    assert isinstance(recorded, dict), recorded
+    assert (recorded["cause"], recorded["preemptions"]) == ("torchx requeue", 1), recorded
+    assert "attempt_3" not in create(str(runs)).metadata(handle)
 
 
 def test_requeue_and_attempt_refuse_bad_input_in_one_line() -> None:

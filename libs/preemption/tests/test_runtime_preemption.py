@@ -115,6 +115,20 @@ def test_attempt_reads_the_scheduler_s_variable_then_slurm_s(
     assert preemption.attempt() == 3
 
 
+def test_attempt_reads_the_file_a_restarted_container_is_given_first(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setenv("TORCHX_ATTEMPT", "0")
+    monkeypatch.setenv("TORCHX_ATTEMPT_FILE", str(tmp_path / "attempt"))
+    assert preemption.attempt() == 0  # no file yet: the first run
+    (tmp_path / "attempt").write_text("2\n")
+    assert preemption.attempt() == 2
+    (tmp_path / "attempt").write_text("two")
+    with pytest.raises(ValueError, match="not a whole number") as info:
+        preemption.attempt()
+    assert str(tmp_path / "attempt") in str(info.value) and "TORCHX_ATTEMPT_FILE" in str(info.value)
+
+
 @pytest.mark.parametrize(
     ("name", "value", "words"),
     [

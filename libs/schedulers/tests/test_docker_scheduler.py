@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import socket
+import time
 from pathlib import Path
 from typing import Any
 
@@ -78,6 +79,8 @@ def test_container_requests_field_by_field() -> None:
             "TORCHX_ROLE_NAME=trainer",
             "TORCHX_REPLICA_ID=1",
             "TORCHX_RANK0_HOST=trainer-1-trainer-0",
+            # a requeue writes the next attempt there: the environment is fixed
+            "TORCHX_ATTEMPT_FILE=/.torchx-attempt",
         ],
         "Labels": {
             LABEL_APP_ID: "trainer-1",
@@ -414,6 +417,73 @@ def test_python_replicas_rendezvous_by_hostname_on_the_torchx_bridge(
     env = info.request.containers[1].config["Env"]
     assert f"MASTER_ADDR={info.request.app_id}-trainer-0" in env
     _check_rendezvous(docker_sched, docker_sched.schedule(info), 2)
+
+
+# -- preemption: an app told to stop and restart resumes ------------------------------------
+
+PREEMPTION_SRC = Path(__file__).resolve().parents[2] / "preemption" / "src"
+# Counts to 60, a step every 50 ms, its progress in /state; on the warning it saves the step
+# it reached (on_preempt) and exits asking to run again; the next attempt starts from there.
+COUNTER = """
+import os, sys, time
+import torchx.runtime.preemption as preemption
+attempt = preemption.attempt()
+saved = "/state/saved"
+start = int(open(saved).read()) if attempt > 0 else 0
+print("attempt", attempt, "starts at", start, flush=True)
+step = start
+preemption.on_preempt(lambda: open(saved, "w").write(str(step)))
+while step < 60:
+    if preemption.preempted():
+        print("warned at", step, flush=True)
+        preemption.requeue()
+    step += 1
+    open("/state/progress", "w").write(str(step))
+    time.sleep(0.05)
+print("done at", step, flush=True)
+"""
+
+
+def test_an_app_told_to_stop_and_restart_resumes_under_the_same_handle(
+    docker_sched: DockerScheduler, docker_python_image: str, tmp_path: Path
+) -> None:
+    role = Role(
+        "counter",
+        image=docker_python_image,
+        entrypoint="python3",
+        args=["-c", COUNTER],
+        env={"PYTHONPATH": "/opt/preemption"},
+        mounts=[
+            BindMount(str(PREEMPTION_SRC), "/opt/preemption", read_only=True),
+            BindMount(str(tmp_path), "/state"),
+        ],
+    )
+    app_id = docker_sched.submit(AppDef("counter", [role]), {**HOST, "stop_grace_seconds": 30})
+    progress = tmp_path / "progress"
+    deadline = time.monotonic() + 90
+    while not (progress.exists() and int(progress.read_text() or 0) >= 5):
+        assert time.monotonic() < deadline, docker_sched.describe(app_id)
+        time.sleep(0.1)
+    before = docker_sched.describe(app_id)
+    assert before is not None and before.num_preemptions == 0
+
+    requeued = docker_sched.requeue(app_id)
+    assert requeued is not None and requeued.num_preemptions == 1, requeued
+    desc = docker_sched.wait(app_id, timeout=90)
+    assert desc is not None and desc.state == AppState.SUCCEEDED, desc
+    assert desc.num_preemptions == 1 and desc.num_restarts == 0, desc
+    lines = list(docker_sched.log_iter(app_id, "counter", 0))
+    stopped = int((tmp_path / "saved").read_text())
+    # one container, both attempts in its log; the second resumed where the first stopped
+    assert lines == [
+        "attempt 0 starts at 0\n",
+        f"warned at {stopped}\n",
+        f"attempt 1 starts at {stopped}\n",
+        "done at 60\n",
+    ], lines
+    assert 0 < stopped < 60
+    with pytest.raises(SchedulerError, match="already ended"):
+        docker_sched.requeue(app_id)
 
 
 # -- pytorch/torchx 0.7's names and run options ---------------------------------------------

@@ -1,5 +1,5 @@
 """What the container and Ray backends' requests carry for a warned app (the signal and
-its grace), and what their dry runs say where torchx cannot requeue."""
+its grace), and what their dry runs say about requeues."""
 
 from __future__ import annotations
 
@@ -20,7 +20,9 @@ def test_docker_containers_stop_with_sigterm_and_the_grace_asked_for() -> None:
     (container,) = info.request.containers
     assert container.config["StopSignal"] == "SIGTERM"
     assert container.config["StopTimeout"] == 45
-    assert "local_docker cannot requeue an app" in str(info)
+    assert "`torchx requeue` stops every container so, then starts the same" in str(info)
+    # the file a requeue writes the next attempt into, as the environment is fixed
+    assert "TORCHX_ATTEMPT_FILE=/.torchx-attempt" in container.config["Env"]
 
 
 def test_kubernetes_pods_carry_the_termination_grace() -> None:

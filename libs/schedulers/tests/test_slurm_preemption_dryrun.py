@@ -28,8 +28,12 @@ def test_the_script_asks_for_the_warning_ahead_of_the_limit_and_requeues() -> No
     assert "torchx_max_time_requeues=2" in script
     # a warning more than lead + a minute before the end is a preemption
     assert "torchx_preempt_before=420" in script
-    # each replica's wrapper outlives the app's warning
-    assert "    trap true TERM USR1" in script
+    # each replica's wrapper outlives the app's warning, and its log says it was warned
+    assert "    trap 'torchx_replica_warned=SIGTERM' TERM" in script
+    assert 'echo "[torchx] r/$SLURM_PROCID was warned ($torchx_replica_warned)' in script
+    # the script's requeue kills it: nothing after it would run
+    requeue = script.index('    scontrol requeue "$SLURM_JOB_ID"\n    exit 0')
+    assert "StartTime" not in script[requeue:]
 
 
 def test_the_default_lead_fits_a_short_time_limit() -> None:

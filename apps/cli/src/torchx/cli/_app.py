@@ -599,6 +599,11 @@ def requeue(handle: Annotated[str, typer.Argument(help="SCHEDULER://SESSION/APP_
     preemptions = status.num_preemptions if status is not None else 0
     state = status.state.name if status is not None else "UNKNOWN"
     typer.echo(f"requeued {handle} (preemption {preemptions}); now {state}")
+    if status is not None:
+        from torchx.cli._attempt_record import record_requeue
+
+        for problem in record_requeue(handle, status):
+            typer.echo(f"warning: {problem}", err=True)
 
 
 @app.command(name="list")

@@ -199,16 +199,24 @@ def _sweep_of(record: SweepRecord) -> Sweep:
     )
 
 
-def trial_app(runner: Runner, schema: ComponentSchema, record: SweepRecord, index: int) -> AppDef:
-    """Trial ``index``'s app: the component called with its arguments, plus its env."""
+def trial_app(
+    runner: Runner,
+    schema: ComponentSchema,
+    record: SweepRecord,
+    index: int,
+    sweep: Sweep | None = None,
+    env: Mapping[str, str] | None = None,
+) -> AppDef:
+    """Trial ``index``'s app: the component called with its arguments, plus its env (and
+    ``env`` on top). ``sweep`` is ``record``'s sweep, where the caller has it already."""
     from torchx.runner._tracking import with_env
 
-    argv = _sweep_of(record).trial_argv(index)
+    argv = (sweep or _sweep_of(record)).trial_argv(index)
     try:
         app = runner.component_app(schema, argv)
     except SpecsError as e:
         raise SweepError(f"sweep trial {index} {e.field}", e.value, e.expected) from None
-    return with_env(app, trial_env(record, index))
+    return with_env(app, {**trial_env(record, index), **(env or {})})
 
 
 def plan(
@@ -250,9 +258,9 @@ def plan(
         )
     todo = list(range(len(record.trials))) if indices is None else sorted(indices)
     if record.mode == "array":
-        return _plan_array(runner, schema, record, todo, check_limits)
+        return _plan_array(runner, schema, record, sweep, todo, check_limits)
     # Every trial's app is made now: a component that refuses an argument set fails here.
-    apps = {i: trial_app(runner, schema, record, i) for i in todo}
+    apps = {i: trial_app(runner, schema, record, i, sweep) for i in todo}
     first = runner.dryrun(
         apps[todo[0]], scheduler, record.cfg, record.workspace, parent_run_id=record.handle
     )
@@ -268,26 +276,30 @@ def _plan_array(
     runner: Runner,
     schema: ComponentSchema,
     record: SweepRecord,
+    sweep: Sweep,
     todo: list[int],
     check_limits: bool,
 ) -> SweepPlan:
+    """One array request: the first trial dry-run as an app of its own, every trial's app
+    made once and only its commands added to that request (``slurm_array``)."""
     from torchx.schedulers.slurm_array import array_request, check_array_size, max_array_size
 
     if check_limits:
         check_array_size(todo, max_array_size())
-    infos = {
-        i: runner.dryrun(
-            trial_app(runner, schema, record, i),
-            record.scheduler,
-            record.cfg,
-            record.workspace,
-            parent_run_id=record.handle,
-        )
-        for i in todo
-    }
-    first_app = infos[todo[0]].app
-    name = first_app.name if first_app is not None else record.sweep_id
-    request = array_request(infos, record.parallel, name)
+    first = todo[0]
+    info = runner.dryrun(
+        trial_app(runner, schema, record, first, sweep),
+        record.scheduler,
+        record.cfg,
+        record.workspace,
+        parent_run_id=record.handle,
+    )
+    # What the dryrun added to the first trial's roles, added to every other trial's (the
+    # slurm scheduler's workspace changes the run options, never the app).
+    env = runner._tracking_env(record.scheduler, record.handle)
+    apps = {i: trial_app(runner, schema, record, i, sweep, env) for i in todo if i != first}
+    name = info.app.name if info.app is not None else record.sweep_id
+    request = array_request(info, first, apps, record.parallel, name)
     return SweepPlan(record, todo, request, "one Slurm job array; the task picks its trial")
 
 

@@ -8,8 +8,9 @@ from torchx.specs import CfgVal, SpecsError
 
 DOCKER_NOTE = (
     "preemption: `docker stop` warns each container with SIGTERM (StopSignal) and kills it "
-    "StopTimeout seconds later; local_docker cannot requeue an app: a container exiting 75 "
-    "is restarted only as a retry (max_retries)"
+    "StopTimeout seconds later; `torchx requeue` stops every container so, then starts the "
+    "same containers again (attempt() reads $TORCHX_ATTEMPT_FILE); a container exiting 75 by "
+    "itself is restarted only as a retry (max_retries)"
 )
 RAY_NOTE = (
     "preemption: a stopped Ray job's driver gets SIGTERM; torchx cannot requeue a Ray job: "

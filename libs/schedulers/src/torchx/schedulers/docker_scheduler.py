@@ -45,6 +45,12 @@ from torchx.schedulers._docker_client import (
     resolve_engine,
     sdk,
 )
+from torchx.schedulers._docker_requeue import (
+    ATTEMPT_FILE,
+    ATTEMPT_FILE_ENV,
+    read_attempt,
+    requeue_containers,
+)
 from torchx.schedulers._docker_status import (
     CONTAINER_STATE as CONTAINER_STATE,  # public here, as before the split
 )
@@ -67,7 +73,7 @@ from torchx.schedulers._docker_status import (  # 0.7's names, kept importable f
 from torchx.schedulers._docker_status import (
     LABEL_ROLE_NAME as LABEL_ROLE_NAME,
 )
-from torchx.schedulers._errors import check_params
+from torchx.schedulers._errors import SchedulerError, check_params
 from torchx.schedulers._preemption_notes import DOCKER_NOTE, grace_seconds
 from torchx.schedulers._replicas import role_replicas
 from torchx.schedulers.ids import make_unique
@@ -274,7 +280,11 @@ def build_request(app: AppDef, app_id: str, cfg: Mapping[str, CfgVal]) -> Docker
                 "Image": image,
                 "Entrypoint": [filled.entrypoint],
                 "Cmd": list(filled.args),
-                "Env": [f"{key}={value}" for key, value in env.items()],
+                # where a requeue writes the next attempt (the environment is fixed)
+                "Env": [
+                    f"{key}={value}"
+                    for key, value in {**env, ATTEMPT_FILE_ENV: ATTEMPT_FILE}.items()
+                ],
                 "Labels": {
                     LABEL_APP_ID: app_id,
                     LABEL_APP_NAME: app.name,
@@ -527,7 +537,41 @@ class DockerScheduler(DockerWorkspaceMixin, Scheduler[DockerRequest]):
         containers = self._containers(app_id)
         if not containers:
             return None
-        return _describe(app_id, containers)
+        return self._described(app_id, containers)
+
+    def _described(self, app_id: str, containers: list[dict[str, Any]]) -> DescribeAppResponse:
+        desc = _describe(app_id, containers)
+        replicas = [c for c in containers if LABEL_CANCELLED not in c["Config"]["Labels"]]
+        if replicas:
+            with self._talking():
+                # requeues are counted apart from Docker's own restarts (retries)
+                desc.num_preemptions = read_attempt(
+                    self._api(), replicas[0]["Id"], sdk().errors.NotFound
+                )
+        return desc
+
+    def requeue(self, app_id: str) -> DescribeAppResponse | None:
+        """Stand in for a preemption: every replica's container is warned (SIGTERM), has
+        ``stop_grace_seconds`` to checkpoint and exit, and is started again, the same
+        container under the same handle, its next ``attempt()`` one more. None for an
+        unknown app; an ended app is refused (run it again instead)."""
+        containers = self._containers(app_id)
+        replicas = [c for c in containers if LABEL_CANCELLED not in c["Config"]["Labels"]]
+        if not replicas:
+            return None
+        desc = _describe(app_id, containers)
+        if is_terminal(desc.state):
+            raise SchedulerError(
+                BACKEND,
+                f"app {app_id} has already ended ({desc.state.name}); only a running app "
+                "can be requeued",
+                "run it again; the app resumes if it reads its checkpoint",
+            )
+        with self._talking():
+            api = self._api()
+            attempt = read_attempt(api, replicas[0]["Id"], sdk().errors.NotFound) + 1
+            requeue_containers(api, replicas, attempt)
+        return self.describe(app_id)
 
     def wait(self, app_id: str, timeout: float | None = None) -> DescribeAppResponse | None:
         """Block on the engine's own wait for each container instead of polling."""
@@ -540,11 +584,9 @@ class DockerScheduler(DockerWorkspaceMixin, Scheduler[DockerRequest]):
             if not containers:
                 return None
             desc = _describe(app_id, containers)
-            if is_terminal(desc.state):
-                return desc
             left = None if deadline is None else deadline - time.monotonic()
-            if left is not None and left <= 0:
-                return desc
+            if is_terminal(desc.state) or (left is not None and left <= 0):
+                return self._described(app_id, containers)
             running = next((c for c in containers if _status(c) == "running"), None)
             if running is None:  # created, not yet started, or between restarts
                 time.sleep(0.05)

@@ -59,6 +59,7 @@ from torchx.specs import (
     CfgVal,
     ReplicaStatus,
     RetryPolicy,
+    Role,
     RoleStatus,
     SpecsError,
     is_terminal,
@@ -534,6 +535,9 @@ class RayScheduler(Scheduler[RayJob]):
             structured_error_msg=error,
             ui_url=self._urls.get(address, _http(address)),
             roles_statuses=list(roles.values()),
+            # What `torchx log HANDLE` walks: each role and its replica count, as submitted
+            # (the job's command is not kept, so the roles carry names and counts only).
+            roles=[Role(name, image="", num_replicas=len(r.replicas)) for name, r in roles.items()],
         )
 
     def wait(self, app_id: str, timeout: float | None = None) -> DescribeAppResponse | None:

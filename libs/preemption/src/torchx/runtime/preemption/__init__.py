@@ -21,6 +21,7 @@ only the standard library (``pip install torchx-runtime-preemption``).
 from torchx.runtime.preemption._contract import (
     ASKED_FILE_ENV,
     ATTEMPT_ENV,
+    ATTEMPT_FILE_ENV,
     DEFAULT_SIGNALS,
     REQUEUE_EXIT_CODE,
     SIGNALS_ENV,
@@ -38,6 +39,7 @@ from torchx.runtime.preemption._handler import (
 __all__ = [
     "ASKED_FILE_ENV",
     "ATTEMPT_ENV",
+    "ATTEMPT_FILE_ENV",
     "DEFAULT_SIGNALS",
     "REQUEUE_EXIT_CODE",
     "SIGNALS_ENV",

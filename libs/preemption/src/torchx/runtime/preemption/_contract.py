@@ -19,6 +19,10 @@ REQUEUE_EXIT_CODE = 75
 ATTEMPT_ENV = "TORCHX_ATTEMPT"
 # Slurm counts its own requeues; an app started by hand under sbatch still gets its attempt.
 _SLURM_ATTEMPT_ENV = "SLURM_RESTART_COUNT"
+# Where a backend starts the same container again, whose environment is fixed when it is
+# created (Docker), the scheduler writes the attempt into this file instead; once the file
+# exists it wins over the environment.
+ATTEMPT_FILE_ENV = "TORCHX_ATTEMPT_FILE"
 
 # A file the scheduler names for ``requeue()`` to create before the exit: the app asked to
 # be run again even where a launcher (torchrun) turns its exit code 75 into another.
@@ -32,20 +36,26 @@ DEFAULT_SIGNALS = ("SIGUSR1", "SIGTERM")
 
 def attempt() -> int:
     """Which run of the app this is: 0 on the first, 1 after one requeue or restart, ..."""
-    for name in (ATTEMPT_ENV, _SLURM_ATTEMPT_ENV):
+    for name in (ATTEMPT_FILE_ENV, ATTEMPT_ENV, _SLURM_ATTEMPT_ENV):
         value = os.environ.get(name, "").strip()
+        where = f"environment variable {name}"
+        if value and name == ATTEMPT_FILE_ENV:
+            where = f"the file {value} (environment variable {name})"
+            try:
+                with open(value, encoding="utf-8") as f:
+                    value = f.read(32).strip()  # a number; never read more
+            except FileNotFoundError:
+                continue  # the first run: nothing written yet
         if value:
             try:
                 number = int(value)
             except ValueError:
                 raise ValueError(
-                    f"environment variable {name}={value!r} is not a whole number; "
+                    f"{where} holds {value!r}, not a whole number; "
                     "unset it or give the attempt as 0, 1, 2, ..."
                 ) from None
             if number < 0:
-                raise ValueError(
-                    f"environment variable {name}={value!r} is negative; give 0 or more"
-                )
+                raise ValueError(f"{where} holds {value!r}, a negative number; give 0 or more")
             return number
     return 0
 
