@@ -190,3 +190,19 @@ def test_ray_request_lists_0_7s_actors_one_per_replica(tmp_path: Path) -> None:
     assert req.working_dir is None
     ws = RayScheduler("s").submit_dryrun(AppDef("app", [role]), {"working_dir": str(tmp_path)})
     assert ws.request.working_dir == str(tmp_path)
+
+
+def test_kubernetes_scheduler_takes_0_7s_docker_client_for_workspace_images() -> None:
+    from unittest import mock
+
+    from torchx.schedulers.kubernetes_scheduler import KubernetesScheduler, create_scheduler
+    from torchx.specs import SpecsError
+
+    docker = mock.MagicMock()
+    sched = create_scheduler("s", client=mock.MagicMock(), docker_client=docker)
+    assert isinstance(sched, KubernetesScheduler)
+    sched.push_images({})  # nothing to push: the client is not asked
+    sched.close()
+    docker.close.assert_called_once()
+    with pytest.raises(SpecsError, match="docker_client"):
+        create_scheduler("s", docker_clinet=docker)
