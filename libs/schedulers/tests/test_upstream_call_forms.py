@@ -206,3 +206,23 @@ def test_kubernetes_scheduler_takes_0_7s_docker_client_for_workspace_images() ->
     docker.close.assert_called_once()
     with pytest.raises(SpecsError, match="docker_client"):
         create_scheduler("s", docker_clinet=docker)
+
+
+def test_image_providers_give_0_7s_replica_param(tmp_path: Path) -> None:
+    from torchx.schedulers.local_scheduler import (
+        CWDImageProvider,
+        LocalDirectoryImageProvider,
+        ReplicaParam,
+    )
+    from torchx.specs import SpecsError
+
+    role = Role("r", image=str(tmp_path), entrypoint="a", args=["b", "c"], env={"K": "v"})
+    local_dir = LocalDirectoryImageProvider({})
+    rp = local_dir.get_replica_param(local_dir.fetch(role.image), role)
+    assert isinstance(rp, ReplicaParam)
+    assert rp.args == ["a", "b", "c"] and rp.env == {"K": "v"} and rp.cwd == str(tmp_path)
+    cwd = CWDImageProvider({})
+    other = Role("r", image="not/a/dir", entrypoint="a", args=["b"])
+    assert cwd.get_replica_param(cwd.fetch(other.image), other).cwd == cwd.fetch(other.image)
+    with pytest.raises(SpecsError, match="log_dir"):
+        local_dir.get_replica_param(str(tmp_path), role, stdout="/tmp/out")
