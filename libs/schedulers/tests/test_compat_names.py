@@ -193,7 +193,7 @@ def test_local_names_and_log_iterator(scheduler: LocalScheduler, tmp_path: Path)
     assert list(ls.LogIterator(app_id, path, scheduler, should_tail=False)) == lines
     with pytest.raises(RuntimeError, match="without writing"):
         list(ls.LogIterator(app_id, path + ".none", scheduler))
-    deadline = time.monotonic() + 30
+    deadline = time.monotonic() + 120
     while scheduler.describe(app_id).state != AppState.SUCCEEDED:  # type: ignore[union-attr]
         assert time.monotonic() < deadline
         time.sleep(0.1)

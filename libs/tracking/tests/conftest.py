@@ -24,7 +24,8 @@ from torchx.runtime.tracking import FsspecResultTracker
 
 BACKENDS = ["local", "memory", "s3"]
 _S3_CREDENTIALS = {"key": "testing", "secret": "testing"}
-_SERVER_START_TIMEOUT_S = 30.0
+# moto imports much of Flask and botocore: seconds on an idle machine, far more under load
+_SERVER_START_TIMEOUT_S = 120.0
 
 
 @dataclass
