@@ -35,9 +35,7 @@ def test_requeued_twice_training_ends_with_the_weights_of_an_uninterrupted_run(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, train_run: Any
 ) -> None:
     monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
-    straight = tmp_path / "straight"
-    train_run.uninterrupted(straight)
-
+    train_run.start_reference()
     requeued = tmp_path / "requeued"
     role = Role(
         "trainer",
@@ -80,4 +78,4 @@ def test_requeued_twice_training_ends_with_the_weights_of_an_uninterrupted_run(
     assert len(warned) == 2, log
     assert log.count("[torchx] attempt ") == 2  # a marker before each new attempt
     assert log.count("resumed from ") == 2
-    train_run.assert_same_weights(straight, requeued)
+    train_run.assert_same_weights(train_run.reference(), requeued)

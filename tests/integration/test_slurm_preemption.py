@@ -61,9 +61,7 @@ def wait_for(path: Path, what: Any) -> None:
 def test_a_warned_job_checkpoints_is_requeued_and_ends_with_uninterrupted_weights(
     slurm_env: Any, tmp_path: Path, train_run: Any
 ) -> None:
-    straight = tmp_path / "straight"
-    train_run.uninterrupted(straight)
-
+    train_run.start_reference()
     job_dir, ckpt = tmp_path / "job", tmp_path / "requeued"
     role = Role("trainer", image="", entrypoint=sys.executable, args=train_run.args(ckpt, 0.05))
     slurm = SlurmScheduler("test")
@@ -86,7 +84,7 @@ def test_a_warned_job_checkpoints_is_requeued_and_ends_with_uninterrupted_weight
         assert first.count(": warned, saved") == 1 and "resumed from " in second, files
     finally:
         slurm.cancel(app_id)
-    train_run.assert_same_weights(straight, ckpt)
+    train_run.assert_same_weights(train_run.reference(), ckpt)
 
 
 @pytest.mark.slow
