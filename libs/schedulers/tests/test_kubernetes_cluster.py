@@ -192,7 +192,7 @@ def test_control_plane_stays_on_loopback(kube_cluster: Any) -> None:
     for name, pid in kube_cluster.pids.items():
         # a controller may be between connections to the API server just after start-up
         endpoints = wait_until(
-            f"{name}'s connections", lambda p=pid: _tcp_endpoints(_sockets(p)), 30
+            f"{name}'s connections", lambda p=pid: _tcp_endpoints(_sockets(p)), 120
         )
         for local, remote in endpoints:
             assert local in _LOOPBACK, (name, local)

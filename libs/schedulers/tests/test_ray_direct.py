@@ -20,7 +20,7 @@ import pytest
 
 from torchx.schedulers.ray_scheduler import parse_events
 
-DEADLINE_S = 30.0
+DEADLINE_S = 120.0
 
 
 def config(script: str, max_retries: int = 0, env: dict[str, str] | None = None) -> str:
