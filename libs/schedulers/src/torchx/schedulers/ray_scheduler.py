@@ -49,6 +49,7 @@ from torchx.schedulers._ray_address import (
     request_address,
 )
 from torchx.schedulers._ray_direct import CONFIG_ENV, EVENT_PREFIX
+from torchx.schedulers._ray_requeue import attempt_of, resources_metadata, resubmit_kwargs
 from torchx.schedulers._replica_env import TORCHX_RANK0_HOST
 from torchx.schedulers._replicas import role_replicas
 from torchx.schedulers.ids import make_unique
@@ -393,6 +394,7 @@ class RayScheduler(Scheduler[RayJob]):
                 "torchx_roles": json.dumps(
                     {r["name"]: len(r["replicas"]) for r in roles}, separators=(",", ":")
                 ),
+                **resources_metadata(resources),
             },
             driver_config=config,
             path=path,
@@ -503,6 +505,7 @@ class RayScheduler(Scheduler[RayJob]):
             app_id=app_id,
             state=state,
             num_restarts=int(reported.get("restarts", 0)),
+            num_preemptions=attempt_of(info.metadata),
             msg=msg,
             structured_error_msg=error,
             ui_url=self._urls.get(address, _http(address)),
@@ -604,6 +607,35 @@ class RayScheduler(Scheduler[RayJob]):
             # places it (or its start timeout fails the job): nothing to wait for now.
             return
         self.wait(app_id, timeout=30.0)
+
+    def requeue(self, app_id: str) -> DescribeAppResponse | None:
+        """Stand in for a preemption: the job is stopped (the replicas get SIGTERM and a
+        moment to checkpoint) and submitted again under the same submission id, its next
+        ``attempt()`` one more. Ray's log of the stopped attempt goes with it. None for an
+        unknown app; an ended app is refused (run it again instead)."""
+        address, sid = self._split(app_id)
+        info = self._info(address, sid)
+        if info is None:
+            return None
+        if info.status.is_terminal():
+            raise SchedulerError(
+                BACKEND,
+                f"app {app_id} has already ended ({info.status.value}); only a running app "
+                "can be requeued",
+                "run it again; the app resumes if it reads its checkpoint",
+            )
+        self._cancel_existing(app_id)
+        client = self._client(address)
+        ended = self._info(address, sid)
+        if ended is None or not ended.status.is_terminal():
+            raise SchedulerError(
+                BACKEND,
+                f"app {app_id} did not stop within 30 s, so it was not submitted again",
+                "wait for it to end, then run it again",
+            )
+        client.delete_job(sid)
+        client.submit_job(**resubmit_kwargs(ended, sid))
+        return self.describe(app_id)
 
     def close(self) -> None:
         self._clients.clear()
