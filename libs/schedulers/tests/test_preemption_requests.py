@@ -38,7 +38,7 @@ def test_kubernetes_pods_carry_the_termination_grace() -> None:
 def test_ray_dryrun_says_how_it_requeues() -> None:
     info = RayScheduler("t").submit_dryrun(_app(image="/tmp"), {})
     assert "submits it again under the same submission id" in str(info)
-    assert "Ray drops the stopped attempt's log" in str(info)
+    assert "with TORCHX_ATTEMPT one more" in str(info)
 
 
 @pytest.mark.parametrize(

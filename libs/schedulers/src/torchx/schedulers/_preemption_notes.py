@@ -15,7 +15,7 @@ DOCKER_NOTE = (
 RAY_NOTE = (
     "preemption: a stopped Ray job's driver gets SIGTERM and passes it on to the replicas; "
     "`torchx requeue` stops the job so, then submits it again under the same submission id "
-    "with TORCHX_ATTEMPT one more (Ray drops the stopped attempt's log)"
+    "with TORCHX_ATTEMPT one more"
 )
 
 

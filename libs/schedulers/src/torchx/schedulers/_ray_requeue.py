@@ -1,11 +1,12 @@
 """``requeue`` on ray: the job is stopped (its driver passes SIGTERM on to the replicas, which
 checkpoint and exit), then submitted again under the same submission id, so the handle stays.
 
-Ray keeps one job per submission id, so the ended job is deleted first, and with it Ray's log
-of the attempt before. The next attempt's number travels in the runtime env
-(``TORCHX_ATTEMPT``, which torchx.runtime.preemption's ``attempt()`` reads) and in the job's
-metadata, from which ``describe`` counts the requeues. The entrypoint's own reservation is
-not part of what Ray returns for a job, so the submission records it in the metadata too.
+Ray keeps one job per submission id, so the ended job is deleted first (Ray keeps its log
+file, named by the submission id: the next attempt's output follows the stopped one's). The
+next attempt's number travels in the runtime env (``TORCHX_ATTEMPT``, which
+torchx.runtime.preemption's ``attempt()`` reads) and in the job's metadata, from which
+``describe`` counts the requeues. The entrypoint's own reservation is not part of what Ray
+returns for a job, so the submission records it in the metadata too.
 """
 
 from __future__ import annotations

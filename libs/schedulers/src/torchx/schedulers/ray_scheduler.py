@@ -611,7 +611,7 @@ class RayScheduler(Scheduler[RayJob]):
     def requeue(self, app_id: str) -> DescribeAppResponse | None:
         """Stand in for a preemption: the job is stopped (the replicas get SIGTERM and a
         moment to checkpoint) and submitted again under the same submission id, its next
-        ``attempt()`` one more. Ray's log of the stopped attempt goes with it. None for an
+        ``attempt()`` one more. None for an
         unknown app; an ended app is refused (run it again instead)."""
         address, sid = self._split(app_id)
         info = self._info(address, sid)
@@ -633,12 +633,37 @@ class RayScheduler(Scheduler[RayJob]):
                 f"app {app_id} did not stop within 30 s, so it was not submitted again",
                 "wait for it to end, then run it again",
             )
-        client.delete_job(sid)
-        client.submit_job(**resubmit_kwargs(ended, sid))
-        return self.describe(app_id)
+        kwargs = resubmit_kwargs(ended, sid)
+        deadline = time.monotonic() + REQUEUE_START_TIMEOUT_S
+        while True:
+            # Ray's monitor of an ended job (it looks every second) ends by killing the
+            # supervisor actor named after the submission id, whichever attempt's it is by
+            # then: the next attempt is submitted once that monitor is done. Should it not
+            # be, the attempt fails before it ran and is submitted again.
+            time.sleep(_MONITOR_DONE_S)
+            client.delete_job(sid)
+            client.submit_job(**kwargs)
+            while (status := client.get_job_status(sid)).value == "PENDING":
+                if time.monotonic() > deadline:
+                    return self.describe(app_id)  # waiting for resources, as submitted
+                time.sleep(POLL_INTERVAL_S)
+            info = self._info(address, sid)
+            stale = info is not None and _STALE_SUPERVISOR in str(info.message or "")
+            if not (status.value == "FAILED" and stale) or time.monotonic() > deadline:
+                return self.describe(app_id)
 
     def close(self) -> None:
         self._clients.clear()
+
+
+# Seconds after a job ended by which Ray's monitor of it has finished (it looks every
+# second, and its last act is to kill the job's supervisor actor).
+_MONITOR_DONE_S = 3.0
+# How long a requeue waits for the new attempt to leave PENDING.
+REQUEUE_START_TIMEOUT_S = 60.0
+# In Ray's message for a job whose supervisor actor failed to start or died before it
+# ran ("Failed to start supervisor actor ...", "Job supervisor actor died ...").
+_STALE_SUPERVISOR = "supervisor actor"
 
 
 def _without_rank0(env: dict[str, str]) -> dict[str, str]:
