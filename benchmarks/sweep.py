@@ -1,10 +1,10 @@
 """Sweeps: what submitting and describing cost, as ratios against plain tools in the same run.
 
 - ``slurm``: on the test cluster of tests/fixtures/slurm.py (needs .ci/install_slurm.sh),
-  ``Runner.run_sweep`` of a 100-trial grid (100 trial scripts folded into one
-  ``sbatch --array``) against one plain ``sbatch --array=0-99`` of a one-line script
-  (target: at most 1.2x); then the Slurm commands one ``sweep_status`` runs, counted
-  through wrappers on PATH (target: one ``sacct``).
+  ``Runner.run_sweep`` of a 100-trial grid (one script: its header and setup once,
+  each trial's role functions by task id) against one plain ``sbatch --array=0-99`` of
+  a one-line script (target: at most 1.2x); then the Slurm commands one
+  ``sweep_status`` runs, counted through wrappers on PATH (target: one ``sacct``).
 - ``local``: a 100-trial sweep of ``true`` with ``--parallel 8`` on local_cwd
   (``run_sweep`` + ``wait_sweep``) against ``xargs -P 8`` running ``true`` 100 times
   (target: at most 1.3x).

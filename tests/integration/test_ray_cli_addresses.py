@@ -15,14 +15,15 @@ import pytest
 TORCHX = str(Path(sys.executable).with_name("torchx"))
 
 
-def torchx(*args: str, cwd: Path, **env: str) -> subprocess.CompletedProcess[str]:
+def torchx(
+    *args: str, cwd: Path, timeout: float = 120, **env: str
+) -> subprocess.CompletedProcess[str]:
     clean = {k: v for k, v in os.environ.items() if not k.startswith("RAY_")}
     return subprocess.run(
         [TORCHX, *args],
         capture_output=True,
         text=True,
-        # far below Ray's own GCS retry loop (about 40 s): a hang fails here
-        timeout=30,
+        timeout=timeout,
         cwd=cwd,
         env={**clean, **env},
         check=False,
@@ -45,7 +46,9 @@ def test_a_dry_run_needs_no_cluster(tmp_path: Path) -> None:
 def test_nothing_at_the_address_is_one_line_in_seconds(tmp_path: Path) -> None:
     port = _closed_port()
     for args in (["list", "-s", "ray"], ["run", "-s", "ray", "--no-wait", "utils.echo"]):
-        proc = torchx(*args, cwd=tmp_path, RAY_ADDRESS=f"127.0.0.1:{port}")
+        # far below Ray's own GCS retry loop (about 40 s), ten times what it takes under load:
+        # a hang fails here
+        proc = torchx(*args, cwd=tmp_path, timeout=30, RAY_ADDRESS=f"127.0.0.1:{port}")
         assert proc.returncode == 2, proc.stderr
         assert proc.stderr.startswith("torchx: error: ray: ") and proc.stderr.count("\n") == 1
         assert f"127.0.0.1:{port}" in proc.stderr

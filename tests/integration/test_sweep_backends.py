@@ -1,5 +1,6 @@
 """Sweeps on schedulers without job arrays: one app per trial under one sweep handle, at
-most --parallel running (Docker engine and Kubernetes API server of the fixtures)."""
+most --parallel running (Docker engine, Kubernetes API server and Ray cluster of the
+fixtures)."""
 
 from __future__ import annotations
 
@@ -95,3 +96,85 @@ def test_kubernetes_sweep_jobs_are_accepted_at_most_k_at_once(
     data = json.loads(_torchx(env, tmp_path, "status", "--json", handle).stdout)
     assert data["state"] == "CANCELLED", data
     assert [t["state"] for t in data["trials"]] == ["SUCCEEDED", "CANCELLED", "CANCELLED"]
+
+
+# Records when it started, waits for the test's gate file (at most 240 s), records when it
+# ended: a Ray trial's replica, on this host.
+GATED_TRIAL = '''
+import torchx.specs as specs
+
+
+def trial(x: int, out: str) -> specs.AppDef:
+    """A trial that holds its slot until the test opens the gate.
+
+    Args:
+        x: the swept value
+        out: folder for the records
+    """
+    code = (
+        "import os, pathlib, sys, time\\n"
+        "out, i = pathlib.Path(sys.argv[1]), os.environ['TORCHX_SWEEP_INDEX']\\n"
+        "(out / f'{i}.start').write_text(repr(time.time()))\\n"
+        "(out / f'{i}.args').write_text(os.environ['TORCHX_SWEEP_ARGS'])\\n"
+        "deadline = time.monotonic() + 240\\n"
+        "while not (out / 'gate').exists() and time.monotonic() < deadline:\\n"
+        "    time.sleep(0.1)\\n"
+        "(out / f'{i}.end').write_text(repr(time.time()))\\n"
+        "print(f'trial {i} x={sys.argv[2]}')\\n"
+    )
+    role = specs.Role("t", image="", entrypoint="python", args=["-c", code, out, str(x)])
+    return specs.AppDef("trial", roles=[role])
+'''
+
+
+@pytest.mark.slow
+def test_ray_sweep_is_one_job_per_trial_at_most_two_running(
+    ray_cluster: Any, tmp_path: Path
+) -> None:
+    # The first two trials hold their slots until the gate opens, so whatever the timing,
+    # the driver may not have submitted the third while the test looks.
+    (tmp_path / "comp.py").write_text(GATED_TRIAL)
+    out = tmp_path / "out"
+    out.mkdir()
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("RAY_", "TORCHX_"))}
+    cfg = f"address={ray_cluster.address}"
+    sweep_args = ["--sweep", "x=10,20,30", "--parallel", "2", "comp.py:trial", "--out", str(out)]
+
+    dry = _torchx(env, tmp_path, "run", "-s", "ray", "-cfg", cfg, "--dryrun", *sweep_args)
+    assert dry.returncode == 0, dry.stderr
+    assert "one app per trial, at most 2 running at once" in dry.stdout
+    assert "JobSubmissionClient(" in dry.stdout and "submit_job" in dry.stdout
+
+    run = _torchx(env, tmp_path, "run", "-s", "ray", "-cfg", cfg, *sweep_args)
+    assert run.returncode == 0, run.stderr
+    handle = run.stdout.strip()
+    assert handle.startswith("ray://torchx/sweep-"), run.stdout
+
+    def status() -> Any:
+        done = _torchx(env, tmp_path, "status", "--json", handle)
+        assert done.returncode == 0, done.stderr
+        return json.loads(done.stdout)
+
+    started = [out / f"{i}.start" for i in range(3)]
+    _until("two trials started", lambda: started[0].exists() and started[1].exists(), 240)
+    waiting = status()
+    assert [t["handle"] is not None for t in waiting["trials"]] == [True, True, False], waiting
+    assert not started[2].exists()
+    (out / "gate").touch()
+
+    final = _until("the sweep ended", lambda: (s := status())["state"] != "RUNNING" and s, 240)
+    assert final["state"] == "SUCCEEDED", final
+    trials = sorted(final["trials"], key=lambda t: t["index"])
+    assert [(t["args"], t["state"], t["exit_code"]) for t in trials] == [
+        ({"x": x}, "SUCCEEDED", 0) for x in ("10", "20", "30")
+    ]
+    # One Ray job per trial, each with its own handle that works as an app handle.
+    handles = [t["handle"] for t in trials]
+    assert len(set(handles)) == 3 and all(h.startswith("ray://torchx/") for h in handles)
+    for i, x in enumerate(("10", "20", "30")):
+        assert json.loads((out / f"{i}.args").read_text()) == {"x": x}
+    # The third trial started only once one of the first two had ended.
+    ended = [float((out / f"{i}.end").read_text()) for i in range(2)]
+    assert float(started[2].read_text()) >= min(ended)
+    log = _torchx(env, tmp_path, "log", f"{handle}/2")
+    assert "trial 2 x=30" in log.stdout, log.stderr

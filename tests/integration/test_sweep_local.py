@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from torchx.runner import Sweep, get_runner
+from torchx.runner._sweeps import record_of
 from torchx.specs import AppState
 
 TORCHX = Path(sys.executable).with_name("torchx")
@@ -108,15 +109,19 @@ def test_twenty_trials_never_more_than_four_at_once(component: Path, tmp_path: P
 
 
 def _processes_with(marker: str) -> list[int]:
+    """Processes whose command line or environment holds ``marker``: the sweep id is on
+    the group's command line (its trials' supervisors are forked from it) and in every
+    replica's environment (TORCHX_SWEEP_ID)."""
     found = []
     for pid in os.listdir("/proc"):
         if not pid.isdigit():
             continue
         try:
-            cmd = Path(f"/proc/{pid}/cmdline").read_bytes()
+            seen = Path(f"/proc/{pid}/cmdline").read_bytes()
+            seen += Path(f"/proc/{pid}/environ").read_bytes()
         except OSError:
             continue
-        if marker.encode() in cmd:
+        if marker.encode() in seen:
             found.append(int(pid))
     return found
 
@@ -138,7 +143,9 @@ def test_cancel_ends_every_trial_and_leaves_no_process(component: Path, tmp_path
         time.sleep(0.05)
     st = runner.sweep_status(handle)
     assert [t.state for t in st.trials].count(AppState.RUNNING) == 2, st.format()
-    assert _processes_with(marker), "the trials' replicas run under their log_dir"
+    sweep_id = handle.rsplit("/", 1)[1]
+    # the group, the two running trials' supervisors and their replicas
+    assert len(_processes_with(sweep_id)) >= 5, "the group and the running trials"
 
     cancel = _torchx(tmp_path, "cancel", handle)
     assert cancel.returncode == 0, cancel.stderr
@@ -146,8 +153,9 @@ def test_cancel_ends_every_trial_and_leaves_no_process(component: Path, tmp_path
     final = runner.sweep_status(handle)
     assert final.state == AppState.CANCELLED, final.format()
     assert {t.state for t in final.trials} == {AppState.CANCELLED}
-    assert [t.attempts for t in final.trials] == [1, 1, 0, 0, 0, 0]
-    assert _processes_with(marker) == []
+    # every trial was submitted to the one group; the four waiting never started
+    assert [t.attempts for t in final.trials] == [1, 1, 1, 1, 1, 1]
+    assert _processes_with(sweep_id) == []
     assert len(list(out.glob("*.start"))) == 2
 
 
@@ -192,3 +200,56 @@ def test_bad_input_is_one_line_before_anything_runs(component: Path, tmp_path: P
         assert res.stdout == ""
         assert res.stderr.count("\n") == 1 and words in res.stderr, res.stderr
     assert not list((tmp_path).glob("*.start"))
+
+
+def test_one_waiting_trial_is_cancelled_without_waiting_for_a_place(
+    component: Path, tmp_path: Path
+) -> None:
+    """One group runs the trials; cancelling one not started yet ends it at once, and a
+    group that is gone leaves its waiting trials FAILED, not PENDING for ever."""
+    out = tmp_path / "out"
+    out.mkdir()
+    sweep = Sweep.grid(
+        str(component) + ":trial",
+        {"lr": [1, 2, 3]},
+        base_args=["--sleep", "300", "--out", str(out)],
+        parallel=1,
+    )
+    runner = get_runner()
+    handle = runner.run_sweep(sweep, "local_cwd", cfg={"log_dir": str(tmp_path / "logs")})
+    deadline = time.monotonic() + 60
+    while not (out / "0.start").exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    sweep_id = handle.rsplit("/", 1)[1]
+    group = record_of(handle).driver_pid
+    assert group is not None and b"_local_group" in _cmdline(group)
+    # the trial's supervisor is forked from the group: no interpreter starts per trial
+    assert [p for p in _processes_with(sweep_id) if p != group and b"_local_group" in _cmdline(p)]
+
+    waiting = runner.sweep_trial_handle(handle, 2)
+    assert waiting is not None
+    runner.cancel(waiting)  # returns once it ended
+    st = runner.sweep_status(handle)
+    assert [t.state for t in st.trials] == [AppState.RUNNING, AppState.PENDING, AppState.CANCELLED]
+
+    os.kill(group, 9)  # the group itself; its trials' supervisors are sessions of their own
+    deadline = time.monotonic() + 60
+    while runner.sweep_status(handle).trials[1].state == AppState.PENDING:
+        assert time.monotonic() < deadline, runner.sweep_status(handle).format()
+        time.sleep(0.05)
+    st = runner.sweep_status(handle)
+    assert st.trials[1].state == AppState.FAILED and "group" in st.trials[1].msg, st.format()
+    runner.cancel_sweep(handle)
+    assert runner.sweep_status(handle).trials[0].state == AppState.CANCELLED
+    deadline = time.monotonic() + 60
+    while _processes_with(sweep_id) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert _processes_with(sweep_id) == []
+    assert sorted(p.name for p in out.glob("*.start")) == ["0.start"]
+
+
+def _cmdline(pid: int) -> bytes:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return b""

@@ -79,10 +79,20 @@ def test_a_replica_started_once_has_no_attempt_in_its_prefix() -> None:
 
 
 def test_the_combined_stream_keeps_a_partial_stderr_line_whole() -> None:
+    # Each write waits until the one before reached the replica's combined log, so the
+    # order the two pipes are read in is certain however loaded the machine.
     code = (
-        "import sys, time\n"
-        "sys.stderr.write('half of'); sys.stderr.flush(); time.sleep(0.3)\n"
-        "print('a stdout line', flush=True); time.sleep(0.3)\n"
+        "import glob, os, sys, time\n"
+        "e = os.environ\n"
+        "logs = f\"{e['XDG_STATE_HOME']}/torchx/local_cwd/logs/*/{e['TORCHX_APP_ID']}/*/0/\"\n"
+        "def arrived(name, text):\n"
+        "    deadline = time.monotonic() + 120\n"
+        "    while time.monotonic() < deadline:\n"
+        "        if any(text in open(f).read() for f in glob.glob(logs + name)): return\n"
+        "        time.sleep(0.02)\n"
+        "    raise SystemExit(f'{text!r} never reached {logs}{name}')\n"
+        "sys.stderr.write('half of'); sys.stderr.flush(); arrived('stderr.log', 'half of')\n"
+        "print('a stdout line', flush=True); arrived('combined.log', 'a stdout line')\n"
         "sys.stderr.write(' a line\\n'); sys.stderr.flush()\n"
         "sys.stderr.write('no newline at the end')\n"
     )

@@ -5,8 +5,9 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from pathlib import Path
 
-from .cli_process import start, torchx
+from .cli_process import TORCHX, start, torchx
 
 
 def test_wait_exits_0_when_every_app_succeeded() -> None:
@@ -34,11 +35,23 @@ def test_wait_exits_1_for_a_cancelled_app() -> None:
     assert proc.stdout.startswith(f"{handle} CANCELLED")
 
 
-def test_wait_prints_each_app_as_it_ends() -> None:
-    slow, fast = start("sleep 2"), start("true")
-    proc = torchx("wait", slow, fast)
-    assert proc.returncode == 0
-    assert proc.stdout.splitlines() == [f"{fast} SUCCEEDED", f"{slow} SUCCEEDED"]
+def test_wait_prints_each_app_as_it_ends(tmp_path: Path) -> None:
+    # the slow app ends only once the fast one's line was printed, so the order is certain
+    # however long each start takes, and the line must come while the slow app still runs
+    gate = tmp_path / "gate"
+    slow = start(f"while [ ! -e {gate} ]; do sleep 0.05; done")
+    fast = start("true")
+    with subprocess.Popen(
+        [TORCHX, "wait", slow, fast], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    ) as proc:
+        assert proc.stdout is not None
+        try:
+            first = proc.stdout.readline()
+        finally:
+            gate.touch()
+        out, err = proc.communicate(timeout=120)
+    assert proc.returncode == 0, err
+    assert [first.rstrip("\n"), *out.splitlines()] == [f"{fast} SUCCEEDED", f"{slow} SUCCEEDED"]
 
 
 def test_wait_timeout_leaves_the_app_running_and_exits_124() -> None:
@@ -92,20 +105,30 @@ def test_log_tail_keeps_exit_0_and_exit_code_flag_gives_the_result() -> None:
     assert torchx("log", "--follow", "--exit-code", ok).returncode == 0
 
 
-def test_runner_wait_each_and_wait_all() -> None:
+def test_runner_wait_each_and_wait_all(tmp_path: Path) -> None:
     code = """
 import sys
 from torchx.runner import get_runner
 from torchx.specs import AppState
 with get_runner() as runner:
+    gate = sys.argv[1]
     ok = runner.run_component("utils.sh", ["true"])
-    bad = runner.run_component("utils.sh", ["sleep 0.5; exit 1"])
+    # bad ends only after wait_each gave ok, so the order of the two is certain
+    bad = runner.run_component("utils.sh", [f"while [ ! -e {gate} ]; do sleep 0.05; done; exit 1"])
     print(runner.wait_all([ok], wait_interval=0.1))
-    print([(h == bad, s.state.name) for h, s in runner.wait_each([bad, ok], wait_interval=0.1)])
+    ended = []
+    for h, s in runner.wait_each([bad, ok], wait_interval=0.1):
+        ended.append((h == bad, s.state.name))
+        open(gate, "w").close()
+    print(ended)
     print(runner.wait_all([ok, bad], wait_interval=0.1))
 """
     proc = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=False
+        [sys.executable, "-c", code, str(tmp_path / "gate")],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
     )
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.splitlines() == [

@@ -305,7 +305,7 @@ def test_the_hooks_alone_answer_every_log_request(tmp_path: Path) -> None:
     app = AppDef("x", [Role("r", image="", entrypoint="sh", args=["-c", "echo a; echo b"])])
     app_id = s.submit(app)
     assert next(iter(s.log_iter(app_id, "r", should_tail=True))) == "a\n"
-    s.wait(app_id, timeout=30)
+    s.wait(app_id, timeout=120)
     assert list(s.log_iter(app_id, "r", regex="b")) == ["b\n"]
     with pytest.raises(SpecsError, match="streams"):
         s.log_iter(app_id, "r", streams=Stream.STDERR)

@@ -84,7 +84,7 @@ def state_of(s: LocalScheduler, app_id: str) -> dict[str, Any]:
 
 def running_pids(s: LocalScheduler, app_id: str, n: int, pids: Pids) -> tuple[int, list[int]]:
     """Wait until ``n`` replicas run; (supervisor pid, replica pids), all tracked."""
-    deadline = time.monotonic() + 30
+    deadline = time.monotonic() + 120
     while time.monotonic() < deadline:
         st = state_of(s, app_id)
         reps = [r["pid"] for r in st.get("replicas", []) if r.get("state") == "RUNNING"]
@@ -121,8 +121,8 @@ def test_kill_9_of_the_supervisor_stops_replicas_and_status_says_so(
     app_id = run(scheduler, AppDef("k9", [sh("a", "sleep 300", replicas=2), sh("b", "sleep 300")]))
     supervisor, replicas = running_pids(scheduler, app_id, 3, pids)
     os.kill(supervisor, signal.SIGKILL)
-    assert gone_within(replicas, 10), "replicas outlived their supervisor"
-    desc = scheduler.wait(app_id, timeout=10)
+    assert gone_within(replicas, 60), "replicas outlived their supervisor"
+    desc = scheduler.wait(app_id, timeout=60)
     assert desc is not None and desc.state == AppState.FAILED
     assert "supervisor" in desc.msg and str(supervisor) in desc.msg
     states = {r.state for rs in desc.roles_statuses for r in rs.replicas}
@@ -158,7 +158,7 @@ def test_supervisor_and_watchdog_killed_then_status_kills_the_recorded_groups(
     state, msg = out.stdout.splitlines()[:2]
     assert state == "FAILED"
     assert f"[{replica}]" in msg and "killed" in msg
-    assert gone_within(members, 10)
+    assert gone_within(members, 60)
     assert state_of(scheduler, app_id)["state"] == "FAILED"  # recorded once, on disk
 
 
@@ -209,12 +209,12 @@ def test_a_replica_that_cannot_start_fails_the_app_and_stops_the_others(
     last.env.update(bad.get("env", {}))
     last.argv = ["bash", *bad.get("args", last.argv[1:])]
     app_id = scheduler.schedule(info)
-    desc = scheduler.wait(app_id, timeout=30)
+    desc = scheduler.wait(app_id, timeout=120)
     firsts = [int(p.read_text()) for p in tmp_path.glob("started.*") if p.read_text().strip()]
     pids.add(*firsts)
     assert desc is not None and desc.state == AppState.FAILED, desc
     assert "second" in desc.msg
-    assert gone_within(firsts, 10)
+    assert gone_within(firsts, 60)
     (rep,) = desc.roles_statuses[1].replicas
     assert rep.exit_code == 127
     assert "cannot start" in rep.structured_error_msg
@@ -252,7 +252,7 @@ def test_a_failing_log_write_fails_the_app_names_the_file_and_orphans_nothing(
     assert state == "FAILED"
     assert "cannot write" in msg and "big/0" in msg and "File too large" in msg
     assert os.sep + "stdout.log" in msg or os.sep + "combined.log" in msg
-    assert gone_within(list(pids.pids), 10)
+    assert gone_within(list(pids.pids), 60)
 
 
 def test_one_corrupt_app_is_its_own_problem(scheduler: LocalScheduler) -> None:
@@ -293,7 +293,7 @@ def test_a_deleted_app_directory_stops_the_app(scheduler: LocalScheduler, pids: 
     app_id = run(scheduler, AppDef("del", [sh("w", "sleep 300", replicas=2)]))
     supervisor, replicas = running_pids(scheduler, app_id, 2, pids)
     shutil.rmtree(app_dir(scheduler, app_id))
-    assert gone_within([*replicas, supervisor], 15), "the app outlived its directory"
+    assert gone_within([*replicas, supervisor], 60), "the app outlived its directory"
     assert scheduler.describe(app_id) is None
 
 
@@ -359,8 +359,8 @@ def test_kill_9_of_the_supervisors_whole_group_still_stops_the_replicas(
     pids.add(*watchdog_of(supervisor))
     os.killpg(os.getpgid(supervisor), signal.SIGKILL)  # `kill -9 -PGID`
     # nothing but the app's own processes acts here: no status, no cancel
-    assert gone_within(replicas, 10), "replicas outlived a group kill of their supervisor"
-    deadline = time.monotonic() + 10
+    assert gone_within(replicas, 60), "replicas outlived a group kill of their supervisor"
+    deadline = time.monotonic() + 60
     while state_of(scheduler, app_id)["state"] != "FAILED" and time.monotonic() < deadline:
         time.sleep(0.02)
     st = state_of(scheduler, app_id)

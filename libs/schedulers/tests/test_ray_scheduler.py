@@ -372,6 +372,8 @@ def test_echo(ray: RayScheduler, submitted: dict[str, str]) -> None:
         (0, AppState.SUCCEEDED, 0, "127.0.0.1")
     ]
     assert logs(ray, app_id, "echo") == "hello ray\n"
+    # the roles `torchx log HANDLE` walks, once the job has ended
+    assert [(r.name, r.num_replicas) for r in desc.roles] == [("echo", 1)]
     # one replica: the direct path (its reservation: test_direct_path_waits_for_...)
     assert entrypoint_of(ray, app_id).entrypoint.startswith(
         "python -m torchx.schedulers._ray_direct "
@@ -386,6 +388,7 @@ def test_two_replicas_see_their_ranks_and_per_replica_logs(
     app_id = submitted["ranks"]
     desc = ray.wait(app_id, timeout=DEADLINE_S)
     assert desc is not None and desc.state == AppState.SUCCEEDED, desc
+    assert [(r.name, r.num_replicas) for r in desc.roles] == [("trainer", 2)]
     outs = [logs(ray, app_id, "trainer", k, streams=Stream.STDOUT) for k in range(2)]
     ports = set()
     for k, out in enumerate(outs):

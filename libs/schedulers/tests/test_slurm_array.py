@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import dataclasses
+import re
 import subprocess
 
 import pytest
 
+from torchx.schedulers._slurm_script import make_script, script_shape
 from torchx.schedulers.slurm_array import (
     _tasks_from,
     array_request,
@@ -31,30 +34,91 @@ def test_index_spec_compresses_runs_and_throttles() -> None:
         index_spec([])
 
 
-def test_one_array_script_keeps_each_trials_commands_byte_for_byte() -> None:
+def _array(apps: dict[int, AppDef], parallel: int = 0) -> tuple[str, dict[int, str]]:
+    """The array script of ``apps``, and each trial's script as a job of its own."""
     sched = SlurmScheduler()
+    first = min(apps)
+    # the first trial is given as its request only
+    others = {i: a for i, a in apps.items() if i != first}
+    info = array_request(sched.submit_dryrun(apps[first], {}), first, others, parallel, "trial")
+    singles = {i: sched.submit_dryrun(a, {}).request.script for i, a in apps.items()}
+    return info.request.script, singles
+
+
+def _bash(script: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        ["bash", "-c", script, "sweep"],
+        capture_output=True,
+        text=True,
+        env={"PATH": "/usr/bin:/bin", **env},
+        check=False,
+    )
+
+
+def test_one_array_script_keeps_each_trials_commands_byte_for_byte() -> None:
     hostile = "a 'quoted'\n\nvalue $HOME \\ end"
-    infos = {i: sched.submit_dryrun(_app(v), {}) for i, v in enumerate(["x", hostile, "z"])}
-    info = array_request(infos, 2, "trial")
-    script = info.request.script
+    script, singles = _array({i: _app(v) for i, v in enumerate(["x", hostile, "z"])}, 2)
     assert script.count("#SBATCH --array=") == 1 and "#SBATCH --array=0-2%2\n" in script
+    # the header, setup and launch once; only the trials' role functions per task
     assert script.count("#SBATCH --nodes=1") == 1
-    assert info.request.cmd == infos[0].request.cmd
-    single = infos[1].request.script
-    body = single[single.index("\n\n") :]
-    app_id = 'TORCHX_APP_ID="${SLURM_ARRAY_JOB_ID}_${SLURM_ARRAY_TASK_ID}"'
-    assert body.replace('TORCHX_APP_ID="$SLURM_JOB_ID"', app_id) in script
+    assert script.count("set -u") == 1 and script.count("srun ") == 1
+    for i, single in singles.items():
+        start = single.index("torchx_role_0() {")
+        function = single[start : single.index("export -f torchx_role_0", start)]
+        assert f"{i})\n# role t: 1 replica(s)\n{function}" in script
+    assert 'TORCHX_APP_ID="${SLURM_ARRAY_JOB_ID}_${SLURM_ARRAY_TASK_ID}"' in script
     assert 'TORCHX_APP_ID="$SLURM_JOB_ID"' not in script
     syntax = subprocess.run(["bash", "-n"], input=script, capture_output=True, text=True)
     assert syntax.returncode == 0, syntax.stderr
 
 
+def test_each_task_defines_its_own_trials_function_as_its_own_job_would() -> None:
+    """Bash's own listing of ``torchx_role_0`` in task ``i`` equals the one in trial
+    ``i``'s script as a job of its own (the rest needs a cluster)."""
+    script, singles = _array({3: _app("three"), 5: _app("it's $HOME\nnext line")})
+    case = script[script.index('case "$SLURM_ARRAY_TASK_ID"') : script.index("\nesac") + 5]
+    listing = "\ntype torchx_role_0\n"
+    for index, single in singles.items():
+        start = single.index("torchx_role_0() {")
+        alone = _bash(single[start : single.index("\nexport -f", start)] + listing, {})
+        task = _bash(case + listing, {"SLURM_ARRAY_TASK_ID": str(index)})
+        assert alone.returncode == 0 and task.returncode == 0, alone.stderr + task.stderr
+        assert task.stdout == alone.stdout
+    assert "three" in _bash(case + listing, {"SLURM_ARRAY_TASK_ID": "3"}).stdout
+    missing = _bash(case, {"SLURM_ARRAY_TASK_ID": "4"})
+    assert missing.returncode == 2 and "no trial 4 in this array" in missing.stderr
+
+
 def test_trials_asking_other_resources_are_refused_naming_them() -> None:
-    sched = SlurmScheduler()
-    infos = {0: sched.submit_dryrun(_app("x", cpu=1), {}), 1: sched.submit_dryrun(_app("y", 2), {})}
     with pytest.raises(SpecsError) as e:
-        array_request(infos, 0, "trial")
+        _array({0: _app("x", cpu=1), 1: _app("y", 2)})
     assert "sweep trial 1" in str(e.value) and "--cpus-per-task" in str(e.value)
+
+
+def test_an_invalid_trial_app_is_refused_before_any_request() -> None:
+    bad = AppDef("trial", roles=[Role("t", image=".", entrypoint="")])
+    with pytest.raises(SpecsError, match="entrypoint"):
+        _array({0: _app("x"), 1: bad})
+
+
+def test_each_trial_goes_through_the_replica_helper_once(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import torchx.schedulers._slurm_script as script_mod
+
+    calls: list[str] = []
+    real = script_mod.script_replica
+
+    def counted(role: Role) -> object:
+        calls.append(role.args[0])
+        return real(role)
+
+    monkeypatch.setattr(script_mod, "script_replica", counted)
+    apps = {i: _app(f"v{i}") for i in range(5)}
+    first = SlurmScheduler().submit_dryrun(apps[0], {})
+    calls.clear()
+    array_request(first, 0, apps, 0, "trial")
+    assert sorted(calls) == [f"v{i}" for i in range(5)]
 
 
 def test_max_array_size_is_named_in_the_error() -> None:
@@ -84,3 +148,38 @@ def test_sacct_rows_of_tasks_and_pending_ranges() -> None:
         "12_4": (AppState.PENDING, None),
         "12_5": (AppState.CANCELLED, 143),
     }
+
+
+def _outside_functions(app: AppDef) -> str:
+    """The single-app script less its role functions (and the app's own name)."""
+    script = make_script(app, {}, "job")
+    lines = script.split("\n")
+    keep, inside = [], False
+    for line in lines:
+        inside = inside or bool(re.match(r"^torchx_role_\d+\(\) \{$", line))
+        if not inside and not line.startswith("# torchx app "):
+            keep.append(line)
+        inside = inside and not line.startswith("export -f torchx_role_")
+    return "\n".join(keep)
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        {"args": ["other"]},
+        {"env": {"X": "1"}},
+        {"entrypoint": "printf"},
+        {"resource": Resource(2, 0, 100)},
+        {"resource": Resource(1, 1, 100)},
+        {"num_replicas": 2},
+        {"max_retries": 1},
+        {"name": "u"},
+    ],
+)
+def test_script_shape_is_what_the_script_reads_outside_role_functions(
+    change: dict[str, object],
+) -> None:
+    base = _app("x")
+    other = AppDef("other", roles=[dataclasses.replace(base.roles[0], **change)])  # type: ignore[arg-type]
+    same_text = _outside_functions(base) == _outside_functions(other)
+    assert (script_shape(base) == script_shape(other)) == same_text

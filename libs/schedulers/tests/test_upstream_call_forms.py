@@ -167,3 +167,62 @@ def test_local_app_directory_gets_0_7s_success_marker_when_the_app_ends(tmp_path
     assert [r["replica_id"] for r in replicas] == [0, 1]
     for r in replicas:
         assert r["exitcode"] == 0 and Path(r["stdout"]).read_text() == "hi\n"
+
+
+def test_ray_request_lists_0_7s_actors_one_per_replica(tmp_path: Path) -> None:
+    from torchx.schedulers.ray.ray_common import RayActor
+    from torchx.schedulers.ray_scheduler import RayScheduler
+
+    role = Role(
+        "trainer",
+        image=str(tmp_path),
+        entrypoint="python",
+        args=["train.py"],
+        num_replicas=2,
+        resource=Resource(cpu=2, gpu=1, memMB=512),
+    )
+    req = RayScheduler("s").submit_dryrun(AppDef("app", [role]), {}).request
+    actors = req.actors
+    assert [type(a) for a in actors] == [RayActor, RayActor]
+    assert [a.env["TORCHX_REPLICA_ID"] for a in actors] == ["0", "1"]
+    assert all(a.name == "trainer" and a.command == ["python", "train.py"] for a in actors)
+    assert (actors[0].num_cpus, actors[0].num_gpus) == (2, 1)
+    assert req.working_dir is None
+    ws = RayScheduler("s").submit_dryrun(AppDef("app", [role]), {"working_dir": str(tmp_path)})
+    assert ws.request.working_dir == str(tmp_path)
+
+
+def test_kubernetes_scheduler_takes_0_7s_docker_client_for_workspace_images() -> None:
+    from unittest import mock
+
+    from torchx.schedulers.kubernetes_scheduler import KubernetesScheduler, create_scheduler
+    from torchx.specs import SpecsError
+
+    docker = mock.MagicMock()
+    sched = create_scheduler("s", client=mock.MagicMock(), docker_client=docker)
+    assert isinstance(sched, KubernetesScheduler)
+    sched.push_images({})  # nothing to push: the client is not asked
+    sched.close()
+    docker.close.assert_called_once()
+    with pytest.raises(SpecsError, match="docker_client"):
+        create_scheduler("s", docker_clinet=docker)
+
+
+def test_image_providers_give_0_7s_replica_param(tmp_path: Path) -> None:
+    from torchx.schedulers.local_scheduler import (
+        CWDImageProvider,
+        LocalDirectoryImageProvider,
+        ReplicaParam,
+    )
+    from torchx.specs import SpecsError
+
+    role = Role("r", image=str(tmp_path), entrypoint="a", args=["b", "c"], env={"K": "v"})
+    local_dir = LocalDirectoryImageProvider({})
+    rp = local_dir.get_replica_param(local_dir.fetch(role.image), role)
+    assert isinstance(rp, ReplicaParam)
+    assert rp.args == ["a", "b", "c"] and rp.env == {"K": "v"} and rp.cwd == str(tmp_path)
+    cwd = CWDImageProvider({})
+    other = Role("r", image="not/a/dir", entrypoint="a", args=["b"])
+    assert cwd.get_replica_param(cwd.fetch(other.image), other).cwd == cwd.fetch(other.image)
+    with pytest.raises(SpecsError, match="log_dir"):
+        local_dir.get_replica_param(str(tmp_path), role, stdout="/tmp/out")

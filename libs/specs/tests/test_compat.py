@@ -164,7 +164,7 @@ def test_app_status_prints_and_raises_like_upstream() -> None:
     else:
         assert json.loads(printed)["AppStatus"]["state"] == "FAILED (5)"
     assert repr(AppState.RUNNING) == "RUNNING (3)" and str(AppState.RUNNING) == "RUNNING"
-    with pytest.raises(AppStatusError) as e:
+    with pytest.raises(AppStatusError, match=r"(?s)^job did not succeed:.*FAILED") as e:
         status.raise_for_status()
     assert e.value.status is status
     with pytest.raises(AppStatusError):

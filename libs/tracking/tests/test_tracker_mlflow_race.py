@@ -15,7 +15,6 @@ import subprocess
 import sys
 import textwrap
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -25,14 +24,16 @@ from mlflow.entities import ViewType  # type: ignore[import-untyped,import-not-f
 
 from torchx.tracker.mlflow import MLflowTracker
 
-REPLICAS = 4
 # Each round is a fresh race on a new experiment and run; several rounds make a lost
 # record likely enough to show under the old code (4 replicas lost one about 1 round in 5).
-ROUNDS = {"file_store": 8, "sqlite": 1, "server": 3}
+# On SQLite the race is the first round's (making the tables); opening it takes seconds.
+REPLICAS = {"file_store": 4, "sqlite": 2}
+ROUNDS = {"file_store": 6, "sqlite": 1}
 
 REPLICA = textwrap.dedent(
     """
     import os, sys, time
+    import mlflow  # loaded before the start line: the replicas race on the store alone
     from torchx.tracker.mlflow import MLflowTracker
 
     uri, prefix, rank, rounds, sync = sys.argv[1:]
@@ -50,21 +51,22 @@ REPLICA = textwrap.dedent(
 )
 
 
-@pytest.fixture(params=["file_store", "sqlite", "server"])
+# A tracking server is covered by test_tracker_cli.py's same-flow test and the MLflow
+# sweep test (trials creating the sweep's run at once); here, the stores MLflow keeps on
+# local disk, where the races were seen.
+@pytest.fixture(params=["file_store", "sqlite"])
 def store(request: pytest.FixtureRequest, tmp_path: Path) -> tuple[str, str]:
     if request.param == "file_store":
         return "file_store", f"file://{tmp_path}/mlruns"
-    if request.param == "sqlite":  # a new database: the replicas also race to make its tables
-        return "sqlite", f"sqlite:///{tmp_path}/mlflow.db"
-    server: Any = request.getfixturevalue("mlflow_server")
-    return "server", str(server.url)
+    # a new database: the replicas also race to make its tables
+    return "sqlite", f"sqlite:///{tmp_path}/mlflow.db"
 
 
 def test_replicas_starting_together_land_in_one_experiment_and_run(
     store: tuple[str, str], tmp_path: Path
 ) -> None:
     kind, uri = store
-    rounds = ROUNDS[kind]
+    rounds, replicas = ROUNDS[kind], REPLICAS[kind]
     prefix = f"race-{tmp_path.name}"
     sync = tmp_path / "sync"
     sync.mkdir()
@@ -78,7 +80,7 @@ def test_replicas_starting_together_land_in_one_experiment_and_run(
             stderr=subprocess.PIPE,
             text=True,
         )
-        for rank in range(REPLICAS)
+        for rank in range(replicas)
     ]
     try:
         for i in range(rounds):
@@ -96,7 +98,7 @@ def test_replicas_starting_together_land_in_one_experiment_and_run(
                 process.kill()
                 process.wait()
 
-    expected = {"lr": "0.01", **{f"loss/rank{r}": str(r) for r in range(REPLICAS)}}
+    expected = {"lr": "0.01", **{f"loss/rank{r}": str(r) for r in range(replicas)}}
     for i in range(rounds):
         name, job = f"{prefix}-{i}", f"local_cwd://torchx/{prefix}-{i}"
         reader = MLflowTracker(experiment_name=name, tracking_uri=uri)
@@ -105,4 +107,35 @@ def test_replicas_starting_together_land_in_one_experiment_and_run(
         runs = reader.client.search_runs([reader.experiment_id], run_view_type=ViewType.ALL)
         assert [r.info.run_name for r in runs] == [job], f"round {i}: one run, none deleted"
         assert reader.metadata(job) == expected, f"round {i}"
-        assert runs[0].data.metrics == {"lr": 0.01, **{f"loss/rank{r}": r for r in range(REPLICAS)}}
+        assert runs[0].data.metrics == {"lr": 0.01, **{f"loss/rank{r}": r for r in range(replicas)}}
+
+
+def test_each_store_has_one_lock_file_beside_it(tmp_path: Path) -> None:
+    from torchx.tracker._store_lock import lock_path
+
+    assert lock_path(f"file://{tmp_path}/mlruns") == f"{tmp_path}/.mlruns.torchx-lock"
+    assert lock_path(f"file://{tmp_path}/mlruns/") == f"{tmp_path}/.mlruns.torchx-lock"
+    assert lock_path(f"sqlite:///{tmp_path}/m.db") == f"{tmp_path}/.m.db.torchx-lock"
+    server = lock_path("http://127.0.0.1:5000")
+    assert server.endswith(".lock") and server != lock_path("http://127.0.0.1:5001")
+
+
+def test_once_a_store_is_set_up_opening_it_waits_for_no_lock(tmp_path: Path) -> None:
+    import threading
+
+    from torchx.tracker._store_lock import store_lock, store_setup_lock
+
+    uri = f"sqlite:///{tmp_path}/m.db"
+    with store_setup_lock(uri):  # the first opening: under the lock
+        (tmp_path / "m.db").write_bytes(b"")
+    opened = threading.Event()
+
+    def open_store() -> None:
+        with store_setup_lock(uri):
+            opened.set()
+
+    with store_lock(uri):  # another tracker finding-or-creating a run meanwhile
+        opener = threading.Thread(target=open_store)
+        opener.start()
+        assert opened.wait(timeout=60), "a set-up store's opening waited for the lock"
+    opener.join()

@@ -196,10 +196,9 @@ class Runner:
         copy of ``app``; see ``torchx.runner._tracking``.
         """
         validate_app(app)
-        from torchx.runner._tracking import tracker_env, with_env
+        from torchx.runner._tracking import with_env
 
-        env = tracker_env(self.config.trackers(), scheduler, self._name, parent_run_id)
-        app = with_env(app, env)
+        app = with_env(app, self._tracking_env(scheduler, parent_run_id))
         sched = self._scheduler(scheduler)
         merged = self._cfg(scheduler, cfg)
         if workspace:
@@ -210,6 +209,12 @@ class Runner:
         # The name it is registered under, which may differ from its backend's name.
         info.scheduler = scheduler
         return info
+
+    def _tracking_env(self, scheduler: str, parent_run_id: str | None) -> dict[str, str]:
+        """What ``dryrun`` adds to every role of an app for ``scheduler``."""
+        from torchx.runner._tracking import tracker_env
+
+        return tracker_env(self.config.trackers(), scheduler, self._name, parent_run_id)
 
     def default_workspace(
         self, scheduler: str, cfg: Mapping[str, CfgVal] | None = None

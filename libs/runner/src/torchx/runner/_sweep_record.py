@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import os
 import re
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
@@ -47,6 +47,9 @@ class TrialRecord:
     final_exit_code: int | None = None
 
 
+_TRIAL_FIELDS = fields(TrialRecord)
+
+
 @dataclass
 class SweepRecord:
     sweep_id: str
@@ -56,7 +59,8 @@ class SweepRecord:
     base_args: list[str]
     parallel: int
     # "array": the backend's own job array (``array_jobs`` lists each submission);
-    # "group": a local process submits one app per trial, at most ``parallel`` at once
+    # "group": a local process (the local schedulers' supervised group, or the sweep's
+    # driver) runs or submits one app per trial, at most ``parallel`` at once
     mode: str
     trials: list[TrialRecord]
     cfg: dict[str, Any] = field(default_factory=dict)
@@ -76,7 +80,11 @@ class SweepRecord:
         return f"{self.scheduler}://{self.session}/{self.sweep_id}"
 
     def to_json(self) -> dict[str, Any]:
-        return asdict(self)
+        # Shallow, field by field (asdict deep-copies every trial's values first): the
+        # record is saved before and after each submission.
+        data = {f.name: getattr(self, f.name) for f in fields(self)}
+        data["trials"] = [{f.name: getattr(t, f.name) for f in _TRIAL_FIELDS} for t in self.trials]
+        return data
 
     @classmethod
     def from_json(cls, data: dict[str, Any], where: str) -> SweepRecord:
@@ -102,7 +110,7 @@ def save(record: SweepRecord) -> None:
     path = record_path(record.sweep_id)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(json.dumps(record.to_json(), indent=1))
+    tmp.write_text(json.dumps(record.to_json()))
     os.replace(tmp, path)
 
 

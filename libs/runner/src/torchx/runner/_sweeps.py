@@ -1,10 +1,14 @@
 """Submitting a sweep and answering for it by one handle (``SCHEDULER://SESSION/sweep-ID``).
 
-Two ways to run the trials, chosen by the scheduler:
+Three ways to run the trials, chosen by the scheduler:
 
-- **array** (Slurm): every trial is dry-run as its own app, and the requests become ONE
-  ``sbatch --array`` job (``torchx.schedulers.slurm_array``); Slurm itself keeps at most
-  ``parallel`` tasks running, and one ``sacct`` describes them all.
+- **array** (Slurm): the first trial is dry-run as an app of its own, and every trial's
+  commands join that request as ONE ``sbatch --array`` job
+  (``torchx.schedulers.slurm_array``); Slurm itself keeps at most ``parallel`` tasks
+  running, and one ``sacct`` describes them all.
+- **local group** (local_cwd, local_dir): every trial is an app of its own, all submitted
+  at once to ONE supervised group (``LocalScheduler.schedule_group``), a process that
+  runs at most ``parallel`` of them at a time.
 - **group** (every other scheduler): a small detached process (``_sweep_group``) submits
   one app per trial through the runner, keeping at most ``parallel`` of them running.
 
@@ -102,11 +106,12 @@ class SweepStatus:
         sign = -1.0 if maximize else 1.0
         self.trials.sort(key=lambda t: (t.objective is None, sign * (t.objective or 0.0), t.index))
 
-    def format(self) -> str:
-        """A table, one trial a line, as ``torchx status SWEEP`` prints it."""
+    def format(self, objective: str = "objective") -> str:
+        """A table, one trial a line, as ``torchx status SWEEP`` prints it; ``objective``
+        heads the column of the value that ranks the trials."""
         names = sorted({k for t in self.trials for k in t.args}, key=_first_seen(self.trials))
         scored = any(t.objective is not None for t in self.trials)
-        head = ["#", *names, *(["objective"] if scored else []), "state", "attempts", "exit"]
+        head = ["#", *names, *([objective] if scored else []), "state", "attempts", "exit"]
         head.append("handle")
         rows = [
             [
@@ -147,6 +152,8 @@ class SweepPlan:
     indices: list[int]
     request: AppDryRunInfo[Any]
     why: str
+    # every trial's request, where the trials are submitted together (a local group)
+    requests: dict[int, AppDryRunInfo[Any]] = field(default_factory=dict)
 
     @property
     def handle(self) -> str:
@@ -199,16 +206,24 @@ def _sweep_of(record: SweepRecord) -> Sweep:
     )
 
 
-def trial_app(runner: Runner, schema: ComponentSchema, record: SweepRecord, index: int) -> AppDef:
-    """Trial ``index``'s app: the component called with its arguments, plus its env."""
+def trial_app(
+    runner: Runner,
+    schema: ComponentSchema,
+    record: SweepRecord,
+    index: int,
+    sweep: Sweep | None = None,
+    env: Mapping[str, str] | None = None,
+) -> AppDef:
+    """Trial ``index``'s app: the component called with its arguments, plus its env (and
+    ``env`` on top). ``sweep`` is ``record``'s sweep, where the caller has it already."""
     from torchx.runner._tracking import with_env
 
-    argv = _sweep_of(record).trial_argv(index)
+    argv = (sweep or _sweep_of(record)).trial_argv(index)
     try:
         app = runner.component_app(schema, argv)
     except SpecsError as e:
         raise SweepError(f"sweep trial {index} {e.field}", e.value, e.expected) from None
-    return with_env(app, trial_env(record, index))
+    return with_env(app, {**trial_env(record, index), **(env or {})})
 
 
 def plan(
@@ -250,13 +265,25 @@ def plan(
         )
     todo = list(range(len(record.trials))) if indices is None else sorted(indices)
     if record.mode == "array":
-        return _plan_array(runner, schema, record, todo, check_limits)
+        return _plan_array(runner, schema, record, sweep, todo, check_limits)
     # Every trial's app is made now: a component that refuses an argument set fails here.
-    apps = {i: trial_app(runner, schema, record, i) for i in todo}
+    apps = {i: trial_app(runner, schema, record, i, sweep) for i in todo}
+    k = record.parallel or len(todo)
+    if _local_group(runner, record.scheduler):
+        infos = {
+            i: runner.dryrun(
+                apps[i], scheduler, record.cfg, record.workspace, parent_run_id=record.handle
+            )
+            for i in todo
+        }
+        why = (
+            f"one supervised group: one local process runs at most {k} trials at once, each "
+            f"supervised as an app of its own; trial {todo[0]}'s request:"
+        )
+        return SweepPlan(record, todo, infos[todo[0]], why, infos)
     first = runner.dryrun(
         apps[todo[0]], scheduler, record.cfg, record.workspace, parent_run_id=record.handle
     )
-    k = record.parallel or len(todo)
     why = (
         f"the {sched.backend} scheduler has no job arrays: one app per trial, at most {k} "
         f"running at once, submitted by a local process; trial {todo[0]}'s request:"
@@ -268,26 +295,30 @@ def _plan_array(
     runner: Runner,
     schema: ComponentSchema,
     record: SweepRecord,
+    sweep: Sweep,
     todo: list[int],
     check_limits: bool,
 ) -> SweepPlan:
+    """One array request: the first trial dry-run as an app of its own, every trial's app
+    made once and only its commands added to that request (``slurm_array``)."""
     from torchx.schedulers.slurm_array import array_request, check_array_size, max_array_size
 
     if check_limits:
         check_array_size(todo, max_array_size())
-    infos = {
-        i: runner.dryrun(
-            trial_app(runner, schema, record, i),
-            record.scheduler,
-            record.cfg,
-            record.workspace,
-            parent_run_id=record.handle,
-        )
-        for i in todo
-    }
-    first_app = infos[todo[0]].app
-    name = first_app.name if first_app is not None else record.sweep_id
-    request = array_request(infos, record.parallel, name)
+    first = todo[0]
+    info = runner.dryrun(
+        trial_app(runner, schema, record, first, sweep),
+        record.scheduler,
+        record.cfg,
+        record.workspace,
+        parent_run_id=record.handle,
+    )
+    # What the dryrun added to the first trial's roles, added to every other trial's (the
+    # slurm scheduler's workspace changes the run options, never the app).
+    env = runner._tracking_env(record.scheduler, record.handle)
+    apps = {i: trial_app(runner, schema, record, i, sweep, env) for i in todo if i != first}
+    name = info.app.name if info.app is not None else record.sweep_id
+    request = array_request(info, first, apps, record.parallel, name)
     return SweepPlan(record, todo, request, "one Slurm job array; the task picks its trial")
 
 
@@ -314,8 +345,43 @@ def submit(runner: Runner, p: SweepPlan) -> str:
             record.trials[i].attempts.append(f"{array_job}_{i}")
         save(record)
         return record.handle
+    if p.requests:
+        _start_local_group(runner, p)
+        return record.handle
     _start_group(record, p.indices)
     return record.handle
+
+
+def _local_group(runner: Runner, scheduler: str) -> bool:
+    """Whether ``scheduler`` runs a sweep's trials as one supervised group of its own."""
+    from torchx.schedulers.local_scheduler import LocalScheduler
+
+    return isinstance(runner._scheduler(scheduler), LocalScheduler)
+
+
+def _start_local_group(runner: Runner, p: SweepPlan) -> None:
+    from torchx.schedulers.local_scheduler import LocalScheduler
+
+    record = p.record
+    sched = runner._scheduler(record.scheduler)
+    assert isinstance(sched, LocalScheduler)
+    infos = [p.requests[i] for i in p.indices]
+    try:
+        proc = sched.schedule_group(
+            infos, record.parallel, record.sweep_id, str(sweeps_dir() / f"{record.sweep_id}.log")
+        )
+    except Exception:
+        if not any(t.attempts for t in record.trials):
+            record_path(record.sweep_id).unlink(missing_ok=True)  # nothing was submitted
+        raise
+    for i, info in zip(p.indices, infos, strict=True):
+        trial = record.trials[i]
+        trial.attempts.append(info.request.app_id)
+        trial.final_state, trial.final_exit_code = "", None
+    _drivers[proc.pid] = proc
+    record.driver_pid = proc.pid
+    record.driver_done = False
+    save(record)
 
 
 def _start_group(record: SweepRecord, indices: list[int]) -> None:
@@ -410,6 +476,11 @@ def exit_code(st: AppStatus) -> int | None:
 def status(runner: Runner, handle: str) -> SweepStatus:
     record = record_of(handle)
     alive = record.mode == "group" and driver_alive(record)
+    local_groups = (
+        [record.scheduler]
+        if record.mode == "group" and _local_group(runner, record.scheduler)
+        else []
+    )
     trials: list[TrialStatus] = []
     tasks: dict[str, Any] = {}
     if record.mode == "array":
@@ -445,6 +516,9 @@ def status(runner: Runner, handle: str) -> SweepStatus:
                 state = AppState.CANCELLED  # cancelling removed it (Kubernetes deletes Jobs)
             else:
                 state, msg = AppState.FAILED, "its scheduler no longer knows this app"
+            if state == AppState.PENDING and not alive and record.scheduler in local_groups:
+                # the group that was to start it is gone: it never will
+                state, msg = AppState.FAILED, "the sweep's group process ended before starting it"
         trials.append(TrialStatus(t.index, dict(t.args), state, len(t.attempts), code, th, msg))
     return SweepStatus(handle, _overall(record, trials, alive), record.mode, trials)
 
@@ -490,10 +564,10 @@ def cancel(runner: Runner, handle: str, timeout: float = 60.0) -> None:
     if not record.cancelled:
         record.cancelled = True
         save(record)
-    for t in record.trials:
-        th = trial_handle(record, t.index)
-        if th is not None:
-            runner.cancel(th)
+    # what has ended, or will never start (its group is gone), needs no cancel
+    for t in status(runner, handle).trials:
+        if t.handle is not None and not is_terminal(t.state):
+            runner.cancel(t.handle)
 
 
 def resume(runner: Runner, handle: str, check_limits: bool = True) -> SweepPlan:

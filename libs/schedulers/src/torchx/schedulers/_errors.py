@@ -35,8 +35,10 @@ class UnknownSchedulerError(UnknownSchedulerException):
         super().__init__(name, f"{reason}known schedulers: {listed}")
 
 
-class MissingDependencyError(ImportError):
-    """A scheduler's client library is not installed; the message says which extra has it."""
+class MissingDependencyError(ModuleNotFoundError):
+    """A scheduler's client library is not installed; the message says which extra has it.
+
+    A ``ModuleNotFoundError``, what 0.7 let through from the failed import."""
 
     def __init__(self, scheduler: str, module: str, extra: str) -> None:
         self.scheduler = scheduler

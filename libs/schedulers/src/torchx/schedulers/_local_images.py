@@ -10,6 +10,7 @@ import os
 import shutil
 from collections.abc import Mapping
 
+from torchx.schedulers._local_request import LocalReplicaParams
 from torchx.specs import CfgVal, Role, SpecsError
 
 
@@ -37,6 +38,38 @@ class ImageProvider(abc.ABC):
     def get_entrypoint(self, img_root: str, role: Role) -> str:
         """The program to run: by default the role's entrypoint inside the image root."""
         return os.path.join(img_root, role.entrypoint)
+
+    def get_replica_param(
+        self,
+        img_root: str,
+        role: Role,
+        stdout: str | None = None,
+        stderr: str | None = None,
+        combined: str | None = None,
+    ) -> LocalReplicaParams:
+        """How one replica of ``role`` starts (0.7's ``ReplicaParam``): ``args`` (the
+        entrypoint, then the role's arguments), the role's ``env`` and ``cwd``.
+
+        ``img_root`` is ``fetch(role.image)``. Output files are not chosen here: local_cwd
+        writes each replica's under its ``log_dir``, so giving ``stdout``, ``stderr`` or
+        ``combined`` is refused rather than ignored.
+        """
+        given = {"stdout": stdout, "stderr": stderr, "combined": combined}
+        for name, path in given.items():
+            if path is not None:
+                raise SpecsError(
+                    name,
+                    path,
+                    "local_cwd writes each replica's output under the run option log_dir; "
+                    "leave it out",
+                )
+        return LocalReplicaParams(
+            role=role.name,
+            id=0,
+            argv=[self.get_entrypoint(img_root, role), *role.args],
+            env=dict(role.env),
+            cwd=self.get_cwd(role.image) or img_root,
+        )
 
 
 class LocalDirectoryImageProvider(ImageProvider):

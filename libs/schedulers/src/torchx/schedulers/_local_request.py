@@ -31,6 +31,11 @@ class LocalReplicaParams:
     env: dict[str, str]
     cwd: str
 
+    @property
+    def args(self) -> list[str]:
+        """0.7's name for ``argv``: the program and its arguments."""
+        return self.argv
+
 
 @dataclass
 class LocalRequest:

@@ -58,6 +58,8 @@ def _shell_word(text: str) -> str:
     """``text`` (macros filled with the sentinels) quoted for bash, the sentinels turned
     into shell expansions."""
     quoted = shlex.quote(text)
+    if "\x00" not in text:
+        return quoted  # no sentinel: the common case, and a sweep quotes thousands of words
     for sentinel, expansion in _SENTINELS.values():
         quoted = quoted.replace(sentinel, f"'\"{expansion}\"'")
     # Drop the empty '' pairs the swap leaves at the ends of a word.
@@ -215,15 +217,31 @@ def check_roles(app: AppDef) -> None:
                 )
 
 
-def make_script(app: AppDef, cfg: Mapping[str, CfgVal], job_name: str) -> str:
-    """The full sbatch script for ``app`` under the resolved run options ``cfg``."""
-    check_roles(app)
-    lead, cap, limit = warning_and_cap(cfg)
-    het = len(app.roles) > 1
-    lines = [
-        "#!/bin/bash",
-        f"# torchx app {app.name!r}: roles {', '.join(r.name for r in app.roles)}",
+def script_shape(app: AppDef) -> tuple[object, ...]:
+    """What of ``app`` the script reads outside its role functions (``role_functions``):
+    apps of equal shape under the same run options differ only in those functions, which
+    is what lets one array script hold many trials."""
+    roles = [
+        (r.name, r.num_replicas, r.resource.cpu, r.resource.memMB, r.resource.gpu)
+        for r in app.roles
     ]
+    return (*roles, min(r.max_retries for r in app.roles))
+
+
+def role_functions(app: AppDef) -> list[str]:
+    """The shell function of every role of ``app`` (``torchx_role_<i>``), defined and
+    exported; each role's replica is made once, by the shared replica helper."""
+    check_roles(app)
+    lines: list[str] = []
+    for i, role in enumerate(app.roles):
+        lines.append(f"# role {role.name}: {role.num_replicas} replica(s)")
+        lines += _role_function(role, i)
+    return lines
+
+
+def _header(app: AppDef, cfg: Mapping[str, CfgVal], job_name: str, lead: int) -> list[str]:
+    """The ``#SBATCH`` lines of every job component."""
+    lines: list[str] = []
     # The comment marks torchx jobs (for ``list``) and names the roles, in component order.
     comment = "torchx:roles=" + ",".join(_role_token(r) for r in app.roles)
     if cfg.get("comment"):
@@ -241,10 +259,15 @@ def make_script(app: AppDef, cfg: Mapping[str, CfgVal], job_name: str) -> str:
             opts.append("--exclusive")
         opts += _resource_lines(role)
         lines += [f"#SBATCH {shlex.quote(o)}" for o in opts]
-    lines += [
-        "",
+    return lines
+
+
+def _setup(app: AppDef, lead: int, cap: int, limit: int | None, app_id: str) -> list[str]:
+    """What the batch script does before it starts the roles; ``app_id`` is the shell
+    expression of the app's id."""
+    return [
         "set -u",
-        'export TORCHX_APP_ID="$SLURM_JOB_ID" TORCHX_IMG_ROOT="$PWD" TORCHX_JOB_DIR="$PWD"',
+        f'export TORCHX_APP_ID="{app_id}" TORCHX_IMG_ROOT="$PWD" TORCHX_JOB_DIR="$PWD"',
         'export TORCHX_ATTEMPT="${SLURM_RESTART_COUNT:-0}"',
         f"export TORCHX_MAX_RETRIES={min(r.max_retries for r in app.roles)}",
         "# A first attempt owns every exit record of its job id (one may be reused).",
@@ -262,11 +285,64 @@ def make_script(app: AppDef, cfg: Mapping[str, CfgVal], job_name: str) -> str:
         "",
         "pids=()",
     ]
+
+
+def _script(
+    app: AppDef,
+    cfg: Mapping[str, CfgVal],
+    job_name: str,
+    description: str,
+    array: str | None,
+    functions: Mapping[int, list[str]] | None,
+) -> str:
+    """The sbatch script of one app (``functions`` None) or of an array whose task ``i``
+    defines the role functions ``functions[i]``."""
+    check_roles(app)
+    lead, cap, limit = warning_and_cap(cfg)
+    het = len(app.roles) > 1
+    app_id = "${SLURM_ARRAY_JOB_ID}_${SLURM_ARRAY_TASK_ID}" if array else "$SLURM_JOB_ID"
+    lines = [
+        "#!/bin/bash",
+        description,
+        *_header(app, cfg, job_name, lead),
+        *([f"#SBATCH --array={array}"] if array else []),
+        "",
+        *_setup(app, lead, cap, limit, app_id),
+    ]
+    if functions is not None:
+        lines.append('case "$SLURM_ARRAY_TASK_ID" in')
+        for index, body in functions.items():
+            # as written: not indented (a here-document's end marker starts its line), no
+            # line dropped (a quoted argument may span lines)
+            lines += [f"{index})", *body, "  ;;"]
+        lines += ["*)", '  echo "torchx: no trial $SLURM_ARRAY_TASK_ID in this array" >&2']
+        lines += ["  exit 2", "  ;;", "esac"]
     for i, role in enumerate(app.roles):
-        lines.append(f"# role {role.name}: {role.num_replicas} replica(s)")
-        lines += _role_function(role, i)
-        lines.append(_srun_line(role, i, i if het else None))
-        lines.append("pids+=($!)")
+        if functions is None:
+            lines.append(f"# role {role.name}: {role.num_replicas} replica(s)")
+            lines += _role_function(role, i)
+        lines += [_srun_line(role, i, i if het else None), "pids+=($!)"]
     # As pytorch/torchx does, a failed job runs again while retries are left.
     lines += ["", *script_wait_and_requeue()]
     return "\n".join(lines)
+
+
+def make_script(app: AppDef, cfg: Mapping[str, CfgVal], job_name: str) -> str:
+    """The full sbatch script for ``app`` under the resolved run options ``cfg``."""
+    roles = ", ".join(r.name for r in app.roles)
+    return _script(app, cfg, job_name, f"# torchx app {app.name!r}: roles {roles}", None, None)
+
+
+def array_script(
+    app: AppDef,
+    cfg: Mapping[str, CfgVal],
+    job_name: str,
+    index_spec: str,
+    functions: Mapping[int, list[str]],
+) -> str:
+    """One ``sbatch --array=<index_spec>`` script for trials of ``app``'s shape: task ``i``
+    defines the role functions ``functions[i]`` (``role_functions`` of trial ``i``), then
+    runs the roles as ``make_script``'s script does. Trial ``i`` is the app
+    ``<array job>_<i>``."""
+    what = f"# torchx sweep {job_name}: {len(functions)} trial(s), array indices {index_spec}"
+    return _script(app, cfg, job_name, what, index_spec, functions)

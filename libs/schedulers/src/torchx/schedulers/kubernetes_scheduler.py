@@ -130,8 +130,13 @@ class KubernetesScheduler(DockerWorkspaceMixin, Scheduler[KubernetesRequest]):
     ``image_repo`` at submit (:class:`~torchx.workspace.docker_workspace.DockerWorkspaceMixin`).
     """
 
-    def __init__(self, session_name: str = "torchx", client: Any = None) -> None:
-        super().__init__(BACKEND, session_name)
+    def __init__(
+        self, session_name: str = "torchx", client: Any = None, docker_client: Any = None
+    ) -> None:
+        """``client``: a ``kubernetes.client.ApiClient`` (found from the kubeconfig when
+        None); ``docker_client``: the ``docker.DockerClient`` that builds and pushes
+        workspace images (found as the docker CLI finds its engine when None)."""
+        super().__init__(BACKEND, session_name, docker_client=docker_client)
         self._api_client = client
 
     # -- API access -------------------------------------------------------------------
@@ -484,11 +489,13 @@ class KubernetesScheduler(DockerWorkspaceMixin, Scheduler[KubernetesRequest]):
             raise KubernetesApiError.from_api(e, f"delete app {name!r}", namespace) from None
 
 
-def create_scheduler(session_name: str, client: Any = None, **params: Any) -> KubernetesScheduler:
-    """The kubernetes factory; ``client`` (a ``kubernetes.client.ApiClient``) is its only
-    parameter."""
-    check_params(BACKEND, params, ("client",))
-    return KubernetesScheduler(session_name, client=client)
+def create_scheduler(
+    session_name: str, client: Any = None, docker_client: Any = None, **params: Any
+) -> KubernetesScheduler:
+    """The kubernetes factory; its parameters are ``client`` (a
+    ``kubernetes.client.ApiClient``) and ``docker_client`` (for workspace images)."""
+    check_params(BACKEND, params, ("client", "docker_client"))
+    return KubernetesScheduler(session_name, client=client, docker_client=docker_client)
 
 
 def app_to_resource(

@@ -36,7 +36,7 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -155,6 +155,7 @@ __all__ = [
 BACKEND = "local_cwd"
 # Run as a script (see its docstring); not imported here, which keeps submitting light.
 SUPERVISOR_SCRIPT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_local_supervisor.py")
+GROUP_SCRIPT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_local_group.py")
 DIR_BACKEND = "local_dir"
 
 
@@ -338,8 +339,8 @@ class LocalScheduler(Scheduler[LocalRequest]):
         )
         return AppDryRunInfo(req, format_request)
 
-    def schedule(self, dryrun_info: AppDryRunInfo[LocalRequest]) -> str:
-        req = dryrun_info.request
+    def _make_app_dir(self, req: LocalRequest) -> str:
+        """Create the app's directory, refusing an id in use; returns its meta directory."""
         meta = os.path.join(req.app_dir, META_DIR)
         if os.path.lexists(req.app_dir):
             raise SpecsError("app id", req.app_id, "already used; dry-run again for a new id")
@@ -359,6 +360,38 @@ class LocalScheduler(Scheduler[LocalRequest]):
                 f"cannot create {req.app_dir} ({e.strerror}); give a writable directory "
                 "with -cfg log_dir=DIR",
             ) from None
+        return meta
+
+    def _write_app_files(self, req: LocalRequest, meta: str) -> None:
+        """The request, the PENDING state, the reserve and the index entry; raises OSError
+        with ``filename`` set to the file that could not be written."""
+        where = os.path.join(meta, REQUEST_FILE)
+        try:
+            write_atomic(where, req.to_json())
+            where = os.path.join(meta, STATE_FILE)
+            write_atomic(
+                where, {"version": STATE_VERSION, "app_id": req.app_id, "state": "PENDING"}
+            )
+            where = os.path.join(meta, RESERVE_FILE)
+            make_reserve(meta, reserve_bytes([r.role for r in req.replicas]))
+            where = str(self._index / req.app_id)
+            self._records.add(req.app_id, req.app_dir)
+        except OSError as e:
+            e.filename = where
+            raise
+
+    def _write_failed(self, req: LocalRequest, where: str, e: OSError) -> SchedulerError:
+        if e.errno in NO_SPACE:
+            return self._no_room(req, where, e)
+        return SchedulerError(
+            self.backend,
+            f"cannot start app {req.app_id}: {where}: {e.strerror or e}",
+            "nothing of it was kept; fix the cause and submit again",
+        )
+
+    def schedule(self, dryrun_info: AppDryRunInfo[LocalRequest]) -> str:
+        req = dryrun_info.request
+        meta = self._make_app_dir(req)
         # Every file of the app, or none: a half-made app would be listed by nobody. The
         # supervisor is started first and reads the files once told they are all written
         # (``GO``): its interpreter starts meanwhile.
@@ -376,16 +409,11 @@ class LocalScheduler(Scheduler[LocalRequest]):
                     start_new_session=True,
                     close_fds=True,
                 )
-            where = os.path.join(meta, REQUEST_FILE)
-            write_atomic(where, req.to_json())
-            where = os.path.join(meta, STATE_FILE)
-            write_atomic(
-                where, {"version": STATE_VERSION, "app_id": req.app_id, "state": "PENDING"}
-            )
-            where = os.path.join(meta, RESERVE_FILE)
-            make_reserve(meta, reserve_bytes([r.role for r in req.replicas]))
-            where = str(self._index / req.app_id)
-            self._records.add(req.app_id, req.app_dir)
+            try:
+                self._write_app_files(req, meta)
+            except OSError as e:
+                where = str(e.filename)
+                raise
             where = f"its supervisor ({sys.executable} {SUPERVISOR_SCRIPT})"
             assert supervisor.stdin is not None
             supervisor.stdin.write(GO)
@@ -394,17 +422,53 @@ class LocalScheduler(Scheduler[LocalRequest]):
         except OSError as e:
             _call_off(supervisor)
             self._forget_half_made(req)
-            if e.errno in NO_SPACE:
-                raise self._no_room(req, where, e) from None
-            raise SchedulerError(
-                self.backend,
-                f"cannot start app {req.app_id}: {where}: {e.strerror or e}",
-                "nothing of it was kept; fix the cause and submit again",
-            ) from None
+            raise self._write_failed(req, where, e) from None
         except BaseException:
             _call_off(supervisor)
             raise
         return req.app_id
+
+    def schedule_group(
+        self,
+        dryrun_infos: Sequence[AppDryRunInfo[LocalRequest]],
+        parallel: int,
+        name: str,
+        log_path: str,
+    ) -> subprocess.Popen[bytes]:
+        """Submit the apps as ONE supervised group: one process (``_local_group``, named
+        ``name`` on its command line) runs at most ``parallel`` of them at once (0: all),
+        each supervised as an app of its own, so every app id works as ``schedule``'s do.
+        Every app's files are written first, or none; returns the group's process."""
+        made: list[LocalRequest] = []
+        try:
+            for info in dryrun_infos:
+                req = info.request
+                meta = self._make_app_dir(req)
+                made.append(req)
+                try:
+                    with open(os.path.join(meta, SUPERVISOR_LOG), "ab"):
+                        pass
+                    self._write_app_files(req, meta)
+                except OSError as e:
+                    raise self._write_failed(req, str(e.filename or meta), e) from None
+            with open(log_path, "ab") as log:
+                group = subprocess.Popen(
+                    [sys.executable, "-I", "-S", GROUP_SCRIPT, str(parallel), name],
+                    stdin=subprocess.PIPE,
+                    stdout=log,
+                    stderr=subprocess.STDOUT,
+                    start_new_session=True,
+                    close_fds=True,
+                )
+        except BaseException:
+            for req in made:
+                self._forget_half_made(req)
+            raise
+        assert group.stdin is not None
+        # The app directories, one a line: any number of them, where argv has a limit.
+        group.stdin.write("".join(f"{r.app_dir}\n" for r in made).encode())
+        group.stdin.close()
+        return group
 
     def _no_room(self, req: LocalRequest, path: str, e: OSError) -> SchedulerError:
         return SchedulerError(

@@ -30,7 +30,7 @@ import time
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, TypedDict
+from typing import TYPE_CHECKING, Any, TypedDict
 
 from torchx.schedulers._api import (
     DescribeAppResponse,
@@ -60,11 +60,15 @@ from torchx.specs import (
     CfgVal,
     ReplicaStatus,
     RetryPolicy,
+    Role,
     RoleStatus,
     SpecsError,
     is_terminal,
     runopts,
 )
+
+if TYPE_CHECKING:
+    from torchx.schedulers.ray.ray_common import RayActor
 from torchx.workspace.dir_workspace import copy_workspace
 
 BACKEND = "ray"
@@ -128,6 +132,30 @@ class RayJob:
         if not self.address:  # a dry run without an address
             return self.submission_id
         return f"{_strip_scheme(self.address)}-{self.submission_id}"
+
+    @property
+    def actors(self) -> list[RayActor]:
+        """0.7's view of the request: one ``RayActor`` per replica the driver starts (none
+        on the direct path, where the entrypoint itself is the app)."""
+        from torchx.schedulers.ray.ray_common import RayActor
+
+        return [
+            RayActor(
+                name=role["name"],
+                command=list(replica["argv"]),
+                env=dict(replica["env"]),
+                num_cpus=role["num_cpus"],
+                num_gpus=role["num_gpus"],
+            )
+            for role in self.driver_config.get("roles", [])
+            for replica in role["replicas"]
+        ]
+
+    @property
+    def working_dir(self) -> str | None:
+        """0.7's name: the directory uploaded as the job's working directory, if any."""
+        wd = self.runtime_env.get("working_dir")
+        return str(wd) if wd is not None else None
 
     def submit_kwargs(self) -> dict[str, Any]:
         return {
@@ -510,6 +538,9 @@ class RayScheduler(Scheduler[RayJob]):
             structured_error_msg=error,
             ui_url=self._urls.get(address, _http(address)),
             roles_statuses=list(roles.values()),
+            # What `torchx log HANDLE` walks: each role and its replica count, as submitted
+            # (the job's command is not kept, so the roles carry names and counts only).
+            roles=[Role(name, image="", num_replicas=len(r.replicas)) for name, r in roles.items()],
         )
 
     def wait(self, app_id: str, timeout: float | None = None) -> DescribeAppResponse | None:

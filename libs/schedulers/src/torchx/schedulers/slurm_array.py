@@ -1,8 +1,9 @@
 """Slurm job arrays: many trials of one app as ONE ``sbatch --array`` job.
 
-Each trial is first made into the batch script the slurm scheduler would submit for it
-alone (``SlurmScheduler.submit_dryrun``); the array's script keeps their shared
-``#SBATCH`` header once and picks its trial's body with ``$SLURM_ARRAY_TASK_ID``. Trial
+One trial is made into the batch script the slurm scheduler would submit for it alone
+(``SlurmScheduler.submit_dryrun``); the array's script is that script with its header,
+setup and launch written once, and each trial's role functions (its command and
+environment, made by the shared replica helper) picked by ``$SLURM_ARRAY_TASK_ID``. Trial
 ``i`` of array job ``A`` is the app ``A_i``: the id Slurm's own commands take
 (``sacct -j``, ``scontrol show job``, ``scancel``), and the name of its log files.
 
@@ -13,18 +14,15 @@ tasks accounting has not recorded yet, or when it is off).
 from __future__ import annotations
 
 import re
-import shlex
 import subprocess
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 
 from torchx.schedulers._slurm_parse import app_state, exit_code
+from torchx.schedulers._slurm_script import array_script, make_script, role_functions, script_shape
 from torchx.schedulers.slurm_scheduler import SlurmBatchRequest, SlurmError
-from torchx.specs import AppDryRunInfo, AppState, SpecsError
+from torchx.specs import AppDef, AppDryRunInfo, AppState, SpecsError, validate_app
 
-# What the single-app script exports as the app id, and what an array task exports instead.
-_APP_ID_EXPORT = 'TORCHX_APP_ID="$SLURM_JOB_ID"'
-_TASK_APP_ID_EXPORT = 'TORCHX_APP_ID="${SLURM_ARRAY_JOB_ID}_${SLURM_ARRAY_TASK_ID}"'
 _TASK = re.compile(r"^(?P<job>\d+)_(?P<index>\d+)$")
 _PENDING_RANGE = re.compile(r"^(?P<job>\d+)_\[(?P<ranges>[^\]]*)\]$")
 _TIMEOUT = 60
@@ -60,95 +58,54 @@ def index_spec(indices: Sequence[int], parallel: int = 0) -> str:
     return spec
 
 
-def _split(script: str) -> tuple[list[str], list[str]]:
-    """The ``#!``/``#SBATCH`` header of a single-app script, and the body after it."""
-    # split on newlines only: other line breaks may sit inside a quoted argument
-    lines = script.split("\n")
-    cut = lines.index("") if "" in lines else len(lines)
-    return lines[:cut], lines[cut:]
-
-
-def _header_key(line: str) -> str:
-    # the job name and the descriptive comment may differ between trials; Slurm gives
-    # every task of an array the array's name
-    if line.startswith("# torchx app ") or line.startswith("#SBATCH --job-name="):
-        return ""
-    return line
+def _shape_difference(app: AppDef, first: AppDef) -> str:
+    """What ``app`` asks Slurm for that ``first`` does not, in sbatch's words."""
+    lines = set(make_script(app, {}, "").splitlines())
+    other = set(make_script(first, {}, "").splitlines())
+    diff = sorted(ln.removeprefix("#SBATCH ") for ln in lines ^ other if ln.startswith("#SBATCH"))
+    return " ".join(diff) or "roles or retries"
 
 
 def array_request(
-    trials: Mapping[int, AppDryRunInfo[SlurmBatchRequest]],
+    first: AppDryRunInfo[SlurmBatchRequest],
+    first_index: int,
+    trials: Mapping[int, AppDef],
     parallel: int,
     name: str,
 ) -> AppDryRunInfo[SlurmBatchRequest]:
-    """One array request running ``trials`` (trial index -> its single-app request), at
-    most ``parallel`` at once (0: no limit). Trials must ask Slurm for the same resources
-    and run in the same directory, since one array is one request."""
-    if not trials:
-        raise SpecsError("sweep trials", [], "give at least one trial")
-    first_index = min(trials)
-    first = trials[first_index].request
-    header, _ = _split(first.script)
-    bodies: dict[int, list[str]] = {}
-    for index in sorted(trials):
-        req = trials[index].request
-        own_header, body = _split(req.script)
-        if [_header_key(x) for x in own_header] != [_header_key(x) for x in header]:
-            diff = sorted(set(own_header) ^ set(header))
-            raise SpecsError(
-                f"sweep trial {index}",
-                " ".join(d.removeprefix("#SBATCH ") for d in diff),
-                f"asks Slurm for other resources or options than trial {first_index}; one "
-                "array is one request: sweep arguments that leave resources alone, or use a "
-                "scheduler without arrays",
-            )
-        if req.cmd != first.cmd or req.job_dir != first.job_dir:
-            raise SpecsError(
-                f"sweep trial {index}",
-                shlex.join(req.cmd),
-                f"is submitted differently from trial {first_index}; give every trial the same "
-                "run options",
-            )
-        exports = [ln for ln in body if ln.startswith("export ") and _APP_ID_EXPORT in ln.split()]
-        if len(exports) != 1:
-            raise SlurmError(
-                "the slurm batch script no longer exports TORCHX_APP_ID as the array expects",
-                "this is a bug in torchx.schedulers.slurm_array",
-            )
-        bodies[index] = [
-            ln.replace(_APP_ID_EXPORT, _TASK_APP_ID_EXPORT) if ln == exports[0] else ln
-            for ln in body
-        ]
-    # Each arm holds its trial's whole script: the single-app script is not written to
-    # be cut anywhere but between whole scripts, and bash runs any of it inside an arm.
-    cases = []
-    for index, body in bodies.items():
-        cases.append(f"{index})")
-        # as written: not indented (a here-document's end marker starts its line), no line
-        # dropped (a quoted argument may span lines)
-        cases += body
-        cases.append("  ;;")
-    spec = index_spec(list(trials), parallel)
-    lines = [
-        header[0],
-        f"# torchx sweep {name}: {len(trials)} trial(s), array indices {spec}",
-        *(ln for ln in header[1:] if not ln.startswith("# torchx app ")),
-        f"#SBATCH --array={spec}",
-        "",
-        'case "$SLURM_ARRAY_TASK_ID" in',
-        *cases,
-        "*)",
-        '  echo "torchx: no trial $SLURM_ARRAY_TASK_ID in this array" >&2',
-        "  exit 2",
-        "  ;;",
-        "esac",
-        "",
-    ]
-    request = replace(first, script="\n".join(lines))
-    info = AppDryRunInfo(request, str)
-    info.app = trials[first_index].app
-    info.cfg = trials[first_index].cfg
-    info.scheduler = trials[first_index].scheduler
+    """One array request running trial ``first_index`` and ``trials`` (trial index -> its
+    app), at most ``parallel`` at once (0: no limit).
+
+    ``first`` is the single-app request of trial ``first_index`` (``submit_dryrun``): the
+    array is that request, its run options and ``#SBATCH`` header written once, and only
+    each trial's role functions (its command and environment) picked by
+    ``$SLURM_ARRAY_TASK_ID``. Each trial's app is checked and made into its role functions
+    once here; trials must ask Slurm for the same resources, since one array is one
+    request."""
+    app0 = first.app
+    if app0 is None:
+        raise SpecsError("first", first, "make it with SlurmScheduler.submit_dryrun")
+    shape = script_shape(app0)
+    functions: dict[int, list[str]] = {}
+    for index in sorted({first_index, *trials}):
+        app = app0 if index == first_index else trials[index]
+        if app is not app0:
+            validate_app(app)
+            if script_shape(app) != shape:
+                raise SpecsError(
+                    f"sweep trial {index}",
+                    _shape_difference(app, app0),
+                    f"asks Slurm for other resources or options than trial {first_index}; one "
+                    "array is one request: sweep arguments that leave resources alone, or use "
+                    "a scheduler without arrays",
+                )
+        functions[index] = role_functions(app)
+    spec = index_spec(list(functions), parallel)
+    script = array_script(app0, first.cfg or {}, name, spec, functions)
+    info = AppDryRunInfo(replace(first.request, script=script), str)
+    info.app = app0
+    info.cfg = first.cfg
+    info.scheduler = first.scheduler
     return info
 
 

@@ -149,7 +149,9 @@ class ComponentSchema:
         self.description = doc.description
         hints = _hints(fn)
         self.args: list[ComponentArg] = []
-        for p in inspect.signature(fn).parameters.values():
+        # kept: ``bind`` needs them at every call (a sweep calls a component per trial)
+        self._parameters = tuple(inspect.signature(fn).parameters.values())
+        for p in self._parameters:
             # validate_component let through only defaulted parameters of other types
             t = _arg_type(hints[p.name]) or PYTHON_ONLY
             remainder = p.kind is p.VAR_POSITIONAL
@@ -189,7 +191,7 @@ class ComponentSchema:
         positional: list[Any] = []
         keywords: dict[str, Any] = {}
         rem = self.remainder
-        for p in inspect.signature(self.fn).parameters.values():
+        for p in self._parameters:
             if p.kind is p.VAR_POSITIONAL:
                 assert rem is not None
                 positional.extend(

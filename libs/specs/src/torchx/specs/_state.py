@@ -69,7 +69,8 @@ class AppStatusError(RuntimeError):
 
     def __init__(self, status: AppStatus, *args: object) -> None:
         self.status = status
-        super().__init__(*(args or (f"the app did not succeed:\n{status.format()}",)))
+        # 0.7's words, which callers match in logs and tests
+        super().__init__(*(args or (f"job did not succeed:\n{status.format()}",)))
 
 
 @dataclass

@@ -50,6 +50,31 @@ def lock_path(uri: str) -> str:
     return os.path.join(tempfile.gettempdir(), "torchx", "mlflow-locks", f"{digest}.lock")
 
 
+def _set_up(uri: str) -> bool:
+    """Whether a tracker here already opened store ``uri`` once (and it still exists)."""
+    local = _local_path(uri)
+    try:
+        return os.path.getsize(lock_path(uri)) > 0 and (local is None or os.path.exists(local))
+    except OSError:
+        return False
+
+
+@contextlib.contextmanager
+def store_setup_lock(uri: str) -> Iterator[None]:
+    """Hold store ``uri``'s lock while opening it, until one opening has succeeded.
+
+    Opening a new store sets it up (a SQLite database's tables: seconds), and two
+    replicas doing that at once fail; once one has, the lock file says so and later
+    openings run side by side."""
+    if _set_up(uri):
+        yield
+        return
+    with store_lock(uri):
+        yield
+        with open(lock_path(uri), "w") as f:
+            f.write("set up\n")
+
+
 @contextlib.contextmanager
 def store_lock(uri: str) -> Iterator[None]:
     """Hold store ``uri``'s lock (blocking until the holder releases it)."""

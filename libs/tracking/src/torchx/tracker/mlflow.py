@@ -43,7 +43,7 @@ from ._environ import (
 )
 from ._errors import InvalidRecordError, TrackerConfigError
 from ._records import json_mapping, text
-from ._store_lock import store_lock
+from ._store_lock import store_lock, store_setup_lock
 
 TAG_ARTIFACT_MD_PREFIX = "torchx.artifact.metadata"
 """Prefix of the tags torchx 0.7 used for artifact metadata (kept for reference)."""
@@ -106,8 +106,9 @@ class MLflowTracker(TrackerBase):
         name = experiment_name or self.default_experiment_name()
         # Opening a store sets up a new one (a file store's folders, a SQLite database's
         # tables): replicas starting together must not do that twice either.
-        with store_lock(self.tracking_uri):
+        with store_setup_lock(self.tracking_uri):
             self.client = mlflow.MlflowClient(self.tracking_uri)
+        with store_lock(self.tracking_uri):
             same_named = self._experiments_named(name)
             if not same_named:
                 same_named = [self._create_experiment(name, artifact_location)]
