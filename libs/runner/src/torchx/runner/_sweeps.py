@@ -6,6 +6,10 @@ Three ways to run the trials, chosen by the scheduler:
   commands join that request as ONE ``sbatch --array`` job
   (``torchx.schedulers.slurm_array``); Slurm itself keeps at most ``parallel`` tasks
   running, and one ``sacct`` describes them all.
+- **indexed** (Kubernetes 1.29+, single-replica trials): ONE Indexed Job whose pods pick
+  their trial's command and environment by completion index
+  (``torchx.schedulers.kubernetes_indexed``); the Job keeps at most ``parallel`` pods
+  running, and one pod list call by the sweep's label describes every trial.
 - **local group** (local_cwd, local_dir): every trial is an app of its own, all submitted
   at once to ONE supervised group (``LocalScheduler.schedule_group``), a process that
   runs at most ``parallel`` of them at a time.
@@ -247,6 +251,7 @@ def plan(
     check_sweep(schema, sweep)
     sched = runner._scheduler(scheduler)
     mode = "array" if sched.backend in ARRAY_BACKENDS else "group"
+    why_group = ""
     if record is None:
         record = SweepRecord(
             sweep_id=_new_id(),
@@ -262,9 +267,13 @@ def plan(
             parent_run_id=parent_run_id,
             created=time.time(),
         )
+        if sched.backend == "kubernetes":
+            record.mode, why_group = _kubernetes_mode(runner, schema, sweep, record)
     todo = list(range(len(record.trials))) if indices is None else sorted(indices)
     if record.mode == "array":
         return _plan_array(runner, schema, record, sweep, todo, check_limits)
+    if record.mode == "indexed":
+        return _plan_indexed(runner, schema, record, sweep, todo)
     # Every trial's app is made now: a component that refuses an argument set fails here.
     apps = {i: trial_app(runner, schema, record, i, sweep) for i in todo}
     k = record.parallel or len(todo)
@@ -287,7 +296,68 @@ def plan(
         f"the {sched.backend} scheduler has no job arrays: one app per trial, at most {k} "
         f"running at once, submitted by a local process; trial {todo[0]}'s request:"
     )
+    if why_group:
+        why = (
+            f"one Job per trial, not one Indexed Job, because {why_group}; at most {k} "
+            f"running at once, submitted by a local process; trial {todo[0]}'s request:"
+        )
     return SweepPlan(record, todo, first, why)
+
+
+def _kubernetes_mode(
+    runner: Runner, schema: ComponentSchema, sweep: Sweep, record: SweepRecord
+) -> tuple[str, str]:
+    """``("indexed", "")`` where the trials can be one Indexed Job, else ``("group", why
+    not)``; asks the API server for its version once."""
+    from torchx.schedulers.kubernetes_indexed import why_not_indexed
+    from torchx.schedulers.kubernetes_scheduler import KubernetesScheduler
+
+    sched = runner._scheduler(record.scheduler)
+    if not isinstance(sched, KubernetesScheduler):
+        return "group", ""
+    apps = [trial_app(runner, schema, record, i, sweep) for i in range(len(record.trials))]
+    why = why_not_indexed(apps, (1, 10**6))  # the trials' shape first: no server needed
+    if why is None:
+        try:
+            version = sched.server_version()
+        except Exception as e:  # no cluster reachable: say so in the dryrun
+            why = f"the API server's version could not be read ({e})"
+        else:
+            why = why_not_indexed(apps, version)
+    return ("group", why) if why else ("indexed", "")
+
+
+def _plan_indexed(
+    runner: Runner,
+    schema: ComponentSchema,
+    record: SweepRecord,
+    sweep: Sweep,
+    todo: list[int],
+) -> SweepPlan:
+    """One Indexed Job: the first trial dry-run as an app of its own, every other trial's
+    command line and environment added to it (``kubernetes_indexed``)."""
+    from torchx.schedulers.kubernetes_indexed import indexed_request
+
+    first = todo[0]
+    info = runner.dryrun(
+        trial_app(runner, schema, record, first, sweep),
+        record.scheduler,
+        record.cfg,
+        record.workspace,
+        parent_run_id=record.handle,
+    )
+    env = runner._tracking_env(record.scheduler, record.handle)
+    apps = {i: trial_app(runner, schema, record, i, sweep, env) for i in todo if i != first}
+    # a resume is a new Job of the same sweep
+    job = record.sweep_id + (f"-r{len(record.array_jobs)}" if record.array_jobs else "")
+    request = indexed_request(info, first, apps, record.parallel, job, record.sweep_id)
+    k = record.parallel or len(todo)
+    why = (
+        f"one Kubernetes Indexed Job of {len(todo)} completions, at most {k} pods at once; "
+        "each pod picks its trial by JOB_COMPLETION_INDEX (the server supports Indexed Jobs "
+        "with per-index retries and the trials are single-replica)"
+    )
+    return SweepPlan(record, todo, request, why)
 
 
 def _plan_array(
@@ -342,6 +412,21 @@ def submit(runner: Runner, p: SweepPlan) -> str:
         record.array_jobs.append(array_job)
         for i in p.indices:
             record.trials[i].attempts.append(f"{array_job}_{i}")
+        save(record)
+        return record.handle
+    if record.mode == "indexed":
+        from torchx.schedulers.kubernetes_indexed import trial_app_id
+
+        try:
+            handle = runner.schedule(p.request)
+        except Exception:
+            if not record.array_jobs:
+                record_path(record.sweep_id).unlink(missing_ok=True)  # nothing was submitted
+            raise
+        job = parse_app_handle(handle)[2]
+        record.array_jobs.append(job)
+        for pos, i in enumerate(p.indices):
+            record.trials[i].attempts.append(trial_app_id(job, pos))
         save(record)
         return record.handle
     if p.requests:
@@ -487,6 +572,14 @@ def status(runner: Runner, handle: str) -> SweepStatus:
 
         latest = [t.attempts[-1] for t in record.trials if t.attempts]
         tasks = describe_tasks(latest, record.array_jobs)
+    pod_states: dict[str, tuple[AppState, int | None, str]] = {}
+    if record.mode == "indexed" and record.array_jobs:
+        from torchx.schedulers.kubernetes_scheduler import KubernetesScheduler
+
+        sched = runner._scheduler(record.scheduler)
+        assert isinstance(sched, KubernetesScheduler)
+        namespace = record.array_jobs[0].partition(":")[0]
+        pod_states = sched.sweep_trial_states(namespace, record.sweep_id)
     for t in record.trials:
         th = trial_handle(record, t.index)
         state, code, msg = AppState.UNKNOWN, None, ""
@@ -504,6 +597,14 @@ def status(runner: Runner, handle: str) -> SweepStatus:
             if task is not None:
                 state, code = task.state, task.exit_code
                 msg = task.slurm_state
+        elif record.mode == "indexed":
+            found = pod_states.get(t.attempts[-1])
+            if found is not None:
+                state, code, msg = found
+            elif record.cancelled:
+                state = AppState.CANCELLED  # cancelling deleted the Job and its pods
+            else:
+                state, msg = AppState.PENDING, "no pod yet for its completion index"
         else:
             assert th is not None
             st = runner.status(th)
@@ -553,6 +654,13 @@ def cancel(runner: Runner, handle: str, timeout: float = 60.0) -> None:
         record.cancelled = True
         save(record)
         cancel_arrays(record.array_jobs)
+        return
+    if record.mode == "indexed":
+        record.cancelled = True
+        save(record)
+        sched = runner._scheduler(record.scheduler)
+        for job in record.array_jobs:
+            sched.cancel(job)  # deletes the Job and its pods
         return
     if driver_alive(record) and record.driver_pid is not None:
         os.kill(record.driver_pid, signal.SIGTERM)
