@@ -13,10 +13,12 @@ import pytest
 from torchx.schedulers.kubernetes_indexed import (
     COMPLETION_INDEX,
     LABEL_SWEEP,
+    MIN_VERSION,
     SCRIPT_LIMIT,
     indexed_request,
     parse_trial,
     parse_version,
+    trial_app_id,
     trial_states,
     why_not_indexed,
 )
@@ -126,6 +128,8 @@ def test_when_the_indexed_mode_applies() -> None:
 
 
 def test_trial_ids() -> None:
+    assert trial_app_id("ns1:sweep-abcd2345", 2) == "ns1:sweep-abcd2345-2"
+    assert MIN_VERSION == (1, 29)
     assert parse_trial("sweep-abcd2345-3") == ("sweep-abcd2345", 3)
     assert parse_trial("sweep-abcd2345-r1-0") == ("sweep-abcd2345-r1", 0)
     assert parse_trial("sweep-abcd2345") is None

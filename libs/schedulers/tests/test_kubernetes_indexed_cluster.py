@@ -92,9 +92,11 @@ def test_indexed_sweep_trials_by_completion_index(
     monkeypatch.setattr(client.CoreV1Api, "list_namespaced_pod", counted)
     states = _wait(
         "the ended pod's state stored",
-        lambda: (s := sched.sweep_trial_states(ns, SWEEP))
-        and s.get(f"{ns}:{SWEEP}-0", (None,))[0] == AppState.SUCCEEDED
-        and s,
+        lambda: (
+            (s := sched.sweep_trial_states(ns, SWEEP))
+            and s.get(f"{ns}:{SWEEP}-0", (None,))[0] == AppState.SUCCEEDED
+            and s
+        ),
     )
     assert calls[-1] == f"{LABEL_SWEEP}={SWEEP}"
     calls.clear()

@@ -17,6 +17,10 @@ Where replicas find each other:
 
 Either way replica 0 of the first role is ``<app_id>-<role0>-0.<app_id>``, exported as
 ``TORCHX_RANK0_HOST`` (and ``MASTER_ADDR``).
+
+A sweep of single-replica trials on a 1.29+ server is ONE Indexed Job
+(``kubernetes_indexed``); its trials' app ids ``NAMESPACE:JOB-INDEX`` are described by their
+completion index here, and one of them cannot be cancelled alone.
 """
 
 from __future__ import annotations
