@@ -110,11 +110,12 @@ class SweepStatus:
         sign = -1.0 if maximize else 1.0
         self.trials.sort(key=lambda t: (t.objective is None, sign * (t.objective or 0.0), t.index))
 
-    def format(self) -> str:
-        """A table, one trial a line, as ``torchx status SWEEP`` prints it."""
+    def format(self, objective: str = "objective") -> str:
+        """A table, one trial a line, as ``torchx status SWEEP`` prints it; ``objective``
+        heads the column of the value that ranks the trials."""
         names = sorted({k for t in self.trials for k in t.args}, key=_first_seen(self.trials))
         scored = any(t.objective is not None for t in self.trials)
-        head = ["#", *names, *(["objective"] if scored else []), "state", "attempts", "exit"]
+        head = ["#", *names, *([objective] if scored else []), "state", "attempts", "exit"]
         head.append("handle")
         rows = [
             [
