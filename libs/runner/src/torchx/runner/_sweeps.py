@@ -328,6 +328,26 @@ def _kubernetes_mode(
     return ("group", why) if why else ("indexed", "")
 
 
+def _first_and_others(
+    runner: Runner, schema: ComponentSchema, record: SweepRecord, sweep: Sweep, todo: list[int]
+) -> tuple[AppDryRunInfo[Any], dict[int, AppDef]]:
+    """The first trial's own request, and every other trial's app, for a request that runs
+    them all (an array or an Indexed Job)."""
+    first = todo[0]
+    info = runner.dryrun(
+        trial_app(runner, schema, record, first, sweep),
+        record.scheduler,
+        record.cfg,
+        record.workspace,
+        parent_run_id=record.handle,
+    )
+    # What the dryrun added to the first trial's roles, added to every other trial's (a
+    # workspace changes the run options or the image, never the command or environment).
+    env = runner._tracking_env(record.scheduler, record.handle)
+    apps = {i: trial_app(runner, schema, record, i, sweep, env) for i in todo if i != first}
+    return info, apps
+
+
 def _plan_indexed(
     runner: Runner,
     schema: ComponentSchema,
@@ -340,15 +360,7 @@ def _plan_indexed(
     from torchx.schedulers.kubernetes_indexed import indexed_request
 
     first = todo[0]
-    info = runner.dryrun(
-        trial_app(runner, schema, record, first, sweep),
-        record.scheduler,
-        record.cfg,
-        record.workspace,
-        parent_run_id=record.handle,
-    )
-    env = runner._tracking_env(record.scheduler, record.handle)
-    apps = {i: trial_app(runner, schema, record, i, sweep, env) for i in todo if i != first}
+    info, apps = _first_and_others(runner, schema, record, sweep, todo)
     # a resume is a new Job of the same sweep
     job = record.sweep_id + (f"-r{len(record.array_jobs)}" if record.array_jobs else "")
     request = indexed_request(info, first, apps, record.parallel, job, record.sweep_id)
@@ -376,17 +388,7 @@ def _plan_array(
     if check_limits:
         check_array_size(todo, max_array_size())
     first = todo[0]
-    info = runner.dryrun(
-        trial_app(runner, schema, record, first, sweep),
-        record.scheduler,
-        record.cfg,
-        record.workspace,
-        parent_run_id=record.handle,
-    )
-    # What the dryrun added to the first trial's roles, added to every other trial's (the
-    # slurm scheduler's workspace changes the run options, never the app).
-    env = runner._tracking_env(record.scheduler, record.handle)
-    apps = {i: trial_app(runner, schema, record, i, sweep, env) for i in todo if i != first}
+    info, apps = _first_and_others(runner, schema, record, sweep, todo)
     name = info.app.name if info.app is not None else record.sweep_id
     request = array_request(info, first, apps, record.parallel, name)
     return SweepPlan(record, todo, request, "one Slurm job array; the task picks its trial")
@@ -396,38 +398,24 @@ def submit(runner: Runner, p: SweepPlan) -> str:
     """Submit what ``plan`` built; returns the sweep handle (the record is saved first)."""
     record = p.record
     save(record)
-    if record.mode == "array":
+    if record.mode in ("array", "indexed"):
         from torchx.schedulers import SchedulerError
-        from torchx.schedulers.slurm_array import check_array_size, max_array_size
 
         try:
             handle = runner.schedule(p.request)
         except Exception as e:
             if not record.array_jobs:
                 record_path(record.sweep_id).unlink(missing_ok=True)  # nothing was submitted
-            if isinstance(e, SchedulerError):
+            if record.mode == "array" and isinstance(e, SchedulerError):
+                from torchx.schedulers.slurm_array import check_array_size, max_array_size
+
                 # Say which limit, when that is why (asked only now: it costs a command).
                 check_array_size(p.indices, max_array_size())
-            raise
-        array_job = parse_app_handle(handle)[2]
-        record.array_jobs.append(array_job)
-        for i in p.indices:
-            record.trials[i].attempts.append(f"{array_job}_{i}")
-        save(record)
-        return record.handle
-    if record.mode == "indexed":
-        from torchx.schedulers.kubernetes_indexed import trial_app_id
-
-        try:
-            handle = runner.schedule(p.request)
-        except Exception:
-            if not record.array_jobs:
-                record_path(record.sweep_id).unlink(missing_ok=True)  # nothing was submitted
             raise
         job = parse_app_handle(handle)[2]
         record.array_jobs.append(job)
         for pos, i in enumerate(p.indices):
-            record.trials[i].attempts.append(trial_app_id(job, pos))
+            record.trials[i].attempts.append(_member_id(record.mode, job, i, pos))
         save(record)
         return record.handle
     if p.requests:
@@ -435,6 +423,16 @@ def submit(runner: Runner, p: SweepPlan) -> str:
         return record.handle
     _start_group(record, p.indices)
     return record.handle
+
+
+def _member_id(mode: str, job: str, index: int, pos: int) -> str:
+    """The app id of trial ``index``, the ``pos``-th of job ``job``: Slurm's array task
+    ``A_index``, or the Indexed Job's ``NAMESPACE:JOB-pos``."""
+    if mode == "array":
+        return f"{job}_{index}"
+    from torchx.schedulers.kubernetes_indexed import trial_app_id
+
+    return trial_app_id(job, pos)
 
 
 def _local_group(runner: Runner, scheduler: str) -> bool:
