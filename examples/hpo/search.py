@@ -99,7 +99,7 @@ def main() -> None:
     status = run_search(
         ns.trials, ns.parallel, ns.steps, ns.grid, ns.seed, ns.scheduler, ns.tracker_base
     )
-    print(status.format())
+    print(status.format(OBJECTIVE))
     best = status.trials[0]
     if best.objective is None:
         raise SystemExit(f"no trial recorded {OBJECTIVE}; see torchx log {status.handle}/INDEX")

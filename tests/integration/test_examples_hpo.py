@@ -42,7 +42,7 @@ def test_search_is_one_sweep_and_picks_the_lowest_recorded_loss(tmp_path: Path) 
     sweep = lines[0]
     assert sweep.startswith("local_cwd://hpo/sweep-"), proc.stdout
     assert lines[1] == f"Sweep {sweep}: SUCCEEDED (3 SUCCEEDED)"
-    assert lines[2].split()[:4] == ["#", "lr", "hidden", "objective"]
+    assert lines[2].split()[:4] == ["#", "lr", "hidden", "val_loss"]
     rows = [line.split() for line in lines[3:6]]
 
     # What the trials themselves recorded, read independently of the search.

@@ -6,7 +6,7 @@ import pytest
 
 from torchx.runner import Sweep, SweepError
 from torchx.runner._sweep import check_sweep
-from torchx.specs import AppDef, ComponentSchema, Role
+from torchx.specs import AppDef, AppState, ComponentSchema, Role
 
 
 def trainer(lr: float, bs: int = 32, name: str = "t", fast: bool = False) -> AppDef:
@@ -95,3 +95,21 @@ def test_empty_trials_and_bad_parallel_are_refused() -> None:
         Sweep.grid("trainer", {"lr": []})
     with pytest.raises(SweepError, match="parallel"):
         Sweep.grid("trainer", {"lr": [1]}, parallel=-1)
+
+
+def test_the_table_heads_the_ranking_column_with_the_recorded_name() -> None:
+    from torchx.runner._sweeps import SweepStatus, TrialStatus
+
+    def trial(index: int, loss: float | None) -> TrialStatus:
+        return TrialStatus(
+            index, {"lr": str(index)}, AppState.SUCCEEDED, 1, 0, f"h/{index}", objective=loss
+        )
+
+    st = SweepStatus(
+        "local_cwd://t/s", AppState.SUCCEEDED, "local", [trial(0, 0.5), trial(1, 0.25)]
+    )
+    st.rank()
+    lines = st.format("val_loss").splitlines()
+    assert lines[1].split() == ["#", "lr", "val_loss", "state", "attempts", "exit", "handle"]
+    assert [line.split()[:3] for line in lines[2:]] == [["1", "1", "0.25"], ["0", "0", "0.5"]]
+    assert st.format().splitlines()[1].split()[2] == "objective"

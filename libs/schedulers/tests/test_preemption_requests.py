@@ -35,9 +35,10 @@ def test_kubernetes_pods_carry_the_termination_grace() -> None:
     assert default["spec"]["tasks"][0]["template"]["spec"]["terminationGracePeriodSeconds"] == 30
 
 
-def test_ray_dryrun_says_it_cannot_requeue() -> None:
+def test_ray_dryrun_says_how_it_requeues() -> None:
     info = RayScheduler("t").submit_dryrun(_app(image="/tmp"), {})
-    assert "torchx cannot requeue a Ray job" in str(info)
+    assert "submits it again under the same submission id" in str(info)
+    assert "with TORCHX_ATTEMPT one more" in str(info)
 
 
 @pytest.mark.parametrize(

@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from torchx.schedulers import Stream, get_scheduler
+from torchx.schedulers import SchedulerError, Stream, get_scheduler
 from torchx.schedulers.ray_scheduler import (
     ACTORS,
     CONFIG_ENV,
@@ -152,7 +152,14 @@ def test_one_replica_takes_the_direct_path_with_entrypoint_resources() -> None:
         "submission_id": job.submission_id,
         "entrypoint": job.entrypoint,
         "runtime_env": {},
-        "metadata": {"torchx_app": "single", "torchx_roles": '{"trainer":1}'},
+        # the reservation is kept in the metadata too: Ray does not return it, and a
+        # requeue submits the job again with it
+        "metadata": {
+            "torchx_app": "single",
+            "torchx_roles": '{"trainer":1}',
+            "torchx_entrypoint_resources": '{"entrypoint_num_cpus":2,"entrypoint_num_gpus":1,'
+            '"entrypoint_memory":536870912}',
+        },
         "entrypoint_num_cpus": 2,
         "entrypoint_num_gpus": 1,
         "entrypoint_memory": 512 * 1024 * 1024,
@@ -533,6 +540,50 @@ def test_direct_path_waits_for_the_resources_it_asked_for(ray: RayScheduler) -> 
     ray.cancel(app_id)
     desc = ray.describe(app_id)
     assert desc is not None and desc.state == AppState.PENDING
+
+
+# Counts to 60 a step every 50 ms, its progress in a file; on the warning it saves the step
+# it reached and exits asking to run again; the next attempt starts from there.
+COUNTER = """
+import sys, time
+import torchx.runtime.preemption as preemption
+state = sys.argv[1]
+start = int(open(state + "/saved").read()) if preemption.attempt() > 0 else 0
+print("attempt", preemption.attempt(), "starts at", start, flush=True)
+step = start
+preemption.on_preempt(lambda: open(state + "/saved", "w").write(str(step)))
+while step < 60:
+    if preemption.preempted():
+        preemption.requeue()
+    step += 1
+    open(state + "/progress", "w").write(str(step))
+    time.sleep(0.05)
+print("done at", step, flush=True)
+"""
+
+
+def test_an_app_told_to_stop_and_restart_resumes_under_the_same_handle(
+    ray: RayScheduler, tmp_path: Path
+) -> None:
+    app = AppDef("counter", [Role("counter", "", "python", ["-c", COUNTER, str(tmp_path)])])
+    app_id = submit(ray, app)
+    progress = tmp_path / "progress"
+    wait_for(lambda: progress.exists() and int(progress.read_text() or 0) >= 5, "step 5")
+    requeued = ray.requeue(app_id)
+    assert requeued is not None and requeued.num_preemptions == 1, requeued
+    desc = ray.wait(app_id, timeout=DEADLINE_S)
+    assert desc is not None and desc.state == AppState.SUCCEEDED, desc.msg
+    assert desc.num_preemptions == 1, desc
+    stopped = int((tmp_path / "saved").read_text())
+    assert 0 < stopped < 60
+    # it resumed where the first attempt stopped, its output after the first attempt's
+    assert logs(ray, app_id, "counter").endswith(f"attempt 1 starts at {stopped}\ndone at 60\n")
+    # the direct path's reservation came back with the resubmission
+    assert entrypoint_of(ray, app_id).metadata["torchx_entrypoint_resources"] == (
+        '{"entrypoint_num_cpus":1}'
+    )
+    with pytest.raises(SchedulerError, match="already ended"):
+        ray.requeue(app_id)
 
 
 def test_a_dry_run_needs_no_address_and_schedule_then_asks_for_one(

@@ -211,7 +211,7 @@ def print_status(
 
         print_json(sweep_json(st))
         return
-    typer.echo(st.format())
+    typer.echo(st.format(objective))
 
 
 def cancel(runner: Runner, handle: str) -> None:

@@ -59,6 +59,7 @@ class SweepRecord:
     base_args: list[str]
     parallel: int
     # "array": the backend's own job array (``array_jobs`` lists each submission);
+    # "indexed": Kubernetes Indexed Jobs (``array_jobs`` lists each, NAMESPACE:JOB);
     # "group": a local process (the local schedulers' supervised group, or the sweep's
     # driver) runs or submits one app per trial, at most ``parallel`` at once
     mode: str

@@ -6,6 +6,10 @@ Three ways to run the trials, chosen by the scheduler:
   commands join that request as ONE ``sbatch --array`` job
   (``torchx.schedulers.slurm_array``); Slurm itself keeps at most ``parallel`` tasks
   running, and one ``sacct`` describes them all.
+- **indexed** (Kubernetes 1.29+, single-replica trials): ONE Indexed Job whose pods pick
+  their trial's command and environment by completion index
+  (``torchx.schedulers.kubernetes_indexed``); the Job keeps at most ``parallel`` pods
+  running, and one pod list call by the sweep's label describes every trial.
 - **local group** (local_cwd, local_dir): every trial is an app of its own, all submitted
   at once to ONE supervised group (``LocalScheduler.schedule_group``), a process that
   runs at most ``parallel`` of them at a time.
@@ -106,11 +110,12 @@ class SweepStatus:
         sign = -1.0 if maximize else 1.0
         self.trials.sort(key=lambda t: (t.objective is None, sign * (t.objective or 0.0), t.index))
 
-    def format(self) -> str:
-        """A table, one trial a line, as ``torchx status SWEEP`` prints it."""
+    def format(self, objective: str = "objective") -> str:
+        """A table, one trial a line, as ``torchx status SWEEP`` prints it; ``objective``
+        heads the column of the value that ranks the trials."""
         names = sorted({k for t in self.trials for k in t.args}, key=_first_seen(self.trials))
         scored = any(t.objective is not None for t in self.trials)
-        head = ["#", *names, *(["objective"] if scored else []), "state", "attempts", "exit"]
+        head = ["#", *names, *([objective] if scored else []), "state", "attempts", "exit"]
         head.append("handle")
         rows = [
             [
@@ -247,6 +252,7 @@ def plan(
     check_sweep(schema, sweep)
     sched = runner._scheduler(scheduler)
     mode = "array" if sched.backend in ARRAY_BACKENDS else "group"
+    why_group = ""
     if record is None:
         record = SweepRecord(
             sweep_id=_new_id(),
@@ -262,9 +268,13 @@ def plan(
             parent_run_id=parent_run_id,
             created=time.time(),
         )
+        if sched.backend == "kubernetes":
+            record.mode, why_group = _kubernetes_mode(runner, schema, sweep, record)
     todo = list(range(len(record.trials))) if indices is None else sorted(indices)
     if record.mode == "array":
         return _plan_array(runner, schema, record, sweep, todo, check_limits)
+    if record.mode == "indexed":
+        return _plan_indexed(runner, schema, record, sweep, todo)
     # Every trial's app is made now: a component that refuses an argument set fails here.
     apps = {i: trial_app(runner, schema, record, i, sweep) for i in todo}
     k = record.parallel or len(todo)
@@ -287,7 +297,80 @@ def plan(
         f"the {sched.backend} scheduler has no job arrays: one app per trial, at most {k} "
         f"running at once, submitted by a local process; trial {todo[0]}'s request:"
     )
+    if why_group:
+        why = (
+            f"one Job per trial, not one Indexed Job, because {why_group}; at most {k} "
+            f"running at once, submitted by a local process; trial {todo[0]}'s request:"
+        )
     return SweepPlan(record, todo, first, why)
+
+
+def _kubernetes_mode(
+    runner: Runner, schema: ComponentSchema, sweep: Sweep, record: SweepRecord
+) -> tuple[str, str]:
+    """``("indexed", "")`` where the trials can be one Indexed Job, else ``("group", why
+    not)``; asks the API server for its version once."""
+    from torchx.schedulers.kubernetes_indexed import why_not_indexed
+    from torchx.schedulers.kubernetes_scheduler import KubernetesScheduler
+
+    sched = runner._scheduler(record.scheduler)
+    if not isinstance(sched, KubernetesScheduler):
+        return "group", ""
+    apps = [trial_app(runner, schema, record, i, sweep) for i in range(len(record.trials))]
+    why = why_not_indexed(apps, (1, 10**6))  # the trials' shape first: no server needed
+    if why is None:
+        try:
+            version = sched.server_version()
+        except Exception as e:  # no cluster reachable: say so in the dryrun
+            why = f"the API server's version could not be read ({e})"
+        else:
+            why = why_not_indexed(apps, version)
+    return ("group", why) if why else ("indexed", "")
+
+
+def _first_and_others(
+    runner: Runner, schema: ComponentSchema, record: SweepRecord, sweep: Sweep, todo: list[int]
+) -> tuple[AppDryRunInfo[Any], dict[int, AppDef]]:
+    """The first trial's own request, and every other trial's app, for a request that runs
+    them all (an array or an Indexed Job)."""
+    first = todo[0]
+    info = runner.dryrun(
+        trial_app(runner, schema, record, first, sweep),
+        record.scheduler,
+        record.cfg,
+        record.workspace,
+        parent_run_id=record.handle,
+    )
+    # What the dryrun added to the first trial's roles, added to every other trial's (a
+    # workspace changes the run options or the image, never the command or environment).
+    env = runner._tracking_env(record.scheduler, record.handle)
+    apps = {i: trial_app(runner, schema, record, i, sweep, env) for i in todo if i != first}
+    return info, apps
+
+
+def _plan_indexed(
+    runner: Runner,
+    schema: ComponentSchema,
+    record: SweepRecord,
+    sweep: Sweep,
+    todo: list[int],
+) -> SweepPlan:
+    """One Indexed Job: the first trial dry-run as an app of its own, every other trial's
+    command line and environment added to it (``kubernetes_indexed``)."""
+    from torchx.schedulers.kubernetes_indexed import indexed_request
+
+    first = todo[0]
+    info, apps = _first_and_others(runner, schema, record, sweep, todo)
+    # a resume is a new Job of the same sweep
+    job = record.sweep_id + (f"-r{len(record.array_jobs)}" if record.array_jobs else "")
+    request = indexed_request(info, first, apps, record.parallel, job, record.sweep_id)
+    k = record.parallel or len(todo)
+    why = (
+        f"one Kubernetes Indexed Job of {len(todo)} completions, at most {k} pods at once; "
+        "each pod picks its trial by JOB_COMPLETION_INDEX (the server supports Indexed Jobs "
+        "with per-index retries and the trials are single-replica)"
+    )
+    return SweepPlan(record, todo, request, why)
 
 
 def _plan_array(
@@ -305,17 +388,7 @@ def _plan_array(
     if check_limits:
         check_array_size(todo, max_array_size())
     first = todo[0]
-    info = runner.dryrun(
-        trial_app(runner, schema, record, first, sweep),
-        record.scheduler,
-        record.cfg,
-        record.workspace,
-        parent_run_id=record.handle,
-    )
-    # What the dryrun added to the first trial's roles, added to every other trial's (the
-    # slurm scheduler's workspace changes the run options, never the app).
-    env = runner._tracking_env(record.scheduler, record.handle)
-    apps = {i: trial_app(runner, schema, record, i, sweep, env) for i in todo if i != first}
+    info, apps = _first_and_others(runner, schema, record, sweep, todo)
     name = info.app.name if info.app is not None else record.sweep_id
     request = array_request(info, first, apps, record.parallel, name)
     return SweepPlan(record, todo, request, "one Slurm job array; the task picks its trial")
@@ -325,23 +398,24 @@ def submit(runner: Runner, p: SweepPlan) -> str:
     """Submit what ``plan`` built; returns the sweep handle (the record is saved first)."""
     record = p.record
     save(record)
-    if record.mode == "array":
+    if record.mode in ("array", "indexed"):
         from torchx.schedulers import SchedulerError
-        from torchx.schedulers.slurm_array import check_array_size, max_array_size
 
         try:
             handle = runner.schedule(p.request)
         except Exception as e:
             if not record.array_jobs:
                 record_path(record.sweep_id).unlink(missing_ok=True)  # nothing was submitted
-            if isinstance(e, SchedulerError):
+            if record.mode == "array" and isinstance(e, SchedulerError):
+                from torchx.schedulers.slurm_array import check_array_size, max_array_size
+
                 # Say which limit, when that is why (asked only now: it costs a command).
                 check_array_size(p.indices, max_array_size())
             raise
-        array_job = parse_app_handle(handle)[2]
-        record.array_jobs.append(array_job)
-        for i in p.indices:
-            record.trials[i].attempts.append(f"{array_job}_{i}")
+        job = parse_app_handle(handle)[2]
+        record.array_jobs.append(job)
+        for pos, i in enumerate(p.indices):
+            record.trials[i].attempts.append(_member_id(record.mode, job, i, pos))
         save(record)
         return record.handle
     if p.requests:
@@ -349,6 +423,16 @@ def submit(runner: Runner, p: SweepPlan) -> str:
         return record.handle
     _start_group(record, p.indices)
     return record.handle
+
+
+def _member_id(mode: str, job: str, index: int, pos: int) -> str:
+    """The app id of trial ``index``, the ``pos``-th of job ``job``: Slurm's array task
+    ``A_index``, or the Indexed Job's ``NAMESPACE:JOB-pos``."""
+    if mode == "array":
+        return f"{job}_{index}"
+    from torchx.schedulers.kubernetes_indexed import trial_app_id
+
+    return trial_app_id(job, pos)
 
 
 def _local_group(runner: Runner, scheduler: str) -> bool:
@@ -487,6 +571,14 @@ def status(runner: Runner, handle: str) -> SweepStatus:
 
         latest = [t.attempts[-1] for t in record.trials if t.attempts]
         tasks = describe_tasks(latest, record.array_jobs)
+    pod_states: dict[str, tuple[AppState, int | None, str]] = {}
+    if record.mode == "indexed" and record.array_jobs:
+        from torchx.schedulers.kubernetes_scheduler import KubernetesScheduler
+
+        sched = runner._scheduler(record.scheduler)
+        assert isinstance(sched, KubernetesScheduler)
+        namespace = record.array_jobs[0].partition(":")[0]
+        pod_states = sched.sweep_trial_states(namespace, record.sweep_id)
     for t in record.trials:
         th = trial_handle(record, t.index)
         state, code, msg = AppState.UNKNOWN, None, ""
@@ -504,6 +596,14 @@ def status(runner: Runner, handle: str) -> SweepStatus:
             if task is not None:
                 state, code = task.state, task.exit_code
                 msg = task.slurm_state
+        elif record.mode == "indexed":
+            found = pod_states.get(t.attempts[-1])
+            if found is not None:
+                state, code, msg = found
+            elif record.cancelled:
+                state = AppState.CANCELLED  # cancelling deleted the Job and its pods
+            else:
+                state, msg = AppState.PENDING, "no pod yet for its completion index"
         else:
             assert th is not None
             st = runner.status(th)
@@ -553,6 +653,13 @@ def cancel(runner: Runner, handle: str, timeout: float = 60.0) -> None:
         record.cancelled = True
         save(record)
         cancel_arrays(record.array_jobs)
+        return
+    if record.mode == "indexed":
+        record.cancelled = True
+        save(record)
+        sched = runner._scheduler(record.scheduler)
+        for job in record.array_jobs:
+            sched.cancel(job)  # deletes the Job and its pods
         return
     if driver_alive(record) and record.driver_pid is not None:
         os.kill(record.driver_pid, signal.SIGTERM)

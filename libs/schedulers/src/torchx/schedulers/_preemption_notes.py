@@ -13,8 +13,9 @@ DOCKER_NOTE = (
     "itself is restarted only as a retry (max_retries)"
 )
 RAY_NOTE = (
-    "preemption: a stopped Ray job's driver gets SIGTERM; torchx cannot requeue a Ray job: "
-    "submit it again, the app resumes from its checkpoint"
+    "preemption: a stopped Ray job's driver gets SIGTERM and passes it on to the replicas; "
+    "`torchx requeue` stops the job so, then submits it again under the same submission id "
+    "with TORCHX_ATTEMPT one more"
 )
 
 

@@ -17,6 +17,10 @@ Where replicas find each other:
 
 Either way replica 0 of the first role is ``<app_id>-<role0>-0.<app_id>``, exported as
 ``TORCHX_RANK0_HOST`` (and ``MASTER_ADDR``).
+
+A sweep of single-replica trials on a 1.29+ server is ONE Indexed Job
+(``kubernetes_indexed``); its trials' app ids ``NAMESPACE:JOB-INDEX`` are described by their
+completion index here, and one of them cannot be cancelled alone.
 """
 
 from __future__ import annotations
@@ -78,12 +82,21 @@ from torchx.schedulers._kubernetes_status import (
     why_pending,
 )
 from torchx.schedulers.ids import make_unique
+from torchx.schedulers.kubernetes_indexed import (
+    COMPLETION_INDEX,
+    LABEL_SWEEP,
+    parse_trial,
+    parse_version,
+    trial_states,
+)
 from torchx.specs import (
     AppDef,
     AppDryRunInfo,
     AppState,
     CfgVal,
+    ReplicaStatus,
     Role,
+    RoleStatus,
     SpecsError,
     runopts,
 )
@@ -301,8 +314,85 @@ class KubernetesScheduler(DockerWorkspaceMixin, Scheduler[KubernetesRequest]):
             raise SpecsError("app id", app_id, "expected NAMESPACE:NAME as printed by run")
         return namespace, name
 
+    def server_version(self) -> tuple[int, int] | None:
+        """The API server's ``(major, minor)`` from ``/version``; None if it cannot say."""
+        apis = self._apis()
+        try:
+            info = apis.VersionApi(self._client()).get_code()
+        except apis.ApiException:
+            return None
+        return parse_version(str(info.major), str(info.minor))
+
+    def sweep_trial_states(
+        self, namespace: str, sweep_id: str
+    ) -> dict[str, tuple[AppState, int | None, str]]:
+        """Every trial of a sweep's Indexed Jobs that has a pod: ``(state, exit code,
+        message)`` by trial app id (``kubernetes_indexed``), from ONE pod list call."""
+        apis = self._apis()
+        try:
+            items = (
+                apis.CoreV1Api(self._client())
+                .list_namespaced_pod(namespace, label_selector=f"{LABEL_SWEEP}={sweep_id}")
+                .items
+            )
+        except apis.ApiException as e:
+            raise KubernetesApiError.from_api(
+                e, f"list the pods of sweep {sweep_id!r}", namespace
+            ) from None
+        client = self._client()
+        return trial_states(namespace, (client.sanitize_for_serialization(p) for p in items))
+
+    def _trial_pods(self, namespace: str, job: str, index: int) -> list[dict[str, Any]] | None:
+        """The pods of one trial of a sweep's Indexed Job, or None when no such Job exists."""
+        apis = self._apis()
+        client = self._client()
+        try:
+            found = apis.BatchV1Api(client).read_namespaced_job(job, namespace)
+        except apis.ApiException as e:
+            if e.status == 404:
+                return None
+            raise KubernetesApiError.from_api(e, f"read Job {job!r}", namespace) from None
+        if LABEL_SWEEP not in (found.metadata.labels or {}):
+            return None
+        try:
+            items = (
+                apis.CoreV1Api(client)
+                .list_namespaced_pod(
+                    namespace, label_selector=f"{LABEL_APP_ID}={job},{COMPLETION_INDEX}={index}"
+                )
+                .items
+            )
+        except apis.ApiException as e:
+            raise KubernetesApiError.from_api(
+                e, f"list the pods of Job {job!r} index {index}", namespace
+            ) from None
+        return [client.sanitize_for_serialization(p) for p in items]
+
+    def _describe_trial(self, app_id: str) -> DescribeAppResponse | None:
+        namespace, name = self._split(app_id)
+        parsed = parse_trial(name)
+        if parsed is None:
+            return None
+        pods = self._trial_pods(namespace, *parsed)
+        if pods is None:
+            return None
+        state, code, msg = trial_states(namespace, pods).get(app_id, (AppState.PENDING, None, ""))
+        role = ""
+        if pods:
+            role = str(pods[0]["metadata"].get("labels", {}).get(LABEL_ROLE, ""))
+        replica = ReplicaStatus(id=0, state=state, role=role, hostname="")
+        replica.exit_code = code
+        replica.structured_error_msg = msg
+        desc = DescribeAppResponse(
+            app_id=app_id, state=state, msg=msg, roles_statuses=[RoleStatus(role, [replica])]
+        )
+        return why_pending(desc, pods)
+
     def describe(self, app_id: str) -> DescribeAppResponse | None:
         namespace, name = self._split(app_id)
+        trial = self._describe_trial(app_id)
+        if trial is not None:
+            return trial
         apis = self._apis()
         client = self._client()
         try:
@@ -407,12 +497,19 @@ class KubernetesScheduler(DockerWorkspaceMixin, Scheduler[KubernetesRequest]):
         namespace, name = self._split(request.app_id)
         k = request.k
         wanted = f"{name}-{to_dns_label(request.role_name, ROLE_NAME_CHARS)}-{k}"
-        pods = [
-            p
-            for p in self._pods(namespace, name)
-            if p["metadata"]["labels"].get(LABEL_ROLE) == to_dns_label(request.role_name, 63)
-            and wanted in (p["spec"].get("hostname"), p["metadata"]["name"])
-        ]
+        parsed = parse_trial(name)
+        trial_pods = self._trial_pods(namespace, *parsed) if parsed is not None else None
+        if trial_pods is not None:
+            # a sweep trial: the pods of its completion index
+            pods = trial_pods if k == 0 else []
+            wanted = f"{parsed[0]} index {parsed[1]}" if parsed else wanted
+        else:
+            pods = [
+                p
+                for p in self._pods(namespace, name)
+                if p["metadata"]["labels"].get(LABEL_ROLE) == to_dns_label(request.role_name, 63)
+                and wanted in (p["spec"].get("hostname"), p["metadata"]["name"])
+            ]
         if not pods:
             raise SpecsError("replica", k, f"no pod {wanted} in {namespace}; is the app running?")
         # A retried replica leaves its earlier pods behind: read the newest one.
@@ -449,8 +546,20 @@ class KubernetesScheduler(DockerWorkspaceMixin, Scheduler[KubernetesRequest]):
         Unlike other schedulers this also acts on an app that has ended: its Jobs, Service
         and pods would otherwise stay in the namespace until someone deletes them.
         """
-        if self.describe(app_id) is not None:
-            self._cancel_existing(app_id)
+        desc = self.describe(app_id)
+        if desc is None:
+            return
+        parsed = parse_trial(self._split(app_id)[1])
+        if parsed is not None and desc.app_id == app_id and desc.roles_statuses:
+            if desc.state in (AppState.SUCCEEDED, AppState.FAILED, AppState.CANCELLED):
+                return
+            raise SchedulerError(
+                BACKEND,
+                f"cannot cancel {app_id} alone: it is completion index {parsed[1]} of the "
+                f"Indexed Job {parsed[0]!r}, and Kubernetes replaces a deleted index's pod",
+                "cancel the whole sweep (torchx cancel SWEEP_HANDLE)",
+            )
+        self._cancel_existing(app_id)
 
     def _cancel_existing(self, app_id: str) -> None:
         """Delete the app's Volcano Job, or its Jobs, Service and pods."""

@@ -49,6 +49,7 @@ from torchx.schedulers._ray_address import (
     request_address,
 )
 from torchx.schedulers._ray_direct import CONFIG_ENV, EVENT_PREFIX
+from torchx.schedulers._ray_requeue import attempt_of, resources_metadata, resubmit_kwargs
 from torchx.schedulers._replica_env import TORCHX_RANK0_HOST
 from torchx.schedulers._replicas import role_replicas
 from torchx.schedulers.ids import make_unique
@@ -421,6 +422,7 @@ class RayScheduler(Scheduler[RayJob]):
                 "torchx_roles": json.dumps(
                     {r["name"]: len(r["replicas"]) for r in roles}, separators=(",", ":")
                 ),
+                **resources_metadata(resources),
             },
             driver_config=config,
             path=path,
@@ -531,6 +533,7 @@ class RayScheduler(Scheduler[RayJob]):
             app_id=app_id,
             state=state,
             num_restarts=int(reported.get("restarts", 0)),
+            num_preemptions=attempt_of(info.metadata),
             msg=msg,
             structured_error_msg=error,
             ui_url=self._urls.get(address, _http(address)),
@@ -636,8 +639,62 @@ class RayScheduler(Scheduler[RayJob]):
             return
         self.wait(app_id, timeout=30.0)
 
+    def requeue(self, app_id: str) -> DescribeAppResponse | None:
+        """Stand in for a preemption: the job is stopped (the replicas get SIGTERM and a
+        moment to checkpoint) and submitted again under the same submission id, its next
+        ``attempt()`` one more. None for an
+        unknown app; an ended app is refused (run it again instead)."""
+        address, sid = self._split(app_id)
+        info = self._info(address, sid)
+        if info is None:
+            return None
+        if info.status.is_terminal():
+            raise SchedulerError(
+                BACKEND,
+                f"app {app_id} has already ended ({info.status.value}); only a running app "
+                "can be requeued",
+                "run it again; the app resumes if it reads its checkpoint",
+            )
+        self._cancel_existing(app_id)
+        client = self._client(address)
+        ended = self._info(address, sid)
+        if ended is None or not ended.status.is_terminal():
+            raise SchedulerError(
+                BACKEND,
+                f"app {app_id} did not stop within 30 s, so it was not submitted again",
+                "wait for it to end, then run it again",
+            )
+        kwargs = resubmit_kwargs(ended, sid)
+        deadline = time.monotonic() + REQUEUE_START_TIMEOUT_S
+        while True:
+            # Ray's monitor of an ended job (it looks every second) ends by killing the
+            # supervisor actor named after the submission id, whichever attempt's it is by
+            # then: the next attempt is submitted once that monitor is done. Should it not
+            # be, the attempt fails before it ran and is submitted again.
+            time.sleep(_MONITOR_DONE_S)
+            client.delete_job(sid)
+            client.submit_job(**kwargs)
+            while (status := client.get_job_status(sid)).value == "PENDING":
+                if time.monotonic() > deadline:
+                    return self.describe(app_id)  # waiting for resources, as submitted
+                time.sleep(POLL_INTERVAL_S)
+            info = self._info(address, sid)
+            stale = info is not None and _STALE_SUPERVISOR in str(info.message or "")
+            if not (status.value == "FAILED" and stale) or time.monotonic() > deadline:
+                return self.describe(app_id)
+
     def close(self) -> None:
         self._clients.clear()
+
+
+# Seconds after a job ended by which Ray's monitor of it has finished (it looks every
+# second, and its last act is to kill the job's supervisor actor).
+_MONITOR_DONE_S = 3.0
+# How long a requeue waits for the new attempt to leave PENDING.
+REQUEUE_START_TIMEOUT_S = 60.0
+# In Ray's message for a job whose supervisor actor failed to start or died before it
+# ran ("Failed to start supervisor actor ...", "Job supervisor actor died ...").
+_STALE_SUPERVISOR = "supervisor actor"
 
 
 def _without_rank0(env: dict[str, str]) -> dict[str, str]:
