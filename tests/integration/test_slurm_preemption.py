@@ -33,20 +33,13 @@ def job_files(job_dir: Path) -> dict[str, str]:
 def wait_through_requeues(slurm: SlurmScheduler, cluster: Any, app_id: str) -> DescribeAppResponse:
     """The job's final state, letting each requeue start soon after the job is pending."""
     deadline = time.monotonic() + WAIT_S
-    pending_since = None
+    starter = cluster.requeue_starter(app_id)
     while True:
         desc = slurm.describe(app_id)
         if desc is not None and is_terminal(desc.state):
             return desc
         assert time.monotonic() < deadline, desc
-        if desc is not None and desc.state == AppState.PENDING:
-            pending_since = pending_since or time.monotonic()
-            # Not within the second of the kill: slurmd refuses a launch of the same job id
-            # dated no later than its kill, and the new run would fail at once.
-            if time.monotonic() - pending_since >= 2:
-                cluster.start_now_if_requeued(app_id)
-        else:
-            pending_since = None
+        starter.saw(desc is not None and desc.state == AppState.PENDING)
         time.sleep(0.5)
 
 

@@ -162,18 +162,12 @@ def test_a_failed_job_runs_again_while_retries_are_left(
     app_id = slurm.submit(app, {"job_dir": str(tmp_path)})
     deadline = time.monotonic() + WAIT_S
     desc = slurm.describe(app_id)
-    pending_since = None
+    # Slurm holds a requeued job for a couple of minutes (PENDING, Reason=BeginTime,
+    # num_restarts already 1); the test lets it start early, but not within the second of
+    # the kill.
+    starter = slurm_env.requeue_starter(app_id)
     while (desc is None or desc.state != AppState.SUCCEEDED) and time.monotonic() < deadline:
-        # Slurm holds a requeued job for a couple of minutes (PENDING, Reason=BeginTime,
-        # num_restarts already 1); the test lets it start early, but only once it has been
-        # pending for 2 s: slurmd refuses a launch of the same job id dated no later than its
-        # kill (to the second), and the new run would fail at once.
-        if desc is not None and desc.state == AppState.PENDING:
-            pending_since = pending_since or time.monotonic()
-            if time.monotonic() - pending_since >= 2:
-                slurm_env.start_now_if_requeued(app_id)
-        else:
-            pending_since = None
+        starter.saw(desc is not None and desc.state == AppState.PENDING)
         time.sleep(0.5)
         desc = slurm.describe(app_id)
     assert desc is not None and desc.state == AppState.SUCCEEDED, desc
