@@ -21,18 +21,23 @@ COMPONENT = '''
 import torchx.specs as specs
 
 
-def trial(lr: float, bs: int = 32, sleep: float = 0.3, out: str = ".") -> specs.AppDef:
+def trial(
+    lr: float, bs: int = 32, sleep: float = 0.3, out: str = ".", after: str = ""
+) -> specs.AppDef:
     """Records when it ran, then fails for lr < 0.
 
     Args:
         lr: learning rate
         bs: batch size
+        after: a file in out that must exist (up to 2 minutes) before the trial ends
     """
+    wait = f"for i in $(seq 1200); do [ -e {out}/{after} ] && break; sleep 0.1; done; "
     script = (
         f'echo "$(date +%s.%N)" > {out}/$TORCHX_SWEEP_INDEX.start; '
         f'echo "$TORCHX_SWEEP_ARGS" > {out}/$TORCHX_SWEEP_INDEX.args; '
         f"sleep {sleep}; "
-        f'echo "$(date +%s.%N)" > {out}/$TORCHX_SWEEP_INDEX.end; '
+        + (wait if after else "")
+        + f'echo "$(date +%s.%N)" > {out}/$TORCHX_SWEEP_INDEX.end; '
         f"echo trial $TORCHX_SWEEP_INDEX lr={lr} bs={bs}; "
         f'python3 -c "import sys; sys.exit({lr} < 0)"'
     )
@@ -76,7 +81,9 @@ def test_twenty_trials_never_more_than_four_at_once(component: Path, tmp_path: P
     run = _torchx(
         tmp_path,
         "run", "--sweep", f"lr={values}", "--sweep", "bs=8,16", "--parallel", "4",
-        f"{component}:trial", "--out", str(out),
+        # the first trials end only once trial 1 has started: they overlap however slowly
+        # the machine starts each one
+        f"{component}:trial", "--out", str(out), "--after", "1.start",
     )  # fmt: skip
     assert run.returncode == 0, run.stderr
     handle = run.stdout.strip()
