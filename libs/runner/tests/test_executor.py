@@ -77,7 +77,7 @@ def test_submit_add_returns_the_sum(ex: Executor) -> None:
     assert future.result(timeout=60) == 12
     assert future.done() and not future.cancelled()
     assert future.exception() is None
-    status = get_runner().wait(future.handle, wait_interval=0.2, timeout=30)
+    status = get_runner().wait(future.handle, wait_interval=0.2, timeout=120)
     assert status is not None and status.state == AppState.SUCCEEDED
 
 
@@ -95,7 +95,7 @@ def test_a_raise_is_re_raised_locally_with_the_remote_frame(ex: Executor) -> Non
     assert 'in fail\n    raise ValueError("x")' in text
     assert isinstance(future.exception(), ValueError)
     # the outcome is read as soon as it is written, before the app has ended
-    status = get_runner().wait(future.handle, wait_interval=0.2, timeout=30)
+    status = get_runner().wait(future.handle, wait_interval=0.2, timeout=120)
     assert status is not None and status.state == AppState.FAILED
 
 
@@ -115,12 +115,12 @@ def test_cancel_ends_the_app(ex: Executor, tmp_path: Path) -> None:
     assert future.running()
     assert future.cancel()
     assert future.cancelled() and future.done()
-    status = get_runner().wait(future.handle, wait_interval=0.2, timeout=30)
+    status = get_runner().wait(future.handle, wait_interval=0.2, timeout=120)
     assert status is not None and status.state == AppState.CANCELLED
     with pytest.raises(concurrent.futures.CancelledError):
         future.result()
     pid = int(marker.read_text())
-    deadline = time.monotonic() + 30
+    deadline = time.monotonic() + 120
     while Path(f"/proc/{pid}").exists() and "Z" not in _proc_state(pid):
         assert time.monotonic() < deadline, f"the function's process {pid} still runs"
         time.sleep(0.05)
@@ -138,7 +138,7 @@ def test_shutdown_can_cancel_what_runs_and_refuses_more(ex: Executor, tmp_path: 
     future = _started(ex, tmp_path / "started")
     ex.shutdown(wait=True, cancel_futures=True)
     assert future.cancelled()
-    status = get_runner().wait(future.handle, wait_interval=0.2, timeout=30)
+    status = get_runner().wait(future.handle, wait_interval=0.2, timeout=120)
     assert status is not None and status.state == AppState.CANCELLED
     with pytest.raises(RuntimeError, match="shut down; make a new one"):
         ex.submit(add, 1, 2)
