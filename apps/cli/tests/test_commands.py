@@ -248,3 +248,34 @@ def test_the_dryrun_names_the_image_and_where_it_came_from(isolated: Path) -> No
     (isolated / ".torchxconfig").write_text("[component:utils.echo]\nimage = my/img:1\n")
     code, out, _ = invoke("run", "-s", "kubernetes", "--dryrun", "--json", "utils.echo")
     assert json.loads(out)["image_origin"].endswith(".torchxconfig [component:utils.echo]")
+
+
+def test_a_ctrl_c_as_the_handle_is_printed_still_cancels_the_app(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import builtins
+    import signal
+
+    from torchx.cli import _run
+
+    handles: list[str] = []
+
+    def print_then_interrupted(*args: object, **kwargs: object) -> None:
+        builtins.print(*args, **kwargs)  # type: ignore[call-overload]
+        if not handles and str(args[0]).startswith("local_cwd://"):
+            handles.append(str(args[0]))
+            raise KeyboardInterrupt  # the Ctrl-C lands just after the submit
+
+    monkeypatch.setattr(_run, "print", print_then_interrupted, raising=False)
+    # the interrupted run ignores further signals while it cancels: give them back after
+    saved = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        code, _, err = invoke("run", "utils.sh", "sleep 60")
+    finally:
+        for s, handler in saved.items():
+            signal.signal(s, handler)
+    (handle,) = handles
+    assert code == 130, err
+    assert f"torchx: interrupted; cancelled {handle}" in err
+    code, out, _ = invoke("status", "--json", handle)
+    assert json.loads(out)["state"] == "CANCELLED"

@@ -128,6 +128,9 @@ def test_one_ctrl_c_or_sigterm_on_a_waiting_run_cancels_the_app(
     )
     replica = None
     try:
+        assert proc.stdout is not None
+        # the handle alone on stdout, as in every mode: once it is out, the run waits
+        handle = proc.stdout.readline().strip()
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline and not (pid_file.exists() and pid_file.read_text()):
             time.sleep(0.05)
@@ -135,7 +138,7 @@ def test_one_ctrl_c_or_sigterm_on_a_waiting_run_cancels_the_app(
         proc.send_signal(getattr(signal, signame))  # one press, or a polite kill
         out, err = proc.communicate(timeout=60)
         assert proc.returncode == code, err
-        handle = out.strip()  # the handle alone on stdout, as in every mode
+        assert handle and out == "", (handle, out)
         assert err.splitlines()[-1] == (
             f"torchx: interrupted; cancelled {handle} (use --no-wait to detach)"
         )

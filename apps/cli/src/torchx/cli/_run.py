@@ -113,28 +113,32 @@ def run_component(
         from torchx.cli._surprises import warn_missing_gpus
 
         warn_missing_gpus(app, sched)
-    handle = runner.schedule(info)
     local = sched in LOCAL_SCHEDULERS
     wait = _flag(defaults, "wait", local) if wait is None else wait
     log = _flag(defaults, "log", wait) if log is None else log
-    if not json_out:
-        # The handle alone on stdout, at once and in every mode, so that
-        # ``H=$(torchx run ...)`` captures it; what follows a waiting run (its logs, its
-        # final state) goes to stderr, as with pytorch/torchx.
-        print(handle, flush=True)
-    if not wait:
-        if json_out:
-            _report(handle, None, json_out)
-        return 0
     stream_logs = bool(log) and not json_out
+    handle = runner.schedule(info)
+    # From here on a waiting run owns the app: a Ctrl-C even before the handle is printed
+    # must cancel it, not leave it running unseen.
     try:
+        if not json_out:
+            # The handle alone on stdout, at once and in every mode, so that
+            # ``H=$(torchx run ...)`` captures it; what follows a waiting run (its logs, its
+            # final state) goes to stderr, as with pytorch/torchx.
+            print(handle, flush=True)
+        if not wait:
+            if json_out:
+                _report(handle, None, json_out)
+            return 0
         status = _wait(runner, handle, app, stream_logs)
     except KeyboardInterrupt:
+        if not wait:
+            raise
         return _interrupted(runner, handle)
     except Exception as e:
         # A local scheduler turns SIGTERM into SignalException (as 0.7's did): stop the
         # app this command started, as for Ctrl-C, and exit as a process killed by it.
-        if not _is_signal_exception(e):
+        if not wait or not _is_signal_exception(e):
             raise
         return _interrupted(runner, handle, signum=int(getattr(e, "sigval", 15)))
     _report(handle, status, json_out, logs_shown=stream_logs)
