@@ -7,7 +7,6 @@ import os
 import subprocess
 import sys
 import time
-from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -29,21 +28,18 @@ def _sh(script: str, name: str = "r") -> AppDef:
     return AppDef("attempts", [Role(name, image="", entrypoint="bash", args=["-c", script])])
 
 
-def _until(slurm: SlurmScheduler, app_id: str, state: AppState) -> DescribeAppResponse:
+def _until(
+    slurm: SlurmScheduler, app_id: str, state: AppState, starter: Any = None
+) -> DescribeAppResponse:
     deadline = time.monotonic() + WAIT_S
     desc = slurm.describe(app_id)
     while (desc is None or desc.state != state) and time.monotonic() < deadline:
+        if starter is not None:
+            starter.saw(desc is not None and desc.state == AppState.PENDING)
         time.sleep(0.5)
         desc = slurm.describe(app_id)
     assert desc is not None and desc.state == state, desc
     return desc
-
-
-def _end_time(slurm_env: Any, app_id: str) -> float:
-    """The job's EndTime as Slurm wrote it (local time, whole seconds)."""
-    out = slurm_env.run("scontrol", "show", "job", "-o", app_id).stdout
-    field = next(f for f in out.split() if f.startswith("EndTime="))
-    return datetime.fromisoformat(field.removeprefix("EndTime=")).timestamp()
 
 
 def test_a_requeued_job_shows_this_runs_replicas_and_counts_the_restart(
@@ -56,16 +52,10 @@ def test_a_requeued_job_shows_this_runs_replicas_and_counts_the_restart(
     assert first is not None and first.state == AppState.FAILED, first
     assert first.roles_statuses[0].replicas[0].exit_code == 1
     assert first.num_restarts == 0
-    ended = _end_time(slurm_env, app_id)
     slurm_env.run("scontrol", "requeue", app_id)
-    # A requeued job waits for its begin time; the test starts it early, but not within the
-    # second its first run ended: slurmd refuses a launch dated no later than the kill of the
-    # same job id (to the second), and the new run would fail at once.
-    while time.time() < ended + 2:
-        time.sleep(0.2)
-    slurm_env.run("scontrol", "update", f"JobId={app_id}", "StartTime=now", check=False)
     try:
-        desc = _until(slurm, app_id, AppState.RUNNING)
+        # A requeued job waits for its begin time; the test lets it start early.
+        desc = _until(slurm, app_id, AppState.RUNNING, slurm_env.requeue_starter(app_id))
         (replica,) = desc.roles_statuses[0].replicas
         assert replica.state == AppState.RUNNING, desc
         assert replica.exit_code is None, desc
