@@ -150,8 +150,8 @@ class ComponentSchema:
         hints = _hints(fn)
         self.args: list[ComponentArg] = []
         # kept: ``bind`` needs them at every call (a sweep calls a component per trial)
-        self._parameters = tuple(inspect.signature(fn).parameters.values())
-        for p in self._parameters:
+        self._params = tuple(inspect.signature(fn).parameters.values())
+        for p in self._params:
             # validate_component let through only defaulted parameters of other types
             t = _arg_type(hints[p.name]) or PYTHON_ONLY
             remainder = p.kind is p.VAR_POSITIONAL
@@ -191,7 +191,7 @@ class ComponentSchema:
         positional: list[Any] = []
         keywords: dict[str, Any] = {}
         rem = self.remainder
-        for p in self._parameters:
+        for p in self._params:
             if p.kind is p.VAR_POSITIONAL:
                 assert rem is not None
                 positional.extend(
