@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import signal
+import sys
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -125,3 +126,34 @@ def signal_name(code: int | None) -> str:
         return f" (killed by {signal.Signals(-code).name})"
     except ValueError:
         return f" (killed by signal {-code})"
+
+
+_PR_SET_CHILD_SUBREAPER = 36
+
+
+def become_subreaper() -> bool:
+    """Makes this process adopt its orphaned descendants (Linux); whether it now does."""
+    if not sys.platform.startswith("linux"):
+        return False
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        return bool(libc.prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0)
+    except (OSError, AttributeError):
+        return False  # orphans then go to init; trees are still killed while their leader lives
+
+
+def raise_fd_limit(replicas: int) -> None:
+    """Lifts the open-file limit to what ``replicas`` running replicas hold: two pipes and
+    four files each stay open while it runs."""
+    try:
+        import resource
+
+        soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+        need = 6 * replicas + 64
+        if soft != resource.RLIM_INFINITY and soft < need:
+            target = need if hard == resource.RLIM_INFINITY else min(need, hard)
+            resource.setrlimit(resource.RLIMIT_NOFILE, (target, hard))
+    except (ImportError, ValueError, OSError):
+        pass

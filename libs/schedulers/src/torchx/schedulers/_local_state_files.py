@@ -193,3 +193,14 @@ def unfinished_failed(state: dict[str, Any], msg: str) -> dict[str, Any]:
         "replicas": replicas,
         "ended_at": time.time(),
     }
+
+
+def told_to_go() -> bool:
+    """Whether the scheduler wrote ``GO`` to stdin (its files are written), not just closed it."""
+    got = b""
+    while len(got) < len(GO):
+        chunk = os.read(0, len(GO) - len(got))
+        if not chunk:
+            break
+        got += chunk
+    return got == GO

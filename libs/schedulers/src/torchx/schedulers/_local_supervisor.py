@@ -45,9 +45,11 @@ if __name__ == "__main__":
     sys.path.append(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 
 from torchx.schedulers._local_processes import (
+    become_subreaper,
     descendants,
     process_start_token,
     process_table,
+    raise_fd_limit,
     signal_name,
     signal_quietly,
     which,
@@ -63,7 +65,6 @@ from torchx.schedulers._local_requeue import (
 from torchx.schedulers._local_state_files import (
     CANCEL_FILE,
     CLOSED_MARKER,
-    GO,
     GO_ON_STDIN,
     HOUSEKEEPING_INTERVAL,
     MAX_GRACE_S,
@@ -77,6 +78,7 @@ from torchx.schedulers._local_state_files import (
     free_reserve,
     read_data,
     supervisor_log_hint,
+    told_to_go,
     write_atomic,
 )
 from torchx.schedulers._local_watchdog import GUARD_DONE, Watchdog
@@ -91,7 +93,6 @@ if TYPE_CHECKING:
 STATE_WRITE_INTERVAL = 0.02
 # How long the supervisor waits before it tries again a state write refused for lack of room.
 SPACE_RETRY_S = 1.0
-_PR_SET_CHILD_SUBREAPER = 36
 LINUX = sys.platform.startswith("linux")
 
 
@@ -150,8 +151,8 @@ class Supervisor:
         for sig in (signal.SIGCHLD, signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGUSR1):
             signal.signal(sig, lambda *_: None)
         signal.set_wakeup_fd(self.wake_w, warn_on_full_buffer=False)
-        self._become_subreaper()
-        self._raise_fd_limit()
+        self.subreaper = become_subreaper()
+        raise_fd_limit(len(self.replicas))
 
     def _start_watchdog(self) -> None:
         """Fork the watchdog that stops every replica group should this process die.
@@ -191,17 +192,6 @@ class Supervisor:
         except OSError:
             self.guard_w = None  # it is gone; status/cancel remain the fallback
 
-    def _become_subreaper(self) -> None:
-        if not sys.platform.startswith("linux"):
-            return
-        try:
-            import ctypes
-
-            libc = ctypes.CDLL(None, use_errno=True)
-            self.subreaper = libc.prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0
-        except (OSError, AttributeError):
-            pass  # orphans then go to init; trees are still killed while their leader lives
-
     def _has_children(self) -> bool:
         """Whether a process other than the watchdog is our child (an adopted orphan)."""
         me = os.getpid()
@@ -215,19 +205,6 @@ class Supervisor:
         except ChildProcessError:
             return False
         return True  # the watchdog at least: look at the process table
-
-    def _raise_fd_limit(self) -> None:
-        # Two pipes and four files per replica stay open while it runs.
-        try:
-            import resource
-
-            soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
-            need = 6 * len(self.replicas) + 64
-            if soft != resource.RLIM_INFINITY and soft < need:
-                target = need if hard == resource.RLIM_INFINITY else min(need, hard)
-                resource.setrlimit(resource.RLIMIT_NOFILE, (target, hard))
-        except (ImportError, ValueError, OSError):
-            pass
 
     # -- state ------------------------------------------------------------------------
 
@@ -769,17 +746,6 @@ class Supervisor:
         }
         with contextlib.suppress(OSError):
             write_atomic(os.path.join(self.app_dir, CLOSED_MARKER), marker)
-
-
-def told_to_go() -> bool:
-    """Whether the scheduler wrote ``GO`` to stdin (its files are written), not just closed it."""
-    got = b""
-    while len(got) < len(GO):
-        chunk = os.read(0, len(GO) - len(got))
-        if not chunk:
-            break
-        got += chunk
-    return got == GO
 
 
 def main(argv: list[str]) -> int:
