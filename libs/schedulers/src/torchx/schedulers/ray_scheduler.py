@@ -303,9 +303,15 @@ class RayScheduler(Scheduler[RayJob]):
     def _given_address(self, cfg: Mapping[str, CfgVal]) -> str | None:
         cluster_file = cfg.get("cluster_config_file")
         if cluster_file:
+            cluster: str | dict[str, Any] = os.path.expanduser(str(cluster_file))
+            if not os.path.isfile(cluster):
+                raise SpecsError(
+                    "run option 'cluster_config_file'",
+                    cluster_file,
+                    "give the path of an existing Ray cluster config (ray up's YAML)",
+                )
             from ray.autoscaler import sdk  # the Ray client, as for every Ray request
 
-            cluster: str | dict[str, Any] = os.path.expanduser(str(cluster_file))
             if cfg.get("cluster_name"):
                 import yaml  # Ray's own dependency
 
