@@ -4,7 +4,6 @@ and records the end of an app whose supervisor died without a word.
 
 from __future__ import annotations
 
-import contextlib
 import os
 import re
 import subprocess
@@ -22,9 +21,7 @@ from torchx.schedulers._local_state_files import (
     STATE_FILE,
     StateFileError,
     read_data,
-    supervisor_log_hint,
-    unfinished_failed,
-    write_ending,
+    record_orphaned_end,
 )
 from torchx.specs import AppState, SpecsError
 
@@ -146,17 +143,14 @@ class LocalAppRecords:
     def record_dead_supervisor(self, app_dir: str, state: dict[str, Any]) -> dict[str, Any]:
         """The supervisor died without a word: kill its replicas' groups and say so on disk."""
         killed = kill_recorded_groups(state)
-        pid = state.get("supervisor_pid")
-        meta = os.path.join(app_dir, META_DIR)
-        msg = f"the app's supervisor (pid {pid}) ended without recording the end of the app"
-        if killed:
-            msg += f"; torchx killed the process groups of its replicas still running: {killed}"
-        msg += supervisor_log_hint(meta)
-        final = unfinished_failed(state, msg)
+        note = f"; torchx killed the process groups of its replicas still running: {killed}"
         # Recorded once, so later readers neither kill nor guess again.
-        with contextlib.suppress(OSError):
-            write_ending(meta, final)
-        return final
+        return record_orphaned_end(
+            os.path.join(app_dir, META_DIR),
+            state,
+            state.get("supervisor_pid"),
+            note if killed else "",
+        )
 
     def list_apps(self) -> list[ListAppResponse]:
         try:
