@@ -152,33 +152,37 @@ class LocalAppRecords:
             note if killed else "",
         )
 
-    def list_apps(self) -> list[ListAppResponse]:
+    def links(self) -> list[os.DirEntry[str]]:
+        """The index's entries named as app ids: each a link to an app's directory."""
         try:
-            ids = sorted(os.listdir(self._index))
+            entries = list(os.scandir(self._index))
         except FileNotFoundError:
             return []
+        return [entry for entry in entries if APP_ID.match(entry.name)]
+
+    def summary(self, app_id: str, app_dir: str, linked_at: float | None = None) -> ListAppResponse:
+        """The app's line in a listing; ``linked_at`` stands in for a submission time that
+        its request does not record."""
+        try:
+            request, state = self.current_state(app_id, app_dir)
+        except AppStateError as e:
+            # One unreadable app is its own problem: it shows as UNKNOWN, with why.
+            return ListAppResponse(app_id=app_id, state=AppState.UNKNOWN, name=str(e))
+        return ListAppResponse(
+            app_id=app_id,
+            state=state_of(state.get("state", "UNKNOWN")),
+            name=request.get("app", {}).get("name", ""),
+            submitted_at=when(request.get("submitted_at")) or when(linked_at),
+            started_at=when(state.get("started_at")),
+            ended_at=when(state.get("ended_at")),
+        )
+
+    def list_apps(self) -> list[ListAppResponse]:
         out = []
-        for app_id in ids:
-            app_dir = self.app_dir(app_id) if APP_ID.match(app_id) else None
-            if app_dir is None:
-                continue
-            try:
-                request, state = self.current_state(app_id, app_dir)
-            except AppStateError as e:
-                # One unreadable app is its own problem: it shows as UNKNOWN, with why.
-                out.append(ListAppResponse(app_id=app_id, state=AppState.UNKNOWN, name=str(e)))
-                continue
-            submitted = request.get("submitted_at")
-            out.append(
-                ListAppResponse(
-                    app_id=app_id,
-                    state=state_of(state.get("state", "UNKNOWN")),
-                    name=request.get("app", {}).get("name", ""),
-                    submitted_at=datetime.fromtimestamp(submitted) if submitted else None,
-                    started_at=when(state.get("started_at")),
-                    ended_at=when(state.get("ended_at")),
-                )
-            )
+        for app_id in sorted(entry.name for entry in self.links()):
+            app_dir = self.app_dir(app_id)
+            if app_dir is not None:
+                out.append(self.summary(app_id, app_dir))
         out.sort(key=lambda r: r.submitted_at or datetime.min)
         return out
 
