@@ -30,6 +30,7 @@ if __name__ == "__main__":
     # As ``_local_supervisor``: run with ``-I -S``, add the directory that holds ``torchx/``.
     sys.path.append(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 
+from torchx.schedulers._local_processes import load_process_helpers
 from torchx.schedulers._local_state_files import CANCEL_FILE, META_DIR, SUPERVISOR_LOG
 from torchx.schedulers._local_supervisor import main as supervise
 
@@ -157,6 +158,7 @@ def main(argv: list[str]) -> int:
         print(f"usage: {argv[0]} PARALLEL NAME < APP_DIRS", file=sys.stderr)
         return 2
     app_dirs = [line for line in sys.stdin.read().splitlines() if line]
+    load_process_helpers()  # once here, not in each app's supervisor
     return Group(int(argv[1]), app_dirs).run()
 
 
