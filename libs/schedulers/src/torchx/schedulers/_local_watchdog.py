@@ -14,9 +14,7 @@ from torchx.schedulers._local_state_files import (
     STATE_FILE,
     StateFileError,
     read_data,
-    supervisor_log_hint,
-    unfinished_failed,
-    write_ending,
+    record_orphaned_end,
 )
 
 TYPE_CHECKING = False
@@ -105,13 +103,9 @@ class Watchdog:
             state = {}
         if state.get("state") not in (None, "PENDING", "RUNNING"):
             return  # the supervisor recorded its own end (an emergency stop)
-        msg = (
-            f"the app's supervisor (pid {self.supervisor}) ended without recording the end "
-            f"of the app; its watchdog killed the replica process groups {killed}"
-            f"{supervisor_log_hint(self.meta)}"
+        record_orphaned_end(
+            self.meta,
+            state,
+            self.supervisor,
+            f"; its watchdog killed the replica process groups {killed}",
         )
-        final = unfinished_failed(state, msg)
-        try:  # noqa: SIM105 -- as above, no contextlib here
-            write_ending(self.meta, final)
-        except OSError:
-            pass  # the app directory is gone: the groups are killed all the same
