@@ -8,6 +8,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -290,14 +291,14 @@ def test_a_trial_whose_supervisor_dies_is_stopped_by_its_group(
     assert trial is not None
     (state_file,) = (tmp_path / "logs").glob(f"*/{trial.rsplit('/', 1)[1]}/.torchx/state.json")
     deadline = time.monotonic() + 60
-    state: dict[str, object] = {}
+    state: dict[str, Any] = {}
     while not (out / "0.start").exists() or state.get("state") != "RUNNING":
         assert time.monotonic() < deadline, state
         time.sleep(0.05)
         state = json.loads(state_file.read_text())
     supervisor = state["supervisor_pid"]
     assert isinstance(supervisor, int)
-    (replica,) = state["replicas"]  # type: ignore[misc]
+    (replica,) = state["replicas"]
     # no watchdog forked per trial: the supervisor's only child is the replica
     children = Path(f"/proc/{supervisor}/task/{supervisor}/children").read_text().split()
     assert children == [str(replica["pid"])]
