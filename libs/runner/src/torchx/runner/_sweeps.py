@@ -26,7 +26,6 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import select
 import signal
 import subprocess
 import sys
@@ -659,25 +658,17 @@ _DRIVER_RECHECK_S = 1.0
 
 def _await_exit(pid: int, timeout: float) -> None:
     """Sleep until process ``pid`` exits, or ``timeout`` seconds."""
+    from torchx.schedulers.local_scheduler import wait_for_exit
+
     own = _drivers.get(pid)
-    pidfd_open = getattr(os, "pidfd_open", None)
-    if pidfd_open is None:
+    if wait_for_exit(pid, timeout):
         if own is not None:
-            with contextlib.suppress(subprocess.TimeoutExpired):
-                own.wait(timeout)
-        else:
-            time.sleep(min(timeout, 0.05))
-        return
-    try:
-        fd = pidfd_open(pid)
-    except OSError:
-        return  # gone already
-    try:
-        select.select([fd], [], [], timeout)
-    finally:
-        os.close(fd)
-    if own is not None:
-        own.poll()
+            own.poll()
+    elif own is not None:
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            own.wait(timeout)
+    else:
+        time.sleep(min(timeout, 0.05))
 
 
 def cancel(runner: Runner, handle: str, timeout: float = 60.0) -> None:

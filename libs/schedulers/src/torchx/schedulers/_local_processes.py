@@ -108,6 +108,31 @@ def kill_recorded_groups(state: dict[str, Any]) -> list[int]:
     return hit
 
 
+def wait_for_exit(pid: int, timeout: float | None) -> bool:
+    """Sleep until process ``pid`` exits (told by the kernel through a pidfd, not by
+    polling) or ``timeout`` seconds pass; True at once if there is no such process.
+
+    False, having slept nothing, where pidfds are missing (not Linux, an old kernel):
+    the caller polls.
+    """
+    pidfd_open = getattr(os, "pidfd_open", None)
+    if pidfd_open is None:
+        return False
+    try:
+        fd = pidfd_open(pid)
+    except ProcessLookupError:
+        return True
+    except OSError:
+        return False
+    import select  # here: the supervisor, which imports this module, never waits so
+
+    try:
+        select.select([fd], [], [], timeout)
+    finally:
+        os.close(fd)
+    return True
+
+
 def which(name: str, path: str, cwd: str) -> str:
     """The executable ``name`` resolves to for a child with this PATH and directory."""
     if os.sep in name:
