@@ -73,7 +73,7 @@ from torchx.schedulers._local_images import (
     join_path,
     resolve_entrypoint,
 )
-from torchx.schedulers._local_processes import kill_recorded_groups
+from torchx.schedulers._local_processes import kill_recorded_groups, wait_for_exit
 from torchx.schedulers._local_records import (
     APP_ID,
     AppStateError,
@@ -150,6 +150,7 @@ __all__ = [
     "default_state_dir",
     "split_gpus",
     "visible_gpus",
+    "wait_for_exit",
 ]
 
 BACKEND = "local_cwd"
@@ -562,20 +563,9 @@ class LocalScheduler(Scheduler[LocalRequest]):
             return False
         if own is None and self._records.supervisor_alive(app_id, state) is False:
             return True
-        pidfd_open = getattr(os, "pidfd_open", None)
-        if pidfd_open is None:
+        if not wait_for_exit(int(pid), timeout):
             time.sleep(0.01 if timeout is None else min(0.01, timeout))
             return True
-        import select
-
-        try:
-            fd = pidfd_open(int(pid))
-        except ProcessLookupError:
-            return True
-        try:
-            select.select([fd], [], [], timeout)
-        finally:
-            os.close(fd)
         if own is not None:
             own.poll()
         return True
