@@ -25,9 +25,7 @@ def test_torchserve_role_uploads_a_local_archive(
     assert role.args[:2] == ["-m", "torchx.apps.serve.serve"]
     # The role's program, as the scheduler runs it (the management API is on loopback, so
     # the model is served at 127.0.0.1).
-    proc = subprocess.run(
-        [sys.executable, *role.args], capture_output=True, text=True, timeout=60
-    )
+    proc = subprocess.run([sys.executable, *role.args], capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0, proc.stderr
     assert "registered" in proc.stdout
     ((query, body),) = registrations
@@ -59,9 +57,7 @@ def test_torchserve_unknown_param_names_the_ones_it_takes() -> None:
 
 def test_torchserve_unreachable_api_fails_with_exit_1() -> None:
     (role,) = serve.torchserve("http://127.0.0.1:9/m.mar", "http://127.0.0.1:9").roles
-    proc = subprocess.run(
-        [sys.executable, *role.args], capture_output=True, text=True, timeout=60
-    )
+    proc = subprocess.run([sys.executable, *role.args], capture_output=True, text=True, timeout=60)
     assert proc.returncode == 1
     assert proc.stderr.startswith("cannot reach http://127.0.0.1:9")
 
