@@ -1,4 +1,5 @@
-"""FileLines: the lines of a file that grows between reads (how Slurm's logs are read)."""
+"""Log lines from bytes: FileLines (a file that grows between reads, how Slurm's logs are
+read) and decoded_lines (a stream of chunks, as Docker and Kubernetes send logs)."""
 
 from __future__ import annotations
 
@@ -31,3 +32,13 @@ def test_a_line_over_the_cap_comes_in_pieces(tmp_path: Path) -> None:
     got = list(FileLines(path).new_lines())
     assert [len(line) for line in got] == [MAX_LINE_BYTES, 11, 4]
     assert got[1:] == ["x" * 10 + "\n", "end\n"]
+
+
+def test_decoded_lines_joins_lines_and_characters_split_between_chunks() -> None:
+    from torchx.schedulers._api import decoded_lines
+
+    data = "héllo\nwörld\n\nlast".encode()
+    chunks = [data[i : i + 3] for i in range(0, len(data), 3)]  # "é" and "ö" are cut in two
+    assert list(decoded_lines(chunks)) == ["héllo\n", "wörld\n", "\n", "last"]
+    assert list(decoded_lines([b"bad \xff\n"])) == ["bad \ufffd\n"]
+    assert list(decoded_lines([])) == []
