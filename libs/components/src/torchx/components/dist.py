@@ -11,7 +11,7 @@ import re
 from dataclasses import dataclass
 
 from torchx.components._common import IMAGE, mounts_of, one_of, role_resource
-from torchx.specs import AppDef, Role, SpecsError, macros
+from torchx.specs import AppDef, Resource, Role, SpecsError, macros
 
 # Variables that make distributed failures explain themselves, set by ``--debug``.
 DEBUG_ENV = {
@@ -97,10 +97,7 @@ def _torchrun_role(
     script_args: tuple[str, ...],
     topology: Topology,
     image: str,
-    h: str | None,
-    cpu: float,
-    gpu: int,
-    memMB: int,
+    resource: Resource,
     env: dict[str, str] | None,
     max_retries: int,
     rdzv_backend: str,
@@ -185,7 +182,7 @@ def _torchrun_role(
                 if topology.min_nnodes != topology.nnodes
                 else None,
                 max_retries=max_retries,
-                resource=role_resource(h, cpu, gpu, memMB),
+                resource=resource,
                 env=role_env,
                 port_map={"c10d": rdzv_port},
                 mounts=mounts_of(mounts),
@@ -248,10 +245,7 @@ def ddp(
         script_args=script_args,
         topology=parse_j(j),
         image=image,
-        h=h,
-        cpu=cpu,
-        gpu=gpu,
-        memMB=memMB,
+        resource=role_resource(h, cpu, gpu, memMB),
         env=env,
         max_retries=max_retries,
         rdzv_backend=rdzv_backend,
@@ -316,10 +310,7 @@ def spmd(
         script_args=script_args,
         topology=topology,
         image=image,
-        h=h,
-        cpu=-1,
-        gpu=-1,
-        memMB=-1,
+        resource=role_resource(h),
         env=env,
         max_retries=max_retries,
         rdzv_backend="c10d",

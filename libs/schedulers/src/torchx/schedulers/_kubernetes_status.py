@@ -19,17 +19,6 @@ from torchx.specs import (
 )
 
 
-def iter_raw_lines(resp: Any) -> Iterator[str]:
-    pending = b""
-    for chunk in resp.stream(1024):
-        pending += chunk
-        *done, pending = pending.split(b"\n")
-        for line in done:
-            yield line.decode("utf-8", "replace") + "\n"
-    if pending:
-        yield pending.decode("utf-8", "replace")
-
-
 def untimestamp(lines: Iterable[str], until: datetime | None) -> Iterator[str]:
     for _, line in stamped(lines, until):
         yield line
