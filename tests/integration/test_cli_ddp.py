@@ -3,23 +3,16 @@
 from __future__ import annotations
 
 import json
-import socket
 from pathlib import Path
 
 import pytest
+from torchx_test_fixtures_ports import free_loopback_port
 from typer.testing import CliRunner
 
 from torchx.cli._app import app
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 TRAINER = REPO_ROOT / "examples" / "cli" / "ddp_train.py"
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port: int = s.getsockname()[1]
-        return port
 
 
 @pytest.mark.slow
@@ -32,7 +25,7 @@ def test_ddp_trains_on_two_local_cpu_processes(
     result = CliRunner().invoke(
         app,
         [
-            "run", "dist.ddp", "-j", "2", "--rdzv_port", str(_free_port()),
+            "run", "dist.ddp", "-j", "2", "--rdzv_port", str(free_loopback_port()),
             "--script", str(TRAINER), "--", "--steps", "30", "--out", str(out),
         ],
     )  # fmt: skip

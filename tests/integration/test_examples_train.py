@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import importlib.util
 import json
-import socket
 import sys
 import time
 from pathlib import Path
 from types import ModuleType
 
 import pytest
+from torchx_test_fixtures_ports import free_loopback_port
 from typer.testing import CliRunner
 
 from torchx.cli._app import app
@@ -27,13 +27,6 @@ def _trainer_module() -> ModuleType:
     sys.modules[spec.name] = module
     spec.loader.exec_module(module)
     return module
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port: int = s.getsockname()[1]
-        return port
 
 
 def _train_steps_logged(tb_dir: Path) -> list[int]:
@@ -70,7 +63,7 @@ def test_killed_training_resumes_from_its_checkpoint(
     # First run: slowed down so that it is still training when we stop it.
     first = _torchx(
         "run", "--no-wait", COMPONENT, *common,
-        "--step_delay", "0.1", "--rdzv_port", str(_free_port()),
+        "--step_delay", "0.1", "--rdzv_port", str(free_loopback_port()),
     )  # fmt: skip
     handle = first.strip().splitlines()[-1]
     deadline = time.monotonic() + 120
@@ -88,7 +81,7 @@ def test_killed_training_resumes_from_its_checkpoint(
     # Second run: the same command plus --resume, at full speed.
     out = _torchx(
         "run", "--parent_run_id", handle, COMPONENT, *common, "--resume", str(ckpt),
-        "--rdzv_port", str(_free_port()),
+        "--rdzv_port", str(free_loopback_port()),
     )  # fmt: skip
     assert f"resumed from {ckpt}/{saved} at step {resumed_at}" in out
     done = json.loads(out.split("done ", 1)[1].splitlines()[0])
