@@ -16,11 +16,8 @@ TRAINER = REPO_ROOT / "examples" / "cli" / "ddp_train.py"
 
 
 @pytest.mark.slow
-def test_ddp_trains_on_two_local_cpu_processes(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
-    monkeypatch.chdir(tmp_path)
+@pytest.mark.usefixtures("run_in_tmp_path")
+def test_ddp_trains_on_two_local_cpu_processes(tmp_path: Path) -> None:
     out = tmp_path / "ranks"
     result = CliRunner().invoke(
         app,
@@ -41,16 +38,13 @@ def test_ddp_trains_on_two_local_cpu_processes(
 
 
 @pytest.mark.slow
-def test_two_single_node_ddp_apps_started_together_do_not_collide(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+@pytest.mark.usefixtures("run_in_tmp_path")
+def test_two_single_node_ddp_apps_started_together_do_not_collide(tmp_path: Path) -> None:
     # Both use the default --rdzv_port: one node rendezvouses on a free port (localhost:0),
     # so neither app's store takes the other's port.
     from torchx.runner import get_runner
     from torchx.specs import AppState
 
-    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
-    monkeypatch.chdir(tmp_path)
     outs = [tmp_path / "a", tmp_path / "b"]
     with get_runner() as runner:
         handles = [
