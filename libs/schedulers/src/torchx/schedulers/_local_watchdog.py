@@ -50,6 +50,22 @@ class Watchdog:
         self.meta = meta
         self.supervisor = supervisor
         self.groups: list[dict[str, Any]] = []
+        self.pending = b""  # the start of a line not yet whole
+
+    def feed(self, data: bytes) -> bool:
+        """Take what the supervisor wrote to the pipe; whether it said ``done``."""
+        self.pending += data
+        *lines, self.pending = self.pending.split(b"\n")
+        for line in lines:
+            if line == GUARD_DONE.strip():
+                return True
+            pid = int(line[1:])
+            self.groups.append({"pgid": pid, "start": self.start_of(pid)})
+        return False
+
+    def supervisor_alive(self) -> bool:
+        """Whether the supervisor still runs: this process, its child, is not adopted yet."""
+        return os.getppid() == self.supervisor
 
     def run(self) -> None:
         # Only the supervisor's end (the pipe's close) matters; a stray signal does not.
@@ -61,7 +77,6 @@ class Watchdog:
             pass  # the supervisor did it first
         if os.getppid() != self.supervisor:
             return self.stop_all()
-        pending = b""
         while True:
             try:
                 data = os.read(self.fd, 65536)
@@ -69,13 +84,8 @@ class Watchdog:
                 continue
             if not data:
                 break
-            pending += data
-            *lines, pending = pending.split(b"\n")
-            for line in lines:
-                if line == GUARD_DONE.strip():
-                    return None
-                pid = int(line[1:])
-                self.groups.append({"pgid": pid, "start": self.start_of(pid)})
+            if self.feed(data):
+                return None
             # Reading in batches: a reader blocked on the pipe would be woken (and the
             # supervisor slowed) by each replica's line while hundreds start.
             time.sleep(READ_PAUSE_S)
@@ -90,7 +100,7 @@ class Watchdog:
         if found is None:
             return ENDED
         parent, token = found
-        if token is None or (parent != self.supervisor and os.getppid() == self.supervisor):
+        if token is None or (parent != self.supervisor and self.supervisor_alive()):
             return ENDED
         return token
 
