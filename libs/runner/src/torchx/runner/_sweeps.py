@@ -638,16 +638,16 @@ def _overall(record: SweepRecord, trials: list[TrialStatus], alive: bool) -> App
 
 def wait(runner: Runner, handle: str, interval: float = 1.0) -> SweepStatus:
     while True:
+        record = record_of(handle)
+        driver = record.driver_pid
+        if record.mode == "group" and driver is not None and driver_alive(record):
+            # The sweep cannot end while its driver lives (``_overall``): sleep until the
+            # driver exits rather than describe every trial each ``interval``.
+            _await_exit(driver, max(interval, _DRIVER_RECHECK_S))
+            continue
         st = status(runner, handle)
         if st.is_terminal():
             return st
-        record = record_of(handle)
-        if record.mode == "group" and record.driver_pid is not None and driver_alive(record):
-            # The sweep cannot end while its driver lives (``_overall``): sleep until the
-            # driver exits rather than describe every trial each ``interval``.
-            while driver_alive(record):
-                _await_exit(record.driver_pid, max(interval, _DRIVER_RECHECK_S))
-            continue
         time.sleep(interval)
 
 

@@ -206,8 +206,9 @@ def main(argv: list[str]) -> int:
     if len(argv) != 3 or not argv[1].isdigit():
         print(f"usage: {argv[0]} PARALLEL NAME < APP_DIRS", file=sys.stderr)
         return 2
+    load_process_helpers()  # once here, not in each app's supervisor; before the apps
+    # are told, while the scheduler still writes their files
     app_dirs = [line for line in sys.stdin.read().splitlines() if line]
-    load_process_helpers()  # once here, not in each app's supervisor
     return Group(int(argv[1]), app_dirs).run()
 
 

@@ -647,11 +647,9 @@ class Supervisor:
 
     def run(self) -> int:
         self.install()
-        # Record the pid first, then look for the marker: a canceller that wrote the
-        # marker before the pid existed is seen here; one that came later signals us.
-        self.write_state(force=True)
-        if os.path.exists(os.path.join(self.meta, CANCEL_FILE)):
-            self.cancel_requested = True
+        marker = os.path.join(self.meta, CANCEL_FILE)
+        if os.path.exists(marker):
+            self.cancel_requested = True  # cancelled before it started: nothing starts
         else:
             for r in self.replicas:
                 self.spawn(r)
@@ -659,7 +657,13 @@ class Supervisor:
                     break
             self._reap()  # replicas that already ended need no start token in the state
             self.state = "RUNNING"
-            self.write_state(force=True)
+        # One write records the pid and the replicas' groups (each replacing write of the
+        # state costs a flush of its data), then the marker is looked for again: a
+        # canceller that wrote it before the pid was recorded is seen here; one that came
+        # later signals us.
+        self.write_state(force=True)
+        if os.path.exists(marker):
+            self.cancel_requested = True
         while True:
             if not self.cancel_requested:
                 while self.exited and self.state != "FAILED":

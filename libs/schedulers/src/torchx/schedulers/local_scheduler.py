@@ -439,7 +439,19 @@ class LocalScheduler(Scheduler[LocalRequest]):
         """Submit the apps as ONE supervised group: one process (``_local_group``, named
         ``name`` on its command line) runs at most ``parallel`` of them at once (0: all),
         each supervised as an app of its own, so every app id works as ``schedule``'s do.
-        Every app's files are written first, or none; returns the group's process."""
+        Every app's files are written first, or none; returns the group's process.
+
+        The group is started first and told the apps once all their files are written:
+        its interpreter starts meanwhile (as ``schedule`` does with a supervisor)."""
+        with open(log_path, "ab") as log:
+            group = subprocess.Popen(
+                [sys.executable, "-I", "-S", GROUP_SCRIPT, str(parallel), name],
+                stdin=subprocess.PIPE,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+                close_fds=True,
+            )
         made: list[LocalRequest] = []
         try:
             for info in dryrun_infos:
@@ -447,21 +459,12 @@ class LocalScheduler(Scheduler[LocalRequest]):
                 meta = self._make_app_dir(req)
                 made.append(req)
                 try:
-                    with open(os.path.join(meta, SUPERVISOR_LOG), "ab"):
-                        pass
+                    # (each app's supervisor.log is made by the group when it starts it)
                     self._write_app_files(req, meta)
                 except OSError as e:
                     raise self._write_failed(req, str(e.filename or meta), e) from None
-            with open(log_path, "ab") as log:
-                group = subprocess.Popen(
-                    [sys.executable, "-I", "-S", GROUP_SCRIPT, str(parallel), name],
-                    stdin=subprocess.PIPE,
-                    stdout=log,
-                    stderr=subprocess.STDOUT,
-                    start_new_session=True,
-                    close_fds=True,
-                )
         except BaseException:
+            _call_off(group)  # told no app: it exits at once
             for req in made:
                 self._forget_half_made(req)
             raise
@@ -671,7 +674,8 @@ class LocalScheduler(Scheduler[LocalRequest]):
 
 
 def _call_off(supervisor: subprocess.Popen[bytes] | None) -> None:
-    """End a supervisor not yet told ``GO``: closed without it, it exits having touched nothing."""
+    """End a supervisor not yet told ``GO``, or a group not yet told its apps: its stdin
+    closed without them, it exits having touched nothing."""
     if supervisor is None:
         return
     if supervisor.stdin is not None:
