@@ -11,7 +11,7 @@ import re
 from dataclasses import dataclass
 
 from torchx.components._common import IMAGE, mounts_of, one_of, role_resource
-from torchx.specs import AppDef, Resource, Role, SpecsError, macros
+from torchx.specs import AppDef, Role, SpecsError, macros
 
 # Variables that make distributed failures explain themselves, set by ``--debug``.
 DEBUG_ENV = {
@@ -97,7 +97,10 @@ def _torchrun_role(
     script_args: tuple[str, ...],
     topology: Topology,
     image: str,
-    resource: Resource,
+    h: str | None,
+    cpu: float,
+    gpu: int,
+    memMB: int,
     env: dict[str, str] | None,
     max_retries: int,
     rdzv_backend: str,
@@ -182,7 +185,7 @@ def _torchrun_role(
                 if topology.min_nnodes != topology.nnodes
                 else None,
                 max_retries=max_retries,
-                resource=resource,
+                resource=role_resource(h, cpu, gpu, memMB),
                 env=role_env,
                 port_map={"c10d": rdzv_port},
                 mounts=mounts_of(mounts),
@@ -245,7 +248,10 @@ def ddp(
         script_args=script_args,
         topology=parse_j(j),
         image=image,
-        resource=role_resource(h, cpu, gpu, memMB),
+        h=h,
+        cpu=cpu,
+        gpu=gpu,
+        memMB=memMB,
         env=env,
         max_retries=max_retries,
         rdzv_backend=rdzv_backend,
@@ -310,7 +316,10 @@ def spmd(
         script_args=script_args,
         topology=topology,
         image=image,
-        resource=role_resource(h),
+        h=h,
+        cpu=-1,
+        gpu=-1,
+        memMB=-1,
         env=env,
         max_retries=max_retries,
         rdzv_backend="c10d",

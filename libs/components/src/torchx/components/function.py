@@ -54,10 +54,17 @@ def call(
     for field, value in (("num_replicas", num_replicas), ("nproc_per_node", nproc_per_node)):
         if value < 1:
             raise SpecsError(f"function.call --{field}", value, "expected 1 or more")
-    size = role_resource(h, cpu, gpu, memMB)
     if num_replicas == 1 and nproc_per_node == 1:
         program = ["-m", RUNTIME_MODULE, url]
-        role = sized_role(name, image, python, program, size, env, mounts)
+        role = sized_role(
+            name,
+            image,
+            python,
+            program,
+            role_resource(h, cpu, gpu, memMB),
+            env,
+            mounts,
+        )
         return AppDef(name=name, roles=[role])
     return _torchrun_role(
         name=name,
@@ -66,7 +73,10 @@ def call(
         script_args=(url,),
         topology=Topology(num_replicas, num_replicas, nproc_per_node),
         image=image,
-        resource=size,
+        h=h,
+        cpu=cpu,
+        gpu=gpu,
+        memMB=memMB,
         env=env,
         max_retries=0,
         rdzv_backend="c10d",

@@ -442,19 +442,6 @@ def split_lines_iterator(chunks: Iterable[str]) -> Iterator[str]:
         yield from split_lines(chunk)
 
 
-def decoded_lines(chunks: Iterable[bytes]) -> Iterator[str]:
-    """The lines of a stream of bytes that arrives in chunks (a line may span several), as
-    UTF-8 with bad bytes replaced; each keeps its newline, the last may have none."""
-    pending = b""
-    for chunk in chunks:
-        pending += chunk
-        *done, pending = pending.split(b"\n")
-        for line in done:
-            yield line.decode("utf-8", "replace") + "\n"
-    if pending:
-        yield pending.decode("utf-8", "replace")
-
-
 def compile_regex(regex: str | None) -> re.Pattern[str] | None:
     """``regex`` compiled, or None; a bad pattern is a SpecsError naming it."""
     if regex is None:

@@ -11,10 +11,17 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import BinaryIO
 
-__all__ = ["MAX_LINE_BYTES", "READ_CHUNK_BYTES", "FileLines", "LineSplitter", "bounded_lines"]
+__all__ = [
+    "MAX_LINE_BYTES",
+    "READ_CHUNK_BYTES",
+    "FileLines",
+    "LineSplitter",
+    "bounded_lines",
+    "decoded_lines",
+]
 
 # The longest line given whole; longer ones come in pieces of this size.
 MAX_LINE_BYTES = 1 << 20
@@ -102,6 +109,17 @@ def bounded_lines(
             yield from splitter.flush()
             return
         time.sleep(FOLLOW_INTERVAL_S)
+
+
+def decoded_lines(chunks: Iterable[bytes]) -> Iterator[str]:
+    """The lines of a stream that arrives in chunks of bytes (a line may span several), as
+    ``LineSplitter`` cuts them, decoded as UTF-8 with bad bytes replaced."""
+    splitter = LineSplitter()
+    for chunk in chunks:
+        for _, line in splitter.feed(chunk):
+            yield line.decode("utf-8", "replace")
+    for _, piece in splitter.flush():
+        yield piece.decode("utf-8", "replace")
 
 
 class FileLines:

@@ -30,9 +30,13 @@ def stamped(lines: Iterable[str], until: datetime | None) -> Iterator[tuple[date
     for line in lines:
         stamp, _, rest = line.partition(" ")
         t = parse_time(stamp)
-        if until is not None and t is not None and t > until.astimezone(timezone.utc):
+        if t is None:
+            # no time: a later piece of a line over MAX_LINE_BYTES (see ``decoded_lines``)
+            yield None, line
+            continue
+        if until is not None and t > until.astimezone(timezone.utc):
             return
-        yield (t.astimezone().replace(tzinfo=None) if t is not None else None), rest
+        yield t.astimezone().replace(tzinfo=None), rest
 
 
 def parse_time(text: str | None) -> datetime | None:

@@ -37,8 +37,8 @@ from torchx.schedulers._api import (
     LogRequest,
     Scheduler,
     Stream,
-    decoded_lines,
 )
+from torchx.schedulers._bounded_lines import decoded_lines
 from torchx.schedulers._container_rules import (
     check_image,
     to_dns_label,
