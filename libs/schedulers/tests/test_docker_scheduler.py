@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from torchx_test_fixtures_ports import free_loopback_port
 
 from torchx.schedulers import SchedulerError, get_scheduler
 from torchx.schedulers.docker_scheduler import (
@@ -352,12 +353,6 @@ else:
 """
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 def _rendezvous_app(image: str, world: int, port: int) -> AppDef:
     role = Role(
         "trainer",
@@ -380,7 +375,7 @@ def _check_rendezvous(sched: DockerScheduler, app_id: str, world: int) -> None:
 def test_python_replicas_rendezvous_over_host_network(
     docker_sched: DockerScheduler, docker_python_image: str
 ) -> None:
-    app = _rendezvous_app(docker_python_image, 3, _free_port())
+    app = _rendezvous_app(docker_python_image, 3, free_loopback_port())
     app_id = docker_sched.submit(app, HOST)
     _check_rendezvous(docker_sched, app_id, 3)
 

@@ -11,12 +11,11 @@ from datetime import datetime
 from pathlib import Path
 
 import pytest
+from torchx_test_fixtures_processes import alive
 
 from torchx.schedulers import Stream
 from torchx.schedulers.local_scheduler import LocalScheduler, split_gpus, wait_for_exit
 from torchx.specs import AppDef, AppState, Resource, RetryPolicy, Role, SpecsError, macros
-
-from .processes import alive
 
 needs_proc = pytest.mark.skipif(not os.path.isdir("/proc"), reason="needs /proc (Linux)")
 
