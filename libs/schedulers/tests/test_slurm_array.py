@@ -174,6 +174,21 @@ def test_sacct_rows_of_tasks_and_pending_ranges() -> None:
     }
 
 
+def test_sacct_rows_of_jobs_and_heterogeneous_jobs() -> None:
+    found: dict[str, object] = {}
+    rows = [
+        ("7", "RUNNING", "0:0"),
+        ("8+0", "COMPLETED", "0:0"),
+        ("8+1", "CANCELLED by 0", "0:15"),
+        ("9+0", "RUNNING", "0:0"),
+        ("9+1", "PENDING", "0:0"),
+    ]
+    _tasks_from(rows, found)  # type: ignore[arg-type]
+    states = {k: v.state for k, v in found.items()}  # type: ignore[attr-defined]
+    # a heterogeneous job: its first component, unless any was cancelled
+    assert states == {"7": AppState.RUNNING, "8": AppState.CANCELLED, "9": AppState.RUNNING}
+
+
 def _outside_functions(app: AppDef) -> str:
     """The single-app script less its role functions (and the app's own name)."""
     script = make_script(app, {}, "job")

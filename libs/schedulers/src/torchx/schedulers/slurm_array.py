@@ -31,6 +31,8 @@ from torchx.schedulers.slurm_scheduler import SlurmBatchRequest, SlurmError
 from torchx.specs import AppDef, AppDryRunInfo, AppState, SpecsError, validate_app
 
 _TASK = re.compile(r"^(?P<job>\d+)_(?P<index>\d+)$")
+# a job, or one component of a heterogeneous job (JOB+OFFSET)
+_JOB = re.compile(r"^(?P<job>\d+)(?:\+(?P<offset>\d+))?$")
 _PENDING_RANGE = re.compile(r"^(?P<job>\d+)_\[(?P<ranges>[^\]]*)\]$")
 _TIMEOUT = 60
 
@@ -168,18 +170,33 @@ def _tasks_from(rows: list[tuple[str, str, str]], into: dict[str, ArrayTask]) ->
         if m is not None:
             into[job_id] = ArrayTask(job_id, app_state(state), exit_code(code), state)
             continue
+        m = _JOB.match(job_id)
+        if m is not None:
+            task = ArrayTask(m.group("job"), app_state(state), exit_code(code), state)
+            prev = into.get(task.app_id)
+            # a heterogeneous job's first component speaks for it, unless one was cancelled
+            first = m.group("offset") in (None, "0")
+            if (
+                prev is None
+                or task.state == AppState.CANCELLED
+                or (first and prev.state != AppState.CANCELLED)
+            ):
+                into[task.app_id] = task
+            continue
         m = _PENDING_RANGE.match(job_id)
         if m is not None:
             for i in _expand(m.group("ranges")):
-                task = f"{m.group('job')}_{i}"
-                into.setdefault(task, ArrayTask(task, app_state(state), None, state))
+                tid = f"{m.group('job')}_{i}"
+                into.setdefault(tid, ArrayTask(tid, app_state(state), None, state))
 
 
 def describe_tasks(
     task_ids: Sequence[str], array_jobs: Sequence[str], use_sacct: bool | None = None
 ) -> dict[str, ArrayTask]:
     """The state of each task ``A_i`` in ``task_ids`` of the arrays ``array_jobs``: one
-    ``sacct`` for all of them, and one ``squeue`` only for tasks accounting lacks."""
+    ``sacct`` for all of them, and one ``squeue`` only for tasks accounting lacks.
+    ``array_jobs`` may also name jobs and tasks themselves (``12``, ``12_3``): each is
+    then in ``task_ids`` too."""
     found: dict[str, ArrayTask] = {}
     jobs = ",".join(array_jobs)
     if not jobs:
