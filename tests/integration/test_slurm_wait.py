@@ -3,7 +3,6 @@ whether each app SUCCEEDED, FAILED or was CANCELLED."""
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -81,14 +80,8 @@ def test_waiting_on_three_apps_asks_one_sacct_per_look(
     ]
     handles = [runner.run(app, "slurm", cfg) for app in apps]
     # counting the Slurm commands: a wrapper directory first on PATH
-    calls, shims = tmp_path / "calls", tmp_path / "shims"
-    shims.mkdir()
-    for cmd in ("sacct", "squeue", "scontrol"):
-        real = subprocess.run(["which", cmd], capture_output=True, text=True, env=slurm_env.env)
-        shim = shims / cmd
-        shim.write_text(f'#!/bin/sh\necho {cmd} >> {calls}\nexec {real.stdout.strip()} "$@"\n')
-        shim.chmod(0o755)
-    monkeypatch.setenv("PATH", f"{shims}:{os.environ['PATH']}")
+    path, calls = slurm_env.counting_path(tmp_path, ("sacct", "squeue", "scontrol"))
+    monkeypatch.setenv("PATH", path)
 
     def commands() -> list[str]:
         return calls.read_text().split() if calls.exists() else []
