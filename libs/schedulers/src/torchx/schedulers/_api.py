@@ -202,10 +202,13 @@ class Scheduler(abc.ABC, Generic[T]):
     def with_workspace(
         self, app: AppDef, cfg: Mapping[str, CfgVal], workspace: str
     ) -> tuple[AppDef, dict[str, CfgVal]]:
-        """A copy of ``app`` with ``workspace`` (a local directory) built into its roles.
+        """A copy of ``app`` with ``workspace`` built into its roles.
 
         For a :class:`~torchx.workspace.WorkspaceMixin`, each distinct role image is built
-        once with ``build_workspace_and_update_role``; other schedulers refuse.
+        once with ``build_workspace_and_update_role``; other schedulers refuse. A local
+        directory (a path or ``file://`` URL) is passed as an absolute path; anything else
+        is passed as given, for the mixin to read or refuse (as in 0.7, a custom mixin may
+        take a URL or a build target).
         """
         from torchx.workspace.api import WorkspaceMixin
 
@@ -215,7 +218,7 @@ class Scheduler(abc.ABC, Generic[T]):
                 workspace,
                 f"the {self.backend} scheduler does not support workspaces; leave it out",
             )
-        path = self._workspace_path(workspace)
+        path = self._local_workspace(workspace)
         resolved = dict(cfg)
         new_app = copy.deepcopy(app)
         built: dict[str, str] = {}
@@ -228,12 +231,20 @@ class Scheduler(abc.ABC, Generic[T]):
             built[before] = role.image
         return new_app, resolved
 
+    def _local_workspace(self, workspace: str) -> str:
+        """``workspace`` as an absolute path when it names a local directory, else as given."""
+        from torchx.workspace.api import workspace_dir
+
+        try:
+            path = os.path.abspath(os.path.expanduser(workspace_dir(workspace)))
+        except SpecsError:  # a URL other than file://
+            return workspace
+        return path if os.path.isdir(path) else workspace
+
     def _workspace_path(self, workspace: str) -> str:
         """``workspace`` (a path or ``file://`` URL) as an absolute path; a SpecsError
         unless it is a directory."""
-        from torchx.workspace.api import workspace_dir
-
-        path = os.path.abspath(os.path.expanduser(workspace_dir(workspace)))
+        path = self._local_workspace(workspace)
         if not os.path.isdir(path):
             raise SpecsError(
                 "workspace", workspace, f"the {self.backend} workspace must be a directory"
