@@ -239,6 +239,11 @@ def test_address_defaults_to_ray_address(monkeypatch: pytest.MonkeyPatch) -> Non
         ({"address": "1.2.3.4:8265", "working_dir": "/no/such/dir"}, "working_dir", "existing"),
         ({"address": "1.2.3.4:8265", "requirements": "/no/such.txt"}, "requirements", "readable"),
         ({"address": "1.2.3.4:8265", "num_cpus": 3}, "run option 'num_cpus'", "known"),
+        (
+            {"cluster_config_file": "/no/such/cluster.yaml"},
+            "run option 'cluster_config_file'",
+            "existing Ray cluster config",
+        ),
     ],
 )
 def test_bad_run_options_name_the_field(
