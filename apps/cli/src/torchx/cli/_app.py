@@ -205,7 +205,13 @@ def run(
     ] = None,
     workspace: Annotated[
         str | None,
-        typer.Option("--workspace", "--buck-target", help="directory to build into the image"),
+        typer.Option(
+            "--workspace",
+            "--buck-target",
+            help="directory built into the app: an image on local_docker and kubernetes, "
+            "Ray's working_dir, a Slurm job_dir (default: the current directory there, "
+            '.torchxignore leaves files out; "" for none)',
+        ),
     ] = None,
     json_out: JsonOpt = False,
     parent_run_id: Annotated[

@@ -89,10 +89,9 @@ def run_component(
     # the schema found above goes to the runner: nothing is looked up twice
     app = runner.component_app(schema, argv)
     sched = pick_scheduler(runner, args["scheduler"])
-    workspace = args["workspace"] or defaults.get("workspace") or None
     dryrun = args["dryrun"] or _flag(defaults, "dryrun", False)
     run_cfg = parse_cfg(runner, sched, args["cfg"])
-    workspace = workspace or runner.default_workspace(sched, run_cfg)
+    workspace = _workspace(runner, sched, run_cfg, app, args["workspace"], defaults)
     info = runner.dryrun(
         app, sched, cfg=run_cfg, workspace=workspace, parent_run_id=args["parent_run_id"]
     )
@@ -147,6 +146,48 @@ def run_component(
     if status is None or status.state != AppState.SUCCEEDED:
         return 1
     return 0
+
+
+def _workspace(
+    runner: Runner,
+    sched: str,
+    run_cfg: dict[str, Any],
+    app: AppDef,
+    given: str | None,
+    defaults: dict[str, str],
+) -> str | None:
+    """The workspace of a run: ``--workspace``, else ``[cli:run] workspace``, else the
+    scheduler's default (the current directory, as with pytorch/torchx 0.7), which is
+    announced once on stderr. An empty value, on the command line or in the config, turns
+    the workspace off."""
+    if given is None:
+        given = defaults.get("workspace")
+    if given is not None:
+        return given.strip() or None
+    workspace = runner.default_workspace(sched, run_cfg)
+    if workspace:
+        print(
+            f'torchx: {_what_is_done(runner, sched, app, workspace)}; --workspace "" to skip',
+            file=sys.stderr,
+        )
+    return workspace or None
+
+
+def _what_is_done(runner: Runner, sched: str, app: AppDef, workspace: str) -> str:
+    """What the scheduler does with a default ``workspace``, in a few words."""
+    import os
+
+    where = f"the current directory ({workspace})" if workspace == os.getcwd() else workspace
+    opts = runner.scheduler_run_opts(sched)
+    roles = ", ".join(r.name for r in app.roles)
+    noun = "role" if len(app.roles) == 1 else "roles"
+    if "image_repo" in opts:  # an image workspace (DockerWorkspaceMixin)
+        return f"building {where} into the image of {noun} {roles}"
+    if "working_dir" in opts:  # Ray ships it to the cluster
+        return f"shipping {where} to the cluster as the job's working_dir"
+    if "job_dir" in opts:  # a directory workspace (Slurm)
+        return f"copying {where} into the new job_dir"
+    return f"using {where} as the workspace of {noun} {roles}"
 
 
 def _flag(defaults: dict[str, str], key: str, fallback: bool) -> bool:

@@ -65,7 +65,8 @@ class CmdRun(CliCommand):
             "--buck-target",
             type=str,
             action=torchxconfig_run,
-            help="directory to build into the image",
+            help="directory built into the app (default: the current directory on "
+            'workspace schedulers; "" for none)',
         )
         subparser.add_argument("--parent_run_id", type=str, help="the run this one derives from")
         subparser.add_argument(
@@ -91,7 +92,8 @@ class CmdRun(CliCommand):
             # As in 0.7: local schedulers are always waited for, others with --wait or --log.
             *(["--wait"] if getattr(args, "wait", False) or getattr(args, "log", False) else []),
             *switch(args, "log", "--log"),
-            *option(args, "workspace", "--workspace"),
+            # "" is passed on: it turns the default workspace off, as in 0.7
+            *([] if (ws := getattr(args, "workspace", None)) is None else ["--workspace", ws]),
             *option(args, "parent_run_id", "--parent_run_id"),
             *rest,
         ]

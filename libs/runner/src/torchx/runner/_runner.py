@@ -219,13 +219,10 @@ class Runner:
     def default_workspace(
         self, scheduler: str, cfg: Mapping[str, CfgVal] | None = None
     ) -> str | None:
-        """The workspace ``scheduler`` takes when none is given (the CLI's default, as in
-        pytorch/torchx): Slurm copies the current directory into a new ``job_dir``."""
-        from torchx.workspace.api import WorkspaceMixin
-
+        """The workspace the CLI gives ``scheduler`` when none is asked for, as pytorch/torchx
+        0.7's did: the current directory on local_docker, kubernetes and ray, and on Slurm
+        with a new ``job_dir``; None elsewhere. ``dryrun(workspace=None)`` builds none."""
         sched = self._scheduler(scheduler)
-        if not isinstance(sched, WorkspaceMixin):
-            return None
         return sched.default_workspace(sched.run_opts().resolve(self._cfg(scheduler, cfg)))
 
     @_recorded

@@ -199,6 +199,13 @@ class Scheduler(abc.ABC, Generic[T]):
             app, cfg = self.with_workspace(app, self.run_opts().resolve(cfg), workspace)
         return self.schedule(self.submit_dryrun(app, cfg))
 
+    def default_workspace(self, cfg: Mapping[str, CfgVal]) -> str | None:
+        """The workspace the ``torchx`` CLI uses when none is given (``cfg``: the resolved
+        run options); None here, as a scheduler without workspaces takes none. A
+        :class:`~torchx.workspace.WorkspaceMixin` (or a scheduler overriding
+        ``with_workspace``) names the current directory, as pytorch/torchx 0.7's CLI did."""
+        return None
+
     def with_workspace(
         self, app: AppDef, cfg: Mapping[str, CfgVal], workspace: str
     ) -> tuple[AppDef, dict[str, CfgVal]]:

@@ -233,7 +233,7 @@ class KubernetesScheduler(DockerWorkspaceMixin, Scheduler[KubernetesRequest]):
                 "run option 'image_repo'",
                 cfg.get("image_repo"),
                 "a cluster pulls the workspace image from a repository; name one to push it "
-                "to (-cfg image_repo=REGISTRY/REPO)",
+                '(-cfg image_repo=REGISTRY/REPO), or run without a workspace (--workspace "")',
             )
         for role in app.roles:
             check_image(f"role {role.name!r} image", role.image)

@@ -300,6 +300,11 @@ class RayScheduler(Scheduler[RayJob]):
     ) -> tuple[AppDef, dict[str, CfgVal]]:
         return app, {**cfg, "working_dir": self._workspace_path(workspace)}
 
+    def default_workspace(self, cfg: Mapping[str, CfgVal]) -> str | None:
+        """The current directory, shipped as ``working_dir`` (pytorch/torchx 0.7's CLI
+        default), unless the run options name a ``working_dir`` of their own."""
+        return None if cfg.get("working_dir") else os.getcwd()
+
     def _given_address(self, cfg: Mapping[str, CfgVal]) -> str | None:
         cluster_file = cfg.get("cluster_config_file")
         if cluster_file:

@@ -38,8 +38,10 @@ class WorkspaceMixin(abc.ABC, Generic[T]):
 
     def default_workspace(self, cfg: Mapping[str, CfgVal]) -> str | None:
         """The workspace the ``torchx`` CLI uses when none is given, under the resolved run
-        options ``cfg``; None: run without one."""
-        return None
+        options ``cfg``; None: run without one. The current directory, as with
+        pytorch/torchx 0.7 (``--workspace ""`` turns it off); the Python API builds no
+        workspace unless one is passed."""
+        return os.getcwd()
 
     @abc.abstractmethod
     def build_workspace_and_update_role(

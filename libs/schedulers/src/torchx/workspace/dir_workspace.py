@@ -41,6 +41,11 @@ class DirWorkspaceMixin(WorkspaceMixin[None]):
         )
         return opts
 
+    def default_workspace(self, cfg: Mapping[str, CfgVal]) -> str | None:
+        """The current directory where a ``job_dir`` is given; without one the role runs as
+        it is, so there is nothing to copy."""
+        return os.getcwd() if cfg.get("job_dir") else None
+
     def build_workspace_and_update_role(
         self, role: Role, workspace: str, cfg: Mapping[str, CfgVal]
     ) -> None:
