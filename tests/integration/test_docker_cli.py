@@ -37,6 +37,8 @@ def test_run_status_log_through_the_cli(docker_engine: Any) -> None:
         "-s",
         "local_docker",
         "--wait",
+        "--workspace",
+        "",
         "-cfg",
         "network=host,shm_size=64m",
         "utils.echo",
@@ -67,7 +69,9 @@ def test_missing_image_is_refused_with_the_field(docker_engine: Any) -> None:
     # An image the engine lacks and cannot pull (a registry on a closed loopback port).
     missing = "127.0.0.1:1/missing:0.1"
     run = _torchx(
-        docker_engine, "run", "-s", "local_docker", "utils.echo", "--image", missing, check=False
+        docker_engine,
+        *("run", "-s", "local_docker", "--workspace", "", "utils.echo", "--image", missing),
+        check=False,
     )
     assert run.returncode != 0
     assert f"role 'echo' image: got '{missing}'" in run.stderr
@@ -109,7 +113,8 @@ def test_the_sdk_is_imported_only_when_an_engine_is_contacted(docker_engine: Any
     """Every engine request goes through the Docker SDK, imported by the code that sends it:
     commands that contact no engine (help, run options, a dryrun) never import it."""
     echo = ["utils.echo", "--image", docker_engine.image, "--msg", "x"]
-    cfg = ["-cfg", "network=host,shm_size=64m"]
+    # the image as it is: building a workspace image needs the SDK at dryrun too
+    cfg = ["-cfg", "network=host,shm_size=64m", "--workspace", ""]
     light = (
         (["--help"], "run"),
         (["runopts", "local_docker"], "shm_size"),
@@ -129,7 +134,17 @@ def test_the_sdk_is_imported_only_when_an_engine_is_contacted(docker_engine: Any
 def test_no_engine_is_one_line_naming_docker_host(tmp_path: Path) -> None:
     env = {**os.environ, "DOCKER_HOST": f"unix://{tmp_path}/docker.sock"}
     done = subprocess.run(
-        [*TORCHX, "run", "-s", "local_docker", "utils.echo", "--image", "busybox"],
+        [
+            *TORCHX,
+            "run",
+            "-s",
+            "local_docker",
+            "--workspace",
+            "",
+            "utils.echo",
+            "--image",
+            "busybox",
+        ],
         env=env,
         capture_output=True,
         text=True,
@@ -143,7 +158,7 @@ def test_no_engine_is_one_line_naming_docker_host(tmp_path: Path) -> None:
 
 def _one_error_line(engine: Any, env: dict[str, str], image: str) -> str:
     done = subprocess.run(
-        [*TORCHX, "run", "-s", "local_docker", "utils.echo", "--image", image],
+        [*TORCHX, "run", "-s", "local_docker", "--workspace", "", "utils.echo", "--image", image],
         env={**os.environ, **env},
         capture_output=True,
         text=True,
@@ -172,3 +187,39 @@ def test_a_pull_without_credentials_is_one_line_naming_docker_login(
     line = _one_error_line(docker_engine, env, image)
     assert f"role 'echo' image: got '{image}'" in line
     assert f"docker login {docker_registry.host}" in line
+
+
+def test_the_current_directory_is_built_into_the_image_as_in_0_7(
+    docker_engine: Any, docker_python_image: str, tmp_path: Path
+) -> None:
+    """pytorch/torchx 0.7's everyday flow: run from the project folder and the script is in
+    the container, without --workspace; ``.torchxignore`` leaves files out."""
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "train.py").write_text(
+        "import os\nprint('train.py ran; secret.txt shipped:', os.path.exists('secret.txt'))\n"
+    )
+    (project / "secret.txt").write_text("not for the image\n")
+    (project / ".torchxignore").write_text("secret.txt\n")
+    env = {**os.environ, "DOCKER_HOST": docker_engine.base_url}
+    sh = ["utils.sh", "--image", docker_python_image, "python3", "train.py"]
+    cfg = ["-cfg", "network=host,shm_size=64m,quiet=True"]
+
+    def torchx(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [*TORCHX, "run", "-s", "local_docker", *cfg, *args, *sh],
+            env=env, capture_output=True, text=True, timeout=120, cwd=project,
+        )  # fmt: skip
+
+    run = torchx()
+    assert run.returncode == 0, run.stderr
+    notice = run.stderr.splitlines()[0]
+    assert notice == (
+        f"torchx: building the current directory ({project}) into the image of role sh; "
+        '--workspace "" to skip'
+    )
+    assert "sh/0 train.py ran; secret.txt shipped: False\n" in run.stderr
+    # --workspace "": the image as it is, nothing built and nothing said
+    dry = torchx("--dryrun", "--workspace", "")
+    assert dry.returncode == 0 and dry.stderr == "", dry.stderr
+    assert f"image: {docker_python_image}" in dry.stdout and "torchx-workspace" not in dry.stdout

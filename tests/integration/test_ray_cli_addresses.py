@@ -45,7 +45,8 @@ def test_a_dry_run_needs_no_cluster(tmp_path: Path) -> None:
 
 def test_nothing_at_the_address_is_one_line_in_seconds(tmp_path: Path) -> None:
     port = _closed_port()
-    for args in (["list", "-s", "ray"], ["run", "-s", "ray", "--no-wait", "utils.echo"]):
+    run = ["run", "-s", "ray", "--no-wait", "--workspace", "", "utils.echo"]
+    for args in (["list", "-s", "ray"], run):
         # far below Ray's own GCS retry loop (about 40 s), ten times what it takes under load:
         # a hang fails here
         proc = torchx(*args, cwd=tmp_path, timeout=30, RAY_ADDRESS=f"127.0.0.1:{port}")
@@ -60,7 +61,8 @@ def test_every_address_form_reaches_the_cluster(ray_cluster: Any, tmp_path: Path
     host_port = dashboard.removeprefix("http://")
     # RAY_ADDRESS as HOST:PORT, the form that used to hang in Ray's GCS look-up
     proc = torchx(
-        "run", "-s", "ray", "--no-wait", "utils.echo", "--msg", "hi", cwd=tmp_path,
+        "run", "-s", "ray", "--no-wait", "--workspace", "", "utils.echo", "--msg", "hi",
+        cwd=tmp_path,
         RAY_ADDRESS=host_port,
     )  # fmt: skip
     assert proc.returncode == 0, proc.stderr

@@ -64,11 +64,12 @@ def test_quickstart(project: Path) -> None:
     assert app_lines(err) == ["Hello, your name!"]
     code, out, _ = torchx("run", "--scheduler", "local_docker", "dist.ddp", "--help")
     assert code == 0 and "-j" in out
-    # what needs a container engine or a cluster: the request is built as written
+    # what needs a container engine or a cluster: the request is built as written (the
+    # image as it is: building the project into it needs an engine and an image_repo)
     for scheduler in ("local_docker", "slurm", "kubernetes", "ray"):
         code, _, err = torchx(
-            "run", "--dryrun", "--scheduler", scheduler, "dist.ddp", "-j", "2x2",
-            "--script", "dist_app.py",
+            "run", "--dryrun", "--scheduler", scheduler, "--workspace", "", "dist.ddp",
+            "-j", "2x2", "--script", "dist_app.py",
         )  # fmt: skip
         assert code == 0, (scheduler, err)
     code, out, _ = torchx("runopts")
@@ -132,8 +133,8 @@ def test_custom_components(project: Path) -> None:
     assert code == 0, err
     assert app_lines(err) == ["Hello, your name!"]
     code, out, err = torchx(
-        "run", "--dryrun", "--scheduler", "local_docker", "my_component.py:greet",
-        "--image", "my_app:latest", "--user", "your name",
+        "run", "--dryrun", "--scheduler", "local_docker", "--workspace", "",
+        "my_component.py:greet", "--image", "my_app:latest", "--user", "your name",
     )  # fmt: skip
     assert code == 0, err
     assert "my_app:latest" in out

@@ -193,7 +193,8 @@ def test_a_scheduler_without_its_extra_names_the_extra(
     launcher: Venv, tmp_path: Path, scheduler: str, cfg: list[str], extra: str
 ) -> None:
     done = launcher.run(
-        "torchx", "run", "-s", scheduler, *cfg, "utils.echo", "--msg", "hi",
+        # the image as it is (no workspace): the client is the first thing needed
+        "torchx", "run", "-s", scheduler, *cfg, "--workspace", "", "utils.echo", "--msg", "hi",
         cwd=tmp_path,
         # nothing reachable, should the scheduler try to connect before needing its client
         DOCKER_HOST=f"unix://{tmp_path}/no-engine.sock",

@@ -239,14 +239,16 @@ def test_the_dryrun_names_the_image_and_where_it_came_from(isolated: Path) -> No
 
     # pytorch/torchx 0.7's published image, not a placeholder no registry has
     assert TORCHX_IMAGE == "ghcr.io/pytorch/torchx:0.7.0"
-    code, out, err = invoke("run", "-s", "kubernetes", "--dryrun", "utils.echo")
+    # the image as it is: no workspace built into it
+    k8s = ["run", "-s", "kubernetes", "--dryrun", "--workspace", ""]
+    code, out, err = invoke(*k8s, "utils.echo")
     assert code == 0, err
     assert f"image: {TORCHX_IMAGE} (from the default of utils.echo; --image to change it)" in out
     assert out.count(TORCHX_IMAGE) >= 2  # the application and the request
-    code, out, _ = invoke("run", "-s", "kubernetes", "--dryrun", "utils.echo", "--image", "busybox")
+    code, out, _ = invoke(*k8s, "utils.echo", "--image", "busybox")
     assert "image: busybox (from --image)" in out
     (isolated / ".torchxconfig").write_text("[component:utils.echo]\nimage = my/img:1\n")
-    code, out, _ = invoke("run", "-s", "kubernetes", "--dryrun", "--json", "utils.echo")
+    code, out, _ = invoke(*k8s, "--json", "utils.echo")
     assert json.loads(out)["image_origin"].endswith(".torchxconfig [component:utils.echo]")
 
 

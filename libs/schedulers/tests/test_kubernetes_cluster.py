@@ -454,7 +454,14 @@ def test_account_without_create_rights_gets_the_missing_permission(
     )
     line = _one_line_error(
         _torchx(
-            "run", "-s", "kubernetes", "-cfg", f"namespace={kube_namespace},api=batch", "utils.echo"
+            "run",
+            "-s",
+            "kubernetes",
+            "-cfg",
+            f"namespace={kube_namespace},api=batch",
+            "--workspace",
+            "",
+            "utils.echo",
         )
     )
     assert "forbidden" in line and "cannot create" in line, line
@@ -467,7 +474,16 @@ def test_account_without_create_rights_gets_the_missing_permission(
 
 def test_unknown_namespace_is_one_line(kube_env: Any) -> None:
     line = _one_line_error(
-        _torchx("run", "-s", "kubernetes", "-cfg", "namespace=no-such-ns,api=batch", "utils.echo")
+        _torchx(
+            "run",
+            "-s",
+            "kubernetes",
+            "-cfg",
+            "namespace=no-such-ns,api=batch",
+            "--workspace",
+            "",
+            "utils.echo",
+        )
     )
     assert "no-such-ns" in line and "not found" in line, line
     assert "create the namespace" in line
@@ -483,6 +499,8 @@ def test_name_the_server_rejects_is_one_line_and_leaves_nothing(
             "kubernetes",
             "-cfg",
             f"namespace={kube_namespace},api=batch,service_account=Not_A_Name",
+            "--workspace",
+            "",
             "utils.echo",
         )
     )
