@@ -31,6 +31,21 @@ def test_the_full_app_serves_its_own_help_and_unknown_names() -> None:
     assert _built(["run"], "list") == everything  # a name that is not on the line
 
 
+def test_command_signatures_are_evaluated_at_import() -> None:
+    # typer reads them on every start: string annotations would be evaluated each time
+    callbacks = [info.callback for info in app.registered_commands]
+    assert callbacks and app.registered_callback is not None
+    callbacks.append(app.registered_callback.callback)
+    strings = [
+        f"{fn.__name__}.{param}"
+        for fn in callbacks
+        if fn is not None
+        for param, annotation in fn.__annotations__.items()
+        if isinstance(annotation, str)
+    ]
+    assert strings == []
+
+
 def test_shell_completion_sees_every_command(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("_TORCHX_COMPLETE", "complete_bash")
     assert _built(["run"], "run") == sorted(BUILTIN_COMMANDS)
