@@ -230,6 +230,30 @@ def trial_app(
     return with_env(app, {**trial_env(record, index), **(env or {})})
 
 
+def trial_cfg(runner: Runner, record: SweepRecord, index: int) -> dict[str, CfgVal]:
+    """The run options of trial ``index`` submitted as an app of its own: the sweep's, plus
+    on Kubernetes the labels by which one pod list call finds every trial."""
+    cfg = dict(record.cfg)
+    if _is_kubernetes(runner, record.scheduler):
+        from torchx.schedulers.kubernetes_indexed import sweep_labels
+
+        labels = cfg.get("labels") or {}
+        if isinstance(labels, str):  # as a config file or -cfg writes it: K1:V1;K2:V2
+            labels = runner._scheduler(record.scheduler).run_opts().value_from_str("labels", labels)
+        if isinstance(labels, dict):  # else the dryrun's own check names what is wrong
+            cfg["labels"] = {**labels, **sweep_labels(record.sweep_id, index)}
+    return cfg
+
+
+def _is_kubernetes(runner: Runner, scheduler: str) -> bool:
+    sched = runner._scheduler(scheduler)
+    if sched.backend != "kubernetes":
+        return False  # without importing the Kubernetes scheduler's module
+    from torchx.schedulers.kubernetes_scheduler import KubernetesScheduler
+
+    return isinstance(sched, KubernetesScheduler)
+
+
 def plan(
     runner: Runner,
     sweep: Sweep,
@@ -291,7 +315,11 @@ def plan(
         )
         return SweepPlan(record, todo, infos[todo[0]], why, infos)
     first = runner.dryrun(
-        apps[todo[0]], scheduler, record.cfg, record.workspace, parent_run_id=record.handle
+        apps[todo[0]],
+        scheduler,
+        trial_cfg(runner, record, todo[0]),
+        record.workspace,
+        parent_run_id=record.handle,
     )
     why = (
         f"the {sched.backend} scheduler has no job arrays: one app per trial, at most {k} "
@@ -310,21 +338,28 @@ def _kubernetes_mode(
 ) -> tuple[str, str]:
     """``("indexed", "")`` where the trials can be one Indexed Job, else ``("group", why
     not)``; asks the API server for its version once."""
-    from torchx.schedulers.kubernetes_indexed import why_not_indexed
+    from torchx.schedulers.kubernetes_indexed import check_completions, why_not_indexed
     from torchx.schedulers.kubernetes_scheduler import KubernetesScheduler
 
     sched = runner._scheduler(record.scheduler)
     if not isinstance(sched, KubernetesScheduler):
         return "group", ""
-    apps = [trial_app(runner, schema, record, i, sweep) for i in range(len(record.trials))]
-    why = why_not_indexed(apps, (1, 10**6))  # the trials' shape first: no server needed
+    # The first trial's shape and the server first: a grid too large for one Indexed Job
+    # is refused before every trial's app is made.
+    first = [trial_app(runner, schema, record, 0, sweep)]
+    why = why_not_indexed(first, (1, 10**6))  # no server needed for the shape
+    version = None
     if why is None:
         try:
             version = sched.server_version()
         except Exception as e:  # no cluster reachable: say so in the dryrun
             why = f"the API server's version could not be read ({e})"
         else:
-            why = why_not_indexed(apps, version)
+            why = why_not_indexed(first, version)
+    if why is None:
+        check_completions(len(record.trials))
+        others = (trial_app(runner, schema, record, i, sweep) for i in range(1, len(record.trials)))
+        why = why_not_indexed(others, version)
     return ("group", why) if why else ("indexed", "")
 
 
@@ -416,6 +451,7 @@ def submit(runner: Runner, p: SweepPlan) -> str:
         record.array_jobs.append(job)
         for pos, i in enumerate(p.indices):
             record.trials[i].attempts.append(_member_id(record.mode, job, i, pos))
+            record.trials[i].final_state, record.trials[i].final_exit_code = "", None
         save(record)
         return record.handle
     if p.requests:
@@ -571,14 +607,9 @@ def status(runner: Runner, handle: str) -> SweepStatus:
 
         latest = [t.attempts[-1] for t in record.trials if t.attempts]
         tasks = describe_tasks(latest, record.array_jobs)
-    pod_states: dict[str, tuple[AppState, int | None, str]] = {}
-    if record.mode == "indexed" and record.array_jobs:
-        from torchx.schedulers.kubernetes_scheduler import KubernetesScheduler
-
-        sched = runner._scheduler(record.scheduler)
-        assert isinstance(sched, KubernetesScheduler)
-        namespace = record.array_jobs[0].partition(":")[0]
-        pod_states = sched.sweep_trial_states(namespace, record.sweep_id)
+    # On Kubernetes every trial's pods carry the sweep's label: one list call for all.
+    by_pods = record.mode == "indexed" or _is_kubernetes(runner, record.scheduler)
+    pod_states = _pod_states(runner, record) if by_pods else {}
     for t in record.trials:
         th = trial_handle(record, t.index)
         state, code, msg = AppState.UNKNOWN, None, ""
@@ -596,14 +627,18 @@ def status(runner: Runner, handle: str) -> SweepStatus:
             if task is not None:
                 state, code = task.state, task.exit_code
                 msg = task.slurm_state
-        elif record.mode == "indexed":
+        elif by_pods:
             found = pod_states.get(t.attempts[-1])
-            if found is not None:
+            if t.final_state:  # the driver saw its Jobs end (their retries included)
+                state, code = AppState[t.final_state], t.final_exit_code
+            elif found is not None:
                 state, code, msg = found
             elif record.cancelled:
                 state = AppState.CANCELLED  # cancelling deleted the Job and its pods
+            elif record.mode == "indexed" or alive:
+                state, msg = AppState.PENDING, "no pod of it yet"
             else:
-                state, msg = AppState.PENDING, "no pod yet for its completion index"
+                state, msg = AppState.FAILED, "no pod of it is left in the cluster"
         else:
             assert th is not None
             st = runner.status(th)
@@ -620,6 +655,25 @@ def status(runner: Runner, handle: str) -> SweepStatus:
                 state, msg = AppState.FAILED, "the sweep's group process ended before starting it"
         trials.append(TrialStatus(t.index, dict(t.args), state, len(t.attempts), code, th, msg))
     return SweepStatus(handle, _overall(record, trials, alive), record.mode, trials)
+
+
+def _pod_states(runner: Runner, record: SweepRecord) -> dict[str, Any]:
+    """Every Kubernetes trial's ``(state, exit code, message)`` by its latest attempt's app
+    id, from one pod list call by the sweep's label."""
+    found = _kubernetes_of(runner, record)
+    return found[0].sweep_trial_states(found[1], record.sweep_id) if found else {}
+
+
+def _kubernetes_of(runner: Runner, record: SweepRecord) -> tuple[Any, str] | None:
+    """The Kubernetes scheduler of a sweep and the namespace of its trials (None before any
+    was submitted)."""
+    from torchx.schedulers.kubernetes_scheduler import KubernetesScheduler
+
+    latest = [t.attempts[-1] for t in record.trials if t.attempts]
+    sched = runner._scheduler(record.scheduler)
+    if not latest or not isinstance(sched, KubernetesScheduler):
+        return None
+    return sched, latest[0].partition(":")[0]  # every trial ran in the sweep's namespace
 
 
 def _overall(record: SweepRecord, trials: list[TrialStatus], alive: bool) -> AppState:
@@ -654,13 +708,6 @@ def cancel(runner: Runner, handle: str, timeout: float = 60.0) -> None:
         save(record)
         cancel_arrays(record.array_jobs)
         return
-    if record.mode == "indexed":
-        record.cancelled = True
-        save(record)
-        sched = runner._scheduler(record.scheduler)
-        for job in record.array_jobs:
-            sched.cancel(job)  # deletes the Job and its pods
-        return
     if driver_alive(record) and record.driver_pid is not None:
         os.kill(record.driver_pid, signal.SIGTERM)
         deadline = time.monotonic() + timeout
@@ -670,10 +717,28 @@ def cancel(runner: Runner, handle: str, timeout: float = 60.0) -> None:
     if not record.cancelled:
         record.cancelled = True
         save(record)
+    if record.mode == "indexed" or _is_kubernetes(runner, record.scheduler):
+        _delete_kubernetes_sweep(runner, handle)
+        return
     # what has ended, or will never start (its group is gone), needs no cancel
     for t in status(runner, handle).trials:
         if t.handle is not None and not is_terminal(t.state):
             runner.cancel(t.handle)
+
+
+def _delete_kubernetes_sweep(runner: Runner, handle: str) -> None:
+    """Delete every trial's objects by the sweep's label, ended trials' too (Kubernetes
+    keeps them otherwise); how the ended ones ended is recorded first, from their pods."""
+    st = status(runner, handle)
+    record = record_of(handle)
+    for t in st.trials:
+        trial = record.trials[t.index]
+        if trial.attempts and is_terminal(t.state) and not trial.final_state:
+            trial.final_state, trial.final_exit_code = t.state.name, t.exit_code
+    save(record)
+    found = _kubernetes_of(runner, record)
+    if found:
+        found[0].delete_sweep(found[1], record.sweep_id)
 
 
 def resume(runner: Runner, handle: str, check_limits: bool = True) -> SweepPlan:

@@ -326,8 +326,9 @@ class KubernetesScheduler(DockerWorkspaceMixin, Scheduler[KubernetesRequest]):
     def sweep_trial_states(
         self, namespace: str, sweep_id: str
     ) -> dict[str, tuple[AppState, int | None, str]]:
-        """Every trial of a sweep's Indexed Jobs that has a pod: ``(state, exit code,
-        message)`` by trial app id (``kubernetes_indexed``), from ONE pod list call."""
+        """Every trial of a sweep that has a pod, from its Indexed Jobs or one Job per
+        trial: ``(state, exit code, message)`` by trial app id (``trial_states``), from ONE
+        pod list call."""
         apis = self._apis()
         try:
             items = (
@@ -564,21 +565,28 @@ class KubernetesScheduler(DockerWorkspaceMixin, Scheduler[KubernetesRequest]):
     def _cancel_existing(self, app_id: str) -> None:
         """Delete the app's Volcano Job, or its Jobs, Service and pods."""
         namespace, name = self._split(app_id)
+        self._delete_labelled(namespace, f"{LABEL_APP_ID}={name}", f"app {name!r}")
+
+    def delete_sweep(self, namespace: str, sweep_id: str) -> None:
+        """Delete every object of every trial of a sweep (those labelled with its id)."""
+        self._delete_labelled(namespace, f"{LABEL_SWEEP}={sweep_id}", f"sweep {sweep_id!r}")
+
+    def _delete_labelled(self, namespace: str, selector: str, what: str) -> None:
+        """Delete the Volcano Jobs, Jobs, Services and pods that ``selector`` matches."""
         apis = self._apis()
         client = self._client()
-        selector = f"{LABEL_APP_ID}={name}"
         try:
-            apis.CustomObjectsApi(client).delete_namespaced_custom_object(
+            apis.CustomObjectsApi(client).delete_collection_namespaced_custom_object(
                 VOLCANO_GROUP,
                 VOLCANO_VERSION,
                 namespace,
                 VOLCANO_PLURAL,
-                name,
+                label_selector=selector,
                 propagation_policy="Background",
             )
         except apis.ApiException as e:
-            if e.status != 404:  # 404: not a Volcano app, or no Volcano installed
-                raise KubernetesApiError.from_api(e, f"delete app {name!r}", namespace) from None
+            if e.status != 404:  # 404: no Volcano installed
+                raise KubernetesApiError.from_api(e, f"delete {what}", namespace) from None
         batch = apis.BatchV1Api(client)
         core = apis.CoreV1Api(client)
         try:
@@ -595,7 +603,7 @@ class KubernetesScheduler(DockerWorkspaceMixin, Scheduler[KubernetesRequest]):
                         raise
             core.delete_collection_namespaced_pod(namespace, label_selector=selector)
         except apis.ApiException as e:
-            raise KubernetesApiError.from_api(e, f"delete app {name!r}", namespace) from None
+            raise KubernetesApiError.from_api(e, f"delete {what}", namespace) from None
 
 
 def create_scheduler(
