@@ -4,10 +4,16 @@ Each module in ``tests/fixtures/`` (for example a real Slurm or Ray cluster star
 test session) is registered as a pytest plugin here, so any test in the repository can ask
 for its fixtures by name. Modules are loaded from their files, not imported by package
 name, so they work under ``--import-mode=importlib`` without touching ``sys.path``.
+
+A fixture module is importable as ``torchx_test_fixtures_<stem>`` (the name it is registered
+under), so a test or another fixture module can share its plain helpers, for example
+``from torchx_test_fixtures_ports import free_loopback_port``.
 """
 
 from __future__ import annotations
 
+import importlib.abc
+import importlib.machinery
 import importlib.util
 import os
 import shutil
@@ -18,6 +24,25 @@ from pathlib import Path
 import pytest
 
 _FIXTURES = Path(__file__).parent / "tests" / "fixtures"
+_PREFIX = "torchx_test_fixtures_"
+
+
+class _FixtureModules(importlib.abc.MetaPathFinder):
+    """Finds ``torchx_test_fixtures_<stem>`` at tests/fixtures/<stem>.py, whichever module
+    imports it first (fixture modules load in name order, and one may need a later one)."""
+
+    def find_spec(
+        self, fullname: str, path: object = None, target: object = None
+    ) -> importlib.machinery.ModuleSpec | None:
+        if not fullname.startswith(_PREFIX):
+            return None
+        file = _FIXTURES / f"{fullname.removeprefix(_PREFIX)}.py"
+        return importlib.util.spec_from_file_location(fullname, file) if file.is_file() else None
+
+
+# At import, not in pytest_configure: pytest imports the conftest.py files of the paths it is
+# given (libs/tracking/tests/conftest.py, say) before it configures the plugins.
+sys.meta_path.append(_FixtureModules())
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -30,10 +55,5 @@ def pytest_configure(config: pytest.Config) -> None:
     for path in sorted(_FIXTURES.glob("*.py")):
         if path.name.startswith("_"):
             continue
-        name = f"torchx_test_fixtures_{path.stem}"
-        spec = importlib.util.spec_from_file_location(name, path)
-        assert spec is not None and spec.loader is not None
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module
-        spec.loader.exec_module(module)
-        config.pluginmanager.register(module, name)
+        name = f"{_PREFIX}{path.stem}"
+        config.pluginmanager.register(importlib.import_module(name), name)

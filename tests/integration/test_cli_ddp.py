@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import json
-import socket
 from pathlib import Path
 
 import pytest
+from torchx_test_fixtures_ports import free_loopback_port
 from typer.testing import CliRunner
 
 from torchx.cli._app import app
@@ -15,24 +15,14 @@ REPO_ROOT = Path(__file__).resolve().parents[2]
 TRAINER = REPO_ROOT / "examples" / "cli" / "ddp_train.py"
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port: int = s.getsockname()[1]
-        return port
-
-
 @pytest.mark.slow
-def test_ddp_trains_on_two_local_cpu_processes(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
-    monkeypatch.chdir(tmp_path)
+@pytest.mark.usefixtures("run_in_tmp_path")
+def test_ddp_trains_on_two_local_cpu_processes(tmp_path: Path) -> None:
     out = tmp_path / "ranks"
     result = CliRunner().invoke(
         app,
         [
-            "run", "dist.ddp", "-j", "2", "--rdzv_port", str(_free_port()),
+            "run", "dist.ddp", "-j", "2", "--rdzv_port", str(free_loopback_port()),
             "--script", str(TRAINER), "--", "--steps", "30", "--out", str(out),
         ],
     )  # fmt: skip
@@ -48,16 +38,13 @@ def test_ddp_trains_on_two_local_cpu_processes(
 
 
 @pytest.mark.slow
-def test_two_single_node_ddp_apps_started_together_do_not_collide(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+@pytest.mark.usefixtures("run_in_tmp_path")
+def test_two_single_node_ddp_apps_started_together_do_not_collide(tmp_path: Path) -> None:
     # Both use the default --rdzv_port: one node rendezvouses on a free port (localhost:0),
     # so neither app's store takes the other's port.
     from torchx.runner import get_runner
     from torchx.specs import AppState
 
-    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
-    monkeypatch.chdir(tmp_path)
     outs = [tmp_path / "a", tmp_path / "b"]
     with get_runner() as runner:
         handles = [

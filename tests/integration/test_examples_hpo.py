@@ -3,26 +3,17 @@ the best."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import subprocess
 import sys
 from pathlib import Path
-from types import ModuleType
 
 import pytest
+from torchx_test_fixtures_scripts import load_script
 
 ROOT = Path(__file__).resolve().parents[2]
 SEARCH = ROOT / "examples" / "hpo" / "search.py"
-
-
-def _search_module() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("example_hpo_search", SEARCH)
-    assert spec and spec.loader
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 @pytest.mark.slow
@@ -65,7 +56,7 @@ def test_search_is_one_sweep_and_picks_the_lowest_recorded_loss(tmp_path: Path) 
 
 
 def test_proposals_are_distinct_and_grid_is_in_order() -> None:
-    search = _search_module()
+    search = load_script("example_hpo_search", "examples/hpo/search.py")
     size = len(search.SPACE["lr"]) * len(search.SPACE["hidden"])
     every = search.propose(size, grid=False, seed=3)
     assert len({tuple(p.values()) for p in every}) == size

@@ -10,9 +10,7 @@ import zipfile
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
-
-from torchx.cli._app import app
+from torchx_test_fixtures_scripts import load_script, torchx_in_process
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples"
@@ -21,32 +19,21 @@ EXAMPLES = ROOT / "examples"
 @pytest.fixture(scope="module")
 def checkpoint(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A small trained checkpoint folder, trained in this process by the train example."""
-    spec = importlib.util.spec_from_file_location("example_trainer", EXAMPLES / "train/trainer.py")
-    assert spec and spec.loader
-    trainer = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(trainer)
+    trainer = load_script("example_trainer", "examples/train/trainer.py")
     ckpt = tmp_path_factory.mktemp("ckpt")
     trainer.main(["--steps", "150", "--save_every", "150", "--checkpoint_dir", str(ckpt)])
     assert (ckpt / "latest").read_text() == "step_000150.pt"
     return ckpt
 
 
-def _torchx(*args: str) -> str:
-    result = CliRunner().invoke(app, list(args))
-    assert result.exit_code == 0, result.stdout + result.stderr
-    # a waiting run prints its handle on stdout and the app's logs on stderr
-    return result.stdout + result.stderr
-
-
 @pytest.mark.slow
+@pytest.mark.usefixtures("run_in_tmp_path")
 def test_interpret_component_finds_the_features_the_label_depends_on(
-    checkpoint: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    checkpoint: Path, tmp_path: Path
 ) -> None:
     pytest.importorskip("captum", reason="captum is in the examples dependency group")
-    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
-    monkeypatch.chdir(tmp_path)
     out = tmp_path / "attr"
-    log = _torchx(
+    log = torchx_in_process(
         "run", f"{EXAMPLES / 'interpret/component.py'}:interpret",
         "--checkpoint", str(checkpoint), "--out", str(out),
     )  # fmt: skip
@@ -85,18 +72,16 @@ def test_package_exports_reload_and_archive(checkpoint: Path, tmp_path: Path) ->
     assert manifest["model"]["handler"] == "handler.py"
 
 
-def test_serve_torchserve_dryrun_prints_the_registration(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
-    monkeypatch.chdir(tmp_path)
+@pytest.mark.usefixtures("run_in_tmp_path")
+def test_serve_torchserve_dryrun_prints_the_registration(tmp_path: Path) -> None:
     mar = str(tmp_path / "classifier.mar")
     api = "http://127.0.0.1:8081"
     # torchx's own dryrun: the request the scheduler would get, nothing started.
-    plan = _torchx("run", "--dryrun", "serve.torchserve", "--model_path", mar,
-                   "--management_api", api)  # fmt: skip
+    plan = torchx_in_process("run", "--dryrun", "serve.torchserve", "--model_path", mar,
+                             "--management_api", api)  # fmt: skip
     assert f"_torchserve_upload --model_path {mar} --management_api {api}" in plan
     # The component's dryrun: the app runs and prints the POST it would send to TorchServe.
-    ran = _torchx("run", "serve.torchserve", "--model_path", mar, "--management_api", api,
-                  "--params", "initial_workers=1", "--dryrun")  # fmt: skip
+    ran = torchx_in_process("run", "serve.torchserve", "--model_path", mar,
+                            "--management_api", api, "--params", "initial_workers=1",
+                            "--dryrun")  # fmt: skip
     assert f"POST {api}/models?url=" in ran and "initial_workers=1" in ran

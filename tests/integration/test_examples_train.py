@@ -2,18 +2,14 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import socket
-import sys
 import time
 from pathlib import Path
 from types import ModuleType
 
 import pytest
-from typer.testing import CliRunner
-
-from torchx.cli._app import app
+from torchx_test_fixtures_ports import free_loopback_port
+from torchx_test_fixtures_scripts import load_script, torchx_in_process
 
 ROOT = Path(__file__).resolve().parents[2]
 TRAIN = ROOT / "examples" / "train"
@@ -21,19 +17,7 @@ COMPONENT = f"{TRAIN / 'component.py'}:trainer"
 
 
 def _trainer_module() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("example_trainer", TRAIN / "trainer.py")
-    assert spec and spec.loader
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port: int = s.getsockname()[1]
-        return port
+    return load_script("example_trainer", "examples/train/trainer.py")
 
 
 def _train_steps_logged(tb_dir: Path) -> list[int]:
@@ -44,19 +28,9 @@ def _train_steps_logged(tb_dir: Path) -> list[int]:
     return [e.step for e in acc.Scalars("loss/train")]
 
 
-def _torchx(*args: str) -> str:
-    result = CliRunner().invoke(app, list(args))
-    assert result.exit_code == 0, result.stdout + result.stderr
-    # a waiting run prints its handle on stdout and the app's logs on stderr
-    return result.stdout + result.stderr
-
-
 @pytest.mark.slow
-def test_killed_training_resumes_from_its_checkpoint(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
-    monkeypatch.chdir(tmp_path)
+@pytest.mark.usefixtures("run_in_tmp_path")
+def test_killed_training_resumes_from_its_checkpoint(tmp_path: Path) -> None:
     data, ckpt, tb = tmp_path / "data.pt", tmp_path / "ckpt", tmp_path / "tb"
     trainer = _trainer_module()
     trainer.write_torch(str(data), trainer.make_dataset(1024))
@@ -68,17 +42,17 @@ def test_killed_training_resumes_from_its_checkpoint(
     )
 
     # First run: slowed down so that it is still training when we stop it.
-    first = _torchx(
+    first = torchx_in_process(
         "run", "--no-wait", COMPONENT, *common,
-        "--step_delay", "0.1", "--rdzv_port", str(_free_port()),
+        "--step_delay", "0.1", "--rdzv_port", str(free_loopback_port()),
     )  # fmt: skip
     handle = first.strip().splitlines()[-1]
     deadline = time.monotonic() + 120
     while not (ckpt / "latest").exists():
         assert time.monotonic() < deadline, "no checkpoint within 120 s"
         time.sleep(0.2)
-    _torchx("cancel", handle)
-    assert "CANCELLED" in _torchx("status", handle)
+    torchx_in_process("cancel", handle)
+    assert "CANCELLED" in torchx_in_process("status", handle)
 
     saved = (ckpt / "latest").read_text().strip()
     resumed_at = int(saved.removeprefix("step_").removesuffix(".pt"))
@@ -86,9 +60,9 @@ def test_killed_training_resumes_from_its_checkpoint(
     assert not (ckpt / "step_000120.pt").exists()
 
     # Second run: the same command plus --resume, at full speed.
-    out = _torchx(
+    out = torchx_in_process(
         "run", "--parent_run_id", handle, COMPONENT, *common, "--resume", str(ckpt),
-        "--rdzv_port", str(_free_port()),
+        "--rdzv_port", str(free_loopback_port()),
     )  # fmt: skip
     assert f"resumed from {ckpt}/{saved} at step {resumed_at}" in out
     done = json.loads(out.split("done ", 1)[1].splitlines()[0])
@@ -106,11 +80,17 @@ def test_killed_training_resumes_from_its_checkpoint(
     assert sorted(set(steps)) == list(range(1, 121))
 
     # The resumed run recorded itself through AppRun, as a descendant of the killed run.
-    [resumed] = json.loads(_torchx("tracker", "list", "jobs", "--parent-run-id", handle, "--json"))
-    recorded = json.loads(_torchx("tracker", "list", "metadata", resumed["job_id"], "--json"))
+    [resumed] = json.loads(
+        torchx_in_process("tracker", "list", "jobs", "--parent-run-id", handle, "--json")
+    )
+    recorded = json.loads(
+        torchx_in_process("tracker", "list", "metadata", resumed["job_id"], "--json")
+    )
     assert recorded["metadata"]["step"] == 120 and recorded["metadata"]["world_size"] == 2
     assert recorded["metadata"]["accuracy"] == done["accuracy"]
-    artifacts = json.loads(_torchx("tracker", "list", "artifacts", resumed["job_id"], "--json"))
+    artifacts = json.loads(
+        torchx_in_process("tracker", "list", "artifacts", resumed["job_id"], "--json")
+    )
     assert {a["name"]: a["path"] for a in artifacts} == {
         "checkpoint": f"{ckpt}/step_000120.pt",
         "tensorboard": str(tb),

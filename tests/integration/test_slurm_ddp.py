@@ -8,25 +8,17 @@ first node's ``NodeAddr``) and train one process per node.
 from __future__ import annotations
 
 import json
-import socket
 from pathlib import Path
 from typing import Any
 
 import pytest
+from torchx_test_fixtures_ports import free_loopback_port
 
 from torchx.runner import get_runner
 from torchx.specs import AppState
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 TRAINER = REPO_ROOT / "examples" / "cli" / "ddp_train.py"
-
-
-def _free_port() -> int:
-    # Both test nodes are this machine; a fixed port could meet another test's rendezvous.
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port: int = s.getsockname()[1]
-        return port
 
 
 @pytest.mark.slow
@@ -39,7 +31,7 @@ def test_dist_ddp_trains_on_two_slurm_nodes(slurm_env: Any, tmp_path: Path) -> N
         "dist.ddp",
         [
             "--j", "2x1", "--cpu", "1", "--memMB", "600",
-            "--rdzv_port", str(_free_port()), "--env", "OMP_NUM_THREADS=1",
+            "--rdzv_port", str(free_loopback_port()), "--env", "OMP_NUM_THREADS=1",
             "--script", str(TRAINER), "--", "--steps", "20", "--out", str(out),
         ],
         scheduler="slurm",

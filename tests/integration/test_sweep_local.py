@@ -8,6 +8,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -260,3 +261,66 @@ def _cmdline(pid: int) -> bytes:
         return Path(f"/proc/{pid}/cmdline").read_bytes()
     except OSError:
         return b""
+
+
+def _running(pid: int) -> bool:
+    """Whether ``pid`` is a process that has not ended (a zombie has)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_bytes()
+    except OSError:
+        return False
+    return stat[stat.rindex(b")") + 2 :].split()[0] not in (b"Z", b"X")
+
+
+def test_a_trial_whose_supervisor_dies_is_stopped_by_its_group(
+    component: Path, tmp_path: Path
+) -> None:
+    """The group is its trials' watchdog: a trial's supervisor killed with SIGKILL leaves
+    no replica running, the trial is recorded FAILED saying so, and the group goes on."""
+    out = tmp_path / "out"
+    out.mkdir()
+    sweep = Sweep.grid(
+        str(component) + ":trial",
+        {"lr": [1, 2]},
+        base_args=["--sleep", "300", "--out", str(out)],
+        parallel=1,
+    )
+    runner = get_runner()
+    handle = runner.run_sweep(sweep, "local_cwd", cfg={"log_dir": str(tmp_path / "logs")})
+    trial = runner.sweep_trial_handle(handle, 0)
+    assert trial is not None
+    (state_file,) = (tmp_path / "logs").glob(f"*/{trial.rsplit('/', 1)[1]}/.torchx/state.json")
+    deadline = time.monotonic() + 60
+    state: dict[str, Any] = {}
+    while not (out / "0.start").exists() or state.get("state") != "RUNNING":
+        assert time.monotonic() < deadline, state
+        time.sleep(0.05)
+        state = json.loads(state_file.read_text())
+    supervisor = state["supervisor_pid"]
+    assert isinstance(supervisor, int)
+    (replica,) = state["replicas"]
+    # no watchdog forked per trial: the supervisor's only child is the replica
+    children = Path(f"/proc/{supervisor}/task/{supervisor}/children").read_text().split()
+    assert children == [str(replica["pid"])]
+    os.kill(supervisor, 9)
+
+    # No status is asked meanwhile: asked, it would kill the recorded groups itself.
+    deadline = time.monotonic() + 60
+    while _running(replica["pid"]) or state["state"] == "RUNNING":
+        assert time.monotonic() < deadline, "the group did not stop the orphaned replica"
+        time.sleep(0.05)
+        state = json.loads(state_file.read_text())
+    assert state["state"] == "FAILED"
+    assert f"supervisor (pid {supervisor}) ended without recording" in str(state["msg"])
+    assert runner.sweep_status(handle).trials[0].state == AppState.FAILED
+    # the group goes on with the next trial
+    deadline = time.monotonic() + 60
+    while not (out / "1.start").exists():
+        assert time.monotonic() < deadline, runner.sweep_status(handle).format()
+        time.sleep(0.05)
+    runner.cancel_sweep(handle)
+    assert [t.state for t in runner.sweep_status(handle).trials] == [
+        AppState.FAILED,
+        AppState.CANCELLED,
+    ]
+    assert _processes_with(handle.rsplit("/", 1)[1]) == []

@@ -2,27 +2,17 @@
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from pathlib import Path
 
 import pytest
 import tomllib
+from torchx_test_fixtures_scripts import load_script
 
 REPO = Path(__file__).resolve().parents[2]
 MEMBERS = sorted(p.parent for p in REPO.glob("*/*/pyproject.toml"))
 
 
-def _load_checker():  # type: ignore[no-untyped-def]
-    spec = importlib.util.spec_from_file_location("check_imports", REPO / "tools/check_imports.py")
-    assert spec and spec.loader
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules["check_imports"] = mod
-    spec.loader.exec_module(mod)
-    return mod
-
-
-checker = _load_checker()
+checker = load_script("check_imports", "tools/check_imports.py")
 
 
 def test_eleven_members() -> None:

@@ -3,26 +3,17 @@ distributions only public names are imported."""
 
 from __future__ import annotations
 
-import importlib.util
 import subprocess
 import sys
 import textwrap
 from pathlib import Path
-from types import ModuleType
+
+from torchx_test_fixtures_scripts import load_script
 
 REPO = Path(__file__).resolve().parents[2]
 
 
-def _load_checker() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("check_imports", REPO / "tools/check_imports.py")
-    assert spec and spec.loader
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules["check_imports"] = mod
-    spec.loader.exec_module(mod)
-    return mod
-
-
-checker = _load_checker()
+checker = load_script("check_imports", "tools/check_imports.py")
 
 
 def _write(root: Path, rel: str, text: str) -> Path:

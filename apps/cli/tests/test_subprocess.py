@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from torchx_test_fixtures_processes import alive
 
 REPO_ROOT = Path(__file__).resolve().parents[3]
 TORCHX = str(Path(sys.executable).with_name("torchx"))
@@ -99,15 +100,6 @@ def test_closed_pipe_is_quiet() -> None:
     assert "Broken pipe" not in err and "Traceback" not in err
 
 
-def _alive(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as f:
-            data = f.read()
-    except FileNotFoundError:
-        return False
-    return data[data.rindex(b")") + 2 :].split()[0] not in (b"Z", b"X")
-
-
 @pytest.mark.skipif(not os.path.isdir("/proc"), reason="needs /proc (Linux)")
 @pytest.mark.parametrize(
     ("log", "signame", "code"),
@@ -142,7 +134,7 @@ def test_one_ctrl_c_or_sigterm_on_a_waiting_run_cancels_the_app(
         assert err.splitlines()[-1] == (
             f"torchx: interrupted; cancelled {handle} (use --no-wait to detach)"
         )
-        assert not _alive(replica)
+        assert not alive(replica)
         status = torchx("status", "--json", handle)
         assert json.loads(status.stdout)["state"] == "CANCELLED"
         again = torchx("cancel", handle)
@@ -153,5 +145,5 @@ def test_one_ctrl_c_or_sigterm_on_a_waiting_run_cancels_the_app(
         if proc.poll() is None:
             proc.kill()
             proc.wait()
-        if replica is not None and _alive(replica):
+        if replica is not None and alive(replica):
             os.kill(replica, signal.SIGKILL)

@@ -10,6 +10,7 @@ import time
 from pathlib import Path
 
 import pytest
+from torchx_test_fixtures_ports import free_loopback_port
 
 TORCHX = str(Path(sys.executable).with_name("torchx"))
 
@@ -18,16 +19,9 @@ def torchx(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run([TORCHX, *args], capture_output=True, text=True, timeout=120, check=False)
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port: int = s.getsockname()[1]
-        return port
-
-
 def test_tensorboard_url_is_in_the_status(isolated: Path) -> None:
     pytest.importorskip("tensorboard")
-    port = _free_port()
+    port = free_loopback_port()
     proc = torchx(
         "run", "--no-wait", "metrics.tensorboard", "--logdir", str(isolated), "--port", str(port)
     )

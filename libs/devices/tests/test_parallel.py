@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -12,6 +11,7 @@ from pathlib import Path
 import pytest
 import torch
 from torch import nn
+from torchx_test_fixtures_ports import free_loopback_port
 
 import torchx.devices as tx
 
@@ -94,12 +94,6 @@ def test_ddp_helper_outside_torchrun_says_what_is_missing(
         tx.DistributedDataParallel(nn.Linear(2, 2))
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 @pytest.mark.slow
 def test_ddp_helper_under_torchrun_with_two_cpu_processes(tmp_path: Path) -> None:
     worker = Path(__file__).with_name("ddp_worker.py")
@@ -113,7 +107,7 @@ def test_ddp_helper_under_torchrun_with_two_cpu_processes(tmp_path: Path) -> Non
         "--master-addr",
         "127.0.0.1",
         "--master-port",
-        str(_free_port()),
+        str(free_loopback_port()),
         str(worker),
         str(tmp_path),
         *(["--cpu"] if HAS_GPU else []),

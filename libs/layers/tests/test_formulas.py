@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
@@ -21,6 +21,12 @@ def _real_shapes(out: Any) -> Any:
     return [_real_shapes(o) for o in out]
 
 
+def _grid(**axes: tuple[Any, ...]) -> Iterator[dict[str, Any]]:
+    """Every combination of the keyword values, one dict each, in ``itertools.product`` order."""
+    for values in itertools.product(*axes.values()):
+        yield dict(zip(axes, values, strict=True))
+
+
 def _cases() -> list[Case]:
     cases: list[Case] = []
     f32 = torch.float32
@@ -33,22 +39,21 @@ def _cases() -> list[Case]:
     spatial = {1: (2, 4, 11), 2: (2, 4, 11, 9), 3: (2, 4, 7, 6, 5)}
     for n, shape in spatial.items():
         conv = getattr(L, f"Conv{n}d")
-        for stride, padding, dilation, groups, bias, mode in itertools.product(
-            (1, 2), (0, 1, "same", "valid"), (1, 2), (1, 2), (True, False), ("zeros", "reflect")
+        for kw in _grid(
+            kernel_size=(3,),
+            stride=(1, 2),
+            padding=(0, 1, "same", "valid"),
+            dilation=(1, 2),
+            groups=(1, 2),
+            bias=(True, False),
+            padding_mode=("zeros", "reflect"),
         ):
-            if padding == "same" and stride != 1:
+            if kw["padding"] == "same" and kw["stride"] != 1:
                 continue
-            if mode == "reflect" and (padding in (0, "valid") or (n == 3 and dilation == 2)):
+            if kw["padding_mode"] == "reflect" and (
+                kw["padding"] in (0, "valid") or (n == 3 and kw["dilation"] == 2)
+            ):
                 continue
-            kw = dict(
-                kernel_size=3,
-                stride=stride,
-                padding=padding,
-                dilation=dilation,
-                groups=groups,
-                bias=bias,
-                padding_mode=mode,
-            )
             add(f"Conv{n}d{kw}", lambda c=conv, kw=kw: c(6, **kw), shape)
         add(
             f"Conv{n}d-asym",
@@ -56,48 +61,38 @@ def _cases() -> list[Case]:
             shape,
         )
         convt = getattr(L, f"ConvTranspose{n}d")
-        for stride, padding, out_pad, dilation, groups in itertools.product(
-            (1, 2, 3), (0, 1), (0, 1), (1, 2), (1, 2)
+        for kw in _grid(
+            kernel_size=(3,),
+            stride=(1, 2, 3),
+            padding=(0, 1),
+            output_padding=(0, 1),
+            dilation=(1, 2),
+            groups=(1, 2),
         ):
-            if out_pad >= max(stride, dilation):
+            if kw["output_padding"] >= max(kw["stride"], kw["dilation"]):
                 continue
-            kw = dict(
-                kernel_size=3,
-                stride=stride,
-                padding=padding,
-                output_padding=out_pad,
-                dilation=dilation,
-                groups=groups,
-            )
             add(f"ConvTranspose{n}d{kw}", lambda c=convt, kw=kw: c(4, **kw), shape)
 
-        for kernel, stride, padding, dilation, ceil, ret in itertools.product(
-            (2, 3), (None, 1, 2), (0, 1), (1, 2), (False, True), (False, True)
+        for kw in _grid(
+            kernel_size=(2, 3),
+            stride=(None, 1, 2),
+            padding=(0, 1),
+            dilation=(1, 2),
+            ceil_mode=(False, True),
+            return_indices=(False, True),
         ):
-            kw = dict(
-                kernel_size=kernel,
-                stride=stride,
-                padding=padding,
-                dilation=dilation,
-                ceil_mode=ceil,
-                return_indices=ret,
-            )
             add(f"MaxPool{n}d{kw}", lambda n=n, kw=kw: getattr(L, f"MaxPool{n}d")(**kw), shape)
-        for kernel, stride, padding, ceil, include in itertools.product(
-            (2, 3), (None, 1, 2), (0, 1), (False, True), (False, True)
+        for kw in _grid(
+            kernel_size=(2, 3),
+            stride=(None, 1, 2),
+            padding=(0, 1),
+            ceil_mode=(False, True),
+            count_include_pad=(False, True),
         ):
-            kw: dict[str, Any] = dict(
-                kernel_size=kernel,
-                stride=stride,
-                padding=padding,
-                ceil_mode=ceil,
-                count_include_pad=include,
-            )
             if n > 1:
                 kw["divisor_override"] = 2
             add(f"AvgPool{n}d{kw}", lambda n=n, kw=kw: getattr(L, f"AvgPool{n}d")(**kw), shape)
-        for kernel, stride, ceil in itertools.product((2, 3), (None, 1, 2), (False, True)):
-            kw = dict(kernel_size=kernel, stride=stride, ceil_mode=ceil)
+        for kw in _grid(kernel_size=(2, 3), stride=(None, 1, 2), ceil_mode=(False, True)):
             add(f"LPPool{n}d{kw}", lambda n=n, kw=kw: getattr(L, f"LPPool{n}d")(2.0, **kw), shape)
         sizes: list[Any] = [1, 3, (2,) * n] + ([(None,) + (2,) * (n - 1)] if n > 1 else [])
         for size, ret in itertools.product(sizes, (False, True)):

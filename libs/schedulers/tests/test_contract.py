@@ -11,22 +11,21 @@ from pathlib import Path
 
 import pytest
 
+# The same objects as torchx.schedulers.api's, whose names the upstream surface test checks.
 from torchx.schedulers import (
     TORCHX_RANK0_HOST,
     TORCHX_VARIABLES,
-    SchedulerError,
-    check_params,
-    declared_params,
-    launch_defaults,
-    make_unique,
-    replica_env,
-)
-from torchx.schedulers.api import (
     DescribeAppResponse,
     ListAppResponse,
     Scheduler,
+    SchedulerError,
     Stream,
+    check_params,
+    declared_params,
     filter_regex,
+    launch_defaults,
+    make_unique,
+    replica_env,
     split_lines,
     split_lines_iterator,
 )

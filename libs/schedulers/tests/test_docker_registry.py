@@ -44,6 +44,15 @@ def sched(docker_engine: Any) -> Any:
     s.close()
 
 
+@pytest.fixture
+def docker_config(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """An empty docker client configuration directory (no login yet), in DOCKER_CONFIG."""
+    config = tmp_path / "docker-config"
+    config.mkdir()
+    monkeypatch.setenv("DOCKER_CONFIG", str(config))
+    return config
+
+
 def _untag(engine: Any, image: str) -> None:
     import docker
 
@@ -57,13 +66,10 @@ def test_workspace_pushed_to_image_repo_then_pulled_back(
     sched: DockerScheduler,
     docker_engine: Any,
     docker_registry: Any,
+    docker_config: Path,
     tmp_path: Path,
-    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    config = tmp_path / "docker-config"
-    config.mkdir()
-    docker_registry.write_login(config)
-    monkeypatch.setenv("DOCKER_CONFIG", str(config))
+    docker_registry.write_login(docker_config)
     ws = tmp_path / "ws"
     ws.mkdir()
     (ws / "main.sh").write_text("echo pushed-and-pulled\n")
@@ -92,8 +98,8 @@ def test_a_credential_helper_is_asked(
     sched: DockerScheduler,
     docker_engine: Any,
     docker_registry: Any,
+    docker_config: Path,
     tmp_path: Path,
-    monkeypatch: pytest.MonkeyPatch,
     on_path: OnPath,
 ) -> None:
     asked = tmp_path / "asked"
@@ -104,12 +110,9 @@ def test_a_credential_helper_is_asked(
         f'echo \'{{"ServerURL": "\'$server\'", "Username": "{docker_registry.user}", '
         f'"Secret": "{docker_registry.password}"}}\'\n',
     )
-    config = tmp_path / "docker-config"
-    config.mkdir()
-    (config / "config.json").write_text(
+    (docker_config / "config.json").write_text(
         json.dumps({"credHelpers": {docker_registry.host: "torchxtest"}})
     )
-    monkeypatch.setenv("DOCKER_CONFIG", str(config))
     sched.push_images({docker_engine.image: (f"{docker_registry.host}/me/helper", "1")})
     assert docker_registry.tags("me/helper") == ["1"]
     assert asked.read_text().split() == [docker_registry.host]
@@ -119,10 +122,8 @@ def test_without_credentials_push_and_pull_are_refused_clearly(
     sched: DockerScheduler,
     docker_engine: Any,
     docker_registry: Any,
-    tmp_path: Path,
-    monkeypatch: pytest.MonkeyPatch,
+    docker_config: Path,  # no config.json: no login
 ) -> None:
-    monkeypatch.setenv("DOCKER_CONFIG", str(tmp_path))  # no config.json: no login
     before = docker_registry.refused
     with pytest.raises(SchedulerError) as e:
         sched.push_images({docker_engine.image: (f"{docker_registry.host}/me/nologin", "1")})

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from torchx_test_fixtures_ports import free_loopback_port
 
 from torchx.schedulers import SchedulerError, get_scheduler
 from torchx.schedulers.docker_scheduler import (
@@ -19,36 +20,19 @@ from torchx.specs import (
     AppDef,
     AppState,
     BindMount,
-    DeviceMount,
     Resource,
-    RetryPolicy,
     Role,
     SpecsError,
-    VolumeMount,
-    macros,
 )
 from torchx.workspace.api import read_ignore_patterns
 
+from .container_apps import trainer_role
+
 
 def _app(**kw: Any) -> AppDef:
-    role: dict[str, Any] = {
-        "name": "trainer",
-        "image": "registry.example.com/org/train:1.0",
-        "entrypoint": "python",
-        "args": ["-m", "train", "--rank", macros.replica_id, "--id", macros.app_id],
-        "env": {"FOO": "bar"},
-        "num_replicas": 2,
-        "resource": Resource(cpu=1.5, gpu=2, memMB=2048),
-        "max_retries": 2,
-        "retry_policy": RetryPolicy.REPLICA,
-        "mounts": [
-            BindMount("/data", "/mnt/data", read_only=True),
-            VolumeMount("ckpt", "/ckpt"),
-            DeviceMount("/dev/fuse", "/dev/fuse", "rw"),
-        ],
-    }
-    role.update(kw)
-    return AppDef("trainer", roles=[Role(**role)])
+    # No named devices: those become host device files, which the mount test does not expect.
+    kw.setdefault("resource", Resource(cpu=1.5, gpu=2, memMB=2048))
+    return AppDef("trainer", roles=[trainer_role(**kw)])
 
 
 def test_container_requests_field_by_field() -> None:
@@ -97,7 +81,7 @@ def test_container_requests_field_by_field() -> None:
             "DeviceRequests": [{"Driver": "nvidia", "Count": 2, "Capabilities": [["gpu"]]}],
             "Mounts": [
                 {"Type": "bind", "Source": "/data", "Target": "/mnt/data", "ReadOnly": True},
-                {"Type": "volume", "Source": "ckpt", "Target": "/ckpt", "ReadOnly": False},
+                {"Type": "volume", "Source": "ckpt-pvc", "Target": "/ckpt", "ReadOnly": False},
             ],
             "Devices": [
                 {
@@ -106,7 +90,7 @@ def test_container_requests_field_by_field() -> None:
                     "CgroupPermissions": "rw",
                 }
             ],
-            "RestartPolicy": {"Name": "on-failure", "MaximumRetryCount": 2},
+            "RestartPolicy": {"Name": "on-failure", "MaximumRetryCount": 3},
         },
         # the warning a torchx.runtime.preemption app checkpoints on, and its grace
         "StopSignal": "SIGTERM",
@@ -364,12 +348,6 @@ else:
 """
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 def _rendezvous_app(image: str, world: int, port: int) -> AppDef:
     role = Role(
         "trainer",
@@ -392,7 +370,7 @@ def _check_rendezvous(sched: DockerScheduler, app_id: str, world: int) -> None:
 def test_python_replicas_rendezvous_over_host_network(
     docker_sched: DockerScheduler, docker_python_image: str
 ) -> None:
-    app = _rendezvous_app(docker_python_image, 3, _free_port())
+    app = _rendezvous_app(docker_python_image, 3, free_loopback_port())
     app_id = docker_sched.submit(app, HOST)
     _check_rendezvous(docker_sched, app_id, 3)
 

@@ -26,14 +26,12 @@ from torchx.schedulers.kubernetes_scheduler import (
 from torchx.specs import (
     AppDef,
     AppState,
-    BindMount,
-    DeviceMount,
     Resource,
     RetryPolicy,
     Role,
-    VolumeMount,
-    macros,
 )
+
+from .container_apps import trainer_role
 
 pytest.importorskip("kubernetes")
 
@@ -88,23 +86,8 @@ def _same_quantity(a: Any, b: Any) -> bool:
 
 
 def _every_feature_app() -> AppDef:
-    trainer = Role(
-        "trainer",
-        image="registry.example.com/org/train:1.0",
-        entrypoint="python",
-        args=["-m", "train", "--rank", macros.replica_id, "--app", macros.app_id],
-        env={"NCCL_DEBUG": "INFO"},
-        num_replicas=2,
-        resource=Resource(cpu=2.5, gpu=2, memMB=4096, devices={"vpc.amazonaws.com/efa": 1}),
-        max_retries=2,
-        retry_policy=RetryPolicy.REPLICA,
-        mounts=[
-            BindMount("/data", "/mnt/data", read_only=True),
-            VolumeMount("ckpt-pvc", "/ckpt"),
-            DeviceMount("/dev/fuse", "/dev/fuse", "rwm"),
-        ],
-        port_map={"c10d": 29500},
-    )
+    # Per-replica restarts: the Volcano Job carries the RestartPod action to the server.
+    trainer = trainer_role(retry_policy=RetryPolicy.REPLICA)
     ps = Role(
         "param_server",
         image="busybox:1.36",

@@ -24,39 +24,20 @@ from torchx.schedulers.kubernetes_scheduler import (
 from torchx.specs import (
     AppDef,
     AppState,
-    BindMount,
-    DeviceMount,
     Resource,
     RetryPolicy,
     Role,
     SpecsError,
     VolumeMount,
-    macros,
 )
+
+from .container_apps import trainer_role
 
 kubernetes = pytest.importorskip("kubernetes")
 
 
 def _app(**role_kw: Any) -> AppDef:
-    kw: dict[str, Any] = {
-        "name": "trainer",
-        "image": "registry.example.com/org/train:1.0",
-        "entrypoint": "python",
-        "args": ["-m", "train", "--rank", macros.replica_id, "--id", macros.app_id],
-        "env": {"FOO": "bar"},
-        "num_replicas": 2,
-        "resource": Resource(cpu=2.5, gpu=1, memMB=4096, devices={"vpc.amazonaws.com/efa": 2}),
-        "max_retries": 3,
-        "retry_policy": RetryPolicy.ROLE,
-        "mounts": [
-            BindMount("/data", "/mnt/data", read_only=True),
-            VolumeMount("ckpt-pvc", "/ckpt"),
-            DeviceMount("/dev/fuse", "/dev/fuse", "rwm"),
-        ],
-        "port_map": {"tcp": 29500},
-    }
-    kw.update(role_kw)
-    return AppDef("My_App", roles=[Role(**kw)])
+    return AppDef("My_App", roles=[trainer_role(**role_kw)])
 
 
 CFG: dict[str, Any] = {

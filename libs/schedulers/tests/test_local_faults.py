@@ -20,12 +20,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from torchx_test_fixtures_processes import alive
 
 from torchx.schedulers import Stream
 from torchx.schedulers.local_scheduler import AppStateError, LocalScheduler
 from torchx.specs import AppDef, AppState, Role, SpecsError
-
-from .processes import alive
 
 pytestmark = pytest.mark.skipif(not os.path.isdir("/proc"), reason="needs /proc (Linux)")
 

@@ -11,12 +11,11 @@ from datetime import datetime
 from pathlib import Path
 
 import pytest
+from torchx_test_fixtures_processes import alive
 
 from torchx.schedulers import Stream
-from torchx.schedulers.local_scheduler import LocalScheduler, split_gpus
+from torchx.schedulers.local_scheduler import LocalScheduler, split_gpus, wait_for_exit
 from torchx.specs import AppDef, AppState, Resource, RetryPolicy, Role, SpecsError, macros
-
-from .processes import alive
 
 needs_proc = pytest.mark.skipif(not os.path.isdir("/proc"), reason="needs /proc (Linux)")
 
@@ -366,3 +365,18 @@ def test_cuda_visible_devices_per_replica(
     assert [r.env["CUDA_VISIBLE_DEVICES"] for r in info.request.replicas] == ["0,1", "2,3"]
     off = scheduler.submit_dryrun(AppDef("gpu", [role]))
     assert all("CUDA_VISIBLE_DEVICES" not in r.env for r in off.request.replicas)
+
+
+@pytest.mark.skipif(not hasattr(os, "pidfd_open"), reason="pidfds are Linux only")
+def test_wait_for_exit_wakes_when_the_process_ends_not_before() -> None:
+    long = subprocess.Popen(["sleep", "60"])
+    short = subprocess.Popen(["sleep", "0.2"])
+    try:
+        assert wait_for_exit(long.pid, 0.05)  # the timeout passes: it still runs
+        assert long.poll() is None
+        assert wait_for_exit(short.pid, 60)
+        assert short.wait(timeout=0) == 0  # it has exited: reaped with no waiting
+    finally:
+        long.kill()
+        long.wait()
+    assert wait_for_exit(long.pid, 60)  # no such process any more: at once

@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from torchx.schedulers import SchedulerError, Stream, get_scheduler
+from torchx.schedulers import DescribeAppResponse, SchedulerError, Stream, get_scheduler
 from torchx.schedulers.ray_scheduler import (
     ACTORS,
     CONFIG_ENV,
@@ -329,6 +329,13 @@ dist.destroy_process_group()
 """
 
 
+def ended(s: RayScheduler, app_id: str, state: AppState) -> DescribeAppResponse:
+    """The status of ``app_id`` once it has ended, which must be ``state``."""
+    desc = s.wait(app_id, timeout=DEADLINE_S)
+    assert desc is not None and desc.state == state, desc
+    return desc
+
+
 def entrypoint_of(s: RayScheduler, app_id: str) -> Any:
     address, sid = s._split(app_id)
     return s._client(address).get_job_info(sid)
@@ -365,8 +372,7 @@ def submitted(ray: RayScheduler, tmp_path_factory: pytest.TempPathFactory) -> di
 
 def test_echo(ray: RayScheduler, submitted: dict[str, str]) -> None:
     app_id = submitted["echo"]
-    desc = ray.wait(app_id, timeout=DEADLINE_S)
-    assert desc is not None and desc.state == AppState.SUCCEEDED, desc
+    desc = ended(ray, app_id, AppState.SUCCEEDED)
     (role,) = desc.roles_statuses
     assert [(r.id, r.state, r.exit_code, r.hostname) for r in role.replicas] == [
         (0, AppState.SUCCEEDED, 0, "127.0.0.1")
@@ -386,8 +392,7 @@ def test_two_replicas_see_their_ranks_and_per_replica_logs(
     ray: RayScheduler, submitted: dict[str, str]
 ) -> None:
     app_id = submitted["ranks"]
-    desc = ray.wait(app_id, timeout=DEADLINE_S)
-    assert desc is not None and desc.state == AppState.SUCCEEDED, desc
+    desc = ended(ray, app_id, AppState.SUCCEEDED)
     assert [(r.name, r.num_replicas) for r in desc.roles] == [("trainer", 2)]
     outs = [logs(ray, app_id, "trainer", k, streams=Stream.STDOUT) for k in range(2)]
     ports = set()
@@ -418,8 +423,7 @@ def test_failing_replica_fails_the_app_with_its_code_and_stderr(
     ray: RayScheduler, submitted: dict[str, str]
 ) -> None:
     app_id = submitted["fail"]
-    desc = ray.wait(app_id, timeout=DEADLINE_S)
-    assert desc is not None and desc.state == AppState.FAILED, desc
+    desc = ended(ray, app_id, AppState.FAILED)
     replicas = desc.roles_statuses[0].replicas
     assert replicas[1].state == AppState.FAILED and replicas[1].exit_code == 3
     assert replicas[0].state == AppState.CANCELLED  # stopped because its peer failed
@@ -432,8 +436,7 @@ def test_failing_replica_fails_the_app_with_its_code_and_stderr(
 
 def test_failing_single_replica_direct_path(ray: RayScheduler, submitted: dict[str, str]) -> None:
     app_id = submitted["fail1"]
-    desc = ray.wait(app_id, timeout=DEADLINE_S)
-    assert desc is not None and desc.state == AppState.FAILED, desc
+    desc = ended(ray, app_id, AppState.FAILED)
     (rep,) = desc.roles_statuses[0].replicas
     assert (rep.state, rep.exit_code, rep.hostname) == (AppState.FAILED, 4, "127.0.0.1")
     assert desc.structured_error_msg == (
@@ -464,8 +467,7 @@ def test_max_retries_restarts_a_failed_replica(
     ray: RayScheduler, submitted: dict[str, str]
 ) -> None:
     app_id = submitted["retry"]
-    desc = ray.wait(app_id, timeout=DEADLINE_S)
-    assert desc is not None and desc.state == AppState.SUCCEEDED, desc
+    desc = ended(ray, app_id, AppState.SUCCEEDED)
     assert desc.num_restarts == 1
     assert logs(ray, app_id, "r") == "ok 1\n"
     assert entrypoint_of(ray, app_id).entrypoint.startswith(
@@ -571,8 +573,7 @@ def test_an_app_told_to_stop_and_restart_resumes_under_the_same_handle(
     wait_for(lambda: progress.exists() and int(progress.read_text() or 0) >= 5, "step 5")
     requeued = ray.requeue(app_id)
     assert requeued is not None and requeued.num_preemptions == 1, requeued
-    desc = ray.wait(app_id, timeout=DEADLINE_S)
-    assert desc is not None and desc.state == AppState.SUCCEEDED, desc.msg
+    desc = ended(ray, app_id, AppState.SUCCEEDED)
     assert desc.num_preemptions == 1, desc
     stopped = int((tmp_path / "saved").read_text())
     assert 0 < stopped < 60

@@ -26,6 +26,8 @@ from torchx.specs import (
     runopts,
 )
 
+from .statuses import failed_trainer
+
 
 def test_old_module_paths_re_export_the_same_objects() -> None:
     api = importlib.import_module("torchx.specs.api")
@@ -140,16 +142,7 @@ def test_resource_defaults_and_named_resources_under_upstream_keys() -> None:
 def test_app_status_prints_and_raises_like_upstream() -> None:
     status = AppStatus(
         AppState.FAILED,
-        roles=[
-            RoleStatus(
-                "trainer",
-                [
-                    ReplicaStatus(0, AppState.SUCCEEDED, "trainer", exit_code=0),
-                    ReplicaStatus(1, AppState.FAILED, "trainer", exit_code=2),
-                ],
-            ),
-            RoleStatus("ps", [ReplicaStatus(0, AppState.SUCCEEDED, "ps")]),
-        ],
+        roles=[failed_trainer(2), RoleStatus("ps", [ReplicaStatus(0, AppState.SUCCEEDED, "ps")])],
     )
     text = status.format()
     assert text.startswith("AppStatus:\n    State: FAILED\n    Num Restarts: 0\n    Roles: ")

@@ -11,6 +11,8 @@ from torchx.specs import (
     is_terminal,
 )
 
+from .statuses import failed_trainer
+
 
 def test_terminal_states() -> None:
     assert {s for s in AppState if is_terminal(s)} == {
@@ -28,24 +30,7 @@ def test_raise_for_status() -> None:
         if state != AppState.SUCCEEDED:
             with pytest.raises(AppStatusError):
                 AppStatus(state).raise_for_status()
-    failed = AppStatus(
-        AppState.FAILED,
-        roles=[
-            RoleStatus(
-                "trainer",
-                [
-                    ReplicaStatus(0, AppState.SUCCEEDED, "trainer", exit_code=0),
-                    ReplicaStatus(
-                        1,
-                        AppState.FAILED,
-                        "trainer",
-                        exit_code=3,
-                        structured_error_msg="Traceback...\nValueError: boom",
-                    ),
-                ],
-            )
-        ],
-    )
+    failed = AppStatus(AppState.FAILED, roles=[failed_trainer(3, "Traceback...\nValueError: boom")])
     with pytest.raises(AppStatusError) as e:
         failed.raise_for_status()
     text = str(e.value)

@@ -19,6 +19,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from torchx_test_fixtures_ports import free_loopback_port
+from torchx_test_fixtures_processes import stop
 
 from torchx.runtime.tracking import FsspecResultTracker
 
@@ -58,13 +60,6 @@ class S3Server:
         return bucket
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
-
-
 def _wait_for_port(port: int, process: subprocess.Popen[bytes]) -> bool:
     deadline = time.monotonic() + _SERVER_START_TIMEOUT_S
     while time.monotonic() < deadline:
@@ -84,7 +79,7 @@ def s3_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[S3Server]:
     pytest.importorskip("moto.server", reason="moto[server] is needed for the S3 tests")
     log = tmp_path_factory.mktemp("moto") / "server.log"
     for _attempt in range(3):  # the free port may be taken before the server binds it
-        port = _free_port()
+        port = free_loopback_port()
         with log.open("wb") as sink:
             process = subprocess.Popen(
                 [sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(port)],
@@ -100,12 +95,7 @@ def s3_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[S3Server]:
     try:
         yield S3Server(endpoint_url=f"http://127.0.0.1:{port}")
     finally:
-        process.terminate()
-        try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+        stop(process, grace=10)
 
 
 @dataclass

@@ -67,6 +67,20 @@ def _pair_up(target: nn.Module, source: object) -> list[tuple[torch.Tensor, torc
     return pairs
 
 
+def _forgetting_placements(conversion: str) -> Any:
+    """Module's ``conversion`` (``to``, ``cuda``, ...): forget the cached placements, then
+    convert as the next class up (nn.Module) does."""
+
+    def convert(self: Module, *args: Any, **kwargs: Any) -> Any:
+        self._forget_placements()
+        return getattr(super(Module, self), conversion)(*args, **kwargs)
+
+    convert.__name__ = conversion
+    convert.__qualname__ = f"Module.{conversion}"
+    convert.__doc__ = getattr(nn.Module, conversion).__doc__
+    return convert
+
+
 class Module(nn.Module):
     """A strict superset of :class:`torch.nn.Module` that places itself on the scope's device.
 
@@ -147,29 +161,12 @@ class Module(nn.Module):
             if isinstance(sub, Module):
                 sub._forget_placement()
 
-    def to(self, *args: Any, **kwargs: Any) -> Any:
-        self._forget_placements()
-        return super().to(*args, **kwargs)
-
-    def to_empty(self, *args: Any, **kwargs: Any) -> Any:
-        self._forget_placements()
-        return super().to_empty(*args, **kwargs)
-
-    def cuda(self, *args: Any, **kwargs: Any) -> Any:
-        self._forget_placements()
-        return super().cuda(*args, **kwargs)
-
-    def cpu(self) -> Any:
-        self._forget_placements()
-        return super().cpu()
-
-    def xpu(self, *args: Any, **kwargs: Any) -> Any:
-        self._forget_placements()
-        return super().xpu(*args, **kwargs)
-
-    def type(self, *args: Any, **kwargs: Any) -> Any:
-        self._forget_placements()
-        return super().type(*args, **kwargs)
+    to = _forgetting_placements("to")
+    to_empty = _forgetting_placements("to_empty")
+    cuda = _forgetting_placements("cuda")
+    cpu = _forgetting_placements("cpu")
+    xpu = _forgetting_placements("xpu")
+    type = _forgetting_placements("type")
 
     def __setattr__(self, name: str, value: Any) -> None:
         if isinstance(value, (torch.Tensor, nn.Module)):

@@ -139,26 +139,47 @@ class _TransformerBase(_Masked):
     layout = "(batch, length, d_model)"
     free_axes: ClassVar[tuple[int, ...]] = (1,)
 
+    #: one rule per attention of the layer, ``(causal flag, mask keyword, query input,
+    #: key input, key padding mask keyword)``: the masks a call takes, and the causal
+    #: masks the causal flags make
+    causal_rules: ClassVar[tuple[tuple[str, str, int, int, str], ...]] = ()
+
     def _infer(self, shapes: list[Shape]) -> dict[str, Any]:
         return {"d_model": shapes[0][2]}
 
     def _formula(self, shapes: list[Shape]) -> Shapes:
         return shapes[0]
 
+    def _masks(self, n_inputs: int) -> dict[str, MaskRule]:
+        masks: dict[str, MaskRule] = {}
+        for _, mask, query, key, padding in self.causal_rules:
+            masks[mask] = ("attn", query, key)
+            masks[padding] = ("padding", key, key)
+        return masks
+
+    def _wrap(self, native: nn.Module) -> nn.Module:
+        return add_causal_masks(native, *self.causal_rules)
+
+    def _with_features_of(self, result: Shape, other: Shape, other_name: str) -> Shape:
+        """``result``, the output of a call on two sequences, once ``other``, the second
+        sequence, is checked to have as many features (d_model) as ``result``."""
+        if other[2] != result[2]:
+            raise ShapeError(
+                self._path(),
+                f"{other_name} features {other[2]} differ from the target's d_model {result[2]}",
+                expected=f"(batch, length, {result[2]})",
+                got=other,
+            )
+        return result
+
 
 class _EncoderBase(_TransformerBase):
     """Masks of an encoder called on ``src``: ``is_causal`` alone makes the causal mask."""
 
-    mask_keyword: ClassVar[str] = "src_mask"
     flags = ("is_causal",)
-
-    def _masks(self, n_inputs: int) -> dict[str, MaskRule]:
-        return {self.mask_keyword: ("attn", 0, 0), "src_key_padding_mask": ("padding", 0, 0)}
-
-    def _wrap(self, native: nn.Module) -> nn.Module:
-        return add_causal_masks(
-            native, ("is_causal", self.mask_keyword, 0, 0, "src_key_padding_mask")
-        )
+    causal_rules: ClassVar[tuple[tuple[str, str, int, int, str], ...]] = (
+        ("is_causal", "src_mask", 0, 0, "src_key_padding_mask"),
+    )
 
 
 class TransformerEncoderLayer(_EncoderBase):
@@ -189,24 +210,9 @@ class _DecoderBase(_TransformerBase):
         ("memory_is_causal", "memory_mask", 0, 1, "memory_key_padding_mask"),
     )
 
-    def _masks(self, n_inputs: int) -> dict[str, MaskRule]:
-        return {
-            "tgt_mask": ("attn", 0, 0),
-            "memory_mask": ("attn", 0, 1),
-            "tgt_key_padding_mask": ("padding", 0, 0),
-            "memory_key_padding_mask": ("padding", 1, 1),
-        }
-
     def _formula(self, shapes: list[Shape]) -> Shapes:
         target, memory = shapes
-        if memory[2] != target[2]:
-            raise ShapeError(
-                self._path(),
-                f"memory features {memory[2]} differ from the target's d_model {target[2]}",
-                expected=f"(batch, length, {target[2]})",
-                got=memory,
-            )
-        return target
+        return self._with_features_of(target, memory, "memory")
 
 
 class TransformerDecoderLayer(_DecoderBase):

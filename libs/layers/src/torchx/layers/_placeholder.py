@@ -47,6 +47,21 @@ class Node:
     kwargs: dict[str, Any] = field(default_factory=dict)
 
 
+_BinaryMethod = Callable[["Placeholder", Any], "Placeholder"]
+
+
+def _arithmetic(op: str) -> tuple[_BinaryMethod, _BinaryMethod]:
+    """The methods ``placeholder <op> other`` and ``other <op> placeholder``, recording ``op``."""
+
+    def forward(self: Placeholder, other: Any) -> Placeholder:
+        return apply_op(op, [self, other])
+
+    def reflected(self: Placeholder, other: Any) -> Placeholder:
+        return apply_op(op, [other, self])
+
+    return forward, reflected
+
+
 class Placeholder:
     """A symbolic tensor of a known shape; dimension 0 is the (free) batch size.
 
@@ -75,35 +90,11 @@ class Placeholder:
         return self.shape if dim is None else self.shape[dim]
 
     # arithmetic, with broadcasting and Python scalars
-    def __add__(self, other: Any) -> Placeholder:
-        return apply_op("add", [self, other])
-
-    def __radd__(self, other: Any) -> Placeholder:
-        return apply_op("add", [other, self])
-
-    def __sub__(self, other: Any) -> Placeholder:
-        return apply_op("sub", [self, other])
-
-    def __rsub__(self, other: Any) -> Placeholder:
-        return apply_op("sub", [other, self])
-
-    def __mul__(self, other: Any) -> Placeholder:
-        return apply_op("mul", [self, other])
-
-    def __rmul__(self, other: Any) -> Placeholder:
-        return apply_op("mul", [other, self])
-
-    def __truediv__(self, other: Any) -> Placeholder:
-        return apply_op("div", [self, other])
-
-    def __rtruediv__(self, other: Any) -> Placeholder:
-        return apply_op("div", [other, self])
-
-    def __matmul__(self, other: Any) -> Placeholder:
-        return apply_op("matmul", [self, other])
-
-    def __rmatmul__(self, other: Any) -> Placeholder:
-        return apply_op("matmul", [other, self])
+    __add__, __radd__ = _arithmetic("add")
+    __sub__, __rsub__ = _arithmetic("sub")
+    __mul__, __rmul__ = _arithmetic("mul")
+    __truediv__, __rtruediv__ = _arithmetic("div")
+    __matmul__, __rmatmul__ = _arithmetic("matmul")
 
     def __neg__(self) -> Placeholder:
         return apply_op("neg", [self])

@@ -8,16 +8,13 @@ from typing import Any, ClassVar
 from torch import nn
 
 from ._attention import (
-    MaskRule,
     TransformerDecoderLayer,
     TransformerEncoderLayer,
     _DecoderBase,
     _EncoderBase,
     _TransformerBase,
 )
-from ._errors import ShapeError
 from ._layer import Layer
-from ._modules import add_causal_masks
 from ._shapes import Shape, Shapes
 from ._spec import layer_from_body
 from ._torch_layer import TorchLayer
@@ -114,7 +111,7 @@ class TransformerEncoder(_Stack, _EncoderBase):
     template_arg = "encoder_layer"
     template_cls = TransformerEncoderLayer
     inferred = ()
-    mask_keyword = "mask"
+    causal_rules = (("is_causal", "mask", 0, 0, "src_key_padding_mask"),)
     call_keywords = ("mask", "src_key_padding_mask", "is_causal")
     params: ClassVar[tuple[inspect.Parameter, ...] | None] = (
         _param("encoder_layer"),
@@ -138,9 +135,6 @@ class TransformerDecoder(_Stack, _DecoderBase):
         _param("num_layers"),
         _param("norm", None),
     )
-
-    def _wrap(self, native: nn.Module) -> nn.Module:
-        return add_causal_masks(native, *self.causal_rules)
 
 
 class Transformer(_TransformerBase):
@@ -170,31 +164,12 @@ class Transformer(_TransformerBase):
         *flags,
     )
 
-    def _masks(self, n_inputs: int) -> dict[str, MaskRule]:
-        return {
-            "src_mask": ("attn", 0, 0),
-            "tgt_mask": ("attn", 1, 1),
-            "memory_mask": ("attn", 1, 0),
-            "src_key_padding_mask": ("padding", 0, 0),
-            "tgt_key_padding_mask": ("padding", 1, 1),
-            "memory_key_padding_mask": ("padding", 0, 0),
-        }
-
-    def _wrap(self, native: nn.Module) -> nn.Module:
-        return add_causal_masks(
-            native,
-            ("src_is_causal", "src_mask", 0, 0, "src_key_padding_mask"),
-            ("tgt_is_causal", "tgt_mask", 1, 1, "tgt_key_padding_mask"),
-            ("memory_is_causal", "memory_mask", 1, 0, "memory_key_padding_mask"),
-        )
+    causal_rules = (
+        ("src_is_causal", "src_mask", 0, 0, "src_key_padding_mask"),
+        ("tgt_is_causal", "tgt_mask", 1, 1, "tgt_key_padding_mask"),
+        ("memory_is_causal", "memory_mask", 1, 0, "memory_key_padding_mask"),
+    )
 
     def _formula(self, shapes: list[Shape]) -> Shapes:
         src, tgt = shapes
-        if src[2] != tgt[2]:
-            raise ShapeError(
-                self._path(),
-                f"source features {src[2]} differ from the target's {tgt[2]}",
-                expected=f"(batch, length, {tgt[2]}) for both",
-                got=src,
-            )
-        return tgt
+        return self._with_features_of(tgt, src, "source")

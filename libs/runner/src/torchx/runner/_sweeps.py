@@ -23,6 +23,7 @@ Either way each trial is the component called with its arguments, its roles carr
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -691,10 +692,37 @@ def _overall(record: SweepRecord, trials: list[TrialStatus], alive: bool) -> App
 
 def wait(runner: Runner, handle: str, interval: float = 1.0) -> SweepStatus:
     while True:
+        record = record_of(handle)
+        driver = record.driver_pid
+        if record.mode == "group" and driver is not None and driver_alive(record):
+            # The sweep cannot end while its driver lives (``_overall``): sleep until the
+            # driver exits rather than describe every trial each ``interval``.
+            _await_exit(driver, max(interval, _DRIVER_RECHECK_S))
+            continue
         st = status(runner, handle)
         if st.is_terminal():
             return st
         time.sleep(interval)
+
+
+# How long a waiter trusts a driver's pid before it looks again that the pid is still the
+# driver's (a pid is reused once its process is gone).
+_DRIVER_RECHECK_S = 1.0
+
+
+def _await_exit(pid: int, timeout: float) -> None:
+    """Sleep until process ``pid`` exits, or ``timeout`` seconds."""
+    from torchx.schedulers.local_scheduler import wait_for_exit
+
+    own = _drivers.get(pid)
+    if wait_for_exit(pid, timeout):
+        if own is not None:
+            own.poll()
+    elif own is not None:
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            own.wait(timeout)
+    else:
+        time.sleep(min(timeout, 0.05))
 
 
 def cancel(runner: Runner, handle: str, timeout: float = 60.0) -> None:

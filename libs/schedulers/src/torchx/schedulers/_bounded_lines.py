@@ -9,11 +9,19 @@ whatever the size of the file or of its lines.
 
 from __future__ import annotations
 
+import os
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import BinaryIO
 
-__all__ = ["MAX_LINE_BYTES", "READ_CHUNK_BYTES", "LineSplitter", "bounded_lines"]
+__all__ = [
+    "MAX_LINE_BYTES",
+    "READ_CHUNK_BYTES",
+    "FileLines",
+    "LineSplitter",
+    "bounded_lines",
+    "decoded_lines",
+]
 
 # The longest line given whole; longer ones come in pieces of this size.
 MAX_LINE_BYTES = 1 << 20
@@ -101,3 +109,45 @@ def bounded_lines(
             yield from splitter.flush()
             return
         time.sleep(FOLLOW_INTERVAL_S)
+
+
+def decoded_lines(chunks: Iterable[bytes]) -> Iterator[str]:
+    """The lines of a stream that arrives in chunks of bytes (a line may span several), as
+    ``LineSplitter`` cuts them, decoded as UTF-8 with bad bytes replaced."""
+    splitter = LineSplitter()
+    for chunk in chunks:
+        for _, line in splitter.feed(chunk):
+            yield line.decode("utf-8", "replace")
+    for _, piece in splitter.flush():
+        yield piece.decode("utf-8", "replace")
+
+
+class FileLines:
+    """Lines of ``path`` read from where the last read stopped, for a caller that polls the
+    file between other work (``bounded_lines`` follows it itself); a missing file reads
+    as empty.
+
+    ``new_lines`` gives the lines written since the last call, as ``LineSplitter``;
+    ``rest`` gives the unfinished last line once the writer is done.
+    """
+
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        self.path = path
+        self._pos = 0
+        self._splitter = LineSplitter()
+
+    def new_lines(self) -> Iterator[str]:
+        try:
+            f = open(self.path, "rb")  # noqa: SIM115 -- closed below, between yields too
+        except FileNotFoundError:
+            return
+        with f:
+            f.seek(self._pos)
+            while chunk := f.read(READ_CHUNK_BYTES):
+                self._pos += len(chunk)
+                for _, line in self._splitter.feed(chunk):
+                    yield line.decode("utf-8", "replace")
+
+    def rest(self) -> Iterator[str]:
+        for _, piece in self._splitter.flush():
+            yield piece.decode("utf-8", "replace")

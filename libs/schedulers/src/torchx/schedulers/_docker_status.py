@@ -5,7 +5,7 @@ calls, and this one the pure functions over what the engine returns."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Mapping
 from datetime import datetime, timezone
 from typing import Any
 
@@ -34,17 +34,6 @@ CONTAINER_STATE: dict[str, AppState] = {
 
 def _status(attrs: Mapping[str, Any]) -> str:
     return str(attrs.get("State", {}).get("Status", ""))
-
-
-def _lines(chunks: Iterable[bytes]) -> Iterator[str]:
-    pending = b""
-    for chunk in chunks:
-        pending += chunk
-        *done, pending = pending.split(b"\n")
-        for line in done:
-            yield line.decode("utf-8", "replace") + "\n"
-    if pending:
-        yield pending.decode("utf-8", "replace")
 
 
 def _stamped(line: str) -> tuple[datetime | None, str]:

@@ -21,17 +21,6 @@ from torchx.specs import (
 K = TypeVar("K")
 
 
-def iter_raw_lines(resp: Any) -> Iterator[str]:
-    pending = b""
-    for chunk in resp.stream(1024):
-        pending += chunk
-        *done, pending = pending.split(b"\n")
-        for line in done:
-            yield line.decode("utf-8", "replace") + "\n"
-    if pending:
-        yield pending.decode("utf-8", "replace")
-
-
 def untimestamp(lines: Iterable[str], until: datetime | None) -> Iterator[str]:
     for _, line in stamped(lines, until):
         yield line
@@ -43,9 +32,13 @@ def stamped(lines: Iterable[str], until: datetime | None) -> Iterator[tuple[date
     for line in lines:
         stamp, _, rest = line.partition(" ")
         t = parse_time(stamp)
-        if until is not None and t is not None and t > until.astimezone(timezone.utc):
+        if t is None:
+            # no time: a later piece of a line over MAX_LINE_BYTES (see ``decoded_lines``)
+            yield None, line
+            continue
+        if until is not None and t > until.astimezone(timezone.utc):
             return
-        yield (t.astimezone().replace(tzinfo=None) if t is not None else None), rest
+        yield t.astimezone().replace(tzinfo=None), rest
 
 
 def parse_time(text: str | None) -> datetime | None:

@@ -10,6 +10,10 @@ exactly as an app submitted alone, so every app id answers ``describe``, ``log``
 group by it).
 
 - Apps start in the order given, a new one whenever one of the K running ends.
+- This process is each app's watchdog (``_local_watchdog``): its supervisor, forked from
+  here, tells it each replica group over a pipe; should the supervisor die without
+  saying ``done``, the group kills those groups and records the app FAILED, as the
+  watchdog a supervisor started alone forks for itself would (one process fewer per app).
 - An app not started yet that someone cancelled (its ``.torchx/cancel`` marker) is
   started at once, beyond K: its supervisor sees the marker and records it CANCELLED.
 - SIGTERM or SIGINT stops the group: every app not started gets the cancel marker and is
@@ -30,8 +34,10 @@ if __name__ == "__main__":
     # As ``_local_supervisor``: run with ``-I -S``, add the directory that holds ``torchx/``.
     sys.path.append(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 
+from torchx.schedulers._local_processes import load_process_helpers, process_parent_and_start
 from torchx.schedulers._local_state_files import CANCEL_FILE, META_DIR, SUPERVISOR_LOG
 from torchx.schedulers._local_supervisor import main as supervise
+from torchx.schedulers._local_watchdog import Watchdog
 
 # How often the group looks for cancel markers of apps it has not started.
 _MARKER_CHECK_S = 1.0
@@ -49,11 +55,20 @@ def _mark(app_dir: str) -> None:
         pass  # its directory was deleted: its supervisor records that instead
 
 
+class AppWatch(Watchdog):
+    """The watchdog of one app, kept by the group (its supervisor's parent), not forked."""
+
+    def supervisor_alive(self) -> bool:
+        found = process_parent_and_start(self.supervisor)
+        return found is not None and found[1] is not None  # not reaped, not a zombie
+
+
 class Group:
     def __init__(self, parallel: int, app_dirs: list[str]) -> None:
         self.limit = parallel if parallel > 0 else len(app_dirs)
         self.pending = list(app_dirs)
         self.running: dict[int, str] = {}  # supervisor pid -> app directory
+        self.watches: dict[int, AppWatch] = {}  # pipe from a supervisor -> its watch
         self.stopping = False
         self.wake_r, self.wake_w = os.pipe()
         os.set_blocking(self.wake_r, False)
@@ -61,7 +76,8 @@ class Group:
 
     def start(self, app_dir: str) -> None:
         """Fork the app's supervisor; in the child, run it as ``_local_supervisor`` would
-        run when started on its own."""
+        run when started on its own, but with this process as its watchdog: the supervisor
+        tells it each replica group over a pipe (see ``Watchdog``)."""
         try:
             log = os.open(
                 os.path.join(app_dir, META_DIR, SUPERVISOR_LOG),
@@ -70,27 +86,36 @@ class Group:
             )
         except OSError:
             log = os.open(os.devnull, os.O_WRONLY)
+        guard_r, guard_w = os.pipe()
         sys.stdout.flush()
         sys.stderr.flush()
-        pid = os.fork()
+        try:
+            pid = os.fork()
+        except BaseException:
+            for fd in (log, guard_r, guard_w):
+                os.close(fd)
+            raise
         if pid == 0:
             code = 1
             try:
                 signal.set_wakeup_fd(-1)
                 for sig in (signal.SIGCHLD, signal.SIGTERM, signal.SIGINT):
                     signal.signal(sig, signal.SIG_DFL)
-                os.close(self.wake_r)
-                os.close(self.wake_w)
+                for fd in (self.wake_r, self.wake_w, guard_r, *self.watches):
+                    os.close(fd)
                 os.setsid()
                 os.dup2(log, 1)
                 os.dup2(log, 2)
                 os.close(log)
-                code = supervise(["_local_supervisor.py", app_dir])
+                code = supervise(["_local_supervisor.py", app_dir], guard_w)
                 sys.stdout.flush()
                 sys.stderr.flush()
             finally:
                 os._exit(code)
         os.close(log)
+        os.close(guard_w)  # the supervisor's alone: its exit closes the pipe
+        os.set_blocking(guard_r, False)
+        self.watches[guard_r] = AppWatch(guard_r, os.path.join(app_dir, META_DIR), pid)
         self.running[pid] = app_dir
 
     def stop(self) -> None:
@@ -115,10 +140,35 @@ class Group:
                 return
             self.running.pop(pid, None)
 
+    def read_watches(self, fds: list[int]) -> None:
+        """Take what supervisors told their watch. A pipe closed without ``done`` first
+        means its supervisor died: the app's groups are killed and its end recorded."""
+        for fd in fds:
+            watch = self.watches[fd]
+            while True:
+                try:
+                    data = os.read(fd, 65536)
+                except BlockingIOError:
+                    break
+                if data and not watch.feed(data):
+                    continue
+                del self.watches[fd]
+                os.close(fd)
+                if not data:
+                    try:
+                        watch.stop_all()
+                    except Exception:
+                        import traceback  # into the group's log; the other apps go on
+
+                        traceback.print_exc()
+                break
+
     def wait(self, timeout: float) -> bool:
-        """Sleep until a signal or ``timeout``; whether SIGTERM or SIGINT came."""
+        """Sleep until a signal, a supervisor's word or ``timeout``; whether SIGTERM or
+        SIGINT came."""
         stop = False
-        select.select([self.wake_r], [], [], timeout)
+        ready, _, _ = select.select([self.wake_r, *self.watches], [], [], timeout)
+        self.read_watches([fd for fd in ready if fd != self.wake_r])
         try:
             while True:
                 data = os.read(self.wake_r, 512)
@@ -134,7 +184,7 @@ class Group:
             signal.signal(sig, lambda *_: None)
         signal.set_wakeup_fd(self.wake_w, warn_on_full_buffer=False)
         next_check = 0.0
-        while self.pending or self.running:
+        while self.pending or self.running or self.watches:
             now = time.monotonic()
             if self.stopping or now >= next_check:
                 next_check = now + _MARKER_CHECK_S
@@ -156,6 +206,8 @@ def main(argv: list[str]) -> int:
     if len(argv) != 3 or not argv[1].isdigit():
         print(f"usage: {argv[0]} PARALLEL NAME < APP_DIRS", file=sys.stderr)
         return 2
+    load_process_helpers()  # once here, not in each app's supervisor; before the apps
+    # are told, while the scheduler still writes their files
     app_dirs = [line for line in sys.stdin.read().splitlines() if line]
     return Group(int(argv[1]), app_dirs).run()
 

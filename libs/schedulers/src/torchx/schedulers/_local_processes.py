@@ -108,6 +108,31 @@ def kill_recorded_groups(state: dict[str, Any]) -> list[int]:
     return hit
 
 
+def wait_for_exit(pid: int, timeout: float | None) -> bool:
+    """Sleep until process ``pid`` exits (told by the kernel through a pidfd, not by
+    polling) or ``timeout`` seconds pass; True at once if there is no such process.
+
+    False, having slept nothing, where pidfds are missing (not Linux, an old kernel):
+    the caller polls.
+    """
+    pidfd_open = getattr(os, "pidfd_open", None)
+    if pidfd_open is None:
+        return False
+    try:
+        fd = pidfd_open(pid)
+    except ProcessLookupError:
+        return True
+    except OSError:
+        return False
+    import select  # here: the supervisor, which imports this module, never waits so
+
+    try:
+        select.select([fd], [], [], timeout)
+    finally:
+        os.close(fd)
+    return True
+
+
 def which(name: str, path: str, cwd: str) -> str:
     """The executable ``name`` resolves to for a child with this PATH and directory."""
     if os.sep in name:
@@ -129,18 +154,34 @@ def signal_name(code: int | None) -> str:
 
 
 _PR_SET_CHILD_SUBREAPER = 36
+# The C library, loaded once per process (``load_process_helpers``): importing ctypes costs
+# more than all else a supervisor does to start one replica.
+_libc: Any = None
+
+
+def load_process_helpers() -> None:
+    """Load now what ``become_subreaper`` and ``raise_fd_limit`` need, so that processes
+    forked from this one (a group's supervisors) find it loaded."""
+    global _libc
+    if _libc is not None or not sys.platform.startswith("linux"):
+        return
+    try:
+        import ctypes
+        import resource  # noqa: F401 -- loaded for ``raise_fd_limit``
+
+        _libc = ctypes.CDLL(None, use_errno=True)
+    except (ImportError, OSError):
+        _libc = False
 
 
 def become_subreaper() -> bool:
     """Makes this process adopt its orphaned descendants (Linux); whether it now does."""
-    if not sys.platform.startswith("linux"):
+    load_process_helpers()
+    if not _libc:
         return False
     try:
-        import ctypes
-
-        libc = ctypes.CDLL(None, use_errno=True)
-        return bool(libc.prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0)
-    except (OSError, AttributeError):
+        return bool(_libc.prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0)
+    except AttributeError:
         return False  # orphans then go to init; trees are still killed while their leader lives
 
 

@@ -4,7 +4,6 @@ and records the end of an app whose supervisor died without a word.
 
 from __future__ import annotations
 
-import contextlib
 import os
 import re
 import subprocess
@@ -22,9 +21,7 @@ from torchx.schedulers._local_state_files import (
     STATE_FILE,
     StateFileError,
     read_data,
-    supervisor_log_hint,
-    unfinished_failed,
-    write_ending,
+    record_orphaned_end,
 )
 from torchx.specs import AppState, SpecsError
 
@@ -146,45 +143,46 @@ class LocalAppRecords:
     def record_dead_supervisor(self, app_dir: str, state: dict[str, Any]) -> dict[str, Any]:
         """The supervisor died without a word: kill its replicas' groups and say so on disk."""
         killed = kill_recorded_groups(state)
-        pid = state.get("supervisor_pid")
-        meta = os.path.join(app_dir, META_DIR)
-        msg = f"the app's supervisor (pid {pid}) ended without recording the end of the app"
-        if killed:
-            msg += f"; torchx killed the process groups of its replicas still running: {killed}"
-        msg += supervisor_log_hint(meta)
-        final = unfinished_failed(state, msg)
+        note = f"; torchx killed the process groups of its replicas still running: {killed}"
         # Recorded once, so later readers neither kill nor guess again.
-        with contextlib.suppress(OSError):
-            write_ending(meta, final)
-        return final
+        return record_orphaned_end(
+            os.path.join(app_dir, META_DIR),
+            state,
+            state.get("supervisor_pid"),
+            note if killed else "",
+        )
 
-    def list_apps(self) -> list[ListAppResponse]:
+    def links(self) -> list[os.DirEntry[str]]:
+        """The index's entries named as app ids: each a link to an app's directory."""
         try:
-            ids = sorted(os.listdir(self._index))
+            entries = list(os.scandir(self._index))
         except FileNotFoundError:
             return []
+        return [entry for entry in entries if APP_ID.match(entry.name)]
+
+    def summary(self, app_id: str, app_dir: str, linked_at: float | None = None) -> ListAppResponse:
+        """The app's line in a listing; ``linked_at`` stands in for a submission time that
+        its request does not record."""
+        try:
+            request, state = self.current_state(app_id, app_dir)
+        except AppStateError as e:
+            # One unreadable app is its own problem: it shows as UNKNOWN, with why.
+            return ListAppResponse(app_id=app_id, state=AppState.UNKNOWN, name=str(e))
+        return ListAppResponse(
+            app_id=app_id,
+            state=state_of(state.get("state", "UNKNOWN")),
+            name=request.get("app", {}).get("name", ""),
+            submitted_at=when(request.get("submitted_at")) or when(linked_at),
+            started_at=when(state.get("started_at")),
+            ended_at=when(state.get("ended_at")),
+        )
+
+    def list_apps(self) -> list[ListAppResponse]:
         out = []
-        for app_id in ids:
-            app_dir = self.app_dir(app_id) if APP_ID.match(app_id) else None
-            if app_dir is None:
-                continue
-            try:
-                request, state = self.current_state(app_id, app_dir)
-            except AppStateError as e:
-                # One unreadable app is its own problem: it shows as UNKNOWN, with why.
-                out.append(ListAppResponse(app_id=app_id, state=AppState.UNKNOWN, name=str(e)))
-                continue
-            submitted = request.get("submitted_at")
-            out.append(
-                ListAppResponse(
-                    app_id=app_id,
-                    state=state_of(state.get("state", "UNKNOWN")),
-                    name=request.get("app", {}).get("name", ""),
-                    submitted_at=datetime.fromtimestamp(submitted) if submitted else None,
-                    started_at=when(state.get("started_at")),
-                    ended_at=when(state.get("ended_at")),
-                )
-            )
+        for app_id in sorted(entry.name for entry in self.links()):
+            app_dir = self.app_dir(app_id)
+            if app_dir is not None:
+                out.append(self.summary(app_id, app_dir))
         out.sort(key=lambda r: r.submitted_at or datetime.min)
         return out
 

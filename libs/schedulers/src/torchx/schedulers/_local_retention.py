@@ -14,25 +14,17 @@ from datetime import datetime
 
 from torchx.schedulers._api import ListAppResponse
 from torchx.schedulers._local_records import (
-    APP_ID,
     AppStateError,
     LocalAppRecords,
     state_of,
-    when,
 )
 from torchx.schedulers._local_state_files import META_DIR, REQUEST_FILE, read_data
-from torchx.specs import AppState, is_terminal
+from torchx.specs import is_terminal
 
 
 def _links_newest_first(records: LocalAppRecords) -> list[tuple[float, str]]:
-    try:
-        entries = list(os.scandir(records.index))
-    except FileNotFoundError:
-        return []
     found = []
-    for entry in entries:
-        if not APP_ID.match(entry.name):
-            continue
+    for entry in records.links():
         try:
             found.append((entry.stat(follow_symlinks=False).st_mtime, entry.name))
         except FileNotFoundError:
@@ -50,22 +42,8 @@ def iter_newest(
         if limit is not None and linked_at < limit:
             return
         app_dir = records.app_dir(app_id)
-        if app_dir is None:
-            continue
-        try:
-            request, state = records.current_state(app_id, app_dir)
-        except AppStateError as e:
-            # One unreadable app is its own problem: it shows as UNKNOWN, with why.
-            yield ListAppResponse(app_id=app_id, state=AppState.UNKNOWN, name=str(e))
-            continue
-        yield ListAppResponse(
-            app_id=app_id,
-            state=state_of(state.get("state", "UNKNOWN")),
-            name=request.get("app", {}).get("name", ""),
-            submitted_at=when(request.get("submitted_at")) or datetime.fromtimestamp(linked_at),
-            started_at=when(state.get("started_at")),
-            ended_at=when(state.get("ended_at")),
-        )
+        if app_dir is not None:
+            yield records.summary(app_id, app_dir, linked_at)
 
 
 def prune(records: LocalAppRecords, ended_before: datetime) -> list[str]:

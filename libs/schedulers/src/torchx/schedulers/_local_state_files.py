@@ -195,6 +195,24 @@ def unfinished_failed(state: dict[str, Any], msg: str) -> dict[str, Any]:
     }
 
 
+def record_orphaned_end(
+    meta: str, state: dict[str, Any], supervisor_pid: object, killed: str
+) -> dict[str, Any]:
+    """Record in ``meta`` that the app's supervisor ended without recording the end of the
+    app: ``state`` ended FAILED (see ``unfinished_failed``), ``killed`` saying what became
+    of the replicas still running. Returns that last state, written or not."""
+    msg = (
+        f"the app's supervisor (pid {supervisor_pid}) ended without recording the end "
+        f"of the app{killed}{supervisor_log_hint(meta)}"
+    )
+    final = unfinished_failed(state, msg)
+    try:  # noqa: SIM105 -- contextlib stays unimported (see the module docstring)
+        write_ending(meta, final)
+    except OSError:
+        pass  # the app directory is gone: the replicas' groups are killed all the same
+    return final
+
+
 def told_to_go() -> bool:
     """Whether the scheduler wrote ``GO`` to stdin (its files are written), not just closed it."""
     got = b""

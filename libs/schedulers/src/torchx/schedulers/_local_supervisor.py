@@ -7,7 +7,8 @@ library (so do the ``_local_*`` modules it imports), so it starts in millisecond
   a watchdog it forked at start (``_local_watchdog``) each new group: should the supervisor
   die, even by SIGKILL, the watchdog kills every group, so no replica outlives it. (A
   parent-death signal set in each child would need a Python fork per replica, which
-  measured about three times the cost of posix_spawn for 256 replicas.)
+  measured about three times the cost of posix_spawn for 256 replicas.) The apps of a
+  group (``_local_group``) are watched by the group's process instead, which forked them.
 - copies each replica's stdout and stderr into
   ``APP_DIR/<role>/<k>/{stdout,stderr,combined}.log`` and records when each chunk
   arrived (``.times``), so logs can be cut by time;
@@ -97,7 +98,7 @@ LINUX = sys.platform.startswith("linux")
 
 
 class Supervisor:
-    def __init__(self, app_dir: str) -> None:
+    def __init__(self, app_dir: str, guard_w: int | None = None) -> None:
         self.app_dir = app_dir
         self.meta = os.path.join(app_dir, META_DIR)
         meta_stat = os.stat(self.meta)
@@ -125,7 +126,8 @@ class Supervisor:
         self.log_error = ""  # why output could not be written, once it could not
         self.next_housekeeping = time.monotonic() + HOUSEKEEPING_INTERVAL
         self.guard_pid: int | None = None
-        self.guard_w: int | None = None
+        # given: the pipe to a watchdog already there (a group's process watches its apps)
+        self.guard_w: int | None = guard_w
         self.subreaper = False
         self.last_write = 0.0
         self.dirty = True
@@ -145,7 +147,8 @@ class Supervisor:
     # -- setup ------------------------------------------------------------------------
 
     def install(self) -> None:
-        self._start_watchdog()
+        if self.guard_w is None:
+            self._start_watchdog()
         # Python's C handler writes each signal's number to the wakeup fd, which wakes the
         # select below; the Python-level handlers need not do anything.
         for sig in (signal.SIGCHLD, signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGUSR1):
@@ -644,11 +647,9 @@ class Supervisor:
 
     def run(self) -> int:
         self.install()
-        # Record the pid first, then look for the marker: a canceller that wrote the
-        # marker before the pid existed is seen here; one that came later signals us.
-        self.write_state(force=True)
-        if os.path.exists(os.path.join(self.meta, CANCEL_FILE)):
-            self.cancel_requested = True
+        marker = os.path.join(self.meta, CANCEL_FILE)
+        if os.path.exists(marker):
+            self.cancel_requested = True  # cancelled before it started: nothing starts
         else:
             for r in self.replicas:
                 self.spawn(r)
@@ -656,7 +657,13 @@ class Supervisor:
                     break
             self._reap()  # replicas that already ended need no start token in the state
             self.state = "RUNNING"
-            self.write_state(force=True)
+        # One write records the pid and the replicas' groups (each replacing write of the
+        # state costs a flush of its data), then the marker is looked for again: a
+        # canceller that wrote it before the pid was recorded is seen here; one that came
+        # later signals us.
+        self.write_state(force=True)
+        if os.path.exists(marker):
+            self.cancel_requested = True
         while True:
             if not self.cancel_requested:
                 while self.exited and self.state != "FAILED":
@@ -748,14 +755,16 @@ class Supervisor:
             write_atomic(os.path.join(self.app_dir, CLOSED_MARKER), marker)
 
 
-def main(argv: list[str]) -> int:
+def main(argv: list[str], guard_w: int | None = None) -> int:
+    """Supervise the app named by ``argv``; ``guard_w``: the write end of a pipe to a
+    watchdog that the caller runs (``_local_group``), instead of forking one."""
     if len(argv) == 3 and argv[2] == GO_ON_STDIN:
         if not told_to_go():
             return 0  # the submission failed: there is nothing to run
     elif len(argv) != 2:
         print(f"usage: {argv[0]} APP_DIR [{GO_ON_STDIN}]", file=sys.stderr)
         return 2
-    supervisor = Supervisor(argv[1])
+    supervisor = Supervisor(argv[1], guard_w)
     try:
         return supervisor.run()
     except BaseException as e:

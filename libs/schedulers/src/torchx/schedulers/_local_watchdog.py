@@ -14,9 +14,7 @@ from torchx.schedulers._local_state_files import (
     STATE_FILE,
     StateFileError,
     read_data,
-    supervisor_log_hint,
-    unfinished_failed,
-    write_ending,
+    record_orphaned_end,
 )
 
 TYPE_CHECKING = False
@@ -52,6 +50,22 @@ class Watchdog:
         self.meta = meta
         self.supervisor = supervisor
         self.groups: list[dict[str, Any]] = []
+        self.pending = b""  # the start of a line not yet whole
+
+    def feed(self, data: bytes) -> bool:
+        """Take what the supervisor wrote to the pipe; whether it said ``done``."""
+        self.pending += data
+        *lines, self.pending = self.pending.split(b"\n")
+        for line in lines:
+            if line == GUARD_DONE.strip():
+                return True
+            pid = int(line[1:])
+            self.groups.append({"pgid": pid, "start": self.start_of(pid)})
+        return False
+
+    def supervisor_alive(self) -> bool:
+        """Whether the supervisor still runs: this process, its child, is not adopted yet."""
+        return os.getppid() == self.supervisor
 
     def run(self) -> None:
         # Only the supervisor's end (the pipe's close) matters; a stray signal does not.
@@ -63,7 +77,6 @@ class Watchdog:
             pass  # the supervisor did it first
         if os.getppid() != self.supervisor:
             return self.stop_all()
-        pending = b""
         while True:
             try:
                 data = os.read(self.fd, 65536)
@@ -71,13 +84,8 @@ class Watchdog:
                 continue
             if not data:
                 break
-            pending += data
-            *lines, pending = pending.split(b"\n")
-            for line in lines:
-                if line == GUARD_DONE.strip():
-                    return None
-                pid = int(line[1:])
-                self.groups.append({"pgid": pid, "start": self.start_of(pid)})
+            if self.feed(data):
+                return None
             # Reading in batches: a reader blocked on the pipe would be woken (and the
             # supervisor slowed) by each replica's line while hundreds start.
             time.sleep(READ_PAUSE_S)
@@ -92,7 +100,7 @@ class Watchdog:
         if found is None:
             return ENDED
         parent, token = found
-        if token is None or (parent != self.supervisor and os.getppid() == self.supervisor):
+        if token is None or (parent != self.supervisor and self.supervisor_alive()):
             return ENDED
         return token
 
@@ -105,13 +113,9 @@ class Watchdog:
             state = {}
         if state.get("state") not in (None, "PENDING", "RUNNING"):
             return  # the supervisor recorded its own end (an emergency stop)
-        msg = (
-            f"the app's supervisor (pid {self.supervisor}) ended without recording the end "
-            f"of the app; its watchdog killed the replica process groups {killed}"
-            f"{supervisor_log_hint(self.meta)}"
+        record_orphaned_end(
+            self.meta,
+            state,
+            self.supervisor,
+            f"; its watchdog killed the replica process groups {killed}",
         )
-        final = unfinished_failed(state, msg)
-        try:  # noqa: SIM105 -- as above, no contextlib here
-            write_ending(self.meta, final)
-        except OSError:
-            pass  # the app directory is gone: the groups are killed all the same

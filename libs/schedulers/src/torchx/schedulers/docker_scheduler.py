@@ -33,6 +33,7 @@ from torchx.schedulers._api import (
     Scheduler,
     Stream,
 )
+from torchx.schedulers._bounded_lines import decoded_lines
 from torchx.schedulers._container_rules import (
     check_image_repo,
     checked_roles,
@@ -62,7 +63,6 @@ from torchx.schedulers._docker_status import (
     LABEL_ROLE,
     LABEL_VERSION,
     _describe,
-    _lines,
     _parse_time,
     _stamped,
     _status,
@@ -619,11 +619,11 @@ class DockerScheduler(DockerWorkspaceMixin, Scheduler[DockerRequest]):
         return out
 
     def _replica_log(self, request: LogRequest) -> Iterable[str]:
-        return _lines(self._explained(self._log_chunks(request, timestamps=False)))
+        return decoded_lines(self._explained(self._log_chunks(request, timestamps=False)))
 
     def _replica_log_timed(self, request: LogRequest) -> Iterable[tuple[datetime | None, str]]:
         chunks = self._explained(self._log_chunks(request, timestamps=True))
-        return (_stamped(line) for line in _lines(chunks))
+        return (_stamped(line) for line in decoded_lines(chunks))
 
     def _log_chunks(self, request: LogRequest, timestamps: bool) -> Iterator[bytes]:
         role_name, k, stream = request.role_name, request.k, request.stream

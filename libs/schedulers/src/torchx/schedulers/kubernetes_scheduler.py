@@ -38,6 +38,7 @@ from torchx.schedulers._api import (
     Scheduler,
     Stream,
 )
+from torchx.schedulers._bounded_lines import decoded_lines
 from torchx.schedulers._container_rules import (
     check_image,
     to_dns_label,
@@ -75,7 +76,6 @@ from torchx.schedulers._kubernetes_status import (
     VOLCANO_STATES,
     describe_batch,
     describe_volcano,
-    iter_raw_lines,
     parse_time,
     stamped,
     untimestamp,
@@ -530,7 +530,7 @@ class KubernetesScheduler(DockerWorkspaceMixin, Scheduler[KubernetesRequest]):
                 lines: Iterable[str] = (
                     (ln.decode("utf-8", "replace") + "\n" for ln in resp.stream_lines())
                     if hasattr(resp, "stream_lines")
-                    else iter_raw_lines(resp)
+                    else decoded_lines(resp.stream(1024))
                 )
             else:
                 text = core.read_namespaced_pod_log(pod_name, namespace, **kwargs)

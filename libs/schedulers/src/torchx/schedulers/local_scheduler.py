@@ -73,7 +73,7 @@ from torchx.schedulers._local_images import (
     join_path,
     resolve_entrypoint,
 )
-from torchx.schedulers._local_processes import kill_recorded_groups
+from torchx.schedulers._local_processes import kill_recorded_groups, wait_for_exit
 from torchx.schedulers._local_records import (
     APP_ID,
     AppStateError,
@@ -150,6 +150,7 @@ __all__ = [
     "default_state_dir",
     "split_gpus",
     "visible_gpus",
+    "wait_for_exit",
 ]
 
 BACKEND = "local_cwd"
@@ -438,7 +439,19 @@ class LocalScheduler(Scheduler[LocalRequest]):
         """Submit the apps as ONE supervised group: one process (``_local_group``, named
         ``name`` on its command line) runs at most ``parallel`` of them at once (0: all),
         each supervised as an app of its own, so every app id works as ``schedule``'s do.
-        Every app's files are written first, or none; returns the group's process."""
+        Every app's files are written first, or none; returns the group's process.
+
+        The group is started first and told the apps once all their files are written:
+        its interpreter starts meanwhile (as ``schedule`` does with a supervisor)."""
+        with open(log_path, "ab") as log:
+            group = subprocess.Popen(
+                [sys.executable, "-I", "-S", GROUP_SCRIPT, str(parallel), name],
+                stdin=subprocess.PIPE,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+                close_fds=True,
+            )
         made: list[LocalRequest] = []
         try:
             for info in dryrun_infos:
@@ -446,21 +459,12 @@ class LocalScheduler(Scheduler[LocalRequest]):
                 meta = self._make_app_dir(req)
                 made.append(req)
                 try:
-                    with open(os.path.join(meta, SUPERVISOR_LOG), "ab"):
-                        pass
+                    # (each app's supervisor.log is made by the group when it starts it)
                     self._write_app_files(req, meta)
                 except OSError as e:
                     raise self._write_failed(req, str(e.filename or meta), e) from None
-            with open(log_path, "ab") as log:
-                group = subprocess.Popen(
-                    [sys.executable, "-I", "-S", GROUP_SCRIPT, str(parallel), name],
-                    stdin=subprocess.PIPE,
-                    stdout=log,
-                    stderr=subprocess.STDOUT,
-                    start_new_session=True,
-                    close_fds=True,
-                )
         except BaseException:
+            _call_off(group)  # told no app: it exits at once
             for req in made:
                 self._forget_half_made(req)
             raise
@@ -562,20 +566,9 @@ class LocalScheduler(Scheduler[LocalRequest]):
             return False
         if own is None and self._records.supervisor_alive(app_id, state) is False:
             return True
-        pidfd_open = getattr(os, "pidfd_open", None)
-        if pidfd_open is None:
+        if not wait_for_exit(int(pid), timeout):
             time.sleep(0.01 if timeout is None else min(0.01, timeout))
             return True
-        import select
-
-        try:
-            fd = pidfd_open(int(pid))
-        except ProcessLookupError:
-            return True
-        try:
-            select.select([fd], [], [], timeout)
-        finally:
-            os.close(fd)
         if own is not None:
             own.poll()
         return True
@@ -681,7 +674,8 @@ class LocalScheduler(Scheduler[LocalRequest]):
 
 
 def _call_off(supervisor: subprocess.Popen[bytes] | None) -> None:
-    """End a supervisor not yet told ``GO``: closed without it, it exits having touched nothing."""
+    """End a supervisor not yet told ``GO``, or a group not yet told its apps: its stdin
+    closed without them, it exits having touched nothing."""
     if supervisor is None:
         return
     if supervisor.stdin is not None:

@@ -14,18 +14,16 @@ tasks accounting has not recorded yet, or when it is off).
 from __future__ import annotations
 
 import re
-import subprocess
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 
 from torchx.schedulers._slurm_parse import app_state, exit_code
 from torchx.schedulers._slurm_script import array_script, make_script, role_functions, script_shape
-from torchx.schedulers.slurm_scheduler import SlurmBatchRequest, SlurmError
+from torchx.schedulers.slurm_scheduler import SlurmBatchRequest, SlurmError, _run
 from torchx.specs import AppDef, AppDryRunInfo, AppState, SpecsError, validate_app
 
 _TASK = re.compile(r"^(?P<job>\d+)_(?P<index>\d+)$")
 _PENDING_RANGE = re.compile(r"^(?P<job>\d+)_\[(?P<ranges>[^\]]*)\]$")
-_TIMEOUT = 60
 
 
 @dataclass(frozen=True)
@@ -107,15 +105,6 @@ def array_request(
     info.cfg = first.cfg
     info.scheduler = first.scheduler
     return info
-
-
-def _run(argv: list[str]) -> subprocess.CompletedProcess[str]:
-    try:
-        return subprocess.run(argv, capture_output=True, text=True, timeout=_TIMEOUT, check=False)
-    except FileNotFoundError:
-        raise SlurmError(
-            f"{argv[0]} not found: the slurm scheduler needs Slurm's commands on PATH"
-        ) from None
 
 
 def max_array_size() -> int | None:

@@ -29,8 +29,8 @@ from torchx.schedulers._api import (
     Scheduler,
     Stream,
 )
+from torchx.schedulers._bounded_lines import FileLines
 from torchx.schedulers._errors import SchedulerError, check_params
-from torchx.schedulers._file_lines import FileLines
 from torchx.schedulers._slurm_parse import _STATES as _SLURM_STATES
 from torchx.schedulers._slurm_parse import (
     SACCT_FIELDS,

@@ -20,7 +20,7 @@ from torchx.specs._app import AppDef
 from torchx.specs._arg_types import _SCALARS, PYTHON_ONLY, ArgType, _arg_type, convert_arg
 from torchx.specs._component_argv import ParsedArgs, apply_defaults, read_argv
 from torchx.specs._docstring import parse_docstring
-from torchx.specs._errors import SpecsError, closest
+from torchx.specs._errors import SpecsError, _ProblemsError, closest
 
 
 class _Required:
@@ -60,17 +60,14 @@ class ComponentProblem:
         return f"{self.file}:{self.line}: {self.message}"
 
 
-class ComponentValidationError(SpecsError):
+class ComponentValidationError(_ProblemsError):
     """A function that cannot be a component; ``problems`` says where and why."""
 
     def __init__(self, name: str, problems: list[ComponentProblem]) -> None:
         self.problems = problems
-        ValueError.__init__(
-            self,
-            f"{name} is not a valid component:\n" + "\n".join(f"  {p}" for p in problems),
-        )
-        self.field, self.value = "component", name
-        self.expected = "; ".join(p.message for p in problems)
+        heading = f"{name} is not a valid component:"
+        lines = [str(p) for p in problems]
+        super().__init__("component", name, heading, lines, "; ".join(p.message for p in problems))
 
 
 def _location(fn: Callable[..., Any]) -> tuple[str, int]:

@@ -16,6 +16,18 @@ class SpecsError(ValueError):
         super().__init__(f"{field}: got {value!r}; {expected}")
 
 
+class _ProblemsError(SpecsError):
+    """Every problem found in one value at once, one per line of the message; ``expected``
+    joins them on one line."""
+
+    def __init__(
+        self, field: str, value: str, heading: str, lines: list[str], expected: str
+    ) -> None:
+        # not SpecsError.__init__: its message is one line about one field
+        ValueError.__init__(self, heading + "".join(f"\n  {line}" for line in lines))
+        self.field, self.value, self.expected = field, value, expected
+
+
 def closest(name: str, choices: list[str] | tuple[str, ...] | set[str], n: int = 3) -> str:
     """The end of an error message about an unknown name: "did you mean 'x'?" for near
     matches, else the known names (the first 12). Public so that every torchx package words

@@ -7,7 +7,7 @@ import re
 from collections.abc import Mapping
 
 from torchx.specs._app import MISSING, AppDef, Resource, RetryPolicy, Role
-from torchx.specs._errors import SpecsError
+from torchx.specs._errors import _ProblemsError
 
 # Names end up in process titles, log directories, Slurm job names and Kubernetes
 # objects: letters, digits, '-', '_' and '.', starting with a letter or digit.
@@ -17,16 +17,15 @@ MAX_NAME_LEN = 63
 ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 
-class AppDefError(SpecsError):
+class AppDefError(_ProblemsError):
     """An AppDef that no scheduler should accept; ``problems`` lists each issue."""
 
     def __init__(self, app_name: str, problems: list[str]) -> None:
         self.problems = problems
-        ValueError.__init__(
-            self,
-            f"app {app_name!r} is not valid:\n" + "\n".join(f"  - {p}" for p in problems),
+        heading = f"app {app_name!r} is not valid:"
+        super().__init__(
+            "app", app_name, heading, [f"- {p}" for p in problems], "; ".join(problems)
         )
-        self.field, self.value, self.expected = "app", app_name, "; ".join(problems)
 
 
 def _name_problem(field: str, name: object) -> str | None:

@@ -29,13 +29,12 @@ import json
 import os
 import re
 import time
-from collections.abc import Mapping
 
 from torchx.runtime.tracking._stores import DocumentStore, store_for
 
-from ._base import TrackerArtifact, TrackerBase, TrackerSource
+from ._base import TrackerArtifact, TrackerSource
 from ._errors import CorruptRecordError, TrackerConfigError
-from ._records import json_mapping, text
+from ._records import CheckedTracker
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -99,7 +98,7 @@ def _stamp() -> str:
     return f"{time.time_ns():020d}-{os.urandom(6).hex()}"
 
 
-class FsspecTracker(TrackerBase):
+class FsspecTracker(CheckedTracker):
     """A tracker on an fsspec filesystem ``fs`` under folder ``root_dir``.
 
     ``experiment`` groups the runs this tracker records (default: the variable
@@ -144,45 +143,23 @@ class FsspecTracker(TrackerBase):
         self._announce(run_id)
         self._write(f"{self._run_dir(run_id)}/{category}/{_stamp()}{_SUFFIX}", record)
 
-    def add_metadata(self, run_id: str, **kwargs: object) -> None:
-        run_id = str(text("run_id", run_id))
-        metadata = json_mapping("metadata", kwargs)
-        if metadata:
-            self._append(run_id, "metadata", {"metadata": metadata})
+    def _store_metadata(self, run_id: str, metadata: dict[str, object]) -> None:
+        self._append(run_id, "metadata", {"metadata": metadata})
 
-    def add_artifact(
-        self,
-        run_id: str,
-        name: str,
-        path: str,
-        metadata: Mapping[str, object] | None = None,
-    ) -> None:
-        run_id = str(text("run_id", run_id))
-        record: dict[str, object] = {
-            "name": text("artifact name", name),
-            "path": text(f"artifact {name!r} path", path),
-            "metadata": None
-            if metadata is None
-            else json_mapping(f"artifact {name!r} metadata", metadata),
-        }
-        self._append(run_id, "artifacts", record)
+    def _store_artifact(self, run_id: str, artifact: TrackerArtifact) -> None:
+        self._append(run_id, "artifacts", artifact.to_dict())
 
-    def add_source(self, run_id: str, source_id: str, artifact_name: str | None = None) -> None:
-        run_id = str(text("run_id", run_id))
-        source_id = str(text("source_id", source_id))
-        artifact_name = text("artifact_name", artifact_name, optional=True)
+    def _store_source(self, run_id: str, source: TrackerSource) -> None:
         self._announce(run_id)
         # one name per (source, artifact), so the replicas of an app make one record;
         # the reader goes by the record's content, not by this name
+        source_id, artifact_name = source.source_run_id, source.artifact_name
         name = encode_run_id(source_id)
         if artifact_name is not None:
             name += "." + encode_run_id(artifact_name)
         if len(name) + len(_SUFFIX) > MAX_NAME:
             name = bounded_name(f"{source_id}\0{artifact_name or ''}", limit=0)
-        self._write(
-            f"{self._run_dir(run_id)}/sources/{name}{_SUFFIX}",
-            {"source_run_id": source_id, "artifact_name": artifact_name},
-        )
+        self._write(f"{self._run_dir(run_id)}/sources/{name}{_SUFFIX}", source.to_dict())
 
     # -- reading ------------------------------------------------------------------
 
@@ -281,14 +258,7 @@ class FsspecTracker(TrackerBase):
     def run_ids(self, **kwargs: str) -> list[str]:
         """Recorded run ids, sorted. Filters: ``parent_run_id`` (runs with that source),
         ``experiment`` (runs recorded under that experiment)."""
-        unknown = set(kwargs) - {"parent_run_id", "experiment"}
-        if unknown:
-            raise TrackerConfigError(
-                "run_ids filter",
-                sorted(unknown)[0],
-                "FsspecTracker filters by parent_run_id and experiment",
-            )
-        parent, experiment = kwargs.get("parent_run_id"), kwargs.get("experiment")
+        parent, experiment = self._run_filters(kwargs)
         out = []
         for run_id, folder in self._run_folders():
             if experiment is not None and self._experiment_of(folder) != experiment:

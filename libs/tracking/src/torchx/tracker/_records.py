@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import abc
 import math
 from collections.abc import Mapping
 
-from ._errors import InvalidRecordError
+from ._base import TrackerArtifact, TrackerBase, TrackerSource
+from ._errors import InvalidRecordError, TrackerConfigError
 
 _FIX = "use str, int, float, bool, None, lists and str-keyed dicts of them"
 
@@ -41,3 +43,65 @@ def text(field: str, value: object, *, optional: bool = False) -> str | None:
     if not isinstance(value, str) or not value:
         raise InvalidRecordError(field, value, "give a non-empty str")
     return value
+
+
+class CheckedTracker(TrackerBase):
+    """A backend that checks every record the same way before it writes anything.
+
+    ``add_metadata``, ``add_artifact`` and ``add_source`` refuse a bad argument with
+    InvalidRecordError, naming the field, and hand what passed to one hook each; so a
+    record one backend takes, every backend takes, and each backend only stores it.
+    """
+
+    def add_metadata(self, run_id: str, **kwargs: object) -> None:
+        checked_id = str(text("run_id", run_id))
+        metadata = json_mapping("metadata", kwargs)
+        if metadata:
+            self._store_metadata(checked_id, metadata)
+
+    def add_artifact(
+        self,
+        run_id: str,
+        name: str,
+        path: str,
+        metadata: Mapping[str, object] | None = None,
+    ) -> None:
+        checked_id = str(text("run_id", run_id))
+        artifact = TrackerArtifact(
+            str(text("artifact name", name)),
+            str(text(f"artifact {name!r} path", path)),
+            None if metadata is None else json_mapping(f"artifact {name!r} metadata", metadata),
+        )
+        self._store_artifact(checked_id, artifact)
+
+    def add_source(self, run_id: str, source_id: str, artifact_name: str | None = None) -> None:
+        checked_id = str(text("run_id", run_id))
+        source = TrackerSource(
+            str(text("source_id", source_id)),
+            text("artifact_name", artifact_name, optional=True),
+        )
+        self._store_source(checked_id, source)
+
+    def _run_filters(self, filters: Mapping[str, str]) -> tuple[str | None, str | None]:
+        """``(parent_run_id, experiment)`` of a ``run_ids`` call, the filters every backend
+        here takes; TrackerConfigError for any other."""
+        unknown = set(filters) - {"parent_run_id", "experiment"}
+        if unknown:
+            raise TrackerConfigError(
+                "run_ids filter",
+                sorted(unknown)[0],
+                f"{type(self).__name__} filters by parent_run_id and experiment",
+            )
+        return filters.get("parent_run_id"), filters.get("experiment")
+
+    @abc.abstractmethod
+    def _store_metadata(self, run_id: str, metadata: dict[str, object]) -> None:
+        """Keep ``metadata`` (JSON values, at least one key) for ``run_id``."""
+
+    @abc.abstractmethod
+    def _store_artifact(self, run_id: str, artifact: TrackerArtifact) -> None:
+        """Keep ``artifact`` (its metadata JSON values, or None) for ``run_id``."""
+
+    @abc.abstractmethod
+    def _store_source(self, run_id: str, source: TrackerSource) -> None:
+        """Keep ``source`` for ``run_id``."""

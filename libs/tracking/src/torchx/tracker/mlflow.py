@@ -34,7 +34,7 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from ._base import TrackerArtifact, TrackerBase, TrackerSource
+from ._base import TrackerArtifact, TrackerSource
 from ._environ import (
     ENV_TORCHX_JOB_ID,
     ENV_TORCHX_SWEEP_ARGS,
@@ -42,7 +42,7 @@ from ._environ import (
     ENV_TORCHX_SWEEP_INDEX,
 )
 from ._errors import InvalidRecordError, TrackerConfigError
-from ._records import json_mapping, text
+from ._records import CheckedTracker
 from ._store_lock import store_lock, store_setup_lock
 
 TAG_ARTIFACT_MD_PREFIX = "torchx.artifact.metadata"
@@ -81,7 +81,7 @@ def _tag_text(value: object) -> str:
     return value if isinstance(value, str) else json.dumps(value)
 
 
-class MLflowTracker(TrackerBase):
+class MLflowTracker(CheckedTracker):
     """Records torchx runs in MLflow experiment ``experiment_name`` at ``tracking_uri``.
 
     ``experiment_name`` defaults to ``default-experiment/<user>/<host>`` and is created
@@ -257,18 +257,15 @@ class MLflowTracker(TrackerBase):
                 tags=[RunTag(k, v) for k, v in tags.items()],
             )
 
-    def add_metadata(self, run_id: str, **kwargs: object) -> None:
-        run_name = str(text("run_id", run_id))
-        metadata = json_mapping("metadata", kwargs)
+    def _store_metadata(self, run_id: str, metadata: dict[str, object]) -> None:
         for key in metadata:
             _check_tag_name("metadata key", key)
-        if metadata:
-            numbers = {
-                k: float(v)
-                for k, v in metadata.items()
-                if isinstance(v, (int, float)) and not isinstance(v, bool)
-            }
-            self._set_tags(run_name, {k: _tag_text(v) for k, v in metadata.items()}, numbers)
+        numbers = {
+            k: float(v)
+            for k, v in metadata.items()
+            if isinstance(v, (int, float)) and not isinstance(v, bool)
+        }
+        self._set_tags(run_id, {k: _tag_text(v) for k, v in metadata.items()}, numbers)
 
     def metadata(self, run_id: str) -> dict[str, object]:
         """The run's tags, less MLflow's own (``mlflow.*``) and torchx's (``torchx.*``)."""
@@ -276,18 +273,10 @@ class MLflowTracker(TrackerBase):
             k: v for k, v in self._tags(run_id).items() if not k.startswith(("mlflow.", "torchx."))
         }
 
-    def add_artifact(
-        self,
-        run_id: str,
-        name: str,
-        path: str,
-        metadata: Mapping[str, object] | None = None,
-    ) -> None:
-        run_name = str(text("run_id", run_id))
-        _check_tag_name("artifact name", str(text("artifact name", name)))
-        text(f"artifact {name!r} path", path)
-        md = None if metadata is None else json_mapping(f"artifact {name!r} metadata", metadata)
-        mlflow_run_id = self.get_run_id(run_name)
+    def _store_artifact(self, run_id: str, artifact: TrackerArtifact) -> None:
+        name, path = artifact.name, artifact.path
+        _check_tag_name("artifact name", name)
+        mlflow_run_id = self.get_run_id(run_id)
         stored = path
         if os.path.isfile(path) or os.path.isdir(path):
             artifact_uri = self.client.get_run(mlflow_run_id).info.artifact_uri
@@ -298,8 +287,8 @@ class MLflowTracker(TrackerBase):
                 else:
                     self.client.log_artifacts(mlflow_run_id, path, artifact_path=name)
                     stored = f"{artifact_uri}/{name}"
-        record = {"version": 1, "path": stored, "source_path": path, "metadata": md}
-        self._set_tags(run_name, {ARTIFACT_TAG + name: json.dumps(record)})
+        record = {"version": 1, "path": stored, "source_path": path, "metadata": artifact.metadata}
+        self._set_tags(run_id, {ARTIFACT_TAG + name: json.dumps(record)})
 
     def artifacts(self, run_id: str) -> dict[str, TrackerArtifact]:
         found: dict[str, TrackerArtifact] = {}
@@ -311,13 +300,10 @@ class MLflowTracker(TrackerBase):
             found[name] = TrackerArtifact(name, record["path"], record.get("metadata"))
         return found
 
-    def add_source(self, run_id: str, source_id: str, artifact_name: str | None = None) -> None:
-        run_name = str(text("run_id", run_id))
-        source = str(text("source_id", source_id))
-        artifact = text("artifact_name", artifact_name, optional=True)
-        digest = hashlib.sha256(json.dumps([source, artifact]).encode()).hexdigest()[:16]
-        record = json.dumps({"source_run_id": source, "artifact_name": artifact})
-        self._set_tags(run_name, {SOURCE_TAG + digest: record})
+    def _store_source(self, run_id: str, source: TrackerSource) -> None:
+        identity = json.dumps([source.source_run_id, source.artifact_name])
+        digest = hashlib.sha256(identity.encode()).hexdigest()[:16]
+        self._set_tags(run_id, {SOURCE_TAG + digest: json.dumps(source.to_dict())})
 
     def sources(self, run_id: str, artifact_name: str | None = None) -> list[TrackerSource]:
         return _sources_in(self._tags(run_id), artifact_name)
@@ -325,22 +311,13 @@ class MLflowTracker(TrackerBase):
     def run_ids(self, **kwargs: str) -> list[str]:
         """Run names in the experiment (or in ``experiment=NAME``), sorted; with
         ``parent_run_id``, only the runs that name it as a source."""
-        unknown = set(kwargs) - {"parent_run_id", "experiment"}
-        if unknown:
-            raise TrackerConfigError(
-                "run_ids filter",
-                sorted(unknown)[0],
-                "MLflowTracker filters by parent_run_id and experiment",
-            )
+        parent, experiment = self._run_filters(kwargs)
         experiment_ids = self._experiment_ids
-        if kwargs.get("experiment"):
-            experiment_ids = [
-                str(e.experiment_id) for e in self._experiments_named(kwargs["experiment"])
-            ]
+        if experiment:
+            experiment_ids = [str(e.experiment_id) for e in self._experiments_named(experiment)]
             if not experiment_ids:
                 return []
         runs = self.client.search_runs(experiment_ids, max_results=50000)
-        parent = kwargs.get("parent_run_id")
         names = set()
         for run in runs:
             if parent is not None and not any(
