@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import copy
 import inspect
-from pathlib import Path
 from typing import Any
 
 import pytest
 
 pytest.importorskip("kubernetes")
+
+from torchx_test_fixtures_kubernetes import wait_until  # loaded by the root conftest
 
 from torchx.runner import Sweep, get_runner
 from torchx.schedulers.kubernetes_indexed import (
@@ -24,19 +25,6 @@ from torchx.schedulers.kubernetes_indexed import (
     LABEL_SWEEP_INDEX,
 )
 from torchx.schedulers.kubernetes_scheduler import LABEL_APP_ID, KubernetesScheduler
-
-
-@pytest.fixture
-def state(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    monkeypatch.chdir(tmp_path)  # no .torchxconfig of the checkout
-    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
-    return tmp_path
-
-
-def _wait(what: str, check: Any, timeout: float = 90) -> Any:
-    from torchx_test_fixtures_kubernetes import wait_until  # type: ignore[import-not-found]
-
-    return wait_until(what, check, timeout)
 
 
 def _count_api_calls(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, str, dict[str, Any]]]:
@@ -56,8 +44,9 @@ def _count_api_calls(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, str, di
     return seen
 
 
+@pytest.mark.usefixtures("run_in_tmp_path")
 def test_fallback_sweep_is_one_labelled_job_per_trial_described_by_one_list_call(
-    kube_env: Any, kube_namespace: str, state: Path, monkeypatch: pytest.MonkeyPatch
+    kube_env: Any, kube_namespace: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     ns = kube_namespace
     sweep = Sweep.grid("utils.echo", {"msg": ["a", "b", "c", "d"]}, ["--image", "busybox"], 0)
@@ -71,9 +60,10 @@ def test_fallback_sweep_is_one_labelled_job_per_trial_described_by_one_list_call
             assert m["metadata"]["labels"][LABEL_SWEEP_INDEX] == "0"
         handle = runner.schedule_sweep(plan)
 
-        trials = _wait(
+        trials = wait_until(
             "every trial submitted",
             lambda: all(h := [runner.sweep_trial_handle(handle, i) for i in range(4)]) and h,
+            timeout=120,
         )
         selector = f"{LABEL_SWEEP}={sweep_id}"
         jobs = kube_env.batch().list_namespaced_job(ns, label_selector=selector).items
@@ -134,10 +124,10 @@ def _index_pod(kube_env: Any, ns: str, template: dict[str, Any], job: str, index
     return name
 
 
+@pytest.mark.usefixtures("run_in_tmp_path")
 def test_indexed_sweep_resume_is_a_new_job_of_the_failed_indices_and_logs_by_index(
     kube_env: Any,
     kube_namespace: str,
-    state: Path,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     from kubernetes import client

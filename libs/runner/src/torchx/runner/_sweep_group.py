@@ -19,6 +19,7 @@ import traceback
 def _run(sweep_id: str, indices: list[int]) -> int:
     from torchx.components import get_component
     from torchx.runner._runner import get_runner
+    from torchx.runner._sweep_kubernetes import trial_cfg
     from torchx.runner._sweep_record import load, save
     from torchx.runner._sweeps import (
         _LOCAL,
@@ -26,7 +27,6 @@ def _run(sweep_id: str, indices: list[int]) -> int:
         _REMOTE_POLL_S,
         exit_code,
         trial_app,
-        trial_cfg,
     )
     from torchx.specs import is_terminal, make_app_handle
 

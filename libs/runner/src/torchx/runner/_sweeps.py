@@ -43,6 +43,13 @@ from torchx.runner._sweep import (
     SweepError,
     check_sweep,
 )
+from torchx.runner._sweep_kubernetes import (
+    delete_trials,
+    is_kubernetes,
+    kubernetes_mode,
+    trial_cfg,
+    trial_pod_states,
+)
 from torchx.runner._sweep_record import (
     SweepRecord,
     TrialRecord,
@@ -231,30 +238,6 @@ def trial_app(
     return with_env(app, {**trial_env(record, index), **(env or {})})
 
 
-def trial_cfg(runner: Runner, record: SweepRecord, index: int) -> dict[str, CfgVal]:
-    """The run options of trial ``index`` submitted as an app of its own: the sweep's, plus
-    on Kubernetes the labels by which one pod list call finds every trial."""
-    cfg = dict(record.cfg)
-    if _is_kubernetes(runner, record.scheduler):
-        from torchx.schedulers.kubernetes_indexed import sweep_labels
-
-        labels = cfg.get("labels") or {}
-        if isinstance(labels, str):  # as a config file or -cfg writes it: K1:V1;K2:V2
-            labels = runner._scheduler(record.scheduler).run_opts().value_from_str("labels", labels)
-        if isinstance(labels, dict):  # else the dryrun's own check names what is wrong
-            cfg["labels"] = {**labels, **sweep_labels(record.sweep_id, index)}
-    return cfg
-
-
-def _is_kubernetes(runner: Runner, scheduler: str) -> bool:
-    sched = runner._scheduler(scheduler)
-    if sched.backend != "kubernetes":
-        return False  # without importing the Kubernetes scheduler's module
-    from torchx.schedulers.kubernetes_scheduler import KubernetesScheduler
-
-    return isinstance(sched, KubernetesScheduler)
-
-
 def plan(
     runner: Runner,
     sweep: Sweep,
@@ -294,7 +277,9 @@ def plan(
             created=time.time(),
         )
         if sched.backend == "kubernetes":
-            record.mode, why_group = _kubernetes_mode(runner, schema, sweep, record)
+            record.mode, why_group = kubernetes_mode(
+                runner, record, lambda i: trial_app(runner, schema, record, i, sweep)
+            )
     todo = list(range(len(record.trials))) if indices is None else sorted(indices)
     if record.mode == "array":
         return _plan_array(runner, schema, record, sweep, todo, check_limits)
@@ -332,36 +317,6 @@ def plan(
             f"running at once, submitted by a local process; trial {todo[0]}'s request:"
         )
     return SweepPlan(record, todo, first, why)
-
-
-def _kubernetes_mode(
-    runner: Runner, schema: ComponentSchema, sweep: Sweep, record: SweepRecord
-) -> tuple[str, str]:
-    """``("indexed", "")`` where the trials can be one Indexed Job, else ``("group", why
-    not)``; asks the API server for its version once."""
-    from torchx.schedulers.kubernetes_indexed import check_completions, why_not_indexed
-    from torchx.schedulers.kubernetes_scheduler import KubernetesScheduler
-
-    sched = runner._scheduler(record.scheduler)
-    if not isinstance(sched, KubernetesScheduler):
-        return "group", ""
-    # The first trial's shape and the server first: a grid too large for one Indexed Job
-    # is refused before every trial's app is made.
-    first = [trial_app(runner, schema, record, 0, sweep)]
-    why = why_not_indexed(first, (1, 10**6))  # no server needed for the shape
-    version = None
-    if why is None:
-        try:
-            version = sched.server_version()
-        except Exception as e:  # no cluster reachable: say so in the dryrun
-            why = f"the API server's version could not be read ({e})"
-        else:
-            why = why_not_indexed(first, version)
-    if why is None:
-        check_completions(len(record.trials))
-        others = (trial_app(runner, schema, record, i, sweep) for i in range(1, len(record.trials)))
-        why = why_not_indexed(others, version)
-    return ("group", why) if why else ("indexed", "")
 
 
 def _first_and_others(
@@ -609,8 +564,8 @@ def status(runner: Runner, handle: str) -> SweepStatus:
         latest = [t.attempts[-1] for t in record.trials if t.attempts]
         tasks = describe_tasks(latest, record.array_jobs)
     # On Kubernetes every trial's pods carry the sweep's label: one list call for all.
-    by_pods = record.mode == "indexed" or _is_kubernetes(runner, record.scheduler)
-    pod_states = _pod_states(runner, record) if by_pods else {}
+    by_pods = record.mode == "indexed" or is_kubernetes(runner, record.scheduler)
+    pod_states = trial_pod_states(runner, record) if by_pods else {}
     for t in record.trials:
         th = trial_handle(record, t.index)
         state, code, msg = AppState.UNKNOWN, None, ""
@@ -656,25 +611,6 @@ def status(runner: Runner, handle: str) -> SweepStatus:
                 state, msg = AppState.FAILED, "the sweep's group process ended before starting it"
         trials.append(TrialStatus(t.index, dict(t.args), state, len(t.attempts), code, th, msg))
     return SweepStatus(handle, _overall(record, trials, alive), record.mode, trials)
-
-
-def _pod_states(runner: Runner, record: SweepRecord) -> dict[str, Any]:
-    """Every Kubernetes trial's ``(state, exit code, message)`` by its latest attempt's app
-    id, from one pod list call by the sweep's label."""
-    found = _kubernetes_of(runner, record)
-    return found[0].sweep_trial_states(found[1], record.sweep_id) if found else {}
-
-
-def _kubernetes_of(runner: Runner, record: SweepRecord) -> tuple[Any, str] | None:
-    """The Kubernetes scheduler of a sweep and the namespace of its trials (None before any
-    was submitted)."""
-    from torchx.schedulers.kubernetes_scheduler import KubernetesScheduler
-
-    latest = [t.attempts[-1] for t in record.trials if t.attempts]
-    sched = runner._scheduler(record.scheduler)
-    if not latest or not isinstance(sched, KubernetesScheduler):
-        return None
-    return sched, latest[0].partition(":")[0]  # every trial ran in the sweep's namespace
 
 
 def _overall(record: SweepRecord, trials: list[TrialStatus], alive: bool) -> AppState:
@@ -745,28 +681,22 @@ def cancel(runner: Runner, handle: str, timeout: float = 60.0) -> None:
     if not record.cancelled:
         record.cancelled = True
         save(record)
-    if record.mode == "indexed" or _is_kubernetes(runner, record.scheduler):
-        _delete_kubernetes_sweep(runner, handle)
+    if record.mode == "indexed" or is_kubernetes(runner, record.scheduler):
+        # Every trial's objects go, ended trials' too (Kubernetes keeps them otherwise):
+        # how the ended ones ended is recorded first, from their pods.
+        st = status(runner, handle)
+        record = record_of(handle)
+        for t in st.trials:
+            trial = record.trials[t.index]
+            if trial.attempts and is_terminal(t.state) and not trial.final_state:
+                trial.final_state, trial.final_exit_code = t.state.name, t.exit_code
+        save(record)
+        delete_trials(runner, record)
         return
     # what has ended, or will never start (its group is gone), needs no cancel
     for t in status(runner, handle).trials:
         if t.handle is not None and not is_terminal(t.state):
             runner.cancel(t.handle)
-
-
-def _delete_kubernetes_sweep(runner: Runner, handle: str) -> None:
-    """Delete every trial's objects by the sweep's label, ended trials' too (Kubernetes
-    keeps them otherwise); how the ended ones ended is recorded first, from their pods."""
-    st = status(runner, handle)
-    record = record_of(handle)
-    for t in st.trials:
-        trial = record.trials[t.index]
-        if trial.attempts and is_terminal(t.state) and not trial.final_state:
-            trial.final_state, trial.final_exit_code = t.state.name, t.exit_code
-    save(record)
-    found = _kubernetes_of(runner, record)
-    if found:
-        found[0].delete_sweep(found[1], record.sweep_id)
 
 
 def resume(runner: Runner, handle: str, check_limits: bool = True) -> SweepPlan:
