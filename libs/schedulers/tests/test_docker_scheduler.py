@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import socket
 import time
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -190,7 +191,11 @@ def test_echo_runs_and_logs(docker_sched: DockerScheduler, docker_engine: Any) -
     assert desc.roles_statuses[0].replicas[0].exit_code == 0
     # echo prints its args unexpanded: Docker runs no shell for a list command.
     assert list(docker_sched.log_iter(app_id, "r", 0)) == ["hello $TORCHX_REPLICA_ID\n"]
-    assert any(a.app_id == app_id and a.state == AppState.SUCCEEDED for a in docker_sched.list())
+    (listed,) = [a for a in docker_sched.list() if a.app_id == app_id]
+    assert listed.state == AppState.SUCCEEDED
+    # the engine's UTC creation time, as local time like every scheduler's list
+    assert listed.submitted_at is not None and listed.submitted_at.tzinfo is None
+    assert abs(listed.submitted_at - datetime.now()) < timedelta(minutes=10)
 
 
 def test_failing_replica_fails_the_app_and_streams_split(

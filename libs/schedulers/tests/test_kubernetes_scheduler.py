@@ -11,7 +11,7 @@ import pytest
 import yaml
 
 from torchx.schedulers import SchedulerError, get_scheduler
-from torchx.schedulers._kubernetes_status import describe_batch, describe_volcano, parse_time
+from torchx.schedulers._kubernetes_status import describe_batch, describe_volcano
 from torchx.schedulers.kubernetes_scheduler import (
     LABEL_APP_ID,
     LABEL_REPLICA,
@@ -269,12 +269,6 @@ def test_states_read_from_volcano_and_batch_status() -> None:
     assert d.state == AppState.FAILED and d.num_restarts == 3
     job["metadata"]["annotations"] = {"torchx.pytorch.org/cancelled": "true"}
     assert describe_batch("ml:a-1", [job]).state == AppState.CANCELLED
-
-
-def test_log_timestamps_parse() -> None:
-    t = parse_time("2024-05-01T10:20:30.123456789Z")
-    assert t is not None and (t.second, t.microsecond) == (30, 123456)
-    assert parse_time("nonsense") is None
 
 
 def test_bad_app_id_names_the_expected_form() -> None:

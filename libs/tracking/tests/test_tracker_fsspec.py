@@ -112,6 +112,15 @@ def test_a_damaged_record_is_reported_with_its_path(tmp_path: Path) -> None:
     record.write_text(json.dumps({"version": 99, "metadata": {}}))
     with pytest.raises(CorruptRecordError, match="version 99"):
         tracker.metadata(RUN)
+    # read as strictly as result documents: deep nesting and NaN are reported, not raised
+    for damage, reason in (
+        ("[" * 100_000 + "]" * 100_000, "nested too deeply"),
+        ('{"version": 1, "metadata": {"lr": NaN}}', "holds NaN"),
+        ("[1]", r"expected a JSON object \(a tracker record\), found an array"),
+    ):
+        record.write_text(damage)
+        with pytest.raises(CorruptRecordError, match=reason):
+            tracker.metadata(RUN)
 
 
 def test_foreign_files_under_the_root_are_not_runs(tmp_path: Path) -> None:

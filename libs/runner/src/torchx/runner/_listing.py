@@ -32,8 +32,18 @@ def newest_first(
         yield from found
         return
     apps = list_apps(sched, cfg)
-    apps.sort(key=lambda a: a.submitted_at or datetime.min, reverse=True)
+    apps.sort(key=_submitted, reverse=True)
+    after = _naive(submitted_after) if submitted_after is not None else None
     for app in apps:
-        if submitted_after is not None and (app.submitted_at or datetime.min) < submitted_after:
+        if after is not None and _submitted(app) < after:
             continue
         yield app
+
+
+def _naive(t: datetime) -> datetime:
+    # A scheduler of a user's may give zone-aware times; they do not compare with naive ones.
+    return t if t.tzinfo is None else t.astimezone().replace(tzinfo=None)
+
+
+def _submitted(app: ListAppResponse) -> datetime:
+    return _naive(app.submitted_at) if app.submitted_at is not None else datetime.min

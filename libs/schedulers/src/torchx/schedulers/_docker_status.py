@@ -6,10 +6,11 @@ calls, and this one the pure functions over what the engine returns."""
 from __future__ import annotations
 
 from collections.abc import Mapping
-from datetime import datetime, timezone
+from datetime import datetime
 from typing import Any
 
 from torchx.schedulers._api import DescribeAppResponse
+from torchx.schedulers._rfc3339 import parse_local
 from torchx.specs import AppDef, AppState, ReplicaStatus, Role, RoleStatus
 
 LABEL_APP_ID = "torchx.pytorch.org/app-id"
@@ -39,19 +40,10 @@ def _status(attrs: Mapping[str, Any]) -> str:
 def _stamped(line: str) -> tuple[datetime | None, str]:
     """A line the engine prefixed with its time (UTC, RFC 3339): (local time, the line)."""
     stamp, _, rest = line.partition(" ")
-    t = _parse_time(stamp)
+    t = parse_local(stamp)
     if t is None:
         return None, line
-    return t.replace(tzinfo=timezone.utc).astimezone().replace(tzinfo=None), rest
-
-
-def _parse_time(text: str) -> datetime | None:
-    head, _, frac = text.rstrip("Z").partition(".")
-    try:
-        t = datetime.fromisoformat(head)
-    except ValueError:
-        return None
-    return t.replace(microsecond=int(frac[:6].ljust(6, "0"))) if frac.isdigit() else t
+    return t, rest
 
 
 def _replica_state(attrs: Mapping[str, Any]) -> AppState:

@@ -11,6 +11,7 @@ from torchx.schedulers._api import (
     DescribeAppResponse,
 )
 from torchx.schedulers._kubernetes_manifests import CANCELLED_ANNOTATION, LABEL_REPLICA, LABEL_ROLE
+from torchx.schedulers._rfc3339 import local_time, parse_utc
 from torchx.specs import (
     AppState,
     ReplicaStatus,
@@ -31,26 +32,14 @@ def stamped(lines: Iterable[str], until: datetime | None) -> Iterator[tuple[date
     (``timestamps=True``), up to ``until``; the time is this machine's local time."""
     for line in lines:
         stamp, _, rest = line.partition(" ")
-        t = parse_time(stamp)
+        t = parse_utc(stamp)
         if t is None:
             # no time: a later piece of a line over MAX_LINE_BYTES (see ``decoded_lines``)
             yield None, line
             continue
         if until is not None and t > until.astimezone(timezone.utc):
             return
-        yield t.astimezone().replace(tzinfo=None), rest
-
-
-def parse_time(text: str | None) -> datetime | None:
-    """An RFC 3339 time as Kubernetes writes it (``Z``, up to nanoseconds), in UTC."""
-    if not text:
-        return None
-    head, _, frac = text.rstrip("Z").partition(".")
-    try:
-        t = datetime.fromisoformat(head).replace(tzinfo=timezone.utc)
-    except ValueError:
-        return None
-    return t.replace(microsecond=int((frac[:6] or "0").ljust(6, "0"))) if frac.isdigit() else t
+        yield local_time(t), rest
 
 
 VOLCANO_STATES = {

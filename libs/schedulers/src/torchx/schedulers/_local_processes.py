@@ -154,35 +154,33 @@ def signal_name(code: int | None) -> str:
 
 
 _PR_SET_CHILD_SUBREAPER = 36
-# The C library, loaded once per process (``load_process_helpers``): importing ctypes costs
-# more than all else a supervisor does to start one replica.
-_libc: Any = None
+# The C library's prctl, found once per process (``load_process_helpers``): importing
+# ctypes and looking the function up cost more than all else a supervisor does to start
+# one replica. False where there is none.
+_prctl: Any = None
 
 
 def load_process_helpers() -> None:
     """Load now what ``become_subreaper`` and ``raise_fd_limit`` need, so that processes
     forked from this one (a group's supervisors) find it loaded."""
-    global _libc
-    if _libc is not None or not sys.platform.startswith("linux"):
+    global _prctl
+    if _prctl is not None or not sys.platform.startswith("linux"):
         return
     try:
         import ctypes
         import resource  # noqa: F401 -- loaded for ``raise_fd_limit``
 
-        _libc = ctypes.CDLL(None, use_errno=True)
-    except (ImportError, OSError):
-        _libc = False
+        _prctl = ctypes.CDLL(None, use_errno=True).prctl
+    except (ImportError, OSError, AttributeError):
+        _prctl = False
 
 
 def become_subreaper() -> bool:
     """Makes this process adopt its orphaned descendants (Linux); whether it now does."""
     load_process_helpers()
-    if not _libc:
-        return False
-    try:
-        return bool(_libc.prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0)
-    except AttributeError:
+    if not _prctl:
         return False  # orphans then go to init; trees are still killed while their leader lives
+    return bool(_prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0)
 
 
 def raise_fd_limit(replicas: int) -> None:

@@ -63,7 +63,6 @@ from torchx.schedulers._docker_status import (
     LABEL_ROLE,
     LABEL_VERSION,
     _describe,
-    _parse_time,
     _stamped,
     _status,
 )
@@ -76,6 +75,7 @@ from torchx.schedulers._docker_status import (
 from torchx.schedulers._errors import SchedulerError, check_params
 from torchx.schedulers._preemption_notes import DOCKER_NOTE, grace_seconds
 from torchx.schedulers._replicas import role_replicas
+from torchx.schedulers._rfc3339 import parse_local
 from torchx.schedulers.ids import make_unique
 from torchx.specs import (
     AppDef,
@@ -610,7 +610,7 @@ class DockerScheduler(DockerWorkspaceMixin, Scheduler[DockerRequest]):
             replica = next(
                 (a for a in attrs if LABEL_CANCELLED not in a["Config"]["Labels"]), attrs[0]
             )
-            created = _parse_time(replica.get("Created", ""))
+            created = parse_local(replica.get("Created"))
             out.append(
                 ListAppResponse(
                     app_id, d.state, replica["Config"]["Labels"].get(LABEL_APP_NAME, ""), created

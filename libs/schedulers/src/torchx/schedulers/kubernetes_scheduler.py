@@ -76,11 +76,11 @@ from torchx.schedulers._kubernetes_status import (
     VOLCANO_STATES,
     describe_batch,
     describe_volcano,
-    parse_time,
     stamped,
     untimestamp,
     why_pending,
 )
+from torchx.schedulers._rfc3339 import parse_local
 from torchx.schedulers.ids import make_unique
 from torchx.schedulers.kubernetes_indexed import (
     COMPLETION_INDEX,
@@ -457,7 +457,7 @@ class KubernetesScheduler(DockerWorkspaceMixin, Scheduler[KubernetesRequest]):
                     desc.app_id,
                     desc.state,
                     meta.get("labels", {}).get(LABEL_APP_NAME, ""),
-                    parse_time(meta.get("creationTimestamp")),
+                    parse_local(meta.get("creationTimestamp")),
                 )
             )
         try:
@@ -479,7 +479,7 @@ class KubernetesScheduler(DockerWorkspaceMixin, Scheduler[KubernetesRequest]):
                     key,
                     desc.state,
                     meta["labels"].get(LABEL_APP_NAME, ""),
-                    parse_time(meta.get("creationTimestamp")),
+                    parse_local(meta.get("creationTimestamp")),
                 )
             )
         return out

@@ -30,6 +30,7 @@ import os
 import re
 import time
 
+from torchx.runtime.tracking._document import decode_object
 from torchx.runtime.tracking._stores import DocumentStore, store_for
 
 from ._base import TrackerArtifact, TrackerSource
@@ -166,11 +167,9 @@ class FsspecTracker(CheckedTracker):
     def _read(self, path: str) -> dict[str, Any]:
         data = self._store.read(path)
         try:
-            record = json.loads(data.decode("utf-8"))
-        except (UnicodeDecodeError, ValueError) as e:
-            raise CorruptRecordError(path, f"not UTF-8 JSON ({e})") from None
-        if not isinstance(record, dict):
-            raise CorruptRecordError(path, "expected a JSON object")
+            record = decode_object(data, "a JSON object (a tracker record)")
+        except ValueError as e:
+            raise CorruptRecordError(path, str(e)) from None
         if record.get("version") != FORMAT_VERSION:
             raise CorruptRecordError(
                 path,

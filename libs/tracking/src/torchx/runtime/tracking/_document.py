@@ -12,6 +12,10 @@ import json
 from ._errors import CorruptResultError
 from ._results import Results
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
 _JSON_TYPE_NAMES: dict[type, str] = {
     dict: "an object",
     list: "an array",
@@ -41,30 +45,35 @@ def encode_document(results: Results) -> bytes:
     return _ENCODER.encode(results).encode("utf-8")
 
 
-def decode_document(data: bytes, path: str) -> Results:
-    """Parse a stored document, or raise CorruptResultError naming ``path``."""
+def decode_object(data: bytes, what: str) -> dict[str, Any]:
+    """``data`` as one strict JSON object, or a ValueError whose message says why it is
+    not ``what`` ("a JSON object of results"). Both trackers read their files with it."""
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as err:
-        raise CorruptResultError(
-            path, f"not UTF-8 text ({err.reason} at byte {err.start})"
-        ) from None
+        raise ValueError(f"not UTF-8 text ({err.reason} at byte {err.start})") from None
     try:
         document = _DECODER.decode(text)
     except json.JSONDecodeError as err:
-        reason = "empty file" if not text.strip() else f"not valid JSON ({err})"
-        raise CorruptResultError(path, reason) from None
+        raise ValueError("empty file" if not text.strip() else f"not valid JSON ({err})") from None
     except _NonStandardConstant as err:
-        raise CorruptResultError(path, f"holds {err}, which strict JSON does not allow") from None
+        raise ValueError(f"holds {err}, which strict JSON does not allow") from None
     except RecursionError:
-        raise CorruptResultError(path, "nested too deeply to be a document of results") from None
+        raise ValueError(f"nested too deeply to be {what}") from None
     except ValueError as err:
         # e.g. an int with more digits than Python converts (sys.get_int_max_str_digits)
-        raise CorruptResultError(path, f"not a readable document ({err})") from None
+        raise ValueError(f"not a readable document ({err})") from None
     if type(document) is not dict:
-        raise CorruptResultError(
-            path, f"expected a JSON object of results, found {_describe(document)}"
-        )
+        raise ValueError(f"expected {what}, found {_describe(document)}")
+    return document
+
+
+def decode_document(data: bytes, path: str) -> Results:
+    """Parse a stored document, or raise CorruptResultError naming ``path``."""
+    try:
+        document = decode_object(data, "a JSON object of results")
+    except ValueError as err:
+        raise CorruptResultError(path, str(err)) from None
     for field, value in document.items():
         if type(value) not in (int, float, str):
             raise CorruptResultError(
