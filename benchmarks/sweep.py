@@ -1,10 +1,14 @@
 """Sweeps: what submitting and describing cost, as ratios against plain tools in the same run.
 
 - ``slurm``: on the test cluster of tests/fixtures/slurm.py (needs .ci/install_slurm.sh),
-  ``Runner.run_sweep`` of a 100-trial grid (one script: its header and setup once,
-  each trial's role functions by task id) against one plain ``sbatch --array=0-99`` of
-  a one-line script (target: at most 1.2x); then the Slurm commands one
-  ``sweep_status`` runs, counted through wrappers on PATH (target: one ``sacct``).
+  in this process: ``Runner.run_sweep`` of a 100-trial grid, everything from the call
+  to the handle (the component found and checked, called once per trial, the one array
+  script written, ``sbatch`` run, the sweep's record written) against ``subprocess.run``
+  of one ``sbatch --array=0-99`` of the script a person would write for the same array
+  (the 100 argument values in a bash array, the task's picked by
+  ``$SLURM_ARRAY_TASK_ID``; target: at most 1.2x); both submit held, so only submitting
+  is timed. Then the Slurm commands one ``sweep_status`` runs, counted through wrappers
+  on PATH (target: one ``sacct``).
 - ``local``: a 100-trial sweep of ``true`` with ``--parallel 8`` on local_cwd
   (``run_sweep`` + ``wait_sweep``) against ``xargs -P 8`` running ``true`` 100 times
   (target: at most 1.3x).
@@ -78,7 +82,13 @@ def bench_slurm(tmp: Path, repeats: int) -> None:
         cfg["sbatch_args"] = ["--hold"]
         sweep = Sweep.grid(str(tmp / "comp.py") + ":step", {"i": list(range(100))})
         plain = root / "plain.sh"
-        plain.write_text("#!/bin/bash\n#SBATCH --job-name=plain\nsrun true\n")
+        values = " ".join(str(i) for i in range(100))
+        plain.write_text(
+            "#!/bin/bash\n#SBATCH --job-name=plain\n"
+            f"values=({values})\n"
+            'export TORCHX_SWEEP_INDEX="$SLURM_ARRAY_TASK_ID"\n'
+            'srun true --i="${values[$SLURM_ARRAY_TASK_ID]}"\n'
+        )
         handles: list[str] = []
         plain_jobs: list[str] = []
 

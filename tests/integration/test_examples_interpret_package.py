@@ -79,7 +79,7 @@ def test_serve_torchserve_dryrun_prints_the_registration(tmp_path: Path) -> None
     # torchx's own dryrun: the request the scheduler would get, nothing started.
     plan = torchx_in_process("run", "--dryrun", "serve.torchserve", "--model_path", mar,
                              "--management_api", api)  # fmt: skip
-    assert f"_torchserve_upload --model_path {mar} --management_api {api}" in plan
+    assert f"torchx.apps.serve.serve --model_path {mar} --management_api {api}" in plan
     # The component's dryrun: the app runs and prints the POST it would send to TorchServe.
     ran = torchx_in_process("run", "serve.torchserve", "--model_path", mar,
                             "--management_api", api, "--params", "initial_workers=1",

@@ -60,3 +60,55 @@ def test_wait_exit_codes_on_slurm(slurm_env: Any, tmp_path: Path) -> None:
     proc = _torchx(slurm_env, tmp_path, "wait", "--interval", "0.5", ok, failed, cancelled)
     assert proc.returncode == 1
     assert len(proc.stdout.splitlines()) == 3
+
+
+def test_waiting_on_three_apps_asks_one_sacct_per_look(
+    slurm_env: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``Runner.wait_each`` of three Slurm apps: each look is one ``sacct`` for all three
+    (``describe_many``); only an app that ended is then described in full, once."""
+    from torchx.runner import get_runner
+    from torchx.schedulers.slurm_scheduler import SlurmScheduler
+    from torchx.specs import AppDef, AppState, Role
+
+    runner = get_runner()
+    cfg = {"job_dir": str(tmp_path / "jobs"), "partition": slurm_env.partition}
+    # long enough that the first look finds all three running, even on a loaded machine
+    apps = [
+        AppDef(f"w{i}", roles=[Role("r", image=".", entrypoint="sleep", args=["3"])])
+        for i in range(3)
+    ]
+    handles = [runner.run(app, "slurm", cfg) for app in apps]
+    # counting the Slurm commands: a wrapper directory first on PATH
+    path, calls = slurm_env.counting_path(tmp_path, ("sacct", "squeue", "scontrol"))
+    monkeypatch.setenv("PATH", path)
+
+    def commands() -> list[str]:
+        return calls.read_text().split() if calls.exists() else []
+
+    looks: list[tuple[int, list[str]]] = []  # (apps asked about, commands that look ran)
+    full: list[str] = []
+    many, one = SlurmScheduler.describe_many, SlurmScheduler.describe
+
+    def counted_many(self: SlurmScheduler, app_ids: Any) -> Any:
+        before = len(commands())
+        out = many(self, app_ids)
+        looks.append((len(app_ids), commands()[before:]))
+        return out
+
+    def counted_one(self: SlurmScheduler, app_id: str) -> Any:
+        full.append(app_id)
+        return one(self, app_id)
+
+    monkeypatch.setattr(SlurmScheduler, "describe_many", counted_many)
+    monkeypatch.setattr(SlurmScheduler, "describe", counted_one)
+    got = dict(runner.wait_each(handles, timeout=150, wait_interval=0.5))
+    assert {h: s.state if s else None for h, s in got.items()} == dict.fromkeys(
+        handles, AppState.SUCCEEDED
+    )
+    assert looks and looks[0][0] == 3 and [c for c in looks[0][1] if c != "squeue"] == ["sacct"]
+    for _, ran in looks:
+        # one sacct for the look, one more (and a scontrol) per full description in it
+        assert ran.count("sacct") - ran.count("scontrol") == 1, looks
+        assert ran.count("squeue") <= 1, looks
+    assert sorted(set(full)) == sorted(h.rsplit("/", 1)[1] for h in handles)

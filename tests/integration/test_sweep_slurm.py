@@ -159,15 +159,8 @@ def test_sweep_api_describes_the_array_with_one_sacct(slurm_env: Any, tmp_path: 
             break
         time.sleep(0.2)
     # counting the Slurm commands a status runs: a wrapper directory first on PATH
-    calls = tmp_path / "calls"
-    shims = tmp_path / "shims"
-    shims.mkdir()
-    for cmd in ("sacct", "squeue", "scontrol"):
-        real = subprocess.run(["which", cmd], capture_output=True, text=True, env=slurm_env.env)
-        shim = shims / cmd
-        shim.write_text(f'#!/bin/sh\necho {cmd} >> {calls}\nexec {real.stdout.strip()} "$@"\n')
-        shim.chmod(0o755)
-    env = {**slurm_env.env, "PATH": f"{shims}:{slurm_env.env['PATH']}"}
+    path, calls = slurm_env.counting_path(tmp_path, ("sacct", "squeue", "scontrol"))
+    env = {**slurm_env.env, "PATH": path}
     res = subprocess.run(
         [str(TORCHX), "status", handle], env=env, capture_output=True, text=True, timeout=60
     )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -9,8 +10,19 @@ from pathlib import Path
 TORCHX = str(Path(sys.executable).with_name("torchx"))
 
 
-def torchx(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([TORCHX, *args], capture_output=True, text=True, timeout=120, check=False)
+def torchx(
+    *args: str, cwd: Path | None = None, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    """``torchx ARGS`` in ``cwd``, with ``env`` added to this process's environment."""
+    return subprocess.run(
+        [TORCHX, *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=cwd,
+        env={**os.environ, **env} if env else None,
+        check=False,
+    )
 
 
 def start(script: str) -> str:

@@ -4,26 +4,12 @@ restarts are marked in the log (processes of the installed ``torchx`` command)."
 from __future__ import annotations
 
 import json
-import os
 import re
-import subprocess
-import sys
 from pathlib import Path
 
-TORCHX = str(Path(sys.executable).with_name("torchx"))
+from .cli_process import torchx
 
 FAILING = 'def load():\n    raise ValueError("boom")\n\n\nload()\n'
-
-
-def torchx(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [TORCHX, *args],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-        env={**os.environ, **(env or {})},
-    )
 
 
 def test_a_failing_run_shows_its_traceback_once(isolated: Path) -> None:

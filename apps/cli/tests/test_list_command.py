@@ -5,16 +5,11 @@ from __future__ import annotations
 
 import json
 import re
-import subprocess
-import sys
 from pathlib import Path
 
-TORCHX = str(Path(sys.executable).with_name("torchx"))
+from .cli_process import torchx
+
 TIME = r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d"
-
-
-def torchx(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([TORCHX, *args], capture_output=True, text=True, timeout=120, check=False)
 
 
 def run(*component: str) -> str:

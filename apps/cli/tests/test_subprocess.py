@@ -12,14 +12,9 @@ from pathlib import Path
 import pytest
 from torchx_test_fixtures_processes import alive
 
+from .cli_process import TORCHX, torchx
+
 REPO_ROOT = Path(__file__).resolve().parents[3]
-TORCHX = str(Path(sys.executable).with_name("torchx"))
-
-
-def torchx(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [TORCHX, *args], capture_output=True, text=True, timeout=120, cwd=cwd, check=False
-    )
 
 
 @pytest.mark.skipif(shutil.which("uv") is None, reason="needs uv on PATH")

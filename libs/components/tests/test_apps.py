@@ -81,9 +81,14 @@ def test_serve_registers_a_model_it_serves_itself(
     assert model == b"model bytes"
     assert (query["model_name"], query["initial_workers"]) == (["m"], ["1"])
     assert "registered" in out.stdout
-    assert _run(
-        "torchx.apps.serve.serve", "--model_path", "x", "--management_api", api, "--dryrun"
-    ).stdout == ("App serve started successfully\n")
+    dry = _run(
+        "torchx.apps.serve.serve", "--model_path", "http://m/x.mar", "--management_api", api,
+        "--dryrun", "--initial_workers", "2",
+    ).stdout  # fmt: skip
+    assert dry == (
+        f"POST {api}/models?url=http%3A%2F%2Fm%2Fx.mar&initial_workers=2\n"
+        "App serve started successfully\n"
+    )
     from torchx.apps.serve.serve import TORCHSERVE_PARAMS, get_routable_ip_to, rand_id
 
     assert "handler" in TORCHSERVE_PARAMS and get_routable_ip_to(api) == "127.0.0.1"

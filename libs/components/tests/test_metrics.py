@@ -2,35 +2,28 @@ from __future__ import annotations
 
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
 
-from torchx.components import _supervise, get_component, metrics
+from torchx.components import get_component, metrics
 from torchx.specs import SpecsError
 
 
-def test_tensorboard_role_supervises_tensorboard() -> None:
+def test_tensorboard_role_runs_the_process_monitor_with_0_7s_arguments() -> None:
+    """The default image is pytorch/torchx 0.7's, so the role runs a program it has."""
     app = get_component("metrics.tensorboard").call(
         ["--logdir", "/logs", "--timeout", "60", "--exit_on_file", "/logs/DONE", "--port", "7007"]
     )
     (role,) = app.roles
     assert role.entrypoint == "python"
-    sep = role.args.index("--")
-    assert role.args[:sep] == [
-        "-m", "torchx.components._supervise", "--timeout", "60.0",
-        "--announce", "TensorBoard: http://{host}:7007/", "--exit_on_file", "/logs/DONE",
+    assert role.args == [
+        "-m", "torchx.apps.utils.process_monitor", "--timeout", "60.0",
+        "--start_on_file", "", "--exit_on_file", "/logs/DONE",
+        "--", "tensorboard", "--bind_all", "--port", "7007", "--logdir", "/logs",
     ]  # fmt: skip
-    assert role.args[sep + 1 :] == [
-        "tensorboard",
-        "--bind_all",
-        "--port",
-        "7007",
-        "--logdir",
-        "/logs",
-    ]
     assert role.port_map == {"http": 7007}
+    assert app.metadata == {"ui_url": "http://{host}:7007/"}
 
 
 @pytest.mark.parametrize(
@@ -41,35 +34,15 @@ def test_tensorboard_bad_input(kwargs: dict[str, float], field: str) -> None:
         metrics.tensorboard("/logs", **kwargs)  # type: ignore[arg-type]
 
 
-def test_supervisor_stops_a_long_command_when_the_exit_file_appears(tmp_path: Path) -> None:
+def test_tensorboard_role_stops_its_command_when_the_exit_file_appears(tmp_path: Path) -> None:
+    """The role's own arguments, TensorBoard swapped for a command that writes the exit
+    file and then would run for minutes."""
     done = tmp_path / "DONE"
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "torchx.components._supervise", "--timeout", "120",
-         "--exit_on_file", str(done), "--", "sleep", "300"],
-        stderr=subprocess.PIPE, text=True,
-    )  # fmt: skip
-    time.sleep(0.3)
-    assert proc.poll() is None  # still running: the file is not there yet
-    done.touch()
-    _, err = proc.communicate(timeout=30)
-    assert proc.returncode == 0
-    assert "appeared, stopping" in err
-
-
-def test_supervisor_announces_on_stdout_when_the_command_starts() -> None:
-    import socket
-
-    done = subprocess.run(
-        [sys.executable, "-m", "torchx.components._supervise", "--timeout", "30",
-         "--announce", "TensorBoard: http://{host}:7007/", "--", "true"],
-        capture_output=True, text=True, timeout=60, check=True,
-    )  # fmt: skip
-    assert done.stdout == f"TensorBoard: http://{socket.gethostname()}:7007/\n"
-
-
-def test_supervisor_timeout_start_file_and_exit_code(tmp_path: Path) -> None:
-    assert _supervise.supervise(["sleep", "30"], timeout=0.2, poll_s=0.05) == 0
-    assert _supervise.supervise(["sh", "-c", "exit 3"], timeout=30, poll_s=0.05) == 3
-    never = str(tmp_path / "never")
-    assert _supervise.supervise(["false"], timeout=0.2, start_on_file=never, poll_s=0.05) == 0
-    assert _supervise.main(["--", "no-such-program-xyz"]) == 127
+    (role,) = metrics.tensorboard("/logs", timeout=120, exit_on_file=str(done)).roles
+    sep = role.args.index("--")
+    args = [*role.args[:sep], "--poll_rate", "0.1", "--"]
+    args += ["sh", "-c", f"touch {done}; exec sleep 300"]
+    proc = subprocess.run(
+        [sys.executable, *args], capture_output=True, text=True, timeout=60, check=False
+    )
+    assert f"{done} exists, stopping" in proc.stdout

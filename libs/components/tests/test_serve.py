@@ -22,38 +22,44 @@ def test_torchserve_role_uploads_a_local_archive(
         ]
     )  # fmt: skip
     (role,) = app.roles
-    # The role's program, with the host pinned to loopback (the only network here).
-    proc = subprocess.run(
-        [sys.executable, *role.args, "--host", "127.0.0.1"],
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    assert role.args[:2] == ["-m", "torchx.apps.serve.serve"]
+    # The role's program, as the scheduler runs it (the management API is on loopback, so
+    # the model is served at 127.0.0.1).
+    proc = subprocess.run([sys.executable, *role.args], capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0, proc.stderr
     assert "registered" in proc.stdout
     ((query, body),) = registrations
     assert body == b"archive-bytes"
+    assert query["url"][0].startswith("http://127.0.0.1:")
     assert query["url"][0].endswith("/resnet.mar")
     assert query["initial_workers"] == ["1"] and query["synchronous"] == ["true"]
 
 
-def test_torchserve_unreachable_api_fails_with_one_line() -> None:
-    from torchx.components import _torchserve_upload
-
-    code = _torchserve_upload.main(
-        ["--model_path", "http://127.0.0.1:9/m.mar", "--management_api", "http://127.0.0.1:9"]
+def test_torchserve_runs_the_0_7_program_with_its_arguments() -> None:
+    """pytorch/torchx 0.7's image has ``torchx.apps.serve.serve`` too, so the default image
+    runs this app; each parameter is the program's own flag."""
+    app = serve.torchserve(
+        "s3://b/m.mar", "http://ts:8081", params={"initial_workers": "1"}, dryrun=True
     )
-    assert code == 1
+    assert app.roles[0].args == [
+        "-m", "torchx.apps.serve.serve", "--model_path", "s3://b/m.mar",
+        "--management_api", "http://ts:8081", "--initial_workers", "1", "--dryrun",
+    ]  # fmt: skip
+    (other_port,) = serve.torchserve("m.mar", "http://ts:8081", port=9000).roles
+    assert other_port.args[-2:] == ["--port", "9000"]
+    assert other_port.port_map == {"model-download": 9000}
 
 
-def test_torchserve_dryrun_prints_the_request(capsys: pytest.CaptureFixture[str]) -> None:
-    from torchx.components import _torchserve_upload
+def test_torchserve_unknown_param_names_the_ones_it_takes() -> None:
+    with pytest.raises(SpecsError, match="--params: got 'workers'; expected one of model_name"):
+        serve.torchserve("m.mar", "http://ts:8081", params={"workers": "1"})
 
-    (role,) = serve.torchserve("http://h/m.mar", "http://ts:8081", dryrun=True).roles
-    assert _torchserve_upload.main(role.args[2:]) == 0
-    assert (
-        capsys.readouterr().out.strip() == "POST http://ts:8081/models?url=http%3A%2F%2Fh%2Fm.mar"
-    )
+
+def test_torchserve_unreachable_api_fails_with_exit_1() -> None:
+    (role,) = serve.torchserve("http://127.0.0.1:9/m.mar", "http://127.0.0.1:9").roles
+    proc = subprocess.run([sys.executable, *role.args], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 1
+    assert proc.stderr.startswith("cannot reach http://127.0.0.1:9")
 
 
 @pytest.mark.parametrize(

@@ -11,6 +11,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from torchx_test_fixtures_imports import ModulesAfter
 
 import torchx.runtime.preemption as preemption
 
@@ -155,20 +156,13 @@ def test_a_bad_signal_name_is_one_line_naming_the_variable(
     assert preemption.warning_signals() == (signal.SIGUSR1, signal.SIGTERM)
 
 
-def test_it_imports_nothing_else_of_torchx() -> None:
-    done = subprocess.run(
-        [
-            sys.executable,
-            "-c",
-            "import sys, torchx.runtime.preemption; "
-            "print(sorted(m for m in sys.modules if m.startswith('torchx.') "
-            "and not m.startswith('torchx.runtime.preemption')))",
-        ],
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    assert done.stdout.strip() == "['torchx.runtime']"
+def test_it_imports_nothing_else_of_torchx(modules_after: ModulesAfter) -> None:
+    loaded = modules_after("import torchx.runtime.preemption")
+    assert sorted(
+        m
+        for m in loaded
+        if m.startswith("torchx.") and not m.startswith("torchx.runtime.preemption")
+    ) == ["torchx.runtime"]
 
 
 def test_requeue_creates_the_file_the_scheduler_names(tmp_path: Path) -> None:

@@ -12,6 +12,7 @@ import traceback
 from pathlib import Path
 
 import pytest
+from torchx_test_fixtures_imports import ModulesAfter
 
 # Function apps need the runner's [function] extra (a plain `pip install torchx` has not).
 UntrustedFileError = pytest.importorskip(
@@ -348,12 +349,10 @@ def test_two_ranks_all_reduce_under_torchrun_and_every_rank_returns() -> None:
     assert future.result() == 3  # rank 0's
 
 
-def test_importing_the_runner_leaves_the_executors_modules_unloaded() -> None:
-    code = (
-        "import sys, torchx.runner\n"
-        "print(sorted(m for m in ('concurrent.futures', 'cloudpickle', 'fsspec', 'uuid',"
-        " 'torchx.runtime.function') if m in sys.modules))\n"
-    )
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
-    assert done.returncode == 0, done.stderr
-    assert done.stdout == "[]\n"
+def test_importing_the_runner_leaves_the_executors_modules_unloaded(
+    modules_after: ModulesAfter,
+) -> None:
+    loaded = modules_after("import torchx.runner")
+    assert "torchx.runner" in loaded
+    executors = {"concurrent.futures", "cloudpickle", "fsspec", "uuid", "torchx.runtime.function"}
+    assert loaded & executors == set()

@@ -4,7 +4,7 @@ environment, errors, parameters and workspaces."""
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -146,6 +146,32 @@ def test_run_opts_include_the_workspace_options(tmp_path: Path) -> None:
 def test_a_scheduler_without_workspaces_refuses_one(tmp_path: Path) -> None:
     with pytest.raises(SpecsError, match="does not support workspaces"):
         Recording().submit(_app(), workspace=str(tmp_path))
+
+
+def test_a_custom_workspace_mixin_gets_a_workspace_that_is_not_a_directory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A workspace is the mixin's to read: a URL or a build target reaches it as written;
+    a local directory arrives as an absolute path."""
+
+    class Targets(WorkspaceMixin[None], Recording):
+        def build_workspace_and_update_role(
+            self, role: Role, workspace: str, cfg: Mapping[str, CfgVal]
+        ) -> None:
+            role.image = f"built:{workspace}"
+
+    s = Targets()
+    for workspace in ("//trainer:pkg", "git+https://example.com/repo@main", "s3://b/proj"):
+        app, _ = s.with_workspace(_app(), {}, workspace)
+        assert app.roles[0].image == f"built:{workspace}"
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "proj").mkdir()
+    app, _ = s.with_workspace(_app(), {}, "proj")
+    assert app.roles[0].image == f"built:{tmp_path / 'proj'}"
+    assert s.submit(_app(), {}, workspace="//trainer:pkg") in s.apps
+    # the built-in mixins still need a directory, and say so
+    with pytest.raises(SpecsError, match="workspace: got 'missing'; give an existing directory"):
+        WithDirWorkspace().submit(_app(), {"job_dir": str(tmp_path / "j")}, workspace="missing")
 
 
 def test_walk_workspace_follows_torchxignore(tmp_path: Path) -> None:

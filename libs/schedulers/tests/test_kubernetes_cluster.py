@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from torchx_test_fixtures_waiting import wait_until
 
 from torchx.schedulers.kubernetes_scheduler import (
     LABEL_APP_ID,
@@ -37,14 +38,6 @@ pytest.importorskip("kubernetes")
 
 TORCHX = Path(sys.executable).with_name("torchx")
 PRIORITY_CLASS = "torchx-test-high"
-
-
-def wait_until(what: str, check: Any, timeout: float) -> Any:
-    deadline = time.monotonic() + timeout
-    while not (value := check()):
-        assert time.monotonic() < deadline, f"timed out after {timeout:.0f}s waiting for {what}"
-        time.sleep(0.2)
-    return value
 
 
 def _torchx(*args: str) -> subprocess.CompletedProcess[str]:

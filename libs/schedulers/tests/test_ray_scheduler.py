@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from torchx_test_fixtures_waiting import wait_until
 
 from torchx.schedulers import DescribeAppResponse, SchedulerError, Stream, get_scheduler
 from torchx.schedulers.ray_scheduler import (
@@ -238,6 +239,11 @@ def test_address_defaults_to_ray_address(monkeypatch: pytest.MonkeyPatch) -> Non
         ({"address": "1.2.3.4:8265", "working_dir": "/no/such/dir"}, "working_dir", "existing"),
         ({"address": "1.2.3.4:8265", "requirements": "/no/such.txt"}, "requirements", "readable"),
         ({"address": "1.2.3.4:8265", "num_cpus": 3}, "run option 'num_cpus'", "known"),
+        (
+            {"cluster_config_file": "/no/such/cluster.yaml"},
+            "run option 'cluster_config_file'",
+            "existing Ray cluster config",
+        ),
     ],
 )
 def test_bad_run_options_name_the_field(
@@ -303,13 +309,6 @@ def submit(s: RayScheduler, app: AppDef, **cfg: Any) -> str:
 
 def logs(s: RayScheduler, app_id: str, role: str, k: int = 0, **kw: Any) -> str:
     return "".join(s.log_iter(app_id, role, k, **kw))
-
-
-def wait_for(predicate: Any, what: str) -> None:
-    deadline = time.monotonic() + DEADLINE_S
-    while not predicate():
-        assert time.monotonic() < deadline, f"timed out waiting for {what}"
-        time.sleep(0.1)
 
 
 RANKS_SCRIPT = (
@@ -505,7 +504,9 @@ def test_cancel_stops_the_replicas(
 ) -> None:
     pidfile = tmp_path / "pid"
     app_id = submit(ray, AppDef("sleepy", [sh("s", f"echo $BASHPID > {pidfile}; exec sleep 300")]))
-    wait_for(lambda: pidfile.exists() and pidfile.read_text().strip(), "the replica to start")
+    wait_until(
+        "the replica to start", lambda: pidfile.exists() and pidfile.read_text().strip(), DEADLINE_S
+    )
     pid = int(pidfile.read_text())
     desc = ray.describe(app_id)
     assert desc is not None and desc.state == AppState.RUNNING
@@ -523,7 +524,7 @@ def test_cancel_stops_the_replicas(
         stat = Path(f"/proc/{pid}/stat").read_text()
         return stat[stat.rindex(")") + 2] == "Z"
 
-    wait_for(gone, f"replica process {pid} to end")
+    wait_until(f"replica process {pid} to end", gone, DEADLINE_S)
     ray.cancel(app_id)  # a no-op once ended
     assert entrypoint_of(ray, app_id).entrypoint.startswith(
         "python -m torchx.schedulers._ray_direct"
@@ -570,7 +571,9 @@ def test_an_app_told_to_stop_and_restart_resumes_under_the_same_handle(
     app = AppDef("counter", [Role("counter", "", "python", ["-c", COUNTER, str(tmp_path)])])
     app_id = submit(ray, app)
     progress = tmp_path / "progress"
-    wait_for(lambda: progress.exists() and int(progress.read_text() or 0) >= 5, "step 5")
+    wait_until(
+        "step 5", lambda: progress.exists() and int(progress.read_text() or 0) >= 5, DEADLINE_S
+    )
     requeued = ray.requeue(app_id)
     assert requeued is not None and requeued.num_preemptions == 1, requeued
     desc = ended(ray, app_id, AppState.SUCCEEDED)

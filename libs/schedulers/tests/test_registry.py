@@ -6,6 +6,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from torchx_test_fixtures_imports import ModulesAfter
 
 from torchx.schedulers import (
     MissingDependencyError,
@@ -51,13 +52,12 @@ def test_missing_dependency_names_the_extra() -> None:
     assert require("json", scheduler="x", extra="x").__name__ == "json"  # type: ignore[attr-defined]
 
 
-def test_importing_schedulers_imports_no_scheduler_module() -> None:
-    code = (
-        "import sys, torchx.schedulers as s; s.scheduler_names(); s.get_scheduler_factories();"
-        "print('torchx.schedulers.local_scheduler' in sys.modules)"
+def test_importing_schedulers_imports_no_scheduler_module(modules_after: ModulesAfter) -> None:
+    loaded = modules_after(
+        "import torchx.schedulers as s; s.scheduler_names(); s.get_scheduler_factories()"
     )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert out.stdout.strip() == "False"
+    assert "torchx.schedulers" in loaded
+    assert "torchx.schedulers.local_scheduler" not in loaded
 
 
 def test_entry_point_adds_a_scheduler(tmp_path: Path) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import re
 import subprocess
+from pathlib import Path
 
 import pytest
 
@@ -55,36 +56,59 @@ def _bash(script: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
     )
 
 
+def _command(single: str) -> str:
+    """The command line of a single-app script's role function, as written."""
+    start = single.index("| tee /dev/stderr\n", single.index("torchx_role_0() {")) + 18
+    return single[start : single.index("\n    rc=$?", start)]
+
+
 def test_one_array_script_keeps_each_trials_commands_byte_for_byte() -> None:
     hostile = "a 'quoted'\n\nvalue $HOME \\ end"
     script, singles = _array({i: _app(v) for i, v in enumerate(["x", hostile, "z"])}, 2)
     assert script.count("#SBATCH --array=") == 1 and "#SBATCH --array=0-2%2\n" in script
-    # the header, setup and launch once; only the trials' role functions per task
+    # the header, setup, launch and role function once; only each trial's own part per task
     assert script.count("#SBATCH --nodes=1") == 1
     assert script.count("set -u") == 1 and script.count("srun ") == 1
+    assert script.count("torchx_role_0() {") == 1 and script.count("PYTHONUNBUFFERED=1") == 1
     for i, single in singles.items():
-        start = single.index("torchx_role_0() {")
-        function = single[start : single.index("export -f torchx_role_0", start)]
-        assert f"{i})\n# role t: 1 replica(s)\n{function}" in script
+        arm = script[script.index(f"\n{i})\n") : script.index("\n  ;;", script.index(f"\n{i})\n"))]
+        assert f"torchx_cmd_0() {{\n{_command(single)}\n}}" in arm
     assert 'TORCHX_APP_ID="${SLURM_ARRAY_JOB_ID}_${SLURM_ARRAY_TASK_ID}"' in script
     assert 'TORCHX_APP_ID="$SLURM_JOB_ID"' not in script
     syntax = subprocess.run(["bash", "-n"], input=script, capture_output=True, text=True)
     assert syntax.returncode == 0, syntax.stderr
 
 
-def test_each_task_defines_its_own_trials_function_as_its_own_job_would() -> None:
-    """Bash's own listing of ``torchx_role_0`` in task ``i`` equals the one in trial
-    ``i``'s script as a job of its own (the rest needs a cluster)."""
-    script, singles = _array({3: _app("three"), 5: _app("it's $HOME\nnext line")})
-    case = script[script.index('case "$SLURM_ARRAY_TASK_ID"') : script.index("\nesac") + 5]
-    listing = "\ntype torchx_role_0\n"
+def _env_app(value: str, extra: dict[str, str]) -> AppDef:
+    """Prints its environment, with ``value`` as an argument and a variable."""
+    role = Role(
+        "t", image=".", entrypoint="env", args=[f"ARG={value}", "env", "-0"],
+        env={"V": value, **extra}, resource=Resource(1, 0, 100),
+    )  # fmt: skip
+    return AppDef("trial", roles=[role])
+
+
+def test_each_task_runs_its_trial_as_its_own_job_would(tmp_path: Path) -> None:
+    """Task ``i``'s replica gets the environment and arguments that trial ``i``'s script,
+    as a job of its own, gives it (the rest needs a cluster)."""
+    apps = {3: _env_app("three", {"ONLY3": "x"}), 5: _env_app("it's $HOME\nnext line", {})}
+    script, singles = _array(apps)
+    case = script[script.index('case "$SLURM_ARRAY_TASK_ID"') :]
+    case = case[: case.index("\nexport -f torchx_role_0")]
+    run = "\ntorchx_role_0\n"
     for index, single in singles.items():
         start = single.index("torchx_role_0() {")
-        alone = _bash(single[start : single.index("\nexport -f", start)] + listing, {})
-        task = _bash(case + listing, {"SLURM_ARRAY_TASK_ID": str(index)})
+        env = {
+            "SLURM_ARRAY_TASK_ID": str(index), "SLURM_PROCID": "0", "TORCHX_ATTEMPT": "0",
+            "TORCHX_APP_ID": f"7_{index}", "TORCHX_JOB_DIR": str(tmp_path),
+        }  # fmt: skip
+        alone = _bash(single[start : single.index("\nexport -f", start)] + run, env)
+        task = _bash(case + run, env)
         assert alone.returncode == 0 and task.returncode == 0, alone.stderr + task.stderr
-        assert task.stdout == alone.stdout
-    assert "three" in _bash(case + listing, {"SLURM_ARRAY_TASK_ID": "3"}).stdout
+        seen = sorted(task.stdout.split("\0"))
+        assert seen == sorted(alone.stdout.split("\0"))
+        assert f"V={apps[index].roles[0].env['V']}" in seen and "TORCHX_ROLE_NAME=t" in seen
+        assert ("ONLY3=x" in seen) == (index == 3)
     missing = _bash(case, {"SLURM_ARRAY_TASK_ID": "4"})
     assert missing.returncode == 2 and "no trial 4 in this array" in missing.stderr
 
@@ -148,6 +172,21 @@ def test_sacct_rows_of_tasks_and_pending_ranges() -> None:
         "12_4": (AppState.PENDING, None),
         "12_5": (AppState.CANCELLED, 143),
     }
+
+
+def test_sacct_rows_of_jobs_and_heterogeneous_jobs() -> None:
+    found: dict[str, object] = {}
+    rows = [
+        ("7", "RUNNING", "0:0"),
+        ("8+0", "COMPLETED", "0:0"),
+        ("8+1", "CANCELLED by 0", "0:15"),
+        ("9+0", "RUNNING", "0:0"),
+        ("9+1", "PENDING", "0:0"),
+    ]
+    _tasks_from(rows, found)  # type: ignore[arg-type]
+    states = {k: v.state for k, v in found.items()}  # type: ignore[attr-defined]
+    # a heterogeneous job: its first component, unless any was cancelled
+    assert states == {"7": AppState.RUNNING, "8": AppState.CANCELLED, "9": AppState.RUNNING}
 
 
 def _outside_functions(app: AppDef) -> str:

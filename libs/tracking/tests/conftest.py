@@ -157,25 +157,7 @@ def backend_maker() -> Callable[[str, Path, pytest.FixtureRequest], Backend]:
     return _make_backend
 
 
-ModulesAfter = Callable[[str], set[str]]
 StartTogether = Callable[[list[list[str]], dict[str, str], Path], list["subprocess.Popen[str]"]]
-
-
-@pytest.fixture(scope="session")
-def modules_after() -> ModulesAfter:
-    """The names in ``sys.modules`` once a fresh interpreter has run ``code``."""
-
-    def run(code: str) -> set[str]:
-        done = subprocess.run(
-            [sys.executable, "-c", f"import sys\n{code}\nprint(*sorted(sys.modules))"],
-            capture_output=True,
-            text=True,
-            check=True,
-            timeout=120,
-        )
-        return set(done.stdout.split())
-
-    return run
 
 
 @pytest.fixture(scope="session")

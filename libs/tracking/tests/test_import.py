@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 import torchx.runtime.tracking as tracking
 
 if TYPE_CHECKING:
-    from conftest import ModulesAfter
+    from torchx_test_fixtures_imports import ModulesAfter
 
 
 def test_import_does_not_load_fsspec(modules_after: ModulesAfter) -> None:

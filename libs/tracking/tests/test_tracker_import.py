@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from conftest import ModulesAfter
+    from torchx_test_fixtures_imports import ModulesAfter
 
 
 def test_import_loads_no_backend_library(modules_after: ModulesAfter) -> None:

@@ -1,4 +1,5 @@
-"""The program behind ``serve.torchserve``: register a model archive with TorchServe.
+"""What ``torchx.apps.serve.serve`` (the program of ``serve.torchserve``) does: register a
+model archive with TorchServe.
 
 ``POST {management_api}/models?url=MODEL_URL&k=v...``. A model that is not already at an
 http(s) URL is copied (through fsspec) into a temporary directory and served from there
@@ -7,7 +8,6 @@ over HTTP while TorchServe downloads it.
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import http.server
 import os
@@ -16,10 +16,9 @@ import socket
 import sys
 import tempfile
 import threading
-import urllib.error
 import urllib.parse
 import urllib.request
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 
 
 def registration_url(management_api: str, model_url: str, params: dict[str, str]) -> str:
@@ -64,50 +63,3 @@ def register(
     with urllib.request.urlopen(request, timeout=timeout) as response:
         body: bytes = response.read()
     return body.decode("utf-8", "replace")
-
-
-def _params(pairs: list[str]) -> dict[str, str]:
-    out: dict[str, str] = {}
-    for pair in pairs:
-        key, sep, value = pair.partition("=")
-        if not sep or not key:
-            raise SystemExit(f"--param: got {pair!r}; expected key=value")
-        out[key] = value
-    return out
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m torchx.components._torchserve_upload")
-    parser.add_argument("--model_path", required=True)
-    parser.add_argument("--management_api", required=True)
-    parser.add_argument("--port", type=int, default=8222)
-    parser.add_argument("--host", default=None, help="address TorchServe reaches this app at")
-    parser.add_argument("--param", action="append", default=[])
-    parser.add_argument("--dryrun", action="store_true")
-    ns = parser.parse_args(argv)
-    params = _params(ns.param)
-
-    with contextlib.ExitStack() as stack:
-        if ns.model_path.startswith(("http://", "https://")):
-            model_url = ns.model_path
-        elif ns.dryrun:
-            model_url = f"http://{ns.host or socket.getfqdn()}:{ns.port}/..."
-        else:
-            model_url = stack.enter_context(serve_file(ns.model_path, ns.port, ns.host))
-        if ns.dryrun:
-            print("POST", registration_url(ns.management_api, model_url, params))
-            return 0
-        try:
-            print(register(ns.management_api, model_url, params))
-        except urllib.error.HTTPError as e:
-            detail = e.read().decode("utf-8", "replace")
-            print(f"torchserve refused the model: HTTP {e.code}: {detail}", file=sys.stderr)
-            return 1
-        except urllib.error.URLError as e:
-            print(f"cannot reach {ns.management_api}: {e.reason}", file=sys.stderr)
-            return 1
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -16,9 +16,11 @@ def tensorboard(
 ) -> AppDef:
     """Runs TensorBoard on a log directory, stopping after a timeout or when a file appears.
 
-    The image needs the ``tensorboard`` package. Its URL is the first line of the app's
-    output (``TensorBoard: http://HOST:PORT/``). Point ``--exit_on_file`` at a file the
-    training job writes when it is done, so TensorBoard stops with it.
+    The image needs the ``tensorboard`` package. The app runs ``python -m
+    torchx.apps.utils.process_monitor``, which pytorch/torchx 0.7's image has too; as
+    there, stopping TensorBoard at the timeout or the exit file ends the app with
+    TensorBoard's exit status. ``torchx status`` shows its URL. Point ``--exit_on_file``
+    at a file the training job writes when it is done, so TensorBoard stops with it.
 
     Args:
         logdir: the log directory (any path or URL TensorBoard reads)
@@ -32,22 +34,9 @@ def tensorboard(
         raise SpecsError("metrics.tensorboard --timeout", timeout, "expected seconds above 0")
     if not 0 < port < 65536:
         raise SpecsError("metrics.tensorboard --port", port, "expected a port from 1 to 65535")
-    args = ["-m", "torchx.components._supervise", "--timeout", str(timeout)]
-    # TensorBoard's own banner goes to stderr among its warnings; say the URL on stdout.
-    args += ["--announce", f"TensorBoard: http://{{host}}:{port}/"]
-    if start_on_file:
-        args += ["--start_on_file", start_on_file]
-    if exit_on_file:
-        args += ["--exit_on_file", exit_on_file]
-    args += [
-        "--",
-        "tensorboard",
-        "--bind_all",
-        "--port",
-        str(port),
-        "--logdir",
-        logdir,
-    ]
+    args = ["-m", "torchx.apps.utils.process_monitor", "--timeout", str(timeout)]
+    args += ["--start_on_file", start_on_file, "--exit_on_file", exit_on_file]
+    args += ["--", "tensorboard", "--bind_all", "--port", str(port), "--logdir", logdir]
     return AppDef(
         name="tensorboard",
         # read by the runner: the status's UI URL, {host} being where the replica runs

@@ -464,9 +464,32 @@ class Runner:
         """
         from torchx.runner._wait import wait_each
 
+        # Apps of a scheduler that answers for many at once are watched together: one
+        # backend query per look for all of them (one sacct on Slurm), not one per app.
+        together: dict[str, str] = {}
         for handle in app_handles:
-            self._resolve(handle)  # a bad handle fails here, before anything waits
-        return wait_each(self.wait, app_handles, timeout, wait_interval)
+            sched, _ = self._resolve(handle)  # a bad handle fails here, before anything waits
+            answers_many = getattr(sched, "answers_many", None)  # a duck-typed scheduler
+            if answers_many is not None and answers_many():
+                together[handle] = parse_app_handle(handle)[0]
+        return wait_each(
+            self.wait, app_handles, timeout, wait_interval, self._wait_together, together
+        )
+
+    def _wait_together(
+        self, app_handles: Sequence[AppHandle], wait_interval: float, timeout: float | None
+    ) -> Iterator[tuple[AppHandle, AppStatus | None]]:
+        """``wait_each`` of apps of one scheduler, through its ``wait_many``."""
+        from torchx.runner._ui_url import with_ui_url
+
+        sched, _ = self._resolve(app_handles[0])
+        by_id: dict[str, list[AppHandle]] = {}
+        for handle in app_handles:
+            by_id.setdefault(self._resolve(handle)[1], []).append(handle)
+        for app_id, desc in sched.wait_many(list(by_id), timeout, wait_interval):
+            status = None if desc is None else with_ui_url(desc, desc.to_status())
+            for handle in by_id[app_id]:
+                yield handle, status
 
     def wait_all(
         self,

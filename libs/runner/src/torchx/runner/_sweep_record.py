@@ -3,7 +3,9 @@
 ``<state dir>/sweeps/<sweep id>.json`` (the state directory of the local schedulers,
 ``$XDG_STATE_HOME/torchx``) holds what was swept and, for each trial, the app id of every
 attempt. The record is written whole and renamed into place, so a reader never sees half
-of it; it is written before anything is submitted and again after each submission.
+of it. A sweep of one request (a Slurm array, an Indexed Job) is written once its request
+is accepted; one whose trials a local process submits is written before that process
+starts (it reads the record) and again as trials are submitted.
 """
 
 from __future__ import annotations
@@ -82,7 +84,7 @@ class SweepRecord:
 
     def to_json(self) -> dict[str, Any]:
         # Shallow, field by field (asdict deep-copies every trial's values first): the
-        # record is saved before and after each submission.
+        # record is saved at each submission.
         data = {f.name: getattr(self, f.name) for f in fields(self)}
         data["trials"] = [{f.name: getattr(t, f.name) for f in _TRIAL_FIELDS} for t in self.trials]
         return data

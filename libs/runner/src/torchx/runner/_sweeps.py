@@ -386,17 +386,19 @@ def _plan_array(
 
 
 def submit(runner: Runner, p: SweepPlan) -> str:
-    """Submit what ``plan`` built; returns the sweep handle (the record is saved first)."""
+    """Submit what ``plan`` built; returns the sweep handle.
+
+    One request (an array, an Indexed Job): the record is written once, as soon as the
+    request is accepted, with its job; if it cannot be written, the job is cancelled, so
+    nothing runs that no record names. Otherwise the record is written first, since the
+    process that submits the trials reads it."""
     record = p.record
-    save(record)
     if record.mode in ("array", "indexed"):
         from torchx.schedulers import SchedulerError
 
         try:
             handle = runner.schedule(p.request)
         except Exception as e:
-            if not record.array_jobs:
-                record_path(record.sweep_id).unlink(missing_ok=True)  # nothing was submitted
             if record.mode == "array" and isinstance(e, SchedulerError):
                 from torchx.schedulers.slurm_array import check_array_size, max_array_size
 
@@ -408,8 +410,13 @@ def submit(runner: Runner, p: SweepPlan) -> str:
         for pos, i in enumerate(p.indices):
             record.trials[i].attempts.append(_member_id(record.mode, job, i, pos))
             record.trials[i].final_state, record.trials[i].final_exit_code = "", None
-        save(record)
+        try:
+            save(record)
+        except BaseException:
+            runner.cancel(handle)
+            raise
         return record.handle
+    save(record)
     if p.requests:
         _start_local_group(runner, p)
         return record.handle

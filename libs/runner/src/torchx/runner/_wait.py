@@ -5,12 +5,13 @@ from __future__ import annotations
 import queue
 import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 
 from torchx.specs import AppStatus
 
 # What a waiter thread reports: the handle, its status (None: unknown app) or the error.
 _Outcome = tuple[str, AppStatus | None, BaseException | None]
+_Result = tuple[str, AppStatus | None]
 
 
 def wait_each(
@@ -18,28 +19,49 @@ def wait_each(
     handles: Sequence[str],
     timeout: float | None = None,
     wait_interval: float = 10,
+    wait_group: Callable[[Sequence[str], float, float | None], Iterable[_Result]] | None = None,
+    groups: Mapping[str, str] | None = None,
 ) -> Iterator[tuple[str, AppStatus | None]]:
     """``(handle, status)`` for every handle, in the order the apps end.
 
-    ``wait_one(handle, wait_interval, timeout)`` is ``Runner.wait``. Once ``timeout``
-    seconds have passed, the apps still running are yielded with their last (non-terminal)
-    status. A status of None means the scheduler does not know the app. An error asking a
-    scheduler is raised once the apps asked before it have been yielded.
+    ``wait_one(handle, wait_interval, timeout)`` is ``Runner.wait``. Handles that
+    ``groups`` maps to the same key are waited on together by one
+    ``wait_group(handles, wait_interval, timeout)``, which yields each as it ends. Once
+    ``timeout`` seconds have passed, the apps still running are yielded with their last
+    (non-terminal) status. A status of None means the scheduler does not know the app.
+    An error asking a scheduler is raised once the apps asked before it have been yielded.
     """
     deadline = None if timeout is None else time.monotonic() + timeout
     outcomes: queue.Queue[_Outcome] = queue.Queue()
 
+    def left() -> float | None:
+        return None if deadline is None else max(deadline - time.monotonic(), 0.0)
+
     def waiter(handle: str) -> None:
         try:
-            left = None if deadline is None else max(deadline - time.monotonic(), 0.0)
-            outcomes.put((handle, wait_one(handle, wait_interval, left), None))
+            outcomes.put((handle, wait_one(handle, wait_interval, left()), None))
         except BaseException as e:  # handed to the caller's thread
             outcomes.put((handle, None, e))
 
+    def group_waiter(members: list[str]) -> None:
+        assert wait_group is not None
+        try:
+            for handle, status in wait_group(members, wait_interval, left()):
+                outcomes.put((handle, status, None))
+        except BaseException as e:
+            outcomes.put((members[0], None, e))
+
     unique = list(dict.fromkeys(handles))
+    together: dict[str, list[str]] = {}
     # Daemons: an interrupted caller must not then wait for schedulers still answering.
     for handle in unique:
-        threading.Thread(target=waiter, args=(handle,), daemon=True).start()
+        key = (groups or {}).get(handle) if wait_group is not None else None
+        if key is None:
+            threading.Thread(target=waiter, args=(handle,), daemon=True).start()
+        else:
+            together.setdefault(key, []).append(handle)
+    for members in together.values():
+        threading.Thread(target=group_waiter, args=(members,), daemon=True).start()
     for _ in unique:
         handle, status, error = outcomes.get()
         if error is not None:

@@ -7,7 +7,7 @@ import copy
 import os
 import re
 import time
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from enum import Enum
@@ -202,10 +202,13 @@ class Scheduler(abc.ABC, Generic[T]):
     def with_workspace(
         self, app: AppDef, cfg: Mapping[str, CfgVal], workspace: str
     ) -> tuple[AppDef, dict[str, CfgVal]]:
-        """A copy of ``app`` with ``workspace`` (a local directory) built into its roles.
+        """A copy of ``app`` with ``workspace`` built into its roles.
 
         For a :class:`~torchx.workspace.WorkspaceMixin`, each distinct role image is built
-        once with ``build_workspace_and_update_role``; other schedulers refuse.
+        once with ``build_workspace_and_update_role``; other schedulers refuse. A local
+        directory (a path or ``file://`` URL) is passed as an absolute path; anything else
+        is passed as given, for the mixin to read or refuse (as in 0.7, a custom mixin may
+        take a URL or a build target).
         """
         from torchx.workspace.api import WorkspaceMixin
 
@@ -215,7 +218,7 @@ class Scheduler(abc.ABC, Generic[T]):
                 workspace,
                 f"the {self.backend} scheduler does not support workspaces; leave it out",
             )
-        path = self._workspace_path(workspace)
+        path = self._local_workspace(workspace)
         resolved = dict(cfg)
         new_app = copy.deepcopy(app)
         built: dict[str, str] = {}
@@ -228,12 +231,20 @@ class Scheduler(abc.ABC, Generic[T]):
             built[before] = role.image
         return new_app, resolved
 
+    def _local_workspace(self, workspace: str) -> str:
+        """``workspace`` as an absolute path when it names a local directory, else as given."""
+        from torchx.workspace.api import workspace_dir
+
+        try:
+            path = os.path.abspath(os.path.expanduser(workspace_dir(workspace)))
+        except SpecsError:  # a URL other than file://
+            return workspace
+        return path if os.path.isdir(path) else workspace
+
     def _workspace_path(self, workspace: str) -> str:
         """``workspace`` (a path or ``file://`` URL) as an absolute path; a SpecsError
         unless it is a directory."""
-        from torchx.workspace.api import workspace_dir
-
-        path = os.path.abspath(os.path.expanduser(workspace_dir(workspace)))
+        path = self._local_workspace(workspace)
         if not os.path.isdir(path):
             raise SpecsError(
                 "workspace", workspace, f"the {self.backend} workspace must be a directory"
@@ -248,6 +259,17 @@ class Scheduler(abc.ABC, Generic[T]):
 
     def exists(self, app_id: str) -> bool:
         return self.describe(app_id) is not None
+
+    def describe_many(self, app_ids: Sequence[str]) -> dict[str, DescribeAppResponse | None]:
+        """Each app's description (None: this scheduler does not know it), for callers that
+        watch many apps at once (``wait_many``). Here one ``describe`` each; a scheduler
+        whose backend answers for many apps in one query overrides it, and may describe
+        an app that has not ended by its state and message alone."""
+        return {app_id: self.describe(app_id) for app_id in dict.fromkeys(app_ids)}
+
+    def answers_many(self) -> bool:
+        """Whether ``describe_many`` asks the backend once for all the apps it is given."""
+        return type(self).describe_many is not Scheduler.describe_many
 
     def list(self) -> list[ListAppResponse]:
         """The apps this scheduler knows about."""
@@ -398,6 +420,38 @@ class Scheduler(abc.ABC, Generic[T]):
                 return desc
             if not self._await_end(app_id, left):
                 time.sleep(pause if left is None else min(pause, left))
+                pause = min(pause * 2, longest)
+
+    def wait_many(
+        self, app_ids: Sequence[str], timeout: float | None = None, interval: float | None = None
+    ) -> Iterator[tuple[str, DescribeAppResponse | None]]:
+        """``(app_id, description)`` for each app as it ends; once ``timeout`` seconds
+        pass, those still running come last with their current description. Each look
+        asks about every app still running at once (``describe_many``); looks are apart
+        by a pause that grows as ``wait``'s does, at most ``interval`` seconds."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        pause, longest = self._wait_poll_s
+        if interval is not None and interval > 0:
+            longest = min(longest, interval)
+        left = list(dict.fromkeys(app_ids))
+        while left:
+            descs = self.describe_many(left)
+            running = []
+            for app_id in left:
+                desc = descs.get(app_id)
+                if desc is None or is_terminal(desc.state):
+                    yield app_id, desc
+                else:
+                    running.append(app_id)
+            left = running
+            now = time.monotonic()
+            if left and deadline is not None and now >= deadline:
+                for app_id in left:
+                    yield app_id, self.describe(app_id)  # all it says, not its state alone
+                return
+            if left:
+                step = min(pause, longest)
+                time.sleep(step if deadline is None else max(min(step, deadline - now), 0.0))
                 pause = min(pause * 2, longest)
 
     def _await_end(self, app_id: str, timeout: float | None) -> bool:

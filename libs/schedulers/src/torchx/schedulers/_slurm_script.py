@@ -20,6 +20,7 @@ import math
 import re
 import shlex
 from collections.abc import Mapping
+from dataclasses import dataclass
 
 from torchx.schedulers._replica_env import TORCHX_APP_ID, TORCHX_RANK0_HOST
 from torchx.schedulers._replicas import Replica, role_replicas
@@ -117,15 +118,15 @@ def _opt_lines(cfg: Mapping[str, CfgVal], names: tuple[str, ...]) -> list[str]:
     return out
 
 
-def _exit_record(role: Role) -> str:
+def _exit_record(role: str) -> str:
     """Shell that saves the replica's exit code, node and attempt, then exits with the code;
     a replica that the stop warning reached says so in its log first."""
-    path = '"$TORCHX_JOB_DIR"/' + log_name('"$TORCHX_APP_ID"', role.name, '"$SLURM_PROCID"', "exit")
+    path = '"$TORCHX_JOB_DIR"/' + log_name('"$TORCHX_APP_ID"', role, '"$SLURM_PROCID"', "exit")
     # written whole then renamed, so a reader never sees half a record
     return (
         f"rc=$?; f={path}\n"
         '    [ -z "${torchx_replica_warned:-}" ] || echo "[torchx] '
-        f'{role.name}/$SLURM_PROCID was warned ($torchx_replica_warned) and exited $rc" '
+        f'{role}/$SLURM_PROCID was warned ($torchx_replica_warned) and exited $rc" '
         "| tee /dev/stderr\n"
         '    printf "%s %s %s\\n" "$rc" "${SLURMD_NODENAME:-$(hostname)}" "$TORCHX_ATTEMPT" '
         '> "$f.tmp" && mv "$f.tmp" "$f"\n'
@@ -159,24 +160,60 @@ def _function_name(index: int) -> str:
     return f"torchx_role_{index}"
 
 
-def _role_function(role: Role, index: int) -> list[str]:
-    """The shell function one replica of ``role`` runs: exports, the command, its record."""
-    replica = script_replica(role)
-    exports = " \\\n        ".join(f"{k}={_shell_word(v)}" for k, v in replica.env.items())
-    argv = " ".join(_shell_word(a) for a in replica.argv)
+@dataclass(frozen=True)
+class RoleParts:
+    """What of one role's shell function a trial of an array may change: the replica's
+    exports (name -> shell word) and its command line, quoted."""
+
+    exports: dict[str, str]
+    command: str
+
+
+def role_parts(app: AppDef, quoted: dict[str, str] | None = None) -> list[RoleParts]:
+    """Each role's exports and command line, quoted for bash; each role's replica is made
+    once, by the shared replica helper. ``quoted`` keeps the words already quoted: the
+    trials of an array repeat most of theirs."""
+    check_roles(app)
+    memo = {} if quoted is None else quoted
+
+    def word(text: str) -> str:
+        out = memo.get(text)
+        if out is None:
+            out = memo[text] = _shell_word(text)
+        return out
+
+    parts = []
+    for role in app.roles:
+        replica = script_replica(role)
+        exports = {k: word(v) for k, v in replica.env.items()}
+        parts.append(RoleParts(exports, " ".join(word(a) for a in replica.argv)))
+    return parts
+
+
+def _role_function(
+    role: Role, index: int, exports: Mapping[str, str], command: str, trial: bool = False
+) -> list[str]:
+    """The shell function one replica of ``role`` runs: exports, the command, its record.
+    ``trial``: the trial's own exports and command are the functions ``torchx_env_<i>``
+    and ``torchx_cmd_<i>`` that the array task defined (``command`` is then their call)."""
+    lines = [f"# role {role.name}: {role.num_replicas} replica(s)", f"{_function_name(index)}() {{"]
+    if exports:
+        lines.append("    export " + " \\\n        ".join(f"{k}={v}" for k, v in exports.items()))
+    if trial:
+        lines.append(f"    torchx_env_{index}")
+    names = f" torchx_env_{index} torchx_cmd_{index}" if trial else ""
     return [
-        f"{_function_name(index)}() {{",
-        f"    export {exports}",
+        *lines,
         # the warning reaches every process of the step: this shell outlives the app
         "    trap 'torchx_replica_warned=SIGTERM' TERM",
         "    trap 'torchx_replica_warned=SIGUSR1' USR1",
         # the same marker line local_cwd writes, so `torchx log` tells the attempts apart
         '    [ "$TORCHX_ATTEMPT" = 0 ] || echo "[torchx] attempt $((TORCHX_ATTEMPT + 1)) of '
         f'{role.name}/$SLURM_PROCID starts: restart $TORCHX_ATTEMPT of the job" | tee /dev/stderr',
-        f"    {argv}",
-        f"    {_exit_record(role)}",
+        f"    {command}",
+        f"    {_exit_record(role.name)}",
         "}",
-        f"export -f {_function_name(index)}",
+        f"export -f {_function_name(index)}{names}",
     ]
 
 
@@ -226,17 +263,6 @@ def script_shape(app: AppDef) -> tuple[object, ...]:
         for r in app.roles
     ]
     return (*roles, min(r.max_retries for r in app.roles))
-
-
-def role_functions(app: AppDef) -> list[str]:
-    """The shell function of every role of ``app`` (``torchx_role_<i>``), defined and
-    exported; each role's replica is made once, by the shared replica helper."""
-    check_roles(app)
-    lines: list[str] = []
-    for i, role in enumerate(app.roles):
-        lines.append(f"# role {role.name}: {role.num_replicas} replica(s)")
-        lines += _role_function(role, i)
-    return lines
 
 
 def _header(app: AppDef, cfg: Mapping[str, CfgVal], job_name: str, lead: int) -> list[str]:
@@ -293,10 +319,10 @@ def _script(
     job_name: str,
     description: str,
     array: str | None,
-    functions: Mapping[int, list[str]] | None,
+    trials: Mapping[int, list[RoleParts]] | None,
 ) -> str:
-    """The sbatch script of one app (``functions`` None) or of an array whose task ``i``
-    defines the role functions ``functions[i]``."""
+    """The sbatch script of one app (``trials`` None) or of an array whose task ``i`` runs
+    trial ``i``, whose roles' exports and commands are ``trials[i]``."""
     check_roles(app)
     lead, cap, limit = warning_and_cap(cfg)
     het = len(app.roles) > 1
@@ -309,22 +335,43 @@ def _script(
         "",
         *_setup(app, lead, cap, limit, app_id),
     ]
-    if functions is not None:
-        lines.append('case "$SLURM_ARRAY_TASK_ID" in')
-        for index, body in functions.items():
-            # as written: not indented (a here-document's end marker starts its line), no
-            # line dropped (a quoted argument may span lines)
-            lines += [f"{index})", *body, "  ;;"]
-        lines += ["*)", '  echo "torchx: no trial $SLURM_ARRAY_TASK_ID in this array" >&2']
-        lines += ["  exit 2", "  ;;", "esac"]
+    shared = role_parts(app) if trials is None else _trial_arms(trials, lines)
     for i, role in enumerate(app.roles):
-        if functions is None:
-            lines.append(f"# role {role.name}: {role.num_replicas} replica(s)")
-            lines += _role_function(role, i)
+        lines += _role_function(role, i, shared[i].exports, shared[i].command, trials is not None)
         lines += [_srun_line(role, i, i if het else None), "pids+=($!)"]
     # As pytorch/torchx does, a failed job runs again while retries are left.
     lines += ["", *script_wait_and_requeue()]
     return "\n".join(lines)
+
+
+def _trial_arms(trials: Mapping[int, list[RoleParts]], lines: list[str]) -> list[RoleParts]:
+    """Append to ``lines`` the ``case`` whose arm ``i`` defines trial ``i``'s own exports
+    and command of each role (``torchx_env_<r>``, ``torchx_cmd_<r>``); return, per role,
+    the exports every trial shares (written once, in the role's function) and the call
+    of the trial's command."""
+    first = next(iter(trials.values()))
+    shared = []
+    for r, parts in enumerate(first):
+        common = {
+            k: v
+            for k, v in parts.exports.items()
+            if all(t[r].exports.get(k) == v for t in trials.values())
+        }
+        shared.append(RoleParts(common, f"torchx_cmd_{r}"))
+    lines.append('case "$SLURM_ARRAY_TASK_ID" in')
+    for index, roles in trials.items():
+        lines.append(f"{index})")
+        for r, parts in enumerate(roles):
+            own = [f"{k}={v}" for k, v in parts.exports.items() if k not in shared[r].exports]
+            # as written: not indented (a here-document's end marker starts its line), no
+            # line dropped (a quoted argument may span lines)
+            env = "export " + " \\\n        ".join(own) if own else ":"
+            lines += [f"torchx_env_{r}() {{", f"    {env}", "}"]
+            lines += [f"torchx_cmd_{r}() {{", f"    {parts.command}", "}"]
+        lines.append("  ;;")
+    lines += ["*)", '  echo "torchx: no trial $SLURM_ARRAY_TASK_ID in this array" >&2']
+    lines += ["  exit 2", "  ;;", "esac"]
+    return shared
 
 
 def make_script(app: AppDef, cfg: Mapping[str, CfgVal], job_name: str) -> str:
@@ -338,11 +385,11 @@ def array_script(
     cfg: Mapping[str, CfgVal],
     job_name: str,
     index_spec: str,
-    functions: Mapping[int, list[str]],
+    trials: Mapping[int, list[RoleParts]],
 ) -> str:
     """One ``sbatch --array=<index_spec>`` script for trials of ``app``'s shape: task ``i``
-    defines the role functions ``functions[i]`` (``role_functions`` of trial ``i``), then
-    runs the roles as ``make_script``'s script does. Trial ``i`` is the app
-    ``<array job>_<i>``."""
-    what = f"# torchx sweep {job_name}: {len(functions)} trial(s), array indices {index_spec}"
-    return _script(app, cfg, job_name, what, index_spec, functions)
+    defines trial ``i``'s own exports and commands (``trials[i]``, its ``role_parts``),
+    then runs the roles as ``make_script``'s script does; what every trial exports alike
+    is written once. Trial ``i`` is the app ``<array job>_<i>``."""
+    what = f"# torchx sweep {job_name}: {len(trials)} trial(s), array indices {index_spec}"
+    return _script(app, cfg, job_name, what, index_spec, trials)

@@ -2,8 +2,9 @@
 
 One trial is made into the batch script the slurm scheduler would submit for it alone
 (``SlurmScheduler.submit_dryrun``); the array's script is that script with its header,
-setup and launch written once, and each trial's role functions (its command and
-environment, made by the shared replica helper) picked by ``$SLURM_ARRAY_TASK_ID``. Trial
+setup, launch and role functions written once, and only each trial's own command and
+environment (made by the shared replica helper) picked by ``$SLURM_ARRAY_TASK_ID``: what
+every trial exports alike is written once, so the script grows by a few lines a trial. Trial
 ``i`` of array job ``A`` is the app ``A_i``: the id Slurm's own commands take
 (``sacct -j``, ``scontrol show job``, ``scancel``), and the name of its log files.
 
@@ -18,11 +19,19 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 
 from torchx.schedulers._slurm_parse import app_state, exit_code
-from torchx.schedulers._slurm_script import array_script, make_script, role_functions, script_shape
+from torchx.schedulers._slurm_script import (
+    RoleParts,
+    array_script,
+    make_script,
+    role_parts,
+    script_shape,
+)
 from torchx.schedulers.slurm_scheduler import SlurmBatchRequest, SlurmError, _run
 from torchx.specs import AppDef, AppDryRunInfo, AppState, SpecsError, validate_app
 
 _TASK = re.compile(r"^(?P<job>\d+)_(?P<index>\d+)$")
+# a job, or one component of a heterogeneous job (JOB+OFFSET)
+_JOB = re.compile(r"^(?P<job>\d+)(?:\+(?P<offset>\d+))?$")
 _PENDING_RANGE = re.compile(r"^(?P<job>\d+)_\[(?P<ranges>[^\]]*)\]$")
 
 
@@ -75,16 +84,17 @@ def array_request(
     app), at most ``parallel`` at once (0: no limit).
 
     ``first`` is the single-app request of trial ``first_index`` (``submit_dryrun``): the
-    array is that request, its run options and ``#SBATCH`` header written once, and only
-    each trial's role functions (its command and environment) picked by
-    ``$SLURM_ARRAY_TASK_ID``. Each trial's app is checked and made into its role functions
-    once here; trials must ask Slurm for the same resources, since one array is one
+    array is that request, its run options, ``#SBATCH`` header and role functions written
+    once, and only each trial's own command and environment picked by
+    ``$SLURM_ARRAY_TASK_ID``. Each trial's app is checked and made into its commands and
+    exports once here; trials must ask Slurm for the same resources, since one array is one
     request."""
     app0 = first.app
     if app0 is None:
         raise SpecsError("first", first, "make it with SlurmScheduler.submit_dryrun")
     shape = script_shape(app0)
-    functions: dict[int, list[str]] = {}
+    parts: dict[int, list[RoleParts]] = {}
+    quoted: dict[str, str] = {}
     for index in sorted({first_index, *trials}):
         app = app0 if index == first_index else trials[index]
         if app is not app0:
@@ -97,9 +107,9 @@ def array_request(
                     "array is one request: sweep arguments that leave resources alone, or use "
                     "a scheduler without arrays",
                 )
-        functions[index] = role_functions(app)
-    spec = index_spec(list(functions), parallel)
-    script = array_script(app0, first.cfg or {}, name, spec, functions)
+        parts[index] = role_parts(app, quoted)
+    spec = index_spec(list(parts), parallel)
+    script = array_script(app0, first.cfg or {}, name, spec, parts)
     info = AppDryRunInfo(replace(first.request, script=script), str)
     info.app = app0
     info.cfg = first.cfg
@@ -149,18 +159,33 @@ def _tasks_from(rows: list[tuple[str, str, str]], into: dict[str, ArrayTask]) ->
         if m is not None:
             into[job_id] = ArrayTask(job_id, app_state(state), exit_code(code), state)
             continue
+        m = _JOB.match(job_id)
+        if m is not None:
+            task = ArrayTask(m.group("job"), app_state(state), exit_code(code), state)
+            prev = into.get(task.app_id)
+            # a heterogeneous job's first component speaks for it, unless one was cancelled
+            first = m.group("offset") in (None, "0")
+            if (
+                prev is None
+                or task.state == AppState.CANCELLED
+                or (first and prev.state != AppState.CANCELLED)
+            ):
+                into[task.app_id] = task
+            continue
         m = _PENDING_RANGE.match(job_id)
         if m is not None:
             for i in _expand(m.group("ranges")):
-                task = f"{m.group('job')}_{i}"
-                into.setdefault(task, ArrayTask(task, app_state(state), None, state))
+                tid = f"{m.group('job')}_{i}"
+                into.setdefault(tid, ArrayTask(tid, app_state(state), None, state))
 
 
 def describe_tasks(
     task_ids: Sequence[str], array_jobs: Sequence[str], use_sacct: bool | None = None
 ) -> dict[str, ArrayTask]:
     """The state of each task ``A_i`` in ``task_ids`` of the arrays ``array_jobs``: one
-    ``sacct`` for all of them, and one ``squeue`` only for tasks accounting lacks."""
+    ``sacct`` for all of them, and one ``squeue`` only for tasks accounting lacks.
+    ``array_jobs`` may also name jobs and tasks themselves (``12``, ``12_3``): each is
+    then in ``task_ids`` too."""
     found: dict[str, ArrayTask] = {}
     jobs = ",".join(array_jobs)
     if not jobs:

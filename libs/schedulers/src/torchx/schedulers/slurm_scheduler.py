@@ -16,7 +16,7 @@ import re
 import shlex
 import shutil
 import subprocess
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -441,6 +441,26 @@ class SlurmScheduler(DirWorkspaceMixin, Scheduler[SlurmBatchRequest]):
                 return {}
             raise SlurmError(f"scontrol show job failed: {_slurm_message(proc)}")
         return parse_scontrol(proc.stdout)
+
+    def describe_many(self, app_ids: Sequence[str]) -> dict[str, DescribeAppResponse | None]:
+        """One ``sacct`` for every app (and one ``squeue`` for those accounting has not
+        recorded yet); an app that has not ended is described by its state alone, one
+        that has (or that neither knows) by ``describe``, once."""
+        from torchx.schedulers.slurm_array import describe_tasks
+
+        ids = list(dict.fromkeys(app_ids))
+        for app_id in ids:
+            if not _JOB_ID.match(app_id):
+                raise SpecsError("app_id", app_id, "a Slurm job id is a number, e.g. 1234")
+        states = describe_tasks(ids, ids, self._use_sacct) if ids else {}
+        out: dict[str, DescribeAppResponse | None] = {}
+        for app_id in ids:
+            task = states.get(app_id)
+            if task is None or is_terminal(task.state):
+                out[app_id] = self.describe(app_id)
+            else:
+                out[app_id] = DescribeAppResponse(app_id, task.state, msg=task.slurm_state)
+        return out
 
     def describe(self, app_id: str) -> DescribeAppResponse | None:
         comps = self._components(app_id)

@@ -12,6 +12,7 @@ import argparse
 import contextlib
 import getpass
 import os
+import posixpath
 import socket
 import sys
 import urllib.error
@@ -70,10 +71,16 @@ def rand_id() -> str:
 
 def main(argv: Sequence[str]) -> None:
     args = parse_args(argv)
+    params = {p: getattr(args, p) for p in TORCHSERVE_PARAMS if getattr(args, p) is not None}
     if args.dryrun:
+        # The request that would be sent; a model served from here gets its URL at run time.
+        model_url = args.model_path
+        if not model_url.startswith(("http://", "https://")):
+            name = posixpath.basename(model_url.rstrip("/")) or "model.mar"
+            model_url = f"http://{socket.getfqdn()}:{args.port}/{urllib.parse.quote(name)}"
+        print(f"POST {registration_url(args.management_api, model_url, params)}")
         print("App serve started successfully")
         return
-    params = {p: getattr(args, p) for p in TORCHSERVE_PARAMS if getattr(args, p) is not None}
     with contextlib.ExitStack() as stack:
         if args.model_path.startswith(("http://", "https://")):
             model_url = args.model_path
