@@ -74,7 +74,7 @@ def test_fallback_sweep_is_one_labelled_job_per_trial_described_by_one_list_call
         } == {(str(i), h.rsplit(":", 1)[1]) for i, h in enumerate(trials)}
 
         # Playing the kubelet: trial 0 succeeds, 1 fails with 3, 2 runs, 3 waits.
-        pods = kube_env.wait_for_pods(ns, selector, 4)
+        pods = kube_env.wait_for_pods(ns, selector, 4, timeout=120)
         pod = {p.metadata.labels[LABEL_SWEEP_INDEX]: p.metadata.name for p in pods}
         for i, code in (("0", 0), ("1", 3), ("2", None)):
             kube_env.run_pod(ns, pod[i])
@@ -99,8 +99,13 @@ def test_fallback_sweep_is_one_labelled_job_per_trial_described_by_one_list_call
         # every trial's objects are gone, the ended trials' too
         assert not kube_env.batch().list_namespaced_job(ns, label_selector=selector).items
         assert not kube_env.core().list_namespaced_service(ns, label_selector=selector).items
-        left = kube_env.pods(ns, selector)
-        assert all(p.metadata.deletion_timestamp is not None for p in left)
+        # Pods are deleted with them; one the Job controller made from a stale view of a
+        # deleted Job is the garbage collector's to remove, soon after.
+        wait_until(
+            "every pod of the sweep deleted or being deleted",
+            lambda: all(p.metadata.deletion_timestamp for p in kube_env.pods(ns, selector)),
+            timeout=120,
+        )
         # what ended before the cancel still says how
         st = runner.sweep_status(handle)
         assert [(t.state.name, t.exit_code) for t in st.trials] == [

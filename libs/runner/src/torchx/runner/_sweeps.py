@@ -594,10 +594,12 @@ def status(runner: Runner, handle: str) -> SweepStatus:
             found = pod_states.get(t.attempts[-1])
             if t.final_state:  # the driver saw its Jobs end (their retries included)
                 state, code = AppState[t.final_state], t.final_exit_code
-            elif found is not None:
+            elif found is not None and not (record.cancelled and not is_terminal(found[0])):
                 state, code, msg = found
             elif record.cancelled:
-                state = AppState.CANCELLED  # cancelling deleted the Job and its pods
+                # cancelling deletes its Job and pods (a pod the Job controller made just
+                # before its Job went is removed by the garbage collector soon after)
+                state = AppState.CANCELLED
             elif record.mode == "indexed" or alive:
                 state, msg = AppState.PENDING, "no pod of it yet"
             else:
