@@ -19,13 +19,16 @@ from typing import Any
 
 
 def _fixture_module() -> ModuleType:
-    path = Path(__file__).resolve().parent.parent / "tests" / "fixtures" / "slurm.py"
-    spec = importlib.util.spec_from_file_location("slurm_fixture", path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["slurm_fixture"] = module
-    spec.loader.exec_module(module)
-    return module
+    """tests/fixtures/slurm.py, imported as the tests import it: the root conftest.py makes
+    each fixture module importable as ``torchx_test_fixtures_<stem>`` (they share helpers
+    that way), so it is loaded first."""
+    if "torchx_test_fixtures_slurm" not in sys.modules:
+        path = Path(__file__).resolve().parent.parent / "conftest.py"
+        spec = importlib.util.spec_from_file_location("torchx_root_conftest", path)
+        assert spec is not None and spec.loader is not None
+        conftest = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(conftest)
+    return importlib.import_module("torchx_test_fixtures_slurm")
 
 
 def slurm_missing() -> str | None:
