@@ -57,3 +57,37 @@ def test_old_or_unknown_server_gets_one_job_per_trial_and_says_why(
     assert text.startswith("group\n")
     assert f"one Job per trial, not one Indexed Job, because {why}" in text
     assert "completionMode" not in text
+
+
+def test_grid_over_the_indexed_job_limit_is_one_line_naming_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from torchx.specs import SpecsError
+
+    monkeypatch.setattr(KubernetesScheduler, "server_version", lambda self: (1, 30))
+    # 317 x 316 = 100172 trials, over the 100000 completions of one Indexed Job
+    grid = {"msg": [str(i) for i in range(317)], "image": [f"img{i}" for i in range(316)]}
+    with get_runner() as runner, pytest.raises(SpecsError) as e:
+        runner.dryrun_sweep(Sweep.grid("utils.echo", grid, [], 0), "kubernetes", CFG)
+    text = str(e.value)
+    assert "\n" not in text
+    assert text.startswith("sweep: got '100172 trials'; an Indexed Job has at most 100000")
+    assert "sweep fewer values, or split the grid" in text
+
+
+@pytest.mark.parametrize("labels", [{"team": "ml"}, "team:ml"])
+def test_one_job_per_trial_carries_the_sweep_labels(
+    monkeypatch: pytest.MonkeyPatch, labels: object
+) -> None:
+    from torchx.schedulers.kubernetes_indexed import LABEL_SWEEP, LABEL_SWEEP_INDEX
+
+    monkeypatch.setattr(KubernetesScheduler, "server_version", lambda self: (1, 20))
+    sweep = Sweep.grid("utils.echo", {"msg": ["a", "b"]}, ["--image", "busybox"], 1)
+    with get_runner() as runner:
+        plan = runner.dryrun_sweep(sweep, "kubernetes", {**CFG, "labels": labels})
+    assert plan.record.mode == "group"
+    service, job = plan.request.request.manifests
+    want = {"team": "ml", LABEL_SWEEP: plan.record.sweep_id, LABEL_SWEEP_INDEX: "0"}
+    for labelled in (service["metadata"], job["metadata"], job["spec"]["template"]["metadata"]):
+        assert want.items() <= labelled["labels"].items()
+    assert plan.record.cfg["labels"] == labels  # the sweep's own options are left as given

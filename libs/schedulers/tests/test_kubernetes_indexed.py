@@ -13,16 +13,25 @@ import pytest
 from torchx.schedulers.kubernetes_indexed import (
     COMPLETION_INDEX,
     LABEL_SWEEP,
+    LABEL_SWEEP_INDEX,
+    MAX_COMPLETIONS,
     MIN_VERSION,
     SCRIPT_LIMIT,
+    check_completions,
     indexed_request,
     parse_trial,
     parse_version,
+    sweep_labels,
     trial_app_id,
     trial_states,
     why_not_indexed,
 )
-from torchx.schedulers.kubernetes_scheduler import LABEL_APP_ID, KubernetesScheduler
+from torchx.schedulers.kubernetes_scheduler import (
+    LABEL_APP_ID,
+    LABEL_REPLICA,
+    LABEL_ROLE,
+    KubernetesScheduler,
+)
 from torchx.specs import AppDef, AppState, Resource, Role, SpecsError
 
 CFG: dict[str, Any] = {"namespace": "ns1", "api": "batch"}
@@ -165,3 +174,47 @@ def test_trial_states_from_the_newest_pod_of_each_index() -> None:
         "ns1:sweep-abcd-1": (AppState.RUNNING, None, ""),
         "ns1:sweep-abcd-r1-0": (AppState.FAILED, 7, "Error"),
     }
+
+
+def _replica_pod(app: str, role: str, k: int, phase: str, code: int | None = None) -> Any:
+    pod = _pod(app, 0, phase, "2026-01-01T00:00:01Z", code)
+    labels = pod["metadata"]["labels"]
+    del labels[COMPLETION_INDEX]  # a Job per replica, not an Indexed Job
+    labels.update({LABEL_ROLE: role, LABEL_REPLICA: str(k)})
+    return pod
+
+
+def test_trial_states_of_trials_that_are_apps_of_their_own() -> None:
+    pods = [
+        _replica_pod("echo-a", "trainer", 0, "Succeeded", 0),
+        _replica_pod("echo-a", "trainer", 1, "Succeeded", 0),
+        _replica_pod("echo-b", "trainer", 0, "Running"),
+        _replica_pod("echo-b", "trainer", 1, "Failed", 137),
+        _replica_pod("echo-c", "trainer", 0, "Running"),
+        _replica_pod("echo-c", "ps", 0, "Pending"),
+    ]
+    assert trial_states("ns1", pods) == {
+        "ns1:echo-a": (AppState.SUCCEEDED, 0, ""),
+        # one failed replica fails the trial, whatever the others do
+        "ns1:echo-b": (AppState.FAILED, 137, "Error"),
+        "ns1:echo-c": (AppState.RUNNING, None, ""),
+    }
+    assert sweep_labels("sweep-abcd2345", 3) == {
+        LABEL_SWEEP: "sweep-abcd2345",
+        LABEL_SWEEP_INDEX: "3",
+    }
+
+
+def test_more_trials_than_an_indexed_job_completes_is_refused_naming_the_limit() -> None:
+    check_completions(MAX_COMPLETIONS)
+    with pytest.raises(SpecsError, match=r"'100001 trials'; an Indexed Job has at most 100000"):
+        check_completions(MAX_COMPLETIONS + 1)
+
+
+def test_a_job_name_longer_than_a_label_value_is_refused() -> None:
+    sched = KubernetesScheduler("t")
+    first = sched.submit_dryrun(trial(0, "m0"), CFG)
+    job = "sweep-" + "a" * 50 + "-r12345"  # 63 characters: the longest a Job may be named
+    assert len(indexed_request(first, 0, {}, 0, job, "sweep-abcd2345").request.app_id) == 63
+    with pytest.raises(SpecsError, match=r"Job name: got 'sweep-a+-r123456'; is 64 characters"):
+        indexed_request(first, 0, {1: trial(1, "m1")}, 0, job + "6", "sweep-abcd2345")

@@ -19,6 +19,7 @@ import traceback
 def _run(sweep_id: str, indices: list[int]) -> int:
     from torchx.components import get_component
     from torchx.runner._runner import get_runner
+    from torchx.runner._sweep_kubernetes import trial_cfg
     from torchx.runner._sweep_record import load, save
     from torchx.runner._sweeps import (
         _LOCAL,
@@ -44,6 +45,21 @@ def _run(sweep_id: str, indices: list[int]) -> int:
     pending = list(indices)
     running: dict[int, str] = {}
     with get_runner(record.session) as runner:
+
+        def forget_ended() -> None:
+            """Record the end of each running trial that ended, and stop watching it."""
+            ended = False
+            for index, handle in list(running.items()):
+                st = runner.status(handle)
+                if st is None or is_terminal(st.state):
+                    del running[index]
+                    if st is not None:
+                        trial = record.trials[index]
+                        trial.final_state, trial.final_exit_code = st.state.name, exit_code(st)
+                        ended = True
+            if ended:
+                save(record)
+
         schema = get_component(record.component)
         while (pending or running) and not stop.is_set():
             while pending and len(running) < limit and not stop.is_set():
@@ -54,7 +70,7 @@ def _run(sweep_id: str, indices: list[int]) -> int:
                     info = runner.dryrun(
                         app,
                         record.scheduler,
-                        record.cfg,
+                        trial_cfg(runner, record, index),
                         record.workspace,
                         parent_run_id=record.handle,
                     )
@@ -70,18 +86,10 @@ def _run(sweep_id: str, indices: list[int]) -> int:
                 running[index] = handle
             if stop.wait(poll):
                 break
-            ended = False
-            for index, handle in list(running.items()):
-                st = runner.status(handle)
-                if st is None or is_terminal(st.state):
-                    del running[index]
-                    if st is not None:
-                        trial = record.trials[index]
-                        trial.final_state, trial.final_exit_code = st.state.name, exit_code(st)
-                        ended = True
-            if ended:
-                save(record)
+            forget_ended()
         if stop.is_set():
+            # What ended keeps its outcome; only what still runs is cancelled.
+            forget_ended()
             for index in pending:
                 record.trials[index].cancelled = True
             record.cancelled = True

@@ -43,6 +43,13 @@ from torchx.runner._sweep import (
     SweepError,
     check_sweep,
 )
+from torchx.runner._sweep_kubernetes import (
+    delete_trials,
+    is_kubernetes,
+    kubernetes_mode,
+    trial_cfg,
+    trial_pod_states,
+)
 from torchx.runner._sweep_record import (
     SweepRecord,
     TrialRecord,
@@ -270,7 +277,9 @@ def plan(
             created=time.time(),
         )
         if sched.backend == "kubernetes":
-            record.mode, why_group = _kubernetes_mode(runner, schema, sweep, record)
+            record.mode, why_group = kubernetes_mode(
+                runner, record, lambda i: trial_app(runner, schema, record, i, sweep)
+            )
     todo = list(range(len(record.trials))) if indices is None else sorted(indices)
     if record.mode == "array":
         return _plan_array(runner, schema, record, sweep, todo, check_limits)
@@ -292,7 +301,11 @@ def plan(
         )
         return SweepPlan(record, todo, infos[todo[0]], why, infos)
     first = runner.dryrun(
-        apps[todo[0]], scheduler, record.cfg, record.workspace, parent_run_id=record.handle
+        apps[todo[0]],
+        scheduler,
+        trial_cfg(runner, record, todo[0]),
+        record.workspace,
+        parent_run_id=record.handle,
     )
     why = (
         f"the {sched.backend} scheduler has no job arrays: one app per trial, at most {k} "
@@ -304,29 +317,6 @@ def plan(
             f"running at once, submitted by a local process; trial {todo[0]}'s request:"
         )
     return SweepPlan(record, todo, first, why)
-
-
-def _kubernetes_mode(
-    runner: Runner, schema: ComponentSchema, sweep: Sweep, record: SweepRecord
-) -> tuple[str, str]:
-    """``("indexed", "")`` where the trials can be one Indexed Job, else ``("group", why
-    not)``; asks the API server for its version once."""
-    from torchx.schedulers.kubernetes_indexed import why_not_indexed
-    from torchx.schedulers.kubernetes_scheduler import KubernetesScheduler
-
-    sched = runner._scheduler(record.scheduler)
-    if not isinstance(sched, KubernetesScheduler):
-        return "group", ""
-    apps = [trial_app(runner, schema, record, i, sweep) for i in range(len(record.trials))]
-    why = why_not_indexed(apps, (1, 10**6))  # the trials' shape first: no server needed
-    if why is None:
-        try:
-            version = sched.server_version()
-        except Exception as e:  # no cluster reachable: say so in the dryrun
-            why = f"the API server's version could not be read ({e})"
-        else:
-            why = why_not_indexed(apps, version)
-    return ("group", why) if why else ("indexed", "")
 
 
 def _first_and_others(
@@ -419,6 +409,7 @@ def submit(runner: Runner, p: SweepPlan) -> str:
         record.array_jobs.append(job)
         for pos, i in enumerate(p.indices):
             record.trials[i].attempts.append(_member_id(record.mode, job, i, pos))
+            record.trials[i].final_state, record.trials[i].final_exit_code = "", None
         try:
             save(record)
         except BaseException:
@@ -579,14 +570,9 @@ def status(runner: Runner, handle: str) -> SweepStatus:
 
         latest = [t.attempts[-1] for t in record.trials if t.attempts]
         tasks = describe_tasks(latest, record.array_jobs)
-    pod_states: dict[str, tuple[AppState, int | None, str]] = {}
-    if record.mode == "indexed" and record.array_jobs:
-        from torchx.schedulers.kubernetes_scheduler import KubernetesScheduler
-
-        sched = runner._scheduler(record.scheduler)
-        assert isinstance(sched, KubernetesScheduler)
-        namespace = record.array_jobs[0].partition(":")[0]
-        pod_states = sched.sweep_trial_states(namespace, record.sweep_id)
+    # On Kubernetes every trial's pods carry the sweep's label: one list call for all.
+    by_pods = record.mode == "indexed" or is_kubernetes(runner, record.scheduler)
+    pod_states = trial_pod_states(runner, record) if by_pods else {}
     for t in record.trials:
         th = trial_handle(record, t.index)
         state, code, msg = AppState.UNKNOWN, None, ""
@@ -604,14 +590,20 @@ def status(runner: Runner, handle: str) -> SweepStatus:
             if task is not None:
                 state, code = task.state, task.exit_code
                 msg = task.slurm_state
-        elif record.mode == "indexed":
+        elif by_pods:
             found = pod_states.get(t.attempts[-1])
-            if found is not None:
+            if t.final_state:  # the driver saw its Jobs end (their retries included)
+                state, code = AppState[t.final_state], t.final_exit_code
+            elif found is not None and not (record.cancelled and not is_terminal(found[0])):
                 state, code, msg = found
             elif record.cancelled:
-                state = AppState.CANCELLED  # cancelling deleted the Job and its pods
+                # cancelling deletes its Job and pods (a pod the Job controller made just
+                # before its Job went is removed by the garbage collector soon after)
+                state = AppState.CANCELLED
+            elif record.mode == "indexed" or alive:
+                state, msg = AppState.PENDING, "no pod of it yet"
             else:
-                state, msg = AppState.PENDING, "no pod yet for its completion index"
+                state, msg = AppState.FAILED, "no pod of it is left in the cluster"
         else:
             assert th is not None
             st = runner.status(th)
@@ -689,13 +681,6 @@ def cancel(runner: Runner, handle: str, timeout: float = 60.0) -> None:
         save(record)
         cancel_arrays(record.array_jobs)
         return
-    if record.mode == "indexed":
-        record.cancelled = True
-        save(record)
-        sched = runner._scheduler(record.scheduler)
-        for job in record.array_jobs:
-            sched.cancel(job)  # deletes the Job and its pods
-        return
     if driver_alive(record) and record.driver_pid is not None:
         os.kill(record.driver_pid, signal.SIGTERM)
         deadline = time.monotonic() + timeout
@@ -705,6 +690,18 @@ def cancel(runner: Runner, handle: str, timeout: float = 60.0) -> None:
     if not record.cancelled:
         record.cancelled = True
         save(record)
+    if record.mode == "indexed" or is_kubernetes(runner, record.scheduler):
+        # Every trial's objects go, ended trials' too (Kubernetes keeps them otherwise):
+        # how the ended ones ended is recorded first, from their pods.
+        st = status(runner, handle)
+        record = record_of(handle)
+        for t in st.trials:
+            trial = record.trials[t.index]
+            if trial.attempts and is_terminal(t.state) and not trial.final_state:
+                trial.final_state, trial.final_exit_code = t.state.name, t.exit_code
+        save(record)
+        delete_trials(runner, record)
+        return
     # what has ended, or will never start (its group is gone), needs no cancel
     for t in status(runner, handle).trials:
         if t.handle is not None and not is_terminal(t.state):

@@ -3,9 +3,9 @@ and its log lines without their timestamps."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from datetime import datetime, timezone
-from typing import Any
+from typing import Any, TypeVar
 
 from torchx.schedulers._api import (
     DescribeAppResponse,
@@ -18,6 +18,8 @@ from torchx.specs import (
     Role,
     RoleStatus,
 )
+
+K = TypeVar("K")
 
 
 def untimestamp(lines: Iterable[str], until: datetime | None) -> Iterator[str]:
@@ -90,36 +92,61 @@ def _attempt_order(pod: Mapping[str, Any]) -> tuple[str, bool, str]:
     return created, not ended, str(status.get("startTime") or "")
 
 
+def newest_pods(
+    pods: Iterable[Mapping[str, Any]],
+    key: Callable[[Mapping[str, Any]], K | None],
+) -> dict[K, Mapping[str, Any]]:
+    """The newest pod of each ``key`` (None: the pod is left out). A retried replica
+    leaves its failed pods behind: the latest one speaks for it."""
+    newest: dict[K, Mapping[str, Any]] = {}
+    for pod in pods:
+        k = key(pod)
+        if k is None:
+            continue
+        seen = newest.get(k)
+        if seen is None or _attempt_order(pod) >= _attempt_order(seen):
+            newest[k] = pod
+    return newest
+
+
+def pod_outcome(pod: Mapping[str, Any]) -> tuple[AppState, int | None, str]:
+    """The pod's state, its container's exit code once it ended, and what the kubelet said
+    of a non-zero exit (OOMKilled, Error, ... and its message if any)."""
+    status = pod.get("status") or {}
+    state = POD_PHASES.get(str(status.get("phase", "")), AppState.UNKNOWN)
+    code: int | None = None
+    msg = ""
+    for cs in status.get("containerStatuses") or []:
+        ended = (cs.get("state") or {}).get("terminated")
+        if ended is not None:
+            code = int(ended.get("exitCode", 0))
+            if code != 0:
+                msg = ": ".join(str(w) for w in (ended.get("reason"), ended.get("message")) if w)
+    return state, code, msg
+
+
+def replica_key(pod: Mapping[str, Any]) -> tuple[str, int] | None:
+    """``(role, replica index)`` of a pod of this scheduler's, else None."""
+    role = ((pod.get("metadata") or {}).get("labels") or {}).get(LABEL_ROLE)
+    index = _pod_index(pod)
+    return None if role is None or index is None else (str(role), index)
+
+
 def _apply_pods(roles: list[RoleStatus], pods: Iterable[Mapping[str, Any]]) -> None:
     """Per-replica state, hostname and exit code from each replica's newest pod."""
-    newest: dict[tuple[str, int], Mapping[str, Any]] = {}
-    for pod in pods:
-        meta = pod.get("metadata") or {}
-        role = (meta.get("labels") or {}).get(LABEL_ROLE)
-        index = _pod_index(pod)
-        if role is None or index is None:
-            continue
-        seen = newest.get((role, index))
-        # A retried replica leaves its failed pods behind: the latest one speaks for it.
-        if seen is None or _attempt_order(pod) >= _attempt_order(seen):
-            newest[(role, index)] = pod
+    newest = newest_pods(pods, replica_key)
     for rs in roles:
         for replica in rs.replicas:
-            found = newest.get((rs.role, replica.id))
-            if found is None:
+            pod = newest.get((rs.role, replica.id))
+            if pod is None:
                 continue
-            pod = found
-            status = pod.get("status") or {}
-            replica.state = POD_PHASES.get(status.get("phase", ""), AppState.UNKNOWN)
+            state, code, msg = pod_outcome(pod)
+            replica.state = state
             replica.hostname = (pod.get("spec") or {}).get("hostname") or pod["metadata"]["name"]
-            for cs in status.get("containerStatuses") or []:
-                ended = (cs.get("state") or {}).get("terminated")
-                if ended is not None:
-                    replica.exit_code = int(ended.get("exitCode", 0))
-                    if replica.exit_code != 0:
-                        # What the kubelet saw: OOMKilled, Error, ... and its message if any.
-                        why = [ended.get("reason"), ended.get("message")]
-                        replica.structured_error_msg = ": ".join(str(w) for w in why if w)
+            if code is not None:
+                replica.exit_code = code
+                if msg:
+                    replica.structured_error_msg = msg
 
 
 def _role_of(name: str, template: Mapping[str, Any], replicas: int) -> Role:

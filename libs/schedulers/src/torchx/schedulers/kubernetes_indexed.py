@@ -26,13 +26,14 @@ from typing import Any
 
 from torchx.schedulers._container_rules import to_dns_label
 from torchx.schedulers._kubernetes_manifests import (
+    DNS_LABEL_MAX,
     LABEL_APP_ID,
     LABEL_PREFIX,
     MASTER_PORT,
     KubernetesRequest,
     format_request,
 )
-from torchx.schedulers._kubernetes_status import POD_PHASES
+from torchx.schedulers._kubernetes_status import newest_pods, pod_outcome, replica_key
 from torchx.schedulers._replicas import role_replicas
 from torchx.specs import AppDef, AppDryRunInfo, AppState, SpecsError, validate_app
 
@@ -43,6 +44,10 @@ MIN_VERSION = (1, 29)
 # The pod's shell script holds every trial's command line; the API server stores objects of
 # at most about 1.5 MiB, so the script is capped well below that.
 SCRIPT_LIMIT = 512 * 1024
+# The API server refuses an Indexed Job of more completions than this.
+MAX_COMPLETIONS = 100_000
+# On the trials of a sweep that are apps of their own (one Job per trial, older servers).
+LABEL_SWEEP_INDEX = f"{LABEL_PREFIX}/sweep-index"
 _TRIAL = re.compile(r"^(?P<job>sweep-[a-z2-7]{4,32}(?:-r\d+)?)-(?P<pos>\d+)$")
 
 
@@ -72,6 +77,24 @@ def why_not_indexed(apps: Iterable[AppDef], version: tuple[int, int] | None) -> 
             f"trial on its own (backoffLimitPerIndex) need v{MIN_VERSION[0]}.{MIN_VERSION[1]}+"
         )
     return None
+
+
+def sweep_labels(sweep_id: str, index: int) -> dict[str, str]:
+    """The labels of trial ``index`` of a sweep whose trials are apps of their own: one pod
+    list call by ``LABEL_SWEEP`` finds every trial, ``LABEL_SWEEP_INDEX`` tells them apart."""
+    return {LABEL_SWEEP: sweep_id, LABEL_SWEEP_INDEX: str(index)}
+
+
+def check_completions(trials: int) -> None:
+    """Refuse more trials than one Indexed Job may have, naming the limit."""
+    if trials > MAX_COMPLETIONS:
+        raise SpecsError(
+            "sweep",
+            f"{trials} trials",
+            f"an Indexed Job has at most {MAX_COMPLETIONS} completions (the API server's "
+            f"limit); sweep fewer values, or split the grid into sweeps of at most "
+            f"{MAX_COMPLETIONS} trials",
+        )
 
 
 def trial_app_id(job_app_id: str, pos: int) -> str:
@@ -142,6 +165,15 @@ def indexed_request(
     if app0 is None:
         raise SpecsError("first", first, "make it with KubernetesScheduler.submit_dryrun")
     req0 = first.request
+    check_completions(len({first_index, *trials}))
+    if len(job) > DNS_LABEL_MAX:
+        raise SpecsError(
+            "sweep Job name",
+            job,
+            f"is {len(job)} characters; the Job controller labels its pods with it and a label "
+            f"value has at most {DNS_LABEL_MAX}: use a sweep id of at most "
+            f"{DNS_LABEL_MAX - len('-r999')} characters",
+        )
     if why_not_indexed([app0, *trials.values()], MIN_VERSION) is not None:
         raise SpecsError("sweep", job, "an Indexed Job runs single-role, single-replica trials")
     # A workspace replaces the first trial's image with the pushed one; the other trials'
@@ -236,61 +268,65 @@ def _first_labels(req: KubernetesRequest) -> dict[str, str]:
     return labels
 
 
-def _newer(pod: Mapping[str, Any], seen: Mapping[str, Any] | None) -> bool:
-    def order(p: Mapping[str, Any]) -> tuple[str, bool, str]:
-        status = p.get("status") or {}
-        ended = status.get("phase") in ("Succeeded", "Failed")
-        created = str((p.get("metadata") or {}).get("creationTimestamp") or "")
-        return created, not ended, str(status.get("startTime") or "")
-
-    return seen is None or order(pod) >= order(seen)
-
-
 def trial_states(
     namespace: str, pods: Iterable[Mapping[str, Any]]
 ) -> dict[str, tuple[AppState, int | None, str]]:
-    """Each trial's ``(state, exit code, message)`` from its newest pod, keyed by the
-    trial's app id ``NAMESPACE:JOB-INDEX``; trials with no pod yet are absent."""
-    newest: dict[str, Mapping[str, Any]] = {}
-    for pod in pods:
-        meta = pod.get("metadata") or {}
-        labels = meta.get("labels") or {}
-        index = str(
-            labels.get(COMPLETION_INDEX)
-            or (meta.get("annotations") or {}).get(COMPLETION_INDEX, "")
-        )
-        job = labels.get(LABEL_APP_ID)
-        if not job or not index.isdigit():
-            continue
-        key = f"{namespace}:{trial_app_id(job, int(index))}"
-        if _newer(pod, newest.get(key)):
-            newest[key] = pod
-    out: dict[str, tuple[AppState, int | None, str]] = {}
-    for key, pod in newest.items():
-        status = pod.get("status") or {}
-        state = POD_PHASES.get(str(status.get("phase", "")), AppState.UNKNOWN)
-        code: int | None = None
-        msg = ""
-        for cs in status.get("containerStatuses") or []:
-            ended = (cs.get("state") or {}).get("terminated")
-            if ended is not None:
-                code = int(ended.get("exitCode", 0))
-                if code != 0:
-                    msg = ": ".join(
-                        str(w) for w in (ended.get("reason"), ended.get("message")) if w
-                    )
-        out[key] = (state, code, msg)
-    return out
+    """Each trial's ``(state, exit code, message)`` from its pods, keyed by the trial's app
+    id; trials with no pod yet are absent.
+
+    A pod of an Indexed Job (it carries its completion index) belongs to the trial
+    ``NAMESPACE:JOB-INDEX``; any other pod to the app ``NAMESPACE:APP_ID`` it is labelled
+    with, a trial that is an app of its own, whose replicas' newest pods are combined: a
+    failed replica fails the trial, a running one keeps it running, and it succeeded once
+    every replica that has a pod did."""
+    newest = newest_pods(pods, lambda pod: _trial_replica(namespace, pod))
+    by_trial: dict[str, list[tuple[AppState, int | None, str]]] = {}
+    for (key, _), pod in sorted(newest.items()):
+        by_trial.setdefault(key, []).append(pod_outcome(pod))
+    return {key: _combined(outcomes) for key, outcomes in by_trial.items()}
+
+
+def _trial_replica(namespace: str, pod: Mapping[str, Any]) -> tuple[str, tuple[str, int]] | None:
+    meta = pod.get("metadata") or {}
+    labels = meta.get("labels") or {}
+    app = labels.get(LABEL_APP_ID)
+    if not app:
+        return None
+    index = str(
+        labels.get(COMPLETION_INDEX) or (meta.get("annotations") or {}).get(COMPLETION_INDEX, "")
+    )
+    if index.isdigit():
+        return f"{namespace}:{trial_app_id(app, int(index))}", ("", 0)
+    replica = replica_key(pod)
+    return None if replica is None else (f"{namespace}:{app}", replica)
+
+
+_WORST_FIRST = (AppState.FAILED, AppState.RUNNING, AppState.PENDING, AppState.UNKNOWN)
+
+
+def _combined(
+    outcomes: list[tuple[AppState, int | None, str]],
+) -> tuple[AppState, int | None, str]:
+    states = {state for state, _, _ in outcomes}
+    state = next((s for s in _WORST_FIRST if s in states), AppState.SUCCEEDED)
+    failed = [(code, msg) for s, code, msg in outcomes if code not in (None, 0)]
+    if failed:
+        return state, failed[0][0], failed[0][1]
+    return state, (0 if state == AppState.SUCCEEDED else None), ""
 
 
 __all__ = [
     "COMPLETION_INDEX",
     "LABEL_SWEEP",
+    "LABEL_SWEEP_INDEX",
+    "MAX_COMPLETIONS",
     "MIN_VERSION",
     "SCRIPT_LIMIT",
+    "check_completions",
     "indexed_request",
     "parse_trial",
     "parse_version",
+    "sweep_labels",
     "trial_app_id",
     "trial_states",
     "why_not_indexed",

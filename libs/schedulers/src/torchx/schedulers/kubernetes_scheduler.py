@@ -29,7 +29,7 @@ import json
 import os
 from collections.abc import Callable, Iterable, Mapping
 from datetime import datetime, timezone
-from typing import Any, TypedDict
+from typing import Any
 
 from torchx.schedulers._api import (
     DescribeAppResponse,
@@ -44,6 +44,28 @@ from torchx.schedulers._container_rules import (
     to_dns_label,
 )
 from torchx.schedulers._errors import SchedulerError, check_params, require
+from torchx.schedulers._kubernetes_compat import (
+    ANNOTATION_ISTIO_SIDECAR,
+    JOB_STATE,
+    LABEL_INSTANCE_TYPE,
+    LABEL_KUBE_APP_NAME,
+    LABEL_ORGANIZATION,
+    LABEL_REPLICA_ID,
+    LABEL_ROLE_INDEX,
+    LABEL_ROLE_NAME,
+    LABEL_UNIQUE_NAME,
+    LABEL_VERSION,
+    RESERVED_MEMMB,
+    RESERVED_MILLICPU,
+    RETRY_POLICIES,
+    TASK_STATE,
+    KubernetesJob,
+    KubernetesOpts,
+    app_to_resource,
+    pod_labels,
+    role_to_pod,
+    sanitize_for_serialization,
+)
 from torchx.schedulers._kubernetes_manifests import (
     APIS,
     APP_NAME_CHARS,
@@ -60,7 +82,6 @@ from torchx.schedulers._kubernetes_manifests import (
     POD_GRACE_S,
     ROLE_NAME_CHARS,
     TOLERATION_EFFECTS,
-    VOLCANO_ACTIONS,
     VOLCANO_GROUP,
     VOLCANO_PLURAL,
     VOLCANO_VERSION,
@@ -69,11 +90,8 @@ from torchx.schedulers._kubernetes_manifests import (
     check_app,
     format_request,
     parse_toleration,
-    pod_template,
 )
 from torchx.schedulers._kubernetes_status import (
-    POD_PHASES,
-    VOLCANO_STATES,
     describe_batch,
     describe_volcano,
     stamped,
@@ -95,7 +113,6 @@ from torchx.specs import (
     AppState,
     CfgVal,
     ReplicaStatus,
-    Role,
     RoleStatus,
     SpecsError,
     runopts,
@@ -326,8 +343,9 @@ class KubernetesScheduler(DockerWorkspaceMixin, Scheduler[KubernetesRequest]):
     def sweep_trial_states(
         self, namespace: str, sweep_id: str
     ) -> dict[str, tuple[AppState, int | None, str]]:
-        """Every trial of a sweep's Indexed Jobs that has a pod: ``(state, exit code,
-        message)`` by trial app id (``kubernetes_indexed``), from ONE pod list call."""
+        """Every trial of a sweep that has a pod, from its Indexed Jobs or one Job per
+        trial: ``(state, exit code, message)`` by trial app id (``trial_states``), from ONE
+        pod list call."""
         apis = self._apis()
         try:
             items = (
@@ -564,21 +582,28 @@ class KubernetesScheduler(DockerWorkspaceMixin, Scheduler[KubernetesRequest]):
     def _cancel_existing(self, app_id: str) -> None:
         """Delete the app's Volcano Job, or its Jobs, Service and pods."""
         namespace, name = self._split(app_id)
+        self._delete_labelled(namespace, f"{LABEL_APP_ID}={name}", f"app {name!r}")
+
+    def delete_sweep(self, namespace: str, sweep_id: str) -> None:
+        """Delete every object of every trial of a sweep (those labelled with its id)."""
+        self._delete_labelled(namespace, f"{LABEL_SWEEP}={sweep_id}", f"sweep {sweep_id!r}")
+
+    def _delete_labelled(self, namespace: str, selector: str, what: str) -> None:
+        """Delete the Volcano Jobs, Jobs, Services and pods that ``selector`` matches."""
         apis = self._apis()
         client = self._client()
-        selector = f"{LABEL_APP_ID}={name}"
         try:
-            apis.CustomObjectsApi(client).delete_namespaced_custom_object(
+            apis.CustomObjectsApi(client).delete_collection_namespaced_custom_object(
                 VOLCANO_GROUP,
                 VOLCANO_VERSION,
                 namespace,
                 VOLCANO_PLURAL,
-                name,
+                label_selector=selector,
                 propagation_policy="Background",
             )
         except apis.ApiException as e:
-            if e.status != 404:  # 404: not a Volcano app, or no Volcano installed
-                raise KubernetesApiError.from_api(e, f"delete app {name!r}", namespace) from None
+            if e.status != 404:  # 404: no Volcano installed
+                raise KubernetesApiError.from_api(e, f"delete {what}", namespace) from None
         batch = apis.BatchV1Api(client)
         core = apis.CoreV1Api(client)
         try:
@@ -595,7 +620,7 @@ class KubernetesScheduler(DockerWorkspaceMixin, Scheduler[KubernetesRequest]):
                         raise
             core.delete_collection_namespaced_pod(namespace, label_selector=selector)
         except apis.ApiException as e:
-            raise KubernetesApiError.from_api(e, f"delete app {name!r}", namespace) from None
+            raise KubernetesApiError.from_api(e, f"delete {what}", namespace) from None
 
 
 def create_scheduler(
@@ -607,133 +632,9 @@ def create_scheduler(
     return KubernetesScheduler(session_name, client=client, docker_client=docker_client)
 
 
-def app_to_resource(
-    app: AppDef,
-    cfg: Mapping[str, CfgVal] | str | None = None,
-    app_id: str | None = None,
-    *,
-    service_account: str | None = None,
-    priority_class: str | None = None,
-) -> dict[str, Any]:
-    """The object that runs ``app``: a Volcano Job (``api=volcano``, the default), or for
-    ``api=batch`` a List of the headless Service and one batch/v1 Job per replica.
-
-    0.7's form ``app_to_resource(app, queue, service_account=..., priority_class=...)``
-    works too: a str in place of ``cfg`` is the Volcano queue.
-    """
-    resolved = _with_pod_options(cfg, service_account, priority_class)
-    req = build_request(
-        app, app_id or make_unique(to_dns_label(app.name, APP_NAME_CHARS)), resolved
-    )
-    return req.resource
-
-
-def _with_pod_options(
-    cfg: Mapping[str, CfgVal] | str | None,
-    service_account: str | None,
-    priority_class: str | None,
-) -> dict[str, CfgVal]:
-    resolved: dict[str, CfgVal] = {"queue": cfg} if isinstance(cfg, str) else dict(cfg or {})
-    if service_account is not None:
-        resolved["service_account"] = service_account
-    if priority_class is not None:
-        resolved["priority_class"] = priority_class
-    return resolved
-
-
-def role_to_pod(
-    name: str,
-    role: Role,
-    app_id: str = "",
-    cfg: Mapping[str, CfgVal] | None = None,
-    *,
-    service_account: str | None = None,
-) -> dict[str, Any]:
-    """A Pod manifest running one replica (replica 0) of ``role``, as ``app_to_resource``
-    templates it (0.7's ``service_account=`` keyword works too)."""
-    app_id = app_id or name
-    app = AppDef(name=name, roles=[role])
-    labels = {LABEL_MANAGED: "torchx", LABEL_APP_ID: app_id, LABEL_ROLE: to_dns_label(role.name)}
-    rank0_host = f"{app_id}-{to_dns_label(role.name, ROLE_NAME_CHARS)}-0.{app_id}"
-    resolved = _with_pod_options(cfg, service_account, None)
-    template = pod_template(app, app_id, role, resolved, "0", rank0_host, labels)
-    template["metadata"]["name"] = to_dns_label(name, 63)
-    return {"apiVersion": "v1", "kind": "Pod", **template}
-
-
-class KubernetesOpts(TypedDict, total=False):
-    """The kubernetes run options, typed."""
-
-    namespace: str
-    api: str
-    queue: str
-    service_account: str
-    priority_class: str
-    image_pull_secrets: list[str]
-    node_selector: dict[str, str]
-    tolerations: list[str]
-    labels: dict[str, str]
-    shm_size: str
-    image_repo: str
-    quiet: bool
-    termination_grace_seconds: int
-
-
 def _repo_and_tag(pushed: str) -> tuple[str, str]:
     repo, _, tag = pushed.rpartition(":")
     return repo, tag
-
-
-# pytorch/torchx 0.7's module-level names, for code that imports them from here.
-LABEL_ROLE_NAME = LABEL_ROLE
-LABEL_REPLICA_ID = LABEL_REPLICA
-LABEL_ORGANIZATION = LABEL_MANAGED
-# 0.7 also labelled pods with these; this scheduler's pods carry the labels pod_labels()
-# returns, so selectors built on the keys below match nothing here.
-LABEL_VERSION = f"{LABEL_PREFIX}/version"
-LABEL_ROLE_INDEX = f"{LABEL_PREFIX}/role-index"
-LABEL_KUBE_APP_NAME = "app.kubernetes.io/name"
-LABEL_UNIQUE_NAME = "app.kubernetes.io/instance"
-LABEL_INSTANCE_TYPE = "node.kubernetes.io/instance-type"
-ANNOTATION_ISTIO_SIDECAR = "sidecar.istio.io/inject"
-# 0.7 took 100 millicpu and 1024 MB off each request for the node's daemons; here a pod
-# requests exactly the role's resource, so nothing is reserved.
-RESERVED_MILLICPU = 0
-RESERVED_MEMMB = 0
-# The Volcano task policies each retry policy becomes (with max_retries > 0).
-RETRY_POLICIES: Mapping[str, list[dict[str, str]]] = {
-    str(policy.value): [
-        {"event": "PodEvicted", "action": action},
-        {"event": "PodFailed", "action": action},
-    ]
-    for policy, action in VOLCANO_ACTIONS.items()
-}
-JOB_STATE: Mapping[str, AppState] = dict(VOLCANO_STATES)
-TASK_STATE: Mapping[str, AppState] = dict(POD_PHASES)
-# A dryrun's request; 0.7 called it KubernetesJob.
-KubernetesJob = KubernetesRequest
-
-
-def pod_labels(
-    app: AppDef, role_idx: int, role: Role, replica_id: int, app_id: str
-) -> dict[str, str]:
-    """The labels this scheduler puts on replica ``replica_id`` of ``role``'s pod.
-
-    ``role_idx`` is accepted for 0.7's signature; pods here are told apart by role name.
-    """
-    return {
-        LABEL_MANAGED: "torchx",
-        LABEL_APP_ID: app_id,
-        LABEL_APP_NAME: to_dns_label(app.name, 63),
-        LABEL_ROLE: to_dns_label(role.name, 63),
-        LABEL_REPLICA: str(replica_id),
-    }
-
-
-def sanitize_for_serialization(obj: object) -> object:
-    """``obj`` (a kubernetes client model, or plain data holding some) as plain JSON data."""
-    client: Any = require("kubernetes.client", scheduler=BACKEND, extra=EXTRA)
-    return client.ApiClient().sanitize_for_serialization(obj)
 
 
 __all__ = [
