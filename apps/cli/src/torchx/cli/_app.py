@@ -211,8 +211,8 @@ def run(
             "--workspace",
             "--buck-target",
             help="directory built into the app: an image on local_docker and kubernetes, "
-            "Ray's working_dir, a Slurm job_dir (default: the current directory there, "
-            '.torchxignore leaves files out; "" for none)',
+            "Ray's working_dir, a new Slurm job_dir (default: the current directory, less "
+            'what .torchxignore lists; "" for none)',
         ),
     ] = None,
     json_out: JsonOpt = False,
