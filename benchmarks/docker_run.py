@@ -24,7 +24,6 @@ env -u PYTHONDONTWRITEBYTECODE uv run python benchmarks/docker_run.py [N]
 from __future__ import annotations
 
 import contextlib
-import importlib.util
 import os
 import shutil
 import statistics
@@ -36,20 +35,12 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from fixture_modules import fixture_module
+
 from torchx.schedulers.docker_scheduler import DockerScheduler
 from torchx.specs import AppDef, AppState, Role
 
-_FIXTURES = Path(__file__).resolve().parent.parent / "tests" / "fixtures"
 UPSTREAM = "torchx==0.7.0"
-
-
-def _fixture_module(name: str) -> Any:
-    spec = importlib.util.spec_from_file_location(f"torchx_bench_{name}", _FIXTURES / f"{name}.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses look their module up there
-    spec.loader.exec_module(module)
-    return module
 
 
 @contextlib.contextmanager
@@ -77,8 +68,8 @@ def _median_ms(times: list[float]) -> float:
 
 
 def main(n: int) -> None:
-    engines = _fixture_module("docker")
-    registries = _fixture_module("registry")
+    engines = fixture_module("docker")
+    registries = fixture_module("registry")
     try:
         engine_cm = engines.running_engine()
         engine = engine_cm.__enter__()

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import importlib.util
 import statistics
 import sys
 import tempfile
@@ -25,6 +24,8 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+
+from fixture_modules import fixture_module
 
 from torchx.schedulers.ray_scheduler import POLL_INTERVAL_S, RayScheduler
 from torchx.specs import AppDef, AppState, Role
@@ -35,12 +36,7 @@ def cluster(address: str | None) -> Iterator[str]:
     if address:
         yield address
         return
-    path = Path(__file__).resolve().parent.parent / "tests" / "fixtures" / "ray.py"
-    spec = importlib.util.spec_from_file_location("ray_fixture", path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # its dataclasses look themselves up there
-    spec.loader.exec_module(module)
+    module = fixture_module("ray")
     with (
         tempfile.TemporaryDirectory(prefix="ray-bench-") as tmp,
         module.start_head(Path(tmp)) as head,

@@ -6,7 +6,6 @@ slurm_requeue.py, sweep.py); needs .ci/install_slurm.sh.
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import shutil
 import sys
@@ -17,18 +16,12 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+from fixture_modules import fixture_module
+
 
 def _fixture_module() -> ModuleType:
-    """tests/fixtures/slurm.py, imported as the tests import it: the root conftest.py makes
-    each fixture module importable as ``torchx_test_fixtures_<stem>`` (they share helpers
-    that way), so it is loaded first."""
-    if "torchx_test_fixtures_slurm" not in sys.modules:
-        path = Path(__file__).resolve().parent.parent / "conftest.py"
-        spec = importlib.util.spec_from_file_location("torchx_root_conftest", path)
-        assert spec is not None and spec.loader is not None
-        conftest = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(conftest)
-    return importlib.import_module("torchx_test_fixtures_slurm")
+    """tests/fixtures/slurm.py, imported as the tests import it."""
+    return fixture_module("slurm")
 
 
 def slurm_missing() -> str | None:

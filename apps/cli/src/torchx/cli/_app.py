@@ -4,7 +4,9 @@ Nothing heavy is imported at module level: each command imports the runner, the
 components or the schedulers only when it runs, so ``torchx --help`` stays fast.
 """
 
-from __future__ import annotations
+# No ``from __future__ import annotations`` here: typer reads each command's signature on
+# every start (twice), and string annotations would be evaluated, typer.Option calls and
+# all, each time; evaluated once at import they cost nothing more.
 
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -99,13 +101,13 @@ def _set_log_level(level: str) -> None:
     logging.basicConfig(level=value, format="%(levelname)s %(name)s: %(message)s")
 
 
-def _runner() -> Runner:
+def _runner() -> "Runner":
     from torchx.runner import get_runner
 
     return get_runner()
 
 
-def _scheduler(runner: Runner, name: str | None) -> str:
+def _scheduler(runner: "Runner", name: str | None) -> str:
     """``name``, else ``[cli:run] scheduler`` of the config files, else local_cwd."""
     from torchx.schedulers import DEFAULT_SCHEDULER
 
@@ -677,7 +679,7 @@ def list_apps(
     )
 
 
-def _all_run_opts(runner: Runner) -> dict[str, Any]:
+def _all_run_opts(runner: "Runner") -> dict[str, Any]:
     """Every scheduler's run options. A scheduler plug-in that cannot be loaded is left
     out with a warning naming it, so one broken package does not hide the others."""
     from torchx.cli._errors import one_line

@@ -26,7 +26,7 @@ class CliCommand(SubCommand):
     def run(self, args: argparse.Namespace) -> None:
         from torchx.cli._typer_main import run_builtin
 
-        code = run_builtin([self.name, *self.argv(args)])
+        code = run_builtin([self.name, *self.argv(args)], self.name)
         if code:
             sys.exit(code)
 

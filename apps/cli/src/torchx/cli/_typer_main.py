@@ -7,20 +7,59 @@ Apart from ``main`` so that what runs a builtin command (``main`` and the 0.7-st
 from __future__ import annotations
 
 import sys
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import typer
 
 
-def run_builtin(args: list[str]) -> int:
+def _only(app: typer.Typer, args: list[str], name: str | None) -> typer.Typer:
+    """``app`` with only the command ``name`` that ``args`` run (and the root options), or
+    ``app`` itself when no builtin command has that name or ``args`` ask for the help of
+    ``torchx`` itself.
+
+    Typer builds every command's options from its signature before parsing the command
+    line, which costs start-up time in proportion to all the commands; one command line
+    runs one command, so only that one is built (the full app serves ``torchx --help``,
+    an unknown name's error and shell completion).
+    """
+    import copy
+    import os
+
+    import typer.main
+
+    if name is None or name not in args or "_TORCHX_COMPLETE" in os.environ:
+        return app
+    if {"-h", "--help"} & set(args[: args.index(name)]):
+        return app
+    commands = [
+        info
+        for info in app.registered_commands
+        if name
+        == (info.name or typer.main.get_command_name(getattr(info.callback, "__name__", "")))
+    ]
+    groups = [info for info in app.registered_groups if info.name == name]
+    if not commands and not groups:
+        return app
+    trimmed = copy.copy(app)
+    trimmed.registered_commands = commands
+    trimmed.registered_groups = groups
+    return trimmed
+
+
+def run_builtin(args: list[str], name: str | None = None) -> int:
     """Run ``torchx ARGS`` with the builtin commands; returns the exit code.
 
     Usage errors (an unknown option, a missing argument) are one line and exit code 2,
-    like every other error of the CLI.
+    like every other error of the CLI. ``name`` is the command that ``args`` names, if
+    known: then only that command is built.
     """
     import click
     import typer.main
 
     from torchx.cli._app import app
 
-    command = typer.main.get_command(app)
+    command = typer.main.get_command(_only(app, args, name))
     try:
         result = command.main(args=args, prog_name="torchx", standalone_mode=False)
     except click.exceptions.NoArgsIsHelpError as e:

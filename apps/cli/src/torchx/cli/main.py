@@ -239,7 +239,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     from torchx.cli._typer_main import run_builtin
 
-    return run_builtin(args)
+    return run_builtin(args, name)
 
 
 def run() -> None:
