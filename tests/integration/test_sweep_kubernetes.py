@@ -3,7 +3,7 @@
 That server is older than 1.29, so a sweep there is one Job per trial, every trial's objects
 labelled with the sweep's id; where the Indexed Job path is tested, the server's version is
 stated as 1.30 and the test plays the Job controller (it creates each completion index's pod)
-as well as the kubelet, as in torchx-schedulers' own Indexed Job test.
+as well as the kubelet (pod states, and pod logs through the fixture's ``kubelet_logs``).
 """
 
 from __future__ import annotations
@@ -16,7 +16,8 @@ import pytest
 
 pytest.importorskip("kubernetes")
 
-from torchx_test_fixtures_kubernetes import wait_until  # loaded by the root conftest
+from torchx_test_fixtures_scripts import torchx_in_process  # loaded by the root conftest
+from torchx_test_fixtures_waiting import wait_until
 
 from torchx.runner import Sweep, get_runner
 from torchx.schedulers.kubernetes_indexed import (
@@ -135,8 +136,6 @@ def test_indexed_sweep_resume_is_a_new_job_of_the_failed_indices_and_logs_by_ind
     kube_namespace: str,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    from kubernetes import client
-
     ns = kube_namespace
     monkeypatch.setattr(KubernetesScheduler, "server_version", lambda self: (1, 30))
     sweep = Sweep.grid("utils.echo", {"msg": ["a", "b", "c"]}, ["--image", "busybox"], 2)
@@ -157,21 +156,16 @@ def test_indexed_sweep_resume_is_a_new_job_of_the_failed_indices_and_logs_by_ind
             ("SUCCEEDED", 0),
         ]
 
-        # The log of trial 2 is read from the pod of completion index 2. The API server
-        # reads a pod's log from the kubelet of its node, and the fixture has none: which
-        # pod is asked for is what this checks.
-        read: list[str] = []
-
-        def log(self: Any, name: str, namespace: str, **kw: Any) -> str:
-            read.append(f"{namespace}/{name}")
-            return f"2026-01-01T00:00:00.000000000Z log of {name}\n"
-
-        monkeypatch.setattr(client.CoreV1Api, "read_namespaced_pod_log", log)
-        trial2 = runner.sweep_trial_handle(handle, 2)
-        assert trial2 == f"kubernetes://torchx/{ns}:{sweep_id}-2"
-        lines = list(runner.log_lines(trial2, "echo", 0))
-        assert read == [f"{ns}/{names[2]}"]
-        assert lines == [f"log of {names[2]}\n"]
+        # `torchx log SWEEP/2` reads the pod of completion index 2 through the API server,
+        # which asks the node's kubelet (played by the test) for it.
+        stamp = "2026-01-01T00:00:00.000000000Z"
+        logs = {n: f"{stamp} trial {i} says hi\n" for i, n in enumerate(names)}
+        with kube_env.kubelet_logs(logs) as asked:
+            out = torchx_in_process("log", f"{handle}/2")
+        assert [p.split("?")[0] for p in asked] == [f"/containerLogs/{ns}/{names[2]}/echo"], out
+        assert "echo/0 trial 2 says hi" in out.splitlines(), out
+        assert "trial 0" not in out and "trial 1" not in out
+        assert runner.sweep_trial_handle(handle, 2) == f"kubernetes://torchx/{ns}:{sweep_id}-2"
 
         # --resume: a new Indexed Job of the one failed trial, as its dryrun says.
         again = runner.dryrun_resume_sweep(handle)
@@ -194,9 +188,12 @@ def test_indexed_sweep_resume_is_a_new_job_of_the_failed_indices_and_logs_by_ind
         ]
         # the re-run trial is completion index 0 of the new Job, and its log is that pod's
         retry = _index_pod(kube_env, ns, job["spec"]["template"], f"{sweep_id}-r1", 0)
-        trial1 = runner.sweep_trial_handle(handle, 1)
-        assert trial1 == f"kubernetes://torchx/{ns}:{sweep_id}-r1-0"
-        assert list(runner.log_lines(trial1, "echo", 0)) == [f"log of {retry}\n"]
+        assert runner.sweep_trial_handle(handle, 1) == f"kubernetes://torchx/{ns}:{sweep_id}-r1-0"
+        logs[retry] = "2026-01-01T00:01:00.000000000Z trial 1 again\n"
+        with kube_env.kubelet_logs(logs) as asked:
+            out = torchx_in_process("log", f"{handle}/1")
+        assert [p.split("?")[0] for p in asked] == [f"/containerLogs/{ns}/{retry}/echo"]
+        assert "echo/0 trial 1 again" in out.splitlines(), out
 
         runner.cancel_sweep(handle)
         assert not kube_env.batch().list_namespaced_job(ns).items

@@ -149,7 +149,7 @@ def _apply_pods(roles: list[RoleStatus], pods: Iterable[Mapping[str, Any]]) -> N
                     replica.structured_error_msg = msg
 
 
-def _role_of(name: str, template: Mapping[str, Any], replicas: int) -> Role:
+def role_of(name: str, template: Mapping[str, Any], replicas: int) -> Role:
     """The role as far as its pod template tells (image and command line)."""
     container = ((template.get("spec") or {}).get("containers") or [{}])[0]
     command = list(container.get("command") or [])
@@ -203,7 +203,7 @@ def describe_volcano(
     return DescribeAppResponse(
         app_id=app_id,
         roles=[
-            _role_of(rs.role, task["template"], len(rs.replicas))
+            role_of(rs.role, task["template"], len(rs.replicas))
             for rs, task in zip(roles, vjob.get("spec", {}).get("tasks", []), strict=True)
         ],
         state=VOLCANO_STATES.get(phase, AppState.UNKNOWN),
@@ -270,5 +270,5 @@ def describe_batch(
         state=overall,
         num_restarts=restarts,
         roles_statuses=roles,
-        roles=[_role_of(rs.role, templates[rs.role], len(rs.replicas)) for rs in roles],
+        roles=[role_of(rs.role, templates[rs.role], len(rs.replicas)) for rs in roles],
     )

@@ -94,6 +94,7 @@ from torchx.schedulers._kubernetes_manifests import (
 from torchx.schedulers._kubernetes_status import (
     describe_batch,
     describe_volcano,
+    role_of,
     stamped,
     untimestamp,
     why_pending,
@@ -360,8 +361,11 @@ class KubernetesScheduler(DockerWorkspaceMixin, Scheduler[KubernetesRequest]):
         client = self._client()
         return trial_states(namespace, (client.sanitize_for_serialization(p) for p in items))
 
-    def _trial_pods(self, namespace: str, job: str, index: int) -> list[dict[str, Any]] | None:
-        """The pods of one trial of a sweep's Indexed Job, or None when no such Job exists."""
+    def _trial(
+        self, namespace: str, job: str, index: int
+    ) -> tuple[dict[str, Any], list[dict[str, Any]]] | None:
+        """The pod template of a sweep's Indexed Job and the pods of its trial ``index``, or
+        None when no such Job exists."""
         apis = self._apis()
         client = self._client()
         try:
@@ -384,25 +388,30 @@ class KubernetesScheduler(DockerWorkspaceMixin, Scheduler[KubernetesRequest]):
             raise KubernetesApiError.from_api(
                 e, f"list the pods of Job {job!r} index {index}", namespace
             ) from None
-        return [client.sanitize_for_serialization(p) for p in items]
+        template = client.sanitize_for_serialization(found.spec.template)
+        return template, [client.sanitize_for_serialization(p) for p in items]
 
     def _describe_trial(self, app_id: str) -> DescribeAppResponse | None:
         namespace, name = self._split(app_id)
         parsed = parse_trial(name)
         if parsed is None:
             return None
-        pods = self._trial_pods(namespace, *parsed)
-        if pods is None:
+        found = self._trial(namespace, *parsed)
+        if found is None:
             return None
+        template, pods = found
         state, code, msg = trial_states(namespace, pods).get(app_id, (AppState.PENDING, None, ""))
-        role = ""
-        if pods:
-            role = str(pods[0]["metadata"].get("labels", {}).get(LABEL_ROLE, ""))
+        role = str(((template.get("metadata") or {}).get("labels") or {}).get(LABEL_ROLE, ""))
         replica = ReplicaStatus(id=0, state=state, role=role, hostname="")
         replica.exit_code = code
         replica.structured_error_msg = msg
         desc = DescribeAppResponse(
-            app_id=app_id, state=state, msg=msg, roles_statuses=[RoleStatus(role, [replica])]
+            app_id=app_id,
+            state=state,
+            msg=msg,
+            roles_statuses=[RoleStatus(role, [replica])],
+            # the role as the Job's pods run it: one replica, the script of every trial
+            roles=[role_of(role, template, 1)],
         )
         return why_pending(desc, pods)
 
@@ -516,10 +525,10 @@ class KubernetesScheduler(DockerWorkspaceMixin, Scheduler[KubernetesRequest]):
         k = request.k
         wanted = f"{name}-{to_dns_label(request.role_name, ROLE_NAME_CHARS)}-{k}"
         parsed = parse_trial(name)
-        trial_pods = self._trial_pods(namespace, *parsed) if parsed is not None else None
-        if trial_pods is not None:
+        trial = self._trial(namespace, *parsed) if parsed is not None else None
+        if trial is not None:
             # a sweep trial: the pods of its completion index
-            pods = trial_pods if k == 0 else []
+            pods = trial[1] if k == 0 else []
             wanted = f"{parsed[0]} index {parsed[1]}" if parsed else wanted
         else:
             pods = [
