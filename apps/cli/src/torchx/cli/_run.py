@@ -91,7 +91,7 @@ def run_component(
     sched = pick_scheduler(runner, args["scheduler"])
     dryrun = args["dryrun"] or _flag(defaults, "dryrun", False)
     run_cfg = parse_cfg(runner, sched, args["cfg"])
-    workspace = _workspace(runner, sched, run_cfg, app, args["workspace"], defaults)
+    workspace = resolve_workspace(runner, sched, run_cfg, lambda: app, args["workspace"], defaults)
     info = runner.dryrun(
         app, sched, cfg=run_cfg, workspace=workspace, parent_run_id=args["parent_run_id"]
     )
@@ -148,29 +148,51 @@ def run_component(
     return 0
 
 
-def _workspace(
+def resolve_workspace(
     runner: Runner,
     sched: str,
     run_cfg: dict[str, Any],
-    app: AppDef,
+    app: Callable[[], AppDef],
     given: str | None,
     defaults: dict[str, str],
 ) -> str | None:
-    """The workspace of a run: ``--workspace``, else ``[cli:run] workspace``, else the
-    scheduler's default (the current directory, as with pytorch/torchx 0.7), which is
-    announced once on stderr. An empty value, on the command line or in the config, turns
-    the workspace off."""
+    """The workspace of a run or a sweep: ``--workspace``, else ``[cli:run] workspace``,
+    else the scheduler's default (the current directory, as with pytorch/torchx 0.7), which
+    is announced once on stderr. An empty value, on the command line or in the config, turns
+    the workspace off. ``app`` (called only to name its roles in the notice) is the app, or
+    a sweep's first trial. A local workspace shipping more than LARGE_WORKSPACE_BYTES gets
+    one warning on stderr, before anything is built."""
     if given is None:
         given = defaults.get("workspace")
     if given is not None:
-        return given.strip() or None
-    workspace = runner.default_workspace(sched, run_cfg)
+        workspace = given.strip() or None
+    else:
+        workspace = runner.default_workspace(sched, run_cfg) or None
+        if workspace:
+            print(
+                f'torchx: {_what_is_done(runner, sched, app(), workspace)}; --workspace "" to skip',
+                file=sys.stderr,
+            )
     if workspace:
-        print(
-            f'torchx: {_what_is_done(runner, sched, app, workspace)}; --workspace "" to skip',
-            file=sys.stderr,
-        )
-    return workspace or None
+        _warn_if_large(workspace)
+    return workspace
+
+
+def _warn_if_large(workspace: str) -> None:
+    import os
+
+    from torchx.specs import SpecsError
+    from torchx.workspace.api import workspace_dir
+    from torchx.workspace.size import large_workspace_warning
+
+    try:
+        local = os.path.isdir(workspace_dir(workspace))
+    except SpecsError:  # a URL a custom workspace reads itself: nothing to measure here
+        return
+    if local:
+        warning = large_workspace_warning(workspace)
+        if warning:
+            print(warning, file=sys.stderr)
 
 
 def _what_is_done(runner: Runner, sched: str, app: AppDef, workspace: str) -> str:

@@ -56,7 +56,7 @@ def run_sweep(
     **args: Unpack[RunArgs],
 ) -> int:
     """Submit (or dry-run) a sweep, or re-run what failed of one; returns the exit code."""
-    from torchx.cli._run import LOCAL_SCHEDULERS, parse_cfg
+    from torchx.cli._run import LOCAL_SCHEDULERS, parse_cfg, resolve_workspace
 
     component, dryrun, json_out = args["component"], args["dryrun"], args["json_out"]
 
@@ -90,8 +90,17 @@ def run_sweep(
             return 0
         sweep = Sweep.from_cli(name, sweeps, argv, parallel)
         sched = pick_scheduler(runner, args["scheduler"])
-        workspace = args["workspace"] or defaults.get("workspace") or None
         run_cfg = parse_cfg(runner, sched, args["cfg"])
+        # The same workspace as ``torchx run``'s (the current directory by default), built
+        # once by the runner for every trial.
+        workspace = resolve_workspace(
+            runner,
+            sched,
+            run_cfg,
+            lambda: runner.component_app(schema, sweep.trial_argv(0)),
+            args["workspace"],
+            defaults,
+        )
         parent_run_id = args["parent_run_id"]
         if dryrun:
             plan = runner.dryrun_sweep(sweep, sched, run_cfg, workspace, parent_run_id)
@@ -139,6 +148,8 @@ def _print_plan(plan: SweepPlan, json_out: bool) -> None:
                 "mode": plan.record.mode,
                 "why": plan.why,
                 "trials": [{"index": i, "args": plan.record.trials[i].args} for i in plan.indices],
+                "workspace": plan.record.built_workspace or plan.record.workspace,
+                "workspace_images": plan.record.images,
                 "request": str(plan.request),
             }
         )
@@ -149,6 +160,12 @@ def _print_plan(plan: SweepPlan, json_out: bool) -> None:
     for i in plan.indices:
         args = " ".join(f"{k}={v}" for k, v in plan.record.trials[i].args.items())
         typer.echo(f"  trial {i}: {args}")
+    workspace = plan.record.built_workspace or plan.record.workspace
+    if workspace:
+        built = ", ".join(f"{new} (from {old})" for old, new in plan.record.images.items())
+        typer.echo(
+            f"workspace of every trial: {workspace}" + (f"; built once: {built}" if built else "")
+        )
     typer.echo("=== SCHEDULER REQUEST ===")
     typer.echo(str(plan.request))
 

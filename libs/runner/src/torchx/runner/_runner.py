@@ -202,13 +202,19 @@ class Runner:
         sched = self._scheduler(scheduler)
         merged = self._cfg(scheduler, cfg)
         if workspace:
-            # 0.7 wrote workspaces as fsspec URLs (its CLI default was file://$PWD)
-            local = workspace[len("file://") :] if workspace.startswith("file://") else workspace
-            app, merged = sched.with_workspace(app, merged, local)
+            app, merged = self._with_workspace(app, scheduler, merged, workspace)
         info = sched.submit_dryrun(app, merged)
         # The name it is registered under, which may differ from its backend's name.
         info.scheduler = scheduler
         return info
+
+    def _with_workspace(
+        self, app: AppDef, scheduler: str, merged_cfg: Mapping[str, CfgVal], workspace: str
+    ) -> tuple[AppDef, dict[str, CfgVal]]:
+        """``app`` with ``workspace`` built into it, and the run options to run it with."""
+        # 0.7 wrote workspaces as fsspec URLs (its CLI default was file://$PWD)
+        local = workspace[len("file://") :] if workspace.startswith("file://") else workspace
+        return self._scheduler(scheduler).with_workspace(app, merged_cfg, local)
 
     def _tracking_env(self, scheduler: str, parent_run_id: str | None) -> dict[str, str]:
         """What ``dryrun`` adds to every role of an app for ``scheduler``."""

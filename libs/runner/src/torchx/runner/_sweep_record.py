@@ -67,7 +67,11 @@ class SweepRecord:
     mode: str
     trials: list[TrialRecord]
     cfg: dict[str, Any] = field(default_factory=dict)
+    # the workspace each trial's dryrun builds; None where it was built once for the sweep
     workspace: str | None = None
+    # the workspace built once for every trial, and each role image it was built into
+    built_workspace: str | None = None
+    images: dict[str, str] = field(default_factory=dict)
     parent_run_id: str | None = None
     array_jobs: list[str] = field(default_factory=list)
     # the group's driver process: pid and its start time, to tell it from a reused pid

@@ -235,7 +235,30 @@ def trial_app(
         app = runner.component_app(schema, argv)
     except SpecsError as e:
         raise SweepError(f"sweep trial {index} {e.field}", e.value, e.expected) from None
+    for role in app.roles:
+        role.image = record.images.get(role.image, role.image)
     return with_env(app, {**trial_env(record, index), **(env or {})})
+
+
+def _build_workspace_once(
+    runner: Runner, schema: ComponentSchema, record: SweepRecord, sweep: Sweep
+) -> None:
+    """Build ``record``'s workspace into the trials' role images once per distinct image
+    (one build where no trial sweeps the image): every trial then runs the built images;
+    a build per trial would ship the same files again each time."""
+    assert record.workspace
+    merged = runner._cfg(record.scheduler, record.cfg)
+    for index in range(len(record.trials)):
+        app = trial_app(runner, schema, record, index, sweep)
+        app.roles = [r for r in app.roles if r.image not in record.images.values()]
+        if not app.roles:
+            continue
+        built, cfg = runner._with_workspace(app, record.scheduler, merged, record.workspace)
+        pairs = zip(app.roles, built.roles, strict=True)
+        record.images.update({old.image: new.image for old, new in pairs})
+        # what the build added to the run options, which every trial's dryrun then passes
+        record.cfg.update({k: v for k, v in cfg.items() if merged.get(k) != v})
+    record.built_workspace, record.workspace = record.workspace, None
 
 
 def plan(
@@ -276,6 +299,10 @@ def plan(
             parent_run_id=parent_run_id,
             created=time.time(),
         )
+        from torchx.workspace.api import WorkspaceMixin
+
+        if workspace and isinstance(sched, WorkspaceMixin):
+            _build_workspace_once(runner, schema, record, sweep)
         if sched.backend == "kubernetes":
             record.mode, why_group = kubernetes_mode(
                 runner, record, lambda i: trial_app(runner, schema, record, i, sweep)
