@@ -37,7 +37,8 @@ def test_docker_sweep_runs_every_trial(docker_engine: Any, tmp_path: Path) -> No
     env = {**os.environ, "DOCKER_HOST": docker_engine.base_url}
     run = _torchx(
         env, tmp_path,
-        "run", "-s", "local_docker", "-cfg", "network=host", "--sweep", "msg=alpha,beta,gamma",
+        "run", "-s", "local_docker", "-cfg", "network=host", "--workspace", "",
+        "--sweep", "msg=alpha,beta,gamma",
         "--parallel", "2", "utils.echo", "--image", docker_engine.image,
     )  # fmt: skip
     assert run.returncode == 0, run.stderr
@@ -59,7 +60,8 @@ def test_kubernetes_sweep_jobs_are_accepted_at_most_k_at_once(
     dry = _torchx(
         env, tmp_path,
         "run", "-s", "kubernetes", "--dryrun", "-cfg", f"namespace={kube_namespace},api=batch",
-        "--sweep", "msg=a,b,c", "--parallel", "2", "utils.echo", "--image", "busybox",
+        "--workspace", "", "--sweep", "msg=a,b,c", "--parallel", "2", "utils.echo",
+        "--image", "busybox",
     )  # fmt: skip
     assert dry.returncode == 0, dry.stderr
     # The fixture's API server predates per-index retries (1.29): one Job per trial, and why.
@@ -69,7 +71,8 @@ def test_kubernetes_sweep_jobs_are_accepted_at_most_k_at_once(
     run = _torchx(
         env, tmp_path,
         "run", "-s", "kubernetes", "-cfg", f"namespace={kube_namespace},api=batch",
-        "--sweep", "msg=a,b,c", "--parallel", "2", "utils.echo", "--image", "busybox",
+        "--workspace", "", "--sweep", "msg=a,b,c", "--parallel", "2", "utils.echo",
+        "--image", "busybox",
     )  # fmt: skip
     assert run.returncode == 0, run.stderr
     handle = run.stdout.strip()
@@ -140,7 +143,8 @@ def test_ray_sweep_is_one_job_per_trial_at_most_two_running(
     out.mkdir()
     env = {k: v for k, v in os.environ.items() if not k.startswith(("RAY_", "TORCHX_"))}
     cfg = f"address={ray_cluster.address}"
-    sweep_args = ["--sweep", "x=10,20,30", "--parallel", "2", "comp.py:trial", "--out", str(out)]
+    sweep_args = ["--workspace", "", "--sweep", "x=10,20,30", "--parallel", "2", "comp.py:trial"]
+    sweep_args += ["--out", str(out)]
 
     dry = _torchx(env, tmp_path, "run", "-s", "ray", "-cfg", cfg, "--dryrun", *sweep_args)
     assert dry.returncode == 0, dry.stderr

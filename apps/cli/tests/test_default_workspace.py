@@ -105,3 +105,52 @@ def test_schedulers_without_workspaces_say_nothing(project: Path) -> None:
         code, out, err = invoke("run", "-s", scheduler, "--dryrun", *SCRIPT, "--image", ".")
         assert code == 0 and err == "", (scheduler, err)
         assert "python train.py" in out
+
+
+SWEEP = ["--sweep", "script=train.py,eval.py", "utils.python"]
+
+
+def test_a_sweep_takes_the_same_default_workspace_for_every_trial(project: Path) -> None:
+    (project / "eval.py").write_text("print('eval')\n")
+    code, out, err = invoke("run", "-s", "ray", "--dryrun", *SWEEP)
+    assert code == 0, err
+    assert err == (
+        f"torchx: shipping the current directory ({project}) to the cluster as the job's "
+        'working_dir; --workspace "" to skip\n'
+    )
+    assert f"workspace of every trial: {project}\n" in out
+    assert working_dir(out) == str(project)
+    # the working_dir every trial's dryrun passes on, by the sweep's own record
+    code, out, err = invoke("run", "-s", "ray", "--dryrun", "--json", *SWEEP)
+    assert code == 0, err
+    assert json.loads(out)["workspace"] == str(project)
+    code, out, err = invoke("run", "-s", "ray", "--dryrun", "--workspace", "", *SWEEP)
+    assert code == 0 and err == "", err
+    assert working_dir(out) is None and "workspace of every trial" not in out
+
+
+def test_a_kubernetes_sweep_without_image_repo_fails_as_run_does(project: Path) -> None:
+    (project / "eval.py").write_text("print('eval')\n")
+    run = invoke("run", "-s", "kubernetes", "--dryrun", *SCRIPT)
+    sweep = invoke("run", "-s", "kubernetes", "--dryrun", *SWEEP)
+    assert sweep[0] == run[0] == 2 and sweep[1] == ""
+    assert sweep[2] == run[2] and len(sweep[2].splitlines()) == 2, sweep[2]
+
+
+def test_a_large_workspace_is_named_once_before_the_run(project: Path) -> None:
+    with open(project / "weights.pt", "wb") as f:
+        f.truncate(200 << 20)  # sparse: no disk used
+    code, out, err = invoke("run", "-s", "ray", "--dryrun", *SCRIPT)
+    assert code == 0, err
+    notice, warning = err.splitlines()
+    assert notice.startswith("torchx: shipping the current directory")
+    assert warning.startswith(f"torchx: warning: the workspace {project} ships 200.0 MiB")
+    assert "over 100.0 MiB; largest: weights.pt 200.0 MiB;" in warning
+    assert warning.endswith('add them to .torchxignore, or --workspace "" to skip')
+    # a workspace given explicitly is measured too; an ignored file is not counted
+    (project / ".torchxignore").write_text("*.pt\n")
+    code, out, err = invoke("run", "-s", "ray", "--dryrun", "--workspace", str(project), *SCRIPT)
+    assert code == 0 and err == "", err
+    assert working_dir(out) == str(project)
+    code, _, err = invoke("run", "-s", "ray", "--dryrun", "--workspace", "", *SCRIPT)
+    assert code == 0 and err == "", err

@@ -244,21 +244,26 @@ def _build_workspace_once(
     runner: Runner, schema: ComponentSchema, record: SweepRecord, sweep: Sweep
 ) -> None:
     """Build ``record``'s workspace into the trials' role images once per distinct image
-    (one build where no trial sweeps the image): every trial then runs the built images;
-    a build per trial would ship the same files again each time."""
-    assert record.workspace
+    (one build where no trial sweeps the image): every trial then runs the built images,
+    where a build per trial would ship the same files again each time. A workspace that
+    builds no image (Slurm's copy at submit, Ray's working_dir) stays for each trial's
+    dryrun: it names the same directory for all of them."""
+    workspace = record.workspace
+    assert workspace
     merged = runner._cfg(record.scheduler, record.cfg)
+    images: dict[str, str] = {}
     for index in range(len(record.trials)):
         app = trial_app(runner, schema, record, index, sweep)
-        app.roles = [r for r in app.roles if r.image not in record.images.values()]
+        app.roles = [r for r in app.roles if r.image not in images]
         if not app.roles:
             continue
-        built, cfg = runner._with_workspace(app, record.scheduler, merged, record.workspace)
+        built, _ = runner._with_workspace(app, record.scheduler, merged, workspace)
         pairs = zip(app.roles, built.roles, strict=True)
-        record.images.update({old.image: new.image for old, new in pairs})
-        # what the build added to the run options, which every trial's dryrun then passes
-        record.cfg.update({k: v for k, v in cfg.items() if merged.get(k) != v})
-    record.built_workspace, record.workspace = record.workspace, None
+        images.update({old.image: new.image for old, new in pairs})
+        if images == {image: image for image in images}:
+            return  # the workspace goes in by run option, not into the image
+    record.images = images
+    record.built_workspace, record.workspace = workspace, None
 
 
 def plan(
@@ -753,6 +758,9 @@ def resume(runner: Runner, handle: str, check_limits: bool = True) -> SweepPlan:
     record.cancelled = False
     for t in record.trials:
         t.cancelled, t.error = False, ""
+    if record.workspace and record.cfg.get("job_dir"):
+        # Copied into job_dir when the sweep was submitted: the re-run trials find it there.
+        record.built_workspace, record.workspace = record.workspace, None
     return plan(
         runner,
         _sweep_of(record),
