@@ -240,32 +240,6 @@ def trial_app(
     return with_env(app, {**trial_env(record, index), **(env or {})})
 
 
-def _build_workspace_once(
-    runner: Runner, schema: ComponentSchema, record: SweepRecord, sweep: Sweep
-) -> None:
-    """Build ``record``'s workspace into the trials' role images once per distinct image
-    (one build where no trial sweeps the image): every trial then runs the built images,
-    where a build per trial would ship the same files again each time. A workspace that
-    builds no image (Slurm's copy at submit, Ray's working_dir) stays for each trial's
-    dryrun: it names the same directory for all of them."""
-    workspace = record.workspace
-    assert workspace
-    merged = runner._cfg(record.scheduler, record.cfg)
-    images: dict[str, str] = {}
-    for index in range(len(record.trials)):
-        app = trial_app(runner, schema, record, index, sweep)
-        app.roles = [r for r in app.roles if r.image not in images]
-        if not app.roles:
-            continue
-        built, _ = runner._with_workspace(app, record.scheduler, merged, workspace)
-        pairs = zip(app.roles, built.roles, strict=True)
-        images.update({old.image: new.image for old, new in pairs})
-        if images == {image: image for image in images}:
-            return  # the workspace goes in by run option, not into the image
-    record.images = images
-    record.built_workspace, record.workspace = workspace, None
-
-
 def plan(
     runner: Runner,
     sweep: Sweep,
@@ -304,10 +278,10 @@ def plan(
             parent_run_id=parent_run_id,
             created=time.time(),
         )
-        from torchx.workspace.api import WorkspaceMixin
+        if workspace:
+            from torchx.runner._sweep_workspace import build_workspace_once
 
-        if workspace and isinstance(sched, WorkspaceMixin):
-            _build_workspace_once(runner, schema, record, sweep)
+            build_workspace_once(runner, schema, record, sweep)
         if sched.backend == "kubernetes":
             record.mode, why_group = kubernetes_mode(
                 runner, record, lambda i: trial_app(runner, schema, record, i, sweep)
