@@ -52,6 +52,46 @@ def test_docker_sweep_runs_every_trial(docker_engine: Any, tmp_path: Path) -> No
     assert log.stdout == "echo/0 beta\n", log.stderr
 
 
+# A trial that prints a file of the project it was launched from.
+READS_THE_PROJECT = '''
+import torchx.specs as specs
+
+
+def trial(x: int, image: str) -> specs.AppDef:
+    """Prints marker.txt from its working directory.
+
+    Args:
+        x: the swept value
+        image: the image the project is built into
+    """
+    script = 'echo "$(cat marker.txt) x=$0"'
+    role = specs.Role("t", image=image, entrypoint="sh", args=["-c", script, str(x)])
+    return specs.AppDef("reads", roles=[role])
+'''
+
+
+def test_docker_sweep_builds_the_current_directory_for_every_trial(
+    docker_engine: Any, tmp_path: Path
+) -> None:
+    (tmp_path / "comp.py").write_text(READS_THE_PROJECT)
+    (tmp_path / "marker.txt").write_text("from the project\n")
+    env = {**os.environ, "DOCKER_HOST": docker_engine.base_url}
+    sweep = ["--sweep", "x=1,2", "comp.py:trial", "--image", docker_engine.image]
+    cfg = ["-cfg", "network=host,quiet=True"]
+    run = _torchx(env, tmp_path, "run", "-s", "local_docker", *cfg, *sweep)
+    assert run.returncode == 0, run.stderr
+    assert run.stderr.splitlines()[0] == (
+        f"torchx: building the current directory ({tmp_path}) into the image of role t; "
+        '--workspace "" to skip'
+    )
+    handle = run.stdout.strip()
+    data = json.loads(_torchx(env, tmp_path, "status", "--json", handle).stdout)
+    assert [t["state"] for t in data["trials"]] == ["SUCCEEDED", "SUCCEEDED"], data
+    for i in (0, 1):
+        log = _torchx(env, tmp_path, "log", f"{handle}/{i}")
+        assert log.stdout == f"t/0 from the project x={i + 1}\n", log.stderr
+
+
 def test_kubernetes_sweep_jobs_are_accepted_at_most_k_at_once(
     kube_env: Any, kube_namespace: str, tmp_path: Path
 ) -> None:
