@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import copy
 import inspect
+import threading
 from typing import Any
 
 import pytest
@@ -29,16 +30,19 @@ from torchx.schedulers.kubernetes_scheduler import LABEL_APP_ID, KubernetesSched
 
 
 def _count_api_calls(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, str, dict[str, Any]]]:
-    """Every request this process sends to an API server from now on: method, path, query."""
+    """Every request the calling thread sends to an API server from now on: method, path,
+    query. Only this thread's: the fixture's kubelet thread polls the same server meanwhile."""
     from kubernetes import client
 
     seen: list[tuple[str, str, dict[str, Any]]] = []
     real = client.ApiClient.call_api
+    caller = threading.get_ident()
 
     def counted(self: Any, *a: Any, **kw: Any) -> Any:
-        call = inspect.signature(real).bind(self, *a, **kw).arguments
-        query = dict(call.get("query_params") or [])
-        seen.append((call["method"], call["resource_path"], query))
+        if threading.get_ident() == caller:
+            call = inspect.signature(real).bind(self, *a, **kw).arguments
+            query = dict(call.get("query_params") or [])
+            seen.append((call["method"], call["resource_path"], query))
         return real(self, *a, **kw)
 
     monkeypatch.setattr(client.ApiClient, "call_api", counted)
