@@ -142,3 +142,11 @@ def test_one_ctrl_c_or_sigterm_on_a_waiting_run_cancels_the_app(
             proc.wait()
         if replica is not None and alive(replica):
             os.kill(replica, signal.SIGKILL)
+
+
+def test_a_misspelt_command_is_one_line_suggesting_the_name_once() -> None:
+    out = torchx("runn")
+    assert out.returncode == 2
+    lines = out.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("torchx: error: No such command 'runn'.")
+    assert lines[0].count("'run'") == 1, lines[0]

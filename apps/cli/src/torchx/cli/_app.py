@@ -10,6 +10,7 @@ components or the schedulers only when it runs, so ``torchx --help`` stays fast.
 
 from typing import TYPE_CHECKING, Annotated, Any
 
+import click.exceptions
 import typer
 import typer.core
 
@@ -24,6 +25,9 @@ app = typer.Typer(
     help="Launch PyTorch apps on local processes or any scheduler.",
     rich_markup_mode=None,
     pretty_exceptions_enable=False,
+    # click 8.4 and later suggest a close command name themselves; typer adding its own
+    # suggestion too printed "Did you mean 'run'?" twice.
+    suggest_commands=not hasattr(click.exceptions, "NoSuchCommand"),
     no_args_is_help=True,
     context_settings={"help_option_names": ["-h", "--help"]},
     epilog="Installed packages may add commands (entry-point group torchx.cli.cmds); "
