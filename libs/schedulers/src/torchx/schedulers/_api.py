@@ -417,7 +417,7 @@ class Scheduler(abc.ABC, Generic[T]):
         an app ends, and otherwise polls with a growing interval.
         """
         deadline = None if timeout is None else time.monotonic() + timeout
-        pause, longest = self._wait_poll_s
+        pauses = self._poll_pauses()
         while True:
             desc = self.describe(app_id)
             if desc is None or is_terminal(desc.state):
@@ -426,8 +426,8 @@ class Scheduler(abc.ABC, Generic[T]):
             if left is not None and left <= 0:
                 return desc
             if not self._await_end(app_id, left):
+                pause = next(pauses)
                 time.sleep(pause if left is None else min(pause, left))
-                pause = min(pause * 2, longest)
 
     def wait_many(
         self, app_ids: Sequence[str], timeout: float | None = None, interval: float | None = None
@@ -437,9 +437,7 @@ class Scheduler(abc.ABC, Generic[T]):
         asks about every app still running at once (``describe_many``); looks are apart
         by a pause that grows as ``wait``'s does, at most ``interval`` seconds."""
         deadline = None if timeout is None else time.monotonic() + timeout
-        pause, longest = self._wait_poll_s
-        if interval is not None and interval > 0:
-            longest = min(longest, interval)
+        pauses = self._poll_pauses(interval)
         left = list(dict.fromkeys(app_ids))
         while left:
             descs = self.describe_many(left)
@@ -457,9 +455,19 @@ class Scheduler(abc.ABC, Generic[T]):
                     yield app_id, self.describe(app_id)  # all it says, not its state alone
                 return
             if left:
-                step = min(pause, longest)
+                step = next(pauses)
                 time.sleep(step if deadline is None else max(min(step, deadline - now), 0.0))
-                pause = min(pause * 2, longest)
+
+    def _poll_pauses(self, longest: float | None = None) -> Iterator[float]:
+        """The pauses between two looks of ``wait`` and ``wait_many``: the first of
+        ``_wait_poll_s``, doubled after each look up to its second (or ``longest``, if
+        shorter)."""
+        pause, most = self._wait_poll_s
+        if longest is not None and longest > 0:
+            most = min(most, longest)
+        while True:
+            yield min(pause, most)
+            pause = min(pause * 2, most)
 
     def _await_end(self, app_id: str, timeout: float | None) -> bool:
         """Block until the app may have ended, or ``timeout`` seconds (None: no limit);
