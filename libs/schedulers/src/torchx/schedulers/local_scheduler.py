@@ -257,6 +257,32 @@ class LocalScheduler(Scheduler[LocalRequest]):
         return name
 
     def _submit_dryrun(self, app: AppDef, cfg: dict[str, CfgVal]) -> AppDryRunInfo[LocalRequest]:
+        return self._dryrun_finding(app, cfg, {})
+
+    def submit_dryrun_group(
+        self, apps: Sequence[AppDef], cfg: Mapping[str, CfgVal] | None = None
+    ) -> list[AppDryRunInfo[LocalRequest]]:
+        """``submit_dryrun`` of each of ``apps`` (a group for ``schedule_group``): the run
+        options are resolved once, and each program is looked up on PATH once for all."""
+        resolved = self.run_opts().resolve(cfg)
+        found: dict[tuple[str, str], str | None] = {}
+
+        def submit(app: AppDef, cfg: dict[str, CfgVal]) -> AppDryRunInfo[LocalRequest]:
+            return self._dryrun_finding(app, cfg, found)
+
+        return [self._dryrun_resolved(app, dict(resolved), submit) for app in apps]
+
+    def _dryrun_finding(
+        self, app: AppDef, cfg: dict[str, CfgVal], found: dict[tuple[str, str], str | None]
+    ) -> AppDryRunInfo[LocalRequest]:
+        """The request of ``app``; ``found`` keeps what each PATH lookup found, so that a
+        program is looked for once however many replicas (or apps) run it."""
+
+        def which(name: str, path: str) -> str | None:
+            if (name, path) not in found:
+                found[name, path] = shutil.which(name, path=path)
+            return found[name, path]
+
         app_id = make_unique(app.name)
         app_dir = os.path.join(self._log_root(cfg), self._session_dir(), app_id)
         cwd_opt = cfg.get("cwd")
@@ -302,8 +328,8 @@ class LocalScheduler(Scheduler[LocalRequest]):
                 path = env.get("PATH") or os.environ.get("PATH", os.defpath)
                 if (
                     os.sep not in filled.entrypoint
-                    and not shutil.which(filled.entrypoint, path=path)
-                    and shutil.which(filled.entrypoint, path=cwd)
+                    and not which(filled.entrypoint, path)
+                    and which(filled.entrypoint, cwd)
                 ):
                     env["PATH"] = join_path(path, cwd)
                 if cfg.get("prepend_cwd"):
@@ -312,7 +338,7 @@ class LocalScheduler(Scheduler[LocalRequest]):
                     env["CUDA_VISIBLE_DEVICES"] = ",".join(gpu_slices[n])
                 entrypoint = provider.get_entrypoint(img_root, filled)
                 if k == 0:
-                    resolve_entrypoint(role, entrypoint, cwd, env)
+                    resolve_entrypoint(role, entrypoint, cwd, env, which)
                 replicas.append(
                     LocalReplicaParams(role.name, k, [entrypoint, *filled.args], env, cwd)
                 )
