@@ -53,7 +53,9 @@ def test_group_dryrun_equals_each_apps_own_and_looks_a_program_up_once(
 
     assert [_comparable(i.request) for i in together] == [_comparable(i.request) for i in alone]
     assert len({i.request.app_id for i in together}) == 5
-    assert all(i.scheduler == "local_cwd" and i.app is app for i, app in zip(together, apps))
+    assert all(
+        i.scheduler == "local_cwd" and i.app is app for i, app in zip(together, apps, strict=True)
+    )
     assert together[0].cfg["cancel_grace_seconds"] == 2.0
     # ten replicas of one program, on one PATH: looked up once, not twice per app
     assert lookups == ["true"]
