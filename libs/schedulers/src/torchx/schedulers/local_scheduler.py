@@ -588,8 +588,8 @@ class LocalScheduler(Scheduler[LocalRequest]):
         """Sleep until the supervisor exits or ``timeout``; False if there is nothing to watch."""
         own = self._supervisors.get(app_id)
         pid = own.pid if own is not None else state.get("supervisor_pid")
-        if pid is None:
-            return False
+        if pid is None or (own is None and state.get("supervisor_shared")):
+            return False  # nothing to watch, or it goes on to other apps (a group's worker)
         if own is None and self._records.supervisor_alive(app_id, state) is False:
             return True
         if not wait_for_exit(int(pid), timeout):
