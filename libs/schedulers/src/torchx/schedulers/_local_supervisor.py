@@ -1,6 +1,6 @@
 """The per-app supervisor of the local scheduler: a small detached process that owns replicas.
 
-It is started as ``python -I -S _local_supervisor.py APP_DIR`` and uses only the standard
+It is started as ``python -I -S _local_supervisor_start.py APP_DIR`` and uses only the standard
 library (so do the ``_local_*`` modules it imports), so it starts in milliseconds. It
 
 - starts one process per replica (posix_spawn), each in its own process group, and tells
@@ -32,18 +32,11 @@ recorded in the state (the marker covers the moment before the pid is recorded).
 
 from __future__ import annotations
 
-import contextlib
 import os
 import select
 import signal
 import sys
 import time
-
-if __name__ == "__main__":
-    # Run as a script with ``-I -S``, nothing of torchx is on the path: add the directory
-    # that holds ``torchx/`` (torchx.schedulers imports nothing when loaded). Appended, so
-    # the standard library still comes first.
-    sys.path.append(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 
 from torchx.schedulers._local_processes import (
     become_subreaper,
@@ -751,8 +744,10 @@ class Supervisor:
             "last_updated": self.ended_at,
             "roles": roles,
         }
-        with contextlib.suppress(OSError):
+        try:  # noqa: SIM105 -- contextlib stays unimported: imports delay the replicas
             write_atomic(os.path.join(self.app_dir, CLOSED_MARKER), marker)
+        except OSError:
+            pass
 
 
 def main(argv: list[str], guard_w: int | None = None) -> int:
@@ -783,12 +778,3 @@ def main(argv: list[str], guard_w: int | None = None) -> int:
             except BaseException:
                 pass
         return 1
-
-
-if __name__ == "__main__":
-    code = main(sys.argv)
-    sys.stdout.flush()
-    sys.stderr.flush()
-    # Everything is written and closed; skipping interpreter teardown lets waiters,
-    # who watch for this exit, see the end of the app sooner.
-    os._exit(code)
