@@ -122,6 +122,7 @@ class Supervisor:
         # given: the pipe to a watchdog already there (a group's process watches its apps)
         self.guard_w: int | None = guard_w
         self.subreaper = False
+        self.child_ended = False  # set by SIGCHLD: a child may be waiting to be reaped
         self.last_write = 0.0
         self.dirty = True
         self.started_at = time.time()
@@ -143,12 +144,17 @@ class Supervisor:
         if self.guard_w is None:
             self._start_watchdog()
         # Python's C handler writes each signal's number to the wakeup fd, which wakes the
-        # select below; the Python-level handlers need not do anything.
-        for sig in (signal.SIGCHLD, signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGUSR1):
+        # select below; the Python-level handlers need not do anything but note a child's
+        # end for the loop that starts the replicas, which does not select.
+        for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGUSR1):
             signal.signal(sig, lambda *_: None)
+        signal.signal(signal.SIGCHLD, self._on_child_ended)
         signal.set_wakeup_fd(self.wake_w, warn_on_full_buffer=False)
         self.subreaper = become_subreaper()
         raise_fd_limit(len(self.replicas))
+
+    def _on_child_ended(self, *_: object) -> None:
+        self.child_ended = True
 
     def _start_watchdog(self) -> None:
         """Fork the watchdog that stops every replica group should this process die.
@@ -394,6 +400,7 @@ class Supervisor:
                     break
 
     def _reap(self) -> None:
+        self.child_ended = False  # before waitpid: a later end sets it again
         while True:
             try:
                 pid, status = os.waitpid(-1, os.WNOHANG)
@@ -646,6 +653,11 @@ class Supervisor:
         else:
             for r in self.replicas:
                 self.spawn(r)
+                if self.child_ended:
+                    # Replicas that already ended are reaped and their pipes closed now:
+                    # each spawn copies the supervisor's open files into the child (and
+                    # its exec closes them again), at a cost that grows with their number.
+                    self._reap()
                 if self.cancel_requested:
                     break
             self._reap()  # replicas that already ended need no start token in the state
