@@ -123,6 +123,9 @@ class Supervisor:
         self.guard_w: int | None = guard_w
         self.subreaper = False
         self.child_ended = False  # set by SIGCHLD: a child may be waiting to be reaped
+        # While the app's replicas are first started, each program is looked up on PATH
+        # once: (name, PATH, directory) -> its path. None after: a restart looks again.
+        self.programs: dict[tuple[str, str, str], str] | None = {}
         self.last_write = 0.0
         self.dirty = True
         self.started_at = time.time()
@@ -475,7 +478,12 @@ class Supervisor:
                 stderr=err,
                 start_new_session=True,
             ).pid
-        exe = which(argv[0], env.get("PATH", os.defpath), cwd)
+        path = env.get("PATH", os.defpath)
+        if self.programs is None:
+            exe = which(argv[0], path, cwd)
+        else:
+            exe = self.programs.get((argv[0], path, cwd)) or which(argv[0], path, cwd)
+            self.programs[argv[0], path, cwd] = exe
         # posix_spawn has no working-directory action; the child inherits ours.
         if self.cwd != cwd:
             os.chdir(cwd)
@@ -660,6 +668,7 @@ class Supervisor:
                     self._reap()
                 if self.cancel_requested:
                     break
+            self.programs = None
             self._reap()  # replicas that already ended need no start token in the state
             self.state = "RUNNING"
         # One write records the pid and the replicas' groups (each replacing write of the

@@ -272,6 +272,8 @@ class LocalScheduler(Scheduler[LocalRequest]):
         provider = self.image_provider_class(cfg)
         replicas: list[LocalReplicaParams] = []
         roles: dict[str, dict[str, Any]] = {}
+        # (program, PATH, directory) -> whether the program is found in the directory only
+        in_cwd_only: dict[tuple[str, str, str], bool] = {}
         n = 0
         for role in app.roles:
             img_root = provider.fetch_role(role)
@@ -302,12 +304,16 @@ class LocalScheduler(Scheduler[LocalRequest]):
                 # then ends PATH (PATH's own entries still win). Other requests keep the
                 # environment as it is.
                 path = env.get("PATH") or os.environ.get("PATH", os.defpath)
-                if (
-                    os.sep not in filled.entrypoint
-                    and not shutil.which(filled.entrypoint, path=path)
-                    and shutil.which(filled.entrypoint, path=cwd)
-                ):
-                    env["PATH"] = join_path(path, cwd)
+                if os.sep not in filled.entrypoint:
+                    # asked once per distinct program, PATH and directory, not per replica
+                    key = (filled.entrypoint, path, cwd)
+                    only_in_cwd = in_cwd_only.get(key)
+                    if only_in_cwd is None:
+                        only_in_cwd = in_cwd_only[key] = not shutil.which(
+                            filled.entrypoint, path=path
+                        ) and bool(shutil.which(filled.entrypoint, path=cwd))
+                    if only_in_cwd:
+                        env["PATH"] = join_path(path, cwd)
                 if cfg.get("prepend_cwd"):
                     env["PATH"] = join_path(cwd, env.get("PATH") or path)
                 if gpu_slices is not None:
