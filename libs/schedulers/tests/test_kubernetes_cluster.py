@@ -411,7 +411,10 @@ def test_a_pod_the_scheduler_cannot_place_says_why(
 # -- refusals reach the CLI as one line ---------------------------------------------------
 
 
-def _one_line_error(proc: subprocess.CompletedProcess[str]) -> str:
+def _refused_echo(cfg: str) -> str:
+    """The one line ``torchx run -s kubernetes -cfg CFG utils.echo`` fails with (exit 2, no
+    traceback)."""
+    proc = _torchx("run", "-s", "kubernetes", "-cfg", cfg, "--workspace", "", "utils.echo")
     assert proc.returncode == 2, (proc.returncode, proc.stdout, proc.stderr)
     assert "Traceback" not in proc.stderr
     lines = proc.stderr.strip().splitlines()
@@ -452,18 +455,7 @@ def test_account_without_create_rights_gets_the_missing_permission(
     monkeypatch.setenv(
         "KUBECONFIG", str(kube_cluster.kubeconfig_for(tmp_path / "reader", token, kube_namespace))
     )
-    line = _one_line_error(
-        _torchx(
-            "run",
-            "-s",
-            "kubernetes",
-            "-cfg",
-            f"namespace={kube_namespace},api=batch",
-            "--workspace",
-            "",
-            "utils.echo",
-        )
-    )
+    line = _refused_echo(f"namespace={kube_namespace},api=batch")
     assert "forbidden" in line and "cannot create" in line, line
     assert f'"{kube_namespace}"' in line or f"'{kube_namespace}'" in line
     assert 'resource "services"' in line
@@ -473,18 +465,7 @@ def test_account_without_create_rights_gets_the_missing_permission(
 
 
 def test_unknown_namespace_is_one_line(kube_env: Any) -> None:
-    line = _one_line_error(
-        _torchx(
-            "run",
-            "-s",
-            "kubernetes",
-            "-cfg",
-            "namespace=no-such-ns,api=batch",
-            "--workspace",
-            "",
-            "utils.echo",
-        )
-    )
+    line = _refused_echo("namespace=no-such-ns,api=batch")
     assert "no-such-ns" in line and "not found" in line, line
     assert "create the namespace" in line
 
@@ -492,18 +473,7 @@ def test_unknown_namespace_is_one_line(kube_env: Any) -> None:
 def test_name_the_server_rejects_is_one_line_and_leaves_nothing(
     kube_cluster: Any, kube_env: Any, kube_namespace: str
 ) -> None:
-    line = _one_line_error(
-        _torchx(
-            "run",
-            "-s",
-            "kubernetes",
-            "-cfg",
-            f"namespace={kube_namespace},api=batch,service_account=Not_A_Name",
-            "--workspace",
-            "",
-            "utils.echo",
-        )
-    )
+    line = _refused_echo(f"namespace={kube_namespace},api=batch,service_account=Not_A_Name")
     assert "Not_A_Name" in line and "serviceAccountName" in line, line
     # The Service made before the refused Job was removed again.
     assert kube_cluster.core().list_namespaced_service(kube_namespace).items == []

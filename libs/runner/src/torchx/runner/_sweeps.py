@@ -291,21 +291,16 @@ def plan(
         return _plan_array(runner, schema, record, sweep, todo, check_limits)
     if record.mode == "indexed":
         return _plan_indexed(runner, schema, record, sweep, todo)
-    # Every trial's app is made now: a component that refuses an argument set fails here.
-    apps = {i: trial_app(runner, schema, record, i, sweep) for i in todo}
     k = record.parallel or len(todo)
     if _local_group(runner, record.scheduler):
-        infos = {
-            i: runner.dryrun(
-                apps[i], scheduler, record.cfg, record.workspace, parent_run_id=record.handle
-            )
-            for i in todo
-        }
+        infos = _dryrun_local_group(runner, schema, record, sweep, todo)
         why = (
             f"one supervised group: one local process runs at most {k} trials at once, each "
             f"supervised as an app of its own; trial {todo[0]}'s request:"
         )
         return SweepPlan(record, todo, infos[todo[0]], why, infos)
+    # Every trial's app is made now: a component that refuses an argument set fails here.
+    apps = {i: trial_app(runner, schema, record, i, sweep) for i in todo}
     first = runner.dryrun(
         apps[todo[0]],
         scheduler,
@@ -323,6 +318,33 @@ def plan(
             f"running at once, submitted by a local process; trial {todo[0]}'s request:"
         )
     return SweepPlan(record, todo, first, why)
+
+
+def _dryrun_local_group(
+    runner: Runner, schema: ComponentSchema, record: SweepRecord, sweep: Sweep, todo: list[int]
+) -> dict[int, AppDryRunInfo[Any]]:
+    """Every trial's request for a local group, as ``Runner.dryrun`` of each would make
+    it (every app is made first: a component that refuses an argument set fails here).
+    Without a workspace to build per trial, what is the same for all trials (the run
+    options, the tracking environment, each program's place on PATH) is found once."""
+    if record.workspace:
+        made = {i: trial_app(runner, schema, record, i, sweep) for i in todo}
+        return {
+            i: runner.dryrun(
+                made[i], record.scheduler, record.cfg, record.workspace, parent_run_id=record.handle
+            )
+            for i in todo
+        }
+    from torchx.schedulers.local_scheduler import LocalScheduler
+
+    sched = runner._scheduler(record.scheduler)
+    assert isinstance(sched, LocalScheduler)
+    env = runner._tracking_env(record.scheduler, record.handle)
+    apps = [trial_app(runner, schema, record, i, sweep, env) for i in todo]
+    infos = sched.submit_dryrun_group(apps, runner._cfg(record.scheduler, record.cfg))
+    for info in infos:
+        info.scheduler = record.scheduler  # the name it is registered under, as dryrun sets
+    return dict(zip(todo, infos, strict=True))
 
 
 def _first_and_others(

@@ -156,10 +156,19 @@ class Scheduler(abc.ABC, Generic[T]):
     ) -> AppDryRunInfo[T]:
         """Validate ``app`` and return the exact request ``schedule`` would submit; no side
         effects. A name that could escape a directory (``../x``) is refused here."""
+        return self._dryrun_resolved(app, self.run_opts().resolve(cfg))
+
+    def _dryrun_resolved(
+        self,
+        app: AppDef,
+        resolved: dict[str, CfgVal],
+        submit: Callable[[AppDef, dict[str, CfgVal]], AppDryRunInfo[T]] | None = None,
+    ) -> AppDryRunInfo[T]:
+        """``submit_dryrun`` with the run options already resolved (once for many apps);
+        ``submit`` stands in for ``_submit_dryrun``."""
         validate_app(app)
         self._check_replica_count(app)
-        resolved = self.run_opts().resolve(cfg)
-        info = self._submit_dryrun(app, resolved)
+        info = (submit or self._submit_dryrun)(app, resolved)
         info.app = app
         info.cfg = resolved
         info.scheduler = self.backend

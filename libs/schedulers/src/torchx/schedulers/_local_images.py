@@ -8,7 +8,7 @@ from __future__ import annotations
 import abc
 import os
 import shutil
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
 from torchx.schedulers._local_request import LocalReplicaParams
 from torchx.specs import CfgVal, Role, SpecsError
@@ -104,12 +104,23 @@ class CWDImageProvider(ImageProvider):
         return role.entrypoint
 
 
+def _which(name: str, path: str) -> str | None:
+    return shutil.which(name, path=path)
+
+
 def join_path(*parts: str | None) -> str:
     return os.pathsep.join(p for p in parts if p)
 
 
-def resolve_entrypoint(role: Role, entrypoint: str, cwd: str, env: Mapping[str, str]) -> None:
-    """Refuse, before anything starts, an entrypoint that cannot be executed."""
+def resolve_entrypoint(
+    role: Role,
+    entrypoint: str,
+    cwd: str,
+    env: Mapping[str, str],
+    which: Callable[[str, str], str | None] | None = None,
+) -> None:
+    """Refuse, before anything starts, an entrypoint that cannot be executed. ``which``
+    looks a program up on a PATH (``shutil.which``, or one that remembers lookups)."""
     if os.sep in entrypoint:
         path = os.path.join(cwd, entrypoint)
         if os.path.isfile(path) and os.access(path, os.X_OK):
@@ -117,7 +128,7 @@ def resolve_entrypoint(role: Role, entrypoint: str, cwd: str, env: Mapping[str, 
         problem = f"{path} is not an executable file"
     else:
         search = env.get("PATH", os.environ.get("PATH", os.defpath))
-        if shutil.which(entrypoint, path=search):
+        if (which or _which)(entrypoint, search):
             return
         problem = "not found on PATH"
     raise SpecsError(

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import os
 
+from torchx.schedulers._local_state_files import remove_file
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from torchx.schedulers._local_supervisor import Supervisor
@@ -28,11 +30,7 @@ DEFAULT_MAX_REQUEUES = 3
 
 def take_requeue_marker(meta: str) -> bool:
     """Whether a requeue was asked for; the marker is removed, so each request counts once."""
-    try:
-        os.unlink(os.path.join(meta, REQUEUE_FILE))
-    except FileNotFoundError:
-        return False
-    return True
+    return remove_file(os.path.join(meta, REQUEUE_FILE))
 
 
 def requeue_app(sup: Supervisor, why: str) -> None:

@@ -84,11 +84,7 @@ def write_atomic(path: str, obj: Any) -> None:
             os.close(fd)
         os.replace(tmp, path)
     except BaseException:
-        # a failed write (a full disk) leaves nothing behind
-        try:  # noqa: SIM105 -- contextlib stays unimported (see the module docstring)
-            os.unlink(tmp)
-        except OSError:
-            pass
+        remove_file(tmp)  # a failed write (a full disk) leaves nothing behind
         raise
 
 
@@ -142,13 +138,22 @@ def supervisor_log_hint(meta: str) -> str:
     return "" if empty else f"; see {path}"
 
 
-def free_reserve(meta: str) -> bool:
-    """Give the reserved space back; False if there was none left to give."""
+def remove_file(path: str) -> bool:
+    """Remove ``path``; False if there was nothing to remove (or it could not be removed).
+
+    For markers taken once and files given back: a caller learns whether it was the one
+    that removed it, and a failure never stops the supervisor.
+    """
     try:
-        os.unlink(os.path.join(meta, RESERVE_FILE))
+        os.unlink(path)
     except OSError:
         return False
     return True
+
+
+def free_reserve(meta: str) -> bool:
+    """Give the reserved space back; False if there was none left to give."""
+    return remove_file(os.path.join(meta, RESERVE_FILE))
 
 
 def read_data(path: str) -> Any:

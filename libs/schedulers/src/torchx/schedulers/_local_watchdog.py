@@ -78,10 +78,7 @@ class Watchdog:
         if os.getppid() != self.supervisor:
             return self.stop_all()
         while True:
-            try:
-                data = os.read(self.fd, 65536)
-            except InterruptedError:
-                continue
+            data = os.read(self.fd, 65536)  # Python retries it after a signal (PEP 475)
             if not data:
                 break
             if self.feed(data):

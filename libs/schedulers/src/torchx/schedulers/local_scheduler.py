@@ -259,6 +259,32 @@ class LocalScheduler(Scheduler[LocalRequest]):
         return name
 
     def _submit_dryrun(self, app: AppDef, cfg: dict[str, CfgVal]) -> AppDryRunInfo[LocalRequest]:
+        return self._dryrun_finding(app, cfg, {})
+
+    def submit_dryrun_group(
+        self, apps: Sequence[AppDef], cfg: Mapping[str, CfgVal] | None = None
+    ) -> list[AppDryRunInfo[LocalRequest]]:
+        """``submit_dryrun`` of each of ``apps`` (a group for ``schedule_group``): the run
+        options are resolved once, and each program is looked up on PATH once for all."""
+        resolved = self.run_opts().resolve(cfg)
+        found: dict[tuple[str, str], str | None] = {}
+
+        def submit(app: AppDef, cfg: dict[str, CfgVal]) -> AppDryRunInfo[LocalRequest]:
+            return self._dryrun_finding(app, cfg, found)
+
+        return [self._dryrun_resolved(app, dict(resolved), submit) for app in apps]
+
+    def _dryrun_finding(
+        self, app: AppDef, cfg: dict[str, CfgVal], found: dict[tuple[str, str], str | None]
+    ) -> AppDryRunInfo[LocalRequest]:
+        """The request of ``app``; ``found`` keeps what each PATH lookup found, so that a
+        program is looked for once however many replicas (or apps) run it."""
+
+        def which(name: str, path: str) -> str | None:
+            if (name, path) not in found:
+                found[name, path] = shutil.which(name, path=path)
+            return found[name, path]
+
         app_id = make_unique(app.name)
         app_dir = os.path.join(self._log_root(cfg), self._session_dir(), app_id)
         cwd_opt = cfg.get("cwd")
@@ -272,8 +298,6 @@ class LocalScheduler(Scheduler[LocalRequest]):
         provider = self.image_provider_class(cfg)
         replicas: list[LocalReplicaParams] = []
         roles: dict[str, dict[str, Any]] = {}
-        # (program, PATH, directory) -> whether the program is found in the directory only
-        in_cwd_only: dict[tuple[str, str, str], bool] = {}
         n = 0
         for role in app.roles:
             img_root = provider.fetch_role(role)
@@ -304,23 +328,19 @@ class LocalScheduler(Scheduler[LocalRequest]):
                 # then ends PATH (PATH's own entries still win). Other requests keep the
                 # environment as it is.
                 path = env.get("PATH") or os.environ.get("PATH", os.defpath)
-                if os.sep not in filled.entrypoint:
-                    # asked once per distinct program, PATH and directory, not per replica
-                    key = (filled.entrypoint, path, cwd)
-                    only_in_cwd = in_cwd_only.get(key)
-                    if only_in_cwd is None:
-                        only_in_cwd = in_cwd_only[key] = not shutil.which(
-                            filled.entrypoint, path=path
-                        ) and bool(shutil.which(filled.entrypoint, path=cwd))
-                    if only_in_cwd:
-                        env["PATH"] = join_path(path, cwd)
+                if (
+                    os.sep not in filled.entrypoint
+                    and not which(filled.entrypoint, path)
+                    and which(filled.entrypoint, cwd)
+                ):
+                    env["PATH"] = join_path(path, cwd)
                 if cfg.get("prepend_cwd"):
                     env["PATH"] = join_path(cwd, env.get("PATH") or path)
                 if gpu_slices is not None:
                     env["CUDA_VISIBLE_DEVICES"] = ",".join(gpu_slices[n])
                 entrypoint = provider.get_entrypoint(img_root, filled)
                 if k == 0:
-                    resolve_entrypoint(role, entrypoint, cwd, env)
+                    resolve_entrypoint(role, entrypoint, cwd, env, which)
                 replicas.append(
                     LocalReplicaParams(role.name, k, [entrypoint, *filled.args], env, cwd)
                 )
