@@ -380,3 +380,51 @@ def test_wait_for_exit_wakes_when_the_process_ends_not_before() -> None:
         long.kill()
         long.wait()
     assert wait_for_exit(long.pid, 60)  # no such process any more: at once
+
+
+def _program(folder: Path, name: str, script: str) -> None:
+    folder.mkdir(exist_ok=True)
+    (folder / name).write_text(f"#!/bin/sh\n{script}\n")
+    (folder / name).chmod(0o755)
+
+
+def test_a_bare_program_found_only_in_the_image_dir_ends_path_for_each_replica(
+    scheduler: LocalScheduler, tmp_path: Path
+) -> None:
+    # The program is looked up once for all replicas alike, yet each replica's PATH gets
+    # the directory; roles running other programs keep their PATH as it is.
+    has, lacks = tmp_path / "has", tmp_path / "lacks"
+    _program(has, "only-here.sh", "exit 0")
+    lacks.mkdir()
+    app = AppDef(
+        "dirs",
+        [
+            Role("a", image=str(has), entrypoint="only-here.sh", num_replicas=3),
+            Role("b", image=str(lacks), entrypoint="true", num_replicas=2),
+            Role("c", image=str(has), entrypoint="true", num_replicas=2),
+        ],
+    )
+    paths = {
+        (r.role, r.id): r.env.get("PATH", "")
+        for r in scheduler.submit_dryrun(app, {}).request.replicas
+    }
+    assert all(paths["a", k].split(os.pathsep)[-1] == str(has) for k in range(3)), paths
+    assert not any(str(has) in paths[role, k] for role, k in paths if role != "a"), paths
+
+
+def test_a_restarted_replica_looks_its_program_up_on_path_again(
+    scheduler: LocalScheduler, tmp_path: Path
+) -> None:
+    # The first attempt runs first/prog, which removes itself and fails; the restart must
+    # find second/prog, not start the path the first attempt was given.
+    first, second = tmp_path / "first", tmp_path / "second"
+    _program(first, "prog", 'rm -- "$0"; exit 3')
+    _program(second, "prog", "echo second run")
+    path = f"{first}{os.pathsep}{second}{os.pathsep}{os.environ['PATH']}"
+    role = Role("r", image="", entrypoint="prog", env={"PATH": path}, max_retries=1)
+    app_id = run(scheduler, AppDef("again", [role]))
+    desc = scheduler.wait(app_id, timeout=120)
+    assert desc is not None and desc.state == AppState.SUCCEEDED, desc
+    assert desc.num_restarts == 1
+    lines = list(scheduler.log_iter(app_id, "r", 0, streams=Stream.STDOUT))
+    assert [line.strip() for line in lines] == ["second run"]

@@ -1,6 +1,6 @@
 """The per-app supervisor of the local scheduler: a small detached process that owns replicas.
 
-It is started as ``python -I -S _local_supervisor.py APP_DIR`` and uses only the standard
+It is started as ``python -I -S _local_supervisor_start.py APP_DIR`` and uses only the standard
 library (so do the ``_local_*`` modules it imports), so it starts in milliseconds. It
 
 - starts one process per replica (posix_spawn), each in its own process group, and tells
@@ -33,18 +33,11 @@ recorded in the state (the marker covers the moment before the pid is recorded).
 
 from __future__ import annotations
 
-import contextlib
 import os
 import select
 import signal
 import sys
 import time
-
-if __name__ == "__main__":
-    # Run as a script with ``-I -S``, nothing of torchx is on the path: add the directory
-    # that holds ``torchx/`` (torchx.schedulers imports nothing when loaded). Appended, so
-    # the standard library still comes first.
-    sys.path.append(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 
 from torchx.schedulers._local_processes import (
     become_subreaper,
@@ -136,6 +129,10 @@ class Supervisor:
         # given: the pipe to a watchdog already there (a group's process watches its apps)
         self.guard_w: int | None = guard_w
         self.subreaper = False
+        self.child_ended = False  # set by SIGCHLD: a child may be waiting to be reaped
+        # While the app's replicas are first started, each program is looked up on PATH
+        # once: (name, PATH, directory) -> its path. None after: a restart looks again.
+        self.programs: dict[tuple[str, str, str], str] | None = {}
         self.last_write = 0.0
         self.dirty = True
         self.started_at = time.time()
@@ -157,12 +154,17 @@ class Supervisor:
         if self.guard_w is None:
             self._start_watchdog()
         # Python's C handler writes each signal's number to the wakeup fd, which wakes the
-        # select below; the Python-level handlers need not do anything.
-        for sig in (signal.SIGCHLD, signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGUSR1):
+        # select below; the Python-level handlers need not do anything but note a child's
+        # end for the loop that starts the replicas, which does not select.
+        for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGUSR1):
             signal.signal(sig, lambda *_: None)
+        signal.signal(signal.SIGCHLD, self._on_child_ended)
         signal.set_wakeup_fd(self.wake_w, warn_on_full_buffer=False)
         self.subreaper = become_subreaper()
         raise_fd_limit(len(self.replicas))
+
+    def _on_child_ended(self, *_: object) -> None:
+        self.child_ended = True
 
     def _start_watchdog(self) -> None:
         """Fork the watchdog that stops every replica group should this process die.
@@ -410,6 +412,7 @@ class Supervisor:
                     break
 
     def _reap(self) -> None:
+        self.child_ended = False  # before waitpid: a later end sets it again
         while True:
             try:
                 pid, status = os.waitpid(-1, os.WNOHANG)
@@ -484,7 +487,12 @@ class Supervisor:
                 stderr=err,
                 start_new_session=True,
             ).pid
-        exe = which(argv[0], env.get("PATH", os.defpath), cwd)
+        path = env.get("PATH", os.defpath)
+        if self.programs is None:
+            exe = which(argv[0], path, cwd)
+        else:
+            exe = self.programs.get((argv[0], path, cwd)) or which(argv[0], path, cwd)
+            self.programs[argv[0], path, cwd] = exe
         # posix_spawn has no working-directory action; the child inherits ours.
         if self.cwd != cwd:
             os.chdir(cwd)
@@ -662,8 +670,14 @@ class Supervisor:
         else:
             for r in self.replicas:
                 self.spawn(r)
+                if self.child_ended:
+                    # Replicas that already ended are reaped and their pipes closed now:
+                    # each spawn copies the supervisor's open files into the child (and
+                    # its exec closes them again), at a cost that grows with their number.
+                    self._reap()
                 if self.cancel_requested:
                     break
+            self.programs = None
             self._reap()  # replicas that already ended need no start token in the state
             self.state = "RUNNING"
         # One write records the pid and the replicas' groups (each replacing write of the
@@ -769,8 +783,10 @@ class Supervisor:
             "last_updated": self.ended_at,
             "roles": roles,
         }
-        with contextlib.suppress(OSError):
+        try:  # noqa: SIM105 -- contextlib stays unimported: imports delay the replicas
             write_atomic(os.path.join(self.app_dir, CLOSED_MARKER), marker)
+        except OSError:
+            pass
 
 
 def main(argv: list[str]) -> int:
@@ -805,12 +821,3 @@ def supervise(supervisor: Supervisor) -> int:
             except BaseException:
                 pass
         return 1
-
-
-if __name__ == "__main__":
-    code = main(sys.argv)
-    sys.stdout.flush()
-    sys.stderr.flush()
-    # Everything is written and closed; skipping interpreter teardown lets waiters,
-    # who watch for this exit, see the end of the app sooner.
-    os._exit(code)

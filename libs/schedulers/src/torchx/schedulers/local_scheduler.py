@@ -155,7 +155,9 @@ __all__ = [
 
 BACKEND = "local_cwd"
 # Run as a script (see its docstring); not imported here, which keeps submitting light.
-SUPERVISOR_SCRIPT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_local_supervisor.py")
+SUPERVISOR_SCRIPT = os.path.join(
+    os.path.dirname(os.path.abspath(__file__)), "_local_supervisor_start.py"
+)
 GROUP_SCRIPT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_local_group.py")
 DIR_BACKEND = "local_dir"
 
