@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -14,6 +15,7 @@ from typing import Any
 import pytest
 
 from torchx.runner import Sweep, get_runner
+from torchx.runner._sweep_record import sweeps_dir
 from torchx.runner._sweeps import record_of
 from torchx.specs import AppState
 
@@ -384,3 +386,33 @@ def test_one_worker_supervises_trial_after_trial_and_cancels_only_a_marked_one(
     assert [line.strip() for line in runner.log_lines(trials[2], "t")] == ["trial 2 lr=1.0 bs=32"]
     assert [line.strip() for line in runner.log_lines(trials[1], "t")] == []
     assert _processes_with(handle.rsplit("/", 1)[1]) == []
+
+
+def test_what_a_trials_supervisor_prints_is_kept(component: Path, tmp_path: Path) -> None:
+    """A worker makes a trial's supervisor.log only when its supervisor prints something;
+    with the trial's directory deleted, the lines go to the sweep's own log."""
+    out = tmp_path / "out"
+    out.mkdir()
+    sweep = Sweep.grid(
+        str(component) + ":trial",
+        {"lr": [1, 2]},
+        base_args=["--sleep", "0", "--out", str(out), "--after", "go"],
+        parallel=1,
+    )
+    runner = get_runner()
+    handle = runner.run_sweep(sweep, "local_cwd", cfg={"log_dir": str(tmp_path / "logs")})
+    first = str(runner.sweep_trial_handle(handle, 0)).rsplit("/", 1)[1]
+    (app_dir,) = (tmp_path / "logs").glob(f"*/{first}")
+    state = app_dir / ".torchx" / "state.json"
+    # once it runs, its supervisor writes nothing more there until the trial ends
+    _wait_for("trial 0 runs", lambda: json.loads(state.read_text())["state"] == "RUNNING")
+    shutil.rmtree(app_dir)
+    _wait_for("trial 1 runs", lambda: (out / "1.start").exists())
+    (out / "go").touch()
+    st = runner.wait_sweep(handle, 0.05)
+    assert [t.state for t in st.trials] == [AppState.FAILED, AppState.SUCCEEDED], st.format()
+    sweep_log = sweeps_dir() / f"{handle.rsplit('/', 1)[1]}.log"
+    assert f"torchx: {app_dir} was deleted; stopping the app" in sweep_log.read_text()
+    second = str(runner.sweep_trial_handle(handle, 1)).rsplit("/", 1)[1]
+    (meta,) = (tmp_path / "logs").glob(f"*/{second}/.torchx")
+    assert not (meta / "supervisor.log").exists()  # it printed nothing

@@ -30,6 +30,7 @@ is neither an interpreter start nor a fork per app, only one fork per worker.
 from __future__ import annotations
 
 import contextlib
+import io
 import os
 import select
 import signal
@@ -98,24 +99,53 @@ def _serve(orders: int, reports: int) -> int:
             received += chunk
         line, received = received.split(b"\n", 1)
         app_dir = os.fsdecode(line)
-        sys.stdout.flush()
-        sys.stderr.flush()
+        log = _AppLog(os.path.join(app_dir, META_DIR, SUPERVISOR_LOG))
+        sys.stdout = sys.stderr = log
         try:
-            log = os.open(
-                os.path.join(app_dir, META_DIR, SUPERVISOR_LOG),
-                os.O_WRONLY | os.O_APPEND | os.O_CREAT,
-                0o644,
-            )
-        except OSError:
-            log = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(log, 1)
-        os.dup2(log, 2)
-        os.close(log)
-        supervisor = Supervisor(app_dir, reports, shared=True)
-        code = supervise(supervisor)
-        if code != 0:
-            return code  # it failed: this process may be in no state to go on
-        supervisor.close()
+            supervisor = Supervisor(app_dir, reports, shared=True)
+            code = supervise(supervisor)
+            if code != 0:
+                return code  # it failed: this process may be in no state to go on
+            supervisor.close()
+        finally:
+            sys.stdout, sys.stderr = sys.__stdout__, sys.__stderr__
+            log.close()
+
+
+class _AppLog(io.TextIOBase):
+    """What an app's supervisor prints, appended to the app's ``supervisor.log``, which is
+    made on the first write: most supervisors print nothing, and every file made costs
+    (``supervisor_log_hint`` reads a missing log as an empty one). Without room for the
+    file, the lines go to the group's log instead."""
+
+    def __init__(self, path: str) -> None:
+        super().__init__()
+        self.path = path
+        self.file: io.TextIOWrapper | None = None
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, text: str) -> int:
+        if self.file is None:
+            try:
+                # kept open across writes, closed with the app (``close``)
+                self.file = open(  # noqa: SIM115
+                    self.path, "a", encoding="utf-8", errors="backslashreplace"
+                )
+            except OSError:
+                return sys.__stderr__.write(text) if sys.__stderr__ else len(text)
+        return self.file.write(text)
+
+    def flush(self) -> None:
+        if self.file is not None:
+            self.file.flush()
+
+    def close(self) -> None:
+        if self.file is not None:
+            self.file.close()
+            self.file = None
+        super().close()
 
 
 class Group:
