@@ -752,6 +752,7 @@ class Supervisor:
     def close(self) -> None:
         """Give back the descriptors of this app, for a process that goes on (shared)."""
         signal.set_wakeup_fd(-1)
+        signal.signal(signal.SIGCHLD, signal.SIG_DFL)  # its handler would keep this object
         for fd in (self.devnull, self.wake_r, self.wake_w):
             try:  # noqa: SIM105 -- contextlib stays unimported: imports delay the replicas
                 os.close(fd)
