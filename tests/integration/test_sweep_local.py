@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -13,6 +15,7 @@ from typing import Any
 import pytest
 
 from torchx.runner import Sweep, get_runner
+from torchx.runner._sweep_record import sweeps_dir
 from torchx.runner._sweeps import record_of
 from torchx.specs import AppState
 
@@ -324,3 +327,92 @@ def test_a_trial_whose_supervisor_dies_is_stopped_by_its_group(
         AppState.CANCELLED,
     ]
     assert _processes_with(handle.rsplit("/", 1)[1]) == []
+
+
+def _wait_for(what: str, ready: Any, timeout: float = 60.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not ready():
+        assert time.monotonic() < deadline, what
+        time.sleep(0.05)
+
+
+def test_one_worker_supervises_trial_after_trial_and_cancels_only_a_marked_one(
+    component: Path, tmp_path: Path
+) -> None:
+    """No fork per trial: one worker of the group supervises the trials one after the
+    other. A signal reaches the worker, not a trial: only a trial whose cancel marker is
+    there (``cancel`` writes it first) is cancelled, and the next trial runs."""
+    out = tmp_path / "out"
+    out.mkdir()
+    sweep = Sweep.of(
+        str(component) + ":trial",
+        [{"lr": 1, "after": f"go{i}"} for i in range(3)],
+        base_args=["--sleep", "0", "--out", str(out)],
+        parallel=1,
+    )
+    runner = get_runner()
+    handle = runner.run_sweep(sweep, "local_cwd", cfg={"log_dir": str(tmp_path / "logs")})
+    trials = [str(runner.sweep_trial_handle(handle, i)) for i in range(3)]
+
+    def state(i: int) -> dict[str, Any]:
+        (path,) = (tmp_path / "logs").glob(f"*/{trials[i].rsplit('/', 1)[1]}/.torchx/state.json")
+        data: dict[str, Any] = json.loads(path.read_text())
+        return data
+
+    _wait_for("trial 0 runs", lambda: (out / "0.start").exists() and state(0)["state"] == "RUNNING")
+    worker = state(0)["supervisor_pid"]
+    assert state(0)["supervisor_shared"] is True
+    # a signal with no cancel marker (one meant for a trial that ended meanwhile)
+    os.kill(worker, signal.SIGTERM)
+    (out / "go0").touch()
+    _wait_for("trial 0 ends", lambda: state(0)["state"] not in ("PENDING", "RUNNING"))
+    assert state(0)["state"] == "SUCCEEDED", state(0)
+
+    _wait_for("trial 1 runs", lambda: (out / "1.start").exists() and state(1)["state"] == "RUNNING")
+    assert state(1)["supervisor_pid"] == worker
+    runner.cancel(trials[1])  # returns once it ended
+    assert state(1)["state"] == "CANCELLED"
+
+    _wait_for("trial 2 runs", lambda: (out / "2.start").exists() and state(2)["state"] == "RUNNING")
+    assert state(2)["supervisor_pid"] == worker
+    (out / "go2").touch()
+    st = runner.wait_sweep(handle, 0.05)
+    assert [t.state for t in st.trials] == [
+        AppState.SUCCEEDED,
+        AppState.CANCELLED,
+        AppState.SUCCEEDED,
+    ], st.format()
+    # each trial's output went to its own log, though one process supervised them all
+    assert [line.strip() for line in runner.log_lines(trials[2], "t")] == ["trial 2 lr=1.0 bs=32"]
+    assert [line.strip() for line in runner.log_lines(trials[1], "t")] == []
+    assert _processes_with(handle.rsplit("/", 1)[1]) == []
+
+
+def test_what_a_trials_supervisor_prints_is_kept(component: Path, tmp_path: Path) -> None:
+    """A worker makes a trial's supervisor.log only when its supervisor prints something;
+    with the trial's directory deleted, the lines go to the sweep's own log."""
+    out = tmp_path / "out"
+    out.mkdir()
+    sweep = Sweep.grid(
+        str(component) + ":trial",
+        {"lr": [1, 2]},
+        base_args=["--sleep", "0", "--out", str(out), "--after", "go"],
+        parallel=1,
+    )
+    runner = get_runner()
+    handle = runner.run_sweep(sweep, "local_cwd", cfg={"log_dir": str(tmp_path / "logs")})
+    first = str(runner.sweep_trial_handle(handle, 0)).rsplit("/", 1)[1]
+    (app_dir,) = (tmp_path / "logs").glob(f"*/{first}")
+    state = app_dir / ".torchx" / "state.json"
+    # once it runs, its supervisor writes nothing more there until the trial ends
+    _wait_for("trial 0 runs", lambda: json.loads(state.read_text())["state"] == "RUNNING")
+    shutil.rmtree(app_dir)
+    _wait_for("trial 1 runs", lambda: (out / "1.start").exists())
+    (out / "go").touch()
+    st = runner.wait_sweep(handle, 0.05)
+    assert [t.state for t in st.trials] == [AppState.FAILED, AppState.SUCCEEDED], st.format()
+    sweep_log = sweeps_dir() / f"{handle.rsplit('/', 1)[1]}.log"
+    assert f"torchx: {app_dir} was deleted; stopping the app" in sweep_log.read_text()
+    second = str(runner.sweep_trial_handle(handle, 1)).rsplit("/", 1)[1]
+    (meta,) = (tmp_path / "logs").glob(f"*/{second}/.torchx")
+    assert not (meta / "supervisor.log").exists()  # it printed nothing

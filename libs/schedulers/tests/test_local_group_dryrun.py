@@ -68,3 +68,19 @@ def test_group_dryrun_refuses_a_bad_app_by_name(tmp_path: Path) -> None:
         sched.submit_dryrun_group([*_apps(tmp_path, 2), bad], {})
     with pytest.raises(SpecsError, match="cancel_grace_seconds"):
         sched.submit_dryrun_group(_apps(tmp_path, 1), {"cancel_grace_seconds": "soon"})
+
+
+def test_a_request_submitted_twice_is_refused_and_the_first_app_kept(tmp_path: Path) -> None:
+    sched = LocalScheduler("s", state_dir=tmp_path / "state")
+    (info,) = sched.submit_dryrun_group(_apps(tmp_path, 1), {})
+    app_id = sched.schedule(info)
+    with pytest.raises(SpecsError, match="already used"):
+        sched.schedule(info)
+    with pytest.raises(SpecsError, match="already used"):
+        sched.schedule_group([info], 1, "again", str(tmp_path / "group.log"))
+    desc = sched.wait(app_id, timeout=60)
+    assert desc is not None and desc.state.name == "SUCCEEDED"
+    assert (
+        json.loads((Path(info.request.app_dir) / ".torchx" / "request.json").read_text())["app_id"]
+        == app_id
+    )

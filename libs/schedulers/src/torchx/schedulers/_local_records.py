@@ -80,8 +80,11 @@ class LocalAppRecords:
         return self._index
 
     def add(self, app_id: str, app_dir: str) -> None:
-        self._index.mkdir(parents=True, exist_ok=True)
-        os.symlink(app_dir, self._index / app_id)
+        try:
+            os.symlink(app_dir, self._index / app_id)
+        except FileNotFoundError:  # the index itself is made with the first app
+            self._index.mkdir(parents=True, exist_ok=True)
+            os.symlink(app_dir, self._index / app_id)
 
     def app_dir(self, app_id: str) -> str | None:
         if not isinstance(app_id, str) or not APP_ID.match(app_id):

@@ -73,8 +73,24 @@ class StateFileError(Exception):
 def write_atomic(path: str, obj: Any) -> None:
     """Write ``obj`` as JSON so that readers see the old file or the new one, never half."""
     tmp = f"{path}.{os.getpid()}.tmp"
+    _write_json(tmp, obj, os.O_TRUNC)
+    try:
+        os.replace(tmp, path)
+    except BaseException:
+        remove_file(tmp)
+        raise
+
+
+def write_new(path: str, obj: Any) -> None:
+    """Write ``obj`` as JSON into ``path``, which must not exist yet. For the files of an
+    app that no reader can find yet (its index entry is made after them): there,
+    ``write_atomic``'s rename would protect nobody, and costs a directory update."""
+    _write_json(path, obj, os.O_EXCL)
+
+
+def _write_json(path: str, obj: Any, flag: int) -> None:
     data = json.dumps(obj, separators=(",", ":")).encode()
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | flag, 0o644)
     try:
         try:
             view = memoryview(data)
@@ -82,9 +98,8 @@ def write_atomic(path: str, obj: Any) -> None:
                 view = view[os.write(fd, view) :]
         finally:
             os.close(fd)
-        os.replace(tmp, path)
     except BaseException:
-        remove_file(tmp)  # a failed write (a full disk) leaves nothing behind
+        remove_file(path)  # a failed write (a full disk) leaves nothing behind
         raise
 
 

@@ -8,7 +8,8 @@ library (so do the ``_local_*`` modules it imports), so it starts in millisecond
   die, even by SIGKILL, the watchdog kills every group, so no replica outlives it. (A
   parent-death signal set in each child would need a Python fork per replica, which
   measured about three times the cost of posix_spawn for 256 replicas.) The apps of a
-  group (``_local_group``) are watched by the group's process instead, which forked them.
+  group (``_local_group``) are supervised one after another by workers the group's
+  process forked, and watched by that process instead.
 - copies each replica's stdout and stderr into
   ``APP_DIR/<role>/<k>/{stdout,stderr,combined}.log`` and records when each chunk
   arrived (``.times``), so logs can be cut by time;
@@ -91,8 +92,14 @@ LINUX = sys.platform.startswith("linux")
 
 
 class Supervisor:
-    def __init__(self, app_dir: str, guard_w: int | None = None) -> None:
+    def __init__(self, app_dir: str, guard_w: int | None = None, shared: bool = False) -> None:
         self.app_dir = app_dir
+        # shared: this process supervises other apps before and after this one (a
+        # group's worker, ``_local_group``). A signal then cancels only an app whose
+        # cancel marker is there (a canceller writes it first): one sent for an app
+        # that ended meanwhile must not cancel the next. Waiters cannot wait for this
+        # process to exit either; the state says so.
+        self.shared = shared
         self.meta = os.path.join(app_dir, META_DIR)
         meta_stat = os.stat(self.meta)
         self.meta_id = (meta_stat.st_dev, meta_stat.st_ino)
@@ -225,6 +232,7 @@ class Supervisor:
             "state": self.state,
             "supervisor_pid": os.getpid(),
             "supervisor_start": self.start_token,
+            "supervisor_shared": self.shared,
             "num_restarts": self.num_restarts,
             "num_preemptions": self.num_preemptions,
             "msg": self.msg[:MAX_MSG_CHARS] if compact else self.msg,
@@ -359,7 +367,8 @@ class Supervisor:
                 return
             if not data:
                 return
-            if signal.SIGTERM in data or signal.SIGINT in data or signal.SIGHUP in data:
+            stop = signal.SIGTERM in data or signal.SIGINT in data or signal.SIGHUP in data
+            if stop and (not self.shared or os.path.exists(os.path.join(self.meta, CANCEL_FILE))):
                 self.cancel_requested = True
             if signal.SIGUSR1 in data and take_requeue_marker(self.meta):
                 self.requeue_requested = True
@@ -739,6 +748,15 @@ class Supervisor:
         # Every replica is reaped and the end recorded: the watchdog has nothing to do.
         self.tell_watchdog(GUARD_DONE)
 
+    def close(self) -> None:
+        """Give back the descriptors of this app, for a process that goes on (shared)."""
+        signal.set_wakeup_fd(-1)
+        for fd in (self.devnull, self.wake_r, self.wake_w):
+            try:  # noqa: SIM105 -- contextlib stays unimported: imports delay the replicas
+                os.close(fd)
+            except OSError:
+                pass
+
     def write_closed_marker(self) -> None:
         """0.7's ``SUCCESS`` file in the app directory (written whatever the outcome, as
         there): the replicas' output files are closed and complete, for tools that wait
@@ -774,16 +792,20 @@ def _ignore(*_: object) -> None:
     """The Python-level handler of the signals the supervisor is woken by."""
 
 
-def main(argv: list[str], guard_w: int | None = None) -> int:
-    """Supervise the app named by ``argv``; ``guard_w``: the write end of a pipe to a
-    watchdog that the caller runs (``_local_group``), instead of forking one."""
+def main(argv: list[str]) -> int:
+    """Supervise the app named by ``argv``."""
     if len(argv) == 3 and argv[2] == GO_ON_STDIN:
         if not told_to_go():
             return 0  # the submission failed: there is nothing to run
     elif len(argv) != 2:
         print(f"usage: {argv[0]} APP_DIR [{GO_ON_STDIN}]", file=sys.stderr)
         return 2
-    supervisor = Supervisor(argv[1], guard_w)
+    return supervise(Supervisor(argv[1]))
+
+
+def supervise(supervisor: Supervisor) -> int:
+    """Run ``supervisor`` to the end of its app; 1 if it failed (its replicas are then
+    stopped and the failure recorded, as far as that can be done)."""
     try:
         return supervisor.run()
     except BaseException as e:

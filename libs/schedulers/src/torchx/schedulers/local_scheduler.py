@@ -108,7 +108,7 @@ from torchx.schedulers._local_state_files import (
     SUPERVISOR_LOG,
     make_reserve,
     reserve_bytes,
-    write_atomic,
+    write_new,
 )
 from torchx.schedulers._replicas import role_replicas
 from torchx.schedulers.ids import make_unique
@@ -371,10 +371,13 @@ class LocalScheduler(Scheduler[LocalRequest]):
     def _make_app_dir(self, req: LocalRequest) -> str:
         """Create the app's directory, refusing an id in use; returns its meta directory."""
         meta = os.path.join(req.app_dir, META_DIR)
-        if os.path.lexists(req.app_dir):
-            raise SpecsError("app id", req.app_id, "already used; dry-run again for a new id")
         try:
-            os.makedirs(meta)
+            try:
+                os.mkdir(req.app_dir)
+            except FileNotFoundError:  # the first app of its session (or log_dir)
+                os.makedirs(os.path.dirname(req.app_dir), exist_ok=True)
+                os.mkdir(req.app_dir)
+            os.mkdir(meta)
         except FileExistsError:
             raise SpecsError(
                 "app id", req.app_id, "already used; dry-run again for a new id"
@@ -396,11 +399,9 @@ class LocalScheduler(Scheduler[LocalRequest]):
         with ``filename`` set to the file that could not be written."""
         where = os.path.join(meta, REQUEST_FILE)
         try:
-            write_atomic(where, req.to_json())
+            write_new(where, req.to_json())
             where = os.path.join(meta, STATE_FILE)
-            write_atomic(
-                where, {"version": STATE_VERSION, "app_id": req.app_id, "state": "PENDING"}
-            )
+            write_new(where, {"version": STATE_VERSION, "app_id": req.app_id, "state": "PENDING"})
             where = os.path.join(meta, RESERVE_FILE)
             make_reserve(meta, reserve_bytes([r.role for r in req.replicas]))
             where = str(self._index / req.app_id)
@@ -590,8 +591,8 @@ class LocalScheduler(Scheduler[LocalRequest]):
         """Sleep until the supervisor exits or ``timeout``; False if there is nothing to watch."""
         own = self._supervisors.get(app_id)
         pid = own.pid if own is not None else state.get("supervisor_pid")
-        if pid is None:
-            return False
+        if pid is None or (own is None and state.get("supervisor_shared")):
+            return False  # nothing to watch, or it goes on to other apps (a group's worker)
         if own is None and self._records.supervisor_alive(app_id, state) is False:
             return True
         if not wait_for_exit(int(pid), timeout):
