@@ -254,6 +254,30 @@ def test_a_failing_log_write_fails_the_app_names_the_file_and_orphans_nothing(
     assert gone_within(list(pids.pids), 60)
 
 
+def test_replica_exit_codes_are_kept_when_the_launcher_ignores_sigchld(state_dir: Path) -> None:
+    # An ignored SIGCHLD survives exec: the supervisor must not inherit it, or the kernel
+    # reaps the replicas itself and their exit codes are lost.
+    launcher = textwrap.dedent(
+        f"""
+        import signal
+        signal.signal(signal.SIGCHLD, signal.SIG_IGN)
+        from torchx.schedulers.local_scheduler import LocalScheduler
+        from torchx.specs import AppDef, Role
+        s = LocalScheduler("x", state_dir={str(state_dir)!r})
+        roles = [Role(n, image="", entrypoint="bash", args=["-c", f"exit {{c}}"])
+                 for n, c in (("ok", 0), ("bad", 3))]
+        d = s.wait(s.submit(AppDef("ign", roles)), timeout=60)
+        print(d.state.name)
+        print([r.replicas[0].exit_code for r in d.roles_statuses])
+        """
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", launcher], capture_output=True, text=True, timeout=120
+    )
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.splitlines()[:2] == ["FAILED", "[0, 3]"], out.stdout
+
+
 def test_one_corrupt_app_is_its_own_problem(scheduler: LocalScheduler) -> None:
     good = run(scheduler, AppDef("good", [sh("w", "echo ok")]))
     bad = run(scheduler, AppDef("bad", [sh("w", "echo ok")]))

@@ -129,7 +129,6 @@ class Supervisor:
         # given: the pipe to a watchdog already there (a group's process watches its apps)
         self.guard_w: int | None = guard_w
         self.subreaper = False
-        self.child_ended = False  # set by SIGCHLD: a child may be waiting to be reaped
         # While the app's replicas are first started, each program is looked up on PATH
         # once: (name, PATH, directory) -> its path. None after: a restart looks again.
         self.programs: dict[tuple[str, str, str], str] | None = {}
@@ -154,17 +153,22 @@ class Supervisor:
         if self.guard_w is None:
             self._start_watchdog()
         # Python's C handler writes each signal's number to the wakeup fd, which wakes the
-        # select below; the Python-level handlers need not do anything but note a child's
-        # end for the loop that starts the replicas, which does not select.
+        # select below; the Python-level handlers need not do anything. (SIGCHLD's is set
+        # once the replicas are started: ``watch_children``.)
         for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGUSR1):
-            signal.signal(sig, lambda *_: None)
-        signal.signal(signal.SIGCHLD, self._on_child_ended)
+            signal.signal(sig, _ignore)
+        # Not ignored, whatever the launcher left: the kernel would reap the replicas
+        # itself, and their exit codes would be lost.
+        signal.signal(signal.SIGCHLD, signal.SIG_DFL)
         signal.set_wakeup_fd(self.wake_w, warn_on_full_buffer=False)
         self.subreaper = become_subreaper()
         raise_fd_limit(len(self.replicas))
 
-    def _on_child_ended(self, *_: object) -> None:
-        self.child_ended = True
+    def watch_children(self) -> None:
+        """Be woken when a child ends. Not while the replicas are first started: with
+        SIGCHLD left at its default, replicas that end meanwhile do not interrupt that
+        loop (a signal and a handler call each); they are reaped right after it."""
+        signal.signal(signal.SIGCHLD, _ignore)
 
     def _start_watchdog(self) -> None:
         """Fork the watchdog that stops every replica group should this process die.
@@ -412,7 +416,6 @@ class Supervisor:
                     break
 
     def _reap(self) -> None:
-        self.child_ended = False  # before waitpid: a later end sets it again
         while True:
             try:
                 pid, status = os.waitpid(-1, os.WNOHANG)
@@ -670,16 +673,12 @@ class Supervisor:
         else:
             for r in self.replicas:
                 self.spawn(r)
-                if self.child_ended:
-                    # Replicas that already ended are reaped and their pipes closed now:
-                    # each spawn copies the supervisor's open files into the child (and
-                    # its exec closes them again), at a cost that grows with their number.
-                    self._reap()
                 if self.cancel_requested:
                     break
             self.programs = None
-            self._reap()  # replicas that already ended need no start token in the state
             self.state = "RUNNING"
+        self.watch_children()
+        self._reap()  # replicas that already ended need no start token in the state
         # One write records the pid and the replicas' groups (each replacing write of the
         # state costs a flush of its data), then the marker is looked for again: a
         # canceller that wrote it before the pid was recorded is seen here; one that came
@@ -788,6 +787,10 @@ class Supervisor:
             write_atomic(os.path.join(self.app_dir, CLOSED_MARKER), marker)
         except OSError:
             pass
+
+
+def _ignore(*_: object) -> None:
+    """The Python-level handler of the signals the supervisor is woken by."""
 
 
 def main(argv: list[str]) -> int:
