@@ -276,19 +276,18 @@ class Runner:
             schema = component
         name = schema.name
         parsed = schema.read(_as_argv(component_args))
-        takes = f"{name} has no such argument; it takes {', '.join(schema.options) or 'none'}"
         file_defaults = self.config.component_defaults(name)
         code_defaults = self._component_defaults.get(name, {})
         defaults: dict[str, str] = {}
         for key, (value, origin) in file_defaults.items():
             arg = schema.option(key)
             if arg is None:
-                raise ConfigError(origin, f"component:{name}", key, value, takes)
+                raise ConfigError(origin, f"component:{name}", key, value, _takes(schema))
             defaults[arg.name] = value
         for key, value in code_defaults.items():
             arg = schema.option(key)
             if arg is None:
-                raise SpecsError(f"component_defaults[{name!r}][{key!r}]", value, takes)
+                raise SpecsError(f"component_defaults[{name!r}][{key!r}]", value, _takes(schema))
             defaults.setdefault(arg.name, value)
         schema.apply_defaults(parsed, defaults)
         return schema.call_parsed(parsed)
@@ -617,6 +616,11 @@ class Runner:
         for app in apps:
             app.app_handle = make_app_handle(scheduler, self._name, app.app_id)
         return apps
+
+
+def _takes(schema: ComponentSchema) -> str:
+    """The fix for a default naming no argument of ``schema``."""
+    return f"{schema.name} has no such argument; it takes {', '.join(schema.options) or 'none'}"
 
 
 def _as_argv(args: ComponentArgs) -> list[str]:

@@ -80,6 +80,9 @@ ARRAY_BACKENDS = ("slurm",)
 _LOCAL_POLL_S = 0.05
 _REMOTE_POLL_S = 2.0
 _LOCAL = ("local_cwd", "local_dir")
+# ``json.dumps(..., sort_keys=True)`` makes a new encoder at each call; a sweep encodes
+# every trial's arguments.
+_ARGS_JSON = json.JSONEncoder(sort_keys=True)
 
 
 @dataclass
@@ -198,7 +201,7 @@ def trial_env(record: SweepRecord, index: int) -> dict[str, str]:
     env = {
         ENV_SWEEP_ID: record.handle,
         ENV_SWEEP_INDEX: str(index),
-        ENV_SWEEP_ARGS: json.dumps(args, sort_keys=True),
+        ENV_SWEEP_ARGS: _ARGS_JSON.encode(args),
     }
     for name, value in args.items():
         env[ENV_SWEEP_ARG_PREFIX + name.upper()] = value

@@ -9,6 +9,7 @@ step) passes its own expression for the replica's index as ``replica_id`` and ge
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 
@@ -36,6 +37,16 @@ class Replica:
         return [self.filled.entrypoint, *self.filled.args]
 
 
+@functools.lru_cache(maxsize=256)
+def _values(img_root: str, app_id: str, replica_id: str) -> macros.Values:
+    """The macro values of one replica. Kept: a backend that writes one request for a
+    role (an array's trials, all alike but for their own values) asks for the same ones
+    again, and their mapping is built once per object."""
+    return macros.Values(
+        img_root=img_root, app_id=app_id, replica_id=replica_id, rank0_env=TORCHX_RANK0_HOST
+    )
+
+
 def role_replicas(
     role: Role,
     *,
@@ -57,9 +68,7 @@ def role_replicas(
     """
     ids = [replica_id] if replica_id is not None else [str(k) for k in range(role.num_replicas)]
     for rid in ids:
-        filled = macros.Values(
-            img_root=img_root, app_id=app_id, replica_id=rid, rank0_env=TORCHX_RANK0_HOST
-        ).apply(role)
+        filled = _values(img_root, app_id, rid).apply(role)
         base = dict(defaults) if defaults else {}
         if master_port is not None:
             base.update(

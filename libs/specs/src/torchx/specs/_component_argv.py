@@ -51,6 +51,8 @@ class ParsedArgs:
 def _looks_like_flag(token: str) -> bool:
     if not token.startswith("-") or token == "-":
         return False
+    if token.startswith("--"):
+        return True  # no number starts with two signs: spare the float() that fails
     # a negative number is a value, as argparse takes it
     try:
         float(token)
@@ -117,7 +119,6 @@ def read_argv(
     out = ParsedArgs()
     tokens = list(argv)
     options = schema.options
-    flags = [f"--{o}" for o in options]
     i = 0
     while i < len(tokens):
         token = tokens[i]
@@ -126,6 +127,7 @@ def read_argv(
             break
         if not _looks_like_flag(token):
             if schema.remainder is None:
+                flags = [f"--{o}" for o in options]
                 raise SpecsError(
                     f"{schema.name} argument",
                     token,
@@ -143,6 +145,7 @@ def read_argv(
                 out.help = True
                 return out
             typed = token.partition("=")[0]
+            flags = [f"--{o}" for o in options]
             hint = closest(typed, flags) if flags else "this component takes no flags"
             if schema.remainder is not None:
                 hint += f" (to pass {typed} to the program, put it after '--')"
