@@ -171,22 +171,22 @@ class RoleParts:
 
 def role_parts(app: AppDef, quoted: dict[str, str] | None = None) -> list[RoleParts]:
     """Each role's exports and command line, quoted for bash; each role's replica is made
-    once, by the shared replica helper. ``quoted`` keeps the words already quoted: the
-    trials of an array repeat most of theirs."""
-    check_roles(app)
+    once, by the shared replica helper. ``app`` has passed ``check_roles`` (or the
+    stricter ``validate_app``). ``quoted`` keeps the words already quoted: the trials of an
+    array repeat most of theirs."""
     memo = {} if quoted is None else quoted
 
     def word(text: str) -> str:
-        out = memo.get(text)
-        if out is None:
-            out = memo[text] = _shell_word(text)
+        out = memo[text] = _shell_word(text)
         return out
 
     parts = []
     for role in app.roles:
         replica = script_replica(role)
-        exports = {k: word(v) for k, v in replica.env.items()}
-        parts.append(RoleParts(exports, " ".join(word(a) for a in replica.argv)))
+        # a word quoted before is looked up in place: a call per word costs more here
+        exports = {k: memo.get(v) or word(v) for k, v in replica.env.items()}
+        command = " ".join([memo.get(a) or word(a) for a in replica.argv])
+        parts.append(RoleParts(exports, command))
     return parts
 
 

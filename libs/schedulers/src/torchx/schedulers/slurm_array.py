@@ -98,6 +98,7 @@ def array_request(
     for index in sorted({first_index, *trials}):
         app = app0 if index == first_index else trials[index]
         if app is not app0:
+            # all that ``check_roles`` refuses, and more (``role_parts`` relies on it)
             validate_app(app)
             if script_shape(app) != shape:
                 raise SpecsError(
