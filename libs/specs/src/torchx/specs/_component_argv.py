@@ -65,13 +65,15 @@ def _is_bool(arg: ComponentArg) -> bool:
     return arg.type.kind == "scalar" and arg.type.item is bool
 
 
-def _find_option(schema: ComponentSchema, token: str) -> tuple[ComponentArg | None, bool, str]:
-    """The parameter ``token`` names, whether it is a ``--no-`` form, and an inline value.
+def _find_option(
+    options: dict[str, ComponentArg], token: str
+) -> tuple[ComponentArg | None, bool, str]:
+    """The parameter of ``options`` (a schema's) that ``token`` names, whether it is a
+    ``--no-`` form, and an inline value.
 
     The inline value is what follows ``=`` (or, for ``-xVALUE``, what follows ``-x``);
     ``"\\0"`` when there is none.
     """
-    options = schema.options
     none = "\0"
     if not token.startswith("--"):
         body = token[1:]
@@ -139,7 +141,7 @@ def read_argv(
         if token == "--help" or (token == "-h" and "h" not in options):
             out.help = True
             return out
-        arg, negated, inline = _find_option(schema, token)
+        arg, negated, inline = _find_option(options, token)
         if arg is None:
             if _help_follows(schema, tokens[i + 1 :]):
                 out.help = True

@@ -6,10 +6,19 @@ import copy
 from dataclasses import dataclass
 from functools import cached_property
 from string import Template
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-if TYPE_CHECKING:
-    from torchx.specs._app import Role
+from torchx.specs._app import Role
+
+
+def _shallow_copy(role: Role) -> Role:
+    """``copy.copy(role)``, made directly for a plain ``Role`` (every field of it is in
+    its ``__dict__``); a subclass may copy itself its own way."""
+    if type(role) is not Role:
+        return copy.copy(role)
+    new = object.__new__(Role)
+    new.__dict__.update(role.__dict__)
+    return new
 
 
 class macros:
@@ -64,7 +73,7 @@ class macros:
             values and metadata (strings at any depth of its dicts and lists)."""
             # A shallow copy with the filled fields set: ``dataclasses.replace`` would
             # run ``__init__`` again on fields that were checked when ``role`` was made.
-            filled = copy.copy(role)
+            filled = _shallow_copy(role)
             filled.args = [self.substitute(a) for a in role.args]
             filled.env = {k: self.substitute(v) for k, v in role.env.items()}
             filled.entrypoint = self.substitute(role.entrypoint)
