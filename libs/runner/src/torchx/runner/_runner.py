@@ -289,7 +289,8 @@ class Runner:
             if arg is None:
                 raise SpecsError(f"component_defaults[{name!r}][{key!r}]", value, _takes(schema))
             defaults.setdefault(arg.name, value)
-        schema.apply_defaults(parsed, defaults)
+        if defaults:
+            schema.apply_defaults(parsed, defaults)
         return schema.call_parsed(parsed)
 
     def dryrun_component(

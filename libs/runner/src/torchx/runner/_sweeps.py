@@ -59,6 +59,7 @@ from torchx.runner._sweep_record import (
     save,
     sweeps_dir,
 )
+from torchx.runner._tracking import with_env
 from torchx.specs import (
     AppDef,
     AppDryRunInfo,
@@ -231,8 +232,6 @@ def trial_app(
 ) -> AppDef:
     """Trial ``index``'s app: the component called with its arguments, plus its env (and
     ``env`` on top). ``sweep`` is ``record``'s sweep, where the caller has it already."""
-    from torchx.runner._tracking import with_env
-
     argv = (sweep or _sweep_of(record)).trial_argv(index)
     try:
         app = runner.component_app(schema, argv)

@@ -359,10 +359,11 @@ def _trial_arms(trials: Mapping[int, list[RoleParts]], lines: list[str]) -> list
         }
         shared.append(RoleParts(common, f"torchx_cmd_{r}"))
     lines.append('case "$SLURM_ARRAY_TASK_ID" in')
+    alike = [s.exports for s in shared]
     for index, roles in trials.items():
         lines.append(f"{index})")
         for r, parts in enumerate(roles):
-            own = [f"{k}={v}" for k, v in parts.exports.items() if k not in shared[r].exports]
+            own = [f"{k}={v}" for k, v in parts.exports.items() if k not in alike[r]]
             # as written: not indented (a here-document's end marker starts its line), no
             # line dropped (a quoted argument may span lines)
             env = "export " + " \\\n        ".join(own) if own else ":"
