@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
 from torchx.specs import (
@@ -155,6 +157,29 @@ def test_macros_apply() -> None:
     assert filled.args == ["--id", "a-1", "--rank", "3", "${MASTER}", "$HOME"]
     assert filled.env == {"OUT": "/tmp/a-1/3"}
     assert role.args[1] == "${app_id}"  # the original is untouched
+
+
+def test_macros_apply_copies_the_role_and_keeps_a_subclass() -> None:
+    @dataclasses.dataclass
+    class Tagged(Role):
+        tag: str = "t"
+
+    values = macros.Values(img_root="/img", app_id="a-1", replica_id="0")
+    for role in (
+        Role(
+            "w", "i", "run", args=[macros.app_id], env={"A": macros.replica_id}, port_map={"p": 1}
+        ),
+        Tagged("w", "i", "run", args=[macros.app_id], metadata={"k": [macros.img_root]}, tag="x"),
+    ):
+        filled = values.apply(role)
+        assert type(filled) is type(role) and filled is not role
+        assert filled.args == ["a-1"] and role.args == ["${app_id}"]
+        assert filled.args is not role.args and filled.env is not role.env
+        unfilled = {"args", "env", "entrypoint", "metadata"}
+        for f in dataclasses.fields(role):
+            if f.name not in unfilled:
+                assert getattr(filled, f.name) == getattr(role, f.name), f.name
+    assert filled.metadata == {"k": ["/img"]} and isinstance(filled, Tagged) and filled.tag == "x"
 
 
 def test_named_resources() -> None:
