@@ -18,7 +18,6 @@ on the tracking library, and a test checks both spell them alike.
 
 from __future__ import annotations
 
-import copy
 import dataclasses
 import os
 import re
@@ -83,11 +82,5 @@ def tracker_env(
 
 def with_env(app: AppDef, env: Mapping[str, str]) -> AppDef:
     """A copy of ``app`` whose roles also carry ``env``; the caller's AppDef is untouched."""
-    roles = []
-    for role in app.roles:
-        # a shallow copy, the env set: ``dataclasses.replace`` would run ``__init__`` again
-        # on what was checked when the role was made (a sweep copies each trial's roles)
-        copied = copy.copy(role)
-        copied.env = {**role.env, **env}
-        roles.append(copied)
+    roles = [dataclasses.replace(role, env={**role.env, **env}) for role in app.roles]
     return dataclasses.replace(app, roles=roles)
