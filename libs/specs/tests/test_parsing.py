@@ -180,6 +180,11 @@ def test_macros_apply_copies_the_role_and_keeps_a_subclass() -> None:
             if f.name not in unfilled:
                 assert getattr(filled, f.name) == getattr(role, f.name), f.name
     assert filled.metadata == {"k": ["/img"]} and isinstance(filled, Tagged) and filled.tag == "x"
+    # every value is offered for substitution (the mapping is written out field by field)
+    names = {f.name for f in dataclasses.fields(values)}
+    assert values.substitute(" ".join(f"${{{n}}}" for n in sorted(names))) == " ".join(
+        str(getattr(values, n)) for n in sorted(names)
+    )
 
 
 def test_named_resources() -> None:
