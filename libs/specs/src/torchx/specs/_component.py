@@ -89,13 +89,22 @@ def _hints(fn: Callable[..., Any]) -> dict[str, Any]:
 
 def validate_component(fn: Callable[..., Any]) -> list[ComponentProblem]:
     """Every problem that keeps ``fn`` from being a component, with file and line."""
+    return _read_component(fn)[0]
+
+
+def _read_component(
+    fn: Callable[..., Any],
+) -> tuple[list[ComponentProblem], dict[str, Any], tuple[inspect.Parameter, ...]]:
+    """``validate_component``'s problems, with the type hints and parameters it read (a
+    schema is made of them: reading them again would double the cost of a lookup)."""
     file, line = _location(fn)
     problems: list[ComponentProblem] = []
     name = getattr(fn, "__qualname__", repr(fn))
     if not callable(fn) or not hasattr(fn, "__code__"):
-        return [ComponentProblem(file, line, f"{name} is not a Python function")]
+        return [ComponentProblem(file, line, f"{name} is not a Python function")], {}, ()
     hints = _hints(fn)
-    for p in inspect.signature(fn).parameters.values():
+    params = tuple(inspect.signature(fn).parameters.values())
+    for p in params:
         if p.kind is p.VAR_KEYWORD:
             problems.append(
                 ComponentProblem(file, line, f"**{p.name}: keyword catch-alls cannot be CLI args")
@@ -129,7 +138,7 @@ def validate_component(fn: Callable[..., Any]) -> list[ComponentProblem]:
         problems.append(
             ComponentProblem(file, line, f"return annotation is {ret!r}; it must be AppDef")
         )
-    return problems
+    return problems, hints, params
 
 
 class ComponentSchema:
@@ -138,16 +147,15 @@ class ComponentSchema:
     def __init__(self, fn: Callable[..., AppDef], name: str | None = None) -> None:
         self.fn = fn
         self.name = name or fn.__name__
-        problems = validate_component(fn)
+        problems, hints, params = _read_component(fn)
         if problems:
             raise ComponentValidationError(self.name, problems)
         doc = parse_docstring(fn.__doc__)
         self.summary = doc.summary
         self.description = doc.description
-        hints = _hints(fn)
         self.args: list[ComponentArg] = []
         # kept: ``bind`` needs them at every call (a sweep calls a component per trial)
-        self._params = tuple(inspect.signature(fn).parameters.values())
+        self._params = params
         for p in self._params:
             # validate_component let through only defaulted parameters of other types
             t = _arg_type(hints[p.name]) or PYTHON_ONLY
