@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 
+from torchx.schedulers._local_ending import end_groups, terminate
 from torchx.schedulers._local_state_files import remove_file
 
 TYPE_CHECKING = False
@@ -39,9 +40,9 @@ def requeue_app(sup: Supervisor, why: str) -> None:
 
     The ends this causes are neither failures nor retries: they are left out of the
     replicas' outcomes, and ``spawn`` writes the attempt marker into each log."""
-    sup.terminate([r for r in sup.replicas if r.pid is not None and r.pid in sup.by_pid])
+    terminate(sup, [r for r in sup.replicas if r.pid is not None and r.pid in sup.by_pid])
     # what the old attempts left in their groups must not meet the new one
-    sup.end_groups({r.pid for r in sup.replicas if r.pid is not None})
+    end_groups(sup, {r.pid for r in sup.replicas if r.pid is not None})
     for r in sup.replicas:
         while r in sup.exited:
             sup.exited.remove(r)

@@ -39,11 +39,10 @@ import signal
 import sys
 import time
 
+from torchx.schedulers._local_ending import end_groups, kill_leftovers, terminate
 from torchx.schedulers._local_processes import (
     become_subreaper,
-    descendants,
     process_start_token,
-    process_table,
     raise_fd_limit,
     signal_name,
     signal_quietly,
@@ -208,20 +207,6 @@ class Supervisor:
         except OSError:
             self.guard_w = None  # it is gone; status/cancel remain the fallback
 
-    def _has_children(self) -> bool:
-        """Whether a process other than the watchdog is our child (an adopted orphan)."""
-        me = os.getpid()
-        try:
-            with open(f"/proc/{me}/task/{me}/children", "rb") as f:
-                return bool({int(p) for p in f.read().split()} - {self.guard_pid})
-        except (OSError, ValueError):
-            pass
-        try:
-            os.waitpid(-1, os.WNOHANG)  # reaps nothing we track: all replicas are reaped
-        except ChildProcessError:
-            return False
-        return True  # the watchdog at least: look at the process table
-
     # -- state ------------------------------------------------------------------------
 
     def snapshot(self, compact: bool = False) -> dict[str, Any]:
@@ -357,7 +342,7 @@ class Supervisor:
                 self._read_wakeups()
             elif fd in self.watched:
                 self._pump(fd, *self.watched[fd])
-        self._reap()
+        self.reap()
 
     def _read_wakeups(self) -> None:
         while True:
@@ -415,7 +400,7 @@ class Supervisor:
                 if not self._pump(fd, replica, stream):
                     break
 
-    def _reap(self) -> None:
+    def reap(self) -> None:
         while True:
             try:
                 pid, status = os.waitpid(-1, os.WNOHANG)
@@ -517,102 +502,6 @@ class Supervisor:
             setsigdef=(signal.SIGPIPE, signal.SIGXFSZ),
         )
 
-    def terminate(self, targets: list[Replica]) -> None:
-        """End each target's whole process tree: SIGTERM, then SIGKILL after the grace."""
-        alive = [r for r in targets if r.pid is not None and r.pid in self.by_pid]
-        if not alive:
-            return
-        for r in alive:
-            r.killed = True
-        leaders = {r.pid for r in alive if r.pid is not None}
-        tree = descendants(leaders, process_table()) | leaders
-        for pid in leaders:
-            signal_quietly(pid, signal.SIGTERM, group=True)
-        for pid in tree:
-            signal_quietly(pid, signal.SIGTERM)
-        deadline = time.monotonic() + self.grace
-        while any(r.pid in self.by_pid for r in alive):
-            left = deadline - time.monotonic()
-            if left <= 0:
-                break
-            self.wait_events(left)
-        # Whatever is left (stubborn leaders, children that ignored SIGTERM, or children
-        # started during the grace period) gets SIGKILL.
-        table = process_table()
-        tree |= descendants(tree, table)
-        for pid in leaders:
-            signal_quietly(pid, signal.SIGKILL, group=True)
-        for pid in tree:
-            if pid in table:
-                signal_quietly(pid, signal.SIGKILL)
-        deadline = time.monotonic() + 10.0
-        while any(r.pid in self.by_pid for r in alive) and time.monotonic() < deadline:
-            self.wait_events(deadline - time.monotonic())
-
-    def end_groups(self, pgids: set[int]) -> None:
-        """End every process left in the process groups ``pgids`` of replicas that ended:
-        SIGTERM, then SIGKILL after the grace; returns once they are gone."""
-        live = self._live_groups(pgids - set(self.by_pid))  # not those of running replicas
-        if not live:
-            return
-        for pgid in live:
-            signal_quietly(pgid, signal.SIGTERM, group=True)
-        deadline = time.monotonic() + self.grace
-        while live and time.monotonic() < deadline:
-            self.wait_events(min(0.01, max(0.0, deadline - time.monotonic())))
-            live = self._live_groups(live)
-        for pgid in live:
-            signal_quietly(pgid, signal.SIGKILL, group=True)
-        deadline = time.monotonic() + 10.0
-        while live and time.monotonic() < deadline:
-            self.wait_events(0.01)
-            live = self._live_groups(live)
-
-    def _live_groups(self, pgids: set[int]) -> set[int]:
-        """Those of ``pgids`` that still have a live member of ours.
-
-        Orphans of an ended replica are adopted by this subreaper: a group whose members
-        are none of our descendants got its number reused, and is left alone. Without
-        /proc or the subreaper, a group that answers a signal counts.
-        """
-        if not pgids:
-            return set()
-        table = process_table()
-        if table and self.subreaper:
-            return {table[p][1] for p in descendants({os.getpid()}, table)} & pgids
-        live = set()
-        for pgid in pgids:
-            try:
-                os.killpg(pgid, 0)
-            except (ProcessLookupError, PermissionError):
-                continue
-            live.add(pgid)
-        return live
-
-    def _kill_leftovers(self) -> None:
-        """End every process still below the supervisor (orphans it adopted included)."""
-        self.terminate([r for r in self.replicas if r.pid in self.by_pid])
-        self._reap()
-        if self.subreaper and not self._has_children():
-            return  # orphans would have become our children: there are none
-        me = os.getpid()
-        table = process_table()
-        rest = descendants({me}, table)
-        if self.guard_pid is not None:
-            rest.discard(self.guard_pid)
-        if not rest:
-            return
-        for pid in rest:
-            signal_quietly(pid, signal.SIGTERM)
-        deadline = time.monotonic() + min(self.grace, 2.0)
-        while rest and time.monotonic() < deadline:
-            self.wait_events(0.01)
-            table = process_table()
-            rest = {p for p in rest if p in table}
-        for pid in rest:
-            signal_quietly(pid, signal.SIGKILL)
-        self._reap()
-
     # -- policy -----------------------------------------------------------------------
 
     def handle_exit(self, replica: Replica) -> None:
@@ -641,10 +530,10 @@ class Supervisor:
                 targets = [r for r in self.replicas if r.role == replica.role]
             else:
                 targets = list(self.replicas)
-            self.terminate([r for r in targets if r is not replica])
+            terminate(self, [r for r in targets if r is not replica])
             # What ended attempts left in their groups (a server holding a port, a
             # loader holding a file) must not meet the new attempt.
-            self.end_groups({r.pid for r in targets if r.pid is not None})
+            end_groups(self, {r.pid for r in targets if r.pid is not None})
             for r in targets:
                 # an end caused by this restart is not a failure of its own
                 if r is not replica and r in self.exited:
@@ -678,7 +567,7 @@ class Supervisor:
             self.programs = None
             self.state = "RUNNING"
         self.watch_children()
-        self._reap()  # replicas that already ended need no start token in the state
+        self.reap()  # replicas that already ended need no start token in the state
         # One write records the pid and the replicas' groups (each replacing write of the
         # state costs a flush of its data), then the marker is looked for again: a
         # canceller that wrote it before the pid was recorded is seen here; one that came
@@ -714,7 +603,7 @@ class Supervisor:
         elif self.cancel_requested and self.state != "FAILED":
             self.state = "CANCELLED"
             self.msg = "cancelled"
-        self._kill_leftovers()
+        kill_leftovers(self)
         for r in self.replicas:
             if r.state in ("PENDING", "RUNNING"):
                 r.state = "CANCELLED"
