@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import copy
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from functools import cached_property
 from string import Template
 from typing import Any
@@ -52,15 +52,9 @@ class macros:
         @cached_property
         def _mapping(self) -> dict[str, str]:
             # Built once per replica, not once per string: a role with many arguments is
-            # filled for each of hundreds of replicas. Written out, since reading the
-            # fields back costs more than the filling (``asdict`` deep-copies each str).
-            return {
-                "img_root": self.img_root,
-                "app_id": self.app_id,
-                "replica_id": self.replica_id,
-                "rank0_env": self.rank0_env,
-                "base_img_root": self.base_img_root,
-            }
+            # filled for each of hundreds of replicas. (``asdict`` would deep-copy each
+            # str, and ``fields()`` costs more than the filling: the names are read once.)
+            return {name: getattr(self, name) for name in _VALUE_NAMES}
 
         def substitute(self, text: str) -> str:
             if "$" not in text:
@@ -88,3 +82,7 @@ class macros:
             if isinstance(value, list):
                 return [self._fill(v) for v in value]
             return value
+
+
+# The fields of ``macros.Values``, the names a role's strings may use.
+_VALUE_NAMES = tuple(f.name for f in fields(macros.Values))
