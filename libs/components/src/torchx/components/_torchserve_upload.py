@@ -26,14 +26,22 @@ def registration_url(management_api: str, model_url: str, params: dict[str, str]
     return f"{management_api.rstrip('/')}/models?{query}"
 
 
+def _served_name(model_path: str) -> str:
+    return posixpath.basename(model_path.rstrip("/")) or "model.mar"
+
+
+def served_url(model_path: str, host: str, port: int) -> str:
+    """The URL ``serve_file`` serves its copy of ``model_path`` at."""
+    return f"http://{host}:{port}/{urllib.parse.quote(_served_name(model_path))}"
+
+
 @contextlib.contextmanager
 def serve_file(model_path: str, port: int, host: str | None = None) -> Iterator[str]:
     """Serve a copy of ``model_path`` over HTTP; yields its URL."""
     from torchx.components._copy import copy
 
     with tempfile.TemporaryDirectory(prefix="torchx_serve_") as tmp:
-        name = posixpath.basename(model_path.rstrip("/")) or "model.mar"
-        copy(model_path, os.path.join(tmp, name))
+        copy(model_path, os.path.join(tmp, _served_name(model_path)))
 
         class Handler(http.server.SimpleHTTPRequestHandler):
             def __init__(self, *a: object, **kw: object) -> None:
@@ -46,8 +54,7 @@ def serve_file(model_path: str, port: int, host: str | None = None) -> Iterator[
         thread = threading.Thread(target=server.serve_forever, daemon=True)
         thread.start()
         try:
-            address = host or socket.getfqdn()
-            yield f"http://{address}:{server.server_address[1]}/{urllib.parse.quote(name)}"
+            yield served_url(model_path, host or socket.getfqdn(), server.server_address[1])
         finally:
             server.shutdown()
             server.server_close()

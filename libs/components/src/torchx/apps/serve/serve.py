@@ -12,14 +12,18 @@ import argparse
 import contextlib
 import getpass
 import os
-import posixpath
 import socket
 import sys
 import urllib.error
 import urllib.parse
 from collections.abc import Sequence
 
-from torchx.components._torchserve_upload import register, registration_url, serve_file
+from torchx.components._torchserve_upload import (
+    register,
+    registration_url,
+    serve_file,
+    served_url,
+)
 
 # The registration parameters of TorchServe's management API that may be passed through.
 TORCHSERVE_PARAMS = (
@@ -76,8 +80,7 @@ def main(argv: Sequence[str]) -> None:
         # The request that would be sent; a model served from here gets its URL at run time.
         model_url = args.model_path
         if not model_url.startswith(("http://", "https://")):
-            name = posixpath.basename(model_url.rstrip("/")) or "model.mar"
-            model_url = f"http://{socket.getfqdn()}:{args.port}/{urllib.parse.quote(name)}"
+            model_url = served_url(model_url, socket.getfqdn(), args.port)
         print(f"POST {registration_url(args.management_api, model_url, params)}")
         print("App serve started successfully")
         return
