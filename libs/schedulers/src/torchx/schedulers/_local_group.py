@@ -152,7 +152,7 @@ class Group:
     def __init__(self, parallel: int, app_dirs: list[str]) -> None:
         self.limit = parallel if parallel > 0 else len(app_dirs)
         self.pending = list(app_dirs)
-        self.workers: dict[int, Worker] = {}  # by pid, until reaped
+        self.workers: set[int] = set()  # their pids, until reaped
         self.reporting: dict[int, Worker] = {}  # by their report pipe, until it closes
         self.stopping = False
         self.wake_r, self.wake_w = os.pipe()
@@ -195,7 +195,7 @@ class Group:
         os.close(reports_w)  # the worker's alone: its exit closes the pipe
         os.set_blocking(reports_r, False)
         worker = Worker(pid, orders_w, reports_r)
-        self.workers[pid] = worker
+        self.workers.add(pid)
         self.reporting[reports_r] = worker
         return worker
 
@@ -242,7 +242,7 @@ class Group:
                 return
             if pid == 0:
                 return
-            self.workers.pop(pid, None)
+            self.workers.discard(pid)
 
     def read_reports(self, fds: list[int]) -> None:
         """Take what workers told their app's watch. ``done``: the app's end is recorded
