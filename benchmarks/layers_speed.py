@@ -2,7 +2,13 @@
 
 1. Forward (no_grad) and forward+backward of the seed CNN and a ResNet-18, built
    with torchx.layers vs the same hand-written nn.Module (same weights). Target <= 1.02.
-2. Build time (shape inference + construction) vs torch Lazy modules materialized
+2. Per-call overhead: no_grad forwards of models so narrow that their kernels cost
+   next to nothing (the seed CNN with 2 channels, a ResNet-18 with a stem of 2 on 8x8,
+   batch 1), and of a hand-written nn.Module whose four Linear layers are torchx layers
+   called one by one, vs the same hand-written models. What is timed is the Python
+   work of the calls, as on a GPU, where a small forward is bound by it. Target <= 1.02.
+   On the CPU the clock is the thread's CPU time.
+3. Build time (shape inference + construction) vs torch Lazy modules materialized
    by the cheapest dry run (no_grad, smallest input that sizes every parameter).
    Targets: seed CNN <= 0.7; ResNet-18 <= 0.5 against a dry run on a real-sized
    batch (2x3x224x224), the last line. Both sides end with the same torch
@@ -35,23 +41,31 @@ import torchx.layers as L
 # --- the seed CNN --------------------------------------------------------------------
 
 
-def cnn_layers() -> L.Sequential:
+#: the seed CNN's widths (three convolutions, then the hidden features); the call
+#: overhead lines run the same model with NARROW_CNN, where the kernels cost next to nothing
+SEED_CNN = (20, 30, 40, 80)
+NARROW_CNN = (2, 2, 2, 8)
+
+
+def cnn_layers(widths: tuple[int, int, int, int] = SEED_CNN) -> L.Sequential:
+    c1, c2, c3, hidden = widths
     model = L.Sequential(
-        L.Conv2d(20, kernel_size=5, stride=2, padding=1), L.ReLU(),
-        L.Conv2d(30, kernel_size=7), L.BatchNorm2d(), L.ReLU(),
-        L.Conv2d(40, kernel_size=3), L.BatchNorm2d(), L.ReLU(),
-        L.Flatten(), L.Linear(80), L.ReLU(), L.Linear(10),
+        L.Conv2d(c1, kernel_size=5, stride=2, padding=1), L.ReLU(),
+        L.Conv2d(c2, kernel_size=7), L.BatchNorm2d(), L.ReLU(),
+        L.Conv2d(c3, kernel_size=3), L.BatchNorm2d(), L.ReLU(),
+        L.Flatten(), L.Linear(hidden), L.ReLU(), L.Linear(10),
     )  # fmt: skip
     model.build((None, 3, 32, 32))
     return model
 
 
-def cnn_hand() -> nn.Module:
+def cnn_hand(widths: tuple[int, int, int, int] = SEED_CNN) -> nn.Module:
+    c1, c2, c3, hidden = widths
     return nn.Sequential(
-        nn.Conv2d(3, 20, kernel_size=5, stride=2, padding=1), nn.ReLU(),
-        nn.Conv2d(20, 30, kernel_size=7), nn.BatchNorm2d(30), nn.ReLU(),
-        nn.Conv2d(30, 40, kernel_size=3), nn.BatchNorm2d(40), nn.ReLU(),
-        nn.Flatten(), nn.Linear(1960, 80), nn.ReLU(), nn.Linear(80, 10),
+        nn.Conv2d(3, c1, kernel_size=5, stride=2, padding=1), nn.ReLU(),
+        nn.Conv2d(c1, c2, kernel_size=7), nn.BatchNorm2d(c2), nn.ReLU(),
+        nn.Conv2d(c2, c3, kernel_size=3), nn.BatchNorm2d(c3), nn.ReLU(),
+        nn.Flatten(), nn.Linear(c3 * 7 * 7, hidden), nn.ReLU(), nn.Linear(hidden, 10),
     )  # fmt: skip
 
 
@@ -69,14 +83,16 @@ def cnn_lazy(x: torch.Tensor) -> nn.Module:
 
 # --- ResNet-18 -----------------------------------------------------------------------
 
-STAGES = ((64, 1), (128, 2), (256, 2), (512, 2))
+#: (channels as a multiple of the stem's width, stride) of each stage
+STAGES = ((1, 1), (2, 2), (4, 2), (8, 2))
 
 
-def resnet_layers(size: int) -> L.Functional:
+def resnet_layers(size: int, width: int = 64) -> L.Functional:
     x = L.Placeholder((None, 3, size, size))
-    h = L.ReLU()(L.BatchNorm2d()(L.Conv2d(64, 7, stride=2, padding=3, bias=False)(x)))
+    h = L.ReLU()(L.BatchNorm2d()(L.Conv2d(width, 7, stride=2, padding=3, bias=False)(x)))
     h = L.MaxPool2d(3, stride=2, padding=1)(h)
-    for channels, stride in STAGES:
+    for scale, stride in STAGES:
+        channels = scale * width
         for block in range(2):
             s = stride if block == 0 else 1
             y = L.ReLU()(L.BatchNorm2d()(L.Conv2d(channels, 3, stride=s, padding=1, bias=False)(h)))
@@ -113,24 +129,25 @@ class Block(nn.Module):
 
 
 class ResNet18(nn.Module):
-    def __init__(self, lazy: bool = False) -> None:
+    def __init__(self, lazy: bool = False, width: int = 64) -> None:
         super().__init__()
         self.stem = nn.Sequential(
-            nn.LazyConv2d(64, 7, stride=2, padding=3, bias=False)
+            nn.LazyConv2d(width, 7, stride=2, padding=3, bias=False)
             if lazy
-            else nn.Conv2d(3, 64, 7, stride=2, padding=3, bias=False),
-            nn.LazyBatchNorm2d() if lazy else nn.BatchNorm2d(64),
+            else nn.Conv2d(3, width, 7, stride=2, padding=3, bias=False),
+            nn.LazyBatchNorm2d() if lazy else nn.BatchNorm2d(width),
             nn.ReLU(),
             nn.MaxPool2d(3, stride=2, padding=1),
         )
         blocks: list[nn.Module] = []
-        cin = 64
-        for channels, stride in STAGES:
+        cin = width
+        for scale, stride in STAGES:
+            channels = scale * width
             blocks += [Block(cin, channels, stride, lazy), Block(channels, channels, 1, lazy)]
             cin = channels
         self.blocks = nn.Sequential(*blocks)
         self.pool = nn.AdaptiveAvgPool2d(1)
-        self.fc = nn.LazyLinear(1000) if lazy else nn.Linear(512, 1000)
+        self.fc = nn.LazyLinear(1000) if lazy else nn.Linear(cin, 1000)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         return self.fc(torch.flatten(self.pool(self.blocks(self.stem(x))), 1))  # type: ignore[no-any-return]
@@ -156,7 +173,11 @@ def _copy_weights(src: nn.Module, dst: nn.Module) -> None:
 
 
 def paired_ratio(
-    ours: Callable[[], object], base: Callable[[], object], rounds: int, inner: int
+    ours: Callable[[], object],
+    base: Callable[[], object],
+    rounds: int,
+    inner: int,
+    clock: Callable[[], float] = time.perf_counter,
 ) -> tuple[float, float, float]:
     """Median per-call times (ours, baseline) and the median of per-round ratios.
 
@@ -169,10 +190,10 @@ def paired_ratio(
     for r in range(rounds):
         pair = []
         for fn in (ours, base) if r % 2 == 0 else (base, ours):
-            start = time.perf_counter()
+            start = clock()
             for _ in range(inner):
                 fn()
-            pair.append((time.perf_counter() - start) / inner)
+            pair.append((clock() - start) / inner)
         o, b = (pair[0], pair[1]) if r % 2 == 0 else (pair[1], pair[0])
         t_ours.append(o)
         t_base.append(b)
@@ -248,6 +269,63 @@ def bench_steady(
     _report(name, "forward+backward", o, "hand", b, r, STEADY_TARGET)
 
 
+# --- per-call overhead ----------------------------------------------------------------
+#
+# The same models made so narrow (batch 1, a few channels) that their kernels cost next
+# to nothing: what is left is the Python work of a call, which on a GPU is most of a small
+# forward (kernels run asynchronously), so here any extra work of a built model's call
+# shows as a ratio. The third model is a hand-written nn.Module whose parts are torchx
+# layers, each called on its own (not through a container).
+
+
+class MLP(nn.Module):
+    def __init__(self, linear: Callable[[], nn.Module], act: Callable[[], nn.Module]) -> None:
+        super().__init__()
+        self.fc1, self.fc2, self.fc3, self.fc4 = linear(), linear(), linear(), linear()
+        self.act = act()
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        h = self.act(self.fc2(self.act(self.fc1(x))))
+        return self.fc4(self.act(self.fc3(h)))  # type: ignore[no-any-return]
+
+
+def mlp_layers(x: torch.Tensor) -> MLP:
+    model = MLP(lambda: L.Linear(16), L.ReLU)
+    with torch.no_grad():
+        model(x)  # builds each layer
+    return model
+
+
+def bench_calls(
+    name: str,
+    ours: nn.Module,
+    hand: nn.Module,
+    x: torch.Tensor,
+    rounds: int,
+    inner: int,
+    sync: Callable[[], None],
+    clock: Callable[[], float],
+) -> None:
+    _copy_weights(ours, hand)
+    ours.to(x.device).eval()
+    hand.to(x.device).eval()
+    with torch.no_grad():
+        assert torch.allclose(ours(x), hand(x), atol=1e-5)
+
+        def fwd_ours() -> object:
+            out = ours(x)
+            sync()
+            return out
+
+        def fwd_hand() -> object:
+            out = hand(x)
+            sync()
+            return out
+
+        o, b, r = paired_ratio(fwd_ours, fwd_hand, rounds, inner, clock)
+    _report(name, "call", o, "hand", b, r, STEADY_TARGET)
+
+
 def bench_build(
     name: str,
     ours: Callable[[], object],
@@ -290,6 +368,26 @@ def main() -> None:
     size = args.resnet_size
     x_res = torch.randn(2, 3, size, size, device=device)
     bench_steady(f"ResNet-18@{size}", resnet_layers(size), ResNet18(), x_res, rounds, 3, sync)
+
+    # On the CPU the clock is the thread's CPU time (torch runs on this one thread),
+    # which other processes competing for the cores do not inflate.
+    clock = time.perf_counter if device.type == "cuda" else time.thread_time
+    calls = rounds * 2  # even: each side goes first equally often
+    x_narrow = torch.randn(1, 3, 32, 32, device=device)
+    bench_calls(
+        "seed CNN w2", cnn_layers(NARROW_CNN), cnn_hand(NARROW_CNN), x_narrow,
+        calls, 100, sync, clock,
+    )  # fmt: skip
+    x_small = torch.randn(1, 3, 8, 8, device=device)
+    bench_calls(
+        "ResNet-18 w2@8", resnet_layers(8, width=2), ResNet18(width=2), x_small,
+        calls, 20, sync, clock,
+    )  # fmt: skip
+    x_mlp = torch.randn(1, 16)
+    bench_calls(
+        "MLP of layers", mlp_layers(x_mlp), MLP(lambda: nn.Linear(16, 16), nn.ReLU),
+        x_mlp.to(device), calls, 200, sync, clock,
+    )  # fmt: skip
 
     one = torch.randn(1, 3, 32, 32)
     bench_build("seed CNN", cnn_layers, lambda: cnn_lazy(one), rounds, 0.7, inner=10)

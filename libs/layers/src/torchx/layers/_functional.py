@@ -5,13 +5,15 @@ from __future__ import annotations
 import keyword
 import re
 from collections.abc import Iterator
+from types import SimpleNamespace
 from typing import Any, ClassVar
 
+import torch
 from torch import nn
 
 from . import _summary
 from ._errors import SpecError
-from ._layer import Layer, nesting_of
+from ._layer import CALL_CHAIN, Layer, nesting_of
 from ._placeholder import Node, Op, Placeholder, apply_op
 from ._shapes import Shape, Shapes
 from ._spec import layer_from_body
@@ -84,8 +86,8 @@ class Functional(Layer):
 
     _makes_own_modules: ClassVar[bool] = False  # its items make their own
 
-    # Built at construction, so never pending: the generated forward looks its layers up
-    # as attributes, once per call each, without Layer.__getattr__'s pending check.
+    # Built at construction, so never pending: its layers are looked up as attributes
+    # (model.conv2d) without Layer.__getattr__'s pending check.
     __getattr__ = nn.Module.__getattr__
 
     def __init__(self, inputs: Any, outputs: Any, name: str | None = None) -> None:
@@ -108,6 +110,17 @@ class Functional(Layer):
         self._graph = self._describe(flat_in, in_template, flat_out, out_template, nodes)
         self._compile(flat_in, flat_out, out_template, nodes)
         self._in_template = in_template
+        # how many positional tensors a call passes straight to the generated forward:
+        # model(x) for one input, model(x1, x2, ...) for a flat list; others are bound
+        self._positional = (
+            1
+            if isinstance(in_template, int)
+            else len(in_template)
+            if isinstance(in_template, list)
+            and len(in_template) > 1
+            and in_template == list(range(len(in_template)))
+            else -1
+        )
         self._out_template = out_template
         self._flat_out_shapes = [p.shape for p in flat_out]
         self._input_shapes = [p.shape for p in flat_in]
@@ -229,31 +242,48 @@ class Functional(Layer):
     ) -> None:
         names: dict[int, str] = {id(p): f"a{i}" for i, p in enumerate(flat_in)}
         scope: dict[str, Any] = {}
-        lines = [f"def forward(self, {', '.join(names.values())}):"]
+        inputs = ", ".join(names.values())
+        # self is the model (for its errors), m its modules by name (see _modules_for_calls)
+        head = [f"def forward(self, m, {inputs}):"]
+        checks = [_input_check(f"a{i}", p.shape) for i, p in enumerate(flat_in)]
+        if checks:
+            head.append(f"    if {' or '.join(checks)}:")
+            head.append(f"        self._check_tensors(({inputs},))")
+        lines: list[str] = []
+        # (the names a line defines, the names it reads), for the dels after last uses
+        steps: list[tuple[list[str], list[str]]] = []
         for k, node in enumerate(nodes):
             args = []
+            reads = []
             for j, a in enumerate(node.args):
                 if isinstance(a, Placeholder):
                     args.append(names[id(a)])
+                    reads.append(names[id(a)])
                 else:
                     scope[f"c{k}_{j}"] = a
                     args.append(f"c{k}_{j}")
             for key, value in node.kwargs.items():
+                reads += [names[id(p)] for p in _keyword_holders({key: value})]
                 args.append(f"{key}={_render_arg(value, names, scope, f'k{k}_{key}')}")
             if isinstance(node.target, Op):
                 scope[f"f{k}"] = node.target.function()
                 call = f"f{k}({', '.join(args)})"
             else:
-                call = f"self.{self._names[id(node.target)]}({', '.join(args)})"
+                call = f"m.{self._names[id(node.target)]}({', '.join(args)})"
             if isinstance(node.outputs, Placeholder):
                 names[id(node.outputs)] = f"v{k}"
+                steps.append(([f"v{k}"], reads))
                 lines.append(f"    v{k} = {call}")
             else:
+                steps.append(([f"t{k}"], reads))
                 lines.append(f"    t{k} = {call}")
                 for i, (path, p) in enumerate(_leaf_paths(node.outputs)):
                     names[id(p)] = f"v{k}_{i}"
+                    steps.append(([f"v{k}_{i}"], [f"t{k}"]))
                     lines.append(f"    v{k}_{i} = t{k}{path}")
-        lines.append(f"    return {_render(out_template, [names[id(p)] for p in flat_out])}")
+        returned = [names[id(p)] for p in flat_out]
+        lines = [*head, *_with_dels(lines, steps, set(returned))]
+        lines.append(f"    return {_render(out_template, returned)}")
         self.code = "\n".join(lines) + "\n"
         exec(compile(self.code, f"<Functional {self._label()}>", "exec"), scope)
         self._run = scope["forward"]
@@ -300,21 +330,28 @@ class Functional(Layer):
         return flat
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        # a tensor first means an ordinary call: skip the search for placeholders
+        if len(args) == 1 and isinstance(args[0], torch.Tensor):
+            return nn.Module.__call__(self, *args, **kwargs)
         if not kwargs and _has_placeholder(args):
             return self.call_symbolic(self._bind(args, {}))
         return super().__call__(*args, **kwargs)
 
     def forward(self, *args: Any, **kwargs: Any) -> Any:
-        if len(args) == 1 and not kwargs and isinstance(self._in_template, int):
-            flat = [args[0]]
-        else:
-            flat = self._bind(args, kwargs)
-        want = self._input_shapes
-        assert want is not None
-        for w, x in zip(want, flat, strict=True):
-            if x.shape[1:] != w[1:]:
-                self._check_tensors(flat)
-        return self._run(self, *flat)
+        modules = self.__dict__.get(CALL_CHAIN) or self._modules_for_calls()
+        if len(args) == self._positional and not kwargs:
+            return self._run(self, modules, *args)
+        return self._run(self, modules, *self._bind(args, kwargs))
+
+    def _modules_for_calls(self) -> SimpleNamespace:
+        """The modules registered now, by name, for the generated forward.
+
+        Kept until a module is registered or removed (Layer.forget_calls): the generated
+        forward reads them as plain attributes, not through nn.Module.__getattr__.
+        """
+        modules = SimpleNamespace(**{name: self.get_submodule(name) for name in self.layers})
+        self.__dict__[CALL_CHAIN] = modules
+        return modules
 
     def call_symbolic(self, inputs: list[Placeholder], **kwargs: Any) -> Any:
         self._check_keywords(kwargs)
@@ -396,6 +433,41 @@ class Functional(Layer):
 
     def extra_repr(self) -> str:
         return ""
+
+
+def _input_check(name: str, shape: Shape) -> str:
+    """A condition, true when input ``name`` differs from ``shape`` beyond the batch size
+    (a free size, None, matches any); _check_tensors then words the error."""
+    features = shape[1:]
+    if None not in features:
+        return f"{name}.shape[1:] != {tuple(features)!r}"
+    fixed = [f"{name}.shape[{i}] != {d}" for i, d in enumerate(shape) if i and d is not None]
+    return " or ".join([f"{name}.dim() != {len(shape)}", *fixed])
+
+
+def _with_dels(
+    lines: list[str], steps: list[tuple[list[str], list[str]]], kept: set[str]
+) -> list[str]:
+    """``lines`` (one per step) with each local deleted after its last use.
+
+    A hand-written forward frees an intermediate tensor as soon as nothing refers to it;
+    generated code keeping every one to the end would hold all of a model's activations
+    at once (in no_grad inference, where autograd keeps none of them).
+    """
+    last: dict[str, int] = {}
+    for i, (defined, reads) in enumerate(steps):
+        for name in (*defined, *reads):
+            last[name] = i
+    dead: dict[int, list[str]] = {}
+    for name, i in last.items():
+        if name not in kept and not name.startswith("a"):  # the caller holds the inputs
+            dead.setdefault(i, []).append(name)
+    out: list[str] = []
+    for i, line in enumerate(lines):
+        out.append(line)
+        if i in dead:
+            out.append(f"    del {', '.join(sorted(dead[i]))}")
+    return out
 
 
 def _keyword_holders(kwargs: dict[str, Any]) -> list[Placeholder]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import itertools
 import operator
 from collections.abc import Callable, Sequence
@@ -137,14 +138,18 @@ def _binary(fn: Callable[..., Any]) -> Callable[[dict[str, Any]], Callable[..., 
     return lambda params: fn
 
 
+# The runtime functions of ops with constant parameters are C callables (partial,
+# itemgetter, methodcaller): a model's forward calls them with no Python frame between.
+
+
 def _getitem(params: dict[str, Any]) -> Callable[..., Any]:
-    index = decode_index(params["index"])
-    return lambda x: x[index]
+    return operator.itemgetter(decode_index(params["index"]))
 
 
 def _flatten(params: dict[str, Any]) -> Callable[..., Any]:
-    start, end = params["start_dim"], params["end_dim"]
-    return lambda x: torch.flatten(x, start, end)
+    return functools.partial(
+        torch.flatten, start_dim=params["start_dim"], end_dim=params["end_dim"]
+    )
 
 
 def _reshape(params: dict[str, Any]) -> Callable[..., Any]:
@@ -153,13 +158,11 @@ def _reshape(params: dict[str, Any]) -> Callable[..., Any]:
 
 
 def _permute(params: dict[str, Any]) -> Callable[..., Any]:
-    dims = tuple(params["dims"])
-    return lambda x: x.permute(dims)
+    return operator.methodcaller("permute", tuple(params["dims"]))
 
 
 def _transpose(params: dict[str, Any]) -> Callable[..., Any]:
-    d0, d1 = params["dim0"], params["dim1"]
-    return lambda x: x.transpose(d0, d1)
+    return operator.methodcaller("transpose", params["dim0"], params["dim1"])
 
 
 def _concat(params: dict[str, Any]) -> Callable[..., Any]:

@@ -8,7 +8,7 @@ from torch import nn
 
 from . import _summary
 from ._errors import ShapeError
-from ._layer import Layer, nesting_of
+from ._layer import CALL_CHAIN, Layer, nesting_of
 from ._shapes import Shape, Shapes, leaves
 from ._spec import layer_from_body
 from ._torch_layer import TorchLayer, plan_items
@@ -104,28 +104,16 @@ class Sequential(Layer):
         return self
 
     # A call runs the registered modules "0", "1", ... in order, which nn.Module keeps
-    # private: the tuple of them is kept here instead, and forgotten whenever a module is
-    # registered or removed (the build puts each built module in its layer's place).
+    # private: the tuple of them is kept here instead (CALL_CHAIN, with the input features
+    # the model accepts), and forgotten whenever a module is registered or removed (the
+    # build puts each built module in its layer's place; see Layer.forget_calls).
 
     def _chain(self) -> tuple[nn.Module, ...]:
-        chain: tuple[nn.Module, ...] | None = self.__dict__.get("_run")
-        if chain is None:
+        kept: tuple[Any, tuple[nn.Module, ...]] | None = self.__dict__.get(CALL_CHAIN)
+        if kept is None:
             chain = tuple(self.get_submodule(str(i)) for i in range(len(self.items)))
-            self.__dict__["_run"] = chain
-        return chain
-
-    def add_module(self, name: str, module: nn.Module | None) -> None:
-        self.__dict__.pop("_run", None)
-        super().add_module(name, module)
-
-    def __setattr__(self, name: str, value: Any) -> None:
-        if isinstance(value, nn.Module) or value is None:
-            self.__dict__.pop("_run", None)
-        super().__setattr__(name, value)
-
-    def __delattr__(self, name: str) -> None:
-        self.__dict__.pop("_run", None)
-        super().__delattr__(name)
+            kept = self.__dict__[CALL_CHAIN] = (self._fixed_features(), chain)
+        return kept[1]
 
     def _free_axes(self) -> tuple[int, ...]:
         first = self.items[0] if self.items else None
@@ -140,13 +128,18 @@ class Sequential(Layer):
         )
 
     def forward(self, x: Any) -> Any:
-        want = self._input_shapes
-        if want is None or self._pending:
-            self.build(tuple(x.shape))
-            self._follow_input(x)
-        elif x.shape[1:] != want[0][1:]:
+        kept = self.__dict__.get(CALL_CHAIN)
+        if kept is None:
+            if self._input_shapes is None or self._pending:
+                self.build(tuple(x.shape))
+                self._follow_input(x)
+            else:
+                self._check_tensors([x])
+            self._chain()
+            kept = self.__dict__[CALL_CHAIN]
+        elif kept[0] is None or x.shape[1:] != kept[0]:
             self._check_tensors([x])
-        for module in self.__dict__.get("_run") or self._chain():
+        for module in kept[1]:
             x = module(x)
         return x
 

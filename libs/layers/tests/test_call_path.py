@@ -1,0 +1,88 @@
+"""What a call of a built model or layer runs: the torch modules it built, directly."""
+
+from __future__ import annotations
+
+import copy
+import weakref
+from typing import Any
+
+import torch
+from torch import nn
+
+import torchx.layers as L
+
+
+def _zero_linear(fan_in: int, fan_out: int) -> nn.Linear:
+    module = nn.Linear(fan_in, fan_out)
+    nn.init.zeros_(module.weight)
+    nn.init.zeros_(module.bias)
+    return module
+
+
+def test_a_functional_forward_frees_each_intermediate_after_its_last_use() -> None:
+    x = L.Placeholder((None, 4))
+    first, last = L.Linear(4, name="first"), L.Linear(4, name="last")
+    model = L.Functional(x, last(L.ReLU()(first(x))))
+    made: list[weakref.ref[torch.Tensor]] = []
+    alive: list[bool] = []
+    first.register_forward_hook(lambda m, args, out: made.append(weakref.ref(out)))
+    last.register_forward_pre_hook(lambda m, args: alive.append(made[-1]() is not None))
+    with torch.no_grad():
+        model(torch.randn(2, 4))
+    # the output of `first` was read by the ReLU only: by the time `last` runs it is gone
+    assert alive == [False]
+    assert "del v0" in model.code
+
+
+def test_a_module_replaced_in_a_functional_model_is_the_one_called() -> None:
+    x = L.Placeholder((None, 4))
+    model = L.Functional(x, L.ReLU()(L.Linear(3, name="dense")(x)))
+    t = torch.randn(2, 4)
+    model(t)
+    model.dense = _zero_linear(4, 3)  # as one would swap a submodule
+    assert torch.equal(model(t), torch.zeros(2, 3))
+
+
+def test_a_built_layer_called_on_its_own_fires_its_hooks() -> None:
+    layer = L.Linear(3)
+    x = torch.randn(2, 4)
+    layer(x)
+    shapes: list[tuple[int, ...]] = []
+    handle = layer.register_forward_hook(lambda m, args, out: shapes.append(tuple(out.shape)))
+    layer(x)
+    layer(torch.randn(5, 4))
+    handle.remove()
+    layer(x)
+    assert shapes == [(2, 3), (5, 3)]
+
+
+def test_a_built_layer_calls_the_module_it_holds_now() -> None:
+    layer = L.Linear(3)
+    x = torch.randn(2, 4)
+    layer(x)
+    layer.native = _zero_linear(4, 3)
+    assert torch.equal(layer(x), torch.zeros(2, 3))
+
+
+def test_a_forward_set_on_a_built_layer_runs() -> None:
+    layer = L.ReLU()
+    x = torch.randn(2, 4)
+    layer(x)
+
+    def negated(t: torch.Tensor) -> Any:
+        return -t
+
+    layer.forward = negated  # type: ignore[method-assign]  # as libraries that wrap forward do
+    assert torch.equal(layer(x), -x)
+
+
+def test_a_copy_of_a_called_layer_calls_its_own_module() -> None:
+    layer = L.Linear(3)
+    x = torch.randn(2, 4)
+    before = layer(x)
+    twin = copy.deepcopy(layer)
+    with torch.no_grad():
+        twin.native_module().weight.zero_()
+        twin.native_module().bias.zero_()
+    assert torch.equal(twin(x), torch.zeros(2, 3))
+    assert torch.equal(layer(x), before)
