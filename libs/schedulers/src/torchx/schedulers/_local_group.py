@@ -1,9 +1,10 @@
 """One supervised group of local apps (a sweep's trials): at most K of them run at once.
 
-Started as ``python -I -S _local_group.py K NAME`` with the apps' directories on stdin,
-one a line, every file of each app already written (``LocalScheduler.schedule_group``).
-It uses only the standard library, as the per-app supervisor does, and starts once for
-the whole group. ``NAME`` only marks the command line (``torchx`` finds the group by it).
+Started as ``python -I -S _local_start.py _local_group K NAME`` with the apps'
+directories on stdin, one a line, every file of each app already written
+(``LocalScheduler.schedule_group``). It uses only the standard library, as the per-app
+supervisor does, and starts once for the whole group. ``NAME`` only marks the command
+line (``torchx`` finds the group by it).
 
 Its apps are supervised by workers forked from it, never more than K busy at once. A
 worker supervises one app at a time with ``_local_supervisor.Supervisor``, in a session
@@ -36,10 +37,6 @@ import select
 import signal
 import sys
 import time
-
-if __name__ == "__main__":
-    # As ``_local_supervisor``: run with ``-I -S``, add the directory that holds ``torchx/``.
-    sys.path.append(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 
 from torchx.schedulers._local_processes import load_process_helpers, process_parent_and_start
 from torchx.schedulers._local_state_files import CANCEL_FILE, META_DIR, SUPERVISOR_LOG
@@ -323,10 +320,3 @@ def main(argv: list[str]) -> int:
     # while the scheduler still writes their files
     app_dirs = [line for line in sys.stdin.read().splitlines() if line]
     return Group(int(argv[1]), app_dirs).run()
-
-
-if __name__ == "__main__":
-    code = main(sys.argv)
-    sys.stdout.flush()
-    sys.stderr.flush()
-    os._exit(code)

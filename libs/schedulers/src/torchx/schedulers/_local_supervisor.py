@@ -1,7 +1,8 @@
 """The per-app supervisor of the local scheduler: a small detached process that owns replicas.
 
-It is started as ``python -I -S _local_supervisor_start.py APP_DIR`` and uses only the standard
-library (so do the ``_local_*`` modules it imports), so it starts in milliseconds. It
+It is started as ``python -I -S _local_start.py _local_supervisor APP_DIR`` and uses only
+the standard library (so do the ``_local_*`` modules it imports), so it starts in
+milliseconds. It
 
 - starts one process per replica (posix_spawn), each in its own process group, and tells
   a watchdog it forked at start (``_local_watchdog``) each new group: should the supervisor

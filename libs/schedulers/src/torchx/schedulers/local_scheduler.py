@@ -154,11 +154,11 @@ __all__ = [
 ]
 
 BACKEND = "local_cwd"
-# Run as a script (see its docstring); not imported here, which keeps submitting light.
-SUPERVISOR_SCRIPT = os.path.join(
-    os.path.dirname(os.path.abspath(__file__)), "_local_supervisor_start.py"
-)
-GROUP_SCRIPT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_local_group.py")
+# The supervisor and the group are run through this script (see its docstring); neither
+# is imported here, which keeps submitting light.
+START_SCRIPT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_local_start.py")
+SUPERVISOR = (sys.executable, "-I", "-S", START_SCRIPT, "_local_supervisor")
+GROUP = (sys.executable, "-I", "-S", START_SCRIPT, "_local_group")
 DIR_BACKEND = "local_dir"
 
 
@@ -430,9 +430,9 @@ class LocalScheduler(Scheduler[LocalRequest]):
         try:
             where = os.path.join(meta, SUPERVISOR_LOG)
             with open(where, "ab") as log:
-                where = f"its supervisor ({sys.executable} {SUPERVISOR_SCRIPT})"
+                where = f"its supervisor ({' '.join(SUPERVISOR)})"
                 supervisor = subprocess.Popen(
-                    [sys.executable, "-I", "-S", SUPERVISOR_SCRIPT, req.app_dir, GO_ON_STDIN],
+                    [*SUPERVISOR, req.app_dir, GO_ON_STDIN],
                     stdin=subprocess.PIPE,
                     stdout=log,
                     stderr=subprocess.STDOUT,
@@ -444,7 +444,7 @@ class LocalScheduler(Scheduler[LocalRequest]):
             except OSError as e:
                 where = str(e.filename)
                 raise
-            where = f"its supervisor ({sys.executable} {SUPERVISOR_SCRIPT})"
+            where = f"its supervisor ({' '.join(SUPERVISOR)})"
             assert supervisor.stdin is not None
             supervisor.stdin.write(GO)
             supervisor.stdin.close()
@@ -474,7 +474,7 @@ class LocalScheduler(Scheduler[LocalRequest]):
         its interpreter starts meanwhile (as ``schedule`` does with a supervisor)."""
         with open(log_path, "ab") as log:
             group = subprocess.Popen(
-                [sys.executable, "-I", "-S", GROUP_SCRIPT, str(parallel), name],
+                [*GROUP, str(parallel), name],
                 stdin=subprocess.PIPE,
                 stdout=log,
                 stderr=subprocess.STDOUT,
