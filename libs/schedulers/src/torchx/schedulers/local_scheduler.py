@@ -115,6 +115,7 @@ from torchx.schedulers.ids import make_unique
 from torchx.specs import (
     AppDef,
     AppDryRunInfo,
+    AppStatus,
     CfgVal,
     ReplicaStatus,
     RetryPolicy,
@@ -537,17 +538,7 @@ class LocalScheduler(Scheduler[LocalRequest]):
         by_replica = {(r["role"], r["id"]): r for r in state.get("replicas", [])}
         for spec in request.get("replicas", []):
             rec = by_replica.get((spec["role"], spec["id"]), {})
-            statuses[spec["role"]].replicas.append(
-                ReplicaStatus(
-                    id=spec["id"],
-                    state=state_of(rec.get("state", "PENDING")),
-                    role=spec["role"],
-                    hostname=socket.gethostname() if rec.get("pid") else "",
-                    exit_code=rec.get("exit_code"),
-                    structured_error_msg=rec.get("error", ""),
-                    attempt=int(rec.get("attempt") or 1),
-                )
-            )
+            statuses[spec["role"]].replicas.append(_replica_status(spec["role"], spec["id"], rec))
         app = app_from_json(request["app"]) if request.get("app") else None
         return DescribeAppResponse(
             app_id=app_id,
@@ -561,6 +552,34 @@ class LocalScheduler(Scheduler[LocalRequest]):
             app=app,
             ui_url=f"file://{app_dir}",
         )
+
+    def statuses(self, app_ids: Sequence[str]) -> dict[str, AppStatus | None]:
+        """Each app's status (None: no such app) as ``describe(app_id).to_status()`` gives
+        it, read from the app's state file alone: its request (the app, its roles) is not
+        read, nor parsed into an AppDef. So a replica that has not started yet is not
+        listed (an app that ended lists every replica). For callers that look at many
+        apps at once: a sweep's trials."""
+        out: dict[str, AppStatus | None] = {}
+        for app_id in dict.fromkeys(app_ids):
+            app_dir = self._app_dir(app_id)
+            if app_dir is None:
+                out[app_id] = None
+                continue
+            _, state = self._records.current_state(app_id, app_dir, with_request=False)
+            roles: dict[str, RoleStatus] = {}
+            for rec in state.get("replicas", []):
+                role = roles.setdefault(rec["role"], RoleStatus(rec["role"]))
+                role.replicas.append(_replica_status(rec["role"], rec["id"], rec))
+            out[app_id] = AppStatus(
+                state=state_of(state.get("state", "UNKNOWN")),
+                num_restarts=int(state.get("num_restarts", 0)),
+                msg=state.get("msg", ""),
+                structured_error_msg=state.get("structured_error_msg", ""),
+                ui_url=f"file://{app_dir}",
+                roles=list(roles.values()),
+                num_preemptions=int(state.get("num_preemptions", 0)),
+            )
+        return out
 
     def list(self) -> list[ListAppResponse]:
         return self._records.list_apps()
@@ -711,6 +730,19 @@ def _call_off(supervisor: subprocess.Popen[bytes] | None) -> None:
         with contextlib.suppress(OSError):
             supervisor.stdin.close()
     supervisor.wait()
+
+
+def _replica_status(role: str, replica_id: int, rec: Mapping[str, Any]) -> ReplicaStatus:
+    """A replica's status from its entry in the app's state (empty: not started yet)."""
+    return ReplicaStatus(
+        id=replica_id,
+        state=state_of(rec.get("state", "PENDING")),
+        role=role,
+        hostname=socket.gethostname() if rec.get("pid") else "",
+        exit_code=rec.get("exit_code"),
+        structured_error_msg=rec.get("error", ""),
+        attempt=int(rec.get("attempt") or 1),
+    )
 
 
 def create_scheduler(
