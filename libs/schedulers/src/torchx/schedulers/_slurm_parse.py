@@ -71,7 +71,7 @@ def lead_component(component_states: Mapping[int, str]) -> int:
     return min(cancelled or component_states)
 
 
-def job_state(component_states: Mapping[int, str]) -> AppState:
+def job_app_state(component_states: Mapping[int, str]) -> AppState:
     """A job's state from its components' Slurm states: the lead component's."""
     return app_state(component_states[lead_component(component_states)])
 
