@@ -41,7 +41,7 @@ import time
 from torchx.schedulers._local_processes import load_process_helpers, process_parent_and_start
 from torchx.schedulers._local_state_files import CANCEL_FILE, META_DIR, SUPERVISOR_LOG
 from torchx.schedulers._local_supervisor import Supervisor, supervise
-from torchx.schedulers._local_watchdog import Watchdog
+from torchx.schedulers._local_watchdog import READ_PAUSE_S, Watchdog
 
 # How often the group looks for cancel markers of apps it has not started.
 _MARKER_CHECK_S = 1.0
@@ -60,7 +60,31 @@ def _mark(app_dir: str) -> None:
 
 
 class AppWatch(Watchdog):
-    """The watchdog of one app, kept by the group (its worker's parent), not forked."""
+    """The watchdog of one app, kept by the group (its worker's parent), not forked.
+
+    It reads a replica's start token ``READ_PAUSE_S`` after it is told of the replica, as
+    late as a forked watchdog that reads its pipe in batches may, not at once: told right
+    after its start, the replica is still being exec'd, and reading its /proc entry then
+    waits for that (about 0.2 ms, while the group starts no other app). An app that has
+    ended by then needs no token at all.
+    """
+
+    def __init__(self, fd: int, meta: str, supervisor: int) -> None:
+        super().__init__(fd, meta, supervisor)
+        self.untimed: list[tuple[float, int]] = []  # (when due, pid): no token read yet
+
+    def told(self, pid: int) -> None:
+        self.untimed.append((time.monotonic() + READ_PAUSE_S, pid))
+
+    def settle(self, now: float | None = None) -> float | None:
+        """Read the start tokens due by ``now`` (None: all); when the next one is due."""
+        while self.untimed and (now is None or self.untimed[0][0] <= now):
+            super().told(self.untimed.pop(0)[1])
+        return self.untimed[0][0] if self.untimed else None
+
+    def stop_all(self) -> None:
+        self.settle()
+        super().stop_all()
 
     def supervisor_alive(self) -> bool:
         found = process_parent_and_start(self.supervisor)
@@ -271,6 +295,16 @@ class Group:
                         traceback.print_exc()
                 break
 
+    def settle_watches(self) -> float:
+        """Read the start tokens now due (``AppWatch``); the seconds until the next is."""
+        now = time.monotonic()
+        timeout = _MARKER_CHECK_S
+        for worker in self.reporting.values():
+            due = worker.watch.settle(now) if worker.watch is not None else None
+            if due is not None:
+                timeout = min(timeout, max(due - now, 0.0))
+        return timeout
+
     def wait(self, timeout: float) -> bool:
         """Sleep until a signal, a worker's word or ``timeout``; whether SIGTERM or
         SIGINT came."""
@@ -306,7 +340,7 @@ class Group:
                 self.start(self.pending.pop(0))
             if not self.pending:
                 self.dismiss_idle()
-            if self.wait(_MARKER_CHECK_S) and not self.stopping:
+            if self.wait(self.settle_watches()) and not self.stopping:
                 self.stop()
             self.reap()
         return 0
