@@ -1,5 +1,6 @@
-"""``dist.ddp`` on local_cwd with real GPUs: each replica gets its own CUDA_VISIBLE_DEVICES
-slice, and ``torchx.distributed.init_pg`` picks its backend from what the ranks were given.
+"""Apps on local_cwd with real GPUs: each ``dist.ddp`` replica gets its own
+CUDA_VISIBLE_DEVICES slice and ``torchx.distributed.init_pg`` picks its backend from what the
+ranks were given; a function submitted with a GPU computes there and its CUDA tensor comes back.
 
 The exact requests are checked without a GPU in libs/schedulers/tests
 (``test_cuda_visible_devices_per_replica``); here they run, and skip where no GPU is.
@@ -8,6 +9,7 @@ The exact requests are checked without a GPU in libs/schedulers/tests
 from __future__ import annotations
 
 import json
+import os
 import textwrap
 from pathlib import Path
 
@@ -15,8 +17,8 @@ import pytest
 import torch
 from torchx_test_fixtures_ports import free_loopback_port
 
-from torchx.runner import get_runner
-from torchx.specs import AppState
+from torchx.runner import Executor, get_runner
+from torchx.specs import AppState, Resource
 
 pytestmark = pytest.mark.skipif(
     not torch.cuda.is_available(), reason="needs an NVIDIA GPU with CUDA; this machine has none"
@@ -78,3 +80,21 @@ def test_ddp_replica_gets_its_gpu_slice_and_a_backend_that_fits(
         assert (got["backend"], got["device"], got["local"]) == (backend, device, r)
         assert got["on"] == device
         assert got["sum"] == sum(range(1, procs + 1))
+
+
+def gpu_sum(n: int) -> tuple[str | None, int, torch.Tensor]:
+    """Runs in the app: what it was given, and a sum computed on its GPU."""
+    values = torch.arange(n, dtype=torch.float64, device="cuda")
+    return os.environ.get("CUDA_VISIBLE_DEVICES"), torch.cuda.device_count(), values.sum()
+
+
+@pytest.mark.slow
+@pytest.mark.usefixtures("run_in_tmp_path")
+def test_a_function_runs_on_its_gpu_and_its_cuda_tensor_comes_back() -> None:
+    pytest.importorskip("torchx.runtime.function", reason="needs torchx-runner[function]")
+    one_gpu = Resource(cpu=1, gpu=1, memMB=1024)
+    cfg = {"auto_set_cuda_visible_devices": True}
+    with Executor("local_cwd", cfg, one_gpu, poll_interval=0.2) as executor:
+        visible, gpus, total = executor.submit(gpu_sum, 1000).result(timeout=300)
+    assert visible is not None and len(visible.split(",")) == 1 and gpus == 1
+    assert total.device.type == "cuda" and total.item() == 499500.0
