@@ -249,6 +249,10 @@ class LocalScheduler(Scheduler[LocalRequest]):
         root = str(given) if given else str(self.state_dir / BACKEND / "logs")
         return os.path.abspath(os.path.expanduser(root))
 
+    def _apps_dir(self, cfg: Mapping[str, CfgVal]) -> str:
+        """The directory the apps' directories go in: ``<log_dir>/<session>``."""
+        return os.path.join(self._log_root(cfg), self._session_dir())
+
     def _session_dir(self) -> str:
         name = self.session_name
         if not APP_ID.match(name):
@@ -269,17 +273,25 @@ class LocalScheduler(Scheduler[LocalRequest]):
         options are resolved once, and each program is looked up on PATH once for all."""
         resolved = self.run_opts().resolve(cfg)
         found: dict[tuple[str, str], str | None] = {}
+        apps_dir = ""  # where every app's directory goes: the same run options for all
 
         def submit(app: AppDef, cfg: dict[str, CfgVal]) -> AppDryRunInfo[LocalRequest]:
-            return self._dryrun_finding(app, cfg, found)
+            nonlocal apps_dir
+            apps_dir = apps_dir or self._apps_dir(cfg)
+            return self._dryrun_finding(app, cfg, found, apps_dir)
 
         return [self._dryrun_resolved(app, dict(resolved), submit) for app in apps]
 
     def _dryrun_finding(
-        self, app: AppDef, cfg: dict[str, CfgVal], found: dict[tuple[str, str], str | None]
+        self,
+        app: AppDef,
+        cfg: dict[str, CfgVal],
+        found: dict[tuple[str, str], str | None],
+        apps_dir: str = "",
     ) -> AppDryRunInfo[LocalRequest]:
         """The request of ``app``; ``found`` keeps what each PATH lookup found, so that a
-        program is looked for once however many replicas (or apps) run it."""
+        program is looked for once however many replicas (or apps) run it. ``apps_dir``:
+        ``_apps_dir(cfg)``, where the caller has it already."""
 
         def which(name: str, path: str) -> str | None:
             if (name, path) not in found:
@@ -287,7 +299,7 @@ class LocalScheduler(Scheduler[LocalRequest]):
             return found[name, path]
 
         app_id = make_unique(app.name)
-        app_dir = os.path.join(self._log_root(cfg), self._session_dir(), app_id)
+        app_dir = os.path.join(apps_dir or self._apps_dir(cfg), app_id)
         cwd_opt = cfg.get("cwd")
         if cwd_opt is not None and not os.path.isdir(str(cwd_opt)):
             raise SpecsError("run option 'cwd'", cwd_opt, "give an existing directory")
