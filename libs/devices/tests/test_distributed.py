@@ -13,7 +13,19 @@ import torch
 
 import torchx.distributed as d
 
-_VARS = ("RANK", "WORLD_SIZE", "LOCAL_RANK", "MASTER_ADDR", "MASTER_PORT", "TORCHELASTIC_RUN_ID")
+_VARS = (
+    "RANK", "WORLD_SIZE", "LOCAL_RANK", "LOCAL_WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT",
+    "TORCHELASTIC_RUN_ID",
+)  # fmt: skip
+
+
+def _expected_device(local_rank: int, n: int) -> str:
+    """What init_pg("auto") gives a rank of a group of ``n`` on one node: a GPU each, or
+    the CPU."""
+    gpus = torch.cuda.device_count() if d.has_cuda_devices() else 0
+    nccl = torch.distributed.is_nccl_available()
+    return f"cuda:{local_rank}" if nccl and 0 < n <= gpus else "cpu"
+
 
 WORKER = textwrap.dedent(
     """
@@ -32,7 +44,7 @@ WORKER = textwrap.dedent(
         seen = marker.read_text() if marker.exists() else "none"
     with d.on_local_rank0_first():
         pass
-    t = torch.ones(1)
+    t = torch.ones(1, device=device)
     torch.distributed.all_reduce(t)
     (out / f"rank{d.rank()}.json").write_text(json.dumps({
         "rank": d.rank(), "world": d.world_size(), "local": d.local_rank(),
@@ -82,6 +94,44 @@ def test_init_pg_makes_a_group_of_one_outside_torchrun(tmp_path: Path) -> None:
 
     got = json.loads((tmp_path / "rank0.json").read_text())
     assert (got["rank"], got["world"], got["sum"], got["seen"]) == (0, 1, 1.0, "rank0")
+    assert got["device"] == got["local_device"] == _expected_device(0, 1)
+    # In a group of one, local rank 0 is certain: no warning that it is a guess.
+    assert "LOCAL_RANK is not set" not in run.stderr
+
+
+@pytest.mark.usefixtures("plain")
+def test_auto_takes_nccl_only_when_each_process_on_the_node_has_a_gpu(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(d, "has_cuda_devices", lambda: True)
+    monkeypatch.setattr(torch.cuda, "device_count", lambda: 2)
+    monkeypatch.setattr(torch.distributed, "is_nccl_available", lambda: True)
+    assert d.auto_backend() == "nccl"  # a plain process: one GPU is enough
+    monkeypatch.setenv("LOCAL_WORLD_SIZE", "2")
+    assert d.auto_backend() == "nccl"
+    monkeypatch.setenv("LOCAL_WORLD_SIZE", "4")  # NCCL would refuse two ranks on one GPU
+    assert d.auto_backend() == "gloo"
+    monkeypatch.setattr(d, "has_cuda_devices", lambda: False)
+    monkeypatch.setenv("LOCAL_WORLD_SIZE", "1")
+    assert d.auto_backend() == "gloo"
+    monkeypatch.setattr(d, "has_cuda_devices", lambda: True)
+    monkeypatch.setenv("LOCAL_WORLD_SIZE", "two")
+    with pytest.raises(ValueError, match="LOCAL_WORLD_SIZE='two' is not a whole number"):
+        d.auto_backend()
+
+
+@pytest.mark.usefixtures("plain")
+def test_nccl_without_a_gpu_for_the_rank_is_refused_before_any_group(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    gpus = torch.cuda.device_count() if torch.cuda.is_available() else 0
+    monkeypatch.setenv("LOCAL_RANK", str(gpus))  # one past the last GPU, 0 on a CPU host
+    with pytest.raises(ValueError) as err:
+        d.init_pg(backend="nccl")
+    message = str(err.value)
+    assert f"local rank {gpus} has none (this node has {gpus} GPU(s))" in message
+    assert "backend='gloo'" in message
+    assert not torch.distributed.is_initialized()
 
 
 @pytest.mark.slow
@@ -105,5 +155,5 @@ def test_under_torchrun_with_two_processes(tmp_path: Path) -> None:
         assert got["sum"] == 2.0
         # Rank 1 entered its block only after rank 0 had written the marker.
         assert got["seen"] == "rank0"
-        if not d.has_cuda_devices():
-            assert got["device"] == "cpu" and got["local_device"] == "cpu"
+        # Two ranks share no GPU: nccl on a node with two or more, else gloo on the CPU.
+        assert got["device"] == got["local_device"] == _expected_device(r, 2)

@@ -94,8 +94,10 @@ def test_ddp_helper_outside_torchrun_says_what_is_missing(
         tx.DistributedDataParallel(nn.Linear(2, 2))
 
 
+# Without a GPU both runs are the same, so the explicit one runs only where it differs.
 @pytest.mark.slow
-def test_ddp_helper_under_torchrun_with_two_cpu_processes(tmp_path: Path) -> None:
+@pytest.mark.parametrize("chosen", ["default", "cpu"] if HAS_GPU else ["default"])
+def test_ddp_helper_under_torchrun_with_two_processes(tmp_path: Path, chosen: str) -> None:
     worker = Path(__file__).with_name("ddp_worker.py")
     env = {**os.environ, "GLOO_SOCKET_IFNAME": "lo", "OMP_NUM_THREADS": "1"}
     command = [
@@ -110,15 +112,17 @@ def test_ddp_helper_under_torchrun_with_two_cpu_processes(tmp_path: Path) -> Non
         str(free_loopback_port()),
         str(worker),
         str(tmp_path),
-        *(["--cpu"] if HAS_GPU else []),
+        *(["--cpu"] if chosen == "cpu" else []),
     ]
     done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=240)
     assert done.returncode == 0, done.stdout + done.stderr
     reports = [json.loads((tmp_path / f"rank{r}.json").read_text()) for r in (0, 1)]
     assert [r["env"] for r in reports] == [[0, 0, 2], [1, 1, 2]]
-    for report in reports:
-        assert report["backend"] == "gloo"
-        assert report["device"] == "cpu"
+    # By default two ranks get a GPU each (nccl) where the node has two, else the CPU.
+    own_gpus = chosen == "default" and HAS_GPU and torch.cuda.device_count() >= 2
+    for rank, report in enumerate(reports):
+        assert report["backend"] == ("nccl" if own_gpus else "gloo")
+        assert report["device"] == (f"cuda:{rank}" if own_gpus else "cpu")
         assert report["same_start"], "DDP broadcasts rank 0's weights to every rank"
         # Gradients 2 and 4 averaged over the two ranks.
         assert report["grad"] == [3.0, 3.0, 3.0, 3.0]

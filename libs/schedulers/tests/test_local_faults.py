@@ -393,6 +393,46 @@ def test_kill_9_of_the_supervisors_whole_group_still_stops_the_replicas(
     assert "supervisor.log" not in st["msg"]
 
 
+def test_a_groups_watch_reads_start_tokens_late_and_none_for_an_ended_app(tmp_path: Path) -> None:
+    """A group keeps each app's watch itself: it reads a replica's start token only once
+    ``READ_PAUSE_S`` passed since it was told of it (not while the replica is being
+    exec'd), never for an app whose end came first, and before it kills anything."""
+    from torchx.schedulers._local_group import AppWatch
+    from torchx.schedulers._local_processes import process_start_token
+    from torchx.schedulers._local_state_files import read_data
+    from torchx.schedulers._local_watchdog import READ_PAUSE_S
+
+    replica = subprocess.Popen(["sleep", "60"], start_new_session=True)
+    try:
+        token = process_start_token(replica.pid)
+        assert token is not None
+        # this process plays the worker: its children are its replicas
+        watch = AppWatch(-1, str(tmp_path), os.getpid())
+        told = time.monotonic()
+        assert not watch.feed(f"+{replica.pid}\n".encode())
+        assert watch.groups == []
+        due = watch.settle(told)
+        assert due is not None and due >= told + READ_PAUSE_S and watch.groups == []
+        assert watch.settle(due) is None
+        assert watch.groups == [{"pgid": replica.pid, "start": token}]
+
+        ended = AppWatch(-1, str(tmp_path), os.getpid())
+        assert ended.feed(f"+{replica.pid}\ndone\n".encode())
+        assert ended.groups == []  # and the group drops the watch of an ended app
+
+        # The worker died right after it told of the replica: its group is killed all the
+        # same, its token read first, and the app recorded FAILED.
+        orphaned = AppWatch(-1, str(tmp_path), os.getpid())
+        orphaned.feed(f"+{replica.pid}\n".encode())
+        orphaned.stop_all()
+        assert replica.wait(timeout=60) == -signal.SIGKILL
+        assert orphaned.groups == [{"pgid": replica.pid, "start": token}]
+        assert read_data(str(tmp_path / "state.json"))["state"] == "FAILED"
+    finally:
+        replica.kill()
+        replica.wait()
+
+
 def test_watchdog_reads_each_replicas_start_token_and_marks_ended_ones(tmp_path: Path) -> None:
     """The supervisor tells its watchdog only the pid; the watchdog reads the start token,
     and records a replica that stopped running (or a pid that is now someone else's) so

@@ -184,9 +184,14 @@ def test_sacct_rows_of_jobs_and_heterogeneous_jobs() -> None:
         ("9+1", "PENDING", "0:0"),
     ]
     _tasks_from(rows, found)  # type: ignore[arg-type]
-    states = {k: v.state for k, v in found.items()}  # type: ignore[attr-defined]
-    # a heterogeneous job: its first component, unless any was cancelled
-    assert states == {"7": AppState.RUNNING, "8": AppState.CANCELLED, "9": AppState.RUNNING}
+    states = {k: (v.state, v.exit_code) for k, v in found.items()}  # type: ignore[attr-defined]
+    # a heterogeneous job: its first component (state and exit code), unless any was
+    # cancelled
+    assert states == {
+        "7": (AppState.RUNNING, 0),
+        "8": (AppState.CANCELLED, 143),
+        "9": (AppState.RUNNING, 0),
+    }
 
 
 def _outside_functions(app: AppDef) -> str:

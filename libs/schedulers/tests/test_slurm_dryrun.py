@@ -16,6 +16,8 @@ from torchx.schedulers._slurm_parse import (
     SlurmOutputError,
     app_state,
     exit_code,
+    job_app_state,
+    lead_component,
     parse_sacct,
     parse_scontrol,
     read_exit_record,
@@ -229,3 +231,12 @@ def test_states_and_exit_codes() -> None:
     assert app_state("WHATEVER") == AppState.UNKNOWN
     assert exit_code("2:0") == 2
     assert exit_code("") is None
+
+
+def test_a_jobs_state_is_its_first_components_unless_one_was_cancelled() -> None:
+    # offsets, not the order Slurm listed them in, say which component is first
+    assert lead_component({1: "FAILED", 0: "COMPLETED"}) == 0
+    assert job_app_state({1: "FAILED", 0: "COMPLETED"}) == AppState.SUCCEEDED
+    assert job_app_state({0: "RUNNING", 1: "PENDING"}) == AppState.RUNNING
+    assert lead_component({0: "COMPLETED", 2: "CANCELLED by 0", 1: "REVOKED"}) == 1
+    assert job_app_state({0: "COMPLETED", 1: "CANCELLED by 0"}) == AppState.CANCELLED

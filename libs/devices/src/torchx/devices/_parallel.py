@@ -83,12 +83,16 @@ def DistributedDataParallel(
 ) -> nn.parallel.DistributedDataParallel:
     """Wrap ``module`` in torch's DistributedDataParallel for a worker started by torchrun.
 
-    Joins the default process group if none exists yet (``nccl`` when CUDA is there,
-    else ``gloo``; torchrun's ``MASTER_ADDR``/``MASTER_PORT`` give the rendezvous), then puts
-    the module on ``cuda:LOCAL_RANK`` (or the CPU without CUDA, or ``device`` when given).
-    Extra keyword arguments go to torch's DistributedDataParallel.
+    Joins the default process group if none exists yet (``backend``, else
+    ``torchx.distributed.auto_backend()``: ``nccl`` when each process on the node has a GPU
+    of its own, else ``gloo``; torchrun's ``MASTER_ADDR``/``MASTER_PORT`` give the
+    rendezvous), then puts the module on ``device`` when given, else on ``cuda:LOCAL_RANK``
+    when each process on the node has a GPU, else on the CPU. Extra keyword arguments go
+    to torch's DistributedDataParallel.
     """
     import torch.distributed as dist
+
+    from torchx.distributed import auto_backend
 
     if not isinstance(module, nn.Module):
         raise TypeError(f"module={module!r} is not a torch.nn.Module; pass the model to wrap")
@@ -100,13 +104,12 @@ def DistributedDataParallel(
                     f"environment variable {name} is not set; torchrun sets it, or "
                     "call torch.distributed.init_process_group yourself first"
                 )
-        chosen = backend or ("nccl" if torch.cuda.is_available() else "gloo")
+        chosen = backend or auto_backend()
         dist.init_process_group(chosen, rank=env.rank, world_size=env.world_size)
     if device is None:
-        if torch.cuda.is_available():
-            target = torch.device("cuda", env.local_rank)
-        else:
-            target = torch.device("cpu")
+        # The rule auto_backend follows: two ranks never share a GPU.
+        own_gpu = auto_backend() == "nccl"
+        target = torch.device("cuda", env.local_rank) if own_gpu else torch.device("cpu")
     else:
         target = torch.device(device)
     if target.type == "cuda":

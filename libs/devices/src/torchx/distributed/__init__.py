@@ -16,6 +16,7 @@ Imports nothing else of torchx; torch is its only dependency.
 
 from __future__ import annotations
 
+import inspect
 import os
 import warnings
 from collections.abc import Callable, Iterator
@@ -36,12 +37,13 @@ def has_cuda_devices() -> bool:
 def local_rank() -> int:
     """This process's rank on its node: ``$LOCAL_RANK``, or 0 when it is not set.
 
-    A process group without ``LOCAL_RANK`` (not started by torchrun or torchx) gets a
-    warning, since 0 is then a guess.
+    A process group of several processes without ``LOCAL_RANK`` (not started by torchrun
+    or torchx) gets a warning, since 0 is then a guess.
     """
     if "LOCAL_RANK" in os.environ:
         return int(os.environ["LOCAL_RANK"])
-    if dist.is_available() and dist.is_initialized():
+    # In a group of one (``init_pg`` outside torchrun makes one) rank 0 is certain.
+    if dist.is_available() and dist.is_initialized() and dist.get_world_size() > 1:
         warnings.warn(
             "a process group is initialized but LOCAL_RANK is not set; taking local rank 0. "
             "Start the program with torchrun or torchx (or set LOCAL_RANK) for the real one",
@@ -88,27 +90,71 @@ def is_local_rank0() -> bool:
     return local_rank() == 0
 
 
+def _local_processes() -> int:
+    """How many processes of the job run on this node: ``LOCAL_WORLD_SIZE`` (torchrun and
+    every torchx scheduler set it), else 1."""
+    raw = os.environ.get("LOCAL_WORLD_SIZE", "1")
+    try:
+        return max(1, int(raw))
+    except ValueError:
+        raise ValueError(
+            f"environment variable LOCAL_WORLD_SIZE={raw!r} is not a whole number; "
+            "torchrun sets it to the number of processes on the node"
+        ) from None
+
+
+def auto_backend() -> Literal["nccl", "gloo"]:
+    """The backend ``init_pg("auto")`` takes: ``nccl`` when torch has NCCL and every process
+    on this node (``LOCAL_WORLD_SIZE``) can have a GPU of its own, else ``gloo``. NCCL
+    refuses two ranks on one GPU, so ``torchrun --nproc-per-node=4`` on a one-GPU
+    workstation runs on the CPU rather than failing."""
+    if not (has_cuda_devices() and dist.is_nccl_available()):
+        return "gloo"
+    return "nccl" if _local_processes() <= torch.cuda.device_count() else "gloo"
+
+
+def _claim_gpu() -> torch.device:
+    """Make ``cuda:<local rank>`` this process's current GPU, or explain why there is none."""
+    gpus = torch.cuda.device_count() if torch.cuda.is_available() else 0
+    device = local_cuda_device()
+    if device.index is None or device.index >= gpus:
+        raise ValueError(
+            f"init_pg backend: 'nccl' needs one GPU per process on the node, but local rank "
+            f"{local_rank()} has none (this node has {gpus} GPU(s)); pass backend='gloo', or "
+            "'auto' to take nccl only when every process has a GPU"
+        )
+    torch.cuda.set_device(device)
+    return device
+
+
 def init_pg(backend: Backend = "auto", **kwargs: Any) -> torch.device:
     """Initialize the default process group and return this rank's device.
 
     Started by torchrun (or a torchx scheduler), it joins the job's group; started as a
     plain ``python`` process, it makes a group of one on a free local port. ``"auto"``
-    picks ``nccl`` when the host has a GPU and torch has NCCL, else ``gloo``. ``kwargs``
-    go to ``torch.distributed.init_process_group``. Returns ``cuda:<local rank>`` for
+    picks ``nccl`` when torch has NCCL and the node has a GPU for each of its processes
+    (``LOCAL_WORLD_SIZE``), else ``gloo``. With ``nccl`` the process's current GPU is set to
+    ``cuda:<local rank>`` before the group starts (and the group is bound to it, unless
+    ``kwargs`` name a ``device_id``), so collectives never guess their device. ``kwargs`` go
+    to ``torch.distributed.init_process_group``. Returns ``cuda:<local rank>`` for
     ``nccl``, else ``cpu``.
     """
     if backend not in ("nccl", "gloo", "auto"):
         raise ValueError(f"init_pg backend: got {backend!r}; expected 'nccl', 'gloo' or 'auto'")
-    if backend == "auto":
-        backend = "nccl" if has_cuda_devices() and dist.is_nccl_available() else "gloo"
+    chosen = auto_backend() if backend == "auto" else backend
+    device = torch.device("cpu")
+    if chosen == "nccl":
+        device = _claim_gpu()
+        if "device_id" in inspect.signature(dist.init_process_group).parameters:
+            kwargs.setdefault("device_id", device)  # torch 2.3 and later bind the group
     if dist.is_torchelastic_launched():
-        dist.init_process_group(backend=backend, **kwargs)
+        dist.init_process_group(backend=chosen, **kwargs)
     else:
         # One process: a group of one, on a free port (port 0 lets the store choose).
         os.environ.setdefault("MASTER_ADDR", "localhost")
         os.environ.setdefault("MASTER_PORT", "0")
-        dist.init_process_group(backend=backend, rank=0, world_size=1, **kwargs)
-    return local_cuda_device() if backend == "nccl" else torch.device("cpu")
+        dist.init_process_group(backend=chosen, rank=0, world_size=1, **kwargs)
+    return device
 
 
 @contextmanager
@@ -145,6 +191,7 @@ def on_local_rank0_first() -> Iterator[None]:
 
 __all__ = [
     "Backend",
+    "auto_backend",
     "has_cuda_devices",
     "init_pg",
     "is_local_rank0",

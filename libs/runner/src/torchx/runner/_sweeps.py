@@ -588,11 +588,9 @@ def exit_code(st: AppStatus) -> int | None:
 def status(runner: Runner, handle: str) -> SweepStatus:
     record = record_of(handle)
     alive = record.mode == "group" and driver_alive(record)
-    local_groups = (
-        [record.scheduler]
-        if record.mode == "group" and _local_group(runner, record.scheduler)
-        else []
-    )
+    local_group = record.mode == "group" and _local_group(runner, record.scheduler)
+    # A local group's trials are read together, each from its state file alone.
+    local_states = _local_statuses(runner, record) if local_group else {}
     trials: list[TrialStatus] = []
     tasks: dict[str, Any] = {}
     if record.mode == "array":
@@ -636,7 +634,7 @@ def status(runner: Runner, handle: str) -> SweepStatus:
                 state, msg = AppState.FAILED, "no pod of it is left in the cluster"
         else:
             assert th is not None
-            st = runner.status(th)
+            st = local_states.get(t.attempts[-1]) if local_group else runner.status(th)
             if st is not None:
                 state, code, msg = st.state, exit_code(st), st.msg
             elif t.final_state:
@@ -645,11 +643,20 @@ def status(runner: Runner, handle: str) -> SweepStatus:
                 state = AppState.CANCELLED  # cancelling removed it (Kubernetes deletes Jobs)
             else:
                 state, msg = AppState.FAILED, "its scheduler no longer knows this app"
-            if state == AppState.PENDING and not alive and record.scheduler in local_groups:
+            if state == AppState.PENDING and not alive and local_group:
                 # the group that was to start it is gone: it never will
                 state, msg = AppState.FAILED, "the sweep's group process ended before starting it"
         trials.append(TrialStatus(t.index, dict(t.args), state, len(t.attempts), code, th, msg))
     return SweepStatus(handle, _overall(record, trials, alive), record.mode, trials)
+
+
+def _local_statuses(runner: Runner, record: SweepRecord) -> dict[str, AppStatus | None]:
+    """The status of each trial's latest attempt, by app id, on a local scheduler."""
+    from torchx.schedulers.local_scheduler import LocalScheduler
+
+    sched = runner._scheduler(record.scheduler)
+    assert isinstance(sched, LocalScheduler)
+    return sched.statuses([t.attempts[-1] for t in record.trials if t.attempts])
 
 
 def _overall(record: SweepRecord, trials: list[TrialStatus], alive: bool) -> AppState:

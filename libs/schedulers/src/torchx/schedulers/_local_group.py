@@ -1,9 +1,10 @@
 """One supervised group of local apps (a sweep's trials): at most K of them run at once.
 
-Started as ``python -I -S _local_group.py K NAME`` with the apps' directories on stdin,
-one a line, every file of each app already written (``LocalScheduler.schedule_group``).
-It uses only the standard library, as the per-app supervisor does, and starts once for
-the whole group. ``NAME`` only marks the command line (``torchx`` finds the group by it).
+Started as ``python -I -S _local_start.py _local_group K NAME`` with the apps'
+directories on stdin, one a line, every file of each app already written
+(``LocalScheduler.schedule_group``). It uses only the standard library, as the per-app
+supervisor does, and starts once for the whole group. ``NAME`` only marks the command
+line (``torchx`` finds the group by it).
 
 Its apps are supervised by workers forked from it, never more than K busy at once. A
 worker supervises one app at a time with ``_local_supervisor.Supervisor``, in a session
@@ -29,7 +30,6 @@ is neither an interpreter start nor a fork per app, only one fork per worker.
 
 from __future__ import annotations
 
-import contextlib
 import io
 import os
 import select
@@ -37,14 +37,10 @@ import signal
 import sys
 import time
 
-if __name__ == "__main__":
-    # As ``_local_supervisor``: run with ``-I -S``, add the directory that holds ``torchx/``.
-    sys.path.append(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
-
 from torchx.schedulers._local_processes import load_process_helpers, process_parent_and_start
 from torchx.schedulers._local_state_files import CANCEL_FILE, META_DIR, SUPERVISOR_LOG
 from torchx.schedulers._local_supervisor import Supervisor, supervise
-from torchx.schedulers._local_watchdog import Watchdog
+from torchx.schedulers._local_watchdog import READ_PAUSE_S, Watchdog
 
 # How often the group looks for cancel markers of apps it has not started.
 _MARKER_CHECK_S = 1.0
@@ -63,7 +59,31 @@ def _mark(app_dir: str) -> None:
 
 
 class AppWatch(Watchdog):
-    """The watchdog of one app, kept by the group (its worker's parent), not forked."""
+    """The watchdog of one app, kept by the group (its worker's parent), not forked.
+
+    It reads a replica's start token ``READ_PAUSE_S`` after it is told of the replica, as
+    late as a forked watchdog that reads its pipe in batches may, not at once: told right
+    after its start, the replica is still being exec'd, and reading its /proc entry then
+    waits for that (about 0.2 ms, while the group starts no other app). An app that has
+    ended by then needs no token at all.
+    """
+
+    def __init__(self, fd: int, meta: str, supervisor: int) -> None:
+        super().__init__(fd, meta, supervisor)
+        self.untimed: list[tuple[float, int]] = []  # (when due, pid): no token read yet
+
+    def told(self, pid: int) -> None:
+        self.untimed.append((time.monotonic() + READ_PAUSE_S, pid))
+
+    def settle(self, now: float | None = None) -> float | None:
+        """Read the start tokens due by ``now`` (None: all); when the next one is due."""
+        while self.untimed and (now is None or self.untimed[0][0] <= now):
+            super().told(self.untimed.pop(0)[1])
+        return self.untimed[0][0] if self.untimed else None
+
+    def stop_all(self) -> None:
+        self.settle()
+        super().stop_all()
 
     def supervisor_alive(self) -> bool:
         found = process_parent_and_start(self.supervisor)
@@ -230,8 +250,10 @@ class Group:
         for worker in self.reporting.values():
             if worker.watch is not None:
                 _mark(worker.app_dir)
-                with contextlib.suppress(ProcessLookupError):
+                try:  # noqa: SIM105 -- contextlib stays unimported: it delays every trial
                     os.kill(worker.pid, signal.SIGTERM)
+                except ProcessLookupError:
+                    pass
 
     def reap(self) -> None:
         while self.workers:
@@ -274,6 +296,16 @@ class Group:
                         traceback.print_exc()
                 break
 
+    def settle_watches(self) -> float:
+        """Read the start tokens now due (``AppWatch``); the seconds until the next is."""
+        now = time.monotonic()
+        timeout = _MARKER_CHECK_S
+        for worker in self.reporting.values():
+            due = worker.watch.settle(now) if worker.watch is not None else None
+            if due is not None:
+                timeout = min(timeout, max(due - now, 0.0))
+        return timeout
+
     def wait(self, timeout: float) -> bool:
         """Sleep until a signal, a worker's word or ``timeout``; whether SIGTERM or
         SIGINT came."""
@@ -309,7 +341,7 @@ class Group:
                 self.start(self.pending.pop(0))
             if not self.pending:
                 self.dismiss_idle()
-            if self.wait(_MARKER_CHECK_S) and not self.stopping:
+            if self.wait(self.settle_watches()) and not self.stopping:
                 self.stop()
             self.reap()
         return 0
@@ -323,10 +355,3 @@ def main(argv: list[str]) -> int:
     # while the scheduler still writes their files
     app_dirs = [line for line in sys.stdin.read().splitlines() if line]
     return Group(int(argv[1]), app_dirs).run()
-
-
-if __name__ == "__main__":
-    code = main(sys.argv)
-    sys.stdout.flush()
-    sys.stderr.flush()
-    os._exit(code)

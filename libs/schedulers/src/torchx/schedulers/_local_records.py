@@ -91,16 +91,20 @@ class LocalAppRecords:
             raise SpecsError(
                 "app id", app_id, "expected NAME-SUFFIX as printed by run (letters, digits, -_.)"
             )
-        link = self._index / app_id
         try:
-            target = os.readlink(link)
+            # os.path, not pathlib: a status of many apps finds each of them
+            target = os.readlink(os.path.join(self._index, app_id))
         except OSError:
             return None
         return target if os.path.isdir(os.path.join(target, META_DIR)) else None
 
-    def read(self, app_dir: str) -> tuple[dict[str, Any], dict[str, Any]]:
+    def read(
+        self, app_dir: str, with_request: bool = True
+    ) -> tuple[dict[str, Any], dict[str, Any]]:
+        """The app's request (not read without ``with_request``: empty then) and its
+        current state."""
         try:
-            request = self._requests.get(app_dir)
+            request = self._requests.get(app_dir) if with_request else {}
             if request is None:
                 path = os.path.join(app_dir, META_DIR, REQUEST_FILE)
                 request = read_data(path) or {}
@@ -133,12 +137,15 @@ class LocalAppRecords:
             return True
         return True
 
-    def current_state(self, app_id: str, app_dir: str) -> tuple[dict[str, Any], dict[str, Any]]:
-        request, state = self.read(app_dir)
+    def current_state(
+        self, app_id: str, app_dir: str, with_request: bool = True
+    ) -> tuple[dict[str, Any], dict[str, Any]]:
+        """``read``, and the end of an app whose supervisor died unrecorded is recorded."""
+        request, state = self.read(app_dir, with_request)
         name = state.get("state", "UNKNOWN")
         if name in ("PENDING", "RUNNING") and self.supervisor_alive(app_id, state) is False:
             # It may have written its last state just before exiting.
-            request, state = self.read(app_dir)
+            request, state = self.read(app_dir, with_request)
             if state.get("state") in ("PENDING", "RUNNING"):
                 state = self.record_dead_supervisor(app_dir, state)
         return request, state

@@ -1,7 +1,8 @@
 """The per-app supervisor of the local scheduler: a small detached process that owns replicas.
 
-It is started as ``python -I -S _local_supervisor_start.py APP_DIR`` and uses only the standard
-library (so do the ``_local_*`` modules it imports), so it starts in milliseconds. It
+It is started as ``python -I -S _local_start.py _local_supervisor APP_DIR`` and uses only
+the standard library (so do the ``_local_*`` modules it imports), so it starts in
+milliseconds. It
 
 - starts one process per replica (posix_spawn), each in its own process group, and tells
   a watchdog it forked at start (``_local_watchdog``) each new group: should the supervisor
@@ -135,8 +136,7 @@ class Supervisor:
         self.dirty = True
         self.started_at = time.time()
         self.ended_at: float | None = None
-        self.start_token = process_start_token(os.getpid())
-        self.base_env = dict(os.environ)
+        self.start_token, self.base_env = _this_process()
         self.cwd = os.getcwd()
         self.devnull = os.open(os.devnull, os.O_RDONLY)
         self.poller = select.poll()
@@ -676,6 +676,21 @@ class Supervisor:
             write_atomic(os.path.join(self.app_dir, CLOSED_MARKER), marker)
         except OSError:
             pass
+
+
+# This process's start token and environment, as ``_this_process`` read them.
+_process_facts: tuple[int, str | None, dict[str, str]] | None = None
+
+
+def _this_process() -> tuple[str | None, dict[str, str]]:
+    """This process's start token and a copy of its environment, read once per process
+    (by pid: a forked child reads its own): a group's worker supervises app after app,
+    and neither changes in between."""
+    global _process_facts
+    pid = os.getpid()
+    if _process_facts is None or _process_facts[0] != pid:
+        _process_facts = (pid, process_start_token(pid), dict(os.environ))
+    return _process_facts[1], _process_facts[2]
 
 
 def _ignore(*_: object) -> None:

@@ -59,9 +59,12 @@ class Watchdog:
         for line in lines:
             if line == GUARD_DONE.strip():
                 return True
-            pid = int(line[1:])
-            self.groups.append({"pgid": pid, "start": self.start_of(pid)})
+            self.told(int(line[1:]))
         return False
+
+    def told(self, pid: int) -> None:
+        """Keep the group of replica ``pid``, just started, with its start token."""
+        self.groups.append({"pgid": pid, "start": self.start_of(pid)})
 
     def supervisor_alive(self) -> bool:
         """Whether the supervisor still runs: this process, its child, is not adopted yet."""

@@ -8,6 +8,7 @@ expected form raises ``SlurmOutputError`` quoting it.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from torchx.schedulers._errors import SchedulerError
@@ -61,6 +62,18 @@ class SlurmOutputError(SchedulerError):
 def app_state(slurm_state: str) -> AppState:
     """``CANCELLED by 0`` and ``RUNNING+`` style decorations are ignored."""
     return _STATES.get(state_word(slurm_state), AppState.UNKNOWN)
+
+
+def lead_component(component_states: Mapping[int, str]) -> int:
+    """The offset of the component that speaks for a job (one component, or each of a
+    heterogeneous job's), given their Slurm states: the first, unless one was cancelled."""
+    cancelled = [k for k, s in component_states.items() if app_state(s) == AppState.CANCELLED]
+    return min(cancelled or component_states)
+
+
+def job_app_state(component_states: Mapping[int, str]) -> AppState:
+    """A job's state from its components' Slurm states: the lead component's."""
+    return app_state(component_states[lead_component(component_states)])
 
 
 def exit_code(text: str) -> int | None:

@@ -115,6 +115,7 @@ from torchx.schedulers.ids import make_unique
 from torchx.specs import (
     AppDef,
     AppDryRunInfo,
+    AppStatus,
     CfgVal,
     ReplicaStatus,
     RetryPolicy,
@@ -154,11 +155,11 @@ __all__ = [
 ]
 
 BACKEND = "local_cwd"
-# Run as a script (see its docstring); not imported here, which keeps submitting light.
-SUPERVISOR_SCRIPT = os.path.join(
-    os.path.dirname(os.path.abspath(__file__)), "_local_supervisor_start.py"
-)
-GROUP_SCRIPT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_local_group.py")
+# The supervisor and the group are run through this script (see its docstring); neither
+# is imported here, which keeps submitting light.
+START_SCRIPT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_local_start.py")
+SUPERVISOR = (sys.executable, "-I", "-S", START_SCRIPT, "_local_supervisor")
+GROUP = (sys.executable, "-I", "-S", START_SCRIPT, "_local_group")
 DIR_BACKEND = "local_dir"
 
 
@@ -248,6 +249,10 @@ class LocalScheduler(Scheduler[LocalRequest]):
         root = str(given) if given else str(self.state_dir / BACKEND / "logs")
         return os.path.abspath(os.path.expanduser(root))
 
+    def _apps_dir(self, cfg: Mapping[str, CfgVal]) -> str:
+        """The directory the apps' directories go in: ``<log_dir>/<session>``."""
+        return os.path.join(self._log_root(cfg), self._session_dir())
+
     def _session_dir(self) -> str:
         name = self.session_name
         if not APP_ID.match(name):
@@ -268,17 +273,25 @@ class LocalScheduler(Scheduler[LocalRequest]):
         options are resolved once, and each program is looked up on PATH once for all."""
         resolved = self.run_opts().resolve(cfg)
         found: dict[tuple[str, str], str | None] = {}
+        apps_dir = ""  # where every app's directory goes: the same run options for all
 
         def submit(app: AppDef, cfg: dict[str, CfgVal]) -> AppDryRunInfo[LocalRequest]:
-            return self._dryrun_finding(app, cfg, found)
+            nonlocal apps_dir
+            apps_dir = apps_dir or self._apps_dir(cfg)
+            return self._dryrun_finding(app, cfg, found, apps_dir)
 
         return [self._dryrun_resolved(app, dict(resolved), submit) for app in apps]
 
     def _dryrun_finding(
-        self, app: AppDef, cfg: dict[str, CfgVal], found: dict[tuple[str, str], str | None]
+        self,
+        app: AppDef,
+        cfg: dict[str, CfgVal],
+        found: dict[tuple[str, str], str | None],
+        apps_dir: str = "",
     ) -> AppDryRunInfo[LocalRequest]:
         """The request of ``app``; ``found`` keeps what each PATH lookup found, so that a
-        program is looked for once however many replicas (or apps) run it."""
+        program is looked for once however many replicas (or apps) run it. ``apps_dir``:
+        ``_apps_dir(cfg)``, where the caller has it already."""
 
         def which(name: str, path: str) -> str | None:
             if (name, path) not in found:
@@ -286,7 +299,7 @@ class LocalScheduler(Scheduler[LocalRequest]):
             return found[name, path]
 
         app_id = make_unique(app.name)
-        app_dir = os.path.join(self._log_root(cfg), self._session_dir(), app_id)
+        app_dir = os.path.join(apps_dir or self._apps_dir(cfg), app_id)
         cwd_opt = cfg.get("cwd")
         if cwd_opt is not None and not os.path.isdir(str(cwd_opt)):
             raise SpecsError("run option 'cwd'", cwd_opt, "give an existing directory")
@@ -430,9 +443,9 @@ class LocalScheduler(Scheduler[LocalRequest]):
         try:
             where = os.path.join(meta, SUPERVISOR_LOG)
             with open(where, "ab") as log:
-                where = f"its supervisor ({sys.executable} {SUPERVISOR_SCRIPT})"
+                where = f"its supervisor ({' '.join(SUPERVISOR)})"
                 supervisor = subprocess.Popen(
-                    [sys.executable, "-I", "-S", SUPERVISOR_SCRIPT, req.app_dir, GO_ON_STDIN],
+                    [*SUPERVISOR, req.app_dir, GO_ON_STDIN],
                     stdin=subprocess.PIPE,
                     stdout=log,
                     stderr=subprocess.STDOUT,
@@ -444,7 +457,7 @@ class LocalScheduler(Scheduler[LocalRequest]):
             except OSError as e:
                 where = str(e.filename)
                 raise
-            where = f"its supervisor ({sys.executable} {SUPERVISOR_SCRIPT})"
+            where = f"its supervisor ({' '.join(SUPERVISOR)})"
             assert supervisor.stdin is not None
             supervisor.stdin.write(GO)
             supervisor.stdin.close()
@@ -474,7 +487,7 @@ class LocalScheduler(Scheduler[LocalRequest]):
         its interpreter starts meanwhile (as ``schedule`` does with a supervisor)."""
         with open(log_path, "ab") as log:
             group = subprocess.Popen(
-                [sys.executable, "-I", "-S", GROUP_SCRIPT, str(parallel), name],
+                [*GROUP, str(parallel), name],
                 stdin=subprocess.PIPE,
                 stdout=log,
                 stderr=subprocess.STDOUT,
@@ -537,17 +550,7 @@ class LocalScheduler(Scheduler[LocalRequest]):
         by_replica = {(r["role"], r["id"]): r for r in state.get("replicas", [])}
         for spec in request.get("replicas", []):
             rec = by_replica.get((spec["role"], spec["id"]), {})
-            statuses[spec["role"]].replicas.append(
-                ReplicaStatus(
-                    id=spec["id"],
-                    state=state_of(rec.get("state", "PENDING")),
-                    role=spec["role"],
-                    hostname=socket.gethostname() if rec.get("pid") else "",
-                    exit_code=rec.get("exit_code"),
-                    structured_error_msg=rec.get("error", ""),
-                    attempt=int(rec.get("attempt") or 1),
-                )
-            )
+            statuses[spec["role"]].replicas.append(_replica_status(spec["role"], spec["id"], rec))
         app = app_from_json(request["app"]) if request.get("app") else None
         return DescribeAppResponse(
             app_id=app_id,
@@ -561,6 +564,34 @@ class LocalScheduler(Scheduler[LocalRequest]):
             app=app,
             ui_url=f"file://{app_dir}",
         )
+
+    def statuses(self, app_ids: Sequence[str]) -> dict[str, AppStatus | None]:
+        """Each app's status (None: no such app) as ``describe(app_id).to_status()`` gives
+        it, read from the app's state file alone: its request (the app, its roles) is not
+        read, nor parsed into an AppDef. So a replica that has not started yet is not
+        listed (an app that ended lists every replica). For callers that look at many
+        apps at once: a sweep's trials."""
+        out: dict[str, AppStatus | None] = {}
+        for app_id in dict.fromkeys(app_ids):
+            app_dir = self._app_dir(app_id)
+            if app_dir is None:
+                out[app_id] = None
+                continue
+            _, state = self._records.current_state(app_id, app_dir, with_request=False)
+            roles: dict[str, RoleStatus] = {}
+            for rec in state.get("replicas", []):
+                role = roles.setdefault(rec["role"], RoleStatus(rec["role"]))
+                role.replicas.append(_replica_status(rec["role"], rec["id"], rec))
+            out[app_id] = AppStatus(
+                state=state_of(state.get("state", "UNKNOWN")),
+                num_restarts=int(state.get("num_restarts", 0)),
+                msg=state.get("msg", ""),
+                structured_error_msg=state.get("structured_error_msg", ""),
+                ui_url=f"file://{app_dir}",
+                roles=list(roles.values()),
+                num_preemptions=int(state.get("num_preemptions", 0)),
+            )
+        return out
 
     def list(self) -> list[ListAppResponse]:
         return self._records.list_apps()
@@ -711,6 +742,19 @@ def _call_off(supervisor: subprocess.Popen[bytes] | None) -> None:
         with contextlib.suppress(OSError):
             supervisor.stdin.close()
     supervisor.wait()
+
+
+def _replica_status(role: str, replica_id: int, rec: Mapping[str, Any]) -> ReplicaStatus:
+    """A replica's status from its entry in the app's state (empty: not started yet)."""
+    return ReplicaStatus(
+        id=replica_id,
+        state=state_of(rec.get("state", "PENDING")),
+        role=role,
+        hostname=socket.gethostname() if rec.get("pid") else "",
+        exit_code=rec.get("exit_code"),
+        structured_error_msg=rec.get("error", ""),
+        attempt=int(rec.get("attempt") or 1),
+    )
 
 
 def create_scheduler(

@@ -18,7 +18,7 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 
-from torchx.schedulers._slurm_parse import app_state, exit_code
+from torchx.schedulers._slurm_parse import app_state, exit_code, lead_component
 from torchx.schedulers._slurm_script import (
     RoleParts,
     array_script,
@@ -155,29 +155,20 @@ def _expand(ranges: str) -> list[int]:
 
 
 def _tasks_from(rows: list[tuple[str, str, str]], into: dict[str, ArrayTask]) -> None:
+    # each job's components, by offset: (Slurm state, exit code)
+    jobs: dict[str, dict[int, tuple[str, str]]] = {}
     for job_id, state, code in rows:
-        m = _TASK.match(job_id)
-        if m is not None:
+        if _TASK.match(job_id):
             into[job_id] = ArrayTask(job_id, app_state(state), exit_code(code), state)
-            continue
-        m = _JOB.match(job_id)
-        if m is not None:
-            task = ArrayTask(m.group("job"), app_state(state), exit_code(code), state)
-            prev = into.get(task.app_id)
-            # a heterogeneous job's first component speaks for it, unless one was cancelled
-            first = m.group("offset") in (None, "0")
-            if (
-                prev is None
-                or task.state == AppState.CANCELLED
-                or (first and prev.state != AppState.CANCELLED)
-            ):
-                into[task.app_id] = task
-            continue
-        m = _PENDING_RANGE.match(job_id)
-        if m is not None:
+        elif m := _JOB.match(job_id):
+            jobs.setdefault(m.group("job"), {})[int(m.group("offset") or 0)] = (state, code)
+        elif m := _PENDING_RANGE.match(job_id):
             for i in _expand(m.group("ranges")):
                 tid = f"{m.group('job')}_{i}"
                 into.setdefault(tid, ArrayTask(tid, app_state(state), None, state))
+    for job, comps in jobs.items():
+        state, code = comps[lead_component({k: s for k, (s, _) in comps.items()})]
+        into[job] = ArrayTask(job, app_state(state), exit_code(code), state)
 
 
 def describe_tasks(

@@ -39,6 +39,7 @@ from torchx.schedulers._slurm_parse import (
     SlurmOutputError,
     app_state,
     exit_reason,
+    job_app_state,
     parse_sacct,
     parse_scontrol,
     read_exit_record,
@@ -468,7 +469,7 @@ class SlurmScheduler(DirWorkspaceMixin, Scheduler[SlurmBatchRequest]):
             return None
         leader = comps[min(comps)]
         roles = roles_from_comment(leader.comment)
-        state = _job_state({offset: c.state for offset, c in comps.items()})
+        state = job_app_state({offset: c.state for offset, c in comps.items()})
         job_dir = leader.workdir or (os.path.dirname(leader.stdout) if leader.stdout else "")
         requeues, requeue_failure = read_requeues(job_dir, app_id)
         # The script stopped the app on the time limit's warning: Slurm saw a plain exit,
@@ -595,7 +596,7 @@ class SlurmScheduler(DirWorkspaceMixin, Scheduler[SlurmBatchRequest]):
             lead = comps[min(comps)]
             if lead.comment.startswith("torchx:") and not _refused(lead.state, lead.nodes):
                 states = {off: c.state for off, c in comps.items()}
-                out[job_id] = ListAppResponse(job_id, _job_state(states), lead.name)
+                out[job_id] = ListAppResponse(job_id, job_app_state(states), lead.name)
         return out
 
     def _list_squeue(self) -> dict[str, ListAppResponse]:
@@ -620,7 +621,7 @@ class SlurmScheduler(DirWorkspaceMixin, Scheduler[SlurmBatchRequest]):
                 if offset in ("", "0"):
                     names[job_id] = name
         return {
-            job_id: ListAppResponse(job_id, _job_state(st), names.get(job_id, ""))
+            job_id: ListAppResponse(job_id, job_app_state(st), names.get(job_id, ""))
             for job_id, st in states.items()
         }
 
@@ -726,14 +727,6 @@ def _pending_reason(state: AppState, comps: Mapping[int, Component]) -> str:
     if not reasons:
         return ""
     return f"waiting in the Slurm queue: Reason={','.join(reasons)}"
-
-
-def _job_state(component_states: Mapping[int, str]) -> AppState:
-    """The first component speaks for the job, unless any component was cancelled."""
-    states = {offset: app_state(s) for offset, s in component_states.items()}
-    if AppState.CANCELLED in states.values():
-        return AppState.CANCELLED
-    return states[min(states)]
 
 
 def _cut_by_time(
