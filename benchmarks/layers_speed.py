@@ -20,7 +20,9 @@
 
 Every line is a paired measurement: in each round both sides run ``inner`` times
 back to back (their mean is the round's time), the side that goes first alternates
-from round to round, and the ratio reported is the median of the per-round ratios.
+from round to round (the steady and per-call lines have an even number of rounds, so
+each side goes first as often), and the ratio reported is the median of the
+per-round ratios.
 The garbage collector stays on for both sides. The seed CNN build runs inner=10 (a
 build is about a millisecond, so ten per side keep timer and scheduler noise small);
 a ResNet build is long enough to be timed one at a time.
@@ -343,7 +345,8 @@ def main() -> None:
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
     torch.manual_seed(0)
-    rounds = 5 if args.quick else 21
+    # even, so that each side goes first in as many rounds as the other
+    rounds = 6 if args.quick else 22
     device = torch.device(args.device)
     # a GPU runs kernels asynchronously: each timed call waits for its own to finish
     sync = torch.cuda.synchronize if device.type == "cuda" else _no_sync
@@ -362,7 +365,7 @@ def main() -> None:
     # processes competing for the cores do not inflate.
     one_thread = device.type == "cpu" and args.threads == 1
     clock = time.thread_time if one_thread else time.perf_counter
-    calls = rounds * 2  # even: each side goes first equally often
+    calls = rounds * 2
     x_narrow = torch.randn(1, 3, 32, 32, device=device)
     bench_steady(
         "seed CNN w2", cnn_layers(NARROW_CNN), cnn_hand(NARROW_CNN), x_narrow,
@@ -386,7 +389,7 @@ def main() -> None:
     # baseline: 1x1 images, two of them (batch norm in training mode needs more than
     # one value per channel). A 224x224 dry run would charge Lazy for a real forward.
     tiny = torch.randn(2, 3, 1, 1)
-    few = max(5, rounds // 3)
+    few = max(5, rounds // 3)  # builds: ratios far from their targets
     bench_build("ResNet-18@224", lambda: resnet_layers(224), lambda: resnet_lazy(tiny), few, None)
     # What a Lazy user usually writes: a dry run on a real-sized example batch. Reported
     # too, since it is the cost people pay in practice; the line above is the lower bound.

@@ -6,6 +6,7 @@ import copy
 import weakref
 from typing import Any
 
+import pytest
 import torch
 from torch import nn
 
@@ -86,3 +87,26 @@ def test_a_copy_of_a_called_layer_calls_its_own_module() -> None:
         twin.native_module().bias.zero_()
     assert torch.equal(twin(x), torch.zeros(2, 3))
     assert torch.equal(layer(x), before)
+
+
+class _OwnModule(nn.Module):
+    """A hand-written module whose parts are torchx layers, each called on its own."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.first, self.act, self.last = L.Linear(4), L.ReLU(), L.Linear(2)
+
+    def forward(self, x: torch.Tensor) -> Any:
+        return self.last(self.act(self.first(x)))
+
+
+@pytest.mark.slow
+def test_layers_called_on_their_own_compile_without_graph_breaks() -> None:
+    torch.compiler.reset()
+    model = _OwnModule()
+    x = torch.randn(3, 5)
+    model(x)  # builds the layers; the next calls go straight to their modules
+    compiled = torch.compile(model, backend="aot_eager", fullgraph=True)
+    assert torch.allclose(compiled(x), model(x), atol=1e-6)
+    exported = torch.export.export(model, (x,))
+    assert torch.allclose(exported.module()(x), model(x), atol=1e-6)
