@@ -389,7 +389,7 @@ def main() -> None:
     # baseline: 1x1 images, two of them (batch norm in training mode needs more than
     # one value per channel). A 224x224 dry run would charge Lazy for a real forward.
     tiny = torch.randn(2, 3, 1, 1)
-    few = max(5, rounds // 3)  # builds: ratios far from their targets
+    few = max(5, rounds // 3)
     bench_build("ResNet-18@224", lambda: resnet_layers(224), lambda: resnet_lazy(tiny), few, None)
     # What a Lazy user usually writes: a dry run on a real-sized example batch. Reported
     # too, since it is the cost people pay in practice; the line above is the lower bound.
