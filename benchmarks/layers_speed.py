@@ -18,6 +18,10 @@
    side is nn.Lazy* modules and one no_grad forward on a 1x3x32x32 tensor. Each
    side's time includes freeing the model it made (the result is dropped at once).
 
+Each forward line of (1) is followed by a control line: the hand-written model timed
+the same way against a copy of itself. How far its ratio is from 1.0 shows the noise of
+the run (and any bias of the method) that the line above it carries too.
+
 Every line is a paired measurement: in each round both sides run ``inner`` times
 back to back (their mean is the round's time), the side that goes first alternates
 from round to round (the steady and per-call lines have an even number of rounds, so
@@ -33,6 +37,7 @@ Run: uv run python benchmarks/layers_speed.py [--quick] [--device cuda:0]
 from __future__ import annotations
 
 import argparse
+import copy
 import statistics
 import time
 from collections.abc import Callable
@@ -213,12 +218,13 @@ def _report(
     base: float,
     ratio: float,
     target: float | None,
+    ours_name: str = "layers",
 ) -> None:
     verdict = (
         "" if target is None else f" (target <= {target}: {'ok' if ratio <= target else 'OVER'})"
     )
     print(
-        f"{name:14s} {what:17s} layers {ours * 1e3:9.3f} ms  "
+        f"{name:14s} {what:17s} {ours_name:6s} {ours * 1e3:9.3f} ms  "
         f"{base_name} {base * 1e3:9.3f} ms  ratio {ratio:.3f}{verdict}"
     )
 
@@ -268,9 +274,13 @@ def bench_steady(
     clock: Callable[[], float] = time.perf_counter,
     backward: bool = True,
     target: float | None = STEADY_TARGET,
+    control: bool = False,
 ) -> None:
     o, b, r = forward_ratio(ours, hand, x, rounds, inner, sync, clock)
     _report(name, "forward", o, "hand", b, r, target)
+    if control:
+        o, b, r = forward_ratio(hand, copy.deepcopy(hand), x, rounds, inner, sync, clock)
+        _report(name, "forward control", o, "copy", b, r, None, ours_name="hand")
     if not backward:
         return
     ours.train()
@@ -356,10 +366,12 @@ def main() -> None:
     )
 
     x_cnn = torch.randn(8, 3, 32, 32, device=device)
-    bench_steady("seed CNN", cnn_layers(), cnn_hand(), x_cnn, rounds, 20, sync)
+    bench_steady("seed CNN", cnn_layers(), cnn_hand(), x_cnn, rounds, 20, sync, control=True)
     size = args.resnet_size
     x_res = torch.randn(2, 3, size, size, device=device)
-    bench_steady(f"ResNet-18@{size}", resnet_layers(size), ResNet18(), x_res, rounds, 3, sync)
+    bench_steady(
+        f"ResNet-18@{size}", resnet_layers(size), ResNet18(), x_res, rounds, 3, sync, control=True
+    )
 
     # On the CPU with one torch thread, the clock is this thread's CPU time, which other
     # processes competing for the cores do not inflate.
