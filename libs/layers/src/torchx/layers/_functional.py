@@ -5,7 +5,6 @@ from __future__ import annotations
 import keyword
 import re
 from collections.abc import Iterator
-from types import SimpleNamespace
 from typing import Any, ClassVar
 
 import torch
@@ -269,7 +268,7 @@ class Functional(Layer):
                 scope[f"f{k}"] = node.target.function()
                 call = f"f{k}({', '.join(args)})"
             else:
-                call = f"m.{self._names[id(node.target)]}({', '.join(args)})"
+                call = f"m[{self._names[id(node.target)]!r}]({', '.join(args)})"
             if isinstance(node.outputs, Placeholder):
                 names[id(node.outputs)] = f"v{k}"
                 steps.append(([f"v{k}"], reads))
@@ -343,13 +342,14 @@ class Functional(Layer):
             return self._run(self, modules, *args)
         return self._run(self, modules, *self._bind(args, kwargs))
 
-    def _modules_for_calls(self) -> SimpleNamespace:
+    def _modules_for_calls(self) -> dict[str, nn.Module]:
         """The modules registered now, by name, for the generated forward.
 
         Kept until a module is registered or removed (Layer.forget_calls): the generated
-        forward reads them as plain attributes, not through nn.Module.__getattr__.
+        forward indexes them (``m['linear']``), not through nn.Module.__getattr__. A plain
+        dict, which torch.compile traces on every torch this supports.
         """
-        modules = SimpleNamespace(**{name: self.get_submodule(name) for name in self.layers})
+        modules = {name: self.get_submodule(name) for name in self.layers}
         self.__dict__[CALL_CHAIN] = modules
         return modules
 
