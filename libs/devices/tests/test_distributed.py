@@ -99,38 +99,60 @@ def test_init_pg_makes_a_group_of_one_outside_torchrun(tmp_path: Path) -> None:
     assert "LOCAL_RANK is not set" not in run.stderr
 
 
+def _gpus(monkeypatch: pytest.MonkeyPatch, count: int) -> None:
+    """Make this process see ``count`` GPUs (no test here touches a real one)."""
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: count > 0)
+    monkeypatch.setattr(torch.cuda, "device_count", lambda: count)
+    monkeypatch.setattr(torch.distributed, "is_nccl_available", lambda: True)
+
+
 @pytest.mark.usefixtures("plain")
-def test_auto_takes_nccl_only_when_each_process_on_the_node_has_a_gpu(
+def test_auto_takes_nccl_only_when_the_process_has_a_gpu_of_its_own(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setattr(d, "has_cuda_devices", lambda: True)
-    monkeypatch.setattr(torch.cuda, "device_count", lambda: 2)
-    monkeypatch.setattr(torch.distributed, "is_nccl_available", lambda: True)
-    assert d.auto_backend() == "nccl"  # a plain process: one GPU is enough
+    _gpus(monkeypatch, 2)
+    assert d.auto_backend() == "nccl"  # a process on its own: one GPU is enough
+    monkeypatch.setenv("LOCAL_WORLD_SIZE", "4")  # replicas given their GPUs by a scheduler
+    assert d.auto_backend() == "nccl"
+    monkeypatch.setenv("TORCHELASTIC_RUN_ID", "job")  # torchrun's 4 processes see the same 2
+    assert d.auto_backend() == "gloo"
     monkeypatch.setenv("LOCAL_WORLD_SIZE", "2")
     assert d.auto_backend() == "nccl"
-    monkeypatch.setenv("LOCAL_WORLD_SIZE", "4")  # NCCL would refuse two ranks on one GPU
+    for bad in ("two", "0"):
+        monkeypatch.setenv("LOCAL_WORLD_SIZE", bad)
+        with pytest.raises(ValueError, match=f"LOCAL_WORLD_SIZE='{bad}' is not a whole number"):
+            d.auto_backend()
+    _gpus(monkeypatch, 0)
     assert d.auto_backend() == "gloo"
-    monkeypatch.setattr(d, "has_cuda_devices", lambda: False)
-    monkeypatch.setenv("LOCAL_WORLD_SIZE", "1")
-    assert d.auto_backend() == "gloo"
-    monkeypatch.setattr(d, "has_cuda_devices", lambda: True)
-    monkeypatch.setenv("LOCAL_WORLD_SIZE", "two")
-    with pytest.raises(ValueError, match="LOCAL_WORLD_SIZE='two' is not a whole number"):
-        d.auto_backend()
 
 
 @pytest.mark.usefixtures("plain")
-def test_nccl_without_a_gpu_for_the_rank_is_refused_before_any_group(
+def test_a_process_given_its_own_gpus_counts_its_local_rank_among_them(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    gpus = torch.cuda.device_count() if torch.cuda.is_available() else 0
-    monkeypatch.setenv("LOCAL_RANK", str(gpus))  # one past the last GPU, 0 on a CPU host
+    monkeypatch.setenv("LOCAL_RANK", "3")
+    _gpus(monkeypatch, 4)  # it sees the node's four
+    assert d.local_cuda_device() == torch.device("cuda", 3)
+    _gpus(monkeypatch, 1)  # CUDA_VISIBLE_DEVICES gave it one, renumbered from 0
+    assert d.local_cuda_device() == torch.device("cuda", 0)
+    _gpus(monkeypatch, 0)
+    assert d.local_cuda_device() == torch.device("cuda", 3)
+
+
+@pytest.mark.usefixtures("plain")
+def test_nccl_without_a_gpu_for_each_process_is_refused_before_any_group(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    _gpus(monkeypatch, 0)
+    with pytest.raises(ValueError, match=r"needs a GPU for each process, but it sees 0 GPU\(s\)"):
+        d.init_pg(backend="nccl")
+    _gpus(monkeypatch, 1)
+    monkeypatch.setenv("TORCHELASTIC_RUN_ID", "job")
+    monkeypatch.setenv("LOCAL_WORLD_SIZE", "2")
     with pytest.raises(ValueError) as err:
         d.init_pg(backend="nccl")
-    message = str(err.value)
-    assert f"local rank {gpus} has none (this node has {gpus} GPU(s))" in message
-    assert "backend='gloo'" in message
+    assert "2 processes on this node see 1 GPU(s)" in str(err.value)
+    assert "backend='gloo'" in str(err.value)
     assert not torch.distributed.is_initialized()
 
 

@@ -86,13 +86,14 @@ def DistributedDataParallel(
     Joins the default process group if none exists yet (``backend``, else
     ``torchx.distributed.auto_backend()``: ``nccl`` when each process on the node has a GPU
     of its own, else ``gloo``; torchrun's ``MASTER_ADDR``/``MASTER_PORT`` give the
-    rendezvous), then puts the module on ``device`` when given, else on ``cuda:LOCAL_RANK``
-    when each process on the node has a GPU, else on the CPU. Extra keyword arguments go
+    rendezvous), then puts the module on ``device`` when given, else on its GPU
+    (``torchx.distributed.local_cuda_device()``) in an NCCL group or where the process has
+    a GPU of its own, else on the CPU. Extra keyword arguments go
     to torch's DistributedDataParallel.
     """
     import torch.distributed as dist
 
-    from torchx.distributed import auto_backend
+    from torchx.distributed import auto_backend, local_cuda_device
 
     if not isinstance(module, nn.Module):
         raise TypeError(f"module={module!r} is not a torch.nn.Module; pass the model to wrap")
@@ -107,9 +108,10 @@ def DistributedDataParallel(
         chosen = backend or auto_backend()
         dist.init_process_group(chosen, rank=env.rank, world_size=env.world_size)
     if device is None:
-        # The rule auto_backend follows: two ranks never share a GPU.
-        own_gpu = auto_backend() == "nccl"
-        target = torch.device("cuda", env.local_rank) if own_gpu else torch.device("cpu")
+        # An NCCL group needs its ranks on GPUs; otherwise a rank takes a GPU only where
+        # it has one of its own (the rule auto_backend follows).
+        on_gpu = dist.get_backend() == "nccl" or auto_backend() == "nccl"
+        target = local_cuda_device() if on_gpu else torch.device("cpu")
     else:
         target = torch.device(device)
     if target.type == "cuda":

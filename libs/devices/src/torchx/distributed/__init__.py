@@ -53,8 +53,19 @@ def local_rank() -> int:
 
 
 def local_cuda_device() -> torch.device:
-    """``cuda:<local rank>``."""
-    return torch.device(f"cuda:{local_rank()}")
+    """``cuda:<local rank>``, counted among the GPUs this process sees.
+
+    A process that sees fewer GPUs than its local rank was given its own through
+    ``CUDA_VISIBLE_DEVICES`` (as local_cwd's ``auto_set_cuda_visible_devices`` does), which
+    renumbers them from 0: local rank 3 seeing one GPU gets ``cuda:0``.
+    """
+    index = local_rank()
+    gpus = _visible_gpus()
+    return torch.device("cuda", index % gpus if gpus else index)
+
+
+def _visible_gpus() -> int:
+    return torch.cuda.device_count() if torch.cuda.is_available() else 0
 
 
 def local_device() -> torch.device:
@@ -90,39 +101,46 @@ def is_local_rank0() -> bool:
     return local_rank() == 0
 
 
-def _local_processes() -> int:
-    """How many processes of the job run on this node: ``LOCAL_WORLD_SIZE`` (torchrun and
-    every torchx scheduler set it), else 1."""
+def _sharing_processes() -> int:
+    """How many processes see this one's GPUs: torchrun's ``LOCAL_WORLD_SIZE`` for a
+    process it started (its processes on a node all see the same GPUs), else 1 (a
+    process started on its own may have been given GPUs of its own)."""
+    if not dist.is_torchelastic_launched():
+        return 1
     raw = os.environ.get("LOCAL_WORLD_SIZE", "1")
     try:
-        return max(1, int(raw))
+        count = int(raw)
     except ValueError:
+        count = 0
+    if count < 1:
         raise ValueError(
-            f"environment variable LOCAL_WORLD_SIZE={raw!r} is not a whole number; "
+            f"environment variable LOCAL_WORLD_SIZE={raw!r} is not a whole number >= 1; "
             "torchrun sets it to the number of processes on the node"
-        ) from None
+        )
+    return count
 
 
 def auto_backend() -> Literal["nccl", "gloo"]:
-    """The backend ``init_pg("auto")`` takes: ``nccl`` when torch has NCCL and every process
-    on this node (``LOCAL_WORLD_SIZE``) can have a GPU of its own, else ``gloo``. NCCL
-    refuses two ranks on one GPU, so ``torchrun --nproc-per-node=4`` on a one-GPU
-    workstation runs on the CPU rather than failing."""
+    """The backend ``init_pg("auto")`` takes: ``nccl`` when torch has NCCL and this process
+    has a GPU no other process of the job uses, else ``gloo``. NCCL refuses two ranks on
+    one GPU, so ``torchrun --nproc-per-node=4`` on a one-GPU workstation runs on the CPU
+    rather than failing, while four replicas given a GPU each run on NCCL."""
     if not (has_cuda_devices() and dist.is_nccl_available()):
         return "gloo"
-    return "nccl" if _local_processes() <= torch.cuda.device_count() else "gloo"
+    return "nccl" if _sharing_processes() <= _visible_gpus() else "gloo"
 
 
 def _claim_gpu() -> torch.device:
-    """Make ``cuda:<local rank>`` this process's current GPU, or explain why there is none."""
-    gpus = torch.cuda.device_count() if torch.cuda.is_available() else 0
-    device = local_cuda_device()
-    if device.index is None or device.index >= gpus:
+    """Make this process's own GPU (``local_cuda_device()``) its current one, or say in
+    one line why it has none."""
+    gpus, sharing = _visible_gpus(), _sharing_processes()
+    if gpus == 0 or sharing > gpus:
+        seen = f"{sharing} processes on this node see {gpus}" if sharing > 1 else f"it sees {gpus}"
         raise ValueError(
-            f"init_pg backend: 'nccl' needs one GPU per process on the node, but local rank "
-            f"{local_rank()} has none (this node has {gpus} GPU(s)); pass backend='gloo', or "
-            "'auto' to take nccl only when every process has a GPU"
+            f"init_pg backend: 'nccl' needs a GPU for each process, but {seen} GPU(s); "
+            "pass backend='gloo', or 'auto' to take nccl only where each process has one"
         )
+    device = local_cuda_device()
     torch.cuda.set_device(device)
     return device
 
@@ -132,12 +150,12 @@ def init_pg(backend: Backend = "auto", **kwargs: Any) -> torch.device:
 
     Started by torchrun (or a torchx scheduler), it joins the job's group; started as a
     plain ``python`` process, it makes a group of one on a free local port. ``"auto"``
-    picks ``nccl`` when torch has NCCL and the node has a GPU for each of its processes
-    (``LOCAL_WORLD_SIZE``), else ``gloo``. With ``nccl`` the process's current GPU is set to
-    ``cuda:<local rank>`` before the group starts (and the group is bound to it, unless
+    picks ``nccl`` when torch has NCCL and the process has a GPU of its own (see
+    ``auto_backend``), else ``gloo``. With ``nccl`` the process's current GPU is set to
+    ``local_cuda_device()`` before the group starts (and the group is bound to it, unless
     ``kwargs`` name a ``device_id``), so collectives never guess their device. ``kwargs`` go
-    to ``torch.distributed.init_process_group``. Returns ``cuda:<local rank>`` for
-    ``nccl``, else ``cpu``.
+    to ``torch.distributed.init_process_group``. Returns that GPU for ``nccl``, else
+    ``cpu``.
     """
     if backend not in ("nccl", "gloo", "auto"):
         raise ValueError(f"init_pg backend: got {backend!r}; expected 'nccl', 'gloo' or 'auto'")
