@@ -7,8 +7,8 @@
    batch 1), and of a hand-written nn.Module whose four Linear layers are torchx layers
    called one by one, vs the same hand-written models. What is timed is the Python
    work of the calls, as on a GPU, where a small forward is bound by it. Target <= 1.02
-   for the two models; the third line has none: a layer called on its own checks its
-   input's shape and calls its torch module, one Python call more per layer.
+   for the two models; the third line has none: a layer called on its own is a module
+   call of its own (its hooks, its shape check) around its torch module's call.
    On the CPU (one thread) the clock is the thread's CPU time.
 3. Build time (shape inference + construction) vs torch Lazy modules materialized
    by the cheapest dry run (no_grad, smallest input that sizes every parameter).

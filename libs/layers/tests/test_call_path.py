@@ -1,4 +1,5 @@
-"""What a call of a built model or layer runs: the torch modules it built, directly."""
+"""What a call of a built model or layer runs: the modules it holds at that call, with
+every hook and override a torch user relies on."""
 
 from __future__ import annotations
 
@@ -42,6 +43,47 @@ def test_a_module_replaced_in_a_functional_model_is_the_one_called() -> None:
     model(t)
     model.dense = _zero_linear(4, 3)  # as one would swap a submodule
     assert torch.equal(model(t), torch.zeros(2, 3))
+
+
+def test_a_module_put_straight_into_modules_is_the_one_called() -> None:
+    # torch helpers that swap modules (fusion, quantization) may assign _modules[name]
+    # directly, past __setattr__: the next call must run the new module all the same
+    x = L.Placeholder((None, 4))
+    model = L.Functional(x, L.Linear(3, name="dense")(x))
+    layer = L.Linear(3)
+    t = torch.randn(2, 4)
+    model(t), layer(t)
+    model._modules["dense"] = _zero_linear(4, 3)
+    layer._modules["native"] = _zero_linear(4, 3)
+    assert torch.equal(model(t), torch.zeros(2, 3))
+    assert torch.equal(layer(t), torch.zeros(2, 3))
+
+
+def test_a_layer_subclass_forward_runs_in_every_call() -> None:
+    class Silenced(L.Linear):
+        def forward(self, *inputs: Any, **kwargs: Any) -> Any:
+            return super().forward(*inputs, **kwargs) * 0
+
+    layer = Silenced(3)
+    t = torch.randn(2, 4)
+    for _ in range(3):
+        assert torch.equal(layer(t), torch.zeros(2, 3))
+
+
+def test_global_module_hooks_see_a_layer_in_every_call() -> None:
+    layer = L.Linear(3)
+    seen: list[str] = []
+    hook = torch.nn.modules.module.register_module_forward_hook(
+        lambda m, args, out: seen.append(type(m).__name__)
+    )
+    try:
+        layer(torch.randn(2, 4))
+        first = list(seen)
+        seen.clear()
+        layer(torch.randn(2, 4))
+    finally:
+        hook.remove()
+    assert seen == first and "Linear" in seen and len(seen) == 2  # the layer and its module
 
 
 def test_a_built_layer_called_on_its_own_fires_its_hooks() -> None:

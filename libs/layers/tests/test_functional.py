@@ -81,7 +81,7 @@ def test_shared_layer_shares_weights() -> None:
     assert len(list(model.parameters())) == 2
     x, y = torch.randn(2, 6), torch.randn(2, 6)
     assert torch.allclose(model(x, y), dense(x) + dense(y))
-    assert model.code.count("m['linear'](") == 2
+    assert model.code.count("self.linear(") == 2
 
 
 def test_submodel_inside_functional() -> None:

@@ -12,7 +12,7 @@ from torch import nn
 
 from . import _summary
 from ._errors import SpecError
-from ._layer import CALL_CHAIN, Layer, nesting_of
+from ._layer import Layer, nesting_of
 from ._placeholder import Node, Op, Placeholder, apply_op
 from ._shapes import Shape, Shapes
 from ._spec import layer_from_body
@@ -85,8 +85,8 @@ class Functional(Layer):
 
     _makes_own_modules: ClassVar[bool] = False  # its items make their own
 
-    # Built at construction, so never pending: its layers are looked up as attributes
-    # (model.conv2d) without Layer.__getattr__'s pending check.
+    # Built at construction, so never pending: the generated forward looks its layers up
+    # as attributes, once per call each, without Layer.__getattr__'s pending check.
     __getattr__ = nn.Module.__getattr__
 
     def __init__(self, inputs: Any, outputs: Any, name: str | None = None) -> None:
@@ -111,15 +111,11 @@ class Functional(Layer):
         self._in_template = in_template
         # how many positional tensors a call passes straight to the generated forward:
         # model(x) for one input, model(x1, x2, ...) for a flat list; others are bound
-        self._positional = (
-            1
-            if isinstance(in_template, int)
-            else len(in_template)
-            if isinstance(in_template, list)
-            and len(in_template) > 1
-            and in_template == list(range(len(in_template)))
-            else -1
-        )
+        self._positional = -1
+        if isinstance(in_template, int):
+            self._positional = 1
+        elif isinstance(in_template, list) and in_template == list(range(len(in_template))):
+            self._positional = len(in_template) if len(in_template) > 1 else -1
         self._out_template = out_template
         self._flat_out_shapes = [p.shape for p in flat_out]
         self._input_shapes = [p.shape for p in flat_in]
@@ -242,8 +238,7 @@ class Functional(Layer):
         names: dict[int, str] = {id(p): f"a{i}" for i, p in enumerate(flat_in)}
         scope: dict[str, Any] = {}
         inputs = ", ".join(names.values())
-        # self is the model (for its errors), m its modules by name (see _modules_for_calls)
-        head = [f"def forward(self, m, {inputs}):"]
+        head = [f"def forward(self, {inputs}):"]
         checks = [_input_check(f"a{i}", p.shape) for i, p in enumerate(flat_in)]
         if checks:
             head.append(f"    if {' or '.join(checks)}:")
@@ -268,7 +263,7 @@ class Functional(Layer):
                 scope[f"f{k}"] = node.target.function()
                 call = f"f{k}({', '.join(args)})"
             else:
-                call = f"m[{self._names[id(node.target)]!r}]({', '.join(args)})"
+                call = f"self.{self._names[id(node.target)]}({', '.join(args)})"
             if isinstance(node.outputs, Placeholder):
                 names[id(node.outputs)] = f"v{k}"
                 steps.append(([f"v{k}"], reads))
@@ -281,7 +276,8 @@ class Functional(Layer):
                     steps.append(([f"v{k}_{i}"], [f"t{k}"]))
                     lines.append(f"    v{k}_{i} = t{k}{path}")
         returned = [names[id(p)] for p in flat_out]
-        lines = [*head, *_with_dels(lines, steps, set(returned))]
+        kept = {names[id(p)] for p in flat_in} | set(returned)  # the caller holds inputs
+        lines = [*head, *_with_dels(lines, steps, kept)]
         lines.append(f"    return {_render(out_template, returned)}")
         self.code = "\n".join(lines) + "\n"
         exec(compile(self.code, f"<Functional {self._label()}>", "exec"), scope)
@@ -337,21 +333,9 @@ class Functional(Layer):
         return super().__call__(*args, **kwargs)
 
     def forward(self, *args: Any, **kwargs: Any) -> Any:
-        modules = self.__dict__.get(CALL_CHAIN) or self._modules_for_calls()
         if len(args) == self._positional and not kwargs:
-            return self._run(self, modules, *args)
-        return self._run(self, modules, *self._bind(args, kwargs))
-
-    def _modules_for_calls(self) -> dict[str, nn.Module]:
-        """The modules registered now, by name, for the generated forward.
-
-        Kept until a module is registered or removed (Layer.forget_calls): the generated
-        forward indexes them (``m['linear']``), not through nn.Module.__getattr__. A plain
-        dict, which torch.compile traces on every torch this supports.
-        """
-        modules = {name: self.get_submodule(name) for name in self.layers}
-        self.__dict__[CALL_CHAIN] = modules
-        return modules
+            return self._run(self, *args)
+        return self._run(self, *self._bind(args, kwargs))
 
     def call_symbolic(self, inputs: list[Placeholder], **kwargs: Any) -> Any:
         self._check_keywords(kwargs)
@@ -460,7 +444,7 @@ def _with_dels(
             last[name] = i
     dead: dict[int, list[str]] = {}
     for name, i in last.items():
-        if name not in kept and not name.startswith("a"):  # the caller holds the inputs
+        if name not in kept:
             dead.setdefault(i, []).append(name)
     out: list[str] = []
     for i, line in enumerate(lines):

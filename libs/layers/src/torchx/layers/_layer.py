@@ -85,12 +85,6 @@ MAX_NESTING = 64
 #: The buffer an unbuilt layer holds: an empty float32 CPU tensor that torch converts
 #: along with the layer's (future) tensors, so at the build it tells their dtype and device.
 CONVERSIONS = "_torchx_conversions"
-
-#: In a layer's __dict__: (input features or None, module) for calls of a built layer.
-DIRECT_CALL = "_direct_call"
-#: In a container's __dict__: the modules its call runs, in order.
-CALL_CHAIN = "_call_chain"
-CALL_CACHES = (DIRECT_CALL, CALL_CHAIN)
 _UNCONVERTED = torch.empty(0)
 
 
@@ -505,21 +499,7 @@ class Layer(nn.Module):
 
     # --- calling -----------------------------------------------------------------------
 
-    # A built layer whose hooks live on the module it built (see _hook_owner) has nothing
-    # of its own to run in a call: after the first call it keeps that module and the
-    # input features it accepts (DIRECT_CALL in __dict__), and a call of one tensor checks
-    # the features and calls the module, as a container calls it. Registering or
-    # removing a submodule forgets what was kept (see forget_calls).
-
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        direct = self.__dict__.get(DIRECT_CALL)
-        if direct is not None and len(args) == 1 and not kwargs:
-            x = args[0]
-            if isinstance(x, torch.Tensor):
-                features, module = direct
-                if features is None or x.shape[1:] != features:
-                    self._check_tensors((x,))
-                return module(x)
         # a tensor first means an ordinary call: skip the placeholder checks
         if args and not isinstance(args[0], torch.Tensor):
             holders = _placeholder_args(args)
@@ -567,17 +547,7 @@ class Layer(nn.Module):
             assert self._output_shapes is not None
             shapes = [tuple(x.shape) for x in inputs]
             self._call_shapes(shapes, keyword_shapes(kwargs, False, self._path()), shapes[0])
-        module = self.call_module()
-        state = self.__dict__
-        if self._makes_own_modules and module is not self and not state.get("_calls_itself"):
-            state[DIRECT_CALL] = (self._fixed_features(), module)
-        return module(*inputs, **kwargs)
-
-    def compile(self, *args: Any, **kwargs: Any) -> None:
-        """As ``nn.Module.compile``; the layer's calls then always run the compiled call."""
-        self.__dict__["_calls_itself"] = True
-        self.forget_calls()
-        super().compile(*args, **kwargs)
+        return self.call_module()(*inputs, **kwargs)
 
     def _fixed_features(self) -> tuple[int, ...] | None:
         """The non-batch sizes of this layer's one input when all of them are fixed,
@@ -587,31 +557,6 @@ class Layer(nn.Module):
             return None
         features = want[0][1:]
         return None if None in features else tuple(features)  # type: ignore[arg-type]
-
-    # what a call keeps (DIRECT_CALL here, a container's chain of modules) names the
-    # modules registered when it was kept: registering or removing one forgets it
-
-    def forget_calls(self) -> None:
-        """Drop the modules kept for calls; the next call looks them up again."""
-        state = self.__dict__
-        for key in CALL_CACHES:
-            state.pop(key, None)
-
-    def add_module(self, name: str, module: nn.Module | None) -> None:
-        self.forget_calls()
-        super().add_module(name, module)
-
-    def __setattr__(self, name: str, value: Any) -> None:
-        if isinstance(value, nn.Module) or value is None:
-            self.forget_calls()
-        elif name == "forward":  # a forward set on the instance runs in every call
-            self.__dict__["_calls_itself"] = True
-            self.forget_calls()
-        super().__setattr__(name, value)
-
-    def __delattr__(self, name: str) -> None:
-        self.forget_calls()
-        super().__delattr__(name)
 
     def _check_tensors(self, inputs: Sequence[torch.Tensor]) -> None:
         expected = self._input_shapes

@@ -8,10 +8,14 @@ from torch import nn
 
 from . import _summary
 from ._errors import ShapeError
-from ._layer import CALL_CHAIN, Layer, nesting_of
+from ._layer import Layer, nesting_of
 from ._shapes import Shape, Shapes, leaves
 from ._spec import layer_from_body
 from ._torch_layer import TorchLayer, plan_items
+
+# In a Sequential's __dict__: (the input features it accepts when all are fixed, else None;
+# the modules a call runs, in order).
+_CHAIN = "_run"
 
 
 class Sequential(Layer):
@@ -104,16 +108,30 @@ class Sequential(Layer):
         return self
 
     # A call runs the registered modules "0", "1", ... in order, which nn.Module keeps
-    # private: the tuple of them is kept here instead (CALL_CHAIN, with the input features
+    # private: the tuple of them is kept here instead (_CHAIN, with the input features
     # the model accepts), and forgotten whenever a module is registered or removed (the
-    # build puts each built module in its layer's place; see Layer.forget_calls).
+    # build puts each built module in its layer's place).
 
-    def _chain(self) -> tuple[nn.Module, ...]:
-        kept: tuple[Any, tuple[nn.Module, ...]] | None = self.__dict__.get(CALL_CHAIN)
+    def _chain(self) -> tuple[tuple[int, ...] | None, tuple[nn.Module, ...]]:
+        kept: tuple[tuple[int, ...] | None, tuple[nn.Module, ...]] | None
+        kept = self.__dict__.get(_CHAIN)
         if kept is None:
             chain = tuple(self.get_submodule(str(i)) for i in range(len(self.items)))
-            kept = self.__dict__[CALL_CHAIN] = (self._fixed_features(), chain)
-        return kept[1]
+            kept = self.__dict__[_CHAIN] = (self._fixed_features(), chain)
+        return kept
+
+    def add_module(self, name: str, module: nn.Module | None) -> None:
+        self.__dict__.pop(_CHAIN, None)
+        super().add_module(name, module)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if isinstance(value, nn.Module) or value is None:
+            self.__dict__.pop(_CHAIN, None)
+        super().__setattr__(name, value)
+
+    def __delattr__(self, name: str) -> None:
+        self.__dict__.pop(_CHAIN, None)
+        super().__delattr__(name)
 
     def _free_axes(self) -> tuple[int, ...]:
         first = self.items[0] if self.items else None
@@ -124,19 +142,18 @@ class Sequential(Layer):
             super().native_module()
         self._materialize()
         return nn.Sequential(
-            *[m.native_module() if isinstance(m, Sequential) else m for m in self._chain()]
+            *[m.native_module() if isinstance(m, Sequential) else m for m in self._chain()[1]]
         )
 
     def forward(self, x: Any) -> Any:
-        kept = self.__dict__.get(CALL_CHAIN)
+        kept = self.__dict__.get(_CHAIN)
         if kept is None:
             if self._input_shapes is None or self._pending:
                 self.build(tuple(x.shape))
                 self._follow_input(x)
             else:
                 self._check_tensors([x])
-            self._chain()
-            kept = self.__dict__[CALL_CHAIN]
+            kept = self._chain()
         elif kept[0] is None or x.shape[1:] != kept[0]:
             self._check_tensors([x])
         for module in kept[1]:
