@@ -75,7 +75,7 @@ def test_a_plain_process_is_rank_0_of_1(monkeypatch: pytest.MonkeyPatch) -> None
     monkeypatch.setenv("LOCAL_RANK", "1")
     assert (d.rank(), d.world_size(), d.local_rank()) == (3, 4, 1)
     assert not d.is_rank0() and not d.is_local_rank0()
-    assert d.local_cuda_device() == torch.device("cuda:1")
+    # (which GPU local rank 1 gets depends on the GPUs it sees: see the test below)
     with pytest.raises(ValueError, match="init_pg backend"):
         d.init_pg(backend="mpi")  # type: ignore[arg-type]
 
