@@ -418,7 +418,7 @@ def test_a_groups_watch_reads_start_tokens_late_and_none_for_an_ended_app(tmp_pa
 
         ended = AppWatch(-1, str(tmp_path), os.getpid())
         assert ended.feed(f"+{replica.pid}\ndone\n".encode())
-        assert ended.groups == []  # and the group drops the watch of an ended app
+        assert ended.groups == []  # its app ended before the pause: no token was read
 
         # The worker died right after it told of the replica: its group is killed all the
         # same, its token read first, and the app recorded FAILED.

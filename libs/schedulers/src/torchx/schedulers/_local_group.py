@@ -250,7 +250,7 @@ class Group:
         for worker in self.reporting.values():
             if worker.watch is not None:
                 _mark(worker.app_dir)
-                try:  # noqa: SIM105 -- contextlib stays unimported: it delays every trial
+                try:  # noqa: SIM105 -- no contextlib: importing it delays a group's first trial
                     os.kill(worker.pid, signal.SIGTERM)
                 except ProcessLookupError:
                     pass

@@ -92,7 +92,8 @@ class LocalAppRecords:
                 "app id", app_id, "expected NAME-SUFFIX as printed by run (letters, digits, -_.)"
             )
         try:
-            # os.path, not pathlib: a status of many apps finds each of them
+            # os.path, not pathlib: a sweep's status resolves every trial's link, and a
+            # plain string per call costs less than a Path object
             target = os.readlink(os.path.join(self._index, app_id))
         except OSError:
             return None

@@ -65,8 +65,9 @@ def app_state(slurm_state: str) -> AppState:
 
 
 def lead_component(component_states: Mapping[int, str]) -> int:
-    """The offset of the component that speaks for a job (one component, or each of a
-    heterogeneous job's), given their Slurm states: the first, unless one was cancelled."""
+    """The offset of the component that speaks for a job, given each component's Slurm
+    state (a plain job has one, a heterogeneous job several): the first cancelled one,
+    else the first."""
     cancelled = [k for k, s in component_states.items() if app_state(s) == AppState.CANCELLED]
     return min(cancelled or component_states)
 

@@ -273,11 +273,12 @@ class LocalScheduler(Scheduler[LocalRequest]):
         options are resolved once, and each program is looked up on PATH once for all."""
         resolved = self.run_opts().resolve(cfg)
         found: dict[tuple[str, str], str | None] = {}
-        apps_dir = ""  # where every app's directory goes: the same run options for all
+        apps_dir: str | None = None  # where every app's directory goes: the same for all
 
         def submit(app: AppDef, cfg: dict[str, CfgVal]) -> AppDryRunInfo[LocalRequest]:
             nonlocal apps_dir
-            apps_dir = apps_dir or self._apps_dir(cfg)
+            if apps_dir is None:
+                apps_dir = self._apps_dir(cfg)
             return self._dryrun_finding(app, cfg, found, apps_dir)
 
         return [self._dryrun_resolved(app, dict(resolved), submit) for app in apps]
@@ -287,7 +288,7 @@ class LocalScheduler(Scheduler[LocalRequest]):
         app: AppDef,
         cfg: dict[str, CfgVal],
         found: dict[tuple[str, str], str | None],
-        apps_dir: str = "",
+        apps_dir: str | None = None,
     ) -> AppDryRunInfo[LocalRequest]:
         """The request of ``app``; ``found`` keeps what each PATH lookup found, so that a
         program is looked for once however many replicas (or apps) run it. ``apps_dir``:
@@ -299,7 +300,7 @@ class LocalScheduler(Scheduler[LocalRequest]):
             return found[name, path]
 
         app_id = make_unique(app.name)
-        app_dir = os.path.join(apps_dir or self._apps_dir(cfg), app_id)
+        app_dir = os.path.join(self._apps_dir(cfg) if apps_dir is None else apps_dir, app_id)
         cwd_opt = cfg.get("cwd")
         if cwd_opt is not None and not os.path.isdir(str(cwd_opt)):
             raise SpecsError("run option 'cwd'", cwd_opt, "give an existing directory")
@@ -566,11 +567,11 @@ class LocalScheduler(Scheduler[LocalRequest]):
         )
 
     def statuses(self, app_ids: Sequence[str]) -> dict[str, AppStatus | None]:
-        """Each app's status (None: no such app) as ``describe(app_id).to_status()`` gives
-        it, read from the app's state file alone: its request (the app, its roles) is not
-        read, nor parsed into an AppDef. So a replica that has not started yet is not
-        listed (an app that ended lists every replica). For callers that look at many
-        apps at once: a sweep's trials."""
+        """Each app's status (None: no such app), read from the app's state file alone:
+        its request (the app, its roles) is not read, nor parsed into an AppDef. For
+        callers that look at many apps at once (a sweep's trials). Its state, restarts,
+        messages and the replicas that started are those of ``describe(app_id)``; a
+        replica that never started is not listed."""
         out: dict[str, AppStatus | None] = {}
         for app_id in dict.fromkeys(app_ids):
             app_dir = self._app_dir(app_id)
