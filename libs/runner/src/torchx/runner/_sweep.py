@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 from torchx.specs import SpecsError, closest
 
 if TYPE_CHECKING:
-    from torchx.specs import ComponentSchema
+    from torchx.specs import ComponentArg, ComponentSchema
 
 SweepValue = str | int | float | bool
 
@@ -115,11 +115,21 @@ class Sweep:
                 raise SweepError(
                     "--sweep", spec, f"{name} is swept twice; give all its values in one --sweep"
                 )
-            grid[name] = [v.strip() for v in values.split(",") if v.strip()]
-            if not grid[name]:
+            given = [v.strip() for v in values.split(",")]
+            if not any(given):
                 raise SweepError(
                     f"--sweep {name}", spec, f"the grid is empty; give values: --sweep {name}=V1,V2"
                 )
+            if "" in given:
+                # a doubled or trailing comma is a typo; dropping it would run fewer trials
+                kept = ",".join(v for v in given if v)
+                raise SweepError(
+                    f"--sweep {name}",
+                    values,
+                    f"value {given.index('') + 1} is empty (a doubled or trailing comma); "
+                    f"did you mean --sweep {name}={kept}?",
+                )
+            grid[name] = given
         return cls.grid(component, grid, base_args, parallel)
 
     def __len__(self) -> int:
@@ -155,13 +165,13 @@ def check_sweep(schema: ComponentSchema, sweep: Sweep) -> None:
         arg = schema.option(name)
         if arg is None:
             raise SweepError(
-                f"sweep argument {name!r}",
+                "sweep argument",
                 name,
                 f"{schema.name} has no such argument; {closest(name, list(schema.options))}",
             )
         if arg.name in shared:
             raise SweepError(
-                f"sweep argument {name!r}",
+                "sweep argument",
                 name,
                 f"also given as --{arg.name} to {schema.name}; give it once, as --sweep or as "
                 "a component argument",
@@ -178,10 +188,20 @@ def check_sweep(schema: ComponentSchema, sweep: Sweep) -> None:
                 schema.read([f"--{arg.name}={value}"])
             except SpecsError as e:
                 raise SweepError(
-                    f"sweep argument {name!r}",
-                    value,
-                    f"{schema.name} --{arg.name} takes {arg.type.describe()} ({e.expected})",
+                    f"sweep argument {name!r}", value, _value_fix(schema.name, arg, e.expected)
                 ) from None
+
+
+# Values that a scalar argument of each type takes, to show in the fix of a bad one.
+_EXAMPLES = {int: "1,2", float: "0.1,0.01", bool: "true,false"}
+
+
+def _value_fix(component: str, arg: ComponentArg, expected: str) -> str:
+    """What the argument takes (in the words of the reader that refused the value, which
+    say the type once) and values that it would take."""
+    example = _EXAMPLES.get(arg.type.item) if arg.type.kind == "scalar" else None
+    fix = f"e.g. --sweep {arg.name}={example}" if example else f"fix it in --sweep {arg.name}="
+    return f"{component} --{arg.name} takes {expected.removeprefix('expected ')}; {fix}"
 
 
 __all__ = [
