@@ -237,7 +237,10 @@ def run(
         ),
     ] = None,
     parallel: Annotated[
-        int, typer.Option("--parallel", help="with --sweep: at most this many trials at once")
+        int,
+        typer.Option(
+            "--parallel", help="with --sweep: at most this many trials at once (0: all at once)"
+        ),
     ] = 0,
     resume: Annotated[
         str | None,
@@ -405,11 +408,19 @@ def describe(
     handle: Annotated[str, typer.Argument(help="SCHEDULER://SESSION/APP_ID")],
     json_out: JsonOpt = False,
 ) -> None:
-    """Show the AppDef a running or finished app was launched with."""
+    """Show the AppDef a running or finished app was launched with (of a sweep: its trials,
+    as status lists them)."""
     from torchx.cli._output import print_json
     from torchx.cli._run import check_handle
-    from torchx.cli._sweep_cli import resolve_trial
+    from torchx.cli._sweep_cli import resolve_trial, sweep_id
 
+    if sweep_id(handle):
+        from torchx.cli._sweep_cli import print_status
+
+        print_status(_runner(), handle, json_out)
+        if not json_out:
+            typer.echo(f"one trial's AppDef: torchx describe {handle}/INDEX")
+        return
     handle = resolve_trial(handle)
     check_handle(handle)
     app_def = _runner().describe(handle)

@@ -1,14 +1,16 @@
-"""``torchx wait``: block until apps end; exit 0 only when every one SUCCEEDED."""
+"""``torchx wait``: block until apps (or sweeps: all their trials) end; exit 0 only when
+every one SUCCEEDED."""
 
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 from torchx.cli._errors import CliError
 
 if TYPE_CHECKING:
-    from torchx.runner import Runner
+    from torchx.runner import Runner, SweepStatus
     from torchx.specs import AppStatus
 
 # Exit codes, most serious first: a handle no scheduler knows, an app that did not
@@ -21,16 +23,22 @@ EXIT_TIMED_OUT = 124
 def wait_command(
     runner: Runner, handles: list[str], timeout: float | None, json_out: bool, interval: float
 ) -> int:
-    """Print one line (or JSON object) per app as it ends; returns the exit code."""
+    """Print one line (or JSON object) per app or sweep as it ends; returns the exit code."""
     from torchx.cli._run import check_handle
+    from torchx.cli._sweep_cli import resolve_trial, sweep_id
     from torchx.specs import AppState
 
     if not handles:
         raise CliError("wait: give at least one app handle (SCHEDULER://SESSION/APP_ID)")
-    for handle in handles:
+    targets = list(dict.fromkeys(handles))
+    sweeps = [h for h in targets if sweep_id(h)]
+    # a sweep's trial (SWEEP/INDEX) is waited on as its app, and shown as it was given
+    given = {resolve_trial(h, runner): h for h in targets if h not in sweeps}
+    for handle in given:
         check_handle(handle)
     worst = 0
-    for handle, status in runner.wait_each(handles, timeout=timeout, wait_interval=interval):
+    for app_or_sweep, status in _each_end(runner, list(given), sweeps, timeout, interval):
+        handle = given.get(app_or_sweep, app_or_sweep)
         if status is None:
             code = EXIT_UNKNOWN
         elif status.state == AppState.SUCCEEDED:
@@ -47,29 +55,95 @@ def wait_command(
     return worst
 
 
+def _each_end(
+    runner: Runner, apps: list[str], sweeps: list[str], timeout: float | None, interval: float
+) -> Iterator[tuple[str, AppStatus | SweepStatus | None]]:
+    """``(handle, status)`` of every app and sweep, in the order they end (or, once
+    ``timeout`` ran out, with their status then)."""
+    if not sweeps:
+        yield from runner.wait_each(apps, timeout=timeout, wait_interval=interval)
+        return
+    import queue
+    import threading
+
+    ended: queue.Queue[tuple[str, AppStatus | SweepStatus | None, BaseException | None]] = (
+        queue.Queue()
+    )
+
+    def wait_apps() -> None:
+        try:
+            for handle, status in runner.wait_each(apps, timeout=timeout, wait_interval=interval):
+                ended.put((handle, status, None))
+        except BaseException as e:  # handed to the caller's thread
+            ended.put(("", None, e))
+
+    def wait_sweep(handle: str) -> None:
+        from torchx.specs import SpecsError
+
+        try:
+            ended.put((handle, runner.wait_sweep(handle, interval, timeout), None))
+        except SpecsError as e:
+            # no record of it here: unknown, as an app its scheduler does not know
+            ended.put((handle, None, None if e.field == "sweep handle" else e))
+        except BaseException as e:
+            ended.put((handle, None, e))
+
+    # Daemons: an interrupted wait must not then wait for schedulers still answering.
+    if apps:
+        threading.Thread(target=wait_apps, daemon=True).start()
+    for handle in sweeps:
+        threading.Thread(target=wait_sweep, args=(handle,), daemon=True).start()
+    for _ in range(len(apps) + len(sweeps)):
+        handle, status, error = ended.get()
+        if error is not None:
+            raise error
+        yield handle, status
+
+
 def _more_serious(a: int, b: int) -> int:
     rank = {0: 0, EXIT_TIMED_OUT: 1, EXIT_FAILED: 2, EXIT_UNKNOWN: 3}
     return a if rank[a] >= rank[b] else b
 
 
-def _as_line(handle: str, status: AppStatus | None, code: int, timeout: float | None) -> str:
+def _unknown(handle: str) -> str:
+    from torchx.cli._sweep_cli import sweep_id
+
+    return "no such sweep here" if sweep_id(handle) else "no such app on its scheduler"
+
+
+def _as_line(
+    handle: str, status: AppStatus | SweepStatus | None, code: int, timeout: float | None
+) -> str:
     from torchx.cli._durations import short_duration
+    from torchx.specs import AppStatus
 
     if status is None:
-        return f"{handle} UNKNOWN: no such app on its scheduler"
+        return f"{handle} UNKNOWN: {_unknown(handle)}"
     line = f"{handle} {status.state.name}"
     if code == EXIT_TIMED_OUT:
         return f"{line}: still running after {short_duration(timeout or 0)} (--timeout)"
-    if code and status.msg:
+    if not code:
+        return line
+    if not isinstance(status, AppStatus):
+        # which trials did not succeed, counted; their table is one command away
+        counts = ", ".join(f"{n} {s}" for s, n in sorted(status.counts().items()))
+        return f"{line}: {counts} of {len(status.trials)} trials (torchx status lists them)"
+    if status.msg:
         return f"{line}: {status.msg.strip().splitlines()[0]}"
     return line
 
 
-def _as_json(handle: str, status: AppStatus | None, code: int) -> dict[str, object]:
+def _as_json(handle: str, status: AppStatus | SweepStatus | None, code: int) -> dict[str, object]:
+    from torchx.specs import AppStatus
+
     out: dict[str, object] = {"handle": handle}
     if status is None:
-        out.update(state="UNKNOWN", error="no such app on its scheduler")
-    else:
+        out.update(state="UNKNOWN", error=_unknown(handle))
+    elif isinstance(status, AppStatus):
         out.update(status.to_dict())
+    else:
+        from torchx.cli._sweep_cli import sweep_json
+
+        out.update(sweep_json(status))
     out["timed_out"] = code == EXIT_TIMED_OUT
     return out

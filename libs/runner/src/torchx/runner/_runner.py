@@ -378,11 +378,14 @@ class Runner:
 
         return _sweeps.status(self, sweep_handle)
 
-    def wait_sweep(self, sweep_handle: AppHandle, wait_interval: float = 1.0) -> SweepStatus:
-        """Block until every trial ended; the sweep's status then."""
+    def wait_sweep(
+        self, sweep_handle: AppHandle, wait_interval: float = 1.0, timeout: float | None = None
+    ) -> SweepStatus:
+        """Block until every trial ended, or ``timeout`` seconds passed; the sweep's status
+        then (not terminal when the timeout ran out first)."""
         from torchx.runner import _sweeps
 
-        return _sweeps.wait(self, sweep_handle, wait_interval)
+        return _sweeps.wait(self, sweep_handle, wait_interval, timeout)
 
     def sweep_trial_handle(self, sweep_handle: AppHandle, index: int) -> AppHandle | None:
         """The app handle of trial ``index``'s latest attempt (None: not submitted yet)."""

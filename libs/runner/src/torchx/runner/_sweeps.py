@@ -672,19 +672,31 @@ def _overall(record: SweepRecord, trials: list[TrialStatus], alive: bool) -> App
     return AppState.FAILED
 
 
-def wait(runner: Runner, handle: str, interval: float = 1.0) -> SweepStatus:
+def wait(
+    runner: Runner, handle: str, interval: float = 1.0, timeout: float | None = None
+) -> SweepStatus:
+    """The sweep's status once every trial ended, or once ``timeout`` seconds passed (then
+    not terminal)."""
+    deadline = None if timeout is None else time.monotonic() + timeout
+
+    def left(pause: float) -> float:
+        return pause if deadline is None else min(pause, deadline - time.monotonic())
+
     while True:
         record = record_of(handle)
         driver = record.driver_pid
         if record.mode == "group" and driver is not None and driver_alive(record):
             # The sweep cannot end while its driver lives (``_overall``): sleep until the
             # driver exits rather than describe every trial each ``interval``.
-            _await_exit(driver, max(interval, _DRIVER_RECHECK_S))
-            continue
+            pause = left(max(interval, _DRIVER_RECHECK_S))
+            if pause > 0:
+                _await_exit(driver, pause)
+                continue
         st = status(runner, handle)
-        if st.is_terminal():
+        pause = left(interval)
+        if st.is_terminal() or pause <= 0:
             return st
-        time.sleep(interval)
+        time.sleep(pause)
 
 
 # How long a waiter trusts a driver's pid before it looks again that the pid is still the
