@@ -187,7 +187,7 @@ def test_indexed_sweep_resume_is_a_new_job_of_the_failed_indices_and_logs_by_ind
         st = runner.sweep_status(handle)
         assert [(t.state.name, t.attempts) for t in st.trials] == [
             ("SUCCEEDED", 1),
-            ("PENDING", 2),
+            ("PENDING", 1),  # its first run ended; its second waits for a pod
             ("SUCCEEDED", 1),
         ]
         # the re-run trial is completion index 0 of the new Job, and its log is that pod's

@@ -88,6 +88,9 @@ _ARGS_JSON = json.JSONEncoder(sort_keys=True)
 
 @dataclass
 class TrialStatus:
+    """One trial of a sweep. ``attempts`` counts its submissions that started: 0 while its
+    first one still waits, 2 once ``--resume`` ran it again."""
+
     index: int
     args: dict[str, str]
     state: AppState
@@ -646,8 +649,18 @@ def status(runner: Runner, handle: str) -> SweepStatus:
             if state == AppState.PENDING and not alive and local_group:
                 # the group that was to start it is gone: it never will
                 state, msg = AppState.FAILED, "the sweep's group process ended before starting it"
-        trials.append(TrialStatus(t.index, dict(t.args), state, len(t.attempts), code, th, msg))
+        trials.append(
+            TrialStatus(t.index, dict(t.args), state, _started(t, state, msg), code, th, msg)
+        )
     return SweepStatus(handle, _overall(record, trials, alive), record.mode, trials)
+
+
+def _started(trial: TrialRecord, state: AppState, msg: str) -> int:
+    """How many of the trial's submissions have started: its latest one is not counted while
+    it still waits for its turn (PENDING), unless Slurm says it waits again after a run it
+    was preempted from (REQUEUED)."""
+    waiting = state == AppState.PENDING and msg != "REQUEUED"
+    return len(trial.attempts) - 1 if waiting and trial.attempts else len(trial.attempts)
 
 
 def _local_statuses(runner: Runner, record: SweepRecord) -> dict[str, AppStatus | None]:
