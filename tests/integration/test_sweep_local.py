@@ -203,6 +203,7 @@ def test_bad_input_is_one_line_before_anything_runs(component: Path, tmp_path: P
         ("--sweep", "lr=0.1,abc"): "sweep argument 'lr': got 'abc'",
         ("--sweep", "lrr=1"): "did you mean 'lr'",
         ("--sweep", "lr="): "grid is empty",
+        ("--sweep", "lr=0.1,,0.2"): "value 2 is empty",
         ("--parallel", "2"): "--parallel: only with --sweep",
     }
     for flags, words in cases.items():

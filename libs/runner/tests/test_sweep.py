@@ -72,15 +72,67 @@ def test_cli_bad_sweeps_are_one_line_naming_the_fix(specs: list[str], words: lis
 def test_value_of_the_wrong_type_names_argument_and_type() -> None:
     with pytest.raises(SweepError) as e:
         check_sweep(SCHEMA, Sweep.grid("trainer", {"lr": [0.1, "fast"]}))
-    msg = str(e.value)
-    assert "sweep argument 'lr'" in msg and "'fast'" in msg and "float" in msg
-    with pytest.raises(SweepError, match=r"bs.*int"):
+    # the argument, the value, the type once and values that would do
+    assert str(e.value) == (
+        "sweep argument 'lr': got 'fast'; trainer --lr takes float; e.g. --sweep lr=0.1,0.01"
+    )
+    with pytest.raises(SweepError) as e:
         check_sweep(SCHEMA, Sweep.grid("trainer", {"lr": [1], "bs": ["1.5"]}))
+    assert str(e.value) == (
+        "sweep argument 'bs': got '1.5'; trainer --bs takes int; e.g. --sweep bs=1,2"
+    )
+    with pytest.raises(SweepError) as e:
+        check_sweep(SCHEMA, Sweep.grid("trainer", {"lr": [1], "fast": ["maybe"]}))
+    assert str(e.value) == (
+        "sweep argument 'fast': got 'maybe'; trainer --fast takes a bool: true or false; "
+        "e.g. --sweep fast=true,false"
+    )
 
 
-def test_unknown_argument_suggests_the_near_one() -> None:
-    with pytest.raises(SweepError, match="no such argument; did you mean 'lr'"):
+def test_unknown_argument_is_named_once_with_the_near_one() -> None:
+    with pytest.raises(SweepError) as e:
         check_sweep(SCHEMA, Sweep.grid("trainer", {"lrr": [1]}))
+    assert str(e.value) == (
+        "sweep argument: got 'lrr'; trainer has no such argument; did you mean 'lr'?"
+    )
+
+
+@pytest.mark.parametrize(
+    ("spec", "message"),
+    [
+        (
+            "lr=0.1,,0.2",
+            "--sweep lr: got '0.1,,0.2'; value 2 is empty (a doubled or trailing comma); "
+            "did you mean --sweep lr=0.1,0.2?",
+        ),
+        (
+            "lr=0.1, ",
+            "--sweep lr: got '0.1, '; value 2 is empty (a doubled or trailing comma); "
+            "did you mean --sweep lr=0.1?",
+        ),
+    ],
+)
+def test_an_empty_value_is_refused_not_dropped(spec: str, message: str) -> None:
+    with pytest.raises(SweepError) as e:
+        Sweep.from_cli("trainer", [spec], [], 0)
+    assert str(e.value) == message
+
+
+def test_attempts_count_the_runs_that_started() -> None:
+    from torchx.runner._sweep_record import TrialRecord
+    from torchx.runner._sweeps import _started
+
+    def started(attempts: list[str], state: AppState, msg: str = "") -> int:
+        return _started(TrialRecord(0, {"lr": "1"}, attempts), state, msg)
+
+    assert started([], AppState.PENDING) == 0  # not submitted yet
+    assert started(["a"], AppState.PENDING) == 0  # submitted, waiting for its turn
+    assert started(["a"], AppState.RUNNING) == 1
+    assert started(["a"], AppState.CANCELLED) == 1
+    assert started(["a", "b"], AppState.PENDING) == 1  # re-run by --resume, waiting
+    assert started(["a", "b"], AppState.FAILED) == 2
+    # Slurm put it back in the queue after it ran (preempted): it did start
+    assert started(["a"], AppState.PENDING, "REQUEUED") == 1
 
 
 def test_argument_both_shared_and_swept_is_refused() -> None:

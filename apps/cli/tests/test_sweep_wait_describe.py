@@ -1,0 +1,112 @@
+"""``torchx wait`` and ``torchx describe`` given a sweep handle, on real local sweeps."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+from .cli_process import torchx
+
+COMPONENT = '''
+import torchx.specs as specs
+
+
+def trial(lr: float, gate: str = "") -> specs.AppDef:
+    """Fails for lr < 0; waits (up to 2 minutes) for the file gate first when given one.
+
+    Args:
+        lr: learning rate
+        gate: a file that must exist before the trial ends (GATE.started says it began)
+    """
+    wait = (
+        f"touch {gate}.started; for i in $(seq 1200); do [ -e {gate} ] && break; sleep 0.1; done; "
+        if gate
+        else ""
+    )
+    script = wait + f'echo lr={lr}; python3 -c "import sys; sys.exit({lr} < 0)"'
+    return specs.AppDef(
+        "trial", roles=[specs.Role("t", image=".", entrypoint="bash", args=["-c", script])]
+    )
+'''
+
+
+def _sweep(tmp_path: Path, *flags: str, gate: str = "") -> str:
+    (tmp_path / "comp.py").write_text(COMPONENT)
+    proc = torchx("run", "--no-wait", *flags, "comp.py:trial", "--gate", gate)
+    assert proc.returncode == 0, proc.stderr
+    handle = proc.stdout.strip()
+    assert "/sweep-" in handle, proc.stdout
+    return handle
+
+
+def test_wait_on_a_sweep_waits_for_every_trial_and_exits_1_if_one_failed(
+    tmp_path: Path,
+) -> None:
+    sweep = _sweep(tmp_path, "--sweep", "lr=0.1,-1")
+    app = torchx("run", "--no-wait", "utils.sh", "true").stdout.strip()
+    proc = torchx("wait", sweep, f"{sweep}/0", app)
+    assert proc.returncode == 1, proc.stderr
+    assert sorted(proc.stdout.splitlines()) == sorted(
+        [
+            f"{sweep} FAILED: 1 FAILED, 1 SUCCEEDED of 2 trials (torchx status lists them)",
+            f"{sweep}/0 SUCCEEDED",
+            f"{app} SUCCEEDED",
+        ]
+    )
+    data = json.loads(torchx("wait", "--json", sweep).stdout)
+    assert (data["handle"], data["state"], data["timed_out"]) == (sweep, "FAILED", False)
+    assert [(t["index"], t["args"], t["state"], t["exit_code"]) for t in data["trials"]] == [
+        (0, {"lr": "0.1"}, "SUCCEEDED", 0),
+        (1, {"lr": "-1"}, "FAILED", 1),
+    ]
+
+    # describe shows the trials as status does, and how to see one trial's AppDef
+    described = torchx("describe", sweep)
+    assert described.returncode == 0, described.stderr
+    status = torchx("status", sweep).stdout
+    assert described.stdout == status + f"one trial's AppDef: torchx describe {sweep}/INDEX\n"
+    rows = [line.split() for line in status.splitlines()[2:]]
+    handles = [t["handle"] for t in data["trials"]]
+    assert rows == [
+        ["0", "0.1", "SUCCEEDED", "1", "0", handles[0]],
+        ["1", "-1", "FAILED", "1", "1", handles[1]],
+    ]
+    as_json = json.loads(torchx("describe", "--json", sweep).stdout)
+    assert [t["handle"] for t in as_json["trials"]] == handles
+    assert torchx("describe", f"{sweep}/1").stdout.startswith("AppDef trial\n")
+
+
+def test_wait_on_a_sweep_times_out_with_124_and_a_waiting_trial_has_0_attempts(
+    tmp_path: Path,
+) -> None:
+    gate = tmp_path / "gate"
+    # one trial at a time: trial 1 waits until trial 0, held by the gate, has ended
+    sweep = _sweep(tmp_path, "--sweep", "lr=0.1,0.2", "--parallel", "1", gate=str(gate))
+    try:
+        deadline = time.monotonic() + 60
+        while not Path(f"{gate}.started").exists():  # trial 0 runs, however loaded the host
+            assert time.monotonic() < deadline, torchx("status", sweep).stdout
+            time.sleep(0.05)
+        proc = torchx("wait", "--timeout", "1s", sweep)
+        assert proc.returncode == 124, proc.stderr
+        assert proc.stdout == f"{sweep} RUNNING: still running after 1s (--timeout)\n"
+        waiting = json.loads(torchx("status", "--json", sweep).stdout)["trials"][1]
+        assert (waiting["state"], waiting["attempts"]) == ("PENDING", 0)
+    finally:
+        gate.touch()
+    proc = torchx("wait", sweep)
+    assert (proc.returncode, proc.stdout) == (0, f"{sweep} SUCCEEDED\n"), proc.stderr
+    trials = json.loads(torchx("status", "--json", sweep).stdout)["trials"]
+    assert [(t["state"], t["attempts"]) for t in trials] == [("SUCCEEDED", 1)] * 2
+
+
+def test_wait_on_an_unknown_sweep_exits_2() -> None:
+    unknown = "local_cwd://torchx/sweep-abcdefghij"
+    proc = torchx("wait", unknown)
+    assert (proc.returncode, proc.stdout) == (2, f"{unknown} UNKNOWN: no such sweep here\n")
+
+
+def test_parallel_help_says_what_0_means() -> None:
+    help_text = " ".join(torchx("run", "--help").stdout.split())
+    assert "at most this many trials at once (0: all at once) [default: 0]" in help_text
