@@ -542,7 +542,10 @@ def log(
 def wait(
     handles: Annotated[
         list[str] | None,
-        typer.Argument(help="apps to wait on: SCHEDULER://SESSION/APP_ID ...", show_default=False),
+        typer.Argument(
+            help="apps (or sweeps: all their trials) to wait on: SCHEDULER://SESSION/APP_ID ...",
+            show_default=False,
+        ),
     ] = None,
     timeout: Annotated[
         str | None,
@@ -561,9 +564,9 @@ def wait(
         bool, typer.Option("--json", help="one JSON object per app, one per line, as each ends")
     ] = False,
 ) -> None:
-    """Wait until apps end; exit 0 only if every one SUCCEEDED.
+    """Wait until apps end (a sweep: every trial); exit 0 only if every one SUCCEEDED.
 
-    Prints one line per app as it ends (HANDLE STATE[: why]). Exit codes: 0 all SUCCEEDED,
+    Prints one line per app or sweep as it ends (HANDLE STATE[: why]). Exit codes: 0 all SUCCEEDED,
     1 one FAILED or was CANCELLED, 2 an unknown app, 124 --timeout ran out first.
     """
     from torchx.cli._wait import wait_command
