@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 
 import pytest
@@ -75,9 +76,6 @@ def test_unknown_section_and_cli_keys(tmp_path: Path) -> None:
         "scheduler": "local_cwd",
         "component": "utils.echo",
     }
-    cli.write_text("[cli:run]\nshceduler = local_cwd\n")
-    with pytest.raises(ConfigError, match=r"\[cli:run\] shceduler"):
-        load_config([cli])
     broken = tmp_path / "c.ini"
     broken.write_text("no section header\n")
     with pytest.raises(SpecsError, match="not a valid INI"):
@@ -96,3 +94,54 @@ def test_non_utf8_config_names_the_file(tmp_path: Path) -> None:
         load_config([bad], known_schedulers=["local_cwd"])
     assert str(bad) in str(e.value)
     assert "UTF-8" in str(e.value)
+
+
+def _warnings(caplog: pytest.LogCaptureFixture) -> list[str]:
+    return [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+
+
+def test_a_misspelt_cli_key_warns_with_a_suggestion_only_when_read(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    # 0.7 read [cli:run] for the options it knew and ignored the rest: such a file still
+    # loads, and the command that reads the section names the key and its closest match
+    cli = tmp_path / "typo.ini"
+    cli.write_text("[cli:run]\nschedular = slurm\ncomponent = utils.echo\n")
+    with caplog.at_level(logging.WARNING):
+        config = load_config([cli])
+        assert _warnings(caplog) == []  # loading alone (any command) says nothing
+        assert config.cli_defaults("run") == {"component": "utils.echo"}
+        assert config.cli_defaults("run") == {"component": "utils.echo"}
+    assert _warnings(caplog) == [
+        f"torchx: {cli} [cli:run] schedular: ignored, not a setting of torchx run; "
+        "did you mean 'scheduler'?"
+    ]
+
+
+def test_an_unknown_cli_section_is_skipped_with_a_suggestion(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    cli = tmp_path / "section.ini"
+    cli.write_text("[cli:lsit]\nlimit = 3\n")
+    with caplog.at_level(logging.WARNING):
+        assert load_config([cli]).cli_defaults("list") == {}
+    assert _warnings(caplog) == [
+        f"torchx: {cli}: skipping [cli:lsit]: no torchx command reads it; did you mean 'list'?"
+    ]
+
+
+def test_a_section_named_like_a_component_says_where_its_defaults_go(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    ini = tmp_path / "guess.ini"
+    ini.write_text("[dist.ddp]\nj = 1x1\n[aws_batch]\nqueue = q\n[local_cwd]\nlog_dir = /x\n")
+    with caplog.at_level(logging.WARNING):
+        config = load_config([ini], known_schedulers=["local_cwd"])
+    assert _warnings(caplog) == [
+        f"torchx: {ini}: skipping [dist.ddp]: not a scheduler; defaults for component "
+        "dist.ddp go under [component:dist.ddp]",
+        f"torchx: {ini}: skipping [aws_batch]: no such scheduler is installed here",
+    ]
+    # skipped, as 0.7 ignored it; the file's other sections still apply
+    assert "dist.ddp" not in config.sections and config.component_defaults("dist.ddp") == {}
+    assert config.sections["local_cwd"]["log_dir"][0] == "/x"
