@@ -97,10 +97,11 @@ def test_run_waits_and_streams_logs_then_status_describe_log_list() -> None:
     assert json.loads(out)["state"] == "SUCCEEDED"
     # the app id alone, or the handle without its session: the handle it meant is named
     app_id = handle.rsplit("/", 1)[1]
-    for partial in (app_id, f"local_cwd://{app_id}"):
-        code, _, err = invoke("status", partial)
-        assert code == 2
-        assert err == f"torchx: error: app handle: got {partial!r}; did you mean {handle}?\n"
+    for command in ("status", "log"):
+        for partial in (app_id, f"local_cwd://{app_id}"):
+            code, _, err = invoke(command, partial)
+            assert code == 2
+            assert err == f"torchx: error: app handle: got {partial!r}; did you mean {handle}?\n"
 
     code, out, _ = invoke("describe", handle)
     assert code == 0 and "role echo" in out

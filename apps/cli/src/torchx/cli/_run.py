@@ -45,10 +45,16 @@ def check_handle(handle: str) -> None:
     try:
         parse_app_handle(handle)
     except SpecsError as e:
-        guess = _handle_guess(handle)
-        if guess:
-            raise CliError(f"app handle: got {handle!r}; did you mean {guess}?") from None
-        raise CliError(str(e)) from None
+        raise bad_handle(handle, e) from None
+
+
+def bad_handle(handle: str, error: Exception) -> CliError:
+    """The one-line error for a malformed ``handle``: the handle it meant where one is
+    found, else ``error``'s message."""
+    guess = _handle_guess(handle)
+    if guess:
+        return CliError(f"app handle: got {handle!r}; did you mean {guess}?")
+    return CliError(str(error))
 
 
 def _handle_guess(text: str) -> str | None:
