@@ -412,6 +412,24 @@ def test_a_bare_program_found_only_in_the_image_dir_ends_path_for_each_replica(
     assert not any(str(has) in paths[role, k] for role, k in paths if role != "a"), paths
 
 
+def test_a_program_beside_this_python_ends_path_when_path_lacks_it(
+    scheduler: LocalScheduler, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # torchx started as .venv/bin/torchx of an environment that was never activated:
+    # its torchrun is beside its python, not on PATH
+    venv_bin, on_path = tmp_path / "venv-bin", tmp_path / "on-path"
+    _program(venv_bin, "launcher", "exit 0")
+    monkeypatch.setattr(sys, "executable", str(venv_bin / "python"))
+    monkeypatch.setenv("PATH", str(on_path))
+    role = Role("r", image=str(tmp_path), entrypoint="launcher", num_replicas=2)
+    replicas = scheduler.submit_dryrun(AppDef("venv", [role]), {}).request.replicas
+    assert [r.env["PATH"] for r in replicas] == [os.pathsep.join([str(on_path), str(venv_bin)])] * 2
+    # a program of the same name on PATH wins, and PATH stays as it is
+    _program(on_path, "launcher", "exit 0")
+    replicas = scheduler.submit_dryrun(AppDef("venv", [role]), {}).request.replicas
+    assert all(r.env.get("PATH", str(on_path)) == str(on_path) for r in replicas)
+
+
 def test_a_restarted_replica_looks_its_program_up_on_path_again(
     scheduler: LocalScheduler, tmp_path: Path
 ) -> None:

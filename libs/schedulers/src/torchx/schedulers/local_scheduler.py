@@ -337,17 +337,18 @@ class LocalScheduler(Scheduler[LocalRequest]):
                     env["PATH"] = join_path(
                         *self.extra_paths, env.get("PATH") or os.environ.get("PATH")
                     )
-                # A bare entrypoint kept in the working directory (``train.sh`` in the image
-                # directory) runs as with pytorch/torchx's local schedulers: that directory
-                # then ends PATH (PATH's own entries still win). Other requests keep the
-                # environment as it is.
+                # A bare entrypoint missing from PATH runs from the working directory
+                # (``train.sh`` in the image directory, as with pytorch/torchx's local
+                # schedulers), else from beside this Python: the ``bin`` of the environment
+                # torchx runs in, whose ``torchrun`` a virtual environment that was never
+                # activated keeps off PATH. That directory then ends PATH (PATH's own
+                # entries still win); other requests keep the environment as it is.
                 path = env.get("PATH") or os.environ.get("PATH", os.defpath)
-                if (
-                    os.sep not in filled.entrypoint
-                    and not which(filled.entrypoint, path)
-                    and which(filled.entrypoint, cwd)
-                ):
-                    env["PATH"] = join_path(path, cwd)
+                if os.sep not in filled.entrypoint and not which(filled.entrypoint, path):
+                    for fallback in (cwd, os.path.dirname(sys.executable)):
+                        if fallback and which(filled.entrypoint, fallback):
+                            env["PATH"] = join_path(path, fallback)
+                            break
                 if cfg.get("prepend_cwd"):
                     env["PATH"] = join_path(cwd, env.get("PATH") or path)
                 if gpu_slices is not None:
