@@ -100,34 +100,40 @@ def _warnings(caplog: pytest.LogCaptureFixture) -> list[str]:
     return [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
 
 
-def test_a_misspelt_cli_key_warns_with_a_suggestion_only_when_read(
-    tmp_path: Path, caplog: pytest.LogCaptureFixture
+@pytest.mark.parametrize(
+    ("text", "command", "read", "warning"),
+    [
+        (
+            "[cli:run]\nschedular = slurm\ncomponent = utils.echo\n",
+            "run",
+            {"component": "utils.echo"},
+            " [cli:run] schedular: ignored, not a setting of torchx run; did you mean 'scheduler'?",
+        ),
+        (
+            "[cli:lsit]\nlimit = 3\n",
+            "list",
+            {},
+            ": skipping [cli:lsit]: no torchx command reads it; did you mean 'list'?",
+        ),
+    ],
+)
+def test_what_0_7_ignored_in_cli_sections_warns_once_with_a_suggestion(
+    tmp_path: Path,
+    caplog: pytest.LogCaptureFixture,
+    text: str,
+    command: str,
+    read: dict[str, str],
+    warning: str,
 ) -> None:
-    # 0.7 read [cli:run] for the options it knew and ignored the rest: such a file still
-    # loads, and the command that reads the section names the key and its closest match
-    cli = tmp_path / "typo.ini"
-    cli.write_text("[cli:run]\nschedular = slurm\ncomponent = utils.echo\n")
+    # 0.7 read [cli:COMMAND] for the options it knew and ignored the rest: such a file
+    # still loads, and the misspelt name gets its closest match, once per process
+    ini = tmp_path / "cli.ini"
+    ini.write_text(text)
     with caplog.at_level(logging.WARNING):
-        config = load_config([cli])
-        assert _warnings(caplog) == []  # loading alone (any command) says nothing
-        assert config.cli_defaults("run") == {"component": "utils.echo"}
-        assert config.cli_defaults("run") == {"component": "utils.echo"}
-    assert _warnings(caplog) == [
-        f"torchx: {cli} [cli:run] schedular: ignored, not a setting of torchx run; "
-        "did you mean 'scheduler'?"
-    ]
-
-
-def test_an_unknown_cli_section_is_skipped_with_a_suggestion(
-    tmp_path: Path, caplog: pytest.LogCaptureFixture
-) -> None:
-    cli = tmp_path / "section.ini"
-    cli.write_text("[cli:lsit]\nlimit = 3\n")
-    with caplog.at_level(logging.WARNING):
-        assert load_config([cli]).cli_defaults("list") == {}
-    assert _warnings(caplog) == [
-        f"torchx: {cli}: skipping [cli:lsit]: no torchx command reads it; did you mean 'list'?"
-    ]
+        config = load_config([ini])
+        assert config.cli_defaults(command) == read
+        assert config.cli_defaults(command) == read
+    assert _warnings(caplog) == [f"torchx: {ini}{warning}"]
 
 
 def test_a_section_named_like_a_component_says_where_its_defaults_go(
