@@ -24,7 +24,7 @@ def split_log_target(target: str) -> tuple[str, str | None, int | None]:
     try:
         parsed = parse_app_handle(target)
     except SpecsError as e:
-        from torchx.cli._run import bad_handle
+        from torchx.cli._handle_hint import bad_handle
 
         raise bad_handle(target, e) from None
     app_id, *rest = parsed.app_id.split("/")
