@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 import re
 import shutil
 from pathlib import Path
@@ -94,6 +95,13 @@ def test_run_waits_and_streams_logs_then_status_describe_log_list() -> None:
     assert code == 0 and "State: SUCCEEDED" in out
     code, out, _ = invoke("status", "--json", handle)
     assert json.loads(out)["state"] == "SUCCEEDED"
+    # the app id alone, or the handle without its session: the handle it meant is named
+    app_id = handle.rsplit("/", 1)[1]
+    for command in ("status", "log"):
+        for partial in (app_id, f"local_cwd://{app_id}"):
+            code, _, err = invoke(command, partial)
+            assert code == 2
+            assert err == f"torchx: error: app handle: got {partial!r}; did you mean {handle}?\n"
 
     code, out, _ = invoke("describe", handle)
     assert code == 0 and "role echo" in out
@@ -187,7 +195,11 @@ def test_seed_component_file_runs_from_the_cli(isolated: Path) -> None:
         (["run", "-s", "slurmm", "utils.echo"], "scheduler: got 'slurmm'"),
         (["run", "-cfg", "log_dirr=/x", "utils.echo"], "log_dirr"),
         (["run", "dist.ddp", "-j", "0x2", "--script", "t.py"], "dist.ddp -j: got '0x2'"),
-        (["status", "not-a-handle"], "expected SCHEDULER://SESSION/APP_ID"),
+        (
+            ["status", "not-a-handle"],
+            "expected SCHEDULER://SESSION/APP_ID as `torchx run` prints it, "
+            "e.g. local_cwd://torchx/echo-1a2b3c",
+        ),
         (["status", "local_cwd://torchx/missing-1"], "no such app"),
         (["describe", "nope"], "app handle: got 'nope'"),
         (["log", "local_cwd://torchx/app/role/x"], "expected a number"),
@@ -232,6 +244,23 @@ def test_cli_run_component_of_the_config_applies_as_in_0_7(isolated: Path) -> No
     (isolated / ".torchxconfig").unlink()
     code, _, err = invoke("run", "--dryrun", "--msg", "x")
     assert code == 2 and "[cli:run]" in err and "component: none given" in err
+
+
+def test_a_misspelt_cli_run_key_warns_and_stops_no_command(
+    isolated: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    # 0.7 ignored keys of [cli:run] it did not know; `torchx run` names the typo
+    (isolated / ".torchxconfig").write_text("[cli:run]\nschedular = local_cwd\n")
+    with caplog.at_level(logging.WARNING):
+        code, out, err = invoke("status", "local_cwd://torchx/missing-1")
+        assert code == 2 and "no such app" in err
+        assert caplog.messages == []  # a command that does not read [cli:run] says nothing
+        code, out, err = invoke("run", "-s", "slurm", "--dryrun", "utils.echo")
+    assert code == 0 and "#SBATCH" in out, err
+    assert caplog.messages == [
+        f"torchx: {isolated / '.torchxconfig'} [cli:run] schedular: ignored, not a setting of "
+        "torchx run; did you mean 'scheduler'?"
+    ]
 
 
 def test_the_dryrun_names_the_image_and_where_it_came_from(isolated: Path) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 
 import pytest
@@ -75,9 +76,6 @@ def test_unknown_section_and_cli_keys(tmp_path: Path) -> None:
         "scheduler": "local_cwd",
         "component": "utils.echo",
     }
-    cli.write_text("[cli:run]\nshceduler = local_cwd\n")
-    with pytest.raises(ConfigError, match=r"\[cli:run\] shceduler"):
-        load_config([cli])
     broken = tmp_path / "c.ini"
     broken.write_text("no section header\n")
     with pytest.raises(SpecsError, match="not a valid INI"):
@@ -96,3 +94,60 @@ def test_non_utf8_config_names_the_file(tmp_path: Path) -> None:
         load_config([bad], known_schedulers=["local_cwd"])
     assert str(bad) in str(e.value)
     assert "UTF-8" in str(e.value)
+
+
+def _warnings(caplog: pytest.LogCaptureFixture) -> list[str]:
+    return [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+
+
+@pytest.mark.parametrize(
+    ("text", "command", "read", "warning"),
+    [
+        (
+            "[cli:run]\nschedular = slurm\ncomponent = utils.echo\n",
+            "run",
+            {"component": "utils.echo"},
+            " [cli:run] schedular: ignored, not a setting of torchx run; did you mean 'scheduler'?",
+        ),
+        (
+            "[cli:lsit]\nlimit = 3\n",
+            "list",
+            {},
+            ": skipping [cli:lsit]: no torchx command reads it; did you mean 'list'?",
+        ),
+    ],
+)
+def test_what_0_7_ignored_in_cli_sections_warns_once_with_a_suggestion(
+    tmp_path: Path,
+    caplog: pytest.LogCaptureFixture,
+    text: str,
+    command: str,
+    read: dict[str, str],
+    warning: str,
+) -> None:
+    # 0.7 read [cli:COMMAND] for the options it knew and ignored the rest: such a file
+    # still loads, and the misspelt name gets its closest match, once per process
+    ini = tmp_path / "cli.ini"
+    ini.write_text(text)
+    with caplog.at_level(logging.WARNING):
+        config = load_config([ini])
+        assert config.cli_defaults(command) == read
+        assert config.cli_defaults(command) == read
+    assert _warnings(caplog) == [f"torchx: {ini}{warning}"]
+
+
+def test_a_section_named_like_a_component_says_where_its_defaults_go(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    ini = tmp_path / "guess.ini"
+    ini.write_text("[dist.ddp]\nj = 1x1\n[aws_batch]\nqueue = q\n[local_cwd]\nlog_dir = /x\n")
+    with caplog.at_level(logging.WARNING):
+        config = load_config([ini], known_schedulers=["local_cwd"])
+    assert _warnings(caplog) == [
+        f"torchx: {ini}: skipping [dist.ddp]: not a scheduler; defaults for component "
+        "dist.ddp go under [component:dist.ddp]",
+        f"torchx: {ini}: skipping [aws_batch]: no such scheduler is installed here",
+    ]
+    # skipped, as 0.7 ignored it; the file's other sections still apply
+    assert "dist.ddp" not in config.sections and config.component_defaults("dist.ddp") == {}
+    assert config.sections["local_cwd"]["log_dir"][0] == "/x"

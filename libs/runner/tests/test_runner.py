@@ -117,8 +117,23 @@ def test_component_default_for_unknown_argument(component: str) -> None:
     with pytest.raises(SpecsError, match="has no such argument"):
         runner.component_app(component)
     Path(".torchxconfig").write_text(f"[component:{component}]\nmsgg = x\n")
-    with pytest.raises(SpecsError, match=r"\.torchxconfig \[component:.*\] msgg"):
+    with pytest.raises(SpecsError, match=r"\.torchxconfig \[component:.*\] msgg") as e:
         get_runner().component_app(component)
+    assert str(e.value).endswith("has no such argument; did you mean 'msg'?")
+    # nothing near: every argument is listed
+    Path(".torchxconfig").write_text(f"[component:{component}]\nzzz = x\n")
+    with pytest.raises(SpecsError) as e:
+        get_runner().component_app(component)
+    assert str(e.value).endswith("has no such argument; it takes msg, times, name")
+
+
+def test_a_misspelt_ddp_default_suggests_the_argument() -> None:
+    Path(".torchxconfig").write_text("[component:dist.ddp]\njj = 1x1\n")
+    with pytest.raises(SpecsError) as e:
+        get_runner().component_app("dist.ddp", ["--script", "train.py"])
+    assert str(e.value).endswith(
+        "[component:dist.ddp] jj: got '1x1'; dist.ddp has no such argument; did you mean 'j'?"
+    )
 
 
 def test_invalid_app_is_refused_before_anything_is_submitted(isolated: Path) -> None:

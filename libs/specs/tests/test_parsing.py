@@ -45,6 +45,7 @@ def test_bad_handles(bad: str) -> None:
     assert e.value.field == "app handle"
     assert repr(bad) in str(e.value)
     assert "SCHEDULER://SESSION/APP_ID" in str(e.value)
+    assert "e.g. local_cwd://torchx/echo-" in str(e.value)  # as `torchx run` prints handles
 
 
 def test_parse_mounts() -> None:

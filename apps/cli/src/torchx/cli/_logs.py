@@ -24,7 +24,9 @@ def split_log_target(target: str) -> tuple[str, str | None, int | None]:
     try:
         parsed = parse_app_handle(target)
     except SpecsError as e:
-        raise CliError(str(e)) from None
+        from torchx.cli._handle_hint import bad_handle
+
+        raise bad_handle(target, e) from None
     app_id, *rest = parsed.app_id.split("/")
     if len(rest) > 2 or not app_id or any(not p for p in rest):
         raise CliError(

@@ -36,12 +36,13 @@ class RunArgs(TypedDict):
 
 
 def check_handle(handle: str) -> None:
+    from torchx.cli._handle_hint import bad_handle
     from torchx.specs import SpecsError, parse_app_handle
 
     try:
         parse_app_handle(handle)
     except SpecsError as e:
-        raise CliError(str(e)) from None
+        raise bad_handle(handle, e) from None
 
 
 def parse_cfg(runner: Runner, scheduler: str, text: str | None) -> dict[str, Any]:

@@ -113,8 +113,25 @@ class TorchxConfig:
         }
 
     def cli_defaults(self, command: str) -> dict[str, str]:
-        """Defaults for ``torchx COMMAND`` options from ``[cli:COMMAND]``."""
-        return {k: v for k, (v, _) in self._section(CLI_PREFIX + command).items()}
+        """Defaults for ``torchx COMMAND`` options from ``[cli:COMMAND]``.
+
+        A key the command does not read is left out with a warning suggesting the closest
+        one: pytorch/torchx 0.7 ignored such keys, so a 0.7 file holding one still works,
+        and the warning comes only from the command that reads the section.
+        """
+        known = CLI_KEYS.get(command, frozenset())
+        section = CLI_PREFIX + command
+        out: dict[str, str] = {}
+        for key, (value, origin) in self._section(section).items():
+            if key in known:
+                out[key] = value
+            else:
+                hint = closest(key, sorted(known)) if known else "it reads none"
+                _warn_once(
+                    f"torchx: {origin} [{section}] {key}: ignored, not a setting of "
+                    f"torchx {command}; {hint}"
+                )
+        return out
 
 
 # What pytorch/torchx 0.7's ``torchx configure`` writes for an option with no value: the
@@ -154,7 +171,9 @@ def load_config(
     """Read and merge ``files`` (default: ``config_files()``), checking section names.
 
     A section that is neither a known scheduler, nor ``component:NAME``, nor a known
-    ``cli:COMMAND`` is an error, as is an unknown key in a ``cli:`` section.
+    ``cli:COMMAND`` is an error, except the sections 0.7 files hold that this installation
+    cannot use (a scheduler not installed here, a component's name without ``component:``):
+    those are skipped with a warning.
     """
     paths = [Path(f) for f in files] if files is not None else config_files()
     # Only read when a file exists: listing schedulers scans installed packages.
@@ -189,16 +208,43 @@ def load_config(
     return config
 
 
-def _warn_skipped(path: Path, sections: list[str], known: set[str]) -> None:
-    """A file written for another installation (0.7's ``configure --all`` lists
-    ``[aws_batch]``, ``[lsf]``...) still works here: its other sections apply."""
+_warned: set[str] = set()
+
+
+def _warn_once(message: str) -> None:
+    """Log ``message`` as a warning the first time this process sees it: a command may
+    read the config files more than once, and one line per mistake is enough."""
+    if message in _warned:
+        return
+    _warned.add(message)
     import logging
 
-    logging.getLogger("torchx.runner").warning(
-        "torchx: %s: skipping %s: no such scheduler is installed here",
-        path,
-        ", ".join(f"[{s}]" for s in sections),
-    )
+    logging.getLogger("torchx.runner").warning("%s", message)
+
+
+def _looks_like_component(section: str) -> bool:
+    """Whether a section name reads as a component (``dist.ddp``, ``file.py:fn``): scheduler
+    names have no dots, colons or slashes, components always do."""
+    return any(c in section for c in ".:/")
+
+
+def _warn_skipped(path: Path, sections: list[str], known: set[str]) -> None:
+    """A file written for another installation (0.7's ``configure --all`` lists
+    ``[aws_batch]``, ``[lsf]``...) still works here: its other sections apply.
+
+    A section named like a component is someone's guess at where component defaults
+    go: the warning says where they do go, since 0.7 ignored such a section too.
+    """
+    schedulers = [s for s in sections if not _looks_like_component(s)]
+    for section in sections:
+        if _looks_like_component(section):
+            _warn_once(
+                f"torchx: {path}: skipping [{section}]: not a scheduler; defaults for "
+                f"component {section} go under [{COMPONENT_PREFIX}{section}]"
+            )
+    if schedulers:
+        listed = ", ".join(f"[{s}]" for s in schedulers)
+        _warn_once(f"torchx: {path}: skipping {listed}: no such scheduler is installed here")
 
 
 def _check_tracker_section(origin: str, section: str, values: Mapping[str, str]) -> None:
@@ -231,18 +277,13 @@ def _check_section(origin: str, section: str, values: Mapping[str, str], known: 
     if section.startswith(CLI_PREFIX):
         command = section[len(CLI_PREFIX) :]
         if command not in CLI_KEYS:
-            raise ConfigError(
-                origin, section, "", section, f"known CLI sections: {sorted(CLI_KEYS)}"
+            # 0.7 read any [cli:COMMAND] and used what it knew: a 0.7 file still works
+            _warn_once(
+                f"torchx: {origin}: skipping [{section}]: no torchx command reads it; "
+                f"{closest(command, sorted(CLI_KEYS))}"
             )
-        for key, value in values.items():
-            if key not in CLI_KEYS[command]:
-                raise ConfigError(
-                    origin,
-                    section,
-                    key,
-                    value,
-                    f"known keys: {', '.join(sorted(CLI_KEYS[command]))}",
-                )
+            return True
+        # unknown keys are reported by ``cli_defaults``, when the command reads them
         return True
     if not known or section in known:
         return True

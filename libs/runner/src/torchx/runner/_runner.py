@@ -32,6 +32,7 @@ from torchx.specs import (
     ComponentSchema,
     SpecsError,
     UnknownAppException,
+    closest,
     make_app_handle,
     parse_app_handle,
     runopts,
@@ -282,12 +283,14 @@ class Runner:
         for key, (value, origin) in file_defaults.items():
             arg = schema.option(key)
             if arg is None:
-                raise ConfigError(origin, f"component:{name}", key, value, _takes(schema))
+                raise ConfigError(origin, f"component:{name}", key, value, _takes(schema, key))
             defaults[arg.name] = value
         for key, value in code_defaults.items():
             arg = schema.option(key)
             if arg is None:
-                raise SpecsError(f"component_defaults[{name!r}][{key!r}]", value, _takes(schema))
+                raise SpecsError(
+                    f"component_defaults[{name!r}][{key!r}]", value, _takes(schema, key)
+                )
             defaults.setdefault(arg.name, value)
         if defaults:
             schema.apply_defaults(parsed, defaults)
@@ -622,8 +625,12 @@ class Runner:
         return apps
 
 
-def _takes(schema: ComponentSchema) -> str:
-    """The fix for a default naming no argument of ``schema``."""
+def _takes(schema: ComponentSchema, key: str) -> str:
+    """The fix for a default ``key`` naming no argument of ``schema``: the closest
+    arguments when some are near, else all of them."""
+    near = closest(key, list(schema.options)) if schema.options else ""
+    if near.startswith("did you mean"):
+        return f"{schema.name} has no such argument; {near}"
     return f"{schema.name} has no such argument; it takes {', '.join(schema.options) or 'none'}"
 
 

@@ -71,8 +71,8 @@ class MalformedAppHandleException(SpecsError):
         super().__init__(
             "app handle",
             app_handle,
-            "expected SCHEDULER://SESSION/APP_ID, e.g. local_cwd://default/echo-1a2b3c "
-            "(the session may be empty: local_cwd:///echo-1a2b3c)",
+            "expected SCHEDULER://SESSION/APP_ID as `torchx run` prints it, "
+            "e.g. local_cwd://torchx/echo-1a2b3c",
         )
 
 
