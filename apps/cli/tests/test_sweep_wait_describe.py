@@ -12,12 +12,13 @@ COMPONENT = '''
 import torchx.specs as specs
 
 
-def trial(lr: float, gate: str = "") -> specs.AppDef:
+def trial(lr: float, gate: str = "", retries: int = 0) -> specs.AppDef:
     """Fails for lr < 0; waits (up to 2 minutes) for the file gate first when given one.
 
     Args:
         lr: learning rate
         gate: a file that must exist before the trial ends (GATE.started says it began)
+        retries: the role's max_retries
     """
     wait = (
         f"touch {gate}.started; for i in $(seq 1200); do [ -e {gate} ] && break; sleep 0.1; done; "
@@ -25,15 +26,15 @@ def trial(lr: float, gate: str = "") -> specs.AppDef:
         else ""
     )
     script = wait + f'echo lr={lr}; python3 -c "import sys; sys.exit({lr} < 0)"'
-    return specs.AppDef(
-        "trial", roles=[specs.Role("t", image=".", entrypoint="bash", args=["-c", script])]
-    )
+    role = specs.Role("t", image=".", entrypoint="bash", args=["-c", script], max_retries=retries)
+    return specs.AppDef("trial", roles=[role])
 '''
 
 
-def _sweep(tmp_path: Path, *flags: str, gate: str = "") -> str:
+def _sweep(tmp_path: Path, *flags: str, gate: str = "", retries: int = 0) -> str:
     (tmp_path / "comp.py").write_text(COMPONENT)
-    proc = torchx("run", "--no-wait", *flags, "comp.py:trial", "--gate", gate)
+    trial_args = ["--gate", gate, "--retries", str(retries)]
+    proc = torchx("run", "--no-wait", *flags, "comp.py:trial", *trial_args)
     assert proc.returncode == 0, proc.stderr
     handle = proc.stdout.strip()
     assert "/sweep-" in handle, proc.stdout
@@ -110,3 +111,39 @@ def test_wait_on_an_unknown_sweep_exits_2() -> None:
 def test_parallel_help_says_what_0_means() -> None:
     help_text = " ".join(torchx("run", "--help").stdout.split())
     assert "at most this many trials at once (0: all at once) [default: 0]" in help_text
+
+
+def test_attempts_count_restarts_as_the_trials_own_status_does_and_a_bare_id_is_found(
+    tmp_path: Path,
+) -> None:
+    sweep = _sweep(tmp_path, "--sweep", "lr=-1", retries=2)
+    assert torchx("wait", sweep).returncode == 1
+    trial = json.loads(torchx("status", "--json", sweep).stdout)["trials"][0]
+    own = json.loads(torchx("status", "--json", trial["handle"]).stdout)
+    assert own["num_restarts"] == 2
+    assert (trial["state"], trial["attempts"]) == ("FAILED", 1 + own["num_restarts"])
+    # the sweep id alone, as for an app id alone: the handle it meant
+    bare = sweep.rsplit("/", 1)[1]
+    proc = torchx("wait", bare)
+    assert (proc.returncode, proc.stderr) == (
+        2,
+        f"torchx: error: app handle: got {bare!r}; did you mean {sweep}?\n",
+    )
+
+
+def test_a_sweep_whose_trials_were_cancelled_or_succeeded_is_cancelled(tmp_path: Path) -> None:
+    gate = tmp_path / "gate"
+    sweep = _sweep(tmp_path, "--sweep", "lr=0.1,0.2", "--parallel", "1", gate=str(gate))
+    try:
+        deadline = time.monotonic() + 60
+        while not Path(f"{gate}.started").exists():  # trial 0 runs, however loaded the host
+            assert time.monotonic() < deadline, torchx("status", sweep).stdout
+            time.sleep(0.05)
+        assert torchx("cancel", f"{sweep}/0").returncode == 0
+    finally:
+        gate.touch()  # trial 1 then runs and succeeds
+    proc = torchx("wait", sweep)
+    assert (proc.returncode, proc.stdout) == (
+        1,  # as for a cancelled app
+        f"{sweep} CANCELLED: 1 CANCELLED, 1 SUCCEEDED of 2 trials (torchx status lists them)\n",
+    ), proc.stderr

@@ -135,6 +135,43 @@ def test_attempts_count_the_runs_that_started() -> None:
     assert started(["a"], AppState.PENDING, "REQUEUED") == 1
 
 
+def test_attempts_count_restarts_and_requeues_the_status_says() -> None:
+    from torchx.runner._sweep_record import TrialRecord
+    from torchx.runner._sweeps import _started
+
+    def started(attempts: list[str], state: AppState, reruns: int) -> int:
+        return _started(TrialRecord(0, {"lr": "1"}, attempts), state, "", reruns)
+
+    # max_retries=2 spent: three runs, as the app's status says (Num Restarts: 2)
+    assert started(["a"], AppState.FAILED, 2) == 3
+    assert started(["a"], AppState.RUNNING, 1) == 2
+    # requeued after one run, waiting to run again: the one run started
+    assert started(["a"], AppState.PENDING, 1) == 1
+    # re-run by --resume after an earlier submission
+    assert started(["a", "b"], AppState.FAILED, 2) == 4
+
+
+@pytest.mark.parametrize(
+    ("states", "overall"),
+    [
+        ([AppState.CANCELLED, AppState.CANCELLED], AppState.CANCELLED),
+        ([AppState.CANCELLED, AppState.SUCCEEDED], AppState.CANCELLED),
+        ([AppState.CANCELLED, AppState.FAILED], AppState.FAILED),
+        ([AppState.FAILED, AppState.SUCCEEDED], AppState.FAILED),
+        ([AppState.SUCCEEDED, AppState.SUCCEEDED], AppState.SUCCEEDED),
+        ([AppState.CANCELLED, AppState.RUNNING], AppState.RUNNING),
+    ],
+)
+def test_a_sweep_is_cancelled_when_no_trial_failed_and_one_was_cancelled(
+    states: list[AppState], overall: AppState
+) -> None:
+    from torchx.runner._sweeps import TrialStatus, _overall
+
+    trials = [TrialStatus(i, {}, s, 1, None, None) for i, s in enumerate(states)]
+    # read while the cancel has ended the trials but not yet recorded itself (alive False)
+    assert _overall(trials, alive=False) == overall
+
+
 def test_argument_both_shared_and_swept_is_refused() -> None:
     with pytest.raises(SweepError, match="give it once"):
         check_sweep(SCHEMA, Sweep.grid("trainer", {"lr": [1]}, base_args=["--lr", "2"]))

@@ -19,8 +19,9 @@ def bad_handle(handle: str, error: Exception) -> CliError:
 
 def _handle_guess(text: str) -> str | None:
     """The handle a malformed one most likely meant: ``SCHEDULER://APP_ID`` lacks only the
-    session; a bare app id is looked up on the default scheduler, whose apps are on this
-    machine (one local lookup; remote schedulers are never asked)."""
+    session; a bare sweep id is looked up in the sweep records of this machine, a bare app
+    id on the default scheduler, whose apps are on this machine (one local lookup; remote
+    schedulers are never asked)."""
     from torchx.specs import make_app_handle
 
     scheme, sep, rest = text.strip().partition("://")
@@ -30,6 +31,11 @@ def _handle_guess(text: str) -> str | None:
     app_id = scheme
     if not app_id or any(c in app_id for c in "/: "):
         return None
+    from torchx.runner import sweep_handle_of
+
+    sweep = sweep_handle_of(app_id)  # a sweep's record on this machine names its handle
+    if sweep is not None:
+        return sweep
     from torchx.schedulers import DEFAULT_SCHEDULER, SchedulerError, get_scheduler_factories
     from torchx.specs import SpecsError
 

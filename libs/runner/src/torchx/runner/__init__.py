@@ -26,7 +26,13 @@ if TYPE_CHECKING:
     from torchx.runner._executor import CallNotPicklableError, Executor, default_transport
     from torchx.runner._function_future import FunctionAppError, FunctionFuture
     from torchx.runner._sweep import Sweep, SweepError
-    from torchx.runner._sweeps import SweepPlan, SweepStatus, TrialStatus, sweep_id_of
+    from torchx.runner._sweeps import (
+        SweepPlan,
+        SweepStatus,
+        TrialStatus,
+        sweep_handle_of,
+        sweep_id_of,
+    )
 
 
 # Loaded on first use (PEP 562): function apps pull in concurrent.futures and pickling,
@@ -36,7 +42,7 @@ def __getattr__(name: str) -> Any:
         from torchx.runner import _sweep
 
         return getattr(_sweep, name)
-    if name in ("SweepPlan", "SweepStatus", "TrialStatus", "sweep_id_of"):
+    if name in ("SweepPlan", "SweepStatus", "TrialStatus", "sweep_handle_of", "sweep_id_of"):
         from torchx.runner import _sweeps
 
         return getattr(_sweeps, name)
@@ -72,6 +78,7 @@ __all__ = [
     "get_configured_trackers",
     "get_runner",
     "load_config",
+    "sweep_handle_of",
     "sweep_id_of",
     "trackers_env",
 ]

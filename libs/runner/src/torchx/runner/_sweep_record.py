@@ -80,6 +80,9 @@ class SweepRecord:
     driver_done: bool = False
     cancelled: bool = False
     created: float = 0.0
+    # the process re-submitting the sweep (``--resume``) until it has recorded the new
+    # submission: the sweep's previous end is not its end meanwhile
+    resumed_by: int | None = None
     version: int = RECORD_VERSION
 
     @property
@@ -91,6 +94,9 @@ class SweepRecord:
         # record is saved at each submission.
         data = {f.name: getattr(self, f.name) for f in fields(self)}
         data["trials"] = [{f.name: getattr(t, f.name) for f in _TRIAL_FIELDS} for t in self.trials]
+        if data["resumed_by"] is None:
+            # written only while a resume submits: a record at rest keeps its version's keys
+            del data["resumed_by"]
         return data
 
     @classmethod

@@ -88,8 +88,10 @@ _ARGS_JSON = json.JSONEncoder(sort_keys=True)
 
 @dataclass
 class TrialStatus:
-    """One trial of a sweep. ``attempts`` counts its submissions that started: 0 while its
-    first one still waits, 2 once ``--resume`` ran it again."""
+    """One trial of a sweep. ``attempts`` counts its runs that started, as the app's own
+    status does (restarts by ``max_retries`` included, where the scheduler's one status
+    query for the sweep says them): 0 while its first run still waits, one more when
+    ``--resume`` ran it again."""
 
     index: int
     args: dict[str, str]
@@ -424,7 +426,17 @@ def submit(runner: Runner, p: SweepPlan) -> str:
     One request (an array, an Indexed Job): the record is written once, as soon as the
     request is accepted, with its job; if it cannot be written, the job is cancelled, so
     nothing runs that no record names. Otherwise the record is written first, since the
-    process that submits the trials reads it."""
+    process that submits the trials reads it. The write that records a resume's new
+    submission also ends the resume's claim (``resume(claim=True)``)."""
+    try:
+        return _submit(runner, p)
+    except BaseException:
+        if p.record.resumed_by == os.getpid():
+            _release(p.record.sweep_id)
+        raise
+
+
+def _submit(runner: Runner, p: SweepPlan) -> str:
     record = p.record
     if record.mode in ("array", "indexed"):
         from torchx.schedulers import SchedulerError
@@ -443,6 +455,7 @@ def submit(runner: Runner, p: SweepPlan) -> str:
         for pos, i in enumerate(p.indices):
             record.trials[i].attempts.append(_member_id(record.mode, job, i, pos))
             record.trials[i].final_state, record.trials[i].final_exit_code = "", None
+        record.resumed_by = None
         try:
             save(record)
         except BaseException:
@@ -496,6 +509,7 @@ def _start_local_group(runner: Runner, p: SweepPlan) -> None:
     _drivers[proc.pid] = proc
     record.driver_pid = proc.pid
     record.driver_done = False
+    record.resumed_by = None
     save(record)
 
 
@@ -520,6 +534,7 @@ def _start_group(record: SweepRecord, indices: list[int]) -> None:
     _drivers[proc.pid] = proc
     record.driver_pid = proc.pid
     record.driver_done = False
+    record.resumed_by = None
     save(record)
 
 
@@ -533,6 +548,18 @@ def sweep_id_of(handle: str) -> str | None:
     except SpecsError:
         return None
     return app_id if is_sweep_id(app_id) else None
+
+
+def sweep_handle_of(sweep_id: str) -> str | None:
+    """The handle of sweep ``sweep_id`` (``sweep-...``) submitted from this machine, read
+    from its record alone (no scheduler is asked); None when there is no such record."""
+    if not is_sweep_id(sweep_id):
+        return None
+    try:
+        record = load(sweep_id)
+    except (SpecsError, OSError):
+        return None  # unreadable: not one the user can be pointed at
+    return record.handle if record is not None else None
 
 
 def record_of(handle: str) -> SweepRecord:
@@ -591,6 +618,7 @@ def exit_code(st: AppStatus) -> int | None:
 def status(runner: Runner, handle: str) -> SweepStatus:
     record = record_of(handle)
     alive = record.mode == "group" and driver_alive(record)
+    resuming = _resuming(record)
     local_group = record.mode == "group" and _local_group(runner, record.scheduler)
     # A local group's trials are read together, each from its state file alone.
     local_states = _local_statuses(runner, record) if local_group else {}
@@ -607,6 +635,7 @@ def status(runner: Runner, handle: str) -> SweepStatus:
     for t in record.trials:
         th = trial_handle(record, t.index)
         state, code, msg = AppState.UNKNOWN, None, ""
+        reruns = 0  # the latest submission's runs after its first, where its status says
         if not t.attempts:
             if t.error:
                 state, msg = AppState.FAILED, t.error
@@ -640,6 +669,7 @@ def status(runner: Runner, handle: str) -> SweepStatus:
             st = local_states.get(t.attempts[-1]) if local_group else runner.status(th)
             if st is not None:
                 state, code, msg = st.state, exit_code(st), st.msg
+                reruns = st.num_restarts + st.num_preemptions
             elif t.final_state:
                 state, code = AppState[t.final_state], t.final_exit_code
             elif record.cancelled:
@@ -649,18 +679,49 @@ def status(runner: Runner, handle: str) -> SweepStatus:
             if state == AppState.PENDING and not alive and local_group:
                 # the group that was to start it is gone: it never will
                 state, msg = AppState.FAILED, "the sweep's group process ended before starting it"
-        trials.append(
-            TrialStatus(t.index, dict(t.args), state, _started(t, state, msg), code, th, msg)
-        )
-    return SweepStatus(handle, _overall(record, trials, alive), record.mode, trials)
+        attempts = _started(t, state, msg, reruns)
+        if resuming and state != AppState.SUCCEEDED:
+            # ``--resume`` is re-submitting it: how it ended before is not how it ends
+            state, code, msg = AppState.PENDING, None, "being resumed"
+        trials.append(TrialStatus(t.index, dict(t.args), state, attempts, code, th, msg))
+    return SweepStatus(handle, _overall(trials, alive or resuming), record.mode, trials)
 
 
-def _started(trial: TrialRecord, state: AppState, msg: str) -> int:
-    """How many of the trial's submissions have started: its latest one is not counted while
-    it still waits for its turn (PENDING), unless Slurm says it waits again after a run it
-    was preempted from (REQUEUED)."""
+def _resuming(record: SweepRecord) -> bool:
+    """Whether a live process is re-submitting the sweep (``resume(claim=True)``) and has
+    not yet recorded the new submission."""
+    pid = record.resumed_by
+    if pid is None:
+        return False
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False  # it ended before recording anything: the previous end stands
+    except OSError:
+        return True  # alive, owned by another user
+    return True
+
+
+def _release(sweep_id: str) -> None:
+    """End this process's claim on the sweep's resume, where nothing new was recorded."""
+    record = load(sweep_id)
+    if record is not None and record.resumed_by == os.getpid():
+        record.resumed_by = None
+        save(record)
+
+
+def _started(trial: TrialRecord, state: AppState, msg: str, reruns: int = 0) -> int:
+    """How many runs of the trial have started, as the app's own ``torchx status`` counts
+    them: each earlier submission counts one, and the latest one its first run (unless it
+    still waits for its turn, PENDING, and Slurm does not say it waits again after a run it
+    was preempted from, REQUEUED) plus ``reruns``, the runs its scheduler started again
+    (restarts by ``max_retries``, requeues after a preemption)."""
+    if not trial.attempts:
+        return 0
     waiting = state == AppState.PENDING and msg != "REQUEUED"
-    return len(trial.attempts) - 1 if waiting and trial.attempts else len(trial.attempts)
+    return len(trial.attempts) - 1 + reruns + (0 if waiting else 1)
 
 
 def _local_statuses(runner: Runner, record: SweepRecord) -> dict[str, AppStatus | None]:
@@ -672,16 +733,19 @@ def _local_statuses(runner: Runner, record: SweepRecord) -> dict[str, AppStatus 
     return sched.statuses([t.attempts[-1] for t in record.trials if t.attempts])
 
 
-def _overall(record: SweepRecord, trials: list[TrialStatus], alive: bool) -> AppState:
+def _overall(trials: list[TrialStatus], alive: bool) -> AppState:
     states = [t.state for t in trials]
     if alive or not all(is_terminal(s) for s in states):
         if any(s == AppState.RUNNING for s in states):
             return AppState.RUNNING
         return AppState.RUNNING if any(is_terminal(s) for s in states) else AppState.PENDING
-    if record.cancelled or any(s == AppState.CANCELLED for s in states):
-        return AppState.CANCELLED if record.cancelled else AppState.FAILED
     if all(s == AppState.SUCCEEDED for s in states):
         return AppState.SUCCEEDED
+    # Cancelled, as an app is, when no trial failed: every trial that did not succeed was
+    # cancelled (a cancel that ends the driver first may be read before it is recorded).
+    ended_well = (AppState.SUCCEEDED, AppState.CANCELLED)
+    if all(s in ended_well for s in states):
+        return AppState.CANCELLED
     return AppState.FAILED
 
 
@@ -770,12 +834,23 @@ def cancel(runner: Runner, handle: str, timeout: float = 60.0) -> None:
             runner.cancel(t.handle)
 
 
-def resume(runner: Runner, handle: str, check_limits: bool = True) -> SweepPlan:
-    """A plan that runs again only the trials that did not succeed."""
+def resume(
+    runner: Runner, handle: str, check_limits: bool = True, claim: bool = False
+) -> SweepPlan:
+    """A plan that runs again only the trials that did not succeed.
+
+    ``claim`` (for a plan about to be submitted): the record says at once that this process
+    resumes the sweep, so that a ``wait`` or ``status`` meanwhile does not take the
+    previous end for the end; ``submit`` ends the claim when it records the submission
+    (or fails), and a claim whose process is gone is ignored."""
     record = record_of(handle)
     if record.mode == "group" and driver_alive(record):
         raise SpecsError(
             "--resume", handle, "the sweep is still running; wait for it or cancel it first"
+        )
+    if _resuming(record):
+        raise SpecsError(
+            "--resume", handle, f"process {record.resumed_by} is resuming it; wait for it"
         )
     st = status(runner, handle)
     if not st.is_terminal():
@@ -785,6 +860,20 @@ def resume(runner: Runner, handle: str, check_limits: bool = True) -> SweepPlan:
     todo = [t.index for t in st.trials if t.state != AppState.SUCCEEDED]
     if not todo:
         raise SpecsError("--resume", handle, "every trial succeeded; there is nothing to re-run")
+    if claim:
+        record.resumed_by = os.getpid()
+        save(record)
+        try:
+            return _resume_plan(runner, record, todo, check_limits)
+        except BaseException:
+            _release(record.sweep_id)
+            raise
+    return _resume_plan(runner, record, todo, check_limits)
+
+
+def _resume_plan(
+    runner: Runner, record: SweepRecord, todo: list[int], check_limits: bool
+) -> SweepPlan:
     record.cancelled = False
     for t in record.trials:
         t.cancelled, t.error = False, ""
@@ -811,6 +900,7 @@ __all__ = [
     "resume",
     "status",
     "submit",
+    "sweep_handle_of",
     "sweep_id_of",
     "trial_handle",
     "wait",
