@@ -261,6 +261,7 @@ def test_a_misspelt_cli_run_key_stops_torchx_run_before_anything_runs(
         "setting of torchx run; did you mean 'dryrun'?\n"
     )
     assert caplog.messages == []
+    (isolated / ".torchxconfig").unlink()  # `torchx list` reads [cli:run] too
     assert json.loads(invoke("list", "--json")[1]) == []  # nothing was launched
 
 
