@@ -119,12 +119,6 @@ def _warnings(caplog: pytest.LogCaptureFixture) -> list[str]:
             " --scheduler_args on the command line",
         ),
         (
-            "[cli:lsit]\nlimit = 3\n",
-            "list",
-            {},
-            ": skipping [cli:lsit]: no torchx command reads it; did you mean [cli:list]?",
-        ),
-        (
             "[cli:status]\nlimit = 3\n",
             "status",
             {},
@@ -152,6 +146,19 @@ def test_what_0_7_ignored_in_cli_sections_warns_once_with_a_suggestion(
     assert _warnings(caplog) == [f"torchx: {ini}{warning}"]
     # "skipping" means skipped: nothing of such a section is kept
     assert all(s in ("cli:run", "cli:list") for s in config.sections)
+
+
+@pytest.mark.parametrize(("section", "meant"), [("cli:rnu", "cli:run"), ("cli:lsit", "cli:list")])
+def test_a_near_miss_of_a_cli_section_stops_naming_the_section(
+    tmp_path: Path, section: str, meant: str
+) -> None:
+    # skipped, [cli:rnu] dryrun = true would launch for real
+    ini = tmp_path / "cli.ini"
+    ini.write_text(f"[{section}]\ndryrun = true\n")
+    with pytest.raises(ConfigError) as e:
+        load_config([ini])
+    assert f"[{section}]" in str(e.value)
+    assert str(e.value).endswith(f"no such section; did you mean [{meant}]?")
 
 
 @pytest.mark.parametrize(

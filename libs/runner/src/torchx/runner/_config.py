@@ -265,7 +265,8 @@ def _skip_reason(origin: str, section: str, values: Mapping[str, str], known: se
 
     Skipped are the sections a 0.7 file may hold that this installation cannot use, as 0.7
     ignored them: a scheduler not installed here, ``[cli:COMMAND]`` of a command that reads
-    none, and a component's name without ``component:`` (the reason says where it goes).
+    none (unless COMMAND is a near miss of one that does: refused), and a component's name
+    without ``component:`` (the reason says where it goes).
     """
     if section == TRACKERS_SECTION or section.startswith(TRACKER_PREFIX):
         _check_tracker_section(origin, section, values)
@@ -279,12 +280,17 @@ def _skip_reason(origin: str, section: str, values: Mapping[str, str], known: se
         if command in CLI_KEYS:
             return ""  # its unknown keys are reported by ``cli_defaults``, when read
         command_meant = close_matches(command, list(CLI_KEYS), n=1)
-        sections = [f"[{CLI_PREFIX}{c}]" for c in (command_meant or sorted(CLI_KEYS))]
-        return "no torchx command reads it; " + (
-            f"did you mean {sections[0]}?"
-            if command_meant
-            else "torchx reads " + " and ".join(sections)
-        )
+        if command_meant:
+            # skipping it would drop what it sets: [cli:rnu] dryrun = true would launch
+            raise ConfigError(
+                origin,
+                section,
+                "",
+                section,
+                f"no such section; did you mean [{CLI_PREFIX}{command_meant[0]}]?",
+            )
+        sections = " and ".join(f"[{CLI_PREFIX}{c}]" for c in sorted(CLI_KEYS))
+        return f"no torchx command reads it; torchx reads {sections}"
     prefix, colon, name = section.partition(":")
     # ``file.py:fn`` is a component's name, whatever its first letters look like
     meant = (
