@@ -246,21 +246,34 @@ def test_cli_run_component_of_the_config_applies_as_in_0_7(isolated: Path) -> No
     assert code == 2 and "[cli:run]" in err and "component: none given" in err
 
 
-def test_a_misspelt_cli_run_key_warns_and_stops_no_command(
+def test_a_misspelt_cli_run_key_stops_torchx_run_before_anything_runs(
     isolated: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
-    # 0.7 ignored keys of [cli:run] it did not know; `torchx run` names the typo
-    (isolated / ".torchxconfig").write_text("[cli:run]\nschedular = local_cwd\n")
+    # left out, `dryrn = true` would launch for real: the command reading it stops instead
+    (isolated / ".torchxconfig").write_text("[cli:run]\ndryrn = true\n")
     with caplog.at_level(logging.WARNING):
         code, out, err = invoke("status", "local_cwd://torchx/missing-1")
-        assert code == 2 and "no such app" in err
-        assert caplog.messages == []  # a command that does not read [cli:run] says nothing
-        code, out, err = invoke("run", "-s", "slurm", "--dryrun", "utils.echo")
-    assert code == 0 and "#SBATCH" in out, err
-    assert caplog.messages == [
-        f"torchx: {isolated / '.torchxconfig'} [cli:run] schedular: ignored, not a setting of "
-        "torchx run; did you mean 'scheduler'?"
-    ]
+        assert code == 2 and "no such app" in err  # a command not reading [cli:run] goes on
+        code, out, err = invoke("run", "utils.echo", "--msg", "launched")
+    assert code == 2 and out == ""
+    assert err == (
+        f"torchx: error: {isolated / '.torchxconfig'} [cli:run] dryrn: got 'true'; not a "
+        "setting of torchx run; did you mean 'dryrun'?\n"
+    )
+    assert caplog.messages == []
+    (isolated / ".torchxconfig").unlink()  # `torchx list` reads [cli:run] too
+    assert json.loads(invoke("list", "--json")[1]) == []  # nothing was launched
+
+
+@pytest.mark.parametrize("handle", ["local_cwd://nosuch-abc", "nosuch-abc", "slurm://1234"])
+def test_no_handle_is_suggested_for_an_app_not_found_here(isolated: Path, handle: str) -> None:
+    # a local app that does not exist, or a remote scheduler, which is never asked
+    code, _, err = invoke("status", handle)
+    assert code == 2
+    assert err == (
+        f"torchx: error: app handle: got {handle!r}; expected SCHEDULER://SESSION/APP_ID as "
+        "`torchx run` prints it, e.g. local_cwd://torchx/echo-1a2b3c\n"
+    )
 
 
 def test_the_dryrun_names_the_image_and_where_it_came_from(isolated: Path) -> None:

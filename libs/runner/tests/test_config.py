@@ -104,16 +104,26 @@ def _warnings(caplog: pytest.LogCaptureFixture) -> list[str]:
     ("text", "command", "read", "warning"),
     [
         (
-            "[cli:run]\nschedular = slurm\ncomponent = utils.echo\n",
+            "[cli:run]\nhosts = a,b\ncomponent = utils.echo\n",
             "run",
             {"component": "utils.echo"},
-            " [cli:run] schedular: ignored, not a setting of torchx run; did you mean 'scheduler'?",
+            " [cli:run] hosts: ignored, not a setting of torchx run; known: component, dryrun,"
+            " log, scheduler, wait, workspace",
         ),
         (
-            "[cli:lsit]\nlimit = 3\n",
-            "list",
+            # 0.7's run options it read from the command line alone, near a key or not
+            "[cli:run]\nscheduler_args = log_dir=/x\n",
+            "run",
             {},
-            ": skipping [cli:lsit]: no torchx command reads it; did you mean 'list'?",
+            " [cli:run] scheduler_args: ignored, not a setting of torchx run; give"
+            " --scheduler_args on the command line",
+        ),
+        (
+            "[cli:status]\nlimit = 3\n",
+            "status",
+            {},
+            ": skipping [cli:status]: no torchx command reads it; torchx reads [cli:list] and"
+            " [cli:run]",
         ),
     ],
 )
@@ -134,20 +144,77 @@ def test_what_0_7_ignored_in_cli_sections_warns_once_with_a_suggestion(
         assert config.cli_defaults(command) == read
         assert config.cli_defaults(command) == read
     assert _warnings(caplog) == [f"torchx: {ini}{warning}"]
+    # "skipping" means skipped: nothing of such a section is kept
+    assert all(s in ("cli:run", "cli:list") for s in config.sections)
+
+
+@pytest.mark.parametrize(
+    ("key", "value", "meant"),
+    [
+        ("schedular", "local_docker", "scheduler"),
+        ("dryrn", "true", "dryrun"),
+        ("workspce", "/src", "workspace"),
+        ("compnent", "dist.ddp", "component"),
+    ],
+)
+def test_a_near_miss_of_a_cli_run_key_stops_naming_the_fix(
+    tmp_path: Path, key: str, value: str, meant: str
+) -> None:
+    # left out, it would launch elsewhere, or for real where a dry run was written
+    ini = tmp_path / "cli.ini"
+    ini.write_text(f"[cli:run]\n{key} = {value}\n")
+    config = load_config([ini])
+    with pytest.raises(ConfigError) as e:
+        config.cli_defaults("run")
+    assert str(e.value) == (
+        f"{ini} [cli:run] {key}: got {value!r}; not a setting of torchx run; "
+        f"did you mean {meant!r}?"
+    )
+
+
+@pytest.mark.parametrize(
+    ("section", "meant"),
+    [
+        ("compnent:utils.echo", "component:utils.echo"),
+        ("components:dist.ddp", "component:dist.ddp"),
+        ("clli:run", "cli:run"),
+        ("torchx:trackers", "torchx:tracker"),
+        # a command one typo from one that reads its section: [cli:rnu] dryrun = true
+        # skipped would launch for real
+        ("cli:rnu", "cli:run"),
+        ("cli:lsit", "cli:list"),
+    ],
+)
+def test_a_misspelt_section_name_stops_naming_the_whole_section(
+    tmp_path: Path, section: str, meant: str
+) -> None:
+    ini = tmp_path / "typo.ini"
+    ini.write_text(f"[{section}]\nmsg = x\n")
+    with pytest.raises(ConfigError) as e:
+        load_config([ini], known_schedulers=["local_cwd"])
+    assert str(e.value) == (
+        f"{ini} [{section}] : got {section!r}; no such section; did you mean [{meant}]?"
+    )
 
 
 def test_a_section_named_like_a_component_says_where_its_defaults_go(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     ini = tmp_path / "guess.ini"
-    ini.write_text("[dist.ddp]\nj = 1x1\n[aws_batch]\nqueue = q\n[local_cwd]\nlog_dir = /x\n")
+    ini.write_text(
+        "[dist.ddp]\nj = 1x1\n[aws_batch]\nqueue = q\n[client:foo]\nx = 1\n"
+        "[local_cwd]\nlog_dir = /x\n"
+    )
     with caplog.at_level(logging.WARNING):
         config = load_config([ini], known_schedulers=["local_cwd"])
     assert _warnings(caplog) == [
         f"torchx: {ini}: skipping [dist.ddp]: not a scheduler; defaults for component "
         "dist.ddp go under [component:dist.ddp]",
         f"torchx: {ini}: skipping [aws_batch]: no such scheduler is installed here",
+        # maybe the user's own section (0.7 read any [PREFIX:NAME]); no command reads [cli:foo]
+        f"torchx: {ini}: skipping [client:foo]: not a section torchx reads; did you mean "
+        "[cli:foo]?",
     ]
-    # skipped, as 0.7 ignored it; the file's other sections still apply
-    assert "dist.ddp" not in config.sections and config.component_defaults("dist.ddp") == {}
+    # skipped, as 0.7 ignored them; the file's other sections still apply
+    assert list(config.sections) == ["local_cwd"] and config.component_defaults("dist.ddp") == {}
     assert config.sections["local_cwd"]["log_dir"][0] == "/x"

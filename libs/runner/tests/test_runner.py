@@ -127,6 +127,14 @@ def test_component_default_for_unknown_argument(component: str) -> None:
     assert str(e.value).endswith("has no such argument; it takes msg, times, name")
 
 
+def test_a_misspelt_default_suggests_the_nearest_argument_alone() -> None:
+    # 'image' is as near to 'mgs' as difflib's cut-off, and unrelated
+    Path(".torchxconfig").write_text("[component:utils.echo]\nmgs = hi\n")
+    with pytest.raises(SpecsError) as e:
+        get_runner().component_app("utils.echo")
+    assert str(e.value).endswith("utils.echo has no such argument; did you mean 'msg'?")
+
+
 def test_a_misspelt_ddp_default_suggests_the_argument() -> None:
     Path(".torchxconfig").write_text("[component:dist.ddp]\njj = 1x1\n")
     with pytest.raises(SpecsError) as e:

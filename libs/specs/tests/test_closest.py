@@ -24,3 +24,10 @@ def test_nothing_close_lists_what_exists_sorted_and_capped() -> None:
 
 def test_closest_is_public() -> None:
     assert "closest" in specs.__all__
+
+
+def test_close_matches_are_the_names_closest_suggests_for_callers_that_word_it() -> None:
+    assert specs.close_matches("compnent", ["cli", "component", "tracker"]) == ["component"]
+    assert specs.close_matches("zzz", ["cli", "component"]) == []
+    assert specs.close_matches("mgs", ["msg", "image"], n=1) == ["msg"]
+    assert "close_matches" in specs.__all__

@@ -6,6 +6,8 @@ from torchx.cli._errors import CliError
 
 # The session of the handles ``torchx run`` prints (``get_runner()``'s default name).
 CLI_SESSION = "torchx"
+# The schedulers whose ``exists`` reads a record on this machine, never a remote service.
+LOCAL_SCHEDULERS = frozenset({"local_cwd", "local_dir"})
 
 
 def bad_handle(handle: str, error: Exception) -> CliError:
@@ -18,30 +20,28 @@ def bad_handle(handle: str, error: Exception) -> CliError:
 
 
 def _handle_guess(text: str) -> str | None:
-    """The handle a malformed one most likely meant: ``SCHEDULER://APP_ID`` lacks only the
-    session; a bare sweep id is looked up in the sweep records of this machine, a bare app
-    id on the default scheduler, whose apps are on this machine (one local lookup; remote
-    schedulers are never asked)."""
-    from torchx.specs import make_app_handle
+    """The handle a malformed one most likely meant, when that app exists: ``SCHEDULER://
+    APP_ID`` lacks only the session, a bare app id names one of the default scheduler, a
+    sweep id one whose record is on this machine. Only the sweep records and the local
+    schedulers are asked, whose apps are recorded on this machine (one local lookup);
+    remote schedulers never are."""
+    from torchx.schedulers import DEFAULT_SCHEDULER
 
     scheme, sep, rest = text.strip().partition("://")
-    if sep:
-        session_left_out = scheme and rest and "/" not in rest
-        return make_app_handle(scheme, CLI_SESSION, rest) if session_left_out else None
-    app_id = scheme
-    if not app_id or any(c in app_id for c in "/: "):
-        return None
-    from torchx.runner import sweep_handle_of
+    scheduler, app_id = (scheme, rest) if sep else (DEFAULT_SCHEDULER, scheme)
+    if app_id and not any(c in app_id for c in "/: "):
+        from torchx.runner import sweep_handle_of
 
-    sweep = sweep_handle_of(app_id)  # a sweep's record on this machine names its handle
-    if sweep is not None:
-        return sweep
-    from torchx.schedulers import DEFAULT_SCHEDULER, SchedulerError, get_scheduler_factories
-    from torchx.specs import SpecsError
+        sweep = sweep_handle_of(app_id)  # a sweep's record here names its handle
+        if sweep is not None and (not sep or sweep.startswith(f"{scheme}://")):
+            return sweep
+    if scheduler not in LOCAL_SCHEDULERS or not app_id or any(c in app_id for c in "/: "):
+        return None
+    from torchx.schedulers import SchedulerError, get_scheduler_factories
+    from torchx.specs import SpecsError, make_app_handle
 
     try:
-        scheduler = get_scheduler_factories()[DEFAULT_SCHEDULER](CLI_SESSION)
-        known = scheduler.exists(app_id)
-    except (SpecsError, SchedulerError, OSError):
-        return None  # not an app id the default scheduler could hold
-    return make_app_handle(DEFAULT_SCHEDULER, CLI_SESSION, app_id) if known else None
+        known = get_scheduler_factories()[scheduler](CLI_SESSION).exists(app_id)
+    except (KeyError, SpecsError, SchedulerError, OSError):
+        return None  # not installed here, or not an app id it could hold
+    return make_app_handle(scheduler, CLI_SESSION, app_id) if known else None

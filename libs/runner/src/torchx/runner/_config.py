@@ -28,7 +28,7 @@ from torchx.runner._tracking import (
     tracker_config_env_var_name,
     trackers_env,
 )
-from torchx.specs import CfgVal, SpecsError, closest, runopts
+from torchx.specs import CfgVal, SpecsError, close_matches, closest, runopts
 
 CONFIG_ENV = "TORCHXCONFIG"
 CONFIG_FILE = ".torchxconfig"
@@ -52,6 +52,12 @@ UPSTREAM_SCHEDULERS = frozenset(
         "lsf",
     }
 )
+# The ``[PREFIX:NAME]`` sections; a misspelt prefix is refused with the section meant.
+SECTION_PREFIXES = (COMPONENT_PREFIX, CLI_PREFIX, TRACKER_PREFIX)
+# Options of 0.7's ``torchx run`` that it took from the command line only, so its
+# ``[cli:run]`` ignored them: a 0.7 file holding one is warned, never refused, even where the
+# name is near a key read here (``scheduler_args`` and ``scheduler``).
+UPSTREAM_RUN_FLAGS = frozenset({"scheduler_args", "parent_run_id"})
 CLI_KEYS: dict[str, frozenset[str]] = {
     "run": frozenset({"scheduler", "workspace", "component", "dryrun", "wait", "log"}),
     # retention: how long local apps' records and logs are kept (``torchx list --prune``)
@@ -115,9 +121,10 @@ class TorchxConfig:
     def cli_defaults(self, command: str) -> dict[str, str]:
         """Defaults for ``torchx COMMAND`` options from ``[cli:COMMAND]``.
 
-        A key the command does not read is left out with a warning suggesting the closest
-        one: pytorch/torchx 0.7 ignored such keys, so a 0.7 file holding one still works,
-        and the warning comes only from the command that reads the section.
+        A near miss of a key the command reads is a ``ConfigError`` suggesting it: left out,
+        ``schedular`` or ``dryrn`` would silently run elsewhere, or for real. Any other key
+        is left out with a warning, since pytorch/torchx 0.7 ignored the keys it did not read
+        and a 0.7 file holding one still works; only the command reading the section warns.
         """
         known = CLI_KEYS.get(command, frozenset())
         section = CLI_PREFIX + command
@@ -125,12 +132,19 @@ class TorchxConfig:
         for key, (value, origin) in self._section(section).items():
             if key in known:
                 out[key] = value
+                continue
+            if command == "run" and key in UPSTREAM_RUN_FLAGS:
+                hint = f"give --{key} on the command line"
             else:
                 hint = closest(key, sorted(known)) if known else "it reads none"
-                _warn_once(
-                    f"torchx: {origin} [{section}] {key}: ignored, not a setting of "
-                    f"torchx {command}; {hint}"
-                )
+                if hint.startswith("did you mean"):
+                    raise ConfigError(
+                        origin, section, key, value, f"not a setting of torchx {command}; {hint}"
+                    )
+            _warn_once(
+                f"torchx: {origin} [{section}] {key}: ignored, not a setting of "
+                f"torchx {command}; {hint}"
+            )
         return out
 
 
@@ -170,10 +184,9 @@ def load_config(
 ) -> TorchxConfig:
     """Read and merge ``files`` (default: ``config_files()``), checking section names.
 
-    A section that is neither a known scheduler, nor ``component:NAME``, nor a known
-    ``cli:COMMAND`` is an error, except the sections 0.7 files hold that this installation
-    cannot use (a scheduler not installed here, a component's name without ``component:``):
-    those are skipped with a warning.
+    A near miss of a section torchx reads (``[lcoal_cwd]``, ``[compnent:NAME]``) is an
+    error naming the section meant. What 0.7 files may hold that this installation cannot
+    use is skipped with a warning (see ``_skip_reason``).
     """
     paths = [Path(f) for f in files] if files is not None else config_files()
     # Only read when a file exists: listing schedulers scans installed packages.
@@ -195,16 +208,19 @@ def load_config(
             ) from None
         except configparser.Error as e:
             raise SpecsError(str(path), path.name, f"not a valid INI file ({e})") from None
-        skipped: list[str] = []
+        # why -> the sections skipped for it, so that one reason is one line
+        skipped: dict[str, list[str]] = {}
         for section in parser.sections():
-            if not _check_section(str(path), section, parser[section], known):
-                skipped.append(section)
+            why = _skip_reason(str(path), section, parser[section], known)
+            if why:
+                skipped.setdefault(why, []).append(section)
                 continue
             target = config.sections.setdefault(section, {})
             for key, value in parser[section].items():
                 target[key] = (value, str(path))
-        if skipped:
-            _warn_skipped(path, skipped, known)
+        for why, sections in skipped.items():
+            listed = ", ".join(f"[{s}]" for s in sections)
+            _warn_once(f"torchx: {path}: skipping {listed}: {why}")
     return config
 
 
@@ -220,31 +236,6 @@ def _warn_once(message: str) -> None:
     import logging
 
     logging.getLogger("torchx.runner").warning("%s", message)
-
-
-def _looks_like_component(section: str) -> bool:
-    """Whether a section name reads as a component (``dist.ddp``, ``file.py:fn``): scheduler
-    names have no dots, colons or slashes, components always do."""
-    return any(c in section for c in ".:/")
-
-
-def _warn_skipped(path: Path, sections: list[str], known: set[str]) -> None:
-    """A file written for another installation (0.7's ``configure --all`` lists
-    ``[aws_batch]``, ``[lsf]``...) still works here: its other sections apply.
-
-    A section named like a component is someone's guess at where component defaults
-    go: the warning says where they do go, since 0.7 ignored such a section too.
-    """
-    schedulers = [s for s in sections if not _looks_like_component(s)]
-    for section in sections:
-        if _looks_like_component(section):
-            _warn_once(
-                f"torchx: {path}: skipping [{section}]: not a scheduler; defaults for "
-                f"component {section} go under [{COMPONENT_PREFIX}{section}]"
-            )
-    if schedulers:
-        listed = ", ".join(f"[{s}]" for s in schedulers)
-        _warn_once(f"torchx: {path}: skipping {listed}: no such scheduler is installed here")
 
 
 def _check_tracker_section(origin: str, section: str, values: Mapping[str, str]) -> None:
@@ -265,30 +256,83 @@ def get_configured_trackers(config: TorchxConfig | None = None) -> dict[str, str
     return {name: env.get(tracker_config_env_var_name(name)) for name in names}
 
 
-def _check_section(origin: str, section: str, values: Mapping[str, str], known: set[str]) -> bool:
-    """Refuse a bad section; False for a scheduler section this installation lacks."""
+# Why a scheduler section is skipped; one line lists every such section of a file.
+NOT_INSTALLED = "no such scheduler is installed here"
+
+
+def _skip_reason(origin: str, section: str, values: Mapping[str, str], known: set[str]) -> str:
+    """Refuse a bad section; else why it is skipped ("" to apply it).
+
+    Skipped are the sections a 0.7 file may hold that this installation cannot use, as 0.7
+    ignored them: a scheduler not installed here, ``[cli:COMMAND]`` of a command that reads
+    none (unless COMMAND is a near miss of one that does: refused), and a component's name
+    without ``component:`` (the reason says where it goes).
+    """
     if section == TRACKERS_SECTION or section.startswith(TRACKER_PREFIX):
         _check_tracker_section(origin, section, values)
-        return True
+        return ""
     if section.startswith(COMPONENT_PREFIX):
         if not section[len(COMPONENT_PREFIX) :]:
             raise ConfigError(origin, section, "", section, "name the component: [component:NAME]")
-        return True
+        return ""
     if section.startswith(CLI_PREFIX):
         command = section[len(CLI_PREFIX) :]
-        if command not in CLI_KEYS:
-            # 0.7 read any [cli:COMMAND] and used what it knew: a 0.7 file still works
-            _warn_once(
-                f"torchx: {origin}: skipping [{section}]: no torchx command reads it; "
-                f"{closest(command, sorted(CLI_KEYS))}"
+        if command in CLI_KEYS:
+            return ""  # its unknown keys are reported by ``cli_defaults``, when read
+        command_meant = close_matches(command, list(CLI_KEYS), n=1)
+        if command_meant:
+            # skipping it would drop what it sets: [cli:rnu] dryrun = true would launch
+            raise ConfigError(
+                origin,
+                section,
+                "",
+                section,
+                f"no such section; did you mean [{CLI_PREFIX}{command_meant[0]}]?",
             )
-            return True
-        # unknown keys are reported by ``cli_defaults``, when the command reads them
-        return True
+        sections = " and ".join(f"[{CLI_PREFIX}{c}]" for c in sorted(CLI_KEYS))
+        return f"no torchx command reads it; torchx reads {sections}"
+    prefix, colon, name = section.partition(":")
+    # ``file.py:fn`` is a component's name, whatever its first letters look like
+    meant = (
+        _section_meant(prefix, name, section)
+        if colon and not any(c in prefix for c in "./")
+        else None
+    )
+    if meant and _is_read(meant):
+        # skipping it would drop what it sets, and run something else than was written
+        raise ConfigError(origin, section, "", section, f"no such section; did you mean [{meant}]?")
+    if meant:
+        # maybe a section of the user's own (0.7 read any [PREFIX:NAME]): nothing here reads it
+        return f"not a section torchx reads; did you mean [{meant}]?"
+    if colon or "." in section or "/" in section:
+        # a component's name (``dist.ddp``, ``file.py:fn``): scheduler names have none of these
+        return (
+            f"not a scheduler; defaults for component {section} go under "
+            f"[{COMPONENT_PREFIX}{section}]"
+        )
     if not known or section in known:
-        return True
+        return ""
     near = closest(section, known)
     if section not in UPSTREAM_SCHEDULERS and near.startswith("did you mean"):
         # a misspelt scheduler of this installation: skipping it would drop its options
         raise ConfigError(origin, section, "", section, f"not a scheduler; {near}")
-    return False
+    return NOT_INSTALLED
+
+
+def _section_meant(prefix: str, name: str, section: str) -> str | None:
+    """The section that ``section`` (``[PREFIX:NAME]`` with an unknown PREFIX) misspells:
+    ``[torchx:tracker]``, or NAME under the known prefix closest to PREFIX."""
+    if close_matches(section, [TRACKERS_SECTION]):
+        return TRACKERS_SECTION
+    near = close_matches(prefix + ":", list(SECTION_PREFIXES), n=1)
+    return near[0] + name if near else None
+
+
+def _is_read(section: str) -> bool:
+    """Whether torchx reads ``section`` whatever else the files hold: a component's
+    defaults, a command's ``[cli:COMMAND]``, the trackers."""
+    return (
+        section.startswith(COMPONENT_PREFIX)
+        or section == TRACKERS_SECTION
+        or (section.startswith(CLI_PREFIX) and section[len(CLI_PREFIX) :] in CLI_KEYS)
+    )

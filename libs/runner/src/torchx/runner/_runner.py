@@ -628,8 +628,9 @@ class Runner:
 
 def _takes(schema: ComponentSchema, key: str) -> str:
     """The fix for a default ``key`` naming no argument of ``schema``: the closest
-    arguments when some are near, else all of them."""
-    near = closest(key, list(schema.options)) if schema.options else ""
+    argument when one is near, else all of them (a second, less near one is as often
+    unrelated: ``image`` for ``mgs``)."""
+    near = closest(key, list(schema.options), n=1) if schema.options else ""
     if near.startswith("did you mean"):
         return f"{schema.name} has no such argument; {near}"
     return f"{schema.name} has no such argument; it takes {', '.join(schema.options) or 'none'}"

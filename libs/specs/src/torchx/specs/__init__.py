@@ -24,6 +24,7 @@ from torchx.specs._errors import (
     SpecsError,
     UnknownAppException,
     UnknownSchedulerException,
+    close_matches,
     closest,
 )
 from torchx.specs._handle import AppHandle, ParsedAppHandle, make_app_handle, parse_app_handle
@@ -177,6 +178,7 @@ __all__ = [
     "UnknownSchedulerException",
     "VolumeMount",
     "all_component_functions",
+    "close_matches",
     "closest",
     "find_component_function",
     "get_component_schema",

@@ -28,17 +28,25 @@ class _ProblemsError(SpecsError):
         self.field, self.value, self.expected = field, value, expected
 
 
+def close_matches(
+    name: str, choices: list[str] | tuple[str, ...] | set[str], n: int = 3
+) -> list[str]:
+    """The (at most ``n``) ``choices`` near enough to ``name`` to be what was meant, closest
+    first: the names ``closest`` suggests, for callers that word the suggestion themselves."""
+    import difflib  # only paid for on the error path
+
+    return difflib.get_close_matches(name, sorted(choices), n=n, cutoff=0.5)
+
+
 def closest(name: str, choices: list[str] | tuple[str, ...] | set[str], n: int = 3) -> str:
     """The end of an error message about an unknown name: "did you mean 'x'?" for near
     matches, else the known names (the first 12). Public so that every torchx package words
     these hints alike: ``SpecsError("scheduler", name, closest(name, known))``.
     """
-    import difflib  # only paid for on the error path
-
-    ordered = sorted(choices)
-    near = difflib.get_close_matches(name, ordered, n=n, cutoff=0.5)
+    near = close_matches(name, choices, n)
     if near:
         return "did you mean " + " or ".join(repr(c) for c in near) + "?"
+    ordered = sorted(choices)
     shown = ", ".join(ordered[:12]) + (", ..." if len(ordered) > 12 else "")
     return f"known: {shown}"
 
