@@ -41,6 +41,14 @@ def _sweep(tmp_path: Path, *flags: str, gate: str = "", retries: int = 0) -> str
     return handle
 
 
+def _until_started(gate: Path, sweep: str) -> None:
+    """Until trial 0, held by ``gate``, runs, however loaded the host (60 s at most)."""
+    deadline = time.monotonic() + 60
+    while not Path(f"{gate}.started").exists():
+        assert time.monotonic() < deadline, torchx("status", sweep).stdout
+        time.sleep(0.05)
+
+
 def test_wait_on_a_sweep_waits_for_every_trial_and_exits_1_if_one_failed(
     tmp_path: Path,
 ) -> None:
@@ -85,10 +93,7 @@ def test_wait_on_a_sweep_times_out_with_124_and_a_waiting_trial_has_0_attempts(
     # one trial at a time: trial 1 waits until trial 0, held by the gate, has ended
     sweep = _sweep(tmp_path, "--sweep", "lr=0.1,0.2", "--parallel", "1", gate=str(gate))
     try:
-        deadline = time.monotonic() + 60
-        while not Path(f"{gate}.started").exists():  # trial 0 runs, however loaded the host
-            assert time.monotonic() < deadline, torchx("status", sweep).stdout
-            time.sleep(0.05)
+        _until_started(gate, sweep)
         proc = torchx("wait", "--timeout", "1s", sweep)
         assert proc.returncode == 124, proc.stderr
         assert proc.stdout == f"{sweep} RUNNING: still running after 1s (--timeout)\n"
@@ -135,10 +140,7 @@ def test_a_sweep_whose_trials_were_cancelled_or_succeeded_is_cancelled(tmp_path:
     gate = tmp_path / "gate"
     sweep = _sweep(tmp_path, "--sweep", "lr=0.1,0.2", "--parallel", "1", gate=str(gate))
     try:
-        deadline = time.monotonic() + 60
-        while not Path(f"{gate}.started").exists():  # trial 0 runs, however loaded the host
-            assert time.monotonic() < deadline, torchx("status", sweep).stdout
-            time.sleep(0.05)
+        _until_started(gate, sweep)
         assert torchx("cancel", f"{sweep}/0").returncode == 0
     finally:
         gate.touch()  # trial 1 then runs and succeeds
