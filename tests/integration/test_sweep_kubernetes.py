@@ -124,10 +124,13 @@ def test_fallback_sweep_is_one_labelled_job_per_trial_described_by_one_list_call
         assert st.state.name == "FAILED"
 
 
-def _index_pod(kube_env: Any, ns: str, template: dict[str, Any], job: str, index: int) -> str:
-    """Trial ``index``'s pod of Indexed Job ``job``, made as the Job controller makes it."""
+def _index_pod(
+    kube_env: Any, ns: str, template: dict[str, Any], job: str, index: int, retry: int = 0
+) -> str:
+    """Trial ``index``'s pod of Indexed Job ``job``, made as the Job controller makes it
+    (``retry``: which of the controller's retries of the index it is; 0 for its first)."""
     pod = copy.deepcopy(template)
-    name = f"{job}-{index}-x{index}"
+    name = f"{job}-{index}-x{index}" + (f"-{retry}" if retry else "")
     pod["metadata"]["name"] = name
     pod["metadata"]["labels"][COMPLETION_INDEX] = str(index)
     pod["metadata"]["annotations"] = {COMPLETION_INDEX: str(index)}
@@ -152,14 +155,16 @@ def test_indexed_sweep_resume_is_a_new_job_of_the_failed_indices_and_logs_by_ind
         handle = runner.schedule_sweep(plan)
         template = plan.request.request.manifests[0]["spec"]["template"]
         names = [_index_pod(kube_env, ns, template, sweep_id, i) for i in range(3)]
-        for name, code in zip(names, (0, 5, 0), strict=True):
+        # trial 1 fails twice: its pod, then the pod the Job controller retries it with
+        names.append(_index_pod(kube_env, ns, template, sweep_id, 1, retry=1))
+        for name, code in zip(names, (0, 5, 0, 5), strict=True):
             kube_env.run_pod(ns, name)
             kube_env.end_pod(ns, name, code)
         st = runner.sweep_status(handle)
-        assert [(t.state.name, t.exit_code) for t in st.trials] == [
-            ("SUCCEEDED", 0),
-            ("FAILED", 5),
-            ("SUCCEEDED", 0),
+        assert [(t.state.name, t.exit_code, t.attempts) for t in st.trials] == [
+            ("SUCCEEDED", 0, 1),
+            ("FAILED", 5, 2),  # every pod that ran, as the trial's own status counts
+            ("SUCCEEDED", 0, 1),
         ]
 
         # `torchx log SWEEP/2` reads the pod of completion index 2 through the API server,
@@ -189,7 +194,7 @@ def test_indexed_sweep_resume_is_a_new_job_of_the_failed_indices_and_logs_by_ind
         st = runner.sweep_status(handle)
         assert [(t.state.name, t.attempts) for t in st.trials] == [
             ("SUCCEEDED", 1),
-            ("PENDING", 1),  # its first run ended; its second waits for a pod
+            ("PENDING", 2),  # its first Job's two runs ended; the new one waits for a pod
             ("SUCCEEDED", 1),
         ]
         # the re-run trial is completion index 0 of the new Job, and its log is that pod's

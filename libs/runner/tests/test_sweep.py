@@ -149,6 +149,13 @@ def test_attempts_count_restarts_and_requeues_the_status_says() -> None:
     assert started(["a"], AppState.PENDING, 1) == 1
     # re-run by --resume after an earlier submission
     assert started(["a", "b"], AppState.FAILED, 2) == 4
+    # the earlier submission's runs as the resume counted them, restarts included
+    resumed = TrialRecord(0, {"lr": "1"}, ["a", "b"], runs_before=[1, 3])
+    assert _started(resumed, AppState.FAILED, "", 2) == 6
+    assert _started(resumed, AppState.PENDING, "", 0) == 3
+    # counted by a resume whose submission failed (no attempt added): not for these
+    stale = TrialRecord(0, {"lr": "1"}, ["a"], runs_before=[1, 3])
+    assert _started(stale, AppState.FAILED, "", 2) == 3
 
 
 @pytest.mark.parametrize(

@@ -23,6 +23,7 @@ from torchx.schedulers.kubernetes_indexed import (
     parse_version,
     sweep_labels,
     trial_app_id,
+    trial_runs,
     trial_states,
     why_not_indexed,
 )
@@ -174,6 +175,30 @@ def test_trial_states_from_the_newest_pod_of_each_index() -> None:
         "ns1:sweep-abcd-1": (AppState.RUNNING, None, ""),
         "ns1:sweep-abcd-r1-0": (AppState.FAILED, 7, "Error"),
     }
+
+
+def test_trial_runs_count_every_pod_that_started() -> None:
+    pods = [
+        _pod("sweep-abcd", 0, "Succeeded", "2026-01-01T00:00:01Z", 0),
+        _pod("sweep-abcd", 1, "Failed", "2026-01-01T00:00:01Z", 3),
+        _pod("sweep-abcd", 1, "Failed", "2026-01-01T00:00:03Z", 3),
+        _pod("sweep-abcd", 1, "Running", "2026-01-01T00:00:05Z"),  # its second retry
+        _pod("sweep-abcd", 2, "Failed", "2026-01-01T00:00:01Z", 3),
+        _pod("sweep-abcd", 2, "Pending", "2026-01-01T00:00:05Z"),  # a retry not started
+        _pod("sweep-abcd", 3, "Pending", "2026-01-01T00:00:05Z"),
+    ]
+    assert trial_runs("ns1", pods) == {
+        "ns1:sweep-abcd-0": 1,
+        "ns1:sweep-abcd-1": 3,
+        "ns1:sweep-abcd-2": 1,
+    }
+    # a trial of two replicas: its first run, and replica 1's one retry
+    two = [
+        _replica_pod("echo-a", "trainer", 0, "Running"),
+        _replica_pod("echo-a", "trainer", 1, "Failed", 1),
+        _replica_pod("echo-a", "trainer", 1, "Running"),
+    ]
+    assert trial_runs("ns1", two) == {"ns1:echo-a": 2}
 
 
 def _replica_pod(app: str, role: str, k: int, phase: str, code: int | None = None) -> Any:

@@ -84,9 +84,9 @@ def test_indexed_sweep_trials_by_completion_index(
     states = sched.sweep_trial_states(ns, SWEEP)
     assert calls == [f"{LABEL_SWEEP}={SWEEP}"]  # every trial from one list call
     assert states == {
-        f"{ns}:{SWEEP}-0": (AppState.SUCCEEDED, 0, ""),
-        f"{ns}:{SWEEP}-1": (AppState.RUNNING, None, ""),
-        f"{ns}:{SWEEP}-2": (AppState.PENDING, None, ""),
+        f"{ns}:{SWEEP}-0": (AppState.SUCCEEDED, 0, "", 1),
+        f"{ns}:{SWEEP}-1": (AppState.RUNNING, None, "", 1),
+        f"{ns}:{SWEEP}-2": (AppState.PENDING, None, "", 0),  # no run started yet
     }
 
     one = sched.describe(f"{ns}:{SWEEP}-1")

@@ -654,8 +654,11 @@ def status(runner: Runner, handle: str) -> SweepStatus:
             found = pod_states.get(t.attempts[-1])
             if t.final_state:  # the driver saw its Jobs end (their retries included)
                 state, code = AppState[t.final_state], t.final_exit_code
+                reruns = max(found[3] - 1, 0) if found is not None else 0
             elif found is not None and not (record.cancelled and not is_terminal(found[0])):
-                state, code, msg = found
+                state, code, msg, runs = found
+                # every pod that started is a run; a pod still Pending is not one yet
+                reruns = max(runs - (0 if state == AppState.PENDING else 1), 0)
             elif record.cancelled:
                 # cancelling deletes its Job and pods (a pod the Job controller made just
                 # before its Job went is removed by the garbage collector soon after)
@@ -714,14 +717,18 @@ def _release(sweep_id: str) -> None:
 
 def _started(trial: TrialRecord, state: AppState, msg: str, reruns: int = 0) -> int:
     """How many runs of the trial have started, as the app's own ``torchx status`` counts
-    them: each earlier submission counts one, and the latest one its first run (unless it
+    them: those of its earlier submissions (as counted when ``--resume`` re-submitted it;
+    one each in an older record), and the latest submission's first run (unless it
     still waits for its turn, PENDING, and Slurm does not say it waits again after a run it
     was preempted from, REQUEUED) plus ``reruns``, the runs its scheduler started again
     (restarts by ``max_retries``, requeues after a preemption)."""
     if not trial.attempts:
         return 0
     waiting = state == AppState.PENDING and msg != "REQUEUED"
-    return len(trial.attempts) - 1 + reruns + (0 if waiting else 1)
+    before = len(trial.attempts) - 1
+    if trial.runs_before is not None and trial.runs_before[0] == before:
+        before = trial.runs_before[1]
+    return before + reruns + (0 if waiting else 1)
 
 
 def _local_statuses(runner: Runner, record: SweepRecord) -> dict[str, AppStatus | None]:
@@ -860,6 +867,9 @@ def resume(
     todo = [t.index for t in st.trials if t.state != AppState.SUCCEEDED]
     if not todo:
         raise SpecsError("--resume", handle, "every trial succeeded; there is nothing to re-run")
+    for i in todo:
+        # counted now, while the scheduler still reports the restarts of the runs so far
+        record.trials[i].runs_before = [len(record.trials[i].attempts), st.trials[i].attempts]
     if claim:
         record.resumed_by = os.getpid()
         save(record)

@@ -286,6 +286,22 @@ def trial_states(
     return {key: _combined(outcomes) for key, outcomes in by_trial.items()}
 
 
+def trial_runs(namespace: str, pods: Iterable[Mapping[str, Any]]) -> dict[str, int]:
+    """How many runs of each trial started, by the trial's app id, from the same pods as
+    ``trial_states``: every pod that left Pending is a run (a failed pod stays behind when
+    its Job retries it), and a trial of several replicas counts its first run once and
+    each replica's retries (as its app's restarts count its Jobs' retries)."""
+    started: dict[str, dict[tuple[str, int], int]] = {}
+    for pod in pods:
+        found = _trial_replica(namespace, pod)
+        phase = str((pod.get("status") or {}).get("phase", ""))
+        if found is None or phase in ("", "Pending", "Unknown"):
+            continue
+        per_replica = started.setdefault(found[0], {})
+        per_replica[found[1]] = per_replica.get(found[1], 0) + 1
+    return {key: 1 + sum(n - 1 for n in reps.values()) for key, reps in started.items()}
+
+
 def _trial_replica(namespace: str, pod: Mapping[str, Any]) -> tuple[str, tuple[str, int]] | None:
     meta = pod.get("metadata") or {}
     labels = meta.get("labels") or {}
@@ -328,6 +344,7 @@ __all__ = [
     "parse_version",
     "sweep_labels",
     "trial_app_id",
+    "trial_runs",
     "trial_states",
     "why_not_indexed",
 ]

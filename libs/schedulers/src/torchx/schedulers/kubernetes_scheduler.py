@@ -106,6 +106,7 @@ from torchx.schedulers.kubernetes_indexed import (
     LABEL_SWEEP,
     parse_trial,
     parse_version,
+    trial_runs,
     trial_states,
 )
 from torchx.specs import (
@@ -343,10 +344,10 @@ class KubernetesScheduler(DockerWorkspaceMixin, Scheduler[KubernetesRequest]):
 
     def sweep_trial_states(
         self, namespace: str, sweep_id: str
-    ) -> dict[str, tuple[AppState, int | None, str]]:
+    ) -> dict[str, tuple[AppState, int | None, str, int]]:
         """Every trial of a sweep that has a pod, from its Indexed Jobs or one Job per
-        trial: ``(state, exit code, message)`` by trial app id (``trial_states``), from ONE
-        pod list call."""
+        trial: ``(state, exit code, message, runs started)`` by trial app id
+        (``trial_states``, ``trial_runs``), from ONE pod list call."""
         apis = self._apis()
         try:
             items = (
@@ -359,7 +360,9 @@ class KubernetesScheduler(DockerWorkspaceMixin, Scheduler[KubernetesRequest]):
                 e, f"list the pods of sweep {sweep_id!r}", namespace
             ) from None
         client = self._client()
-        return trial_states(namespace, (client.sanitize_for_serialization(p) for p in items))
+        pods = [client.sanitize_for_serialization(p) for p in items]
+        runs = trial_runs(namespace, pods)
+        return {k: (*v, runs.get(k, 0)) for k, v in trial_states(namespace, pods).items()}
 
     def _trial(
         self, namespace: str, job: str, index: int
