@@ -119,9 +119,8 @@ def test_fallback_sweep_is_one_labelled_job_per_trial_described_by_one_list_call
             ("CANCELLED", None),
             ("CANCELLED", None),
         ]
-        # a trial failed: the sweep failed, cancelled or not (only a sweep whose trials were
-        # cancelled or succeeded is CANCELLED)
-        assert st.state.name == "FAILED"
+        # cancelled by the user: cancelled, whatever its trials read
+        assert st.state.name == "CANCELLED"
 
 
 def _index_pod(
@@ -194,7 +193,7 @@ def test_indexed_sweep_resume_is_a_new_job_of_the_failed_indices_and_logs_by_ind
         st = runner.sweep_status(handle)
         assert [(t.state.name, t.attempts) for t in st.trials] == [
             ("SUCCEEDED", 1),
-            ("PENDING", 2),  # its first Job's two runs ended; the new one waits for a pod
+            ("PENDING", 1),  # its first submission counts one; the new one waits for a pod
             ("SUCCEEDED", 1),
         ]
         # the re-run trial is completion index 0 of the new Job, and its log is that pod's

@@ -147,15 +147,10 @@ def test_attempts_count_restarts_and_requeues_the_status_says() -> None:
     assert started(["a"], AppState.RUNNING, 1) == 2
     # requeued after one run, waiting to run again: the one run started
     assert started(["a"], AppState.PENDING, 1) == 1
-    # re-run by --resume after an earlier submission
+    # requeued by Slurm with a count of its runs: not counted twice
+    assert _started(TrialRecord(0, {}, ["a"]), AppState.PENDING, "REQUEUED", 1) == 1
+    # re-run by --resume after an earlier submission, which counts one
     assert started(["a", "b"], AppState.FAILED, 2) == 4
-    # the earlier submission's runs as the resume counted them, restarts included
-    resumed = TrialRecord(0, {"lr": "1"}, ["a", "b"], runs_before=[1, 3])
-    assert _started(resumed, AppState.FAILED, "", 2) == 6
-    assert _started(resumed, AppState.PENDING, "", 0) == 3
-    # counted by a resume whose submission failed (no attempt added): not for these
-    stale = TrialRecord(0, {"lr": "1"}, ["a"], runs_before=[1, 3])
-    assert _started(stale, AppState.FAILED, "", 2) == 3
 
 
 @pytest.mark.parametrize(
@@ -172,11 +167,17 @@ def test_attempts_count_restarts_and_requeues_the_status_says() -> None:
 def test_a_sweep_is_cancelled_when_no_trial_failed_and_one_was_cancelled(
     states: list[AppState], overall: AppState
 ) -> None:
+    from torchx.runner._sweep_record import SweepRecord
     from torchx.runner._sweeps import TrialStatus, _overall
 
     trials = [TrialStatus(i, {}, s, 1, None, None) for i, s in enumerate(states)]
+    record = SweepRecord("sweep-abcd2345", "local_cwd", "torchx", "c.py:f", [], 0, "group", [])
     # read while the cancel has ended the trials but not yet recorded itself (alive False)
-    assert _overall(trials, alive=False) == overall
+    assert _overall(record, trials, alive=False) == overall
+    # once the cancel is recorded, a trial its SIGTERM made fail does not make it FAILED
+    record.cancelled = True
+    ended = overall if overall in (AppState.SUCCEEDED, AppState.RUNNING) else AppState.CANCELLED
+    assert _overall(record, trials, alive=False) == ended
 
 
 def test_argument_both_shared_and_swept_is_refused() -> None:

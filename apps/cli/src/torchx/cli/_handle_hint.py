@@ -29,13 +29,14 @@ def _handle_guess(text: str) -> str | None:
 
     scheme, sep, rest = text.strip().partition("://")
     scheduler, app_id = (scheme, rest) if sep else (DEFAULT_SCHEDULER, scheme)
-    if app_id and not any(c in app_id for c in "/: "):
-        from torchx.runner import sweep_handle_of
+    if not app_id or any(c in app_id for c in "/: "):
+        return None  # not an id alone: nothing to look up
+    from torchx.runner import sweep_handle_of
 
-        sweep = sweep_handle_of(app_id)  # a sweep's record here names its handle
-        if sweep is not None and (not sep or sweep.startswith(f"{scheme}://")):
-            return sweep
-    if scheduler not in LOCAL_SCHEDULERS or not app_id or any(c in app_id for c in "/: "):
+    sweep = sweep_handle_of(app_id)  # a sweep's record here names its handle
+    if sweep is not None and (not sep or sweep.startswith(f"{scheme}://")):
+        return sweep
+    if scheduler not in LOCAL_SCHEDULERS:
         return None
     from torchx.schedulers import SchedulerError, get_scheduler_factories
     from torchx.specs import SpecsError, make_app_handle

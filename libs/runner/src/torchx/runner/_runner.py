@@ -373,8 +373,7 @@ class Runner:
         """Submit again the trials of the sweep that did not succeed; the sweep handle."""
         from torchx.runner import _sweeps
 
-        plan = _sweeps.resume(self, sweep_handle, check_limits=False, claim=True)
-        return _sweeps.submit(self, plan)
+        return _sweeps.submit(self, _sweeps.resume(self, sweep_handle, check_limits=False))
 
     def sweep_status(self, sweep_handle: AppHandle) -> SweepStatus:
         """Every trial's index, arguments, state, attempts, exit code and handle."""

@@ -39,7 +39,6 @@ def _run(sweep_id: str, indices: list[int]) -> int:
         return 2
     record.driver_pid = os.getpid()
     record.driver_done = False
-    record.resumed_by = None  # a resume's submission is recorded: this driver runs it
     save(record)
     poll = _LOCAL_POLL_S if record.scheduler in _LOCAL else _REMOTE_POLL_S
     limit = record.parallel or len(indices)

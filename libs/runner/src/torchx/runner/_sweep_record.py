@@ -47,11 +47,6 @@ class TrialRecord:
     # the latest attempt's end, as the driver saw it (the scheduler may forget the app)
     final_state: str = ""
     final_exit_code: int | None = None
-    # [submissions, runs]: how many runs its first ``submissions`` attempts started, as a
-    # resume counted them before it re-submitted the trial; it speaks for the attempts
-    # before the latest one only when they are that many (a resume whose submission failed
-    # added none). Otherwise each earlier attempt counts one run.
-    runs_before: list[int] | None = None
 
 
 _TRIAL_FIELDS = fields(TrialRecord)
@@ -85,9 +80,6 @@ class SweepRecord:
     driver_done: bool = False
     cancelled: bool = False
     created: float = 0.0
-    # the process re-submitting the sweep (``--resume``) until it has recorded the new
-    # submission: the sweep's previous end is not its end meanwhile
-    resumed_by: int | None = None
     version: int = RECORD_VERSION
 
     @property
@@ -98,10 +90,7 @@ class SweepRecord:
         # Shallow, field by field (asdict deep-copies every trial's values first): the
         # record is saved at each submission.
         data = {f.name: getattr(self, f.name) for f in fields(self)}
-        data["trials"] = [_trial_json(t) for t in self.trials]
-        if data["resumed_by"] is None:
-            # written only while a resume submits: a record at rest keeps its version's keys
-            del data["resumed_by"]
+        data["trials"] = [{f.name: getattr(t, f.name) for f in _TRIAL_FIELDS} for t in self.trials]
         return data
 
     @classmethod
@@ -116,13 +105,6 @@ class SweepRecord:
         body = dict(data)
         trials = [TrialRecord(**t) for t in body.pop("trials")]
         return cls(trials=trials, **body)
-
-
-def _trial_json(trial: TrialRecord) -> dict[str, Any]:
-    data = {f.name: getattr(trial, f.name) for f in _TRIAL_FIELDS}
-    if data["runs_before"] is None:
-        del data["runs_before"]  # a trial never resumed keeps its version's keys
-    return data
 
 
 def record_path(sweep_id: str) -> Path:

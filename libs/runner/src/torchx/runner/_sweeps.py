@@ -426,17 +426,7 @@ def submit(runner: Runner, p: SweepPlan) -> str:
     One request (an array, an Indexed Job): the record is written once, as soon as the
     request is accepted, with its job; if it cannot be written, the job is cancelled, so
     nothing runs that no record names. Otherwise the record is written first, since the
-    process that submits the trials reads it. The write that records a resume's new
-    submission also ends the resume's claim (``resume(claim=True)``)."""
-    try:
-        return _submit(runner, p)
-    except BaseException:
-        if p.record.resumed_by == os.getpid():
-            _release(p.record.sweep_id)
-        raise
-
-
-def _submit(runner: Runner, p: SweepPlan) -> str:
+    process that submits the trials reads it."""
     record = p.record
     if record.mode in ("array", "indexed"):
         from torchx.schedulers import SchedulerError
@@ -455,7 +445,6 @@ def _submit(runner: Runner, p: SweepPlan) -> str:
         for pos, i in enumerate(p.indices):
             record.trials[i].attempts.append(_member_id(record.mode, job, i, pos))
             record.trials[i].final_state, record.trials[i].final_exit_code = "", None
-        record.resumed_by = None
         try:
             save(record)
         except BaseException:
@@ -509,7 +498,6 @@ def _start_local_group(runner: Runner, p: SweepPlan) -> None:
     _drivers[proc.pid] = proc
     record.driver_pid = proc.pid
     record.driver_done = False
-    record.resumed_by = None
     save(record)
 
 
@@ -534,7 +522,6 @@ def _start_group(record: SweepRecord, indices: list[int]) -> None:
     _drivers[proc.pid] = proc
     record.driver_pid = proc.pid
     record.driver_done = False
-    record.resumed_by = None
     save(record)
 
 
@@ -557,8 +544,8 @@ def sweep_handle_of(sweep_id: str) -> str | None:
         return None
     try:
         record = load(sweep_id)
-    except (SpecsError, OSError):
-        return None  # unreadable: not one the user can be pointed at
+    except Exception:  # any unreadable record: a hint must never fail
+        return None
     return record.handle if record is not None else None
 
 
@@ -618,7 +605,6 @@ def exit_code(st: AppStatus) -> int | None:
 def status(runner: Runner, handle: str) -> SweepStatus:
     record = record_of(handle)
     alive = record.mode == "group" and driver_alive(record)
-    resuming = _resuming(record)
     local_group = record.mode == "group" and _local_group(runner, record.scheduler)
     # A local group's trials are read together, each from its state file alone.
     local_states = _local_statuses(runner, record) if local_group else {}
@@ -683,52 +669,22 @@ def status(runner: Runner, handle: str) -> SweepStatus:
                 # the group that was to start it is gone: it never will
                 state, msg = AppState.FAILED, "the sweep's group process ended before starting it"
         attempts = _started(t, state, msg, reruns)
-        if resuming and state != AppState.SUCCEEDED:
-            # ``--resume`` is re-submitting it: how it ended before is not how it ends
-            state, code, msg = AppState.PENDING, None, "being resumed"
         trials.append(TrialStatus(t.index, dict(t.args), state, attempts, code, th, msg))
-    return SweepStatus(handle, _overall(trials, alive or resuming), record.mode, trials)
-
-
-def _resuming(record: SweepRecord) -> bool:
-    """Whether a live process is re-submitting the sweep (``resume(claim=True)``) and has
-    not yet recorded the new submission."""
-    pid = record.resumed_by
-    if pid is None:
-        return False
-    if pid == os.getpid():
-        return True
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False  # it ended before recording anything: the previous end stands
-    except OSError:
-        return True  # alive, owned by another user
-    return True
-
-
-def _release(sweep_id: str) -> None:
-    """End this process's claim on the sweep's resume, where nothing new was recorded."""
-    record = load(sweep_id)
-    if record is not None and record.resumed_by == os.getpid():
-        record.resumed_by = None
-        save(record)
+    return SweepStatus(handle, _overall(record, trials, alive), record.mode, trials)
 
 
 def _started(trial: TrialRecord, state: AppState, msg: str, reruns: int = 0) -> int:
-    """How many runs of the trial have started, as the app's own ``torchx status`` counts
-    them: those of its earlier submissions (as counted when ``--resume`` re-submitted it;
-    one each in an older record), and the latest submission's first run (unless it
-    still waits for its turn, PENDING, and Slurm does not say it waits again after a run it
-    was preempted from, REQUEUED) plus ``reruns``, the runs its scheduler started again
-    (restarts by ``max_retries``, requeues after a preemption)."""
+    """How many runs of the trial have started: one for each earlier submission (one that
+    ``--resume`` replaced), and of the latest submission its runs that ended before
+    (``reruns``: restarts by ``max_retries`` and requeues after a preemption, where its
+    scheduler's status says them) plus the one now, unless it waits (PENDING)."""
     if not trial.attempts:
         return 0
-    waiting = state == AppState.PENDING and msg != "REQUEUED"
-    before = len(trial.attempts) - 1
-    if trial.runs_before is not None and trial.runs_before[0] == before:
-        before = trial.runs_before[1]
-    return before + reruns + (0 if waiting else 1)
+    waiting = state == AppState.PENDING
+    if waiting and msg == "REQUEUED" and not reruns:
+        # Slurm says it waits again after a preemption, with no count of the runs before
+        reruns = 1
+    return len(trial.attempts) - 1 + reruns + (0 if waiting else 1)
 
 
 def _local_statuses(runner: Runner, record: SweepRecord) -> dict[str, AppStatus | None]:
@@ -740,7 +696,7 @@ def _local_statuses(runner: Runner, record: SweepRecord) -> dict[str, AppStatus 
     return sched.statuses([t.attempts[-1] for t in record.trials if t.attempts])
 
 
-def _overall(trials: list[TrialStatus], alive: bool) -> AppState:
+def _overall(record: SweepRecord, trials: list[TrialStatus], alive: bool) -> AppState:
     states = [t.state for t in trials]
     if alive or not all(is_terminal(s) for s in states):
         if any(s == AppState.RUNNING for s in states):
@@ -748,10 +704,11 @@ def _overall(trials: list[TrialStatus], alive: bool) -> AppState:
         return AppState.RUNNING if any(is_terminal(s) for s in states) else AppState.PENDING
     if all(s == AppState.SUCCEEDED for s in states):
         return AppState.SUCCEEDED
-    # Cancelled, as an app is, when no trial failed: every trial that did not succeed was
-    # cancelled (a cancel that ends the driver first may be read before it is recorded).
+    # Cancelled, as an app is, when the user cancelled it (a replica killed by the cancel
+    # may read as failed), or when every trial that did not succeed was cancelled (a
+    # cancel that ends the driver first may be read before it is recorded).
     ended_well = (AppState.SUCCEEDED, AppState.CANCELLED)
-    if all(s in ended_well for s in states):
+    if record.cancelled or all(s in ended_well for s in states):
         return AppState.CANCELLED
     return AppState.FAILED
 
@@ -841,23 +798,12 @@ def cancel(runner: Runner, handle: str, timeout: float = 60.0) -> None:
             runner.cancel(t.handle)
 
 
-def resume(
-    runner: Runner, handle: str, check_limits: bool = True, claim: bool = False
-) -> SweepPlan:
-    """A plan that runs again only the trials that did not succeed.
-
-    ``claim`` (for a plan about to be submitted): the record says at once that this process
-    resumes the sweep, so that a ``wait`` or ``status`` meanwhile does not take the
-    previous end for the end; ``submit`` ends the claim when it records the submission
-    (or fails), and a claim whose process is gone is ignored."""
+def resume(runner: Runner, handle: str, check_limits: bool = True) -> SweepPlan:
+    """A plan that runs again only the trials that did not succeed."""
     record = record_of(handle)
     if record.mode == "group" and driver_alive(record):
         raise SpecsError(
             "--resume", handle, "the sweep is still running; wait for it or cancel it first"
-        )
-    if _resuming(record):
-        raise SpecsError(
-            "--resume", handle, f"process {record.resumed_by} is resuming it; wait for it"
         )
     st = status(runner, handle)
     if not st.is_terminal():
@@ -867,23 +813,6 @@ def resume(
     todo = [t.index for t in st.trials if t.state != AppState.SUCCEEDED]
     if not todo:
         raise SpecsError("--resume", handle, "every trial succeeded; there is nothing to re-run")
-    for i in todo:
-        # counted now, while the scheduler still reports the restarts of the runs so far
-        record.trials[i].runs_before = [len(record.trials[i].attempts), st.trials[i].attempts]
-    if claim:
-        record.resumed_by = os.getpid()
-        save(record)
-        try:
-            return _resume_plan(runner, record, todo, check_limits)
-        except BaseException:
-            _release(record.sweep_id)
-            raise
-    return _resume_plan(runner, record, todo, check_limits)
-
-
-def _resume_plan(
-    runner: Runner, record: SweepRecord, todo: list[int], check_limits: bool
-) -> SweepPlan:
     record.cancelled = False
     for t in record.trials:
         t.cancelled, t.error = False, ""
