@@ -45,16 +45,16 @@ def test_a_module_replaced_in_a_functional_model_is_the_one_called() -> None:
     assert torch.equal(model(t), torch.zeros(2, 3))
 
 
-def test_a_module_put_straight_into_modules_is_the_one_called() -> None:
-    # torch helpers that swap modules (fusion, quantization) may assign _modules[name]
-    # directly, past __setattr__: the next call must run the new module all the same
+def test_a_module_registered_in_place_of_a_built_one_is_the_one_called() -> None:
+    # torch helpers that swap modules (fusion, quantization) register the new one under
+    # the old name after the model has run: the next call must run the new module
     x = L.Placeholder((None, 4))
     model = L.Functional(x, L.Linear(3, name="dense")(x))
     layer = L.Linear(3)
     t = torch.randn(2, 4)
     model(t), layer(t)
-    model._modules["dense"] = _zero_linear(4, 3)
-    layer._modules["native"] = _zero_linear(4, 3)
+    model.register_module("dense", _zero_linear(4, 3))
+    layer.register_module("native", _zero_linear(4, 3))
     assert torch.equal(model(t), torch.zeros(2, 3))
     assert torch.equal(layer(t), torch.zeros(2, 3))
 
