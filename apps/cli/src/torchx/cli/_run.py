@@ -36,12 +36,13 @@ class RunArgs(TypedDict):
 
 
 def check_handle(handle: str) -> None:
-    from torchx.cli._handle_hint import bad_handle
     from torchx.specs import SpecsError, parse_app_handle
 
     try:
         parse_app_handle(handle)
     except SpecsError as e:
+        from torchx.cli._handle_hint import bad_handle  # only for a malformed handle
+
         raise bad_handle(handle, e) from None
 
 

@@ -126,8 +126,9 @@ def _as_line(
         return line
     if not isinstance(status, AppStatus):
         # which trials did not succeed, counted; their table is one command away
-        counts = ", ".join(f"{n} {s}" for s, n in sorted(status.counts().items()))
-        return f"{line}: {counts} of {len(status.trials)} trials (torchx status lists them)"
+        return (
+            f"{line}: {status.summary()} of {len(status.trials)} trials (torchx status lists them)"
+        )
     if status.msg:
         return f"{line}: {status.msg.strip().splitlines()[0]}"
     return line

@@ -98,6 +98,7 @@ def DistributedDataParallel(
     if not isinstance(module, nn.Module):
         raise TypeError(f"module={module!r} is not a torch.nn.Module; pass the model to wrap")
     env = distributed_env()
+    auto = auto_backend()
     if not dist.is_initialized():
         for name in ("MASTER_ADDR", "MASTER_PORT"):
             if not os.environ.get(name):
@@ -105,12 +106,12 @@ def DistributedDataParallel(
                     f"environment variable {name} is not set; torchrun sets it, or "
                     "call torch.distributed.init_process_group yourself first"
                 )
-        chosen = backend or auto_backend()
+        chosen = backend or auto
         dist.init_process_group(chosen, rank=env.rank, world_size=env.world_size)
     if device is None:
         # An NCCL group needs its ranks on GPUs; otherwise a rank takes a GPU only where
         # it has one of its own (the rule auto_backend follows).
-        on_gpu = dist.get_backend() == "nccl" or auto_backend() == "nccl"
+        on_gpu = dist.get_backend() == "nccl" or auto == "nccl"
         target = local_cuda_device() if on_gpu else torch.device("cpu")
     else:
         target = torch.device(device)

@@ -125,9 +125,10 @@ def auto_backend() -> Literal["nccl", "gloo"]:
     has a GPU no other process of the job uses, else ``gloo``. NCCL refuses two ranks on
     one GPU, so ``torchrun --nproc-per-node=4`` on a one-GPU workstation runs on the CPU
     rather than failing, while four replicas given a GPU each run on NCCL."""
-    if not (has_cuda_devices() and dist.is_nccl_available()):
+    gpus = _visible_gpus()
+    if not (gpus and dist.is_nccl_available()):
         return "gloo"
-    return "nccl" if _sharing_processes() <= _visible_gpus() else "gloo"
+    return "nccl" if _sharing_processes() <= gpus else "gloo"
 
 
 def _claim_gpu() -> torch.device:

@@ -74,6 +74,7 @@ from torchx.specs import (
 
 if TYPE_CHECKING:
     from torchx.runner._runner import Runner
+    from torchx.schedulers.local_scheduler import LocalScheduler
     from torchx.specs import ComponentSchema
 
 ARRAY_BACKENDS = ("slurm",)
@@ -122,6 +123,10 @@ class SweepStatus:
             out[t.state.name] = out.get(t.state.name, 0) + 1
         return out
 
+    def summary(self) -> str:
+        """How many trials are in each state: ``1 FAILED, 2 SUCCEEDED``."""
+        return ", ".join(f"{n} {s}" for s, n in sorted(self.counts().items()))
+
     def rank(self, maximize: bool = False) -> None:
         """Order the trials best objective first (trials without one last)."""
         sign = -1.0 if maximize else 1.0
@@ -147,11 +152,7 @@ class SweepStatus:
             for t in self.trials
         ]
         widths = [max(len(r[i]) for r in [head, *rows]) for i in range(len(head))]
-        lines = [
-            f"Sweep {self.handle}: {self.state.name} ("
-            + ", ".join(f"{n} {s}" for s, n in sorted(self.counts().items()))
-            + ")"
-        ]
+        lines = [f"Sweep {self.handle}: {self.state.name} (" + self.summary() + ")"]
         for r in [head, *rows]:
             lines.append("  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip())
         return "\n".join(lines)
@@ -469,11 +470,12 @@ def _member_id(mode: str, job: str, index: int, pos: int) -> str:
     return trial_app_id(job, pos)
 
 
-def _local_group(runner: Runner, scheduler: str) -> bool:
-    """Whether ``scheduler`` runs a sweep's trials as one supervised group of its own."""
+def _local_group(runner: Runner, scheduler: str) -> LocalScheduler | None:
+    """``scheduler`` when it runs a sweep's trials as one supervised group of its own."""
     from torchx.schedulers.local_scheduler import LocalScheduler
 
-    return isinstance(runner._scheduler(scheduler), LocalScheduler)
+    sched = runner._scheduler(scheduler)
+    return sched if isinstance(sched, LocalScheduler) else None
 
 
 def _start_local_group(runner: Runner, p: SweepPlan) -> None:
@@ -605,9 +607,9 @@ def exit_code(st: AppStatus) -> int | None:
 def status(runner: Runner, handle: str) -> SweepStatus:
     record = record_of(handle)
     alive = record.mode == "group" and driver_alive(record)
-    local_group = record.mode == "group" and _local_group(runner, record.scheduler)
+    local_group = _local_group(runner, record.scheduler) if record.mode == "group" else None
     # A local group's trials are read together, each from its state file alone.
-    local_states = _local_statuses(runner, record) if local_group else {}
+    local_states = _local_statuses(local_group, record) if local_group else {}
     trials: list[TrialStatus] = []
     tasks: dict[str, Any] = {}
     if record.mode == "array":
@@ -687,12 +689,8 @@ def _started(trial: TrialRecord, state: AppState, msg: str, reruns: int = 0) -> 
     return len(trial.attempts) - 1 + reruns + (0 if waiting else 1)
 
 
-def _local_statuses(runner: Runner, record: SweepRecord) -> dict[str, AppStatus | None]:
+def _local_statuses(sched: LocalScheduler, record: SweepRecord) -> dict[str, AppStatus | None]:
     """The status of each trial's latest attempt, by app id, on a local scheduler."""
-    from torchx.schedulers.local_scheduler import LocalScheduler
-
-    sched = runner._scheduler(record.scheduler)
-    assert isinstance(sched, LocalScheduler)
     return sched.statuses([t.attempts[-1] for t in record.trials if t.attempts])
 
 
