@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from typer.testing import CliRunner
@@ -28,3 +29,15 @@ def test_an_error_raised_by_a_component_names_the_component(isolated: Path) -> N
         "torchx: error: ValueError: x must be even (raised by component ./comp.py:fn; fix the "
         "component or the arguments given to it; --debug shows the traceback)"
     ]
+
+
+def test_status_of_a_role_the_app_does_not_have_names_its_roles(isolated: Path) -> None:
+    code, out, _ = invoke("run", "--json", "utils.echo", "--msg", "hi")
+    assert code == 0, out
+    handle = json.loads(out)["handle"]
+    for extra in ((), ("--json",)):
+        code, out, err = invoke("status", "--roles", "ecko", *extra, handle)
+        assert (code, out) == (2, "")
+        assert err == "torchx: error: --roles: got 'ecko'; the app's roles are echo\n"
+    code, out, _ = invoke("status", "--roles", "echo", handle)
+    assert code == 0 and "echo[0]:SUCCEEDED" in out
