@@ -448,7 +448,9 @@ def test_the_cli_says_a_resume_is_running(component: Path, tmp_path: Path) -> No
     ``run --resume`` is one line naming the sweep, the other resume and the fix; ``status``
     says the sweep is being resumed, and ``wait`` waits."""
     runner = get_runner()
-    sweep = Sweep.of(f"{component}:trial", [{"lr": -1}], base_args=["--sleep", "0"])
+    sweep = Sweep.of(
+        f"{component}:trial", [{"lr": -1}], base_args=["--sleep", "0", "--out", str(tmp_path)]
+    )
     handle = runner.run_sweep(sweep, "local_cwd")
     assert runner.wait_sweep(handle, 0.05).state == AppState.FAILED
     holder = subprocess.Popen(
