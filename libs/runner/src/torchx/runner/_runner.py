@@ -32,6 +32,7 @@ from torchx.specs import (
     ComponentSchema,
     SpecsError,
     UnknownAppException,
+    close_matches,
     closest,
     make_app_handle,
     parse_app_handle,
@@ -653,9 +654,9 @@ def _takes(schema: ComponentSchema, key: str) -> str:
     """The fix for a default ``key`` naming no argument of ``schema``: the closest
     argument when one is near, else all of them (a second, less near one is as often
     unrelated: ``image`` for ``mgs``)."""
-    near = closest(key, list(schema.options), n=1) if schema.options else ""
-    if near.startswith("did you mean"):
-        return f"{schema.name} has no such argument; {near}"
+    options = list(schema.options)
+    if close_matches(key, options, n=1):
+        return f"{schema.name} has no such argument; {closest(key, options, n=1)}"
     return f"{schema.name} has no such argument; it takes {', '.join(schema.options) or 'none'}"
 
 
