@@ -48,6 +48,9 @@ if TYPE_CHECKING:
 
 ComponentArgs = Sequence[str] | Mapping[str, str | int | float | bool]
 
+# The session of a runner not given a name: the one in the handles ``torchx run`` prints.
+DEFAULT_SESSION = "torchx"
+
 
 _F = TypeVar("_F", bound=Callable[..., Any])
 
@@ -682,7 +685,8 @@ def get_runner(
 ) -> Runner:
     """A Runner over every registered scheduler.
 
-    ``name`` is the session in the handles it returns (default ``torchx``).
+    ``name`` is the session in the handles it returns (default ``DEFAULT_SESSION``,
+    ``torchx``).
     ``scheduler_params`` go to the factories that declare them (``state_dir=`` goes to
     local_cwd only); ``SCHEDULER={...}`` gives parameters to one scheduler
     (``get_runner(slurm={"use_sacct": False})``).
@@ -692,7 +696,7 @@ def get_runner(
     api = sys.modules.get("torchx.runner.api")
     factories = getattr(api, "get_scheduler_factories", get_scheduler_factories)
     return Runner(
-        name or "torchx",
+        name or DEFAULT_SESSION,
         factories(),
         component_defaults=component_defaults,
         scheduler_params=scheduler_params,
