@@ -174,6 +174,7 @@ def sweep_json(st: SweepStatus) -> dict[str, Any]:
         "handle": st.handle,
         "state": st.state.name,
         "mode": st.mode,
+        "msg": st.msg,
         "trials": [
             {
                 "index": t.index,

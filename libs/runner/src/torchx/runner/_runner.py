@@ -374,10 +374,12 @@ class Runner:
         return _sweeps.resume(self, sweep_handle)
 
     def resume_sweep(self, sweep_handle: AppHandle) -> AppHandle:
-        """Submit again the trials of the sweep that did not succeed; the sweep handle."""
+        """Submit again the trials of the sweep that did not succeed; the sweep handle.
+        Refused at once while another resume of the sweep runs; meanwhile its status
+        says it is being resumed, and ``wait_sweep`` waits on."""
         from torchx.runner import _sweeps
 
-        return _sweeps.submit(self, _sweeps.resume(self, sweep_handle, check_limits=False))
+        return _sweeps.resume_and_submit(self, sweep_handle)
 
     def sweep_status(self, sweep_handle: AppHandle) -> SweepStatus:
         """Every trial's index, arguments, state, attempts, exit code and handle."""
