@@ -135,9 +135,12 @@ class TorchxConfig:
                 continue
             if command == "run" and key in UPSTREAM_RUN_FLAGS:
                 hint = f"give --{key} on the command line"
+            elif not known:
+                hint = "it reads none"
             else:
-                hint = closest(key, sorted(known)) if known else "it reads none"
-                if hint.startswith("did you mean"):
+                names = sorted(known)
+                hint = closest(key, names)
+                if close_matches(key, names):
                     raise ConfigError(
                         origin, section, key, value, f"not a setting of torchx {command}; {hint}"
                     )

@@ -30,7 +30,7 @@ from torchx.schedulers._slurm_preemption import (
     script_wait_and_requeue,
     warning_and_cap,
 )
-from torchx.specs import MISSING, AppDef, CfgVal, Role, SpecsError
+from torchx.specs import MISSING, AppDef, CfgVal, Role, SpecsError, macros
 
 # A value exported once for the whole job at the top of the script, not per replica.
 _FROM_JOB = "\x00job\x00"
@@ -40,6 +40,13 @@ _SENTINELS = {
     "app_id": ("\x00A\x00", "${TORCHX_APP_ID}"),
     "img_root": ("\x00I\x00", "${TORCHX_IMG_ROOT}"),
 }
+# The macro values of every script replica: one object, so its mapping is built once.
+_SENTINEL_VALUES = macros.Values(
+    img_root=_SENTINELS["img_root"][0],
+    app_id=_SENTINELS["app_id"][0],
+    replica_id=_SENTINELS["replica_id"][0],
+    rank0_env=TORCHX_RANK0_HOST,
+)
 _ROLE_NAME = re.compile(r"^[A-Za-z0-9_.-]+$")
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 # Bytes that would end or corrupt an ``#SBATCH`` line: the script is line-oriented and
@@ -144,8 +151,8 @@ def script_replica(role: Role) -> Replica:
         app_id=_SENTINELS["app_id"][0],
         rank0_host=_FROM_JOB,
         master_port=_FROM_JOB,
-        img_root=_SENTINELS["img_root"][0],
         replica_id=_SENTINELS["replica_id"][0],
+        values=_SENTINEL_VALUES,
     )
     env = {k: v for k, v in replica.env.items() if v != _FROM_JOB and k != TORCHX_APP_ID}
     return Replica(role, replica.replica_id, replica.filled, env)

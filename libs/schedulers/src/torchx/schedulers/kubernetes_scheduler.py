@@ -108,7 +108,6 @@ from torchx.schedulers.kubernetes_indexed import (
     LABEL_SWEEP_INDEX,
     parse_trial,
     parse_version,
-    trial_runs,
     trial_states,
 )
 from torchx.specs import (
@@ -349,7 +348,7 @@ class KubernetesScheduler(DockerWorkspaceMixin, Scheduler[KubernetesRequest]):
     ) -> dict[str, tuple[AppState, int | None, str, int]]:
         """Every trial of a sweep that has a pod, from its Indexed Jobs or one Job per
         trial: ``(state, exit code, message, runs started)`` by trial app id
-        (``trial_states``, ``trial_runs``), from ONE pod list call."""
+        (``trial_states``), from ONE pod list call."""
         apis = self._apis()
         try:
             items = (
@@ -363,8 +362,7 @@ class KubernetesScheduler(DockerWorkspaceMixin, Scheduler[KubernetesRequest]):
             ) from None
         client = self._client()
         pods = [client.sanitize_for_serialization(p) for p in items]
-        runs = trial_runs(namespace, pods)
-        return {k: (*v, runs.get(k, 0)) for k, v in trial_states(namespace, pods).items()}
+        return trial_states(namespace, pods)
 
     def _trial(
         self, namespace: str, job: str, index: int
@@ -405,7 +403,9 @@ class KubernetesScheduler(DockerWorkspaceMixin, Scheduler[KubernetesRequest]):
         if found is None:
             return None
         template, pods = found
-        state, code, msg = trial_states(namespace, pods).get(app_id, (AppState.PENDING, None, ""))
+        state, code, msg, _ = trial_states(namespace, pods).get(
+            app_id, (AppState.PENDING, None, "", 0)
+        )
         role = str(((template.get("metadata") or {}).get("labels") or {}).get(LABEL_ROLE, ""))
         replica = ReplicaStatus(id=0, state=state, role=role, hostname="")
         replica.exit_code = code
