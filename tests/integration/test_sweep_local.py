@@ -497,14 +497,18 @@ def test_list_shows_which_sweep_and_trial_each_app_is(component: Path, tmp_path:
     trials = {t.handle: f"{sweep_id}/{t.index}" for t in runner.sweep_status(handle).trials}
     (sweeps_dir() / f"{sweep_id}.json").unlink()  # the listing never reads it
 
-    table = _torchx(tmp_path, "list", "-s", "local_cwd")
+    table = _torchx(tmp_path, "list", "-s", "local_cwd", "--all")
     assert table.returncode == 0, table.stderr
     head, *rows = table.stdout.splitlines()
     assert head.split() == ["APP", "HANDLE", "STATE", "NAME", "STARTED", "ENDED", "SWEEP"]
-    by_handle = {r.split()[0]: r.split()[-1] for r in rows}
-    assert by_handle == {**trials, plain.stdout.strip(): "-"}
+    # (other tests' apps may be listed too: this file's tests share one state dir)
+    mine = {**trials, plain.stdout.strip(): "-"}
+    by_handle = {r.split()[0]: r.split()[-1] for r in rows if r.split()[0] in mine}
+    assert by_handle == mine
 
-    as_json = _torchx(tmp_path, "list", "-s", "local_cwd", "--json")
+    as_json = _torchx(tmp_path, "list", "-s", "local_cwd", "--all", "--json")
     assert as_json.returncode == 0, as_json.stderr
-    got = {a["app_handle"]: a["sweep"] for a in json.loads(as_json.stdout)}
+    got = {
+        a["app_handle"]: a["sweep"] for a in json.loads(as_json.stdout) if a["app_handle"] in mine
+    }
     assert got == {**trials, plain.stdout.strip(): ""}
