@@ -31,13 +31,26 @@ def test_an_error_raised_by_a_component_names_the_component(isolated: Path) -> N
     ]
 
 
-def test_status_of_a_role_the_app_does_not_have_names_its_roles(isolated: Path) -> None:
+def test_status_of_a_role_the_app_does_not_have_warns_naming_its_roles(isolated: Path) -> None:
     code, out, _ = invoke("run", "--json", "utils.echo", "--msg", "hi")
     assert code == 0, out
     handle = json.loads(out)["handle"]
     for extra in ((), ("--json",)):
+        # stdout and the exit code stay as 0.7's (no replica shown, 0): scripts read them
         code, out, err = invoke("status", "--roles", "ecko", *extra, handle)
-        assert (code, out) == (2, "")
-        assert err == "torchx: error: --roles: got 'ecko'; the app's roles are echo\n"
+        assert code == 0 and "echo[0]" not in out and "SUCCEEDED" in out
+        assert err == "torchx: warning: --roles: got 'ecko'; the app's roles are echo\n"
     code, out, _ = invoke("status", "--roles", "echo", handle)
     assert code == 0 and "echo[0]:SUCCEEDED" in out
+
+
+def test_an_unknown_flag_before_the_component_is_named_not_taken_for_no_component() -> None:
+    code, out, err = invoke("run", "--dryrn", "utils.echo")
+    assert (code, out) == (2, "")
+    assert err == (
+        "torchx: error: torchx run option: got '--dryrn'; no such option; did you mean "
+        "'--dryrun'? (a component's own arguments go after its name: torchx run COMPONENT "
+        "--dryrn ...)\n"
+    )
+    code, out, err = invoke("run", "--msg=hi", "utils.echo")
+    assert code == 2 and "got '--msg'; no such option; (a component's own" in err
