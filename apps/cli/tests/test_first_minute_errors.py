@@ -48,9 +48,10 @@ def test_an_unknown_flag_before_the_component_is_named_not_taken_for_no_componen
     code, out, err = invoke("run", "--dryrn", "utils.echo")
     assert (code, out) == (2, "")
     assert err == (
-        "torchx: error: torchx run option: got '--dryrn'; no such option; did you mean "
-        "'--dryrun'? (a component's own arguments go after its name: torchx run COMPONENT "
-        "--dryrn ...)\n"
+        "torchx: error: component: none given, and torchx run has no option '--dryrn'; did "
+        "you mean '--dryrun'? name the component before its own arguments (torchx run "
+        "COMPONENT --dryrn ...) or set `component = NAME` in the [cli:run] section of "
+        ".torchxconfig\n"
     )
     code, out, err = invoke("run", "--msg=hi", "utils.echo")
-    assert code == 2 and "got '--msg'; no such option; (a component's own" in err
+    assert code == 2 and "has no option '--msg'; name the component before" in err

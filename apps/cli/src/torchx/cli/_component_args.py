@@ -75,8 +75,9 @@ def _not_a_run_flag(flag: str) -> str:
     near = difflib.get_close_matches(flag, sorted(RUN_FLAGS), n=1, cutoff=0.8)
     hint = f"did you mean {near[0]!r}? " if near else ""
     return (
-        f"torchx run option: got {flag!r}; no such option; {hint}(a component's own "
-        f"arguments go after its name: torchx run COMPONENT {flag} ...)"
+        f"component: none given, and torchx run has no option {flag!r}; {hint}name the "
+        f"component before its own arguments (torchx run COMPONENT {flag} ...) or set "
+        "`component = NAME` in the [cli:run] section of .torchxconfig"
     )
 
 
