@@ -478,3 +478,37 @@ def test_the_cli_says_a_resume_is_running(component: Path, tmp_path: Path) -> No
         holder.kill()
         holder.wait()
     assert runner.sweep_status(handle).state == AppState.FAILED
+
+
+def test_list_shows_which_sweep_and_trial_each_app_is(component: Path, tmp_path: Path) -> None:
+    """The local scheduler's list answer reads each shown app's own request, which holds
+    its trial's environment: the SWEEP column costs no sweep record."""
+    runner = get_runner()
+    sweep = Sweep.of(
+        f"{component}:trial",
+        [{"lr": 0.1}, {"lr": 0.2}],
+        base_args=["--sleep", "0", "--out", str(tmp_path)],
+    )
+    handle = runner.run_sweep(sweep, "local_cwd")
+    assert runner.wait_sweep(handle, 0.05).state == AppState.SUCCEEDED
+    plain = _torchx(tmp_path, "run", "-s", "local_cwd", "utils.echo", "--msg", "hi")
+    assert plain.returncode == 0, plain.stderr
+    sweep_id = handle.rsplit("/", 1)[1]
+    trials = {t.handle: f"{sweep_id}/{t.index}" for t in runner.sweep_status(handle).trials}
+    (sweeps_dir() / f"{sweep_id}.json").unlink()  # the listing never reads it
+
+    table = _torchx(tmp_path, "list", "-s", "local_cwd", "--all")
+    assert table.returncode == 0, table.stderr
+    head, *rows = table.stdout.splitlines()
+    assert head.split() == ["APP", "HANDLE", "STATE", "NAME", "STARTED", "ENDED", "SWEEP"]
+    # (other tests' apps may be listed too: this file's tests share one state dir)
+    mine = {**trials, plain.stdout.strip(): "-"}
+    by_handle = {r.split()[0]: r.split()[-1] for r in rows if r.split()[0] in mine}
+    assert by_handle == mine
+
+    as_json = _torchx(tmp_path, "list", "-s", "local_cwd", "--all", "--json")
+    assert as_json.returncode == 0, as_json.stderr
+    got = {
+        a["app_handle"]: a["sweep"] for a in json.loads(as_json.stdout) if a["app_handle"] in mine
+    }
+    assert got == {**trials, plain.stdout.strip(): ""}

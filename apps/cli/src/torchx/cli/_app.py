@@ -387,6 +387,13 @@ def status(
     if st is None:
         raise CliError(f"app handle: got {handle!r}; no such app on its scheduler")
     wanted = [r.strip() for r in roles.split(",") if r.strip()]
+    known = [r.role for r in st.roles]
+    # A status without replicas yet (queued) lists no roles to check against.
+    unknown = [r for r in wanted if r not in known] if known else []
+    if unknown:
+        raise CliError(
+            f"--roles: got {unknown[0]!r}; the app's roles are {', '.join(dict.fromkeys(known))}"
+        )
     if json_out:
         from torchx.cli._output import print_json
 

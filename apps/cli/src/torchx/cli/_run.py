@@ -191,23 +191,25 @@ def resolve_workspace(
                 file=sys.stderr,
             )
     if workspace:
-        _warn_if_large(workspace)
+        # an image workspace (DockerWorkspaceMixin) also leaves out what .dockerignore lists
+        _warn_if_large(workspace, image="image_repo" in runner.scheduler_run_opts(sched))
     return workspace
 
 
-def _warn_if_large(workspace: str) -> None:
+def _warn_if_large(workspace: str, image: bool) -> None:
     import os
 
     from torchx.specs import SpecsError
-    from torchx.workspace.api import workspace_dir
-    from torchx.workspace.size import large_workspace_warning
+    from torchx.workspace.api import IMAGE_IGNORE_FILES, TORCHX_IGNORE, workspace_dir
+    from torchx.workspace.size import LARGE_WORKSPACE_BYTES, large_workspace_warning
 
     try:
         local = os.path.isdir(workspace_dir(workspace))
     except SpecsError:  # a URL a custom workspace reads itself: nothing to measure here
         return
     if local:
-        warning = large_workspace_warning(workspace)
+        ignore_files = IMAGE_IGNORE_FILES if image else (TORCHX_IGNORE,)
+        warning = large_workspace_warning(workspace, LARGE_WORKSPACE_BYTES, ignore_files)
         if warning:
             print(warning, file=sys.stderr)
 

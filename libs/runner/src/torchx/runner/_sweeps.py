@@ -424,7 +424,7 @@ def _plan_array(
     first = todo[0]
     info, apps = _first_and_others(runner, schema, record, sweep, todo)
     name = info.app.name if info.app is not None else record.sweep_id
-    request = array_request(info, first, apps, record.parallel, name)
+    request = array_request(info, first, apps, record.parallel, name, record.sweep_id)
     return SweepPlan(record, todo, request, "one Slurm job array; the task picks its trial")
 
 

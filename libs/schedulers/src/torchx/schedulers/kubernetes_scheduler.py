@@ -37,6 +37,7 @@ from torchx.schedulers._api import (
     LogRequest,
     Scheduler,
     Stream,
+    sweep_trial,
 )
 from torchx.schedulers._bounded_lines import decoded_lines
 from torchx.schedulers._container_rules import (
@@ -104,6 +105,7 @@ from torchx.schedulers.ids import make_unique
 from torchx.schedulers.kubernetes_indexed import (
     COMPLETION_INDEX,
     LABEL_SWEEP,
+    LABEL_SWEEP_INDEX,
     parse_trial,
     parse_version,
     trial_states,
@@ -487,6 +489,7 @@ class KubernetesScheduler(DockerWorkspaceMixin, Scheduler[KubernetesRequest]):
                     desc.state,
                     meta.get("labels", {}).get(LABEL_APP_NAME, ""),
                     parse_local(meta.get("creationTimestamp")),
+                    sweep=_sweep_of(meta.get("labels") or {}),
                 )
             )
         try:
@@ -509,6 +512,7 @@ class KubernetesScheduler(DockerWorkspaceMixin, Scheduler[KubernetesRequest]):
                     desc.state,
                     meta["labels"].get(LABEL_APP_NAME, ""),
                     parse_local(meta.get("creationTimestamp")),
+                    sweep=_sweep_of(meta["labels"]),
                 )
             )
         return out
@@ -642,6 +646,12 @@ def create_scheduler(
     ``kubernetes.client.ApiClient``) and ``docker_client`` (for workspace images)."""
     check_params(BACKEND, params, ("client", "docker_client"))
     return KubernetesScheduler(session_name, client=client, docker_client=docker_client)
+
+
+def _sweep_of(labels: dict[str, str]) -> str:
+    """The sweep a Job is of, from its labels: a trial's (``sweep-ID/INDEX``) or an
+    Indexed Job's, which runs every trial it was given (``sweep-ID``)."""
+    return sweep_trial(labels.get(LABEL_SWEEP), labels.get(LABEL_SWEEP_INDEX))
 
 
 def _repo_and_tag(pushed: str) -> tuple[str, str]:
