@@ -180,3 +180,18 @@ def test_a_plan_made_before_another_resume_submitted_is_refused(
     assert runner.schedule_sweep(fresh) == handle
     st = runner.wait_sweep(handle, 0.05, timeout=120)
     assert [t.attempts for t in st.trials] == [1, 3]
+
+
+def test_a_resume_that_cannot_write_beside_the_record_says_so_in_one_line(
+    failed_sweep: tuple[Runner, str, Path],
+) -> None:
+    runner, handle, _ = failed_sweep
+    lock = lock_path(sweep_id_of(handle) or "")
+    lock.mkdir()  # what stands in the lock file's place cannot be opened as one
+    try:
+        with pytest.raises(SpecsError) as e:
+            runner.resume_sweep(handle)
+        assert f"cannot open {lock}" in str(e.value) and "\n" not in str(e.value)
+        assert runner.sweep_status(handle).state == AppState.FAILED  # nothing changed
+    finally:
+        lock.rmdir()

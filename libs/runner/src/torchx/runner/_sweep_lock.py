@@ -62,10 +62,18 @@ def resuming(sweep_id: str, handle: str) -> Iterator[None]:
     import fcntl
 
     path = lock_path(sweep_id)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    # The record's own permissions (the umask's): whoever may read the record may see
-    # that it is being resumed.
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o666)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        # The record's own permissions (the umask's): whoever may read the record may see
+        # that it is being resumed.
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o666)
+    except OSError as e:
+        raise SpecsError(
+            "--resume",
+            handle,
+            f"cannot open {path} ({e.strerror}); resume it as the user who submitted it, "
+            "with its state directory writable",
+        ) from None
     try:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
