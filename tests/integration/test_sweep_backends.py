@@ -50,6 +50,12 @@ def test_docker_sweep_runs_every_trial(docker_engine: Any, tmp_path: Path) -> No
     ]
     log = _torchx(env, tmp_path, "log", f"{handle}/1")
     assert log.stdout == "echo/0 beta\n", log.stderr
+    # the list answer says which trial each app is, from its containers' environment
+    sweep_id = handle.rsplit("/", 1)[1]
+    trials = {t["handle"]: f"{sweep_id}/{t['index']}" for t in data["trials"]}
+    listed = _torchx(env, tmp_path, "list", "-s", "local_docker", "--all", "--json")
+    got = {a["app_handle"]: a["sweep"] for a in json.loads(listed.stdout)}
+    assert {h: got.get(h) for h in trials} == trials, listed.stdout
 
 
 # A trial that prints a file of the project it was launched from.
