@@ -4,11 +4,14 @@ the supervisor's pid is followed by a look for the cancel marker."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
+from torchx.schedulers._local_requeue import REQUEUE_FILE
 from torchx.schedulers._local_state_files import CANCEL_FILE, STATE_FILE
 from torchx.schedulers._local_supervisor import Supervisor
 from torchx.schedulers.local_scheduler import LocalScheduler
@@ -45,29 +48,20 @@ def test_a_running_apps_state_is_written_with_its_pid_and_groups(
     assert desc.roles_statuses[0].replicas[0].exit_code == 0
 
 
-def test_the_first_write_with_the_pid_looks_for_the_cancel_marker(tmp_path: Path) -> None:
-    # The supervisor of an app, built in this process (nothing started): a canceller
-    # that wrote the marker before the pid was on disk could not signal it.
+@contextlib.contextmanager
+def _supervisor_here(tmp_path: Path, name: str) -> Iterator[tuple[Supervisor, str]]:
+    """The supervisor of a one-replica app (submitted, its files written), built in this
+    process: nothing is started. Its state is ended CANCELLED on the way out."""
     scheduler = LocalScheduler("test", state_dir=tmp_path / "state")
     role = Role("r", image="", entrypoint="true")
-    info = scheduler.submit_dryrun(AppDef("m", [role]), {"log_dir": str(tmp_path / "logs")})
+    info = scheduler.submit_dryrun(AppDef(name, [role]), {"log_dir": str(tmp_path / "logs")})
     req = info.request
     meta = scheduler._make_app_dir(req)
     scheduler._write_app_files(req, meta)
     r, w = os.pipe()
     sup = Supervisor(req.app_dir, w, shared=True)
     try:
-        Path(meta, CANCEL_FILE).touch()
-        assert not sup.cancel_requested
-        sup.write_state()  # the first: due at once (nothing written by this object yet)
-        state = json.loads(Path(meta, STATE_FILE).read_text())
-        assert state["supervisor_pid"] == os.getpid()
-        assert sup.cancel_requested  # seen after the pid was recorded, not before
-        # later writes leave the marker to signals and housekeeping
-        sup.cancel_requested = False
-        sup.dirty, sup.last_write = True, 0.0
-        sup.write_state()
-        assert not sup.cancel_requested
+        yield sup, meta
         sup.state = "CANCELLED"
         sup.record_end()
     finally:
@@ -76,3 +70,27 @@ def test_the_first_write_with_the_pid_looks_for_the_cancel_marker(tmp_path: Path
         os.close(w)
     desc = scheduler.describe(req.app_id)
     assert desc is not None and desc.state == AppState.CANCELLED
+
+
+def test_the_first_write_with_the_pid_looks_for_the_cancel_marker(tmp_path: Path) -> None:
+    # a canceller that wrote the marker before the pid was on disk could not signal it
+    with _supervisor_here(tmp_path, "m") as (sup, meta):
+        Path(meta, CANCEL_FILE).touch()
+        assert not sup.cancel_requested
+        sup.write_state()  # the first: due at once (nothing written by this object yet)
+        state = json.loads(Path(meta, STATE_FILE).read_text())
+        assert state["supervisor_pid"] == os.getpid()
+        assert sup.cancel_requested  # seen after the pid was recorded, not before
+        # later writes leave the markers to signals and housekeeping
+        sup.cancel_requested = False
+        sup.dirty, sup.last_write = True, 0.0
+        sup.write_state()
+        assert not sup.cancel_requested
+
+
+def test_the_first_write_with_the_pid_takes_a_requeue_asked_before(tmp_path: Path) -> None:
+    with _supervisor_here(tmp_path, "q") as (sup, meta):
+        Path(meta, REQUEUE_FILE).touch()
+        sup.write_state()
+        assert sup.requeue_requested and not sup.cancel_requested
+        assert not Path(meta, REQUEUE_FILE).exists()  # taken: the request counts once

@@ -106,7 +106,7 @@ def run_component(
     # the schema found above goes to the runner: nothing is looked up twice
     app = runner.component_app(schema, argv)
     sched = pick_scheduler(runner, args["scheduler"], defaults)
-    dryrun = args["dryrun"] or _flag(defaults, "dryrun", False)
+    dryrun = args["dryrun"] or flag(defaults, "dryrun", False)
     run_cfg = parse_cfg(runner, sched, args["cfg"])
     workspace = resolve_workspace(runner, sched, run_cfg, lambda: app, args["workspace"], defaults)
     info = runner.dryrun(
@@ -130,8 +130,8 @@ def run_component(
 
         warn_missing_gpus(app, sched)
     local = sched in LOCAL_SCHEDULERS
-    wait = _flag(defaults, "wait", local) if wait is None else wait
-    log = _flag(defaults, "log", wait) if log is None else log
+    wait = flag(defaults, "wait", local) if wait is None else wait
+    log = flag(defaults, "log", wait) if log is None else log
     stream_logs = bool(log) and not json_out
     handle = runner.schedule(info)
     # From here on a waiting run owns the app: a Ctrl-C even before the handle is printed
@@ -231,7 +231,8 @@ def _what_is_done(runner: Runner, sched: str, app: AppDef, workspace: str) -> st
     return f"using {where} as the workspace of {noun} {roles}"
 
 
-def _flag(defaults: dict[str, str], key: str, fallback: bool) -> bool:
+def flag(defaults: Mapping[str, str], key: str, fallback: bool) -> bool:
+    """``[cli:run] KEY`` as a boolean, ``fallback`` when the config files do not set it."""
     if key not in defaults:
         return fallback
     value = defaults[key].strip().lower()

@@ -55,12 +55,14 @@ def run_sweep(
     **args: Unpack[RunArgs],
 ) -> int:
     """Submit (or dry-run) a sweep, or re-run what failed of one; returns the exit code."""
-    from torchx.cli._run import LOCAL_SCHEDULERS, parse_cfg, resolve_workspace
+    from torchx.cli._run import LOCAL_SCHEDULERS, flag, parse_cfg, resolve_workspace
 
-    component, dryrun, json_out = args["component"], args["dryrun"], args["json_out"]
+    component, json_out = args["component"], args["json_out"]
 
     # A sweep always needs the runner (its config names the default component too).
-    runner = setup.runner
+    runner, defaults = setup.runner, setup.defaults
+    # [cli:run] dryrun and wait apply to a sweep as to one app's run
+    dryrun = args["dryrun"] or flag(defaults, "dryrun", False)
     if resume is not None:
         if sweeps or component is not None:
             raise CliError(
@@ -79,7 +81,6 @@ def run_sweep(
         from torchx.cli._component_args import read_component, split_component
         from torchx.runner import Sweep
 
-        defaults = setup.defaults
         name, argv = split_component(
             component, args["component_args"], lambda: defaults.get("component")
         )
@@ -110,7 +111,9 @@ def run_sweep(
     # The handle alone on stdout, at once, as for an app (``S=$(torchx run --sweep ...)``).
     if not json_out:
         print(handle, flush=True)
-    wait = sched in LOCAL_SCHEDULERS if args["wait"] is None else args["wait"]
+    wait = (
+        flag(defaults, "wait", sched in LOCAL_SCHEDULERS) if args["wait"] is None else args["wait"]
+    )
     if not wait:
         if json_out:
             from torchx.cli._output import print_json

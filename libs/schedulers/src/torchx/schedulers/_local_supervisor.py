@@ -272,11 +272,13 @@ class Supervisor:
             self.dirty = False
             if not self.pid_recorded:
                 # The first write records the pid and the replicas' groups, then the
-                # marker is looked for again: a canceller that wrote it before the pid was
-                # recorded could not signal us; one that comes later does.
+                # markers are looked for again: a canceller (or a requeue) that wrote one
+                # before the pid was recorded could not signal us; one that comes later does.
                 self.pid_recorded = True
                 if os.path.exists(os.path.join(self.meta, CANCEL_FILE)):
                     self.cancel_requested = True
+                elif take_requeue_marker(self.meta):
+                    self.requeue_requested = True
 
     def record_end(self) -> None:
         """Write the last state, whatever the room on disk: the outcome must not be lost.
@@ -593,7 +595,7 @@ class Supervisor:
                 self.state = "SUCCEEDED"
                 break
             self.write_state()
-            if self.cancel_requested:
+            if self.cancel_requested or self.requeue_requested:
                 continue  # seen right after the pid was first recorded (``write_state``)
             timeout = None
             if self.dirty:
