@@ -55,3 +55,9 @@ def test_an_unknown_flag_before_the_component_is_named_not_taken_for_no_componen
     )
     code, out, err = invoke("run", "--msg=hi", "utils.echo")
     assert code == 2 and "has no option '--msg'; name the component before" in err
+
+
+def test_a_misspelt_scheduler_in_a_handle_gets_the_name_meant() -> None:
+    code, out, err = invoke("status", "slrum://torchx/echo-1")
+    assert (code, out) == (2, "")
+    assert err.startswith("torchx: error: scheduler: got 'slrum'; did you mean 'slurm'? known ")
