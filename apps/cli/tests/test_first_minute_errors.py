@@ -61,3 +61,13 @@ def test_a_misspelt_scheduler_in_a_handle_gets_the_name_meant() -> None:
     code, out, err = invoke("status", "slrum://torchx/echo-1")
     assert (code, out) == (2, "")
     assert err.startswith("torchx: error: scheduler: got 'slrum'; did you mean 'slurm'? known ")
+
+
+def test_local_dir_without_a_directory_image_says_how_to_give_one() -> None:
+    code, out, err = invoke("run", "-s", "local_dir", "--dryrun", "utils.echo")
+    assert (code, out) == (2, "")
+    assert err == (
+        "torchx: error: role image: got 'ghcr.io/pytorch/torchx:0.7.0'; the local_dir "
+        "scheduler runs in a directory; give an existing one (a builtin component takes "
+        "--image DIR), or run on local_cwd (-s local_cwd)\n"
+    )
