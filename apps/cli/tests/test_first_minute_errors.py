@@ -61,6 +61,8 @@ def test_a_misspelt_scheduler_in_a_handle_gets_the_name_meant() -> None:
     code, out, err = invoke("status", "slrum://torchx/echo-1")
     assert (code, out) == (2, "")
     assert err.startswith("torchx: error: scheduler: got 'slrum'; did you mean 'slurm'? known ")
+    code, _, err = invoke("log", "LOCAL_CWD://torchx/echo-1")
+    assert code == 2 and "got 'LOCAL_CWD'; did you mean 'local_cwd'? known " in err
 
 
 def test_local_dir_without_a_directory_image_says_how_to_give_one() -> None:
