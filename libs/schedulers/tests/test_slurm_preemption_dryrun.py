@@ -75,3 +75,12 @@ def test_bad_lead_times_and_caps_are_one_line_naming_the_option(
 )
 def test_time_limits_read_as_sbatch_reads_them(text: str, seconds: int | None) -> None:
     assert time_limit_seconds(text) == seconds
+
+
+@pytest.mark.parametrize("text", ["abc", "1h", "1:2:3:4", "-5", "2-", "1.5"])
+def test_a_time_sbatch_cannot_read_is_refused_in_the_dry_run(text: str) -> None:
+    with pytest.raises(SpecsError) as info:
+        _script(time=text)
+    assert str(info.value).startswith(f"run option 'time': got {text!r}; write it as sbatch")
+    for fine in ("UNLIMITED", "infinite", "0", "2-00:00:00"):
+        _script(time=fine)

@@ -77,7 +77,16 @@ def warning_and_cap(cfg: Mapping[str, CfgVal]) -> tuple[int, int, int | None]:
     explicit = cfg.get("preempt_warning_seconds")
     lead = _whole("preempt_warning_seconds", explicit, DEFAULT_WARNING_S, _MAX_WARNING_S)
     cap = _whole("max_time_requeues", cfg.get("max_time_requeues"), DEFAULT_MAX_TIME_REQUEUES)
-    limit = time_limit_seconds(str(cfg["time"])) if cfg.get("time") else None
+    text = str(cfg["time"]).strip() if cfg.get("time") else ""
+    limit = time_limit_seconds(text) if text else None
+    if text and limit is None and text.upper() not in ("UNLIMITED", "INFINITE"):
+        # sbatch would refuse it at submit; said here, a dry run shows it too
+        raise SpecsError(
+            "run option 'time'",
+            cfg["time"],
+            "write it as sbatch --time reads it: minutes (30), M:S, H:M:S (1:00:00), D-H, "
+            "D-H:M or D-H:M:S (2-00:00:00), or UNLIMITED",
+        )
     if limit is not None and lead >= limit:
         if explicit is not None:
             raise SpecsError(
