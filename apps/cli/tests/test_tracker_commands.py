@@ -80,3 +80,15 @@ def test_errors_are_one_line(recorded: Path, tmp_path: Path) -> None:
     (tmp_path / ".torchxconfig").unlink()
     code, _, err = invoke("tracker", "list", "jobs")
     assert code == 2 and "none configured" in err and "[torchx:tracker]" in err
+
+
+def test_a_run_nothing_was_recorded_under_is_named_on_stderr(recorded: Path) -> None:
+    for what in ("metadata", "artifacts", "lineage"):
+        code, out, err = invoke("tracker", "list", what, "local_cwd://torchx/typo-1")
+        assert code == 0 and len(out.splitlines()) == 1  # the header alone, as before
+        assert err == (
+            "torchx: warning: run 'local_cwd://torchx/typo-1': nothing is recorded under it; "
+            "`torchx tracker list jobs` lists the runs\n"
+        )
+    code, _, err = invoke("tracker", "list", "lineage", CHILD, "--descendants-only")
+    assert code == 0 and err == ""  # a known run with nothing to show is not warned about

@@ -132,8 +132,22 @@ def list_metadata(run_id: RunIdArg, tracker: TrackerOpt = None, json_out: JsonOp
     handled(_list_metadata)(run_id, tracker, json_out)
 
 
+def _warn_if_unknown(trk: TrackerBase, run_id: str) -> None:
+    """For an empty answer: say when the run itself is unknown (a typo, another tracker),
+    on stderr, leaving stdout and the exit code as they were."""
+    if run_id not in set(trk.run_ids()):
+        typer.echo(
+            f"torchx: warning: run {run_id!r}: nothing is recorded under it; "
+            "`torchx tracker list jobs` lists the runs",
+            err=True,
+        )
+
+
 def _list_metadata(run_id: str, tracker: str | None, json_out: bool) -> None:
-    metadata = dict(_tracker(tracker).metadata(run_id))
+    trk = _tracker(tracker)
+    metadata = dict(trk.metadata(run_id))
+    if not metadata:
+        _warn_if_unknown(trk, run_id)
     if json_out:
         _print_json({"run_id": run_id, "metadata": metadata})
         return
@@ -152,7 +166,11 @@ def list_artifacts(
 
 
 def _list_artifacts(run_id: str, artifact: str | None, tracker: str | None, json_out: bool) -> None:
-    found = [a for a in _tracker(tracker).artifacts(run_id).values() if artifact in (None, a.name)]
+    trk = _tracker(tracker)
+    everything = list(trk.artifacts(run_id).values())
+    if not everything:
+        _warn_if_unknown(trk, run_id)
+    found = [a for a in everything if artifact in (None, a.name)]
     if json_out:
         _print_json([{"name": a.name, "path": a.path, "metadata": a.metadata} for a in found])
         return
@@ -187,7 +205,10 @@ def _list_lineage(
 ) -> None:
     if sources_only and descendants_only:
         raise CliError("--sources-only and --descendants-only: give one of them, not both")
-    lineage = _tracker(tracker).lineage(run_id)
+    trk = _tracker(tracker)
+    lineage = trk.lineage(run_id)
+    if not lineage.sources and not lineage.descendants:
+        _warn_if_unknown(trk, run_id)
     rows: list[dict[str, Any]] = []
     if not descendants_only:
         rows += [
