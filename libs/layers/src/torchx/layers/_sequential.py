@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
+import torch
 from torch import nn
 
 from . import _summary
@@ -116,8 +117,13 @@ class Sequential(Layer):
         kept: tuple[tuple[int, ...] | None, tuple[nn.Module, ...]] | None
         kept = self.__dict__.get(_CHAIN)
         if kept is None:
-            chain = tuple(self.get_submodule(str(i)) for i in range(len(self.items)))
-            kept = self.__dict__[_CHAIN] = (self._fixed_features(), chain)
+            # getattr rather than get_submodule, and nothing kept while torch.compile or
+            # torch.export traces the call: the dynamo of torch 2.4 to 2.6 traces neither
+            # get_submodule nor a write into a module's __dict__.
+            chain = tuple(getattr(self, str(i)) for i in range(len(self.items)))
+            kept = (self._fixed_features(), chain)
+            if not torch.compiler.is_compiling():
+                self.__dict__[_CHAIN] = kept
         return kept
 
     def add_module(self, name: str, module: nn.Module | None) -> None:
