@@ -50,6 +50,12 @@ def test_docker_sweep_runs_every_trial(docker_engine: Any, tmp_path: Path) -> No
     ]
     log = _torchx(env, tmp_path, "log", f"{handle}/1")
     assert log.stdout == "echo/0 beta\n", log.stderr
+    # the list answer says which trial each app is, from its containers' environment
+    sweep_id = handle.rsplit("/", 1)[1]
+    trials = {t["handle"]: f"{sweep_id}/{t['index']}" for t in data["trials"]}
+    listed = _torchx(env, tmp_path, "list", "-s", "local_docker", "--all", "--json")
+    got = {a["app_handle"]: a["sweep"] for a in json.loads(listed.stdout)}
+    assert {h: got.get(h) for h in trials} == trials, listed.stdout
 
 
 # A trial that prints a file of the project it was launched from.
@@ -217,6 +223,11 @@ def test_ray_sweep_is_one_job_per_trial_at_most_two_running(
     # One Ray job per trial, each with its own handle that works as an app handle.
     handles = [t["handle"] for t in trials]
     assert len(set(handles)) == 3 and all(h.startswith("ray://torchx/") for h in handles)
+    # the list answer says which trial each job is, from the job's metadata
+    listed = _torchx(env, tmp_path, "list", "-s", "ray", "-cfg", cfg, "--all", "--json")
+    got = {a["app_handle"]: a["sweep"] for a in json.loads(listed.stdout)}
+    sweep_id = handle.rsplit("/", 1)[1]
+    assert [got.get(h) for h in handles] == [f"{sweep_id}/{i}" for i in range(3)], listed
     for i, x in enumerate(("10", "20", "30")):
         assert json.loads((out / f"{i}.args").read_text()) == {"x": x}
     # The third trial started only once one of the first two had ended.

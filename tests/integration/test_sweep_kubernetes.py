@@ -77,6 +77,10 @@ def test_fallback_sweep_is_one_labelled_job_per_trial_described_by_one_list_call
         assert {
             (j.metadata.labels[LABEL_SWEEP_INDEX], j.metadata.labels[LABEL_APP_ID]) for j in jobs
         } == {(str(i), h.rsplit(":", 1)[1]) for i, h in enumerate(trials)}
+        # the list answer says which trial each Job is, from the same labels
+        listed = {a.app_handle: a.sweep for a in runner.list("kubernetes")}
+        listed = {h: sw for h, sw in listed.items() if f"/{ns}:" in h}
+        assert listed == {h: f"{sweep_id}/{i}" for i, h in enumerate(trials)}
 
         # Playing the kubelet: trial 0 succeeds, 1 fails with 3, 2 runs, 3 waits.
         pods = kube_env.wait_for_pods(ns, selector, 4, timeout=120)
@@ -190,6 +194,12 @@ def test_indexed_sweep_resume_is_a_new_job_of_the_failed_indices_and_logs_by_ind
         runner.schedule_sweep(again)
         stored = {j.metadata.name for j in kube_env.batch().list_namespaced_job(ns).items}
         assert stored == {sweep_id, f"{sweep_id}-r1"}
+        # each Indexed Job runs trials of the sweep: the list answer names it
+        listed = {a.app_id: a.sweep for a in runner.list("kubernetes")}
+        assert {k: v for k, v in listed.items() if k.startswith(f"{ns}:")} == {
+            f"{ns}:{sweep_id}": sweep_id,
+            f"{ns}:{sweep_id}-r1": sweep_id,
+        }
         st = runner.sweep_status(handle)
         assert [(t.state.name, t.attempts) for t in st.trials] == [
             ("SUCCEEDED", 1),

@@ -432,3 +432,83 @@ def test_a_sweep_id_alone_is_found_from_its_record_here(component: Path, tmp_pat
     assert sweep_handle_of(handle.rsplit("/", 1)[1]) == handle
     assert sweep_handle_of("sweep-abcdefghij") is None  # no record of it here
     assert sweep_handle_of("trial-abc") is None  # not a sweep id
+
+
+_HOLD_RESUME_LOCK = """
+import sys
+from torchx.runner._sweep_lock import resuming
+with resuming(sys.argv[1], sys.argv[2]):
+    print("held", flush=True)
+    sys.stdin.read()
+"""
+
+
+def test_the_cli_says_a_resume_is_running(component: Path, tmp_path: Path) -> None:
+    """While a resume holds the sweep (here a child process holds its lock), a second
+    ``run --resume`` is one line naming the sweep, the other resume and the fix; ``status``
+    says the sweep is being resumed, and ``wait`` waits."""
+    runner = get_runner()
+    sweep = Sweep.of(
+        f"{component}:trial", [{"lr": -1}], base_args=["--sleep", "0", "--out", str(tmp_path)]
+    )
+    handle = runner.run_sweep(sweep, "local_cwd")
+    assert runner.wait_sweep(handle, 0.05).state == AppState.FAILED
+    holder = subprocess.Popen(
+        [sys.executable, "-c", _HOLD_RESUME_LOCK, handle.rsplit("/", 1)[1], handle],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert holder.stdout is not None and holder.stdout.readline() == "held\n"
+        again = _torchx(tmp_path, "run", "--resume", handle)
+        assert again.returncode == 2 and again.stdout == ""
+        assert again.stderr.count("\n") == 1, again.stderr
+        assert handle in again.stderr and f"(pid {holder.pid})" in again.stderr
+        assert "another resume of this sweep is running" in again.stderr
+        assert f"torchx wait {handle}" in again.stderr
+        st = _torchx(tmp_path, "status", handle)
+        assert st.returncode == 0, st.stderr
+        first, why = st.stdout.splitlines()[:2]
+        assert first.startswith(f"Sweep {handle}: PENDING")
+        assert why.startswith(f"a resume of it is running (pid {holder.pid})")
+        waited = _torchx(tmp_path, "wait", "--timeout", "0.5", handle)
+        assert waited.returncode == 124, (waited.stdout, waited.stderr)
+    finally:
+        holder.kill()
+        holder.wait()
+    assert runner.sweep_status(handle).state == AppState.FAILED
+
+
+def test_list_shows_which_sweep_and_trial_each_app_is(component: Path, tmp_path: Path) -> None:
+    """The local scheduler's list answer reads each shown app's own request, which holds
+    its trial's environment: the SWEEP column costs no sweep record."""
+    runner = get_runner()
+    sweep = Sweep.of(
+        f"{component}:trial",
+        [{"lr": 0.1}, {"lr": 0.2}],
+        base_args=["--sleep", "0", "--out", str(tmp_path)],
+    )
+    handle = runner.run_sweep(sweep, "local_cwd")
+    assert runner.wait_sweep(handle, 0.05).state == AppState.SUCCEEDED
+    plain = _torchx(tmp_path, "run", "-s", "local_cwd", "utils.echo", "--msg", "hi")
+    assert plain.returncode == 0, plain.stderr
+    sweep_id = handle.rsplit("/", 1)[1]
+    trials = {t.handle: f"{sweep_id}/{t.index}" for t in runner.sweep_status(handle).trials}
+    (sweeps_dir() / f"{sweep_id}.json").unlink()  # the listing never reads it
+
+    table = _torchx(tmp_path, "list", "-s", "local_cwd", "--all")
+    assert table.returncode == 0, table.stderr
+    head, *rows = table.stdout.splitlines()
+    assert head.split() == ["APP", "HANDLE", "STATE", "NAME", "STARTED", "ENDED", "SWEEP"]
+    # (other tests' apps may be listed too: this file's tests share one state dir)
+    mine = {**trials, plain.stdout.strip(): "-"}
+    by_handle = {r.split()[0]: r.split()[-1] for r in rows if r.split()[0] in mine}
+    assert by_handle == mine
+
+    as_json = _torchx(tmp_path, "list", "-s", "local_cwd", "--all", "--json")
+    assert as_json.returncode == 0, as_json.stderr
+    got = {
+        a["app_handle"]: a["sweep"] for a in json.loads(as_json.stdout) if a["app_handle"] in mine
+    }
+    assert got == {**trials, plain.stdout.strip(): ""}

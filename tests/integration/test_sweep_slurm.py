@@ -123,6 +123,15 @@ def test_six_trials_parallel_two_is_one_array(slurm_env: Any, tmp_path: Path) ->
     rerun = final.trials[4].handle
     assert rerun is not None and not rerun.endswith(f"/{array_job}_4") and rerun.endswith("_4")
 
+    # the list answer says which trial each task is, from its array job's comment
+    sweep_id, rerun_id = handle.rsplit("/", 1)[1], rerun.rsplit("/", 1)[1]
+    jobs = {array_job, rerun_id.split("_")[0]}
+    listed = {a.app_id: a.sweep for a in runner.list("slurm") if a.app_id.split("_")[0] in jobs}
+    assert listed == {
+        **{f"{array_job}_{i}": f"{sweep_id}/{i}" for i in range(6)},
+        rerun_id: f"{sweep_id}/4",
+    }
+
 
 def test_grid_over_max_array_size_is_refused(slurm_env: Any, tmp_path: Path) -> None:
     limit = slurm_env.run("scontrol", "show", "config").stdout

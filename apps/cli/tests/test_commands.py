@@ -246,6 +246,34 @@ def test_cli_run_component_of_the_config_applies_as_in_0_7(isolated: Path) -> No
     assert code == 2 and "[cli:run]" in err and "component: none given" in err
 
 
+def test_torchx_run_reads_cli_run_once_for_the_component_the_scheduler_and_its_flags(
+    isolated: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from torchx.runner import TorchxConfig
+
+    read: list[str] = []
+    real = TorchxConfig.cli_defaults
+
+    def counted(self: TorchxConfig, command: str) -> dict[str, str]:
+        read.append(command)
+        return real(self, command)
+
+    monkeypatch.setattr(TorchxConfig, "cli_defaults", counted)
+    (isolated / ".torchxconfig").write_text(
+        "[cli:run]\ncomponent = utils.echo\nscheduler = slurm\ndryrun = true\n"
+    )
+    code, out, err = invoke("run")
+    assert code == 0, err
+    assert "echo hello world" in out and "#SBATCH" in out
+    assert read == ["run"]
+    read.clear()
+    # [cli:run] dryrun holds for a sweep too: nothing reaches sbatch (there is no cluster)
+    code, out, err = invoke("run", "--sweep", "msg=a,b", "utils.echo")
+    assert code == 0, err
+    assert "#SBATCH --array" in out
+    assert read == ["run"]
+
+
 def test_a_misspelt_cli_run_key_stops_torchx_run_before_anything_runs(
     isolated: Path, caplog: pytest.LogCaptureFixture
 ) -> None:

@@ -154,3 +154,19 @@ def test_a_sweep_whose_trials_were_cancelled_or_succeeded_is_cancelled(tmp_path:
         1,  # as for a cancelled app
         f"{sweep} CANCELLED: 1 CANCELLED, 1 SUCCEEDED of 2 trials (torchx status lists them)\n",
     ), proc.stderr
+
+
+def test_cli_run_wait_false_of_the_config_leaves_a_local_sweep_running(tmp_path: Path) -> None:
+    (tmp_path / "comp.py").write_text(COMPONENT)
+    (tmp_path / ".torchxconfig").write_text("[cli:run]\nwait = false\n")
+    gate = tmp_path / "gate"
+    proc = torchx("run", "--sweep", "lr=0.1", "comp.py:trial", "--gate", str(gate))
+    try:
+        # returned with the trial still held by the gate: the sweep was not waited on
+        assert proc.returncode == 0, proc.stderr
+        sweep = proc.stdout.strip()
+        assert "/sweep-" in sweep, proc.stdout
+        assert json.loads(torchx("status", "--json", sweep).stdout)["state"] != "SUCCEEDED"
+    finally:
+        gate.touch()
+    assert torchx("wait", sweep).stdout == f"{sweep} SUCCEEDED\n"

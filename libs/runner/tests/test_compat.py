@@ -28,6 +28,14 @@ def test_api_module_re_exports_the_runner() -> None:
         assert isinstance(runner, Runner) and runner.name == "torchx"
 
 
+def test_default_session_is_the_session_of_a_runner_not_given_a_name() -> None:
+    from torchx.runner import DEFAULT_SESSION, get_runner
+
+    assert DEFAULT_SESSION == "torchx"
+    with get_runner() as runner, get_runner("other") as named:
+        assert runner.name == DEFAULT_SESSION and named.name == "other"
+
+
 def test_wait_interval_stop_and_cancel_of_an_unknown_app() -> None:
     with runner_api.get_runner() as runner:
         handle = runner.run(AppDef("w", [Role("r", image="", entrypoint="sleep", args=["300"])]))

@@ -78,7 +78,7 @@ def test_unknown_section_and_cli_keys(tmp_path: Path) -> None:
     }
     broken = tmp_path / "c.ini"
     broken.write_text("no section header\n")
-    with pytest.raises(SpecsError, match="not a valid INI"):
+    with pytest.raises(SpecsError, match=r"c\.ini line 1: got 'no section header'; a line outside"):
         load_config([broken])
 
 
@@ -218,3 +218,26 @@ def test_a_section_named_like_a_component_says_where_its_defaults_go(
     # skipped, as 0.7 ignored them; the file's other sections still apply
     assert list(config.sections) == ["local_cwd"] and config.component_defaults("dist.ddp") == {}
     assert config.sections["local_cwd"]["log_dir"][0] == "/x"
+
+
+@pytest.mark.parametrize(
+    ("text", "line", "got", "fix"),
+    [
+        ("log_dir = /x\n[local_cwd]\n", 1, "log_dir = /x", "[SECTION]"),
+        ("[local_cwd\nlog_dir = /x\n", 1, "[local_cwd", "[SECTION]"),
+        ("[local_cwd]\nlog_dir\n", 2, "log_dir", "key = value"),
+        ("[local_cwd]\nlog_dir = /a\nlog_dir = /b\n", 3, "log_dir = /b", "once"),
+        ("[local_cwd]\n[local_cwd]\n", 2, "[local_cwd]", "once"),
+    ],
+)
+def test_a_config_that_is_not_ini_gets_one_line_naming_its_line_and_the_fix(
+    tmp_path: Path, text: str, line: int, got: str, fix: str
+) -> None:
+    bad = tmp_path / ".torchxconfig"
+    bad.write_text(text)
+    with pytest.raises(SpecsError) as e:
+        load_config([bad], known_schedulers=["local_cwd"])
+    message = str(e.value)
+    assert "\n" not in message
+    assert message.startswith(f"{bad} line {line}: got {got!r}; "), message
+    assert fix in message

@@ -100,3 +100,15 @@ def test_a_timeout_yields_what_still_runs_with_its_status() -> None:
     status = got["batched://s/app-100000"]
     assert status is not None and status.state == AppState.RUNNING
     assert len(sched.queries) >= 2  # looks until the timeout, then its full description
+
+
+def test_a_sweep_handle_is_waited_on_as_a_sweep_beside_the_apps() -> None:
+    """A sweep with no record here is unknown (None), as an app its scheduler does not
+    know; it is never asked of the scheduler as an app."""
+    sched = _Batched("batched", "s")
+    sweep, app = "batched://s/sweep-abcd", "batched://s/app-2"
+    got = dict(_runner(sched).wait_each([sweep, app], wait_interval=0.01))
+    assert got[sweep] is None
+    status = got[app]
+    assert status is not None and status.state == AppState.SUCCEEDED
+    assert all("sweep-abcd" not in q for q in sched.queries)

@@ -25,7 +25,7 @@ from torchx.specs import (
     Role,
     SpecsError,
 )
-from torchx.workspace.api import read_ignore_patterns
+from torchx.workspace.api import IMAGE_IGNORE_FILES, read_ignore_patterns
 
 from .container_apps import trainer_role
 
@@ -162,6 +162,34 @@ def test_ignore_patterns_read_from_torchxignore(tmp_path: Path) -> None:
         "*.log",
         "!keep.log",
     ]
+
+
+def test_an_image_build_leaves_out_what_dockerignore_lists_as_0_7_did(tmp_path: Path) -> None:
+    import tarfile
+
+    from torchx.workspace.dir_workspace import copy_workspace
+    from torchx.workspace.docker_workspace import build_context
+    from torchx.workspace.size import large_workspace_warning
+
+    ws = tmp_path / "ws"
+    (ws / "data").mkdir(parents=True)
+    (ws / "data" / "big.bin").write_bytes(b"x" * 4096)
+    (ws / "train.py").write_text("print('hi')\n")
+    (ws / "secret.env").write_text("TOKEN=1\n")
+    (ws / "notes.log").write_text("kept by .torchxignore\n")
+    (ws / ".dockerignore").write_text("# 0.7 read this file for images\ndata\n*.env\n*.log\n")
+    (ws / ".torchxignore").write_text("!notes.log\n")
+    with tarfile.open(fileobj=build_context(str(ws), "FROM scratch\n")) as tar:
+        names = set(tar.getnames())
+    assert {"train.py", "notes.log"} <= names
+    assert not names & {"secret.env", "data/big.bin", ".dockerignore", ".torchxignore"}
+    # A copied directory (Slurm, Ray, local) follows .torchxignore only, as in 0.7.
+    copied = tmp_path / "copy"
+    copy_workspace(str(ws), str(copied))
+    assert (copied / "secret.env").exists() and (copied / "data" / "big.bin").exists()
+    # The size warning measures what each kind of workspace ships.
+    assert large_workspace_warning(str(ws), 1024) is not None
+    assert large_workspace_warning(str(ws), 1024, IMAGE_IGNORE_FILES) is None
 
 
 # -- against a real engine -------------------------------------------------------------

@@ -23,7 +23,6 @@ from torchx.schedulers.kubernetes_indexed import (
     parse_version,
     sweep_labels,
     trial_app_id,
-    trial_runs,
     trial_states,
     why_not_indexed,
 )
@@ -171,9 +170,9 @@ def test_trial_states_from_the_newest_pod_of_each_index() -> None:
     ]
     got = trial_states("ns1", pods)
     assert got == {
-        "ns1:sweep-abcd-0": (AppState.SUCCEEDED, 0, ""),
-        "ns1:sweep-abcd-1": (AppState.RUNNING, None, ""),
-        "ns1:sweep-abcd-r1-0": (AppState.FAILED, 7, "Error"),
+        "ns1:sweep-abcd-0": (AppState.SUCCEEDED, 0, "", 1),
+        "ns1:sweep-abcd-1": (AppState.RUNNING, None, "", 2),
+        "ns1:sweep-abcd-r1-0": (AppState.FAILED, 7, "Error", 1),
     }
 
 
@@ -187,10 +186,13 @@ def test_trial_runs_count_every_pod_that_started() -> None:
         _pod("sweep-abcd", 2, "Pending", "2026-01-01T00:00:05Z"),  # a retry not started
         _pod("sweep-abcd", 3, "Pending", "2026-01-01T00:00:05Z"),
     ]
-    assert trial_runs("ns1", pods) == {
+    runs = {key: got[3] for key, got in trial_states("ns1", pods).items()}
+    # a trial whose only pod has not started yet has no run
+    assert runs == {
         "ns1:sweep-abcd-0": 1,
         "ns1:sweep-abcd-1": 3,
         "ns1:sweep-abcd-2": 1,
+        "ns1:sweep-abcd-3": 0,
     }
     # a trial of two replicas: its first run, and replica 1's one retry
     two = [
@@ -198,7 +200,7 @@ def test_trial_runs_count_every_pod_that_started() -> None:
         _replica_pod("echo-a", "trainer", 1, "Failed", 1),
         _replica_pod("echo-a", "trainer", 1, "Running"),
     ]
-    assert trial_runs("ns1", two) == {"ns1:echo-a": 2}
+    assert trial_states("ns1", two)["ns1:echo-a"][3] == 2
 
 
 def _replica_pod(app: str, role: str, k: int, phase: str, code: int | None = None) -> Any:
@@ -219,10 +221,10 @@ def test_trial_states_of_trials_that_are_apps_of_their_own() -> None:
         _replica_pod("echo-c", "ps", 0, "Pending"),
     ]
     assert trial_states("ns1", pods) == {
-        "ns1:echo-a": (AppState.SUCCEEDED, 0, ""),
+        "ns1:echo-a": (AppState.SUCCEEDED, 0, "", 1),
         # one failed replica fails the trial, whatever the others do
-        "ns1:echo-b": (AppState.FAILED, 137, "Error"),
-        "ns1:echo-c": (AppState.RUNNING, None, ""),
+        "ns1:echo-b": (AppState.FAILED, 137, "Error", 1),
+        "ns1:echo-c": (AppState.RUNNING, None, "", 1),
     }
     assert sweep_labels("sweep-abcd2345", 3) == {
         LABEL_SWEEP: "sweep-abcd2345",

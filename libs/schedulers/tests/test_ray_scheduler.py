@@ -179,6 +179,16 @@ def test_direct_path_defaults_to_one_cpu_and_asks_for_nothing_else() -> None:
     assert "entrypoint_num_gpus" not in job.submit_kwargs()
 
 
+def test_a_sweeps_trial_names_its_sweep_in_the_jobs_metadata() -> None:
+    """``list`` reads it back: the metadata is what Ray's job list gives of a job."""
+    role = sh("r", "true")
+    role.env = {"TORCHX_SWEEP_ID": "ray://torchx/sweep-abcd2345", "TORCHX_SWEEP_INDEX": "2"}
+    job = RayScheduler().submit_dryrun(AppDef("a", [role]), {"address": "h:1"}).request
+    assert job.metadata["torchx_sweep"] == "sweep-abcd2345/2"
+    plain = RayScheduler().submit_dryrun(AppDef("a", [sh("r", "true")]), {"address": "h:1"})
+    assert "torchx_sweep" not in plain.request.metadata
+
+
 @pytest.mark.parametrize(
     "roles",
     [

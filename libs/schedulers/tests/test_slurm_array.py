@@ -227,3 +227,16 @@ def test_script_shape_is_what_the_script_reads_outside_role_functions(
     other = AppDef("other", roles=[dataclasses.replace(base.roles[0], **change)])  # type: ignore[arg-type]
     same_text = _outside_functions(base) == _outside_functions(other)
     assert (script_shape(base) == script_shape(other)) == same_text
+
+
+def test_list_reads_an_array_tasks_sweep_from_its_jobs_comment() -> None:
+    from torchx.schedulers._slurm_parse import roles_from_comment, sweep_from_comment
+
+    ours = "torchx:roles=trainer:2,reader;sweep=sweep-abcd2345"
+    assert sweep_from_comment("41_3", ours) == "sweep-abcd2345/3"
+    assert sweep_from_comment("41", ours) == "sweep-abcd2345"  # the array as one job
+    assert sweep_from_comment("41_3", ours + "; the user's note") == "sweep-abcd2345/3"
+    assert roles_from_comment(ours + "; note") == [("trainer", 2), ("reader", 1)]
+    # a plain job, and a user's comment that looks like a sweep, are no trial
+    assert sweep_from_comment("42", "torchx:roles=t") == ""
+    assert sweep_from_comment("42", "torchx:roles=t; sweep=sweep-abcd2345") == ""

@@ -156,3 +156,25 @@ def test_docstring_without_args_section() -> None:
 
 def _unused(x: Any) -> None:  # keeps Any imported for the annotation test above
     del x
+
+
+def test_what_a_component_raises_keeps_its_type_and_gains_a_note_naming_it() -> None:
+    def strict(x: int) -> AppDef:
+        """Refuses odd x.
+
+        Args:
+            x: an even number
+        """
+        if x % 2:
+            raise KeyError("x must be even")
+        return AppDef("strict", [Role("r", image="/tmp", entrypoint="true")])
+
+    schema = get_component_schema(strict)
+    with pytest.raises(KeyError) as e:
+        schema.call(["--x", "1"])
+    assert getattr(e.value, "__notes__", None) == [
+        f"raised by component {schema.name}; fix the component or the arguments given to it"
+    ]
+    with pytest.raises(SpecsError) as bad:  # a bad argument names its field, without a note
+        schema.call(["--x", "one"])
+    assert not hasattr(bad.value, "__notes__")

@@ -18,6 +18,8 @@ from torchx.cli._errors import CliError
 from torchx.cli._handled import debug_state, handled
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
+
     from torchx.runner import Runner
 
 app = typer.Typer(
@@ -111,24 +113,22 @@ def _runner() -> "Runner":
     return get_runner()
 
 
-def _scheduler(runner: "Runner", name: str | None) -> str:
-    """``name``, else ``[cli:run] scheduler`` of the config files, else local_cwd."""
+def _scheduler(
+    runner: "Runner", name: str | None, run_defaults: "Mapping[str, str] | None" = None
+) -> str:
+    """``name``, else ``[cli:run] scheduler`` of the config files (``run_defaults`` where
+    the caller read them already), else local_cwd."""
     from torchx.schedulers import DEFAULT_SCHEDULER
 
-    scheduler = name or runner.config.cli_defaults("run").get("scheduler") or DEFAULT_SCHEDULER
+    if not name and run_defaults is None:
+        run_defaults = runner.config.cli_defaults("run")
+    scheduler = name or (run_defaults or {}).get("scheduler") or DEFAULT_SCHEDULER
     if not runner.has_scheduler(scheduler):
         from torchx.specs import closest
 
         known = runner.scheduler_backends()
         raise CliError(f"scheduler: got {scheduler!r}; {closest(scheduler, known)}")
     return scheduler
-
-
-def _has_default_component() -> bool:
-    """Whether ``[cli:run] component`` names one (``torchx run`` alone then runs it)."""
-    from torchx.runner import load_config
-
-    return bool(load_config().cli_defaults("run").get("component"))
 
 
 def _complete_component(incomplete: str) -> list[str]:
@@ -257,12 +257,15 @@ def run(
     streams its logs; its exit code is 1 when the app fails. Ctrl-C while waiting cancels
     the app and exits 130; use --no-wait to start an app and leave it running.
     """
+    from torchx.cli._run import RunArgs, RunSetup, run_component
+
+    setup = RunSetup(_runner)
+    # ``torchx run`` alone runs ``[cli:run] component`` if the config files name one
     if resume is None and (
-        component in ("-h", "--help") or (component is None and not _has_default_component())
+        component in ("-h", "--help") or (component is None and not setup.defaults.get("component"))
     ):
         typer.echo(ctx.get_help())
         raise typer.Exit()
-    from torchx.cli._run import RunArgs, run_component
 
     args = RunArgs(
         component=component,
@@ -281,10 +284,10 @@ def run(
         if not sweep and resume is None:
             raise CliError("--parallel: only with --sweep NAME=V1,V2 (or --resume SWEEP)")
         code = run_sweep(
-            _runner, _scheduler, sweeps=list(sweep or []), parallel=parallel, resume=resume, **args
+            setup, _scheduler, sweeps=list(sweep or []), parallel=parallel, resume=resume, **args
         )
     else:
-        code = run_component(_runner, _scheduler, log=log, **args)
+        code = run_component(setup, _scheduler, log=log, **args)
     if code:
         raise typer.Exit(code)
 
@@ -384,6 +387,13 @@ def status(
     if st is None:
         raise CliError(f"app handle: got {handle!r}; no such app on its scheduler")
     wanted = [r.strip() for r in roles.split(",") if r.strip()]
+    known = [r.role for r in st.roles]
+    # A status without replicas yet (queued) lists no roles to check against.
+    unknown = [r for r in wanted if r not in known] if known else []
+    if unknown:
+        raise CliError(
+            f"--roles: got {unknown[0]!r}; the app's roles are {', '.join(dict.fromkeys(known))}"
+        )
     if json_out:
         from torchx.cli._output import print_json
 

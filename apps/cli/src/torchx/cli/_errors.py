@@ -12,7 +12,19 @@ class CliError(Exception):
 
 
 def one_line(exc: BaseException) -> str:
-    """The first line of an exception's message, for errors that span several lines."""
+    """The first line of an exception's message, for errors that span several lines.
+
+    An error that does not name its field (not a ``SpecsError``) but carries notes (PEP 678;
+    the component that raised it, say) gets its type and those notes on the line.
+    """
+    notes = [n for n in getattr(exc, "__notes__", ()) if isinstance(n, str)]
+    if notes:
+        from torchx.specs import SpecsError  # only paid for on the error path
+
+        if not isinstance(exc, SpecsError):
+            first = (str(exc).strip() or "(no message)").partition("\n")[0]
+            where = "; ".join(notes)
+            return f"{type(exc).__name__}: {first} ({where}; --debug shows the traceback)"
     text = str(exc).strip() or type(exc).__name__
     first, _, rest = text.partition("\n")
     if rest.strip():

@@ -4,10 +4,9 @@ from __future__ import annotations
 
 from torchx.cli._errors import CliError
 
-# The session of the handles ``torchx run`` prints (``get_runner()``'s default name).
-CLI_SESSION = "torchx"
-# The schedulers whose ``exists`` reads a record on this machine, never a remote service.
-LOCAL_SCHEDULERS = frozenset({"local_cwd", "local_dir"})
+# The schedulers whose ``exists`` reads a record on this machine, never a service (not
+# ``torchx run``'s local schedulers: local_docker's asks dockerd, which may be remote).
+RECORDED_HERE = frozenset({"local_cwd", "local_dir"})
 
 
 def bad_handle(handle: str, error: Exception) -> CliError:
@@ -31,18 +30,19 @@ def _handle_guess(text: str) -> str | None:
     scheduler, app_id = (scheme, rest) if sep else (DEFAULT_SCHEDULER, scheme)
     if not app_id or any(c in app_id for c in "/: "):
         return None  # not an id alone: nothing to look up
-    from torchx.runner import sweep_handle_of
+    from torchx.runner import DEFAULT_SESSION, sweep_handle_of
 
     sweep = sweep_handle_of(app_id)  # a sweep's record here names its handle
     if sweep is not None and (not sep or sweep.startswith(f"{scheme}://")):
         return sweep
-    if scheduler not in LOCAL_SCHEDULERS:
+    if scheduler not in RECORDED_HERE:
         return None
     from torchx.schedulers import SchedulerError, get_scheduler_factories
     from torchx.specs import SpecsError, make_app_handle
 
     try:
-        known = get_scheduler_factories()[scheduler](CLI_SESSION).exists(app_id)
+        known = get_scheduler_factories()[scheduler](DEFAULT_SESSION).exists(app_id)
     except (KeyError, SpecsError, SchedulerError, OSError):
         return None  # not installed here, or not an app id it could hold
-    return make_app_handle(scheduler, CLI_SESSION, app_id) if known else None
+    # the session of the handles ``torchx run`` prints: its runner's default
+    return make_app_handle(scheduler, DEFAULT_SESSION, app_id) if known else None

@@ -59,11 +59,14 @@ def list_command(
     else:
         from torchx.cli._output import print_table
 
+        # Which sweep (and trial) an app is, where its scheduler's answer says so; the
+        # column only when one is, so a listing without trials reads as it always did.
+        swept = any(a.sweep for a in shown)
         print_table(
-            ["APP HANDLE", "STATE", "NAME", "STARTED", "ENDED"],
+            ["APP HANDLE", "STATE", "NAME", "STARTED", "ENDED", *(["SWEEP"] if swept else [])],
             [
                 [a.app_handle, a.state.name, a.name, _time(a.started_at or a.submitted_at),
-                 _time(a.ended_at)]
+                 _time(a.ended_at), *([a.sweep or "-"] if swept else [])]
                 for a in shown
             ],
         )  # fmt: skip

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import functools
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, TypedDict
 
 import typer
@@ -19,6 +20,26 @@ if TYPE_CHECKING:
 # Schedulers whose apps run on this machine: waiting and streaming logs is the default,
 # as `docker run` does for a container.
 LOCAL_SCHEDULERS = ("local_cwd", "local_dir", "local_docker")
+
+
+class RunSetup:
+    """The runner of one ``torchx run`` and its ``[cli:run]`` defaults, each made once and
+    only when first needed (``torchx run COMPONENT --help`` needs neither)."""
+
+    def __init__(self, get_runner: Callable[[], Runner]) -> None:
+        self._get_runner = get_runner
+
+    @functools.cached_property
+    def runner(self) -> Runner:
+        return self._get_runner()
+
+    @functools.cached_property
+    def defaults(self) -> dict[str, str]:
+        return self.runner.config.cli_defaults("run")
+
+
+# How ``torchx run`` picks the scheduler: ``(runner, --scheduler, [cli:run] defaults)``.
+PickScheduler = Callable[["Runner", str | None, Mapping[str, str]], str]
 
 
 class RunArgs(TypedDict):
@@ -63,8 +84,8 @@ def parse_cfg(runner: Runner, scheduler: str, text: str | None) -> dict[str, Any
 
 
 def run_component(
-    get_runner: Callable[[], Runner],
-    pick_scheduler: Callable[[Runner, str | None], str],
+    setup: RunSetup,
+    pick_scheduler: PickScheduler,
     *,
     log: bool | None,
     **args: Unpack[RunArgs],
@@ -74,24 +95,18 @@ def run_component(
 
     json_out, wait = args["json_out"], args["wait"]
 
-    runner: Runner | None = None
-
-    def configured() -> str | None:
-        nonlocal runner
-        runner = runner or get_runner()
-        return runner.config.cli_defaults("run").get("component") or None
-
-    name, argv = split_component(args["component"], args["component_args"], configured)
+    name, argv = split_component(
+        args["component"], args["component_args"], lambda: setup.defaults.get("component")
+    )
     schema, parsed = read_component(name, argv)
     if parsed.help:
         typer.echo(schema.help())
         return 0
-    runner = runner or get_runner()
-    defaults = runner.config.cli_defaults("run")
+    runner, defaults = setup.runner, setup.defaults
     # the schema found above goes to the runner: nothing is looked up twice
     app = runner.component_app(schema, argv)
-    sched = pick_scheduler(runner, args["scheduler"])
-    dryrun = args["dryrun"] or _flag(defaults, "dryrun", False)
+    sched = pick_scheduler(runner, args["scheduler"], defaults)
+    dryrun = args["dryrun"] or flag(defaults, "dryrun", False)
     run_cfg = parse_cfg(runner, sched, args["cfg"])
     workspace = resolve_workspace(runner, sched, run_cfg, lambda: app, args["workspace"], defaults)
     info = runner.dryrun(
@@ -115,8 +130,8 @@ def run_component(
 
         warn_missing_gpus(app, sched)
     local = sched in LOCAL_SCHEDULERS
-    wait = _flag(defaults, "wait", local) if wait is None else wait
-    log = _flag(defaults, "log", wait) if log is None else log
+    wait = flag(defaults, "wait", local) if wait is None else wait
+    log = flag(defaults, "log", wait) if log is None else log
     stream_logs = bool(log) and not json_out
     handle = runner.schedule(info)
     # From here on a waiting run owns the app: a Ctrl-C even before the handle is printed
@@ -156,7 +171,7 @@ def resolve_workspace(
     run_cfg: dict[str, Any],
     app: Callable[[], AppDef],
     given: str | None,
-    defaults: dict[str, str],
+    defaults: Mapping[str, str],
 ) -> str | None:
     """The workspace of a run or a sweep: ``--workspace``, else ``[cli:run] workspace``,
     else the scheduler's default (the current directory, as with pytorch/torchx 0.7), which
@@ -176,23 +191,25 @@ def resolve_workspace(
                 file=sys.stderr,
             )
     if workspace:
-        _warn_if_large(workspace)
+        # an image workspace (DockerWorkspaceMixin) also leaves out what .dockerignore lists
+        _warn_if_large(workspace, image="image_repo" in runner.scheduler_run_opts(sched))
     return workspace
 
 
-def _warn_if_large(workspace: str) -> None:
+def _warn_if_large(workspace: str, image: bool) -> None:
     import os
 
     from torchx.specs import SpecsError
-    from torchx.workspace.api import workspace_dir
-    from torchx.workspace.size import large_workspace_warning
+    from torchx.workspace.api import IMAGE_IGNORE_FILES, TORCHX_IGNORE, workspace_dir
+    from torchx.workspace.size import LARGE_WORKSPACE_BYTES, large_workspace_warning
 
     try:
         local = os.path.isdir(workspace_dir(workspace))
     except SpecsError:  # a URL a custom workspace reads itself: nothing to measure here
         return
     if local:
-        warning = large_workspace_warning(workspace)
+        ignore_files = IMAGE_IGNORE_FILES if image else (TORCHX_IGNORE,)
+        warning = large_workspace_warning(workspace, LARGE_WORKSPACE_BYTES, ignore_files)
         if warning:
             print(warning, file=sys.stderr)
 
@@ -214,7 +231,8 @@ def _what_is_done(runner: Runner, sched: str, app: AppDef, workspace: str) -> st
     return f"using {where} as the workspace of {noun} {roles}"
 
 
-def _flag(defaults: dict[str, str], key: str, fallback: bool) -> bool:
+def flag(defaults: Mapping[str, str], key: str, fallback: bool) -> bool:
+    """``[cli:run] KEY`` as a boolean, ``fallback`` when the config files do not set it."""
     if key not in defaults:
         return fallback
     value = defaults[key].strip().lower()

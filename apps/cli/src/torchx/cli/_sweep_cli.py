@@ -5,7 +5,6 @@
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import typer
@@ -15,7 +14,7 @@ from torchx.cli._errors import CliError
 if TYPE_CHECKING:
     from typing import Unpack  # Python 3.11+; annotations only, so 3.10 runs this
 
-    from torchx.cli._run import RunArgs
+    from torchx.cli._run import PickScheduler, RunArgs, RunSetup
     from torchx.runner import Runner, SweepPlan, SweepStatus
 
 
@@ -47,8 +46,8 @@ def resolve_trial(target: str, runner: Runner | None = None) -> str:
 
 
 def run_sweep(
-    get_runner: Callable[[], Runner],
-    pick_scheduler: Callable[[Runner, str | None], str],
+    setup: RunSetup,
+    pick_scheduler: PickScheduler,
     *,
     sweeps: list[str],
     parallel: int,
@@ -56,12 +55,14 @@ def run_sweep(
     **args: Unpack[RunArgs],
 ) -> int:
     """Submit (or dry-run) a sweep, or re-run what failed of one; returns the exit code."""
-    from torchx.cli._run import LOCAL_SCHEDULERS, parse_cfg, resolve_workspace
+    from torchx.cli._run import LOCAL_SCHEDULERS, flag, parse_cfg, resolve_workspace
 
-    component, dryrun, json_out = args["component"], args["dryrun"], args["json_out"]
+    component, json_out = args["component"], args["json_out"]
 
     # A sweep always needs the runner (its config names the default component too).
-    runner = get_runner()
+    runner, defaults = setup.runner, setup.defaults
+    # [cli:run] dryrun and wait apply to a sweep as to one app's run
+    dryrun = args["dryrun"] or flag(defaults, "dryrun", False)
     if resume is not None:
         if sweeps or component is not None:
             raise CliError(
@@ -80,16 +81,15 @@ def run_sweep(
         from torchx.cli._component_args import read_component, split_component
         from torchx.runner import Sweep
 
-        defaults = runner.config.cli_defaults("run")
         name, argv = split_component(
-            component, args["component_args"], lambda: defaults.get("component") or None
+            component, args["component_args"], lambda: defaults.get("component")
         )
         schema, parsed = read_component(name, argv)
         if parsed.help:
             typer.echo(schema.help())
             return 0
         sweep = Sweep.from_cli(name, sweeps, argv, parallel)
-        sched = pick_scheduler(runner, args["scheduler"])
+        sched = pick_scheduler(runner, args["scheduler"], defaults)
         run_cfg = parse_cfg(runner, sched, args["cfg"])
         # The same workspace as ``torchx run``'s (the current directory by default), built
         # once by the runner for every trial.
@@ -111,7 +111,9 @@ def run_sweep(
     # The handle alone on stdout, at once, as for an app (``S=$(torchx run --sweep ...)``).
     if not json_out:
         print(handle, flush=True)
-    wait = sched in LOCAL_SCHEDULERS if args["wait"] is None else args["wait"]
+    wait = (
+        flag(defaults, "wait", sched in LOCAL_SCHEDULERS) if args["wait"] is None else args["wait"]
+    )
     if not wait:
         if json_out:
             from torchx.cli._output import print_json
@@ -175,6 +177,7 @@ def sweep_json(st: SweepStatus) -> dict[str, Any]:
         "handle": st.handle,
         "state": st.state.name,
         "mode": st.mode,
+        "msg": st.msg,
         "trials": [
             {
                 "index": t.index,

@@ -4,7 +4,6 @@ every one SUCCEEDED."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 from torchx.cli._errors import CliError
@@ -25,19 +24,18 @@ def wait_command(
 ) -> int:
     """Print one line (or JSON object) per app or sweep as it ends; returns the exit code."""
     from torchx.cli._run import check_handle
-    from torchx.cli._sweep_cli import resolve_trial, sweep_id
+    from torchx.cli._sweep_cli import resolve_trial
     from torchx.specs import AppState
 
     if not handles:
         raise CliError("wait: give at least one app handle (SCHEDULER://SESSION/APP_ID)")
-    targets = list(dict.fromkeys(handles))
-    sweeps = [h for h in targets if sweep_id(h)]
     # a sweep's trial (SWEEP/INDEX) is waited on as its app, and shown as it was given
-    given = {resolve_trial(h, runner): h for h in targets if h not in sweeps}
+    given = {resolve_trial(h, runner): h for h in handles}
     for handle in given:
         check_handle(handle)
     worst = 0
-    for app_or_sweep, status in _each_end(runner, list(given), sweeps, timeout, interval):
+    each_end = runner.wait_each(list(given), timeout=timeout, wait_interval=interval)
+    for app_or_sweep, status in each_end:
         handle = given.get(app_or_sweep, app_or_sweep)
         if status is None:
             code = EXIT_UNKNOWN
@@ -53,51 +51,6 @@ def wait_command(
         else:
             print(_as_line(handle, status, code, timeout), flush=True)
     return worst
-
-
-def _each_end(
-    runner: Runner, apps: list[str], sweeps: list[str], timeout: float | None, interval: float
-) -> Iterator[tuple[str, AppStatus | SweepStatus | None]]:
-    """``(handle, status)`` of every app and sweep, in the order they end (or, once
-    ``timeout`` ran out, with their status then)."""
-    if not sweeps:
-        yield from runner.wait_each(apps, timeout=timeout, wait_interval=interval)
-        return
-    import queue
-    import threading
-
-    ended: queue.Queue[tuple[str, AppStatus | SweepStatus | None, BaseException | None]] = (
-        queue.Queue()
-    )
-
-    def wait_apps() -> None:
-        try:
-            for handle, status in runner.wait_each(apps, timeout=timeout, wait_interval=interval):
-                ended.put((handle, status, None))
-        except BaseException as e:  # handed to the caller's thread
-            ended.put(("", None, e))
-
-    def wait_sweep(handle: str) -> None:
-        from torchx.specs import SpecsError
-
-        try:
-            ended.put((handle, runner.wait_sweep(handle, interval, timeout), None))
-        except SpecsError as e:
-            # no record of it here: unknown, as an app its scheduler does not know
-            ended.put((handle, None, None if e.field == "sweep handle" else e))
-        except BaseException as e:
-            ended.put((handle, None, e))
-
-    # Daemons: an interrupted wait must not then wait for schedulers still answering.
-    if apps:
-        threading.Thread(target=wait_apps, daemon=True).start()
-    for handle in sweeps:
-        threading.Thread(target=wait_sweep, args=(handle,), daemon=True).start()
-    for _ in range(len(apps) + len(sweeps)):
-        handle, status, error = ended.get()
-        if error is not None:
-            raise error
-        yield handle, status
 
 
 def _more_serious(a: int, b: int) -> int:

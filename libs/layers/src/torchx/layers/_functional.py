@@ -14,7 +14,7 @@ from . import _summary
 from ._errors import SpecError
 from ._layer import Layer, nesting_of
 from ._placeholder import Node, Op, Placeholder, apply_op
-from ._shapes import Shape, Shapes
+from ._shapes import Shape, Shapes, fixed_features
 from ._spec import layer_from_body
 
 # A structure template mirrors the user's inputs/outputs: an int (index of a
@@ -422,9 +422,9 @@ class Functional(Layer):
 def _input_check(name: str, shape: Shape) -> str:
     """A condition, true when input ``name`` differs from ``shape`` beyond the batch size
     (a free size, None, matches any); _check_tensors then words the error."""
-    features = shape[1:]
-    if None not in features:
-        return f"{name}.shape[1:] != {tuple(features)!r}"
+    features = fixed_features(shape)
+    if features is not None:
+        return f"{name}.shape[1:] != {features!r}"
     fixed = [f"{name}.shape[{i}] != {d}" for i, d in enumerate(shape) if i and d is not None]
     return " or ".join([f"{name}.dim() != {len(shape)}", *fixed])
 

@@ -549,15 +549,6 @@ class Layer(nn.Module):
             self._call_shapes(shapes, keyword_shapes(kwargs, False, self._path()), shapes[0])
         return self.call_module()(*inputs, **kwargs)
 
-    def _fixed_features(self) -> tuple[int, ...] | None:
-        """The non-batch sizes of this layer's one input when all of them are fixed,
-        which a call then compares at once; None when a full check is needed."""
-        want = self._input_shapes
-        if want is None or len(want) != 1 or self._free_axes():
-            return None
-        features = want[0][1:]
-        return None if None in features else tuple(features)  # type: ignore[arg-type]
-
     def _check_tensors(self, inputs: Sequence[torch.Tensor]) -> None:
         expected = self._input_shapes
         assert expected is not None

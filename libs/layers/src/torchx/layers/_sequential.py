@@ -10,13 +10,15 @@ from torch import nn
 from . import _summary
 from ._errors import ShapeError
 from ._layer import Layer, nesting_of
-from ._shapes import Shape, Shapes, leaves
+from ._shapes import Shape, Shapes, fixed_features, leaves
 from ._spec import layer_from_body
 from ._torch_layer import TorchLayer, plan_items
 
-# In a Sequential's __dict__: (the input features it accepts when all are fixed, else None;
-# the modules a call runs, in order).
+# In a Sequential's __dict__: the modules a call runs, in order (see _chain) ...
 _CHAIN = "_run"
+# ... and the input features a call compares in one step, set by the build (None: a call
+# checks its input in full: a size is free, or the first item has free axes).
+_FEATURES = "_features"
 
 
 class Sequential(Layer):
@@ -63,7 +65,10 @@ class Sequential(Layer):
             for item in planned:
                 item._unplan()
             raise
-        self.__dict__.update(item_shapes=item_shapes, _pending=True, _fresh=planned)
+        features = None if self._free_axes() else fixed_features(shapes[0])
+        self.__dict__.update(
+            item_shapes=item_shapes, _pending=True, _fresh=planned, **{_FEATURES: features}
+        )
         self.item_shapes: list[Shapes]
         return shape
 
@@ -109,22 +114,20 @@ class Sequential(Layer):
         return self
 
     # A call runs the registered modules "0", "1", ... in order, which nn.Module keeps
-    # private: the tuple of them is kept here instead (_CHAIN, with the input features
-    # the model accepts), and forgotten whenever a module is registered or removed (the
-    # build puts each built module in its layer's place).
+    # private: the tuple of them is kept here instead (_CHAIN), and forgotten whenever a
+    # module is registered or removed (the build puts each built module in its layer's
+    # place).
 
-    def _chain(self) -> tuple[tuple[int, ...] | None, tuple[nn.Module, ...]]:
-        kept: tuple[tuple[int, ...] | None, tuple[nn.Module, ...]] | None
-        kept = self.__dict__.get(_CHAIN)
-        if kept is None:
+    def _chain(self) -> tuple[nn.Module, ...]:
+        chain: tuple[nn.Module, ...] | None = self.__dict__.get(_CHAIN)
+        if chain is None:
             # getattr rather than get_submodule, and nothing kept while torch.compile or
             # torch.export traces the call: the dynamo of torch 2.4 to 2.6 traces neither
             # get_submodule nor a write into a module's __dict__.
             chain = tuple(getattr(self, str(i)) for i in range(len(self.items)))
-            kept = (self._fixed_features(), chain)
             if not torch.compiler.is_compiling():
-                self.__dict__[_CHAIN] = kept
-        return kept
+                self.__dict__[_CHAIN] = chain
+        return chain
 
     def add_module(self, name: str, module: nn.Module | None) -> None:
         self.__dict__.pop(_CHAIN, None)
@@ -148,21 +151,24 @@ class Sequential(Layer):
             super().native_module()
         self._materialize()
         return nn.Sequential(
-            *[m.native_module() if isinstance(m, Sequential) else m for m in self._chain()[1]]
+            *[m.native_module() if isinstance(m, Sequential) else m for m in self._chain()]
         )
 
     def forward(self, x: Any) -> Any:
-        kept = self.__dict__.get(_CHAIN)
-        if kept is None:
+        state = self.__dict__
+        chain = state.get(_CHAIN)
+        if chain is None:
             if self._input_shapes is None or self._pending:
                 self.build(tuple(x.shape))
                 self._follow_input(x)
             else:
                 self._check_tensors([x])
-            kept = self._chain()
-        elif kept[0] is None or x.shape[1:] != kept[0]:
-            self._check_tensors([x])
-        for module in kept[1]:
+            chain = self._chain()
+        else:
+            features = state.get(_FEATURES)
+            if features is None or x.shape[1:] != features:
+                self._check_tensors([x])
+        for module in chain:
             x = module(x)
         return x
 

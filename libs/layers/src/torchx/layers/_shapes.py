@@ -112,6 +112,13 @@ def leaves(shapes: Shapes) -> list[Shape]:
 PROBES = (5040, 10080)
 
 
+def fixed_features(shape: Shape) -> tuple[int, ...] | None:
+    """The sizes of ``shape`` after its batch axis when every one is fixed, which a call
+    compares in one step (``x.shape[1:] != features``); None when one is free."""
+    features = tuple(shape[1:])
+    return None if None in features else features  # type: ignore[return-value]
+
+
 def has_unknown(shapes: Sequence[Shape]) -> bool:
     """Whether a size other than the batch (dimension 0) is None."""
     if len(shapes) == 1:

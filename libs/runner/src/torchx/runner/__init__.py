@@ -19,7 +19,7 @@ from torchx.runner._config import (
     get_configured_trackers,
     load_config,
 )
-from torchx.runner._runner import ComponentArgs, Runner, get_runner
+from torchx.runner._runner import DEFAULT_SESSION, ComponentArgs, Runner, get_runner
 from torchx.runner._tracking import trackers_env
 
 if TYPE_CHECKING:
@@ -60,6 +60,7 @@ def __getattr__(name: str) -> Any:
 __all__ = [
     "CONFIG_ENV",
     "CONFIG_FILE",
+    "DEFAULT_SESSION",
     "CallNotPicklableError",
     "ComponentArgs",
     "ConfigError",

@@ -135,9 +135,12 @@ class TorchxConfig:
                 continue
             if command == "run" and key in UPSTREAM_RUN_FLAGS:
                 hint = f"give --{key} on the command line"
+            elif not known:
+                hint = "it reads none"
             else:
-                hint = closest(key, sorted(known)) if known else "it reads none"
-                if hint.startswith("did you mean"):
+                names = sorted(known)
+                hint = closest(key, names)
+                if close_matches(key, names):
                     raise ConfigError(
                         origin, section, key, value, f"not a setting of torchx {command}; {hint}"
                     )
@@ -178,6 +181,32 @@ def config_files(cwd: str | os.PathLike[str] | None = None) -> list[Path]:
     return seen
 
 
+def _not_ini(path: Path, error: Exception) -> SpecsError:
+    """One line for a file configparser refused: the line it stopped at, and the fix."""
+    import configparser
+
+    lineno: int | None = getattr(error, "lineno", None)
+    if isinstance(error, configparser.MissingSectionHeaderError):
+        why = (
+            "a line outside any section; start the file with a [SECTION] header such as "
+            "[local_cwd], each header on its own line and closed by ]"
+        )
+    elif isinstance(error, configparser.DuplicateOptionError):
+        why = f"{error.option!r} is set twice in [{error.section}]; keep it once"
+    elif isinstance(error, configparser.DuplicateSectionError):
+        why = f"[{error.section}] appears twice; merge them, so that each section is written once"
+    elif isinstance(error, configparser.ParsingError) and error.errors:
+        lineno = error.errors[0][0]
+        why = "neither a [SECTION] header nor an option; write it as key = value"
+    else:
+        why = f"not a valid INI file ({' '.join(str(error).split())}); fix it or remove it"
+    if lineno is None:
+        return SpecsError(str(path), path.name, why)
+    lines = path.read_text(encoding="utf-8-sig").splitlines()
+    text = lines[lineno - 1].strip() if 0 < lineno <= len(lines) else ""
+    return SpecsError(f"{path} line {lineno}", text, why)
+
+
 def load_config(
     files: Iterable[str | os.PathLike[str]] | None = None,
     known_schedulers: Iterable[str] = (),
@@ -207,7 +236,7 @@ def load_config(
                 f"not UTF-8 text ({e.reason} at byte {e.start}); save it as UTF-8",
             ) from None
         except configparser.Error as e:
-            raise SpecsError(str(path), path.name, f"not a valid INI file ({e})") from None
+            raise _not_ini(path, e) from None
         # why -> the sections skipped for it, so that one reason is one line
         skipped: dict[str, list[str]] = {}
         for section in parser.sections():

@@ -32,6 +32,7 @@ from torchx.specs import (
     ComponentSchema,
     SpecsError,
     UnknownAppException,
+    close_matches,
     closest,
     make_app_handle,
     parse_app_handle,
@@ -46,6 +47,9 @@ if TYPE_CHECKING:
     from torchx.runner._sweeps import SweepPlan, SweepStatus
 
 ComponentArgs = Sequence[str] | Mapping[str, str | int | float | bool]
+
+# The session of a runner not given a name: the one in the handles ``torchx run`` prints.
+DEFAULT_SESSION = "torchx"
 
 
 _F = TypeVar("_F", bound=Callable[..., Any])
@@ -370,10 +374,12 @@ class Runner:
         return _sweeps.resume(self, sweep_handle)
 
     def resume_sweep(self, sweep_handle: AppHandle) -> AppHandle:
-        """Submit again the trials of the sweep that did not succeed; the sweep handle."""
+        """Submit again the trials of the sweep that did not succeed; the sweep handle.
+        Refused at once while another resume of the sweep runs; meanwhile its status
+        says it is being resumed, and ``wait_sweep`` waits on."""
         from torchx.runner import _sweeps
 
-        return _sweeps.submit(self, _sweeps.resume(self, sweep_handle, check_limits=False))
+        return _sweeps.resume_and_submit(self, sweep_handle)
 
     def sweep_status(self, sweep_handle: AppHandle) -> SweepStatus:
         """Every trial's index, arguments, state, attempts, exit code and handle."""
@@ -465,25 +471,49 @@ class Runner:
         app_handles: Sequence[AppHandle],
         timeout: float | None = None,
         wait_interval: float = 10,
-    ) -> Iterator[tuple[AppHandle, AppStatus | None]]:
+    ) -> Iterator[tuple[AppHandle, AppStatus | SweepStatus | None]]:
         """Wait on several apps at once: ``(handle, status)`` for each, in the order they end.
 
+        A sweep's handle is waited on as ``wait_sweep`` does, its status a ``SweepStatus``.
         After ``timeout`` seconds the apps still running come last, with their current
-        status; None is the status of an app its scheduler does not know.
+        status; None is the status of an app its scheduler does not know (or of a sweep
+        with no record here).
         """
+        from torchx.runner._sweeps import sweep_id_of
         from torchx.runner._wait import wait_each
 
         # Apps of a scheduler that answers for many at once are watched together: one
         # backend query per look for all of them (one sacct on Slurm), not one per app.
         together: dict[str, str] = {}
         for handle in app_handles:
+            if sweep_id_of(handle) is not None:
+                continue  # its record names its scheduler
             sched, _ = self._resolve(handle)  # a bad handle fails here, before anything waits
             answers_many = getattr(sched, "answers_many", None)  # a duck-typed scheduler
             if answers_many is not None and answers_many():
                 together[handle] = parse_app_handle(handle)[0]
         return wait_each(
-            self.wait, app_handles, timeout, wait_interval, self._wait_together, together
+            self._wait_app_or_sweep,
+            app_handles,
+            timeout,
+            wait_interval,
+            self._wait_together,
+            together,
         )
+
+    def _wait_app_or_sweep(
+        self, handle: AppHandle, wait_interval: float, timeout: float | None
+    ) -> AppStatus | SweepStatus | None:
+        from torchx.runner._sweeps import sweep_id_of
+
+        if sweep_id_of(handle) is None:
+            return self.wait(handle, wait_interval, timeout)
+        try:
+            return self.wait_sweep(handle, wait_interval, timeout)
+        except SpecsError as e:
+            if e.field == "sweep handle":  # no record of it here: unknown, as an app
+                return None
+            raise
 
     def _wait_together(
         self, app_handles: Sequence[AppHandle], wait_interval: float, timeout: float | None
@@ -629,9 +659,9 @@ def _takes(schema: ComponentSchema, key: str) -> str:
     """The fix for a default ``key`` naming no argument of ``schema``: the closest
     argument when one is near, else all of them (a second, less near one is as often
     unrelated: ``image`` for ``mgs``)."""
-    near = closest(key, list(schema.options), n=1) if schema.options else ""
-    if near.startswith("did you mean"):
-        return f"{schema.name} has no such argument; {near}"
+    options = list(schema.options)
+    if close_matches(key, options, n=1):
+        return f"{schema.name} has no such argument; {closest(key, options, n=1)}"
     return f"{schema.name} has no such argument; it takes {', '.join(schema.options) or 'none'}"
 
 
@@ -657,7 +687,8 @@ def get_runner(
 ) -> Runner:
     """A Runner over every registered scheduler.
 
-    ``name`` is the session in the handles it returns (default ``torchx``).
+    ``name`` is the session in the handles it returns (default ``DEFAULT_SESSION``,
+    ``torchx``).
     ``scheduler_params`` go to the factories that declare them (``state_dir=`` goes to
     local_cwd only); ``SCHEDULER={...}`` gives parameters to one scheduler
     (``get_runner(slurm={"use_sacct": False})``).
@@ -667,7 +698,7 @@ def get_runner(
     api = sys.modules.get("torchx.runner.api")
     factories = getattr(api, "get_scheduler_factories", get_scheduler_factories)
     return Runner(
-        name or "torchx",
+        name or DEFAULT_SESSION,
         factories(),
         component_defaults=component_defaults,
         scheduler_params=scheduler_params,

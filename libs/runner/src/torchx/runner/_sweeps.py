@@ -50,6 +50,7 @@ from torchx.runner._sweep_kubernetes import (
     trial_cfg,
     trial_pod_states,
 )
+from torchx.runner._sweep_lock import busy, resumer, resuming
 from torchx.runner._sweep_record import (
     SweepRecord,
     TrialRecord,
@@ -113,6 +114,8 @@ class SweepStatus:
     state: AppState
     mode: str
     trials: list[TrialStatus] = field(default_factory=list)
+    # why the sweep is in its state, where its trials alone do not say (a resume running)
+    msg: str = ""
 
     def is_terminal(self) -> bool:
         return is_terminal(self.state)
@@ -153,6 +156,8 @@ class SweepStatus:
         ]
         widths = [max(len(r[i]) for r in [head, *rows]) for i in range(len(head))]
         lines = [f"Sweep {self.handle}: {self.state.name} (" + self.summary() + ")"]
+        if self.msg:
+            lines.append(self.msg)
         for r in [head, *rows]:
             lines.append("  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip())
         return "\n".join(lines)
@@ -176,6 +181,8 @@ class SweepPlan:
     why: str
     # every trial's request, where the trials are submitted together (a local group)
     requests: dict[int, AppDryRunInfo[Any]] = field(default_factory=dict)
+    # a resume's plan: the sweep's submissions it was made from (``_submissions``)
+    resumed_from: tuple[Any, ...] | None = None
 
     @property
     def handle(self) -> str:
@@ -417,11 +424,48 @@ def _plan_array(
     first = todo[0]
     info, apps = _first_and_others(runner, schema, record, sweep, todo)
     name = info.app.name if info.app is not None else record.sweep_id
-    request = array_request(info, first, apps, record.parallel, name)
+    request = array_request(info, first, apps, record.parallel, name, record.sweep_id)
     return SweepPlan(record, todo, request, "one Slurm job array; the task picks its trial")
 
 
 def submit(runner: Runner, p: SweepPlan) -> str:
+    """Submit what ``plan`` or ``resume`` built; returns the sweep handle. A resume's plan
+    is submitted under the sweep's resume lock, and only if nothing was submitted for the
+    sweep since the plan was made."""
+    if p.resumed_from is None:
+        return _submit(runner, p)
+    with resuming(p.record.sweep_id, p.handle):
+        now = record_of(p.handle)
+        if _submissions(now) != p.resumed_from:
+            raise SpecsError(
+                "--resume",
+                p.handle,
+                "the sweep was resumed since this plan was made; dry-run the resume again",
+            )
+        return _submit(runner, p)
+
+
+def resume_and_submit(runner: Runner, handle: str) -> str:
+    """Plan and submit a resume of the sweep, holding its resume lock throughout, so no
+    other resume plans from the record this one is about to change."""
+    sweep_id = sweep_id_of(handle)
+    if sweep_id is None:
+        record_of(handle)  # says what a sweep handle is
+    assert sweep_id is not None
+    with resuming(sweep_id, handle):
+        return _submit(runner, resume(runner, handle, check_limits=False, locked=True))
+
+
+def _submissions(record: SweepRecord) -> tuple[Any, ...]:
+    """What a resume changes in a record: each trial's attempts, the jobs, the driver."""
+    return (
+        tuple(tuple(t.attempts) for t in record.trials),
+        tuple(record.array_jobs),
+        record.driver_pid,
+    )
+
+
+def _submit(runner: Runner, p: SweepPlan) -> str:
     """Submit what ``plan`` built; returns the sweep handle.
 
     One request (an array, an Indexed Job): the record is written once, as soon as the
@@ -605,7 +649,15 @@ def exit_code(st: AppStatus) -> int | None:
 
 
 def status(runner: Runner, handle: str) -> SweepStatus:
+    """Every trial's state; while a resume of the sweep runs (it holds the sweep's resume
+    lock), the trials it submits again read PENDING and the sweep has not ended."""
     record = record_of(handle)
+    return _status(runner, handle, record, resumer(record.sweep_id))
+
+
+def _status(
+    runner: Runner, handle: str, record: SweepRecord, resumed_by: str | None
+) -> SweepStatus:
     alive = record.mode == "group" and driver_alive(record)
     local_group = _local_group(runner, record.scheduler) if record.mode == "group" else None
     # A local group's trials are read together, each from its state file alone.
@@ -670,9 +722,18 @@ def status(runner: Runner, handle: str) -> SweepStatus:
             if state == AppState.PENDING and not alive and local_group:
                 # the group that was to start it is gone: it never will
                 state, msg = AppState.FAILED, "the sweep's group process ended before starting it"
+        if resumed_by is not None and is_terminal(state) and state != AppState.SUCCEEDED:
+            state, code, msg = AppState.PENDING, None, f"being submitted again ({resumed_by})"
         attempts = _started(t, state, msg, reruns)
         trials.append(TrialStatus(t.index, dict(t.args), state, attempts, code, th, msg))
-    return SweepStatus(handle, _overall(record, trials, alive), record.mode, trials)
+    overall = _overall(record, trials, alive)
+    why = ""
+    if resumed_by is not None:
+        why = (
+            f"a resume of it is running ({resumed_by}): it submits again the trials that did "
+            "not succeed, so the sweep has not ended"
+        )
+    return SweepStatus(handle, overall, record.mode, trials, why)
 
 
 def _started(trial: TrialRecord, state: AppState, msg: str, reruns: int = 0) -> int:
@@ -762,6 +823,15 @@ def cancel(runner: Runner, handle: str, timeout: float = 60.0) -> None:
     """End every trial: the driver stops submitting and cancels what it started (or
     Slurm cancels the whole array); returns once nothing of the sweep runs."""
     record = record_of(handle)
+    who = resumer(record.sweep_id)
+    if who is not None:
+        # its record is about to name new submissions: a cancel written now would be lost
+        raise SpecsError(
+            "sweep handle",
+            handle,
+            f"a resume of it is running ({who}); cancel again once it has submitted its "
+            f"trials (torchx status {handle} says so)",
+        )
     if record.mode == "array":
         from torchx.schedulers.slurm_array import cancel_arrays
 
@@ -796,14 +866,22 @@ def cancel(runner: Runner, handle: str, timeout: float = 60.0) -> None:
             runner.cancel(t.handle)
 
 
-def resume(runner: Runner, handle: str, check_limits: bool = True) -> SweepPlan:
-    """A plan that runs again only the trials that did not succeed."""
+def resume(
+    runner: Runner, handle: str, check_limits: bool = True, *, locked: bool = False
+) -> SweepPlan:
+    """A plan that runs again only the trials that did not succeed. ``locked``: the
+    caller holds the sweep's resume lock (otherwise a resume running now is refused)."""
     record = record_of(handle)
+    if not locked:
+        who = resumer(record.sweep_id)
+        if who is not None:
+            raise busy(handle, who)
     if record.mode == "group" and driver_alive(record):
         raise SpecsError(
             "--resume", handle, "the sweep is still running; wait for it or cancel it first"
         )
-    st = status(runner, handle)
+    before = _submissions(record)
+    st = _status(runner, handle, record, None)
     if not st.is_terminal():
         raise SpecsError(
             "--resume", handle, "some trials are still running; wait for them or cancel first"
@@ -817,7 +895,7 @@ def resume(runner: Runner, handle: str, check_limits: bool = True) -> SweepPlan:
     if record.workspace and record.cfg.get("job_dir"):
         # Copied into job_dir when the sweep was submitted: the re-run trials find it there.
         record.built_workspace, record.workspace = record.workspace, None
-    return plan(
+    p = plan(
         runner,
         _sweep_of(record),
         record.scheduler,
@@ -825,6 +903,8 @@ def resume(runner: Runner, handle: str, check_limits: bool = True) -> SweepPlan:
         indices=todo,
         check_limits=check_limits,
     )
+    p.resumed_from = before
+    return p
 
 
 __all__ = [
@@ -835,6 +915,7 @@ __all__ = [
     "plan",
     "record_of",
     "resume",
+    "resume_and_submit",
     "status",
     "submit",
     "sweep_handle_of",

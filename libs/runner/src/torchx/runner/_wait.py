@@ -6,25 +6,24 @@ import queue
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from typing import TypeVar
 
-from torchx.specs import AppStatus
-
-# What a waiter thread reports: the handle, its status (None: unknown app) or the error.
-_Outcome = tuple[str, AppStatus | None, BaseException | None]
-_Result = tuple[str, AppStatus | None]
+# An app's status, or a sweep's; None: the scheduler does not know the app.
+_S = TypeVar("_S")
 
 
 def wait_each(
-    wait_one: Callable[[str, float, float | None], AppStatus | None],
+    wait_one: Callable[[str, float, float | None], _S | None],
     handles: Sequence[str],
     timeout: float | None = None,
     wait_interval: float = 10,
-    wait_group: Callable[[Sequence[str], float, float | None], Iterable[_Result]] | None = None,
+    wait_group: Callable[[Sequence[str], float, float | None], Iterable[tuple[str, _S | None]]]
+    | None = None,
     groups: Mapping[str, str] | None = None,
-) -> Iterator[tuple[str, AppStatus | None]]:
+) -> Iterator[tuple[str, _S | None]]:
     """``(handle, status)`` for every handle, in the order the apps end.
 
-    ``wait_one(handle, wait_interval, timeout)`` is ``Runner.wait``. Handles that
+    ``wait_one(handle, wait_interval, timeout)`` waits on one app (or sweep). Handles that
     ``groups`` maps to the same key are waited on together by one
     ``wait_group(handles, wait_interval, timeout)``, which yields each as it ends. Once
     ``timeout`` seconds have passed, the apps still running are yielded with their last
@@ -32,7 +31,8 @@ def wait_each(
     An error asking a scheduler is raised once the apps asked before it have been yielded.
     """
     deadline = None if timeout is None else time.monotonic() + timeout
-    outcomes: queue.Queue[_Outcome] = queue.Queue()
+    # what a waiter thread reports: the handle, its status or the error
+    outcomes: queue.Queue[tuple[str, _S | None, BaseException | None]] = queue.Queue()
 
     def left() -> float | None:
         return None if deadline is None else max(deadline - time.monotonic(), 0.0)

@@ -77,7 +77,9 @@ class DescribeAppResponse:
 
 @dataclass
 class ListAppResponse:
-    """One app in a scheduler's ``list``; the runner fills ``app_handle``."""
+    """One app in a scheduler's ``list``; the runner fills ``app_handle``. ``sweep``: the
+    sweep the app is a trial of, as ``sweep-ID/INDEX`` (``sweep-ID`` for an app that runs
+    every trial), where what the scheduler's list answer already holds says it; else ""."""
 
     app_id: str
     state: AppState
@@ -86,6 +88,22 @@ class ListAppResponse:
     app_handle: str = ""
     started_at: datetime | None = None
     ended_at: datetime | None = None
+    sweep: str = ""
+
+
+# What the runner sets in every replica of a sweep's trial: its sweep's handle and its
+# index. A scheduler whose list answer holds the apps' environment reads them.
+ENV_SWEEP_ID = "TORCHX_SWEEP_ID"
+ENV_SWEEP_INDEX = "TORCHX_SWEEP_INDEX"
+
+
+def sweep_trial(sweep: str | None, index: str | None) -> str:
+    """``sweep-ID/INDEX`` from a sweep's handle (or id) and a trial's index; "" for no
+    sweep, ``sweep-ID`` for no index."""
+    if not sweep:
+        return ""
+    sweep_id = sweep.rsplit("/", 1)[-1]
+    return f"{sweep_id}/{index}" if index else sweep_id
 
 
 class LogOptions(TypedDict, total=False):

@@ -3,7 +3,7 @@ and its log lines without their timestamps."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from datetime import datetime, timezone
 from typing import Any, TypeVar
 
@@ -93,14 +93,12 @@ def _attempt_order(pod: Mapping[str, Any]) -> tuple[str, bool, str]:
 
 
 def newest_pods(
-    pods: Iterable[Mapping[str, Any]],
-    key: Callable[[Mapping[str, Any]], K | None],
+    keyed: Iterable[tuple[K | None, Mapping[str, Any]]],
 ) -> dict[K, Mapping[str, Any]]:
-    """The newest pod of each ``key`` (None: the pod is left out). A retried replica
-    leaves its failed pods behind: the latest one speaks for it."""
+    """The newest pod of each key, from ``(key, pod)`` pairs (a None key: the pod is left
+    out). A retried replica leaves its failed pods behind: the latest one speaks for it."""
     newest: dict[K, Mapping[str, Any]] = {}
-    for pod in pods:
-        k = key(pod)
+    for k, pod in keyed:
         if k is None:
             continue
         seen = newest.get(k)
@@ -134,7 +132,7 @@ def replica_key(pod: Mapping[str, Any]) -> tuple[str, int] | None:
 
 def _apply_pods(roles: list[RoleStatus], pods: Iterable[Mapping[str, Any]]) -> None:
     """Per-replica state, hostname and exit code from each replica's newest pod."""
-    newest = newest_pods(pods, replica_key)
+    newest = newest_pods((replica_key(pod), pod) for pod in pods)
     for rs in roles:
         for replica in rs.replicas:
             pod = newest.get((rs.role, replica.id))

@@ -39,7 +39,7 @@ import time
 
 from torchx.schedulers._local_processes import load_process_helpers, process_parent_and_start
 from torchx.schedulers._local_state_files import CANCEL_FILE, META_DIR, SUPERVISOR_LOG
-from torchx.schedulers._local_supervisor import Supervisor, supervise
+from torchx.schedulers._local_supervisor import Supervisor, handle_waking_signals, supervise
 from torchx.schedulers._local_watchdog import READ_PAUSE_S, Watchdog
 
 # How often the group looks for cancel markers of apps it has not started.
@@ -107,9 +107,8 @@ class Worker:
 def _serve(orders: int, reports: int) -> int:
     """A worker's life: supervise each app the group names, until it names no more."""
     # A signal only wakes a supervisor, which then looks for its app's cancel marker: one
-    # that comes between two apps has nothing to do.
-    for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
-        signal.signal(sig, lambda *_: None)
+    # that comes between two apps has nothing to do. Set once for every app to come.
+    handle_waking_signals()
     received = b""
     while True:
         while b"\n" not in received:

@@ -12,7 +12,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from torchx.schedulers._api import ListAppResponse
+from torchx.schedulers._api import ENV_SWEEP_ID, ENV_SWEEP_INDEX, ListAppResponse, sweep_trial
 from torchx.schedulers._errors import SchedulerError
 from torchx.schedulers._local_processes import kill_recorded_groups, process_start_token
 from torchx.schedulers._local_state_files import (
@@ -179,6 +179,8 @@ class LocalAppRecords:
         except AppStateError as e:
             # One unreadable app is its own problem: it shows as UNKNOWN, with why.
             return ListAppResponse(app_id=app_id, state=AppState.UNKNOWN, name=str(e))
+        replicas = request.get("replicas") or [{}]
+        env = replicas[0].get("env") or {}  # a trial's every replica names its sweep
         return ListAppResponse(
             app_id=app_id,
             state=state_of(state.get("state", "UNKNOWN")),
@@ -186,6 +188,7 @@ class LocalAppRecords:
             submitted_at=when(request.get("submitted_at")) or when(linked_at),
             started_at=when(state.get("started_at")),
             ended_at=when(state.get("ended_at")),
+            sweep=sweep_trial(env.get(ENV_SWEEP_ID), env.get(ENV_SWEEP_INDEX)),
         )
 
     def list_apps(self) -> list[ListAppResponse]:

@@ -134,6 +134,7 @@ class Supervisor:
         self.programs: dict[tuple[str, str, str], str] | None = {}
         self.last_write = 0.0
         self.dirty = True
+        self.pid_recorded = False  # no state with this process's pid written yet
         self.started_at = time.time()
         self.ended_at: float | None = None
         self.start_token, self.base_env = _this_process()
@@ -151,14 +152,10 @@ class Supervisor:
     def install(self) -> None:
         if self.guard_w is None:
             self._start_watchdog()
-        # Python's C handler writes each signal's number to the wakeup fd, which wakes the
-        # select below; the Python-level handlers need not do anything. (SIGCHLD's is set
-        # once the replicas are started: ``watch_children``.)
-        for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGUSR1):
-            signal.signal(sig, _ignore)
-        # Not ignored, whatever the launcher left: the kernel would reap the replicas
-        # itself, and their exit codes would be lost.
-        signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+        if not self.shared:
+            # A process that supervises app after app did this once (``close`` leaves
+            # them so): each ``signal.signal`` costs as much as a small state write.
+            handle_waking_signals()
         signal.set_wakeup_fd(self.wake_w, warn_on_full_buffer=False)
         self.subreaper = become_subreaper()
         raise_fd_limit(len(self.replicas))
@@ -273,6 +270,15 @@ class Supervisor:
                 return
             self.last_write = now
             self.dirty = False
+            if not self.pid_recorded:
+                # The first write records the pid and the replicas' groups, then the
+                # markers are looked for again: a canceller (or a requeue) that wrote one
+                # before the pid was recorded could not signal us; one that comes later does.
+                self.pid_recorded = True
+                if os.path.exists(os.path.join(self.meta, CANCEL_FILE)):
+                    self.cancel_requested = True
+                elif take_requeue_marker(self.meta):
+                    self.requeue_requested = True
 
     def record_end(self) -> None:
         """Write the last state, whatever the room on disk: the outcome must not be lost.
@@ -556,6 +562,10 @@ class Supervisor:
 
     def run(self) -> int:
         self.install()
+        # The state the scheduler wrote (PENDING) counts as written now: the replicas'
+        # start is recorded as any change is, within STATE_WRITE_INTERVAL, so an app that
+        # ends sooner (a short trial of a sweep) is written once, with its end.
+        self.last_write = time.monotonic()
         marker = os.path.join(self.meta, CANCEL_FILE)
         if os.path.exists(marker):
             self.cancel_requested = True  # cancelled before it started: nothing starts
@@ -568,13 +578,6 @@ class Supervisor:
             self.state = "RUNNING"
         self.watch_children()
         self.reap()  # replicas that already ended need no start token in the state
-        # One write records the pid and the replicas' groups (each replacing write of the
-        # state costs a flush of its data), then the marker is looked for again: a
-        # canceller that wrote it before the pid was recorded is seen here; one that came
-        # later signals us.
-        self.write_state(force=True)
-        if os.path.exists(marker):
-            self.cancel_requested = True
         while True:
             if not self.cancel_requested:
                 while self.exited and self.state != "FAILED":
@@ -592,6 +595,8 @@ class Supervisor:
                 self.state = "SUCCEEDED"
                 break
             self.write_state()
+            if self.cancel_requested or self.requeue_requested:
+                continue  # seen right after the pid was first recorded (``write_state``)
             timeout = None
             if self.dirty:
                 timeout = max(0.0, STATE_WRITE_INTERVAL - (time.monotonic() - self.last_write))
@@ -695,6 +700,20 @@ def _this_process() -> tuple[str | None, dict[str, str]]:
 
 def _ignore(*_: object) -> None:
     """The Python-level handler of the signals the supervisor is woken by."""
+
+
+def handle_waking_signals() -> None:
+    """Set this process's handlers for a supervisor, for the life of the process.
+
+    Python's C handler writes each signal's number to the wakeup fd (``install``), which
+    wakes the select; the Python-level handlers need not do anything. SIGCHLD is left at
+    its default, whatever the launcher left (ignored, the kernel would reap the replicas
+    itself and their exit codes would be lost); ``watch_children`` sets its handler once
+    the replicas are started, and ``close`` puts the default back.
+    """
+    for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGUSR1):
+        signal.signal(sig, _ignore)
+    signal.signal(signal.SIGCHLD, signal.SIG_DFL)
 
 
 def main(argv: list[str]) -> int:

@@ -9,7 +9,6 @@ step) passes its own expression for the replica's index as ``replica_id`` and ge
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 
@@ -37,16 +36,6 @@ class Replica:
         return [self.filled.entrypoint, *self.filled.args]
 
 
-@functools.lru_cache(maxsize=256)
-def _values(img_root: str, app_id: str, replica_id: str) -> macros.Values:
-    """The macro values of one replica. Kept: a backend that writes one request for a
-    role (an array's trials, all alike but for their own values) asks for the same ones
-    again, and their mapping is built once per object."""
-    return macros.Values(
-        img_root=img_root, app_id=app_id, replica_id=replica_id, rank0_env=TORCHX_RANK0_HOST
-    )
-
-
 def role_replicas(
     role: Role,
     *,
@@ -57,6 +46,7 @@ def role_replicas(
     replica_id: str | None = None,
     same_host: bool = False,
     defaults: Mapping[str, str] | None = None,
+    values: macros.Values | None = None,
 ) -> Iterator[Replica]:
     """The replicas of ``role`` in order; or, given ``replica_id`` (a number as text, or the
     backend's expression for it), that one replica.
@@ -64,11 +54,18 @@ def role_replicas(
     ``rank0_host`` is where replica 0 of the app's first role runs (``MASTER_ADDR``), with
     ``master_port`` its rendezvous port; ``master_port=None`` leaves the launch variables
     out, for a backend that adds them where the replica runs. ``defaults`` sit below
-    everything else (variables copied from the submitting environment).
+    everything else (variables copied from the submitting environment). ``values`` are
+    the macro values of a backend that fills every replica alike (its constant placeholders
+    for expansions made where the replica runs); by default each replica's own.
     """
     ids = [replica_id] if replica_id is not None else [str(k) for k in range(role.num_replicas)]
     for rid in ids:
-        filled = _values(img_root, app_id, rid).apply(role)
+        filled = (
+            values
+            or macros.Values(
+                img_root=img_root, app_id=app_id, replica_id=rid, rank0_env=TORCHX_RANK0_HOST
+            )
+        ).apply(role)
         base = dict(defaults) if defaults else {}
         if master_port is not None:
             base.update(

@@ -19,6 +19,9 @@ SACCT_FIELDS = ("JobID", "JobName", "State", "ExitCode", "NodeList", "Submit", "
 _JOB_ID = re.compile(r"^(?P<job>\d+(?:_\d+)?)(?:\+(?P<offset>\d+))?(?:\.(?P<step>[\w-]+))?$")
 _PENDING_TASKS = re.compile(r"^\d+_\[[^\]]*\](?:\.[\w-]+)?$")
 _COMMENT_ROLES = re.compile(r"^torchx:roles=(?P<roles>[^;]*)")
+# A sweep's array: its sweep right after the roles (``;`` and no space: the user's own
+# comment follows ``; ``, so it cannot pass for one).
+_COMMENT_SWEEP = re.compile(r"^torchx:roles=[^;]*;sweep=(?P<sweep>sweep-[a-z2-7]+)(;|$)")
 
 _STATES = {
     "PENDING": AppState.PENDING,
@@ -83,6 +86,16 @@ def exit_code(text: str) -> int | None:
     if not code.isdigit() or (sig and not sig.isdigit()):
         return None
     return 128 + int(sig) if sig and int(sig) else int(code)
+
+
+def sweep_from_comment(app_id: str, comment: str) -> str:
+    """``sweep-ID/INDEX`` of array task ``app_id`` (``JOB_INDEX``) whose job's comment
+    names its sweep; "" for any other job."""
+    m = _COMMENT_SWEEP.match(comment.strip())
+    if m is None:
+        return ""
+    _, _, index = app_id.partition("_")
+    return f"{m.group('sweep')}/{index}" if index.isdigit() else m.group("sweep")
 
 
 def roles_from_comment(comment: str) -> list[tuple[str, int]]:

@@ -30,7 +30,7 @@ from torchx.schedulers._slurm_preemption import (
     script_wait_and_requeue,
     warning_and_cap,
 )
-from torchx.specs import MISSING, AppDef, CfgVal, Role, SpecsError
+from torchx.specs import MISSING, AppDef, CfgVal, Role, SpecsError, macros
 
 # A value exported once for the whole job at the top of the script, not per replica.
 _FROM_JOB = "\x00job\x00"
@@ -40,6 +40,13 @@ _SENTINELS = {
     "app_id": ("\x00A\x00", "${TORCHX_APP_ID}"),
     "img_root": ("\x00I\x00", "${TORCHX_IMG_ROOT}"),
 }
+# The macro values of every script replica: one object, so its mapping is built once.
+_SENTINEL_VALUES = macros.Values(
+    img_root=_SENTINELS["img_root"][0],
+    app_id=_SENTINELS["app_id"][0],
+    replica_id=_SENTINELS["replica_id"][0],
+    rank0_env=TORCHX_RANK0_HOST,
+)
 _ROLE_NAME = re.compile(r"^[A-Za-z0-9_.-]+$")
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 # Bytes that would end or corrupt an ``#SBATCH`` line: the script is line-oriented and
@@ -144,8 +151,8 @@ def script_replica(role: Role) -> Replica:
         app_id=_SENTINELS["app_id"][0],
         rank0_host=_FROM_JOB,
         master_port=_FROM_JOB,
-        img_root=_SENTINELS["img_root"][0],
         replica_id=_SENTINELS["replica_id"][0],
+        values=_SENTINEL_VALUES,
     )
     env = {k: v for k, v in replica.env.items() if v != _FROM_JOB and k != TORCHX_APP_ID}
     return Replica(role, replica.replica_id, replica.filled, env)
@@ -265,11 +272,17 @@ def script_shape(app: AppDef) -> tuple[object, ...]:
     return (*roles, min(r.max_retries for r in app.roles))
 
 
-def _header(app: AppDef, cfg: Mapping[str, CfgVal], job_name: str, lead: int) -> list[str]:
+def _header(
+    app: AppDef, cfg: Mapping[str, CfgVal], job_name: str, lead: int, sweep: str = ""
+) -> list[str]:
     """The ``#SBATCH`` lines of every job component."""
     lines: list[str] = []
-    # The comment marks torchx jobs (for ``list``) and names the roles, in component order.
+    # The comment marks torchx jobs (for ``list``) and names the roles, in component order,
+    # and a sweep's array its sweep (``list`` answers with it; with no space after the
+    # ``;``, which tells it from the user's own comment).
     comment = "torchx:roles=" + ",".join(_role_token(r) for r in app.roles)
+    if sweep:
+        comment += f";sweep={sweep}"
     if cfg.get("comment"):
         comment += f"; {_one_line('comment', cfg['comment'])}"
     for i, role in enumerate(app.roles):
@@ -320,6 +333,7 @@ def _script(
     description: str,
     array: str | None,
     trials: Mapping[int, list[RoleParts]] | None,
+    sweep: str = "",
 ) -> str:
     """The sbatch script of one app (``trials`` None) or of an array whose task ``i`` runs
     trial ``i``, whose roles' exports and commands are ``trials[i]``."""
@@ -330,7 +344,7 @@ def _script(
     lines = [
         "#!/bin/bash",
         description,
-        *_header(app, cfg, job_name, lead),
+        *_header(app, cfg, job_name, lead, sweep),
         *([f"#SBATCH --array={array}"] if array else []),
         "",
         *_setup(app, lead, cap, limit, app_id),
@@ -387,10 +401,12 @@ def array_script(
     job_name: str,
     index_spec: str,
     trials: Mapping[int, list[RoleParts]],
+    sweep: str = "",
 ) -> str:
     """One ``sbatch --array=<index_spec>`` script for trials of ``app``'s shape: task ``i``
     defines trial ``i``'s own exports and commands (``trials[i]``, its ``role_parts``),
     then runs the roles as ``make_script``'s script does; what every trial exports alike
-    is written once. Trial ``i`` is the app ``<array job>_<i>``."""
+    is written once. Trial ``i`` is the app ``<array job>_<i>``; ``sweep``, the sweep's
+    id, is written into the job's comment."""
     what = f"# torchx sweep {job_name}: {len(trials)} trial(s), array indices {index_spec}"
-    return _script(app, cfg, job_name, what, index_spec, trials)
+    return _script(app, cfg, job_name, what, index_spec, trials, sweep)

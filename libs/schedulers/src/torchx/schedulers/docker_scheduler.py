@@ -27,11 +27,14 @@ from types import MappingProxyType
 from typing import Any, TypedDict
 
 from torchx.schedulers._api import (
+    ENV_SWEEP_ID,
+    ENV_SWEEP_INDEX,
     DescribeAppResponse,
     ListAppResponse,
     LogRequest,
     Scheduler,
     Stream,
+    sweep_trial,
 )
 from torchx.schedulers._bounded_lines import decoded_lines
 from torchx.schedulers._container_rules import (
@@ -613,7 +616,11 @@ class DockerScheduler(DockerWorkspaceMixin, Scheduler[DockerRequest]):
             created = parse_local(replica.get("Created"))
             out.append(
                 ListAppResponse(
-                    app_id, d.state, replica["Config"]["Labels"].get(LABEL_APP_NAME, ""), created
+                    app_id,
+                    d.state,
+                    replica["Config"]["Labels"].get(LABEL_APP_NAME, ""),
+                    created,
+                    sweep=_sweep_of(replica["Config"].get("Env") or []),
                 )
             )
         return out
@@ -688,6 +695,13 @@ class DockerScheduler(DockerWorkspaceMixin, Scheduler[DockerRequest]):
                     raise
             for c in containers:
                 api.stop(c["Id"], timeout=5)
+
+
+def _sweep_of(env: list[str]) -> str:
+    """The sweep a container's app is a trial of, from its environment (``K=V`` items, as
+    ``docker inspect`` gives it): a trial's every replica has its sweep's id and index."""
+    found = dict(item.partition("=")[::2] for item in env)
+    return sweep_trial(found.get(ENV_SWEEP_ID), found.get(ENV_SWEEP_INDEX))
 
 
 def _repo_and_tag(pushed: str) -> tuple[str, str]:

@@ -270,36 +270,32 @@ def _first_labels(req: KubernetesRequest) -> dict[str, str]:
 
 def trial_states(
     namespace: str, pods: Iterable[Mapping[str, Any]]
-) -> dict[str, tuple[AppState, int | None, str]]:
-    """Each trial's ``(state, exit code, message)`` from its pods, keyed by the trial's app
-    id; trials with no pod yet are absent.
+) -> dict[str, tuple[AppState, int | None, str, int]]:
+    """Each trial's ``(state, exit code, message, runs started)`` from its pods, keyed by
+    the trial's app id; trials with no pod yet are absent.
 
     A pod of an Indexed Job (it carries its completion index) belongs to the trial
     ``NAMESPACE:JOB-INDEX``; any other pod to the app ``NAMESPACE:APP_ID`` it is labelled
     with, a trial that is an app of its own, whose replicas' newest pods are combined: a
     failed replica fails the trial, a running one keeps it running, and it succeeded once
-    every replica that has a pod did."""
-    newest = newest_pods(pods, lambda pod: _trial_replica(namespace, pod))
+    every replica that has a pod did.
+
+    Every pod that left Pending is a run (a failed pod stays behind when its Job retries
+    it); a trial of several replicas counts its first run once and each replica's retries
+    (as its app's restarts count its Jobs' retries)."""
+    keyed = [(_trial_replica(namespace, pod), pod) for pod in pods]  # each pod parsed once
     by_trial: dict[str, list[tuple[AppState, int | None, str]]] = {}
-    for (key, _), pod in sorted(newest.items()):
+    for (key, _), pod in sorted(newest_pods(keyed).items()):
         by_trial.setdefault(key, []).append(pod_outcome(pod))
-    return {key: _combined(outcomes) for key, outcomes in by_trial.items()}
-
-
-def trial_runs(namespace: str, pods: Iterable[Mapping[str, Any]]) -> dict[str, int]:
-    """How many runs of each trial started, by the trial's app id, from the same pods as
-    ``trial_states``: every pod that left Pending is a run (a failed pod stays behind when
-    its Job retries it), and a trial of several replicas counts its first run once and
-    each replica's retries (as its app's restarts count its Jobs' retries)."""
     started: dict[str, dict[tuple[str, int], int]] = {}
-    for pod in pods:
-        found = _trial_replica(namespace, pod)
+    for found, pod in keyed:
         phase = str((pod.get("status") or {}).get("phase", ""))
         if found is None or phase in ("", "Pending", "Unknown"):
             continue
         per_replica = started.setdefault(found[0], {})
         per_replica[found[1]] = per_replica.get(found[1], 0) + 1
-    return {key: 1 + sum(n - 1 for n in reps.values()) for key, reps in started.items()}
+    runs = {key: 1 + sum(n - 1 for n in reps.values()) for key, reps in started.items()}
+    return {key: (*_combined(o), runs.get(key, 0)) for key, o in by_trial.items()}
 
 
 def _trial_replica(namespace: str, pod: Mapping[str, Any]) -> tuple[str, tuple[str, int]] | None:
@@ -344,7 +340,6 @@ __all__ = [
     "parse_version",
     "sweep_labels",
     "trial_app_id",
-    "trial_runs",
     "trial_states",
     "why_not_indexed",
 ]

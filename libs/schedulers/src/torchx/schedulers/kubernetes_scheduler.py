@@ -37,6 +37,7 @@ from torchx.schedulers._api import (
     LogRequest,
     Scheduler,
     Stream,
+    sweep_trial,
 )
 from torchx.schedulers._bounded_lines import decoded_lines
 from torchx.schedulers._container_rules import (
@@ -104,9 +105,9 @@ from torchx.schedulers.ids import make_unique
 from torchx.schedulers.kubernetes_indexed import (
     COMPLETION_INDEX,
     LABEL_SWEEP,
+    LABEL_SWEEP_INDEX,
     parse_trial,
     parse_version,
-    trial_runs,
     trial_states,
 )
 from torchx.specs import (
@@ -347,7 +348,7 @@ class KubernetesScheduler(DockerWorkspaceMixin, Scheduler[KubernetesRequest]):
     ) -> dict[str, tuple[AppState, int | None, str, int]]:
         """Every trial of a sweep that has a pod, from its Indexed Jobs or one Job per
         trial: ``(state, exit code, message, runs started)`` by trial app id
-        (``trial_states``, ``trial_runs``), from ONE pod list call."""
+        (``trial_states``), from ONE pod list call."""
         apis = self._apis()
         try:
             items = (
@@ -361,8 +362,7 @@ class KubernetesScheduler(DockerWorkspaceMixin, Scheduler[KubernetesRequest]):
             ) from None
         client = self._client()
         pods = [client.sanitize_for_serialization(p) for p in items]
-        runs = trial_runs(namespace, pods)
-        return {k: (*v, runs.get(k, 0)) for k, v in trial_states(namespace, pods).items()}
+        return trial_states(namespace, pods)
 
     def _trial(
         self, namespace: str, job: str, index: int
@@ -403,7 +403,9 @@ class KubernetesScheduler(DockerWorkspaceMixin, Scheduler[KubernetesRequest]):
         if found is None:
             return None
         template, pods = found
-        state, code, msg = trial_states(namespace, pods).get(app_id, (AppState.PENDING, None, ""))
+        state, code, msg, _ = trial_states(namespace, pods).get(
+            app_id, (AppState.PENDING, None, "", 0)
+        )
         role = str(((template.get("metadata") or {}).get("labels") or {}).get(LABEL_ROLE, ""))
         replica = ReplicaStatus(id=0, state=state, role=role, hostname="")
         replica.exit_code = code
@@ -487,6 +489,7 @@ class KubernetesScheduler(DockerWorkspaceMixin, Scheduler[KubernetesRequest]):
                     desc.state,
                     meta.get("labels", {}).get(LABEL_APP_NAME, ""),
                     parse_local(meta.get("creationTimestamp")),
+                    sweep=_sweep_of(meta.get("labels") or {}),
                 )
             )
         try:
@@ -509,6 +512,7 @@ class KubernetesScheduler(DockerWorkspaceMixin, Scheduler[KubernetesRequest]):
                     desc.state,
                     meta["labels"].get(LABEL_APP_NAME, ""),
                     parse_local(meta.get("creationTimestamp")),
+                    sweep=_sweep_of(meta["labels"]),
                 )
             )
         return out
@@ -642,6 +646,12 @@ def create_scheduler(
     ``kubernetes.client.ApiClient``) and ``docker_client`` (for workspace images)."""
     check_params(BACKEND, params, ("client", "docker_client"))
     return KubernetesScheduler(session_name, client=client, docker_client=docker_client)
+
+
+def _sweep_of(labels: dict[str, str]) -> str:
+    """The sweep a Job is of, from its labels: a trial's (``sweep-ID/INDEX``) or an
+    Indexed Job's, which runs every trial it was given (``sweep-ID``)."""
+    return sweep_trial(labels.get(LABEL_SWEEP), labels.get(LABEL_SWEEP_INDEX))
 
 
 def _repo_and_tag(pushed: str) -> tuple[str, str]:

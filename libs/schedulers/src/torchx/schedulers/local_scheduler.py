@@ -554,17 +554,13 @@ class LocalScheduler(Scheduler[LocalRequest]):
             rec = by_replica.get((spec["role"], spec["id"]), {})
             statuses[spec["role"]].replicas.append(_replica_status(spec["role"], spec["id"], rec))
         app = app_from_json(request["app"]) if request.get("app") else None
-        return DescribeAppResponse(
-            app_id=app_id,
-            state=state_of(state.get("state", "UNKNOWN")),
-            num_restarts=int(state.get("num_restarts", 0)),
-            num_preemptions=int(state.get("num_preemptions", 0)),
-            msg=state.get("msg", ""),
-            structured_error_msg=state.get("structured_error_msg", ""),
-            roles_statuses=list(statuses.values()),
+        return _response(
+            app_id,
+            app_dir,
+            state,
+            list(statuses.values()),
             roles=list(app.roles) if app else [],
             app=app,
-            ui_url=f"file://{app_dir}",
         )
 
     def statuses(self, app_ids: Sequence[str]) -> dict[str, AppStatus | None]:
@@ -584,15 +580,7 @@ class LocalScheduler(Scheduler[LocalRequest]):
             for rec in state.get("replicas", []):
                 role = roles.setdefault(rec["role"], RoleStatus(rec["role"]))
                 role.replicas.append(_replica_status(rec["role"], rec["id"], rec))
-            out[app_id] = AppStatus(
-                state=state_of(state.get("state", "UNKNOWN")),
-                num_restarts=int(state.get("num_restarts", 0)),
-                msg=state.get("msg", ""),
-                structured_error_msg=state.get("structured_error_msg", ""),
-                ui_url=f"file://{app_dir}",
-                roles=list(roles.values()),
-                num_preemptions=int(state.get("num_preemptions", 0)),
-            )
+            out[app_id] = _response(app_id, app_dir, state, list(roles.values())).to_status()
         return out
 
     def list(self) -> list[ListAppResponse]:
@@ -744,6 +732,28 @@ def _call_off(supervisor: subprocess.Popen[bytes] | None) -> None:
         with contextlib.suppress(OSError):
             supervisor.stdin.close()
     supervisor.wait()
+
+
+def _response(
+    app_id: str,
+    app_dir: str,
+    state: Mapping[str, Any],
+    roles_statuses: list[RoleStatus],
+    **more: Any,
+) -> DescribeAppResponse:
+    """What the app's state says of it, as ``describe`` answers (``more``: its fields that
+    come from the request); ``statuses`` answers its ``to_status()``."""
+    return DescribeAppResponse(
+        app_id=app_id,
+        state=state_of(state.get("state", "UNKNOWN")),
+        num_restarts=int(state.get("num_restarts", 0)),
+        num_preemptions=int(state.get("num_preemptions", 0)),
+        msg=state.get("msg", ""),
+        structured_error_msg=state.get("structured_error_msg", ""),
+        roles_statuses=roles_statuses,
+        ui_url=f"file://{app_dir}",
+        **more,
+    )
 
 
 def _replica_status(role: str, replica_id: int, rec: Mapping[str, Any]) -> ReplicaStatus:

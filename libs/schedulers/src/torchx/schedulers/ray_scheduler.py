@@ -33,11 +33,14 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any, TypedDict
 
 from torchx.schedulers._api import (
+    ENV_SWEEP_ID,
+    ENV_SWEEP_INDEX,
     DescribeAppResponse,
     ListAppResponse,
     LogRequest,
     Scheduler,
     in_window,
+    sweep_trial,
 )
 from torchx.schedulers._errors import SchedulerError, check_params, require
 from torchx.schedulers._preemption_notes import RAY_NOTE
@@ -85,6 +88,9 @@ ENTRYPOINTS = {DIRECT: f"python -m {DIRECT_MODULE}", ACTORS: f"python -m {DRIVER
 MAX_CONFIG_ARG = 100_000
 PLACEMENT_STRATEGIES = ("PACK", "SPREAD", "STRICT_PACK", "STRICT_SPREAD")
 METADATA_KEY = "torchx_app"
+# A sweep's trial: ``sweep-ID/INDEX``, for the list answer (the job's metadata is all of
+# the job that ``list_jobs`` gives).
+SWEEP_METADATA_KEY = "torchx_sweep"
 # How often ``wait`` and a tailing ``log_iter`` ask the dashboard again.
 POLL_INTERVAL_S = 0.1
 _APP_ID = re.compile(r"^(?P<address>[A-Za-z0-9.\-\[\]:]+:\d+)-(?P<sid>[A-Za-z0-9][A-Za-z0-9_.-]*)$")
@@ -435,6 +441,7 @@ class RayScheduler(Scheduler[RayJob]):
                     {r["name"]: len(r["replicas"]) for r in roles}, separators=(",", ":")
                 ),
                 **resources_metadata(resources),
+                **_sweep_metadata(app),
             },
             driver_config=config,
             path=path,
@@ -585,6 +592,7 @@ class RayScheduler(Scheduler[RayJob]):
                     app_id=f"{_strip_scheme(address)}-{job.submission_id}",
                     state=_JOB_STATES.get(str(job.status.value), AppState.UNKNOWN),
                     name=meta[METADATA_KEY],
+                    sweep=str(meta.get(SWEEP_METADATA_KEY, "")),
                     submitted_at=datetime.fromtimestamp(started / 1000) if started else None,
                 )
             )
@@ -707,6 +715,13 @@ REQUEUE_START_TIMEOUT_S = 60.0
 # In Ray's message for a job whose supervisor actor failed to start or died before it
 # ran ("Failed to start supervisor actor ...", "Job supervisor actor died ...").
 _STALE_SUPERVISOR = "supervisor actor"
+
+
+def _sweep_metadata(app: AppDef) -> dict[str, str]:
+    """The job metadata that names the sweep the app is a trial of (none for other apps)."""
+    env = app.roles[0].env if app.roles else {}
+    trial = sweep_trial(env.get(ENV_SWEEP_ID), env.get(ENV_SWEEP_INDEX))
+    return {SWEEP_METADATA_KEY: trial} if trial else {}
 
 
 def _without_rank0(env: dict[str, str]) -> dict[str, str]:

@@ -79,9 +79,10 @@ def array_request(
     trials: Mapping[int, AppDef],
     parallel: int,
     name: str,
+    sweep_id: str = "",
 ) -> AppDryRunInfo[SlurmBatchRequest]:
     """One array request running trial ``first_index`` and ``trials`` (trial index -> its
-    app), at most ``parallel`` at once (0: no limit).
+    app), at most ``parallel`` at once (0: no limit); the job's comment names ``sweep_id``.
 
     ``first`` is the single-app request of trial ``first_index`` (``submit_dryrun``): the
     array is that request, its run options, ``#SBATCH`` header and role functions written
@@ -110,7 +111,7 @@ def array_request(
                 )
         parts[index] = role_parts(app, quoted)
     spec = index_spec(list(parts), parallel)
-    script = array_script(app0, first.cfg or {}, name, spec, parts)
+    script = array_script(app0, first.cfg or {}, name, spec, parts, sweep_id)
     info = AppDryRunInfo(replace(first.request, script=script), str)
     info.app = app0
     info.cfg = first.cfg

@@ -45,6 +45,7 @@ from torchx.schedulers._slurm_parse import (
     read_exit_record,
     roles_from_comment,
     state_word,
+    sweep_from_comment,
 )
 from torchx.schedulers._slurm_preemption import (
     DEFAULT_MAX_TIME_REQUEUES,
@@ -596,7 +597,12 @@ class SlurmScheduler(DirWorkspaceMixin, Scheduler[SlurmBatchRequest]):
             lead = comps[min(comps)]
             if lead.comment.startswith("torchx:") and not _refused(lead.state, lead.nodes):
                 states = {off: c.state for off, c in comps.items()}
-                out[job_id] = ListAppResponse(job_id, job_app_state(states), lead.name)
+                out[job_id] = ListAppResponse(
+                    job_id,
+                    job_app_state(states),
+                    lead.name,
+                    sweep=sweep_from_comment(job_id, lead.comment),
+                )
         return out
 
     def _list_squeue(self) -> dict[str, ListAppResponse]:
@@ -605,6 +611,7 @@ class SlurmScheduler(DirWorkspaceMixin, Scheduler[SlurmBatchRequest]):
             raise SlurmError(f"squeue failed: {_slurm_message(proc)}")
         states: dict[str, dict[int, str]] = {}
         names: dict[str, str] = {}
+        sweeps: dict[str, str] = {}
         for line in proc.stdout.splitlines():
             parts = line.split("|", 4)
             # a heterogeneous job shows one line per component, as JOBID+OFFSET
@@ -620,8 +627,14 @@ class SlurmScheduler(DirWorkspaceMixin, Scheduler[SlurmBatchRequest]):
                 states.setdefault(job_id, {})[int(offset or 0)] = state
                 if offset in ("", "0"):
                     names[job_id] = name
+                    sweeps[job_id] = sweep_from_comment(job_id, comment)
         return {
-            job_id: ListAppResponse(job_id, job_app_state(st), names.get(job_id, ""))
+            job_id: ListAppResponse(
+                job_id,
+                job_app_state(st),
+                names.get(job_id, ""),
+                sweep=sweeps.get(job_id, ""),
+            )
             for job_id, st in states.items()
         }
 

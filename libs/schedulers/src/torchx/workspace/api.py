@@ -12,7 +12,7 @@ from __future__ import annotations
 import abc
 import fnmatch
 import os
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Generic, TypeVar
 
 from torchx.specs import AppDef, CfgVal, Role, SpecsError, runopts
@@ -60,12 +60,22 @@ class WorkspaceMixin(abc.ABC, Generic[T]):
         raise NotImplementedError(f"{type(self).__name__} does not push images")
 
 
-def read_ignore_patterns(workspace: str) -> list[str]:
-    """The patterns of ``workspace``'s ``.torchxignore`` (.dockerignore syntax), plus the
-    ignore files themselves."""
-    patterns = [TORCHX_IGNORE, ".dockerignore"]
-    path = os.path.join(workspace, TORCHX_IGNORE)
-    if os.path.isfile(path):
+DOCKER_IGNORE = ".dockerignore"
+# What an image build leaves out: what .dockerignore lists, as pytorch/torchx 0.7's image
+# workspaces did (a user's file keeps working), then .torchxignore, whose `!` lines win.
+IMAGE_IGNORE_FILES = (DOCKER_IGNORE, TORCHX_IGNORE)
+
+
+def read_ignore_patterns(
+    workspace: str, ignore_files: Sequence[str] = (TORCHX_IGNORE,)
+) -> list[str]:
+    """The patterns of ``workspace``'s ignore files (``.torchxignore`` by default;
+    .dockerignore syntax), in order, after the ignore files themselves."""
+    patterns = [TORCHX_IGNORE, DOCKER_IGNORE]
+    for name in ignore_files:
+        path = os.path.join(workspace, name)
+        if not os.path.isfile(path):
+            continue
         with open(path, encoding="utf-8") as f:
             for line in f:
                 line = line.strip()
@@ -111,12 +121,13 @@ def workspace_dir(workspace: str) -> str:
     return unquote(url.path)
 
 
-def walk_workspace(workspace: str) -> Iterator[str]:
-    """The files of ``workspace`` that its ``.torchxignore`` keeps, as relative paths."""
+def walk_workspace(workspace: str, ignore_files: Sequence[str] = (TORCHX_IGNORE,)) -> Iterator[str]:
+    """The files of ``workspace`` that its ignore files (``.torchxignore``; an image build
+    passes ``IMAGE_IGNORE_FILES``) keep, as relative paths."""
     workspace = workspace_dir(workspace)
     if not os.path.isdir(workspace):
         raise SpecsError("workspace", workspace, "give an existing directory")
-    patterns = read_ignore_patterns(workspace)
+    patterns = read_ignore_patterns(workspace, ignore_files)
     for root, dirs, files in os.walk(workspace):
         rel_root = os.path.relpath(root, workspace)
         base = "" if rel_root == "." else rel_root.replace(os.sep, "/") + "/"
@@ -131,6 +142,8 @@ def walk_workspace(workspace: str) -> Iterator[str]:
 
 
 __all__ = [
+    "DOCKER_IGNORE",
+    "IMAGE_IGNORE_FILES",
     "TORCHX_IGNORE",
     "WorkspaceMixin",
     "is_ignored",

@@ -15,7 +15,12 @@ from typing import IO, Any, TextIO
 
 from torchx.schedulers._errors import SchedulerError, require
 from torchx.specs import AppDef, CfgVal, Role, SpecsError, runopts
-from torchx.workspace.api import WorkspaceMixin, walk_workspace, workspace_dir
+from torchx.workspace.api import (
+    IMAGE_IGNORE_FILES,
+    WorkspaceMixin,
+    walk_workspace,
+    workspace_dir,
+)
 
 # The local repository workspace images are tagged in; their tag is a hash of the image id.
 WORKSPACE_REPO = "torchx-workspace"
@@ -32,8 +37,8 @@ class DockerWorkspaceMixin(WorkspaceMixin[ImagesToPush]):
     """Builds ``FROM <role image>`` + ``COPY . .`` of the workspace and runs that image.
 
     ``docker_client``: a ``docker.DockerClient`` to use; by default one is made from the
-    environment (``DOCKER_HOST`` and friends) on first use. ``.torchxignore`` excludes files
-    from the build context.
+    environment (``DOCKER_HOST`` and friends) on first use. ``.dockerignore`` (as in
+    pytorch/torchx 0.7), then ``.torchxignore``, exclude files from the build context.
     """
 
     def __init__(self, *args: Any, docker_client: Any = None, **kwargs: Any) -> None:
@@ -191,16 +196,16 @@ class DockerWorkspaceMixin(WorkspaceMixin[ImagesToPush]):
 
 
 def build_context(workspace: str, dockerfile: str) -> IO[bytes]:
-    """The build context of a workspace image: a tar of the files ``.torchxignore`` keeps
-    (``walk_workspace``, the matcher every workspace uses) and ``dockerfile``, spooled to
-    disk past a few MiB."""
+    """The build context of a workspace image: a tar of the files ``.dockerignore`` and
+    ``.torchxignore`` keep (``walk_workspace``, the matcher every workspace uses) and
+    ``dockerfile``, spooled to disk past a few MiB."""
     import tarfile
     import tempfile
 
     workspace = workspace_dir(workspace)
     out = tempfile.SpooledTemporaryFile(max_size=8 * 1024 * 1024)  # noqa: SIM115 -- returned
     with tarfile.open(fileobj=out, mode="w") as tar:
-        for rel in walk_workspace(workspace):
+        for rel in walk_workspace(workspace, IMAGE_IGNORE_FILES):
             tar.add(os.path.join(workspace, *rel.split("/")), arcname=rel, recursive=False)
         data = dockerfile.encode()
         info = tarfile.TarInfo(TORCHX_DOCKERFILE)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import heapq
 import os
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from torchx.workspace.api import TORCHX_IGNORE, walk_workspace, workspace_dir
@@ -40,12 +41,14 @@ class WorkspaceSize:
         return heapq.nsmallest(n, self.by_entry.items(), key=lambda kv: (-kv[1], kv[0]))
 
 
-def measure_workspace(workspace: str) -> WorkspaceSize:
-    """The size of what ``workspace`` ships (symbolic links count as themselves, as they
-    are copied)."""
+def measure_workspace(
+    workspace: str, ignore_files: Sequence[str] = (TORCHX_IGNORE,)
+) -> WorkspaceSize:
+    """The size of what ``workspace`` ships, less what ``ignore_files`` list (symbolic
+    links count as themselves, as they are copied)."""
     root = workspace_dir(workspace)
     size = WorkspaceSize()
-    for rel in walk_workspace(root):
+    for rel in walk_workspace(root, ignore_files):
         try:
             st = os.lstat(os.path.join(root, *rel.split("/")))
         except FileNotFoundError:  # removed since the walk listed it
@@ -64,10 +67,15 @@ def human_size(n: int) -> str:
     return f"{value:.1f} TiB"
 
 
-def large_workspace_warning(workspace: str, limit: int = LARGE_WORKSPACE_BYTES) -> str | None:
+def large_workspace_warning(
+    workspace: str,
+    limit: int = LARGE_WORKSPACE_BYTES,
+    ignore_files: Sequence[str] = (TORCHX_IGNORE,),
+) -> str | None:
     """One line naming what makes ``workspace`` large when it ships more than ``limit``
-    bytes, else None. A warning only: large workspaces are sometimes built on purpose."""
-    size = measure_workspace(workspace)
+    bytes (less what ``ignore_files`` list), else None. A warning only: large workspaces
+    are sometimes built on purpose."""
+    size = measure_workspace(workspace, ignore_files)
     if size.total <= limit:
         return None
     entries = ", ".join(

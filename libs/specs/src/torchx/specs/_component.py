@@ -8,6 +8,7 @@ turns a list of command-line strings into the typed call of the function.
 from __future__ import annotations
 
 import inspect
+import sys
 import typing
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -219,7 +220,18 @@ class ComponentSchema:
     def call_parsed(self, parsed: ParsedArgs) -> AppDef:
         """Call the component with what ``read`` found."""
         args, kwargs = self.bind(parsed)
-        app = self.fn(*args, **kwargs)
+        try:
+            app = self.fn(*args, **kwargs)
+        except SpecsError:
+            raise  # it names its field already
+        except Exception as e:
+            # A note (PEP 678), not another exception type: callers that catch what the
+            # component raises keep catching it, and the CLI can say whose error it is.
+            _add_note(
+                e,
+                f"raised by component {self.name}; fix the component or the arguments given to it",
+            )
+            raise
         if not isinstance(app, AppDef):
             file, line = _location(self.fn)
             raise ComponentValidationError(
@@ -325,6 +337,13 @@ def parse_component_args(
         else:
             values[p.name] = None if p.default is p.empty else p.default
     return argparse.Namespace(**values)
+
+
+def _add_note(error: BaseException, note: str) -> None:
+    if sys.version_info >= (3, 11):
+        error.add_note(note)
+    else:  # what add_note does, for Python 3.10
+        error.__notes__ = [*getattr(error, "__notes__", ()), note]  # type: ignore[attr-defined]
 
 
 def materialize_appdef(

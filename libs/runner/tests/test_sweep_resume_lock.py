@@ -1,0 +1,197 @@
+"""A resume in progress holds the sweep's resume lock: a second resume is refused at once,
+status and wait read the sweep as not ended, and a resume killed mid-way leaves the sweep
+as it was. Real local_cwd trials; the lock is held by a real child process."""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from torchx.runner import Runner, Sweep, get_runner
+from torchx.runner._sweep_lock import lock_path
+from torchx.runner._sweeps import sweep_id_of
+from torchx.specs import AppState, SpecsError
+
+# A trial fails for lr < 0; its second run (a resume's) first waits for the file ``go``.
+COMPONENT = '''
+import torchx.specs as specs
+
+
+def trial(lr: float, out: str = ".") -> specs.AppDef:
+    """Fails for lr < 0.
+
+    Args:
+        lr: learning rate
+        out: where it records that it ran
+    """
+    ran = f"{out}/$TORCHX_SWEEP_INDEX.ran"
+    script = (
+        f"if [ -e {ran} ]; then while [ ! -e {out}/go ]; do sleep 0.05; done; fi; "
+        f"touch {ran}; exit {int(lr < 0)}"
+    )
+    return specs.AppDef(
+        "trial", roles=[specs.Role("t", image=".", entrypoint="sh", args=["-c", script])]
+    )
+'''
+
+# Holds the resume lock of sweep argv[1] until its stdin closes (or it is killed).
+HOLDER = """
+import sys
+from torchx.runner._sweep_lock import resuming
+with resuming(sys.argv[1], sys.argv[2]):
+    print("held", flush=True)
+    sys.stdin.read()
+"""
+
+
+@pytest.fixture
+def failed_sweep(tmp_path: Path) -> Iterator[tuple[Runner, str, Path]]:
+    """A two-trial local sweep whose trial 1 failed."""
+    (tmp_path / "comp.py").write_text(COMPONENT)
+    out = tmp_path / "out"
+    out.mkdir()
+    runner = get_runner()
+    sweep = Sweep.of(
+        f"{tmp_path / 'comp.py'}:trial", [{"lr": 1}, {"lr": -1}], base_args=["--out", str(out)]
+    )
+    handle = runner.run_sweep(sweep, "local_cwd")
+    st = runner.wait_sweep(handle, 0.05)
+    assert st.state == AppState.FAILED, st.format()
+    yield runner, handle, out
+    (out / "go").touch()  # lets a resumed trial end
+    runner.wait_sweep(handle, 0.05, timeout=120)
+
+
+def _hold_lock(handle: str) -> subprocess.Popen[str]:
+    sweep_id = sweep_id_of(handle)
+    assert sweep_id is not None
+    child = subprocess.Popen(
+        [sys.executable, "-c", HOLDER, sweep_id, handle],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert child.stdout is not None
+    assert child.stdout.readline() == "held\n"  # waits for the lock to be taken
+    return child
+
+
+def test_a_resume_running_refuses_another_and_reads_as_not_ended(
+    failed_sweep: tuple[Runner, str, Path],
+) -> None:
+    runner, handle, _ = failed_sweep
+    holder = _hold_lock(handle)
+    try:
+        st = runner.sweep_status(handle)
+        assert not st.is_terminal(), st.format()
+        assert st.state == AppState.RUNNING  # one trial ended, one is to run again
+        assert f"a resume of it is running (pid {holder.pid})" in st.msg
+        assert [t.state for t in st.trials] == [AppState.SUCCEEDED, AppState.PENDING]
+        assert st.trials[1].msg == f"being submitted again (pid {holder.pid})"
+        assert st.msg in st.format().splitlines()[1]
+        # wait waits on: it comes back only when its timeout ran out, not ended
+        assert not runner.wait_sweep(handle, 0.01, timeout=0.2).is_terminal()
+        for act in (runner.resume_sweep, runner.dryrun_resume_sweep, runner.cancel_sweep):
+            with pytest.raises(SpecsError) as e:
+                act(handle)
+            assert handle in str(e.value) and f"pid {holder.pid}" in str(e.value)
+            assert "\n" not in str(e.value)
+        with pytest.raises(SpecsError, match="another resume of this sweep is running"):
+            runner.resume_sweep(handle)
+    finally:
+        holder.kill()
+        holder.wait()
+    st = runner.sweep_status(handle)
+    assert st.state == AppState.FAILED and st.msg == ""
+
+
+def test_a_killed_resume_leaves_the_sweep_as_it_was(
+    failed_sweep: tuple[Runner, str, Path],
+) -> None:
+    runner, handle, out = failed_sweep
+    holder = _hold_lock(handle)
+    holder.send_signal(signal.SIGKILL)
+    assert holder.wait() == -signal.SIGKILL
+    assert lock_path(sweep_id_of(handle) or "").exists()  # kept; only its lock went
+    st = runner.sweep_status(handle)
+    assert st.state == AppState.FAILED, st.format()
+    assert [(t.state, t.attempts, t.exit_code) for t in st.trials] == [
+        (AppState.SUCCEEDED, 1, 0),
+        (AppState.FAILED, 1, 1),
+    ]
+    # and it can be resumed
+    (out / "go").touch()
+    runner.resume_sweep(handle)
+    st = runner.wait_sweep(handle, 0.05, timeout=120)
+    assert [(t.state, t.attempts) for t in st.trials] == [
+        (AppState.SUCCEEDED, 1),
+        (AppState.FAILED, 2),
+    ]
+
+
+RESUMER = """
+import sys
+from torchx.runner import get_runner
+try:
+    get_runner().resume_sweep(sys.argv[1])
+    print("submitted")
+except ValueError as e:
+    print(e)
+"""
+
+
+def test_two_resumes_started_together_submit_once(
+    failed_sweep: tuple[Runner, str, Path],
+) -> None:
+    """Whichever comes second is refused: by the lock while the first plans, or because
+    the trial the first re-ran is still running (it waits for ``go``)."""
+    runner, handle, out = failed_sweep
+    procs = [
+        subprocess.Popen([sys.executable, "-c", RESUMER, handle], stdout=subprocess.PIPE, text=True)
+        for _ in range(2)
+    ]
+    answers = sorted(p.communicate(timeout=120)[0].strip() for p in procs)
+    assert answers[1] == "submitted", answers
+    refusal = answers[0]
+    assert refusal.startswith(f"--resume: got {handle!r}"), answers
+    assert "another resume of this sweep is running" in refusal or "still running" in refusal
+    (out / "go").touch()
+    st = runner.wait_sweep(handle, 0.05, timeout=120)
+    assert [t.attempts for t in st.trials] == [1, 2]
+
+
+def test_a_plan_made_before_another_resume_submitted_is_refused(
+    failed_sweep: tuple[Runner, str, Path],
+) -> None:
+    runner, handle, out = failed_sweep
+    stale = runner.dryrun_resume_sweep(handle)
+    assert stale.indices == [1]
+    (out / "go").touch()
+    runner.resume_sweep(handle)
+    runner.wait_sweep(handle, 0.05, timeout=120)
+    with pytest.raises(SpecsError, match="resumed since this plan was made; dry-run"):
+        runner.schedule_sweep(stale)
+    fresh = runner.dryrun_resume_sweep(handle)
+    assert runner.schedule_sweep(fresh) == handle
+    st = runner.wait_sweep(handle, 0.05, timeout=120)
+    assert [t.attempts for t in st.trials] == [1, 3]
+
+
+def test_a_resume_that_cannot_write_beside_the_record_says_so_in_one_line(
+    failed_sweep: tuple[Runner, str, Path],
+) -> None:
+    runner, handle, _ = failed_sweep
+    lock = lock_path(sweep_id_of(handle) or "")
+    lock.mkdir()  # what stands in the lock file's place cannot be opened as one
+    try:
+        with pytest.raises(SpecsError) as e:
+            runner.resume_sweep(handle)
+        assert f"cannot open {lock}" in str(e.value) and "\n" not in str(e.value)
+        assert runner.sweep_status(handle).state == AppState.FAILED  # nothing changed
+    finally:
+        lock.rmdir()
