@@ -193,14 +193,18 @@ def test_the_current_directory_is_built_into_the_image_as_in_0_7(
     docker_engine: Any, docker_python_image: str, tmp_path: Path
 ) -> None:
     """pytorch/torchx 0.7's everyday flow: run from the project folder and the script is in
-    the container, without --workspace; ``.torchxignore`` leaves files out."""
+    the container, without --workspace; ``.torchxignore`` leaves files out, and so does
+    ``.dockerignore`` (0.7's image workspaces read it)."""
     project = tmp_path / "project"
     project.mkdir()
     (project / "train.py").write_text(
         "import os\nprint('train.py ran; secret.txt shipped:', os.path.exists('secret.txt'))\n"
+        "print('data.bin shipped:', os.path.exists('data.bin'))\n"
     )
     (project / "secret.txt").write_text("not for the image\n")
     (project / ".torchxignore").write_text("secret.txt\n")
+    (project / "data.bin").write_text("listed in .dockerignore\n")
+    (project / ".dockerignore").write_text("data.bin\n")
     env = {**os.environ, "DOCKER_HOST": docker_engine.base_url}
     sh = ["utils.sh", "--image", docker_python_image, "python3", "train.py"]
     cfg = ["-cfg", "network=host,shm_size=64m,quiet=True"]
@@ -219,6 +223,7 @@ def test_the_current_directory_is_built_into_the_image_as_in_0_7(
         '--workspace "" to skip'
     )
     assert "sh/0 train.py ran; secret.txt shipped: False\n" in run.stderr
+    assert "sh/0 data.bin shipped: False\n" in run.stderr
     # --workspace "": the image as it is, nothing built and nothing said
     dry = torchx("--dryrun", "--workspace", "")
     assert dry.returncode == 0 and dry.stderr == "", dry.stderr

@@ -107,3 +107,15 @@ def test_allowed_imports_pass(tmp_path: Path) -> None:
     _write(tmp_path, "torchx/cli/ok.py", "from torchx.runner import get_runner\nimport os\n")
     _write(tmp_path, "torchx/nn/ok.py", "from torchx.devices import device_scope\n")
     assert checker.check_tree([tmp_path]) == []
+
+
+def test_a_torchx_workspace_of_this_repository_leaves_out_its_environments() -> None:
+    """``torchx run -s local_docker|kubernetes|ray ...`` from a clone takes the clone as the
+    workspace; its virtualenv (gigabytes) and caches stay behind, its sources go."""
+    from torchx.workspace.api import is_ignored, read_ignore_patterns
+
+    patterns = read_ignore_patterns(str(REPO))
+    for left_out in (".venv/bin/python", ".venv-py310/lib", ".git/HEAD", "dist/x.whl"):
+        assert is_ignored(left_out, patterns), left_out
+    for kept in ("README.md", "libs/specs/pyproject.toml", "examples/cli/ddp_train.py"):
+        assert not is_ignored(kept, patterns), kept

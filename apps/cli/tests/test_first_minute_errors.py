@@ -31,13 +31,45 @@ def test_an_error_raised_by_a_component_names_the_component(isolated: Path) -> N
     ]
 
 
-def test_status_of_a_role_the_app_does_not_have_names_its_roles(isolated: Path) -> None:
+def test_status_of_a_role_the_app_does_not_have_warns_naming_its_roles(isolated: Path) -> None:
     code, out, _ = invoke("run", "--json", "utils.echo", "--msg", "hi")
     assert code == 0, out
     handle = json.loads(out)["handle"]
     for extra in ((), ("--json",)):
+        # stdout and the exit code stay as 0.7's (no replica shown, 0): scripts read them
         code, out, err = invoke("status", "--roles", "ecko", *extra, handle)
-        assert (code, out) == (2, "")
-        assert err == "torchx: error: --roles: got 'ecko'; the app's roles are echo\n"
+        assert code == 0 and "echo[0]" not in out and "SUCCEEDED" in out
+        assert err == "torchx: warning: --roles: got 'ecko'; the app's roles are echo\n"
     code, out, _ = invoke("status", "--roles", "echo", handle)
     assert code == 0 and "echo[0]:SUCCEEDED" in out
+
+
+def test_an_unknown_flag_before_the_component_is_named_not_taken_for_no_component() -> None:
+    code, out, err = invoke("run", "--dryrn", "utils.echo")
+    assert (code, out) == (2, "")
+    assert err == (
+        "torchx: error: component: none given, and torchx run has no option '--dryrn'; did "
+        "you mean '--dryrun'? name the component before its own arguments (torchx run "
+        "COMPONENT --dryrn ...) or set `component = NAME` in the [cli:run] section of "
+        ".torchxconfig\n"
+    )
+    code, out, err = invoke("run", "--msg=hi", "utils.echo")
+    assert code == 2 and "has no option '--msg'; name the component before" in err
+
+
+def test_a_misspelt_scheduler_in_a_handle_gets_the_name_meant() -> None:
+    code, out, err = invoke("status", "slrum://torchx/echo-1")
+    assert (code, out) == (2, "")
+    assert err.startswith("torchx: error: scheduler: got 'slrum'; did you mean 'slurm'? known ")
+    code, _, err = invoke("log", "LOCAL_CWD://torchx/echo-1")
+    assert code == 2 and "got 'LOCAL_CWD'; did you mean 'local_cwd'? known " in err
+
+
+def test_local_dir_without_a_directory_image_says_how_to_give_one() -> None:
+    code, out, err = invoke("run", "-s", "local_dir", "--dryrun", "utils.echo")
+    assert (code, out) == (2, "")
+    assert err == (
+        "torchx: error: role image: got 'ghcr.io/pytorch/torchx:0.7.0'; the local_dir "
+        "scheduler runs in a directory; give an existing one (a builtin component takes "
+        "--image DIR), or run on local_cwd (-s local_cwd)\n"
+    )

@@ -161,7 +161,10 @@ def test_bad_handles_and_unknown_schedulers() -> None:
         with pytest.raises(UnknownSchedulerError) as e:
             runner.status("nosuch://s/app-1")
         assert "local_cwd" in str(e.value)
-        with pytest.raises(UnknownSchedulerError, match=r"got 'slurmm'; known schedulers: .*slurm"):
+        with pytest.raises(
+            UnknownSchedulerError,
+            match=r"got 'slurmm'; did you mean 'slurm'\? known schedulers: .*slurm",
+        ):
             runner.run(AppDef("a", [Role("r", image="", entrypoint="true")]), scheduler="slurmm")
         assert runner.status("local_cwd://torchx/missing-1") is None
         assert runner.describe("local_cwd://torchx/missing-1") is None

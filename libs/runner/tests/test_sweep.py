@@ -41,9 +41,29 @@ def test_explicit_trials_keep_their_order_and_text() -> None:
 
 def test_trial_argv_puts_trial_values_before_the_programs_args() -> None:
     sweep = Sweep.grid("trainer", {"lr": [0.5]}, base_args=["--bs", "4", "--", "x"])
-    assert sweep.trial_argv(0) == ["--bs", "4", "--lr=0.5", "--", "x"]
+    assert sweep.trial_argv(0) == ["--lr=0.5", "--bs", "4", "--", "x"]
     _args, kwargs = SCHEMA.parse(sweep.trial_argv(0)[:-2])
     assert kwargs == {"lr": 0.5, "bs": 4}
+
+
+def shell(*script: str, num_replicas: int = 1) -> AppDef:
+    """Runs a shell command.
+
+    Args:
+        script: the command line
+        num_replicas: how many copies
+    """
+    role = Role("sh", image=".", entrypoint="sh", args=["-c", " ".join(script)])
+    role.num_replicas = num_replicas
+    return AppDef("sh", roles=[role])
+
+
+def test_a_swept_flag_reaches_a_component_whose_args_are_given_without_dashes() -> None:
+    schema = ComponentSchema(shell, "shell")
+    sweep = Sweep.grid("shell", {"num_replicas": [2]}, base_args=["echo", "hi"])
+    check_sweep(schema, sweep)
+    (role,) = schema.call(sweep.trial_argv(0)).roles
+    assert (role.num_replicas, role.args) == (2, ["-c", "echo hi"])
 
 
 def test_cli_grid() -> None:

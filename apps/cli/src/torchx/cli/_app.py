@@ -391,8 +391,12 @@ def status(
     # A status without replicas yet (queued) lists no roles to check against.
     unknown = [r for r in wanted if r not in known] if known else []
     if unknown:
-        raise CliError(
-            f"--roles: got {unknown[0]!r}; the app's roles are {', '.join(dict.fromkeys(known))}"
+        # A warning, not an error: 0.7 showed such a status with no replica and exit 0,
+        # and scripts may rely on that.
+        typer.echo(
+            f"torchx: warning: --roles: got {unknown[0]!r}; the app's roles are "
+            f"{', '.join(dict.fromkeys(known))}",
+            err=True,
         )
     if json_out:
         from torchx.cli._output import print_json

@@ -60,8 +60,25 @@ def split_component(
         argv.insert(0, component)
     name = configured()
     if not name:
+        if argv and argv[0].startswith("-") and argv[0] != "--":
+            raise CliError(_not_a_run_flag(argv[0].partition("=")[0]))
         raise CliError(MISSING_COMPONENT)
     return name, argv
+
+
+def _not_a_run_flag(flag: str) -> str:
+    """A flag before the component that torchx run does not have: a typo of one of its
+    own, or a component's argument written before the component's name."""
+    import difflib  # only paid for on the error path
+
+    # A strict cutoff: short flags are near each other (--msg, --log) without being typos.
+    near = difflib.get_close_matches(flag, sorted(RUN_FLAGS), n=1, cutoff=0.8)
+    hint = f"did you mean {near[0]!r}? " if near else ""
+    return (
+        f"component: none given, and torchx run has no option {flag!r}; {hint}name the "
+        f"component before its own arguments (torchx run COMPONENT {flag} ...) or set "
+        "`component = NAME` in the [cli:run] section of .torchxconfig"
+    )
 
 
 def _misplaced(flag: str, component: str) -> str:

@@ -136,14 +136,13 @@ class Sweep:
         return len(self.trials)
 
     def trial_argv(self, index: int) -> list[str]:
-        """The component's CLI tokens for trial ``index``: the shared ones, then its own."""
+        """The component's CLI tokens for trial ``index``: its own, then the shared ones.
+
+        Its own come first: the shared tokens may end in the component's ``*args`` (``utils.sh
+        echo hi``, with or without ``--``), which take every token after the first of them,
+        so a flag put after them would reach the program instead of the component."""
         own = [f"--{k}={v}" for k, v in self.trials[index].items()]
-        base = list(self.base_args)
-        # Keep the component's ``*args`` (after ``--``) last.
-        if "--" in base:
-            cut = base.index("--")
-            return base[:cut] + own + base[cut:]
-        return base + own
+        return own + list(self.base_args)
 
 
 def _check_parallel(parallel: int) -> int:

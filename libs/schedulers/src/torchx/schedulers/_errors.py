@@ -32,6 +32,12 @@ class UnknownSchedulerError(UnknownSchedulerException):
 
     def __init__(self, name: object, known: list[str], reason: str = "") -> None:
         listed = ", ".join(sorted(known)) or "none"
+        if not reason and isinstance(name, str):
+            from torchx.specs import close_matches  # only paid for on the error path
+
+            near = [k for k in known if k.lower() == name.lower()] or close_matches(name, known)
+            if near:  # a typo (slrum): the name meant first, then every name
+                reason = "did you mean " + " or ".join(repr(n) for n in near) + "? "
         super().__init__(name, f"{reason}known schedulers: {listed}")
 
 

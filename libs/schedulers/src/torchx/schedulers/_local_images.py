@@ -79,7 +79,10 @@ class LocalDirectoryImageProvider(ImageProvider):
     def fetch(self, image: str) -> str:
         if not image or not os.path.isdir(image):
             raise SpecsError(
-                "role image", image, "the local_dir scheduler runs in a directory; give one"
+                "role image",
+                image,
+                "the local_dir scheduler runs in a directory; give an existing one (a "
+                "builtin component takes --image DIR), or run on local_cwd (-s local_cwd)",
             )
         return os.path.abspath(image)
 
