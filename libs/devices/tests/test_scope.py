@@ -70,6 +70,16 @@ def test_explicit_device_argument_wins() -> None:
         assert torch.zeros(2, device="cpu").device == CPU
 
 
+def test_the_scope_device_is_the_current_device() -> None:
+    with tx.device_scope(META):
+        assert tx.current_device() == META
+    assert tx.current_device() == CPU
+
+
+@pytest.mark.skipif(
+    torch.__version__ < "2.8",  # a TorchVersion: compared as a version, not as text
+    reason="torch.get_default_device() reads the torch.device context manager from torch 2.8 on",
+)
 def test_torch_sees_the_scope_device() -> None:
     with tx.device_scope(META):
         assert torch.get_default_device() == META

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
+import torch
 from torch import nn
 
 from . import _summary
@@ -120,8 +121,12 @@ class Sequential(Layer):
     def _chain(self) -> tuple[nn.Module, ...]:
         chain: tuple[nn.Module, ...] | None = self.__dict__.get(_CHAIN)
         if chain is None:
-            chain = tuple(self.get_submodule(str(i)) for i in range(len(self.items)))
-            self.__dict__[_CHAIN] = chain
+            # getattr rather than get_submodule, and nothing kept while torch.compile or
+            # torch.export traces the call: the dynamo of torch 2.4 to 2.6 traces neither
+            # get_submodule nor a write into a module's __dict__.
+            chain = tuple(getattr(self, str(i)) for i in range(len(self.items)))
+            if not torch.compiler.is_compiling():
+                self.__dict__[_CHAIN] = chain
         return chain
 
     def add_module(self, name: str, module: nn.Module | None) -> None:
