@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from typer.testing import CliRunner
 
 from torchx.cli._app import app
@@ -73,3 +74,20 @@ def test_local_dir_without_a_directory_image_says_how_to_give_one() -> None:
         "scheduler runs in a directory; give an existing one (a builtin component takes "
         "--image DIR), or run on local_cwd (-s local_cwd)\n"
     )
+
+
+def test_no_docker_engine_for_a_kubernetes_workspace_names_kubernetes(
+    isolated: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("DOCKER_HOST", f"unix://{isolated}/no-engine.sock")
+    (isolated / "train.py").write_text("print('hi')\n")
+    code, out, err = invoke(
+        "run", "-s", "kubernetes", "-cfg", "image_repo=registry.example/me/app", "--dryrun",
+        "utils.echo",
+    )  # fmt: skip
+    assert (code, out) == (2, "")
+    (error,) = [line for line in err.splitlines() if line.startswith("torchx: error:")]
+    assert error.startswith(
+        f"torchx: error: kubernetes: the Docker engine at unix://{isolated}/no-engine.sock "
+        "(from DOCKER_HOST): connecting failed"
+    ), error

@@ -84,8 +84,9 @@ def resolve_engine(base_url: str | None = None) -> EngineAddress:
     return EngineAddress(str(context.Host), f"{source} {name!r}", context.TLSConfig)
 
 
-def connect(address: EngineAddress) -> Any:
-    """A ``docker.DockerClient`` for ``address``; it asks the engine its API version once."""
+def connect(address: EngineAddress, owner: str = BACKEND) -> Any:
+    """A ``docker.DockerClient`` for ``address``; it asks the engine its API version once.
+    Errors name ``owner``, the scheduler that needed the engine."""
     docker = sdk()
     options: dict[str, Any] = {
         "base_url": address.base_url,
@@ -109,10 +110,10 @@ def connect(address: EngineAddress) -> Any:
         client.api.trust_env = False
         return client
     except Exception as e:
-        raise explain(address, e) from None
+        raise explain(address, e, owner) from None
 
 
-def explain(address: EngineAddress, error: BaseException) -> BaseException:
+def explain(address: EngineAddress, error: BaseException, owner: str = BACKEND) -> BaseException:
     """``error`` from talking to the engine, as a one-line SchedulerError naming the engine,
     the setting it came from and what to change.
 
@@ -126,7 +127,7 @@ def explain(address: EngineAddress, error: BaseException) -> BaseException:
 
     def failed(what: str, fix: str) -> SchedulerError:
         where = f"the Docker engine at {address.base_url} (from {address.source})"
-        return SchedulerError(BACKEND, f"{where}: {what}", fix)
+        return SchedulerError(owner, f"{where}: {what}", fix)
 
     if "paramiko" in text and address.over_ssh:
         return failed(

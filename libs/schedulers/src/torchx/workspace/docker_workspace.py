@@ -51,7 +51,8 @@ class DockerWorkspaceMixin(WorkspaceMixin[ImagesToPush]):
         pick another."""
         from torchx.schedulers._docker_client import connect, resolve_engine
 
-        return connect(resolve_engine())
+        # errors name the scheduler the user ran (kubernetes builds its images here too)
+        return connect(resolve_engine(), owner=self._workspace_owner())
 
     @property
     def _docker_client(self) -> Any:
