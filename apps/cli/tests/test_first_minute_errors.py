@@ -91,3 +91,18 @@ def test_no_docker_engine_for_a_kubernetes_workspace_names_kubernetes(
         f"torchx: error: kubernetes: the Docker engine at unix://{isolated}/no-engine.sock "
         "(from DOCKER_HOST): connecting failed"
     ), error
+
+
+def test_a_missing_argument_or_value_says_what_to_add() -> None:
+    code, out, err = invoke("run", "--dryrun", "utils.booth", "--x1", "1")
+    assert (code, out) == (2, "")
+    assert err == (
+        "torchx: error: utils.booth --x2: not given; required; add --x2 X2 "
+        "(torchx run utils.booth --help describes it)\n"
+    )
+    code, out, err = invoke("run", "--dryrun", "utils.echo", "--msg")
+    assert (code, out) == (2, "")
+    assert err == (
+        "torchx: error: utils.echo --msg value: not given; it takes a value of type str: "
+        "--msg VALUE\n"
+    )

@@ -95,19 +95,18 @@ def test_bool_forms() -> None:
 @pytest.mark.parametrize(
     ("argv", "fragment"),
     [
-        (["--nnodes", "2"], "--script: got '--script'"),
+        (["--nnodes", "2"], "trainer --script: not given; required; add --script SCRIPT"),
         (["--script", "t.py", "--nnodes", "two"], "--nnodes: got 'two'; expected int"),
         (["--script", "t.py", "--lr", "fast"], "expected float"),
         (["--script", "t.py", "--debug=maybe"], "expected a bool"),
         (["--script", "t.py", "--env", "noequals"], "expected key=value pairs"),
-        (["--script"], "expected a value of type str"),
+        (["--script"], "--script value: not given; it takes a value of type str"),
     ],
 )
 def test_parse_bad_input(argv: list[str], fragment: str) -> None:
     with pytest.raises(SpecsError) as e:
         get_component_schema(trainer).parse(argv)
-    msg = str(e.value).replace("argument(s): got '--script'", "--script: got '--script'")
-    assert fragment in msg
+    assert fragment in str(e.value)
 
 
 def test_unknown_option_suggests_closest() -> None:

@@ -21,7 +21,7 @@ from torchx.specs._app import AppDef
 from torchx.specs._arg_types import _SCALARS, PYTHON_ONLY, ArgType, _arg_type, convert_arg
 from torchx.specs._component_argv import ParsedArgs, apply_defaults, read_argv
 from torchx.specs._docstring import parse_docstring
-from torchx.specs._errors import SpecsError, _ProblemsError, closest
+from torchx.specs._errors import SpecsError, _NotGivenError, _ProblemsError, closest
 
 
 class _Required:
@@ -189,10 +189,14 @@ class ComponentSchema:
     def bind(self, parsed: ParsedArgs) -> tuple[list[Any], dict[str, Any]]:
         """``(positional, keyword)`` arguments for the function; required ones checked."""
         values, rest = parsed.values, parsed.rest
-        missing = [a.flag for a in self.args if a.required and a.name not in values]
+        missing = [a for a in self.args if a.required and a.name not in values]
         if missing:
-            raise SpecsError(
-                f"{self.name} argument(s)", " ".join(missing), "required; see --help for each"
+            flags = ", ".join(a.flag for a in missing)
+            example = " ".join(f"{a.flag} {a.name.upper()}" for a in missing)
+            raise _NotGivenError(
+                f"{self.name} {flags}",
+                f"required; add {example} (torchx run {self.name} --help describes "
+                f"{'them' if len(missing) > 1 else 'it'})",
             )
         positional: list[Any] = []
         keywords: dict[str, Any] = {}

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from torchx.specs._arg_types import convert_arg
-from torchx.specs._errors import SpecsError, closest
+from torchx.specs._errors import SpecsError, _NotGivenError, closest
 
 if TYPE_CHECKING:
     from torchx.specs._component import ComponentArg, ComponentSchema
@@ -172,15 +172,17 @@ def read_argv(
                 if arg.name == "h" and token == "-h":
                     out.help = True  # ``dist.ddp -h`` alone asks for the help
                     return out
+                if nxt is None:  # the flag ends the command line
+                    raise _NotGivenError(
+                        f"{where} value",
+                        f"it takes a value of type {arg.type.describe()}: "
+                        f"{where.rpartition(' ')[2]} VALUE",
+                    )
                 raise SpecsError(
                     where,
                     nxt,
                     f"expected a value of type {arg.type.describe()}"
-                    + (
-                        f" (a value that starts with '-' is written {arg.flag}=VALUE)"
-                        if nxt
-                        else ""
-                    ),
+                    f" (a value that starts with '-' is written {arg.flag}=VALUE)",
                 )
             text, i = nxt, i + 1
         value = convert_arg(text, arg.type, where)

@@ -28,6 +28,16 @@ class _ProblemsError(SpecsError):
         self.field, self.value, self.expected = field, value, expected
 
 
+class _NotGivenError(SpecsError):
+    """A value that is missing altogether: the message names the field and the fix, with
+    no "got" part (there is nothing to quote)."""
+
+    def __init__(self, field: str, expected: str) -> None:
+        # not SpecsError.__init__: its message quotes a value, and there is none
+        ValueError.__init__(self, f"{field}: not given; {expected}")
+        self.field, self.value, self.expected = field, None, expected
+
+
 def close_matches(
     name: str, choices: list[str] | tuple[str, ...] | set[str], n: int = 3
 ) -> list[str]:
