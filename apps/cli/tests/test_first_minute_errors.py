@@ -18,15 +18,20 @@ def invoke(*args: str) -> tuple[int, str, str]:
     return result.exit_code, result.stdout, result.stderr
 
 
+def refused(*args: str) -> str:
+    """The stderr of a command that must fail with exit code 2 and print nothing else."""
+    code, out, err = invoke(*args)
+    assert (code, out) == (2, ""), err
+    return err
+
+
 def test_an_error_raised_by_a_component_names_the_component(isolated: Path) -> None:
     (isolated / "comp.py").write_text(
         "import torchx.specs as specs\n\n"
         "def fn(x: int) -> specs.AppDef:\n"
         "    raise ValueError('x must be even')\n"
     )
-    code, out, err = invoke("run", "--dryrun", "./comp.py:fn", "--x", "1")
-    assert code == 2 and out == ""
-    assert err.splitlines() == [
+    assert refused("run", "--dryrun", "./comp.py:fn", "--x", "1").splitlines() == [
         "torchx: error: ValueError: x must be even (raised by component ./comp.py:fn; fix the "
         "component or the arguments given to it; --debug shows the traceback)"
     ]
@@ -46,30 +51,25 @@ def test_status_of_a_role_the_app_does_not_have_warns_naming_its_roles(isolated:
 
 
 def test_an_unknown_flag_before_the_component_is_named_not_taken_for_no_component() -> None:
-    code, out, err = invoke("run", "--dryrn", "utils.echo")
-    assert (code, out) == (2, "")
-    assert err == (
+    assert refused("run", "--dryrn", "utils.echo") == (
         "torchx: error: component: none given, and torchx run has no option '--dryrn'; did "
         "you mean '--dryrun'? name the component before its own arguments (torchx run "
         "COMPONENT --dryrn ...) or set `component = NAME` in the [cli:run] section of "
         ".torchxconfig\n"
     )
-    code, out, err = invoke("run", "--msg=hi", "utils.echo")
-    assert code == 2 and "has no option '--msg'; name the component before" in err
+    err = refused("run", "--msg=hi", "utils.echo")
+    assert "has no option '--msg'; name the component before" in err
 
 
 def test_a_misspelt_scheduler_in_a_handle_gets_the_name_meant() -> None:
-    code, out, err = invoke("status", "slrum://torchx/echo-1")
-    assert (code, out) == (2, "")
+    err = refused("status", "slrum://torchx/echo-1")
     assert err.startswith("torchx: error: scheduler: got 'slrum'; did you mean 'slurm'? known ")
-    code, _, err = invoke("log", "LOCAL_CWD://torchx/echo-1")
-    assert code == 2 and "got 'LOCAL_CWD'; did you mean 'local_cwd'? known " in err
+    err = refused("log", "LOCAL_CWD://torchx/echo-1")
+    assert "got 'LOCAL_CWD'; did you mean 'local_cwd'? known " in err
 
 
 def test_local_dir_without_a_directory_image_says_how_to_give_one() -> None:
-    code, out, err = invoke("run", "-s", "local_dir", "--dryrun", "utils.echo")
-    assert (code, out) == (2, "")
-    assert err == (
+    assert refused("run", "-s", "local_dir", "--dryrun", "utils.echo") == (
         "torchx: error: role image: got 'ghcr.io/pytorch/torchx:0.7.0'; the local_dir "
         "scheduler runs in a directory; give an existing one (a builtin component takes "
         "--image DIR), or run on local_cwd (-s local_cwd)\n"
@@ -81,11 +81,10 @@ def test_no_docker_engine_for_a_kubernetes_workspace_names_kubernetes(
 ) -> None:
     monkeypatch.setenv("DOCKER_HOST", f"unix://{isolated}/no-engine.sock")
     (isolated / "train.py").write_text("print('hi')\n")
-    code, out, err = invoke(
+    err = refused(
         "run", "-s", "kubernetes", "-cfg", "image_repo=registry.example/me/app", "--dryrun",
         "utils.echo",
     )  # fmt: skip
-    assert (code, out) == (2, "")
     (error,) = [line for line in err.splitlines() if line.startswith("torchx: error:")]
     assert error.startswith(
         f"torchx: error: kubernetes: the Docker engine at unix://{isolated}/no-engine.sock "
@@ -94,15 +93,11 @@ def test_no_docker_engine_for_a_kubernetes_workspace_names_kubernetes(
 
 
 def test_a_missing_argument_or_value_says_what_to_add() -> None:
-    code, out, err = invoke("run", "--dryrun", "utils.booth", "--x1", "1")
-    assert (code, out) == (2, "")
-    assert err == (
+    assert refused("run", "--dryrun", "utils.booth", "--x1", "1") == (
         "torchx: error: utils.booth --x2: not given; required; add --x2 X2 "
         "(torchx run utils.booth --help describes it)\n"
     )
-    code, out, err = invoke("run", "--dryrun", "utils.echo", "--msg")
-    assert (code, out) == (2, "")
-    assert err == (
+    assert refused("run", "--dryrun", "utils.echo", "--msg") == (
         "torchx: error: utils.echo --msg value: not given; it takes a value of type str: "
         "--msg VALUE\n"
     )
