@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -101,3 +102,24 @@ def test_a_missing_argument_or_value_says_what_to_add() -> None:
         "torchx: error: utils.echo --msg value: not given; it takes a value of type str: "
         "--msg VALUE\n"
     )
+
+
+def test_the_log_of_an_app_that_has_not_started_says_why_it_is_empty(isolated: Path) -> None:
+    # One trial at a time: trial 1 waits (PENDING) as long as trial 0 runs.
+    code, out, err = invoke(
+        "run", "--no-wait", "--sweep", "num_replicas=1,2", "--parallel", "1",
+        "utils.sh", "sleep", "600",
+    )  # fmt: skip
+    assert code == 0, err
+    sweep = out.strip()
+    try:
+        code, out, err = invoke("log", f"{sweep}/1")
+        assert (code, out) == (0, "")
+        assert re.fullmatch(
+            r"torchx: local_cwd://torchx/sh-\S+ is (UNSUBMITTED|SUBMITTED|PENDING): it has "
+            rf"not started, so its log may be empty; `torchx log -f {re.escape(sweep)}/1` "
+            r"waits for its lines\n",
+            err,
+        ), err
+    finally:
+        assert invoke("cancel", sweep)[0] == 0

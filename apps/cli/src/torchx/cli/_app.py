@@ -529,6 +529,14 @@ def log(
     app_def = runner.describe(handle)
     if app_def is None:
         raise CliError(f"app handle: got {handle!r}; no such app on its scheduler")
+    status = runner.status(handle)
+    if not tail and status is not None and status.state.name in _NOT_STARTED:
+        # Said on stderr: the output is empty (or an earlier run's) for a reason.
+        typer.echo(
+            f"torchx: {handle} is {status.state.name}: it has not started, so its log may "
+            f"be empty; `torchx log -f {target}` waits for its lines",
+            err=True,
+        )
     print_logs(
         runner,
         handle,
@@ -538,7 +546,7 @@ def log(
         streams=streams,
         since=since_time,
         timestamps=timestamps,
-        attempts=attempts_of(runner.status(handle)),
+        attempts=attempts_of(status),
         only_attempt=attempt,
     )
     if exit_code:
@@ -549,6 +557,10 @@ def log(
             state = final.state.name if final is not None else "UNKNOWN"
             typer.echo(f"{handle} {state}", err=True)
             raise typer.Exit(1)
+
+
+# States of an app none of whose replicas runs yet.
+_NOT_STARTED = ("UNSUBMITTED", "SUBMITTED", "PENDING")
 
 
 @app.command()
