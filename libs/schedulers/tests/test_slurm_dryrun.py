@@ -240,3 +240,14 @@ def test_a_jobs_state_is_its_first_components_unless_one_was_cancelled() -> None
     assert job_app_state({0: "RUNNING", 1: "PENDING"}) == AppState.RUNNING
     assert lead_component({0: "COMPLETED", 2: "CANCELLED by 0", 1: "REVOKED"}) == 1
     assert job_app_state({0: "COMPLETED", 1: "CANCELLED by 0"}) == AppState.CANCELLED
+
+
+def test_a_machine_without_a_slurm_configuration_is_told_where_to_run() -> None:
+    from torchx.schedulers.slurm_scheduler import SlurmError
+
+    words = "squeue failed: squeue: fatal: Could not establish a configuration source"
+    assert str(SlurmError(words)).startswith(f"slurm: {words}; this machine has no Slurm ")
+    down = "sbatch refused the job: Unable to contact slurm controller (connect failure)"
+    assert "`scontrol ping`" in str(SlurmError(down))
+    assert str(SlurmError("squeue failed: exit code 1")) == "slurm: squeue failed: exit code 1"
+    assert str(SlurmError(words, "given fix")).endswith("; given fix")

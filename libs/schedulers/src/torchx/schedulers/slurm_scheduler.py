@@ -184,7 +184,24 @@ class SlurmError(SchedulerError):
     """A Slurm command failed; the message carries Slurm's own words."""
 
     def __init__(self, message: str, fix: str = "") -> None:
-        super().__init__(BACKEND, message, fix)
+        super().__init__(BACKEND, message, fix or _reach_fix(message))
+
+
+def _reach_fix(message: str) -> str:
+    """The fix when Slurm's words say this machine reaches no cluster at all."""
+    if "Could not establish a configuration source" in message or (
+        "Unable to process configuration file" in message
+    ):
+        return (
+            "this machine has no Slurm configuration: run torchx on a node of the cluster "
+            "(where `sinfo` works), or point SLURM_CONF at the cluster's slurm.conf"
+        )
+    if "Unable to contact slurm controller" in message:
+        return (
+            "slurmctld does not answer (`scontrol ping` says so): start it, or point "
+            "SLURM_CONF at the cluster you use"
+        )
+    return ""
 
 
 def _run(argv: list[str], *, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
