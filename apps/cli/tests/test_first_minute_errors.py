@@ -80,6 +80,7 @@ def test_local_dir_without_a_directory_image_says_how_to_give_one() -> None:
 def test_no_docker_engine_for_a_kubernetes_workspace_names_kubernetes(
     isolated: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    pytest.importorskip("docker", reason="the engine is asked through the docker package")
     monkeypatch.setenv("DOCKER_HOST", f"unix://{isolated}/no-engine.sock")
     (isolated / "train.py").write_text("print('hi')\n")
     err = refused(
