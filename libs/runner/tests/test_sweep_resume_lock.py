@@ -4,16 +4,21 @@ as it was. Real local_cwd trials; the lock is held by a real child process."""
 
 from __future__ import annotations
 
+import fcntl
+import os
 import signal
 import subprocess
 import sys
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from torchx_test_fixtures_sweep_lock import polling_reader
+from torchx_test_fixtures_waiting import wait_until
 
 from torchx.runner import Runner, Sweep, get_runner
-from torchx.runner._sweep_lock import lock_path
+from torchx.runner._sweep_lock import lock_path, resuming, writer_path
 from torchx.runner._sweeps import sweep_id_of
 from torchx.specs import AppState, SpecsError
 
@@ -195,3 +200,57 @@ def test_a_resume_that_cannot_write_beside_the_record_says_so_in_one_line(
         assert runner.sweep_status(handle).state == AppState.FAILED  # nothing changed
     finally:
         lock.rmdir()
+
+
+SWEEP_ID = "sweep-abcdefgh"
+SWEEP = f"local_cwd://torchx/{SWEEP_ID}"
+
+
+def test_a_reader_inside_its_lock_test_delays_a_resume_and_never_refuses_it() -> None:
+    """``status`` tests the resume lock by taking it shared for an instant; a resume that
+    meets that instant waits it out (here the test holds the instant open)."""
+    lock = lock_path(SWEEP_ID)
+    lock.parent.mkdir(parents=True)
+    reader = os.open(lock, os.O_RDWR | os.O_CREAT)
+    fcntl.flock(reader, fcntl.LOCK_SH)  # what resumer() holds between its try and close
+    entered = threading.Event()
+    refused: list[SpecsError] = []
+
+    def resume() -> None:
+        try:
+            with resuming(SWEEP_ID, SWEEP):
+                entered.set()
+        except SpecsError as e:
+            refused.append(e)
+
+    resumer_thread = threading.Thread(target=resume)
+    resumer_thread.start()
+    try:
+        wait_until(
+            "the resume to take the writer lock, or to give up",
+            lambda: (
+                not resumer_thread.is_alive()
+                or (writer_path(SWEEP_ID).exists() and writer_path(SWEEP_ID).read_text())
+            ),
+        )
+        assert refused == [] and not entered.is_set()  # it waits for the reader
+    finally:
+        os.close(reader)
+        resumer_thread.join(60)
+    assert refused == [] and entered.is_set()
+
+
+def test_a_polling_reader_never_makes_a_resume_fail() -> None:
+    """A ``torchx wait`` polls the lock in a loop (here as fast as it can) while resumes
+    take it, one after another: none is refused."""
+    lock_path(SWEEP_ID).parent.mkdir(parents=True)
+    lock_path(SWEEP_ID).touch()  # so the reader's every poll takes the lock
+    refused = 0
+    with polling_reader(SWEEP_ID):
+        for _ in range(2000):
+            try:
+                with resuming(SWEEP_ID, SWEEP):
+                    pass
+            except SpecsError:
+                refused += 1
+    assert refused == 0
