@@ -4,22 +4,23 @@ as it was. Real local_cwd trials; the lock is held by a real child process."""
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import os
 import signal
 import subprocess
 import sys
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 from torchx_test_fixtures_sweep_lock import polling_reader
 from torchx_test_fixtures_waiting import wait_until
 
-from torchx.runner import Runner, Sweep, get_runner
+from torchx.runner import Runner, Sweep, _sweeps, get_runner
 from torchx.runner._sweep_lock import lock_path, resuming, writer_path
-from torchx.runner._sweeps import sweep_id_of
+from torchx.runner._sweeps import SweepPlan, sweep_id_of
 from torchx.specs import AppState, SpecsError
 
 # A trial fails for lr < 0; its second run (a resume's) first waits for the file ``go``.
@@ -84,6 +85,68 @@ def _hold_lock(handle: str) -> subprocess.Popen[str]:
     assert child.stdout is not None
     assert child.stdout.readline() == "held\n"  # waits for the lock to be taken
     return child
+
+
+@contextlib.contextmanager
+def resume_in_its_lock_window(
+    runner: Runner, handle: str, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[Callable[[], None]]:
+    """A real resume, in a thread, held inside its lock window (planned, not yet
+    submitted) until the test calls what this yields (or the block ends): it then submits,
+    saves the record and lets go of the lock, and the call returns once it has."""
+    inside, go = threading.Event(), threading.Event()
+    answers: list[str] = []
+    submit = _sweeps._submit
+
+    def held(r: Runner, p: SweepPlan) -> str:
+        if threading.current_thread() is thread:
+            inside.set()
+            assert go.wait(60)
+        return submit(r, p)
+
+    def resume() -> None:
+        try:
+            answers.append(runner.resume_sweep(handle))
+        except SpecsError as e:
+            answers.append(str(e))
+
+    monkeypatch.setattr(_sweeps, "_submit", held)
+    thread = threading.Thread(target=resume)
+    thread.start()
+
+    def finish() -> None:
+        go.set()
+        thread.join(60)
+        assert answers == [handle]  # it submitted
+
+    try:
+        wait_until("the resume to plan", lambda: inside.is_set() or not thread.is_alive())
+        assert not answers, answers
+        yield finish
+    finally:
+        go.set()
+        thread.join(60)
+
+
+def test_a_status_read_as_a_resume_saves_reads_the_sweep_as_not_ended(
+    failed_sweep: tuple[Runner, str, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A status that reads the record while a resume runs, and looks at the lock only
+    after the resume saved and let go, has the old record: it must not call it ended."""
+    runner, handle, _ = failed_sweep
+    with resume_in_its_lock_window(runner, handle, monkeypatch) as finish:
+        read = _sweeps.record_of
+
+        def read_then_the_resume_ends(h: str) -> _sweeps.SweepRecord:
+            record = read(h)
+            if threading.current_thread() is threading.main_thread():
+                finish()
+            return record
+
+        monkeypatch.setattr(_sweeps, "record_of", read_then_the_resume_ends)
+        st = runner.sweep_status(handle)
+        assert not st.is_terminal(), st.format()
+        assert [t.state for t in st.trials] == [AppState.SUCCEEDED, AppState.PENDING]
 
 
 def test_a_resume_running_refuses_another_and_reads_as_not_ended(

@@ -651,8 +651,16 @@ def exit_code(st: AppStatus) -> int | None:
 def status(runner: Runner, handle: str) -> SweepStatus:
     """Every trial's state; while a resume of the sweep runs (it holds the sweep's resume
     lock), the trials it submits again read PENDING and the sweep has not ended."""
-    record = record_of(handle)
-    return _status(runner, handle, record, resumer(record.sweep_id))
+    # The lock first, then the record: a record read after the lock was found free is the
+    # one from before a resume or the one it saved, never the old one read just before a
+    # resume saved and let go (which would read as ended while its trials run again).
+    resumed_by = _resumer_of(handle)
+    return _status(runner, handle, record_of(handle), resumed_by)
+
+
+def _resumer_of(handle: str) -> str | None:
+    sweep_id = sweep_id_of(handle)
+    return resumer(sweep_id) if sweep_id is not None else None  # record_of then says why
 
 
 def _status(
@@ -871,11 +879,11 @@ def resume(
 ) -> SweepPlan:
     """A plan that runs again only the trials that did not succeed. ``locked``: the
     caller holds the sweep's resume lock (otherwise a resume running now is refused)."""
-    record = record_of(handle)
     if not locked:
-        who = resumer(record.sweep_id)
+        who = _resumer_of(handle)  # before the record is read: see status()
         if who is not None:
             raise busy(handle, who)
+    record = record_of(handle)
     if record.mode == "group" and driver_alive(record):
         raise SpecsError(
             "--resume", handle, "the sweep is still running; wait for it or cancel it first"
