@@ -149,6 +149,42 @@ def test_a_status_read_as_a_resume_saves_reads_the_sweep_as_not_ended(
         assert [t.state for t in st.trials] == [AppState.SUCCEEDED, AppState.PENDING]
 
 
+def test_a_cancel_never_saves_over_what_a_resume_submitted(
+    failed_sweep: tuple[Runner, str, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A resume that runs while a cancel has read the record (here each time the cancel
+    reads it, twice at most) either is refused or is named in the record after the cancel:
+    a job no record names could never be seen or cancelled again."""
+    runner, handle, _ = failed_sweep
+    read = _sweeps.record_of
+    answers: list[str] = []
+
+    def resume() -> None:
+        try:
+            answers.append(runner.resume_sweep(handle))
+        except SpecsError as e:
+            answers.append(str(e))
+
+    def read_then_a_resume_runs(h: str) -> _sweeps.SweepRecord:
+        record = read(h)
+        if threading.current_thread() is threading.main_thread() and len(answers) < 2:
+            resumer_thread = threading.Thread(target=resume)
+            resumer_thread.start()
+            resumer_thread.join(120)
+        return record
+
+    monkeypatch.setattr(_sweeps, "record_of", read_then_a_resume_runs)
+    runner.cancel_sweep(handle)
+    monkeypatch.setattr(_sweeps, "record_of", read)
+    submitted = answers.count(handle)
+    st = runner.sweep_status(handle)
+    assert st.trials[1].attempts == 1 + submitted, (answers, st.format())
+    assert st.is_terminal(), st.format()  # what the resume submitted was cancelled too
+    assert submitted == 1, answers  # the first read is the check that the sweep exists
+    # the read the cancel saves from is made holding the lock: a resume then is refused
+    assert "a cancel of this sweep is running" in answers[1], answers
+
+
 def test_a_resume_running_refuses_another_and_reads_as_not_ended(
     failed_sweep: tuple[Runner, str, Path],
 ) -> None:

@@ -50,7 +50,7 @@ from torchx.runner._sweep_kubernetes import (
     trial_cfg,
     trial_pod_states,
 )
-from torchx.runner._sweep_lock import busy, resumer, resuming
+from torchx.runner._sweep_lock import busy, changing, resumer, resuming
 from torchx.runner._sweep_record import (
     SweepRecord,
     TrialRecord,
@@ -829,17 +829,16 @@ def _await_exit(pid: int, timeout: float) -> None:
 
 def cancel(runner: Runner, handle: str, timeout: float = 60.0) -> None:
     """End every trial: the driver stops submitting and cancels what it started (or
-    Slurm cancels the whole array); returns once nothing of the sweep runs."""
-    record = record_of(handle)
-    who = resumer(record.sweep_id)
-    if who is not None:
-        # its record is about to name new submissions: a cancel written now would be lost
-        raise SpecsError(
-            "sweep handle",
-            handle,
-            f"a resume of it is running ({who}); cancel again once it has submitted its "
-            f"trials (torchx status {handle} says so)",
-        )
+    Slurm cancels the whole array); returns once nothing of the sweep runs. Refused at
+    once while a resume of the sweep runs."""
+    sweep_id = record_of(handle).sweep_id  # no such sweep: said before any lock file is made
+    # Held from the read to the last save: a resume meanwhile would submit jobs that a save
+    # from the copy read before would drop from the record (running, and named nowhere).
+    with changing(sweep_id, handle, "cancel"):
+        _cancel(runner, handle, record_of(handle), timeout)
+
+
+def _cancel(runner: Runner, handle: str, record: SweepRecord, timeout: float) -> None:
     if record.mode == "array":
         from torchx.schedulers.slurm_array import cancel_arrays
 
