@@ -353,3 +353,11 @@ def test_a_polling_reader_never_makes_a_resume_fail() -> None:
             except SpecsError:
                 refused += 1
     assert refused == 0
+
+
+@pytest.mark.parametrize("act", ["resume_sweep", "cancel_sweep", "dryrun_resume_sweep"])
+def test_a_mistyped_sweep_is_no_such_sweep_and_leaves_no_lock_file(act: str) -> None:
+    runner = get_runner()
+    with pytest.raises(SpecsError, match="no such sweep here"):
+        getattr(runner, act)(SWEEP)
+    assert not lock_path(SWEEP_ID).exists() and not writer_path(SWEEP_ID).exists()
