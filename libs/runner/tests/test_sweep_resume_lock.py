@@ -19,7 +19,7 @@ from torchx_test_fixtures_sweep_lock import polling_reader
 from torchx_test_fixtures_waiting import wait_until
 
 from torchx.runner import Runner, Sweep, _sweeps, get_runner
-from torchx.runner._sweep_lock import lock_path, resuming, writer_path
+from torchx.runner._sweep_lock import busy, lock_path, resuming, writer_path
 from torchx.runner._sweeps import SweepPlan, sweep_id_of
 from torchx.specs import AppState, SpecsError
 
@@ -214,7 +214,7 @@ def test_a_resume_running_refuses_another_and_reads_as_not_ended(
     assert st.state == AppState.FAILED and st.msg == ""
 
 
-def test_a_killed_resume_leaves_the_sweep_as_it_was(
+def test_a_killed_lock_holder_lets_go_and_the_sweep_reads_as_before(
     failed_sweep: tuple[Runner, str, Path],
 ) -> None:
     runner, handle, out = failed_sweep
@@ -238,32 +238,18 @@ def test_a_killed_resume_leaves_the_sweep_as_it_was(
     ]
 
 
-RESUMER = """
-import sys
-from torchx.runner import get_runner
-try:
-    get_runner().resume_sweep(sys.argv[1])
-    print("submitted")
-except ValueError as e:
-    print(e)
-"""
-
-
-def test_two_resumes_started_together_submit_once(
-    failed_sweep: tuple[Runner, str, Path],
+def test_a_second_resume_while_the_first_plans_and_submits_is_refused(
+    failed_sweep: tuple[Runner, str, Path], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Whichever comes second is refused: by the lock while the first plans, or because
-    the trial the first re-ran is still running (it waits for ``go``)."""
+    """The first resume is held between its plan and its submission; a second one then
+    (when both would plan from the same record) is refused by the lock, and the failed
+    trial is submitted once."""
     runner, handle, out = failed_sweep
-    procs = [
-        subprocess.Popen([sys.executable, "-c", RESUMER, handle], stdout=subprocess.PIPE, text=True)
-        for _ in range(2)
-    ]
-    answers = sorted(p.communicate(timeout=120)[0].strip() for p in procs)
-    assert answers[1] == "submitted", answers
-    refusal = answers[0]
-    assert refusal.startswith(f"--resume: got {handle!r}"), answers
-    assert "another resume of this sweep is running" in refusal or "still running" in refusal
+    with resume_in_its_lock_window(runner, handle, monkeypatch) as finish:
+        with pytest.raises(SpecsError) as e:
+            runner.resume_sweep(handle)
+        assert str(e.value) == str(busy(handle, f"pid {os.getpid()}"))
+        finish()
     (out / "go").touch()
     st = runner.wait_sweep(handle, 0.05, timeout=120)
     assert [t.attempts for t in st.trials] == [1, 2]
