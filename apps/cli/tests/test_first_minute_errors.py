@@ -103,6 +103,11 @@ def test_a_missing_argument_or_value_says_what_to_add() -> None:
         "torchx: error: utils.echo --msg value: not given; it takes a value of type str: "
         "--msg VALUE\n"
     )
+    # a sweep's trial is missing it the same way
+    assert refused("run", "--dryrun", "--sweep", "x1=1,2", "utils.booth") == (
+        "torchx: error: sweep trial 0 utils.booth --x2: not given; required; add --x2 X2 "
+        "(torchx run utils.booth --help describes it)\n"
+    )
 
 
 def test_the_log_of_an_app_that_has_not_started_says_why_it_is_empty(isolated: Path) -> None:

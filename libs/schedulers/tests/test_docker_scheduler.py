@@ -164,6 +164,23 @@ def test_ignore_patterns_read_from_torchxignore(tmp_path: Path) -> None:
     ]
 
 
+def test_ignore_lines_drop_inline_comments_and_dot_lines_as_0_7_did(tmp_path: Path) -> None:
+    from torchx.workspace.api import walk_workspace
+
+    for name in ("secret.env", "notes.log", "keep.log", "train.py"):
+        (tmp_path / name).write_text("x\n")
+    (tmp_path / ".dockerignore").write_text("secret.env  # never ship\n.\n")
+    (tmp_path / ".torchxignore").write_text("*.log # build logs\n!keep.log\t# but this one\n")
+    assert read_ignore_patterns(str(tmp_path), IMAGE_IGNORE_FILES)[2:] == [
+        "secret.env",
+        "*.log",
+        "!keep.log",
+    ]
+    assert list(walk_workspace(str(tmp_path), IMAGE_IGNORE_FILES)) == ["keep.log", "train.py"]
+    # a copied workspace reads .torchxignore the same way
+    assert list(walk_workspace(str(tmp_path))) == ["keep.log", "secret.env", "train.py"]
+
+
 def test_an_image_build_leaves_out_what_dockerignore_lists_as_0_7_did(tmp_path: Path) -> None:
     import tarfile
 

@@ -70,17 +70,36 @@ def test_bad_lead_times_and_caps_are_one_line_naming_the_option(
         ("2-0", 172800),
         ("1-2:30", 95400),
         ("1-0:0:10", 86410),
+        ("2-", 172800),
         ("UNLIMITED", None),
+        ("-1", None),
+        ("0", None),
+        ("0-0:00", None),
     ],
 )
 def test_time_limits_read_as_sbatch_reads_them(text: str, seconds: int | None) -> None:
     assert time_limit_seconds(text) == seconds
 
 
-@pytest.mark.parametrize("text", ["abc", "1h", "1:2:3:4", "-5", "2-", "1.5"])
+@pytest.mark.parametrize("text", ["abc", "1h", "1:2:3:4", "-5", "-", "2--", "1.5"])
 def test_a_time_sbatch_cannot_read_is_refused_in_the_dry_run(text: str) -> None:
     with pytest.raises(SpecsError) as info:
         _script(time=text)
     assert str(info.value).startswith(f"run option 'time': got {text!r}; write it as sbatch")
-    for fine in ("UNLIMITED", "infinite", "0", "2-00:00:00"):
+    for fine in ("UNLIMITED", "infinite", "0", "2-00:00:00", "-1", "2-"):
         _script(time=fine)
+
+
+@pytest.mark.parametrize("text", ["0", "-1", "unlimited"])
+def test_time_0_and_minus_1_are_no_limit_as_slurm_reads_them(text: str) -> None:
+    # no limit: every warning is a preemption, and any lead fits
+    script = _script(time=text, preempt_warning_seconds=120)
+    assert f"#SBATCH --time={text}" in script
+    assert _sbatch(script) == ["#SBATCH --signal=B:USR1@120"]
+    assert f"torchx_preempt_before={2**31}" in script
+
+
+def test_whole_days_are_a_time_limit() -> None:
+    script = _script(time="2-", preempt_warning_seconds=120)
+    assert "#SBATCH --time=2-" in script
+    assert f"torchx_preempt_before={2 * 86400 - 120 - 60}" in script

@@ -235,6 +235,14 @@ def _sweep_of(record: SweepRecord) -> Sweep:
     )
 
 
+def _trial_error(index: int, e: SpecsError) -> SweepError:
+    """``e``, said of trial ``index``: its own message (a missing argument's "not given",
+    a list of problems) after ``sweep trial N``, with the same field, value and fix."""
+    error = SweepError(f"sweep trial {index} {e.field}", e.value, e.expected)
+    error.args = (f"sweep trial {index} {e}",)
+    return error
+
+
 def trial_app(
     runner: Runner,
     schema: ComponentSchema,
@@ -249,7 +257,7 @@ def trial_app(
     try:
         app = runner.component_app(schema, argv)
     except SpecsError as e:
-        raise SweepError(f"sweep trial {index} {e.field}", e.value, e.expected) from None
+        raise _trial_error(index, e) from None
     for role in app.roles:
         role.image = record.images.get(role.image, role.image)
     return with_env(app, {**trial_env(record, index), **(env or {})})

@@ -35,7 +35,10 @@ DEFAULT_MAX_TIME_REQUEUES = 3
 _MAX_WARNING_S = 65535
 # Slurm sends the --signal warning up to this much earlier than asked.
 _SIGNAL_RESOLUTION_S = 60
-_TIME = re.compile(r"^(?:(\d+)-)?(\d+)(?::(\d+))?(?::(\d+))?$")
+# sbatch --time's forms; "D-" alone (whole days) is one too.
+_TIME = re.compile(r"^(?:(\d+)-)?(\d+)(?::(\d+))?(?::(\d+))?$|^(\d+)-$")
+# What sbatch reads as no time limit (any letter case); 0 in any form is one too.
+_UNLIMITED = ("UNLIMITED", "INFINITE", "-1")
 
 
 def requeues_name(job_id: str) -> str:
@@ -47,12 +50,20 @@ def reason_name(job_id: str) -> str:
 
 
 def time_limit_seconds(text: str) -> int | None:
-    """sbatch's --time in seconds (``M``, ``M:S``, ``H:M:S``, ``D-H``, ``D-H:M``,
-    ``D-H:M:S``); None for what it cannot tell (``UNLIMITED``...)."""
-    m = _TIME.match(text.strip())
+    """sbatch's --time in seconds (``M``, ``M:S``, ``H:M:S``, ``D-``, ``D-H``, ``D-H:M``,
+    ``D-H:M:S``); None for no limit (``UNLIMITED``, ``INFINITE``, ``-1``, and 0, which
+    Slurm reads as no limit) and for what it cannot read."""
+    seconds = _time_seconds(text.strip())
+    return seconds or None
+
+
+def _time_seconds(text: str) -> int | None:
+    m = _TIME.match(text)
     if m is None:
         return None
-    days, a, b, c = m.groups()
+    days, a, b, c, whole_days = m.groups()
+    if whole_days is not None:  # D-
+        return int(whole_days) * 86400
     if days is None:
         if c is not None:  # H:M:S
             return int(a) * 3600 + int(b) * 60 + int(c)
@@ -79,13 +90,13 @@ def warning_and_cap(cfg: Mapping[str, CfgVal]) -> tuple[int, int, int | None]:
     cap = _whole("max_time_requeues", cfg.get("max_time_requeues"), DEFAULT_MAX_TIME_REQUEUES)
     text = str(cfg["time"]).strip() if cfg.get("time") else ""
     limit = time_limit_seconds(text) if text else None
-    if text and limit is None and text.upper() not in ("UNLIMITED", "INFINITE"):
+    if text and _time_seconds(text) is None and text.upper() not in _UNLIMITED:
         # sbatch would refuse it at submit; said here, a dry run shows it too
         raise SpecsError(
             "run option 'time'",
             cfg["time"],
             "write it as sbatch --time reads it: minutes (30), M:S, H:M:S (1:00:00), D-H, "
-            "D-H:M or D-H:M:S (2-00:00:00), or UNLIMITED",
+            "D-H:M or D-H:M:S (2-00:00:00), or UNLIMITED (also -1 or 0)",
         )
     if limit is not None and lead >= limit:
         if explicit is not None:

@@ -70,7 +70,11 @@ def read_ignore_patterns(
     workspace: str, ignore_files: Sequence[str] = (TORCHX_IGNORE,)
 ) -> list[str]:
     """The patterns of ``workspace``'s ignore files (``.torchxignore`` by default;
-    .dockerignore syntax), in order, after the ignore files themselves."""
+    .dockerignore syntax), in order, after the ignore files themselves.
+
+    Each line is read as pytorch/torchx 0.7 read both files: text from ``#`` on is a
+    comment (``secret.env  # never ship`` leaves out ``secret.env``), and a line of only
+    ``.`` (the workspace itself) is skipped."""
     patterns = [TORCHX_IGNORE, DOCKER_IGNORE]
     for name in ignore_files:
         path = os.path.join(workspace, name)
@@ -78,9 +82,9 @@ def read_ignore_patterns(
             continue
         with open(path, encoding="utf-8") as f:
             for line in f:
-                line = line.strip()
-                if line and not line.startswith("#"):
-                    patterns.append(line)
+                pattern = line.partition("#")[0].strip()
+                if pattern and pattern != ".":
+                    patterns.append(pattern)
     return patterns
 
 
