@@ -6,7 +6,8 @@ attempt. The record is written whole and renamed into place, so a reader never s
 of it. A sweep of one request (a Slurm array, an Indexed Job) is written once its request
 is accepted; one whose trials a local process submits is written before that process
 starts (it reads the record) and again as trials are submitted. Beside it,
-``<sweep id>.lock`` is the lock a resume holds while it plans and submits (``_sweep_lock``).
+``<sweep id>.writer`` and ``<sweep id>.lock`` are the locks a resume or a cancel holds
+while it changes the record (``_sweep_lock``).
 """
 
 from __future__ import annotations
