@@ -115,6 +115,21 @@ def record_path(sweep_id: str) -> Path:
     return sweeps_dir() / f"{sweep_id}.json"
 
 
+def recorded_sweep_id(handle: str) -> str | None:
+    """The sweep id ``handle`` names when this machine holds that sweep's record, else
+    None. The id's shape alone does not tell: an app named ``sweep`` gets an id of the
+    same shape (``sweep-`` and random letters), and its handle is an app's."""
+    from torchx.specs import parse_app_handle
+
+    try:
+        app_id = parse_app_handle(handle)[2]
+    except SpecsError:
+        return None
+    if not is_sweep_id(app_id) or not record_path(app_id).exists():
+        return None
+    return app_id
+
+
 def save(record: SweepRecord) -> None:
     path = record_path(record.sweep_id)
     path.parent.mkdir(parents=True, exist_ok=True)
