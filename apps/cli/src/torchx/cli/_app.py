@@ -358,7 +358,7 @@ def status(
     """Show the state of an app and of each replica (of a sweep: every trial, best first
     when the trials record an objective)."""
     from torchx.cli._run import check_handle
-    from torchx.cli._sweep_cli import resolve_trial, sweep_id
+    from torchx.cli._sweep_cli import no_such, resolve_trial, sweep_id
 
     if watch:
         if json_out:
@@ -385,7 +385,7 @@ def status(
         return
     st = _runner().status(handle)
     if st is None:
-        raise CliError(f"app handle: got {handle!r}; no such app on its scheduler")
+        raise CliError(f"app handle: got {handle!r}; {no_such(handle)}")
     wanted = [r.strip() for r in roles.split(",") if r.strip()]
     known = [r.role for r in st.roles]
     # A status without replicas yet (queued) lists no roles to check against.
@@ -426,7 +426,7 @@ def describe(
     as status lists them)."""
     from torchx.cli._output import print_json
     from torchx.cli._run import check_handle
-    from torchx.cli._sweep_cli import resolve_trial, sweep_id
+    from torchx.cli._sweep_cli import no_such, resolve_trial, sweep_id
 
     if sweep_id(handle):
         from torchx.cli._sweep_cli import print_status
@@ -439,7 +439,7 @@ def describe(
     check_handle(handle)
     app_def = _runner().describe(handle)
     if app_def is None:
-        raise CliError(f"app handle: got {handle!r}; no such app on its scheduler")
+        raise CliError(f"app handle: got {handle!r}; {no_such(handle)}")
     if json_out:
         print_json(app_def)
         return
@@ -512,7 +512,7 @@ def log(
         split_log_target,
         wait_until_started,
     )
-    from torchx.cli._sweep_cli import resolve_trial, sweep_id
+    from torchx.cli._sweep_cli import no_such, resolve_trial, sweep_id
     from torchx.specs import is_started
 
     if sweep_id(target):
@@ -535,7 +535,7 @@ def log(
     runner = _runner()
     app_def = runner.describe(handle)
     if app_def is None:
-        raise CliError(f"app handle: got {handle!r}; no such app on its scheduler")
+        raise CliError(f"app handle: got {handle!r}; {no_such(handle)}")
     targets = replicas_of(app_def, role, replica)
     status = runner.status(handle)
     if replica is None and not tail:
@@ -622,7 +622,7 @@ def wait(
 def cancel(handle: Annotated[str, typer.Argument(help="SCHEDULER://SESSION/APP_ID")]) -> None:
     """Stop an app (a sweep: every trial)."""
     from torchx.cli._run import check_handle
-    from torchx.cli._sweep_cli import resolve_trial, sweep_id
+    from torchx.cli._sweep_cli import no_such, resolve_trial, sweep_id
 
     if sweep_id(handle):
         from torchx.cli._sweep_cli import cancel as cancel_sweep
@@ -638,7 +638,7 @@ def cancel(handle: Annotated[str, typer.Argument(help="SCHEDULER://SESSION/APP_I
     if before is None:
         # Runner.cancel ignores an unknown app, as pytorch/torchx's does; at the command
         # line a mistyped handle deserves to be told.
-        raise CliError(f"app handle: got {handle!r}; no such app on its scheduler")
+        raise CliError(f"app handle: got {handle!r}; {no_such(handle)}")
     # Say what happened, not what was asked: an app that had already ended stays as it was.
     if is_terminal(before.state):
         typer.echo(f"{handle} was not running: it had already ended as {before.state.name}")

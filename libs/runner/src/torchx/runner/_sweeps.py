@@ -50,7 +50,7 @@ from torchx.runner._sweep_kubernetes import (
     trial_cfg,
     trial_pod_states,
 )
-from torchx.runner._sweep_lock import busy, resumer, resuming
+from torchx.runner._sweep_lock import busy, changing, resumer, resuming
 from torchx.runner._sweep_record import (
     SweepRecord,
     TrialRecord,
@@ -659,8 +659,16 @@ def exit_code(st: AppStatus) -> int | None:
 def status(runner: Runner, handle: str) -> SweepStatus:
     """Every trial's state; while a resume of the sweep runs (it holds the sweep's resume
     lock), the trials it submits again read PENDING and the sweep has not ended."""
-    record = record_of(handle)
-    return _status(runner, handle, record, resumer(record.sweep_id))
+    # The lock first, then the record: a record read after the lock was found free is the
+    # one from before a resume or the one it saved, never the old one read just before a
+    # resume saved and let go (which would read as ended while its trials run again).
+    resumed_by = _resumer_of(handle)
+    return _status(runner, handle, record_of(handle), resumed_by)
+
+
+def _resumer_of(handle: str) -> str | None:
+    sweep_id = sweep_id_of(handle)
+    return resumer(sweep_id) if sweep_id is not None else None  # record_of then says why
 
 
 def _status(
@@ -829,17 +837,16 @@ def _await_exit(pid: int, timeout: float) -> None:
 
 def cancel(runner: Runner, handle: str, timeout: float = 60.0) -> None:
     """End every trial: the driver stops submitting and cancels what it started (or
-    Slurm cancels the whole array); returns once nothing of the sweep runs."""
-    record = record_of(handle)
-    who = resumer(record.sweep_id)
-    if who is not None:
-        # its record is about to name new submissions: a cancel written now would be lost
-        raise SpecsError(
-            "sweep handle",
-            handle,
-            f"a resume of it is running ({who}); cancel again once it has submitted its "
-            f"trials (torchx status {handle} says so)",
-        )
+    Slurm cancels the whole array); returns once nothing of the sweep runs. Refused at
+    once while a resume of the sweep runs."""
+    sweep_id = record_of(handle).sweep_id  # no such sweep: said before any lock file is made
+    # Held from the read to the last save: a resume meanwhile would submit jobs that a save
+    # from the copy read before would drop from the record (running, and named nowhere).
+    with changing(sweep_id, handle, "cancel"):
+        _cancel(runner, handle, record_of(handle), timeout)
+
+
+def _cancel(runner: Runner, handle: str, record: SweepRecord, timeout: float) -> None:
     if record.mode == "array":
         from torchx.schedulers.slurm_array import cancel_arrays
 
@@ -879,11 +886,11 @@ def resume(
 ) -> SweepPlan:
     """A plan that runs again only the trials that did not succeed. ``locked``: the
     caller holds the sweep's resume lock (otherwise a resume running now is refused)."""
-    record = record_of(handle)
     if not locked:
-        who = resumer(record.sweep_id)
+        who = _resumer_of(handle)  # before the record is read: see status()
         if who is not None:
             raise busy(handle, who)
+    record = record_of(handle)
     if record.mode == "group" and driver_alive(record):
         raise SpecsError(
             "--resume", handle, "the sweep is still running; wait for it or cancel it first"

@@ -618,8 +618,8 @@ class DockerScheduler(DockerWorkspaceMixin, Scheduler[DockerRequest]):
                 ListAppResponse(
                     app_id,
                     d.state,
-                    replica["Config"]["Labels"].get(LABEL_APP_NAME, ""),
-                    created,
+                    name=replica["Config"]["Labels"].get(LABEL_APP_NAME, ""),
+                    submitted_at=created,
                     sweep=_sweep_of(replica["Config"].get("Env") or []),
                 )
             )

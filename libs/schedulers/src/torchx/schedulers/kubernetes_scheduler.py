@@ -487,8 +487,8 @@ class KubernetesScheduler(DockerWorkspaceMixin, Scheduler[KubernetesRequest]):
                 ListAppResponse(
                     desc.app_id,
                     desc.state,
-                    meta.get("labels", {}).get(LABEL_APP_NAME, ""),
-                    parse_local(meta.get("creationTimestamp")),
+                    name=meta.get("labels", {}).get(LABEL_APP_NAME, ""),
+                    submitted_at=parse_local(meta.get("creationTimestamp")),
                     sweep=_sweep_of(meta.get("labels") or {}),
                 )
             )
@@ -510,8 +510,8 @@ class KubernetesScheduler(DockerWorkspaceMixin, Scheduler[KubernetesRequest]):
                 ListAppResponse(
                     key,
                     desc.state,
-                    meta["labels"].get(LABEL_APP_NAME, ""),
-                    parse_local(meta.get("creationTimestamp")),
+                    name=meta["labels"].get(LABEL_APP_NAME, ""),
+                    submitted_at=parse_local(meta.get("creationTimestamp")),
                     sweep=_sweep_of(meta["labels"]),
                 )
             )
