@@ -110,7 +110,10 @@ def test_wait_on_a_sweep_times_out_with_124_and_a_waiting_trial_has_0_attempts(
 def test_wait_on_an_unknown_sweep_exits_2() -> None:
     unknown = "local_cwd://torchx/sweep-abcdefghij"
     proc = torchx("wait", unknown)
-    assert (proc.returncode, proc.stdout) == (2, f"{unknown} UNKNOWN: no such sweep here\n")
+    assert (proc.returncode, proc.stdout) == (
+        2,
+        f"{unknown} UNKNOWN: no such sweep here, nor app on its scheduler\n",
+    )
 
 
 def test_parallel_help_says_what_0_means() -> None:

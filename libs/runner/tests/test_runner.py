@@ -10,6 +10,7 @@ import pytest
 import torchx.specs as specs
 from torchx.runner import Runner, get_runner
 from torchx.schedulers import UnknownSchedulerError
+from torchx.schedulers.api import ListAppResponse
 from torchx.specs import AppDef, AppDefError, AppState, Role, SpecsError, UnknownAppException
 
 COMPONENT = textwrap.dedent(
@@ -76,6 +77,9 @@ def test_context_manager_status_list_and_backends(tmp_path: Path) -> None:
         listed = runner.list("local_cwd")
         assert [a.app_handle for a in listed] == [handle]
         assert listed[0].state == AppState.SUCCEEDED and listed[0].name == "a"
+        # As in pytorch/torchx, a listed app is hashable and found by its id, handle, state.
+        entry = ListAppResponse(listed[0].app_id, AppState.SUCCEEDED, handle)
+        assert entry in listed and entry in set(listed)
 
 
 def test_wait_with_timeout_returns_running_then_cancel() -> None:

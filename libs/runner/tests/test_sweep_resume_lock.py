@@ -4,17 +4,21 @@ as it was. Real local_cwd trials; the lock is held by a real child process."""
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
+import os
 import signal
-import subprocess
-import sys
-from collections.abc import Iterator
+import threading
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+from torchx_test_fixtures_sweep_lock import holding_resume_lock, polling_reader
+from torchx_test_fixtures_waiting import wait_until
 
-from torchx.runner import Runner, Sweep, get_runner
-from torchx.runner._sweep_lock import lock_path
-from torchx.runner._sweeps import sweep_id_of
+from torchx.runner import Runner, Sweep, _sweeps, get_runner
+from torchx.runner._sweep_lock import busy, lock_path, resuming, writer_path
+from torchx.runner._sweeps import SweepPlan, sweep_id_of
 from torchx.specs import AppState, SpecsError
 
 # A trial fails for lr < 0; its second run (a resume's) first waits for the file ``go``.
@@ -39,15 +43,6 @@ def trial(lr: float, out: str = ".") -> specs.AppDef:
     )
 '''
 
-# Holds the resume lock of sweep argv[1] until its stdin closes (or it is killed).
-HOLDER = """
-import sys
-from torchx.runner._sweep_lock import resuming
-with resuming(sys.argv[1], sys.argv[2]):
-    print("held", flush=True)
-    sys.stdin.read()
-"""
-
 
 @pytest.fixture
 def failed_sweep(tmp_path: Path) -> Iterator[tuple[Runner, str, Path]]:
@@ -67,26 +62,109 @@ def failed_sweep(tmp_path: Path) -> Iterator[tuple[Runner, str, Path]]:
     runner.wait_sweep(handle, 0.05, timeout=120)
 
 
-def _hold_lock(handle: str) -> subprocess.Popen[str]:
-    sweep_id = sweep_id_of(handle)
-    assert sweep_id is not None
-    child = subprocess.Popen(
-        [sys.executable, "-c", HOLDER, sweep_id, handle],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    assert child.stdout is not None
-    assert child.stdout.readline() == "held\n"  # waits for the lock to be taken
-    return child
+@contextlib.contextmanager
+def resume_in_its_lock_window(
+    runner: Runner, handle: str, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[Callable[[], None]]:
+    """A real resume, in a thread, held inside its lock window (planned, not yet
+    submitted) until the test calls what this yields (or the block ends): it then submits,
+    saves the record and lets go of the lock, and the call returns once it has."""
+    inside, go = threading.Event(), threading.Event()
+    answers: list[str] = []
+    submit = _sweeps._submit
+
+    def held(r: Runner, p: SweepPlan) -> str:
+        if threading.current_thread() is thread:
+            inside.set()
+            assert go.wait(60)
+        return submit(r, p)
+
+    def resume() -> None:
+        try:
+            answers.append(runner.resume_sweep(handle))
+        except SpecsError as e:
+            answers.append(str(e))
+
+    monkeypatch.setattr(_sweeps, "_submit", held)
+    thread = threading.Thread(target=resume)
+    thread.start()
+
+    def finish() -> None:
+        go.set()
+        thread.join(60)
+        assert answers == [handle]  # it submitted
+
+    try:
+        wait_until("the resume to plan", lambda: inside.is_set() or not thread.is_alive())
+        assert not answers, answers
+        yield finish
+    finally:
+        go.set()
+        thread.join(60)
+
+
+def test_a_status_read_as_a_resume_saves_reads_the_sweep_as_not_ended(
+    failed_sweep: tuple[Runner, str, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A status that reads the record while a resume runs, and looks at the lock only
+    after the resume saved and let go, has the old record: it must not call it ended."""
+    runner, handle, _ = failed_sweep
+    with resume_in_its_lock_window(runner, handle, monkeypatch) as finish:
+        read = _sweeps.record_of
+
+        def read_then_the_resume_ends(h: str) -> _sweeps.SweepRecord:
+            record = read(h)
+            if threading.current_thread() is threading.main_thread():
+                finish()
+            return record
+
+        monkeypatch.setattr(_sweeps, "record_of", read_then_the_resume_ends)
+        st = runner.sweep_status(handle)
+        assert not st.is_terminal(), st.format()
+        assert [t.state for t in st.trials] == [AppState.SUCCEEDED, AppState.PENDING]
+
+
+def test_a_cancel_never_saves_over_what_a_resume_submitted(
+    failed_sweep: tuple[Runner, str, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A resume that runs while a cancel has read the record (here each time the cancel
+    reads it, twice at most) either is refused or is named in the record after the cancel:
+    a job no record names could never be seen or cancelled again."""
+    runner, handle, _ = failed_sweep
+    read = _sweeps.record_of
+    answers: list[str] = []
+
+    def resume() -> None:
+        try:
+            answers.append(runner.resume_sweep(handle))
+        except SpecsError as e:
+            answers.append(str(e))
+
+    def read_then_a_resume_runs(h: str) -> _sweeps.SweepRecord:
+        record = read(h)
+        if threading.current_thread() is threading.main_thread() and len(answers) < 2:
+            resumer_thread = threading.Thread(target=resume)
+            resumer_thread.start()
+            resumer_thread.join(120)
+        return record
+
+    monkeypatch.setattr(_sweeps, "record_of", read_then_a_resume_runs)
+    runner.cancel_sweep(handle)
+    monkeypatch.setattr(_sweeps, "record_of", read)
+    submitted = answers.count(handle)
+    st = runner.sweep_status(handle)
+    assert st.trials[1].attempts == 1 + submitted, (answers, st.format())
+    assert st.is_terminal(), st.format()  # what the resume submitted was cancelled too
+    assert submitted == 1, answers  # the first read is the check that the sweep exists
+    # the read the cancel saves from is made holding the lock: a resume then is refused
+    assert "a cancel of this sweep is running" in answers[1], answers
 
 
 def test_a_resume_running_refuses_another_and_reads_as_not_ended(
     failed_sweep: tuple[Runner, str, Path],
 ) -> None:
     runner, handle, _ = failed_sweep
-    holder = _hold_lock(handle)
-    try:
+    with holding_resume_lock(handle) as holder:
         st = runner.sweep_status(handle)
         assert not st.is_terminal(), st.format()
         assert st.state == AppState.RUNNING  # one trial ended, one is to run again
@@ -103,20 +181,17 @@ def test_a_resume_running_refuses_another_and_reads_as_not_ended(
             assert "\n" not in str(e.value)
         with pytest.raises(SpecsError, match="another resume of this sweep is running"):
             runner.resume_sweep(handle)
-    finally:
-        holder.kill()
-        holder.wait()
     st = runner.sweep_status(handle)
     assert st.state == AppState.FAILED and st.msg == ""
 
 
-def test_a_killed_resume_leaves_the_sweep_as_it_was(
+def test_a_killed_lock_holder_lets_go_and_the_sweep_reads_as_before(
     failed_sweep: tuple[Runner, str, Path],
 ) -> None:
     runner, handle, out = failed_sweep
-    holder = _hold_lock(handle)
-    holder.send_signal(signal.SIGKILL)
-    assert holder.wait() == -signal.SIGKILL
+    with holding_resume_lock(handle) as holder:
+        holder.send_signal(signal.SIGKILL)
+        assert holder.wait() == -signal.SIGKILL
     assert lock_path(sweep_id_of(handle) or "").exists()  # kept; only its lock went
     st = runner.sweep_status(handle)
     assert st.state == AppState.FAILED, st.format()
@@ -134,35 +209,19 @@ def test_a_killed_resume_leaves_the_sweep_as_it_was(
     ]
 
 
-RESUMER = """
-import sys
-from torchx.runner import get_runner
-try:
-    get_runner().resume_sweep(sys.argv[1])
-    print("submitted")
-except ValueError as e:
-    print(e)
-"""
-
-
-def test_two_resumes_started_together_submit_once(
-    failed_sweep: tuple[Runner, str, Path],
+def test_a_second_resume_while_the_first_plans_and_submits_is_refused(
+    failed_sweep: tuple[Runner, str, Path], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Whichever comes second is refused: by the lock while the first plans, or because
-    the trial the first re-ran is still running (it waits for ``go``)."""
+    """The first resume is held between its plan and its submission; a second one then
+    (when both would plan from the same record) is refused by the lock, and the failed
+    trial is submitted once."""
     runner, handle, out = failed_sweep
-    procs = [
-        subprocess.Popen([sys.executable, "-c", RESUMER, handle], stdout=subprocess.PIPE, text=True)
-        for _ in range(2)
-    ]
-    answers = sorted(p.communicate(timeout=120)[0].strip() for p in procs)
-    assert answers[1] == "submitted", answers
-    refusal = answers[0]
-    assert refusal.startswith(f"--resume: got {handle!r}"), answers
-    assert "another resume of this sweep is running" in refusal or "still running" in refusal
-    (out / "go").touch()
-    st = runner.wait_sweep(handle, 0.05, timeout=120)
-    assert [t.attempts for t in st.trials] == [1, 2]
+    with resume_in_its_lock_window(runner, handle, monkeypatch) as finish:
+        with pytest.raises(SpecsError) as e:
+            runner.resume_sweep(handle)
+        assert str(e.value) == str(busy(handle, f"pid {os.getpid()}"))
+        finish()
+    assert _attempts_once_ended(runner, handle, out) == [1, 2]
 
 
 def test_a_plan_made_before_another_resume_submitted_is_refused(
@@ -178,8 +237,13 @@ def test_a_plan_made_before_another_resume_submitted_is_refused(
         runner.schedule_sweep(stale)
     fresh = runner.dryrun_resume_sweep(handle)
     assert runner.schedule_sweep(fresh) == handle
-    st = runner.wait_sweep(handle, 0.05, timeout=120)
-    assert [t.attempts for t in st.trials] == [1, 3]
+    assert _attempts_once_ended(runner, handle, out) == [1, 3]
+
+
+def _attempts_once_ended(runner: Runner, handle: str, out: Path) -> list[int]:
+    """Each trial's attempts, once the resumed ones were let end and every trial ended."""
+    (out / "go").touch()
+    return [t.attempts for t in runner.wait_sweep(handle, 0.05, timeout=120).trials]
 
 
 def test_a_resume_that_cannot_write_beside_the_record_says_so_in_one_line(
@@ -195,3 +259,65 @@ def test_a_resume_that_cannot_write_beside_the_record_says_so_in_one_line(
         assert runner.sweep_status(handle).state == AppState.FAILED  # nothing changed
     finally:
         lock.rmdir()
+
+
+SWEEP_ID = "sweep-abcdefgh"
+SWEEP = f"local_cwd://torchx/{SWEEP_ID}"
+
+
+def test_a_reader_inside_its_lock_test_delays_a_resume_and_never_refuses_it() -> None:
+    """``status`` tests the resume lock by taking it shared for an instant; a resume that
+    meets that instant waits it out (here the test holds the instant open)."""
+    lock = lock_path(SWEEP_ID)
+    lock.parent.mkdir(parents=True)
+    reader = os.open(lock, os.O_RDWR | os.O_CREAT)
+    fcntl.flock(reader, fcntl.LOCK_SH)  # what resumer() holds between its try and close
+    entered = threading.Event()
+    refused: list[SpecsError] = []
+
+    def resume() -> None:
+        try:
+            with resuming(SWEEP_ID, SWEEP):
+                entered.set()
+        except SpecsError as e:
+            refused.append(e)
+
+    resumer_thread = threading.Thread(target=resume)
+    resumer_thread.start()
+    try:
+        wait_until(
+            "the resume to take the writer lock, or to give up",
+            lambda: (
+                not resumer_thread.is_alive()
+                or (writer_path(SWEEP_ID).exists() and writer_path(SWEEP_ID).read_text())
+            ),
+        )
+        assert refused == [] and not entered.is_set()  # it waits for the reader
+    finally:
+        os.close(reader)
+        resumer_thread.join(60)
+    assert refused == [] and entered.is_set()
+
+
+def test_a_polling_reader_never_makes_a_resume_fail() -> None:
+    """A ``torchx wait`` polls the lock in a loop (here as fast as it can) while resumes
+    take it, one after another: none is refused."""
+    lock_path(SWEEP_ID).parent.mkdir(parents=True)
+    lock_path(SWEEP_ID).touch()  # so the reader's every poll takes the lock
+    refused = 0
+    with polling_reader(SWEEP_ID):
+        for _ in range(1000):
+            try:
+                with resuming(SWEEP_ID, SWEEP):
+                    pass
+            except SpecsError:
+                refused += 1
+    assert refused == 0
+
+
+@pytest.mark.parametrize("act", ["resume_sweep", "cancel_sweep", "dryrun_resume_sweep"])
+def test_a_mistyped_sweep_is_no_such_sweep_and_leaves_no_lock_file(act: str) -> None:
+    runner = get_runner()
+    with pytest.raises(SpecsError, match="no such sweep here"):
+        getattr(runner, act)(SWEEP)
+    assert not lock_path(SWEEP_ID).exists() and not writer_path(SWEEP_ID).exists()

@@ -35,7 +35,14 @@ class _Counted(Scheduler[str]):
             return None
         with self.lock:
             seen = self.looks[app_id] = self.looks.get(app_id, 0) + 1
-        ends = 3 if app_id == "app-bad" else int(app_id.split("-")[1])
+        # an app named "sweep" (id sweep-LETTERS) ends at its second look
+        ends = (
+            3
+            if app_id == "app-bad"
+            else 2
+            if app_id.startswith("sweep-")
+            else int(app_id.split("-")[1])
+        )
         if seen <= ends:
             return DescribeAppResponse(app_id=app_id, state=AppState.RUNNING)
         state = AppState.FAILED if app_id == "app-bad" else AppState.SUCCEEDED
@@ -102,13 +109,15 @@ def test_a_timeout_yields_what_still_runs_with_its_status() -> None:
     assert len(sched.queries) >= 2  # looks until the timeout, then its full description
 
 
-def test_a_sweep_handle_is_waited_on_as_a_sweep_beside_the_apps() -> None:
-    """A sweep with no record here is unknown (None), as an app its scheduler does not
-    know; it is never asked of the scheduler as an app."""
+def test_an_id_shaped_as_a_sweeps_without_its_record_is_waited_on_as_an_app() -> None:
+    """Every app named ``sweep`` gets an id of a sweep's shape (``sweep-`` and random
+    letters). With no sweep record of that id here it is an app: asked of its scheduler
+    with the others, and waited on until it ends."""
     sched = _Batched("batched", "s")
-    sweep, app = "batched://s/sweep-abcd", "batched://s/app-2"
-    got = dict(_runner(sched).wait_each([sweep, app], wait_interval=0.01))
-    assert got[sweep] is None
-    status = got[app]
-    assert status is not None and status.state == AppState.SUCCEEDED
-    assert all("sweep-abcd" not in q for q in sched.queries)
+    named_sweep, app = "batched://s/sweep-abcdefgh2345", "batched://s/app-3"
+    got = dict(_runner(sched).wait_each([named_sweep, app], wait_interval=0.01))
+    assert {h: s.state if s else None for h, s in got.items()} == {
+        named_sweep: AppState.SUCCEEDED,
+        app: AppState.SUCCEEDED,
+    }
+    assert ["sweep-abcdefgh2345", "app-3"] in sched.queries  # one query for both

@@ -205,3 +205,25 @@ def test_describe_app_response_defaults() -> None:
 
     resp = DescribeAppResponse(state=AppState.RUNNING)
     assert resp.app_id == "<NOT_SET>" and resp.to_status().state == AppState.RUNNING
+
+
+def test_list_app_response_is_built_and_hashed_as_upstream() -> None:
+    from torchx.schedulers.api import ListAppResponse
+
+    # Positional as pytorch/torchx writes it: the third argument is the handle.
+    resp = ListAppResponse("app-1", AppState.RUNNING, "local://s/app-1")
+    assert (resp.app_id, resp.state, resp.app_handle) == (
+        "app-1",
+        AppState.RUNNING,
+        "local://s/app-1",
+    )
+    assert resp.name == "" and resp.sweep == "" and resp.submitted_at is None
+    assert ListAppResponse("app-1", AppState.RUNNING).app_handle == "<NOT_SET>"
+
+    same = ListAppResponse(app_id="app-1", state=AppState.RUNNING, app_handle="local://s/app-1")
+    assert resp == same and hash(resp) == hash(same)
+    assert len({resp, same, ListAppResponse("app-1", AppState.SUCCEEDED, "local://s/app-1")}) == 2
+    assert resp in [ListAppResponse("app-2", AppState.RUNNING, "h"), same]
+    assert resp != ListAppResponse("app-1", AppState.RUNNING, "local://s/other")
+    # What this project adds describes the app; equality, like the hash, leaves it out.
+    assert resp == ListAppResponse("app-1", AppState.RUNNING, "local://s/app-1", name="n")

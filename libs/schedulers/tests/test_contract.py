@@ -280,4 +280,5 @@ def test_log_helpers() -> None:
     with pytest.raises(SpecsError, match="regex"):
         filter_regex("(", lines)
     assert Stream("stderr") is Stream.STDERR
-    assert ListAppResponse("a", AppState.RUNNING, submitted_at=datetime.now()).app_handle == ""
+    listed = ListAppResponse("a", AppState.RUNNING, submitted_at=datetime.now())
+    assert listed.app_handle == "<NOT_SET>"  # pytorch/torchx's default; the runner sets it

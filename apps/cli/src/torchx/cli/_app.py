@@ -358,7 +358,7 @@ def status(
     """Show the state of an app and of each replica (of a sweep: every trial, best first
     when the trials record an objective)."""
     from torchx.cli._run import check_handle
-    from torchx.cli._sweep_cli import resolve_trial, sweep_id
+    from torchx.cli._sweep_cli import no_such, resolve_trial, sweep_id
 
     if watch:
         if json_out:
@@ -385,7 +385,7 @@ def status(
         return
     st = _runner().status(handle)
     if st is None:
-        raise CliError(f"app handle: got {handle!r}; no such app on its scheduler")
+        raise CliError(f"app handle: got {handle!r}; {no_such(handle)}")
     wanted = [r.strip() for r in roles.split(",") if r.strip()]
     known = [r.role for r in st.roles]
     # A status without replicas yet (queued) lists no roles to check against.
@@ -426,7 +426,7 @@ def describe(
     as status lists them)."""
     from torchx.cli._output import print_json
     from torchx.cli._run import check_handle
-    from torchx.cli._sweep_cli import resolve_trial, sweep_id
+    from torchx.cli._sweep_cli import no_such, resolve_trial, sweep_id
 
     if sweep_id(handle):
         from torchx.cli._sweep_cli import print_status
@@ -439,7 +439,7 @@ def describe(
     check_handle(handle)
     app_def = _runner().describe(handle)
     if app_def is None:
-        raise CliError(f"app handle: got {handle!r}; no such app on its scheduler")
+        raise CliError(f"app handle: got {handle!r}; {no_such(handle)}")
     if json_out:
         print_json(app_def)
         return
@@ -505,8 +505,15 @@ def log(
     Each line starts with its role/replica, and with #ATTEMPT once a replica was restarted.
     Without --exit-code the exit code is 0 whatever the app's state, as in torchx 0.7.
     """
-    from torchx.cli._logs import attempts_of, print_logs, replicas_of, split_log_target
-    from torchx.cli._sweep_cli import resolve_trial, sweep_id
+    from torchx.cli._logs import (
+        attempts_of,
+        print_logs,
+        replicas_of,
+        split_log_target,
+        wait_until_started,
+    )
+    from torchx.cli._sweep_cli import no_such, resolve_trial, sweep_id
+    from torchx.specs import is_started
 
     if sweep_id(target):
         raise CliError(f"log: {target!r} is a sweep; read one trial: {target}/INDEX")
@@ -528,9 +535,14 @@ def log(
     runner = _runner()
     app_def = runner.describe(handle)
     if app_def is None:
-        raise CliError(f"app handle: got {handle!r}; no such app on its scheduler")
+        raise CliError(f"app handle: got {handle!r}; {no_such(handle)}")
+    targets = replicas_of(app_def, role, replica)
     status = runner.status(handle)
-    if not tail and status is not None and status.state.name in _NOT_STARTED:
+    if replica is None and not tail:
+        # An app's or a role's log waits for the app to start, as in 0.7: `torchx log H >
+        # train.log` of a queued job writes its log, not an empty file.
+        status = wait_until_started(runner, handle, status, target)
+    elif not tail and status is not None and not is_started(status.state):
         # Said on stderr: the output is empty (or an earlier run's) for a reason.
         typer.echo(
             f"torchx: {handle} is {status.state.name}: it has not started, so its log may "
@@ -540,7 +552,7 @@ def log(
     print_logs(
         runner,
         handle,
-        replicas_of(app_def, role, replica),
+        targets,
         regex=regex,
         tail=tail,
         streams=streams,
@@ -557,10 +569,6 @@ def log(
             state = final.state.name if final is not None else "UNKNOWN"
             typer.echo(f"{handle} {state}", err=True)
             raise typer.Exit(1)
-
-
-# States of an app none of whose replicas runs yet.
-_NOT_STARTED = ("UNSUBMITTED", "SUBMITTED", "PENDING")
 
 
 @app.command()
@@ -614,7 +622,7 @@ def wait(
 def cancel(handle: Annotated[str, typer.Argument(help="SCHEDULER://SESSION/APP_ID")]) -> None:
     """Stop an app (a sweep: every trial)."""
     from torchx.cli._run import check_handle
-    from torchx.cli._sweep_cli import resolve_trial, sweep_id
+    from torchx.cli._sweep_cli import no_such, resolve_trial, sweep_id
 
     if sweep_id(handle):
         from torchx.cli._sweep_cli import cancel as cancel_sweep
@@ -630,7 +638,7 @@ def cancel(handle: Annotated[str, typer.Argument(help="SCHEDULER://SESSION/APP_I
     if before is None:
         # Runner.cancel ignores an unknown app, as pytorch/torchx's does; at the command
         # line a mistyped handle deserves to be told.
-        raise CliError(f"app handle: got {handle!r}; no such app on its scheduler")
+        raise CliError(f"app handle: got {handle!r}; {no_such(handle)}")
     # Say what happened, not what was asked: an app that had already ended stays as it was.
     if is_terminal(before.state):
         typer.echo(f"{handle} was not running: it had already ended as {before.state.name}")

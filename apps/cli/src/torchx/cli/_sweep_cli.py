@@ -19,14 +19,26 @@ if TYPE_CHECKING:
 
 
 def sweep_id(handle: str) -> str | None:
+    """The id of the sweep ``handle`` names, when its record is here; None for anything
+    else, an app named ``sweep`` (whose id has a sweep's shape) included."""
+    from torchx.runner import recorded_sweep_id
+
+    return recorded_sweep_id(handle)
+
+
+def no_such(handle: str) -> str:
+    """Why ``handle`` names nothing known: with a sweep's shape it may be a sweep from
+    another machine (or mistyped) as well as an app its scheduler does not know."""
     from torchx.runner import sweep_id_of
 
-    return sweep_id_of(handle)
+    if sweep_id_of(handle):
+        return "no such sweep here, nor app on its scheduler"
+    return "no such app on its scheduler"
 
 
 def resolve_trial(target: str, runner: Runner | None = None) -> str:
     """``SCHEDULER://SESSION/sweep-ID/INDEX[/REST]`` as the trial's own app handle (with
-    ``/REST`` kept); any other target unchanged."""
+    ``/REST`` kept); any other target (an app named ``sweep``'s too) unchanged."""
     scheme, sep, rest = target.partition("://")
     parts = rest.split("/")
     if not sep or len(parts) < 3 or not parts[1].startswith("sweep-"):
@@ -34,6 +46,8 @@ def resolve_trial(target: str, runner: Runner | None = None) -> str:
     from torchx.runner import get_runner
 
     handle = f"{scheme}://{parts[0]}/{parts[1]}"
+    if sweep_id(handle) is None:
+        return target  # no sweep of that id here: the target names an app and its role
     if not parts[2].isdigit():
         raise CliError(f"trial index: got {parts[2]!r} in {target!r}; give {handle}/INDEX")
     index = int(parts[2])
@@ -68,7 +82,9 @@ def run_sweep(
             raise CliError(
                 "--resume: re-runs a sweep as it was submitted; leave out --sweep and the component"
             )
-        if sweep_id(resume) is None:
+        from torchx.runner import sweep_id_of
+
+        if sweep_id_of(resume) is None:  # the shape; a missing record is the runner's error
             raise CliError(
                 f"--resume: got {resume!r}; give a sweep handle SCHEDULER://SESSION/sweep-ID"
             )

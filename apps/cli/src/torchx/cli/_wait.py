@@ -58,12 +58,6 @@ def _more_serious(a: int, b: int) -> int:
     return a if rank[a] >= rank[b] else b
 
 
-def _unknown(handle: str) -> str:
-    from torchx.cli._sweep_cli import sweep_id
-
-    return "no such sweep here" if sweep_id(handle) else "no such app on its scheduler"
-
-
 def _as_line(
     handle: str, status: AppStatus | SweepStatus | None, code: int, timeout: float | None
 ) -> str:
@@ -71,7 +65,9 @@ def _as_line(
     from torchx.specs import AppStatus
 
     if status is None:
-        return f"{handle} UNKNOWN: {_unknown(handle)}"
+        from torchx.cli._sweep_cli import no_such
+
+        return f"{handle} UNKNOWN: {no_such(handle)}"
     line = f"{handle} {status.state.name}"
     if code == EXIT_TIMED_OUT:
         return f"{line}: still running after {short_duration(timeout or 0)} (--timeout)"
@@ -92,7 +88,9 @@ def _as_json(handle: str, status: AppStatus | SweepStatus | None, code: int) -> 
 
     out: dict[str, object] = {"handle": handle}
     if status is None:
-        out.update(state="UNKNOWN", error=_unknown(handle))
+        from torchx.cli._sweep_cli import no_such
+
+        out.update(state="UNKNOWN", error=no_such(handle))
     elif isinstance(status, AppStatus):
         out.update(status.to_dict())
     else:

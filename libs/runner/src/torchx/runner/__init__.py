@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from torchx.runner._executor import CallNotPicklableError, Executor, default_transport
     from torchx.runner._function_future import FunctionAppError, FunctionFuture
     from torchx.runner._sweep import Sweep, SweepError
+    from torchx.runner._sweep_record import recorded_sweep_id
     from torchx.runner._sweeps import (
         SweepPlan,
         SweepStatus,
@@ -42,6 +43,10 @@ def __getattr__(name: str) -> Any:
         from torchx.runner import _sweep
 
         return getattr(_sweep, name)
+    if name == "recorded_sweep_id":
+        from torchx.runner._sweep_record import recorded_sweep_id
+
+        return recorded_sweep_id
     if name in ("SweepPlan", "SweepStatus", "TrialStatus", "sweep_handle_of", "sweep_id_of"):
         from torchx.runner import _sweeps
 
@@ -79,6 +84,7 @@ __all__ = [
     "get_configured_trackers",
     "get_runner",
     "load_config",
+    "recorded_sweep_id",
     "sweep_handle_of",
     "sweep_id_of",
     "trackers_env",

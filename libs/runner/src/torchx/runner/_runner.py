@@ -476,17 +476,18 @@ class Runner:
 
         A sweep's handle is waited on as ``wait_sweep`` does, its status a ``SweepStatus``.
         After ``timeout`` seconds the apps still running come last, with their current
-        status; None is the status of an app its scheduler does not know (or of a sweep
-        with no record here).
+        status; None is the status of an app its scheduler does not know. A handle is a
+        sweep's when this machine holds the sweep's record (an app named ``sweep`` has an
+        id of a sweep's shape, and is waited on as an app).
         """
-        from torchx.runner._sweeps import sweep_id_of
+        from torchx.runner._sweep_record import recorded_sweep_id
         from torchx.runner._wait import wait_each
 
         # Apps of a scheduler that answers for many at once are watched together: one
         # backend query per look for all of them (one sacct on Slurm), not one per app.
         together: dict[str, str] = {}
         for handle in app_handles:
-            if sweep_id_of(handle) is not None:
+            if recorded_sweep_id(handle) is not None:
                 continue  # its record names its scheduler
             sched, _ = self._resolve(handle)  # a bad handle fails here, before anything waits
             answers_many = getattr(sched, "answers_many", None)  # a duck-typed scheduler
@@ -504,16 +505,11 @@ class Runner:
     def _wait_app_or_sweep(
         self, handle: AppHandle, wait_interval: float, timeout: float | None
     ) -> AppStatus | SweepStatus | None:
-        from torchx.runner._sweeps import sweep_id_of
+        from torchx.runner._sweep_record import recorded_sweep_id
 
-        if sweep_id_of(handle) is None:
+        if recorded_sweep_id(handle) is None:
             return self.wait(handle, wait_interval, timeout)
-        try:
-            return self.wait_sweep(handle, wait_interval, timeout)
-        except SpecsError as e:
-            if e.field == "sweep handle":  # no record of it here: unknown, as an app
-                return None
-            raise
+        return self.wait_sweep(handle, wait_interval, timeout)
 
     def _wait_together(
         self, app_handles: Sequence[AppHandle], wait_interval: float, timeout: float | None

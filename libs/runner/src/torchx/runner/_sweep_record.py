@@ -6,7 +6,8 @@ attempt. The record is written whole and renamed into place, so a reader never s
 of it. A sweep of one request (a Slurm array, an Indexed Job) is written once its request
 is accepted; one whose trials a local process submits is written before that process
 starts (it reads the record) and again as trials are submitted. Beside it,
-``<sweep id>.lock`` is the lock a resume holds while it plans and submits (``_sweep_lock``).
+``<sweep id>.writer`` and ``<sweep id>.lock`` are the locks a resume or a cancel holds
+while it changes the record (``_sweep_lock``).
 """
 
 from __future__ import annotations
@@ -18,11 +19,12 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
+from torchx.schedulers.sweep_names import SWEEP_ID_PATTERN
 from torchx.specs import SpecsError
 
 RECORD_VERSION = 1
 SWEEP_PREFIX = "sweep-"
-_SWEEP_ID = re.compile(r"^sweep-[a-z2-7]{4,32}$")
+_SWEEP_ID = re.compile(rf"^{SWEEP_ID_PATTERN}$")
 
 
 def is_sweep_id(app_id: str) -> bool:
@@ -112,6 +114,21 @@ def record_path(sweep_id: str) -> Path:
     if not is_sweep_id(sweep_id):
         raise SpecsError("sweep id", sweep_id, "a sweep id looks like sweep-abcd2345")
     return sweeps_dir() / f"{sweep_id}.json"
+
+
+def recorded_sweep_id(handle: str) -> str | None:
+    """The sweep id ``handle`` names when this machine holds that sweep's record, else
+    None. The id's shape alone does not tell: an app named ``sweep`` gets an id of the
+    same shape (``sweep-`` and random letters), and its handle is an app's."""
+    from torchx.specs import parse_app_handle
+
+    try:
+        app_id = parse_app_handle(handle)[2]
+    except SpecsError:
+        return None
+    if not is_sweep_id(app_id) or not record_path(app_id).exists():
+        return None
+    return app_id
 
 
 def save(record: SweepRecord) -> None:

@@ -32,7 +32,7 @@ import sys
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from torchx.runner._sweep import (
     ENV_SWEEP_ARG_PREFIX,
@@ -50,7 +50,7 @@ from torchx.runner._sweep_kubernetes import (
     trial_cfg,
     trial_pod_states,
 )
-from torchx.runner._sweep_lock import busy, resumer, resuming
+from torchx.runner._sweep_lock import busy, changing, resumer, resuming
 from torchx.runner._sweep_record import (
     SweepRecord,
     TrialRecord,
@@ -171,6 +171,15 @@ def _first_seen(trials: list[TrialStatus]) -> Any:
     return lambda k: order[k]
 
 
+class Submissions(NamedTuple):
+    """What a resume changes in a record, to tell whether another resume changed it: each
+    trial's attempts (app ids), the array jobs, the driver's pid."""
+
+    attempts: tuple[tuple[str, ...], ...]
+    array_jobs: tuple[str, ...]
+    driver_pid: int | None
+
+
 @dataclass
 class SweepPlan:
     """What submitting a sweep would do: which trials, how, and the one request."""
@@ -182,7 +191,7 @@ class SweepPlan:
     # every trial's request, where the trials are submitted together (a local group)
     requests: dict[int, AppDryRunInfo[Any]] = field(default_factory=dict)
     # a resume's plan: the sweep's submissions it was made from (``_submissions``)
-    resumed_from: tuple[Any, ...] | None = None
+    resumed_from: Submissions | None = None
 
     @property
     def handle(self) -> str:
@@ -456,17 +465,13 @@ def submit(runner: Runner, p: SweepPlan) -> str:
 def resume_and_submit(runner: Runner, handle: str) -> str:
     """Plan and submit a resume of the sweep, holding its resume lock throughout, so no
     other resume plans from the record this one is about to change."""
-    sweep_id = sweep_id_of(handle)
-    if sweep_id is None:
-        record_of(handle)  # says what a sweep handle is
-    assert sweep_id is not None
+    sweep_id = record_of(handle).sweep_id  # no such sweep: said before any lock file is made
     with resuming(sweep_id, handle):
         return _submit(runner, resume(runner, handle, check_limits=False, locked=True))
 
 
-def _submissions(record: SweepRecord) -> tuple[Any, ...]:
-    """What a resume changes in a record: each trial's attempts, the jobs, the driver."""
-    return (
+def _submissions(record: SweepRecord) -> Submissions:
+    return Submissions(
         tuple(tuple(t.attempts) for t in record.trials),
         tuple(record.array_jobs),
         record.driver_pid,
@@ -659,8 +664,16 @@ def exit_code(st: AppStatus) -> int | None:
 def status(runner: Runner, handle: str) -> SweepStatus:
     """Every trial's state; while a resume of the sweep runs (it holds the sweep's resume
     lock), the trials it submits again read PENDING and the sweep has not ended."""
-    record = record_of(handle)
-    return _status(runner, handle, record, resumer(record.sweep_id))
+    # The lock first, then the record: a record read after the lock was found free is the
+    # one from before a resume or the one it saved, never the old one read just before a
+    # resume saved and let go (which would read as ended while its trials run again).
+    resumed_by = _resumer_of(handle)
+    return _status(runner, handle, record_of(handle), resumed_by)
+
+
+def _resumer_of(handle: str) -> str | None:
+    sweep_id = sweep_id_of(handle)
+    return resumer(sweep_id) if sweep_id is not None else None  # record_of then says why
 
 
 def _status(
@@ -829,17 +842,16 @@ def _await_exit(pid: int, timeout: float) -> None:
 
 def cancel(runner: Runner, handle: str, timeout: float = 60.0) -> None:
     """End every trial: the driver stops submitting and cancels what it started (or
-    Slurm cancels the whole array); returns once nothing of the sweep runs."""
-    record = record_of(handle)
-    who = resumer(record.sweep_id)
-    if who is not None:
-        # its record is about to name new submissions: a cancel written now would be lost
-        raise SpecsError(
-            "sweep handle",
-            handle,
-            f"a resume of it is running ({who}); cancel again once it has submitted its "
-            f"trials (torchx status {handle} says so)",
-        )
+    Slurm cancels the whole array); returns once nothing of the sweep runs. Refused at
+    once while a resume of the sweep runs."""
+    sweep_id = record_of(handle).sweep_id  # no such sweep: said before any lock file is made
+    # Held from the read to the last save: a resume meanwhile would submit jobs that a save
+    # from the copy read before would drop from the record (running, and named nowhere).
+    with changing(sweep_id, handle, "cancel"):
+        _cancel(runner, handle, record_of(handle), timeout)
+
+
+def _cancel(runner: Runner, handle: str, record: SweepRecord, timeout: float) -> None:
     if record.mode == "array":
         from torchx.schedulers.slurm_array import cancel_arrays
 
@@ -879,11 +891,11 @@ def resume(
 ) -> SweepPlan:
     """A plan that runs again only the trials that did not succeed. ``locked``: the
     caller holds the sweep's resume lock (otherwise a resume running now is refused)."""
-    record = record_of(handle)
     if not locked:
-        who = resumer(record.sweep_id)
+        who = _resumer_of(handle)  # before the record is read: see status()
         if who is not None:
             raise busy(handle, who)
+    record = record_of(handle)
     if record.mode == "group" and driver_alive(record):
         raise SpecsError(
             "--resume", handle, "the sweep is still running; wait for it or cancel it first"

@@ -79,31 +79,27 @@ class DescribeAppResponse:
 class ListAppResponse:
     """One app in a scheduler's ``list``; the runner fills ``app_handle``. ``sweep``: the
     sweep the app is a trial of, as ``sweep-ID/INDEX`` (``sweep-ID`` for an app that runs
-    every trial), where what the scheduler's list answer already holds says it; else ""."""
+    every trial), where what the scheduler's list answer already holds says it; else "".
+
+    The first three fields, their order, the ``app_handle`` default, equality and hash
+    keep pytorch/torchx's shape: its positional construction, ``set(runner.list())`` and
+    ``ListAppResponse(id, state, handle) in runner.list()`` mean the same here. The
+    fields after them are this project's, describe the app rather than name it (so
+    equality leaves them out), and take keywords.
+    """
 
     app_id: str
     state: AppState
-    name: str = ""
-    submitted_at: datetime | None = None
-    app_handle: str = ""
-    started_at: datetime | None = None
-    ended_at: datetime | None = None
-    sweep: str = ""
+    app_handle: str = "<NOT_SET>"
+    name: str = field(default="", compare=False)
+    submitted_at: datetime | None = field(default=None, compare=False)
+    started_at: datetime | None = field(default=None, compare=False)
+    ended_at: datetime | None = field(default=None, compare=False)
+    sweep: str = field(default="", compare=False)
 
-
-# What the runner sets in every replica of a sweep's trial: its sweep's handle and its
-# index. A scheduler whose list answer holds the apps' environment reads them.
-ENV_SWEEP_ID = "TORCHX_SWEEP_ID"
-ENV_SWEEP_INDEX = "TORCHX_SWEEP_INDEX"
-
-
-def sweep_trial(sweep: str | None, index: str | None) -> str:
-    """``sweep-ID/INDEX`` from a sweep's handle (or id) and a trial's index; "" for no
-    sweep, ``sweep-ID`` for no index."""
-    if not sweep:
-        return ""
-    sweep_id = sweep.rsplit("/", 1)[-1]
-    return f"{sweep_id}/{index}" if index else sweep_id
+    # Written out (a dataclass with eq leaves it None): the fields equality compares.
+    def __hash__(self) -> int:
+        return hash((self.app_id, self.app_handle, self.state))
 
 
 class LogOptions(TypedDict, total=False):

@@ -37,7 +37,6 @@ from torchx.schedulers._api import (
     LogRequest,
     Scheduler,
     Stream,
-    sweep_trial,
 )
 from torchx.schedulers._bounded_lines import decoded_lines
 from torchx.schedulers._container_rules import (
@@ -110,6 +109,7 @@ from torchx.schedulers.kubernetes_indexed import (
     parse_version,
     trial_states,
 )
+from torchx.schedulers.sweep_names import sweep_trial
 from torchx.specs import (
     AppDef,
     AppDryRunInfo,
@@ -487,8 +487,8 @@ class KubernetesScheduler(DockerWorkspaceMixin, Scheduler[KubernetesRequest]):
                 ListAppResponse(
                     desc.app_id,
                     desc.state,
-                    meta.get("labels", {}).get(LABEL_APP_NAME, ""),
-                    parse_local(meta.get("creationTimestamp")),
+                    name=meta.get("labels", {}).get(LABEL_APP_NAME, ""),
+                    submitted_at=parse_local(meta.get("creationTimestamp")),
                     sweep=_sweep_of(meta.get("labels") or {}),
                 )
             )
@@ -510,8 +510,8 @@ class KubernetesScheduler(DockerWorkspaceMixin, Scheduler[KubernetesRequest]):
                 ListAppResponse(
                     key,
                     desc.state,
-                    meta["labels"].get(LABEL_APP_NAME, ""),
-                    parse_local(meta.get("creationTimestamp")),
+                    name=meta["labels"].get(LABEL_APP_NAME, ""),
+                    submitted_at=parse_local(meta.get("creationTimestamp")),
                     sweep=_sweep_of(meta["labels"]),
                 )
             )

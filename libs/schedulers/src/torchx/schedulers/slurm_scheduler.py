@@ -617,7 +617,7 @@ class SlurmScheduler(DirWorkspaceMixin, Scheduler[SlurmBatchRequest]):
                 out[job_id] = ListAppResponse(
                     job_id,
                     job_app_state(states),
-                    lead.name,
+                    name=lead.name,
                     sweep=sweep_from_comment(job_id, lead.comment),
                 )
         return out
@@ -649,7 +649,7 @@ class SlurmScheduler(DirWorkspaceMixin, Scheduler[SlurmBatchRequest]):
             job_id: ListAppResponse(
                 job_id,
                 job_app_state(st),
-                names.get(job_id, ""),
+                name=names.get(job_id, ""),
                 sweep=sweeps.get(job_id, ""),
             )
             for job_id, st in states.items()
