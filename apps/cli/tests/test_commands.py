@@ -274,6 +274,32 @@ def test_torchx_run_reads_cli_run_once_for_the_component_the_scheduler_and_its_f
     assert read == ["run"]
 
 
+def test_a_bare_torchx_run_reads_the_config_once_and_makes_no_runner_to_print_its_help(
+    isolated: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from torchx.runner import Runner, TorchxConfig
+
+    read: list[str] = []
+    real = TorchxConfig.cli_defaults
+
+    def counted(self: TorchxConfig, command: str) -> dict[str, str]:
+        read.append(command)
+        return real(self, command)
+
+    def no_runner(*args: object, **kwargs: object) -> None:
+        raise AssertionError("a runner was made to print help")
+
+    monkeypatch.setattr(TorchxConfig, "cli_defaults", counted)
+    monkeypatch.setattr(Runner, "__init__", no_runner)
+    (isolated / ".torchxconfig").write_text(
+        "[local_cwd]\nlog_dir = logs\n[cli:run]\ndryrun = true\n"
+    )
+    code, out, err = invoke("run")
+    assert code == 0, err
+    assert "Run a component on a scheduler." in out
+    assert read == ["run"]
+
+
 def test_a_misspelt_cli_run_key_stops_torchx_run_before_anything_runs(
     isolated: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
