@@ -210,6 +210,7 @@ def test_indexed_sweep_resume_is_a_new_job_of_the_failed_indices_and_logs_by_ind
         retry = _index_pod(kube_env, ns, job["spec"]["template"], f"{sweep_id}-r1", 0)
         assert runner.sweep_trial_handle(handle, 1) == f"kubernetes://torchx/{ns}:{sweep_id}-r1-0"
         logs[retry] = "2026-01-01T00:01:00.000000000Z trial 1 again\n"
+        kube_env.run_pod(ns, retry)  # a trial's log waits until it starts, as 0.7's did
         with kube_env.kubelet_logs(logs) as asked:
             out = torchx_in_process("log", f"{handle}/1")
         assert [p.split("?")[0] for p in asked] == [f"/containerLogs/{ns}/{retry}/echo"]

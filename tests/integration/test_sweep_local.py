@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from torchx_test_fixtures_sweep_lock import holding_resume_lock
 
 from torchx.runner import Sweep, get_runner
 from torchx.runner._sweep_record import sweeps_dir
@@ -434,15 +435,6 @@ def test_a_sweep_id_alone_is_found_from_its_record_here(component: Path, tmp_pat
     assert sweep_handle_of("trial-abc") is None  # not a sweep id
 
 
-_HOLD_RESUME_LOCK = """
-import sys
-from torchx.runner._sweep_lock import resuming
-with resuming(sys.argv[1], sys.argv[2]):
-    print("held", flush=True)
-    sys.stdin.read()
-"""
-
-
 def test_the_cli_says_a_resume_is_running(component: Path, tmp_path: Path) -> None:
     """While a resume holds the sweep (here a child process holds its lock), a second
     ``run --resume`` is one line naming the sweep, the other resume and the fix; ``status``
@@ -453,14 +445,7 @@ def test_the_cli_says_a_resume_is_running(component: Path, tmp_path: Path) -> No
     )
     handle = runner.run_sweep(sweep, "local_cwd")
     assert runner.wait_sweep(handle, 0.05).state == AppState.FAILED
-    holder = subprocess.Popen(
-        [sys.executable, "-c", _HOLD_RESUME_LOCK, handle.rsplit("/", 1)[1], handle],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        assert holder.stdout is not None and holder.stdout.readline() == "held\n"
+    with holding_resume_lock(handle) as holder:
         again = _torchx(tmp_path, "run", "--resume", handle)
         assert again.returncode == 2 and again.stdout == ""
         assert again.stderr.count("\n") == 1, again.stderr
@@ -474,9 +459,6 @@ def test_the_cli_says_a_resume_is_running(component: Path, tmp_path: Path) -> No
         assert why.startswith(f"a resume of it is running (pid {holder.pid})")
         waited = _torchx(tmp_path, "wait", "--timeout", "0.5", handle)
         assert waited.returncode == 124, (waited.stdout, waited.stderr)
-    finally:
-        holder.kill()
-        holder.wait()
     assert runner.sweep_status(handle).state == AppState.FAILED
 
 

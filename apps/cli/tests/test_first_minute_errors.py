@@ -4,12 +4,21 @@ from __future__ import annotations
 
 import json
 import re
+import signal
+import subprocess
+import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
 
 from torchx.cli._app import app
+from torchx.cli._sweep_cli import resolve_trial
+from torchx.runner import get_runner
+from torchx.specs import AppState, is_started
+
+from .cli_process import TORCHX
 
 cli = CliRunner()
 
@@ -110,7 +119,77 @@ def test_a_missing_argument_or_value_says_what_to_add() -> None:
     )
 
 
-def test_the_log_of_an_app_that_has_not_started_says_why_it_is_empty(isolated: Path) -> None:
+def _until(condition: Callable[[], bool], what: str, timeout: float = 120) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, what
+        time.sleep(0.05)
+
+
+def test_the_log_of_an_app_that_has_not_started_waits_for_it_to_start(isolated: Path) -> None:
+    # One trial at a time, each running until its gate file exists: trial N waits (PENDING)
+    # until gate N-1 is opened.
+    (isolated / "gated.py").write_text(
+        "import torchx.specs as specs\n\n"
+        "def gated(gate: str) -> specs.AppDef:\n"
+        "    script = f'echo at {gate}; while [ ! -e {gate} ]; do sleep 0.05; done'\n"
+        "    return specs.AppDef('g', [specs.Role('g', image='.', entrypoint='sh', "
+        "args=['-c', script])])\n"
+    )
+    code, out, err = invoke(
+        "run", "--no-wait", "--sweep", "gate=g0,g1,g2", "--parallel", "1", "./gated.py:gated"
+    )
+    assert code == 0, err
+    sweep = out.strip()
+    trials = [resolve_trial(f"{sweep}/{k}") for k in range(3)]
+    runner = get_runner()
+
+    def state(k: int) -> AppState:
+        status = runner.status(trials[k])
+        assert status is not None
+        return status.state
+
+    def log(k: int) -> tuple[subprocess.Popen[str], Path]:
+        err_file = isolated / f"log{k}.err"
+        with err_file.open("w") as err_out:
+            proc = subprocess.Popen(
+                [TORCHX, "log", f"{sweep}/{k}"], stdout=subprocess.PIPE, stderr=err_out, text=True
+            )
+        note = f"torchx: {trials[k]} is PENDING: waiting for it to start to print the log of"
+        _until(lambda: note in err_file.read_text() or proc.poll() is not None, "no note")
+        assert note in err_file.read_text(), err_file.read_text()
+        return proc, err_file
+
+    try:
+        # `torchx log TRIAL` waits while the trial is PENDING, then prints its log
+        proc, err_file = log(1)
+        assert proc.poll() is None and state(1) == AppState.PENDING
+        (isolated / "g0").touch()
+        out, _ = proc.communicate(timeout=120)
+        assert proc.returncode == 0, err_file.read_text()
+        assert is_started(state(1))
+        assert all(line.endswith("at g1") for line in out.splitlines()), out
+        # Ctrl-C stops the wait: exit 130, no traceback
+        proc, err_file = log(2)
+        proc.send_signal(signal.SIGINT)
+        proc.communicate(timeout=120)
+        assert proc.returncode == 130
+        assert "Traceback" not in err_file.read_text()
+        # an app that ends without starting ends the wait, with an empty log
+        proc, err_file = log(2)
+        assert invoke("cancel", sweep)[0] == 0
+        out, _ = proc.communicate(timeout=120)
+        assert (proc.returncode, out) == (0, ""), err_file.read_text()
+        assert state(2) == AppState.CANCELLED
+    finally:
+        invoke("cancel", sweep)
+        for k in range(3):
+            (isolated / f"g{k}").touch()
+
+
+def test_the_log_of_one_replica_that_has_not_started_says_why_it_is_empty(
+    isolated: Path,
+) -> None:
     # One trial at a time: trial 1 waits (PENDING) as long as trial 0 runs.
     code, out, err = invoke(
         "run", "--no-wait", "--sweep", "num_replicas=1,2", "--parallel", "1",
@@ -119,11 +198,12 @@ def test_the_log_of_an_app_that_has_not_started_says_why_it_is_empty(isolated: P
     assert code == 0, err
     sweep = out.strip()
     try:
-        code, out, err = invoke("log", f"{sweep}/1")
+        # one replica's log does not wait (as in 0.7): it says why it is empty
+        code, out, err = invoke("log", f"{sweep}/1/sh/0")
         assert (code, out) == (0, "")
         assert re.fullmatch(
             r"torchx: local_cwd://torchx/sh-\S+ is (UNSUBMITTED|SUBMITTED|PENDING): it has "
-            rf"not started, so its log may be empty; `torchx log -f {re.escape(sweep)}/1` "
+            rf"not started, so its log may be empty; `torchx log -f {re.escape(sweep)}/1/sh/0` "
             r"waits for its lines\n",
             err,
         ), err

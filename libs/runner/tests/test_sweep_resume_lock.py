@@ -8,18 +8,16 @@ import contextlib
 import fcntl
 import os
 import signal
-import subprocess
-import sys
 import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-from torchx_test_fixtures_sweep_lock import polling_reader
+from torchx_test_fixtures_sweep_lock import holding_resume_lock, polling_reader
 from torchx_test_fixtures_waiting import wait_until
 
 from torchx.runner import Runner, Sweep, _sweeps, get_runner
-from torchx.runner._sweep_lock import lock_path, resuming, writer_path
+from torchx.runner._sweep_lock import busy, lock_path, resuming, writer_path
 from torchx.runner._sweeps import SweepPlan, sweep_id_of
 from torchx.specs import AppState, SpecsError
 
@@ -45,15 +43,6 @@ def trial(lr: float, out: str = ".") -> specs.AppDef:
     )
 '''
 
-# Holds the resume lock of sweep argv[1] until its stdin closes (or it is killed).
-HOLDER = """
-import sys
-from torchx.runner._sweep_lock import resuming
-with resuming(sys.argv[1], sys.argv[2]):
-    print("held", flush=True)
-    sys.stdin.read()
-"""
-
 
 @pytest.fixture
 def failed_sweep(tmp_path: Path) -> Iterator[tuple[Runner, str, Path]]:
@@ -71,20 +60,6 @@ def failed_sweep(tmp_path: Path) -> Iterator[tuple[Runner, str, Path]]:
     yield runner, handle, out
     (out / "go").touch()  # lets a resumed trial end
     runner.wait_sweep(handle, 0.05, timeout=120)
-
-
-def _hold_lock(handle: str) -> subprocess.Popen[str]:
-    sweep_id = sweep_id_of(handle)
-    assert sweep_id is not None
-    child = subprocess.Popen(
-        [sys.executable, "-c", HOLDER, sweep_id, handle],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    assert child.stdout is not None
-    assert child.stdout.readline() == "held\n"  # waits for the lock to be taken
-    return child
 
 
 @contextlib.contextmanager
@@ -189,8 +164,7 @@ def test_a_resume_running_refuses_another_and_reads_as_not_ended(
     failed_sweep: tuple[Runner, str, Path],
 ) -> None:
     runner, handle, _ = failed_sweep
-    holder = _hold_lock(handle)
-    try:
+    with holding_resume_lock(handle) as holder:
         st = runner.sweep_status(handle)
         assert not st.is_terminal(), st.format()
         assert st.state == AppState.RUNNING  # one trial ended, one is to run again
@@ -207,20 +181,17 @@ def test_a_resume_running_refuses_another_and_reads_as_not_ended(
             assert "\n" not in str(e.value)
         with pytest.raises(SpecsError, match="another resume of this sweep is running"):
             runner.resume_sweep(handle)
-    finally:
-        holder.kill()
-        holder.wait()
     st = runner.sweep_status(handle)
     assert st.state == AppState.FAILED and st.msg == ""
 
 
-def test_a_killed_resume_leaves_the_sweep_as_it_was(
+def test_a_killed_lock_holder_lets_go_and_the_sweep_reads_as_before(
     failed_sweep: tuple[Runner, str, Path],
 ) -> None:
     runner, handle, out = failed_sweep
-    holder = _hold_lock(handle)
-    holder.send_signal(signal.SIGKILL)
-    assert holder.wait() == -signal.SIGKILL
+    with holding_resume_lock(handle) as holder:
+        holder.send_signal(signal.SIGKILL)
+        assert holder.wait() == -signal.SIGKILL
     assert lock_path(sweep_id_of(handle) or "").exists()  # kept; only its lock went
     st = runner.sweep_status(handle)
     assert st.state == AppState.FAILED, st.format()
@@ -238,35 +209,19 @@ def test_a_killed_resume_leaves_the_sweep_as_it_was(
     ]
 
 
-RESUMER = """
-import sys
-from torchx.runner import get_runner
-try:
-    get_runner().resume_sweep(sys.argv[1])
-    print("submitted")
-except ValueError as e:
-    print(e)
-"""
-
-
-def test_two_resumes_started_together_submit_once(
-    failed_sweep: tuple[Runner, str, Path],
+def test_a_second_resume_while_the_first_plans_and_submits_is_refused(
+    failed_sweep: tuple[Runner, str, Path], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Whichever comes second is refused: by the lock while the first plans, or because
-    the trial the first re-ran is still running (it waits for ``go``)."""
+    """The first resume is held between its plan and its submission; a second one then
+    (when both would plan from the same record) is refused by the lock, and the failed
+    trial is submitted once."""
     runner, handle, out = failed_sweep
-    procs = [
-        subprocess.Popen([sys.executable, "-c", RESUMER, handle], stdout=subprocess.PIPE, text=True)
-        for _ in range(2)
-    ]
-    answers = sorted(p.communicate(timeout=120)[0].strip() for p in procs)
-    assert answers[1] == "submitted", answers
-    refusal = answers[0]
-    assert refusal.startswith(f"--resume: got {handle!r}"), answers
-    assert "another resume of this sweep is running" in refusal or "still running" in refusal
-    (out / "go").touch()
-    st = runner.wait_sweep(handle, 0.05, timeout=120)
-    assert [t.attempts for t in st.trials] == [1, 2]
+    with resume_in_its_lock_window(runner, handle, monkeypatch) as finish:
+        with pytest.raises(SpecsError) as e:
+            runner.resume_sweep(handle)
+        assert str(e.value) == str(busy(handle, f"pid {os.getpid()}"))
+        finish()
+    assert _attempts_once_ended(runner, handle, out) == [1, 2]
 
 
 def test_a_plan_made_before_another_resume_submitted_is_refused(
@@ -282,8 +237,13 @@ def test_a_plan_made_before_another_resume_submitted_is_refused(
         runner.schedule_sweep(stale)
     fresh = runner.dryrun_resume_sweep(handle)
     assert runner.schedule_sweep(fresh) == handle
-    st = runner.wait_sweep(handle, 0.05, timeout=120)
-    assert [t.attempts for t in st.trials] == [1, 3]
+    assert _attempts_once_ended(runner, handle, out) == [1, 3]
+
+
+def _attempts_once_ended(runner: Runner, handle: str, out: Path) -> list[int]:
+    """Each trial's attempts, once the resumed ones were let end and every trial ended."""
+    (out / "go").touch()
+    return [t.attempts for t in runner.wait_sweep(handle, 0.05, timeout=120).trials]
 
 
 def test_a_resume_that_cannot_write_beside_the_record_says_so_in_one_line(
@@ -353,3 +313,11 @@ def test_a_polling_reader_never_makes_a_resume_fail() -> None:
             except SpecsError:
                 refused += 1
     assert refused == 0
+
+
+@pytest.mark.parametrize("act", ["resume_sweep", "cancel_sweep", "dryrun_resume_sweep"])
+def test_a_mistyped_sweep_is_no_such_sweep_and_leaves_no_lock_file(act: str) -> None:
+    runner = get_runner()
+    with pytest.raises(SpecsError, match="no such sweep here"):
+        getattr(runner, act)(SWEEP)
+    assert not lock_path(SWEEP_ID).exists() and not writer_path(SWEEP_ID).exists()

@@ -513,8 +513,15 @@ def log(
     Each line starts with its role/replica, and with #ATTEMPT once a replica was restarted.
     Without --exit-code the exit code is 0 whatever the app's state, as in torchx 0.7.
     """
-    from torchx.cli._logs import attempts_of, print_logs, replicas_of, split_log_target
+    from torchx.cli._logs import (
+        attempts_of,
+        print_logs,
+        replicas_of,
+        split_log_target,
+        wait_until_started,
+    )
     from torchx.cli._sweep_cli import no_such, resolve_trial, sweep_id
+    from torchx.specs import is_started
 
     if sweep_id(target):
         raise CliError(f"log: {target!r} is a sweep; read one trial: {target}/INDEX")
@@ -537,8 +544,13 @@ def log(
     app_def = runner.describe(handle)
     if app_def is None:
         raise CliError(f"app handle: got {handle!r}; {no_such(handle)}")
+    targets = replicas_of(app_def, role, replica)
     status = runner.status(handle)
-    if not tail and status is not None and status.state.name in _NOT_STARTED:
+    if replica is None and not tail:
+        # An app's or a role's log waits for the app to start, as in 0.7: `torchx log H >
+        # train.log` of a queued job writes its log, not an empty file.
+        status = wait_until_started(runner, handle, status, target)
+    elif not tail and status is not None and not is_started(status.state):
         # Said on stderr: the output is empty (or an earlier run's) for a reason.
         typer.echo(
             f"torchx: {handle} is {status.state.name}: it has not started, so its log may "
@@ -548,7 +560,7 @@ def log(
     print_logs(
         runner,
         handle,
-        replicas_of(app_def, role, replica),
+        targets,
         regex=regex,
         tail=tail,
         streams=streams,
@@ -565,10 +577,6 @@ def log(
             state = final.state.name if final is not None else "UNKNOWN"
             typer.echo(f"{handle} {state}", err=True)
             raise typer.Exit(1)
-
-
-# States of an app none of whose replicas runs yet.
-_NOT_STARTED = ("UNSUBMITTED", "SUBMITTED", "PENDING")
 
 
 @app.command()

@@ -62,6 +62,36 @@ def replicas_of(
     return out
 
 
+# The longest pause between two status polls while waiting for an app to start.
+_MAX_START_POLL_S = 2.0
+
+
+def wait_until_started(
+    runner: Runner, handle: str, status: AppStatus | None, target: str
+) -> AppStatus | None:
+    """Poll ``handle``'s status until the app has started (RUNNING, or it ended, also
+    without starting) or is gone, as pytorch/torchx 0.7's ``torchx log`` did before printing
+    an app's or a role's log; says once on stderr that it waits. Returns the last status.
+    Ctrl-C stops the wait (the CLI exits 130)."""
+    import time
+
+    from torchx.specs import is_started
+
+    pause = 0.1
+    if status is not None and not is_started(status.state):
+        print(
+            f"torchx: {handle} is {status.state.name}: waiting for it to start to print the log "
+            f"of {target} (Ctrl-C stops)",
+            file=sys.stderr,
+            flush=True,
+        )
+    while status is not None and not is_started(status.state):
+        time.sleep(pause)
+        pause = min(pause * 2, _MAX_START_POLL_S)
+        status = runner.status(handle)
+    return status
+
+
 def _stream(name: str | None) -> Stream | None:
     from torchx.schedulers import Stream
 

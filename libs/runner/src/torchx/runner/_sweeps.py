@@ -456,10 +456,7 @@ def submit(runner: Runner, p: SweepPlan) -> str:
 def resume_and_submit(runner: Runner, handle: str) -> str:
     """Plan and submit a resume of the sweep, holding its resume lock throughout, so no
     other resume plans from the record this one is about to change."""
-    sweep_id = sweep_id_of(handle)
-    if sweep_id is None:
-        record_of(handle)  # says what a sweep handle is
-    assert sweep_id is not None
+    sweep_id = record_of(handle).sweep_id  # no such sweep: said before any lock file is made
     with resuming(sweep_id, handle):
         return _submit(runner, resume(runner, handle, check_limits=False, locked=True))
 
