@@ -194,12 +194,17 @@ def test_the_current_directory_is_built_into_the_image_as_in_0_7(
 ) -> None:
     """pytorch/torchx 0.7's everyday flow: run from the project folder and the script is in
     the container, without --workspace; ``.torchxignore`` leaves files out, and so does
-    ``.dockerignore`` (0.7's image workspaces read it)."""
+    ``.dockerignore`` (0.7's image workspaces read it). The project's own Dockerfile.torchx
+    is the one built, with the build arguments IMAGE and WORKSPACE."""
     project = tmp_path / "project"
     project.mkdir()
     (project / "train.py").write_text(
         "import os\nprint('train.py ran; secret.txt shipped:', os.path.exists('secret.txt'))\n"
         "print('data.bin shipped:', os.path.exists('data.bin'))\n"
+        "print('built from', os.environ.get('BUILT_FROM'))\n"
+    )
+    (project / "Dockerfile.torchx").write_text(
+        "ARG IMAGE\nFROM $IMAGE\nARG WORKSPACE\nENV BUILT_FROM=$WORKSPACE\nCOPY . .\n"
     )
     (project / "secret.txt").write_text("not for the image\n")
     (project / ".torchxignore").write_text("secret.txt\n")
@@ -224,6 +229,7 @@ def test_the_current_directory_is_built_into_the_image_as_in_0_7(
     )
     assert "sh/0 train.py ran; secret.txt shipped: False\n" in run.stderr
     assert "sh/0 data.bin shipped: False\n" in run.stderr
+    assert f"sh/0 built from {project}\n" in run.stderr
     # --workspace "": the image as it is, nothing built and nothing said
     dry = torchx("--dryrun", "--workspace", "")
     assert dry.returncode == 0 and dry.stderr == "", dry.stderr

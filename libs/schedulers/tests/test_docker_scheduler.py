@@ -209,6 +209,58 @@ def test_an_image_build_leaves_out_what_dockerignore_lists_as_0_7_did(tmp_path: 
     assert large_workspace_warning(str(ws), 1024, IMAGE_IGNORE_FILES) is None
 
 
+class _RecordingEngine:
+    """Stands in for a docker.DockerClient's build calls only: records each build's
+    arguments and context files, and answers with an image id as the engine does."""
+
+    def __init__(self) -> None:
+        self.api, self.images = self, self
+        self.builds: list[tuple[dict[str, Any], dict[str, bytes]]] = []
+
+    def build(self, **kwargs: Any) -> Any:
+        import tarfile
+
+        with tarfile.open(fileobj=kwargs["fileobj"]) as tar:
+            files = {m.name: tar.extractfile(m).read() for m in tar.getmembers()}  # type: ignore[union-attr]
+        self.builds.append((kwargs, files))
+        return iter([{"aux": {"ID": "sha256:0123"}}])
+
+    def get(self, image_id: str) -> Any:
+        return self
+
+    def tag(self, repo: str, tag: str) -> None:
+        pass
+
+
+def test_a_workspace_dockerfile_torchx_is_built_with_image_and_workspace_args(
+    tmp_path: Path,
+) -> None:
+    """As in 0.7: the workspace's own Dockerfile.torchx is the one built (no ignore file
+    leaves it out), and the build gets IMAGE and WORKSPACE."""
+    pytest.importorskip("docker", reason="the build goes through the docker package")
+    from torchx.workspace.docker_workspace import DEFAULT_DOCKERFILE, DockerWorkspaceMixin
+
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "train.py").write_text("print('hi')\n")
+    own = b"ARG IMAGE\nFROM $IMAGE\nARG WORKSPACE\nCOPY . .\nRUN pip install -r req.txt\n"
+    (ws / "Dockerfile.torchx").write_bytes(own)
+    (ws / ".dockerignore").write_text("Dockerfile.torchx\n")
+    engine = _RecordingEngine()
+    builder = DockerWorkspaceMixin(docker_client=engine)
+    assert builder.build_workspace_image("base:1", str(ws)).startswith("torchx-workspace:")
+    ((kwargs, files),) = engine.builds
+    assert kwargs["dockerfile"] == "Dockerfile.torchx"
+    assert kwargs["buildargs"] == {"IMAGE": "base:1", "WORKSPACE": str(ws)}
+    assert files == {"Dockerfile.torchx": own, "train.py": b"print('hi')\n"}
+    # without one, the default is built, with the same arguments
+    (ws / "Dockerfile.torchx").unlink()
+    builder.build_workspace_image("base:1", str(ws))
+    kwargs, files = engine.builds[1]
+    assert kwargs["buildargs"] == {"IMAGE": "base:1", "WORKSPACE": str(ws)}
+    assert files == {"Dockerfile.torchx": DEFAULT_DOCKERFILE, "train.py": b"print('hi')\n"}
+
+
 # -- against a real engine -------------------------------------------------------------
 
 

@@ -25,7 +25,8 @@ from torchx.workspace.api import (
 # The local repository workspace images are tagged in; their tag is a hash of the image id.
 WORKSPACE_REPO = "torchx-workspace"
 TORCHX_DOCKERFILE = "Dockerfile.torchx"
-# The Dockerfile of a workspace image; the role's image is passed as build argument IMAGE.
+# The Dockerfile of a workspace image that has no Dockerfile.torchx of its own. Every build
+# gets the build arguments IMAGE (the role's image) and WORKSPACE (the workspace as given).
 DEFAULT_DOCKERFILE = b"ARG IMAGE\nFROM $IMAGE\n\nCOPY . .\n"
 # Images named like this (or by id) are local builds that a remote cluster must be sent.
 _LOCAL_PREFIXES = (WORKSPACE_REPO + ":", "sha256:")
@@ -36,6 +37,8 @@ ImagesToPush = dict[str, tuple[str, str]]
 class DockerWorkspaceMixin(WorkspaceMixin[ImagesToPush]):
     """Builds ``FROM <role image>`` + ``COPY . .`` of the workspace and runs that image.
 
+    A ``Dockerfile.torchx`` in the workspace is built instead, as in pytorch/torchx 0.7; its
+    build arguments ``IMAGE`` (the role's image) and ``WORKSPACE`` (the workspace) are given.
     ``docker_client``: a ``docker.DockerClient`` to use; by default one is made from the
     environment (``DOCKER_HOST`` and friends) on first use. ``.dockerignore`` (as in
     pytorch/torchx 0.7), then ``.torchxignore``, exclude files from the build context.
@@ -99,7 +102,7 @@ class DockerWorkspaceMixin(WorkspaceMixin[ImagesToPush]):
                 fileobj=context,
                 custom_context=True,
                 dockerfile=TORCHX_DOCKERFILE,
-                buildargs={"IMAGE": base_image},
+                buildargs={"IMAGE": base_image, "WORKSPACE": workspace},
                 rm=True,
                 forcerm=True,
                 pull=False,
@@ -198,21 +201,27 @@ class DockerWorkspaceMixin(WorkspaceMixin[ImagesToPush]):
 
 def build_context(workspace: str, dockerfile: str) -> IO[bytes]:
     """The build context of a workspace image: a tar of the files ``.dockerignore`` and
-    ``.torchxignore`` keep (``walk_workspace``, the matcher every workspace uses) and
-    ``dockerfile``, spooled to disk past a few MiB."""
+    ``.torchxignore`` keep (``walk_workspace``, the matcher every workspace uses) and the
+    ``Dockerfile.torchx`` to build: the workspace's own, which no ignore file leaves out (as
+    in pytorch/torchx 0.7), else ``dockerfile``. Spooled to disk past a few MiB."""
     import tarfile
     import tempfile
 
     workspace = workspace_dir(workspace)
+    own = os.path.join(workspace, TORCHX_DOCKERFILE)
     out = tempfile.SpooledTemporaryFile(max_size=8 * 1024 * 1024)  # noqa: SIM115 -- returned
     with tarfile.open(fileobj=out, mode="w") as tar:
         for rel in walk_workspace(workspace, IMAGE_IGNORE_FILES):
-            tar.add(os.path.join(workspace, *rel.split("/")), arcname=rel, recursive=False)
-        data = dockerfile.encode()
-        info = tarfile.TarInfo(TORCHX_DOCKERFILE)
-        info.size = len(data)
-        info.mode = 0o644
-        tar.addfile(info, io.BytesIO(data))
+            if rel != TORCHX_DOCKERFILE:
+                tar.add(os.path.join(workspace, *rel.split("/")), arcname=rel, recursive=False)
+        if os.path.isfile(own):
+            tar.add(own, arcname=TORCHX_DOCKERFILE, recursive=False)
+        else:
+            data = dockerfile.encode()
+            info = tarfile.TarInfo(TORCHX_DOCKERFILE)
+            info.size = len(data)
+            info.mode = 0o644
+            tar.addfile(info, io.BytesIO(data))
     out.seek(0)
     return out
 
