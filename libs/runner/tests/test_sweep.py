@@ -230,3 +230,17 @@ def test_the_table_heads_the_ranking_column_with_the_recorded_name() -> None:
     assert lines[1].split() == ["#", "lr", "val_loss", "state", "attempts", "exit", "handle"]
     assert [line.split()[:3] for line in lines[2:]] == [["1", "1", "0.25"], ["0", "0", "0.5"]]
     assert st.format().splitlines()[1].split()[2] == "objective"
+
+
+def test_trials_and_records_use_the_schedulers_sweep_names() -> None:
+    """The names the schedulers read back from a trial (``torchx list``) are the runner's."""
+    from torchx.runner._sweep_record import is_sweep_id
+    from torchx.runner._sweeps import ENV_SWEEP_ID, ENV_SWEEP_INDEX
+    from torchx.schedulers import sweep_names
+
+    assert (ENV_SWEEP_ID, ENV_SWEEP_INDEX) == (
+        sweep_names.ENV_SWEEP_ID,
+        sweep_names.ENV_SWEEP_INDEX,
+    )
+    assert is_sweep_id("sweep-abcd") and not is_sweep_id("sweep-abc")
+    assert not is_sweep_id("xsweep-abcd") and not is_sweep_id("sweep-abcde-1")  # whole id

@@ -306,7 +306,7 @@ def test_a_polling_reader_never_makes_a_resume_fail() -> None:
     lock_path(SWEEP_ID).touch()  # so the reader's every poll takes the lock
     refused = 0
     with polling_reader(SWEEP_ID):
-        for _ in range(2000):
+        for _ in range(1000):
             try:
                 with resuming(SWEEP_ID, SWEEP):
                     pass

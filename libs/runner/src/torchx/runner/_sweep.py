@@ -14,6 +14,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from torchx.schedulers.sweep_names import ENV_SWEEP_ID, ENV_SWEEP_INDEX
 from torchx.specs import SpecsError, closest
 
 if TYPE_CHECKING:
@@ -21,9 +22,9 @@ if TYPE_CHECKING:
 
 SweepValue = str | int | float | bool
 
-# Environment every trial's replicas get: which sweep, which trial, with which arguments.
-ENV_SWEEP_ID = "TORCHX_SWEEP_ID"
-ENV_SWEEP_INDEX = "TORCHX_SWEEP_INDEX"
+# Environment every trial's replicas get besides which sweep and which trial
+# (``ENV_SWEEP_ID``, ``ENV_SWEEP_INDEX``, which the schedulers read back): with which
+# arguments.
 ENV_SWEEP_ARGS = "TORCHX_SWEEP_ARGS"
 ENV_SWEEP_ARG_PREFIX = "TORCHX_SWEEP_ARG_"
 

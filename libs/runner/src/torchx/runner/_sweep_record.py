@@ -19,11 +19,12 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
+from torchx.schedulers.sweep_names import SWEEP_ID_PATTERN
 from torchx.specs import SpecsError
 
 RECORD_VERSION = 1
 SWEEP_PREFIX = "sweep-"
-_SWEEP_ID = re.compile(r"^sweep-[a-z2-7]{4,32}$")
+_SWEEP_ID = re.compile(rf"^{SWEEP_ID_PATTERN}$")
 
 
 def is_sweep_id(app_id: str) -> bool:

@@ -32,7 +32,7 @@ import sys
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from torchx.runner._sweep import (
     ENV_SWEEP_ARG_PREFIX,
@@ -171,6 +171,15 @@ def _first_seen(trials: list[TrialStatus]) -> Any:
     return lambda k: order[k]
 
 
+class Submissions(NamedTuple):
+    """What a resume changes in a record, to tell whether another resume changed it: each
+    trial's attempts (app ids), the array jobs, the driver's pid."""
+
+    attempts: tuple[tuple[str, ...], ...]
+    array_jobs: tuple[str, ...]
+    driver_pid: int | None
+
+
 @dataclass
 class SweepPlan:
     """What submitting a sweep would do: which trials, how, and the one request."""
@@ -182,7 +191,7 @@ class SweepPlan:
     # every trial's request, where the trials are submitted together (a local group)
     requests: dict[int, AppDryRunInfo[Any]] = field(default_factory=dict)
     # a resume's plan: the sweep's submissions it was made from (``_submissions``)
-    resumed_from: tuple[Any, ...] | None = None
+    resumed_from: Submissions | None = None
 
     @property
     def handle(self) -> str:
@@ -461,9 +470,8 @@ def resume_and_submit(runner: Runner, handle: str) -> str:
         return _submit(runner, resume(runner, handle, check_limits=False, locked=True))
 
 
-def _submissions(record: SweepRecord) -> tuple[Any, ...]:
-    """What a resume changes in a record: each trial's attempts, the jobs, the driver."""
-    return (
+def _submissions(record: SweepRecord) -> Submissions:
+    return Submissions(
         tuple(tuple(t.attempts) for t in record.trials),
         tuple(record.array_jobs),
         record.driver_pid,

@@ -102,21 +102,6 @@ class ListAppResponse:
         return hash((self.app_id, self.app_handle, self.state))
 
 
-# What the runner sets in every replica of a sweep's trial: its sweep's handle and its
-# index. A scheduler whose list answer holds the apps' environment reads them.
-ENV_SWEEP_ID = "TORCHX_SWEEP_ID"
-ENV_SWEEP_INDEX = "TORCHX_SWEEP_INDEX"
-
-
-def sweep_trial(sweep: str | None, index: str | None) -> str:
-    """``sweep-ID/INDEX`` from a sweep's handle (or id) and a trial's index; "" for no
-    sweep, ``sweep-ID`` for no index."""
-    if not sweep:
-        return ""
-    sweep_id = sweep.rsplit("/", 1)[-1]
-    return f"{sweep_id}/{index}" if index else sweep_id
-
-
 class LogOptions(TypedDict, total=False):
     """``log_iter``'s options after the replica, for the methods that pass them on."""
 

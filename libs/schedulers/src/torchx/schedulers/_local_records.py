@@ -12,7 +12,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from torchx.schedulers._api import ENV_SWEEP_ID, ENV_SWEEP_INDEX, ListAppResponse, sweep_trial
+from torchx.schedulers._api import ListAppResponse
 from torchx.schedulers._errors import SchedulerError
 from torchx.schedulers._local_processes import kill_recorded_groups, process_start_token
 from torchx.schedulers._local_state_files import (
@@ -23,6 +23,7 @@ from torchx.schedulers._local_state_files import (
     read_data,
     record_orphaned_end,
 )
+from torchx.schedulers.sweep_names import ENV_SWEEP_ID, ENV_SWEEP_INDEX, sweep_trial
 from torchx.specs import AppState, SpecsError
 
 

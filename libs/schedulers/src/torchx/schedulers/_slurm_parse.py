@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from torchx.schedulers._errors import SchedulerError
+from torchx.schedulers.sweep_names import SWEEP_ID_PATTERN
 from torchx.specs import AppState
 
 SACCT_FIELDS = ("JobID", "JobName", "State", "ExitCode", "NodeList", "Submit", "WorkDir", "Comment")
@@ -21,7 +22,7 @@ _PENDING_TASKS = re.compile(r"^\d+_\[[^\]]*\](?:\.[\w-]+)?$")
 _COMMENT_ROLES = re.compile(r"^torchx:roles=(?P<roles>[^;]*)")
 # A sweep's array: its sweep right after the roles (``;`` and no space: the user's own
 # comment follows ``; ``, so it cannot pass for one).
-_COMMENT_SWEEP = re.compile(r"^torchx:roles=[^;]*;sweep=(?P<sweep>sweep-[a-z2-7]+)(;|$)")
+_COMMENT_SWEEP = re.compile(rf"^torchx:roles=[^;]*;sweep=(?P<sweep>{SWEEP_ID_PATTERN})(;|$)")
 
 _STATES = {
     "PENDING": AppState.PENDING,

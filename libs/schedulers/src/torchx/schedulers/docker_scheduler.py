@@ -27,14 +27,11 @@ from types import MappingProxyType
 from typing import Any, TypedDict
 
 from torchx.schedulers._api import (
-    ENV_SWEEP_ID,
-    ENV_SWEEP_INDEX,
     DescribeAppResponse,
     ListAppResponse,
     LogRequest,
     Scheduler,
     Stream,
-    sweep_trial,
 )
 from torchx.schedulers._bounded_lines import decoded_lines
 from torchx.schedulers._container_rules import (
@@ -80,6 +77,7 @@ from torchx.schedulers._preemption_notes import DOCKER_NOTE, grace_seconds
 from torchx.schedulers._replicas import role_replicas
 from torchx.schedulers._rfc3339 import parse_local
 from torchx.schedulers.ids import make_unique
+from torchx.schedulers.sweep_names import ENV_SWEEP_ID, ENV_SWEEP_INDEX, sweep_trial
 from torchx.specs import (
     AppDef,
     AppDryRunInfo,

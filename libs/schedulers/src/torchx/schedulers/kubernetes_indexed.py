@@ -35,6 +35,7 @@ from torchx.schedulers._kubernetes_manifests import (
 )
 from torchx.schedulers._kubernetes_status import newest_pods, pod_outcome, replica_key
 from torchx.schedulers._replicas import role_replicas
+from torchx.schedulers.sweep_names import SWEEP_ID_PATTERN
 from torchx.specs import AppDef, AppDryRunInfo, AppState, SpecsError, validate_app
 
 LABEL_SWEEP = f"{LABEL_PREFIX}/sweep-id"
@@ -48,7 +49,7 @@ SCRIPT_LIMIT = 512 * 1024
 MAX_COMPLETIONS = 100_000
 # On the trials of a sweep that are apps of their own (one Job per trial, older servers).
 LABEL_SWEEP_INDEX = f"{LABEL_PREFIX}/sweep-index"
-_TRIAL = re.compile(r"^(?P<job>sweep-[a-z2-7]{4,32}(?:-r\d+)?)-(?P<pos>\d+)$")
+_TRIAL = re.compile(rf"^(?P<job>{SWEEP_ID_PATTERN}(?:-r\d+)?)-(?P<pos>\d+)$")
 
 
 def parse_version(major: str, minor: str) -> tuple[int, int] | None:

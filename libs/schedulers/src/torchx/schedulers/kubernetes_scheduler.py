@@ -37,7 +37,6 @@ from torchx.schedulers._api import (
     LogRequest,
     Scheduler,
     Stream,
-    sweep_trial,
 )
 from torchx.schedulers._bounded_lines import decoded_lines
 from torchx.schedulers._container_rules import (
@@ -110,6 +109,7 @@ from torchx.schedulers.kubernetes_indexed import (
     parse_version,
     trial_states,
 )
+from torchx.schedulers.sweep_names import sweep_trial
 from torchx.specs import (
     AppDef,
     AppDryRunInfo,

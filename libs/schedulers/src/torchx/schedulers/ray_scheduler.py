@@ -33,14 +33,11 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any, TypedDict
 
 from torchx.schedulers._api import (
-    ENV_SWEEP_ID,
-    ENV_SWEEP_INDEX,
     DescribeAppResponse,
     ListAppResponse,
     LogRequest,
     Scheduler,
     in_window,
-    sweep_trial,
 )
 from torchx.schedulers._errors import SchedulerError, check_params, require
 from torchx.schedulers._preemption_notes import RAY_NOTE
@@ -56,6 +53,7 @@ from torchx.schedulers._ray_requeue import attempt_of, resources_metadata, resub
 from torchx.schedulers._replica_env import TORCHX_RANK0_HOST
 from torchx.schedulers._replicas import role_replicas
 from torchx.schedulers.ids import make_unique
+from torchx.schedulers.sweep_names import ENV_SWEEP_ID, ENV_SWEEP_INDEX, sweep_trial
 from torchx.specs import (
     AppDef,
     AppDryRunInfo,
