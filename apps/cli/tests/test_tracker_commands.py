@@ -92,3 +92,30 @@ def test_a_run_nothing_was_recorded_under_is_named_on_stderr(recorded: Path) -> 
         )
     code, _, err = invoke("tracker", "list", "lineage", CHILD, "--descendants-only")
     assert code == 0 and err == ""  # a known run with nothing to show is not warned about
+
+
+def test_a_tracker_that_cannot_list_runs_still_gives_an_empty_answer(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A custom tracker (written against 0.7's TrackerBase) whose run_ids() fails: the
+    # empty listing stays what it was (exit 0, no warning).
+    for key in ("TORCHX_TRACKERS", "TORCHX_TRACKER_FSSPEC_CONFIG"):
+        monkeypatch.delenv(key, raising=False)
+    (tmp_path / "unlisting_tracker.py").write_text(
+        "from torchx.tracker import TrackerBase\n\n"
+        "class Unlisting(TrackerBase):\n"
+        "    def add_artifact(self, run_id, name, path, metadata=None): pass\n"
+        "    def artifacts(self, run_id): return {}\n"
+        "    def add_metadata(self, run_id, **kwargs): pass\n"
+        "    def metadata(self, run_id): return {}\n"
+        "    def add_source(self, run_id, source_id, artifact_name=None): pass\n"
+        "    def sources(self, run_id, artifact_name=None): return []\n"
+        "    def run_ids(self, **kwargs): raise ConnectionError('tracking server down')\n\n"
+        "def create(config):\n"
+        "    return Unlisting()\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    (tmp_path / ".torchxconfig").write_text("[torchx:tracker]\nremote=unlisting_tracker:create\n")
+    for what in ("metadata", "artifacts"):
+        code, out, err = invoke("tracker", "list", what, PARENT)
+        assert (code, len(out.splitlines()), err) == (0, 1, ""), err

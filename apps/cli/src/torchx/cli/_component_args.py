@@ -73,11 +73,12 @@ def _not_a_run_flag(flag: str) -> str:
 
     # A strict cutoff: short flags are near each other (--msg, --log) without being typos.
     near = difflib.get_close_matches(flag, sorted(RUN_FLAGS), n=1, cutoff=0.8)
-    hint = f"did you mean {near[0]!r}? " if near else ""
+    start = f"component: none given, and torchx run has no option {flag!r}; "
+    if near:  # a typo of torchx run's own flag, which goes before the component
+        return f"{start}did you mean {near[0]!r}? (torchx run {near[0]} ... COMPONENT ...)"
     return (
-        f"component: none given, and torchx run has no option {flag!r}; {hint}name the "
-        f"component before its own arguments (torchx run COMPONENT {flag} ...) or set "
-        "`component = NAME` in the [cli:run] section of .torchxconfig"
+        f"{start}name the component before its own arguments (torchx run COMPONENT {flag} "
+        "...) or set `component = NAME` in the [cli:run] section of .torchxconfig"
     )
 
 

@@ -134,8 +134,14 @@ def list_metadata(run_id: RunIdArg, tracker: TrackerOpt = None, json_out: JsonOp
 
 def _warn_if_unknown(trk: TrackerBase, run_id: str) -> None:
     """For an empty answer: say when the run itself is unknown (a typo, another tracker),
-    on stderr, leaving stdout and the exit code as they were."""
-    if run_id not in set(trk.run_ids()):
+    on stderr, leaving stdout and the exit code as they were. The runs are read as a stream
+    that stops at ``run_id``; a tracker that cannot list them (its ``run_ids`` raises)
+    gets no warning, and the empty answer stands."""
+    try:
+        known = any(r == run_id for r in trk.run_ids())
+    except Exception:  # only a hint: a tracker's failure here must not fail the listing
+        return
+    if not known:
         typer.echo(
             f"torchx: warning: run {run_id!r}: nothing is recorded under it; "
             "`torchx tracker list jobs` lists the runs",
