@@ -7,6 +7,7 @@ import logging
 import re
 import shutil
 from pathlib import Path
+from typing import Any
 
 import pytest
 from typer.testing import CliRunner
@@ -246,32 +247,62 @@ def test_cli_run_component_of_the_config_applies_as_in_0_7(isolated: Path) -> No
     assert code == 2 and "[cli:run]" in err and "component: none given" in err
 
 
-def test_torchx_run_reads_cli_run_once_for_the_component_the_scheduler_and_its_flags(
-    isolated: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+@pytest.fixture
+def reads(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """What the command read, in order: "config" for each read of the config files (each
+    ``TorchxConfig`` made), the command's name for each read of its ``[cli:COMMAND]``."""
     from torchx.runner import TorchxConfig
 
     read: list[str] = []
-    real = TorchxConfig.cli_defaults
+    real_defaults, real_init = TorchxConfig.cli_defaults, TorchxConfig.__init__
 
-    def counted(self: TorchxConfig, command: str) -> dict[str, str]:
+    def cli_defaults(self: TorchxConfig, command: str) -> dict[str, str]:
         read.append(command)
-        return real(self, command)
+        return real_defaults(self, command)
 
-    monkeypatch.setattr(TorchxConfig, "cli_defaults", counted)
+    def init(self: TorchxConfig, *args: Any, **kwargs: Any) -> None:
+        read.append("config")
+        real_init(self, *args, **kwargs)
+
+    monkeypatch.setattr(TorchxConfig, "cli_defaults", cli_defaults)
+    monkeypatch.setattr(TorchxConfig, "__init__", init)
+    return read
+
+
+def test_torchx_run_reads_cli_run_once_for_the_component_the_scheduler_and_its_flags(
+    isolated: Path, reads: list[str]
+) -> None:
     (isolated / ".torchxconfig").write_text(
         "[cli:run]\ncomponent = utils.echo\nscheduler = slurm\ndryrun = true\n"
     )
     code, out, err = invoke("run")
     assert code == 0, err
     assert "echo hello world" in out and "#SBATCH" in out
-    assert read == ["run"]
-    read.clear()
+    assert reads == ["config", "run"]
+    reads.clear()
     # [cli:run] dryrun holds for a sweep too: nothing reaches sbatch (there is no cluster)
     code, out, err = invoke("run", "--sweep", "msg=a,b", "utils.echo")
     assert code == 0, err
     assert "#SBATCH --array" in out
-    assert read == ["run"]
+    assert reads == ["config", "run"]
+
+
+def test_a_bare_torchx_run_reads_the_config_once_and_makes_no_runner_to_print_its_help(
+    isolated: Path, reads: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from torchx.runner import Runner
+
+    def no_runner(*args: object, **kwargs: object) -> None:
+        raise AssertionError("a runner was made to print help")
+
+    monkeypatch.setattr(Runner, "__init__", no_runner)
+    (isolated / ".torchxconfig").write_text(
+        "[local_cwd]\nlog_dir = logs\n[cli:run]\ndryrun = true\n"
+    )
+    code, out, err = invoke("run")
+    assert code == 0, err
+    assert "Run a component on a scheduler." in out
+    assert reads == ["config", "run"]
 
 
 def test_a_misspelt_cli_run_key_stops_torchx_run_before_anything_runs(

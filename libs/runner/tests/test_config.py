@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 import pytest
@@ -241,3 +242,41 @@ def test_a_config_that_is_not_ini_gets_one_line_naming_its_line_and_the_fix(
     assert "\n" not in message
     assert message.startswith(f"{bad} line {line}: got {got!r}; "), message
     assert fix in message
+
+
+class _Registry(Mapping[str, object]):
+    """Schedulers looked up by name; ``listed`` counts the listings of every name (what
+    scans installed packages in the real registry)."""
+
+    def __init__(self, names: list[str]) -> None:
+        self.names = names
+        self.listed = 0
+
+    def __getitem__(self, name: str) -> object:
+        return object()
+
+    def __contains__(self, name: object) -> bool:
+        return name in self.names
+
+    def __iter__(self) -> Iterator[str]:
+        self.listed += 1
+        return iter(self.names)
+
+    def __len__(self) -> int:
+        return len(self.names)
+
+
+def test_sections_of_known_schedulers_are_read_without_listing_every_scheduler(
+    tmp_path: Path,
+) -> None:
+    ini = tmp_path / "ok.ini"
+    ini.write_text("[local_cwd]\nlog_dir = /x\n[cli:run]\ncomponent = utils.echo\n")
+    registry = _Registry(["local_cwd", "slurm"])
+    config = load_config([ini], known_schedulers=registry)
+    assert config.cli_defaults("run") == {"component": "utils.echo"}
+    assert registry.listed == 0
+    # a section that names no scheduler of them is where the names are listed, for the hint
+    ini.write_text("[slurn]\npartition = p\n")
+    with pytest.raises(ConfigError, match=r"did you mean 'slurm'"):
+        load_config([ini], known_schedulers=registry)
+    assert registry.listed == 1

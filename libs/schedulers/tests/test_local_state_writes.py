@@ -7,6 +7,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import signal
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -59,6 +60,11 @@ def _supervisor_here(tmp_path: Path, name: str) -> Iterator[tuple[Supervisor, st
     meta = scheduler._make_app_dir(req)
     scheduler._write_app_files(req, meta)
     r, w = os.pipe()
+    # ``close`` resets the wakeup fd and SIGCHLD, as a supervisor process wants: this
+    # process (pytest, maybe an event loop) gets its own back.
+    wakeup_fd = signal.set_wakeup_fd(-1)
+    signal.set_wakeup_fd(wakeup_fd)
+    on_sigchld = signal.getsignal(signal.SIGCHLD)
     sup = Supervisor(req.app_dir, w, shared=True)
     try:
         yield sup, meta
@@ -66,6 +72,8 @@ def _supervisor_here(tmp_path: Path, name: str) -> Iterator[tuple[Supervisor, st
         sup.record_end()
     finally:
         sup.close()
+        signal.set_wakeup_fd(wakeup_fd)
+        signal.signal(signal.SIGCHLD, on_sigchld)
         os.close(r)
         os.close(w)
     desc = scheduler.describe(req.app_id)
@@ -94,3 +102,31 @@ def test_the_first_write_with_the_pid_takes_a_requeue_asked_before(tmp_path: Pat
         sup.write_state()
         assert sup.requeue_requested and not sup.cancel_requested
         assert not Path(meta, REQUEUE_FILE).exists()  # taken: the request counts once
+
+
+def test_a_requeue_asked_before_the_start_is_taken_before_any_replica_starts(
+    tmp_path: Path,
+) -> None:
+    # asked while the app was PENDING: the replicas start once, not started, warned and
+    # started again; the request still counts as the one preemption it stands for
+    with _supervisor_here(tmp_path, "p") as (sup, meta):
+        Path(meta, REQUEUE_FILE).touch()
+        sup.take_markers_before_start()
+        assert not Path(meta, REQUEUE_FILE).exists()  # taken, once
+        assert (sup.num_preemptions, sup.requeue_requested, sup.cancel_requested) == (
+            1,
+            False,
+            False,
+        )
+        assert [r.attempt for r in sup.replicas] == [0]  # nothing started yet
+        sup.write_state(force=True)
+        assert not sup.requeue_requested  # the first write finds nothing more to take
+        assert json.loads(Path(meta, STATE_FILE).read_text())["num_preemptions"] == 1
+
+
+def test_a_cancel_asked_before_the_start_wins_over_a_requeue(tmp_path: Path) -> None:
+    with _supervisor_here(tmp_path, "c") as (sup, meta):
+        Path(meta, REQUEUE_FILE).touch()
+        Path(meta, CANCEL_FILE).touch()
+        sup.take_markers_before_start()
+        assert sup.cancel_requested and sup.num_preemptions == 0

@@ -20,7 +20,7 @@ from torchx.cli._handled import debug_state, handled
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
-    from torchx.runner import Runner
+    from torchx.runner import Runner, TorchxConfig
 
 app = typer.Typer(
     name="torchx",
@@ -111,6 +111,14 @@ def _runner() -> "Runner":
     from torchx.runner import get_runner
 
     return get_runner()
+
+
+def _runner_of(config: "TorchxConfig") -> "Runner":
+    """The runner ``get_runner()`` makes, over ``config`` already read."""
+    from torchx.runner import DEFAULT_SESSION, Runner
+    from torchx.schedulers import get_scheduler_factories
+
+    return Runner(DEFAULT_SESSION, get_scheduler_factories(), config=config)
 
 
 def _scheduler(
@@ -259,7 +267,7 @@ def run(
     """
     from torchx.cli._run import RunArgs, RunSetup, run_component
 
-    setup = RunSetup(_runner)
+    setup = RunSetup(_runner_of)
     # ``torchx run`` alone runs ``[cli:run] component`` if the config files name one
     if resume is None and (
         component in ("-h", "--help") or (component is None and not setup.defaults.get("component"))

@@ -14,7 +14,7 @@ from torchx.cli._errors import CliError
 if TYPE_CHECKING:
     from typing import Unpack  # Python 3.11+; annotations only, so 3.10 runs this
 
-    from torchx.runner import Runner
+    from torchx.runner import Runner, TorchxConfig
     from torchx.specs import AppDef, AppStatus, ComponentSchema, ParsedArgs
 
 # Schedulers whose apps run on this machine: waiting and streaming logs is the default,
@@ -23,19 +23,27 @@ LOCAL_SCHEDULERS = ("local_cwd", "local_dir", "local_docker")
 
 
 class RunSetup:
-    """The runner of one ``torchx run`` and its ``[cli:run]`` defaults, each made once and
-    only when first needed (``torchx run COMPONENT --help`` needs neither)."""
+    """The config files, ``[cli:run]`` and the runner of one ``torchx run``, each made once
+    and only when first needed: ``torchx run COMPONENT --help`` needs none of them, a bare
+    ``torchx run`` the config alone (to see whether it names a component)."""
 
-    def __init__(self, get_runner: Callable[[], Runner]) -> None:
-        self._get_runner = get_runner
+    def __init__(self, make_runner: Callable[[TorchxConfig], Runner]) -> None:
+        self._make_runner = make_runner
+
+    @functools.cached_property
+    def config(self) -> TorchxConfig:
+        from torchx.runner import load_config
+        from torchx.schedulers import get_scheduler_factories
+
+        return load_config(known_schedulers=get_scheduler_factories())
 
     @functools.cached_property
     def runner(self) -> Runner:
-        return self._get_runner()
+        return self._make_runner(self.config)
 
     @functools.cached_property
     def defaults(self) -> dict[str, str]:
-        return self.runner.config.cli_defaults("run")
+        return self.config.cli_defaults("run")
 
 
 # How ``torchx run`` picks the scheduler: ``(runner, --scheduler, [cli:run] defaults)``.

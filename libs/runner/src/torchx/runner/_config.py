@@ -17,7 +17,7 @@ Files: ``$TORCHXCONFIG`` alone when set; otherwise ``~/.torchxconfig`` and then
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -218,8 +218,10 @@ def load_config(
     use is skipped with a warning (see ``_skip_reason``).
     """
     paths = [Path(f) for f in files] if files is not None else config_files()
-    # Only read when a file exists: listing schedulers scans installed packages.
-    known = set(known_schedulers) if paths else set()
+    # Asked by name (``in``), never listed unless a section names no scheduler of them:
+    # listing the registry's schedulers scans installed packages, a lookup of a built-in
+    # name does not.
+    known = known_schedulers if isinstance(known_schedulers, Collection) else [*known_schedulers]
     config = TorchxConfig(files=paths)
     if paths:
         import configparser  # only when a file exists: most runs have none
@@ -289,7 +291,9 @@ def get_configured_trackers(config: TorchxConfig | None = None) -> dict[str, str
 NOT_INSTALLED = "no such scheduler is installed here"
 
 
-def _skip_reason(origin: str, section: str, values: Mapping[str, str], known: set[str]) -> str:
+def _skip_reason(
+    origin: str, section: str, values: Mapping[str, str], known: Collection[str]
+) -> str:
     """Refuse a bad section; else why it is skipped ("" to apply it).
 
     Skipped are the sections a 0.7 file may hold that this installation cannot use, as 0.7
@@ -339,9 +343,12 @@ def _skip_reason(origin: str, section: str, values: Mapping[str, str], known: se
             f"not a scheduler; defaults for component {section} go under "
             f"[{COMPONENT_PREFIX}{section}]"
         )
-    if not known or section in known:
+    if section in known:
         return ""
-    near = closest(section, known)
+    names = list(known)  # only now: a section that names none of them
+    if not names:
+        return ""
+    near = closest(section, names)
     if section not in UPSTREAM_SCHEDULERS and near.startswith("did you mean"):
         # a misspelt scheduler of this installation: skipping it would drop its options
         raise ConfigError(origin, section, "", section, f"not a scheduler; {near}")

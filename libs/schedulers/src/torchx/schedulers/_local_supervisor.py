@@ -560,16 +560,24 @@ class Supervisor:
             "; last lines of its stderr:\n" + replica.error if replica.error else ""
         )
 
+    def take_markers_before_start(self) -> None:
+        """What was asked while the app was PENDING (no pid on disk to signal): a cancel
+        starts nothing; a requeue is taken here, so the replicas start once rather than
+        being started, warned and started again. It is counted as the preemption it
+        stands for, which is what the requester waits to see."""
+        if os.path.exists(os.path.join(self.meta, CANCEL_FILE)):
+            self.cancel_requested = True
+        elif take_requeue_marker(self.meta):
+            self.num_preemptions += 1
+
     def run(self) -> int:
         self.install()
         # The state the scheduler wrote (PENDING) counts as written now: the replicas'
         # start is recorded as any change is, within STATE_WRITE_INTERVAL, so an app that
         # ends sooner (a short trial of a sweep) is written once, with its end.
         self.last_write = time.monotonic()
-        marker = os.path.join(self.meta, CANCEL_FILE)
-        if os.path.exists(marker):
-            self.cancel_requested = True  # cancelled before it started: nothing starts
-        else:
+        self.take_markers_before_start()
+        if not self.cancel_requested:
             for r in self.replicas:
                 self.spawn(r)
                 if self.cancel_requested:
