@@ -82,10 +82,11 @@ for library in "${libraries[@]}"; do
     # whose floor has since moved above this torch, say); uv's cache makes it cheap
     uv venv --quiet --clear --python "$python" "$venv"
     # setuptools: inductor (torch.compile's default backend) imports it and torch before 2.5
-    # does not declare it. numpy<2 only where torch before 2.4 was built against numpy 1;
-    # from 2.4 on, numpy as the resolver picks it for that torch (2.x), as users get it.
+    # does not declare it. numpy, which torch does not declare either but the tests use:
+    # numpy<2 where torch before 2.4 was built against numpy 1; from 2.4 on, the newest
+    # (numpy 2), as a new environment of that torch gets it.
     pins=("torch==$floor.0" setuptools pytest pytest-timeout)
-    older_or_same 2.4 "$floor" || pins+=("numpy<2")
+    if older_or_same 2.4 "$floor"; then pins+=(numpy); else pins+=("numpy<2"); fi
     uv pip install --quiet --python "$venv/bin/python" -c "$constraints" \
         "${pins[@]}" "${launcher[@]}" "${installed[@]}"
     "$venv/bin/python" -c 'import torch; print("torch", torch.__version__)'
