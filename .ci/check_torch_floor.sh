@@ -3,9 +3,9 @@
 #
 # CI installs only the lock's torch, so nothing there shows that a lower bound such as
 # `torch>=2.4` in libs/layers/pyproject.toml still holds. This script does. For each library
-# (devices, layers) it reads X.Y from that bound, makes an environment outside the repository
-# with torch==X.Y.* (the last patch release of the floor), the lock's versions of everything
-# that is not torch's own, the workspace libraries installed editable, and runs there the
+# (devices, layers) it reads X.Y from that bound, makes a fresh environment outside the
+# repository with torch==X.Y.0 (the oldest release the bound admits), the lock's versions of
+# everything that is not torch's own, the workspace libraries installed editable, and runs the
 # tests of every torch library whose floor is not above X.Y. A library whose floor is above
 # it is left out, as pip would leave it out, so its tests skip where another library's tests
 # use it.
@@ -27,9 +27,10 @@ python=${TORCH_FLOOR_PYTHON:-3.11}
 
 floor_of() {  # X.Y of the line `"torch>=X.Y",` in libs/$1/pyproject.toml
     local floor
-    floor=$(sed -n 's/^ *"torch>=\([0-9][0-9.]*\)",$/\1/p' "libs/$1/pyproject.toml")
-    if [ -z "$floor" ]; then
-        echo "libs/$1/pyproject.toml: no \"torch>=X.Y\" dependency line to read the floor from" >&2
+    floor=$(sed -n 's/^ *"torch>=\([0-9]\{1,\}\.[0-9]\{1,\}\)",$/\1/p' "libs/$1/pyproject.toml")
+    if [ -z "$floor" ] || [ "$(printf '%s\n' "$floor" | wc -l)" -ne 1 ]; then
+        echo "libs/$1/pyproject.toml: expected one dependency line \"torch>=X.Y\", as" \
+            "\"torch>=2.4\", to read the floor from (a patch release or another form is not read)" >&2
         exit 2
     fi
     echo "$floor"
@@ -49,6 +50,13 @@ uv export --frozen --no-hashes --no-emit-workspace --all-packages --no-default-g
     grep -vE '^(#|torch==|triton==|nvidia-|cuda-|numpy==|sympy==|mpmath==|setuptools==)' \
         >"$constraints"
 
+# Every floor, read before anything is installed: a bound that cannot be read stops the
+# script here (a failing $(...) inside an `if` would not stop it under set -e).
+declare -A floors
+for library in "${torch_libraries[@]}"; do
+    floors[$library]=$(floor_of "$library") || exit 2
+done
+
 launcher=(-e libs/specs -e libs/components -e libs/schedulers -e libs/runner -e libs/tracking
     -e libs/function -e libs/preemption -e apps/cli)
 libraries=("$@")
@@ -59,23 +67,27 @@ for library in "${libraries[@]}"; do
         echo "$library: not a torch library here; name one of: ${torch_libraries[*]}" >&2
         exit 2
     fi
-    floor=$(floor_of "$library")
+    floor=${floors[$library]}
     installed=()
     tests=()
     for other in "${torch_libraries[@]}"; do
-        if older_or_same "$(floor_of "$other")" "$floor"; then
+        if older_or_same "${floors[$other]}" "$floor"; then
             installed+=(-e "libs/$other")
             tests+=("libs/$other/tests")
         fi
     done
     venv="$envs/torch-$floor"
     echo "== torchx-$library: torch>=$floor, in $venv"
-    [ -x "$venv/bin/python" ] || uv venv --quiet --python "$python" "$venv"
+    # fresh each run: uv pip install never removes what an earlier run put there (a library
+    # whose floor has since moved above this torch, say); uv's cache makes it cheap
+    uv venv --quiet --clear --python "$python" "$venv"
     # setuptools: inductor (torch.compile's default backend) imports it and torch before 2.5
-    # does not declare it; numpy<2: torch before 2.4 was built against numpy 1.
+    # does not declare it. numpy<2 only where torch before 2.4 was built against numpy 1;
+    # from 2.4 on, numpy as the resolver picks it for that torch (2.x), as users get it.
+    pins=("torch==$floor.0" setuptools pytest pytest-timeout)
+    older_or_same 2.4 "$floor" || pins+=("numpy<2")
     uv pip install --quiet --python "$venv/bin/python" -c "$constraints" \
-        "torch==$floor.*" "numpy<2" setuptools pytest pytest-timeout \
-        "${launcher[@]}" "${installed[@]}"
+        "${pins[@]}" "${launcher[@]}" "${installed[@]}"
     "$venv/bin/python" -c 'import torch; print("torch", torch.__version__)'
     if ! "$venv/bin/python" -m pytest -q -p no:cacheprovider "${tests[@]}"; then
         echo "FAILED: torchx-$library's tests on torch $floor" >&2

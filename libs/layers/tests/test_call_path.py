@@ -59,6 +59,36 @@ def test_a_module_registered_in_place_of_a_built_one_is_the_one_called() -> None
     assert torch.equal(layer(t), torch.zeros(2, 3))
 
 
+@pytest.mark.filterwarnings("ignore::DeprecationWarning", "ignore::UserWarning")
+def test_a_sequential_runs_the_modules_quantization_convert_swapped_in() -> None:
+    # convert(inplace=True) puts each quantized module in its float module's place by
+    # writing the parent's registry of submodules itself, not through setattr or
+    # register_module: the next call must still run the quantized modules, as
+    # nn.Sequential and a Functional model do
+    quantization = pytest.importorskip("torch.ao.quantization")
+    mappings = pytest.importorskip("torch.ao.quantization.quantization_mappings")
+    torch.manual_seed(0)
+    model = L.Sequential(L.Linear(8), L.ReLU(), L.Linear(4))
+    x = torch.randn(3, 5)
+    model(x)
+    quantization.propagate_qconfig_(model, {nn.Linear: quantization.default_dynamic_qconfig})
+    model(x)
+    quantization.convert(
+        model,
+        mapping=mappings.get_default_dynamic_quant_module_mappings(),
+        inplace=True,
+        remove_qconfig=False,  # nothing on the Sequential itself is set or deleted
+    )
+    swapped = [model.get_submodule(name) for name in ("0", "2")]
+    assert all(type(m).__module__.startswith("torch.ao.nn.quantized") for m in swapped)
+    ran: list[nn.Module] = []
+    for m in swapped:
+        m.register_forward_hook(lambda m, args, out: ran.append(m))
+    y = model(x)
+    assert ran == swapped
+    assert torch.equal(y, nn.Sequential(*model.children())(x))
+
+
 def test_a_layer_subclass_forward_runs_in_every_call() -> None:
     class Silenced(L.Linear):
         def forward(self, *inputs: Any, **kwargs: Any) -> Any:

@@ -80,6 +80,29 @@ def test_later_call_with_other_shape() -> None:
         model(torch.randn(2, 6))
 
 
+def _one_dim_sequential() -> L.Layer:
+    return L.Sequential(L.ReLU())
+
+
+def _one_dim_functional() -> L.Layer:
+    x = Placeholder((None,))
+    return L.Functional(x, L.ReLU()(x))
+
+
+@pytest.mark.parametrize("make", [_one_dim_sequential, _one_dim_functional])
+def test_a_model_built_for_a_batch_of_scalars_refuses_a_0d_tensor_on_every_call(
+    make: Any,
+) -> None:
+    # a (batch,) input has no features: the () after its batch axis must not let a 0-d
+    # tensor (whose shape[1:] is () too) past the check on later calls
+    model = make()
+    model(torch.randn(3))
+    for _ in range(2):
+        with pytest.raises(ShapeError, match=r"expected input \(batch,\); got shape \(\)"):
+            model(torch.tensor(-1.0))
+    assert model(torch.randn(5)).shape == (5,)
+
+
 def test_sequence_layers_accept_any_length() -> None:
     lstm = L.LSTM(4, return_sequences=True)
     assert lstm(torch.randn(2, 5, 3)).shape == (2, 5, 4)

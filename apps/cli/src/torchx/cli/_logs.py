@@ -62,8 +62,9 @@ def replicas_of(
     return out
 
 
-# The longest pause between two status polls while waiting for an app to start.
-_MAX_START_POLL_S = 2.0
+# The longest pause between two status polls while waiting for an app to start (0.7 polled
+# once a second).
+_MAX_START_POLL_S = 1.0
 
 
 def wait_until_started(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, ClassVar
 
 import torch
@@ -14,8 +15,8 @@ from ._shapes import Shape, Shapes, fixed_features, leaves
 from ._spec import layer_from_body
 from ._torch_layer import TorchLayer, plan_items
 
-# In a Sequential's __dict__: the modules a call runs, in order (see _chain) ...
-_CHAIN = "_run"
+# In a Sequential's __dict__: the names of the modules a call runs, in order ...
+_NAMES = "_names"
 # ... and the input features a call compares in one step, set by the build (None: a call
 # checks its input in full: a size is free, or the first item has free axes).
 _FEATURES = "_features"
@@ -35,7 +36,12 @@ class Sequential(Layer):
     def __init__(self, *layers: nn.Module, name: str | None = None) -> None:
         # items is a plain list attribute; nn.Module.__setattr__ would only pass it on
         self._init_layer(
-            name, {"items": list(layers), "_nesting": nesting_of(layers, "L.Sequential")}
+            name,
+            {
+                "items": list(layers),
+                "_nesting": nesting_of(layers, "L.Sequential"),
+                _NAMES: tuple(str(i) for i in range(len(layers))),
+            },
         )
         self.items: list[nn.Module]
         for i, item in enumerate(layers):
@@ -113,34 +119,9 @@ class Sequential(Layer):
     def call_module(self) -> nn.Module:
         return self
 
-    # A call runs the registered modules "0", "1", ... in order, which nn.Module keeps
-    # private: the tuple of them is kept here instead (_CHAIN), and forgotten whenever a
-    # module is registered or removed (the build puts each built module in its layer's
-    # place).
-
     def _chain(self) -> tuple[nn.Module, ...]:
-        chain: tuple[nn.Module, ...] | None = self.__dict__.get(_CHAIN)
-        if chain is None:
-            # getattr rather than get_submodule, and nothing kept while torch.compile or
-            # torch.export traces the call: the dynamo of torch 2.4 to 2.6 traces neither
-            # get_submodule nor a write into a module's __dict__.
-            chain = tuple(getattr(self, str(i)) for i in range(len(self.items)))
-            if not torch.compiler.is_compiling():
-                self.__dict__[_CHAIN] = chain
-        return chain
-
-    def add_module(self, name: str, module: nn.Module | None) -> None:
-        self.__dict__.pop(_CHAIN, None)
-        super().add_module(name, module)
-
-    def __setattr__(self, name: str, value: Any) -> None:
-        if isinstance(value, nn.Module) or value is None:
-            self.__dict__.pop(_CHAIN, None)
-        super().__setattr__(name, value)
-
-    def __delattr__(self, name: str) -> None:
-        self.__dict__.pop(_CHAIN, None)
-        super().__delattr__(name)
+        """The modules registered as "0", "1", ... now, in order."""
+        return tuple(getattr(self, name) for name in self.__dict__[_NAMES])
 
     def _free_axes(self) -> tuple[int, ...]:
         first = self.items[0] if self.items else None
@@ -156,20 +137,26 @@ class Sequential(Layer):
 
     def forward(self, x: Any) -> Any:
         state = self.__dict__
-        chain = state.get(_CHAIN)
-        if chain is None:
-            if self._input_shapes is None or self._pending:
-                self.build(tuple(x.shape))
-                self._follow_input(x)
-            else:
-                self._check_tensors([x])
-            chain = self._chain()
+        if state["_input_shapes"] is None or state["_pending"]:
+            self.build(tuple(x.shape))
+            self._follow_input(x)
         else:
             features = state.get(_FEATURES)
             if features is None or x.shape[1:] != features:
                 self._check_tensors([x])
-        for module in chain:
-            x = module(x)
+        # Each module is looked up at each call, as nn.Sequential does: whatever put it
+        # there (setattr, register_module, torch.ao.quantization.convert writing torch's
+        # registry of submodules directly), the module registered now is the one that
+        # runs; nothing is kept between calls that could go stale. nn.Module.__getattr__
+        # is where getattr(self, name) ends for a submodule's name, without the failed
+        # ordinary lookup first (an AttributeError made and dropped per module) or
+        # Layer.__getattr__'s pending check (the build above has settled that). Under
+        # torch.compile and torch.export: plain getattr, which every supported dynamo traces.
+        lookup: Callable[[nn.Module, str], Any] = getattr
+        if not torch.compiler.is_compiling():
+            lookup = nn.Module.__getattr__
+        for name in state[_NAMES]:
+            x = lookup(self, name)(x)
         return x
 
     def get_config(self) -> dict[str, Any]:

@@ -114,9 +114,12 @@ PROBES = (5040, 10080)
 
 def fixed_features(shape: Shape) -> tuple[int, ...] | None:
     """The sizes of ``shape`` after its batch axis when every one is fixed, which a call
-    compares in one step (``x.shape[1:] != features``); None when one is free."""
+    compares in one step (``x.shape[1:] != features``); None when one is free, or when
+    there are none: a (batch,) shape's () would also match a 0-d tensor's shape[1:]."""
     features = tuple(shape[1:])
-    return None if None in features else features  # type: ignore[return-value]
+    if not features or None in features:
+        return None
+    return features  # type: ignore[return-value]
 
 
 def has_unknown(shapes: Sequence[Shape]) -> bool:
