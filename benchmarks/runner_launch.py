@@ -16,8 +16,6 @@ interleaved with the runner so both see the same machine load.
 from __future__ import annotations
 
 import argparse
-import os
-import resource
 import statistics
 import subprocess
 import sys
@@ -25,17 +23,13 @@ import tempfile
 import time
 from collections.abc import Callable
 
+from measure import cpu_seconds, load_average
+
 from torchx.runner import get_runner
 from torchx.schedulers import Stream
 from torchx.specs import AppDef, AppState, Role
 
 TRUE = "/bin/true"
-
-
-def _cpu_seconds() -> float:
-    own = resource.getrusage(resource.RUSAGE_SELF)
-    children = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
 
 
 def _median(fn: Callable[[], None], repeats: int) -> float:
@@ -77,11 +71,11 @@ def main() -> None:
         for label, n in (("1 replica", 1), (f"{args.replicas} replicas", args.replicas)):
             base_runs, runner_runs, base_cpu, runner_cpu = [], [], [], []
             for _ in range(args.repeats):
-                c0 = _cpu_seconds()
+                c0 = cpu_seconds()
                 base_runs.append(_median(bare(n), 1))
-                c1 = _cpu_seconds()
+                c1 = cpu_seconds()
                 runner_runs.append(_median(run_app(n), 1))
-                c2 = _cpu_seconds()
+                c2 = cpu_seconds()
                 base_cpu.append(c1 - c0)
                 runner_cpu.append(c2 - c1)
             base = statistics.median(base_runs)
@@ -109,8 +103,7 @@ def main() -> None:
     print(f"{'CPU time':<14} {'subprocess':>12} {'runner':>12} {'ratio':>7}")
     for label, base, ours in cpu_rows:
         print(f"{label:<14} {base * 1e3:>10.1f}ms {ours * 1e3:>10.1f}ms {ours / base:>6.2f}x")
-    load = ", ".join(f"{x:.2f}" for x in os.getloadavg())
-    print(f"load average {load}")
+    print(f"load average {load_average()}")
     print(
         f"end of app seen by wait: median {statistics.median(delays) * 1e3:.1f}ms, "
         f"max {max(delays) * 1e3:.1f}ms after the replica's exit"

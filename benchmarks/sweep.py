@@ -143,6 +143,8 @@ def bench_slurm(tmp: Path, repeats: int) -> None:
 
 
 def bench_local(tmp: Path, repeats: int) -> None:
+    from measure import cpu_seconds, load_average
+
     from torchx.runner import Sweep, get_runner
     from torchx.specs import AppState
 
@@ -173,9 +175,9 @@ def bench_local(tmp: Path, repeats: int) -> None:
 
     def counted(side: str, fn: Callable[[], float]) -> Callable[[], float]:
         def go() -> float:
-            c0 = _cpu_seconds()
+            c0 = cpu_seconds()
             dt = fn()
-            cpu[side].append(_cpu_seconds() - c0)
+            cpu[side].append(cpu_seconds() - c0)
             return dt
 
         return go
@@ -183,17 +185,9 @@ def bench_local(tmp: Path, repeats: int) -> None:
     t_ours, t_base = _median_pair(counted("ours", ours), counted("base", base), repeats)
     _report("local: 100 trials of true, --parallel 8, vs xargs -P 8", t_ours, t_base, 1.3)
     c_ours, c_base = statistics.median(cpu["ours"]), statistics.median(cpu["base"])
-    load = ", ".join(f"{x:.2f}" for x in os.getloadavg())
+    load = load_average()
     print(f"local: CPU time (self + children) torchx {c_ours * 1000:.1f} ms, xargs "
           f"{c_base * 1000:.1f} ms, ratio {c_ours / c_base:.2f}x; load average {load}")  # fmt: skip
-
-
-def _cpu_seconds() -> float:
-    import resource
-
-    own = resource.getrusage(resource.RUSAGE_SELF)
-    children = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
 
 
 def main() -> None:

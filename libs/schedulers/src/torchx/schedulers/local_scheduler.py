@@ -554,14 +554,7 @@ class LocalScheduler(Scheduler[LocalRequest]):
             rec = by_replica.get((spec["role"], spec["id"]), {})
             statuses[spec["role"]].replicas.append(_replica_status(spec["role"], spec["id"], rec))
         app = app_from_json(request["app"]) if request.get("app") else None
-        return _response(
-            app_id,
-            app_dir,
-            state,
-            list(statuses.values()),
-            roles=list(app.roles) if app else [],
-            app=app,
-        )
+        return _response(app_id, app_dir, state, list(statuses.values()), app)
 
     def statuses(self, app_ids: Sequence[str]) -> dict[str, AppStatus | None]:
         """Each app's status (None: no such app), read from the app's state file alone:
@@ -739,10 +732,10 @@ def _response(
     app_dir: str,
     state: Mapping[str, Any],
     roles_statuses: list[RoleStatus],
-    **more: Any,
+    app: AppDef | None = None,
 ) -> DescribeAppResponse:
-    """What the app's state says of it, as ``describe`` answers (``more``: its fields that
-    come from the request); ``statuses`` answers its ``to_status()``."""
+    """What the app's state says of it, as ``describe`` answers (with ``app``, the AppDef
+    its request holds); ``statuses`` answers its ``to_status()``."""
     return DescribeAppResponse(
         app_id=app_id,
         state=state_of(state.get("state", "UNKNOWN")),
@@ -752,7 +745,8 @@ def _response(
         structured_error_msg=state.get("structured_error_msg", ""),
         roles_statuses=roles_statuses,
         ui_url=f"file://{app_dir}",
-        **more,
+        roles=list(app.roles) if app else [],
+        app=app,
     )
 
 
