@@ -382,3 +382,20 @@ def test_a_ctrl_c_as_the_handle_is_printed_still_cancels_the_app(
     assert f"torchx: interrupted; cancelled {handle}" in err
     code, out, _ = invoke("status", "--json", handle)
     assert json.loads(out)["state"] == "CANCELLED"
+
+
+def test_torchx_run_sees_the_schedulers_a_patch_of_the_0_7_runner_api_gives(
+    isolated: Path,
+) -> None:
+    from unittest import mock
+
+    import torchx.runner.api as runner_api
+    from torchx.schedulers import get_scheduler_factories
+
+    mine = {"mine": get_scheduler_factories()["local_cwd"]}
+    # a config file present makes torchx run build its runner over the config it read
+    (isolated / ".torchxconfig").write_text("[cli:run]\ncomponent = utils.echo\n")
+    with mock.patch.object(runner_api, "get_scheduler_factories", return_value=mine):
+        code, out, err = invoke("run", "-s", "mine", "--dryrun", "--msg", "patched")
+    assert code == 0, err
+    assert "echo patched" in out
