@@ -338,6 +338,10 @@ def _script(
     """The sbatch script of one app (``trials`` None) or of an array whose task ``i`` runs
     trial ``i``, whose roles' exports and commands are ``trials[i]``."""
     check_roles(app)
+    if cfg.get("time"):
+        # a time that cannot stand on one #SBATCH line is refused for that, as every
+        # option is, before its format is read
+        _one_line("time", cfg["time"])
     lead, cap, limit = warning_and_cap(cfg)
     het = len(app.roles) > 1
     app_id = "${SLURM_ARRAY_JOB_ID}_${SLURM_ARRAY_TASK_ID}" if array else "$SLURM_JOB_ID"
