@@ -393,9 +393,13 @@ def test_torchx_run_sees_the_schedulers_a_patch_of_the_0_7_runner_api_gives(
     from torchx.schedulers import get_scheduler_factories
 
     mine = {"mine": get_scheduler_factories()["local_cwd"]}
-    # a config file present makes torchx run build its runner over the config it read
-    (isolated / ".torchxconfig").write_text("[cli:run]\ncomponent = utils.echo\n")
+    # a config file present makes torchx run build its runner over the config it read;
+    # the patched scheduler's section is kept in it, not skipped as unknown
+    (isolated / ".torchxconfig").write_text(
+        "[cli:run]\ncomponent = utils.echo\n[mine]\nlog_dir = from-config\n"
+    )
     with mock.patch.object(runner_api, "get_scheduler_factories", return_value=mine):
         code, out, err = invoke("run", "-s", "mine", "--dryrun", "--msg", "patched")
     assert code == 0, err
     assert "echo patched" in out
+    assert "from-config" in out and "skipping" not in err, (out, err)

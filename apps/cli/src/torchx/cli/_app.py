@@ -115,17 +115,10 @@ def _runner() -> "Runner":
 
 def _runner_of(config: "TorchxConfig") -> "Runner":
     """The runner ``get_runner()`` makes, over ``config`` already read."""
-    import sys
-
+    from torchx.cli._run import scheduler_factories
     from torchx.runner import DEFAULT_SESSION, Runner
-    from torchx.schedulers import get_scheduler_factories
 
-    # As get_runner does: a patch of torchx.runner.api.get_scheduler_factories (0.7's
-    # tests and plug-ins make one) decides the schedulers; that module is not imported
-    # only to look (it loads the event recorder).
-    api = sys.modules.get("torchx.runner.api")
-    factories = getattr(api, "get_scheduler_factories", get_scheduler_factories)
-    return Runner(DEFAULT_SESSION, factories(), config=config)
+    return Runner(DEFAULT_SESSION, scheduler_factories(), config=config)
 
 
 def _scheduler(
