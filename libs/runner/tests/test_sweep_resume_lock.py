@@ -233,11 +233,26 @@ def test_a_plan_made_before_another_resume_submitted_is_refused(
     (out / "go").touch()
     runner.resume_sweep(handle)
     runner.wait_sweep(handle, 0.05, timeout=120)
-    with pytest.raises(SpecsError, match="resumed since this plan was made; dry-run"):
+    with pytest.raises(SpecsError, match="changed since this plan was made"):
         runner.schedule_sweep(stale)
     fresh = runner.dryrun_resume_sweep(handle)
     assert runner.schedule_sweep(fresh) == handle
     assert _attempts_once_ended(runner, handle, out) == [1, 3]
+
+
+def test_a_plan_made_before_a_cancel_is_refused(
+    failed_sweep: tuple[Runner, str, Path],
+) -> None:
+    # what a cancel writes (here: cancelled; on Kubernetes also how ended trials ended,
+    # before their pods go) would be erased by saving the older plan's copy of the record
+    runner, handle, out = failed_sweep
+    stale = runner.dryrun_resume_sweep(handle)
+    runner.cancel_sweep(handle)
+    with pytest.raises(SpecsError, match="changed since this plan was made"):
+        runner.schedule_sweep(stale)
+    fresh = runner.dryrun_resume_sweep(handle)
+    assert runner.schedule_sweep(fresh) == handle
+    assert _attempts_once_ended(runner, handle, out) == [1, 2]
 
 
 def _attempts_once_ended(runner: Runner, handle: str, out: Path) -> list[int]:
@@ -305,13 +320,14 @@ def test_a_polling_reader_never_makes_a_resume_fail() -> None:
     lock_path(SWEEP_ID).parent.mkdir(parents=True)
     lock_path(SWEEP_ID).touch()  # so the reader's every poll takes the lock
     refused = 0
-    with polling_reader(SWEEP_ID):
+    with polling_reader(SWEEP_ID) as reader:
         for _ in range(1000):
             try:
                 with resuming(SWEEP_ID, SWEEP):
                     pass
             except SpecsError:
                 refused += 1
+        assert reader.poll() is None, "the reader stopped polling before the resumes ended"
     assert refused == 0
 
 
@@ -321,3 +337,23 @@ def test_a_mistyped_sweep_is_no_such_sweep_and_leaves_no_lock_file(act: str) -> 
     with pytest.raises(SpecsError, match="no such sweep here"):
         getattr(runner, act)(SWEEP)
     assert not lock_path(SWEEP_ID).exists() and not writer_path(SWEEP_ID).exists()
+
+
+def test_a_filesystem_without_file_locks_reads_as_not_resumed_and_refuses_a_resume(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import errno
+
+    from torchx.runner._sweep_lock import resumer
+
+    lock_path(SWEEP_ID).parent.mkdir(parents=True)
+    lock_path(SWEEP_ID).touch()
+
+    def no_locks(fd: int, how: int) -> None:
+        raise OSError(errno.ENOLCK, os.strerror(errno.ENOLCK))
+
+    monkeypatch.setattr(fcntl, "flock", no_locks)
+    assert resumer(SWEEP_ID) is None
+    with pytest.raises(SpecsError) as e, resuming(SWEEP_ID, SWEEP):
+        pass
+    assert f"cannot lock {writer_path(SWEEP_ID)}" in str(e.value) and "\n" not in str(e.value)

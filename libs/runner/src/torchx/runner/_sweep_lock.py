@@ -63,6 +63,8 @@ def resumer(sweep_id: str) -> str | None:
             fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
         except BlockingIOError:
             return _holder(fd)[0]
+        except OSError:  # no file locks here (ENOLCK): no resume can hold one either
+            return None
         return None
     finally:
         os.close(fd)  # releases the shared lock, if taken
@@ -113,10 +115,31 @@ def _open(path: Path, mine: Change, handle: str) -> int:
         return os.open(path, os.O_RDWR | os.O_CREAT, 0o666)
     except OSError as e:
         raise SpecsError(
-            "--resume" if mine == "resume" else "sweep handle",
+            _field(mine),
             handle,
             f"cannot open {path} ({e.strerror}); {mine} it as the user who submitted it, "
             "with its state directory writable",
+        ) from None
+
+
+def _field(mine: Change) -> str:
+    return "--resume" if mine == "resume" else "sweep handle"
+
+
+def _lock(fd: int, how: int, path: Path, mine: Change, handle: str) -> None:
+    """``flock``; BlockingIOError when another holds it (``how`` non-blocking)."""
+    import fcntl
+
+    try:
+        fcntl.flock(fd, how)
+    except BlockingIOError:
+        raise
+    except OSError as e:  # e.g. ENOLCK: an NFS mount without a lock service
+        raise SpecsError(
+            _field(mine),
+            handle,
+            f"cannot lock {path} ({e.strerror}); keep torchx's state on a filesystem with "
+            "file locks (a local disk), e.g. XDG_STATE_HOME=/var/tmp/$USER",
         ) from None
 
 
@@ -139,10 +162,11 @@ def changing(sweep_id: str, handle: str, mine: Change) -> Iterator[None]:
     resume or cancel at once if one holds it."""
     import fcntl
 
-    fd = _open(writer_path(sweep_id), mine, handle)
+    path = writer_path(sweep_id)
+    fd = _open(path, mine, handle)
     try:
         try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            _lock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB, path, mine, handle)
         except BlockingIOError:
             raise _refusal(mine, handle, *_holder(fd)) from None
         with _says(fd, f"{os.getpid()} {mine}"):
@@ -159,11 +183,12 @@ def resuming(sweep_id: str, handle: str) -> Iterator[None]:
     import fcntl
 
     with changing(sweep_id, handle, "resume"):
-        fd = _open(lock_path(sweep_id), "resume", handle)
+        path = lock_path(sweep_id)
+        fd = _open(path, "resume", handle)
         try:
             # Waits, never refuses: with the writer lock held, only readers' instants
             # (see the module's docstring) can stand in the way.
-            fcntl.flock(fd, fcntl.LOCK_EX)
+            _lock(fd, fcntl.LOCK_EX, path, "resume", handle)
             with _says(fd, str(os.getpid())):
                 yield
         finally:

@@ -32,7 +32,7 @@ import sys
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any
 
 from torchx.runner._sweep import (
     ENV_SWEEP_ARG_PREFIX,
@@ -171,15 +171,6 @@ def _first_seen(trials: list[TrialStatus]) -> Any:
     return lambda k: order[k]
 
 
-class Submissions(NamedTuple):
-    """What a resume changes in a record, to tell whether another resume changed it: each
-    trial's attempts (app ids), the array jobs, the driver's pid."""
-
-    attempts: tuple[tuple[str, ...], ...]
-    array_jobs: tuple[str, ...]
-    driver_pid: int | None
-
-
 @dataclass
 class SweepPlan:
     """What submitting a sweep would do: which trials, how, and the one request."""
@@ -190,8 +181,8 @@ class SweepPlan:
     why: str
     # every trial's request, where the trials are submitted together (a local group)
     requests: dict[int, AppDryRunInfo[Any]] = field(default_factory=dict)
-    # a resume's plan: the sweep's submissions it was made from (``_submissions``)
-    resumed_from: Submissions | None = None
+    # a resume's plan: the sweep's record it was made from, as saved (``_as_saved``)
+    resumed_from: str | None = None
 
     @property
     def handle(self) -> str:
@@ -452,12 +443,14 @@ def submit(runner: Runner, p: SweepPlan) -> str:
     if p.resumed_from is None:
         return _submit(runner, p)
     with resuming(p.record.sweep_id, p.handle):
-        now = record_of(p.handle)
-        if _submissions(now) != p.resumed_from:
+        # Any change, not only a submission: a cancel since the plan records trials' ends
+        # that saving the plan's copy would erase.
+        if _as_saved(record_of(p.handle)) != p.resumed_from:
             raise SpecsError(
                 "--resume",
                 p.handle,
-                "the sweep was resumed since this plan was made; dry-run the resume again",
+                "the sweep changed since this plan was made (resumed or cancelled); dry-run "
+                "the resume again",
             )
         return _submit(runner, p)
 
@@ -470,12 +463,9 @@ def resume_and_submit(runner: Runner, handle: str) -> str:
         return _submit(runner, resume(runner, handle, check_limits=False, locked=True))
 
 
-def _submissions(record: SweepRecord) -> Submissions:
-    return Submissions(
-        tuple(tuple(t.attempts) for t in record.trials),
-        tuple(record.array_jobs),
-        record.driver_pid,
-    )
+def _as_saved(record: SweepRecord) -> str:
+    """The record as text, to tell whether anything in it changed."""
+    return json.dumps(record.to_json(), sort_keys=True)
 
 
 def _submit(runner: Runner, p: SweepPlan) -> str:
@@ -900,7 +890,7 @@ def resume(
         raise SpecsError(
             "--resume", handle, "the sweep is still running; wait for it or cancel it first"
         )
-    before = _submissions(record)
+    before = _as_saved(record)  # before this plan changes the record
     st = _status(runner, handle, record, None)
     if not st.is_terminal():
         raise SpecsError(
