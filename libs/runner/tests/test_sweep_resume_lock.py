@@ -224,35 +224,37 @@ def test_a_second_resume_while_the_first_plans_and_submits_is_refused(
     assert _attempts_once_ended(runner, handle, out) == [1, 2]
 
 
-def test_a_plan_made_before_another_resume_submitted_is_refused(
+def _resume_to_its_end(runner: Runner, handle: str, out: Path) -> None:
+    (out / "go").touch()
+    runner.resume_sweep(handle)
+    runner.wait_sweep(handle, 0.05, timeout=120)
+
+
+def _cancel(runner: Runner, handle: str, out: Path) -> None:
+    # What a cancel writes (here: cancelled; on Kubernetes also how ended trials ended,
+    # before their pods go) would be erased by saving the older plan's copy of the record.
+    runner.cancel_sweep(handle)
+
+
+@pytest.mark.parametrize(
+    ("change", "attempts"),
+    [(_resume_to_its_end, [1, 3]), (_cancel, [1, 2])],
+    ids=["resume", "cancel"],
+)
+def test_a_plan_made_before_the_record_changed_is_refused(
     failed_sweep: tuple[Runner, str, Path],
+    change: Callable[[Runner, str, Path], None],
+    attempts: list[int],
 ) -> None:
     runner, handle, out = failed_sweep
     stale = runner.dryrun_resume_sweep(handle)
     assert stale.indices == [1]
-    (out / "go").touch()
-    runner.resume_sweep(handle)
-    runner.wait_sweep(handle, 0.05, timeout=120)
+    change(runner, handle, out)
     with pytest.raises(SpecsError, match="changed since this plan was made"):
         runner.schedule_sweep(stale)
     fresh = runner.dryrun_resume_sweep(handle)
     assert runner.schedule_sweep(fresh) == handle
-    assert _attempts_once_ended(runner, handle, out) == [1, 3]
-
-
-def test_a_plan_made_before_a_cancel_is_refused(
-    failed_sweep: tuple[Runner, str, Path],
-) -> None:
-    # what a cancel writes (here: cancelled; on Kubernetes also how ended trials ended,
-    # before their pods go) would be erased by saving the older plan's copy of the record
-    runner, handle, out = failed_sweep
-    stale = runner.dryrun_resume_sweep(handle)
-    runner.cancel_sweep(handle)
-    with pytest.raises(SpecsError, match="changed since this plan was made"):
-        runner.schedule_sweep(stale)
-    fresh = runner.dryrun_resume_sweep(handle)
-    assert runner.schedule_sweep(fresh) == handle
-    assert _attempts_once_ended(runner, handle, out) == [1, 2]
+    assert _attempts_once_ended(runner, handle, out) == attempts
 
 
 def _attempts_once_ended(runner: Runner, handle: str, out: Path) -> list[int]:
