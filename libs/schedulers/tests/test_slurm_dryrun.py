@@ -251,3 +251,18 @@ def test_a_machine_without_a_slurm_configuration_is_told_where_to_run() -> None:
     assert "`scontrol ping`" in str(SlurmError(down))
     assert str(SlurmError("squeue failed: exit code 1")) == "slurm: squeue failed: exit code 1"
     assert str(SlurmError(words, "given fix")).endswith("; given fix")
+
+
+@pytest.mark.parametrize(
+    ("app_id", "fix"),
+    [
+        ("sweep-abcdefgh", "kept on the machine that submitted it and is not here"),
+        ("train-1", "a Slurm job id is a number, e.g. 1234"),
+    ],
+)
+def test_an_id_that_is_no_job_id_is_refused_before_any_command(app_id: str, fix: str) -> None:
+    # a sweep's id reaches the scheduler only when the runner found no record of it here
+    for ask in (SlurmScheduler().describe, lambda i: SlurmScheduler().describe_many([i])):
+        with pytest.raises(SpecsError) as e:
+            ask(app_id)
+        assert fix in str(e.value) and repr(app_id) in str(e.value)

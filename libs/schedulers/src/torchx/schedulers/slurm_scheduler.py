@@ -187,6 +187,23 @@ class SlurmError(SchedulerError):
         super().__init__(BACKEND, message, fix or _reach_fix(message))
 
 
+def _check_job_id(app_id: str) -> None:
+    if _JOB_ID.match(app_id):
+        return
+    from torchx.schedulers.sweep_names import SWEEP_ID_PATTERN
+
+    if re.fullmatch(SWEEP_ID_PATTERN, app_id):
+        # The runner looked for that sweep's record first: it is not on this machine.
+        raise SpecsError(
+            "app_id",
+            app_id,
+            "a sweep's handle is read from its record, which is kept on the machine that "
+            "submitted it and is not here; run the command there, or name one trial by its "
+            "Slurm job id (ARRAY_TASK, e.g. 1234_0)",
+        )
+    raise SpecsError("app_id", app_id, "a Slurm job id is a number, e.g. 1234")
+
+
 def _reach_fix(message: str) -> str:
     """The fix when Slurm's words say this machine reaches no cluster at all."""
     if "Could not establish a configuration source" in message or (
@@ -415,8 +432,7 @@ class SlurmScheduler(DirWorkspaceMixin, Scheduler[SlurmBatchRequest]):
     # -- inspection -------------------------------------------------------------------
 
     def _components(self, app_id: str) -> dict[int, Component]:
-        if not _JOB_ID.match(app_id):
-            raise SpecsError("app_id", app_id, "a Slurm job id is a number, e.g. 1234")
+        _check_job_id(app_id)
         comps: dict[int, Component] = {}
         if self._use_sacct is not False:
             proc = _run(
@@ -469,8 +485,7 @@ class SlurmScheduler(DirWorkspaceMixin, Scheduler[SlurmBatchRequest]):
 
         ids = list(dict.fromkeys(app_ids))
         for app_id in ids:
-            if not _JOB_ID.match(app_id):
-                raise SpecsError("app_id", app_id, "a Slurm job id is a number, e.g. 1234")
+            _check_job_id(app_id)
         states = describe_tasks(ids, ids, self._use_sacct) if ids else {}
         out: dict[str, DescribeAppResponse | None] = {}
         for app_id in ids:
