@@ -359,3 +359,19 @@ def test_a_filesystem_without_file_locks_reads_as_not_resumed_and_refuses_a_resu
     with pytest.raises(SpecsError) as e, resuming(SWEEP_ID, SWEEP):
         pass
     assert f"cannot lock {writer_path(SWEEP_ID)}" in str(e.value) and "\n" not in str(e.value)
+
+
+def test_a_filesystem_without_file_locks_still_cancels_a_sweep(
+    failed_sweep: tuple[Runner, str, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # no resume can run there to race the cancel (a resume is refused), so none is needed
+    import errno
+
+    runner, handle, _ = failed_sweep
+
+    def no_locks(fd: int, how: int) -> None:
+        raise OSError(errno.ENOLCK, os.strerror(errno.ENOLCK))
+
+    monkeypatch.setattr(fcntl, "flock", no_locks)
+    runner.cancel_sweep(handle)
+    assert runner.sweep_status(handle).state == AppState.CANCELLED

@@ -256,7 +256,7 @@ def test_a_machine_without_a_slurm_configuration_is_told_where_to_run() -> None:
 @pytest.mark.parametrize(
     ("app_id", "fix"),
     [
-        ("sweep-abcdefgh", "kept on the machine that submitted it and is not here"),
+        ("sweep-abcdefgh", "from the sweep's record, kept on the machine that submitted it"),
         ("train-1", "a Slurm job id is a number, e.g. 1234"),
     ],
 )

@@ -126,15 +126,21 @@ def _field(mine: Change) -> str:
     return "--resume" if mine == "resume" else "sweep handle"
 
 
-def _lock(fd: int, how: int, path: Path, mine: Change, handle: str) -> None:
-    """``flock``; BlockingIOError when another holds it (``how`` non-blocking)."""
+def _lock(fd: int, how: int, path: Path, mine: Change, handle: str) -> bool:
+    """``flock``; True once held, BlockingIOError when another holds it (``how``
+    non-blocking). On a filesystem without file locks (ENOLCK: an NFS mount without a lock
+    service) a cancel goes on unlocked (False): no resume can run there to race it, as a
+    resume is refused there."""
     import fcntl
 
     try:
         fcntl.flock(fd, how)
+        return True
     except BlockingIOError:
         raise
-    except OSError as e:  # e.g. ENOLCK: an NFS mount without a lock service
+    except OSError as e:
+        if mine == "cancel":
+            return False
         raise SpecsError(
             _field(mine),
             handle,
@@ -166,9 +172,12 @@ def changing(sweep_id: str, handle: str, mine: Change) -> Iterator[None]:
     fd = _open(path, mine, handle)
     try:
         try:
-            _lock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB, path, mine, handle)
+            held = _lock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB, path, mine, handle)
         except BlockingIOError:
             raise _refusal(mine, handle, *_holder(fd)) from None
+        if not held:
+            yield
+            return
         with _says(fd, f"{os.getpid()} {mine}"):
             yield
     finally:

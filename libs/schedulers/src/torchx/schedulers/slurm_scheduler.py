@@ -193,12 +193,11 @@ def _check_job_id(app_id: str) -> None:
     from torchx.schedulers.sweep_names import SWEEP_ID_PATTERN
 
     if re.fullmatch(SWEEP_ID_PATTERN, app_id):
-        # The runner looked for that sweep's record first: it is not on this machine.
         raise SpecsError(
             "app_id",
             app_id,
-            "a sweep's handle is read from its record, which is kept on the machine that "
-            "submitted it and is not here; run the command there, or name one trial by its "
+            "a sweep's handle is read by the torchx CLI or Runner from the sweep's record, "
+            "kept on the machine that submitted it; use it there, or name one trial by its "
             "Slurm job id (ARRAY_TASK, e.g. 1234_0)",
         )
     raise SpecsError("app_id", app_id, "a Slurm job id is a number, e.g. 1234")
