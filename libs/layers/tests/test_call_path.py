@@ -87,6 +87,18 @@ def test_a_sequential_runs_the_modules_quantization_convert_swapped_in() -> None
     y = model(x)
     assert ran == swapped
     assert torch.equal(y, nn.Sequential(*model.children())(x))
+    # indexing answers what runs, as nn.Sequential's does; an untouched layer stays itself
+    assert [model[0], model[-1]] == swapped
+    assert isinstance(model[1], L.ReLU)
+
+
+def test_a_sequential_indexed_before_and_after_building_gives_its_layers() -> None:
+    first, second = L.Linear(4), L.Linear(2)
+    model = L.Sequential(first, second)
+    assert model[0] is first and model[-1] is second
+    model(torch.randn(3, 5))
+    assert model[0] is first and model[1] is second
+    assert model[0].weight.shape == (4, 5)
 
 
 def test_a_layer_subclass_forward_runs_in_every_call() -> None:

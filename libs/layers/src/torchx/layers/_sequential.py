@@ -57,7 +57,17 @@ class Sequential(Layer):
         return len(self.items)
 
     def __getitem__(self, index: int) -> nn.Module:
-        return self.items[index]
+        """The layer written at ``index`` while the module registered there is its own (or
+        the layer itself, before building); the module registered there otherwise, as
+        ``nn.Sequential`` answers, once something swapped it (setattr, register_module,
+        torch.ao.quantization.convert)."""
+        item = self.items[index]
+        registered = self.get_submodule(self.__dict__[_NAMES][index])
+        if registered is item or (
+            isinstance(item, Layer) and item.built and registered is item.call_module()
+        ):
+            return item
+        return registered
 
     def _shape(self, shapes: list[Shape], path: str) -> Shapes:
         if len(shapes) != 1:
