@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import concurrent.futures
+import contextlib
 import os
 import subprocess
 import sys
@@ -356,3 +357,24 @@ def test_importing_the_runner_leaves_the_executors_modules_unloaded(
     assert "torchx.runner" in loaded
     executors = {"concurrent.futures", "cloudpickle", "fsspec", "uuid", "torchx.runtime.function"}
     assert loaded & executors == set()
+
+
+def test_ctrl_c_in_the_with_block_cancels_the_apps_instead_of_waiting(tmp_path: Path) -> None:
+    futures: list[FunctionFuture] = []
+
+    def interrupted() -> None:
+        with contextlib.suppress(KeyboardInterrupt):
+            with Executor(scheduler="local_cwd", poll_interval=0.2) as ex:
+                futures.append(_started(ex, tmp_path / "started"))
+                raise KeyboardInterrupt
+
+    thread = threading.Thread(target=interrupted, daemon=True)
+    thread.start()
+    thread.join(timeout=120)
+    (future,) = futures
+    if thread.is_alive():  # still waiting for the 300 s call: release it, then fail
+        future.cancel()
+        pytest.fail("leaving the with block on Ctrl-C waited for the running app")
+    assert future.cancelled()
+    status = get_runner().wait(future.handle, wait_interval=0.2, timeout=120)
+    assert status is not None and status.state == AppState.CANCELLED

@@ -238,8 +238,14 @@ class Executor:
     def __enter__(self) -> Executor:
         return self
 
-    def __exit__(self, *exc: object) -> None:
-        self.shutdown(wait=True)
+    def __exit__(self, exc_type: type[BaseException] | None, *exc: object) -> None:
+        # Ctrl-C stops the apps, as it stops a local pool's workers and a waiting
+        # `torchx run`; waiting for them here would hold the interrupted program until its
+        # longest app ended.
+        if exc_type is not None and issubclass(exc_type, KeyboardInterrupt):
+            self.shutdown(wait=False, cancel_futures=True)
+        else:
+            self.shutdown(wait=True)
 
     def _store(self, *names: str) -> Store:
         store: Store = _runtime().Store("/".join([self.transport.rstrip("/"), *names]))
