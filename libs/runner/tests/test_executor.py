@@ -378,3 +378,18 @@ def test_ctrl_c_in_the_with_block_cancels_the_apps_instead_of_waiting(tmp_path: 
     assert future.cancelled()
     status = get_runner().wait(future.handle, wait_interval=0.2, timeout=120)
     assert status is not None and status.state == AppState.CANCELLED
+
+
+def test_arguments_of_the_wrong_type_are_one_line_naming_the_field() -> None:
+    for kwargs, start in (
+        ({"cfg": "log_dir=/tmp"}, "Executor cfg: got 'log_dir=/tmp'; give a dict"),
+        ({"env": ["A=B"]}, "Executor env: got ['A=B']; give a dict"),
+        ({"resource": 4}, "Executor resource: got 4; give a Resource or a named resource"),
+        ({"mounts": "type=bind,src=/a,dst=/b"}, "Executor mounts: got 'type=bind,src=/a,dst=/b'"),
+        ({"transport": "nosuch://calls"}, "Executor transport: got 'nosuch://calls'; Protocol"),
+    ):
+        with pytest.raises(SpecsError) as info:
+            Executor(**kwargs)  # type: ignore[arg-type]
+        (line,) = str(info.value).splitlines()
+        assert line.startswith(start), line
+    assert get_runner().list("local_cwd") == []

@@ -175,6 +175,20 @@ class Executor:
                 raise SpecsError(f"Executor {field}", value, "expected an int of 1 or more")
         if poll_interval <= 0:
             raise SpecsError("Executor poll_interval", poll_interval, "expected seconds > 0")
+        for field, value, example in (
+            ("cfg", cfg, "{'log_dir': '/tmp/logs'}"),
+            ("env", env, "{'LOGLEVEL': 'INFO'}"),
+        ):
+            if value is not None and not isinstance(value, Mapping):
+                raise SpecsError(f"Executor {field}", value, f"give a dict, e.g. {example}")
+        if resource is not None and not isinstance(resource, Resource | str):
+            raise SpecsError(
+                "Executor resource",
+                resource,
+                "give a Resource or a named resource such as 'cpu.small'",
+            )
+        if isinstance(mounts, str):
+            raise SpecsError("Executor mounts", mounts, f"give a list of mounts, e.g. [{mounts!r}]")
         self._runner = runner if runner is not None else get_runner()
         self._own_runner = runner is None
         if not self._runner.has_scheduler(scheduler):
@@ -221,6 +235,15 @@ class Executor:
                 "memory:// lives inside this process, where no job can reach it; give a "
                 "folder or a URL the job's nodes reach",
             )
+        if not runtime.is_local(transport):
+            try:  # an unknown protocol, or one whose fsspec package is missing
+                runtime.Store(transport)
+            except (ValueError, ImportError) as e:
+                raise SpecsError(
+                    "Executor transport",
+                    transport,
+                    f"{e}; give a local folder or an fsspec URL every node reaches (s3://...)",
+                ) from None
         if runtime.is_local(transport):
             if not reaches_local:
                 raise SpecsError(
