@@ -363,10 +363,12 @@ def test_ctrl_c_in_the_with_block_cancels_the_apps_instead_of_waiting(tmp_path: 
     futures: list[FunctionFuture] = []
 
     def interrupted() -> None:
-        with contextlib.suppress(KeyboardInterrupt):
-            with Executor(scheduler="local_cwd", poll_interval=0.2) as ex:
-                futures.append(_started(ex, tmp_path / "started"))
-                raise KeyboardInterrupt
+        with (
+            contextlib.suppress(KeyboardInterrupt),
+            Executor(scheduler="local_cwd", poll_interval=0.2) as ex,
+        ):
+            futures.append(_started(ex, tmp_path / "started"))
+            raise KeyboardInterrupt
 
     thread = threading.Thread(target=interrupted, daemon=True)
     thread.start()
