@@ -82,10 +82,10 @@ def test_parse_nnodes_rejects_bad_text() -> None:
     [
         ("exp/run", "run", "exp"),
         ("exp/", "train", "exp"),
-        ("/run", "run", "default-experiment"),
-        ("/", "train", "default-experiment"),
-        ("run", "run", "default-experiment"),
-        (None, "train", "default-experiment"),
+        ("/run", "run", dist.DEFAULT_EXPERIMENT),
+        ("/", "train", dist.DEFAULT_EXPERIMENT),
+        ("run", "run", dist.DEFAULT_EXPERIMENT),
+        (None, "train", dist.DEFAULT_EXPERIMENT),
     ],
 )
 def test_ddp_and_spmd_split_the_name_into_experiment_and_run(

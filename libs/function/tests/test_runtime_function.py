@@ -13,6 +13,7 @@ import traceback
 from pathlib import Path
 
 import pytest
+from torchx_test_fixtures_function_calls import add, fail
 
 from torchx.runtime.function import (
     CallFormatError,
@@ -25,14 +26,6 @@ from torchx.runtime.function import (
     run_call,
     write_call,
 )
-
-
-def add(a: int, b: int) -> int:
-    return a + b
-
-
-def fail(message: str) -> None:
-    raise ValueError(message)
 
 
 class Unpicklable(Exception):
@@ -203,7 +196,7 @@ def test_bad_usage_exits_2_with_one_line(tmp_path: Path) -> None:
 
 
 def test_functions_from_the_callers_files_travel_by_value(tmp_path: Path) -> None:
-    """This test module is not importable by the job; the call still runs there."""
+    """The module of ``add`` is not importable by the job; the call still runs there."""
     store = _call(tmp_path, add, 20, 22)
     done = _job(tmp_path / "call", elsewhere=True)
     assert done.returncode == 0, done.stderr

@@ -160,16 +160,7 @@ def test_an_unbuilt_model_has_no_buffers_a_built_one_lacks() -> None:
 
 
 def test_conversions_reach_layers_held_by_a_plain_module() -> None:
-    class Net(nn.Module):
-        def __init__(self) -> None:
-            super().__init__()
-            self.conv = L.Conv2d(4, 3)
-            self.head = L.Linear(2)
-
-        def forward(self, x: torch.Tensor) -> torch.Tensor:
-            return self.head(self.conv(x).flatten(1))  # type: ignore[no-any-return]
-
-    net = Net().to(torch.float64)
+    net = nn.Sequential(L.Conv2d(4, 3), nn.Flatten(), L.Linear(2)).to(torch.float64)
     net.bfloat16()
     out = net(X.bfloat16())
     assert out.dtype == torch.bfloat16

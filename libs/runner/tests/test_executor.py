@@ -13,6 +13,7 @@ import traceback
 from pathlib import Path
 
 import pytest
+from torchx_test_fixtures_function_calls import add, fail
 from torchx_test_fixtures_imports import ModulesAfter
 
 # Function apps need the runner's [function] extra (a plain `pip install torchx` has not).
@@ -33,16 +34,8 @@ from torchx.specs import AppState, Resource, SpecsError  # noqa: E402
 from torchx.specs import resource as specs_resource  # noqa: E402
 
 
-def add(a: int, b: int) -> int:
-    return a + b
-
-
 def square(x: int) -> int:
     return x * x
-
-
-def fail() -> None:
-    raise ValueError("x")
 
 
 def sleep_then(seconds: float, marker: str) -> str:
@@ -90,11 +83,11 @@ def test_keyword_arguments_and_the_default_transport(ex: Executor) -> None:
 
 
 def test_a_raise_is_re_raised_locally_with_the_remote_frame(ex: Executor) -> None:
-    future = ex.submit(fail)
+    future = ex.submit(fail, "x")
     with pytest.raises(ValueError, match=r"^x$") as info:
         future.result(timeout=60)
     text = "".join(traceback.format_exception(info.value))
-    assert 'in fail\n    raise ValueError("x")' in text
+    assert "in fail\n    raise ValueError(message)" in text
     assert isinstance(future.exception(), ValueError)
     # the outcome is read as soon as it is written, before the app has ended
     status = get_runner().wait(future.handle, wait_interval=0.2, timeout=120)

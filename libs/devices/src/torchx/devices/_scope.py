@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import itertools
 import threading
-from types import TracebackType
 
 import torch
 
@@ -75,12 +74,8 @@ class DeviceScope:
         STATE.entry = next(_ENTRIES)
         return self
 
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
+    def __exit__(self, *exc_info: object) -> None:
+        # The scope is left the same way whether or not the block raised.
         stack = STATE.stack
         if not stack or stack[-1][0] is not self:
             raise RuntimeError(

@@ -20,14 +20,10 @@ def _run(sweep_id: str, indices: list[int]) -> int:
     from torchx.components import get_component
     from torchx.runner._runner import get_runner
     from torchx.runner._sweep_kubernetes import trial_cfg
+    from torchx.runner._sweep_plan import trial_app
+    from torchx.runner._sweep_processes import _LOCAL, _LOCAL_POLL_S, _REMOTE_POLL_S
     from torchx.runner._sweep_record import load, save
-    from torchx.runner._sweeps import (
-        _LOCAL,
-        _LOCAL_POLL_S,
-        _REMOTE_POLL_S,
-        exit_code,
-        trial_app,
-    )
+    from torchx.runner._sweep_status import exit_code
     from torchx.specs import is_terminal, make_app_handle
 
     stop = threading.Event()

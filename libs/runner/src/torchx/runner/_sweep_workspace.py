@@ -19,7 +19,7 @@ def build_workspace_once(
     where a build per trial would ship the same files again each time. A workspace that
     builds no image (Slurm's copy at submit, Ray's working_dir) stays for each trial's
     dryrun: it names the same directory for all of them."""
-    from torchx.runner._sweeps import trial_app
+    from torchx.runner._sweep_plan import trial_app
     from torchx.workspace.api import WorkspaceMixin
 
     workspace = record.workspace

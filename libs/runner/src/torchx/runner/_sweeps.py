@@ -19,421 +19,41 @@ Three ways to run the trials, chosen by the scheduler:
 Either way each trial is the component called with its arguments, its roles carry
 ``TORCHX_SWEEP_ID``, ``TORCHX_SWEEP_INDEX``, ``TORCHX_SWEEP_ARGS`` (JSON) and
 ``TORCHX_SWEEP_ARG_<NAME>``, and the trackers record the sweep as its parent run.
+
+This module answers for a sweep by its handle: it submits, reads, waits on, cancels and
+resumes it. ``_sweep_plan`` plans it, ``_sweep_status`` reads its trials' states and
+``_sweep_processes`` starts and watches a group's local processes.
 """
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import signal
-import subprocess
-import sys
 import time
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from torchx.runner._sweep import (
-    ENV_SWEEP_ARG_PREFIX,
-    ENV_SWEEP_ARGS,
-    ENV_SWEEP_ID,
-    ENV_SWEEP_INDEX,
-    Sweep,
-    SweepError,
-    check_sweep,
-)
-from torchx.runner._sweep_kubernetes import (
-    delete_trials,
-    is_kubernetes,
-    kubernetes_mode,
-    trial_cfg,
-    trial_pod_states,
-)
+# ``NAME as NAME``: kept importable from here, where callers and tests import them.
+from torchx.runner._sweep import ENV_SWEEP_ID as ENV_SWEEP_ID
+from torchx.runner._sweep import ENV_SWEEP_INDEX as ENV_SWEEP_INDEX
+from torchx.runner._sweep_kubernetes import delete_trials, is_kubernetes
 from torchx.runner._sweep_lock import busy, changing, resumer, resuming
-from torchx.runner._sweep_record import (
-    SweepRecord,
-    TrialRecord,
-    is_sweep_id,
-    load,
-    record_path,
-    save,
-    sweeps_dir,
-)
-from torchx.runner._tracking import with_env
-from torchx.specs import (
-    AppDef,
-    AppDryRunInfo,
-    AppState,
-    AppStatus,
-    CfgVal,
-    SpecsError,
-    is_terminal,
-    make_app_handle,
-    parse_app_handle,
-)
+from torchx.runner._sweep_plan import ARRAY_BACKENDS as ARRAY_BACKENDS
+from torchx.runner._sweep_plan import SweepPlan, plan, sweep_of
+from torchx.runner._sweep_plan import trial_app as trial_app
+from torchx.runner._sweep_processes import await_exit, driver_alive, start_group, start_local_group
+from torchx.runner._sweep_record import SweepRecord, is_sweep_id, load, save
+from torchx.runner._sweep_status import SweepStatus, TrialStatus, status_of, trial_handle
+from torchx.runner._sweep_status import _overall as _overall
+from torchx.runner._sweep_status import _started as _started
+from torchx.specs import AppState, SpecsError, is_terminal, parse_app_handle
 
 if TYPE_CHECKING:
     from torchx.runner._runner import Runner
-    from torchx.schedulers.local_scheduler import LocalScheduler
-    from torchx.specs import ComponentSchema
 
-ARRAY_BACKENDS = ("slurm",)
-# How often the group's driver looks at its running trials, by scheduler.
-_LOCAL_POLL_S = 0.05
-_REMOTE_POLL_S = 2.0
-_LOCAL = ("local_cwd", "local_dir")
-# ``json.dumps(..., sort_keys=True)`` makes a new encoder at each call; a sweep encodes
-# every trial's arguments.
-_ARGS_JSON = json.JSONEncoder(sort_keys=True)
-
-
-@dataclass
-class TrialStatus:
-    """One trial of a sweep. ``attempts`` counts its runs that started, as the app's own
-    status does (restarts by ``max_retries`` included, where the scheduler's one status
-    query for the sweep says them): 0 while its first run still waits, one more when
-    ``--resume`` ran it again."""
-
-    index: int
-    args: dict[str, str]
-    state: AppState
-    attempts: int
-    exit_code: int | None
-    handle: str | None
-    msg: str = ""
-    # what the trial recorded as its objective (filled by readers of the trackers)
-    objective: float | None = None
-
-
-@dataclass
-class SweepStatus:
-    """Every trial of a sweep: its index, arguments, state, attempts and exit code."""
-
-    handle: str
-    state: AppState
-    mode: str
-    trials: list[TrialStatus] = field(default_factory=list)
-    # why the sweep is in its state, where its trials alone do not say (a resume running)
-    msg: str = ""
-
-    def is_terminal(self) -> bool:
-        return is_terminal(self.state)
-
-    def counts(self) -> dict[str, int]:
-        out: dict[str, int] = {}
-        for t in self.trials:
-            out[t.state.name] = out.get(t.state.name, 0) + 1
-        return out
-
-    def summary(self) -> str:
-        """How many trials are in each state: ``1 FAILED, 2 SUCCEEDED``."""
-        return ", ".join(f"{n} {s}" for s, n in sorted(self.counts().items()))
-
-    def rank(self, maximize: bool = False) -> None:
-        """Order the trials best objective first (trials without one last)."""
-        sign = -1.0 if maximize else 1.0
-        self.trials.sort(key=lambda t: (t.objective is None, sign * (t.objective or 0.0), t.index))
-
-    def format(self, objective: str = "objective") -> str:
-        """A table, one trial a line, as ``torchx status SWEEP`` prints it; ``objective``
-        heads the column of the value that ranks the trials."""
-        names = sorted({k for t in self.trials for k in t.args}, key=_first_seen(self.trials))
-        scored = any(t.objective is not None for t in self.trials)
-        head = ["#", *names, *([objective] if scored else []), "state", "attempts", "exit"]
-        head.append("handle")
-        rows = [
-            [
-                str(t.index),
-                *(t.args.get(n, "") for n in names),
-                *([f"{t.objective:g}" if t.objective is not None else ""] if scored else []),
-                t.state.name,
-                str(t.attempts),
-                "" if t.exit_code is None else str(t.exit_code),
-                t.handle or "",
-            ]
-            for t in self.trials
-        ]
-        widths = [max(len(r[i]) for r in [head, *rows]) for i in range(len(head))]
-        lines = [f"Sweep {self.handle}: {self.state.name} (" + self.summary() + ")"]
-        if self.msg:
-            lines.append(self.msg)
-        for r in [head, *rows]:
-            lines.append("  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip())
-        return "\n".join(lines)
-
-
-def _first_seen(trials: list[TrialStatus]) -> Any:
-    order: dict[str, int] = {}
-    for t in trials:
-        for k in t.args:
-            order.setdefault(k, len(order))
-    return lambda k: order[k]
-
-
-@dataclass
-class SweepPlan:
-    """What submitting a sweep would do: which trials, how, and the one request."""
-
-    record: SweepRecord
-    indices: list[int]
-    request: AppDryRunInfo[Any]
-    why: str
-    # every trial's request, where the trials are submitted together (a local group)
-    requests: dict[int, AppDryRunInfo[Any]] = field(default_factory=dict)
-    # a resume's plan: the sweep's record it was made from, as saved (``_as_saved``)
-    resumed_from: str | None = None
-
-    @property
-    def handle(self) -> str:
-        return self.record.handle
-
-    def __str__(self) -> str:
-        return (
-            f"# sweep {self.handle}: trials {','.join(map(str, self.indices))} of "
-            f"{len(self.record.trials)} ({self.record.mode}: {self.why})\n{self.request}"
-        )
-
-
-def _findable(component: str) -> str:
-    """A file component as an absolute path, so the driver and ``--resume`` find it from
-    any directory."""
-    path, sep, fn = component.partition(":")
-    if path.endswith(".py") and os.path.isfile(path):
-        return os.path.abspath(path) + sep + fn
-    return component
-
-
-def _new_id() -> str:
-    from torchx.schedulers.ids import random_id
-
-    return "sweep-" + random_id(10)
-
-
-def trial_env(record: SweepRecord, index: int) -> dict[str, str]:
-    args = record.trials[index].args
-    env = {
-        ENV_SWEEP_ID: record.handle,
-        ENV_SWEEP_INDEX: str(index),
-        ENV_SWEEP_ARGS: _ARGS_JSON.encode(args),
-    }
-    for name, value in args.items():
-        env[ENV_SWEEP_ARG_PREFIX + name.upper()] = value
-    return env
-
-
-def _sweep_of(record: SweepRecord) -> Sweep:
-    names: list[str] = []
-    for t in record.trials:
-        names += [k for k in t.args if k not in names]
-    return Sweep(
-        record.component,
-        tuple(dict(t.args) for t in record.trials),
-        tuple(record.base_args),
-        record.parallel,
-        tuple(names),
-    )
-
-
-def _trial_error(index: int, e: SpecsError) -> SweepError:
-    """``e``, said of trial ``index``: its own message (a missing argument's "not given",
-    a list of problems) after ``sweep trial N``, with the same field, value and fix."""
-    error = SweepError(f"sweep trial {index} {e.field}", e.value, e.expected)
-    error.args = (f"sweep trial {index} {e}",)
-    return error
-
-
-def trial_app(
-    runner: Runner,
-    schema: ComponentSchema,
-    record: SweepRecord,
-    index: int,
-    sweep: Sweep | None = None,
-    env: Mapping[str, str] | None = None,
-) -> AppDef:
-    """Trial ``index``'s app: the component called with its arguments, plus its env (and
-    ``env`` on top). ``sweep`` is ``record``'s sweep, where the caller has it already."""
-    argv = (sweep or _sweep_of(record)).trial_argv(index)
-    try:
-        app = runner.component_app(schema, argv)
-    except SpecsError as e:
-        raise _trial_error(index, e) from None
-    for role in app.roles:
-        role.image = record.images.get(role.image, role.image)
-    return with_env(app, {**trial_env(record, index), **(env or {})})
-
-
-def plan(
-    runner: Runner,
-    sweep: Sweep,
-    scheduler: str,
-    cfg: Mapping[str, CfgVal] | None = None,
-    workspace: str | None = None,
-    parent_run_id: str | None = None,
-    *,
-    record: SweepRecord | None = None,
-    indices: Sequence[int] | None = None,
-    check_limits: bool = True,
-) -> SweepPlan:
-    """Check the sweep against its component and build what would be submitted.
-
-    ``check_limits`` asks the backend for its limits (Slurm's ``MaxArraySize``) now; when
-    False, they are asked only if the backend refuses the request (``submit``)."""
-    from torchx.components import get_component
-
-    schema = get_component(sweep.component)
-    check_sweep(schema, sweep)
-    sched = runner._scheduler(scheduler)
-    mode = "array" if sched.backend in ARRAY_BACKENDS else "group"
-    why_group = ""
-    if record is None:
-        record = SweepRecord(
-            sweep_id=_new_id(),
-            scheduler=scheduler,
-            session=runner.name,
-            component=_findable(sweep.component),
-            base_args=list(sweep.base_args),
-            parallel=sweep.parallel,
-            mode=mode,
-            trials=[TrialRecord(i, dict(t)) for i, t in enumerate(sweep.trials)],
-            cfg=dict(cfg or {}),
-            workspace=workspace,
-            parent_run_id=parent_run_id,
-            created=time.time(),
-        )
-        if workspace:
-            from torchx.runner._sweep_workspace import build_workspace_once
-
-            build_workspace_once(runner, schema, record, sweep)
-        if sched.backend == "kubernetes":
-            record.mode, why_group = kubernetes_mode(
-                runner, record, lambda i: trial_app(runner, schema, record, i, sweep)
-            )
-    todo = list(range(len(record.trials))) if indices is None else sorted(indices)
-    if record.mode == "array":
-        return _plan_array(runner, schema, record, sweep, todo, check_limits)
-    if record.mode == "indexed":
-        return _plan_indexed(runner, schema, record, sweep, todo)
-    k = record.parallel or len(todo)
-    if _local_group(runner, record.scheduler):
-        infos = _dryrun_local_group(runner, schema, record, sweep, todo)
-        why = (
-            f"one supervised group: one local process runs at most {k} trials at once, each "
-            f"supervised as an app of its own; trial {todo[0]}'s request:"
-        )
-        return SweepPlan(record, todo, infos[todo[0]], why, infos)
-    # Every trial's app is made now: a component that refuses an argument set fails here.
-    apps = {i: trial_app(runner, schema, record, i, sweep) for i in todo}
-    first = runner.dryrun(
-        apps[todo[0]],
-        scheduler,
-        trial_cfg(runner, record, todo[0]),
-        record.workspace,
-        parent_run_id=record.handle,
-    )
-    why = (
-        f"the {sched.backend} scheduler has no job arrays: one app per trial, at most {k} "
-        f"running at once, submitted by a local process; trial {todo[0]}'s request:"
-    )
-    if why_group:
-        why = (
-            f"one Job per trial, not one Indexed Job, because {why_group}; at most {k} "
-            f"running at once, submitted by a local process; trial {todo[0]}'s request:"
-        )
-    return SweepPlan(record, todo, first, why)
-
-
-def _dryrun_local_group(
-    runner: Runner, schema: ComponentSchema, record: SweepRecord, sweep: Sweep, todo: list[int]
-) -> dict[int, AppDryRunInfo[Any]]:
-    """Every trial's request for a local group, as ``Runner.dryrun`` of each would make
-    it (every app is made first: a component that refuses an argument set fails here).
-    Without a workspace to build per trial, what is the same for all trials (the run
-    options, the tracking environment, each program's place on PATH) is found once."""
-    if record.workspace:
-        made = {i: trial_app(runner, schema, record, i, sweep) for i in todo}
-        return {
-            i: runner.dryrun(
-                made[i], record.scheduler, record.cfg, record.workspace, parent_run_id=record.handle
-            )
-            for i in todo
-        }
-    from torchx.schedulers.local_scheduler import LocalScheduler
-
-    sched = runner._scheduler(record.scheduler)
-    assert isinstance(sched, LocalScheduler)
-    env = runner._tracking_env(record.scheduler, record.handle)
-    apps = [trial_app(runner, schema, record, i, sweep, env) for i in todo]
-    infos = sched.submit_dryrun_group(apps, runner._cfg(record.scheduler, record.cfg))
-    for info in infos:
-        info.scheduler = record.scheduler  # the name it is registered under, as dryrun sets
-    return dict(zip(todo, infos, strict=True))
-
-
-def _first_and_others(
-    runner: Runner, schema: ComponentSchema, record: SweepRecord, sweep: Sweep, todo: list[int]
-) -> tuple[AppDryRunInfo[Any], dict[int, AppDef]]:
-    """The first trial's own request, and every other trial's app, for a request that runs
-    them all (an array or an Indexed Job)."""
-    first = todo[0]
-    info = runner.dryrun(
-        trial_app(runner, schema, record, first, sweep),
-        record.scheduler,
-        record.cfg,
-        record.workspace,
-        parent_run_id=record.handle,
-    )
-    # What the dryrun added to the first trial's roles, added to every other trial's (a
-    # workspace changes the run options or the image, never the command or environment).
-    env = runner._tracking_env(record.scheduler, record.handle)
-    apps = {i: trial_app(runner, schema, record, i, sweep, env) for i in todo if i != first}
-    return info, apps
-
-
-def _plan_indexed(
-    runner: Runner,
-    schema: ComponentSchema,
-    record: SweepRecord,
-    sweep: Sweep,
-    todo: list[int],
-) -> SweepPlan:
-    """One Indexed Job: the first trial dry-run as an app of its own, every other trial's
-    command line and environment added to it (``kubernetes_indexed``)."""
-    from torchx.schedulers.kubernetes_indexed import indexed_request
-
-    first = todo[0]
-    info, apps = _first_and_others(runner, schema, record, sweep, todo)
-    # a resume is a new Job of the same sweep
-    job = record.sweep_id + (f"-r{len(record.array_jobs)}" if record.array_jobs else "")
-    request = indexed_request(info, first, apps, record.parallel, job, record.sweep_id)
-    k = record.parallel or len(todo)
-    why = (
-        f"one Kubernetes Indexed Job of {len(todo)} completions, at most {k} pods at once; "
-        "each pod picks its trial by JOB_COMPLETION_INDEX (the server supports Indexed Jobs "
-        "with per-index retries and the trials are single-replica)"
-    )
-    return SweepPlan(record, todo, request, why)
-
-
-def _plan_array(
-    runner: Runner,
-    schema: ComponentSchema,
-    record: SweepRecord,
-    sweep: Sweep,
-    todo: list[int],
-    check_limits: bool,
-) -> SweepPlan:
-    """One array request: the first trial dry-run as an app of its own, every trial's app
-    made once and only its commands added to that request (``slurm_array``)."""
-    from torchx.schedulers.slurm_array import array_request, check_array_size, max_array_size
-
-    if check_limits:
-        check_array_size(todo, max_array_size())
-    first = todo[0]
-    info, apps = _first_and_others(runner, schema, record, sweep, todo)
-    name = info.app.name if info.app is not None else record.sweep_id
-    request = array_request(info, first, apps, record.parallel, name, record.sweep_id)
-    return SweepPlan(record, todo, request, "one Slurm job array; the task picks its trial")
+# How long a waiter trusts a driver's pid before it looks again that the pid is still the
+# driver's (a pid is reused once its process is gone).
+_DRIVER_RECHECK_S = 1.0
 
 
 def submit(runner: Runner, p: SweepPlan) -> str:
@@ -501,9 +121,9 @@ def _submit(runner: Runner, p: SweepPlan) -> str:
         return record.handle
     save(record)
     if p.requests:
-        _start_local_group(runner, p)
+        start_local_group(runner, p)
         return record.handle
-    _start_group(record, p.indices)
+    start_group(record, p.indices)
     return record.handle
 
 
@@ -515,63 +135,6 @@ def _member_id(mode: str, job: str, index: int, pos: int) -> str:
     from torchx.schedulers.kubernetes_indexed import trial_app_id
 
     return trial_app_id(job, pos)
-
-
-def _local_group(runner: Runner, scheduler: str) -> LocalScheduler | None:
-    """``scheduler`` when it runs a sweep's trials as one supervised group of its own."""
-    from torchx.schedulers.local_scheduler import LocalScheduler
-
-    sched = runner._scheduler(scheduler)
-    return sched if isinstance(sched, LocalScheduler) else None
-
-
-def _start_local_group(runner: Runner, p: SweepPlan) -> None:
-    from torchx.schedulers.local_scheduler import LocalScheduler
-
-    record = p.record
-    sched = runner._scheduler(record.scheduler)
-    assert isinstance(sched, LocalScheduler)
-    infos = [p.requests[i] for i in p.indices]
-    try:
-        proc = sched.schedule_group(
-            infos, record.parallel, record.sweep_id, str(sweeps_dir() / f"{record.sweep_id}.log")
-        )
-    except Exception:
-        if not any(t.attempts for t in record.trials):
-            record_path(record.sweep_id).unlink(missing_ok=True)  # nothing was submitted
-        raise
-    for i, info in zip(p.indices, infos, strict=True):
-        trial = record.trials[i]
-        trial.attempts.append(info.request.app_id)
-        trial.final_state, trial.final_exit_code = "", None
-    _drivers[proc.pid] = proc
-    record.driver_pid = proc.pid
-    record.driver_done = False
-    save(record)
-
-
-def _start_group(record: SweepRecord, indices: list[int]) -> None:
-    log = sweeps_dir() / f"{record.sweep_id}.log"
-    with open(log, "ab") as out:
-        proc = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "torchx.runner._sweep_group",
-                record.sweep_id,
-                ",".join(map(str, indices)),
-            ],
-            stdin=subprocess.DEVNULL,
-            stdout=out,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-            close_fds=True,
-        )
-    # The driver records itself too; this makes a status asked at once see it running.
-    _drivers[proc.pid] = proc
-    record.driver_pid = proc.pid
-    record.driver_done = False
-    save(record)
 
 
 # -- by handle --------------------------------------------------------------------------
@@ -608,49 +171,6 @@ def record_of(handle: str) -> SweepRecord:
     return record
 
 
-# Drivers this process started: their exit is read from the child itself (a driver that
-# ended is a zombie until reaped, with an empty command line).
-_drivers: dict[int, subprocess.Popen[bytes]] = {}
-
-
-def driver_alive(record: SweepRecord) -> bool:
-    pid = record.driver_pid
-    if pid is None or record.driver_done:
-        return False
-    if pid in _drivers:
-        return _drivers[pid].poll() is None
-    try:
-        with open(f"/proc/{pid}/cmdline", "rb") as f:
-            return record.sweep_id.encode() in f.read()
-    except FileNotFoundError:
-        return False
-    except OSError:
-        try:
-            os.kill(pid, 0)
-        except OSError:
-            return False
-        return True
-
-
-def trial_handle(record: SweepRecord, index: int) -> str | None:
-    if not 0 <= index < len(record.trials):
-        raise SpecsError(
-            "trial index", index, f"the sweep has trials 0 to {len(record.trials) - 1}"
-        )
-    attempts = record.trials[index].attempts
-    if not attempts:
-        return None
-    return make_app_handle(record.scheduler, record.session, attempts[-1])
-
-
-def exit_code(st: AppStatus) -> int | None:
-    codes = [r.exit_code for role in st.roles for r in role.replicas if r.exit_code is not None]
-    nonzero = [c for c in codes if c != 0]
-    if nonzero:
-        return nonzero[0]
-    return 0 if st.state == AppState.SUCCEEDED else (codes[0] if codes else None)
-
-
 def status(runner: Runner, handle: str) -> SweepStatus:
     """Every trial's state; while a resume of the sweep runs (it holds the sweep's resume
     lock), the trials it submits again read PENDING and the sweep has not ended."""
@@ -658,129 +178,12 @@ def status(runner: Runner, handle: str) -> SweepStatus:
     # one from before a resume or the one it saved, never the old one read just before a
     # resume saved and let go (which would read as ended while its trials run again).
     resumed_by = _resumer_of(handle)
-    return _status(runner, handle, record_of(handle), resumed_by)
+    return status_of(runner, handle, record_of(handle), resumed_by)
 
 
 def _resumer_of(handle: str) -> str | None:
     sweep_id = sweep_id_of(handle)
     return resumer(sweep_id) if sweep_id is not None else None  # record_of then says why
-
-
-def _status(
-    runner: Runner, handle: str, record: SweepRecord, resumed_by: str | None
-) -> SweepStatus:
-    alive = record.mode == "group" and driver_alive(record)
-    local_group = _local_group(runner, record.scheduler) if record.mode == "group" else None
-    # A local group's trials are read together, each from its state file alone.
-    local_states = _local_statuses(local_group, record) if local_group else {}
-    trials: list[TrialStatus] = []
-    tasks: dict[str, Any] = {}
-    if record.mode == "array":
-        from torchx.schedulers.slurm_array import describe_tasks
-
-        latest = [t.attempts[-1] for t in record.trials if t.attempts]
-        tasks = describe_tasks(latest, record.array_jobs)
-    # On Kubernetes every trial's pods carry the sweep's label: one list call for all.
-    by_pods = record.mode == "indexed" or is_kubernetes(runner, record.scheduler)
-    pod_states = trial_pod_states(runner, record) if by_pods else {}
-    for t in record.trials:
-        th = trial_handle(record, t.index)
-        state, code, msg = AppState.UNKNOWN, None, ""
-        reruns = 0  # the latest submission's runs after its first, where its status says
-        if not t.attempts:
-            if t.error:
-                state, msg = AppState.FAILED, t.error
-            elif t.cancelled or record.cancelled:
-                state = AppState.CANCELLED
-            elif alive:
-                state = AppState.PENDING
-            else:
-                state, msg = AppState.FAILED, "never submitted"
-        elif record.mode == "array":
-            task = tasks.get(t.attempts[-1])
-            if task is not None:
-                state, code = task.state, task.exit_code
-                msg = task.slurm_state
-        elif by_pods:
-            found = pod_states.get(t.attempts[-1])
-            if t.final_state:  # the driver saw its Jobs end (their retries included)
-                state, code = AppState[t.final_state], t.final_exit_code
-                reruns = max(found[3] - 1, 0) if found is not None else 0
-            elif found is not None and not (record.cancelled and not is_terminal(found[0])):
-                state, code, msg, runs = found
-                # every pod that started is a run; a pod still Pending is not one yet
-                reruns = max(runs - (0 if state == AppState.PENDING else 1), 0)
-            elif record.cancelled:
-                # cancelling deletes its Job and pods (a pod the Job controller made just
-                # before its Job went is removed by the garbage collector soon after)
-                state = AppState.CANCELLED
-            elif record.mode == "indexed" or alive:
-                state, msg = AppState.PENDING, "no pod of it yet"
-            else:
-                state, msg = AppState.FAILED, "no pod of it is left in the cluster"
-        else:
-            assert th is not None
-            st = local_states.get(t.attempts[-1]) if local_group else runner.status(th)
-            if st is not None:
-                state, code, msg = st.state, exit_code(st), st.msg
-                reruns = st.num_restarts + st.num_preemptions
-            elif t.final_state:
-                state, code = AppState[t.final_state], t.final_exit_code
-            elif record.cancelled:
-                state = AppState.CANCELLED  # cancelling removed it (Kubernetes deletes Jobs)
-            else:
-                state, msg = AppState.FAILED, "its scheduler no longer knows this app"
-            if state == AppState.PENDING and not alive and local_group:
-                # the group that was to start it is gone: it never will
-                state, msg = AppState.FAILED, "the sweep's group process ended before starting it"
-        if resumed_by is not None and is_terminal(state) and state != AppState.SUCCEEDED:
-            state, code, msg = AppState.PENDING, None, f"being submitted again ({resumed_by})"
-        attempts = _started(t, state, msg, reruns)
-        trials.append(TrialStatus(t.index, dict(t.args), state, attempts, code, th, msg))
-    overall = _overall(record, trials, alive)
-    why = ""
-    if resumed_by is not None:
-        why = (
-            f"a resume of it is running ({resumed_by}): it submits again the trials that did "
-            "not succeed, so the sweep has not ended"
-        )
-    return SweepStatus(handle, overall, record.mode, trials, why)
-
-
-def _started(trial: TrialRecord, state: AppState, msg: str, reruns: int = 0) -> int:
-    """How many runs of the trial have started: one for each earlier submission (one that
-    ``--resume`` replaced), and of the latest submission its runs that ended before
-    (``reruns``: restarts by ``max_retries`` and requeues after a preemption, where its
-    scheduler's status says them) plus the one now, unless it waits (PENDING)."""
-    if not trial.attempts:
-        return 0
-    waiting = state == AppState.PENDING
-    if waiting and msg == "REQUEUED" and not reruns:
-        # Slurm says it waits again after a preemption, with no count of the runs before
-        reruns = 1
-    return len(trial.attempts) - 1 + reruns + (0 if waiting else 1)
-
-
-def _local_statuses(sched: LocalScheduler, record: SweepRecord) -> dict[str, AppStatus | None]:
-    """The status of each trial's latest attempt, by app id, on a local scheduler."""
-    return sched.statuses([t.attempts[-1] for t in record.trials if t.attempts])
-
-
-def _overall(record: SweepRecord, trials: list[TrialStatus], alive: bool) -> AppState:
-    states = [t.state for t in trials]
-    if alive or not all(is_terminal(s) for s in states):
-        if any(s == AppState.RUNNING for s in states):
-            return AppState.RUNNING
-        return AppState.RUNNING if any(is_terminal(s) for s in states) else AppState.PENDING
-    if all(s == AppState.SUCCEEDED for s in states):
-        return AppState.SUCCEEDED
-    # Cancelled, as an app is, when the user cancelled it (a replica killed by the cancel
-    # may read as failed), or when every trial that did not succeed was cancelled (a
-    # cancel that ends the driver first may be read before it is recorded).
-    ended_well = (AppState.SUCCEEDED, AppState.CANCELLED)
-    if record.cancelled or all(s in ended_well for s in states):
-        return AppState.CANCELLED
-    return AppState.FAILED
 
 
 def wait(
@@ -801,33 +204,13 @@ def wait(
             # driver exits rather than describe every trial each ``interval``.
             pause = left(max(interval, _DRIVER_RECHECK_S))
             if pause > 0:
-                _await_exit(driver, pause)
+                await_exit(driver, pause)
                 continue
         st = status(runner, handle)
         pause = left(interval)
         if st.is_terminal() or pause <= 0:
             return st
         time.sleep(pause)
-
-
-# How long a waiter trusts a driver's pid before it looks again that the pid is still the
-# driver's (a pid is reused once its process is gone).
-_DRIVER_RECHECK_S = 1.0
-
-
-def _await_exit(pid: int, timeout: float) -> None:
-    """Sleep until process ``pid`` exits, or ``timeout`` seconds."""
-    from torchx.schedulers.local_scheduler import wait_for_exit
-
-    own = _drivers.get(pid)
-    if wait_for_exit(pid, timeout):
-        if own is not None:
-            own.poll()
-    elif own is not None:
-        with contextlib.suppress(subprocess.TimeoutExpired):
-            own.wait(timeout)
-    else:
-        time.sleep(min(timeout, 0.05))
 
 
 def cancel(runner: Runner, handle: str, timeout: float = 60.0) -> None:
@@ -891,7 +274,7 @@ def resume(
             "--resume", handle, "the sweep is still running; wait for it or cancel it first"
         )
     before = _as_saved(record)  # before this plan changes the record
-    st = _status(runner, handle, record, None)
+    st = status_of(runner, handle, record, None)
     if not st.is_terminal():
         raise SpecsError(
             "--resume", handle, "some trials are still running; wait for them or cancel first"
@@ -907,7 +290,7 @@ def resume(
         record.built_workspace, record.workspace = record.workspace, None
     p = plan(
         runner,
-        _sweep_of(record),
+        sweep_of(record),
         record.scheduler,
         record=record,
         indices=todo,

@@ -18,6 +18,7 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 
+from torchx.schedulers._slurm_commands import SlurmError, run
 from torchx.schedulers._slurm_parse import app_state, exit_code, lead_component
 from torchx.schedulers._slurm_script import (
     RoleParts,
@@ -26,7 +27,7 @@ from torchx.schedulers._slurm_script import (
     role_parts,
     script_shape,
 )
-from torchx.schedulers.slurm_scheduler import SlurmBatchRequest, SlurmError, _run
+from torchx.schedulers.slurm_scheduler import SlurmBatchRequest
 from torchx.specs import AppDef, AppDryRunInfo, AppState, SpecsError, validate_app
 
 _TASK = re.compile(r"^(?P<job>\d+)_(?P<index>\d+)$")
@@ -123,7 +124,7 @@ def max_array_size() -> int | None:
     """The cluster's ``MaxArraySize`` (array indices must stay below it), or None when
     ``scontrol`` cannot say."""
     try:
-        proc = _run(["scontrol", "show", "config"])
+        proc = run(["scontrol", "show", "config"])
     except SlurmError:
         return None
     if proc.returncode != 0:
@@ -184,7 +185,7 @@ def describe_tasks(
     if not jobs:
         return found
     if use_sacct is not False:
-        proc = _run(
+        proc = run(
             [
                 "sacct",
                 "--parsable2",
@@ -203,7 +204,7 @@ def describe_tasks(
             raise SlurmError(f"sacct failed: {proc.stderr.strip() or proc.returncode}")
     if all(t in found for t in task_ids):
         return found
-    proc = _run(
+    proc = run(
         ["squeue", f"--jobs={jobs}", "--array", "--states=all", "--noheader", "--format=%i|%T"]
     )
     if proc.returncode == 0:
@@ -219,7 +220,7 @@ def cancel_arrays(array_jobs: Sequence[str]) -> None:
     """``scancel`` every task of the arrays, in one call; ended ones are left alone."""
     if not array_jobs:
         return
-    proc = _run(["scancel", *array_jobs])
+    proc = run(["scancel", *array_jobs])
     if proc.returncode != 0 and "already completed" not in proc.stderr.lower():
         raise SlurmError(f"scancel {' '.join(array_jobs)} failed: {proc.stderr.strip()}")
 

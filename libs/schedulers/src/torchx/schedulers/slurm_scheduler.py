@@ -6,6 +6,10 @@ One role is one job; several roles are one heterogeneous job whose components ru
 is written next to the job (its ``WorkDir``), which Slurm reports, so ``log_iter`` finds
 it from any directory and any process. The commands run with the caller's environment
 (``SLURM_CONF`` and friends).
+
+The parts: ``_slurm_script`` writes the sbatch script, ``_slurm_preemption`` its time-limit
+and requeue handling, ``_slurm_commands`` runs Slurm's commands and words their failures,
+``_slurm_parse`` reads their answers and ``_slurm_status`` each replica's state from them.
 """
 
 from __future__ import annotations
@@ -15,7 +19,6 @@ import os
 import re
 import shlex
 import shutil
-import subprocess
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -30,19 +33,25 @@ from torchx.schedulers._api import (
     Stream,
 )
 from torchx.schedulers._bounded_lines import FileLines
-from torchx.schedulers._errors import SchedulerError, check_params
+from torchx.schedulers._errors import check_params
+from torchx.schedulers._slurm_commands import (
+    BACKEND,
+    JOB_ID,
+    SlurmError,
+    check_job_id,
+    run,
+    slurm_message,
+    submit_error,
+)
 from torchx.schedulers._slurm_parse import _STATES as _SLURM_STATES
 from torchx.schedulers._slurm_parse import (
     SACCT_FIELDS,
     Component,
-    ExitRecord,
     SlurmOutputError,
-    app_state,
     exit_reason,
     job_app_state,
     parse_sacct,
     parse_scontrol,
-    read_exit_record,
     roles_from_comment,
     state_word,
     sweep_from_comment,
@@ -62,12 +71,12 @@ from torchx.schedulers._slurm_script import (
     replica_exports,
     resource_options,
 )
+from torchx.schedulers._slurm_status import pending_reason, refused, replica_statuses
 from torchx.specs import (
     AppDef,
     AppDryRunInfo,
     AppState,
     CfgVal,
-    ReplicaStatus,
     Role,
     RoleStatus,
     SpecsError,
@@ -76,11 +85,7 @@ from torchx.specs import (
 )
 from torchx.workspace.dir_workspace import DirWorkspaceMixin, copy_workspace
 
-BACKEND = "slurm"
 TAIL_INTERVAL = 0.2
-_TIMEOUT = 60
-# a job, or task I of array job A as A_I (the id Slurm's commands take)
-_JOB_ID = re.compile(r"^\d+(?:_\d+)?$")
 _PENDING_TASKS = re.compile(r"^\d+_\[[^\]]*\]$")
 # How far back ``list`` asks accounting for ended jobs.
 LIST_DAYS = 7
@@ -88,18 +93,6 @@ LIST_DAYS = 7
 _ENDED_BY_SLURM = ("TIMEOUT", "NODE_FAIL", "OUT_OF_MEMORY", "PREEMPTED", "DEADLINE", "BOOT_FAIL")
 # sbatch's spellings of run options, accepted as aliases.
 _ALIASES = {"mail-user": "mail_user", "mail-type": "mail_type"}
-# What sbatch says, mapped to the run option or field that would fix it.
-_FIXES = (
-    ("partition", "partition", "choose a partition that exists (see `sinfo`)"),
-    ("time limit", "time", "ask for a shorter time, within the partition's limit (`sinfo`)"),
-    ("processors", "resource.cpu", "ask for fewer CPUs than the largest node has"),
-    ("memory", "resource.memMB", "ask for less memory than the largest node has"),
-    ("node configuration", "resource", "ask for fewer CPUs, GPUs or memory than a node has"),
-    ("gres", "resource.gpu", "ask for fewer GPUs than a node has"),
-    ("account", "account", "use an account you belong to (`sacctmgr show assoc`)"),
-    ("qos", "qos", "use a QOS your account may use"),
-    ("feature", "constraint", "use node features that exist (`sinfo -o %f`)"),
-)
 
 
 class SlurmOpts(TypedDict, total=False):
@@ -178,62 +171,6 @@ class SlurmBatchRequest:
         where = f"# job_dir: {self.job_dir}\n" if self.job_dir else ""
         ws = f"# workspace copied into job_dir: {self.workspace}\n" if self.workspace else ""
         return f"# {shlex.join(self.cmd)}\n{where}{ws}{self.script}"
-
-
-class SlurmError(SchedulerError):
-    """A Slurm command failed; the message carries Slurm's own words."""
-
-    def __init__(self, message: str, fix: str = "") -> None:
-        super().__init__(BACKEND, message, fix or _reach_fix(message))
-
-
-def _check_job_id(app_id: str) -> None:
-    if _JOB_ID.match(app_id):
-        return
-    from torchx.schedulers.sweep_names import SWEEP_ID_PATTERN
-
-    if re.fullmatch(SWEEP_ID_PATTERN, app_id):
-        raise SpecsError(
-            "app_id",
-            app_id,
-            "a sweep's handle is read by the torchx CLI or Runner from the sweep's record, "
-            "kept on the machine that submitted it; use it there, or name one trial by its "
-            "Slurm job id (ARRAY_TASK, e.g. 1234_0)",
-        )
-    raise SpecsError("app_id", app_id, "a Slurm job id is a number, e.g. 1234")
-
-
-def _reach_fix(message: str) -> str:
-    """The fix when Slurm's words say this machine reaches no cluster at all."""
-    if "Could not establish a configuration source" in message or (
-        "Unable to process configuration file" in message
-    ):
-        return (
-            "this machine has no Slurm configuration: run torchx on a node of the cluster "
-            "(where `sinfo` works), or point SLURM_CONF at the cluster's slurm.conf"
-        )
-    if "Unable to contact slurm controller" in message:
-        return (
-            "slurmctld does not answer (`scontrol ping` says so): start it, or point "
-            "SLURM_CONF at the cluster you use"
-        )
-    return ""
-
-
-def _run(argv: list[str], *, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
-    try:
-        return subprocess.run(
-            argv, input=stdin, capture_output=True, text=True, timeout=_TIMEOUT, check=False
-        )
-    except FileNotFoundError:
-        raise SlurmError(
-            f"{argv[0]} not found: the slurm scheduler needs Slurm's commands on PATH"
-        ) from None
-
-
-def _slurm_message(proc: subprocess.CompletedProcess[str]) -> str:
-    lines = [ln.strip() for ln in (proc.stderr + proc.stdout).splitlines() if ln.strip()]
-    return "; ".join(lines) or f"exit code {proc.returncode}"
 
 
 class SlurmScheduler(DirWorkspaceMixin, Scheduler[SlurmBatchRequest]):
@@ -373,16 +310,16 @@ class SlurmScheduler(DirWorkspaceMixin, Scheduler[SlurmBatchRequest]):
             elif not os.path.isdir(req.job_dir):
                 os.makedirs(req.job_dir)
                 created = req.job_dir
-        proc = _run([*req.cmd], stdin=req.script)
+        proc = run([*req.cmd], stdin=req.script)
         if proc.returncode != 0:
             if created is not None:
                 # Nothing of a refused job is left behind.
                 shutil.rmtree(created, ignore_errors=True)
             elif req.workspace and req.job_dir:
                 _empty(req.job_dir, remove=False)
-            raise self._submit_error(proc, dryrun_info.cfg)
+            raise submit_error(proc, dryrun_info.cfg)
         job_id = proc.stdout.strip().split(";")[0]
-        if not _JOB_ID.match(job_id):
+        if not JOB_ID.match(job_id):
             raise SlurmOutputError("sbatch --parsable", proc.stdout.strip(), "not a job id")
         return job_id
 
@@ -392,7 +329,7 @@ class SlurmScheduler(DirWorkspaceMixin, Scheduler[SlurmBatchRequest]):
         sbatch takes such a job (each component fits alone) and it pends forever with
         ``Reason=Resources``; the partition's size says so before anything is queued.
         """
-        proc = _run(
+        proc = run(
             ["scontrol", "show", "partition", "-o", *([req.partition] if req.partition else [])]
         )
         if proc.returncode != 0:
@@ -416,25 +353,13 @@ class SlurmScheduler(DirWorkspaceMixin, Scheduler[SlurmBatchRequest]):
                 )
             return
 
-    def _submit_error(
-        self, proc: subprocess.CompletedProcess[str], cfg: Mapping[str, CfgVal]
-    ) -> SchedulerError:
-        msg = _slurm_message(proc)
-        low = msg.lower()
-        for needle, option, fix in _FIXES:
-            if needle in low:
-                name = option if option.startswith("resource") else f"run option {option!r}"
-                value = "" if option.startswith("resource") else f"={cfg.get(option)!r}"
-                return SlurmError(f"sbatch refused the job: {msg}", f"{fix} ({name}{value})")
-        return SlurmError(f"sbatch refused the job: {msg}")
-
     # -- inspection -------------------------------------------------------------------
 
     def _components(self, app_id: str) -> dict[int, Component]:
-        _check_job_id(app_id)
+        check_job_id(app_id)
         comps: dict[int, Component] = {}
         if self._use_sacct is not False:
-            proc = _run(
+            proc = run(
                 [
                     "sacct",
                     "--parsable2",
@@ -447,7 +372,7 @@ class SlurmScheduler(DirWorkspaceMixin, Scheduler[SlurmBatchRequest]):
             if proc.returncode == 0:
                 comps = parse_sacct(proc.stdout).get(app_id, {})
             elif self._use_sacct:
-                raise SlurmError(f"sacct failed: {_slurm_message(proc)}")
+                raise SlurmError(f"sacct failed: {slurm_message(proc)}")
         live = self._scontrol(app_id)
         if not comps:
             return live
@@ -469,11 +394,11 @@ class SlurmScheduler(DirWorkspaceMixin, Scheduler[SlurmBatchRequest]):
         return comps
 
     def _scontrol(self, app_id: str) -> dict[int, Component]:
-        proc = _run(["scontrol", "show", "job", "-o", app_id])
+        proc = run(["scontrol", "show", "job", "-o", app_id])
         if proc.returncode != 0:
             if "invalid job id" in (proc.stderr + proc.stdout).lower():
                 return {}
-            raise SlurmError(f"scontrol show job failed: {_slurm_message(proc)}")
+            raise SlurmError(f"scontrol show job failed: {slurm_message(proc)}")
         return parse_scontrol(proc.stdout)
 
     def describe_many(self, app_ids: Sequence[str]) -> dict[str, DescribeAppResponse | None]:
@@ -484,7 +409,7 @@ class SlurmScheduler(DirWorkspaceMixin, Scheduler[SlurmBatchRequest]):
 
         ids = list(dict.fromkeys(app_ids))
         for app_id in ids:
-            _check_job_id(app_id)
+            check_job_id(app_id)
         states = describe_tasks(ids, ids, self._use_sacct) if ids else {}
         out: dict[str, DescribeAppResponse | None] = {}
         for app_id in ids:
@@ -514,9 +439,7 @@ class SlurmScheduler(DirWorkspaceMixin, Scheduler[SlurmBatchRequest]):
             steps = comp.steps
             name, count = roles[offset] if offset < len(roles) else ("", 1)
             name = name or (steps[-1].name if steps else "") or f"component-{offset}"
-            replicas = self._replica_statuses(
-                app_id, name, count, comp, state, job_dir, leader.restarts
-            )
+            replicas = replica_statuses(app_id, name, count, comp, state, job_dir, leader.restarts)
             slurm_word = "TIMEOUT" if stopped_at_limit else state_word(comp.state)
             for r in replicas:
                 if r.state == AppState.FAILED:
@@ -541,55 +464,11 @@ class SlurmScheduler(DirWorkspaceMixin, Scheduler[SlurmBatchRequest]):
             # requeues after a warning are preemptions, not restarts after a failure
             num_restarts=max(0, (leader.restarts or 0) - requeues),
             num_preemptions=requeues,
-            msg="; ".join(failed) or _pending_reason(state, comps) or leader.state,
+            msg="; ".join(failed) or pending_reason(state, comps) or leader.state,
             roles_statuses=roles_statuses,
             # replica counts let callers (e.g. ``torchx log``) find every replica's output
             roles=[Role(r.role, image="", num_replicas=len(r.replicas)) for r in roles_statuses],
         )
-
-    def _replica_statuses(
-        self,
-        app_id: str,
-        role: str,
-        count: int,
-        comp: Component,
-        job_state: AppState,
-        job_dir: str,
-        attempt: int | None,
-    ) -> list[ReplicaStatus]:
-        """One status per task of the role's step: its own exit record of this attempt
-        where the job directory shows it, else what Slurm says of the whole step."""
-        step = comp.steps[-1] if comp.steps else None
-        step_state = app_state(step.state) if step else app_state(comp.state)
-        if step is None and not is_terminal(step_state) and is_terminal(job_state):
-            step_state = job_state
-        if not is_terminal(job_state) and is_terminal(step_state):
-            # A requeued job's steps are its previous run's until this run starts its own.
-            step, step_state = None, job_state
-        submitted = _submitted(comp.submit)
-        out = []
-        for k in range(count):
-            record = _exit_record(job_dir, app_id, role, k, attempt, submitted)
-            if record is None:
-                # Slurm keeps one exit code per step: it is this replica's only if alone.
-                code = (
-                    step.exit_code
-                    if step
-                    and is_terminal(step_state)
-                    and (count == 1 or step_state == AppState.SUCCEEDED)
-                    else None
-                )
-                host = step.nodes if step else comp.nodes
-                out.append(ReplicaStatus(k, step_state, role, hostname=host, exit_code=code))
-                continue
-            if record.code == 0:
-                rstate = AppState.SUCCEEDED
-            elif job_state == AppState.CANCELLED:
-                rstate = AppState.CANCELLED
-            else:
-                rstate = AppState.FAILED
-            out.append(ReplicaStatus(k, rstate, role, hostname=record.node, exit_code=record.code))
-        return out
 
     def list(self) -> list[ListAppResponse]:
         """This user's torchx jobs: ended ones from accounting, live and recent from squeue.
@@ -606,7 +485,7 @@ class SlurmScheduler(DirWorkspaceMixin, Scheduler[SlurmBatchRequest]):
         return sorted(out.values(), key=lambda r: [int(x) for x in re.findall(r"\d+", r.app_id)])
 
     def _list_sacct(self) -> dict[str, ListAppResponse]:
-        proc = _run(
+        proc = run(
             [
                 "sacct",
                 "--parsable2",
@@ -621,12 +500,12 @@ class SlurmScheduler(DirWorkspaceMixin, Scheduler[SlurmBatchRequest]):
         )
         if proc.returncode != 0:
             if self._use_sacct:
-                raise SlurmError(f"sacct failed: {_slurm_message(proc)}")
+                raise SlurmError(f"sacct failed: {slurm_message(proc)}")
             return {}
         out = {}
         for job_id, comps in parse_sacct(proc.stdout).items():
             lead = comps[min(comps)]
-            if lead.comment.startswith("torchx:") and not _refused(lead.state, lead.nodes):
+            if lead.comment.startswith("torchx:") and not refused(lead.state, lead.nodes):
                 states = {off: c.state for off, c in comps.items()}
                 out[job_id] = ListAppResponse(
                     job_id,
@@ -637,9 +516,9 @@ class SlurmScheduler(DirWorkspaceMixin, Scheduler[SlurmBatchRequest]):
         return out
 
     def _list_squeue(self) -> dict[str, ListAppResponse]:
-        proc = _run(["squeue", "--me", "--states=all", "--noheader", "--format=%i|%j|%T|%N|%k"])
+        proc = run(["squeue", "--me", "--states=all", "--noheader", "--format=%i|%j|%T|%N|%k"])
         if proc.returncode != 0:
-            raise SlurmError(f"squeue failed: {_slurm_message(proc)}")
+            raise SlurmError(f"squeue failed: {slurm_message(proc)}")
         states: dict[str, dict[int, str]] = {}
         names: dict[str, str] = {}
         sweeps: dict[str, str] = {}
@@ -649,12 +528,12 @@ class SlurmScheduler(DirWorkspaceMixin, Scheduler[SlurmBatchRequest]):
             job_id, _, offset = parts[0].partition("+")
             if _PENDING_TASKS.match(job_id):
                 continue  # array tasks not started yet: they have no app id of their own
-            if len(parts) != 5 or not _JOB_ID.match(job_id) or not (offset or "0").isdigit():
+            if len(parts) != 5 or not JOB_ID.match(job_id) or not (offset or "0").isdigit():
                 raise SlurmOutputError(
                     "squeue", line, "expected JOBID[+OFFSET]|NAME|STATE|NODELIST|COMMENT"
                 )
             _, name, state, nodes, comment = parts
-            if comment.startswith("torchx:") and not _refused(state, nodes):
+            if comment.startswith("torchx:") and not refused(state, nodes):
                 states.setdefault(job_id, {})[int(offset or 0)] = state
                 if offset in ("", "0"):
                     names[job_id] = name
@@ -700,9 +579,9 @@ class SlurmScheduler(DirWorkspaceMixin, Scheduler[SlurmBatchRequest]):
     # -- control ----------------------------------------------------------------------
 
     def _cancel_existing(self, app_id: str) -> None:
-        proc = _run(["scancel", app_id])
-        if proc.returncode != 0 and "already completed" not in _slurm_message(proc).lower():
-            raise SlurmError(f"scancel {app_id} failed: {_slurm_message(proc)}")
+        proc = run(["scancel", app_id])
+        if proc.returncode != 0 and "already completed" not in slurm_message(proc).lower():
+            raise SlurmError(f"scancel {app_id} failed: {slurm_message(proc)}")
 
 
 def _empty(path: str, *, remove: bool) -> None:
@@ -715,62 +594,6 @@ def _empty(path: str, *, remove: bool) -> None:
             shutil.rmtree(entry.path, ignore_errors=True)
         else:
             os.unlink(entry.path)
-
-
-def _exit_record(
-    job_dir: str, app_id: str, role: str, k: int, attempt: int | None, submitted: float | None
-) -> ExitRecord | None:
-    """Replica ``k``'s record of this attempt of the job; None while it runs.
-
-    A record of another attempt (before a requeue), or older than the job itself (a job id
-    that a reset cluster gave out again), is not this run's and is not read.
-    """
-    if not job_dir:
-        return None
-    path = Path(job_dir) / log_name(app_id, role, k, "exit")
-    try:
-        text = path.read_text()
-        written = path.stat().st_mtime
-    except OSError:
-        # not ended yet, or the job directory is not visible from here
-        return None
-    record = read_exit_record(text)
-    if record is None:
-        return None
-    if attempt is not None and record.attempt is not None and record.attempt != attempt:
-        return None
-    # Slurm's times have whole seconds: a record from this job is at most that much older.
-    if submitted is not None and written < submitted - 1:
-        return None
-    return record
-
-
-def _submitted(text: str) -> float | None:
-    """Slurm's ``Submit``/``SubmitTime`` (local time, whole seconds) as a Unix time."""
-    try:
-        return datetime.fromisoformat(text).timestamp()
-    except ValueError:
-        return None
-
-
-def _refused(state: str, nodes: str) -> bool:
-    """A submission sbatch refused: Slurm keeps a FAILED record that never had a node,
-    but the user got an error, not a job id, so it is not listed."""
-    return app_state(state) == AppState.FAILED and nodes.strip() in ("", "None assigned")
-
-
-def _pending_reason(state: AppState, comps: Mapping[int, Component]) -> str:
-    """Why a pending job waits, in Slurm's words (``Reason=`` of each waiting component)."""
-    if state != AppState.PENDING:
-        return ""
-    reasons = []
-    for offset in sorted(comps):
-        reason = comps[offset].reason
-        if reason and reason != "None" and reason not in reasons:
-            reasons.append(reason)
-    if not reasons:
-        return ""
-    return f"waiting in the Slurm queue: Reason={','.join(reasons)}"
 
 
 def _cut_by_time(

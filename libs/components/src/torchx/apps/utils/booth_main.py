@@ -17,8 +17,8 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
         prog="python -m torchx.apps.utils.booth_main",
         description="evaluates the booth function at (x1, x2)",
     )
-    parser.add_argument("--x1", type=float, required=True, help="x1")
-    parser.add_argument("--x2", type=float, required=True, help="x2")
+    for coordinate in ("x1", "x2"):
+        parser.add_argument(f"--{coordinate}", type=float, required=True, help=coordinate)
     parser.add_argument(
         "--tracker_base",
         type=str,

@@ -1,0 +1,303 @@
+"""Planning a sweep: each trial's app (the component called with its arguments, its
+environment saying which trial it is) and the one request that runs them, by the
+scheduler's way of running trials (an array, an Indexed Job, a local group, a group).
+Nothing is submitted here.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from torchx.runner._sweep import (
+    ENV_SWEEP_ARG_PREFIX,
+    ENV_SWEEP_ARGS,
+    ENV_SWEEP_ID,
+    ENV_SWEEP_INDEX,
+    Sweep,
+    SweepError,
+    check_sweep,
+)
+from torchx.runner._sweep_kubernetes import kubernetes_mode, trial_cfg
+from torchx.runner._sweep_processes import local_group
+from torchx.runner._sweep_record import SweepRecord, TrialRecord
+from torchx.runner._tracking import with_env
+from torchx.specs import AppDef, AppDryRunInfo, CfgVal, SpecsError
+
+if TYPE_CHECKING:
+    from torchx.runner._runner import Runner
+    from torchx.specs import ComponentSchema
+
+ARRAY_BACKENDS = ("slurm",)
+# ``json.dumps(..., sort_keys=True)`` makes a new encoder at each call; a sweep encodes
+# every trial's arguments.
+_ARGS_JSON = json.JSONEncoder(sort_keys=True)
+
+
+@dataclass
+class SweepPlan:
+    """What submitting a sweep would do: which trials, how, and the one request."""
+
+    record: SweepRecord
+    indices: list[int]
+    request: AppDryRunInfo[Any]
+    why: str
+    # every trial's request, where the trials are submitted together (a local group)
+    requests: dict[int, AppDryRunInfo[Any]] = field(default_factory=dict)
+    # a resume's plan: the sweep's record it was made from, as saved (``_as_saved``)
+    resumed_from: str | None = None
+
+    @property
+    def handle(self) -> str:
+        return self.record.handle
+
+    def __str__(self) -> str:
+        return (
+            f"# sweep {self.handle}: trials {','.join(map(str, self.indices))} of "
+            f"{len(self.record.trials)} ({self.record.mode}: {self.why})\n{self.request}"
+        )
+
+
+def _findable(component: str) -> str:
+    """A file component as an absolute path, so the driver and ``--resume`` find it from
+    any directory."""
+    path, sep, fn = component.partition(":")
+    if path.endswith(".py") and os.path.isfile(path):
+        return os.path.abspath(path) + sep + fn
+    return component
+
+
+def _new_id() -> str:
+    from torchx.schedulers.ids import random_id
+
+    return "sweep-" + random_id(10)
+
+
+def trial_env(record: SweepRecord, index: int) -> dict[str, str]:
+    args = record.trials[index].args
+    env = {
+        ENV_SWEEP_ID: record.handle,
+        ENV_SWEEP_INDEX: str(index),
+        ENV_SWEEP_ARGS: _ARGS_JSON.encode(args),
+    }
+    for name, value in args.items():
+        env[ENV_SWEEP_ARG_PREFIX + name.upper()] = value
+    return env
+
+
+def sweep_of(record: SweepRecord) -> Sweep:
+    names: list[str] = []
+    for t in record.trials:
+        names += [k for k in t.args if k not in names]
+    return Sweep(
+        record.component,
+        tuple(dict(t.args) for t in record.trials),
+        tuple(record.base_args),
+        record.parallel,
+        tuple(names),
+    )
+
+
+def _trial_error(index: int, e: SpecsError) -> SweepError:
+    """``e``, said of trial ``index``: its own message (a missing argument's "not given",
+    a list of problems) after ``sweep trial N``, with the same field, value and fix."""
+    error = SweepError(f"sweep trial {index} {e.field}", e.value, e.expected)
+    error.args = (f"sweep trial {index} {e}",)
+    return error
+
+
+def trial_app(
+    runner: Runner,
+    schema: ComponentSchema,
+    record: SweepRecord,
+    index: int,
+    sweep: Sweep | None = None,
+    env: Mapping[str, str] | None = None,
+) -> AppDef:
+    """Trial ``index``'s app: the component called with its arguments, plus its env (and
+    ``env`` on top). ``sweep`` is ``record``'s sweep, where the caller has it already."""
+    argv = (sweep or sweep_of(record)).trial_argv(index)
+    try:
+        app = runner.component_app(schema, argv)
+    except SpecsError as e:
+        raise _trial_error(index, e) from None
+    for role in app.roles:
+        role.image = record.images.get(role.image, role.image)
+    return with_env(app, {**trial_env(record, index), **(env or {})})
+
+
+def plan(
+    runner: Runner,
+    sweep: Sweep,
+    scheduler: str,
+    cfg: Mapping[str, CfgVal] | None = None,
+    workspace: str | None = None,
+    parent_run_id: str | None = None,
+    *,
+    record: SweepRecord | None = None,
+    indices: Sequence[int] | None = None,
+    check_limits: bool = True,
+) -> SweepPlan:
+    """Check the sweep against its component and build what would be submitted.
+
+    ``check_limits`` asks the backend for its limits (Slurm's ``MaxArraySize``) now; when
+    False, they are asked only if the backend refuses the request (``submit``)."""
+    from torchx.components import get_component
+
+    schema = get_component(sweep.component)
+    check_sweep(schema, sweep)
+    sched = runner._scheduler(scheduler)
+    mode = "array" if sched.backend in ARRAY_BACKENDS else "group"
+    why_group = ""
+    if record is None:
+        record = SweepRecord(
+            sweep_id=_new_id(),
+            scheduler=scheduler,
+            session=runner.name,
+            component=_findable(sweep.component),
+            base_args=list(sweep.base_args),
+            parallel=sweep.parallel,
+            mode=mode,
+            trials=[TrialRecord(i, dict(t)) for i, t in enumerate(sweep.trials)],
+            cfg=dict(cfg or {}),
+            workspace=workspace,
+            parent_run_id=parent_run_id,
+            created=time.time(),
+        )
+        if workspace:
+            from torchx.runner._sweep_workspace import build_workspace_once
+
+            build_workspace_once(runner, schema, record, sweep)
+        if sched.backend == "kubernetes":
+            record.mode, why_group = kubernetes_mode(
+                runner, record, lambda i: trial_app(runner, schema, record, i, sweep)
+            )
+    todo = list(range(len(record.trials))) if indices is None else sorted(indices)
+    if record.mode == "array":
+        return _plan_array(runner, schema, record, sweep, todo, check_limits)
+    if record.mode == "indexed":
+        return _plan_indexed(runner, schema, record, sweep, todo)
+    k = record.parallel or len(todo)
+    if local_group(runner, record.scheduler):
+        infos = _dryrun_local_group(runner, schema, record, sweep, todo)
+        why = (
+            f"one supervised group: one local process runs at most {k} trials at once, each "
+            f"supervised as an app of its own; trial {todo[0]}'s request:"
+        )
+        return SweepPlan(record, todo, infos[todo[0]], why, infos)
+    # Every trial's app is made now: a component that refuses an argument set fails here.
+    apps = {i: trial_app(runner, schema, record, i, sweep) for i in todo}
+    first = runner.dryrun(
+        apps[todo[0]],
+        scheduler,
+        trial_cfg(runner, record, todo[0]),
+        record.workspace,
+        parent_run_id=record.handle,
+    )
+    why = (
+        f"the {sched.backend} scheduler has no job arrays: one app per trial, at most {k} "
+        f"running at once, submitted by a local process; trial {todo[0]}'s request:"
+    )
+    if why_group:
+        why = (
+            f"one Job per trial, not one Indexed Job, because {why_group}; at most {k} "
+            f"running at once, submitted by a local process; trial {todo[0]}'s request:"
+        )
+    return SweepPlan(record, todo, first, why)
+
+
+def _dryrun_local_group(
+    runner: Runner, schema: ComponentSchema, record: SweepRecord, sweep: Sweep, todo: list[int]
+) -> dict[int, AppDryRunInfo[Any]]:
+    """Every trial's request for a local group, as ``Runner.dryrun`` of each would make
+    it (every app is made first: a component that refuses an argument set fails here).
+    Without a workspace to build per trial, what is the same for all trials (the run
+    options, the tracking environment, each program's place on PATH) is found once."""
+    if record.workspace:
+        made = {i: trial_app(runner, schema, record, i, sweep) for i in todo}
+        return {
+            i: runner.dryrun(
+                made[i], record.scheduler, record.cfg, record.workspace, parent_run_id=record.handle
+            )
+            for i in todo
+        }
+    from torchx.schedulers.local_scheduler import LocalScheduler
+
+    sched = runner._scheduler(record.scheduler)
+    assert isinstance(sched, LocalScheduler)
+    env = runner._tracking_env(record.scheduler, record.handle)
+    apps = [trial_app(runner, schema, record, i, sweep, env) for i in todo]
+    infos = sched.submit_dryrun_group(apps, runner._cfg(record.scheduler, record.cfg))
+    for info in infos:
+        info.scheduler = record.scheduler  # the name it is registered under, as dryrun sets
+    return dict(zip(todo, infos, strict=True))
+
+
+def _first_and_others(
+    runner: Runner, schema: ComponentSchema, record: SweepRecord, sweep: Sweep, todo: list[int]
+) -> tuple[AppDryRunInfo[Any], dict[int, AppDef]]:
+    """The first trial's own request, and every other trial's app, for a request that runs
+    them all (an array or an Indexed Job)."""
+    first = todo[0]
+    info = runner.dryrun(
+        trial_app(runner, schema, record, first, sweep),
+        record.scheduler,
+        record.cfg,
+        record.workspace,
+        parent_run_id=record.handle,
+    )
+    # What the dryrun added to the first trial's roles, added to every other trial's (a
+    # workspace changes the run options or the image, never the command or environment).
+    env = runner._tracking_env(record.scheduler, record.handle)
+    apps = {i: trial_app(runner, schema, record, i, sweep, env) for i in todo if i != first}
+    return info, apps
+
+
+def _plan_indexed(
+    runner: Runner,
+    schema: ComponentSchema,
+    record: SweepRecord,
+    sweep: Sweep,
+    todo: list[int],
+) -> SweepPlan:
+    """One Indexed Job: the first trial dry-run as an app of its own, every other trial's
+    command line and environment added to it (``kubernetes_indexed``)."""
+    from torchx.schedulers.kubernetes_indexed import indexed_request
+
+    first = todo[0]
+    info, apps = _first_and_others(runner, schema, record, sweep, todo)
+    # a resume is a new Job of the same sweep
+    job = record.sweep_id + (f"-r{len(record.array_jobs)}" if record.array_jobs else "")
+    request = indexed_request(info, first, apps, record.parallel, job, record.sweep_id)
+    k = record.parallel or len(todo)
+    why = (
+        f"one Kubernetes Indexed Job of {len(todo)} completions, at most {k} pods at once; "
+        "each pod picks its trial by JOB_COMPLETION_INDEX (the server supports Indexed Jobs "
+        "with per-index retries and the trials are single-replica)"
+    )
+    return SweepPlan(record, todo, request, why)
+
+
+def _plan_array(
+    runner: Runner,
+    schema: ComponentSchema,
+    record: SweepRecord,
+    sweep: Sweep,
+    todo: list[int],
+    check_limits: bool,
+) -> SweepPlan:
+    """One array request: the first trial dry-run as an app of its own, every trial's app
+    made once and only its commands added to that request (``slurm_array``)."""
+    from torchx.schedulers.slurm_array import array_request, check_array_size, max_array_size
+
+    if check_limits:
+        check_array_size(todo, max_array_size())
+    first = todo[0]
+    info, apps = _first_and_others(runner, schema, record, sweep, todo)
+    name = info.app.name if info.app is not None else record.sweep_id
+    request = array_request(info, first, apps, record.parallel, name, record.sweep_id)
+    return SweepPlan(record, todo, request, "one Slurm job array; the task picks its trial")

@@ -1,0 +1,125 @@
+"""The local processes that run a group sweep's trials: starting them, and telling
+whether one still runs.
+
+A local group (local_cwd, local_dir) is ONE supervised process of the local scheduler that
+runs every trial; any other scheduler's group is a small detached driver
+(``_sweep_group``) that submits the trials through the runner. Either is recorded in the
+sweep's record as its driver; this process also keeps the ones it started, to read their
+exit from the child itself.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import subprocess
+import sys
+import time
+from typing import TYPE_CHECKING
+
+from torchx.runner._sweep_record import SweepRecord, record_path, save, sweeps_dir
+
+if TYPE_CHECKING:
+    from torchx.runner._runner import Runner
+    from torchx.runner._sweep_plan import SweepPlan
+    from torchx.schedulers.local_scheduler import LocalScheduler
+
+# How often the group's driver looks at its running trials, by scheduler.
+_LOCAL_POLL_S = 0.05
+_REMOTE_POLL_S = 2.0
+_LOCAL = ("local_cwd", "local_dir")
+
+# Drivers this process started: their exit is read from the child itself (a driver that
+# ended is a zombie until reaped, with an empty command line).
+_drivers: dict[int, subprocess.Popen[bytes]] = {}
+
+
+def local_group(runner: Runner, scheduler: str) -> LocalScheduler | None:
+    """``scheduler`` when it runs a sweep's trials as one supervised group of its own."""
+    from torchx.schedulers.local_scheduler import LocalScheduler
+
+    sched = runner._scheduler(scheduler)
+    return sched if isinstance(sched, LocalScheduler) else None
+
+
+def start_local_group(runner: Runner, p: SweepPlan) -> None:
+    from torchx.schedulers.local_scheduler import LocalScheduler
+
+    record = p.record
+    sched = runner._scheduler(record.scheduler)
+    assert isinstance(sched, LocalScheduler)
+    infos = [p.requests[i] for i in p.indices]
+    try:
+        proc = sched.schedule_group(
+            infos, record.parallel, record.sweep_id, str(sweeps_dir() / f"{record.sweep_id}.log")
+        )
+    except Exception:
+        if not any(t.attempts for t in record.trials):
+            record_path(record.sweep_id).unlink(missing_ok=True)  # nothing was submitted
+        raise
+    for i, info in zip(p.indices, infos, strict=True):
+        trial = record.trials[i]
+        trial.attempts.append(info.request.app_id)
+        trial.final_state, trial.final_exit_code = "", None
+    _drivers[proc.pid] = proc
+    record.driver_pid = proc.pid
+    record.driver_done = False
+    save(record)
+
+
+def start_group(record: SweepRecord, indices: list[int]) -> None:
+    log = sweeps_dir() / f"{record.sweep_id}.log"
+    with open(log, "ab") as out:
+        proc = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "torchx.runner._sweep_group",
+                record.sweep_id,
+                ",".join(map(str, indices)),
+            ],
+            stdin=subprocess.DEVNULL,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+            close_fds=True,
+        )
+    # The driver records itself too; this makes a status asked at once see it running.
+    _drivers[proc.pid] = proc
+    record.driver_pid = proc.pid
+    record.driver_done = False
+    save(record)
+
+
+def driver_alive(record: SweepRecord) -> bool:
+    pid = record.driver_pid
+    if pid is None or record.driver_done:
+        return False
+    if pid in _drivers:
+        return _drivers[pid].poll() is None
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            return record.sweep_id.encode() in f.read()
+    except FileNotFoundError:
+        return False
+    except OSError:
+        try:
+            os.kill(pid, 0)
+        except OSError:
+            return False
+        return True
+
+
+def await_exit(pid: int, timeout: float) -> None:
+    """Sleep until process ``pid`` exits, or ``timeout`` seconds."""
+    from torchx.schedulers.local_scheduler import wait_for_exit
+
+    own = _drivers.get(pid)
+    if wait_for_exit(pid, timeout):
+        if own is not None:
+            own.poll()
+    elif own is not None:
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            own.wait(timeout)
+    else:
+        time.sleep(min(timeout, 0.05))
