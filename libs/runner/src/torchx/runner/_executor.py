@@ -175,12 +175,12 @@ class Executor:
                 raise SpecsError(f"Executor {field}", value, "expected an int of 1 or more")
         if poll_interval <= 0:
             raise SpecsError("Executor poll_interval", poll_interval, "expected seconds > 0")
-        for name, mapping, example in (
+        for option, mapping, example in (
             ("cfg", cfg, "{'log_dir': '/tmp/logs'}"),
             ("env", env, "{'LOGLEVEL': 'INFO'}"),
         ):
             if mapping is not None and not isinstance(mapping, Mapping):
-                raise SpecsError(f"Executor {name}", mapping, f"give a dict, e.g. {example}")
+                raise SpecsError(f"Executor {option}", mapping, f"give a dict, e.g. {example}")
         if resource is not None and not isinstance(resource, Resource | str):
             raise SpecsError(
                 "Executor resource",
