@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import concurrent.futures
+import contextlib
 import os
 import subprocess
 import sys
@@ -349,3 +350,41 @@ def test_importing_the_runner_leaves_the_executors_modules_unloaded(
     assert "torchx.runner" in loaded
     executors = {"concurrent.futures", "cloudpickle", "fsspec", "uuid", "torchx.runtime.function"}
     assert loaded & executors == set()
+
+
+def test_ctrl_c_in_the_with_block_cancels_the_apps_instead_of_waiting(tmp_path: Path) -> None:
+    futures: list[FunctionFuture] = []
+
+    def interrupted() -> None:
+        with (
+            contextlib.suppress(KeyboardInterrupt),
+            Executor(scheduler="local_cwd", poll_interval=0.2) as ex,
+        ):
+            futures.append(_started(ex, tmp_path / "started"))
+            raise KeyboardInterrupt
+
+    thread = threading.Thread(target=interrupted, daemon=True)
+    thread.start()
+    thread.join(timeout=120)
+    (future,) = futures
+    if thread.is_alive():  # still waiting for the 300 s call: release it, then fail
+        future.cancel()
+        pytest.fail("leaving the with block on Ctrl-C waited for the running app")
+    assert future.cancelled()
+    status = get_runner().wait(future.handle, wait_interval=0.2, timeout=120)
+    assert status is not None and status.state == AppState.CANCELLED
+
+
+def test_arguments_of_the_wrong_type_are_one_line_naming_the_field() -> None:
+    for kwargs, start in (
+        ({"cfg": "log_dir=/tmp"}, "Executor cfg: got 'log_dir=/tmp'; give a dict"),
+        ({"env": ["A=B"]}, "Executor env: got ['A=B']; give a dict"),
+        ({"resource": 4}, "Executor resource: got 4; give a Resource or a named resource"),
+        ({"mounts": "type=bind,src=/a,dst=/b"}, "Executor mounts: got 'type=bind,src=/a,dst=/b'"),
+        ({"transport": "nosuch://calls"}, "Executor transport: got 'nosuch://calls'; Protocol"),
+    ):
+        with pytest.raises(SpecsError) as info:
+            Executor(**kwargs)  # type: ignore[arg-type]
+        (line,) = str(info.value).splitlines()
+        assert line.startswith(start), line
+    assert get_runner().list("local_cwd") == []

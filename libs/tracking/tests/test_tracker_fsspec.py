@@ -147,3 +147,30 @@ def test_config_is_a_url_or_a_torchx_07_options_file(tmp_path: Path) -> None:
         create(str(options))
     with pytest.raises(TrackerConfigError, match=r"\[tracker:NAME\]"):
         create(None)
+
+
+def test_artifact_metadata_that_is_not_a_dict_is_one_line(tmp_path: Path) -> None:
+    tracker = create(str(tmp_path / "runs"))
+    with pytest.raises(InvalidRecordError) as info:
+        tracker.add_artifact(RUN, "model", "/tmp/m.pt", metadata="torchscript")  # type: ignore[arg-type]
+    assert str(info.value) == (
+        "artifact 'model' metadata: got 'torchscript'; give a dict of str keys to JSON values;"
+        " nothing was written"
+    )
+    assert tracker.artifacts(RUN) == {}
+
+
+def test_a_config_of_an_unknown_protocol_or_an_unwritable_folder_is_one_line(
+    tmp_path: Path,
+) -> None:
+    with pytest.raises(TrackerConfigError) as info:
+        create("nosuch://runs")
+    (line,) = str(info.value).splitlines()
+    assert line.startswith("fsspec tracker config: got 'nosuch://runs'; Protocol not known")
+    a_file = tmp_path / "a_file"
+    a_file.write_text("keep me")
+    with pytest.raises(TrackerConfigError) as info:
+        create(str(a_file / "runs"))
+    (line,) = str(info.value).splitlines()
+    assert line.startswith(f"fsspec tracker config: got '{a_file}/runs'; its folder cannot be")
+    assert a_file.read_text() == "keep me"

@@ -214,3 +214,24 @@ def test_bad_results_container_is_refused(tmp_path: Path, results: object, reaso
     assert str(caught.value) == f"invalid result for key 'k': {reason}; nothing was written"
     assert "k" not in tracker
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_base_of_an_unknown_protocol_is_one_line_naming_it() -> None:
+    with pytest.raises(ValueError) as caught:
+        FsspecResultTracker("nosuch://bucket/results")
+    (line,) = str(caught.value).splitlines()
+    assert line.startswith("tracker_base 'nosuch://bucket/results': Protocol not known: nosuch;")
+
+
+def test_a_base_that_cannot_be_written_names_the_key_and_base_and_keeps_the_file(
+    tmp_path: Path,
+) -> None:
+    a_file = tmp_path / "a_file"
+    a_file.write_text("keep me")
+    tracker = FsspecResultTracker(str(a_file / "results"))
+    with pytest.raises(NotADirectoryError) as caught:
+        tracker.put("out", accuracy=0.5)
+    (line,) = str(caught.value).splitlines()
+    assert f"cannot store results for key 'out' in tracker base '{a_file}/results'" in line
+    assert ".tmp" not in line
+    assert a_file.read_text() == "keep me"

@@ -175,6 +175,20 @@ class Executor:
                 raise SpecsError(f"Executor {field}", value, "expected an int of 1 or more")
         if poll_interval <= 0:
             raise SpecsError("Executor poll_interval", poll_interval, "expected seconds > 0")
+        for option, mapping, example in (
+            ("cfg", cfg, "{'log_dir': '/tmp/logs'}"),
+            ("env", env, "{'LOGLEVEL': 'INFO'}"),
+        ):
+            if mapping is not None and not isinstance(mapping, Mapping):
+                raise SpecsError(f"Executor {option}", mapping, f"give a dict, e.g. {example}")
+        if resource is not None and not isinstance(resource, Resource | str):
+            raise SpecsError(
+                "Executor resource",
+                resource,
+                "give a Resource or a named resource such as 'cpu.small'",
+            )
+        if isinstance(mounts, str):
+            raise SpecsError("Executor mounts", mounts, f"give a list of mounts, e.g. [{mounts!r}]")
         self._runner = runner if runner is not None else get_runner()
         self._own_runner = runner is None
         if not self._runner.has_scheduler(scheduler):
@@ -221,6 +235,15 @@ class Executor:
                 "memory:// lives inside this process, where no job can reach it; give a "
                 "folder or a URL the job's nodes reach",
             )
+        if not runtime.is_local(transport):
+            try:  # an unknown protocol, or one whose fsspec package is missing
+                runtime.Store(transport)
+            except (ValueError, ImportError) as e:
+                raise SpecsError(
+                    "Executor transport",
+                    transport,
+                    f"{e}; give a local folder or an fsspec URL every node reaches (s3://...)",
+                ) from None
         if runtime.is_local(transport):
             if not reaches_local:
                 raise SpecsError(
@@ -238,8 +261,14 @@ class Executor:
     def __enter__(self) -> Executor:
         return self
 
-    def __exit__(self, *exc: object) -> None:
-        self.shutdown(wait=True)
+    def __exit__(self, exc_type: type[BaseException] | None, *exc: object) -> None:
+        # Ctrl-C stops the apps, as it stops a local pool's workers and a waiting
+        # `torchx run`; waiting for them here would hold the interrupted program until its
+        # longest app ended.
+        if exc_type is not None and issubclass(exc_type, KeyboardInterrupt):
+            self.shutdown(wait=False, cancel_futures=True)
+        else:
+            self.shutdown(wait=True)
 
     def _store(self, *names: str) -> Store:
         store: Store = _runtime().Store("/".join([self.transport.rstrip("/"), *names]))

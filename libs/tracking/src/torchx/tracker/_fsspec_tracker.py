@@ -319,7 +319,14 @@ def create(config: str | None, **storage_options: Any) -> FsspecTracker:
         )
     from fsspec.core import url_to_fs  # type: ignore[import-untyped]
 
-    fs, path = url_to_fs(config, **storage_options)
+    try:
+        fs, path = url_to_fs(config, **storage_options)
+    except (ValueError, ImportError) as e:  # an unknown protocol, or its package missing
+        raise TrackerConfigError(
+            "fsspec tracker config",
+            config,
+            f"{e}; give a folder or an fsspec URL whose filesystem is installed",
+        ) from None
     experiment = None
     if fs.isfile(path):
         options = _read_options_file(fs, path, config)
@@ -334,5 +341,12 @@ def create(config: str | None, **storage_options: Any) -> FsspecTracker:
         import fsspec  # type: ignore[import-untyped]
 
         fs, path = fsspec.filesystem(protocol, **options), root
-    fs.makedirs(path, exist_ok=True)
+    try:
+        fs.makedirs(path, exist_ok=True)
+    except OSError as e:
+        raise TrackerConfigError(
+            "fsspec tracker config",
+            config,
+            f"its folder cannot be created ({e.strerror or e}); give a folder the app can write",
+        ) from None
     return FsspecTracker(fs, path, experiment)

@@ -33,6 +33,8 @@ def json_value(field: str, value: object) -> object:
 
 
 def json_mapping(field: str, values: Mapping[str, object]) -> dict[str, object]:
+    if not isinstance(values, Mapping):
+        raise InvalidRecordError(field, values, "give a dict of str keys to JSON values")
     return {key: json_value(f"{field}[{key!r}]", v) for key, v in values.items()}
 
 

@@ -58,7 +58,15 @@ class FsspecResultTracker(ResultTracker):
         # package stays cheap for apps that only pass a tracker around.
         from fsspec.core import url_to_fs  # type: ignore[import-untyped]
 
-        fs, root = url_to_fs(tracker_base, **storage_options)
+        try:
+            fs, root = url_to_fs(tracker_base, **storage_options)
+        except ValueError as e:  # fsspec's "Protocol not known: ..."
+            raise ValueError(
+                f"tracker_base {tracker_base!r}: {e}; give a local path or an fsspec URL"
+                f" of an installed filesystem (e.g. '/tmp/results', 's3://bucket/results')"
+            ) from None
+        except ImportError as e:  # a known protocol whose package is not installed
+            raise ImportError(f"tracker_base {tracker_base!r}: {e}", name=e.name) from None
         self.tracker_base = tracker_base
         self._root: str = root.rstrip("/")
         self._backend: DocumentStore = store_for(fs)
@@ -79,7 +87,16 @@ class FsspecResultTracker(ResultTracker):
         return f"{self._root}/{key}{DOCUMENT_SUFFIX}"
 
     def _store(self, key: str, results: Results) -> None:
-        self._backend.write(self._path(key), encode_document(results))
+        try:
+            self._backend.write(self._path(key), encode_document(results))
+        except OSError as e:
+            # The error would name a temporary file; name the key and base instead.
+            # OSError(errno, ...) keeps the subclass (FileNotFoundError, PermissionError).
+            raise OSError(
+                e.errno,
+                f"cannot store results for key {key!r} in tracker base {self.tracker_base!r}"
+                f" ({e.strerror or e}); give a tracker_base this app can write",
+            ) from None
 
     def _load(self, key: str) -> Results:
         path = self._path(key)
