@@ -45,6 +45,30 @@ def test_local_scheduler_parameters_and_image_providers(tmp_path: Path) -> None:
     assert create_dir_scheduler("s", state_dir=str(tmp_path)).backend == "local_dir"
 
 
+def test_local_factory_takes_0_7_parameters_in_0_7_order(tmp_path: Path) -> None:
+    from torchx.schedulers.local_scheduler import (
+        LocalDirectoryImageProvider,
+        create_dir_scheduler,
+        create_scheduler,
+    )
+
+    state = str(tmp_path / "state")
+    # 0.7: create_scheduler(session_name, cache_size, extra_paths, image_provider_class)
+    s = create_scheduler("s", 7, [str(tmp_path)], LocalDirectoryImageProvider, state_dir=state)
+    assert (s.cache_size, s.extra_paths, s.backend) == (7, [str(tmp_path)], "local_cwd")
+    assert s.image_provider_class is LocalDirectoryImageProvider
+    assert str(s.state_dir) == state
+    with pytest.raises(SpecsError, match="local_dir scheduler runs in a directory"):
+        s.submit_dryrun(_app(image="busybox:1"), {})
+    d = create_dir_scheduler("s", 3, state_dir=state)
+    assert (d.cache_size, d.backend) == (3, "local_dir")
+    with pytest.raises(SpecsError) as e:
+        create_scheduler("s", cache_dir=state)
+    assert "cache_dir" in str(e.value) and "image_provider_class" in str(e.value)
+    with pytest.raises(TypeError):
+        create_scheduler("s", 7, None, LocalDirectoryImageProvider, state)  # type: ignore[misc]
+
+
 def test_slurm_requests_options_and_mail_aliases() -> None:
     from torchx.schedulers.slurm_scheduler import (
         SlurmBatchRequest,

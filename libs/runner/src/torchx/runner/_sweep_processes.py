@@ -15,14 +15,15 @@ import os
 import subprocess
 import sys
 import time
-from typing import TYPE_CHECKING
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
 
 from torchx.runner._sweep_record import SweepRecord, record_path, save, sweeps_dir
 
 if TYPE_CHECKING:
     from torchx.runner._runner import Runner
-    from torchx.runner._sweep_plan import SweepPlan
     from torchx.schedulers.local_scheduler import LocalScheduler
+    from torchx.specs import AppDryRunInfo
 
 # How often the group's driver looks at its running trials, by scheduler.
 _LOCAL_POLL_S = 0.05
@@ -42,13 +43,18 @@ def local_group(runner: Runner, scheduler: str) -> LocalScheduler | None:
     return sched if isinstance(sched, LocalScheduler) else None
 
 
-def start_local_group(runner: Runner, p: SweepPlan) -> None:
+def start_local_group(
+    runner: Runner,
+    record: SweepRecord,
+    indices: list[int],
+    requests: Mapping[int, AppDryRunInfo[Any]],
+) -> None:
+    """Submit trials ``indices`` (their ``requests``) as one supervised local group."""
     from torchx.schedulers.local_scheduler import LocalScheduler
 
-    record = p.record
     sched = runner._scheduler(record.scheduler)
     assert isinstance(sched, LocalScheduler)
-    infos = [p.requests[i] for i in p.indices]
+    infos = [requests[i] for i in indices]
     try:
         proc = sched.schedule_group(
             infos, record.parallel, record.sweep_id, str(sweeps_dir() / f"{record.sweep_id}.log")
@@ -57,7 +63,7 @@ def start_local_group(runner: Runner, p: SweepPlan) -> None:
         if not any(t.attempts for t in record.trials):
             record_path(record.sweep_id).unlink(missing_ok=True)  # nothing was submitted
         raise
-    for i, info in zip(p.indices, infos, strict=True):
+    for i, info in zip(indices, infos, strict=True):
         trial = record.trials[i]
         trial.attempts.append(info.request.app_id)
         trial.final_state, trial.final_exit_code = "", None

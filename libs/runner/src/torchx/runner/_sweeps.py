@@ -121,7 +121,7 @@ def _submit(runner: Runner, p: SweepPlan) -> str:
         return record.handle
     save(record)
     if p.requests:
-        start_local_group(runner, p)
+        start_local_group(runner, record, p.indices, p.requests)
         return record.handle
     start_group(record, p.indices)
     return record.handle

@@ -6,13 +6,14 @@ from __future__ import annotations
 
 import os
 import re
+import socket
 import subprocess
 from collections.abc import Mapping
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from torchx.schedulers._api import ListAppResponse
+from torchx.schedulers._api import DescribeAppResponse, ListAppResponse
 from torchx.schedulers._errors import SchedulerError
 from torchx.schedulers._local_processes import kill_recorded_groups, process_start_token
 from torchx.schedulers._local_state_files import (
@@ -24,7 +25,7 @@ from torchx.schedulers._local_state_files import (
     record_orphaned_end,
 )
 from torchx.schedulers.sweep_names import ENV_SWEEP_ID, ENV_SWEEP_INDEX, sweep_trial
-from torchx.specs import AppState, SpecsError
+from torchx.specs import AppDef, AppState, ReplicaStatus, RoleStatus, SpecsError
 
 
 class AppStateError(SchedulerError):
@@ -212,3 +213,39 @@ def state_of(name: str) -> AppState:
         return AppState[name]
     except KeyError:
         return AppState.UNKNOWN
+
+
+def describe_response(
+    app_id: str,
+    app_dir: str,
+    state: Mapping[str, Any],
+    roles_statuses: list[RoleStatus],
+    app: AppDef | None = None,
+) -> DescribeAppResponse:
+    """What the app's state says of it, as ``describe`` answers (with ``app``, the AppDef
+    its request holds); ``statuses`` answers its ``to_status()``."""
+    return DescribeAppResponse(
+        app_id=app_id,
+        state=state_of(state.get("state", "UNKNOWN")),
+        num_restarts=int(state.get("num_restarts", 0)),
+        num_preemptions=int(state.get("num_preemptions", 0)),
+        msg=state.get("msg", ""),
+        structured_error_msg=state.get("structured_error_msg", ""),
+        roles_statuses=roles_statuses,
+        ui_url=f"file://{app_dir}",
+        roles=list(app.roles) if app else [],
+        app=app,
+    )
+
+
+def replica_status(role: str, replica_id: int, rec: Mapping[str, Any]) -> ReplicaStatus:
+    """A replica's status from its entry in the app's state (empty: not started yet)."""
+    return ReplicaStatus(
+        id=replica_id,
+        state=state_of(rec.get("state", "PENDING")),
+        role=role,
+        hostname=socket.gethostname() if rec.get("pid") else "",
+        exit_code=rec.get("exit_code"),
+        structured_error_msg=rec.get("error", ""),
+        attempt=int(rec.get("attempt") or 1),
+    )

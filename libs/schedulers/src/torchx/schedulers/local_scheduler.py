@@ -32,7 +32,6 @@ import contextlib
 import math
 import os
 import shutil
-import socket
 import subprocess
 import sys
 import time
@@ -79,6 +78,8 @@ from torchx.schedulers._local_records import (
     AppStateError,
     LocalAppRecords,
     default_state_dir,
+    describe_response,
+    replica_status,
     state_of,
 )
 from torchx.schedulers._local_request import (
@@ -117,7 +118,6 @@ from torchx.specs import (
     AppDryRunInfo,
     AppStatus,
     CfgVal,
-    ReplicaStatus,
     RetryPolicy,
     RoleStatus,
     SpecsError,
@@ -552,9 +552,9 @@ class LocalScheduler(Scheduler[LocalRequest]):
         by_replica = {(r["role"], r["id"]): r for r in state.get("replicas", [])}
         for spec in request.get("replicas", []):
             rec = by_replica.get((spec["role"], spec["id"]), {})
-            statuses[spec["role"]].replicas.append(_replica_status(spec["role"], spec["id"], rec))
+            statuses[spec["role"]].replicas.append(replica_status(spec["role"], spec["id"], rec))
         app = app_from_json(request["app"]) if request.get("app") else None
-        return _response(app_id, app_dir, state, list(statuses.values()), app)
+        return describe_response(app_id, app_dir, state, list(statuses.values()), app)
 
     def statuses(self, app_ids: Sequence[str]) -> dict[str, AppStatus | None]:
         """Each app's status (None: no such app), read from the app's state file alone:
@@ -572,8 +572,9 @@ class LocalScheduler(Scheduler[LocalRequest]):
             roles: dict[str, RoleStatus] = {}
             for rec in state.get("replicas", []):
                 role = roles.setdefault(rec["role"], RoleStatus(rec["role"]))
-                role.replicas.append(_replica_status(rec["role"], rec["id"], rec))
-            out[app_id] = _response(app_id, app_dir, state, list(roles.values())).to_status()
+                role.replicas.append(replica_status(rec["role"], rec["id"], rec))
+            response = describe_response(app_id, app_dir, state, list(roles.values()))
+            out[app_id] = response.to_status()
         return out
 
     def list(self) -> list[ListAppResponse]:
@@ -727,74 +728,50 @@ def _call_off(supervisor: subprocess.Popen[bytes] | None) -> None:
     supervisor.wait()
 
 
-def _response(
-    app_id: str,
-    app_dir: str,
-    state: Mapping[str, Any],
-    roles_statuses: list[RoleStatus],
-    app: AppDef | None = None,
-) -> DescribeAppResponse:
-    """What the app's state says of it, as ``describe`` answers (with ``app``, the AppDef
-    its request holds); ``statuses`` answers its ``to_status()``."""
-    return DescribeAppResponse(
-        app_id=app_id,
-        state=state_of(state.get("state", "UNKNOWN")),
-        num_restarts=int(state.get("num_restarts", 0)),
-        num_preemptions=int(state.get("num_preemptions", 0)),
-        msg=state.get("msg", ""),
-        structured_error_msg=state.get("structured_error_msg", ""),
-        roles_statuses=roles_statuses,
-        ui_url=f"file://{app_dir}",
-        roles=list(app.roles) if app else [],
-        app=app,
-    )
-
-
-def _replica_status(role: str, replica_id: int, rec: Mapping[str, Any]) -> ReplicaStatus:
-    """A replica's status from its entry in the app's state (empty: not started yet)."""
-    return ReplicaStatus(
-        id=replica_id,
-        state=state_of(rec.get("state", "PENDING")),
-        role=role,
-        hostname=socket.gethostname() if rec.get("pid") else "",
-        exit_code=rec.get("exit_code"),
-        structured_error_msg=rec.get("error", ""),
-        attempt=int(rec.get("attempt") or 1),
-    )
-
-
 def create_scheduler(
     session_name: str,
-    state_dir: str | os.PathLike[str] | None = None,
     cache_size: int = 100,
     extra_paths: list[str] | None = None,
+    image_provider_class: Callable[[Mapping[str, CfgVal]], ImageProvider] = CWDImageProvider,
+    *,
+    state_dir: str | os.PathLike[str] | None = None,
     **params: Any,
 ) -> LocalScheduler:
-    """The local_cwd factory; any parameter but these is refused."""
-    check_params(BACKEND, params, ("state_dir", "cache_size", "extra_paths"))
-    return LocalScheduler(
-        session_name,
-        image_provider_class=CWDImageProvider,
-        cache_size=cache_size,
-        extra_paths=extra_paths,
-        state_dir=state_dir,
-    )
+    """The local_cwd factory, with 0.7's parameters in 0.7's order (``state_dir`` is by
+    name only); any other parameter is refused."""
+    return _factory(BACKEND, session_name, cache_size, extra_paths, image_provider_class,
+                    state_dir, params)  # fmt: skip
 
 
 def create_dir_scheduler(
     session_name: str,
-    state_dir: str | os.PathLike[str] | None = None,
     cache_size: int = 100,
     extra_paths: list[str] | None = None,
+    *,
+    state_dir: str | os.PathLike[str] | None = None,
     **params: Any,
 ) -> LocalScheduler:
     """The local_dir factory: each role's image must be a directory, which it runs in."""
-    check_params(DIR_BACKEND, params, ("state_dir", "cache_size", "extra_paths"))
+    return _factory(DIR_BACKEND, session_name, cache_size, extra_paths,
+                    LocalDirectoryImageProvider, state_dir, params)  # fmt: skip
+
+
+def _factory(
+    backend: str,
+    session_name: str,
+    cache_size: int,
+    extra_paths: list[str] | None,
+    image_provider_class: Callable[[Mapping[str, CfgVal]], ImageProvider],
+    state_dir: str | os.PathLike[str] | None,
+    params: Mapping[str, Any],
+) -> LocalScheduler:
+    takes = ("cache_size", "extra_paths", "state_dir")
+    check_params(backend, params, (*takes, "image_provider_class") if backend == BACKEND else takes)
     return LocalScheduler(
         session_name,
-        image_provider_class=LocalDirectoryImageProvider,
+        image_provider_class=image_provider_class,
         cache_size=cache_size,
         extra_paths=extra_paths,
         state_dir=state_dir,
-        backend=DIR_BACKEND,
+        backend=backend,
     )

@@ -1,0 +1,69 @@
+"""What the ``torchx`` commands share: the runner they use, how they choose a scheduler,
+shell completion of scheduler names and the options several commands take.
+
+Like every command module, it imports nothing heavy at module level.
+"""
+
+# No ``from __future__ import annotations``, as in ``_app``: typer reads each command's
+# signature on every start, and string annotations would be evaluated each time.
+
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+from torchx.cli._errors import CliError
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+    from torchx.runner import Runner, TorchxConfig
+
+
+def _complete_scheduler(incomplete: str) -> list[str]:
+    from torchx.schedulers import get_scheduler_factories
+
+    return sorted(n for n in get_scheduler_factories() if n.startswith(incomplete))
+
+
+SchedulerOpt = Annotated[
+    str | None,
+    typer.Option(
+        "-s",
+        "--scheduler",
+        help="scheduler backend (default: local_cwd)",
+        autocompletion=_complete_scheduler,
+    ),
+]
+JsonOpt = Annotated[bool, typer.Option("--json", help="print JSON for scripts")]
+
+
+def _runner() -> "Runner":
+    from torchx.runner import get_runner
+
+    return get_runner()
+
+
+def _runner_of(config: "TorchxConfig") -> "Runner":
+    """The runner ``get_runner()`` makes, over ``config`` already read."""
+    from torchx.cli._run import scheduler_factories
+    from torchx.runner import DEFAULT_SESSION, Runner
+
+    return Runner(DEFAULT_SESSION, scheduler_factories(), config=config)
+
+
+def _scheduler(
+    runner: "Runner", name: str | None, run_defaults: "Mapping[str, str] | None" = None
+) -> str:
+    """``name``, else ``[cli:run] scheduler`` of the config files (``run_defaults`` where
+    the caller read them already), else local_cwd."""
+    from torchx.schedulers import DEFAULT_SCHEDULER
+
+    if not name and run_defaults is None:
+        run_defaults = runner.config.cli_defaults("run")
+    scheduler = name or (run_defaults or {}).get("scheduler") or DEFAULT_SCHEDULER
+    if not runner.has_scheduler(scheduler):
+        from torchx.specs import closest
+
+        known = runner.scheduler_backends()
+        raise CliError(f"scheduler: got {scheduler!r}; {closest(scheduler, known)}")
+    return scheduler

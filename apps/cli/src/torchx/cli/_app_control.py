@@ -1,0 +1,61 @@
+"""The commands that act on a running app: ``cancel`` stops it (a sweep: every trial)
+and ``requeue`` makes it start again as a preemption would.
+"""
+
+# No ``from __future__ import annotations``, as in ``_app``: typer reads each command's
+# signature on every start, and string annotations would be evaluated each time.
+
+from typing import Annotated
+
+import typer
+
+from torchx.cli._app_common import _runner
+from torchx.cli._errors import CliError
+from torchx.cli._handled import handled
+
+
+@handled
+def cancel(handle: Annotated[str, typer.Argument(help="SCHEDULER://SESSION/APP_ID")]) -> None:
+    """Stop an app (a sweep: every trial)."""
+    from torchx.cli._run import check_handle
+    from torchx.cli._sweep_cli import no_such, resolve_trial, sweep_id
+
+    if sweep_id(handle):
+        from torchx.cli._sweep_cli import cancel as cancel_sweep
+
+        cancel_sweep(_runner(), handle)
+        return
+    handle = resolve_trial(handle)
+    check_handle(handle)
+    from torchx.specs import is_terminal
+
+    runner = _runner()
+    before = runner.status(handle)
+    if before is None:
+        # Runner.cancel ignores an unknown app, as pytorch/torchx's does; at the command
+        # line a mistyped handle deserves to be told.
+        raise CliError(f"app handle: got {handle!r}; {no_such(handle)}")
+    # Say what happened, not what was asked: an app that had already ended stays as it was.
+    if is_terminal(before.state):
+        typer.echo(f"{handle} was not running: it had already ended as {before.state.name}")
+        return
+    runner.cancel(handle)
+    typer.echo(f"cancelled {handle}")
+
+
+@handled
+def requeue(handle: Annotated[str, typer.Argument(help="SCHEDULER://SESSION/APP_ID")]) -> None:
+    """Requeue an app as a preemption would: it is warned (SIGTERM), may checkpoint, stops,
+    and starts again under the same handle."""
+    from torchx.cli._run import check_handle
+
+    check_handle(handle)
+    status = _runner().requeue(handle)
+    preemptions = status.num_preemptions if status is not None else 0
+    state = status.state.name if status is not None else "UNKNOWN"
+    typer.echo(f"requeued {handle} (preemption {preemptions}); now {state}")
+    if status is not None:
+        from torchx.cli._attempt_record import record_requeue
+
+        for problem in record_requeue(handle, status):
+            typer.echo(f"warning: {problem}", err=True)
