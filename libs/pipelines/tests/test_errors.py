@@ -112,6 +112,17 @@ def test_missing_and_unknown_inputs(apps: Any) -> None:
     assert "no inputs" in str(err)
 
 
+def test_inputs_of_the_wrong_type_name_the_field(apps: Any) -> None:
+    app = apps.python("m", param("lr"))
+    err = _task_error(app, inputs=["lr"])
+    assert str(err).startswith("app 'python' inputs: got ['lr']; give a dict of name -> value")
+    err = _task_error(app, inputs={"lr": 0.1})
+    assert str(err) == (
+        "app 'python' inputs['lr']: got 0.1; param() takes a string; pass str(0.1) or a"
+        " pipeline parameter"
+    )
+
+
 def test_outside_a_pipeline(apps: Any) -> None:
     with pytest.raises(KfpAdapterError, match=r"inside a @dsl\.pipeline function"):
         task_from_app(apps.python("m"))

@@ -207,6 +207,18 @@ def test_unknown_named_resource_suggests() -> None:
     assert "'gpu.small'" in str(e.value) and e.value.field == "named resource"
 
 
+def test_a_named_resource_that_is_not_a_str_is_one_line() -> None:
+    for name in (3, None, ["gpu.small"]):
+        with pytest.raises(SpecsError) as e:
+            named_resources[name]  # type: ignore[index]
+        assert (
+            str(e.value)
+            == f"named resource: got {name!r}; give its name as a str, e.g. 'gpu.small'"
+        )
+    with pytest.raises(KeyError, match="give its name as a str"):
+        resource(h=3)  # type: ignore[arg-type]
+
+
 def test_cfg_from_str_splits_and_keeps_keys_as_0_7() -> None:
     from typing import List  # noqa: UP035 (as 0.7's docstring writes it)
 

@@ -9,9 +9,11 @@ from typing import TYPE_CHECKING
 import pytest
 
 from torchx.runtime.tracking import (
+    MAX_DOCUMENT_BYTES,
     MAX_KEY_BYTES,
     MAX_SEGMENT_BYTES,
     MAX_STR_BYTES,
+    CorruptResultError,
     FsspecResultTracker,
     InvalidKeyError,
     InvalidResultError,
@@ -235,3 +237,44 @@ def test_a_base_that_cannot_be_written_names_the_key_and_base_and_keeps_the_file
     assert f"cannot store results for key 'out' in tracker base '{a_file}/results'" in line
     assert ".tmp" not in line
     assert a_file.read_text() == "keep me"
+
+
+def test_a_put_over_the_document_limit_is_refused_and_keeps_the_previous_results(
+    tmp_path: Path,
+) -> None:
+    tracker = FsspecResultTracker(str(tmp_path))
+    tracker.put("k", accuracy=0.5)
+    fields = MAX_DOCUMENT_BYTES // 1000 + 1  # each field writes over 1000 bytes
+    with pytest.raises(InvalidResultError) as caught:
+        tracker["k"] = {f"f{i}": "x" * 1000 for i in range(fields)}
+    (line,) = str(caught.value).splitlines()
+    assert line.startswith("invalid result for key 'k': its document would be ")
+    assert f"over MAX_DOCUMENT_BYTES ({MAX_DOCUMENT_BYTES})" in line
+    assert tracker["k"] == {"accuracy": 0.5}
+
+
+@pytest.mark.parametrize("base", ["local", "memory"])
+def test_reading_a_huge_file_at_a_keys_path_holds_at_most_the_limit(
+    tmp_path: Path, base: str
+) -> None:
+    import tracemalloc
+
+    size = 4 * MAX_DOCUMENT_BYTES
+    if base == "local":
+        tracker = FsspecResultTracker(str(tmp_path))
+        with open(tmp_path / "big.json", "wb") as f:
+            f.truncate(size)  # sparse: no disk is spent on it
+    else:
+        tracker = FsspecResultTracker(f"memory://{tmp_path.name}/huge")
+        tracker.fs.pipe_file(tracker.path_of("big"), bytes(size))
+    tracemalloc.start()
+    try:
+        with pytest.raises(CorruptResultError) as caught:
+            tracker["big"]
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert f"over MAX_DOCUMENT_BYTES ({MAX_DOCUMENT_BYTES})" in str(caught.value)
+    assert peak < 3 * MAX_DOCUMENT_BYTES, f"reading held {peak} bytes"
+    if base == "memory":
+        tracker.fs.rm_file(tracker.path_of("big"))

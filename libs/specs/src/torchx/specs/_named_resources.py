@@ -152,6 +152,10 @@ class _NamedResources(Mapping[str, Resource]):
 
     def __getitem__(self, name: str) -> Resource:
         factories = self._load()
+        if not isinstance(name, str):  # closest() compares text: say what a name is instead
+            raise UnknownNamedResourceError(
+                "named resource", name, "give its name as a str, e.g. 'gpu.small'"
+            )
         if name not in factories:
             raise UnknownNamedResourceError("named resource", name, closest(name, list(factories)))
         res = factories[name]()

@@ -16,6 +16,21 @@ from torchx.specs import AppDef
 
 
 def _inputs(plan: StagePlan, given: Mapping[str, Any]) -> dict[str, Any]:
+    if not isinstance(given, Mapping):
+        raise KfpAdapterError(
+            f"app {plan.name!r} inputs",
+            given,
+            "give a dict of name -> value, e.g. inputs={'data': fetch.outputs['data']}",
+        )
+    for name in plan.refs("param"):
+        # kfp would refuse it with its own type words; a param is a string input
+        value = given.get(name)
+        if isinstance(value, (int, float, bool, list, tuple, dict)):
+            raise KfpAdapterError(
+                f"app {plan.name!r} inputs[{name!r}]",
+                value,
+                f"param() takes a string; pass str({value!r}) or a pipeline parameter",
+            )
     declared = (*plan.refs("input"), *plan.refs("param"))
     missing = [n for n in declared if n not in given]
     if missing:

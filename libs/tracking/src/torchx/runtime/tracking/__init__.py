@@ -8,6 +8,7 @@ Importing this package is cheap: fsspec is imported when the first
 """
 
 from ._base import Key, ResultTracker
+from ._document import MAX_DOCUMENT_BYTES
 from ._errors import (
     CorruptResultError,
     InvalidKeyError,
@@ -20,6 +21,7 @@ from ._keys import MAX_KEY_BYTES, MAX_SEGMENT_BYTES
 from ._results import MAX_STR_BYTES, Result, Results
 
 __all__ = [
+    "MAX_DOCUMENT_BYTES",
     "MAX_KEY_BYTES",
     "MAX_SEGMENT_BYTES",
     "MAX_STR_BYTES",

@@ -16,6 +16,10 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
+MAX_DOCUMENT_BYTES = 16 * 1024 * 1024
+"""Largest document a put writes and a get reads, in bytes: reading a key never holds
+more than this, whatever file sits at its path."""
+
 _JSON_TYPE_NAMES: dict[type, str] = {
     dict: "an object",
     list: "an array",

@@ -5,8 +5,8 @@ from __future__ import annotations
 import os
 
 from ._base import ResultTracker
-from ._document import decode_document, encode_document
-from ._errors import CorruptResultError, ResultNotFoundError
+from ._document import MAX_DOCUMENT_BYTES, decode_document, encode_document
+from ._errors import CorruptResultError, InvalidResultError, ResultNotFoundError
 from ._keys import DOCUMENT_SUFFIX, normalize_key
 from ._results import Results
 from ._stores import DocumentStore, store_for
@@ -87,8 +87,17 @@ class FsspecResultTracker(ResultTracker):
         return f"{self._root}/{key}{DOCUMENT_SUFFIX}"
 
     def _store(self, key: str, results: Results) -> None:
+        document = encode_document(results)
+        if len(document) > MAX_DOCUMENT_BYTES:
+            raise InvalidResultError(
+                key,
+                None,
+                f"its document would be {len(document)} bytes, over MAX_DOCUMENT_BYTES"
+                f" ({MAX_DOCUMENT_BYTES}); the tracker is for small results, store large data"
+                " elsewhere and record its path",
+            )
         try:
-            self._backend.write(self._path(key), encode_document(results))
+            self._backend.write(self._path(key), document)
         except OSError as e:
             # The error would name a temporary file; name the key and base instead.
             # OSError(errno, ...) keeps the subclass (FileNotFoundError, PermissionError).
@@ -101,11 +110,17 @@ class FsspecResultTracker(ResultTracker):
     def _load(self, key: str) -> Results:
         path = self._path(key)
         try:
-            data = self._backend.read(path)
+            data = self._backend.read(path, MAX_DOCUMENT_BYTES)
         except FileNotFoundError:
             raise ResultNotFoundError(key, self.tracker_base) from None
         except IsADirectoryError:
             raise CorruptResultError(path, "it is a folder, not a document") from None
+        if len(data) > MAX_DOCUMENT_BYTES:
+            raise CorruptResultError(
+                path,
+                f"it is over MAX_DOCUMENT_BYTES ({MAX_DOCUMENT_BYTES}), more than a put writes;"
+                " it was not written by this tracker",
+            )
         return decode_document(data, path)
 
     def _has(self, key: str) -> bool:

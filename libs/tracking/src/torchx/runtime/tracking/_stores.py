@@ -51,9 +51,23 @@ class DocumentStore:
     def write(self, path: str, data: bytes) -> None:
         raise NotImplementedError
 
-    def read(self, path: str) -> bytes:
-        """The document's bytes; FileNotFoundError if it does not exist."""
-        data: bytes = self.fs.cat_file(path)
+    def read(self, path: str, limit: int | None = None) -> bytes:
+        """The document's bytes, at most ``limit`` + 1 of them (so a caller can tell that
+        a file is over ``limit`` without holding all of it); FileNotFoundError if it does
+        not exist."""
+        if limit is None:
+            data: bytes = self.fs.cat_file(path)
+            return data
+        try:
+            data = self.fs.cat_file(path, start=0, end=limit + 1)
+        except FileNotFoundError:
+            raise
+        except OSError:
+            # S3 answers a range of an empty object with InvalidRange: no bytes to read.
+            self.fs.invalidate_cache(path)
+            if self.fs.isfile(path) and self.fs.size(path) == 0:
+                return b""
+            raise
         return data
 
     def is_file(self, path: str) -> bool:
@@ -103,10 +117,13 @@ class LocalStore(DocumentStore):
             _remove_quietly(temporary)
             raise
 
-    def read(self, path: str) -> bytes:
+    def read(self, path: str, limit: int | None = None) -> bytes:
         try:
             with open(path, "rb") as handle:
-                return handle.read()
+                if limit is None:
+                    return handle.read()
+                # read(n) sets n bytes aside first: ask for no more than the file holds
+                return handle.read(min(os.fstat(handle.fileno()).st_size, limit) + 1)
         except NotADirectoryError:
             raise FileNotFoundError(path) from None
 
