@@ -220,3 +220,30 @@ def test_the_job_side_imports_nothing_else_of_torchx_nor_fsspec_for_a_local_fold
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
     assert done.stdout == "[] False\n"
+
+
+class UnprintableError(Exception):
+    def __str__(self) -> str:
+        raise RuntimeError("no text for this one")
+
+
+def raise_unprintable() -> None:
+    raise UnprintableError()
+
+
+def test_an_exception_whose_str_fails_still_comes_back(tmp_path: Path) -> None:
+    store = _call(tmp_path, raise_unprintable)
+    assert _job(tmp_path / "call").returncode == 1
+    outcome = read_outcome(store, 0)
+    assert outcome is not None and outcome.raised
+    with pytest.raises(UnprintableError):
+        outcome.unwrap()
+    assert "raise_unprintable" in outcome.traceback_text
+
+
+def test_a_missing_call_folder_is_one_error_and_exit_1(tmp_path: Path) -> None:
+    done = _job(tmp_path / "never-written")
+    assert done.returncode == 1
+    assert "CallFormatError" in done.stderr and "the call was never written there" in done.stderr
+    assert "Traceback" not in done.stderr.split("CallFormatError")[-1]
+    assert not (tmp_path / "never-written").exists()

@@ -188,6 +188,19 @@ def test_bad_run_options_name_the_option() -> None:
             runner.dryrun(app, cfg={"auto_set_cuda_visible_devices": "maybe"})
 
 
+def test_run_options_that_are_not_a_dict_and_an_app_that_is_a_name_are_one_line() -> None:
+    app = AppDef("a", [Role("r", image="", entrypoint="true")])
+    with get_runner() as runner:
+        with pytest.raises(SpecsError) as info:
+            runner.dryrun(app, cfg="log_dir=/tmp")  # type: ignore[arg-type]
+        assert str(info.value) == (
+            "cfg: got 'log_dir=/tmp'; give the run options as a dict, e.g. {'log_dir': '/tmp/logs'}"
+        )
+        with pytest.raises(SpecsError, match="run a component by name with run_component"):
+            runner.run("utils.echo", "local_cwd")  # type: ignore[arg-type]
+        assert runner.list("local_cwd") == []
+
+
 def test_workspace_is_the_working_directory(tmp_path: Path) -> None:
     ws = tmp_path / "ws"
     ws.mkdir()

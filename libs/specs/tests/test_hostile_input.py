@@ -93,3 +93,29 @@ def test_all_problems_in_one_error() -> None:
         "args[0]",
     )
     assert text.count("\n  - ") == 3
+
+
+def test_args_that_are_not_strings_are_refused_naming_each() -> None:
+    text = _refused(lambda: AppDef("a", [_role(args=["--epochs", 3])]), "args[1] is 3", "'3'")
+    assert "args[0]" not in text
+
+
+def test_mounts_written_as_strings_are_refused_with_parse_mounts() -> None:
+    mount = "type=bind,src=/data,dst=/data"
+    _refused(
+        lambda: AppDef("a", [_role(mounts=[mount])]),
+        f"mounts[0] is '{mount}'",
+        f"specs.parse_mounts(['{mount}'])[0]",
+    )
+    _refused(lambda: AppDef("a", [_role(mounts=mount)]), ".mounts is", "a list of mounts")
+
+
+def test_capabilities_that_are_not_a_dict() -> None:
+    res = Resource(cpu=1, gpu=0, memMB=64, capabilities="p4d")  # type: ignore[arg-type]
+    _refused(lambda: AppDef("a", [_role(resource=res)]), "capabilities is 'p4d'", "dict")
+
+
+def test_something_other_than_an_appdef_is_one_problem() -> None:
+    with pytest.raises(SpecsError) as info:
+        validate_app("utils.echo")  # type: ignore[arg-type]
+    assert "give a specs.AppDef (run a component by name with run_component)" in str(info.value)

@@ -180,6 +180,10 @@ class Runner:
         return self._scheduler(scheduler).run_opts()
 
     def _cfg(self, scheduler: str, cfg: Mapping[str, CfgVal] | None) -> dict[str, CfgVal]:
+        if cfg is not None and not isinstance(cfg, Mapping):
+            raise SpecsError(
+                "cfg", cfg, "give the run options as a dict, e.g. {'log_dir': '/tmp/logs'}"
+            )
         from_file = self.config.scheduler_cfg(scheduler, self.scheduler_run_opts(scheduler))
         return {**from_file, **(cfg or {})}
 

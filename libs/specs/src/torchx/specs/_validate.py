@@ -8,6 +8,7 @@ from collections.abc import Mapping
 
 from torchx.specs._app import MISSING, AppDef, Resource, RetryPolicy, Role
 from torchx.specs._errors import _ProblemsError
+from torchx.specs._mounts import BindMount, DeviceMount, VolumeMount
 
 # Names end up in process titles, log directories, Slurm job names and Kubernetes
 # objects: letters, digits, '-', '_' and '.', starting with a letter or digit.
@@ -61,6 +62,10 @@ def _resource_problems(where: str, res: object) -> list[str]:
             problems.append(f"{where}.resource.{attr} is {value!r}; give a whole number")
         elif value < 0 and value != -1:
             problems.append(f"{where}.resource.{attr} is {value}; it cannot be negative")
+    if not isinstance(res.capabilities, Mapping):
+        problems.append(
+            f"{where}.resource.capabilities is {res.capabilities!r}; give a dict name -> value"
+        )
     if not isinstance(res.devices, Mapping):
         problems.append(f"{where}.resource.devices is {res.devices!r}; give a dict name -> count")
         return problems
@@ -90,10 +95,23 @@ def _env_problems(where: str, env: object) -> list[str]:
 def _args_problems(where: str, args: object) -> list[str]:
     if isinstance(args, (str, bytes)) or not isinstance(args, (list, tuple)):
         return [f"{where}.args is {args!r}; give a list of arguments, e.g. [{args!r}]"]
+    problems = []
+    for i, a in enumerate(args):
+        if not isinstance(a, str):  # a process takes only strings as its arguments
+            problems.append(f"{where}.args[{i}] is {a!r}; arguments are strings: write {str(a)!r}")
+        elif "\0" in a:
+            problems.append(f"{where}.args[{i}] holds a NUL byte, which no process can receive")
+    return problems
+
+
+def _mounts_problems(where: str, mounts: object) -> list[str]:
+    if not isinstance(mounts, (list, tuple)):
+        return [f"{where}.mounts is {mounts!r}; give a list of mounts"]
     return [
-        f"{where}.args[{i}] holds a NUL byte, which no process can receive"
-        for i, a in enumerate(args)
-        if "\0" in str(a)
+        f"{where}.mounts[{i}] is {m!r}; give a BindMount, VolumeMount or DeviceMount"
+        + (f", e.g. specs.parse_mounts([{m!r}])[0]" if isinstance(m, str) else "")
+        for i, m in enumerate(mounts)
+        if not isinstance(m, (BindMount, VolumeMount, DeviceMount))
     ]
 
 
@@ -124,6 +142,7 @@ def _role_problems(where: str, role: Role) -> list[str]:
     problems.extend(_resource_problems(where, role.resource))
     problems.extend(_env_problems(where, role.env))
     problems.extend(_args_problems(where, role.args))
+    problems.extend(_mounts_problems(where, role.mounts))
     if not isinstance(role.port_map, Mapping):
         problems.append(f"{where}.port_map is {role.port_map!r}; give a dict name -> port")
     else:
@@ -135,6 +154,14 @@ def _role_problems(where: str, role: Role) -> list[str]:
 
 def validate_app(app: AppDef) -> None:
     """Raise AppDefError listing every problem of ``app``; return silently if none."""
+    if not isinstance(app, AppDef):
+        raise AppDefError(
+            repr(app),
+            [
+                f"the app is {app!r}; give a specs.AppDef (run a component by name with"
+                " run_component)"
+            ],
+        )
     problems: list[str] = []
     if p := _name_problem("app name", app.name):
         problems.append(p)

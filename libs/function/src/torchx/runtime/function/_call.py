@@ -188,6 +188,15 @@ def record_return(store: Store, rank: int, value: Any) -> bool:
     return True
 
 
+def _text_of(exc: BaseException) -> str:
+    """``str(exc)``, or a placeholder when the exception's own ``__str__`` fails: the
+    outcome must still be written, or the launcher would only learn that the app died."""
+    try:
+        return str(exc)
+    except Exception as e:
+        return f"<str() of {type(exc).__name__} failed: {type(e).__name__}: {e}>"
+
+
 def record_raise(store: Store, rank: int, exc: BaseException, traceback_text: str) -> None:
     """Write the exception rank ``rank`` raised; the JSON keeps its type, message and
     traceback even when the exception itself cannot be pickled."""
@@ -199,7 +208,7 @@ def record_raise(store: Store, rank: int, exc: BaseException, traceback_text: st
         "rank": rank,
         "raised": True,
         "type": _qualified(type(exc)),
-        "message": str(exc),
+        "message": _text_of(exc),
         "traceback": traceback_text,
         "pickled": False,
     }

@@ -49,7 +49,10 @@ def run_call(url: str, rank: int | None = None) -> int:
     except Exception as e:
         text = format_remote_traceback(e)
         print(text, file=sys.stderr, end="")
-        record_raise(store, rank, e, text)
+        try:
+            record_raise(store, rank, e, text)
+        except OSError as unwritable:  # no call folder there: the error above says why
+            print(f"torchx.runtime.function: {unwritable}", file=sys.stderr)
         return 1
     try:
         value = fn(*args, **kwargs)
