@@ -73,7 +73,6 @@ NOT_FIXED_YET: dict[str, str] = {
     "torchx.cli.cmd_tracker:CmdTracker.add_list_job_arguments": "argparse helpers of 0.7",
     "torchx.cli.cmd_tracker:CmdTracker.add_metadata_arguments": "argparse helpers of 0.7",
     "torchx.components.utils:binary": "no cpu, gpu, memMB, h",
-    "torchx.schedulers.api:filter_regex": "data renamed",
     "torchx.schedulers.local_scheduler:LocalScheduler.auto_set_CUDA_VISIBLE_DEVICES": "gone",
     "torchx.schedulers.local_scheduler:PopenRequest": "this scheduler's own request",
     "torchx.schedulers.local_scheduler:ReplicaParam": "this scheduler's own replica",
@@ -87,13 +86,6 @@ NOT_FIXED_YET: dict[str, str] = {
     "torchx.schedulers.ray_scheduler:RayScheduler.push_images": "no workspace mixin",
     "torchx.schedulers.ray_scheduler:RayScheduler.wait_until_finish": "gone",
     "torchx.schedulers.ray_scheduler:RayScheduler.workspace_opts": "no workspace mixin",
-    "torchx.schedulers.streams:Tee.write": "s renamed",
-    "torchx.specs.api:runopts.add": "cfg_key renamed",
-    "torchx.specs.api:runopts.cfg_from_str": "cfg_str renamed",
-    "torchx.specs.builders:parse_mounts": "opts renamed",
-    "torchx.specs:get_named_resources": "res renamed",
-    "torchx.tracker.backend.fsspec:FsspecTracker.run_ids": "parent_run_id keyword-only",
-    "torchx.tracker.backend.fsspec:create": "config_file renamed",
     "torchx.workspace.api:walk_workspace": "this project's walk",
 }
 

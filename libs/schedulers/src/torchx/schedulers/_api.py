@@ -550,15 +550,15 @@ def compile_regex(regex: str | None) -> re.Pattern[str] | None:
         raise SpecsError("regex", regex, f"not a valid regular expression ({e})") from None
 
 
-def filter_regex(regex: str | None, lines: Iterable[str]) -> Iterator[str]:
-    """Lines matching ``regex`` (searched anywhere in the line), or all lines.
+def filter_regex(regex: str | None, data: Iterable[str]) -> Iterator[str]:
+    """Lines of ``data`` matching ``regex`` (searched anywhere in the line), or all lines.
 
     A bad pattern is reported here, before any line is read.
     """
     pattern = compile_regex(regex)
     if pattern is None:
-        return iter(lines)
-    return (line for line in lines if pattern.search(line))
+        return iter(data)
+    return (line for line in data if pattern.search(line))
 
 
 def in_window(
