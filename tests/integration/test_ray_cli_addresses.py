@@ -82,3 +82,22 @@ def test_every_address_form_reaches_the_cluster(ray_cluster: Any, tmp_path: Path
     (tmp_path / ".torchxconfig").write_text(f"[ray]\naddress = {host_port}\n")
     listed = torchx("list", "-s", "ray", "--all", cwd=tmp_path)
     assert listed.returncode == 0 and handle in listed.stdout, listed.stderr
+
+
+def test_get_runner_gives_ray_client_to_the_ray_scheduler_only(
+    ray_cluster: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # pytorch/torchx 0.7: get_runner(ray_client=JobSubmissionClient(...)). Without the client
+    # (and with no RAY_ADDRESS) the ray scheduler would not know the cluster to list.
+    from ray.job_submission import JobSubmissionClient
+
+    from torchx.runner import get_runner
+
+    monkeypatch.delenv("RAY_ADDRESS", raising=False)
+    monkeypatch.chdir(tmp_path)
+    client = JobSubmissionClient(ray_cluster.address)
+    with get_runner(ray_client=client) as runner:
+        address = runner.scheduler_run_opts("ray").get("address")
+        assert address is not None and address.default == ray_cluster.address
+        assert isinstance(runner.list("ray"), list)
+        runner.scheduler_run_opts("local_cwd")  # a factory without ray_client is not given it

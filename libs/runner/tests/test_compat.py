@@ -25,7 +25,7 @@ from torchx.specs import (
 def test_api_module_re_exports_the_runner() -> None:
     assert runner_api.Runner is Runner
     with runner_api.get_runner() as runner:
-        assert isinstance(runner, Runner) and runner.name == "torchx"
+        assert isinstance(runner, Runner) and runner.name() == "torchx"
 
 
 def test_default_session_is_the_session_of_a_runner_not_given_a_name() -> None:
@@ -33,7 +33,7 @@ def test_default_session_is_the_session_of_a_runner_not_given_a_name() -> None:
 
     assert DEFAULT_SESSION == "torchx"
     with get_runner() as runner, get_runner("other") as named:
-        assert runner.name == DEFAULT_SESSION and named.name == "other"
+        assert runner.name() == DEFAULT_SESSION and named.name() == "other"
 
 
 def test_wait_interval_stop_and_cancel_of_an_unknown_app() -> None:

@@ -97,6 +97,21 @@ def test_submit_dryrun_resolves_options_and_records_the_app() -> None:
         s.submit_dryrun(_app(), {"queu": "x"})
 
 
+def test_a_subclass_validate_hook_runs_before_the_request_is_built() -> None:
+    # pytorch/torchx 0.7's custom schedulers refuse apps in _validate(app, scheduler).
+    class Picky(Recording):
+        def _validate(self, app: AppDef, scheduler: str) -> None:
+            super()._validate(app, scheduler)
+            if app.name == "bad":
+                raise ValueError(f"{scheduler} refuses {app.name}")
+
+    s = Picky()
+    assert s.submit_dryrun(_app("good")).app is not None
+    with pytest.raises(ValueError, match="recording refuses bad"):
+        s.submit(_app("bad"))
+    assert s.apps == {}
+
+
 @pytest.mark.parametrize("bad", [("../../x", "r"), ("app", "../x"), ("a/b", "r"), ("app", "")])
 def test_names_that_could_escape_a_directory_are_refused(bad: tuple[str, str]) -> None:
     s = Recording()

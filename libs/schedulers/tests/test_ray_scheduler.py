@@ -25,6 +25,7 @@ from torchx.schedulers.ray_scheduler import (
     CONFIG_ENV,
     DIRECT,
     RayScheduler,
+    create_scheduler,
     parse_events,
 )
 from torchx.specs import AppDef, AppState, Resource, RetryPolicy, Role, SpecsError, macros
@@ -280,6 +281,18 @@ def test_registered() -> None:
     assert isinstance(get_scheduler("ray", address="127.0.0.1:1"), RayScheduler)
 
 
+def test_ray_client_and_address_are_one_or_the_other() -> None:
+    # pytorch/torchx 0.7's second positional is ray_client: an address there is refused,
+    # naming the parameter, rather than read as a client.
+    with pytest.raises(SpecsError) as e:
+        create_scheduler("s", "127.0.0.1:8265")
+    assert "ray_client" in e.value.field and "address=" in str(e.value)
+    with pytest.raises(SpecsError, match="not both"):
+        RayScheduler("s", object(), address="127.0.0.1:8265")
+    with pytest.raises(SpecsError, match="takes address, ray_client"):
+        create_scheduler("s", adress="127.0.0.1:8265")
+
+
 def test_a_config_too_long_for_a_command_line_goes_in_the_runtime_env() -> None:
     big = Role("r", "", "echo", ["x" * 60_000], num_replicas=2)
     job = RayScheduler().submit_dryrun(AppDef("big", [big]), {"address": "1.2.3.4:8265"}).request
@@ -395,6 +408,20 @@ def test_echo(ray: RayScheduler, submitted: dict[str, str]) -> None:
     )
     listed = {a.app_id: a for a in ray.list()}
     assert listed[app_id].state == AppState.SUCCEEDED and listed[app_id].name == "echo"
+
+
+def test_a_ready_job_client_serves_its_cluster(ray_cluster: Any, submitted: dict[str, str]) -> None:
+    from ray.job_submission import JobSubmissionClient
+
+    client = JobSubmissionClient(ray_cluster.address)
+    s = create_scheduler("test", client)  # pytorch/torchx 0.7's form
+    assert s.address == ray_cluster.address
+    app_id = submitted["echo"]
+    ended(s, app_id, AppState.SUCCEEDED)
+    assert app_id in {a.app_id for a in s.list()}
+    assert logs(s, app_id, "echo") == "hello ray\n"
+    # every call went through the caller's client: no second one was made
+    assert s._clients and all(c is client for c in s._clients.values())
 
 
 def test_two_replicas_see_their_ranks_and_per_replica_logs(

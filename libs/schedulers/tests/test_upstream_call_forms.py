@@ -14,6 +14,21 @@ def _app(image: str = "busybox:1", replicas: int = 1) -> AppDef:
     return AppDef("a", [Role("r", image=image, entrypoint="echo", num_replicas=replicas)])
 
 
+def test_0_7_keyword_names_of_log_helpers(tmp_path: Path) -> None:
+    from torchx.schedulers.api import filter_regex
+    from torchx.schedulers.streams import Tee
+
+    assert list(filter_regex(regex="^b", data=["a\n", "b\n"])) == ["b\n"]
+    source = tmp_path / "src"
+    source.write_bytes(b"")
+    tee = Tee(open(tmp_path / "out", "wb"), str(source))  # noqa: SIM115 -- the Tee closes it
+    try:
+        assert tee.write(s=b"hi") == 2
+    finally:
+        tee.close()
+    assert (tmp_path / "out").read_bytes() == b"hi"
+
+
 def test_kubernetes_app_to_resource_takes_the_queue_and_service_account_as_0_7_did() -> None:
     from torchx.schedulers.kubernetes_scheduler import app_to_resource
 

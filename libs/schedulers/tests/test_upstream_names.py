@@ -67,6 +67,11 @@ def test_local_factory_takes_0_7_parameters_in_0_7_order(tmp_path: Path) -> None
     assert "cache_dir" in str(e.value) and "image_provider_class" in str(e.value)
     with pytest.raises(TypeError):
         create_scheduler("s", 7, None, LocalDirectoryImageProvider, state)  # type: ignore[misc]
+    # checked where given, not at the first submit
+    with pytest.raises(SpecsError, match=r"image_provider_class.*ImageProvider"):
+        create_scheduler("s", 7, None, "/opt/images")  # type: ignore[arg-type]
+    with pytest.raises(SpecsError, match=r"extra_paths.*\['/opt/bin'\]"):
+        create_dir_scheduler("s", 7, "/opt/bin")  # type: ignore[arg-type]
 
 
 def test_slurm_requests_options_and_mail_aliases() -> None:

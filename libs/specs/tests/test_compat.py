@@ -343,6 +343,15 @@ def test_util_entrypoints_load_and_load_group() -> None:
         entrypoints.load("console_scripts", "no-such-script")
 
 
+def test_0_7_keyword_names_of_specs_functions() -> None:
+    opts = runopts()
+    opts.add(cfg_key="n", type_=int, help="a number", default=1)
+    assert opts.cfg_from_str(cfg_str="n=3") == {"n": 3}
+    (mount,) = specs.parse_mounts(opts=["type=bind,src=/a,dst=/b"])
+    assert isinstance(mount, specs.BindMount) and mount.dst_path == "/b"
+    assert specs.get_named_resources(res="aws_p3.2xlarge").gpu == 1
+
+
 def test_an_unknown_named_resource_is_a_key_error_too() -> None:
     with pytest.raises(KeyError) as e:
         specs.named_resources["aws_p4d.24xlarg"]

@@ -67,6 +67,7 @@ def test_sources_lineage_and_run_ids(tracker: FsspecTracker) -> None:
     ]
     assert tracker.run_ids() == [RUN, CHILD]
     assert tracker.run_ids(parent_run_id=RUN) == [CHILD]
+    assert tracker.run_ids(RUN) == [CHILD]  # 0.7's positional form
     assert tracker.run_ids(parent_run_id=CHILD) == []
     assert tracker.lineage(RUN) == Lineage(RUN, [], [TrackerDescendant(CHILD, None)])
     lineage = tracker.lineage(CHILD)
@@ -141,6 +142,7 @@ def test_config_is_a_url_or_a_torchx_07_options_file(tmp_path: Path) -> None:
     assert from_file.root_dir == str(tmp_path / "kept")
     assert create(str(tmp_path / "kept")).metadata(RUN) == {"lr": 0.1}
     assert create(str(tmp_path / "kept")).experiments() == ["e1"]
+    assert create(config_file=str(tmp_path / "kept")).metadata(RUN) == {"lr": 0.1}  # 0.7's name
 
     options.write_text("protocol=file\n")
     with pytest.raises(TrackerConfigError, match="root_path"):

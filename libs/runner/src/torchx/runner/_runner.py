@@ -120,9 +120,8 @@ class Runner:
             config if config is not None else load_config(known_schedulers=self._factories)
         )
 
-    @property
     def name(self) -> str:
-        """The session name in the handles this runner returns."""
+        """The session name in the handles this runner returns (a method, as in 0.7)."""
         return self._name
 
     # -- context manager --------------------------------------------------------------

@@ -157,7 +157,7 @@ def plan(
         record = SweepRecord(
             sweep_id=_new_id(),
             scheduler=scheduler,
-            session=runner.name,
+            session=runner.name(),
             component=_findable(sweep.component),
             base_args=list(sweep.base_args),
             parallel=sweep.parallel,

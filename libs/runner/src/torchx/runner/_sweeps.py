@@ -1,6 +1,6 @@
 """Submitting a sweep and answering for it by one handle (``SCHEDULER://SESSION/sweep-ID``).
 
-Three ways to run the trials, chosen by the scheduler:
+Four ways to run the trials, chosen by the scheduler:
 
 - **array** (Slurm): the first trial is dry-run as an app of its own, and every trial's
   commands join that request as ONE ``sbatch --array`` job

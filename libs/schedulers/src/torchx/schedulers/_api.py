@@ -182,11 +182,17 @@ class Scheduler(abc.ABC, Generic[T]):
         ``submit`` stands in for ``_submit_dryrun``."""
         validate_app(app)
         self._check_replica_count(app)
+        self._validate(app, self.backend)
         info = (submit or self._submit_dryrun)(app, resolved)
         info.app = app
         info.cfg = resolved
         info.scheduler = self.backend
         return info
+
+    def _validate(self, app: AppDef, scheduler: str) -> None:
+        """A subclass's own checks of a valid ``app`` before its request is built; raise to
+        refuse it. pytorch/torchx 0.7's hook (its Runner called it), so a custom scheduler's
+        override still runs; ``scheduler`` is this scheduler's ``backend``."""
 
     def _check_replica_count(self, app: AppDef) -> None:
         total = 0
@@ -544,15 +550,15 @@ def compile_regex(regex: str | None) -> re.Pattern[str] | None:
         raise SpecsError("regex", regex, f"not a valid regular expression ({e})") from None
 
 
-def filter_regex(regex: str | None, lines: Iterable[str]) -> Iterator[str]:
-    """Lines matching ``regex`` (searched anywhere in the line), or all lines.
+def filter_regex(regex: str | None, data: Iterable[str]) -> Iterator[str]:
+    """Lines of ``data`` matching ``regex`` (searched anywhere in the line), or all lines.
 
     A bad pattern is reported here, before any line is read.
     """
     pattern = compile_regex(regex)
     if pattern is None:
-        return iter(lines)
-    return (line for line in lines if pattern.search(line))
+        return iter(data)
+    return (line for line in data if pattern.search(line))
 
 
 def in_window(

@@ -1,5 +1,6 @@
 """The records of local apps: how any process finds an app, reads its state, lists apps,
-and records the end of an app whose supervisor died without a word.
+records the end of an app whose supervisor died without a word, and makes the answers of
+``describe`` and ``statuses`` from an app's state.
 """
 
 from __future__ import annotations

@@ -766,6 +766,19 @@ def _factory(
     params: Mapping[str, Any],
 ) -> LocalScheduler:
     takes = ("cache_size", "extra_paths", "state_dir")
+    # Checked here, where a factory's caller gave them: used later, at submit, a wrong one
+    # would fail far from its cause.
+    if not callable(image_provider_class):
+        raise SpecsError(
+            "image_provider_class",
+            image_provider_class,
+            "give a class (or callable) taking the run options and returning an ImageProvider, "
+            "e.g. LocalDirectoryImageProvider",
+        )
+    if isinstance(extra_paths, str):
+        raise SpecsError(
+            "extra_paths", extra_paths, f"give a list of directories: [{extra_paths!r}]"
+        )
     check_params(backend, params, (*takes, "image_provider_class") if backend == BACKEND else takes)
     return LocalScheduler(
         session_name,

@@ -245,11 +245,39 @@ def parse_events(text: str) -> _JobRecord:
 class RayScheduler(Scheduler[RayJob]):
     """Submits apps as Ray jobs; see the module docstring."""
 
-    def __init__(self, session_name: str = "torchx", address: str | None = None) -> None:
+    def __init__(
+        self, session_name: str = "torchx", ray_client: Any = None, *, address: str | None = None
+    ) -> None:
+        """``ray_client``, a ready ``ray.job_submission.JobSubmissionClient`` (pytorch/torchx
+        0.7's parameter), serves every call to its cluster, whose address becomes the
+        default; ``address`` names a cluster without one."""
         super().__init__(BACKEND, session_name)
-        self.address = address
         self._clients: dict[str, Any] = {}
         self._urls: dict[str, str] = {}  # address as given -> its dashboard's URL
+        if ray_client is not None:
+            if address is not None:
+                raise SpecsError(
+                    "ray scheduler parameter 'address'",
+                    address,
+                    "give ray_client or address, not both (the client names its cluster)",
+                )
+            address = self._adopt(ray_client)
+        self.address = address
+
+    def _adopt(self, client: Any) -> str:
+        """Use ``client`` for its cluster, under each form of address a handle carries."""
+        get_address = getattr(client, "get_address", None)
+        if isinstance(client, str) or not callable(get_address):
+            raise SpecsError(
+                "ray scheduler parameter 'ray_client'",
+                client,
+                "pass a ray.job_submission.JobSubmissionClient, or the cluster as address=...",
+            )
+        url = check_address(str(get_address()))
+        for key in (url, _strip_scheme(url)):
+            self._clients[key] = client
+            self._urls[key] = url
+        return url
 
     def _client(self, address: str) -> Any:
         """The job client of the cluster at ``address`` (any form of ``check_address``)."""
@@ -726,10 +754,13 @@ def _without_rank0(env: dict[str, str]) -> dict[str, str]:
     return {k: v for k, v in env.items() if k != TORCHX_RANK0_HOST}
 
 
-def create_scheduler(session_name: str, address: str | None = None, **params: Any) -> RayScheduler:
-    """The ray factory; ``address`` (a dashboard, HOST:PORT) is its only parameter."""
-    check_params(BACKEND, params, ("address",))
-    return RayScheduler(session_name, address=address)
+def create_scheduler(
+    session_name: str, ray_client: Any = None, *, address: str | None = None, **params: Any
+) -> RayScheduler:
+    """The ray factory: ``ray_client`` (a ``JobSubmissionClient``, 0.7's parameter) or
+    ``address`` (the cluster, HOST:PORT) names the cluster."""
+    check_params(BACKEND, params, ("ray_client", "address"))
+    return RayScheduler(session_name, ray_client, address=address)
 
 
 def has_ray() -> bool:

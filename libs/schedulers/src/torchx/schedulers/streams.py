@@ -49,9 +49,9 @@ class Tee:
                     return
                 time.sleep(_IDLE_S)
 
-    def write(self, data: bytes) -> int:
+    def write(self, s: bytes) -> int:
         with self._lock:
-            return self.out.write(data)
+            return self.out.write(s)
 
     def close(self) -> None:
         if self._closing.is_set():

@@ -96,17 +96,17 @@ def _parse_one(text: str) -> Mount:
     return VolumeMount(src=src, dst_path=dst, read_only=read_only)
 
 
-def parse_mounts(specs: list[str] | str) -> list[Mount]:
+def parse_mounts(opts: list[str] | str) -> list[Mount]:
     """Parse docker-style mount strings.
 
     Accepts a list with one mount per entry, or one string where each mount starts with
     ``type=`` (``"type=bind,src=/a,dst=/b,readonly type=device,src=/dev/fuse"`` or the same
     joined with commas, the way ``--mounts`` collects them).
     """
-    if isinstance(specs, str):
-        specs = [specs]
+    if isinstance(opts, str):
+        opts = [opts]
     groups: list[str] = []
-    for spec in specs:
+    for spec in opts:
         for token in spec.replace(" ", ",").split(","):
             if not token:
                 continue

@@ -176,9 +176,9 @@ class _NamedResources(Mapping[str, Resource]):
 named_resources = _NamedResources()
 
 
-def get_named_resources(name: str) -> Resource:
-    """The Resource registered as ``name`` (a fresh copy each call)."""
-    return named_resources[name]
+def get_named_resources(res: str) -> Resource:
+    """The Resource registered as ``res`` (a fresh copy each call)."""
+    return named_resources[res]
 
 
 def resource(

@@ -60,7 +60,7 @@ class runopts:
 
     def add(
         self,
-        name: str,
+        cfg_key: str,
         type_: object,
         help: str,
         default: CfgVal = None,
@@ -69,11 +69,11 @@ class runopts:
         opt_type = _normalize_type(type_)
         if opt_type is None:
             raise TypeError(
-                f"run option {name}: type {type_} is not one of str, int, float, bool, "
+                f"run option {cfg_key}: type {type_} is not one of str, int, float, bool, "
                 "List[str] or Dict[str, str]"
             )
         if required and default is not None:
-            raise ValueError(f"run option {name}: a required option has no default")
+            raise ValueError(f"run option {cfg_key}: a required option has no default")
         if opt_type in (list, dict) and isinstance(default, (list, dict)) and not default:
             # 0.7 took an empty list or dict as the default of either container option
             # (``Dict[str, str]`` options with ``default=[]`` are common in its plug-ins):
@@ -81,9 +81,9 @@ class runopts:
             default = opt_type()
         if default is not None and not self.is_type(default, opt_type):
             raise TypeError(
-                f"run option {name}: default {default!r} is not of type {get_type_name(type_)}"
+                f"run option {cfg_key}: default {default!r} is not of type {get_type_name(type_)}"
             )
-        self._opts[name] = runopt(default, opt_type, required, help)
+        self._opts[cfg_key] = runopt(default, opt_type, required, help)
 
     @staticmethod
     def is_type(obj: object, tp: object) -> bool:
@@ -141,14 +141,14 @@ class runopts:
             resolved[name] = value
         return resolved
 
-    def cfg_from_str(self, text: str) -> dict[str, CfgVal]:
+    def cfg_from_str(self, cfg_str: str) -> dict[str, CfgVal]:
         """Parse ``k=v,list=a;b,map=k1:v1;k2:v2`` into typed values, as pytorch/torchx 0.7:
         pairs are separated by ``,`` or ``;`` (``FOO=v1;v2;BAR=v3`` gives FOO the list
         ``v1;v2``), and keys this object does not declare are left out (``-cfg`` and
         config files check them first, naming the closest option)."""
         return {
             name: self.value_from_str(name, value)
-            for name, value in split_cfg(text).items()
+            for name, value in split_cfg(cfg_str).items()
             if name in self._opts
         }
 

@@ -52,8 +52,9 @@ class ReplicaStatus:
     state: AppState
     role: str
     hostname: str = ""
-    exit_code: int | None = None
     structured_error_msg: str = ""
+    # After 0.7's fields, so that 0.7's positional calls still bind as they did.
+    exit_code: int | None = None
     # Which start of the replica this is: 1, then one more on each restart.
     attempt: int = 1
 

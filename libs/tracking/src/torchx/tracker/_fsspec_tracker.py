@@ -254,9 +254,11 @@ class FsspecTracker(CheckedTracker):
         experiment = record.get("experiment")
         return experiment if isinstance(experiment, str) else None
 
-    def run_ids(self, **kwargs: str) -> list[str]:
-        """Recorded run ids, sorted. Filters: ``parent_run_id`` (runs with that source),
-        ``experiment`` (runs recorded under that experiment)."""
+    def run_ids(self, parent_run_id: str | None = None, **kwargs: str) -> list[str]:
+        """Recorded run ids, sorted. Filters: ``parent_run_id`` (runs with that source; 0.7
+        took it positionally too), ``experiment`` (runs recorded under that experiment)."""
+        if parent_run_id is not None:
+            kwargs["parent_run_id"] = parent_run_id
         parent, experiment = self._run_filters(kwargs)
         out = []
         for run_id, folder in self._run_folders():
@@ -301,8 +303,8 @@ def _read_options_file(fs: Any, path: str, origin: str) -> dict[str, Any]:
     return options
 
 
-def create(config: str | None, **storage_options: Any) -> FsspecTracker:
-    """The ``fsspec`` tracker factory: ``config`` is where runs are kept.
+def create(config_file: str | None, **storage_options: Any) -> FsspecTracker:
+    """The ``fsspec`` tracker factory: ``config_file`` (0.7's name) is where runs are kept.
 
     Either a folder URL or path (``/tmp/torchx_runs``, ``s3://bucket/runs``,
     ``memory://runs``), created if missing; or, as in torchx 0.7, the URL of an options
@@ -310,6 +312,7 @@ def create(config: str | None, **storage_options: Any) -> FsspecTracker:
     filesystem; ``experiment_name`` names the experiment). ``storage_options`` go to
     the filesystem of a URL; fsspec's ``FSSPEC_<PROTOCOL>_<OPTION>`` variables work too.
     """
+    config = config_file
     if not config or not config.strip():
         raise TrackerConfigError(
             "fsspec tracker config",
