@@ -72,7 +72,6 @@ NOT_FIXED_YET: dict[str, str] = {
     "torchx.cli.cmd_tracker:CmdTracker.add_job_lineage_arguments": "argparse helpers of 0.7",
     "torchx.cli.cmd_tracker:CmdTracker.add_list_job_arguments": "argparse helpers of 0.7",
     "torchx.cli.cmd_tracker:CmdTracker.add_metadata_arguments": "argparse helpers of 0.7",
-    "torchx.components.utils:binary": "no cpu, gpu, memMB, h",
     "torchx.schedulers.local_scheduler:LocalScheduler.auto_set_CUDA_VISIBLE_DEVICES": "gone",
     "torchx.schedulers.local_scheduler:PopenRequest": "this scheduler's own request",
     "torchx.schedulers.local_scheduler:ReplicaParam": "this scheduler's own replica",
