@@ -81,7 +81,6 @@ NOT_FIXED_YET: dict[str, str] = {
     "torchx.schedulers.ray.ray_driver:RayDriver.pop_actor_info": "own driver",
     "torchx.schedulers.ray_scheduler:RayScheduler.build_workspace_and_update_role": "no mixin",
     "torchx.schedulers.ray_scheduler:RayScheduler.dryrun_push_images": "no workspace mixin",
-    "torchx.schedulers.ray_scheduler:RayScheduler.log_iter": "role_name without default",
     "torchx.schedulers.ray_scheduler:RayScheduler.push_images": "no workspace mixin",
     "torchx.schedulers.ray_scheduler:RayScheduler.wait_until_finish": "gone",
     "torchx.schedulers.ray_scheduler:RayScheduler.workspace_opts": "no workspace mixin",
