@@ -177,3 +177,17 @@ def test_what_a_component_raises_keeps_its_type_and_gains_a_note_naming_it() -> 
     with pytest.raises(SpecsError) as bad:  # a bad argument names its field, without a note
         schema.call(["--x", "one"])
     assert not hasattr(bad.value, "__notes__")
+
+
+def test_a_command_line_as_one_string_and_a_component_name_are_one_line() -> None:
+    from torchx.specs.builders import materialize_appdef
+
+    with pytest.raises(SpecsError) as info:
+        materialize_appdef(trainer, "--script t.py --lr 0.5")  # type: ignore[arg-type]
+    assert str(info.value) == (
+        "trainer arguments: got '--script t.py --lr 0.5'; give a list of tokens, e.g."
+        " ['--script', 't.py', '--lr', '0.5'] (shlex.split(text) splits one)"
+    )
+    with pytest.raises(SpecsError) as info:
+        materialize_appdef("utils.echo", [])  # type: ignore[arg-type]
+    assert str(info.value).startswith("component: got 'utils.echo'; give the component function;")

@@ -90,6 +90,12 @@ def test_unknown_factories_are_errors_that_say_what_to_install() -> None:
         build_trackers({"torchx.tracker.backend.fsspec:nope": None})
     with pytest.raises(TrackerConfigError, match=r"not a torchx\.tracker\.TrackerBase"):
         build_trackers({"os.path:join": "a"})
+    with pytest.raises(TrackerConfigError) as info:
+        build_trackers("fsspec")  # type: ignore[arg-type]
+    assert str(info.value) == (
+        "build_trackers factory_and_config: got 'fsspec'; give a dict of factory -> config,"
+        " e.g. {'fsspec': '/tmp/torchx_runs'}"
+    )
 
 
 def test_entry_point_factory_with_config(tmp_path: Path) -> None:

@@ -125,3 +125,11 @@ def test_sweep_arguments_that_are_not_a_json_object_are_named(
     monkeypatch.setenv("TORCHX_SWEEP_ARGS", "[1, 2]")
     with pytest.raises(TrackerConfigError, match=r"TORCHX_SWEEP_ARGS.*JSON object"):
         MLflowTracker("e", f"file://{tmp_path}/mlruns")
+
+
+def test_a_tracking_uri_mlflow_cannot_use_is_one_line(tmp_path: Path) -> None:
+    with pytest.raises(TrackerConfigError) as info:
+        create_tracker("nosuch://runs")
+    (line,) = str(info.value).splitlines()
+    assert line.startswith("mlflow tracking_uri: got 'nosuch://runs'; MLflow cannot use it (")
+    assert line.endswith("give an http(s)://, sqlite:///, postgresql:// or file:/// URI")

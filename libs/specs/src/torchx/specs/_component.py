@@ -146,6 +146,13 @@ class ComponentSchema:
     """The argument schema of one component function."""
 
     def __init__(self, fn: Callable[..., AppDef], name: str | None = None) -> None:
+        if not callable(fn):
+            raise SpecsError(
+                "component",
+                fn,
+                "give the component function; for a name such as 'utils.echo' use"
+                " torchx.specs.finder.get_component(name).fn",
+            )
         self.fn = fn
         self.name = name or fn.__name__
         problems, hints, params = _read_component(fn)
@@ -179,6 +186,12 @@ class ComponentSchema:
 
     def read(self, argv: Sequence[str], *, unknown_hint: str = "") -> ParsedArgs:
         """Read CLI tokens (see ``torchx.specs._component_argv``); nothing is called."""
+        if isinstance(argv, str):  # read one character at a time, it would name a '-'
+            raise SpecsError(
+                f"{self.name} arguments",
+                argv,
+                f"give a list of tokens, e.g. {argv.split()!r} (shlex.split(text) splits one)",
+            )
         return read_argv(self, argv, unknown_hint=unknown_hint)
 
     def apply_defaults(self, parsed: ParsedArgs, defaults: Mapping[str, Any]) -> None:

@@ -131,6 +131,14 @@ def _explain_unloadable(name: str, factory: str) -> NoReturn:
 
 def build_trackers(factory_and_config: Mapping[str, str | None]) -> list[TrackerBase]:
     """One tracker per ``{factory: config}`` entry, built by calling the factory with config."""
+    from collections.abc import Mapping  # here: importing torchx.tracker stays light
+
+    if not isinstance(factory_and_config, Mapping):
+        raise TrackerConfigError(
+            "build_trackers factory_and_config",
+            factory_and_config,
+            "give a dict of factory -> config, e.g. {'fsspec': '/tmp/torchx_runs'}",
+        )
     return [_build(name, name, config) for name, config in factory_and_config.items()]
 
 

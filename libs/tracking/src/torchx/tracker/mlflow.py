@@ -107,7 +107,17 @@ class MLflowTracker(CheckedTracker):
         # Opening a store sets up a new one (a file store's folders, a SQLite database's
         # tables): replicas starting together must not do that twice either.
         with store_setup_lock(self.tracking_uri):
-            self.client = mlflow.MlflowClient(self.tracking_uri)
+            try:
+                self.client = mlflow.MlflowClient(self.tracking_uri)
+            except mlflow.exceptions.MlflowException as e:
+                # MLflow's own message is several sentences and a link: keep the first
+                reason = str(e.message).strip().split(". ")[0].strip()
+                raise TrackerConfigError(
+                    "mlflow tracking_uri",
+                    self.tracking_uri,
+                    f"MLflow cannot use it ({reason}); give an http(s)://, sqlite:///,"
+                    " postgresql:// or file:/// URI",
+                ) from None
         with store_lock(self.tracking_uri):
             same_named = self._experiments_named(name)
             if not same_named:
