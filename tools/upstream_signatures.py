@@ -328,9 +328,26 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--surface", type=Path, default=SURFACE, help="the surface list (JSON)")
     args = parser.parse_args(argv)
     data = collect(args.source, json.loads(args.surface.read_text()))
-    json.dump(data, sys.stdout, indent=1, sort_keys=True)
-    sys.stdout.write("\n")
+    sys.stdout.write(dump(data))
     return 0
+
+
+def dump(data: dict[str, Any]) -> str:
+    """JSON with one line per callable and alias: small, and a change reads as one line."""
+    out = ["{"]
+    for i, (key, value) in enumerate(sorted(data.items())):
+        comma = "," if i < len(data) - 1 else ""
+        if not isinstance(value, dict):
+            out.append(f" {json.dumps(key)}: {json.dumps(value)}{comma}")
+            continue
+        out.append(f" {json.dumps(key)}: {{")
+        items = sorted(value.items())
+        for j, (name, entry) in enumerate(items):
+            sep = "," if j < len(items) - 1 else ""
+            out.append(f"  {json.dumps(name)}: {json.dumps(entry, sort_keys=True)}{sep}")
+        out.append(f" }}{comma}")
+    out.append("}")
+    return "\n".join(out) + "\n"
 
 
 if __name__ == "__main__":

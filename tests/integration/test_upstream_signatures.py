@@ -68,11 +68,6 @@ EXEMPT: dict[str, str] = {
 # Differences MIGRATING.md does not describe: defects not fixed yet. Same rules as EXEMPT;
 # fixing one fails the test until its entry is removed.
 NOT_FIXED_YET: dict[str, str] = {
-    "torchx.cli.cmd_tracker:CmdTracker.add_artifacts_arguments": "argparse helpers of 0.7",
-    "torchx.cli.cmd_tracker:CmdTracker.add_job_lineage_arguments": "argparse helpers of 0.7",
-    "torchx.cli.cmd_tracker:CmdTracker.add_list_job_arguments": "argparse helpers of 0.7",
-    "torchx.cli.cmd_tracker:CmdTracker.add_metadata_arguments": "argparse helpers of 0.7",
-    "torchx.components.utils:binary": "no cpu, gpu, memMB, h",
     "torchx.schedulers.local_scheduler:LocalScheduler.auto_set_CUDA_VISIBLE_DEVICES": "gone",
     "torchx.schedulers.local_scheduler:PopenRequest": "this scheduler's own request",
     "torchx.schedulers.local_scheduler:ReplicaParam": "this scheduler's own replica",
@@ -82,9 +77,7 @@ NOT_FIXED_YET: dict[str, str] = {
     "torchx.schedulers.ray.ray_driver:RayDriver.pop_actor_info": "own driver",
     "torchx.schedulers.ray_scheduler:RayScheduler.build_workspace_and_update_role": "no mixin",
     "torchx.schedulers.ray_scheduler:RayScheduler.dryrun_push_images": "no workspace mixin",
-    "torchx.schedulers.ray_scheduler:RayScheduler.log_iter": "role_name without default",
     "torchx.schedulers.ray_scheduler:RayScheduler.push_images": "no workspace mixin",
-    "torchx.schedulers.ray_scheduler:RayScheduler.wait_until_finish": "gone",
     "torchx.schedulers.ray_scheduler:RayScheduler.workspace_opts": "no workspace mixin",
     "torchx.workspace.api:walk_workspace": "this project's walk",
 }

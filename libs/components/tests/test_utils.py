@@ -84,6 +84,11 @@ def test_binary_passes_arguments_without_a_shell() -> None:
         binary.call(["--entrypoint", "/bin/ls", "-l", "/"])
     with pytest.raises(SpecsError, match="entrypoint"):
         utils.binary(entrypoint=" ")
+    # 0.7's sizes
+    (role,) = binary.call(["--entrypoint", "ls", "--cpu", "2", "--memMB", "512"]).roles
+    assert (role.resource.cpu, role.resource.memMB) == (2, 512)
+    (role,) = utils.binary(entrypoint="ls", h="aws_p3.2xlarge").roles
+    assert role.resource.gpu == 1
 
 
 def test_copy_role_runs_the_copy_program_that_really_copies(tmp_path: Path) -> None:

@@ -17,6 +17,7 @@ from torchx.schedulers import (
     TORCHX_VARIABLES,
     DescribeAppResponse,
     ListAppResponse,
+    LogRequest,
     Scheduler,
     SchedulerError,
     Stream,
@@ -130,6 +131,29 @@ def test_cancel_is_a_no_op_for_unknown_and_ended_apps() -> None:
     assert s.cancelled == [app_id]
     s.cancel(app_id)  # ended now: nothing more to do
     assert s.cancelled == [app_id]
+
+
+def test_log_iter_without_a_role_name_reads_the_apps_only_role() -> None:
+    # pytorch/torchx 0.7's Ray scheduler took log_iter(app_id) alone.
+    class Logged(Recording):
+        def __init__(self, roles: dict[str, list[Role]]) -> None:
+            super().__init__()
+            self.roles = roles
+            self.apps = dict.fromkeys(roles, AppState.RUNNING)
+
+        def describe(self, app_id: str) -> DescribeAppResponse | None:
+            desc = super().describe(app_id)
+            if desc is not None:
+                desc.roles = list(self.roles[app_id])
+            return desc
+
+        def _replica_log(self, request: LogRequest) -> Iterable[str]:
+            return [f"{request.role_name}/{request.k}\n"]
+
+    s = Logged({"one": [Role("trainer", "img")], "two": [Role("a", "i"), Role("b", "i")]})
+    assert list(s.log_iter("one")) == ["trainer/0\n"]
+    with pytest.raises(SpecsError, match="name one of the app's roles: a, b"):
+        s.log_iter("two")
 
 
 def test_list_and_log_iter_default_to_a_scheduler_error() -> None:

@@ -417,6 +417,7 @@ def test_a_ready_job_client_serves_its_cluster(ray_cluster: Any, submitted: dict
     s = create_scheduler("test", client)  # pytorch/torchx 0.7's form
     assert s.address == ray_cluster.address
     app_id = submitted["echo"]
+    s.wait_until_finish(app_id, timeout=int(DEADLINE_S))  # 0.7's form
     ended(s, app_id, AppState.SUCCEEDED)
     assert app_id in {a.app_id for a in s.list()}
     assert logs(s, app_id, "echo") == "hello ray\n"

@@ -56,27 +56,51 @@ class CmdTracker(SubCommand):
             rows = [r for r in rows if r[2] == args.artifact]
         print_table(["RELATION", "RUN ID", "ARTIFACT"], rows)
 
+    # One method per ``list`` kind adds its arguments (0.7's names, for subclasses).
+    def add_list_job_arguments(self, subparser: argparse.ArgumentParser) -> None:
+        subparser.add_argument("--parent-run-id", type=str, help="only runs derived from this one")
+
+    def add_metadata_arguments(self, subparser: argparse.ArgumentParser) -> None:
+        subparser.add_argument("RUN_ID", type=str, help="the run id")
+
+    def add_artifacts_arguments(self, subparser: argparse.ArgumentParser) -> None:
+        subparser.add_argument("--artifact", type=str, help="only this artifact")
+        subparser.add_argument("RUN_ID", type=str, help="the run id")
+
+    def add_job_lineage_arguments(self, subparser: argparse.ArgumentParser) -> None:
+        only = subparser.add_mutually_exclusive_group()
+        only.add_argument("--sources-only", action="store_true", help="only sources")
+        only.add_argument("--descendants-only", action="store_true", help="only descendants")
+        self.add_artifacts_arguments(subparser)
+
     def add_arguments(self, subparser: argparse.ArgumentParser) -> None:
         commands = subparser.add_subparsers(description="query what the tracker recorded")
         listing = commands.add_parser("list", help="list jobs or one run's records")
         kinds = listing.add_subparsers(description="what to list")
-        jobs = kinds.add_parser("jobs", help="the run ids")
-        jobs.add_argument("--parent-run-id", type=str, help="only runs derived from this one")
-        jobs.set_defaults(func=self.list_jobs_command)
-        metadata = kinds.add_parser("metadata", help="a run's metadata")
-        metadata.add_argument("RUN_ID", type=str, help="the run id")
-        metadata.set_defaults(func=self.list_metadata_command)
-        artifacts = kinds.add_parser("artifacts", help="a run's artifacts")
-        artifacts.add_argument("--artifact", type=str, help="only this artifact")
-        artifacts.add_argument("RUN_ID", type=str, help="the run id")
-        artifacts.set_defaults(func=self.list_artifacts_command)
-        lineage = kinds.add_parser("lineage", help="a run's sources and descendants")
-        only = lineage.add_mutually_exclusive_group()
-        only.add_argument("--sources-only", action="store_true", help="only sources")
-        only.add_argument("--descendants-only", action="store_true", help="only descendants")
-        lineage.add_argument("--artifact", type=str, help="only this artifact")
-        lineage.add_argument("RUN_ID", type=str, help="the run id")
-        lineage.set_defaults(func=self.job_lineage_command)
+        for name, help, add, func in (
+            ("jobs", "the run ids", self.add_list_job_arguments, self.list_jobs_command),
+            (
+                "metadata",
+                "a run's metadata",
+                self.add_metadata_arguments,
+                self.list_metadata_command,
+            ),
+            (
+                "artifacts",
+                "a run's artifacts",
+                self.add_artifacts_arguments,
+                self.list_artifacts_command,
+            ),
+            (
+                "lineage",
+                "a run's sources and descendants",
+                self.add_job_lineage_arguments,
+                self.job_lineage_command,
+            ),
+        ):
+            parser = kinds.add_parser(name, help=help)
+            add(parser)
+            parser.set_defaults(func=func)
 
     def run(self, args: argparse.Namespace) -> None:
         handler = getattr(args, "func", None)

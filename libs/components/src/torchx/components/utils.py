@@ -144,6 +144,10 @@ def binary(
     entrypoint: str,
     name: str = "torchx_utils_binary",
     num_replicas: int = 1,
+    cpu: float = -1,
+    gpu: int = -1,
+    memMB: int = -1,
+    h: str | None = None,
     image: str = IMAGE,
     env: dict[str, str] | None = None,
 ) -> AppDef:
@@ -154,6 +158,10 @@ def binary(
         entrypoint: the program (a path, or a name looked up on PATH)
         name: the app and role name
         num_replicas: how many copies to run
+        cpu: cores per replica (-1: the scheduler's default)
+        gpu: GPUs per replica (-1: the scheduler's default)
+        memMB: memory per replica in MiB (-1: the scheduler's default)
+        h: a named resource (e.g. cpu.small, gpu.small); overrides cpu, gpu and memMB
         image: the image to run in
         env: environment variables, k1=v1,k2=v2
     """
@@ -168,6 +176,7 @@ def binary(
                 entrypoint=entrypoint,
                 args=list(args),
                 num_replicas=num_replicas,
+                resource=role_resource(h, cpu, gpu, memMB),
                 env=dict(env or {}),
             )
         ],

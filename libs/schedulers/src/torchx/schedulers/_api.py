@@ -319,7 +319,7 @@ class Scheduler(abc.ABC, Generic[T]):
     def log_iter(
         self,
         app_id: str,
-        role_name: str,
+        role_name: str | None = None,
         k: int = 0,
         regex: str | None = None,
         since: datetime | None = None,
@@ -329,16 +329,28 @@ class Scheduler(abc.ABC, Generic[T]):
     ) -> Iterable[str]:
         """Lines (newline kept) printed by replica ``k`` of ``role_name``.
 
-        ``regex`` keeps matching lines; ``since``/``until`` bound them in time;
+        ``role_name`` may be left out for an app of one role (0.7's Ray scheduler took
+        that form). ``regex`` keeps matching lines; ``since``/``until`` bound them in time;
         ``should_tail`` follows the output until the app ends. The request is checked here,
         for every scheduler alike; the scheduler's ``_replica_log`` reads the lines.
         """
+        if role_name is None:
+            role_name = self._only_role(app_id)
         request = self._log_request(app_id, role_name, k, since, until, should_tail, streams)
         pattern = compile_regex(regex)  # a bad pattern is reported before any line is read
         lines = self._replica_log(request)
         if pattern is None:
             return lines
         return (line for line in lines if pattern.search(line))
+
+    def _only_role(self, app_id: str) -> str:
+        desc = self.describe(app_id)
+        if desc is None:
+            raise SpecsError("app_id", app_id, f"give an app the {self.backend} scheduler knows")
+        names = [r.name for r in desc.roles] or [r.role for r in desc.roles_statuses]
+        if len(names) != 1:
+            raise SpecsError("role_name", None, f"name one of the app's roles: {', '.join(names)}")
+        return names[0]
 
     def log_iter_timed(
         self, app_id: str, role_name: str, k: int = 0, **options: Unpack[LogOptions]

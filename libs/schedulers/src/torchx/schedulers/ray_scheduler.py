@@ -604,6 +604,10 @@ class RayScheduler(Scheduler[RayJob]):
                 return self.describe(app_id)
             time.sleep(POLL_INTERVAL_S)
 
+    def wait_until_finish(self, app_id: str, timeout: int = 30) -> None:
+        """pytorch/torchx 0.7's form of ``wait``: up to ``timeout`` seconds, no result."""
+        self.wait(app_id, timeout=timeout)
+
     def list(self, cfg: Mapping[str, CfgVal] | None = None) -> list[ListAppResponse]:
         """The torchx jobs of the cluster ``cfg``'s address (or $RAY_ADDRESS) names."""
         address = self._resolve_address(cfg or {})
