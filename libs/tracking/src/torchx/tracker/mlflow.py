@@ -73,6 +73,40 @@ def _import_mlflow() -> Any:
     return mlflow
 
 
+# How long to wait for an MLflow server's port to accept a connection.
+SERVER_CONNECT_TIMEOUT_S = 10.0
+
+
+def _check_server_reachable(uri: str) -> None:
+    """Refuse an http(s) tracking URI where nothing accepts a connection.
+
+    MLflow's client retries a refused connection with backoff for minutes per request,
+    so a mistyped host or port would hold the app that long before any error. A proxy
+    the environment names is left to MLflow: the server may be reachable only through it.
+    """
+    import socket
+    import urllib.parse
+    import urllib.request
+
+    parts = urllib.parse.urlsplit(uri)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        return
+    if parts.scheme in urllib.request.getproxies() and not urllib.request.proxy_bypass(
+        parts.hostname
+    ):
+        return
+    port = parts.port or (443 if parts.scheme == "https" else 80)
+    try:
+        socket.create_connection((parts.hostname, port), timeout=SERVER_CONNECT_TIMEOUT_S).close()
+    except OSError as e:
+        raise TrackerConfigError(
+            "mlflow tracking_uri",
+            uri,
+            f"no server accepts connections at {parts.hostname}:{port} ({e.strerror or e});"
+            " start the MLflow server or correct the URI",
+        ) from None
+
+
 def _is_file_store(uri: str) -> bool:
     return uri.startswith("file:") or ("://" not in uri and not uri.startswith("sqlite:"))
 
@@ -102,6 +136,7 @@ class MLflowTracker(CheckedTracker):
         if _is_file_store(self.tracking_uri):
             os.environ.setdefault("MLFLOW_ALLOW_FILE_STORE", "true")
         mlflow = _import_mlflow()
+        _check_server_reachable(self.tracking_uri)
         self._mlflow = mlflow
         name = experiment_name or self.default_experiment_name()
         # Opening a store sets up a new one (a file store's folders, a SQLite database's
