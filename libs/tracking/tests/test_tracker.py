@@ -66,6 +66,8 @@ def test_field_named_key_can_be_passed_to_put(backend: Backend) -> None:
     tracker = backend.tracker()
     tracker.put("k", key="value", self=1)
     assert tracker["k"] == {"key": "value", "self": 1}
+    tracker.put(key="k2", acc=0.5)  # pytorch/torchx 0.7's form
+    assert tracker["k2"] == {"acc": 0.5}
 
 
 def test_put_replaces_previous_results(backend: Backend) -> None:

@@ -11,6 +11,9 @@ from ._results import Result, Results, validate_results
 Key = int | str
 """A tracker key: an int, or a str that may use '/' to make subfolders."""
 
+# ``put``'s key when none is given first (0.7's ``put(key=k, **results)``).
+_KEY_BY_NAME = "\0"
+
 
 class ResultTracker(abc.ABC):
     """Stores small results of an app under a key, for other apps to read back.
@@ -50,8 +53,16 @@ class ResultTracker(abc.ABC):
     ``_list``; they receive keys and results already checked by this class.
     """
 
-    def put(self, key: Key, /, **results: Result) -> None:
-        """Store ``results`` under ``key``, replacing what was there."""
+    def put(self, key: Key = _KEY_BY_NAME, /, **results: Result) -> None:
+        """Store ``results`` under ``key``, replacing what was there.
+
+        Given first, ``key`` leaves the name ``key`` free for a result (``put("k",
+        key="v")``); pytorch/torchx 0.7's ``put(key="k", acc=0.9)`` works too.
+        """
+        if key == _KEY_BY_NAME:
+            if "key" not in results:
+                raise TypeError("put() needs a key: tracker.put(key, **results)")
+            key = results.pop("key")  # type: ignore[assignment]  # normalize_key checks it
         name = normalize_key(key)
         self._store(name, validate_results(name, results))
 
