@@ -134,6 +134,10 @@ def compare(
         elif kind in ("POSITIONAL_OR_KEYWORD", "KEYWORD_ONLY"):
             mine = by_name.get(u["name"])
             if u["name"] in from_kwargs and P.VAR_KEYWORD in kinds:
+                # the keyword lands in **kwargs unless a required positional-only parameter
+                # of that name is left unfilled (put(self, key, /, **results))
+                if mine is not None and mine.kind is P.POSITIONAL_ONLY and mine.default is P.empty:
+                    problems.append(f"0.7's keyword {u['name']!r} is positional-only here")
                 continue
             if mine is None or mine.kind not in KEYWORD:
                 # **kwargs alone is not enough: it may refuse names (check_params) or drop them
@@ -249,6 +253,25 @@ def test_the_check_sees_a_moved_parameter() -> None:
         "0.7's positional #2 'cache_size' is not positional here",
         "0.7's keyword 'cache_size' is not a parameter here",
     ]
+
+
+def test_the_check_sees_a_keyword_of_0_7_that_kwargs_cannot_take() -> None:
+    # put(key="k", acc=1) is 0.7's call: a required positional-only ``key`` leaves it unfilled
+    # (the keyword goes into **results), while one with a default takes it from there.
+    def required(key: str, /, **results: object) -> None: ...
+
+    def defaulted(key: str = "", /, **results: object) -> None: ...
+
+    def named(key: str, **results: object) -> None: ...
+
+    home = "torchx.runtime.tracking.api:ResultTracker"
+    upstream = DATA["callables"][home]["methods"]["put"]["params"]
+    taken = FROM_KWARGS[f"{home}.put"]
+    assert compare(upstream, inspect.signature(required), taken) == [
+        "0.7's keyword 'key' is positional-only here"
+    ]
+    assert compare(upstream, inspect.signature(defaulted), taken) == []
+    assert compare(upstream, inspect.signature(named), taken) == []
 
 
 @pytest.mark.parametrize("module", sorted(TARGETS))
