@@ -233,7 +233,6 @@ def test_has_scheduler_answers_without_listing() -> None:
 
 
 def test_each_scheduler_gets_only_its_own_parameters(tmp_path: Path) -> None:
-
     from torchx.schedulers.local_scheduler import LocalScheduler
 
     seen: dict[str, dict[str, Any]] = {}
