@@ -58,6 +58,12 @@ def test_status_of_a_role_the_app_does_not_have_warns_naming_its_roles(isolated:
         assert err == "torchx: warning: --roles: got 'ecko'; the app's roles are echo\n"
     code, out, _ = invoke("status", "--roles", "echo", handle)
     assert code == 0 and "echo[0]:SUCCEEDED" in out
+    # every unknown role is named, not only the first
+    code, _, err = invoke("status", "--roles", "ecko,echo,echp", handle)
+    assert (
+        code == 0
+        and err == "torchx: warning: --roles: got 'ecko', 'echp'; the app's roles are echo\n"
+    )
 
 
 def test_an_unknown_flag_before_the_component_is_named_not_taken_for_no_component() -> None:

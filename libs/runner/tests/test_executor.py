@@ -30,6 +30,7 @@ from torchx.runner import (  # noqa: E402
     default_transport,
     get_runner,
 )
+from torchx.schedulers.local_scheduler import SignalException  # noqa: E402
 from torchx.specs import AppState, Resource, SpecsError  # noqa: E402
 from torchx.specs import resource as specs_resource  # noqa: E402
 
@@ -352,16 +353,19 @@ def test_importing_the_runner_leaves_the_executors_modules_unloaded(
     assert loaded & executors == set()
 
 
-def test_ctrl_c_in_the_with_block_cancels_the_apps_instead_of_waiting(tmp_path: Path) -> None:
+@pytest.mark.parametrize("stop", [KeyboardInterrupt, SignalException])
+def test_ctrl_c_or_sigterm_in_the_with_block_cancels_the_apps_instead_of_waiting(
+    tmp_path: Path, stop: type[BaseException]
+) -> None:
     futures: list[FunctionFuture] = []
 
     def interrupted() -> None:
         with (
-            contextlib.suppress(KeyboardInterrupt),
+            contextlib.suppress(stop),
             Executor(scheduler="local_cwd", poll_interval=0.2) as ex,
         ):
             futures.append(_started(ex, tmp_path / "started"))
-            raise KeyboardInterrupt
+            raise (stop("SIGTERM", 15) if stop is SignalException else stop())
 
     thread = threading.Thread(target=interrupted, daemon=True)
     thread.start()

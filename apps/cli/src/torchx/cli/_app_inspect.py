@@ -79,7 +79,7 @@ def status(
         # A warning, not an error: 0.7 showed such a status with no replica and exit 0,
         # and scripts may rely on that.
         typer.echo(
-            f"torchx: warning: --roles: got {unknown[0]!r}; the app's roles are "
+            f"torchx: warning: --roles: got {', '.join(map(repr, unknown))}; the app's roles are "
             f"{', '.join(dict.fromkeys(known))}",
             err=True,
         )

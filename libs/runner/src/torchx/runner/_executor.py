@@ -262,10 +262,10 @@ class Executor:
         return self
 
     def __exit__(self, exc_type: type[BaseException] | None, *exc: object) -> None:
-        # Ctrl-C stops the apps, as it stops a local pool's workers and a waiting
-        # `torchx run`; waiting for them here would hold the interrupted program until its
-        # longest app ended.
-        if exc_type is not None and issubclass(exc_type, KeyboardInterrupt):
+        # Ctrl-C (and SIGTERM, which the local scheduler raises as SignalException) stops
+        # the apps, as it stops a local pool's workers and a waiting `torchx run`; waiting
+        # for them here would hold the stopped program until its longest app ended.
+        if exc_type is not None and _is_a_stop(exc_type):
             self.shutdown(wait=False, cancel_futures=True)
         else:
             self.shutdown(wait=True)
@@ -551,6 +551,13 @@ class Executor:
             str(pointer.get("role", self.name)),
             self.poll_interval,
         )
+
+
+def _is_a_stop(exc_type: type[BaseException]) -> bool:
+    """Whether leaving with ``exc_type`` means the program was told to stop."""
+    from torchx.schedulers.local_scheduler import SignalException
+
+    return issubclass(exc_type, (KeyboardInterrupt, SignalException))
 
 
 def _pointer_name(handle: AppHandle) -> str:
