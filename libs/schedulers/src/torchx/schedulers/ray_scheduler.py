@@ -24,13 +24,11 @@ from __future__ import annotations
 import json
 import os
 import re
-import shlex
 import tempfile
 import time
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, TypedDict
+from typing import Any, TypedDict
 
 from torchx.schedulers._api import (
     DescribeAppResponse,
@@ -40,7 +38,6 @@ from torchx.schedulers._api import (
     in_window,
 )
 from torchx.schedulers._errors import SchedulerError, check_params, require
-from torchx.schedulers._preemption_notes import RAY_NOTE
 from torchx.schedulers._ray_address import (
     check_address,
     dashboard_url,
@@ -48,57 +45,46 @@ from torchx.schedulers._ray_address import (
     needs_lookup_at_dry_run,
     request_address,
 )
-from torchx.schedulers._ray_direct import CONFIG_ENV, EVENT_PREFIX
-from torchx.schedulers._ray_requeue import attempt_of, resources_metadata, resubmit_kwargs
-from torchx.schedulers._replica_env import TORCHX_RANK0_HOST
-from torchx.schedulers._replicas import role_replicas
-from torchx.schedulers.ids import make_unique
-from torchx.schedulers.sweep_names import ENV_SWEEP_ID, ENV_SWEEP_INDEX, sweep_trial
-from torchx.specs import (
-    AppDef,
-    AppDryRunInfo,
-    AppState,
-    CfgVal,
-    ReplicaStatus,
-    RetryPolicy,
-    Role,
-    RoleStatus,
-    SpecsError,
-    is_terminal,
-    runopts,
+from torchx.schedulers._ray_direct import CONFIG_ENV
+from torchx.schedulers._ray_request import (
+    ACTORS,
+    DIRECT,
+    ENTRYPOINTS,
+    METADATA_KEY,
+    PLACEMENT_STRATEGIES,
+    SWEEP_METADATA_KEY,
+    RayJob,
+    build_job,
+    format_job,
+    http_url,
+    strip_scheme,
 )
-
-if TYPE_CHECKING:
-    from torchx.schedulers.ray.ray_common import RayActor
+from torchx.schedulers._ray_requeue import resubmit_kwargs
+from torchx.schedulers._ray_status import JOB_STATES, JobRecord, describe_response, parse_events
+from torchx.schedulers._replica_env import TORCHX_RANK0_HOST
+from torchx.specs import AppDef, AppDryRunInfo, AppState, CfgVal, SpecsError, runopts
 from torchx.workspace.dir_workspace import copy_workspace
+
+__all__ = [
+    "ACTORS",
+    "CONFIG_ENV",
+    "DIRECT",
+    "NONE",
+    "TORCHX_RANK0_HOST",
+    "RayJob",
+    "RayOpts",
+    "RayScheduler",
+    "create_scheduler",
+    "has_ray",
+    "parse_events",
+    "serialize",
+]
 
 BACKEND = "ray"
 ADDRESS_ENV = "RAY_ADDRESS"
-DRIVER_MODULE = "torchx.schedulers._ray_driver"
-DIRECT_MODULE = "torchx.schedulers._ray_direct"
-# The two ways an app runs (``RayJob.path``): see the module docstring.
-DIRECT = "direct"
-ACTORS = "actors"
-ENTRYPOINTS = {DIRECT: f"python -m {DIRECT_MODULE}", ACTORS: f"python -m {DRIVER_MODULE}"}
-# Longer configs go in the runtime env: Linux caps one argument at 128 KiB. (A config on the
-# command line keeps the runtime env free of per-job values, so Ray can give the actors
-# workers it has already started.)
-MAX_CONFIG_ARG = 100_000
-PLACEMENT_STRATEGIES = ("PACK", "SPREAD", "STRICT_PACK", "STRICT_SPREAD")
-METADATA_KEY = "torchx_app"
-# A sweep's trial: ``sweep-ID/INDEX``, for the list answer (the job's metadata is all of
-# the job that ``list_jobs`` gives).
-SWEEP_METADATA_KEY = "torchx_sweep"
 # How often ``wait`` and a tailing ``log_iter`` ask the dashboard again.
 POLL_INTERVAL_S = 0.1
 _APP_ID = re.compile(r"^(?P<address>[A-Za-z0-9.\-\[\]:]+:\d+)-(?P<sid>[A-Za-z0-9][A-Za-z0-9_.-]*)$")
-_JOB_STATES = {
-    "PENDING": AppState.PENDING,
-    "RUNNING": AppState.RUNNING,
-    "SUCCEEDED": AppState.SUCCEEDED,
-    "FAILED": AppState.FAILED,
-    "STOPPED": AppState.CANCELLED,
-}
 
 
 class RayOpts(TypedDict, total=False):
@@ -109,137 +95,6 @@ class RayOpts(TypedDict, total=False):
     requirements: str
     pip: list[str]
     placement_strategy: str
-
-
-@dataclass
-class RayJob:
-    """What ``schedule`` submits: the arguments of ``JobSubmissionClient.submit_job``.
-
-    ``driver_config`` travels to the cluster as the entrypoint's JSON argument (or, when
-    too long for a command line, in the runtime env's ``TORCHX_RAY_DRIVER_CONFIG``); it is
-    kept here too so a dryrun can show it plainly.
-    """
-
-    address: str
-    submission_id: str
-    entrypoint: str
-    runtime_env: dict[str, Any]
-    metadata: dict[str, str]
-    driver_config: dict[str, Any] = field(default_factory=dict)
-    path: str = ACTORS
-    # For the direct path, what Ray reserves for the entrypoint process itself:
-    # ``entrypoint_num_cpus`` / ``entrypoint_num_gpus`` / ``entrypoint_memory``.
-    entrypoint_resources: dict[str, float | int] = field(default_factory=dict)
-
-    @property
-    def app_id(self) -> str:
-        if not self.address:  # a dry run without an address
-            return self.submission_id
-        return f"{_strip_scheme(self.address)}-{self.submission_id}"
-
-    @property
-    def actors(self) -> list[RayActor]:
-        """0.7's view of the request: one ``RayActor`` per replica the driver starts (none
-        on the direct path, where the entrypoint itself is the app)."""
-        from torchx.schedulers.ray.ray_common import RayActor
-
-        return [
-            RayActor(
-                name=role["name"],
-                command=list(replica["argv"]),
-                env=dict(replica["env"]),
-                num_cpus=role["num_cpus"],
-                num_gpus=role["num_gpus"],
-            )
-            for role in self.driver_config.get("roles", [])
-            for replica in role["replicas"]
-        ]
-
-    @property
-    def working_dir(self) -> str | None:
-        """0.7's name: the directory uploaded as the job's working directory, if any."""
-        wd = self.runtime_env.get("working_dir")
-        return str(wd) if wd is not None else None
-
-    def submit_kwargs(self) -> dict[str, Any]:
-        return {
-            "submission_id": self.submission_id,
-            "entrypoint": self.entrypoint,
-            "runtime_env": self.runtime_env,
-            "metadata": self.metadata,
-            **self.entrypoint_resources,
-        }
-
-
-def _format_job(job: RayJob) -> str:
-    shown = json.loads(json.dumps(job.submit_kwargs()))
-    placeholder = "<the driver config below, as JSON>"
-    if CONFIG_ENV in shown["runtime_env"].get("env_vars", {}):
-        shown["runtime_env"]["env_vars"][CONFIG_ENV] = placeholder
-    else:
-        shown["entrypoint"] = f"{ENTRYPOINTS[job.path]} {shlex.quote(placeholder)}"
-    if job.path == DIRECT:
-        how = (
-            "path: direct (one replica: the job's entrypoint process runs its command; "
-            "Ray reserves its resources through entrypoint_num_cpus/_num_gpus/_memory)"
-        )
-    else:
-        n = sum(len(r["replicas"]) for r in job.driver_config["roles"])
-        how = f"path: actors (a placement group of {n} bundles, one actor per replica)"
-    return "\n".join(
-        [
-            how,
-            RAY_NOTE,
-            f"JobSubmissionClient({job.address!r}).submit_job(**",
-            json.dumps(shown, indent=2, sort_keys=True),
-            ")",
-            "driver config:",
-            json.dumps(job.driver_config, indent=2, sort_keys=True),
-        ]
-    )
-
-
-def _strip_scheme(address: str) -> str:
-    return address.split("://", 1)[1] if "://" in address else address
-
-
-def _http(address: str) -> str:
-    return address if "://" in address else f"http://{address}"
-
-
-def _entrypoint_resources(role: dict[str, Any]) -> dict[str, float | int]:
-    """A one-replica role's resources as ``submit_job`` reserves them for the entrypoint."""
-    resources: dict[str, float | int] = {"entrypoint_num_cpus": role["num_cpus"]}
-    if role["num_gpus"] > 0:
-        resources["entrypoint_num_gpus"] = role["num_gpus"]
-    if role["memory"] > 0:
-        resources["entrypoint_memory"] = role["memory"]
-    return resources
-
-
-@dataclass
-class _JobRecord:
-    """What the driver reported so far, parsed from the job's log."""
-
-    state: dict[str, Any] = field(default_factory=dict)
-    logs: list[dict[str, Any]] = field(default_factory=list)
-
-
-def parse_events(text: str) -> _JobRecord:
-    """The driver's events in a job log; other lines (Ray's own) are skipped."""
-    rec = _JobRecord()
-    for line in text.splitlines():
-        if not line.startswith(EVENT_PREFIX):
-            continue
-        try:
-            event = json.loads(line[len(EVENT_PREFIX) :])
-        except ValueError:
-            continue  # a line cut short by a killed driver
-        if event.get("ev") == "log":
-            rec.logs.append(event)
-        elif event.get("ev") == "state":
-            rec.state = event
-    return rec
 
 
 class RayScheduler(Scheduler[RayJob]):
@@ -274,7 +129,7 @@ class RayScheduler(Scheduler[RayJob]):
                 "pass a ray.job_submission.JobSubmissionClient, or the cluster as address=...",
             )
         url = check_address(str(get_address()))
-        for key in (url, _strip_scheme(url)):
+        for key in (url, strip_scheme(url)):
             self._clients[key] = client
             self._urls[key] = url
         return url
@@ -383,97 +238,8 @@ class RayScheduler(Scheduler[RayJob]):
         given = self._given_address(cfg)
         return request_address(given) if given else ""
 
-    def _runtime_env(self, cfg: Mapping[str, CfgVal], config_json: str | None) -> dict[str, Any]:
-        env: dict[str, Any] = {}
-        if config_json is not None:
-            env["env_vars"] = {CONFIG_ENV: config_json}
-        working_dir = cfg.get("working_dir")
-        if working_dir is not None:
-            path = os.path.abspath(os.path.expanduser(str(working_dir)))
-            if not os.path.isdir(path):
-                raise SpecsError(
-                    "run option 'working_dir'", working_dir, "give an existing local directory"
-                )
-            env["working_dir"] = path
-        pip: list[str] = [str(p) for p in cfg.get("pip") or []]  # type: ignore[union-attr]
-        requirements = cfg.get("requirements")
-        if requirements is not None:
-            try:
-                with open(os.path.expanduser(str(requirements))) as f:
-                    lines = [ln.split("#", 1)[0].strip() for ln in f]
-            except OSError as e:
-                raise SpecsError(
-                    "run option 'requirements'",
-                    requirements,
-                    f"cannot read it ({e.strerror}); give a readable requirements.txt",
-                ) from None
-            pip.extend(ln for ln in lines if ln)
-        if pip:
-            env["pip"] = pip
-        return env
-
     def _submit_dryrun(self, app: AppDef, cfg: dict[str, CfgVal]) -> AppDryRunInfo[RayJob]:
-        address = self._dryrun_address(cfg)
-        strategy = str(cfg.get("placement_strategy") or "PACK").upper()
-        if strategy not in PLACEMENT_STRATEGIES:
-            raise SpecsError(
-                "run option 'placement_strategy'",
-                cfg.get("placement_strategy"),
-                f"expected one of {', '.join(PLACEMENT_STRATEGIES)}",
-            )
-        submission_id = make_unique(app.name)
-        app_id = f"{_strip_scheme(address)}-{submission_id}" if address else submission_id
-        roles: list[dict[str, Any]] = []
-        for role in app.roles:
-            if role.num_replicas < 1:
-                raise SpecsError(
-                    f"role {role.name!r} num_replicas", role.num_replicas, "give 1 or more"
-                )
-            # Rank 0's host and the launch variables are known only on the cluster: the
-            # driver adds them.
-            replicas = [
-                {"argv": r.argv, "env": _without_rank0(r.env)}
-                for r in role_replicas(
-                    role, app_id=app_id, rank0_host="", master_port=None, img_root="."
-                )
-            ]
-            res = role.resource
-            roles.append(
-                {
-                    "name": role.name,
-                    "num_cpus": res.cpu if res.cpu > 0 else 1,
-                    "num_gpus": max(res.gpu, 0),
-                    "memory": max(res.memMB, 0) * 1024 * 1024,
-                    "max_retries": role.max_retries,
-                    "retry_policy": RetryPolicy(role.retry_policy).value,
-                    "replicas": replicas,
-                }
-            )
-        config: dict[str, Any] = {"app_id": app_id, "placement_strategy": strategy, "roles": roles}
-        config_json = json.dumps(config, separators=(",", ":"), sort_keys=True)
-        in_argv = len(config_json) <= MAX_CONFIG_ARG
-        path, resources = ACTORS, {}
-        if len(roles) == 1 and len(roles[0]["replicas"]) == 1:
-            path, resources = DIRECT, _entrypoint_resources(roles[0])
-        entrypoint = ENTRYPOINTS[path]
-        job = RayJob(
-            address=address,
-            submission_id=submission_id,
-            entrypoint=f"{entrypoint} {shlex.quote(config_json)}" if in_argv else entrypoint,
-            runtime_env=self._runtime_env(cfg, None if in_argv else config_json),
-            metadata={
-                METADATA_KEY: app.name,
-                "torchx_roles": json.dumps(
-                    {r["name"]: len(r["replicas"]) for r in roles}, separators=(",", ":")
-                ),
-                **resources_metadata(resources),
-                **_sweep_metadata(app),
-            },
-            driver_config=config,
-            path=path,
-            entrypoint_resources=resources,
-        )
-        return AppDryRunInfo(job, _format_job)
+        return AppDryRunInfo(build_job(app, cfg, self._dryrun_address(cfg)), format_job)
 
     def schedule(self, dryrun_info: AppDryRunInfo[RayJob]) -> str:
         job = dryrun_info.request
@@ -523,7 +289,7 @@ class RayScheduler(Scheduler[RayJob]):
                 return None
             raise
 
-    def _record(self, address: str, sid: str) -> _JobRecord:
+    def _record(self, address: str, sid: str) -> JobRecord:
         return parse_events(self._client(address).get_job_logs(sid))
 
     # -- inspection -------------------------------------------------------------------
@@ -533,60 +299,8 @@ class RayScheduler(Scheduler[RayJob]):
         info = self._info(address, sid)
         if info is None:
             return None
-        job_state = _JOB_STATES.get(str(info.status.value), AppState.UNKNOWN)
-        rec = self._record(address, sid)
-        reported = rec.state
-        state = job_state
-        if job_state == AppState.RUNNING and reported.get("state") == "PENDING":
-            state = AppState.PENDING  # the placement group waits for resources
-        roles: dict[str, RoleStatus] = {}
-        counts = json.loads((info.metadata or {}).get("torchx_roles", "{}"))
-        for name, n in counts.items():
-            roles[name] = RoleStatus(
-                name,
-                [ReplicaStatus(id=k, state=AppState.PENDING, role=name) for k in range(n)],
-            )
-        for rep in reported.get("replicas", []):
-            role = roles.setdefault(rep["r"], RoleStatus(rep["r"]))
-            replica_state = AppState[rep["state"]]
-            if is_terminal(job_state) and not is_terminal(replica_state):
-                # The driver was stopped before it could report this replica's end.
-                replica_state = job_state
-            status = ReplicaStatus(
-                id=rep["k"],
-                state=replica_state,
-                role=rep["r"],
-                hostname=rep.get("host", ""),
-                exit_code=rep.get("exit"),
-            )
-            if rep["k"] < len(role.replicas):
-                role.replicas[rep["k"]] = status
-            else:
-                role.replicas.append(status)
-        if is_terminal(job_state) and not reported.get("replicas"):
-            for role in roles.values():
-                for r in role.replicas:
-                    r.state = job_state
-        error = str(reported.get("error", ""))
-        if job_state == AppState.FAILED and not error:
-            error = str(info.message or "")
-        msg = str(info.message or "")
-        if state == AppState.PENDING:
-            why = str(reported.get("reason") or "") or msg
-            msg = f"waiting for Ray: {why}" if why else "waiting for Ray"
-        return DescribeAppResponse(
-            app_id=app_id,
-            state=state,
-            num_restarts=int(reported.get("restarts", 0)),
-            num_preemptions=attempt_of(info.metadata),
-            msg=msg,
-            structured_error_msg=error,
-            ui_url=self._urls.get(address, _http(address)),
-            roles_statuses=list(roles.values()),
-            # What `torchx log HANDLE` walks: each role and its replica count, as submitted
-            # (the job's command is not kept, so the roles carry names and counts only).
-            roles=[Role(name, image="", num_replicas=len(r.replicas)) for name, r in roles.items()],
-        )
+        ui_url = self._urls.get(address, http_url(address))
+        return describe_response(app_id, info, self._record(address, sid), ui_url)
 
     def wait(self, app_id: str, timeout: float | None = None) -> DescribeAppResponse | None:
         """Poll the job's status (cheap) until it ends; then describe it once."""
@@ -619,8 +333,8 @@ class RayScheduler(Scheduler[RayJob]):
             started = job.start_time
             out.append(
                 ListAppResponse(
-                    app_id=f"{_strip_scheme(address)}-{job.submission_id}",
-                    state=_JOB_STATES.get(str(job.status.value), AppState.UNKNOWN),
+                    app_id=f"{strip_scheme(address)}-{job.submission_id}",
+                    state=JOB_STATES.get(str(job.status.value), AppState.UNKNOWN),
                     name=meta[METADATA_KEY],
                     sweep=str(meta.get(SWEEP_METADATA_KEY, "")),
                     submitted_at=datetime.fromtimestamp(started / 1000) if started else None,
@@ -745,17 +459,6 @@ REQUEUE_START_TIMEOUT_S = 60.0
 # In Ray's message for a job whose supervisor actor failed to start or died before it
 # ran ("Failed to start supervisor actor ...", "Job supervisor actor died ...").
 _STALE_SUPERVISOR = "supervisor actor"
-
-
-def _sweep_metadata(app: AppDef) -> dict[str, str]:
-    """The job metadata that names the sweep the app is a trial of (none for other apps)."""
-    env = app.roles[0].env if app.roles else {}
-    trial = sweep_trial(env.get(ENV_SWEEP_ID), env.get(ENV_SWEEP_INDEX))
-    return {SWEEP_METADATA_KEY: trial} if trial else {}
-
-
-def _without_rank0(env: dict[str, str]) -> dict[str, str]:
-    return {k: v for k, v in env.items() if k != TORCHX_RANK0_HOST}
 
 
 def create_scheduler(

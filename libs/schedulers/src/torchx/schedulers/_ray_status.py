@@ -1,0 +1,112 @@
+"""A Ray job's state, as torchx reports it: Ray's word on the job and the driver's on each
+replica.
+
+The driver (``_ray_direct`` or ``_ray_driver``) prints each replica's output and state as
+structured lines in the job's log; ``parse_events`` reads them back and
+``describe_response`` joins them with what Ray says of the job itself.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from torchx.schedulers._api import DescribeAppResponse
+from torchx.schedulers._ray_direct import EVENT_PREFIX
+from torchx.schedulers._ray_requeue import attempt_of
+from torchx.specs import AppState, ReplicaStatus, Role, RoleStatus, is_terminal
+
+JOB_STATES = {
+    "PENDING": AppState.PENDING,
+    "RUNNING": AppState.RUNNING,
+    "SUCCEEDED": AppState.SUCCEEDED,
+    "FAILED": AppState.FAILED,
+    "STOPPED": AppState.CANCELLED,
+}
+
+
+@dataclass
+class JobRecord:
+    """What the driver reported so far, parsed from the job's log."""
+
+    state: dict[str, Any] = field(default_factory=dict)
+    logs: list[dict[str, Any]] = field(default_factory=list)
+
+
+def parse_events(text: str) -> JobRecord:
+    """The driver's events in a job log; other lines (Ray's own) are skipped."""
+    rec = JobRecord()
+    for line in text.splitlines():
+        if not line.startswith(EVENT_PREFIX):
+            continue
+        try:
+            event = json.loads(line[len(EVENT_PREFIX) :])
+        except ValueError:
+            continue  # a line cut short by a killed driver
+        if event.get("ev") == "log":
+            rec.logs.append(event)
+        elif event.get("ev") == "state":
+            rec.state = event
+    return rec
+
+
+def describe_response(app_id: str, info: Any, rec: JobRecord, ui_url: str) -> DescribeAppResponse:
+    """The app's description from Ray's ``JobDetails`` of its job (``info``) and what the
+    driver reported in the job's log (``rec``)."""
+    job_state = JOB_STATES.get(str(info.status.value), AppState.UNKNOWN)
+    reported = rec.state
+    state = job_state
+    if job_state == AppState.RUNNING and reported.get("state") == "PENDING":
+        state = AppState.PENDING  # the placement group waits for resources
+    roles: dict[str, RoleStatus] = {}
+    counts = json.loads((info.metadata or {}).get("torchx_roles", "{}"))
+    for name, n in counts.items():
+        roles[name] = RoleStatus(
+            name,
+            [ReplicaStatus(id=k, state=AppState.PENDING, role=name) for k in range(n)],
+        )
+    for rep in reported.get("replicas", []):
+        role = roles.setdefault(rep["r"], RoleStatus(rep["r"]))
+        replica_state = AppState[rep["state"]]
+        if is_terminal(job_state) and not is_terminal(replica_state):
+            # The driver was stopped before it could report this replica's end.
+            replica_state = job_state
+        status = ReplicaStatus(
+            id=rep["k"],
+            state=replica_state,
+            role=rep["r"],
+            hostname=rep.get("host", ""),
+            exit_code=rep.get("exit"),
+        )
+        if rep["k"] < len(role.replicas):
+            role.replicas[rep["k"]] = status
+        else:
+            role.replicas.append(status)
+    if is_terminal(job_state) and not reported.get("replicas"):
+        for role in roles.values():
+            for r in role.replicas:
+                r.state = job_state
+    error = str(reported.get("error", ""))
+    if job_state == AppState.FAILED and not error:
+        error = str(info.message or "")
+    msg = str(info.message or "")
+    if state == AppState.PENDING:
+        why = str(reported.get("reason") or "") or msg
+        msg = f"waiting for Ray: {why}" if why else "waiting for Ray"
+    return DescribeAppResponse(
+        app_id=app_id,
+        state=state,
+        num_restarts=int(reported.get("restarts", 0)),
+        num_preemptions=attempt_of(info.metadata),
+        msg=msg,
+        structured_error_msg=error,
+        ui_url=ui_url,
+        roles_statuses=list(roles.values()),
+        # What `torchx log HANDLE` walks: each role and its replica count, as submitted
+        # (the job's command is not kept, so the roles carry names and counts only).
+        roles=[Role(name, image="", num_replicas=len(r.replicas)) for name, r in roles.items()],
+    )
+
+
+__all__ = ["JOB_STATES", "JobRecord", "describe_response", "parse_events"]
