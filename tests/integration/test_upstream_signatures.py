@@ -78,11 +78,6 @@ NOT_FIXED_YET: dict[str, str] = {
     "torchx.schedulers.ray.ray_driver:RayDriver.init_placement_groups": "gone",
     "torchx.schedulers.ray.ray_driver:RayDriver.place_command_actors": "gone",
     "torchx.schedulers.ray.ray_driver:RayDriver.pop_actor_info": "gone",
-    # RayScheduler is not a WorkspaceMixin here (its workspace is the working_dir option).
-    "torchx.schedulers.ray_scheduler:RayScheduler.build_workspace_and_update_role": "gone",
-    "torchx.schedulers.ray_scheduler:RayScheduler.dryrun_push_images": "gone",
-    "torchx.schedulers.ray_scheduler:RayScheduler.push_images": "gone",
-    "torchx.schedulers.ray_scheduler:RayScheduler.workspace_opts": "gone",
     # walk_workspace(workspace, ignore_files) yields the kept paths of a directory; 0.7's
     # walk_workspace(fs, path, ignore_name) yielded fsspec walk tuples.
     "torchx.workspace.api:walk_workspace": "another function under 0.7's name",

@@ -202,9 +202,8 @@ def test_ray_request_lists_0_7s_actors_one_per_replica(tmp_path: Path) -> None:
     assert [a.env["TORCHX_REPLICA_ID"] for a in actors] == ["0", "1"]
     assert all(a.name == "trainer" and a.command == ["python", "train.py"] for a in actors)
     assert (actors[0].num_cpus, actors[0].num_gpus) == (2, 1)
-    assert req.working_dir is None
-    ws = RayScheduler("s").submit_dryrun(AppDef("app", [role]), {"working_dir": str(tmp_path)})
-    assert ws.request.working_dir == str(tmp_path)
+    # 0.7's working directory: the role's image, a local directory here
+    assert req.working_dir == str(tmp_path)
 
 
 def test_kubernetes_scheduler_takes_0_7s_docker_client_for_workspace_images() -> None:
