@@ -221,6 +221,20 @@ def test_walk_workspace_follows_torchxignore(tmp_path: Path) -> None:
     (tmp_path / "b.log").write_text("")
     (tmp_path / ".torchxignore").write_text("# comment\nbuild\n*.log\n!b.log\n")
     assert list(walk_workspace(str(tmp_path))) == ["b.log", "keep.py"]
+    (tmp_path / ".keep").write_text("*.py\n")
+    # one ignore file by name, as 0.7's ignore_name (not each of its letters)
+    assert list(walk_workspace(str(tmp_path), ".keep")) == [
+        ".keep",
+        "a.log",
+        "b.log",
+        "build/out.o",
+    ]
+
+
+def test_walk_workspace_in_0_7s_form_says_how_it_is_written_here(tmp_path: Path) -> None:
+    fsspec = pytest.importorskip("fsspec")
+    with pytest.raises(SpecsError, match=r"got 'LocalFileSystem'; .*walk_workspace\(path, "):
+        list(walk_workspace(fsspec.filesystem("file"), str(tmp_path)))  # type: ignore[arg-type]
 
 
 def test_docker_workspace_names_pushed_images_without_touching_docker() -> None:
