@@ -150,10 +150,14 @@ def test_log_iter_without_a_role_name_reads_the_apps_only_role() -> None:
         def _replica_log(self, request: LogRequest) -> Iterable[str]:
             return [f"{request.role_name}/{request.k}\n"]
 
-    s = Logged({"one": [Role("trainer", "img")], "two": [Role("a", "i"), Role("b", "i")]})
+    s = Logged(
+        {"one": [Role("trainer", "img")], "two": [Role("a", "i"), Role("b", "i")], "none": []}
+    )
     assert list(s.log_iter("one")) == ["trainer/0\n"]
     with pytest.raises(SpecsError, match="name one of the app's roles: a, b"):
         s.log_iter("two")
+    with pytest.raises(SpecsError, match=r"reports no roles for none \(yet\); name the role"):
+        s.log_iter("none")
 
 
 def test_list_and_log_iter_default_to_a_scheduler_error() -> None:
