@@ -60,6 +60,13 @@ EXEMPT: dict[str, str] = {
     "torchx.schedulers.kubernetes_scheduler:role_to_pod": "Schedulers: as app_to_resource",
     "torchx.schedulers.ray_scheduler:RayJob": "Schedulers: RayJob holds the arguments of "
     "Ray's JobSubmissionClient.submit_job",
+    "torchx.schedulers.local_scheduler:PopenRequest": "Schedulers: local_cwd's request "
+    "types hold its own fields",
+    "torchx.schedulers.local_scheduler:ReplicaParam": "Schedulers: as PopenRequest",
+    "torchx.schedulers.local_scheduler:LocalScheduler.auto_set_CUDA_VISIBLE_DEVICES": "Schedulers"
+    ": as PopenRequest (the auto_set_cuda_visible_devices run option does it at dry-run)",
+    "torchx.workspace.api:walk_workspace": "Schedulers: walk_workspace(path, ignore_files) "
+    "yields the kept files' paths",
     "torchx.schedulers.slurm_scheduler:SlurmBatchRequest": "Schedulers: A Slurm job has one "
     "heterogeneous component per role",
     "torchx.schedulers.slurm_scheduler:SlurmReplicaRequest": "Schedulers: as SlurmBatchRequest",
@@ -68,19 +75,11 @@ EXEMPT: dict[str, str] = {
 # Differences MIGRATING.md does not describe: defects not fixed yet. Same rules as EXEMPT;
 # fixing one fails the test until its entry is removed.
 NOT_FIXED_YET: dict[str, str] = {
-    # 0.7's helpers and request types of its in-process local scheduler; local_cwd's
-    # supervisor and state files replaced them.
-    "torchx.schedulers.local_scheduler:LocalScheduler.auto_set_CUDA_VISIBLE_DEVICES": "gone",
-    "torchx.schedulers.local_scheduler:PopenRequest": "holds this scheduler's own fields",
-    "torchx.schedulers.local_scheduler:ReplicaParam": "holds this scheduler's own fields",
     # The driver that runs in the cluster is this project's; 0.7's methods are not on it.
     "torchx.schedulers.ray.ray_driver:RayDriver.create_and_schedule_actor": "gone",
     "torchx.schedulers.ray.ray_driver:RayDriver.init_placement_groups": "gone",
     "torchx.schedulers.ray.ray_driver:RayDriver.place_command_actors": "gone",
     "torchx.schedulers.ray.ray_driver:RayDriver.pop_actor_info": "gone",
-    # walk_workspace(workspace, ignore_files) yields the kept paths of a directory; 0.7's
-    # walk_workspace(fs, path, ignore_name) yielded fsspec walk tuples.
-    "torchx.workspace.api:walk_workspace": "another function under 0.7's name",
 }
 
 # 0.7 keywords that a callable here takes out of its ``**kwargs`` on purpose (a named
@@ -129,6 +128,10 @@ def compare(
         elif kind in ("POSITIONAL_OR_KEYWORD", "KEYWORD_ONLY"):
             mine = by_name.get(u["name"])
             if u["name"] in from_kwargs and P.VAR_KEYWORD in kinds:
+                # the keyword lands in **kwargs unless a required positional-only parameter
+                # of that name is left unfilled (put(self, key, /, **results))
+                if mine is not None and mine.kind is P.POSITIONAL_ONLY and mine.default is P.empty:
+                    problems.append(f"0.7's keyword {u['name']!r} is positional-only here")
                 continue
             if mine is None or mine.kind not in KEYWORD:
                 # **kwargs alone is not enough: it may refuse names (check_params) or drop them
@@ -244,6 +247,25 @@ def test_the_check_sees_a_moved_parameter() -> None:
         "0.7's positional #2 'cache_size' is not positional here",
         "0.7's keyword 'cache_size' is not a parameter here",
     ]
+
+
+def test_the_check_sees_a_keyword_of_0_7_that_kwargs_cannot_take() -> None:
+    # put(key="k", acc=1) is 0.7's call: a required positional-only ``key`` leaves it unfilled
+    # (the keyword goes into **results), while one with a default takes it from there.
+    def required(key: str, /, **results: object) -> None: ...
+
+    def defaulted(key: str = "", /, **results: object) -> None: ...
+
+    def named(key: str, **results: object) -> None: ...
+
+    home = "torchx.runtime.tracking.api:ResultTracker"
+    upstream = DATA["callables"][home]["methods"]["put"]["params"]
+    taken = FROM_KWARGS[f"{home}.put"]
+    assert compare(upstream, inspect.signature(required), taken) == [
+        "0.7's keyword 'key' is positional-only here"
+    ]
+    assert compare(upstream, inspect.signature(defaulted), taken) == []
+    assert compare(upstream, inspect.signature(named), taken) == []
 
 
 @pytest.mark.parametrize("module", sorted(TARGETS))

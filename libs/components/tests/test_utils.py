@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from torchx.components import get_component, utils
-from torchx.specs import BindMount, SpecsError, validate_app
+from torchx.specs import NULL_RESOURCE, BindMount, SpecsError, validate_app
 
 
 def test_echo_builds_one_echo_role() -> None:
@@ -84,9 +84,12 @@ def test_binary_passes_arguments_without_a_shell() -> None:
         binary.call(["--entrypoint", "/bin/ls", "-l", "/"])
     with pytest.raises(SpecsError, match="entrypoint"):
         utils.binary(entrypoint=" ")
-    # 0.7's sizes
+    # 0.7's size arguments; what is left out stays -1 (for gpu: none asked, as 0.7's 0)
     (role,) = binary.call(["--entrypoint", "ls", "--cpu", "2", "--memMB", "512"]).roles
-    assert (role.resource.cpu, role.resource.memMB) == (2, 512)
+    assert (role.resource.cpu, role.resource.gpu, role.resource.memMB) == (2, -1, 512)
+    # unsized, the scheduler's default (0.7: cpu=1, gpu=0, memMB=1024; see MIGRATING.md)
+    (role,) = binary.call(["--entrypoint", "ls"]).roles
+    assert role.resource == NULL_RESOURCE
     (role,) = utils.binary(entrypoint="ls", h="aws_p3.2xlarge").roles
     assert role.resource.gpu == 1
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import textwrap
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -232,8 +233,6 @@ def test_has_scheduler_answers_without_listing() -> None:
 
 
 def test_each_scheduler_gets_only_its_own_parameters(tmp_path: Path) -> None:
-    from typing import Any
-
     from torchx.schedulers.local_scheduler import LocalScheduler
 
     seen: dict[str, dict[str, Any]] = {}
@@ -269,6 +268,38 @@ def test_a_scheduler_registered_under_another_name_runs(tmp_path: Path) -> None:
     status = runner.wait(handle)
     assert status is not None and status.state == AppState.SUCCEEDED
     assert list(runner.log_lines(handle, "r")) == ["hi\n"]
+
+
+def test_validate_gets_the_name_the_scheduler_is_registered_under(tmp_path: Path) -> None:
+    # pytorch/torchx 0.7's Runner called _validate(app, NAME) with the registered name.
+    from torchx.schedulers.local_scheduler import LocalScheduler
+
+    seen: list[str] = []
+
+    class Named(LocalScheduler):
+        def _validate(self, app: AppDef, scheduler: str) -> None:
+            seen.append(scheduler)
+
+    class Written07(Named):
+        def submit_dryrun(self, app: AppDef, cfg: Any = None) -> Any:  # 0.7's override
+            return super().submit_dryrun(app, cfg)
+
+    runner = Runner(
+        "s",
+        {
+            "elsewhere": lambda session_name, **kw: Named(session_name, state_dir=tmp_path),
+            "old": lambda session_name, **kw: Written07(session_name, state_dir=tmp_path),
+        },
+    )
+    app = AppDef("a", [Role("r", image="", entrypoint="/bin/echo", args=["hi"])])
+    assert runner.dryrun(app, "elsewhere").scheduler == "elsewhere"
+    assert runner.dryrun(app, "old").scheduler == "old"
+    assert seen == ["elsewhere", "local_cwd"]  # an override of submit_dryrun: as before
+    # direct callers: the backend by default, or the name given
+    assert Named("s", state_dir=tmp_path).submit_dryrun(app).scheduler == "local_cwd"
+    assert seen[-1] == "local_cwd"
+    group = Named("s", state_dir=tmp_path).submit_dryrun_group([app], scheduler="here")
+    assert [info.scheduler for info in group] == ["here"] and seen[-1] == "here"
 
 
 def test_get_runner_with_state_dir_dry_runs_on_slurm(tmp_path: Path) -> None:

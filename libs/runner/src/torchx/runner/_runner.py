@@ -211,8 +211,11 @@ class Runner:
         merged = self._cfg(scheduler, cfg)
         if workspace:
             app, merged = self._with_workspace(app, scheduler, merged, workspace)
+        # The name it is registered under, which may differ from its backend's name: given
+        # to _validate, as 0.7's Runner did. An override written for 0.7 takes (app, cfg).
+        if type(sched).submit_dryrun is Scheduler.submit_dryrun:
+            return sched.submit_dryrun(app, merged, scheduler=scheduler)
         info = sched.submit_dryrun(app, merged)
-        # The name it is registered under, which may differ from its backend's name.
         info.scheduler = scheduler
         return info
 

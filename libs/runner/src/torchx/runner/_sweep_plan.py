@@ -231,9 +231,9 @@ def _dryrun_local_group(
     assert isinstance(sched, LocalScheduler)
     env = runner._tracking_env(record.scheduler, record.handle)
     apps = [trial_app(runner, schema, record, i, sweep, env) for i in todo]
-    infos = sched.submit_dryrun_group(apps, runner._cfg(record.scheduler, record.cfg))
-    for info in infos:
-        info.scheduler = record.scheduler  # the name it is registered under, as dryrun sets
+    cfg = runner._cfg(record.scheduler, record.cfg)
+    # the name it is registered under, as dryrun gives it
+    infos = sched.submit_dryrun_group(apps, cfg, scheduler=record.scheduler)
     return dict(zip(todo, infos, strict=True))
 
 

@@ -166,33 +166,42 @@ class Scheduler(abc.ABC, Generic[T]):
         return runopts()
 
     def submit_dryrun(
-        self, app: AppDef, cfg: Mapping[str, CfgVal] | None = None
+        self,
+        app: AppDef,
+        cfg: Mapping[str, CfgVal] | None = None,
+        *,
+        scheduler: str | None = None,
     ) -> AppDryRunInfo[T]:
         """Validate ``app`` and return the exact request ``schedule`` would submit; no side
-        effects. A name that could escape a directory (``../x``) is refused here."""
-        return self._dryrun_resolved(app, self.run_opts().resolve(cfg))
+        effects. A name that could escape a directory (``../x``) is refused here.
+        ``scheduler``: the name this scheduler is registered under (a Runner's; default its
+        ``backend``), given to ``_validate`` and set as the result's ``scheduler``."""
+        return self._dryrun_resolved(app, self.run_opts().resolve(cfg), scheduler=scheduler)
 
     def _dryrun_resolved(
         self,
         app: AppDef,
         resolved: dict[str, CfgVal],
         submit: Callable[[AppDef, dict[str, CfgVal]], AppDryRunInfo[T]] | None = None,
+        scheduler: str | None = None,
     ) -> AppDryRunInfo[T]:
         """``submit_dryrun`` with the run options already resolved (once for many apps);
         ``submit`` stands in for ``_submit_dryrun``."""
         validate_app(app)
         self._check_replica_count(app)
-        self._validate(app, self.backend)
+        name = scheduler or self.backend
+        self._validate(app, name)
         info = (submit or self._submit_dryrun)(app, resolved)
         info.app = app
         info.cfg = resolved
-        info.scheduler = self.backend
+        info.scheduler = name
         return info
 
     def _validate(self, app: AppDef, scheduler: str) -> None:
         """A subclass's own checks of a valid ``app`` before its request is built; raise to
         refuse it. pytorch/torchx 0.7's hook (its Runner called it), so a custom scheduler's
-        override still runs; ``scheduler`` is this scheduler's ``backend``."""
+        override still runs; ``scheduler`` is the name the scheduler is registered under
+        (a Runner's), else its ``backend``."""
 
     def _check_replica_count(self, app: AppDef) -> None:
         total = 0
@@ -348,6 +357,13 @@ class Scheduler(abc.ABC, Generic[T]):
         if desc is None:
             raise SpecsError("app_id", app_id, f"give an app the {self.backend} scheduler knows")
         names = [r.name for r in desc.roles] or [r.role for r in desc.roles_statuses]
+        if not names:
+            raise SpecsError(
+                "role_name",
+                None,
+                f"the {self.backend} scheduler reports no roles for {app_id} (yet); "
+                "name the role to read",
+            )
         if len(names) != 1:
             raise SpecsError("role_name", None, f"name one of the app's roles: {', '.join(names)}")
         return names[0]

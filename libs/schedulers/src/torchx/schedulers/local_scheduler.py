@@ -267,7 +267,11 @@ class LocalScheduler(Scheduler[LocalRequest]):
         return self._dryrun_finding(app, cfg, {})
 
     def submit_dryrun_group(
-        self, apps: Sequence[AppDef], cfg: Mapping[str, CfgVal] | None = None
+        self,
+        apps: Sequence[AppDef],
+        cfg: Mapping[str, CfgVal] | None = None,
+        *,
+        scheduler: str | None = None,
     ) -> list[AppDryRunInfo[LocalRequest]]:
         """``submit_dryrun`` of each of ``apps`` (a group for ``schedule_group``): the run
         options are resolved once, and each program is looked up on PATH once for all."""
@@ -281,7 +285,7 @@ class LocalScheduler(Scheduler[LocalRequest]):
                 apps_dir = self._apps_dir(cfg)
             return self._dryrun_finding(app, cfg, found, apps_dir)
 
-        return [self._dryrun_resolved(app, dict(resolved), submit) for app in apps]
+        return [self._dryrun_resolved(app, dict(resolved), submit, scheduler) for app in apps]
 
     def _dryrun_finding(
         self,
