@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from torchx.specs import AppDef, BindMount, DeviceMount, Resource, Role
+from torchx.specs import AppDef, BindMount, DeviceMount, Resource, Role, SpecsError
 from torchx.specs.named_resources_aws import EFA_DEVICE
 
 
@@ -38,6 +38,20 @@ def test_kubernetes_app_to_resource_takes_the_queue_and_service_account_as_0_7_d
     assert pod_spec["serviceAccountName"] == "sa" and pod_spec["priorityClassName"] == "high"
     plain = app_to_resource(_app(), "q1", service_account=None)
     assert "serviceAccountName" not in plain["spec"]["tasks"][0]["template"]["spec"]
+
+
+def test_kubernetes_app_to_resource_refuses_0_7s_positional_service_account() -> None:
+    from torchx.schedulers.kubernetes_scheduler import app_to_resource
+
+    with pytest.raises(SpecsError) as e:
+        app_to_resource(_app(), "q1", "sa")  # 0.7: (app, queue, service_account)
+    msg = str(e.value)
+    assert "'app_id'" in msg and "'sa'" in msg and "\n" not in msg
+    assert "service_account=" in msg and "{'queue': 'q1'}" in msg
+    # the documented forms are unchanged
+    vjob = app_to_resource(_app(), {"queue": "q1"}, "a-1")
+    assert vjob["spec"]["queue"] == "q1" and vjob["metadata"]["name"] == "a-1"
+    assert app_to_resource(_app(), "q1", None)["spec"]["queue"] == "q1"
 
 
 def test_kubernetes_role_to_pod_takes_service_account_by_keyword() -> None:
