@@ -60,6 +60,13 @@ EXEMPT: dict[str, str] = {
     "torchx.schedulers.kubernetes_scheduler:role_to_pod": "Schedulers: as app_to_resource",
     "torchx.schedulers.ray_scheduler:RayJob": "Schedulers: RayJob holds the arguments of "
     "Ray's JobSubmissionClient.submit_job",
+    "torchx.schedulers.local_scheduler:PopenRequest": "Schedulers: local_cwd's request "
+    "types hold its own fields",
+    "torchx.schedulers.local_scheduler:ReplicaParam": "Schedulers: as PopenRequest",
+    "torchx.schedulers.local_scheduler:LocalScheduler.auto_set_CUDA_VISIBLE_DEVICES": "Schedulers"
+    ": as PopenRequest (the auto_set_cuda_visible_devices run option does it at dry-run)",
+    "torchx.workspace.api:walk_workspace": "Schedulers: walk_workspace(path, ignore_files) "
+    "yields the kept files' paths",
     "torchx.schedulers.slurm_scheduler:SlurmBatchRequest": "Schedulers: A Slurm job has one "
     "heterogeneous component per role",
     "torchx.schedulers.slurm_scheduler:SlurmReplicaRequest": "Schedulers: as SlurmBatchRequest",
@@ -68,24 +75,11 @@ EXEMPT: dict[str, str] = {
 # Differences MIGRATING.md does not describe: defects not fixed yet. Same rules as EXEMPT;
 # fixing one fails the test until its entry is removed.
 NOT_FIXED_YET: dict[str, str] = {
-    # 0.7's helpers and request types of its in-process local scheduler; local_cwd's
-    # supervisor and state files replaced them.
-    "torchx.schedulers.local_scheduler:LocalScheduler.auto_set_CUDA_VISIBLE_DEVICES": "gone",
-    "torchx.schedulers.local_scheduler:PopenRequest": "holds this scheduler's own fields",
-    "torchx.schedulers.local_scheduler:ReplicaParam": "holds this scheduler's own fields",
     # The driver that runs in the cluster is this project's; 0.7's methods are not on it.
     "torchx.schedulers.ray.ray_driver:RayDriver.create_and_schedule_actor": "gone",
     "torchx.schedulers.ray.ray_driver:RayDriver.init_placement_groups": "gone",
     "torchx.schedulers.ray.ray_driver:RayDriver.place_command_actors": "gone",
     "torchx.schedulers.ray.ray_driver:RayDriver.pop_actor_info": "gone",
-    # RayScheduler is not a WorkspaceMixin here (its workspace is the working_dir option).
-    "torchx.schedulers.ray_scheduler:RayScheduler.build_workspace_and_update_role": "gone",
-    "torchx.schedulers.ray_scheduler:RayScheduler.dryrun_push_images": "gone",
-    "torchx.schedulers.ray_scheduler:RayScheduler.push_images": "gone",
-    "torchx.schedulers.ray_scheduler:RayScheduler.workspace_opts": "gone",
-    # walk_workspace(workspace, ignore_files) yields the kept paths of a directory; 0.7's
-    # walk_workspace(fs, path, ignore_name) yielded fsspec walk tuples.
-    "torchx.workspace.api:walk_workspace": "another function under 0.7's name",
 }
 
 # 0.7 keywords that a callable here takes out of its ``**kwargs`` on purpose (a named

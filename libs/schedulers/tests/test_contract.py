@@ -150,10 +150,14 @@ def test_log_iter_without_a_role_name_reads_the_apps_only_role() -> None:
         def _replica_log(self, request: LogRequest) -> Iterable[str]:
             return [f"{request.role_name}/{request.k}\n"]
 
-    s = Logged({"one": [Role("trainer", "img")], "two": [Role("a", "i"), Role("b", "i")]})
+    s = Logged(
+        {"one": [Role("trainer", "img")], "two": [Role("a", "i"), Role("b", "i")], "none": []}
+    )
     assert list(s.log_iter("one")) == ["trainer/0\n"]
     with pytest.raises(SpecsError, match="name one of the app's roles: a, b"):
         s.log_iter("two")
+    with pytest.raises(SpecsError, match=r"reports no roles for none \(yet\); name the role"):
+        s.log_iter("none")
 
 
 def test_list_and_log_iter_default_to_a_scheduler_error() -> None:
@@ -221,6 +225,20 @@ def test_walk_workspace_follows_torchxignore(tmp_path: Path) -> None:
     (tmp_path / "b.log").write_text("")
     (tmp_path / ".torchxignore").write_text("# comment\nbuild\n*.log\n!b.log\n")
     assert list(walk_workspace(str(tmp_path))) == ["b.log", "keep.py"]
+    (tmp_path / ".keep").write_text("*.py\n")
+    # one ignore file by name, as 0.7's ignore_name (not each of its letters)
+    assert list(walk_workspace(str(tmp_path), ".keep")) == [
+        ".keep",
+        "a.log",
+        "b.log",
+        "build/out.o",
+    ]
+
+
+def test_walk_workspace_in_0_7s_form_says_how_it_is_written_here(tmp_path: Path) -> None:
+    fsspec = pytest.importorskip("fsspec")
+    with pytest.raises(SpecsError, match=r"got 'LocalFileSystem'; .*walk_workspace\(path, "):
+        list(walk_workspace(fsspec.filesystem("file"), str(tmp_path)))  # type: ignore[arg-type]
 
 
 def test_docker_workspace_names_pushed_images_without_touching_docker() -> None:

@@ -357,6 +357,13 @@ class Scheduler(abc.ABC, Generic[T]):
         if desc is None:
             raise SpecsError("app_id", app_id, f"give an app the {self.backend} scheduler knows")
         names = [r.name for r in desc.roles] or [r.role for r in desc.roles_statuses]
+        if not names:
+            raise SpecsError(
+                "role_name",
+                None,
+                f"the {self.backend} scheduler reports no roles for {app_id} (yet); "
+                "name the role to read",
+            )
         if len(names) != 1:
             raise SpecsError("role_name", None, f"name one of the app's roles: {', '.join(names)}")
         return names[0]

@@ -128,6 +128,15 @@ def workspace_dir(workspace: str) -> str:
 def walk_workspace(workspace: str, ignore_files: Sequence[str] = (TORCHX_IGNORE,)) -> Iterator[str]:
     """The files of ``workspace`` that its ignore files (``.torchxignore``; an image build
     passes ``IMAGE_IGNORE_FILES``) keep, as relative paths."""
+    if not isinstance(workspace, str):  # 0.7's walk_workspace(fs, path, ignore_name)
+        raise SpecsError(
+            "walk_workspace's workspace",
+            type(workspace).__name__,
+            "a directory path: 0.7's walk_workspace(fs, path, ignore_name) is written "
+            "walk_workspace(path, [ignore_name]) here and yields the kept files' relative paths",
+        )
+    if isinstance(ignore_files, str):  # one name, as 0.7's ignore_name was
+        ignore_files = (ignore_files,)
     workspace = workspace_dir(workspace)
     if not os.path.isdir(workspace):
         raise SpecsError("workspace", workspace, "give an existing directory")
