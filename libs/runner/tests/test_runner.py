@@ -4,15 +4,23 @@ from __future__ import annotations
 
 import textwrap
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import pytest
 
 import torchx.specs as specs
 from torchx.runner import Runner, get_runner
-from torchx.schedulers import UnknownSchedulerError
+from torchx.schedulers import Scheduler, UnknownSchedulerError
 from torchx.schedulers.api import ListAppResponse
-from torchx.specs import AppDef, AppDefError, AppState, Role, SpecsError, UnknownAppException
+from torchx.specs import (
+    AppDef,
+    AppDefError,
+    AppDryRunInfo,
+    AppState,
+    Role,
+    SpecsError,
+    UnknownAppException,
+)
 
 COMPONENT = textwrap.dedent(
     '''
@@ -294,12 +302,94 @@ def test_validate_gets_the_name_the_scheduler_is_registered_under(tmp_path: Path
     app = AppDef("a", [Role("r", image="", entrypoint="/bin/echo", args=["hi"])])
     assert runner.dryrun(app, "elsewhere").scheduler == "elsewhere"
     assert runner.dryrun(app, "old").scheduler == "old"
-    assert seen == ["elsewhere", "local_cwd"]  # an override of submit_dryrun: as before
+    assert seen == ["elsewhere", "old"]  # an override of submit_dryrun too
     # direct callers: the backend by default, or the name given
     assert Named("s", state_dir=tmp_path).submit_dryrun(app).scheduler == "local_cwd"
     assert seen[-1] == "local_cwd"
     group = Named("s", state_dir=tmp_path).submit_dryrun_group([app], scheduler="here")
     assert [info.scheduler for info in group] == ["here"] and seen[-1] == "here"
+
+
+class _Recording(Scheduler[dict[str, int]]):
+    """A minimal custom scheduler, as 0.7's plug-ins were written, that records every
+    ``_validate`` call and the name it was given."""
+
+    calls: ClassVar[list[tuple[str, str]]] = []
+
+    def __init__(self, session_name: str, **kwargs: Any) -> None:
+        super().__init__("mybackend", session_name)
+
+    def _submit_dryrun(self, app: AppDef, cfg: Any) -> AppDryRunInfo[dict[str, int]]:
+        return AppDryRunInfo({"base": 1}, str)
+
+    def schedule(self, dryrun_info: Any) -> str:
+        return "id"
+
+    def describe(self, app_id: str) -> None:
+        return None
+
+    def list(self) -> list[ListAppResponse]:
+        return []
+
+    def _cancel_existing(self, app_id: str) -> None:
+        pass
+
+    def _validate(self, app: AppDef, scheduler: str) -> None:
+        self.calls.append((type(self).__name__, scheduler))
+
+
+class _NoSuper(_Recording):  # 0.7's form: builds its own request
+    def submit_dryrun(self, app: AppDef, cfg: Any) -> Any:
+        return AppDryRunInfo({"own": 1}, str)
+
+
+class _WithSuper(_Recording):
+    def submit_dryrun(self, app: AppDef, cfg: Any) -> Any:
+        return super().submit_dryrun(app, cfg)
+
+
+class _SchedParam(_Recording):  # its own 'scheduler' parameter, with its own default
+    def submit_dryrun(self, app: AppDef, cfg: Any, scheduler: str = "mine") -> Any:
+        self.calls.append(("param", scheduler))
+        return super().submit_dryrun(app, cfg)
+
+
+class _Kw(_Recording):
+    def submit_dryrun(self, app: AppDef, cfg: Any = None, **kwargs: Any) -> Any:
+        return super().submit_dryrun(app, cfg, **kwargs)
+
+
+@pytest.mark.parametrize(
+    ("cls", "expected"),
+    [
+        (_Recording, [("_Recording", "custom")]),
+        (_NoSuper, [("_NoSuper", "custom")]),
+        (_WithSuper, [("_WithSuper", "custom")]),
+        (_SchedParam, [("_SchedParam", "custom"), ("param", "mine")]),
+        (_Kw, [("_Kw", "custom")]),
+    ],
+)
+def test_validate_runs_once_with_the_registered_name_however_submit_dryrun_is_written(
+    cls: type[_Recording], expected: list[tuple[str, str]]
+) -> None:
+    # 0.7's Runner called _validate(app, NAME) itself before submit_dryrun, so an override
+    # that builds its own request (no super()) was validated too, and only once.
+    _Recording.calls.clear()
+    runner = Runner("s", {"custom": cls})
+    app = AppDef("a", [Role("r", image="i", entrypoint="echo")])
+    info = runner.dryrun(app, "custom")
+    assert _Recording.calls == expected and info.scheduler == "custom"
+    # the instance the Runner made knows its name when called directly too (a direct call
+    # of an override without super() never reaches _validate, as in 0.7)
+    _Recording.calls.clear()
+    sched = runner._scheduler("custom")
+    assert sched.registered_name == "custom"
+    assert sched.submit_dryrun(app, {}) is not None
+    validated = [c for c in _Recording.calls if c[0] != "param"]
+    assert validated == ([] if cls is _NoSuper else [(cls.__name__, "custom")])
+    # and Scheduler.submit validates once as well
+    _Recording.calls.clear()
+    assert sched.submit(app) == "id" and _Recording.calls == expected
 
 
 def test_get_runner_with_state_dir_dry_runs_on_slurm(tmp_path: Path) -> None:

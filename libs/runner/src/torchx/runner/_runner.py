@@ -22,6 +22,7 @@ from torchx.schedulers import (
     UnknownSchedulerError,
     declared_params,
     get_scheduler_factories,
+    registered_dryrun,
 )
 from torchx.specs import (
     AppDef,
@@ -151,7 +152,11 @@ class Runner:
             factory = self._factories.get(name)
             if factory is None:
                 raise UnknownSchedulerError(name, list(self._factories))
-            self._schedulers[name] = factory(self._name, **self._params_for(name, factory))
+            sched = factory(self._name, **self._params_for(name, factory))
+            # the name its dry runs give _validate and their result, where it differs
+            # from the backend's (a plug-in registered as "custom")
+            sched.registered_name = name
+            self._schedulers[name] = sched
         return self._schedulers[name]
 
     def _params_for(self, name: str, factory: SchedulerFactory) -> dict[str, Any]:
@@ -211,13 +216,7 @@ class Runner:
         merged = self._cfg(scheduler, cfg)
         if workspace:
             app, merged = self._with_workspace(app, scheduler, merged, workspace)
-        # The name it is registered under, which may differ from its backend's name: given
-        # to _validate, as 0.7's Runner did. An override written for 0.7 takes (app, cfg).
-        if type(sched).submit_dryrun is Scheduler.submit_dryrun:
-            return sched.submit_dryrun(app, merged, scheduler=scheduler)
-        info = sched.submit_dryrun(app, merged)
-        info.scheduler = scheduler
-        return info
+        return registered_dryrun(sched, app, merged, scheduler)
 
     def _with_workspace(
         self, app: AppDef, scheduler: str, merged_cfg: Mapping[str, CfgVal], workspace: str

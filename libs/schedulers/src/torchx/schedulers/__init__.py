@@ -20,6 +20,7 @@ if TYPE_CHECKING:
         compile_regex,
         filter_regex,
         in_window,
+        registered_dryrun,
         split_lines,
         split_lines_iterator,
     )
@@ -85,6 +86,7 @@ __all__ = [
     "launch_defaults",
     "load_group",
     "make_unique",
+    "registered_dryrun",
     "replica_env",
     "require",
     "role_replicas",
@@ -104,6 +106,7 @@ _HOMES = {
         "compile_regex",
         "filter_regex",
         "in_window",
+        "registered_dryrun",
         "split_lines",
         "split_lines_iterator",
     ),

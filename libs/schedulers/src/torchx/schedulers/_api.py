@@ -8,6 +8,7 @@ import os
 import re
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from datetime import datetime
 from enum import Enum
@@ -145,6 +146,11 @@ class Scheduler(abc.ABC, Generic[T]):
     #: backend takes more (or fewer) sets its own.
     max_replicas: ClassVar[int] = 10_000
 
+    #: The name a Runner registered this scheduler under (``"custom"`` for a plug-in
+    #: registered so), which a dry run gives ``_validate`` and sets as the result's
+    #: ``scheduler``; None for a scheduler made directly, which uses its ``backend``.
+    registered_name: str | None = None
+
     def __init__(self, backend: str, session_name: str) -> None:
         self.backend = backend
         self.session_name = session_name
@@ -174,8 +180,9 @@ class Scheduler(abc.ABC, Generic[T]):
     ) -> AppDryRunInfo[T]:
         """Validate ``app`` and return the exact request ``schedule`` would submit; no side
         effects. A name that could escape a directory (``../x``) is refused here.
-        ``scheduler``: the name this scheduler is registered under (a Runner's; default its
-        ``backend``), given to ``_validate`` and set as the result's ``scheduler``."""
+        ``scheduler``: the name this scheduler is registered under (default its
+        ``registered_name``, else its ``backend``), given to ``_validate`` and set as the
+        result's ``scheduler``."""
         return self._dryrun_resolved(app, self.run_opts().resolve(cfg), scheduler=scheduler)
 
     def _dryrun_resolved(
@@ -189,8 +196,9 @@ class Scheduler(abc.ABC, Generic[T]):
         ``submit`` stands in for ``_submit_dryrun``."""
         validate_app(app)
         self._check_replica_count(app)
-        name = scheduler or self.backend
-        self._validate(app, name)
+        name = scheduler or self.registered_name or self.backend
+        if _VALIDATED.get() is not self:  # else registered_dryrun ran it for this dry run
+            self._validate(app, name)
         info = (submit or self._submit_dryrun)(app, resolved)
         info.app = app
         info.cfg = resolved
@@ -200,8 +208,8 @@ class Scheduler(abc.ABC, Generic[T]):
     def _validate(self, app: AppDef, scheduler: str) -> None:
         """A subclass's own checks of a valid ``app`` before its request is built; raise to
         refuse it. pytorch/torchx 0.7's hook (its Runner called it), so a custom scheduler's
-        override still runs; ``scheduler`` is the name the scheduler is registered under
-        (a Runner's), else its ``backend``."""
+        override still runs, once per dry run (see :func:`registered_dryrun`); ``scheduler``
+        is the name the scheduler is registered under (a Runner's), else its ``backend``."""
 
     def _check_replica_count(self, app: AppDef) -> None:
         total = 0
@@ -235,7 +243,8 @@ class Scheduler(abc.ABC, Generic[T]):
         validate_app(app)
         if workspace:
             app, cfg = self.with_workspace(app, self.run_opts().resolve(cfg), workspace)
-        return self.schedule(self.submit_dryrun(app, cfg))
+        name = self.registered_name or self.backend
+        return self.schedule(registered_dryrun(self, app, cfg, name))
 
     def default_workspace(self, cfg: Mapping[str, CfgVal]) -> str | None:
         """The workspace the ``torchx`` CLI uses when none is given (``cfg``: the resolved
@@ -555,6 +564,34 @@ class Scheduler(abc.ABC, Generic[T]):
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+# The scheduler whose ``_validate`` registered_dryrun has run for the dry run under way
+# (in this thread or task), so that the base class's dry run does not run it again.
+_VALIDATED: ContextVar[object | None] = ContextVar("torchx_validated_scheduler", default=None)
+
+
+def registered_dryrun(
+    scheduler: Scheduler[T], app: AppDef, cfg: Mapping[str, CfgVal] | None, name: str
+) -> AppDryRunInfo[T]:
+    """``scheduler.submit_dryrun(app, cfg)`` for the scheduler registered as ``name``, as a
+    Runner makes it: ``_validate(app, name)`` runs exactly once, and the result's
+    ``scheduler`` is ``name``.
+
+    A subclass that overrides ``submit_dryrun`` (pytorch/torchx 0.7's custom schedulers do,
+    some without calling ``super()``) gets ``_validate`` from here before its override, as
+    0.7's Runner called it; a ``super()`` call inside does not run it again.
+    """
+    if type(scheduler).submit_dryrun is Scheduler.submit_dryrun:
+        return scheduler.submit_dryrun(app, cfg, scheduler=name)
+    scheduler._validate(app, name)
+    token = _VALIDATED.set(scheduler)
+    try:
+        info = scheduler.submit_dryrun(app, cfg)  # 0.7's override takes (app, cfg)
+    finally:
+        _VALIDATED.reset(token)
+    info.scheduler = name
+    return info
 
 
 def split_lines(text: str) -> list[str]:
