@@ -248,6 +248,8 @@ def test_address_defaults_to_ray_address(monkeypatch: pytest.MonkeyPatch) -> Non
             "SPREAD",
         ),
         ({"address": "1.2.3.4:8265", "working_dir": "/no/such/dir"}, "working_dir", "existing"),
+        # abspath("") is the current directory: an empty option must not ship it
+        ({"working_dir": ""}, "run option 'working_dir'", "or leave the option out"),
         ({"address": "1.2.3.4:8265", "requirements": "/no/such.txt"}, "requirements", "readable"),
         ({"address": "1.2.3.4:8265", "num_cpus": 3}, "run option 'num_cpus'", "known"),
         (
@@ -284,6 +286,19 @@ def test_a_role_image_directory_is_the_working_dir_as_in_0_7(tmp_path: Path) -> 
     assert given.request.working_dir == str(tmp_path / "code")
     app.roles[0].image = "busybox:1"
     assert s.submit_dryrun(app).request.working_dir is None
+
+
+def test_a_relative_image_is_an_image_name_even_where_such_a_directory_exists(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "python").mkdir()
+    monkeypatch.chdir(tmp_path)
+    s = RayScheduler()
+    app = AppDef("a", [Role("r", image="python", entrypoint="python", args=["-V"])])
+    assert s.submit_dryrun(app).request.working_dir is None
+    # an empty working_dir is no reason to ship the current directory either
+    assert s.default_workspace({"working_dir": ""}) is None
+    assert s.default_workspace({}) == str(tmp_path)
 
 
 def test_registered() -> None:
@@ -638,6 +653,40 @@ def test_an_app_told_to_stop_and_restart_resumes_under_the_same_handle(
     )
     with pytest.raises(SchedulerError, match="already ended"):
         ray.requeue(app_id)
+
+
+def test_schedule_removes_every_built_copy_and_names_the_job_when_one_is_reused(
+    ray: RayScheduler, tmp_path: Path
+) -> None:
+    """0.7's flow: each role's workspace copy serves one submission. All the app's copies
+    go once Ray has the job; a user's own directory stays; a removed copy is refused by
+    name, with the job it went with, rather than as a workspace nobody gave."""
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "train.py").write_text("")
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    (mine / "x.py").write_text("")
+    first, second, own = sh("a", "true"), sh("b", "true"), sh("c", "true")
+    own.image = str(mine)
+    for role in (first, second):
+        ray.build_workspace_and_update_role(role, str(ws), {})
+    copies = [first.image, second.image]
+    assert all(os.path.isdir(p) for p in copies)
+    info = ray.submit_dryrun(AppDef("copies", [first, second, own]), {})
+    assert info.request.working_dir == first.image
+    app_id = ray.schedule(info)
+    assert [os.path.exists(p) for p in copies] == [False, False]
+    assert os.listdir(mine) == ["x.py"]  # not a copy: left alone
+    with pytest.raises(SpecsError) as again:
+        ray.schedule(info)
+    with pytest.raises(SpecsError) as redo:
+        ray.submit_dryrun(AppDef("again", [second]), {})
+    for e, field, path in ((again, "working_dir", first.image), (redo, "role image", second.image)):
+        msg = str(e.value)
+        assert e.value.field == field and path in msg and app_id in msg and "\n" not in msg
+        assert "removed after job" in msg and "build_workspace_and_update_role again" in msg
+    # (the job itself, three `true`s, ends on its own; nothing here depends on its outcome)
 
 
 def test_a_dry_run_needs_no_address_and_schedule_then_asks_for_one(

@@ -158,6 +158,13 @@ def runtime_env(cfg: Mapping[str, CfgVal], config_json: str | None) -> dict[str,
     if config_json is not None:
         env["env_vars"] = {CONFIG_ENV: config_json}
     working_dir = cfg.get("working_dir")
+    if working_dir is not None and not str(working_dir).strip():
+        # os.path.abspath("") is the current directory, which nobody asked to ship
+        raise SpecsError(
+            "run option 'working_dir'",
+            working_dir,
+            "give a local directory (-cfg working_dir=DIR), or leave the option out",
+        )
     if working_dir is not None:
         path = os.path.abspath(os.path.expanduser(str(working_dir)))
         if not os.path.isdir(path):

@@ -108,7 +108,8 @@ class RayScheduler(TmpDirWorkspaceMixin, Scheduler[RayJob]):
     works too: ``build_workspace_and_update_role`` (a :class:`TmpDirWorkspaceMixin`) copies
     the workspace into a temporary directory and makes it the role's image, and a dry run
     without a ``working_dir`` option ships the first role's image as the working directory
-    when it is a local directory, as 0.7 did.
+    when it is such a copy or an absolute path of a local directory, as 0.7 did (a relative
+    image such as ``python`` stays an image name even where ``./python/`` exists).
     """
 
     def __init__(
@@ -120,8 +121,10 @@ class RayScheduler(TmpDirWorkspaceMixin, Scheduler[RayJob]):
         super().__init__(BACKEND, session_name)
         self._clients: dict[str, Any] = {}
         self._urls: dict[str, str] = {}  # address as given -> its dashboard's URL
-        # Workspace copies build_workspace_and_update_role made, removed once uploaded.
+        # Workspace copies build_workspace_and_update_role made, removed once uploaded,
+        # and those removed: copy -> the app id whose submission removed it.
         self._built: set[str] = set()
+        self._removed: dict[str, str] = {}
         if ray_client is not None:
             if address is not None:
                 raise SpecsError(
@@ -205,16 +208,17 @@ class RayScheduler(TmpDirWorkspaceMixin, Scheduler[RayJob]):
     ) -> None:
         """pytorch/torchx 0.7's workspace step: ``role.image`` becomes a new temporary
         directory holding what ``.torchxignore`` keeps of ``workspace``; a dry run then ships
-        it as the working directory, and ``schedule`` removes it once Ray has it (a dry run
-        never scheduled leaves it, as in 0.7). ``torchx run`` and the Runner do not call
-        this: they pass the workspace as the ``working_dir`` run option."""
+        it as the working directory, and ``schedule`` removes the copies of all the app's
+        roles once Ray has the job (a dry run never scheduled leaves them, as in 0.7), so
+        each copy serves one submission. ``torchx run`` and the Runner do not call this:
+        they pass the workspace as the ``working_dir`` run option."""
         super().build_workspace_and_update_role(role, workspace, cfg)
         self._built.add(os.path.abspath(role.image))
 
     def default_workspace(self, cfg: Mapping[str, CfgVal]) -> str | None:
         """The current directory, shipped as ``working_dir`` (pytorch/torchx 0.7's CLI
         default), unless the run options name a ``working_dir`` of their own."""
-        return None if cfg.get("working_dir") else os.getcwd()
+        return None if cfg.get("working_dir") is not None else os.getcwd()
 
     def _given_address(self, cfg: Mapping[str, CfgVal]) -> str | None:
         cluster_file = cfg.get("cluster_config_file")
@@ -264,11 +268,33 @@ class RayScheduler(TmpDirWorkspaceMixin, Scheduler[RayJob]):
 
     def _submit_dryrun(self, app: AppDef, cfg: dict[str, CfgVal]) -> AppDryRunInfo[RayJob]:
         image = app.roles[0].image if app.roles else ""
-        if cfg.get("working_dir") is None and image and os.path.isdir(image):
+        if cfg.get("working_dir") is None and self._image_is_working_dir(image):
             # 0.7's working directory: the first role's image, a local directory (what
             # build_workspace_and_update_role makes); the run option wins over it.
             cfg = {**cfg, "working_dir": image}
         return AppDryRunInfo(build_job(app, cfg, self._dryrun_address(cfg)), format_job)
+
+    def _image_is_working_dir(self, image: str) -> bool:
+        """Whether a role image is shipped as the working directory, as in 0.7: a copy
+        ``build_workspace_and_update_role`` made, or an absolute path of a local directory.
+        A relative name (``python``) is an image name even where ``./python/`` exists."""
+        if not image:
+            return False
+        path = os.path.abspath(image)
+        self._check_not_removed("role image", path)
+        return (path in self._built or os.path.isabs(image)) and os.path.isdir(path)
+
+    def _check_not_removed(self, field: str, path: str) -> None:
+        """Refuse a copy ``schedule`` removed, naming the job it went with."""
+        app_id = self._removed.get(path)
+        if app_id is not None:
+            raise SpecsError(
+                field,
+                path,
+                "this temporary copy of the workspace was removed after job "
+                f"{app_id} was submitted with it; call build_workspace_and_update_role "
+                "again for a new copy, then dry-run again",
+            )
 
     def schedule(self, dryrun_info: AppDryRunInfo[RayJob]) -> str:
         job = dryrun_info.request
@@ -283,6 +309,8 @@ class RayScheduler(TmpDirWorkspaceMixin, Scheduler[RayJob]):
         client = self._client(job.address)
         kwargs = job.submit_kwargs()
         working_dir = job.runtime_env.get("working_dir")
+        if working_dir is not None:
+            self._check_not_removed("working_dir", str(working_dir))
         built = working_dir is not None and str(working_dir) in self._built
         with tempfile.TemporaryDirectory(prefix="torchx_ray_") as upload:
             if working_dir is not None and not built:
@@ -296,11 +324,21 @@ class RayScheduler(TmpDirWorkspaceMixin, Scheduler[RayJob]):
                 raise SchedulerError(
                     BACKEND, f"the cluster at {job.address} refused the job: {e}"
                 ) from None
-        if built:
-            # Kept until now so that a refused job can be scheduled again.
-            shutil.rmtree(str(working_dir), ignore_errors=True)
-            self._built.discard(str(working_dir))
+        # Kept until now so that a refused job can be scheduled again.
+        self._remove_copies(dryrun_info, job.app_id)
         return job.app_id
+
+    def _remove_copies(self, dryrun_info: AppDryRunInfo[RayJob], app_id: str) -> None:
+        """Remove the workspace copies made for the roles of a submitted app (its working
+        directory and any other role's); nothing else is ever removed."""
+        paths = [str(dryrun_info.request.runtime_env.get("working_dir") or "")]
+        if dryrun_info.app is not None:
+            paths += [os.path.abspath(role.image) for role in dryrun_info.app.roles if role.image]
+        for path in paths:
+            if path in self._built:
+                shutil.rmtree(path, ignore_errors=True)
+                self._built.discard(path)
+                self._removed[path] = app_id
 
     # -- finding apps -----------------------------------------------------------------
 
