@@ -100,11 +100,6 @@ NOT_FIXED_YET: dict[str, str] = {
     "torchx.schedulers.ray.ray_driver:RayDriver.init_placement_groups": "gone",
     "torchx.schedulers.ray.ray_driver:RayDriver.place_command_actors": "gone",
     "torchx.schedulers.ray.ray_driver:RayDriver.pop_actor_info": "gone",
-    # RayScheduler is not a WorkspaceMixin here (its workspace is the working_dir option).
-    "torchx.schedulers.ray_scheduler:RayScheduler.build_workspace_and_update_role": "gone",
-    "torchx.schedulers.ray_scheduler:RayScheduler.dryrun_push_images": "gone",
-    "torchx.schedulers.ray_scheduler:RayScheduler.push_images": "gone",
-    "torchx.schedulers.ray_scheduler:RayScheduler.workspace_opts": "gone",
 }
 
 # 0.7 keywords that a callable here takes out of its ``**kwargs`` on purpose (a named

@@ -354,11 +354,58 @@ def test_image_workspaces_leave_ignored_files_out_of_the_build(tmp_path: Path) -
         assert sorted(tar.getnames()) == ["Dockerfile.torchx", "keep.txt"]
 
 
-@pytest.mark.parametrize(("name", "mixin"), [("slurm", "DirWorkspaceMixin")])
-def test_workspace_kinds_answer_isinstance_as_upstream(
-    name: str, mixin: str, tmp_path: Path
+@pytest.mark.parametrize("real", ["ray"], indirect=True)
+def test_ray_ships_a_workspace_both_ways_and_keeps_no_copy(
+    real: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """torchx run's way (the working_dir run option) and 0.7's (build_workspace_and_update_role,
+    then submit) ship the same files, and neither leaves its temporary copy behind."""
+    import copy
+    import tempfile
+
+    s, cfg, _ = real
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(scratch))
+    ws = str(_workspace(tmp_path))
+    listing = Role("r", image="", entrypoint="sh", args=["-c", LIST_FILES])
+    built = copy.deepcopy(listing)
+    s.build_workspace_and_update_role(built, ws, cfg)  # type: ignore[attr-defined]
+    assert os.path.dirname(built.image) == str(scratch)
+    assert sorted(os.listdir(built.image)) == ["keep.txt"]
+    app_ids = [
+        s.submit(AppDef("ws", [listing]), cfg, workspace=ws),
+        s.submit(AppDef("ws07", [built]), cfg),
+    ]
+    assert os.listdir(scratch) == []
+    for app_id in app_ids:
+        desc = s.wait(app_id, timeout=120)
+        assert desc is not None and desc.state == AppState.SUCCEEDED, desc
+        assert list(s.log_iter(app_id, "r")) == ["./keep.txt\n"]
+
+
+# Each built-in scheduler's workspace mixins, as pytorch/torchx 0.7's classes had them (its
+# LocalScheduler had none; local_dir is a LocalScheduler too).
+UPSTREAM_MIXINS = {
+    "local_cwd": set(),
+    "local_dir": set(),
+    "local_docker": {"WorkspaceMixin", "DockerWorkspaceMixin"},
+    "kubernetes": {"WorkspaceMixin", "DockerWorkspaceMixin"},
+    "slurm": {"WorkspaceMixin", "DirWorkspaceMixin"},
+    "ray": {"WorkspaceMixin", "TmpDirWorkspaceMixin"},
+}
+
+
+def test_every_builtin_is_checked_against_upstream_mixins() -> None:
+    from torchx.schedulers import DEFAULT_SCHEDULER_MODULES
+
+    assert sorted(UPSTREAM_MIXINS) == sorted(DEFAULT_SCHEDULER_MODULES)
+
+
+@pytest.mark.parametrize("name", sorted(UPSTREAM_MIXINS))
+def test_workspace_kinds_answer_isinstance_as_upstream(name: str, tmp_path: Path) -> None:
     import torchx.workspace as ws
 
     s = _scheduler(name, tmp_path)
-    assert isinstance(s, ws.WorkspaceMixin) and isinstance(s, getattr(ws, mixin))
+    kinds = ("WorkspaceMixin", "DirWorkspaceMixin", "TmpDirWorkspaceMixin", "DockerWorkspaceMixin")
+    assert {k for k in kinds if isinstance(s, getattr(ws, k))} == UPSTREAM_MIXINS[name]

@@ -274,6 +274,18 @@ def test_bad_app_id_and_workspace() -> None:
         s.with_workspace(AppDef("a"), {}, "/no/such/dir")
 
 
+def test_a_role_image_directory_is_the_working_dir_as_in_0_7(tmp_path: Path) -> None:
+    s = RayScheduler()
+    app = AppDef("a", [Role("r", image=str(tmp_path), entrypoint="ls")])
+    assert s.submit_dryrun(app).request.working_dir == str(tmp_path)
+    # the run option wins; an image that is no local directory ships nothing
+    (tmp_path / "code").mkdir()
+    given = s.submit_dryrun(app, {"working_dir": str(tmp_path / "code")})
+    assert given.request.working_dir == str(tmp_path / "code")
+    app.roles[0].image = "busybox:1"
+    assert s.submit_dryrun(app).request.working_dir is None
+
+
 def test_registered() -> None:
     from torchx.schedulers import scheduler_names
 

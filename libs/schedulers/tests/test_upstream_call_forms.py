@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from torchx.specs import AppDef, BindMount, DeviceMount, Resource, Role
+from torchx.specs import AppDef, BindMount, DeviceMount, Resource, Role, SpecsError
 from torchx.specs.named_resources_aws import EFA_DEVICE
 
 
@@ -38,6 +38,20 @@ def test_kubernetes_app_to_resource_takes_the_queue_and_service_account_as_0_7_d
     assert pod_spec["serviceAccountName"] == "sa" and pod_spec["priorityClassName"] == "high"
     plain = app_to_resource(_app(), "q1", service_account=None)
     assert "serviceAccountName" not in plain["spec"]["tasks"][0]["template"]["spec"]
+
+
+def test_kubernetes_app_to_resource_refuses_0_7s_positional_service_account() -> None:
+    from torchx.schedulers.kubernetes_scheduler import app_to_resource
+
+    with pytest.raises(SpecsError) as e:
+        app_to_resource(_app(), "q1", "sa")  # 0.7: (app, queue, service_account)
+    msg = str(e.value)
+    assert "'app_id'" in msg and "'sa'" in msg and "\n" not in msg
+    assert "service_account=" in msg and "{'queue': 'q1'}" in msg
+    # the documented forms are unchanged
+    vjob = app_to_resource(_app(), {"queue": "q1"}, "a-1")
+    assert vjob["spec"]["queue"] == "q1" and vjob["metadata"]["name"] == "a-1"
+    assert app_to_resource(_app(), "q1", None)["spec"]["queue"] == "q1"
 
 
 def test_kubernetes_role_to_pod_takes_service_account_by_keyword() -> None:
@@ -202,9 +216,8 @@ def test_ray_request_lists_0_7s_actors_one_per_replica(tmp_path: Path) -> None:
     assert [a.env["TORCHX_REPLICA_ID"] for a in actors] == ["0", "1"]
     assert all(a.name == "trainer" and a.command == ["python", "train.py"] for a in actors)
     assert (actors[0].num_cpus, actors[0].num_gpus) == (2, 1)
-    assert req.working_dir is None
-    ws = RayScheduler("s").submit_dryrun(AppDef("app", [role]), {"working_dir": str(tmp_path)})
-    assert ws.request.working_dir == str(tmp_path)
+    # 0.7's working directory: the role's image, a local directory here
+    assert req.working_dir == str(tmp_path)
 
 
 def test_kubernetes_scheduler_takes_0_7s_docker_client_for_workspace_images() -> None:

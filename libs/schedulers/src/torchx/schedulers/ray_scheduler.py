@@ -24,6 +24,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import tempfile
 import time
 from collections.abc import Iterable, Mapping
@@ -62,8 +63,8 @@ from torchx.schedulers._ray_request import (
 from torchx.schedulers._ray_requeue import resubmit_kwargs
 from torchx.schedulers._ray_status import JOB_STATES, JobRecord, describe_response, parse_events
 from torchx.schedulers._replica_env import TORCHX_RANK0_HOST
-from torchx.specs import AppDef, AppDryRunInfo, AppState, CfgVal, SpecsError, runopts
-from torchx.workspace.dir_workspace import copy_workspace
+from torchx.specs import AppDef, AppDryRunInfo, AppState, CfgVal, Role, SpecsError, runopts
+from torchx.workspace.dir_workspace import TmpDirWorkspaceMixin, copy_workspace
 
 __all__ = [
     "ACTORS",
@@ -97,8 +98,18 @@ class RayOpts(TypedDict, total=False):
     placement_strategy: str
 
 
-class RayScheduler(Scheduler[RayJob]):
-    """Submits apps as Ray jobs; see the module docstring."""
+class RayScheduler(TmpDirWorkspaceMixin, Scheduler[RayJob]):
+    """Submits apps as Ray jobs; see the module docstring.
+
+    A workspace goes to the cluster as the job's ``working_dir``. ``torchx run``, the
+    Runner and ``submit(app, cfg, workspace)`` put it in that run option as it is
+    (``with_workspace``); ``schedule`` uploads a copy without what ``.torchxignore`` lists,
+    made in a temporary directory removed once Ray has it. pytorch/torchx 0.7's own flow
+    works too: ``build_workspace_and_update_role`` (a :class:`TmpDirWorkspaceMixin`) copies
+    the workspace into a temporary directory and makes it the role's image, and a dry run
+    without a ``working_dir`` option ships the first role's image as the working directory
+    when it is a local directory, as 0.7 did.
+    """
 
     def __init__(
         self, session_name: str = "torchx", ray_client: Any = None, *, address: str | None = None
@@ -109,6 +120,8 @@ class RayScheduler(Scheduler[RayJob]):
         super().__init__(BACKEND, session_name)
         self._clients: dict[str, Any] = {}
         self._urls: dict[str, str] = {}  # address as given -> its dashboard's URL
+        # Workspace copies build_workspace_and_update_role made, removed once uploaded.
+        self._built: set[str] = set()
         if ray_client is not None:
             if address is not None:
                 raise SpecsError(
@@ -187,6 +200,17 @@ class RayScheduler(Scheduler[RayJob]):
     ) -> tuple[AppDef, dict[str, CfgVal]]:
         return app, {**cfg, "working_dir": self._workspace_path(workspace)}
 
+    def build_workspace_and_update_role(
+        self, role: Role, workspace: str, cfg: Mapping[str, CfgVal]
+    ) -> None:
+        """pytorch/torchx 0.7's workspace step: ``role.image`` becomes a new temporary
+        directory holding what ``.torchxignore`` keeps of ``workspace``; a dry run then ships
+        it as the working directory, and ``schedule`` removes it once Ray has it (a dry run
+        never scheduled leaves it, as in 0.7). ``torchx run`` and the Runner do not call
+        this: they pass the workspace as the ``working_dir`` run option."""
+        super().build_workspace_and_update_role(role, workspace, cfg)
+        self._built.add(os.path.abspath(role.image))
+
     def default_workspace(self, cfg: Mapping[str, CfgVal]) -> str | None:
         """The current directory, shipped as ``working_dir`` (pytorch/torchx 0.7's CLI
         default), unless the run options name a ``working_dir`` of their own."""
@@ -239,6 +263,11 @@ class RayScheduler(Scheduler[RayJob]):
         return request_address(given) if given else ""
 
     def _submit_dryrun(self, app: AppDef, cfg: dict[str, CfgVal]) -> AppDryRunInfo[RayJob]:
+        image = app.roles[0].image if app.roles else ""
+        if cfg.get("working_dir") is None and image and os.path.isdir(image):
+            # 0.7's working directory: the first role's image, a local directory (what
+            # build_workspace_and_update_role makes); the run option wins over it.
+            cfg = {**cfg, "working_dir": image}
         return AppDryRunInfo(build_job(app, cfg, self._dryrun_address(cfg)), format_job)
 
     def schedule(self, dryrun_info: AppDryRunInfo[RayJob]) -> str:
@@ -254,10 +283,11 @@ class RayScheduler(Scheduler[RayJob]):
         client = self._client(job.address)
         kwargs = job.submit_kwargs()
         working_dir = job.runtime_env.get("working_dir")
+        built = working_dir is not None and str(working_dir) in self._built
         with tempfile.TemporaryDirectory(prefix="torchx_ray_") as upload:
-            if working_dir is not None:
+            if working_dir is not None and not built:
                 # What Ray uploads is a copy without what .torchxignore lists: the same
-                # files every scheduler's workspace holds.
+                # files every scheduler's workspace holds (a built one is such a copy).
                 copy_workspace(str(working_dir), upload)
                 kwargs["runtime_env"] = {**job.runtime_env, "working_dir": upload}
             try:
@@ -266,6 +296,10 @@ class RayScheduler(Scheduler[RayJob]):
                 raise SchedulerError(
                     BACKEND, f"the cluster at {job.address} refused the job: {e}"
                 ) from None
+        if built:
+            # Kept until now so that a refused job can be scheduled again.
+            shutil.rmtree(str(working_dir), ignore_errors=True)
+            self._built.discard(str(working_dir))
         return job.app_id
 
     # -- finding apps -----------------------------------------------------------------
