@@ -392,3 +392,65 @@ def test_arguments_of_the_wrong_type_are_one_line_naming_the_field() -> None:
         (line,) = str(info.value).splitlines()
         assert line.startswith(start), line
     assert get_runner().list("local_cwd") == []
+
+
+class _CancelFails:
+    """A future whose app the scheduler fails to cancel (an unreachable cluster)."""
+
+    handle = "local_cwd://torchx/function-unreachable"
+
+    def cancel(self) -> bool:
+        raise ConnectionError("scheduler unreachable")
+
+
+class _CancelRecorded:
+    def __init__(self, handle: str, cancelled: list[str]) -> None:
+        self.handle = handle
+        self._cancelled = cancelled
+
+    def cancel(self) -> bool:
+        self._cancelled.append(self.handle)
+        return True
+
+
+def test_a_failing_cancel_on_ctrl_c_cancels_the_rest_and_keeps_the_interrupt(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    cancelled: list[str] = []
+    ex = Executor(scheduler="local_cwd", poll_interval=0.2)
+    closed: list[bool] = []
+    close = ex._runner.close
+
+    def recorded_close() -> None:
+        closed.append(True)
+        close()
+
+    ex._runner.close = recorded_close  # type: ignore[method-assign]
+    ex._futures.extend(
+        [
+            _CancelRecorded("local_cwd://torchx/function-a", cancelled),  # type: ignore[list-item]
+            _CancelFails(),  # type: ignore[list-item]
+            _CancelRecorded("local_cwd://torchx/function-b", cancelled),  # type: ignore[list-item]
+        ]
+    )
+    with pytest.raises(KeyboardInterrupt), ex:
+        raise KeyboardInterrupt
+    assert cancelled == ["local_cwd://torchx/function-a", "local_cwd://torchx/function-b"]
+    assert closed == [True]
+    (line,) = capsys.readouterr().err.splitlines()
+    assert line == (
+        "torchx Executor: on KeyboardInterrupt, could not cancel"
+        f" {_CancelFails.handle} (ConnectionError: scheduler unreachable);"
+        f" stop it with: torchx cancel {_CancelFails.handle}"
+    )
+
+
+def test_leaving_on_an_error_does_not_load_the_local_scheduler(
+    modules_after: ModulesAfter,
+) -> None:
+    loaded = modules_after(
+        "from torchx.runner._executor import _is_a_stop\n"
+        "assert not _is_a_stop(ValueError) and _is_a_stop(KeyboardInterrupt)"
+    )
+    assert "torchx.runner._executor" in loaded
+    assert "torchx.schedulers.local_scheduler" not in loaded

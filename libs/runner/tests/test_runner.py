@@ -307,3 +307,15 @@ def test_get_runner_with_state_dir_dry_runs_on_slurm(tmp_path: Path) -> None:
     assert "partition" in runner.scheduler_run_opts("slurm")._opts
     app = AppDef("a", [Role("r", image="", entrypoint="echo")])
     assert "sbatch" in str(runner.dryrun(app, "slurm"))
+
+
+@pytest.mark.parametrize("scheduler", ["local_cwd", "slurm"])
+def test_mounts_and_capabilities_set_to_none_dry_run(scheduler: str, tmp_path: Path) -> None:
+    role = Role("r", image="", entrypoint="echo", args=["hi"])
+    role.mounts = None  # type: ignore[assignment]  # as a component forwarding None may
+    role.resource = specs.Resource(cpu=1, gpu=0, memMB=64)
+    role.resource.capabilities = None  # type: ignore[assignment]
+    with get_runner(state_dir=str(tmp_path)) as runner:
+        info = runner.dryrun(AppDef("a", [role]), scheduler)
+    assert info.scheduler == scheduler
+    assert role.mounts == [] and role.resource.capabilities == {}

@@ -119,3 +119,17 @@ def test_something_other_than_an_appdef_is_one_problem() -> None:
     with pytest.raises(SpecsError) as info:
         validate_app("utils.echo")  # type: ignore[arg-type]
     assert "give a specs.AppDef (run a component by name with run_component)" in str(info.value)
+
+
+def test_mounts_and_capabilities_given_as_none_mean_none() -> None:
+    # A component forwarding ``mounts: Optional[list] = None`` straight to Role
+    role = _role(mounts=None, resource=Resource(cpu=1, gpu=0, memMB=64, capabilities=None))
+    assert role.mounts == []
+    assert role.resource.capabilities == {}
+    validate_app(AppDef("a", [role]))
+    # set to None after construction: validation stores them empty for the schedulers
+    role.mounts = None  # type: ignore[assignment]
+    role.resource.capabilities = None  # type: ignore[assignment]
+    validate_app(AppDef("a", [role]))
+    assert role.mounts == []
+    assert role.resource.capabilities == {}

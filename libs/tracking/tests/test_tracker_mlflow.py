@@ -133,31 +133,3 @@ def test_a_tracking_uri_mlflow_cannot_use_is_one_line(tmp_path: Path) -> None:
     (line,) = str(info.value).splitlines()
     assert line.startswith("mlflow tracking_uri: got 'nosuch://runs'; MLflow cannot use it (")
     assert line.endswith("give an http(s)://, sqlite:///, postgresql:// or file:/// URI")
-
-
-def test_a_server_uri_where_nothing_listens_fails_at_once(monkeypatch: pytest.MonkeyPatch) -> None:
-    import socket
-    import threading
-
-    for proxy in ("http_proxy", "HTTP_PROXY", "all_proxy", "ALL_PROXY"):
-        monkeypatch.delenv(proxy, raising=False)
-    with socket.socket() as held:  # bound, never listening: a connection is refused
-        held.bind(("127.0.0.1", 0))
-        uri = f"http://127.0.0.1:{held.getsockname()[1]}"
-        outcome: list[BaseException] = []
-
-        def create() -> None:
-            try:
-                create_tracker(uri)
-            except BaseException as e:
-                outcome.append(e)
-
-        thread = threading.Thread(target=create, daemon=True)
-        thread.start()
-        thread.join(timeout=60)
-        assert not thread.is_alive(), "creating the tracker kept retrying the refused connection"
-    (error,) = outcome
-    assert isinstance(error, TrackerConfigError)
-    (line,) = str(error).splitlines()
-    assert line.startswith(f"mlflow tracking_uri: got '{uri}'; no server accepts connections at")
-    assert line.endswith("start the MLflow server or correct the URI")

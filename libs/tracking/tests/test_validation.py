@@ -274,7 +274,53 @@ def test_reading_a_huge_file_at_a_keys_path_holds_at_most_the_limit(
         peak = tracemalloc.get_traced_memory()[1]
     finally:
         tracemalloc.stop()
-    assert f"over MAX_DOCUMENT_BYTES ({MAX_DOCUMENT_BYTES})" in str(caught.value)
+    message = str(caught.value)
+    assert f"it is {size} bytes, over the read limit MAX_DOCUMENT_BYTES ({MAX_DOCUMENT_BYTES})" in (
+        message
+    )
+    assert repr(tracker.path_of("big")) in message and "read it with fsspec" in message
+    assert "not written by this tracker" not in message
     assert peak < 3 * MAX_DOCUMENT_BYTES, f"reading held {peak} bytes"
     if base == "memory":
         tracker.fs.rm_file(tracker.path_of("big"))
+
+
+def test_a_document_over_a_lower_read_limit_says_how_to_read_it(tmp_path: Path) -> None:
+    import tracemalloc
+
+    FsspecResultTracker(str(tmp_path))["k"] = {"x": "y" * 1000}  # written with no lower limit
+    size = (tmp_path / "k.json").stat().st_size
+    with pytest.raises(CorruptResultError) as caught:
+        FsspecResultTracker(str(tmp_path), max_document_bytes=500)["k"]
+    (line,) = str(caught.value).splitlines()
+    assert line.startswith(f"corrupt result document at {str(tmp_path / 'k.json')!r}: ")
+    assert f"it is {size} bytes, over the read limit max_document_bytes (500)" in line
+    assert line.endswith(
+        "read it with fsspec at that path, or pass FsspecResultTracker(...,"
+        " max_document_bytes=N) with N at least its size"
+    )
+    # a caller that raises the limit reads it through the API
+    assert FsspecResultTracker(str(tmp_path), max_document_bytes=size)["k"] == {"x": "y" * 1000}
+    # ... and a put is held to the tracker's limit as well
+    with pytest.raises(InvalidResultError, match=r"over max_document_bytes \(500\)"):
+        FsspecResultTracker(str(tmp_path), max_document_bytes=500)["k"] = {"x": "y" * 1000}
+    # the memory a get holds follows the limit given, not the file's size
+    limit = 1024 * 1024
+    with open(tmp_path / "big.json", "wb") as f:
+        f.truncate(64 * limit)  # sparse: no disk is spent on it
+    tracemalloc.start()
+    try:
+        with pytest.raises(CorruptResultError):
+            FsspecResultTracker(str(tmp_path), max_document_bytes=limit)["big"]
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 3 * limit, f"reading held {peak} bytes"
+
+
+@pytest.mark.parametrize("limit", [0, -1, True, "16", 1.5])
+def test_a_max_document_bytes_that_is_not_a_positive_count_is_named(
+    tmp_path: Path, limit: object
+) -> None:
+    with pytest.raises(ValueError, match=rf"^max_document_bytes must be .* got {limit!r}$"):
+        FsspecResultTracker(str(tmp_path), max_document_bytes=limit)  # type: ignore[arg-type]

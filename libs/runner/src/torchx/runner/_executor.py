@@ -266,9 +266,35 @@ class Executor:
         # the apps, as it stops a local pool's workers and a waiting `torchx run`; waiting
         # for them here would hold the stopped program until its longest app ended.
         if exc_type is not None and _is_a_stop(exc_type):
-            self.shutdown(wait=False, cancel_futures=True)
+            self._stop_all(exc_type)
         else:
             self.shutdown(wait=True)
+
+    def _stop_all(self, stop: type[BaseException]) -> None:
+        """Cancel every app and close an owned runner, whatever fails on the way.
+
+        Runs while ``stop`` (Ctrl-C, SIGTERM) propagates, so nothing here may replace it:
+        each cancel is tried on its own, so one that fails leaves no other app running,
+        and a failure is one line on stderr naming the app and how to stop it by hand.
+        """
+        self._shutdown = True
+        try:
+            for future in self._futures:
+                try:
+                    future.cancel()
+                except Exception as e:
+                    _report(
+                        f"on {stop.__name__}, could not cancel {future.handle}"
+                        f" ({type(e).__name__}: {e}); stop it with: torchx cancel {future.handle}"
+                    )
+        finally:
+            if self._own_runner:
+                try:
+                    self._runner.close()
+                except Exception as e:
+                    _report(
+                        f"on {stop.__name__}, could not close the runner ({type(e).__name__}: {e})"
+                    )
 
     def _store(self, *names: str) -> Store:
         store: Store = _runtime().Store("/".join([self.transport.rstrip("/"), *names]))
@@ -555,9 +581,17 @@ class Executor:
 
 def _is_a_stop(exc_type: type[BaseException]) -> bool:
     """Whether leaving with ``exc_type`` means the program was told to stop."""
-    from torchx.schedulers.local_scheduler import SignalException
+    if issubclass(exc_type, KeyboardInterrupt):
+        return True
+    # SignalException can only have been raised if its module was loaded: never load it
+    # on the way out of an ordinary error.
+    local = sys.modules.get("torchx.schedulers.local_scheduler")
+    return local is not None and issubclass(exc_type, local.SignalException)
 
-    return issubclass(exc_type, (KeyboardInterrupt, SignalException))
+
+def _report(line: str) -> None:
+    """One line on stderr: while a stop propagates there is no caller to raise to."""
+    print(f"torchx Executor: {' '.join(line.split())}", file=sys.stderr)
 
 
 def _pointer_name(handle: AppHandle) -> str:

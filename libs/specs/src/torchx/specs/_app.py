@@ -27,6 +27,12 @@ class Resource:
     capabilities: dict[str, Any] = field(default_factory=dict)
     devices: dict[str, int] = field(default_factory=dict)
 
+    def __post_init__(self) -> None:
+        # ``capabilities=None`` (a component forwarding its optional argument) means none,
+        # as pytorch/torchx's schedulers read it; store {} so no scheduler sees None.
+        if self.capabilities is None:
+            self.capabilities = {}
+
     @staticmethod
     def copy(original: Resource, **capabilities: Any) -> Resource:
         """A copy of ``original`` with ``capabilities`` merged over its own."""
@@ -101,6 +107,8 @@ class Role:
         # the role can be edited and compared like any other.
         if not isinstance(self.args, list):
             self.args = list(self.args if isinstance(self.args, Iterable) else [self.args])
+        if self.mounts is None:  # ``mounts=None`` forwarded by a component means none
+            self.mounts = []
         if not isinstance(self.env, dict) and isinstance(self.env, Mapping):
             self.env = dict(self.env)
         if isinstance(self.retry_policy, str) and not isinstance(self.retry_policy, RetryPolicy):

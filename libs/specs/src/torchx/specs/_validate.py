@@ -115,7 +115,16 @@ def _mounts_problems(where: str, mounts: object) -> list[str]:
     ]
 
 
+def _normalise_empty(role: Role) -> None:
+    """Store None set after construction as empty, as Role() and Resource() do."""
+    if role.mounts is None:
+        role.mounts = []
+    if isinstance(role.resource, Resource) and role.resource.capabilities is None:
+        role.resource.capabilities = {}
+
+
 def _role_problems(where: str, role: Role) -> list[str]:
+    _normalise_empty(role)
     problems = []
     if not role.entrypoint or role.entrypoint == MISSING:
         problems.append(f"{where}.entrypoint is empty; give the program to run")
@@ -153,7 +162,11 @@ def _role_problems(where: str, role: Role) -> list[str]:
 
 
 def validate_app(app: AppDef) -> None:
-    """Raise AppDefError listing every problem of ``app``; return silently if none."""
+    """Raise AppDefError listing every problem of ``app``; return silently if none.
+
+    A role's ``mounts`` or its resource's ``capabilities`` that are None are set to
+    empty, so that schedulers never see None.
+    """
     if not isinstance(app, AppDef):
         raise AppDefError(
             repr(app),

@@ -42,6 +42,7 @@ from ._environ import (
     ENV_TORCHX_SWEEP_INDEX,
 )
 from ._errors import InvalidRecordError, TrackerConfigError
+from ._reachable import check_server_reachable as _check_server_reachable
 from ._records import CheckedTracker
 from ._store_lock import store_lock, store_setup_lock
 
@@ -71,40 +72,6 @@ def _import_mlflow() -> Any:
             "mlflow", None, "the MLflow tracker needs mlflow: pip install 'torchx-tracking[mlflow]'"
         ) from None
     return mlflow
-
-
-# How long to wait for an MLflow server's port to accept a connection.
-SERVER_CONNECT_TIMEOUT_S = 10.0
-
-
-def _check_server_reachable(uri: str) -> None:
-    """Refuse an http(s) tracking URI where nothing accepts a connection.
-
-    MLflow's client retries a refused connection with backoff for minutes per request,
-    so a mistyped host or port would hold the app that long before any error. A proxy
-    the environment names is left to MLflow: the server may be reachable only through it.
-    """
-    import socket
-    import urllib.parse
-    import urllib.request
-
-    parts = urllib.parse.urlsplit(uri)
-    if parts.scheme not in ("http", "https") or not parts.hostname:
-        return
-    if parts.scheme in urllib.request.getproxies() and not urllib.request.proxy_bypass(
-        parts.hostname
-    ):
-        return
-    port = parts.port or (443 if parts.scheme == "https" else 80)
-    try:
-        socket.create_connection((parts.hostname, port), timeout=SERVER_CONNECT_TIMEOUT_S).close()
-    except OSError as e:
-        raise TrackerConfigError(
-            "mlflow tracking_uri",
-            uri,
-            f"no server accepts connections at {parts.hostname}:{port} ({e.strerror or e});"
-            " start the MLflow server or correct the URI",
-        ) from None
 
 
 def _is_file_store(uri: str) -> bool:

@@ -43,9 +43,19 @@ class FsspecResultTracker(ResultTracker):
 
     A stored document that is not a JSON object of numbers and strings raises
     :class:`CorruptResultError` naming its path.
+
+    ``max_document_bytes`` (default :data:`MAX_DOCUMENT_BYTES`, 16 MiB) bounds what a
+    put writes and a get reads of one document, and so the memory a get holds. Raise it
+    to read larger documents, e.g. ones stored before torchx had this limit.
     """
 
-    def __init__(self, tracker_base: str | os.PathLike[str], **storage_options: Any) -> None:
+    def __init__(
+        self,
+        tracker_base: str | os.PathLike[str],
+        *,
+        max_document_bytes: int = MAX_DOCUMENT_BYTES,
+        **storage_options: Any,
+    ) -> None:
         if isinstance(tracker_base, os.PathLike):
             tracker_base = os.fspath(tracker_base)
         if not isinstance(tracker_base, str) or not tracker_base.strip():
@@ -54,6 +64,16 @@ class FsspecResultTracker(ResultTracker):
                 f" (e.g. '/tmp/results', 'memory://results', 's3://bucket/results'),"
                 f" got {tracker_base!r}"
             )
+        if (
+            not isinstance(max_document_bytes, int)
+            or isinstance(max_document_bytes, bool)
+            or max_document_bytes < 1
+        ):
+            raise ValueError(
+                f"max_document_bytes must be a whole number of bytes >= 1"
+                f" (default MAX_DOCUMENT_BYTES, {MAX_DOCUMENT_BYTES}), got {max_document_bytes!r}"
+            )
+        self.max_document_bytes = max_document_bytes
         # fsspec is imported here, not at module level, so that importing the
         # package stays cheap for apps that only pass a tracker around.
         from fsspec.core import url_to_fs  # type: ignore[import-untyped]
@@ -88,13 +108,14 @@ class FsspecResultTracker(ResultTracker):
 
     def _store(self, key: str, results: Results) -> None:
         document = encode_document(results)
-        if len(document) > MAX_DOCUMENT_BYTES:
+        limit = self.max_document_bytes
+        if len(document) > limit:
             raise InvalidResultError(
                 key,
                 None,
-                f"its document would be {len(document)} bytes, over MAX_DOCUMENT_BYTES"
-                f" ({MAX_DOCUMENT_BYTES}); the tracker is for small results, store large data"
-                " elsewhere and record its path",
+                f"its document would be {len(document)} bytes, over {_limit_text(limit)};"
+                " the tracker is for small results, store large data elsewhere and record"
+                " its path",
             )
         try:
             self._backend.write(self._path(key), document)
@@ -110,18 +131,27 @@ class FsspecResultTracker(ResultTracker):
     def _load(self, key: str) -> Results:
         path = self._path(key)
         try:
-            data = self._backend.read(path, MAX_DOCUMENT_BYTES)
+            data = self._backend.read(path, self.max_document_bytes)
         except FileNotFoundError:
             raise ResultNotFoundError(key, self.tracker_base) from None
         except IsADirectoryError:
             raise CorruptResultError(path, "it is a folder, not a document") from None
-        if len(data) > MAX_DOCUMENT_BYTES:
-            raise CorruptResultError(
-                path,
-                f"it is over MAX_DOCUMENT_BYTES ({MAX_DOCUMENT_BYTES}), more than a put writes;"
-                " it was not written by this tracker",
-            )
+        if len(data) > self.max_document_bytes:
+            raise CorruptResultError(path, self._over_limit(path))
         return decode_document(data, path)
+
+    def _over_limit(self, path: str) -> str:
+        """Why a document over the read limit is not read, and how to read it."""
+        try:
+            size = f"{int(self._backend.fs.size(path))} bytes"
+        except (OSError, TypeError, ValueError):  # gone since, or a store without sizes
+            size = f"over {self.max_document_bytes} bytes"
+        return (
+            f"it is {size}, over the read limit {_limit_text(self.max_document_bytes)}"
+            " (documents stored before that limit existed may be larger); read it with"
+            " fsspec at that path, or pass FsspecResultTracker(..., max_document_bytes=N)"
+            " with N at least its size"
+        )
 
     def _has(self, key: str) -> bool:
         return self._backend.is_file(self._path(key))
@@ -137,6 +167,12 @@ class FsspecResultTracker(ResultTracker):
                 keys.append(key)
         keys.sort()
         return keys
+
+
+def _limit_text(limit: int) -> str:
+    if limit == MAX_DOCUMENT_BYTES:
+        return f"MAX_DOCUMENT_BYTES ({MAX_DOCUMENT_BYTES})"
+    return f"max_document_bytes ({limit})"
 
 
 def _is_addressable(key: str) -> bool:
