@@ -3,7 +3,8 @@
 The surface list (``tests/integration/upstream_surface_0_7_0.json``) says which public names
 each 0.7 module has; this script reads the 0.7 *source* of those modules with ``ast`` (nothing
 is imported or executed) and writes, for every public function, class and public method, the
-parameters a caller can pass: name, kind, and whether it has a default. The test
+parameters a caller can pass: name, kind, and whether it has a default (with its source
+text and, where that text says what the value is, the value: see ``comparable``). The test
 ``tests/integration/test_upstream_signatures.py`` compares them with this project's
 callables through ``inspect.signature``.
 
@@ -36,6 +37,7 @@ from __future__ import annotations
 import argparse
 import ast
 import json
+import operator
 import sys
 from pathlib import Path
 from typing import Any
@@ -203,6 +205,25 @@ class SourceIndex:
                         return stmt.module, alias.name
         return None
 
+    def assigned(self, module: str, name: str, depth: int = 0) -> ast.expr | None:
+        """The value a module-level ``name = ...`` of ``module`` (or its source) binds."""
+        tree = self.tree(module)
+        found = None
+        for stmt in _top_level(tree.body if tree else []):
+            if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name):
+                if stmt.target.id == name and stmt.value is not None:
+                    found = stmt.value
+            elif isinstance(stmt, ast.Assign) and any(
+                isinstance(t, ast.Name) and t.id == name for t in stmt.targets
+            ):
+                found = stmt.value
+        if found is not None:
+            return found
+        src = self.imported_from(module, name)
+        if src is None or depth > 8:
+            return None
+        return self.assigned(src[0], src[1], depth + 1)
+
     def resolve(self, module: str, name: str, depth: int = 0) -> tuple[str, Definition] | None:
         node = self.defined(module, name)
         if node is not None:
@@ -213,6 +234,77 @@ class SourceIndex:
         return self.resolve(src[0], src[1], depth + 1)
 
 
+# What a default's source text can be compared as (see ``comparable``).
+ARITHMETIC = {
+    ast.Add: operator.add,
+    ast.Sub: operator.sub,
+    ast.Mult: operator.mul,
+    ast.Div: operator.truediv,
+    ast.FloorDiv: operator.floordiv,
+    ast.Mod: operator.mod,
+}
+EMPTY_CONTAINERS: dict[str, object] = {"list": [], "dict": {}, "set": set(), "tuple": ()}
+
+
+def _literal(node: ast.expr) -> tuple[bool, Any]:
+    """(True, value) for a literal, or arithmetic on number literals (``60 * 60``)."""
+    try:
+        return True, ast.literal_eval(node)
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        pass
+    if isinstance(node, ast.BinOp) and type(node.op) in ARITHMETIC:
+        (ok_l, left), (ok_r, right) = _literal(node.left), _literal(node.right)
+        numbers = (int, float)
+        if ok_l and ok_r and isinstance(left, numbers) and isinstance(right, numbers):
+            return True, ARITHMETIC[type(node.op)](left, right)
+    return False, None
+
+
+def comparable(index: SourceIndex, module: str, text: str) -> Entry:
+    """How 0.7's default ``text`` (in ``module``) can be compared, as recorded fields.
+
+    ``{"literal": repr}``: a literal, number arithmetic, an empty container call (what
+    ``default_factory=list`` makes), or a name 0.7 binds at module level to one of those
+    (``NONE``, ``TORCHX_IGNORE``); ``{"member": "Class.NAME"}``: a member of an ``Enum`` class
+    0.7 defines; ``{}``: anything else (a call, ``sys.argv[1:]``, a class), not compared.
+    """
+    node = ast.parse(text, mode="eval").body
+    ok, value = _literal(node)
+    if ok:
+        return {"literal": repr(value)}
+    empty_call = isinstance(node, ast.Call) and not node.args and not node.keywords
+    if empty_call and isinstance(node.func, ast.Name) and node.func.id in EMPTY_CONTAINERS:
+        return {"literal": repr(EMPTY_CONTAINERS[node.func.id])}
+    if isinstance(node, ast.Name):
+        assigned = index.assigned(module, node.id)
+        if assigned is not None:
+            ok, value = _literal(assigned)
+            if ok:
+                return {"literal": repr(value)}
+    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
+        found = index.resolve(module, node.value.id)
+        if found and isinstance(found[1], ast.ClassDef):
+            bases = {ast.unparse(b) for b in found[1].bases}
+            members = {
+                t.id
+                for s in found[1].body
+                if isinstance(s, ast.Assign)
+                for t in s.targets
+                if isinstance(t, ast.Name)
+            }
+            if bases & {"Enum", "enum.Enum"} and node.attr in members:
+                return {"member": f"{found[1].name}.{node.attr}"}
+    return {}
+
+
+def _compared(index: SourceIndex, module: str, params: list[Entry]) -> list[Entry]:
+    """``params`` with how each default can be compared added (``comparable``)."""
+    for entry in params:
+        if entry["default"]:
+            entry.update(comparable(index, module, entry["value"]))
+    return params
+
+
 def _constructor(
     index: SourceIndex, module: str, cls: ast.ClassDef, depth: int = 0
 ) -> Entry | None:
@@ -220,7 +312,7 @@ def _constructor(
     for stmt in cls.body:
         if isinstance(stmt, ast.FunctionDef) and stmt.name in ("__init__", "__new__"):
             return {
-                "params": _params(stmt, drop_first=True),
+                "params": _compared(index, module, _params(stmt, drop_first=True)),
                 "source": f"{module}:{cls.name}.{stmt.name}",
             }
     decorators = _decorator_names(cls)
@@ -232,7 +324,7 @@ def _constructor(
             if found and "dataclass" in _decorator_names(found[1]):
                 ctor = _constructor(index, found[0], found[1], depth + 1)
                 inherited = ctor["params"] if ctor else []
-        own = _fields(cls, _dataclass_kw_only(cls))
+        own = _compared(index, module, _fields(cls, _dataclass_kw_only(cls)))
         names = {p["name"] for p in own}
         params = [p for p in inherited if p["name"] not in names] + own
         return {"params": params, "source": f"{module}:{cls.name} (fields)"}
@@ -278,7 +370,7 @@ def _methods(
         )
         out[name] = {
             "kind": kind,
-            "params": _params(stmt, drop_first=kind != "staticmethod"),
+            "params": _compared(index, module, _params(stmt, drop_first=kind != "staticmethod")),
             "source": f"{module}:{cls.name}.{name}",
         }
     for base in cls.bases:
@@ -313,7 +405,8 @@ def collect(root: Path, surface: dict[str, Any]) -> dict[str, Any]:
                 methods = _methods(index, home, node, set())
                 callables[key] = {"kind": "class", "init": ctor, "methods": methods}
             else:
-                callables[key] = {"kind": "function", "params": _params(node, drop_first=False)}
+                params = _compared(index, home, _params(node, drop_first=False))
+                callables[key] = {"kind": "function", "params": params}
     return {
         "version": 1,
         "upstream": "pytorch/torchx 0.7.0",

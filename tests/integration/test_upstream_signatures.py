@@ -11,6 +11,23 @@ Each is compared with this project's callable of the same name through ``inspect
   and comes after 0.7's positional ones (or is keyword-only);
 - ``*args``/``**kwargs`` stay.
 
+Default values are compared too, where 0.7's source text says what the value is. The
+generator records, for each default, one of:
+
+- ``literal``: a Python literal (number, string, bool, None, or a list/tuple/dict/set of
+  them), arithmetic on number literals (``60 * 60``), an empty-container call (``list()``,
+  what ``field(default_factory=list)`` gives), or a module-level name that 0.7 binds to one of
+  those (``NONE`` is ``"<NONE>"``, ``TORCHX_IGNORE``); ours must be equal and of the same type
+  (``1`` is not ``1.0``, ``True`` is not ``1``);
+- ``member``: ``Class.NAME`` of an ``Enum`` 0.7 defines; ours must be an enum member of the
+  same class name and member name;
+- nothing, for a default read at run time or built by a call (``sys.argv[1:]``,
+  ``sys.stderr``, ``torchx.IMAGE``, a class, ``_null_resource()``): skipped, and
+  ``test_the_default_rule_compares_all_but_calls_and_runtime_values`` counts them.
+
+A dataclass field's ``default_factory`` is called to get ours. A different default is listed
+in ``DEFAULT_EXEMPT`` with the MIGRATING.md section that describes it, or it fails.
+
 The protected hooks a custom scheduler or workspace overrides (``_submit_dryrun``, ...) are
 called by this project's base classes with 0.7's parameters, so theirs must be 0.7's exactly.
 The five cloud schedulers this project does not provide are skipped (see MIGRATING.md).
@@ -18,6 +35,9 @@ The five cloud schedulers this project does not provide are skipped (see MIGRATI
 
 from __future__ import annotations
 
+import ast
+import dataclasses
+import enum
 import importlib
 import importlib.util
 import inspect
@@ -280,3 +300,152 @@ def test_signatures_bind_as_in_0_7(module: str) -> None:
             elif found:
                 problems[key] = found
     assert problems == {}, "\n".join(f"{k}: {'; '.join(v)}" for k, v in problems.items())
+
+
+# Default values. 0.7's default differing here changes what a 0.7 call that leaves the
+# parameter out does. Keys are ``module:Callable(param)`` where 0.7 defined it; values name the
+# MIGRATING.md section (before the colon) that describes the difference. Every entry must still
+# differ, as above.
+SPECS = "specs, components and the CLI"
+DEFAULT_EXEMPT: dict[str, str] = {
+    **{
+        f"torchx.components.utils:{component}({size})": f"{SPECS}: utils.sh, utils.python "
+        "and utils.binary are unsized by default"
+        for component in ("sh", "python", "binary")
+        for size in ("cpu", "gpu", "memMB")
+    },
+    **{
+        f"{where}({field})": f"{SPECS}: AppStatus (their messages default to an empty string)"
+        for where, field in [
+            ("torchx.specs.api:AppStatus", "structured_error_msg"),
+            ("torchx.specs.api:ReplicaStatus", "structured_error_msg"),
+            ("torchx.schedulers.api:DescribeAppResponse", "msg"),
+            ("torchx.schedulers.api:DescribeAppResponse", "structured_error_msg"),
+        ]
+    },
+    "torchx.schedulers.api:DescribeAppResponse(num_restarts)": f"{SPECS}: AppStatus "
+    "(DescribeAppResponse.num_restarts defaults to 0)",
+}
+
+
+def our_defaults(obj: object, sig: inspect.Signature) -> dict[str, object]:
+    """The value each parameter of ``sig`` defaults to; a dataclass field's
+    ``default_factory`` is called (its signature shows only a placeholder)."""
+    out = {n: p.default for n, p in sig.parameters.items() if p.default is not P.empty}
+    if isinstance(obj, type) and dataclasses.is_dataclass(obj):
+        for f in dataclasses.fields(obj):
+            if f.name in out and f.default_factory is not dataclasses.MISSING:
+                out[f.name] = f.default_factory()
+    return out
+
+
+def default_differs(upstream: dict[str, Any], mine: object) -> str | None:
+    """How ``mine`` differs from 0.7's recorded default, None when it does not (or when the
+    recorded default is not comparable: see the module docstring)."""
+    if "literal" in upstream:
+        theirs = ast.literal_eval(upstream["literal"])
+        if (
+            mine == theirs
+            and isinstance(mine, type(theirs))
+            and isinstance(mine, bool) == isinstance(theirs, bool)
+        ):
+            return None
+    elif "member" in upstream:
+        if (
+            isinstance(mine, enum.Enum)
+            and f"{type(mine).__name__}.{mine.name}" == upstream["member"]
+        ):
+            return None
+    else:
+        return None
+    return f"{upstream['name']!r} defaults to {mine!r} here, to {upstream['value']} in 0.7"
+
+
+def check_defaults(where: str, record: dict[str, Any]) -> dict[str, str]:
+    """Differing defaults of one record, keyed ``module:Callable(param)``."""
+    module, name = where.split(":")
+    obj = getattr(importlib.import_module(module), name, None)
+    if obj is None:
+        return {}  # reported missing by the signature test
+    calls: list[tuple[str, list[dict[str, Any]], dict[str, object]]] = []
+    if record["kind"] == "function":
+        calls.append((where, record["params"], our_defaults(obj, inspect.signature(obj))))
+    else:
+        if record["init"] is not None:
+            sig = inspect.signature(obj)
+            calls.append((where, record["init"]["params"], our_defaults(obj, sig)))
+        for method, info in record["methods"].items():
+            sig_or_why = _signature_of_method(obj, method)
+            if not isinstance(sig_or_why, str):
+                calls.append((f"{where}.{method}", info["params"], our_defaults(None, sig_or_why)))
+    found: dict[str, str] = {}
+    for key, params, mine in calls:
+        for u in params:
+            if u["default"] and u["name"] in mine:
+                why = default_differs(u, mine[u["name"]])
+                if why is not None:
+                    found[f"{key}({u['name']})"] = why
+    return found
+
+
+def _recorded_defaults() -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
+    for record in DATA["callables"].values():
+        groups = [record["params"]] if record["kind"] == "function" else []
+        groups += [record["init"]["params"]] if record.get("init") else []
+        groups += [m["params"] for m in record.get("methods", {}).values()]
+        out += [u for params in groups for u in params if u["default"]]
+    return out
+
+
+def test_the_default_rule_compares_all_but_calls_and_runtime_values() -> None:
+    recorded = _recorded_defaults()
+    compared = [u for u in recorded if "literal" in u or "member" in u]
+    skipped = sorted({u["value"] for u in recorded if u not in compared})
+    assert (len(recorded), len(compared)) == (321, 306)
+    # what the rule leaves out: a value read at run time, a class, a call
+    assert skipped == [
+        "CWDImageProvider",
+        "_null_resource()",
+        "sys.argv[1:]",
+        "sys.stderr",
+        "torchx.IMAGE",
+    ]
+
+
+def test_the_default_check_sees_a_changed_default() -> None:
+    upstream = DATA["callables"]["torchx.schedulers.local_scheduler:create_scheduler"]["params"]
+    cache_size = upstream[1]
+    assert cache_size["literal"] == "100"
+    assert default_differs(cache_size, 100) is None
+    assert default_differs(cache_size, 100.0) is not None
+    assert default_differs(cache_size, None) is not None
+    state = DATA["callables"]["torchx.schedulers.api:DescribeAppResponse"]["init"]["params"][1]
+    assert state["member"] == "AppState.UNSUBMITTED"
+    from torchx.specs import AppState
+
+    assert default_differs(state, AppState.UNSUBMITTED) is None
+    assert default_differs(state, AppState.UNKNOWN) is not None
+    assert default_differs(state, int(AppState.UNSUBMITTED)) is not None
+
+
+def test_each_default_exemption_names_a_section_of_migrating() -> None:
+    text = (Path(__file__).parents[2] / "MIGRATING.md").read_text()
+    sections = {line[3:].strip() for line in text.splitlines() if line.startswith("## ")}
+    assert {reason.split(":")[0] for reason in DEFAULT_EXEMPT.values()} <= sections
+
+
+@pytest.mark.parametrize("module", sorted(TARGETS))
+def test_defaults_are_0_7s(module: str) -> None:
+    problems: dict[str, str] = {}
+    for where, record in TARGETS[module]:
+        home = DATA["aliases"].get(where, where)
+        for key, why in check_defaults(where, record).items():
+            problems[key.replace(where, home, 1)] = why
+    homes = {DATA["aliases"].get(where, where) for where, _ in TARGETS[module]}
+    for key in DEFAULT_EXEMPT:
+        callable_ = key.split("(")[0]
+        if callable_ in homes or callable_.rpartition(".")[0] in homes:
+            assert key in problems, f"{key} is 0.7's default now: drop it from DEFAULT_EXEMPT"
+    left = {k: v for k, v in problems.items() if k not in DEFAULT_EXEMPT}
+    assert left == {}, "\n".join(f"{k}: {v}" for k, v in left.items())

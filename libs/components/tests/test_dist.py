@@ -107,3 +107,16 @@ def test_spmd_runs_one_process_per_gpu_of_the_named_resource() -> None:
     assert explicit.num_replicas == 2 and "--nproc_per_node 4" in explicit.args[1]
     with pytest.raises(SpecsError, match=r"dist\.spmd -j"):
         dist.spmd(script="s.py", j="2y2")
+
+
+def test_spmd_without_j_runs_one_process_as_upstream() -> None:
+    # -j 1x1 is pytorch/torchx's default: a bigger -h alone does not start more processes
+    (role,) = dist.spmd(script="s.py", h="gpu.medium").roles
+    assert role.num_replicas == 1
+    assert role.args[:4] == ["--nnodes", "1", "--nproc_per_node", "1"]
+
+
+def test_ddp_and_spmd_name_defaults_to_upstreams_slash() -> None:
+    defaults = {dist.ddp.__kwdefaults__["name"], dist.spmd.__kwdefaults__["name"]}
+    assert defaults == {"/"}
+    assert dist.ddp(script="path/train.py").name == dist.ddp(script="path/train.py", name=None).name

@@ -205,6 +205,8 @@ def test_describe_app_response_defaults() -> None:
 
     resp = DescribeAppResponse(state=AppState.RUNNING)
     assert resp.app_id == "<NOT_SET>" and resp.to_status().state == AppState.RUNNING
+    # A describe() that leaves the state out reports what pytorch/torchx's did.
+    assert DescribeAppResponse(app_id="a").to_status().state == AppState.UNSUBMITTED
 
 
 def test_list_app_response_is_built_and_hashed_as_upstream() -> None:

@@ -199,7 +199,7 @@ def ddp(
     script: str | None = None,
     m: str | None = None,
     image: str = IMAGE,
-    name: str | None = None,
+    name: str | None = "/",
     h: str | None = None,
     cpu: float = 2,
     gpu: int = 0,
@@ -268,9 +268,9 @@ def spmd(
     script: str | None = None,
     m: str | None = None,
     image: str = IMAGE,
-    name: str | None = None,
+    name: str | None = "/",
     h: str = "gpu.small",
-    j: str = "1",
+    j: str = "1x1",
     env: dict[str, str] | None = None,
     max_retries: int = 0,
     rdzv_port: int = 29500,
@@ -288,7 +288,7 @@ def spmd(
             the script or module name), the experiment is passed to the tracking library
         h: the named resource of each node; its GPU count sets processes per node
         j: nodes (N or MIN:N: one process per GPU of h), or NxM / MIN:NxM to set the
-            processes per node too
+            processes per node too (default 1x1: one process, as in pytorch/torchx)
         env: environment variables, k1=v1,k2=v2
         max_retries: how many times a failed node is restarted
         rdzv_port: the port of the rendezvous store on the first node

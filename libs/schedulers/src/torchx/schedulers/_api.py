@@ -53,7 +53,8 @@ class DescribeAppResponse:
     """
 
     app_id: str = "<NOT_SET>"
-    state: AppState = AppState.UNKNOWN
+    # 0.7's default: a scheduler that leaves the state out reports UNSUBMITTED
+    state: AppState = AppState.UNSUBMITTED
     num_restarts: int = 0
     msg: str = ""
     structured_error_msg: str = ""
