@@ -237,8 +237,31 @@ def test_walk_workspace_follows_torchxignore(tmp_path: Path) -> None:
 
 def test_walk_workspace_in_0_7s_form_says_how_it_is_written_here(tmp_path: Path) -> None:
     fsspec = pytest.importorskip("fsspec")
-    with pytest.raises(SpecsError, match=r"got 'LocalFileSystem'; .*walk_workspace\(path, "):
-        list(walk_workspace(fsspec.filesystem("file"), str(tmp_path)))  # type: ignore[arg-type]
+    fs = fsspec.filesystem("file")
+    ws = str(tmp_path)
+    # 0.7's calls: (fs, path), (fs, path, ignore_name) and by keyword; each a one-line
+    # SpecsError when called, before anything is iterated
+    for call in (
+        lambda: walk_workspace(fs, ws),
+        lambda: walk_workspace(fs, ws, ".dockerignore"),
+        lambda: walk_workspace(fs=fs, path=ws, ignore_name=".torchxignore"),
+        lambda: walk_workspace(fs=fs, path=ws),
+    ):
+        with pytest.raises(SpecsError) as e:
+            call()
+        msg = str(e.value)
+        assert "got 'LocalFileSystem'" in msg and "walk_workspace(path, " in msg, msg
+        assert "\n" not in msg
+
+
+def test_walk_workspace_takes_a_path_object(tmp_path: Path) -> None:
+    (tmp_path / "keep.py").write_text("")
+    (tmp_path / "skip.log").write_text("")
+    (tmp_path / ".torchxignore").write_text("*.log\n")
+    assert list(walk_workspace(tmp_path)) == ["keep.py"]
+    assert list(walk_workspace(tmp_path, [])) == ["keep.py", "skip.log"]
+    with pytest.raises(SpecsError, match="give an existing directory"):
+        walk_workspace(tmp_path / "missing")
 
 
 def test_docker_workspace_names_pushed_images_without_touching_docker() -> None:

@@ -125,22 +125,43 @@ def workspace_dir(workspace: str) -> str:
     return unquote(url.path)
 
 
-def walk_workspace(workspace: str, ignore_files: Sequence[str] = (TORCHX_IGNORE,)) -> Iterator[str]:
-    """The files of ``workspace`` that its ignore files (``.torchxignore``; an image build
-    passes ``IMAGE_IGNORE_FILES``) keep, as relative paths."""
-    if not isinstance(workspace, str):  # 0.7's walk_workspace(fs, path, ignore_name)
+def walk_workspace(
+    workspace: str | os.PathLike[str] | None = None,
+    ignore_files: Sequence[str] | str = (TORCHX_IGNORE,),
+    ignore_name: str = TORCHX_IGNORE,
+    *,
+    fs: object = None,
+    path: object = None,
+) -> Iterator[str]:
+    """The files of ``workspace`` (a path, ``pathlib.Path`` or ``file://`` URL) that its
+    ignore files (``.torchxignore``; an image build passes ``IMAGE_IGNORE_FILES``) keep, as
+    relative paths. Checked when called, so a bad workspace fails before iterating.
+
+    ``fs``, ``path`` and ``ignore_name`` are pytorch/torchx 0.7's parameters
+    (``walk_workspace(fs, path, ignore_name)``, which walked an fsspec filesystem): ``fs``
+    or ``path``, a filesystem in ``workspace``'s place, or an ``ignore_name`` other than
+    its default is a SpecsError saying how the call is written here.
+    """
+    if isinstance(workspace, os.PathLike):
+        workspace = os.fspath(workspace)
+    legacy = ignore_name != TORCHX_IGNORE or fs is not None or path is not None
+    if legacy or not isinstance(workspace, str):
+        given = fs if fs is not None else workspace
         raise SpecsError(
             "walk_workspace's workspace",
-            type(workspace).__name__,
+            type(given).__name__,
             "a directory path: 0.7's walk_workspace(fs, path, ignore_name) is written "
             "walk_workspace(path, [ignore_name]) here and yields the kept files' relative paths",
         )
     if isinstance(ignore_files, str):  # one name, as 0.7's ignore_name was
         ignore_files = (ignore_files,)
-    workspace = workspace_dir(workspace)
-    if not os.path.isdir(workspace):
-        raise SpecsError("workspace", workspace, "give an existing directory")
-    patterns = read_ignore_patterns(workspace, ignore_files)
+    directory = workspace_dir(workspace)
+    if not os.path.isdir(directory):
+        raise SpecsError("workspace", directory, "give an existing directory")
+    return _kept_files(directory, read_ignore_patterns(directory, ignore_files))
+
+
+def _kept_files(workspace: str, patterns: list[str]) -> Iterator[str]:
     for root, dirs, files in os.walk(workspace):
         rel_root = os.path.relpath(root, workspace)
         base = "" if rel_root == "." else rel_root.replace(os.sep, "/") + "/"
