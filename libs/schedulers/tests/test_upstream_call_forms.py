@@ -40,18 +40,24 @@ def test_kubernetes_app_to_resource_takes_the_queue_and_service_account_as_0_7_d
     assert "serviceAccountName" not in plain["spec"]["tasks"][0]["template"]["spec"]
 
 
-def test_kubernetes_app_to_resource_refuses_0_7s_positional_service_account() -> None:
+def test_kubernetes_app_to_resource_takes_0_7s_positional_service_account() -> None:
     from torchx.schedulers.kubernetes_scheduler import app_to_resource
 
+    vjob = app_to_resource(_app(), "q1", "sa")  # 0.7: (app, queue, service_account)
+    pod_spec = vjob["spec"]["tasks"][0]["template"]["spec"]
+    assert vjob["spec"]["queue"] == "q1" and pod_spec["serviceAccountName"] == "sa"
+    assert vjob["metadata"]["name"].startswith("a-")  # a generated id, as in 0.7
     with pytest.raises(SpecsError) as e:
-        app_to_resource(_app(), "q1", "sa")  # 0.7: (app, queue, service_account)
+        app_to_resource(_app(), "q1", "sa", service_account="other")
     msg = str(e.value)
-    assert "'app_id'" in msg and "'sa'" in msg and "\n" not in msg
-    assert "service_account=" in msg and "{'queue': 'q1'}" in msg
+    assert "'service_account'" in msg and "'sa'" in msg and "give it once" in msg
+    assert "\n" not in msg
     # the documented forms are unchanged
     vjob = app_to_resource(_app(), {"queue": "q1"}, "a-1")
     assert vjob["spec"]["queue"] == "q1" and vjob["metadata"]["name"] == "a-1"
-    assert app_to_resource(_app(), "q1", None)["spec"]["queue"] == "q1"
+    none = app_to_resource(_app(), "q1", None)
+    assert none["spec"]["queue"] == "q1"
+    assert "serviceAccountName" not in none["spec"]["tasks"][0]["template"]["spec"]
 
 
 def test_kubernetes_role_to_pod_takes_service_account_by_keyword() -> None:

@@ -26,20 +26,21 @@ def app_to_resource(
     """The object that runs ``app``: a Volcano Job (``api=volcano``, the default), or for
     ``api=batch`` a List of the headless Service and one batch/v1 Job per replica.
 
-    0.7's form ``app_to_resource(app, queue, service_account=..., priority_class=...)``
-    works too: a str in place of ``cfg`` is the Volcano queue. With it, a third argument is
-    refused: it would be 0.7's ``service_account``, which is ``app_id``'s place here.
+    0.7's form ``app_to_resource(app, queue, service_account, priority_class=...)`` works
+    as it did: a str in place of ``cfg`` is the Volcano queue, and the argument after it is
+    then 0.7's ``service_account`` (the app id gets a generated name, as in 0.7).
     """
     if isinstance(cfg, str) and app_id is not None:
-        from torchx.specs import SpecsError
+        if service_account is not None:
+            from torchx.specs import SpecsError
 
-        raise SpecsError(
-            "app_to_resource parameter 'app_id'",
-            app_id,
-            f"after the queue {cfg!r} (0.7's form) name 0.7's service account "
-            f"(service_account={app_id!r}), or give cfg as a dict ({{'queue': {cfg!r}}}) "
-            "to pass an app id",
-        )
+            raise SpecsError(
+                "app_to_resource parameter 'service_account'",
+                service_account,
+                f"after the queue {cfg!r} (0.7's form) the third argument {app_id!r} is "
+                "already the service account; give it once",
+            )
+        service_account, app_id = app_id, None
     resolved = _with_pod_options(cfg, service_account, priority_class)
     req = manifests.build_request(
         app, app_id or make_unique(to_dns_label(app.name, manifests.APP_NAME_CHARS)), resolved
