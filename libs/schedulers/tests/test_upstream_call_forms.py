@@ -47,11 +47,21 @@ def test_kubernetes_app_to_resource_takes_0_7s_positional_service_account() -> N
     pod_spec = vjob["spec"]["tasks"][0]["template"]["spec"]
     assert vjob["spec"]["queue"] == "q1" and pod_spec["serviceAccountName"] == "sa"
     assert vjob["metadata"]["name"].startswith("a-")  # a generated id, as in 0.7
-    with pytest.raises(SpecsError) as e:
-        app_to_resource(_app(), "q1", "sa", service_account="other")
-    msg = str(e.value)
-    assert "'service_account'" in msg and "'sa'" in msg and "give it once" in msg
-    assert "\n" not in msg
+    full = app_to_resource(_app(), "q1", "sa", "high")  # and 0.7's priority_class after it
+    full_spec = full["spec"]["tasks"][0]["template"]["spec"]
+    assert full_spec["serviceAccountName"] == "sa" and full_spec["priorityClassName"] == "high"
+    # an app id named with a queue is the app id, not a service account
+    named = app_to_resource(_app(), "q1", app_id="a-2")
+    assert named["metadata"]["name"] == "a-2"
+    assert "serviceAccountName" not in named["spec"]["tasks"][0]["template"]["spec"]
+    for call, field in (
+        (lambda: app_to_resource(_app(), "q1", "sa", service_account="other"), "service_account"),
+        (lambda: app_to_resource(_app(), {}, "a-1", app_id="a-2"), "app_id"),
+        (lambda: app_to_resource(_app(), {}, "a-1", "extra"), "arguments"),
+    ):
+        with pytest.raises(SpecsError) as e:
+            call()
+        assert field in e.value.field and "\n" not in str(e.value)
     # the documented forms are unchanged
     vjob = app_to_resource(_app(), {"queue": "q1"}, "a-1")
     assert vjob["spec"]["queue"] == "q1" and vjob["metadata"]["name"] == "a-1"

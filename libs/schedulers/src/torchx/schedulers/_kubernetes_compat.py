@@ -12,40 +12,45 @@ from torchx.schedulers._container_rules import to_dns_label
 from torchx.schedulers._errors import require
 from torchx.schedulers._kubernetes_status import POD_PHASES, VOLCANO_STATES
 from torchx.schedulers.ids import make_unique
-from torchx.specs import AppDef, AppState, CfgVal, Role
+from torchx.specs import AppDef, AppState, CfgVal, Role, SpecsError
 
 
 def app_to_resource(
     app: AppDef,
     cfg: Mapping[str, CfgVal] | str | None = None,
+    *args: str | None,
     app_id: str | None = None,
-    *,
     service_account: str | None = None,
     priority_class: str | None = None,
 ) -> dict[str, Any]:
     """The object that runs ``app``: a Volcano Job (``api=volcano``, the default), or for
     ``api=batch`` a List of the headless Service and one batch/v1 Job per replica.
 
-    0.7's form ``app_to_resource(app, queue, service_account, priority_class=...)`` works
-    as it did: a str in place of ``cfg`` is the Volcano queue, and the argument after it is
-    then 0.7's ``service_account`` (the app id gets a generated name, as in 0.7).
+    Written ``app_to_resource(app, cfg, app_id)``. 0.7's form ``app_to_resource(app, queue,
+    service_account, priority_class)`` works as it did: a str in place of ``cfg`` is the
+    Volcano queue, and the arguments after it are 0.7's (the app id is generated, as in 0.7).
     """
-    if isinstance(cfg, str) and app_id is not None:
-        if service_account is not None:
-            from torchx.specs import SpecsError
-
+    names = ("service_account", "priority_class") if isinstance(cfg, str) else ("app_id",)
+    if len(args) > len(names):
+        raise SpecsError(
+            "app_to_resource's arguments",
+            args,
+            f"after cfg it takes {' and '.join(names)} by position; name the others",
+        )
+    given = {
+        "app_id": app_id,
+        "service_account": service_account,
+        "priority_class": priority_class,
+    }
+    for name, value in zip(names, args, strict=False):
+        if given[name] is not None:
             raise SpecsError(
-                "app_to_resource parameter 'service_account'",
-                service_account,
-                f"after the queue {cfg!r} (0.7's form) the third argument {app_id!r} is "
-                "already the service account; give it once",
+                f"app_to_resource parameter {name!r}", value, "give it once, by position or name"
             )
-        service_account, app_id = app_id, None
-    resolved = _with_pod_options(cfg, service_account, priority_class)
-    req = manifests.build_request(
-        app, app_id or make_unique(to_dns_label(app.name, manifests.APP_NAME_CHARS)), resolved
-    )
-    return req.resource
+        given[name] = value
+    resolved = _with_pod_options(cfg, given["service_account"], given["priority_class"])
+    app_id = given["app_id"] or make_unique(to_dns_label(app.name, manifests.APP_NAME_CHARS))
+    return manifests.build_request(app, app_id, resolved).resource
 
 
 def _with_pod_options(
