@@ -90,8 +90,11 @@ def test_a_job_id_seen_before_does_not_show_the_old_runs_exit_codes(
 
 
 def test_a_time_limit_shows_as_timeout(slurm: SlurmScheduler, tmp_path: Path) -> None:
-    # One minute is Slurm's smallest limit; slurmctld enforces it within half a minute.
-    app_id = slurm.submit(_sh("sleep 600"), {"job_dir": str(tmp_path), "time": "1"})
+    # One minute is Slurm's smallest limit. The warning is asked for 50 s ahead (10 s into
+    # the run), not at half time: slurmctld checks limits about every 30 s, and on a loaded
+    # machine a warning due at 30 s could meet the limit's own check and never be sent.
+    cfg = {"job_dir": str(tmp_path), "time": "1", "preempt_warning_seconds": 50}
+    app_id = slurm.submit(_sh("sleep 600"), cfg)
     desc = slurm.wait(app_id, timeout=180)
     assert desc is not None and desc.state == AppState.FAILED, desc
     assert "TIMEOUT" in desc.msg, desc
