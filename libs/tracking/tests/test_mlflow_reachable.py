@@ -134,3 +134,122 @@ def test_a_port_that_is_not_a_port_number_is_named(port: str) -> None:
         f"mlflow tracking_uri: got '{uri}'; its port '{port}' is not valid;"
         " give a port number 1-65535"
     )
+
+
+_SIBLING = "sibling-mlflow-0"
+
+
+def _lookups_of_sibling(
+    monkeypatch: pytest.MonkeyPatch, failures: list[socket.gaierror]
+) -> list[str]:
+    """Make ``_SIBLING`` a name for 127.0.0.1 once ``failures`` have been raised in turn
+    (as a sibling role's container or pod name appears when it starts); each lookup is
+    recorded in the list returned."""
+    real = socket.getaddrinfo
+    lookups: list[str] = []
+
+    def getaddrinfo(host: str, port: int, *args: object, **kwargs: object) -> object:
+        if host != _SIBLING:
+            return real(host, port, *args, **kwargs)  # type: ignore[arg-type]
+        lookups.append(host)
+        if len(lookups) <= len(failures):
+            raise failures[len(lookups) - 1]
+        return real("127.0.0.1", port, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(socket, "getaddrinfo", getaddrinfo)
+    return lookups
+
+
+def test_a_host_name_that_appears_later_is_waited_for(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(_reachable, "SERVER_CONNECT_TIMEOUT_S", 120.0)
+    lookups = _lookups_of_sibling(
+        monkeypatch,
+        [
+            socket.gaierror(socket.EAI_NONAME, "Name or service not known"),
+            socket.gaierror(socket.EAI_AGAIN, "Temporary failure in name resolution"),
+        ],
+    )
+    with socket.socket() as server:
+        server.bind(("127.0.0.1", 0))
+        server.listen()
+        uri = f"http://{_SIBLING}:{server.getsockname()[1]}"
+        assert _outcome_of(_reachable.check_server_reachable, uri) == []
+    assert len(lookups) == 3
+
+
+def test_a_host_name_that_never_appears_fails_in_one_line(
+    refused_port: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(_reachable, "SERVER_CONNECT_TIMEOUT_S", 0.5)
+    unknown = socket.gaierror(socket.EAI_NONAME, "Name or service not known")
+    _lookups_of_sibling(monkeypatch, [unknown] * 10_000)
+    uri = f"http://{_SIBLING}:{refused_port}"
+    (error,) = _outcome_of(_reachable.check_server_reachable, uri)
+    assert str(error) == (
+        f"mlflow tracking_uri: got '{uri}'; cannot look up the host of"
+        f" {_SIBLING}:{refused_port} (Name or service not known); correct the host name"
+    )
+
+
+def test_a_lookup_that_cannot_succeed_later_fails_at_once(
+    refused_port: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(_reachable, "SERVER_CONNECT_TIMEOUT_S", 60.0)
+    broken = socket.gaierror(socket.EAI_FAIL, "Non-recoverable failure in name resolution")
+    lookups = _lookups_of_sibling(monkeypatch, [broken] * 10)
+    uri = f"http://{_SIBLING}:{refused_port}"
+    (error,) = _outcome_of(_reachable.check_server_reachable, uri)
+    assert "(Non-recoverable failure in name resolution); correct the host name" in str(error)
+    assert len(lookups) == 1
+
+
+@pytest.fixture
+def black_hole_then_live() -> Iterator[int]:
+    """A port where 127.0.0.2 never answers (a listener whose backlog is full drops new
+    connection requests) and 127.0.0.1 accepts."""
+    with socket.socket() as live, socket.socket() as hole:
+        live.bind(("127.0.0.1", 0))
+        live.listen()
+        port = live.getsockname()[1]
+        try:
+            hole.bind(("127.0.0.2", port))
+        except OSError as e:
+            pytest.skip(f"cannot listen on 127.0.0.2 here: {e}")
+        hole.listen(0)
+        fillers: list[socket.socket] = []
+        try:
+            for _ in range(16):
+                filler = socket.socket()
+                fillers.append(filler)
+                filler.settimeout(1.0)
+                try:
+                    filler.connect(("127.0.0.2", port))
+                except TimeoutError:
+                    break  # the backlog is full: the hole now drops connection requests
+            else:
+                pytest.skip("127.0.0.2 kept accepting connections; no black hole here")
+            yield port
+        finally:
+            for filler in fillers:
+                filler.close()
+
+
+def test_an_address_that_never_answers_leaves_time_for_the_next(
+    black_hole_then_live: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Generous: the first address must not use up the deadline, however long it is.
+    monkeypatch.setattr(_reachable, "SERVER_CONNECT_TIMEOUT_S", 60.0)
+    # Shortens this test only; raising=False so that it also runs against a check
+    # without the per-attempt limit.
+    monkeypatch.setattr(_reachable, "_ATTEMPT_TIMEOUT_S", 0.5, raising=False)
+    real = socket.getaddrinfo
+
+    def two_addresses(host: str, port: int, *args: object, **kwargs: object) -> object:
+        if host != "two.example":
+            return real(host, port, *args, **kwargs)  # type: ignore[arg-type]
+        tcp = (socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP, "")
+        return [(*tcp, ("127.0.0.2", port)), (*tcp, ("127.0.0.1", port))]
+
+    monkeypatch.setattr(socket, "getaddrinfo", two_addresses)
+    uri = f"http://two.example:{black_hole_then_live}"
+    assert _outcome_of(_reachable.check_server_reachable, uri) == []

@@ -3,7 +3,8 @@
 MLflow's client retries a refused connection with backoff for minutes per request, so a
 mistyped host or port would hold an app that long before any error. This check retries
 too, but only until a short deadline: a server started at the same time as the app (a
-sibling role) gets that long to come up, a wrong URI fails within it in one line.
+sibling role) gets that long to come up and for its host name to appear, a wrong URI fails
+within it in one line.
 """
 
 from __future__ import annotations
@@ -20,6 +21,9 @@ SERVER_CONNECT_TIMEOUT_S = 10.0
 # Pauses between rounds of connection attempts: short at first, at most _MAX_PAUSE_S.
 _FIRST_PAUSE_S = 0.1
 _MAX_PAUSE_S = 1.0
+# The longest one connection attempt waits; a refused one ends at once, and the round
+# is repeated until the deadline.
+_ATTEMPT_TIMEOUT_S = 2.0
 _FIELD = "mlflow tracking_uri"
 
 
@@ -39,22 +43,37 @@ def check_server_reachable(uri: str) -> None:
     host = parts.hostname
     where = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
     deadline = time.monotonic() + SERVER_CONNECT_TIMEOUT_S
-    addresses = _resolve(uri, host, port, where, deadline)
     pause = _FIRST_PAUSE_S
+    failure = ""  # why the last round failed, as the error says it
     while True:
-        error = _connect_any(addresses, deadline)
-        if error is None:
-            return
-        left = deadline - time.monotonic()
-        if left <= 0:
-            raise TrackerConfigError(
-                _FIELD,
-                uri,
+        # Looked up again each round: a sibling role's host name (its container's or its
+        # pod's) may exist only once that role has started.
+        found = _resolve(host, port, deadline)
+        if isinstance(found, list):
+            error = _connect_any(found, deadline)
+            if error is None:
+                return
+            failure = (
                 f"no server accepted a connection at {where} within"
                 f" {SERVER_CONNECT_TIMEOUT_S:g} s ({error.strerror or error});"
-                " start the MLflow server or correct the URI",
+                " start the MLflow server or correct the URI"
             )
-        _pause(min(pause, left))
+        elif found is not None or not failure:  # else: time ran out; the last reason stands
+            reason = (
+                str(found.strerror or found)
+                if found is not None
+                else f"no answer within {SERVER_CONNECT_TIMEOUT_S:g} s"
+            )
+            failure = f"cannot look up the host of {where} ({reason}); correct the host name"
+            if not _not_yet(found):
+                raise TrackerConfigError(_FIELD, uri, failure)
+        left = deadline - time.monotonic()
+        if left > 0:
+            _pause(min(pause, left))
+        # Past the deadline, a lookup or connection would be given no time: it could only
+        # replace the real reason with a timeout.
+        if time.monotonic() >= deadline:
+            raise TrackerConfigError(_FIELD, uri, failure)
         pause = min(pause * 2, _MAX_PAUSE_S)
 
 
@@ -91,15 +110,17 @@ def _proxied(uri: str) -> bool:
     return bool(requests.utils.select_proxy(uri, proxies))
 
 
-def _resolve(
-    uri: str, host: str, port: int, where: str, deadline: float
-) -> list[tuple[int, int, int, tuple[object, ...]]]:
-    """``host``'s addresses, or a TrackerConfigError; the lookup ends by ``deadline``.
+_Addresses = list[tuple[int, int, int, tuple[object, ...]]]
+
+
+def _resolve(host: str, port: int, deadline: float) -> _Addresses | OSError | None:
+    """``host``'s addresses, the lookup's error, or None when it has not answered by
+    ``deadline``.
 
     getaddrinfo has no timeout of its own, so it runs in a daemon thread waited on for
     the time left (a hung lookup then ends with the interpreter, not holding it).
     """
-    found: list[list[tuple[int, int, int, tuple[object, ...]]]] = []
+    found: list[_Addresses] = []
     failed: list[OSError] = []
 
     def lookup() -> None:
@@ -114,30 +135,33 @@ def _resolve(
     thread.join(max(deadline - time.monotonic(), 0.0))
     if found:
         return found[0]
-    reason = (
-        str(failed[0].strerror or failed[0])
-        if failed
-        else f"no answer within {SERVER_CONNECT_TIMEOUT_S:g} s"
-    )
-    raise TrackerConfigError(
-        _FIELD,
-        uri,
-        f"cannot look up the host of {where} ({reason}); correct the host name",
+    return failed[0] if failed else None
+
+
+def _not_yet(error: OSError | None) -> bool:
+    """Whether a failed lookup may succeed later: the name is unknown as yet (a sibling
+    role's container or pod not started) or the resolver could not answer for now."""
+    return isinstance(error, socket.gaierror) and error.errno in (
+        socket.EAI_NONAME,
+        socket.EAI_AGAIN,
     )
 
 
-def _connect_any(
-    addresses: list[tuple[int, int, int, tuple[object, ...]]], deadline: float
-) -> OSError | None:
-    """Connect to the first address that accepts; None then, else the last error."""
+def _connect_any(addresses: _Addresses, deadline: float) -> OSError | None:
+    """Connect to the first address that accepts; None then, else the last error.
+
+    Each attempt gets at most its share of the time left (and _ATTEMPT_TIMEOUT_S), so an
+    address that never answers (a firewalled IPv6 address, a stale one) cannot use up the
+    deadline before the others are tried.
+    """
     error: OSError = OSError("no address to connect to")
-    for family, kind, proto, address in addresses:
+    for tried, (family, kind, proto, address) in enumerate(addresses):
         left = deadline - time.monotonic()
         if left <= 0:
             return TimeoutError("timed out")
         try:
             with socket.socket(family, kind, proto) as sock:
-                sock.settimeout(left)
+                sock.settimeout(min(left / (len(addresses) - tried), _ATTEMPT_TIMEOUT_S))
                 sock.connect(address)
             return None
         except OSError as e:
