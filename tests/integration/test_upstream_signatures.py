@@ -85,7 +85,7 @@ EXEMPT: dict[str, str] = {
     "torchx.schedulers.local_scheduler:ReplicaParam": "Schedulers: as PopenRequest",
     "torchx.schedulers.local_scheduler:LocalScheduler.auto_set_CUDA_VISIBLE_DEVICES": "Schedulers"
     ": as PopenRequest (the auto_set_cuda_visible_devices run option does it at dry-run)",
-    "torchx.workspace.api:walk_workspace": "Schedulers: walk_workspace(path, ignore_files) "
+    "torchx.workspace.api:walk_workspace": "Schedulers: walk_workspace(workspace, ignore_files) "
     "yields the kept files' paths",
     "torchx.schedulers.slurm_scheduler:SlurmBatchRequest": "Schedulers: A Slurm job has one "
     "heterogeneous component per role",

@@ -116,6 +116,20 @@ def test_spmd_without_j_runs_one_process_as_upstream() -> None:
     assert role.args[:4] == ["--nnodes", "1", "--nproc_per_node", "1"]
 
 
+def test_spmd_help_and_readme_say_the_default_is_one_process() -> None:
+    # what `torchx run dist.spmd --help` and the README table tell a user must match the
+    # default above, not the per-GPU count that -j N gives
+    from pathlib import Path
+
+    assert dist.spmd.__doc__ is not None and dist.__doc__ is not None
+    summary = dist.spmd.__doc__.split("\n\n")[0]
+    assert "one process by default (-j 1x1)" in summary and "-j N" in summary
+    assert "one process per GPU" not in dist.__doc__.splitlines()[0]
+    readme = Path(__file__).parents[1] / "README.md"
+    (row,) = [line for line in readme.read_text().splitlines() if line.startswith("| `dist.spmd`")]
+    assert "default `-j 1x1`, one process" in row and "`-j N`" in row
+
+
 def test_ddp_and_spmd_name_defaults_to_upstreams_slash() -> None:
     defaults = {dist.ddp.__kwdefaults__["name"], dist.spmd.__kwdefaults__["name"]}
     assert defaults == {"/"}

@@ -338,6 +338,22 @@ class _Recording(Scheduler[dict[str, int]]):
         self.calls.append((type(self).__name__, scheduler))
 
 
+def test_a_shared_instance_keeps_the_name_it_was_first_registered_under() -> None:
+    # A factory may hand every Runner one object; each Runner's dry runs give _validate
+    # its own name, and the instance's registered_name (its direct dry runs) stays the
+    # first one rather than whichever Runner looked it up last.
+    _Recording.calls.clear()
+    shared = _Recording("s")
+    first = Runner("s", {"a": lambda session_name, **kw: shared})
+    second = Runner("s", {"b": lambda session_name, **kw: shared})
+    app = AppDef("a", [Role("r", image="i", entrypoint="echo")])
+    assert first.dryrun(app, "a").scheduler == "a"
+    assert second.dryrun(app, "b").scheduler == "b"
+    assert first.dryrun(app, "a").scheduler == "a"
+    assert shared.registered_name == "a" and shared.submit_dryrun(app).scheduler == "a"
+    assert _Recording.calls == [("_Recording", n) for n in ("a", "b", "a", "a")]
+
+
 class _NoSuper(_Recording):  # 0.7's form: builds its own request
     def submit_dryrun(self, app: AppDef, cfg: Any) -> Any:
         return AppDryRunInfo({"own": 1}, str)

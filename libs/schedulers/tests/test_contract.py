@@ -250,8 +250,38 @@ def test_walk_workspace_in_0_7s_form_says_how_it_is_written_here(tmp_path: Path)
         with pytest.raises(SpecsError) as e:
             call()
         msg = str(e.value)
-        assert "got 'LocalFileSystem'" in msg and "walk_workspace(path, " in msg, msg
-        assert "\n" not in msg
+        assert "got 'LocalFileSystem'" in msg and "walk_workspace(workspace, ignore_files)" in msg
+        assert "\n" not in msg and e.value.field in (
+            "walk_workspace's fs",
+            "walk_workspace's workspace",
+        )
+
+
+def test_walk_workspace_names_the_field_that_refused_it_and_a_call_that_works(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "keep.py").write_text("")
+    ws = str(tmp_path)
+    cases = {
+        "path": lambda: walk_workspace(path=ws),
+        "ignore_name": lambda: walk_workspace(workspace=ws, ignore_name=".dockerignore"),
+        "workspace": lambda: walk_workspace(),
+    }
+    for field, call in cases.items():
+        with pytest.raises(SpecsError) as e:
+            call()
+        msg = str(e.value)
+        assert e.value.field == f"walk_workspace's {field}" and "\n" not in msg, msg
+        assert "walk_workspace(workspace, ignore_files)" in msg, msg
+    # the call each refusal suggests is one that runs
+    with pytest.raises(SpecsError) as e:
+        walk_workspace(path=ws)
+    assert e.value.value == ws and f"walk_workspace({ws!r}, ['.torchxignore'])" in str(e.value)
+    assert list(walk_workspace(ws, [".torchxignore"])) == ["keep.py"]
+    with pytest.raises(SpecsError) as e:
+        walk_workspace(workspace=ws, ignore_name=".dockerignore")
+    assert f"walk_workspace({ws!r}, ['.dockerignore'])" in str(e.value)
+    assert list(walk_workspace(ws, [".dockerignore"])) == ["keep.py"]
 
 
 def test_walk_workspace_takes_a_path_object(tmp_path: Path) -> None:

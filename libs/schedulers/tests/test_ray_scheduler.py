@@ -655,12 +655,13 @@ def test_an_app_told_to_stop_and_restart_resumes_under_the_same_handle(
         ray.requeue(app_id)
 
 
-def test_schedule_removes_every_built_copy_and_names_the_job_when_one_is_reused(
-    ray: RayScheduler, tmp_path: Path
+def test_schedule_removes_only_the_copy_the_job_shipped_and_names_the_job_when_reused(
+    ray: RayScheduler, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """0.7's flow: each role's workspace copy serves one submission. All the app's copies
-    go once Ray has the job; a user's own directory stays; a removed copy is refused by
-    name, with the job it went with, rather than as a workspace nobody gave."""
+    """0.7's flow: a workspace copy a job ships serves that one submission and goes once Ray
+    has the job. A copy the job did not ship (another role's image, or the first role's
+    when a working_dir option won) stays for the app whose pending dry run ships it; a
+    removed copy is refused by name, with the job it went with."""
     ws = tmp_path / "ws"
     ws.mkdir()
     (ws / "train.py").write_text("")
@@ -671,22 +672,38 @@ def test_schedule_removes_every_built_copy_and_names_the_job_when_one_is_reused(
     own.image = str(mine)
     for role in (first, second):
         ray.build_workspace_and_update_role(role, str(ws), {})
-    copies = [first.image, second.image]
-    assert all(os.path.isdir(p) for p in copies)
+    # three dry runs before any schedule: only the third ships `second`
     info = ray.submit_dryrun(AppDef("copies", [first, second, own]), {})
     assert info.request.working_dir == first.image
+    over = ray.submit_dryrun(AppDef("over", [second]), {"working_dir": str(mine)})
+    assert over.request.working_dir == str(mine)
+    ships_second = ray.submit_dryrun(AppDef("second", [second]), {})
+    assert ships_second.request.working_dir == second.image
     app_id = ray.schedule(info)
-    assert [os.path.exists(p) for p in copies] == [False, False]
+    ray.schedule(over)
+    assert [os.path.exists(p) for p in (first.image, second.image)] == [False, True]
     assert os.listdir(mine) == ["x.py"]  # not a copy: left alone
+    second_id = ray.schedule(ships_second)  # its copy was still there
+    assert not os.path.exists(second.image)
     with pytest.raises(SpecsError) as again:
         ray.schedule(info)
     with pytest.raises(SpecsError) as redo:
         ray.submit_dryrun(AppDef("again", [second]), {})
-    for e, field, path in ((again, "working_dir", first.image), (redo, "role image", second.image)):
+    for e, field, path, job in (
+        (again, "working_dir", first.image, app_id),
+        (redo, "role image", second.image, second_id),
+    ):
         msg = str(e.value)
-        assert e.value.field == field and path in msg and app_id in msg and "\n" not in msg
+        assert e.value.field == field and path in msg and job in msg and "\n" not in msg
         assert "removed after job" in msg and "build_workspace_and_update_role again" in msg
-    # (the job itself, three `true`s, ends on its own; nothing here depends on its outcome)
+    # a fresh copy that happens to get a removed copy's path is a new copy, not refused
+    import tempfile
+
+    reused = second.image
+    monkeypatch.setattr(tempfile, "mkdtemp", lambda **kw: (os.mkdir(reused), reused)[1])
+    ray.build_workspace_and_update_role(second, str(ws), {})
+    assert ray.submit_dryrun(AppDef("fresh", [second]), {}).request.working_dir == reused
+    # (the jobs, `true`s, end on their own; nothing here depends on their outcome)
 
 
 def test_a_dry_run_needs_no_address_and_schedule_then_asks_for_one(

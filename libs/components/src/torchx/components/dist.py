@@ -1,4 +1,4 @@
-"""Distributed components: ``ddp`` (torchrun, elastic) and ``spmd`` (one process per GPU).
+"""Distributed components: ``ddp`` (torchrun, elastic) and ``spmd`` (torchrun sized by ``--h``).
 
 ``-j`` says how many nodes and processes: ``M`` (one node, M processes), ``NxM`` (N nodes,
 M processes each) or ``MIN:NxM`` (elastic: start once MIN nodes joined, up to N).
@@ -277,7 +277,8 @@ def spmd(
     mounts: list[str] | None = None,
     debug: bool = False,
 ) -> AppDef:
-    """Single program, multiple data: one process per GPU of each node's named resource.
+    """Single program, multiple data: one process by default (-j 1x1); -j N runs N nodes,
+    each with one process per GPU of --h.
 
     Args:
         script_args: arguments passed to the script or module
@@ -286,9 +287,10 @@ def spmd(
         image: the image to run in
         name: EXPERIMENT/RUN, /RUN, EXPERIMENT/ or RUN: the app is named RUN (default:
             the script or module name), the experiment is passed to the tracking library
-        h: the named resource of each node; its GPU count sets processes per node
-        j: nodes (N or MIN:N: one process per GPU of h), or NxM / MIN:NxM to set the
-            processes per node too (default 1x1: one process, as in pytorch/torchx)
+        h: the named resource of each node; with -j N or MIN:N its GPU count (at least
+            1) is the processes per node
+        j: NxM or MIN:NxM (N nodes, M processes each; default 1x1: one process, as in
+            pytorch/torchx), or N / MIN:N nodes running one process per GPU of h
         env: environment variables, k1=v1,k2=v2
         max_retries: how many times a failed node is restarted
         rdzv_port: the port of the rendezvous store on the first node

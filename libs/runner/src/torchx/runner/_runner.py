@@ -154,8 +154,11 @@ class Runner:
                 raise UnknownSchedulerError(name, list(self._factories))
             sched = factory(self._name, **self._params_for(name, factory))
             # the name its dry runs give _validate and their result, where it differs
-            # from the backend's (a plug-in registered as "custom")
-            sched.registered_name = name
+            # from the backend's (a plug-in registered as "custom"); a factory that hands
+            # every Runner one shared instance keeps the first name (this Runner's own dry
+            # runs pass its name explicitly)
+            if sched.registered_name is None:
+                sched.registered_name = name
             self._schedulers[name] = sched
         return self._schedulers[name]
 

@@ -149,7 +149,9 @@ class Scheduler(abc.ABC, Generic[T]):
 
     #: The name a Runner registered this scheduler under (``"custom"`` for a plug-in
     #: registered so), which a dry run gives ``_validate`` and sets as the result's
-    #: ``scheduler``; None for a scheduler made directly, which uses its ``backend``.
+    #: ``scheduler``; None for a scheduler made directly, which uses its ``backend``. Set
+    #: once: an instance registered again (a factory returning one shared object) keeps
+    #: the first name, and each Runner passes its own name to its dry runs.
     registered_name: str | None = None
 
     def __init__(self, backend: str, session_name: str) -> None:
@@ -580,15 +582,20 @@ def registered_dryrun(
     ``scheduler`` is ``name``.
 
     A subclass that overrides ``submit_dryrun`` (pytorch/torchx 0.7's custom schedulers do,
-    some without calling ``super()``) gets ``_validate`` from here before its override, as
-    0.7's Runner called it; a ``super()`` call inside does not run it again.
+    some without calling ``super()``) gets what 0.7's Runner gave it: an app already
+    checked (``validate_app``, the replica bound, then ``_validate``) and the run options
+    resolved (defaults filled in); a ``super()`` call inside does not run ``_validate``
+    again.
     """
     if type(scheduler).submit_dryrun is Scheduler.submit_dryrun:
         return scheduler.submit_dryrun(app, cfg, scheduler=name)
+    validate_app(app)
+    scheduler._check_replica_count(app)
     scheduler._validate(app, name)
+    resolved = scheduler.run_opts().resolve(cfg)
     token = _VALIDATED.set(scheduler)
     try:
-        info = scheduler.submit_dryrun(app, cfg)  # 0.7's override takes (app, cfg)
+        info = scheduler.submit_dryrun(app, resolved)  # 0.7's override takes (app, cfg)
     finally:
         _VALIDATED.reset(token)
     info.scheduler = name

@@ -208,12 +208,14 @@ class RayScheduler(TmpDirWorkspaceMixin, Scheduler[RayJob]):
     ) -> None:
         """pytorch/torchx 0.7's workspace step: ``role.image`` becomes a new temporary
         directory holding what ``.torchxignore`` keeps of ``workspace``; a dry run then ships
-        it as the working directory, and ``schedule`` removes the copies of all the app's
-        roles once Ray has the job (a dry run never scheduled leaves them, as in 0.7), so
-        each copy serves one submission. ``torchx run`` and the Runner do not call this:
-        they pass the workspace as the ``working_dir`` run option."""
+        it as the working directory, and ``schedule`` removes the copy a job shipped once
+        Ray has it (a copy no job shipped, or a dry run never scheduled, is left, as in
+        0.7), so each shipped copy serves one submission. ``torchx run`` and the Runner do
+        not call this: they pass the workspace as the ``working_dir`` run option."""
         super().build_workspace_and_update_role(role, workspace, cfg)
-        self._built.add(os.path.abspath(role.image))
+        path = os.path.abspath(role.image)
+        self._built.add(path)
+        self._removed.pop(path, None)  # a fresh copy, whatever an old one at this path did
 
     def default_workspace(self, cfg: Mapping[str, CfgVal]) -> str | None:
         """The current directory, shipped as ``working_dir`` (pytorch/torchx 0.7's CLI
@@ -325,20 +327,17 @@ class RayScheduler(TmpDirWorkspaceMixin, Scheduler[RayJob]):
                     BACKEND, f"the cluster at {job.address} refused the job: {e}"
                 ) from None
         # Kept until now so that a refused job can be scheduled again.
-        self._remove_copies(dryrun_info, job.app_id)
+        if built:
+            self._remove_shipped_copy(str(working_dir), job.app_id)
         return job.app_id
 
-    def _remove_copies(self, dryrun_info: AppDryRunInfo[RayJob], app_id: str) -> None:
-        """Remove the workspace copies made for the roles of a submitted app (its working
-        directory and any other role's); nothing else is ever removed."""
-        paths = [str(dryrun_info.request.runtime_env.get("working_dir") or "")]
-        if dryrun_info.app is not None:
-            paths += [os.path.abspath(role.image) for role in dryrun_info.app.roles if role.image]
-        for path in paths:
-            if path in self._built:
-                shutil.rmtree(path, ignore_errors=True)
-                self._built.discard(path)
-                self._removed[path] = app_id
+    def _remove_shipped_copy(self, path: str, app_id: str) -> None:
+        """Remove the workspace copy a submitted job shipped as its working directory. Only
+        that one: a copy the job did not ship (another role's image, or the first role's
+        when a ``working_dir`` option won) may be what another app's dry run ships."""
+        shutil.rmtree(path, ignore_errors=True)
+        self._built.discard(path)
+        self._removed[path] = app_id
 
     # -- finding apps -----------------------------------------------------------------
 

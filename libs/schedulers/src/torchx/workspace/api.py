@@ -139,26 +139,54 @@ def walk_workspace(
 
     ``fs``, ``path`` and ``ignore_name`` are pytorch/torchx 0.7's parameters
     (``walk_workspace(fs, path, ignore_name)``, which walked an fsspec filesystem): ``fs``
-    or ``path``, a filesystem in ``workspace``'s place, or an ``ignore_name`` other than
-    its default is a SpecsError saying how the call is written here.
+    or ``path``, a filesystem in ``workspace``'s place, an ``ignore_name`` other than its
+    default, or no workspace at all is a SpecsError naming that field and how the call is
+    written here.
     """
     if isinstance(workspace, os.PathLike):
         workspace = os.fspath(workspace)
-    legacy = ignore_name != TORCHX_IGNORE or fs is not None or path is not None
-    if legacy or not isinstance(workspace, str):
-        given = fs if fs is not None else workspace
-        raise SpecsError(
-            "walk_workspace's workspace",
-            type(given).__name__,
-            "a directory path: 0.7's walk_workspace(fs, path, ignore_name) is written "
-            "walk_workspace(path, [ignore_name]) here and yields the kept files' relative paths",
-        )
+    workspace = _refuse_0_7_form(workspace, ignore_name, fs, path)
     if isinstance(ignore_files, str):  # one name, as 0.7's ignore_name was
         ignore_files = (ignore_files,)
     directory = workspace_dir(workspace)
     if not os.path.isdir(directory):
         raise SpecsError("workspace", directory, "give an existing directory")
     return _kept_files(directory, read_ignore_patterns(directory, ignore_files))
+
+
+_WRITTEN = "walk_workspace(workspace, ignore_files) takes the directory and its ignore files"
+
+
+def _refuse_0_7_form(workspace: object, ignore_name: str, fs: object, path: object) -> str:
+    """``workspace``, a path; else a one-line SpecsError for a call written as 0.7's
+    ``walk_workspace(fs, path, ignore_name)`` or with no workspace, naming the field that
+    gives it away."""
+    if fs is not None or not isinstance(workspace, (str, type(None))):
+        field = "fs" if fs is not None else "workspace"
+        given = fs if fs is not None else workspace
+        raise SpecsError(
+            f"walk_workspace's {field}",
+            type(given).__name__,
+            f"not a directory path (0.7 took a filesystem here); {_WRITTEN}",
+        )
+    if path is not None:
+        raise SpecsError(
+            "walk_workspace's path",
+            path,
+            f"0.7's name for the directory; {_WRITTEN}: walk_workspace({path!r}, "
+            f"[{ignore_name!r}])",
+        )
+    if workspace is None:
+        raise SpecsError(
+            "walk_workspace's workspace", None, f"not given; {_WRITTEN} (a directory path)"
+        )
+    if ignore_name != TORCHX_IGNORE:
+        raise SpecsError(
+            "walk_workspace's ignore_name",
+            ignore_name,
+            f"0.7's one ignore file; {_WRITTEN}: walk_workspace({workspace!r}, [{ignore_name!r}])",
+        )
+    return workspace
 
 
 def _kept_files(workspace: str, patterns: list[str]) -> Iterator[str]:

@@ -1,0 +1,92 @@
+"""registered_dryrun: a dry run through a registered scheduler, as the Runner makes it, for a
+scheduler written against pytorch/torchx 0.7 (its own ``submit_dryrun``) or this one."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from torchx.schedulers import Scheduler, registered_dryrun
+from torchx.schedulers.api import DescribeAppResponse
+from torchx.specs import AppDef, AppDefError, AppDryRunInfo, CfgVal, Role, SpecsError, runopts
+
+
+class Custom(Scheduler[dict[str, Any]]):
+    """A plug-in with one run option that has a default; it records every ``_validate``."""
+
+    max_replicas = 3
+
+    def __init__(self) -> None:
+        super().__init__("mybackend", "s")
+        self.validated: list[str] = []
+
+    def _run_opts(self) -> runopts:
+        opts = runopts()
+        opts.add("namespace", type_=str, default="team", help="where jobs go")
+        return opts
+
+    def _submit_dryrun(self, app: AppDef, cfg: dict[str, CfgVal]) -> AppDryRunInfo[Any]:
+        return AppDryRunInfo({"base": dict(cfg)}, repr)
+
+    def schedule(self, dryrun_info: AppDryRunInfo[Any]) -> str:
+        return "id"
+
+    def describe(self, app_id: str) -> DescribeAppResponse | None:
+        return None
+
+    def _cancel_existing(self, app_id: str) -> None:
+        pass
+
+    def _validate(self, app: AppDef, scheduler: str) -> None:
+        self.validated.append(scheduler)
+
+
+class Written07(Custom):
+    """0.7's form: the override builds its own request from a run option it reads directly
+    (0.7's Runner handed it the run options with their defaults filled in)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.seen: list[dict[str, CfgVal]] = []
+
+    def submit_dryrun(self, app: AppDef, cfg: Any) -> Any:
+        self.seen.append(dict(cfg))
+        return AppDryRunInfo({"namespace": cfg["namespace"]}, repr)
+
+
+def _app(replicas: int = 1) -> AppDef:
+    return AppDef("a", [Role("r", image="i", entrypoint="echo", num_replicas=replicas)])
+
+
+def test_an_override_gets_the_run_options_resolved_and_validate_once() -> None:
+    s = Written07()
+    info = registered_dryrun(s, _app(), {}, "custom")
+    assert info.request == {"namespace": "team"} and info.scheduler == "custom"
+    assert s.validated == ["custom"]
+    registered_dryrun(s, _app(), {"namespace": "other"}, "custom")
+    assert [seen["namespace"] for seen in s.seen] == ["team", "other"]
+
+
+def test_a_scheduler_without_an_override_gets_the_same() -> None:
+    s = Custom()
+    info = registered_dryrun(s, _app(), None, "custom")
+    assert info.request == {"base": {"namespace": "team"}} and info.scheduler == "custom"
+    assert s.validated == ["custom"]
+
+
+def test_submit_reaches_the_override_with_the_run_options_resolved() -> None:
+    s = Written07()
+    assert s.submit(_app()) == "id"
+    assert s.seen == [{"namespace": "team"}] and s.validated == ["mybackend"]
+
+
+@pytest.mark.parametrize("cls", [Custom, Written07])
+def test_an_invalid_app_never_reaches_validate_or_the_override(cls: type[Custom]) -> None:
+    s = cls()
+    with pytest.raises(AppDefError, match="num_replicas"):
+        registered_dryrun(s, _app(replicas=0), {}, "custom")
+    with pytest.raises(SpecsError, match="replicas"):
+        registered_dryrun(s, _app(replicas=4), {}, "custom")  # over max_replicas
+    assert s.validated == []
+    assert getattr(s, "seen", []) == []
