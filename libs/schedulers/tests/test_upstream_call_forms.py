@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import pytest
@@ -68,6 +69,37 @@ def test_kubernetes_app_to_resource_takes_0_7s_positional_service_account() -> N
     none = app_to_resource(_app(), "q1", None)
     assert none["spec"]["queue"] == "q1"
     assert "serviceAccountName" not in none["spec"]["tasks"][0]["template"]["spec"]
+
+
+def test_kubernetes_app_to_resource_refuses_an_empty_app_id() -> None:
+    # None (or nothing) is a generated id; "" would silently become one, so it is refused
+    from torchx.schedulers.kubernetes_scheduler import app_to_resource
+
+    for call in (
+        lambda: app_to_resource(_app(), {}, ""),
+        lambda: app_to_resource(_app(), {"queue": "q"}, app_id=""),
+        lambda: app_to_resource(_app(), "q1", app_id=""),
+    ):
+        with pytest.raises(SpecsError) as e:
+            call()
+        assert e.value.field == "app_to_resource's app_id" and "\n" not in str(e.value)
+    assert app_to_resource(_app(), {}, None)["metadata"]["name"].startswith("a-")
+
+
+@pytest.mark.skipif(sys.version_info < (3, 11), reason="typing.get_overloads is 3.11's")
+def test_kubernetes_app_to_resource_declares_both_call_forms_to_type_checkers() -> None:
+    # the documented (app, cfg, app_id) and 0.7's (app, queue, service_account,
+    # priority_class), so a checker sees app_id's position rather than *args
+    import inspect
+    import typing
+
+    from torchx.schedulers.kubernetes_scheduler import app_to_resource
+
+    forms = [list(inspect.signature(f).parameters) for f in typing.get_overloads(app_to_resource)]
+    assert [form[:4] for form in forms] == [
+        ["app", "cfg", "app_id", "service_account"],
+        ["app", "queue", "service_account", "priority_class"],
+    ]
 
 
 def test_kubernetes_role_to_pod_takes_service_account_by_keyword() -> None:

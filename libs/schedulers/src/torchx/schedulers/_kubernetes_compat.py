@@ -5,7 +5,7 @@ state tables."""
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, TypedDict
+from typing import Any, TypedDict, overload
 
 from torchx.schedulers import _kubernetes_manifests as manifests
 from torchx.schedulers._container_rules import to_dns_label
@@ -13,6 +13,29 @@ from torchx.schedulers._errors import require
 from torchx.schedulers._kubernetes_status import POD_PHASES, VOLCANO_STATES
 from torchx.schedulers.ids import make_unique
 from torchx.specs import AppDef, AppState, CfgVal, Role, SpecsError
+
+
+@overload
+def app_to_resource(
+    app: AppDef,
+    cfg: Mapping[str, CfgVal] | None = None,
+    app_id: str | None = None,
+    *,
+    service_account: str | None = None,
+    priority_class: str | None = None,
+) -> dict[str, Any]: ...
+
+
+@overload
+def app_to_resource(
+    app: AppDef,
+    queue: str,
+    /,  # the implementation reads it as cfg: by position only
+    service_account: str | None = None,
+    priority_class: str | None = None,
+    *,
+    app_id: str | None = None,
+) -> dict[str, Any]: ...
 
 
 def app_to_resource(
@@ -29,6 +52,7 @@ def app_to_resource(
     Written ``app_to_resource(app, cfg, app_id)``. 0.7's form ``app_to_resource(app, queue,
     service_account, priority_class)`` works as it did: a str in place of ``cfg`` is the
     Volcano queue, and the arguments after it are 0.7's (the app id is generated, as in 0.7).
+    ``app_id`` None (or left out) is a generated id; an empty one is refused.
     """
     names = ("service_account", "priority_class") if isinstance(cfg, str) else ("app_id",)
     if len(args) > len(names):
@@ -48,6 +72,10 @@ def app_to_resource(
                 f"app_to_resource parameter {name!r}", value, "give it once, by position or name"
             )
         given[name] = value
+    if given["app_id"] == "":
+        raise SpecsError(
+            "app_to_resource's app_id", "", "give an app id, or None for a generated one"
+        )
     resolved = _with_pod_options(cfg, given["service_account"], given["priority_class"])
     app_id = given["app_id"] or make_unique(to_dns_label(app.name, manifests.APP_NAME_CHARS))
     return manifests.build_request(app, app_id, resolved).resource
