@@ -445,6 +445,48 @@ def test_a_failing_cancel_on_ctrl_c_cancels_the_rest_and_keeps_the_interrupt(
     )
 
 
+class _CancelInterrupted:
+    """A future whose cancel is cut short by a second Ctrl-C."""
+
+    handle = "local_cwd://torchx/function-slow"
+
+    def cancel(self) -> bool:
+        raise KeyboardInterrupt
+
+
+def test_a_second_ctrl_c_during_a_cancel_names_every_app_left_running(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    cancelled: list[str] = []
+    ex = Executor(scheduler="local_cwd", poll_interval=0.2)
+    closed: list[bool] = []
+    close = ex._runner.close
+
+    def recorded_close() -> None:
+        closed.append(True)
+        close()
+
+    ex._runner.close = recorded_close  # type: ignore[method-assign]
+    later = "local_cwd://torchx/function-b"
+    ex._futures.extend(
+        [
+            _CancelRecorded("local_cwd://torchx/function-a", cancelled),  # type: ignore[list-item]
+            _CancelInterrupted(),  # type: ignore[list-item]
+            _CancelRecorded(later, cancelled),  # type: ignore[list-item]
+        ]
+    )
+    with pytest.raises(KeyboardInterrupt), ex:
+        raise SignalException("SIGTERM", 15)  # what the local scheduler raises on SIGTERM
+    assert cancelled == ["local_cwd://torchx/function-a"]
+    assert closed == [True]
+    (line,) = capsys.readouterr().err.splitlines()
+    assert line == (
+        "torchx Executor: on SignalException, a KeyboardInterrupt stopped the cancelling;"
+        " 2 app(s) may still run; stop them with:"
+        f" torchx cancel {_CancelInterrupted.handle}; torchx cancel {later}"
+    )
+
+
 def test_leaving_on_an_error_does_not_load_the_local_scheduler(
     modules_after: ModulesAfter,
 ) -> None:

@@ -276,10 +276,12 @@ class Executor:
         Runs while ``stop`` (Ctrl-C, SIGTERM) propagates, so nothing here may replace it:
         each cancel is tried on its own, so one that fails leaves no other app running,
         and a failure is one line on stderr naming the app and how to stop it by hand.
+        A second stop during a cancel ends the cancelling: one line names every app not
+        cancelled yet and how to stop them, and the second stop propagates.
         """
         self._shutdown = True
         try:
-            for future in self._futures:
+            for done, future in enumerate(self._futures):
                 try:
                     future.cancel()
                 except Exception as e:
@@ -287,6 +289,14 @@ class Executor:
                         f"on {stop.__name__}, could not cancel {future.handle}"
                         f" ({type(e).__name__}: {e}); stop it with: torchx cancel {future.handle}"
                     )
+                except BaseException as e:
+                    left = [f.handle for f in self._futures[done:]]
+                    _report(
+                        f"on {stop.__name__}, a {type(e).__name__} stopped the cancelling;"
+                        f" {len(left)} app(s) may still run; stop them with: "
+                        + "; ".join(f"torchx cancel {handle}" for handle in left)
+                    )
+                    raise
         finally:
             if self._own_runner:
                 try:
