@@ -28,8 +28,9 @@ class Resource:
     devices: dict[str, int] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        # ``capabilities=None`` (a component forwarding its optional argument) means none,
-        # as pytorch/torchx's schedulers read it; store {} so no scheduler sees None.
+        # ``capabilities=None`` (a component forwarding its optional argument) means none
+        # on every scheduler (0.7's kubernetes scheduler failed on it); store {} so no
+        # scheduler sees None.
         if self.capabilities is None:
             self.capabilities = {}
 
