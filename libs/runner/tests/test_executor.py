@@ -413,12 +413,19 @@ class _CancelRecorded:
         return True
 
 
-def test_a_failing_cancel_on_ctrl_c_cancels_the_rest_and_keeps_the_interrupt(
-    capsys: pytest.CaptureFixture[str],
-) -> None:
+_FIRST = "local_cwd://torchx/function-a"
+_LAST = "local_cwd://torchx/function-b"
+
+
+def _stop_around(
+    middle: object, stop: BaseException, capsys: pytest.CaptureFixture[str]
+) -> tuple[list[str], list[bool], str]:
+    """Leave an Executor's with block by ``stop`` while it holds three stand-in futures,
+    ``middle`` between two that record their cancel; the apps cancelled, whether the
+    runner was closed, and the one line on stderr."""
     cancelled: list[str] = []
-    ex = Executor(scheduler="local_cwd", poll_interval=0.2)
     closed: list[bool] = []
+    ex = Executor(scheduler="local_cwd", poll_interval=0.2)
     close = ex._runner.close
 
     def recorded_close() -> None:
@@ -428,16 +435,23 @@ def test_a_failing_cancel_on_ctrl_c_cancels_the_rest_and_keeps_the_interrupt(
     ex._runner.close = recorded_close  # type: ignore[method-assign]
     ex._futures.extend(
         [
-            _CancelRecorded("local_cwd://torchx/function-a", cancelled),  # type: ignore[list-item]
-            _CancelFails(),  # type: ignore[list-item]
-            _CancelRecorded("local_cwd://torchx/function-b", cancelled),  # type: ignore[list-item]
+            _CancelRecorded(_FIRST, cancelled),  # type: ignore[list-item]
+            middle,  # type: ignore[list-item]
+            _CancelRecorded(_LAST, cancelled),  # type: ignore[list-item]
         ]
     )
     with pytest.raises(KeyboardInterrupt), ex:
-        raise KeyboardInterrupt
-    assert cancelled == ["local_cwd://torchx/function-a", "local_cwd://torchx/function-b"]
-    assert closed == [True]
+        raise stop
     (line,) = capsys.readouterr().err.splitlines()
+    return cancelled, closed, line
+
+
+def test_a_failing_cancel_on_ctrl_c_cancels_the_rest_and_keeps_the_interrupt(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    cancelled, closed, line = _stop_around(_CancelFails(), KeyboardInterrupt(), capsys)
+    assert cancelled == [_FIRST, _LAST]
+    assert closed == [True]
     assert line == (
         "torchx Executor: on KeyboardInterrupt, could not cancel"
         f" {_CancelFails.handle} (ConnectionError: scheduler unreachable);"
@@ -457,33 +471,15 @@ class _CancelInterrupted:
 def test_a_second_ctrl_c_during_a_cancel_names_every_app_left_running(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    cancelled: list[str] = []
-    ex = Executor(scheduler="local_cwd", poll_interval=0.2)
-    closed: list[bool] = []
-    close = ex._runner.close
-
-    def recorded_close() -> None:
-        closed.append(True)
-        close()
-
-    ex._runner.close = recorded_close  # type: ignore[method-assign]
-    later = "local_cwd://torchx/function-b"
-    ex._futures.extend(
-        [
-            _CancelRecorded("local_cwd://torchx/function-a", cancelled),  # type: ignore[list-item]
-            _CancelInterrupted(),  # type: ignore[list-item]
-            _CancelRecorded(later, cancelled),  # type: ignore[list-item]
-        ]
-    )
-    with pytest.raises(KeyboardInterrupt), ex:
-        raise SignalException("SIGTERM", 15)  # what the local scheduler raises on SIGTERM
-    assert cancelled == ["local_cwd://torchx/function-a"]
+    # SignalException: what the local scheduler raises on SIGTERM; the second stop propagates
+    sigterm = SignalException("SIGTERM", 15)
+    cancelled, closed, line = _stop_around(_CancelInterrupted(), sigterm, capsys)
+    assert cancelled == [_FIRST]
     assert closed == [True]
-    (line,) = capsys.readouterr().err.splitlines()
     assert line == (
         "torchx Executor: on SignalException, a KeyboardInterrupt stopped the cancelling;"
         " 2 app(s) may still run; stop them with:"
-        f" torchx cancel {_CancelInterrupted.handle}; torchx cancel {later}"
+        f" torchx cancel {_CancelInterrupted.handle}; torchx cancel {_LAST}"
     )
 
 
