@@ -418,7 +418,10 @@ _LAST = "local_cwd://torchx/function-b"
 
 
 def _stop_around(
-    middle: object, stop: BaseException, capsys: pytest.CaptureFixture[str]
+    middle: object,
+    stop: BaseException,
+    capsys: pytest.CaptureFixture[str],
+    propagates: type[BaseException] = KeyboardInterrupt,
 ) -> tuple[list[str], list[bool], str]:
     """Leave an Executor's with block by ``stop`` while it holds three stand-in futures,
     ``middle`` between two that record their cancel; the apps cancelled, whether the
@@ -440,7 +443,7 @@ def _stop_around(
             _CancelRecorded(_LAST, cancelled),  # type: ignore[list-item]
         ]
     )
-    with pytest.raises(KeyboardInterrupt), ex:
+    with pytest.raises(propagates), ex:
         raise stop
     (line,) = capsys.readouterr().err.splitlines()
     return cancelled, closed, line
@@ -480,6 +483,30 @@ def test_a_second_ctrl_c_during_a_cancel_names_every_app_left_running(
         "torchx Executor: on SignalException, a KeyboardInterrupt stopped the cancelling;"
         " 2 app(s) may still run; stop them with:"
         f" torchx cancel {_CancelInterrupted.handle}; torchx cancel {_LAST}"
+    )
+
+
+class _CancelTerminated:
+    """A future whose cancel is cut short by a second SIGTERM (an Exception subclass)."""
+
+    handle = "local_cwd://torchx/function-terminated"
+
+    def cancel(self) -> bool:
+        raise SignalException("SIGTERM", 15)
+
+
+def test_a_second_sigterm_during_a_cancel_ends_the_cancelling_and_propagates(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    cancelled, closed, line = _stop_around(
+        _CancelTerminated(), SignalException("SIGTERM", 15), capsys, propagates=SignalException
+    )
+    assert cancelled == [_FIRST]
+    assert closed == [True]
+    assert line == (
+        "torchx Executor: on SignalException, a SignalException stopped the cancelling;"
+        " 2 app(s) may still run; stop them with:"
+        f" torchx cancel {_CancelTerminated.handle}; torchx cancel {_LAST}"
     )
 
 

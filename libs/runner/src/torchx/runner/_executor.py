@@ -284,12 +284,15 @@ class Executor:
             for done, future in enumerate(self._futures):
                 try:
                     future.cancel()
-                except Exception as e:
-                    _report(
-                        f"on {stop.__name__}, could not cancel {future.handle}"
-                        f" ({type(e).__name__}: {e}); stop it with: torchx cancel {future.handle}"
-                    )
                 except BaseException as e:
+                    # SIGTERM's SignalException is an Exception: a stop, not a failed cancel
+                    if isinstance(e, Exception) and not _is_a_stop(type(e)):
+                        _report(
+                            f"on {stop.__name__}, could not cancel {future.handle}"
+                            f" ({type(e).__name__}: {e}); stop it with:"
+                            f" torchx cancel {future.handle}"
+                        )
+                        continue
                     left = [f.handle for f in self._futures[done:]]
                     _report(
                         f"on {stop.__name__}, a {type(e).__name__} stopped the cancelling;"
