@@ -71,6 +71,26 @@ def test_kubernetes_app_to_resource_takes_0_7s_positional_service_account() -> N
     assert "serviceAccountName" not in none["spec"]["tasks"][0]["template"]["spec"]
 
 
+def test_kubernetes_app_to_resource_takes_0_7s_queue_by_name() -> None:
+    from torchx.schedulers.kubernetes_scheduler import app_to_resource
+
+    vjob = app_to_resource(_app(), queue="q1", service_account=None)  # 0.7's keyword form
+    pod_spec = vjob["spec"]["tasks"][0]["template"]["spec"]
+    assert vjob["spec"]["queue"] == "q1" and "serviceAccountName" not in pod_spec
+    assert vjob["metadata"]["name"].startswith("a-")
+    full = app_to_resource(_app(), queue="q1", service_account="sa", priority_class="high")
+    full_spec = full["spec"]["tasks"][0]["template"]["spec"]
+    assert full["spec"]["queue"] == "q1"
+    assert full_spec["serviceAccountName"] == "sa" and full_spec["priorityClassName"] == "high"
+    for call in (
+        lambda: app_to_resource(_app(), "q0", queue="q1"),
+        lambda: app_to_resource(_app(), {"queue": "q0"}, queue="q1"),
+    ):
+        with pytest.raises(SpecsError) as e:
+            call()
+        assert e.value.field == "app_to_resource's queue" and "\n" not in str(e.value)
+
+
 def test_kubernetes_app_to_resource_refuses_an_empty_app_id() -> None:
     # None (or nothing) is a generated id; "" would silently become one, so it is refused
     from torchx.schedulers.kubernetes_scheduler import app_to_resource
@@ -99,6 +119,7 @@ def test_kubernetes_app_to_resource_declares_both_call_forms_to_type_checkers() 
     assert [form[:4] for form in forms] == [
         ["app", "cfg", "app_id", "service_account"],
         ["app", "queue", "service_account", "priority_class"],
+        ["app", "queue", "service_account", "priority_class"],  # queue= by name
     ]
 
 

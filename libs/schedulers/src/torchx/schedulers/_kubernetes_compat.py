@@ -38,10 +38,22 @@ def app_to_resource(
 ) -> dict[str, Any]: ...
 
 
+@overload
+def app_to_resource(
+    app: AppDef,
+    *,
+    queue: str,
+    service_account: str | None = None,
+    priority_class: str | None = None,
+    app_id: str | None = None,
+) -> dict[str, Any]: ...
+
+
 def app_to_resource(
     app: AppDef,
     cfg: Mapping[str, CfgVal] | str | None = None,
     *args: str | None,
+    queue: str | None = None,
     app_id: str | None = None,
     service_account: str | None = None,
     priority_class: str | None = None,
@@ -50,10 +62,19 @@ def app_to_resource(
     ``api=batch`` a List of the headless Service and one batch/v1 Job per replica.
 
     Written ``app_to_resource(app, cfg, app_id)``. 0.7's form ``app_to_resource(app, queue,
-    service_account, priority_class)`` works as it did: a str in place of ``cfg`` is the
-    Volcano queue, and the arguments after it are 0.7's (the app id is generated, as in 0.7).
-    ``app_id`` None (or left out) is a generated id; an empty one is refused.
+    service_account, priority_class)`` works as it did: a str in place of ``cfg`` (or
+    ``queue=`` by name) is the Volcano queue, and the arguments after it are 0.7's (the app
+    id is generated, as in 0.7). ``app_id`` None (or left out) is a generated id; an empty
+    one is refused.
     """
+    if queue is not None:
+        if cfg is not None or args:
+            raise SpecsError(
+                "app_to_resource's queue",
+                queue,
+                "give the queue once: by name (0.7's form) or as cfg, not both",
+            )
+        cfg = queue
     names = ("service_account", "priority_class") if isinstance(cfg, str) else ("app_id",)
     if len(args) > len(names):
         raise SpecsError(
