@@ -12,7 +12,9 @@ def has_cuda_devices() -> bool:
     try:
         import torch
     except ImportError as e:
-        raise ImportError("torchx.util.cuda.has_cuda_devices needs torch: pip install 'torchx-specs[cuda]'") from e
+        raise ImportError(
+            "torchx.util.cuda.has_cuda_devices needs torch: pip install 'torchx-specs[cuda]'"
+        ) from e
     return bool(torch.cuda.is_available() and torch.cuda.device_count() > 0)
 
 
