@@ -150,23 +150,17 @@ def _untraceable(member: Path) -> dict[str, str]:
 
 
 @pytest.mark.parametrize("member", MEMBERS, ids=lambda m: m.name)
-def test_every_imported_library_is_declared(member: Path) -> None:
-    undeclared = _undeclared(member)
-    assert not undeclared, [
-        f"{member.name}: {source} imports {module}, which {member.name}/pyproject.toml"
-        " does not declare"
-        for module, source in undeclared.items()
-    ]
-
-
-@pytest.mark.parametrize("member", MEMBERS, ids=lambda m: m.name)
-def test_every_imported_library_is_installed(member: Path) -> None:
-    untraceable = _untraceable(member)
-    assert not untraceable, [
+def test_every_imported_library_is_declared_and_installed(member: Path) -> None:
+    pyproject = f"{member.name}/pyproject.toml"
+    problems = [
+        f"{member.name}: {source} imports {module}, which {pyproject} does not declare"
+        for module, source in _undeclared(member).items()
+    ] + [
         f"{member.name}: {source} imports {module}, which no installed distribution"
-        " provides: declare it in the package and install it (uv lock, uv sync)"
-        for module, source in untraceable.items()
+        f" provides: declare it in {pyproject} and install it (uv lock, uv sync)"
+        for module, source in _untraceable(member).items()
     ]
+    assert not problems, problems
 
 
 def test_an_undeclared_import_is_found_and_an_optional_one_is_not(tmp_path: Path) -> None:
