@@ -19,7 +19,7 @@ import click.exceptions
 import typer
 import typer.core
 
-from torchx.cli._app_common import JsonOpt, SchedulerOpt, _runner_of, _scheduler
+from torchx.cli._app_common import CfgOpt, JsonOpt, SchedulerOpt, _runner_of, _scheduler
 from torchx.cli._app_control import cancel, requeue
 from torchx.cli._app_inspect import describe, list_apps, log, status, wait
 from torchx.cli._app_runopts import configure, runopts
@@ -152,10 +152,7 @@ def run(
         ),
     ] = None,
     scheduler: SchedulerOpt = None,
-    cfg: Annotated[
-        str | None,
-        typer.Option("-cfg", "--cfg", "--scheduler_args", help="run options: k1=v1,k2=v2"),
-    ] = None,
+    cfg: CfgOpt = None,
     dryrun: Annotated[
         bool, typer.Option("--dryrun", help="print the request instead of submitting it")
     ] = False,

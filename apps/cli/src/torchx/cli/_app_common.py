@@ -35,6 +35,11 @@ SchedulerOpt = Annotated[
     ),
 ]
 JsonOpt = Annotated[bool, typer.Option("--json", help="print JSON for scripts")]
+# run options, as `run` and `list` take them (--scheduler_args: pytorch/torchx 0.7's name)
+CfgOpt = Annotated[
+    str | None,
+    typer.Option("-cfg", "--cfg", "--scheduler_args", help="run options: k1=v1,k2=v2"),
+]
 
 
 def _runner() -> "Runner":

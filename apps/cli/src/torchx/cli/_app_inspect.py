@@ -9,7 +9,7 @@ from typing import Annotated, Any
 
 import typer
 
-from torchx.cli._app_common import JsonOpt, SchedulerOpt, _runner, _scheduler
+from torchx.cli._app_common import CfgOpt, JsonOpt, SchedulerOpt, _runner, _scheduler
 from torchx.cli._errors import CliError
 from torchx.cli._handled import handled
 
@@ -302,10 +302,7 @@ def wait(
 @handled
 def list_apps(
     scheduler: SchedulerOpt = None,
-    cfg: Annotated[
-        str | None,
-        typer.Option("-cfg", "--cfg", "--scheduler_args", help="run options: k1=v1,k2=v2"),
-    ] = None,
+    cfg: CfgOpt = None,
     state: Annotated[
         str | None,
         typer.Option(
