@@ -142,10 +142,7 @@ class FsspecResultTracker(ResultTracker):
 
     def _over_limit(self, path: str) -> str:
         """Why a document over the read limit is not read, and how to read it."""
-        try:
-            size = f"{int(self._backend.fs.size(path))} bytes"
-        except (OSError, TypeError, ValueError):  # gone since, or a store without sizes
-            size = f"over {self.max_document_bytes} bytes"
+        size = self._backend.size_text(path, self.max_document_bytes)
         return (
             f"it is {size}, over the read limit {_limit_text(self.max_document_bytes)}"
             " (documents stored before that limit existed may be larger); read it with"
