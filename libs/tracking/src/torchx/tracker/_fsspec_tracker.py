@@ -385,6 +385,11 @@ def create(config_file: str | None, **storage_options: Any) -> FsspecTracker:
         )
     from fsspec.core import url_to_fs  # type: ignore[import-untyped]
 
+    from torchx.runtime.tracking._storage_options import unknown_for, unknown_option
+
+    ignored = unknown_option(config, storage_options)
+    if ignored is not None:
+        raise TrackerConfigError("fsspec tracker storage options", sorted(storage_options), ignored)
     try:
         fs, path = url_to_fs(config, **storage_options)
     except (ValueError, ImportError) as e:  # an unknown protocol, or its package missing
@@ -406,6 +411,16 @@ def create(config_file: str | None, **storage_options: Any) -> FsspecTracker:
             )
         import fsspec  # type: ignore[import-untyped]
 
+        origin = f"fsspec tracker options file {config}"
+        try:
+            cls = fsspec.get_filesystem_class(protocol)
+        except (ValueError, ImportError) as e:  # an unknown protocol, or its package missing
+            raise TrackerConfigError(
+                f"{origin}: protocol", protocol, f"{e}; name an installed fsspec filesystem"
+            ) from None
+        ignored = unknown_for(cls, protocol, options)
+        if ignored is not None:
+            raise TrackerConfigError(f"{origin}: keys", sorted(options), ignored)
         fs, path = fsspec.filesystem(protocol, **options), root
     try:
         fs.makedirs(path, exist_ok=True)
