@@ -5,6 +5,7 @@ grows with the file, and no record already written is lost."""
 from __future__ import annotations
 
 import tracemalloc
+from collections.abc import Callable
 from pathlib import Path
 
 import fsspec  # type: ignore[import-untyped]
@@ -21,6 +22,20 @@ def _only_record(root: Path, category: str) -> Path:
     return path
 
 
+def _refusal_and_peak_memory(
+    expected: type[Exception], call: Callable[[], object]
+) -> tuple[Exception, int]:
+    """The error ``call`` raises (it must be ``expected``) and the most memory Python held
+    at once meanwhile."""
+    tracemalloc.start()
+    try:
+        with pytest.raises(expected) as caught:
+            call()
+        return caught.value, tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+
 def test_a_huge_record_file_is_refused_after_reading_at_most_the_limit(tmp_path: Path) -> None:
     tracker = create(str(tmp_path))
     tracker.add_metadata(RUN, lr=0.1)
@@ -29,15 +44,10 @@ def test_a_huge_record_file_is_refused_after_reading_at_most_the_limit(tmp_path:
     with record.open("r+b") as f:  # 1 GiB, sparse: costs no disk, would cost 1 GiB to hold
         f.truncate(1 << 30)
 
-    tracemalloc.start()
-    try:
-        with pytest.raises(CorruptRecordError) as caught:
-            FsspecTracker(tracker.fs, str(tmp_path), max_record_bytes=4096).metadata(RUN)
-        peak = tracemalloc.get_traced_memory()[1]
-    finally:
-        tracemalloc.stop()
+    reader = FsspecTracker(tracker.fs, str(tmp_path), max_record_bytes=4096)
+    error, peak = _refusal_and_peak_memory(CorruptRecordError, lambda: reader.metadata(RUN))
     assert peak < 1 << 20, f"reading a 1 GiB record held {peak} bytes at its peak"
-    message = str(caught.value)
+    message = str(error)
     assert "\n" not in message
     assert str(record) in message
     assert f"it is {1 << 30} bytes, over the read limit max_record_bytes (4096)" in message
@@ -83,15 +93,9 @@ def test_a_huge_options_file_is_refused_in_one_line(tmp_path: Path) -> None:
     with options.open("wb") as f:
         f.write(b"protocol=file\nroot_path=/tmp/x\n")
         f.truncate(1 << 30)
-    tracemalloc.start()
-    try:
-        with pytest.raises(TrackerConfigError) as caught:
-            create(str(options))
-        peak = tracemalloc.get_traced_memory()[1]
-    finally:
-        tracemalloc.stop()
+    error, peak = _refusal_and_peak_memory(TrackerConfigError, lambda: create(str(options)))
     assert peak < 8 << 20, f"reading a 1 GiB options file held {peak} bytes at its peak"
-    message = str(caught.value)
+    message = str(error)
     assert "\n" not in message
     assert f"options file {options}: got '{1 << 30} bytes'" in message
     assert "MAX_OPTIONS_FILE_BYTES" in message
