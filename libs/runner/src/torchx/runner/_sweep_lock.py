@@ -13,22 +13,31 @@ an instant. A writer that tried the same file without waiting would be refused w
 reader's instant met its try, though no other writer runs. So writers exclude each other
 on a file readers never touch, and the resume then *waits* for the reader lock: what it
 waits for is only readers' instants (open, try, close; nothing blocks in between), never
-another writer. A bounded retry instead would still fail against a reader descheduled for
-longer than its bound, and would report "another resume" when there is none.
+another writer. It waits up to :data:`RESUME_LOCK_WAIT_S`: far longer than a reader
+descheduled on a loaded machine holds its instant, so only a reader that is stopped
+(Ctrl-Z, SIGSTOP) or hung makes it give up, in one line naming the lock file, the reader's
+pid (as the kernel lists it in ``/proc/locks``) and how to let it go.
 
 The locks are the kernel's (``flock``): they go with the process that holds them, however
 it ends, so a crashed resume or cancel leaves nothing behind and its sweep reads as it was
 before. Nothing is written into the record for them (older readers keep reading records).
 The holder writes its pid into the files for the user's information only; nothing decides
-by it. The files stay once made: removing a file others may have open would let two
-processes lock two different files of one name.
+by it.
+
+The holder removes a file when it lets go, so no lock files pile up beside the records.
+That is safe because every locker, once its lock is granted, checks that the path still
+names the file it locked (else it locked a removed file and starts again), and a file is
+removed only by the holder of its exclusive lock: while anyone holds a lock on the file the
+path names, the path keeps naming it, so no two processes can hold conflicting locks on two
+files of one name. A holder killed before it removes its file leaves it for the next one.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Literal
 
@@ -36,6 +45,9 @@ from torchx.runner._sweep_record import record_path
 from torchx.specs import SpecsError
 
 Change = Literal["resume", "cancel"]
+
+#: How long a resume waits for readers (``status``, ``wait``) to let go of its lock.
+RESUME_LOCK_WAIT_S = 60.0
 
 
 def lock_path(sweep_id: str) -> Path:
@@ -54,20 +66,24 @@ def resumer(sweep_id: str) -> str | None:
     yet); None when no resume of it runs now. Asks the kernel only: never waits."""
     import fcntl  # Linux and macOS: the sweeps' local state lives there
 
-    try:
-        fd = os.open(lock_path(sweep_id), os.O_RDONLY)
-    except OSError:  # never resumed (no file), or unreadable: nothing says it is
-        return None
-    try:
+    path = lock_path(sweep_id)
+    while True:
         try:
-            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
-        except BlockingIOError:
-            return _holder(fd)[0]
-        except OSError:  # no file locks here (ENOLCK): no resume can hold one either
+            fd = os.open(path, os.O_RDONLY)
+        except OSError:  # not being resumed (no file), or unreadable: nothing says it is
             return None
-        return None
-    finally:
-        os.close(fd)  # releases the shared lock, if taken
+        try:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+            except BlockingIOError:
+                return _holder(fd)[0]
+            except OSError:  # no file locks here (ENOLCK): no resume can hold one either
+                return None
+            if _names(path, fd) or not path.exists():
+                return None
+            # a resume removed the file this opened and another made a new one: ask that
+        finally:
+            os.close(fd)  # releases the shared lock, if taken
 
 
 def busy(handle: str, who: str) -> SpecsError:
@@ -149,10 +165,106 @@ def _lock(fd: int, how: int, path: Path, mine: Change, handle: str) -> bool:
         ) from None
 
 
+def _names(path: Path, fd: int) -> bool:
+    """Whether ``path`` still names the file open as ``fd`` (not removed, nor replaced)."""
+    try:
+        now = os.stat(path)
+    except FileNotFoundError:
+        return False
+    was = os.fstat(fd)
+    return (now.st_dev, now.st_ino) == (was.st_dev, was.st_ino)
+
+
 @contextlib.contextmanager
-def _says(fd: int, text: str) -> Iterator[None]:
+def _held(
+    path: Path, mine: Change, handle: str, refusal: Callable[[int], SpecsError] | None
+) -> Iterator[int | None]:
+    """Hold the exclusive lock of the file ``path`` names for the block, then remove the
+    file and let go (see the module's docstring). Yields the locked file's descriptor, or
+    None on a filesystem without file locks (a cancel goes on unlocked there). When another
+    holds the lock: ``refusal(fd)`` at once, or with ``refusal`` None, a wait of up to
+    RESUME_LOCK_WAIT_S and then an error naming the holder."""
+    import fcntl
+
+    deadline = time.monotonic() + RESUME_LOCK_WAIT_S
+    pause = 0.001
+    while True:
+        fd = _open(path, mine, handle)
+        try:
+            try:
+                held = _lock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB, path, mine, handle)
+            except BlockingIOError:
+                if refusal is not None:
+                    raise refusal(fd) from None
+                if time.monotonic() > deadline:
+                    raise _stuck(path, fd, handle) from None
+                time.sleep(pause)
+                pause = min(pause * 2, 0.05)
+                continue
+            if held and not _names(path, fd):
+                continue  # locked a file its holder removed: lock the one the path names
+            try:
+                yield fd if held else None
+            finally:
+                if held:
+                    with contextlib.suppress(OSError):
+                        os.unlink(path)  # still ours: no one else can hold a lock on it
+            return
+        finally:
+            os.close(fd)  # releases the lock, if held
+
+
+def _stuck(path: Path, fd: int, handle: str) -> SpecsError:
+    """A resume that waited RESUME_LOCK_WAIT_S for a reader of ``path`` to let go."""
+    readers = _pids_locking(fd)
+    if not readers:
+        who, fix = "a reader of this sweep (torchx status or wait)", "find and end it"
+    else:
+        pid = readers[0]
+        who = f"pid {pid}" + (", which is stopped" if _stopped(pid) else "")
+        fix = f"continue it (fg, or kill -CONT {pid}) or end it (kill {pid})"
+    return SpecsError(
+        "--resume",
+        handle,
+        f"{path} is still locked after {RESUME_LOCK_WAIT_S:g}s by {who}, reading the sweep;"
+        f" {fix}, then resume again (nothing was submitted)",
+    )
+
+
+def _pids_locking(fd: int) -> list[int]:
+    """The pids the kernel lists in /proc/locks (Linux) as holding a lock on ``fd``'s file;
+    none where it does not say."""
+    st = os.fstat(fd)
+    file_id = f"{os.major(st.st_dev):02x}:{os.minor(st.st_dev):02x}:{st.st_ino}"
+    pids = []
+    try:
+        with open("/proc/locks") as table:
+            for line in table:  # "1: FLOCK ADVISORY READ <pid> <maj:min:inode> 0 EOF"
+                fields = line.split()
+                if len(fields) > 5 and fields[5] == file_id and fields[4].isdigit():
+                    pids.append(int(fields[4]))  # waiters ("1: -> FLOCK ...") never match
+    except OSError:
+        pass
+    return pids
+
+
+def _stopped(pid: int) -> bool:
+    """Whether process ``pid`` is stopped (state T or t in /proc/PID/stat, Linux)."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as stat:
+            state = stat.read(4096).rpartition(b")")[2].split()[:1]
+    except OSError:
+        return False
+    return state in ([b"T"], [b"t"])
+
+
+@contextlib.contextmanager
+def _says(fd: int | None, text: str) -> Iterator[None]:
     """``text`` in the held lock file for the block; emptied after, so a reader then sees
-    no pid rather than one that no longer holds it."""
+    no pid rather than one that no longer holds it. Nothing where no lock is held (None)."""
+    if fd is None:
+        yield
+        return
     os.ftruncate(fd, 0)
     os.pwrite(fd, f"{text}\n".encode(), 0)
     try:
@@ -166,42 +278,31 @@ def _says(fd: int, text: str) -> Iterator[None]:
 def changing(sweep_id: str, handle: str, mine: Change) -> Iterator[None]:
     """Hold the sweep's writer lock for the block; a :class:`SpecsError` naming the other
     resume or cancel at once if one holds it."""
-    import fcntl
 
-    path = writer_path(sweep_id)
-    fd = _open(path, mine, handle)
-    try:
-        try:
-            held = _lock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB, path, mine, handle)
-        except BlockingIOError:
-            raise _refusal(mine, handle, *_holder(fd)) from None
-        if not held:
-            yield
-            return
-        with _says(fd, f"{os.getpid()} {mine}"):
-            yield
-    finally:
-        os.close(fd)  # releases the lock
+    def refusal(fd: int) -> SpecsError:
+        return _refusal(mine, handle, *_holder(fd))
+
+    with (
+        _held(writer_path(sweep_id), mine, handle, refusal) as fd,
+        _says(fd, f"{os.getpid()} {mine}"),
+    ):
+        yield
 
 
 @contextlib.contextmanager
 def resuming(sweep_id: str, handle: str) -> Iterator[None]:
     """Hold the sweep's writer lock and resume lock for the block (``status`` then reads the
     sweep as being resumed); a :class:`SpecsError` naming the other resume or cancel at
-    once if one holds the writer lock."""
-    import fcntl
-
-    with changing(sweep_id, handle, "resume"):
-        path = lock_path(sweep_id)
-        fd = _open(path, "resume", handle)
-        try:
-            # Waits, never refuses: with the writer lock held, only readers' instants
-            # (see the module's docstring) can stand in the way.
-            _lock(fd, fcntl.LOCK_EX, path, "resume", handle)
-            with _says(fd, str(os.getpid())):
-                yield
-        finally:
-            os.close(fd)  # releases the lock
+    once if one holds the writer lock, or naming a reader that holds the resume lock for
+    longer than RESUME_LOCK_WAIT_S."""
+    # Waits for the resume lock: with the writer lock held, only readers' instants (see
+    # the module's docstring) can stand in the way.
+    with (
+        changing(sweep_id, handle, "resume"),
+        _held(lock_path(sweep_id), "resume", handle, None) as fd,
+        _says(fd, str(os.getpid())),
+    ):
+        yield
 
 
 def _holder(fd: int) -> tuple[str, str]:
@@ -216,4 +317,13 @@ def _holder(fd: int) -> tuple[str, str]:
     return (f"pid {pid}" if pid else "another process"), what
 
 
-__all__ = ["Change", "busy", "changing", "lock_path", "resumer", "resuming", "writer_path"]
+__all__ = [
+    "RESUME_LOCK_WAIT_S",
+    "Change",
+    "busy",
+    "changing",
+    "lock_path",
+    "resumer",
+    "resuming",
+    "writer_path",
+]

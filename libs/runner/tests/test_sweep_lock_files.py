@@ -1,0 +1,91 @@
+"""The sweep's lock files: a resume waits for a stopped reader only so long, then names it
+in one line; the files are removed when let go, and removing them never lets two
+processes hold the writer lock at once. Real child processes hold and contend for them."""
+
+from __future__ import annotations
+
+import os
+import threading
+
+import pytest
+from torchx_test_fixtures_sweep_lock import (
+    contending_writers,
+    holding_resume_lock,
+    stopped_reader,
+)
+from torchx_test_fixtures_waiting import wait_until
+
+from torchx.runner import _sweep_lock
+from torchx.runner._sweep_lock import changing, lock_path, resumer, resuming
+from torchx.specs import SpecsError
+
+SWEEP_ID = "sweep-lockfile"
+SWEEP = f"local_cwd://torchx/{SWEEP_ID}"
+
+
+def _lock_files() -> list[str]:
+    folder = lock_path(SWEEP_ID).parent
+    return sorted(p.name for p in folder.glob(f"{SWEEP_ID}.*")) if folder.exists() else []
+
+
+def test_a_stopped_reader_makes_a_resume_give_up_naming_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    lock_path(SWEEP_ID).parent.mkdir(parents=True)
+    lock_path(SWEEP_ID).touch()  # as a resume before left it: readers open it
+    monkeypatch.setattr(_sweep_lock, "RESUME_LOCK_WAIT_S", 0.5)
+    outcome: list[BaseException | None] = []
+
+    def resume() -> None:
+        try:
+            with resuming(SWEEP_ID, SWEEP):
+                outcome.append(None)
+        except SpecsError as e:
+            outcome.append(e)
+
+    with stopped_reader(SWEEP_ID) as reader:
+        # a thread, so that a resume that waited for ever fails the test instead of hanging it
+        resumer_thread = threading.Thread(target=resume, daemon=True)
+        resumer_thread.start()
+        resumer_thread.join(120)
+        assert not resumer_thread.is_alive(), "the resume still waits for a stopped reader"
+        [error] = outcome
+        assert isinstance(error, SpecsError), "the resume went on while a reader held the lock"
+        message = str(error)
+        assert "\n" not in message and message.startswith(f"--resume: got {SWEEP!r}; ")
+        assert f"{lock_path(SWEEP_ID)} is still locked after 0.5s" in message
+        assert f"pid {reader.pid}, which is stopped" in message
+        assert f"kill -CONT {reader.pid}" in message and "nothing was submitted" in message
+        # it let go of the writer lock: a cancel (or another resume) can go on
+        with changing(SWEEP_ID, SWEEP, "cancel"):
+            pass
+    with resuming(SWEEP_ID, SWEEP):  # the reader is gone: the resume takes the lock
+        assert resumer(SWEEP_ID) == f"pid {os.getpid()}"
+
+
+def test_a_resume_and_a_cancel_remove_their_lock_files() -> None:
+    with resuming(SWEEP_ID, SWEEP):
+        assert _lock_files() == [f"{SWEEP_ID}.lock", f"{SWEEP_ID}.writer"]
+    assert _lock_files() == []
+    with changing(SWEEP_ID, SWEEP, "cancel"):
+        assert _lock_files() == [f"{SWEEP_ID}.writer"]
+    assert _lock_files() == []
+    assert resumer(SWEEP_ID) is None  # no file: not being resumed
+
+
+def test_a_resume_in_another_process_removes_its_files_when_it_ends() -> None:
+    with holding_resume_lock(SWEEP) as holder:
+        assert resumer(SWEEP_ID) == f"pid {holder.pid}"
+        assert holder.stdin is not None
+        holder.stdin.close()  # lets it end its resume
+        assert holder.wait(120) == 0
+    wait_until("the lock files to go", lambda: _lock_files() == [])
+    assert resumer(SWEEP_ID) is None
+
+
+def test_writers_that_remove_the_file_never_hold_the_lock_together() -> None:
+    """Each child takes the writer lock over and over (removing the file each time it lets
+    go) and makes a marker file exclusively while it holds it: a second holder fails."""
+    lock_path(SWEEP_ID).parent.mkdir(parents=True)
+    assert contending_writers(SWEEP_ID, n=4, rounds=300) == [0, 0, 0, 0]
+    assert _lock_files() == []
