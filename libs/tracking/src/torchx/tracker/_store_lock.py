@@ -14,6 +14,15 @@ is being written and a concurrent writer of ``a/x`` and ``a/y`` fails. An OS fil
 - a tracking server: in this host's temporary folder, keyed by the URI, which covers the
   replicas of one host. Across hosts nothing is shared; there the tracker never deletes
   a run and reads merge the runs of one name, so no record is lost.
+
+A tracker waits for the lock at most :data:`STORE_LOCK_WAIT_S`, far longer than finding or
+creating a run takes, so only a holder that is stopped (Ctrl-Z, SIGSTOP) or hung makes it
+give up: a ``TimeoutError`` in one line naming the lock file, the holder's pid (as the
+kernel lists it in ``/proc/locks``) and how to let it go.
+
+The lock files stay: there is one per store, not per run or app, and its content records
+that the store was set up (see :func:`store_setup_lock`). Removing a lock file that other
+processes may have open would let two of them lock two different files of one name.
 """
 
 from __future__ import annotations
@@ -22,10 +31,13 @@ import contextlib
 import hashlib
 import os
 import tempfile
+import time
 from collections.abc import Iterator
 from urllib.parse import unquote, urlparse
 
 LOCK_SUFFIX = ".torchx-lock"
+#: How long a tracker waits for another to let go of its store's lock, in seconds.
+STORE_LOCK_WAIT_S = 300.0
 
 
 def _local_path(uri: str) -> str | None:
@@ -77,14 +89,48 @@ def store_setup_lock(uri: str) -> Iterator[None]:
 
 @contextlib.contextmanager
 def store_lock(uri: str) -> Iterator[None]:
-    """Hold store ``uri``'s lock (blocking until the holder releases it)."""
+    """Hold store ``uri``'s lock, waiting up to STORE_LOCK_WAIT_S for its holder to let go
+    (then a TimeoutError naming the lock file and the holder)."""
     import fcntl
 
     path = lock_path(uri)
     os.makedirs(os.path.dirname(path), exist_ok=True)
     fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o666)
     try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
+        deadline = time.monotonic() + STORE_LOCK_WAIT_S
+        pause = 0.001
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() > deadline:
+                    raise TimeoutError(_still_held(path, fd)) from None
+                time.sleep(pause)
+                pause = min(pause * 2, 0.05)
         yield
     finally:
         os.close(fd)  # closing the descriptor releases the lock
+
+
+def _still_held(path: str, fd: int) -> str:
+    holder = _lock_holder(fd)
+    who, pid = (f"pid {holder}", str(holder)) if holder else ("another process", "PID")
+    return (
+        f"the MLflow store lock {path} is still held after {STORE_LOCK_WAIT_S:g}s by {who}"
+        f" (another tracker of this store); if it is stopped (Ctrl-Z), continue it (fg, or"
+        f" kill -CONT {pid}), else end it, then start this tracker again (nothing was written)"
+    )
+
+
+def _lock_holder(fd: int) -> int | None:
+    """The pid /proc/locks (Linux) names for a lock on ``fd``'s file, if it names one.
+    Its lines read ``1: FLOCK ADVISORY WRITE <pid> <major:minor:inode> 0 EOF``."""
+    st = os.fstat(fd)
+    wanted = f"{os.major(st.st_dev):02x}:{os.minor(st.st_dev):02x}:{st.st_ino}"
+    with contextlib.suppress(OSError), open("/proc/locks") as table:
+        for line in table:
+            fields = line.split()  # a waiter's line has "->" second, so never matches
+            if fields[5:6] == [wanted] and fields[4].isdigit():
+                return int(fields[4])
+    return None

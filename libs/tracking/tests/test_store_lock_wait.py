@@ -1,0 +1,103 @@
+"""A tracker waits for its store's lock while another process holds it, and at most
+STORE_LOCK_WAIT_S: a holder that is stopped (Ctrl-Z) is named in one line instead of
+blocking every replica for ever. The holder is a real child process."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from torchx.tracker import _store_lock
+from torchx.tracker._store_lock import lock_path, store_lock, store_setup_lock
+
+HOLDER = """
+import os, signal, sys
+from torchx.tracker._store_lock import store_lock
+with store_lock(sys.argv[1]):
+    print("held", flush=True)
+    if sys.argv[2] == "stop":
+        os.kill(os.getpid(), signal.SIGSTOP)
+    sys.stdin.read()  # until the test closes it
+"""
+
+
+@contextlib.contextmanager
+def _holder(uri: str, how: str) -> Iterator[subprocess.Popen[str]]:
+    """A child that holds the store's lock (``how`` "stop": and is stopped, as by Ctrl-Z)."""
+    child = subprocess.Popen(
+        [sys.executable, "-c", HOLDER, uri, how],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert child.stdout is not None
+        assert child.stdout.readline() == "held\n"  # waits for it, however loaded
+        if how == "stop":
+            _, status = os.waitpid(child.pid, os.WUNTRACED)  # returns once it is stopped
+            assert os.WIFSTOPPED(status), status
+        yield child
+    finally:
+        child.send_signal(signal.SIGCONT)
+        child.kill()
+        child.wait()
+
+
+def _take_in_a_thread(uri: str) -> tuple[threading.Thread, list[BaseException | None]]:
+    """The lock taken (and let go) in a thread, so that a wait for ever fails the test
+    instead of hanging it; the list gets None once it was held, or the error."""
+    outcome: list[BaseException | None] = []
+
+    def take() -> None:
+        try:
+            with store_lock(uri):
+                outcome.append(None)
+        except Exception as e:
+            outcome.append(e)
+
+    thread = threading.Thread(target=take, daemon=True)
+    thread.start()
+    return thread, outcome
+
+
+def test_a_stopped_holder_is_named_once_the_wait_is_over(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    uri = f"sqlite:///{tmp_path}/m.db"
+    with store_setup_lock(uri):  # the store is set up: its lock file says so
+        pass
+    marker = Path(lock_path(uri)).read_text()
+    monkeypatch.setattr(_store_lock, "STORE_LOCK_WAIT_S", 0.5)
+    with _holder(uri, "stop") as holder:
+        thread, outcome = _take_in_a_thread(uri)
+        thread.join(120)
+        assert not thread.is_alive(), "the tracker still waits for a stopped holder"
+        [error] = outcome
+        assert isinstance(error, TimeoutError), "the lock was taken while another held it"
+        message = str(error)
+        assert "\n" not in message
+        assert f"the MLflow store lock {lock_path(uri)} is still held after 0.5s" in message
+        assert f"by pid {holder.pid}" in message and f"kill -CONT {holder.pid}" in message
+        assert message.endswith("(nothing was written)")
+    assert Path(lock_path(uri)).read_text() == marker == "set up\n"  # kept as it was
+    with store_lock(uri):  # the holder is gone: taken at once
+        pass
+
+
+def test_a_holder_that_lets_go_is_waited_for(tmp_path: Path) -> None:
+    uri = f"file://{tmp_path}/mlruns"
+    with _holder(uri, "hold") as holder:
+        thread, outcome = _take_in_a_thread(uri)
+        assert outcome == []  # the child holds it
+        assert holder.stdin is not None
+        holder.stdin.close()  # the child lets go
+        thread.join(120)
+        assert outcome == [None]
