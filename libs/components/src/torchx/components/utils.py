@@ -167,20 +167,11 @@ def binary(
     """
     if not entrypoint.strip():
         raise SpecsError("utils.binary --entrypoint", entrypoint, "expected a program to run")
-    return AppDef(
-        name=name,
-        roles=[
-            Role(
-                name=name,
-                image=image,
-                entrypoint=entrypoint,
-                args=list(args),
-                num_replicas=num_replicas,
-                resource=role_resource(h, cpu, gpu, memMB),
-                env=dict(env or {}),
-            )
-        ],
+    size = role_resource(h, cpu, gpu, memMB)
+    role = sized_role(
+        name, image, entrypoint, list(args), size, env, mounts=None, num_replicas=num_replicas
     )
+    return AppDef(name=name, roles=[role])
 
 
 def copy(src: str, dst: str, image: str = IMAGE) -> AppDef:
