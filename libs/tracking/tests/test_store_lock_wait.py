@@ -5,15 +5,13 @@ blocking every replica for ever. The holder is a real child process."""
 from __future__ import annotations
 
 import contextlib
-import os
-import signal
 import subprocess
 import sys
 import threading
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from torchx_test_fixtures_processes import ready_child
 
 from torchx.tracker import _store_lock
 from torchx.tracker._store_lock import lock_path, store_lock, store_setup_lock
@@ -29,26 +27,9 @@ with store_lock(sys.argv[1]):
 """
 
 
-@contextlib.contextmanager
-def _holder(uri: str, how: str) -> Iterator[subprocess.Popen[str]]:
+def _holder(uri: str, how: str) -> contextlib.AbstractContextManager[subprocess.Popen[str]]:
     """A child that holds the store's lock (``how`` "stop": and is stopped, as by Ctrl-Z)."""
-    child = subprocess.Popen(
-        [sys.executable, "-c", HOLDER, uri, how],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        assert child.stdout is not None
-        assert child.stdout.readline() == "held\n"  # waits for it, however loaded
-        if how == "stop":
-            _, status = os.waitpid(child.pid, os.WUNTRACED)  # returns once it is stopped
-            assert os.WIFSTOPPED(status), status
-        yield child
-    finally:
-        child.send_signal(signal.SIGCONT)
-        child.kill()
-        child.wait()
+    return ready_child([sys.executable, "-c", HOLDER, uri, how], "held", stopped=how == "stop")
 
 
 def _take_in_a_thread(uri: str) -> tuple[threading.Thread, list[BaseException | None]]:
