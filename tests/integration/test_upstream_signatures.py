@@ -76,8 +76,7 @@ EXEMPT: dict[str, str] = {
     "torchx.schedulers.kubernetes_scheduler:KubernetesJob": "Kubernetes: A Volcano Job has "
     "one task per role (KubernetesJob is KubernetesRequest)",
     "torchx.schedulers.kubernetes_scheduler:app_to_resource": "Schedulers: app_to_resource"
-    "(app, cfg, app_id) and role_to_pod(name, role, app_id, cfg) return plain manifests",
-    "torchx.schedulers.kubernetes_scheduler:role_to_pod": "Schedulers: as app_to_resource",
+    "(app, cfg, app_id) returns a plain manifest",
     "torchx.schedulers.ray_scheduler:RayJob": "Schedulers: RayJob holds the arguments of "
     "Ray's JobSubmissionClient.submit_job",
     "torchx.schedulers.local_scheduler:PopenRequest": "Schedulers: local_cwd's request "

@@ -403,3 +403,28 @@ def test_torchx_run_sees_the_schedulers_a_patch_of_the_0_7_runner_api_gives(
     assert code == 0, err
     assert "echo patched" in out
     assert "from-config" in out and "skipping" not in err, (out, err)
+
+
+def test_completion_and_the_handle_hint_see_a_patched_scheduler(isolated: Path) -> None:
+    from unittest import mock
+
+    import torchx.runner.api as runner_api
+    from torchx.cli._app_common import _complete_scheduler
+    from torchx.runner import Runner
+    from torchx.schedulers import SchedulerFactory
+    from torchx.schedulers.local_scheduler import create_scheduler
+    from torchx.specs import AppDef, Role, parse_app_handle
+
+    def elsewhere(session_name: str, **params: Any) -> Any:
+        # local_cwd keeping its apps apart from the default one's
+        return create_scheduler(session_name, state_dir=isolated / "elsewhere")
+
+    patched: dict[str, SchedulerFactory] = {"local_cwd": elsewhere, "mine": elsewhere}
+    with Runner("torchx", patched) as runner:
+        app = AppDef("hinted", [Role("r", image="", entrypoint="true")])
+        app_id = parse_app_handle(runner.run(app, "local_cwd"))[2]
+    with mock.patch.object(runner_api, "get_scheduler_factories", return_value=patched):
+        assert _complete_scheduler("") == ["local_cwd", "mine"]
+        code, _, err = invoke("status", f"local_cwd://{app_id}")
+    assert code == 2
+    assert f"did you mean local_cwd://torchx/{app_id}?" in err, err

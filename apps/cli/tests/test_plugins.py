@@ -206,3 +206,21 @@ def test_the_argparse_front_end_lets_a_plugin_replace_a_builtin(
         [sys.executable, "-c", code], env=plugin_env, capture_output=True, text=True, timeout=120
     )
     assert out.returncode == 0 and out.stdout == "CmdHello\n", out.stderr
+
+
+def _complete(env: dict[str, str], words: str) -> list[str]:
+    """What bash completion offers for the last of ``words`` (the real ``torchx``)."""
+    env = {**env, "_TORCHX_COMPLETE": "complete_bash", "COMP_WORDS": words}
+    env["COMP_CWORD"] = str(len(words.split(" ")) - 1)
+    out = subprocess.run(
+        [TORCHX], env=env, capture_output=True, text=True, timeout=120, check=False
+    )
+    assert out.returncode == 0, out.stderr
+    return out.stdout.split()
+
+
+def test_a_plugin_scheduler_is_completed_where_a_scheduler_is_named(
+    plugin_env: dict[str, str],
+) -> None:
+    assert _complete(plugin_env, "torchx run -s no") == ["nolog"]
+    assert _complete(plugin_env, "torchx runopts no") == ["nolog"]

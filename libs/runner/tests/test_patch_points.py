@@ -34,3 +34,12 @@ def test_log_lines_passes_streams_by_keyword() -> None:
         assert list(runner.log_lines("fake://s/app", "trainer", 1)) == ["a"]
     args, kwargs = scheduler.log_iter.call_args
     assert args[:3] == ("app", "trainer", 1) and kwargs == {"streams": None}
+
+
+def test_scheduler_factories_is_the_one_lookup_get_runner_and_the_cli_share() -> None:
+    from torchx.runner import scheduler_factories
+
+    assert "local_cwd" in scheduler_factories()
+    factories = {"fake": lambda session, **kwargs: mock.MagicMock()}
+    with mock.patch("torchx.runner.api.get_scheduler_factories", return_value=factories):
+        assert list(scheduler_factories()) == ["fake"]

@@ -130,6 +130,23 @@ def test_kubernetes_role_to_pod_takes_service_account_by_keyword() -> None:
     assert pod["kind"] == "Pod" and pod["spec"]["serviceAccountName"] == "sa"
 
 
+def test_kubernetes_role_to_pod_reads_its_third_argument_as_0_7_did() -> None:
+    # 0.7's role_to_pod(name, role, service_account): the string is the service account,
+    # never the app id; the app id and run options go by name
+    from torchx.schedulers.kubernetes_scheduler import LABEL_APP_ID, role_to_pod
+
+    pod = role_to_pod("p", _app().roles[0], "sa")
+    assert pod["spec"]["serviceAccountName"] == "sa"
+    env = {e["name"]: e["value"] for e in pod["spec"]["containers"][0]["env"]}
+    assert env["TORCHX_APP_ID"] == "p" and pod["metadata"]["labels"][LABEL_APP_ID] == "p"
+    pod = role_to_pod("p", _app().roles[0], None, app_id="a-1", cfg={"service_account": "x"})
+    env = {e["name"]: e["value"] for e in pod["spec"]["containers"][0]["env"]}
+    assert env["TORCHX_APP_ID"] == "a-1" and pod["spec"]["serviceAccountName"] == "x"
+    with pytest.raises(SpecsError) as e:
+        role_to_pod("p", _app().roles[0], {"namespace": "n"})  # type: ignore[arg-type]
+    assert e.value.field == "role_to_pod's service_account" and "\n" not in str(e.value)
+
+
 def test_kubernetes_request_resource_and_images_to_push() -> None:
     from torchx.schedulers.kubernetes_scheduler import KubernetesScheduler
 

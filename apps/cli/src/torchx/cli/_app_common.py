@@ -20,9 +20,10 @@ if TYPE_CHECKING:
 
 
 def _complete_scheduler(incomplete: str) -> list[str]:
-    from torchx.schedulers import get_scheduler_factories
+    # the schedulers the command's runner will have, a patched or plug-in one included
+    from torchx.runner import scheduler_factories
 
-    return sorted(n for n in get_scheduler_factories() if n.startswith(incomplete))
+    return sorted(n for n in scheduler_factories() if n.startswith(incomplete))
 
 
 SchedulerOpt = Annotated[
@@ -50,8 +51,7 @@ def _runner() -> "Runner":
 
 def _runner_of(config: "TorchxConfig") -> "Runner":
     """The runner ``get_runner()`` makes, over ``config`` already read."""
-    from torchx.cli._run import scheduler_factories
-    from torchx.runner import DEFAULT_SESSION, Runner
+    from torchx.runner import DEFAULT_SESSION, Runner, scheduler_factories
 
     return Runner(DEFAULT_SESSION, scheduler_factories(), config=config)
 

@@ -34,7 +34,12 @@ def _all_run_opts(runner: "Runner") -> dict[str, Any]:
 @handled
 def runopts(
     scheduler: Annotated[
-        str | None, typer.Argument(help="one scheduler (default: all)", show_default=False)
+        str | None,
+        typer.Argument(
+            help="one scheduler (default: all)",
+            show_default=False,
+            autocompletion=_complete_scheduler,
+        ),
     ] = None,
     json_out: JsonOpt = False,
 ) -> None:

@@ -23,25 +23,26 @@ def _handle_guess(text: str) -> str | None:
     APP_ID`` lacks only the session, a bare app id names one of the default scheduler, a
     sweep id one whose record is on this machine. Only the sweep records and the local
     schedulers are asked, whose apps are recorded on this machine (one local lookup);
-    remote schedulers never are."""
+    remote schedulers never are, nor plug-ins, which may be remote. A local scheduler is
+    the one the command's runner has: a patched factory's, where one is patched in."""
     from torchx.schedulers import DEFAULT_SCHEDULER
 
     scheme, sep, rest = text.strip().partition("://")
     scheduler, app_id = (scheme, rest) if sep else (DEFAULT_SCHEDULER, scheme)
     if not app_id or any(c in app_id for c in "/: "):
         return None  # not an id alone: nothing to look up
-    from torchx.runner import DEFAULT_SESSION, sweep_handle_of
+    from torchx.runner import DEFAULT_SESSION, scheduler_factories, sweep_handle_of
 
     sweep = sweep_handle_of(app_id)  # a sweep's record here names its handle
     if sweep is not None and (not sep or sweep.startswith(f"{scheme}://")):
         return sweep
     if scheduler not in RECORDED_HERE:
         return None
-    from torchx.schedulers import SchedulerError, get_scheduler_factories
+    from torchx.schedulers import SchedulerError
     from torchx.specs import SpecsError, make_app_handle
 
     try:
-        known = get_scheduler_factories()[scheduler](DEFAULT_SESSION).exists(app_id)
+        known = scheduler_factories()[scheduler](DEFAULT_SESSION).exists(app_id)
     except (KeyError, SpecsError, SchedulerError, OSError):
         return None  # not installed here, or not an app id it could hold
     # the session of the handles ``torchx run`` prints: its runner's default

@@ -22,19 +22,6 @@ if TYPE_CHECKING:
 LOCAL_SCHEDULERS = ("local_cwd", "local_dir", "local_docker")
 
 
-def scheduler_factories() -> Mapping[str, Any]:
-    """The schedulers ``get_runner()`` would use: a patch of
-    ``torchx.runner.api.get_scheduler_factories`` (0.7's tests and plug-ins make one)
-    decides them. That module is not imported only to look: it loads the event recorder."""
-    from torchx.schedulers import get_scheduler_factories
-
-    api = sys.modules.get("torchx.runner.api")
-    factories: Callable[[], Mapping[str, Any]] = getattr(
-        api, "get_scheduler_factories", get_scheduler_factories
-    )
-    return factories()
-
-
 class RunSetup:
     """The config files, ``[cli:run]`` and the runner of one ``torchx run``, each made once
     and only when first needed: ``torchx run COMPONENT --help`` needs none of them, a bare
@@ -45,7 +32,7 @@ class RunSetup:
 
     @functools.cached_property
     def config(self) -> TorchxConfig:
-        from torchx.runner import load_config
+        from torchx.runner import load_config, scheduler_factories
 
         return load_config(known_schedulers=scheduler_factories())
 

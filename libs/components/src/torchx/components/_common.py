@@ -2,7 +2,16 @@
 
 from __future__ import annotations
 
-from torchx.specs import NULL_RESOURCE, Mount, Resource, Role, SpecsError, parse_mounts, resource
+from torchx.specs import (
+    NULL_RESOURCE,
+    AppDef,
+    Mount,
+    Resource,
+    Role,
+    SpecsError,
+    parse_mounts,
+    resource,
+)
 
 # The image a builtin component runs in unless told otherwise: pytorch/torchx 0.7's
 # published image (its ``torchx.version.TORCHX_IMAGE``), which has torch, torchrun and the
@@ -51,6 +60,29 @@ def sized_role(
         max_retries=max_retries,
         mounts=mounts_of(mounts),
     )
+
+
+def python_app(
+    name: str,
+    image: str,
+    args: list[str],
+    *,
+    role_name: str | None = None,
+    size: Resource | None = None,
+    port_map: dict[str, int] | None = None,
+    metadata: dict[str, str] | None = None,
+) -> AppDef:
+    """A one-role app that runs ``python ARGS`` in ``image``: the builtins whose program is
+    a module of torchx's image or a code string. The role is named ``name`` unless told."""
+    role = Role(
+        name=role_name or name,
+        image=image,
+        entrypoint="python",
+        args=args,
+        resource=role_resource() if size is None else size,
+        port_map=dict(port_map or {}),
+    )
+    return AppDef(name=name, roles=[role], metadata=dict(metadata or {}))
 
 
 def one_of(field_values: dict[str, str | None], what: str) -> tuple[str, str]:

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from torchx.components._common import IMAGE
-from torchx.specs import AppDef, Role, SpecsError
+from torchx.components._common import IMAGE, python_app
+from torchx.specs import AppDef, SpecsError
 
 
 def tensorboard(
@@ -37,17 +37,11 @@ def tensorboard(
     args = ["-m", "torchx.apps.utils.process_monitor", "--timeout", str(timeout)]
     args += ["--start_on_file", start_on_file, "--exit_on_file", exit_on_file]
     args += ["--", "tensorboard", "--bind_all", "--port", str(port), "--logdir", logdir]
-    return AppDef(
-        name="tensorboard",
+    return python_app(
+        "tensorboard",
+        image,
+        args,
+        port_map={"http": port},
         # read by the runner: the status's UI URL, {host} being where the replica runs
         metadata={"ui_url": f"http://{{host}}:{port}/"},
-        roles=[
-            Role(
-                name="tensorboard",
-                image=image,
-                entrypoint="python",
-                args=args,
-                port_map={"http": port},
-            )
-        ],
     )

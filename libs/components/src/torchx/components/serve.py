@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from torchx.components._common import IMAGE
-from torchx.specs import AppDef, Resource, Role, SpecsError
+from torchx.components._common import IMAGE, python_app
+from torchx.specs import AppDef, Resource, SpecsError
 
 DEFAULT_PORT = 8222
 
@@ -60,16 +60,11 @@ def torchserve(
         args.append("--dryrun")
     # The app's shape (names, resource, port name) is pytorch/torchx's, so tooling that
     # looks up the ``worker`` role of ``torchx-torchserve`` keeps working.
-    return AppDef(
-        name="torchx-torchserve",
-        roles=[
-            Role(
-                name="worker",
-                image=image,
-                entrypoint="python",
-                args=args,
-                port_map={"model-download": port},
-                resource=Resource(cpu=1, gpu=0, memMB=1024),
-            )
-        ],
+    return python_app(
+        "torchx-torchserve",
+        image,
+        args,
+        role_name="worker",
+        size=Resource(cpu=1, gpu=0, memMB=1024),
+        port_map={"model-download": port},
     )

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from torchx.components._common import IMAGE, one_of, role_resource, sized_role
+from torchx.components._common import IMAGE, one_of, python_app, role_resource, sized_role
 from torchx.specs import AppDef, Resource, Role, SpecsError
 
 
@@ -167,20 +167,11 @@ def binary(
     """
     if not entrypoint.strip():
         raise SpecsError("utils.binary --entrypoint", entrypoint, "expected a program to run")
-    return AppDef(
-        name=name,
-        roles=[
-            Role(
-                name=name,
-                image=image,
-                entrypoint=entrypoint,
-                args=list(args),
-                num_replicas=num_replicas,
-                resource=role_resource(h, cpu, gpu, memMB),
-                env=dict(env or {}),
-            )
-        ],
+    size = role_resource(h, cpu, gpu, memMB)
+    role = sized_role(
+        name, image, entrypoint, list(args), size, env, mounts=None, num_replicas=num_replicas
     )
+    return AppDef(name=name, roles=[role])
 
 
 def copy(src: str, dst: str, image: str = IMAGE) -> AppDef:
@@ -194,17 +185,8 @@ def copy(src: str, dst: str, image: str = IMAGE) -> AppDef:
         dst: where to copy it to; a directory source lands at dst itself
         image: the image to run in
     """
-    return AppDef(
-        name="torchx_utils_copy",
-        roles=[
-            Role(
-                name="torchx_utils_copy",
-                image=image,
-                entrypoint="python",
-                args=["-m", "torchx.components._copy", "--src", src, "--dst", dst],
-            )
-        ],
-    )
+    args = ["-m", "torchx.components._copy", "--src", src, "--dst", dst]
+    return python_app("torchx_utils_copy", image, args)
 
 
 # The app ``booth`` runs: it evaluates the function and records the result with the
@@ -240,15 +222,5 @@ def booth(
         tracker_base: an fsspec URL, the base of the result tracker
         image: the image to run in (it needs torchx-tracking)
     """
-    return AppDef(
-        name="torchx-utils-booth",
-        roles=[
-            Role(
-                name="torchx-utils-booth",
-                image=image,
-                entrypoint="python",
-                args=["-c", _BOOTH_PROGRAM, str(x1), str(x2), str(trial_idx), tracker_base],
-                resource=Resource(cpu=1, gpu=0, memMB=1024),
-            )
-        ],
-    )
+    args = ["-c", _BOOTH_PROGRAM, str(x1), str(x2), str(trial_idx), tracker_base]
+    return python_app("torchx-utils-booth", image, args, size=Resource(cpu=1, gpu=0, memMB=1024))

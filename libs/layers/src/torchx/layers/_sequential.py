@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import contextlib
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any, ClassVar
 
 import torch
@@ -20,6 +21,8 @@ _NAMES = "_names"
 # ... and the input features a call compares in one step, set by the build (None: a call
 # checks its input in full: a size is free, or the first item has free axes).
 _FEATURES = "_features"
+# What a build sets in a Sequential's __dict__: kept to restore a refused rearrangement.
+_BUILD_STATE = ("_input_shapes", "_output_shapes", "_pending", "item_shapes", _FEATURES)
 
 
 class Sequential(Layer):
@@ -51,10 +54,123 @@ class Sequential(Layer):
                     "or an nn.Module"
                 )
         for i, item in enumerate(layers):
-            self.add_module(str(i), item)
+            nn.Module.add_module(self, str(i), item)
 
     def __len__(self) -> int:
         return len(self.items)
+
+    # --- changing the chain, as nn.Sequential's own methods do ---------------------------
+    #
+    # The chain is rearranged in one step (_rearrange): a built container is built again for
+    # the input it was built for, so a new layer gets its weights at once and the layers
+    # already built keep theirs; a chain that does not fit is refused and left as it was.
+
+    def append(self, module: nn.Module) -> Sequential:
+        """Add ``module`` at the end of the chain."""
+        self._rearrange([*self._chain_items(), module])
+        return self
+
+    def extend(self, modules: Iterable[nn.Module]) -> Sequential:
+        """Add each of ``modules`` at the end of the chain, in order."""
+        self._rearrange([*self._chain_items(), *modules])
+        return self
+
+    def insert(self, index: int, module: nn.Module) -> Sequential:
+        """Put ``module`` before position ``index`` (as ``list.insert``)."""
+        chain = self._chain_items()
+        chain.insert(index, module)
+        self._rearrange(chain)
+        return self
+
+    def pop(self, index: int = -1) -> nn.Module:
+        """Take the module at ``index`` out of the chain and return it."""
+        chain = self._chain_items()
+        module = chain.pop(index)
+        self._rearrange(chain)
+        return module
+
+    def __setitem__(self, index: int, module: nn.Module) -> None:
+        chain = self._chain_items()
+        chain[index] = module
+        self._rearrange(chain)
+
+    def __delitem__(self, index: int | slice) -> None:
+        chain = self._chain_items()
+        del chain[index]
+        self._rearrange(chain)
+
+    def add_module(self, name: str, module: nn.Module | None) -> None:
+        """As ``nn.Module.add_module``; a module under a new name joins the end of the chain,
+        as it would run last in an ``nn.Sequential`` (``register_module`` comes here too)."""
+        names = self.__dict__.get(_NAMES)
+        if names is None or name in names or module is None:
+            super().add_module(name, module)
+            return
+        self._rearrange([*zip(names, self._chain_items(), strict=True), (name, module)])
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        names = self.__dict__.get(_NAMES)
+        if isinstance(value, nn.Module) and names is not None and name not in names:
+            self.add_module(name, value)  # a new name: the module joins the chain
+            return
+        super().__setattr__(name, value)
+
+    def __delattr__(self, name: str) -> None:
+        names = self.__dict__.get(_NAMES, ())
+        if name not in names:
+            super().__delattr__(name)
+            return
+        pairs = zip(names, self._chain_items(), strict=True)
+        self._rearrange([(n, m) for n, m in pairs if n != name])
+
+    def _chain_items(self) -> list[nn.Module]:
+        """What each position of the chain holds, as ``self[i]`` answers."""
+        return [self[i] for i in range(len(self.items))]
+
+    def _rearrange(self, chain: Sequence[nn.Module | tuple[str, nn.Module]]) -> None:
+        """Make ``chain`` the container's items, in order: plain modules are named "0",
+        "1", ... as ``nn.Sequential`` numbers them, ``(name, module)`` pairs keep theirs."""
+        self._materialize()  # shapes planned by a symbolic call: made first, kept below
+        pairs = [c if isinstance(c, tuple) else (str(i), c) for i, c in enumerate(chain)]
+        for i, (_, item) in enumerate(pairs):
+            if not isinstance(item, nn.Module):
+                raise TypeError(
+                    f"Sequential item {i} is a {type(item).__name__}; expected a torchx layer "
+                    "or an nn.Module"
+                )
+        state = self.__dict__
+        before = {k: state[k] for k in (*_BUILD_STATE, "_nesting") if k in state}
+        pairs_now = zip(state[_NAMES], self.items, strict=True)
+        old = [(n, self.get_submodule(n), item) for n, item in pairs_now]
+        nesting = nesting_of([m for _, m in pairs], "L.Sequential")
+        self._register([(n, m, m) for n, m in pairs], nesting)
+        shapes = before["_input_shapes"]
+        if shapes is None:
+            return
+        state.update(_input_shapes=None, _output_shapes=None, _pending=False)
+        try:
+            self.build(*shapes)
+        except BaseException:
+            # refused (a layer that does not fit): the chain it had, built as it was
+            self._register(old, before["_nesting"])
+            for k in _BUILD_STATE:
+                state.pop(k, None)
+            state.update(before)
+            raise
+
+    def _register(self, entries: list[tuple[str, nn.Module, nn.Module]], nesting: int) -> None:
+        """Register ``(name, module, item)`` entries as the chain, in this order."""
+        state = self.__dict__
+        for n in state[_NAMES]:
+            with contextlib.suppress(AttributeError):  # a name deleted already
+                nn.Module.__delattr__(self, n)
+        state.update(
+            items=[item for _, _, item in entries],
+            _nesting=nesting,
+            **{_NAMES: tuple(n for n, _, _ in entries)},
+        )
+        for n, module, _ in entries:
+            nn.Module.add_module(self, n, module)
 
     def __getitem__(self, index: int) -> nn.Module:
         """The layer written at ``index`` while the module registered there is its own (or
@@ -96,6 +212,7 @@ class Sequential(Layer):
 
     def _construct(self, path: str) -> None:
         self.__dict__.pop("_fresh", None)
+        names = self.__dict__[_NAMES]
         for i, item in enumerate(self.items):
             if isinstance(item, TorchLayer):
                 cls = type(item)
@@ -124,7 +241,8 @@ class Sequential(Layer):
                 item._materialize()
                 if not isinstance(item, Sequential):  # a nested Sequential stays itself
                     item = item.call_module()
-            self.add_module(str(i), item)  # the built module in the layer's place
+            # the built module in the layer's place (a name of the chain: nothing to adopt)
+            nn.Module.add_module(self, names[i], item)
 
     def call_module(self) -> nn.Module:
         return self
@@ -192,7 +310,7 @@ class Sequential(Layer):
         for i, item in enumerate(self.items):
             where = f"{path}.{i}"
             if isinstance(item, Layer):
-                module = self.get_submodule(str(i))
+                module = self.get_submodule(self.__dict__[_NAMES][i])
                 if module is item:  # a container lists its own items
                     item._summary_rows(where, rows, seen)
                     continue

@@ -19,7 +19,13 @@ from torchx.runner._config import (
     get_configured_trackers,
     load_config,
 )
-from torchx.runner._runner import DEFAULT_SESSION, ComponentArgs, Runner, get_runner
+from torchx.runner._runner import (
+    DEFAULT_SESSION,
+    ComponentArgs,
+    Runner,
+    get_runner,
+    scheduler_factories,
+)
 from torchx.runner._tracking import trackers_env
 
 if TYPE_CHECKING:
@@ -85,6 +91,7 @@ __all__ = [
     "get_runner",
     "load_config",
     "recorded_sweep_id",
+    "scheduler_factories",
     "sweep_handle_of",
     "sweep_id_of",
     "trackers_env",

@@ -681,6 +681,19 @@ def _as_argv(args: ComponentArgs) -> list[str]:
     return list(args)
 
 
+def scheduler_factories() -> Mapping[str, SchedulerFactory]:
+    """The schedulers a new Runner of ``get_runner`` sees, by name: the registered ones
+    (built in, and the ``torchx.schedulers`` entry points), or what a patch of
+    ``torchx.runner.api.get_scheduler_factories`` gives (0.7's users and tests make one).
+    That module is read only when loaded: importing it to look would load the event
+    recorder."""
+    api = sys.modules.get("torchx.runner.api")
+    factories: Callable[[], Mapping[str, SchedulerFactory]] = getattr(
+        api, "get_scheduler_factories", get_scheduler_factories
+    )
+    return factories()
+
+
 def get_runner(
     name: str | None = None,
     component_defaults: Mapping[str, Mapping[str, str]] | None = None,
@@ -694,13 +707,9 @@ def get_runner(
     local_cwd only); ``SCHEDULER={...}`` gives parameters to one scheduler
     (``get_runner(slurm={"use_sacct": False})``).
     """
-    # 0.7's users and tests patch ``torchx.runner.api.get_scheduler_factories``; honour
-    # that by looking the function up there at call time when that module is loaded.
-    api = sys.modules.get("torchx.runner.api")
-    factories = getattr(api, "get_scheduler_factories", get_scheduler_factories)
     return Runner(
         name or DEFAULT_SESSION,
-        factories(),
+        scheduler_factories(),
         component_defaults=component_defaults,
         scheduler_params=scheduler_params,
     )

@@ -30,6 +30,7 @@ from torchx.specs import AppDef, AppDryRunInfo, CfgVal, SpecsError
 
 if TYPE_CHECKING:
     from torchx.runner._runner import Runner
+    from torchx.schedulers import Scheduler
     from torchx.specs import ComponentSchema
 
 ARRAY_BACKENDS = ("slurm",)
@@ -216,8 +217,10 @@ def _dryrun_local_group(
     """Every trial's request for a local group, as ``Runner.dryrun`` of each would make
     it (every app is made first: a component that refuses an argument set fails here).
     Without a workspace to build per trial, what is the same for all trials (the run
-    options, the tracking environment, each program's place on PATH) is found once."""
-    if record.workspace:
+    options, the tracking environment, each program's place on PATH) is found once; a
+    subclass that makes requests its own way gets each trial's made by its override."""
+    sched = runner._scheduler(record.scheduler)
+    if record.workspace or _own_dryrun(sched):
         made = {i: trial_app(runner, schema, record, i, sweep) for i in todo}
         return {
             i: runner.dryrun(
@@ -227,7 +230,6 @@ def _dryrun_local_group(
         }
     from torchx.schedulers.local_scheduler import LocalScheduler
 
-    sched = runner._scheduler(record.scheduler)
     assert isinstance(sched, LocalScheduler)
     env = runner._tracking_env(record.scheduler, record.handle)
     apps = [trial_app(runner, schema, record, i, sweep, env) for i in todo]
@@ -235,6 +237,20 @@ def _dryrun_local_group(
     # the name it is registered under, as dryrun gives it
     infos = sched.submit_dryrun_group(apps, cfg, scheduler=record.scheduler)
     return dict(zip(todo, infos, strict=True))
+
+
+def _own_dryrun(sched: Scheduler[Any]) -> bool:
+    """Whether ``sched``'s class (a user's LocalScheduler subclass) overrides how one app's
+    request is made (0.7's ``submit_dryrun`` or ``_submit_dryrun``), which the group's
+    shared dry run would skip."""
+    from torchx.schedulers import Scheduler
+    from torchx.schedulers.local_scheduler import LocalScheduler
+
+    cls = type(sched)
+    return (
+        cls._submit_dryrun is not LocalScheduler._submit_dryrun
+        or cls.submit_dryrun is not Scheduler.submit_dryrun
+    )
 
 
 def _first_and_others(

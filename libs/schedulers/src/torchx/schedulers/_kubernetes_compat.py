@@ -118,13 +118,20 @@ def _with_pod_options(
 def role_to_pod(
     name: str,
     role: Role,
+    service_account: str | None = None,
+    *,
     app_id: str = "",
     cfg: Mapping[str, CfgVal] | None = None,
-    *,
-    service_account: str | None = None,
 ) -> dict[str, Any]:
     """A Pod manifest running one replica (replica 0) of ``role``, as ``app_to_resource``
-    templates it (0.7's ``service_account=`` keyword works too)."""
+    templates it. The third argument is the service account, as in 0.7; the app id (default
+    ``name``) and the run options are given by name."""
+    if service_account is not None and not isinstance(service_account, str):
+        raise SpecsError(
+            "role_to_pod's service_account",
+            service_account,
+            "give a service account name; pass run options as cfg= and the app id as app_id=",
+        )
     app_id = app_id or name
     app = AppDef(name=name, roles=[role])
     labels = {

@@ -30,11 +30,11 @@ import os
 import re
 import time
 
-from torchx.runtime.tracking._document import decode_object
+from torchx.runtime.tracking._document import MAX_DOCUMENT_BYTES, decode_object
 from torchx.runtime.tracking._stores import DocumentStore, store_for
 
 from ._base import TrackerArtifact, TrackerSource
-from ._errors import CorruptRecordError, TrackerConfigError
+from ._errors import CorruptRecordError, InvalidRecordError, TrackerConfigError
 from ._records import CheckedTracker
 
 TYPE_CHECKING = False
@@ -47,6 +47,12 @@ DEFAULT_EXPERIMENT = "default"
 EXPERIMENT_ENV = "TORCHX_TRACKING_EXPERIMENT_NAME"
 _SUFFIX = ".json"
 _ENCODER = json.JSONEncoder(ensure_ascii=False, allow_nan=False)
+
+#: Largest record file this tracker writes or reads, in bytes (16 MiB, as for a result
+#: document): a read holds at most this much, whatever file sits at a record's path.
+MAX_RECORD_BYTES = MAX_DOCUMENT_BYTES
+#: Largest options file (``protocol=...`` lines) :func:`create` reads, in bytes.
+MAX_OPTIONS_FILE_BYTES = 1024 * 1024
 
 
 def encode_run_id(run_id: str) -> str:
@@ -105,9 +111,31 @@ class FsspecTracker(CheckedTracker):
     ``experiment`` groups the runs this tracker records (default: the variable
     ``TORCHX_TRACKING_EXPERIMENT_NAME``, else ``"default"``). The folder is created
     when missing. :func:`create` makes one from a URL (``/tmp/runs``, ``s3://b/runs``).
+
+    ``max_record_bytes`` (default :data:`MAX_RECORD_BYTES`) bounds each record written
+    and read, and so the memory a read holds; raise it to read larger records kept by
+    other tools or an older torchx.
     """
 
-    def __init__(self, fs: Any, root_dir: str, experiment: str | None = None) -> None:
+    def __init__(
+        self,
+        fs: Any,
+        root_dir: str,
+        experiment: str | None = None,
+        *,
+        max_record_bytes: int = MAX_RECORD_BYTES,
+    ) -> None:
+        if (
+            not isinstance(max_record_bytes, int)
+            or isinstance(max_record_bytes, bool)
+            or max_record_bytes < 1
+        ):
+            raise TrackerConfigError(
+                "max_record_bytes",
+                max_record_bytes,
+                f"give a whole number of bytes >= 1 (default MAX_RECORD_BYTES, {MAX_RECORD_BYTES})",
+            )
+        self.max_record_bytes = max_record_bytes
         self.fs = fs
         self._root = root_dir.rstrip("/") or "/"
         self._store: DocumentStore = store_for(fs)
@@ -126,23 +154,32 @@ class FsspecTracker(CheckedTracker):
     def _run_dir(self, run_id: str) -> str:
         return f"{self._root}/{run_folder_name(run_id)}"
 
-    def _write(self, path: str, record: dict[str, object]) -> None:
+    def _encode(self, what: str, record: dict[str, object]) -> bytes:
+        """The record's file content; InvalidRecordError (nothing written) when it would be
+        over ``max_record_bytes``, so every record written can be read back."""
         data = _ENCODER.encode({"version": FORMAT_VERSION, **record}).encode("utf-8")
-        self._store.write(path, data)
+        if len(data) > self.max_record_bytes:
+            raise InvalidRecordError(
+                f"{what} (bytes of JSON)",
+                len(data),
+                f"a record holds at most {_limit_text(self.max_record_bytes)} bytes; keep"
+                " large data in a file and record its path with add_artifact",
+            )
+        return data
 
     def _announce(self, run_id: str) -> None:
         """Write the run's own record once per tracker (the same bytes from every replica)."""
         if run_id in self._runs_announced:
             return
-        self._write(
-            f"{self._run_dir(run_id)}/{RUN_RECORD}",
-            {"run_id": run_id, "experiment": self.experiment},
-        )
+        record: dict[str, object] = {"run_id": run_id, "experiment": self.experiment}
+        data = self._encode(f"run record of {run_id[:80]!r}", record)
+        self._store.write(f"{self._run_dir(run_id)}/{RUN_RECORD}", data)
         self._runs_announced.add(run_id)
 
     def _append(self, run_id: str, category: str, record: dict[str, object]) -> None:
+        data = self._encode(f"{category} record", record)  # checked before anything is written
         self._announce(run_id)
-        self._write(f"{self._run_dir(run_id)}/{category}/{_stamp()}{_SUFFIX}", record)
+        self._store.write(f"{self._run_dir(run_id)}/{category}/{_stamp()}{_SUFFIX}", data)
 
     def _store_metadata(self, run_id: str, metadata: dict[str, object]) -> None:
         self._append(run_id, "metadata", {"metadata": metadata})
@@ -151,6 +188,7 @@ class FsspecTracker(CheckedTracker):
         self._append(run_id, "artifacts", artifact.to_dict())
 
     def _store_source(self, run_id: str, source: TrackerSource) -> None:
+        data = self._encode("sources record", source.to_dict())  # before the run record
         self._announce(run_id)
         # one name per (source, artifact), so the replicas of an app make one record;
         # the reader goes by the record's content, not by this name
@@ -160,12 +198,20 @@ class FsspecTracker(CheckedTracker):
             name += "." + encode_run_id(artifact_name)
         if len(name) + len(_SUFFIX) > MAX_NAME:
             name = bounded_name(f"{source_id}\0{artifact_name or ''}", limit=0)
-        self._write(f"{self._run_dir(run_id)}/sources/{name}{_SUFFIX}", source.to_dict())
+        self._store.write(f"{self._run_dir(run_id)}/sources/{name}{_SUFFIX}", data)
 
     # -- reading ------------------------------------------------------------------
 
     def _read(self, path: str) -> dict[str, Any]:
-        data = self._store.read(path)
+        limit = self.max_record_bytes
+        data = self._store.read(path, limit)  # at most limit + 1 bytes, whatever the file
+        if len(data) > limit:
+            raise CorruptRecordError(
+                path,
+                f"it is {self._store.size_text(path, limit)}, over the read limit"
+                f" {_limit_text(limit)}; read it with fsspec at that path, or pass"
+                " FsspecTracker(fs, root_dir, max_record_bytes=N) with N at least its size",
+            )
         try:
             record = decode_object(data, "a JSON object (a tracker record)")
         except ValueError as e:
@@ -289,9 +335,26 @@ def _put_nested(config: dict[str, Any], key: str, value: str, origin: str) -> No
     _put_nested(nested, rest, value, origin)
 
 
+def _limit_text(limit: int) -> str:
+    if limit == MAX_RECORD_BYTES:
+        return f"MAX_RECORD_BYTES ({MAX_RECORD_BYTES})"
+    return f"max_record_bytes ({limit})"
+
+
 def _read_options_file(fs: Any, path: str, origin: str) -> dict[str, Any]:
     options: dict[str, Any] = {}
-    content = fs.cat_file(path).decode("utf-8")
+    store = store_for(fs)
+    data = store.read(path, MAX_OPTIONS_FILE_BYTES)
+    if len(data) > MAX_OPTIONS_FILE_BYTES:
+        size = store.size_text(path, MAX_OPTIONS_FILE_BYTES)
+        raise TrackerConfigError(
+            f"fsspec tracker options file {origin}",
+            f"{size}",
+            f"an options file holds a few key=value lines, at most {MAX_OPTIONS_FILE_BYTES}"
+            " bytes (MAX_OPTIONS_FILE_BYTES); give the URL of the runs' folder or of such"
+            " a file",
+        )
+    content = data.decode("utf-8")
     for line in content.splitlines():
         stripped = line.strip()
         if not stripped or stripped.startswith("#"):
@@ -322,6 +385,11 @@ def create(config_file: str | None, **storage_options: Any) -> FsspecTracker:
         )
     from fsspec.core import url_to_fs  # type: ignore[import-untyped]
 
+    from torchx.runtime.tracking._storage_options import unknown_for, unknown_option
+
+    ignored = unknown_option(config, storage_options)
+    if ignored is not None:
+        raise TrackerConfigError("fsspec tracker storage options", sorted(storage_options), ignored)
     try:
         fs, path = url_to_fs(config, **storage_options)
     except (ValueError, ImportError) as e:  # an unknown protocol, or its package missing
@@ -343,6 +411,16 @@ def create(config_file: str | None, **storage_options: Any) -> FsspecTracker:
             )
         import fsspec  # type: ignore[import-untyped]
 
+        origin = f"fsspec tracker options file {config}"
+        try:
+            cls = fsspec.get_filesystem_class(protocol)
+        except (ValueError, ImportError) as e:  # an unknown protocol, or its package missing
+            raise TrackerConfigError(
+                f"{origin}: protocol", protocol, f"{e}; name an installed fsspec filesystem"
+            ) from None
+        ignored = unknown_for(cls, protocol, options)
+        if ignored is not None:
+            raise TrackerConfigError(f"{origin}: keys", sorted(options), ignored)
         fs, path = fsspec.filesystem(protocol, **options), root
     try:
         fs.makedirs(path, exist_ok=True)

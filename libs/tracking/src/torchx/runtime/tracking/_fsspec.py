@@ -37,9 +37,11 @@ class FsspecResultTracker(ResultTracker):
     See :mod:`torchx.runtime.tracking._stores` for what each backend guarantees.
 
     ``storage_options`` go to the filesystem, e.g. ``endpoint_url=...`` for an
-    S3-compatible server; fsspec's ``FSSPEC_<PROTOCOL>_<OPTION>`` environment
-    variables work as well. Listing (``in``, iteration, ``len``) always asks the
-    store, never a cached listing, so it sees other processes' writes.
+    S3-compatible server; one the filesystem would ignore (a misspelt
+    ``auto_mkdir`` for local disk) raises TypeError naming it. fsspec's
+    ``FSSPEC_<PROTOCOL>_<OPTION>`` environment variables work as well. Listing (``in``,
+    iteration, ``len``) always asks the store, never a cached listing, so it sees other
+    processes' writes.
 
     A stored document that is not a JSON object of numbers and strings raises
     :class:`CorruptResultError` naming its path.
@@ -78,6 +80,11 @@ class FsspecResultTracker(ResultTracker):
         # package stays cheap for apps that only pass a tracker around.
         from fsspec.core import url_to_fs  # type: ignore[import-untyped]
 
+        from ._storage_options import unknown_option
+
+        ignored = unknown_option(tracker_base, storage_options, ("max_document_bytes",))
+        if ignored is not None:  # as Python answers any unexpected keyword: TypeError
+            raise TypeError(f"FsspecResultTracker({tracker_base!r}): {ignored}")
         try:
             fs, root = url_to_fs(tracker_base, **storage_options)
         except ValueError as e:  # fsspec's "Protocol not known: ..."
@@ -142,10 +149,7 @@ class FsspecResultTracker(ResultTracker):
 
     def _over_limit(self, path: str) -> str:
         """Why a document over the read limit is not read, and how to read it."""
-        try:
-            size = f"{int(self._backend.fs.size(path))} bytes"
-        except (OSError, TypeError, ValueError):  # gone since, or a store without sizes
-            size = f"over {self.max_document_bytes} bytes"
+        size = self._backend.size_text(path, self.max_document_bytes)
         return (
             f"it is {size}, over the read limit {_limit_text(self.max_document_bytes)}"
             " (documents stored before that limit existed may be larger); read it with"

@@ -70,6 +70,14 @@ class DocumentStore:
             raise
         return data
 
+    def size_text(self, path: str, limit: int) -> str:
+        """``"N bytes"`` for a file found over ``limit`` bytes, for an error to name; says
+        only that it is over where the store cannot tell its size (or it is gone since)."""
+        try:
+            return f"{int(self.fs.size(path))} bytes"
+        except (OSError, TypeError, ValueError):
+            return f"over {limit} bytes"
+
     def is_file(self, path: str) -> bool:
         # Drop cached listings: another process may have written since we looked.
         self.fs.invalidate_cache(path)

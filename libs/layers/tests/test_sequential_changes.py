@@ -1,0 +1,94 @@
+"""An L.Sequential changed after it was made (nn.Sequential's append, insert, extend, pop,
+item assignment and deletion, or a module registered under a new name) runs its chain in
+the new order, as an nn.Sequential holding the same modules would."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+from torch import nn
+
+import torchx.layers as L
+from torchx.layers import ShapeError
+
+
+def _built() -> tuple[L.Sequential, torch.Tensor]:
+    torch.manual_seed(0)
+    x = torch.randn(4, 8)
+    model = L.Sequential(L.Linear(16), nn.ReLU())
+    model(x)
+    return model, x
+
+
+def _plain(model: L.Sequential) -> nn.Sequential:
+    """An nn.Sequential of the modules the model now holds, in its order."""
+    return nn.Sequential(*(m.native_module() if isinstance(m, L.Layer) else m for m in model))
+
+
+def test_append_insert_extend_on_a_built_model_run_in_order_and_keep_weights() -> None:
+    model, x = _built()
+    weight = model[0].weight.detach().clone()
+    model.append(L.Linear(3))
+    model.insert(1, nn.Tanh())
+    model.extend([nn.Sigmoid(), L.Linear(2)])
+    assert [type(m).__name__ for m in model] == [
+        "Linear",
+        "Tanh",
+        "ReLU",
+        "Linear",
+        "Sigmoid",
+        "Linear",
+    ]
+    assert list(dict(model.named_children())) == ["0", "1", "2", "3", "4", "5"]
+    # the layers added to a built model have their weights at once
+    assert len(list(model.parameters())) == 6
+    assert torch.equal(model[0].weight, weight)
+    assert torch.equal(model(x), _plain(model)(x))
+    assert model(x).shape == (4, 2)
+
+
+def test_item_assignment_deletion_and_pop() -> None:
+    model, x = _built()
+    model.append(L.Linear(3))
+    model[1] = nn.Tanh()
+    assert torch.equal(
+        model(x), torch.tanh(model[0].native_module()(x)) @ model[2].weight.T + model[2].bias
+    )
+    del model[1]
+    assert [type(m).__name__ for m in model] == ["Linear", "Linear"]
+    popped = model.pop()
+    assert isinstance(popped, L.Linear) and len(model) == 1
+    assert torch.equal(model(x), model[0].native_module()(x))
+
+
+def test_a_module_registered_under_a_new_name_runs_last_as_in_nn_sequential() -> None:
+    model, x = _built()
+    model.register_module("head", nn.Linear(16, 2))
+    model.tail = L.Linear(5)  # setattr registers it too, as on any nn.Module
+    assert list(dict(model.named_children())) == ["0", "1", "head", "tail"]
+    assert model(x).shape == (4, 5)
+    assert "tail.weight" in model.state_dict()
+    del model.tail
+    assert model(x).shape == (4, 2)
+
+
+def test_a_model_changed_before_its_build_infers_the_new_chain() -> None:
+    model = L.Sequential(L.Linear(4))
+    model.append(L.Linear(2))
+    model.insert(0, L.Linear(6))
+    x = torch.randn(3, 5)
+    assert model(x).shape == (3, 2)
+    assert [m.input_shapes[0][1] for m in model] == [5, 6, 4]
+
+
+def test_a_module_that_does_not_fit_is_refused_and_the_model_left_as_it_was() -> None:
+    model, x = _built()
+    before = model(x)
+    with pytest.raises(ShapeError) as e:
+        model.append(nn.Linear(5, 2))
+    assert "Sequential.2" in str(e.value)
+    assert len(model) == 2 and list(dict(model.named_children())) == ["0", "1"]
+    assert torch.equal(model(x), before)
+    with pytest.raises(TypeError, match="Sequential item 2 is a str"):
+        model.append("relu")  # type: ignore[arg-type]
+    assert len(model) == 2

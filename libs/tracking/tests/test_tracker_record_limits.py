@@ -1,0 +1,101 @@
+"""FsspecTracker bounds what it reads and writes: a huge or damaged record file costs a
+read of at most ``max_record_bytes`` + 1 bytes and one line naming it, never memory that
+grows with the file, and no record already written is lost."""
+
+from __future__ import annotations
+
+import tracemalloc
+from collections.abc import Callable
+from pathlib import Path
+
+import fsspec  # type: ignore[import-untyped]
+import pytest
+
+from torchx.tracker import CorruptRecordError, InvalidRecordError, TrackerConfigError
+from torchx.tracker.backend.fsspec import FsspecTracker, create
+
+RUN = "local_cwd://torchx/train-x1"
+
+
+def _only_record(root: Path, category: str) -> Path:
+    [path] = root.glob(f"*/{category}/*.json")
+    return path
+
+
+def _refusal_and_peak_memory(
+    expected: type[Exception], call: Callable[[], object]
+) -> tuple[Exception, int]:
+    """The error ``call`` raises (it must be ``expected``) and the most memory Python held
+    at once meanwhile."""
+    tracemalloc.start()
+    try:
+        with pytest.raises(expected) as caught:
+            call()
+        return caught.value, tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+
+def test_a_huge_record_file_is_refused_after_reading_at_most_the_limit(tmp_path: Path) -> None:
+    tracker = create(str(tmp_path))
+    tracker.add_metadata(RUN, lr=0.1)
+    tracker.add_artifact(RUN, "model", "/ckpt/model.pt")
+    record = _only_record(tmp_path, "metadata")
+    with record.open("r+b") as f:  # 1 GiB, sparse: costs no disk, would cost 1 GiB to hold
+        f.truncate(1 << 30)
+
+    reader = FsspecTracker(tracker.fs, str(tmp_path), max_record_bytes=4096)
+    error, peak = _refusal_and_peak_memory(CorruptRecordError, lambda: reader.metadata(RUN))
+    assert peak < 1 << 20, f"reading a 1 GiB record held {peak} bytes at its peak"
+    message = str(error)
+    assert "\n" not in message
+    assert str(record) in message
+    assert f"it is {1 << 30} bytes, over the read limit max_record_bytes (4096)" in message
+    assert "max_record_bytes=N) with N at least its size" in message
+    # nothing else was touched: the other records still read
+    assert tracker.artifacts(RUN)["model"].path == "/ckpt/model.pt"
+
+
+def test_the_default_limit_is_named_and_raising_it_reads_the_record(tmp_path: Path) -> None:
+    tracker = create(str(tmp_path))
+    tracker.add_metadata(RUN, note="x" * 5000)
+    with pytest.raises(CorruptRecordError, match=r"over the read limit max_record_bytes \(100\)"):
+        FsspecTracker(tracker.fs, str(tmp_path), max_record_bytes=100).metadata(RUN)
+    assert tracker.max_record_bytes == 16 * 1024 * 1024
+    assert FsspecTracker(tracker.fs, str(tmp_path), max_record_bytes=5100).metadata(RUN) == {
+        "note": "x" * 5000
+    }
+
+
+def test_a_record_over_the_limit_is_refused_before_anything_is_written() -> None:
+    fs = fsspec.filesystem("memory")
+    root = "/record-limits-write"
+    tracker = FsspecTracker(fs, root, max_record_bytes=200)
+    with pytest.raises(InvalidRecordError) as caught:
+        tracker.add_metadata(RUN, note="x" * 500)
+    message = str(caught.value)
+    assert "\n" not in message and "metadata record (bytes of JSON)" in message
+    assert "at most max_record_bytes (200) bytes" in message
+    assert message.endswith("nothing was written")
+    assert not fs.exists(root)  # not even the run's own record
+    tracker.add_metadata(RUN, note="short")
+    assert tracker.metadata(RUN) == {"note": "short"}
+
+
+@pytest.mark.parametrize("value", [0, -1, True, 1.5, "10"])
+def test_max_record_bytes_must_be_a_positive_whole_number(value: object) -> None:
+    with pytest.raises(TrackerConfigError, match="max_record_bytes: got"):
+        FsspecTracker(fsspec.filesystem("memory"), "/x", max_record_bytes=value)  # type: ignore[arg-type]
+
+
+def test_a_huge_options_file_is_refused_in_one_line(tmp_path: Path) -> None:
+    options = tmp_path / "tracker.conf"
+    with options.open("wb") as f:
+        f.write(b"protocol=file\nroot_path=/tmp/x\n")
+        f.truncate(1 << 30)
+    error, peak = _refusal_and_peak_memory(TrackerConfigError, lambda: create(str(options)))
+    assert peak < 8 << 20, f"reading a 1 GiB options file held {peak} bytes at its peak"
+    message = str(error)
+    assert "\n" not in message
+    assert f"options file {options}: got '{1 << 30} bytes'" in message
+    assert "MAX_OPTIONS_FILE_BYTES" in message
