@@ -5,7 +5,8 @@ Four ways to run the trials, chosen by the scheduler:
 - **array** (Slurm): the first trial is dry-run as an app of its own, and every trial's
   commands join that request as ONE ``sbatch --array`` job
   (``torchx.schedulers.slurm_array``); Slurm itself keeps at most ``parallel`` tasks
-  running, and one ``sacct`` describes them all.
+  running, and one ``sacct`` describes them all. ``run`` starts that ``sbatch`` before it
+  plans the trials and writes it the script once built (``early_sbatch``).
 - **indexed** (Kubernetes 1.29+, single-replica trials): ONE Indexed Job whose pods pick
   their trial's command and environment by completion index
   (``torchx.schedulers.kubernetes_indexed``); the Job keeps at most ``parallel`` pods
