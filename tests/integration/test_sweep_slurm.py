@@ -209,6 +209,10 @@ def test_sbatch_started_early_submits_nothing_when_planning_fails(
 ) -> None:
     """``run_sweep`` starts sbatch before it calls the component; a trial that raises (or
     Ctrl-C) kills it before it read its script: the caller's error, and no job."""
+    from torchx.schedulers import _slurm_early
+
+    # started early on every machine here, a two-CPU one too
+    monkeypatch.setattr(_slurm_early, "MIN_CPUS", 1)
     (tmp_path / "comp.py").write_text(REFUSING)
     path, calls = slurm_env.counting_path(tmp_path, ("sbatch",))
     monkeypatch.setenv("PATH", path)

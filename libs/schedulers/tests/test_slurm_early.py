@@ -59,3 +59,12 @@ def test_an_unused_early_process_is_killed_before_it_reads_a_script(tmp_path: Pa
 def test_no_program_leaves_the_ordinary_call_to_say_so(tmp_path: Path) -> None:
     early = EarlySbatch([str(tmp_path / "no-such-sbatch")])
     assert early.submit("#!/bin/bash\n") is None
+
+
+def test_sbatch_starts_early_only_with_a_cpu_to_spare(monkeypatch: pytest.MonkeyPatch) -> None:
+    from torchx.schedulers import _slurm_early
+
+    monkeypatch.setattr(_slurm_early, "MIN_CPUS", 1)
+    assert _slurm_early.worth_starting_early()
+    monkeypatch.setattr(_slurm_early, "MIN_CPUS", 100_000)
+    assert not _slurm_early.worth_starting_early()

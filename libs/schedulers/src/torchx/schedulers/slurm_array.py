@@ -22,7 +22,7 @@ from typing import Any
 
 from torchx.schedulers._api import Scheduler
 from torchx.schedulers._slurm_commands import SlurmError, run
-from torchx.schedulers._slurm_early import EARLY
+from torchx.schedulers._slurm_early import EARLY, worth_starting_early
 from torchx.schedulers._slurm_parse import app_state, exit_code, lead_component
 from torchx.schedulers._slurm_script import (
     RoleParts,
@@ -131,9 +131,10 @@ def early_sbatch(scheduler: Scheduler[Any], cfg: Mapping[str, CfgVal]) -> Iterat
     block's submission with that command line in this thread hands it the script. It is
     killed before it has read a script, and so has submitted nothing, if the block ends
     otherwise (an error, Ctrl-C). Where the command line cannot be known yet (run options
-    the dry run will refuse, a subclass that submits its own way), nothing is started."""
+    the dry run will refuse, a subclass that submits its own way), or no CPU is spare to
+    run it beside this process (``worth_starting_early``), nothing is started."""
     cmd = None
-    if type(scheduler).schedule is SlurmScheduler.schedule:
+    if type(scheduler).schedule is SlurmScheduler.schedule and worth_starting_early():
         try:
             cmd = sbatch_command(scheduler.run_opts().resolve(cfg))
         except Exception:  # the dry run says what is wrong, where it always did
