@@ -37,7 +37,11 @@ import signal
 import sys
 import time
 
-from torchx.schedulers._local_processes import load_process_helpers, process_parent_and_start
+from torchx.schedulers._local_processes import (
+    collect_from_now_on,
+    load_process_helpers,
+    process_parent_and_start,
+)
 from torchx.schedulers._local_state_files import CANCEL_FILE, META_DIR, SUPERVISOR_LOG
 from torchx.schedulers._local_supervisor import Supervisor, handle_waking_signals, supervise
 from torchx.schedulers._local_watchdog import READ_PAUSE_S, Watchdog
@@ -353,4 +357,6 @@ def main(argv: list[str]) -> int:
     load_process_helpers()  # once here, not in each worker; before the apps are told,
     # while the scheduler still writes their files
     app_dirs = [line for line in sys.stdin.read().splitlines() if line]
+    # before the workers are forked: they then share what is frozen here untouched
+    collect_from_now_on()
     return Group(int(argv[1]), app_dirs).run()

@@ -11,10 +11,16 @@ themselves, those modules cost milliseconds of compiling at each start, before t
 replica could.
 """
 
+import gc
 import os
 import sys
 
 if __name__ == "__main__":
+    # No cyclic garbage collection while the process starts: what it allocates until its
+    # replicas (or a group's workers) are started lives as long as it does, and each
+    # collection would only walk it again. It is frozen and collection turned back on
+    # then (``_local_processes.collect_from_now_on``).
+    gc.disable()
     # Run with ``-I -S``, nothing of torchx is on the path: add the directory that holds
     # ``torchx/`` (torchx.schedulers imports nothing when loaded). Appended, so the
     # standard library still comes first.

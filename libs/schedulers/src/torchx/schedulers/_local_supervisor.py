@@ -43,6 +43,7 @@ import time
 from torchx.schedulers._local_ending import end_groups, kill_leftovers, terminate
 from torchx.schedulers._local_processes import (
     become_subreaper,
+    collect_from_now_on,
     process_start_token,
     raise_fd_limit,
     signal_name,
@@ -92,7 +93,13 @@ LINUX = sys.platform.startswith("linux")
 
 
 class Supervisor:
-    def __init__(self, app_dir: str, guard_w: int | None = None, shared: bool = False) -> None:
+    def __init__(
+        self,
+        app_dir: str,
+        guard_w: int | None = None,
+        shared: bool = False,
+        guard_pid: int | None = None,
+    ) -> None:
         self.app_dir = app_dir
         # shared: this process supervises other apps before and after this one (a
         # group's worker, ``_local_group``). A signal then cancels only an app whose
@@ -125,8 +132,9 @@ class Supervisor:
         self.vanished = False  # the app directory was deleted: nothing more is written
         self.log_error = ""  # why output could not be written, once it could not
         self.next_housekeeping = time.monotonic() + HOUSEKEEPING_INTERVAL
-        self.guard_pid: int | None = None
-        # given: the pipe to a watchdog already there (a group's process watches its apps)
+        # given: the pipe to a watchdog already there (``main`` forked it, or a group's
+        # process watches its apps), and its pid when it is our child
+        self.guard_pid: int | None = guard_pid
         self.guard_w: int | None = guard_w
         self.subreaper = False
         # While the app's replicas are first started, each program is looked up on PATH
@@ -151,7 +159,7 @@ class Supervisor:
 
     def install(self) -> None:
         if self.guard_w is None:
-            self._start_watchdog()
+            self.guard_pid, self.guard_w = fork_watchdog(self.meta)
         if not self.shared:
             # A process that supervises app after app did this once (``close`` leaves
             # them so): each ``signal.signal`` costs as much as a small state write.
@@ -165,36 +173,6 @@ class Supervisor:
         SIGCHLD left at its default, replicas that end meanwhile do not interrupt that
         loop (a signal and a handler call each); they are reaped right after it."""
         signal.signal(signal.SIGCHLD, _ignore)
-
-    def _start_watchdog(self) -> None:
-        """Fork the watchdog that stops every replica group should this process die.
-
-        Forked once, before any signal handler is set; replicas are then spawned the
-        fast way (posix_spawn) and the watchdog is told each new group over a pipe.
-        """
-        r, w = os.pipe()
-        try:
-            pid = os.fork()
-        except OSError:
-            os.close(r)
-            os.close(w)
-            return  # no watchdog: torchx status/cancel still kill the recorded groups
-        if pid == 0:
-            os.close(w)
-            code = 0
-            try:
-                Watchdog(r, self.meta, os.getppid()).run()
-            except BaseException:
-                code = 1
-            os._exit(code)
-        os.close(r)
-        # Its own process group before anything else can happen (see ``Watchdog``): the
-        # parent sets it too, so no kill of our group can come before the child's own call.
-        try:  # noqa: SIM105 -- contextlib stays unimported: imports delay the replicas
-            os.setpgid(pid, pid)
-        except OSError:
-            pass  # it did so already
-        self.guard_pid, self.guard_w = pid, w
 
     def tell_watchdog(self, line: bytes) -> None:
         if self.guard_w is None:
@@ -584,6 +562,7 @@ class Supervisor:
                     break
             self.programs = None
             self.state = "RUNNING"
+        collect_from_now_on()  # the replicas are started
         self.watch_children()
         self.reap()  # replicas that already ended need no start token in the state
         while True:
@@ -732,7 +711,51 @@ def main(argv: list[str]) -> int:
     elif len(argv) != 2:
         print(f"usage: {argv[0]} APP_DIR [{GO_ON_STDIN}]", file=sys.stderr)
         return 2
-    return supervise(Supervisor(argv[1]))
+    app_dir = argv[1]
+    # The watchdog is forked before the request is read: what is allocated from then on
+    # is this process's alone, not shared copy-on-write with the watchdog (starting the
+    # replicas touches, and would so copy, every page of the request).
+    guard_pid, guard_w = fork_watchdog(os.path.join(app_dir, META_DIR))
+    try:
+        supervisor = Supervisor(app_dir, guard_w, guard_pid=guard_pid)
+    except BaseException:
+        if guard_w is not None:
+            os.write(guard_w, GUARD_DONE)  # no replica was started: nothing to stop
+        raise
+    return supervise(supervisor)
+
+
+def fork_watchdog(meta: str) -> tuple[int, int] | tuple[None, None]:
+    """Fork the watchdog that stops every replica group should this process die, for the
+    app whose meta directory is ``meta``; its pid and the pipe to tell it the groups.
+
+    Forked before any signal handler is set; replicas are then spawned the fast way
+    (posix_spawn) and the watchdog is told each new group over the pipe.
+    """
+    r, w = os.pipe()
+    try:
+        pid = os.fork()
+    except OSError:
+        os.close(r)
+        os.close(w)
+        return None, None  # no watchdog: torchx status/cancel still kill the recorded groups
+    if pid == 0:
+        os.close(w)
+        collect_from_now_on()
+        code = 0
+        try:
+            Watchdog(r, meta, os.getppid()).run()
+        except BaseException:
+            code = 1
+        os._exit(code)
+    os.close(r)
+    # Its own process group before anything else can happen (see ``Watchdog``): the
+    # parent sets it too, so no kill of our group can come before the child's own call.
+    try:  # noqa: SIM105 -- contextlib stays unimported: imports delay the replicas
+        os.setpgid(pid, pid)
+    except OSError:
+        pass  # it did so already
+    return pid, w
 
 
 def supervise(supervisor: Supervisor) -> int:
