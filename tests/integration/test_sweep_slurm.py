@@ -176,3 +176,83 @@ def test_sweep_api_describes_the_array_with_one_sacct(slurm_env: Any, tmp_path: 
     assert res.returncode == 0, res.stderr
     assert "3 SUCCEEDED" in res.stdout
     assert calls.read_text().split() == ["sacct"]
+
+
+REFUSING = '''
+import os, time
+import torchx.specs as specs
+
+
+def trial(i: int, name: str, refuse: int, started: str, how: str = "error") -> specs.AppDef:
+    """Trial ``refuse`` raises, once ``started`` exists (sbatch has been started by then).
+
+    Args:
+        i: the trial's number
+        name: the job's name
+        refuse: the trial that raises
+        started: a file that exists once sbatch runs
+        how: error (a component's own error) or interrupt (Ctrl-C)
+    """
+    if i == refuse:
+        deadline = time.monotonic() + 60
+        while not os.path.exists(started) and time.monotonic() < deadline:
+            time.sleep(0.01)
+        if how == "interrupt":
+            raise KeyboardInterrupt
+        raise ValueError(f"trial {i} is refused")
+    return specs.AppDef(name, roles=[specs.Role("t", image=".", entrypoint="true")])
+'''
+
+
+def test_sbatch_started_early_submits_nothing_when_planning_fails(
+    slurm_env: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``run_sweep`` starts sbatch before it calls the component; a trial that raises (or
+    Ctrl-C) kills it before it read its script: the caller's error, and no job."""
+    from torchx.schedulers import _slurm_early
+
+    # started early on every machine here, a two-CPU one too
+    monkeypatch.setattr(_slurm_early, "MIN_CPUS", 1)
+    (tmp_path / "comp.py").write_text(REFUSING)
+    path, calls = slurm_env.counting_path(tmp_path, ("sbatch",))
+    monkeypatch.setenv("PATH", path)
+    name = f"early-{tmp_path.name}"[-40:]
+    cfg = {
+        "job_dir": str(tmp_path / "job"),  # made only once the sweep is submitted
+        "partition": slurm_env.partition,
+        "sbatch_args": ["--hold"],  # a job submitted in error would stay in the queue
+    }
+    runner = get_runner()
+
+    def sweep(refuse: int, how: str, started: Path = calls) -> Sweep:
+        base = ["--name", name, "--refuse", str(refuse), "--started", str(started), "--how", how]
+        return Sweep.grid(f"{tmp_path}/comp.py:trial", {"i": list(range(6))}, base)
+
+    def jobs() -> list[str]:
+        queued = slurm_env.run("squeue", f"--name={name}", "--array", "--noheader", "-o", "%i")
+        recorded = slurm_env.run("sacct", f"--name={name}", "-X", "-n", "-P", "-o", "JobID")
+        return queued.stdout.split() + recorded.stdout.split()
+
+    # the error planning alone gives (a dry run starts no sbatch: nothing to wait for)
+    with pytest.raises(ValueError) as planned:
+        runner.dryrun_sweep(sweep(4, "error", tmp_path / "comp.py"), "slurm", cfg)
+    assert not calls.exists()
+    with pytest.raises(ValueError) as submitted:
+        runner.run_sweep(sweep(4, "error"), "slurm", cfg)
+    assert str(submitted.value) == str(planned.value) == "trial 4 is refused"
+    assert calls.read_text().split() == ["sbatch"]  # it was started, then killed
+    calls.unlink()
+    with pytest.raises(KeyboardInterrupt):
+        runner.run_sweep(sweep(5, "interrupt"), "slurm", cfg)
+    assert calls.read_text().split() == ["sbatch"]
+    calls.unlink()
+    assert jobs() == []
+    assert not (tmp_path / "job").exists()
+    # the same query finds the job of a sweep that is submitted, by the sbatch started early
+    handle = runner.run_sweep(sweep(-1, "error"), "slurm", cfg)
+    assert calls.read_text().split() == ["sbatch"]
+    try:
+        array_job = (runner.sweep_trial_handle(handle, 0) or "").rsplit("/", 1)[1].split("_")[0]
+        assert jobs() and {j.split("_")[0] for j in jobs()} == {array_job}
+    finally:
+        runner.cancel_sweep(handle)
