@@ -370,7 +370,10 @@ class Runner:
         """Submit every trial of ``sweep``; returns the sweep's handle at once."""
         from torchx.runner import _sweeps
 
-        return _sweeps.run(self, sweep, scheduler, cfg, workspace, parent_run_id)
+        plan = _sweeps.plan(
+            self, sweep, scheduler, cfg, workspace, parent_run_id, check_limits=False
+        )
+        return _sweeps.submit(self, plan)
 
     def dryrun_resume_sweep(self, sweep_handle: AppHandle) -> SweepPlan:
         """The plan that runs again only the trials of a sweep that did not succeed."""

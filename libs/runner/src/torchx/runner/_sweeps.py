@@ -5,8 +5,7 @@ Four ways to run the trials, chosen by the scheduler:
 - **array** (Slurm): the first trial is dry-run as an app of its own, and every trial's
   commands join that request as ONE ``sbatch --array`` job
   (``torchx.schedulers.slurm_array``); Slurm itself keeps at most ``parallel`` tasks
-  running, and one ``sacct`` describes them all. ``run`` starts that ``sbatch`` before it
-  plans the trials and writes it the script once built (``early_sbatch``).
+  running, and one ``sacct`` describes them all.
 - **indexed** (Kubernetes 1.29+, single-replica trials): ONE Indexed Job whose pods pick
   their trial's command and environment by completion index
   (``torchx.schedulers.kubernetes_indexed``); the Job keeps at most ``parallel`` pods
@@ -32,8 +31,6 @@ import json
 import os
 import signal
 import time
-from collections.abc import Mapping
-from contextlib import AbstractContextManager, nullcontext
 from typing import TYPE_CHECKING
 
 # ``NAME as NAME``: kept importable from here, where callers and tests import them.
@@ -53,44 +50,10 @@ from torchx.specs import AppState, SpecsError, is_terminal, parse_app_handle
 
 if TYPE_CHECKING:
     from torchx.runner._runner import Runner
-    from torchx.runner._sweep import Sweep
-    from torchx.specs import CfgVal
 
 # How long a waiter trusts a driver's pid before it looks again that the pid is still the
 # driver's (a pid is reused once its process is gone).
 _DRIVER_RECHECK_S = 1.0
-
-
-def run(
-    runner: Runner,
-    sweep: Sweep,
-    scheduler: str,
-    cfg: Mapping[str, CfgVal] | None,
-    workspace: str | None,
-    parent_run_id: str | None,
-) -> str:
-    """Plan and submit a new sweep; returns the sweep handle. For one Slurm array,
-    ``sbatch`` starts first and reads the script once it is built (``early_sbatch``): its
-    start-up overlaps calling the component for every trial, and it is killed, having
-    submitted nothing, if planning fails."""
-    with _early_sbatch(runner, scheduler, cfg):
-        p = plan(runner, sweep, scheduler, cfg, workspace, parent_run_id, check_limits=False)
-        return submit(runner, p)
-
-
-def _early_sbatch(
-    runner: Runner, scheduler: str, cfg: Mapping[str, CfgVal] | None
-) -> AbstractContextManager[None]:
-    try:
-        sched = runner._scheduler(scheduler)
-        if sched.backend not in ARRAY_BACKENDS:
-            return nullcontext()
-        merged = runner._cfg(scheduler, cfg)
-    except Exception:  # ``plan`` says what is wrong, as it always did
-        return nullcontext()
-    from torchx.schedulers.slurm_array import early_sbatch
-
-    return early_sbatch(sched, merged)
 
 
 def submit(runner: Runner, p: SweepPlan) -> str:
@@ -346,7 +309,6 @@ __all__ = [
     "record_of",
     "resume",
     "resume_and_submit",
-    "run",
     "status",
     "submit",
     "sweep_handle_of",

@@ -17,7 +17,7 @@ from torchx.schedulers._errors import SchedulerError
 from torchx.specs import CfgVal, SpecsError
 
 BACKEND = "slurm"
-TIMEOUT = 60  # seconds any one Slurm command may take
+_TIMEOUT = 60
 # a job, or task I of array job A as A_I (the id Slurm's commands take)
 JOB_ID = re.compile(r"^\d+(?:_\d+)?$")
 # What sbatch says, mapped to the run option or field that would fix it.
@@ -80,7 +80,7 @@ def run(argv: list[str], *, stdin: str | None = None) -> subprocess.CompletedPro
     """Run one Slurm command with the caller's environment; its output is captured."""
     try:
         return subprocess.run(
-            argv, input=stdin, capture_output=True, text=True, timeout=TIMEOUT, check=False
+            argv, input=stdin, capture_output=True, text=True, timeout=_TIMEOUT, check=False
         )
     except FileNotFoundError:
         raise SlurmError(

@@ -15,14 +15,10 @@ tasks accounting has not recorded yet, or when it is off).
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Any
 
-from torchx.schedulers._api import Scheduler
 from torchx.schedulers._slurm_commands import SlurmError, run
-from torchx.schedulers._slurm_early import EARLY, worth_starting_early
 from torchx.schedulers._slurm_parse import app_state, exit_code, lead_component
 from torchx.schedulers._slurm_script import (
     RoleParts,
@@ -31,8 +27,8 @@ from torchx.schedulers._slurm_script import (
     role_parts,
     script_shape,
 )
-from torchx.schedulers.slurm_scheduler import SlurmBatchRequest, SlurmScheduler, sbatch_command
-from torchx.specs import AppDef, AppDryRunInfo, AppState, CfgVal, SpecsError, validate_app
+from torchx.schedulers.slurm_scheduler import SlurmBatchRequest
+from torchx.specs import AppDef, AppDryRunInfo, AppState, SpecsError, validate_app
 
 _TASK = re.compile(r"^(?P<job>\d+)_(?P<index>\d+)$")
 # a job, or one component of a heterogeneous job (JOB+OFFSET)
@@ -122,28 +118,6 @@ def array_request(
     info.cfg = first.cfg
     info.scheduler = first.scheduler
     return info
-
-
-@contextmanager
-def early_sbatch(scheduler: Scheduler[Any], cfg: Mapping[str, CfgVal]) -> Iterator[None]:
-    """Start ``sbatch`` now, with the command line that ``scheduler`` would submit a job
-    under the run options ``cfg`` with, so its start-up overlaps the block's work; the
-    block's submission with that command line in this thread hands it the script. It is
-    killed before it has read a script, and so has submitted nothing, if the block ends
-    otherwise (an error, Ctrl-C). Where the command line cannot be known yet (run options
-    the dry run will refuse, a subclass that submits its own way), or no CPU is spare to
-    run it beside this process (``worth_starting_early``), nothing is started."""
-    cmd = None
-    if type(scheduler).schedule is SlurmScheduler.schedule and worth_starting_early():
-        try:
-            cmd = sbatch_command(scheduler.run_opts().resolve(cfg))
-        except Exception:  # the dry run says what is wrong, where it always did
-            cmd = None
-    if cmd is None:
-        yield
-        return
-    with EARLY.started(cmd):
-        yield
 
 
 def max_array_size() -> int | None:
@@ -257,7 +231,6 @@ __all__ = [
     "cancel_arrays",
     "check_array_size",
     "describe_tasks",
-    "early_sbatch",
     "index_spec",
     "max_array_size",
 ]

@@ -43,7 +43,6 @@ from torchx.schedulers._slurm_commands import (
     slurm_message,
     submit_error,
 )
-from torchx.schedulers._slurm_early import EARLY
 from torchx.schedulers._slurm_parse import _STATES as _SLURM_STATES
 from torchx.schedulers._slurm_parse import (
     SACCT_FIELDS,
@@ -270,8 +269,14 @@ class SlurmScheduler(DirWorkspaceMixin, Scheduler[SlurmBatchRequest]):
             )
         if workspace and not os.path.isdir(str(workspace)):
             raise SpecsError("run option 'workspace'", workspace, "give an existing directory")
+        cmd = ["sbatch", "--parsable"]
+        if job_dir:
+            cmd.append(f"--chdir={os.path.abspath(str(job_dir))}")
+        extra = cfg.get("sbatch_args") or []
+        assert isinstance(extra, list)
+        cmd += extra
         request = SlurmBatchRequest(
-            cmd=sbatch_command(cfg),
+            cmd=cmd,
             script=make_script(app, cfg, job_name=app.name),
             job_dir=os.path.abspath(str(job_dir)) if job_dir else None,
             workspace=str(workspace) if workspace else None,
@@ -305,10 +310,7 @@ class SlurmScheduler(DirWorkspaceMixin, Scheduler[SlurmBatchRequest]):
             elif not os.path.isdir(req.job_dir):
                 os.makedirs(req.job_dir)
                 created = req.job_dir
-        early = EARLY.take(req.cmd)
-        proc = early.submit(req.script) if early is not None else None
-        if proc is None:
-            proc = run([*req.cmd], stdin=req.script)
+        proc = run([*req.cmd], stdin=req.script)
         if proc.returncode != 0:
             if created is not None:
                 # Nothing of a refused job is left behind.
@@ -580,18 +582,6 @@ class SlurmScheduler(DirWorkspaceMixin, Scheduler[SlurmBatchRequest]):
         proc = run(["scancel", app_id])
         if proc.returncode != 0 and "already completed" not in slurm_message(proc).lower():
             raise SlurmError(f"scancel {app_id} failed: {slurm_message(proc)}")
-
-
-def sbatch_command(cfg: Mapping[str, CfgVal]) -> list[str]:
-    """The sbatch command line of a job under the resolved run options ``cfg``; all else
-    is in the script it reads from stdin."""
-    cmd = ["sbatch", "--parsable"]
-    job_dir = cfg.get("job_dir")
-    if job_dir:
-        cmd.append(f"--chdir={os.path.abspath(str(job_dir))}")
-    extra = cfg.get("sbatch_args") or []
-    assert isinstance(extra, list)
-    return cmd + [str(a) for a in extra]
 
 
 def _empty(path: str, *, remove: bool) -> None:
