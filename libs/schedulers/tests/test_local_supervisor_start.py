@@ -18,11 +18,12 @@ from torchx.specs import AppDef, Role
 SRC = os.path.dirname(os.path.dirname(os.path.dirname(START_SCRIPT)))
 
 
-def _in_fresh_python(code: str) -> str:
+def _in_fresh_python(code: str, stdin: str = "") -> str:
     """What ``code`` prints, run as the start script runs its modules (``-I -S``)."""
     prelude = f"import sys; sys.path.append({SRC!r})\n"
     out = subprocess.run(
         [sys.executable, "-I", "-S", "-c", prelude + code],
+        input=stdin,
         capture_output=True,
         text=True,
         timeout=120,
@@ -109,7 +110,6 @@ def test_a_supervisor_that_cannot_read_its_request_dismisses_its_watchdog(
 # and the watchdog as it starts watching.
 _OBSERVED_START = """
 import gc, runpy, sys
-sys.path.append({src!r})
 from torchx.schedulers import _local_group, _local_supervisor, _local_watchdog
 
 def after(what, fn):
@@ -134,17 +134,9 @@ runpy.run_path({script!r}, run_name="__main__")
 
 
 def _start_observed(args: list[str], stdin: str = "") -> list[str]:
-    code = _OBSERVED_START.format(src=SRC, script=START_SCRIPT, args=args)
-    done = subprocess.run(
-        [sys.executable, "-I", "-S", "-c", code],
-        input=stdin,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr
-    return sorted(done.stdout.splitlines())  # the watchdog prints from a process of its own
+    code = _OBSERVED_START.format(script=START_SCRIPT, args=args)
+    # in a fixed order: the watchdog prints from a process of its own
+    return sorted(_in_fresh_python(code, stdin).splitlines())
 
 
 def _written_app(tmp_path: Path, name: str) -> str:
