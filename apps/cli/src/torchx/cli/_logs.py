@@ -172,7 +172,10 @@ def print_logs(
                     prefix += " " + (when.isoformat(timespec="milliseconds") if when else "-")
                 with lock:
                     stream_out.write(f"{prefix} {text}")
-                    stream_out.flush()
+                    if tail:
+                        # followed lines are shown as they come; the rest are written in
+                        # buffered blocks (a flush a line costs a write call a line)
+                        stream_out.flush()
         except BaseException as e:  # reported once every thread is done
             errors.append(e)
 
