@@ -131,3 +131,19 @@ def test_sh_keeps_the_shells_double_dollar(tmp_path: Path) -> None:
     out = subprocess.run([role.entrypoint, *role.args], capture_output=True, text=True)
     pid = out.stdout.split()[0]
     assert pid.isdigit(), out.stdout  # the shell's own pid, not a literal "$"
+
+
+def test_sh_keeps_a_quoted_word_with_spaces_one_argument_as_0_7_did() -> None:
+    # `torchx run utils.sh sh -c 'for i in 1 2; do echo x$i; done'`: the shell's quoting
+    # made the loop one word, which sh -c must get whole
+    (role,) = utils.sh("sh", "-c", "for i in 1 2; do echo x$i; done").roles
+    out = subprocess.run([role.entrypoint, *role.args], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["x1", "x2"]
+    (role,) = utils.sh("python3", "-c", "import sys; print(sys.argv[1:])", "a b", "c").roles
+    out = subprocess.run([role.entrypoint, *role.args], capture_output=True, text=True)
+    assert out.stdout.strip() == "['a b', 'c']", out.stderr
+    # one word is the command line itself, shell syntax and all
+    (role,) = utils.sh("echo one | tr o 0").roles
+    out = subprocess.run([role.entrypoint, *role.args], capture_output=True, text=True)
+    assert out.stdout == "0ne\n"

@@ -59,6 +59,8 @@ def sh(
 
     The words after the options are joined with spaces into one command line, so shell
     syntax (pipes, ``&&``, ``$VARS``) works: ``torchx run utils.sh 'echo $HOME | wc -c'``.
+    Among several words, one holding whitespace was quoted to be one argument and stays
+    one, as in torchx 0.7: ``torchx run utils.sh sh -c 'for i in 1 2; do echo $i; done'``.
 
     Args:
         args: the command line
@@ -79,7 +81,7 @@ def sh(
         image,
         "sh",
         # Macros read "$$" as an escaped "$"; doubling it keeps the shell's "$$".
-        ["-c", " ".join(args).replace("$$", "$$$$")],
+        ["-c", _shell_line(args).replace("$$", "$$$$")],
         role_resource(h, cpu, gpu, memMB),
         env,
         mounts,
@@ -87,6 +89,14 @@ def sh(
         max_retries=max_retries,
     )
     return AppDef(name="sh", roles=[role])
+
+
+def _shell_line(args: tuple[str, ...]) -> str:
+    if len(args) == 1:
+        return args[0]
+    import shlex
+
+    return " ".join(shlex.quote(a) if any(c.isspace() for c in a) else a for a in args)
 
 
 def python(
