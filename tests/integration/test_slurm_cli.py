@@ -2,16 +2,18 @@
 
 from __future__ import annotations
 
+import json
 import re
 import subprocess
 import sys
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from torchx.schedulers.slurm_scheduler import SlurmScheduler
-from torchx.specs import AppState
+from torchx.specs import AppDef, AppState, Role
 
 TORCHX = Path(sys.executable).with_name("torchx")
 
@@ -57,3 +59,33 @@ def test_cli_run_status_and_log_on_slurm(slurm_env: Any, tmp_path: Path) -> None
     one = _torchx(slurm_env, tmp_path, "log", f"{handle}/echo/1")
     assert one.stdout == "echo/1 hi\n"
     assert (job_dir / f"slurm-{match.group(1)}-echo-1.out").read_text() == "hi\n"
+
+
+def test_cli_list_shows_the_newest_slurm_jobs_with_their_times(
+    slurm_env: Any, tmp_path: Path
+) -> None:
+    if not TORCHX.exists():
+        pytest.skip(f"the torchx command is not installed next to {sys.executable}")
+    sched = SlurmScheduler()
+    app = AppDef("listed", [Role("echo", image="", entrypoint="echo", args=["x"])])
+    # submitted back to back: mostly within one second, which Slurm's times cannot order
+    ids = [sched.submit(app, {"job_dir": str(tmp_path / f"j{i}")}) for i in range(3)]
+    for app_id in ids:
+        desc = sched.wait(app_id, timeout=90)
+        assert desc is not None and desc.state == AppState.SUCCEEDED, desc
+
+    listed = _torchx(slurm_env, tmp_path, "list", "-s", "slurm", "--limit", "2", "--json")
+    assert listed.returncode == 0, listed.stderr
+    rows = json.loads(listed.stdout)
+    # the two newest, newest last (next to the prompt), each with when it ran
+    assert [r["app_id"] for r in rows] == ids[1:], rows
+    for row in rows:
+        submitted, started, ended = (
+            datetime.fromisoformat(row[k]) for k in ("submitted_at", "started_at", "ended_at")
+        )
+        assert submitted <= started <= ended, row
+
+    recent = _torchx(slurm_env, tmp_path, "list", "-s", "slurm", "--since", "1h", "--all")
+    assert recent.returncode == 0, recent.stderr
+    handles = [ln.split()[0] for ln in recent.stdout.splitlines()[1:]]
+    assert handles[-3:] == [f"slurm://torchx/{i}" for i in ids], recent.stdout

@@ -92,3 +92,49 @@ def test_a_module_that_does_not_fit_is_refused_and_the_model_left_as_it_was() ->
     with pytest.raises(TypeError, match="Sequential item 2 is a str"):
         model.append("relu")  # type: ignore[arg-type]
     assert len(model) == 2
+
+
+def test_edits_name_modules_as_nn_sequential_does() -> None:
+    model, x = _built()
+    plain = nn.Sequential(nn.Linear(8, 16), nn.ReLU())
+    for m in (model, plain):
+        m.register_module("head", nn.Tanh())
+        m.append(nn.Identity())  # "3": a module registered under a name keeps it
+        m[2] = nn.Sigmoid()  # the position keeps its name
+        m.extend([nn.ReLU()])
+    assert list(dict(model.named_children())) == ["0", "1", "head", "3", "4"]
+    assert list(dict(model.named_children())) == list(dict(plain.named_children()))
+    for m in (model, plain):
+        del m[1]  # nn.Sequential numbers every position again after a deletion
+        m.pop(0)
+    assert list(dict(model.named_children())) == ["0", "1", "2"]
+    assert list(dict(model.named_children())) == list(dict(plain.named_children()))
+    assert [type(m) for m in model] == [type(m) for m in plain]
+    for m in (model, plain):
+        m.insert(1, nn.Tanh())
+        m.insert(-3, nn.ReLU())
+        m.insert(len(m), nn.Identity())
+    assert list(dict(model.named_children())) == list(dict(plain.named_children()))
+    assert [type(m) for m in model] == [type(m) for m in plain]
+    assert model(x).shape == plain(x).shape == (4, 8)
+
+
+def test_a_checkpoint_saved_before_an_append_loads_after_it() -> None:
+    model, x = _built()
+    model.register_module("head", nn.Linear(16, 2))
+    saved = model.state_dict()
+    model.append(nn.Softmax(dim=1))
+    assert list(model.state_dict()) == list(saved)
+    model.load_state_dict(saved)  # strict: every key found under its old name
+    assert model(x).shape == (4, 2)
+
+
+@pytest.mark.parametrize("index", [3, 100, -4, -100])
+def test_insert_out_of_range_raises_index_error_as_nn_sequential_does(index: int) -> None:
+    model, x = _built()
+    with pytest.raises(IndexError):
+        nn.Sequential(nn.Linear(8, 16), nn.ReLU()).insert(index, nn.Tanh())
+    with pytest.raises(IndexError, match=f"index {index} is out of range for 2 items"):
+        model.insert(index, nn.Tanh())
+    assert [type(m) for m in model] == [L.Linear, nn.ReLU]
+    assert model(x).shape == (4, 16)

@@ -5,10 +5,14 @@ processes hold the writer lock at once. Real child processes hold and contend fo
 from __future__ import annotations
 
 import os
+import sys
 import threading
 
 import pytest
+import torchx_test_fixtures_sweep_lock
+from torchx_test_fixtures_processes import ready_child
 from torchx_test_fixtures_sweep_lock import (
+    NOT_LOCKED,
     contending_writers,
     holding_resume_lock,
     stopped_reader,
@@ -89,3 +93,35 @@ def test_writers_that_remove_the_file_never_hold_the_lock_together() -> None:
     lock_path(SWEEP_ID).parent.mkdir(parents=True)
     assert contending_writers(SWEEP_ID, n=4, rounds=300) == [0, 0, 0, 0]
     assert _lock_files() == []
+
+
+def test_a_reader_that_cannot_take_the_lock_fails_at_once_saying_so() -> None:
+    """Without a lock file (or with a resume holding it) the stopped reader never reaches
+    its stop: it says so and exits, and the test fails in a line, never waits for ever."""
+    with pytest.raises(AssertionError) as caught, stopped_reader(SWEEP_ID):
+        pass
+    message = str(caught.value)
+    assert f"'stop', '{SWEEP_ID}'] printed 'not locked (no lock file)\\n'" in message
+    assert message.endswith(f"(exit code {NOT_LOCKED})")
+    with holding_resume_lock(SWEEP) as holder:
+        refused = pytest.raises(AssertionError, match=rf"not locked \(pid {holder.pid}\)")
+        with refused, stopped_reader(SWEEP_ID):
+            pass
+
+
+def test_a_helper_child_that_never_says_it_is_ready_is_killed_and_named() -> None:
+    argv = [sys.executable, "-c", "import sys; sys.stdin.read()"]
+    with pytest.raises(AssertionError) as caught, ready_child(argv, "ready", deadline=0.5):
+        pass
+    assert f"helper child {argv} did not print 'ready' within 0.5s (exit code -9)" in str(
+        caught.value
+    )
+
+
+def test_contending_writers_that_never_finish_are_killed_and_named(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    lock_path(SWEEP_ID).parent.mkdir(parents=True)
+    monkeypatch.setattr(torchx_test_fixtures_sweep_lock, "CONTEND_DEADLINE_S", 0.5)
+    with pytest.raises(AssertionError, match=r"'contend', 'sweep-lockfile', '1000000000'\] still"):
+        contending_writers(SWEEP_ID, n=2, rounds=10**9)

@@ -180,16 +180,19 @@ def test_bad_role_names_and_entrypoints() -> None:
 
 
 def test_parse_sacct_het_job() -> None:
+    # Submit|Start|End
+    t = "2026-01-01T00:00:00|2026-01-01T00:00:01|2026-01-01T00:00:09"
     out = (
-        "7+0|pair|FAILED|3:0|node1|2026-01-01T00:00:00|/w|torchx:roles=a,b\n"
-        "7+0.batch|batch|FAILED|3:0|node1|2026-01-01T00:00:00||\n"
-        "7+0.0|a|COMPLETED|0:0|node1|2026-01-01T00:00:00||\n"
-        "7+1|pair|COMPLETED|0:0|node2|2026-01-01T00:00:00|/w|torchx:roles=a,b\n"
-        "7+1.0|b|FAILED|3:0|node2|2026-01-01T00:00:00||\n"
+        f"7+0|pair|FAILED|3:0|node1|{t}|/w|torchx:roles=a,b\n"
+        f"7+0.batch|batch|FAILED|3:0|node1|{t}||\n"
+        f"7+0.0|a|COMPLETED|0:0|node1|{t}||\n"
+        f"7+1|pair|COMPLETED|0:0|node2|{t}|/w|torchx:roles=a,b\n"
+        f"7+1.0|b|FAILED|3:0|node2|{t}||\n"
     )
     comps = parse_sacct(out)["7"]
     assert sorted(comps) == [0, 1]
     assert comps[0].workdir == "/w"
+    assert (comps[0].start, comps[0].end) == ("2026-01-01T00:00:01", "2026-01-01T00:00:09")
     assert [s.name for s in comps[0].steps] == ["a"]
     assert comps[1].steps[0].exit_code == 3
 

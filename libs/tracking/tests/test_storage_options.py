@@ -112,3 +112,37 @@ def test_an_options_files_misspelt_key_is_named(tmp_path: Path) -> None:
     options.write_text(f"protocol=nosuchfs\nroot_path={tmp_path / 'runs'}\n")
     with pytest.raises(TrackerConfigError, match=r"protocol: got 'nosuchfs'; .*installed"):
         create(str(options))
+
+
+def test_the_keywords_fsspec_itself_reads_are_taken_as_it_reads_them(tmp_path: Path) -> None:
+    """``url_to_fs`` takes ``protocol=`` (in place of the URL's) and ``<protocol>={...}``
+    (more options for that filesystem): both are used, so neither is refused."""
+    nested = FsspecResultTracker(str(tmp_path / "nested"), file={"auto_mkdir": True})
+    assert nested.fs.auto_mkdir is True
+    swapped = FsspecResultTracker(
+        "/storage-options-protocol", protocol="memory", memory={"skip_instance_cache": True}
+    )
+    assert type(swapped.fs).__name__ == "MemoryFileSystem"
+    swapped["k"] = {"x": 1}
+    assert swapped["k"] == {"x": 1} and not Path("/storage-options-protocol").exists()
+    assert create(str(tmp_path / "runs"), file={"auto_mkdir": True}).fs.auto_mkdir is True
+    assert type(create("/storage-options-runs", protocol="memory").fs).__name__ == (
+        "MemoryFileSystem"
+    )
+
+
+def test_a_misspelt_option_inside_a_protocols_own_options_is_named(tmp_path: Path) -> None:
+    with pytest.raises(TypeError) as caught:
+        FsspecResultTracker(str(tmp_path / "results"), file={"auto_mkdirs": True})
+    message = str(caught.value)
+    assert "\n" not in message
+    assert "storage option 'auto_mkdirs' (in file={...}) is not one the 'file'" in message
+    assert "did you mean 'auto_mkdir'?" in message
+    # another filesystem's options, once protocol= names this one, would be ignored too
+    with pytest.raises(TypeError, match=r"'file' is not one the 'memory' filesystem"):
+        FsspecResultTracker("memory://storage-options", protocol="memory", file={})
+    with pytest.raises(TypeError, match=r"'file' is int, not a dict; .*file=\{'option': "):
+        FsspecResultTracker(str(tmp_path / "results"), file=1)
+    with pytest.raises(TrackerConfigError, match=r"'global_stor' \(in memory=\{\.\.\.\}\)"):
+        create("memory://storage-options", memory={"global_stor": {}})
+    assert not (tmp_path / "results").exists()

@@ -11,7 +11,12 @@ from pathlib import Path
 import fsspec  # type: ignore[import-untyped]
 import pytest
 
-from torchx.tracker import CorruptRecordError, InvalidRecordError, TrackerConfigError
+from torchx.tracker import (
+    CorruptRecordError,
+    InvalidRecordError,
+    TrackerConfigError,
+    build_trackers,
+)
 from torchx.tracker.backend.fsspec import FsspecTracker, create
 
 RUN = "local_cwd://torchx/train-x1"
@@ -99,3 +104,47 @@ def test_a_huge_options_file_is_refused_in_one_line(tmp_path: Path) -> None:
     assert "\n" not in message
     assert f"options file {options}: got '{1 << 30} bytes'" in message
     assert "MAX_OPTIONS_FILE_BYTES" in message
+
+
+def test_create_takes_the_limit_and_its_error_says_how_to_raise_it(tmp_path: Path) -> None:
+    """What the error of a record over the limit says works from where the tracker was
+    made: create's keyword, or (.torchxconfig and the CLI give a config URL only) an
+    options file with a max_record_bytes= line."""
+    runs = tmp_path / "runs"
+    create(str(runs)).add_metadata(RUN, note="x" * 5000)
+    with pytest.raises(CorruptRecordError) as caught:
+        create(str(runs), max_record_bytes=100).metadata(RUN)
+    message = str(caught.value)
+    assert "\n" not in message
+    assert f"pass create({str(runs)!r}, max_record_bytes=N) (from .torchxconfig" in message
+    assert f"protocol=file, root_path={runs} and max_record_bytes=N lines" in message
+    assert create(str(runs), max_record_bytes=5100).metadata(RUN) == {"note": "x" * 5000}
+
+    options = tmp_path / "tracker.conf"
+    options.write_text(f"protocol=file\nroot_path={runs}\nmax_record_bytes=100\n")
+    with pytest.raises(CorruptRecordError) as caught:
+        build_trackers({"fsspec": str(options)})[0].metadata(RUN)  # as the CLI makes it
+    assert f"set max_record_bytes=N in the options file {options} with N at least" in str(
+        caught.value
+    )
+    options.write_text(f"protocol=file\nroot_path={runs}\nmax_record_bytes=5100\n")
+    [tracker] = build_trackers({"fsspec": str(options)})
+    assert tracker.metadata(RUN) == {"note": "x" * 5000}
+    # create's keyword wins over the file's line
+    assert create(str(options), max_record_bytes=100).max_record_bytes == 100
+
+
+def test_a_misspelt_or_bad_limit_given_to_create_is_named(tmp_path: Path) -> None:
+    with pytest.raises(TrackerConfigError, match=r"did you mean 'max_record_bytes'\?"):
+        create(str(tmp_path / "runs"), max_record_byte=1 << 26)
+    with pytest.raises(TrackerConfigError, match=r"max_record_bytes: got 0; give a whole"):
+        create(str(tmp_path / "runs"), max_record_bytes=0)
+    options = tmp_path / "tracker.conf"
+    options.write_text(f"protocol=file\nroot_path={tmp_path / 'runs'}\nmax_record_byte=9\n")
+    with pytest.raises(TrackerConfigError, match=r"did you mean 'max_record_bytes'\?"):
+        create(str(options))
+    options.write_text(f"protocol=file\nroot_path={tmp_path / 'runs'}\nmax_record_bytes=64M\n")
+    with pytest.raises(TrackerConfigError) as caught:
+        create(str(options))
+    assert f"options file {options}: max_record_bytes: got '64M'; give a whole" in str(caught.value)
+    assert not (tmp_path / "runs").exists()  # refused before its folder was made

@@ -12,8 +12,10 @@ from torch import nn
 
 from . import _summary
 from ._errors import SpecError
+from ._holders import note_holder
 from ._layer import Layer, nesting_of
 from ._placeholder import Node, Op, Placeholder, apply_op
+from ._sequential import Sequential
 from ._shapes import Shape, Shapes, fixed_features
 from ._spec import layer_from_body
 
@@ -177,6 +179,8 @@ class Functional(Layer):
             # the whole graph has checked out, so the modules are made now, in call order
             layer._materialize()
             self.add_module(name, layer.call_module())
+            if isinstance(layer, Sequential):
+                note_holder(layer, self)
 
     def _describe(
         self,

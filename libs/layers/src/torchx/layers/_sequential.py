@@ -11,6 +11,7 @@ from torch import nn
 
 from . import _summary
 from ._errors import ShapeError
+from ._holders import built_holder, note_holder
 from ._layer import Layer, nesting_of
 from ._shapes import Shape, Shapes, fixed_features, leaves
 from ._spec import layer_from_body
@@ -66,38 +67,52 @@ class Sequential(Layer):
     # already built keep theirs; a chain that does not fit is refused and left as it was.
 
     def append(self, module: nn.Module) -> Sequential:
-        """Add ``module`` at the end of the chain."""
-        self._rearrange([*self._chain_items(), module])
+        """Add ``module`` at the end of the chain, named ``str(len(self))``."""
+        self._rearrange(_appended(self._pairs(), [module]))
         return self
 
     def extend(self, modules: Iterable[nn.Module]) -> Sequential:
-        """Add each of ``modules`` at the end of the chain, in order."""
-        self._rearrange([*self._chain_items(), *modules])
+        """Add each of ``modules`` at the end of the chain, in order, as ``append`` does."""
+        self._rearrange(_appended(self._pairs(), modules))
         return self
 
     def insert(self, index: int, module: nn.Module) -> Sequential:
-        """Put ``module`` before position ``index`` (as ``list.insert``)."""
-        chain = self._chain_items()
-        chain.insert(index, module)
-        self._rearrange(chain)
+        """Put ``module`` before position ``index`` (``-len(self) <= index <= len(self)``).
+
+        It takes the number ``str(index)``; the numbered modules after it move up one
+        number, as in ``nn.Sequential``; a module registered under a name keeps it.
+        """
+        size = len(self)
+        if not -size <= index <= size:
+            raise IndexError(f"Sequential.insert: index {index} is out of range for {size} items")
+        if index < 0:
+            index += size  # -1 is before the last item, as in list.insert
+        pairs = [
+            (str(i + 1) if i >= index and name == str(i) else name, item)
+            for i, (name, item) in enumerate(self._pairs())
+        ]
+        pairs.insert(index, (str(index), module))
+        self._rearrange(pairs)
         return self
 
     def pop(self, index: int = -1) -> nn.Module:
-        """Take the module at ``index`` out of the chain and return it."""
-        chain = self._chain_items()
-        module = chain.pop(index)
-        self._rearrange(chain)
+        """Take the module at ``index`` out of the chain and return it (see ``__delitem__``)."""
+        module = self[index]
+        del self[index]
         return module
 
     def __setitem__(self, index: int, module: nn.Module) -> None:
-        chain = self._chain_items()
-        chain[index] = module
-        self._rearrange(chain)
+        """Put ``module`` at ``index``, under the name the position has."""
+        pairs = self._pairs()
+        pairs[index] = (pairs[index][0], module)
+        self._rearrange(pairs)
 
     def __delitem__(self, index: int | slice) -> None:
+        """Remove the module(s) at ``index``; the rest are numbered "0", "1", ... again, as
+        ``nn.Sequential`` numbers them after a deletion (a named module included)."""
         chain = self._chain_items()
         del chain[index]
-        self._rearrange(chain)
+        self._rearrange([(str(i), item) for i, item in enumerate(chain)])
 
     def add_module(self, name: str, module: nn.Module | None) -> None:
         """As ``nn.Module.add_module``; a module under a new name joins the end of the chain,
@@ -106,7 +121,7 @@ class Sequential(Layer):
         if names is None or name in names or module is None:
             super().add_module(name, module)
             return
-        self._rearrange([*zip(names, self._chain_items(), strict=True), (name, module)])
+        self._rearrange([*self._pairs(), (name, module)])
 
     def __setattr__(self, name: str, value: Any) -> None:
         names = self.__dict__.get(_NAMES)
@@ -120,24 +135,32 @@ class Sequential(Layer):
         if name not in names:
             super().__delattr__(name)
             return
-        pairs = zip(names, self._chain_items(), strict=True)
-        self._rearrange([(n, m) for n, m in pairs if n != name])
+        self._rearrange([(n, m) for n, m in self._pairs() if n != name])
 
     def _chain_items(self) -> list[nn.Module]:
         """What each position of the chain holds, as ``self[i]`` answers."""
         return [self[i] for i in range(len(self.items))]
 
-    def _rearrange(self, chain: Sequence[nn.Module | tuple[str, nn.Module]]) -> None:
-        """Make ``chain`` the container's items, in order: plain modules are named "0",
-        "1", ... as ``nn.Sequential`` numbers them, ``(name, module)`` pairs keep theirs."""
+    def _pairs(self) -> list[tuple[str, nn.Module]]:
+        """``(name, module)`` at each position of the chain, in order."""
+        return list(zip(self.__dict__[_NAMES], self._chain_items(), strict=True))
+
+    def _rearrange(self, pairs: Sequence[tuple[str, nn.Module]]) -> None:
+        """Make ``pairs``, ``(name, module)``, the container's chain, in order."""
         self._materialize()  # shapes planned by a symbolic call: made first, kept below
-        pairs = [c if isinstance(c, tuple) else (str(i), c) for i, c in enumerate(chain)]
         for i, (_, item) in enumerate(pairs):
             if not isinstance(item, nn.Module):
                 raise TypeError(
                     f"Sequential item {i} is a {type(item).__name__}; expected a torchx layer "
                     "or an nn.Module"
                 )
+        names = [n for n, _ in pairs]
+        if len(set(names)) != len(names):
+            clash = next(n for n in names if names.count(n) > 1)
+            raise ValueError(
+                f"Sequential: two modules would both be named {clash!r}; register the module "
+                "under a name of its own (register_module) instead"
+            )
         state = self.__dict__
         before = {k: state[k] for k in (*_BUILD_STATE, "_nesting") if k in state}
         pairs_now = zip(state[_NAMES], self.items, strict=True)
@@ -147,16 +170,36 @@ class Sequential(Layer):
         shapes = before["_input_shapes"]
         if shapes is None:
             return
+        where = self._path()
         state.update(_input_shapes=None, _output_shapes=None, _pending=False)
         try:
-            self.build(*shapes)
+            out = self._plan(shapes, where)
+            if out != before["_output_shapes"]:
+                self._refuse_if_held(where, before["_output_shapes"], out)
+            self._materialize()
         except BaseException:
             # refused (a layer that does not fit): the chain it had, built as it was
+            self._unplan()
             self._register(old, before["_nesting"])
             for k in _BUILD_STATE:
                 state.pop(k, None)
             state.update(before)
             raise
+
+    def _refuse_if_held(self, where: str, was: Shapes, now: Shapes) -> None:
+        """Refuse a change of output shape while a built layer holds this container: that
+        layer was built for the shape it had, and would fail at its next call."""
+        holder = built_holder(self)
+        if holder is not None:
+            label = holder.__dict__.get("layer_name") or type(holder).__name__
+            raise ShapeError(
+                where,
+                f"this change makes its output {_summary.format_shapes(leaves(now))} instead "
+                f"of {_summary.format_shapes(leaves(was))}, but it sits inside the built "
+                f"{label}, which was built for the output it had",
+                hint="make the change through the outer model (its own append, insert, ...), "
+                "or build a new outer model from the changed parts",
+            )
 
     def _register(self, entries: list[tuple[str, nn.Module, nn.Module]], nesting: int) -> None:
         """Register ``(name, module, item)`` entries as the chain, in this order."""
@@ -197,6 +240,9 @@ class Sequential(Layer):
             for item in planned:
                 item._unplan()
             raise
+        for part in self.items:
+            if isinstance(part, Sequential):
+                note_holder(part, self)
         features = None if self._free_axes() else fixed_features(shapes[0])
         self.__dict__.update(
             item_shapes=item_shapes, _pending=True, _fresh=planned, **{_FEATURES: features}
@@ -324,3 +370,18 @@ class Sequential(Layer):
 
     def extra_repr(self) -> str:
         return ""
+
+
+def _appended(
+    pairs: list[tuple[str, nn.Module]], modules: Iterable[nn.Module]
+) -> list[tuple[str, nn.Module]]:
+    """``pairs`` with each of ``modules`` added as ``nn.Sequential.append`` adds it: under
+    the name ``str(len)``, which replaces the module of that name where it is, if any."""
+    for module in modules:
+        name = str(len(pairs))
+        taken = [i for i, (n, _) in enumerate(pairs) if n == name]
+        if taken:
+            pairs[taken[0]] = (name, module)
+        else:
+            pairs.append((name, module))
+    return pairs

@@ -7,6 +7,7 @@ from typing import Any, ClassVar
 from torch import nn
 
 from ._errors import ShapeError
+from ._holders import note_holder
 from ._layer import Layer, nesting_of
 from ._modules import TimeDistributedModule
 from ._sequential import Sequential
@@ -49,6 +50,8 @@ class TimeDistributed(Layer):
             if fresh:
                 self.inner._unplan()
             raise ShapeError(path, "the wrapped layers must return a single tensor")
+        if isinstance(self.inner, Sequential):
+            note_holder(self.inner, self)
         self.__dict__["_pending"] = True
         return (batch, steps, *out[1:])
 

@@ -10,12 +10,16 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from datetime import datetime
 
 from torchx.schedulers._errors import SchedulerError
 from torchx.schedulers.sweep_names import SWEEP_ID_PATTERN
 from torchx.specs import AppState
 
-SACCT_FIELDS = ("JobID", "JobName", "State", "ExitCode", "NodeList", "Submit", "WorkDir", "Comment")
+SACCT_FIELDS = (
+    "JobID", "JobName", "State", "ExitCode", "NodeList", "Submit", "Start", "End", "WorkDir",
+    "Comment",
+)  # fmt: skip
 # a job id, or an array task's (A_I); the pending tasks of an array share one row, A_[2-5]
 _JOB_ID = re.compile(r"^(?P<job>\d+(?:_\d+)?)(?:\+(?P<offset>\d+))?(?:\.(?P<step>[\w-]+))?$")
 _PENDING_TASKS = re.compile(r"^\d+_\[[^\]]*\](?:\.[\w-]+)?$")
@@ -133,6 +137,15 @@ def read_exit_record(text: str) -> ExitRecord | None:
     return ExitRecord(int(parts[0]), node, attempt)
 
 
+def slurm_time(text: str) -> datetime | None:
+    """A time as Slurm prints it (``2026-05-01T12:00:00``, local time); None for what is not
+    one yet (``Unknown``, ``N/A``, ``None``)."""
+    try:
+        return datetime.fromisoformat(text.strip())
+    except ValueError:
+        return None
+
+
 def state_word(slurm_state: str) -> str:
     """Slurm's own word for a state (``CANCELLED by 0`` -> ``CANCELLED``)."""
     return re.split(r"[\s+]", slurm_state.strip(), maxsplit=1)[0].upper()
@@ -169,6 +182,9 @@ class Component:
     exit_code: int | None = None
     nodes: str = ""
     submit: str = ""
+    # Slurm's Start and End: "Unknown" until they happen (squeue's are estimates until then)
+    start: str = ""
+    end: str = ""
     comment: str = ""
     workdir: str = ""
     stdout: str = ""
@@ -190,7 +206,7 @@ def parse_sacct(text: str) -> dict[str, dict[int, Component]]:
         parts = line.split("|", n - 1)
         if len(parts) != n:
             raise SlurmOutputError("sacct", line, f"expected {n} '|'-separated fields")
-        job_id, name, state, code, nodes, submit, workdir, comment = parts
+        job_id, name, state, code, nodes, submit, start, end, workdir, comment = parts
         m = _JOB_ID.match(job_id)
         if m is None and _PENDING_TASKS.match(job_id):
             continue
@@ -202,6 +218,7 @@ def parse_sacct(text: str) -> dict[str, dict[int, Component]]:
         if step is None:
             comp.name, comp.state, comp.nodes = name, state, nodes
             comp.exit_code, comp.submit, comp.comment = exit_code(code), submit, comment
+            comp.start, comp.end = start, end
             comp.workdir = workdir
         elif step not in ("batch", "extern"):
             comp.steps.append(Step(name, state, exit_code(code), nodes))

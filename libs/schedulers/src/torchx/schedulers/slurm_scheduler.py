@@ -53,6 +53,7 @@ from torchx.schedulers._slurm_parse import (
     parse_sacct,
     parse_scontrol,
     roles_from_comment,
+    slurm_time,
     state_word,
     sweep_from_comment,
 )
@@ -482,7 +483,17 @@ class SlurmScheduler(DirWorkspaceMixin, Scheduler[SlurmBatchRequest]):
         if self._use_sacct is not False:
             out.update(self._list_sacct())
         out.update(self._list_squeue())
-        return sorted(out.values(), key=lambda r: [int(x) for x in re.findall(r"\d+", r.app_id)])
+        return sorted(out.values(), key=_job_order)
+
+    def list_newest(self, submitted_after: datetime | None = None) -> Iterator[ListAppResponse]:
+        """``list()`` newest first (``torchx list``): by job id, which Slurm gives out in
+        submission order, so jobs submitted within the same second keep their order."""
+        if submitted_after is not None and submitted_after.tzinfo is not None:
+            submitted_after = submitted_after.astimezone().replace(tzinfo=None)
+        for app in reversed(self.list()):
+            submitted = app.submitted_at
+            if submitted_after is None or submitted is None or submitted >= submitted_after:
+                yield app
 
     def _list_sacct(self) -> dict[str, ListAppResponse]:
         proc = run(
@@ -507,43 +518,49 @@ class SlurmScheduler(DirWorkspaceMixin, Scheduler[SlurmBatchRequest]):
             lead = comps[min(comps)]
             if lead.comment.startswith("torchx:") and not refused(lead.state, lead.nodes):
                 states = {off: c.state for off, c in comps.items()}
-                out[job_id] = ListAppResponse(
+                out[job_id] = _listed(
                     job_id,
                     job_app_state(states),
-                    name=lead.name,
-                    sweep=sweep_from_comment(job_id, lead.comment),
+                    lead.name,
+                    sweep_from_comment(job_id, lead.comment),
+                    (lead.submit, lead.start, lead.end),
                 )
         return out
 
     def _list_squeue(self) -> dict[str, ListAppResponse]:
-        proc = run(["squeue", "--me", "--states=all", "--noheader", "--format=%i|%j|%T|%N|%k"])
+        # the comment last, so that a '|' in it cannot shift the other fields
+        fmt = "--format=%i|%j|%T|%N|%V|%S|%e|%k"
+        proc = run(["squeue", "--me", "--states=all", "--noheader", fmt])
         if proc.returncode != 0:
             raise SlurmError(f"squeue failed: {slurm_message(proc)}")
         states: dict[str, dict[int, str]] = {}
         names: dict[str, str] = {}
         sweeps: dict[str, str] = {}
+        times: dict[str, tuple[str, str, str]] = {}
         for line in proc.stdout.splitlines():
-            parts = line.split("|", 4)
+            parts = line.split("|", 7)
             # a heterogeneous job shows one line per component, as JOBID+OFFSET
             job_id, _, offset = parts[0].partition("+")
             if _PENDING_TASKS.match(job_id):
                 continue  # array tasks not started yet: they have no app id of their own
-            if len(parts) != 5 or not JOB_ID.match(job_id) or not (offset or "0").isdigit():
+            if len(parts) != 8 or not JOB_ID.match(job_id) or not (offset or "0").isdigit():
                 raise SlurmOutputError(
-                    "squeue", line, "expected JOBID[+OFFSET]|NAME|STATE|NODELIST|COMMENT"
+                    "squeue", line, f"expected {fmt.partition('=')[2]} (JOBID[+OFFSET] first)"
                 )
-            _, name, state, nodes, comment = parts
+            _, name, state, nodes, submit, start, end, comment = parts
             if comment.startswith("torchx:") and not refused(state, nodes):
                 states.setdefault(job_id, {})[int(offset or 0)] = state
                 if offset in ("", "0"):
                     names[job_id] = name
                     sweeps[job_id] = sweep_from_comment(job_id, comment)
+                    times[job_id] = (submit, start, end)
         return {
-            job_id: ListAppResponse(
+            job_id: _listed(
                 job_id,
                 job_app_state(st),
-                name=names.get(job_id, ""),
-                sweep=sweeps.get(job_id, ""),
+                names.get(job_id, ""),
+                sweeps.get(job_id, ""),
+                times.get(job_id, ("", "", "")),
             )
             for job_id, st in states.items()
         }
@@ -582,6 +599,29 @@ class SlurmScheduler(DirWorkspaceMixin, Scheduler[SlurmBatchRequest]):
         proc = run(["scancel", app_id])
         if proc.returncode != 0 and "already completed" not in slurm_message(proc).lower():
             raise SlurmError(f"scancel {app_id} failed: {slurm_message(proc)}")
+
+
+def _job_order(app: ListAppResponse) -> list[int]:
+    """Job ids (and array task ids, ``JOB_TASK``) in the order Slurm gave them out."""
+    return [int(x) for x in re.findall(r"\d+", app.app_id)]
+
+
+def _listed(
+    job_id: str, state: AppState, name: str, sweep: str, times: Sequence[str]
+) -> ListAppResponse:
+    """A ``list`` row, with Slurm's submit, start and end times. Slurm prints an estimate as
+    the start of a pending job and the time limit as the end of a running one: those are
+    left out."""
+    submit, start, end = times
+    return ListAppResponse(
+        job_id,
+        state,
+        name=name,
+        sweep=sweep,
+        submitted_at=slurm_time(submit),
+        started_at=None if state == AppState.PENDING else slurm_time(start),
+        ended_at=slurm_time(end) if is_terminal(state) else None,
+    )
 
 
 def _empty(path: str, *, remove: bool) -> None:

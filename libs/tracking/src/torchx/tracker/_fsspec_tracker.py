@@ -114,7 +114,7 @@ class FsspecTracker(CheckedTracker):
 
     ``max_record_bytes`` (default :data:`MAX_RECORD_BYTES`) bounds each record written
     and read, and so the memory a read holds; raise it to read larger records kept by
-    other tools or an older torchx.
+    other tools or an older torchx (:func:`create` takes it too).
     """
 
     def __init__(
@@ -141,6 +141,8 @@ class FsspecTracker(CheckedTracker):
         self._store: DocumentStore = store_for(fs)
         self.experiment = experiment or os.environ.get(EXPERIMENT_ENV) or DEFAULT_EXPERIMENT
         self._runs_announced: set[str] = set()
+        # how a reader raises the limit, as the error of a record over it says
+        self._raise_limit = "pass FsspecTracker(fs, root_dir, max_record_bytes=N)"
 
     @property
     def root_dir(self) -> str:
@@ -209,8 +211,8 @@ class FsspecTracker(CheckedTracker):
             raise CorruptRecordError(
                 path,
                 f"it is {self._store.size_text(path, limit)}, over the read limit"
-                f" {_limit_text(limit)}; read it with fsspec at that path, or pass"
-                " FsspecTracker(fs, root_dir, max_record_bytes=N) with N at least its size",
+                f" {_limit_text(limit)}; read it with fsspec at that path, or"
+                f" {self._raise_limit} with N at least its size",
             )
         try:
             record = decode_object(data, "a JSON object (a tracker record)")
@@ -366,14 +368,45 @@ def _read_options_file(fs: Any, path: str, origin: str) -> dict[str, Any]:
     return options
 
 
-def create(config_file: str | None, **storage_options: Any) -> FsspecTracker:
+def _whole_bytes(text: object, origin: str) -> int:
+    """An options file's ``max_record_bytes=`` value."""
+    value = text.strip() if isinstance(text, str) else ""
+    if not value.isdigit() or int(value) < 1:
+        raise TrackerConfigError(
+            f"{origin}: max_record_bytes",
+            text,
+            f"give a whole number of bytes >= 1 (default MAX_RECORD_BYTES, {MAX_RECORD_BYTES})",
+        )
+    return int(value)
+
+
+def _raise_limit_text(config: str, options_file: bool, fs: Any, path: str) -> str:
+    """How the user of :func:`create` raises the read limit: in the options file, or as
+    create's keyword (Python) or an options file (``.torchxconfig`` and the CLI pass a
+    config URL only)."""
+    if options_file:
+        return f"set max_record_bytes=N in the options file {config}"
+    protocol = fs.protocol if isinstance(fs.protocol, str) else fs.protocol[0]
+    return (
+        f"pass create({config!r}, max_record_bytes=N) (from .torchxconfig or the CLI: set"
+        f" config to an options file of protocol={protocol}, root_path={path} and"
+        " max_record_bytes=N lines)"
+    )
+
+
+def create(
+    config_file: str | None, *, max_record_bytes: int | None = None, **storage_options: Any
+) -> FsspecTracker:
     """The ``fsspec`` tracker factory: ``config_file`` (0.7's name) is where runs are kept.
 
     Either a folder URL or path (``/tmp/torchx_runs``, ``s3://bucket/runs``,
     ``memory://runs``), created if missing; or, as in torchx 0.7, the URL of an options
     file of ``key=value`` lines with ``protocol`` and ``root_path`` (other keys go to the
-    filesystem; ``experiment_name`` names the experiment). ``storage_options`` go to
-    the filesystem of a URL; fsspec's ``FSSPEC_<PROTOCOL>_<OPTION>`` variables work too.
+    filesystem; ``experiment_name`` names the experiment, ``max_record_bytes`` the
+    tracker's record limit). ``storage_options`` go to the filesystem of a URL; fsspec's
+    ``FSSPEC_<PROTOCOL>_<OPTION>`` variables work too. ``max_record_bytes`` is the
+    tracker's own (see :class:`FsspecTracker`; default: the options file's, else
+    :data:`MAX_RECORD_BYTES`).
     """
     config = config_file
     if not config or not config.strip():
@@ -387,7 +420,8 @@ def create(config_file: str | None, **storage_options: Any) -> FsspecTracker:
 
     from torchx.runtime.tracking._storage_options import unknown_for, unknown_option
 
-    ignored = unknown_option(config, storage_options)
+    own = ("max_record_bytes",)  # a misspelling of it is named as such
+    ignored = unknown_option(config, storage_options, own)
     if ignored is not None:
         raise TrackerConfigError("fsspec tracker storage options", sorted(storage_options), ignored)
     try:
@@ -399,10 +433,14 @@ def create(config_file: str | None, **storage_options: Any) -> FsspecTracker:
             f"{e}; give a folder or an fsspec URL whose filesystem is installed",
         ) from None
     experiment = None
-    if fs.isfile(path):
+    options_file = fs.isfile(path)
+    if options_file:
         options = _read_options_file(fs, path, config)
         protocol, root = options.pop("protocol", None), options.pop("root_path", None)
         experiment = options.pop("experiment_name", None)
+        limit_line = options.pop("max_record_bytes", None)
+        if limit_line is not None and max_record_bytes is None:
+            max_record_bytes = _whole_bytes(limit_line, f"fsspec tracker options file {config}")
         if not protocol or not root:
             raise TrackerConfigError(
                 f"fsspec tracker options file {config}",
@@ -418,10 +456,17 @@ def create(config_file: str | None, **storage_options: Any) -> FsspecTracker:
             raise TrackerConfigError(
                 f"{origin}: protocol", protocol, f"{e}; name an installed fsspec filesystem"
             ) from None
-        ignored = unknown_for(cls, protocol, options)
+        ignored = unknown_for(cls, protocol, options, own)
         if ignored is not None:
             raise TrackerConfigError(f"{origin}: keys", sorted(options), ignored)
         fs, path = fsspec.filesystem(protocol, **options), root
+    tracker = FsspecTracker(  # checks max_record_bytes before anything is made
+        fs,
+        path,
+        experiment,
+        max_record_bytes=MAX_RECORD_BYTES if max_record_bytes is None else max_record_bytes,
+    )
+    tracker._raise_limit = _raise_limit_text(config, options_file, fs, path)
     try:
         fs.makedirs(path, exist_ok=True)
     except OSError as e:
@@ -430,4 +475,4 @@ def create(config_file: str | None, **storage_options: Any) -> FsspecTracker:
             config,
             f"its folder cannot be created ({e.strerror or e}); give a folder the app can write",
         ) from None
-    return FsspecTracker(fs, path, experiment)
+    return tracker

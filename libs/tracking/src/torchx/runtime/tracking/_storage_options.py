@@ -14,6 +14,9 @@ filesystem's class, read through ``inspect.signature``, show that nothing can ta
   below, whose code hands them unchanged to the next class (so the walk goes on);
 * ``AbstractFileSystem`` takes the options its docstring lists: its listings cache's
   (``DirCache``'s parameters), ``skip_instance_cache``, ``asynchronous`` and ``loop``.
+
+Two keywords are ``url_to_fs``'s own, not a filesystem's: ``protocol=`` and
+``<protocol>={...}``. They are resolved first, as it resolves them.
 """
 
 from __future__ import annotations
@@ -70,24 +73,42 @@ def unknown_option(url: str, options: dict[str, Any], own: tuple[str, ...] = ())
     """Why one of ``options`` would be ignored by the filesystem of ``url`` (one line naming
     the option, the protocol and the fix), or None when it takes them all. ``own`` are the
     caller's own keywords, offered as close matches too. Unknown protocols and chained
-    URLs (``a::b``, whose options go per protocol) are left to fsspec."""
+    URLs (``a::b``, whose options go per protocol) are left to fsspec.
+
+    ``options`` are read as ``fsspec.core.url_to_fs`` reads them: ``protocol=`` names the
+    filesystem in place of the URL's, and ``<protocol>={...}`` holds more options for it;
+    what is checked is those merged with the rest."""
     if not options or "::" in url:
         return None
     import fsspec  # type: ignore[import-untyped]
     from fsspec.core import split_protocol  # type: ignore[import-untyped]
 
-    protocol = split_protocol(url)[0] or "file"
+    rest = dict(options)
+    protocol = rest.pop("protocol", None) or split_protocol(url)[0] or "file"
     try:
         cls = fsspec.get_filesystem_class(protocol)
-    except (ValueError, ImportError):
+    except (ValueError, ImportError, TypeError):
         return None  # fsspec itself says so, when the filesystem is made
-    return unknown_for(cls, protocol, options, own)
+    nested = rest.pop(protocol, {})
+    if not isinstance(nested, dict):
+        return (
+            f"storage option {protocol!r} is {type(nested).__name__}, not a dict; fsspec"
+            f" reads it as more options for the {protocol!r} filesystem: give"
+            f" {protocol}={{'option': value}}, or the options themselves as keywords"
+        )
+    within = [name for name in nested if name not in rest]
+    return unknown_for(cls, protocol, {**nested, **rest}, own, within)
 
 
 def unknown_for(
-    cls: type, protocol: str, options: dict[str, Any], own: tuple[str, ...] = ()
+    cls: type,
+    protocol: str,
+    options: dict[str, Any],
+    own: tuple[str, ...] = (),
+    within: list[str] | tuple[str, ...] = (),
 ) -> str | None:
-    """:func:`unknown_option` for filesystem class ``cls``, known already."""
+    """:func:`unknown_option` for filesystem class ``cls``, known already; ``within`` are
+    the options given inside ``<protocol>={...}``, named as such."""
     accepted = accepted_options(cls)
     if accepted is None:
         return None
@@ -97,10 +118,11 @@ def unknown_for(
     import difflib
 
     name = unknown[0]
+    where = f" (in {protocol}={{...}})" if name in within else ""
     close = difflib.get_close_matches(name, [*accepted, *own], n=1)
     hint = f"did you mean {close[0]!r}? " if close else ""
     return (
-        f"storage option {name!r} is not one the {protocol!r} filesystem"
+        f"storage option {name!r}{where} is not one the {protocol!r} filesystem"
         f" ({cls.__qualname__}) takes, so it would be ignored; {hint}it takes"
         f" {', '.join(sorted(accepted))}"
     )
