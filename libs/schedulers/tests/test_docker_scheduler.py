@@ -353,6 +353,10 @@ def test_cancel_stops_a_running_app(docker_sched: DockerScheduler, docker_engine
     assert desc is not None and desc.state == AppState.CANCELLED
     assert list(lines) == []  # the followed log ends with the container
     assert [r.id for r in desc.roles_statuses[0].replicas] == [0]
+    # the replica the cancel stopped reads as cancelled, as on local_cwd and ray, not as a
+    # failure with the kill's exit code
+    assert desc.roles_statuses[0].replicas[0].state == AppState.CANCELLED
+    assert desc.msg == "cancelled"
     docker_sched.cancel(app_id)  # a no-op once ended
 
 
