@@ -389,6 +389,23 @@ def test_refused_submission_leaves_no_container(
     assert docker_sched.describe(info.request.app_id) is None
 
 
+def test_a_container_the_engine_refuses_is_one_line_naming_it(
+    docker_sched: DockerScheduler, docker_engine: Any, tmp_path: Path
+) -> None:
+    gone = tmp_path / "no-such-dir"
+    role = _role(docker_engine.image, "-c", "true", mounts=[BindMount(str(gone), "/data")])
+    info = docker_sched.submit_dryrun(AppDef("refused", roles=[role]), HOST)
+    with pytest.raises(SchedulerError) as e:
+        docker_sched.schedule(info)
+    message = str(e.value)
+    # the engine's reason and the container it refused, not the SDK's HTTP error and URL
+    assert message.startswith(
+        f"local_docker: the Docker engine refused container {info.request.app_id}-r-0: "
+    )
+    assert str(gone) in message and "http" not in message and "\n" not in message
+    assert docker_sched.describe(info.request.app_id) is None  # nothing left behind
+
+
 def test_since_until_bound_the_log(docker_sched: DockerScheduler, docker_engine: Any) -> None:
     from datetime import datetime, timedelta, timezone
 
