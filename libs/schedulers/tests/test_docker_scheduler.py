@@ -376,6 +376,20 @@ def test_workspace_build_changes_what_runs(
     assert list(docker_sched.log_iter(app_id, "r", 0)) == ["from-workspace\n"]
 
 
+def test_a_workspace_on_an_image_the_engine_cannot_get_names_the_image_and_the_fix(
+    docker_sched: DockerScheduler, tmp_path: Path
+) -> None:
+    # `torchx run -s local_docker utils.echo` offline: the builtin's default image cannot be
+    # pulled for the workspace build. A registry on a closed loopback port stands in for it.
+    missing = f"127.0.0.1:{free_loopback_port()}/torchx-missing:1"
+    (tmp_path / "main.sh").write_text("echo hi\n")
+    with pytest.raises(SchedulerError) as e:
+        docker_sched.build_workspace_image(missing, str(tmp_path))
+    message = str(e.value)
+    assert f"the role's image {missing} is not on the Docker engine" in message
+    assert "builtins take --image" in message and "\n" not in message
+
+
 def test_refused_submission_leaves_no_container(
     docker_sched: DockerScheduler, docker_engine: Any
 ) -> None:
