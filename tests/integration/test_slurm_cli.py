@@ -89,3 +89,20 @@ def test_cli_list_shows_the_newest_slurm_jobs_with_their_times(
     assert recent.returncode == 0, recent.stderr
     handles = [ln.split()[0] for ln in recent.stdout.splitlines()[1:]]
     assert handles[-3:] == [f"slurm://torchx/{i}" for i in ids], recent.stdout
+
+
+def test_cli_run_log_on_slurm_waits_and_streams_as_in_0_7(slurm_env: Any, tmp_path: Path) -> None:
+    if not TORCHX.exists():
+        pytest.skip(f"the torchx command is not installed next to {sys.executable}")
+    run = _torchx(
+        slurm_env,
+        tmp_path,
+        "run", "-s", "slurm", "-cfg", f"job_dir={tmp_path / 'job'}", "--workspace", "",
+        "--log", "utils.sh", "echo from-the-job; exit 3",
+    )  # fmt: skip
+    # --log alone waits for the app: its lines, its end, and its exit code
+    handle = run.stdout.splitlines()[0]
+    assert re.fullmatch(r"slurm://torchx/\d+", handle), run.stdout
+    assert "sh/0 from-the-job" in run.stderr.splitlines(), run.stderr
+    assert f"{handle} FAILED: sh exited with 3" in run.stderr, run.stderr
+    assert run.returncode == 1

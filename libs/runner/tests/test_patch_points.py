@@ -43,3 +43,20 @@ def test_scheduler_factories_is_the_one_lookup_get_runner_and_the_cli_share() ->
     factories = {"fake": lambda session, **kwargs: mock.MagicMock()}
     with mock.patch("torchx.runner.api.get_scheduler_factories", return_value=factories):
         assert list(scheduler_factories()) == ["fake"]
+
+
+def test_the_readme_snippet_on_scheduler_factories_prints_what_it_says() -> None:
+    import re
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    blocks = re.findall(r"```python\n(.*?)```", readme, re.S)
+    (code,) = [b for b in blocks if "scheduler_factories()" in b]
+    promised = [line.split("# ")[1] for line in code.splitlines() if "print(" in line]
+    proc = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=False
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.splitlines() == promised == ["['mine']", "['mine']"]

@@ -1,13 +1,16 @@
 """A user's LocalScheduler subclass that overrides how a request is made (0.7's
 ``_submit_dryrun`` / ``submit_dryrun``) has every trial of a local sweep made by its
-override, as ``run`` has its app made (real local processes)."""
+override, as ``run`` has its app made; one that overrides ``schedule`` has every trial
+submitted through it (real local processes)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 from typing import Any
 
-from torchx.runner import Runner, Sweep
+import pytest
+
+from torchx.runner import Runner, Sweep, SweepError, get_runner
 from torchx.schedulers.local_scheduler import LocalRequest, LocalScheduler
 from torchx.specs import AppDef, AppDryRunInfo, AppState, CfgVal
 
@@ -69,3 +72,68 @@ def test_a_local_sweep_runs_the_requests_the_override_made(tmp_path: Path) -> No
         status = runner.wait_sweep(handle, wait_interval=0.05, timeout=120)
     assert [t.state for t in status.trials] == [AppState.SUCCEEDED] * 2, status
     assert {p.name: p.read_text() for p in out.iterdir()} == {"1": "yes\n", "2": "yes\n"}
+
+
+COUNTING_MODULE = """
+import os
+from torchx.schedulers.local_scheduler import LocalScheduler
+
+class CountingScheduler(LocalScheduler):
+    def schedule(self, dryrun_info):
+        with open(os.environ["COUNTED"], "a") as f:
+            f.write(dryrun_info.request.app_id + "\\n")
+        return super().schedule(dryrun_info)
+
+def create_scheduler(session_name, **params):
+    return CountingScheduler(session_name)
+"""
+
+
+@pytest.fixture
+def counting(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A plug-in scheduler (a dist-info with an entry point, on the path of this process
+    and of the processes it starts) whose ``schedule`` writes each app id it gets."""
+    site = tmp_path / "site"
+    dist = site / "counting_plugin-1.0.dist-info"
+    dist.mkdir(parents=True)
+    (site / "counting_plugin.py").write_text(COUNTING_MODULE)
+    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: counting-plugin\nVersion: 1.0\n")
+    (dist / "entry_points.txt").write_text(
+        "[torchx.schedulers]\ncounting = counting_plugin:create_scheduler\n"
+    )
+    monkeypatch.syspath_prepend(str(site))
+    monkeypatch.setenv("PYTHONPATH", str(site))
+    counted = tmp_path / "counted"
+    monkeypatch.setenv("COUNTED", str(counted))
+    return counted
+
+
+def test_a_schedule_override_submits_every_trial_of_a_local_sweep(counting: Path) -> None:
+    sweep = Sweep.grid("utils.echo", {"msg": ["a", "b", "c"]}, parallel=2)
+    with get_runner() as runner:
+        plan = runner.dryrun_sweep(sweep, "counting")
+        assert "CountingScheduler overrides schedule" in plan.why and "at most 2" in plan.why
+        handle = runner.run_sweep(sweep, "counting")
+        status = runner.wait_sweep(handle, wait_interval=0.05, timeout=120)
+    assert [t.state for t in status.trials] == [AppState.SUCCEEDED] * 3, status
+    scheduled = counting.read_text().split()
+    handles = [t.handle for t in status.trials]
+    assert sorted(scheduled) == sorted(h.rsplit("/", 1)[-1] for h in handles if h), status
+
+
+def test_a_schedule_override_known_to_this_runner_alone_is_refused_at_once() -> None:
+    sweep = Sweep.grid("utils.echo", {"msg": ["a", "b"]})
+    with (
+        Runner("torchx", {"counting": _counting_here}) as runner,
+        pytest.raises(SweepError, match="'counting' as one"),
+    ):
+        runner.run_sweep(sweep, "counting")
+
+
+class _CountingHere(LocalScheduler):
+    def schedule(self, dryrun_info: AppDryRunInfo[LocalRequest]) -> str:
+        return super().schedule(dryrun_info)
+
+
+def _counting_here(session_name: str, **params: Any) -> LocalScheduler:
+    return _CountingHere(session_name)

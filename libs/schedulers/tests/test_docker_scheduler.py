@@ -293,6 +293,9 @@ def test_echo_runs_and_logs(docker_sched: DockerScheduler, docker_engine: Any) -
     # the engine's UTC creation time, as local time like every scheduler's list
     assert listed.submitted_at is not None and listed.submitted_at.tzinfo is None
     assert abs(listed.submitted_at - datetime.now()) < timedelta(minutes=10)
+    # an ended app's run: `torchx list` shows STARTED and ENDED from the containers
+    assert listed.started_at is not None and listed.ended_at is not None
+    assert listed.submitted_at <= listed.started_at <= listed.ended_at
 
 
 def test_failing_replica_fails_the_app_and_streams_split(

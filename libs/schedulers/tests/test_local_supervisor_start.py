@@ -10,7 +10,7 @@ import sys
 import time
 from pathlib import Path
 
-from torchx.schedulers._local_state_files import REQUEST_FILE, STATE_FILE
+from torchx.schedulers._local_state_files import META_DIR, REQUEST_FILE, STATE_FILE
 from torchx.schedulers.local_scheduler import START_SCRIPT, LocalScheduler
 from torchx.specs import AppDef, Role
 
@@ -18,11 +18,12 @@ from torchx.specs import AppDef, Role
 SRC = os.path.dirname(os.path.dirname(os.path.dirname(START_SCRIPT)))
 
 
-def _in_fresh_python(code: str) -> str:
+def _in_fresh_python(code: str, stdin: str = "") -> str:
     """What ``code`` prints, run as the start script runs its modules (``-I -S``)."""
     prelude = f"import sys; sys.path.append({SRC!r})\n"
     out = subprocess.run(
         [sys.executable, "-I", "-S", "-c", prelude + code],
+        input=stdin,
         capture_output=True,
         text=True,
         timeout=120,
@@ -101,3 +102,68 @@ def test_a_supervisor_that_cannot_read_its_request_dismisses_its_watchdog(
         assert _processes_naming(req.app_dir) == []
     assert Path(meta, STATE_FILE).read_text() == state_before
     assert json.loads(state_before)["state"] == "PENDING"
+
+
+# Runs the start script as the scheduler does (``-I -S``, collection held off by it), with
+# the observed entry points wrapped to print whether collection is on: a supervisor's or
+# group's main once it returns (its whole life after starting its replicas or workers),
+# and the watchdog as it starts watching.
+_OBSERVED_START = """
+import gc, runpy, sys
+from torchx.schedulers import _local_group, _local_supervisor, _local_watchdog
+
+def after(what, fn):
+    def wrapped(*args):
+        out = fn(*args)
+        print(what, gc.isenabled(), flush=True)
+        return out
+    return wrapped
+
+def before(what, fn):
+    def wrapped(*args):
+        print(what, gc.isenabled(), flush=True)
+        return fn(*args)
+    return wrapped
+
+_local_supervisor.main = after("supervisor", _local_supervisor.main)
+_local_group.main = after("group", _local_group.main)
+_local_watchdog.Watchdog.run = before("watchdog", _local_watchdog.Watchdog.run)
+sys.argv = [{script!r}, *{args!r}]
+runpy.run_path({script!r}, run_name="__main__")
+"""
+
+
+def _start_observed(args: list[str], stdin: str = "") -> list[str]:
+    code = _OBSERVED_START.format(script=START_SCRIPT, args=args)
+    # in a fixed order: the watchdog prints from a process of its own
+    return sorted(_in_fresh_python(code, stdin).splitlines())
+
+
+def _written_app(tmp_path: Path, name: str) -> str:
+    """The directory of an app whose files the scheduler wrote, not yet started."""
+    scheduler = LocalScheduler("test", state_dir=tmp_path / "state")
+    info = scheduler.submit_dryrun(
+        AppDef(name, [Role("r", image="", entrypoint="true")]),
+        {"log_dir": str(tmp_path / "logs")},
+    )
+    scheduler._write_app_files(info.request, scheduler._make_app_dir(info.request))
+    return info.request.app_dir
+
+
+def test_a_real_supervisor_and_its_watchdog_collect_garbage_after_the_start(
+    tmp_path: Path,
+) -> None:
+    app_dir = _written_app(tmp_path, "gc")
+    assert _start_observed(["_local_supervisor", app_dir]) == [
+        "supervisor True",
+        "watchdog True",
+    ]
+    assert json.loads(Path(app_dir, META_DIR, STATE_FILE).read_text())["state"] == "SUCCEEDED"
+
+
+def test_a_real_group_collects_garbage_after_the_start(tmp_path: Path) -> None:
+    apps = [_written_app(tmp_path, f"gc{i}") for i in range(2)]
+    lines = _start_observed(["_local_group", "1", "gcgroup"], "".join(f"{a}\n" for a in apps))
+    assert "group True" in lines
+    for app_dir in apps:
+        assert json.loads(Path(app_dir, META_DIR, STATE_FILE).read_text())["state"] == "SUCCEEDED"

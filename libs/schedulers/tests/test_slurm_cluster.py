@@ -208,6 +208,8 @@ def test_workspace_is_copied_into_job_dir(slurm: SlurmScheduler, tmp_path: Path)
         ({"time": "500"}, None, "run option 'time'", "time limit"),
         ({}, Resource(cpu=64, gpu=0, memMB=100), "resource.cpu", "processors"),
         ({}, Resource(cpu=1, gpu=0, memMB=900000), "resource", "node configuration"),
+        ({"mail_type": "BOGUS"}, None, "run option 'mail_type'='BOGUS'", "--mail-type"),
+        ({"sbatch_args": ["--bogus"]}, None, "run option 'sbatch_args'", "unrecognized option"),
     ],
 )
 def test_refused_jobs_name_the_option_and_leave_nothing(

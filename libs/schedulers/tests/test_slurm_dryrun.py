@@ -269,3 +269,22 @@ def test_an_id_that_is_no_job_id_is_refused_before_any_command(app_id: str, fix:
         with pytest.raises(SpecsError) as e:
             ask(app_id)
         assert fix in str(e.value) and repr(app_id) in str(e.value)
+
+
+@pytest.mark.parametrize("workspace", [False, True])
+def test_a_job_dir_that_cannot_be_a_directory_is_named_before_sbatch_runs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, workspace: bool
+) -> None:
+    monkeypatch.setenv("PATH", str(tmp_path / "no-slurm-here"))  # sbatch must not run
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "train.py").write_text("print(1)\n")
+    a_file = tmp_path / "notes.txt"
+    a_file.write_text("kept\n")
+    app = AppDef("x", [Role("r", image="", entrypoint="true")])
+    slurm = SlurmScheduler()
+    for job_dir, why in ((a_file, "it is a file"), (a_file / "sub", "cannot create it")):
+        with pytest.raises(SpecsError) as e:
+            slurm.submit(app, {"job_dir": str(job_dir)}, workspace=str(ws) if workspace else None)
+        assert str(e.value).startswith(f"run option 'job_dir': got '{job_dir}'; {why}")
+    assert a_file.read_text() == "kept\n"

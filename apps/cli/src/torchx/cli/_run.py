@@ -137,7 +137,10 @@ def run_component(
 
         warn_missing_gpus(app, sched)
     local = sched in LOCAL_SCHEDULERS
-    wait = flag(defaults, "wait", local) if wait is None else wait
+    if wait is None:
+        # Asking for the logs asks to wait for them, as in pytorch/torchx 0.7, where
+        # `--log` alone made a run on a remote scheduler wait and stream.
+        wait = bool(log) or flag(defaults, "wait", local or flag(defaults, "log", False))
     log = flag(defaults, "log", wait) if log is None else log
     stream_logs = bool(log) and not json_out
     handle = runner.schedule(info)

@@ -23,7 +23,7 @@ from torchx.runner._sweep import (
     check_sweep,
 )
 from torchx.runner._sweep_kubernetes import kubernetes_mode, trial_cfg
-from torchx.runner._sweep_processes import local_group
+from torchx.runner._sweep_processes import _LOCAL, local_group
 from torchx.runner._sweep_record import SweepRecord, TrialRecord
 from torchx.runner._tracking import with_env
 from torchx.specs import AppDef, AppDryRunInfo, CfgVal, SpecsError
@@ -203,12 +203,34 @@ def plan(
         f"the {sched.backend} scheduler has no job arrays: one app per trial, at most {k} "
         f"running at once, submitted by a local process; trial {todo[0]}'s request:"
     )
+    if sched.backend in _LOCAL:  # a subclass with a schedule of its own (see local_group)
+        _check_driver_finds(scheduler, type(sched).__name__)
+        why = (
+            f"{type(sched).__name__} overrides schedule: one app per trial, submitted through "
+            f"it by a local process, at most {k} running at once; trial {todo[0]}'s request:"
+        )
     if why_group:
         why = (
             f"one Job per trial, not one Indexed Job, because {why_group}; at most {k} "
             f"running at once, submitted by a local process; trial {todo[0]}'s request:"
         )
     return SweepPlan(record, todo, first, why)
+
+
+def _check_driver_finds(scheduler: str, cls: str) -> None:
+    """Refuse now a sweep whose driver process could not make ``scheduler``: that process
+    finds schedulers as ``get_runner`` does, by name, so one given to this Runner alone
+    (not a ``torchx.schedulers`` entry point) would fail every trial there."""
+    from torchx.schedulers import get_scheduler_factories
+
+    if scheduler not in get_scheduler_factories():
+        raise SweepError(
+            "scheduler",
+            scheduler,
+            f"{cls} overrides schedule, so its sweeps are submitted trial by trial by a "
+            "separate process, which finds schedulers by their torchx.schedulers entry "
+            f"points; register {scheduler!r} as one, or run the trials with Runner.run",
+        )
 
 
 def _dryrun_local_group(

@@ -36,11 +36,17 @@ _drivers: dict[int, subprocess.Popen[bytes]] = {}
 
 
 def local_group(runner: Runner, scheduler: str) -> LocalScheduler | None:
-    """``scheduler`` when it runs a sweep's trials as one supervised group of its own."""
+    """``scheduler`` when it runs a sweep's trials as one supervised group of its own.
+
+    Not a LocalScheduler subclass that overrides 0.7's ``schedule`` hook: the group would
+    start every trial without it, so such a sweep is submitted one app per trial through
+    the runner (``schedule`` included), by the driver other schedulers' sweeps use."""
     from torchx.schedulers.local_scheduler import LocalScheduler
 
     sched = runner._scheduler(scheduler)
-    return sched if isinstance(sched, LocalScheduler) else None
+    if isinstance(sched, LocalScheduler) and type(sched).schedule is LocalScheduler.schedule:
+        return sched
+    return None
 
 
 def start_local_group(

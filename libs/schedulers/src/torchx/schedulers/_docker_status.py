@@ -7,11 +7,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from datetime import datetime
-from typing import Any
+from typing import Any, TypedDict
 
 from torchx.schedulers._api import DescribeAppResponse
 from torchx.schedulers._rfc3339 import parse_local
-from torchx.specs import AppDef, AppState, ReplicaStatus, Role, RoleStatus
+from torchx.specs import AppDef, AppState, ReplicaStatus, Role, RoleStatus, is_terminal
 
 LABEL_APP_ID = "torchx.pytorch.org/app-id"
 LABEL_APP_NAME = "torchx.pytorch.org/app-name"
@@ -104,6 +104,32 @@ def _describe(app_id: str, attrs: list[dict[str, Any]]) -> DescribeAppResponse:
         roles_statuses=list(roles.values()),
         roles=app_roles,
         app=AppDef(app_name, roles=app_roles) if app_roles else None,
+    )
+
+
+class AppTimes(TypedDict):
+    submitted_at: datetime | None
+    started_at: datetime | None
+    ended_at: datetime | None
+
+
+def run_times(attrs: list[dict[str, Any]], replica: Mapping[str, Any], state: AppState) -> AppTimes:
+    """``ListAppResponse``'s times: when ``replica`` was created, when the app's first
+    replica started and, once the app has ended, when its last one finished. The engine
+    writes the zero time (year 1) for a container not yet started or finished."""
+
+    def stamps(key: str) -> list[datetime]:
+        got = (parse_local(a.get("State", {}).get(key)) for a in attrs)
+        return [t for t in got if t is not None and t.year > 1]
+
+    started, finished = stamps("StartedAt"), stamps("FinishedAt")
+    ended = is_terminal(state) and bool(finished)
+    return AppTimes(
+        submitted_at=parse_local(replica.get("Created")),
+        started_at=min(started) if started else None,
+        # The engine can date a quick container's finish a moment before its start (the
+        # start is written once the start call returns); an app ends after it starts.
+        ended_at=max(finished + started) if ended else None,
     )
 
 

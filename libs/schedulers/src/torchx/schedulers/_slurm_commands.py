@@ -31,6 +31,12 @@ _FIXES = (
     ("account", "account", "use an account you belong to (`sacctmgr show assoc`)"),
     ("qos", "qos", "use a QOS your account may use"),
     ("feature", "constraint", "use node features that exist (`sinfo -o %f`)"),
+    (
+        "--mail-type",
+        "mail_type",
+        "name Slurm's mail events, comma-separated: NONE, BEGIN, END, FAIL, REQUEUE, ALL",
+    ),
+    ("unrecognized option", "sbatch_args", "pass only flags that sbatch knows (`sbatch --help`)"),
 )
 
 

@@ -294,23 +294,20 @@ class SlurmScheduler(DirWorkspaceMixin, Scheduler[SlurmBatchRequest]):
         created: str | None = None
         if req.job_dir:
             if req.workspace:
-                if os.path.exists(req.job_dir) and os.listdir(req.job_dir):
+                if os.path.isdir(req.job_dir) and os.listdir(req.job_dir):
                     raise SpecsError(
                         "run option 'job_dir'",
                         req.job_dir,
                         "it already holds files; give a new or empty directory for a workspace",
                     )
-                if not os.path.isdir(req.job_dir):
-                    os.makedirs(req.job_dir)
-                    created = req.job_dir
+                created = _make_job_dir(req.job_dir)
                 try:
                     copy_workspace(req.workspace, req.job_dir)
                 except BaseException:
                     _empty(req.job_dir, remove=created is not None)
                     raise
-            elif not os.path.isdir(req.job_dir):
-                os.makedirs(req.job_dir)
-                created = req.job_dir
+            else:
+                created = _make_job_dir(req.job_dir)
         proc = run([*req.cmd], stdin=req.script)
         if proc.returncode != 0:
             if created is not None:
@@ -599,6 +596,22 @@ class SlurmScheduler(DirWorkspaceMixin, Scheduler[SlurmBatchRequest]):
         proc = run(["scancel", app_id])
         if proc.returncode != 0 and "already completed" not in slurm_message(proc).lower():
             raise SlurmError(f"scancel {app_id} failed: {slurm_message(proc)}")
+
+
+def _make_job_dir(job_dir: str) -> str | None:
+    """Creates the run option ``job_dir`` where it does not exist; returns it if created."""
+    if os.path.isdir(job_dir):
+        return None
+    try:
+        os.makedirs(job_dir)
+    except OSError as e:
+        why = "it is a file" if os.path.isfile(job_dir) else f"cannot create it: {e.strerror}"
+        raise SpecsError(
+            "run option 'job_dir'",
+            job_dir,
+            f"{why}; give a directory you can write to, on a file system the nodes share",
+        ) from None
+    return job_dir
 
 
 def _job_order(app: ListAppResponse) -> list[int]:
