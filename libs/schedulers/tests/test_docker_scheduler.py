@@ -353,6 +353,10 @@ def test_cancel_stops_a_running_app(docker_sched: DockerScheduler, docker_engine
     assert desc is not None and desc.state == AppState.CANCELLED
     assert list(lines) == []  # the followed log ends with the container
     assert [r.id for r in desc.roles_statuses[0].replicas] == [0]
+    # the replica the cancel stopped reads as cancelled, as on local_cwd and ray, not as a
+    # failure with the kill's exit code
+    assert desc.roles_statuses[0].replicas[0].state == AppState.CANCELLED
+    assert desc.msg == "cancelled"
     docker_sched.cancel(app_id)  # a no-op once ended
 
 
@@ -383,6 +387,23 @@ def test_refused_submission_leaves_no_container(
     assert "role 'b' image" in str(e.value) and "no-such-image:1" in str(e.value)
     assert "pulling failed" in str(e.value)
     assert docker_sched.describe(info.request.app_id) is None
+
+
+def test_a_container_the_engine_refuses_is_one_line_naming_it(
+    docker_sched: DockerScheduler, docker_engine: Any, tmp_path: Path
+) -> None:
+    gone = tmp_path / "no-such-dir"
+    role = _role(docker_engine.image, "-c", "true", mounts=[BindMount(str(gone), "/data")])
+    info = docker_sched.submit_dryrun(AppDef("refused", roles=[role]), HOST)
+    with pytest.raises(SchedulerError) as e:
+        docker_sched.schedule(info)
+    message = str(e.value)
+    # the engine's reason and the container it refused, not the SDK's HTTP error and URL
+    assert message.startswith(
+        f"local_docker: the Docker engine refused container {info.request.app_id}-r-0: "
+    )
+    assert str(gone) in message and "http" not in message and "\n" not in message
+    assert docker_sched.describe(info.request.app_id) is None  # nothing left behind
 
 
 def test_since_until_bound_the_log(docker_sched: DockerScheduler, docker_engine: Any) -> None:

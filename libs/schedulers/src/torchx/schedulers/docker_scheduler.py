@@ -43,6 +43,7 @@ from torchx.schedulers._docker_client import (
     EngineAddress,
     connect,
     explain,
+    refusal_named,
     resolve_engine,
     sdk,
 )
@@ -67,12 +68,8 @@ from torchx.schedulers._docker_status import (
     _status,
     run_times,
 )
-from torchx.schedulers._docker_status import (  # 0.7's names, kept importable from here
-    LABEL_REPLICA_ID as LABEL_REPLICA_ID,
-)
-from torchx.schedulers._docker_status import (
-    LABEL_ROLE_NAME as LABEL_ROLE_NAME,
-)
+from torchx.schedulers._docker_status import LABEL_REPLICA_ID as LABEL_REPLICA_ID  # 0.7's
+from torchx.schedulers._docker_status import LABEL_ROLE_NAME as LABEL_ROLE_NAME  # 0.7's
 from torchx.schedulers._errors import SchedulerError, check_params
 from torchx.schedulers._preemption_notes import DOCKER_NOTE, grace_seconds
 from torchx.schedulers._replicas import role_replicas
@@ -480,7 +477,8 @@ class DockerScheduler(DockerWorkspaceMixin, Scheduler[DockerRequest]):
         created: list[str] = []
         try:
             for c in req.containers:
-                created.append(api.create_container_from_config(c.config, name=c.name)["Id"])
+                with refusal_named(c.name):
+                    created.append(api.create_container_from_config(c.config, name=c.name)["Id"])
             for cid in created:
                 api.start(cid)
         except BaseException:
