@@ -4,13 +4,21 @@ processes hold the writer lock at once. Real child processes hold and contend fo
 
 from __future__ import annotations
 
+import fcntl
 import os
 import sys
 import threading
 
 import pytest
 import torchx_test_fixtures_sweep_lock
-from torchx_test_fixtures_processes import ready_child
+from torchx_test_fixtures_processes import (
+    alive,
+    idle_child,
+    lock_left_to_a_fork,
+    pids_in_proc_locks,
+    proc_locks_naming,
+    ready_child,
+)
 from torchx_test_fixtures_sweep_lock import (
     NOT_LOCKED,
     contending_writers,
@@ -125,3 +133,47 @@ def test_contending_writers_that_never_finish_are_killed_and_named(
     monkeypatch.setattr(torchx_test_fixtures_sweep_lock, "CONTEND_DEADLINE_S", 0.5)
     with pytest.raises(AssertionError, match=r"'contend', 'sweep-lockfile', '1000000000'\] still"):
         contending_writers(SWEEP_ID, n=2, rounds=10**9)
+
+
+GENERIC = "by a reader of this sweep (torchx status or wait), reading the sweep; find and end it"
+
+
+def _resume_gives_up(monkeypatch: pytest.MonkeyPatch) -> str:
+    monkeypatch.setattr(_sweep_lock, "RESUME_LOCK_WAIT_S", 0.5)
+    with pytest.raises(SpecsError) as caught, resuming(SWEEP_ID, SWEEP):
+        pass
+    return str(caught.value)
+
+
+def test_a_reader_that_ended_leaving_its_lock_to_a_child_is_not_named(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The kernel lists the pid that took a lock, though it ended and a child it forked
+    holds the lock: that pid (free for reuse) is never the one the user is told to end."""
+    lock = str(lock_path(SWEEP_ID))
+    lock_path(SWEEP_ID).parent.mkdir(parents=True)
+    with lock_left_to_a_fork(lock, "shared") as (taker, holder):
+        assert pids_in_proc_locks(lock) == [taker] and not alive(taker) and alive(holder)
+        message = _resume_gives_up(monkeypatch)
+    assert "\n" not in message and GENERIC in message
+    assert f"pid {taker}" not in message and "kill" not in message
+
+
+@pytest.mark.parametrize("listed", ["0", "a live process that holds nothing"])
+def test_a_listed_pid_that_holds_no_lock_on_the_file_is_not_named(
+    listed: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """/proc/locks lists 0 for a taker in another pid namespace (a container sharing the
+    state folder); ``kill 0`` would signal the user's own process group."""
+    lock_path(SWEEP_ID).parent.mkdir(parents=True)
+    reader = os.open(lock_path(SWEEP_ID), os.O_RDONLY | os.O_CREAT)
+    try:
+        fcntl.flock(reader, fcntl.LOCK_SH)
+        with idle_child() as other:
+            pid = 0 if listed == "0" else other.pid
+            proc_locks_naming(monkeypatch, _sweep_lock, pid, str(lock_path(SWEEP_ID)))
+            message = _resume_gives_up(monkeypatch)
+    finally:
+        os.close(reader)
+    assert "\n" not in message and GENERIC in message
+    assert f"pid {pid}" not in message and "kill" not in message

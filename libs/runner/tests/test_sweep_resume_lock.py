@@ -316,14 +316,30 @@ def test_a_reader_inside_its_lock_test_delays_a_resume_and_never_refuses_it() ->
     assert refused == [] and entered.is_set()
 
 
-def test_a_polling_reader_never_makes_a_resume_fail() -> None:
+def test_a_polling_reader_never_makes_a_resume_fail(monkeypatch: pytest.MonkeyPatch) -> None:
     """A ``torchx wait`` polls the lock in a loop (here as fast as it can) while resumes
-    take it, one after another: none is refused."""
+    take it, one after another: none is refused, though many meet a poll's instant."""
     lock_path(SWEEP_ID).parent.mkdir(parents=True)
-    lock_path(SWEEP_ID).touch()  # so the reader's every poll takes the lock
-    refused = 0
+    met = 0  # the resumes' exclusive tries that a poll's shared instant turned away
+    flock = fcntl.flock
+
+    def counting_flock(fd: int, how: int) -> None:
+        nonlocal met
+        try:
+            flock(fd, how)
+        except BlockingIOError:
+            met += (how & fcntl.LOCK_EX) != 0  # only the reader contends: no other writer runs
+            raise
+
+    monkeypatch.setattr(fcntl, "flock", counting_flock)
+    refused = rounds = 0
     with polling_reader(SWEEP_ID) as reader:
-        for _ in range(1000):
+        while rounds < 1000 or (met == 0 and rounds < 10_000):  # until the race was run
+            rounds += 1
+            # A resume removes its lock file as it lets go; made again here (as a resume
+            # killed before its removal leaves it), the file is there for the reader's
+            # polls to take shared between resumes, so that the next resume meets them.
+            lock_path(SWEEP_ID).touch()
             try:
                 with resuming(SWEEP_ID, SWEEP):
                     pass
@@ -331,6 +347,7 @@ def test_a_polling_reader_never_makes_a_resume_fail() -> None:
                 refused += 1
         assert reader.poll() is None, "the reader stopped polling before the resumes ended"
     assert refused == 0
+    assert met > 0, "no resume met a reader's instant: the race was not exercised"
 
 
 @pytest.mark.parametrize("act", ["resume_sweep", "cancel_sweep", "dryrun_resume_sweep"])

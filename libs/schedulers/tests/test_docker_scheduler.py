@@ -293,6 +293,9 @@ def test_echo_runs_and_logs(docker_sched: DockerScheduler, docker_engine: Any) -
     # the engine's UTC creation time, as local time like every scheduler's list
     assert listed.submitted_at is not None and listed.submitted_at.tzinfo is None
     assert abs(listed.submitted_at - datetime.now()) < timedelta(minutes=10)
+    # an ended app's run: `torchx list` shows STARTED and ENDED from the containers
+    assert listed.started_at is not None and listed.ended_at is not None
+    assert listed.submitted_at <= listed.started_at <= listed.ended_at
 
 
 def test_failing_replica_fails_the_app_and_streams_split(
@@ -350,6 +353,10 @@ def test_cancel_stops_a_running_app(docker_sched: DockerScheduler, docker_engine
     assert desc is not None and desc.state == AppState.CANCELLED
     assert list(lines) == []  # the followed log ends with the container
     assert [r.id for r in desc.roles_statuses[0].replicas] == [0]
+    # the replica the cancel stopped reads as cancelled, as on local_cwd and ray, not as a
+    # failure with the kill's exit code
+    assert desc.roles_statuses[0].replicas[0].state == AppState.CANCELLED
+    assert desc.msg == "cancelled"
     docker_sched.cancel(app_id)  # a no-op once ended
 
 
@@ -369,6 +376,20 @@ def test_workspace_build_changes_what_runs(
     assert list(docker_sched.log_iter(app_id, "r", 0)) == ["from-workspace\n"]
 
 
+def test_a_workspace_on_an_image_the_engine_cannot_get_names_the_image_and_the_fix(
+    docker_sched: DockerScheduler, tmp_path: Path
+) -> None:
+    # `torchx run -s local_docker utils.echo` offline: the builtin's default image cannot be
+    # pulled for the workspace build. A registry on a closed loopback port stands in for it.
+    missing = f"127.0.0.1:{free_loopback_port()}/torchx-missing:1"
+    (tmp_path / "main.sh").write_text("echo hi\n")
+    with pytest.raises(SchedulerError) as e:
+        docker_sched.build_workspace_image(missing, str(tmp_path))
+    message = str(e.value)
+    assert f"the role's image {missing} is not on the Docker engine" in message
+    assert "builtins take --image" in message and "\n" not in message
+
+
 def test_refused_submission_leaves_no_container(
     docker_sched: DockerScheduler, docker_engine: Any
 ) -> None:
@@ -380,6 +401,23 @@ def test_refused_submission_leaves_no_container(
     assert "role 'b' image" in str(e.value) and "no-such-image:1" in str(e.value)
     assert "pulling failed" in str(e.value)
     assert docker_sched.describe(info.request.app_id) is None
+
+
+def test_a_container_the_engine_refuses_is_one_line_naming_it(
+    docker_sched: DockerScheduler, docker_engine: Any, tmp_path: Path
+) -> None:
+    gone = tmp_path / "no-such-dir"
+    role = _role(docker_engine.image, "-c", "true", mounts=[BindMount(str(gone), "/data")])
+    info = docker_sched.submit_dryrun(AppDef("refused", roles=[role]), HOST)
+    with pytest.raises(SchedulerError) as e:
+        docker_sched.schedule(info)
+    message = str(e.value)
+    # the engine's reason and the container it refused, not the SDK's HTTP error and URL
+    assert message.startswith(
+        f"local_docker: the Docker engine refused container {info.request.app_id}-r-0: "
+    )
+    assert str(gone) in message and "http" not in message and "\n" not in message
+    assert docker_sched.describe(info.request.app_id) is None  # nothing left behind
 
 
 def test_since_until_bound_the_log(docker_sched: DockerScheduler, docker_engine: Any) -> None:

@@ -341,6 +341,25 @@ def test_parse_events_skips_other_lines() -> None:
     assert rec.state["state"] == "SUCCEEDED"
 
 
+def test_rays_message_keeps_the_users_lines_not_the_drivers_bookkeeping() -> None:
+    from torchx.schedulers._ray_status import ray_message
+
+    message = "\n".join(
+        [
+            "Job entrypoint command failed with exit code 4, last available logs:",
+            "Running entrypoint for job sh-1: python -m torchx.schedulers._ray_direct '{}'",
+            'TORCHX_EVENT {"ev":"log","r":"a","k":0,"s":"o","t":1.0,"l":"hi\\n"}',
+            "Traceback: boom",
+        ]
+    )
+    assert ray_message(message) == (
+        "Job entrypoint command failed with exit code 4, last available logs:\nTraceback: boom"
+    )
+    # a job torchx did not start: its entrypoint is the user's own command, which stays
+    other = "Running entrypoint for job e-1: echo hi; exit 2"
+    assert ray_message(other) == other
+
+
 # -- a real cluster ------------------------------------------------------------------------
 # Each job takes seconds to start on a small machine, so the apps that only need checking
 # afterwards are all submitted at once (``submitted``) and each test waits for its own.
@@ -391,7 +410,9 @@ def entrypoint_of(s: RayScheduler, app_id: str) -> Any:
 
 
 @pytest.fixture(scope="module")
-def submitted(ray: RayScheduler, tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
+def submitted(
+    ray: RayScheduler, ray_cluster: Any, tmp_path_factory: pytest.TempPathFactory
+) -> dict[str, str]:
     tmp = tmp_path_factory.mktemp("ray_apps")
     marker = tmp / "tried"
     retry_script = (
@@ -416,6 +437,13 @@ def submitted(ray: RayScheduler, tmp_path_factory: pytest.TempPathFactory) -> di
             ),
         ),
         "ws": submit(ray, ws_app, **ws_cfg),
+        # A job pytorch/torchx 0.7 submitted (no torchx metadata), as its users' handles name
+        # it: HOST:PORT-SUBMISSION_ID.
+        "unrecorded": ray_cluster.address.removeprefix("http://")
+        + "-"
+        + ray._client(ray_cluster.address).submit_job(
+            entrypoint="echo from 0.7; exit 2", submission_id=f"echo-{time.time_ns()}"
+        ),
     }
 
 
@@ -435,6 +463,9 @@ def test_echo(ray: RayScheduler, submitted: dict[str, str]) -> None:
     )
     listed = {a.app_id: a for a in ray.list()}
     assert listed[app_id].state == AppState.SUCCEEDED and listed[app_id].name == "echo"
+    # an ended job: `torchx list` shows when it ended
+    ended_at, submitted_at = listed[app_id].ended_at, listed[app_id].submitted_at
+    assert ended_at is not None and submitted_at is not None and submitted_at <= ended_at
 
 
 def test_a_ready_job_client_serves_its_cluster(ray_cluster: Any, submitted: dict[str, str]) -> None:
@@ -506,11 +537,28 @@ def test_failing_single_replica_direct_path(ray: RayScheduler, submitted: dict[s
     assert desc.structured_error_msg == (
         "replica solo/0 exited with code 4; last lines of its stderr:\nbroken"
     )
+    # what `torchx status` and `torchx run`'s last line show: the same, not Ray's dump of
+    # the driver's log (its config and structured lines)
+    assert desc.msg == desc.structured_error_msg
     assert logs(ray, app_id, "solo", streams=Stream.STDOUT) == "ok\n"
     assert logs(ray, app_id, "solo", streams=Stream.STDERR) == "broken\n"
     info = entrypoint_of(ray, app_id)
     assert info.driver_exit_code == 4
     assert info.entrypoint.startswith("python -m torchx.schedulers._ray_direct ")
+
+
+def test_a_job_torchx_did_not_submit_reads_as_one_replica_whose_log_is_the_jobs(
+    ray: RayScheduler, submitted: dict[str, str]
+) -> None:
+    app_id = submitted["unrecorded"]
+    desc = ended(ray, app_id, AppState.FAILED)
+    assert [(r.name, r.num_replicas) for r in desc.roles] == [("ray", 1)]
+    (rep,) = desc.roles_statuses[0].replicas
+    assert (rep.role, rep.state) == ("ray", AppState.FAILED)
+    assert "echo from 0.7; exit 2" in desc.msg
+    lines = list(ray.log_iter(app_id, "ray", 0))
+    assert "from 0.7\n" in lines and all(line.endswith("\n") for line in lines)
+    assert "from 0.7\n" in list(ray.log_iter(app_id, "ray", 0, should_tail=True))
 
 
 def test_single_replica_env_is_enough_for_torch_distributed(

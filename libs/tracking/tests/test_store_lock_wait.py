@@ -11,6 +11,7 @@ import threading
 from pathlib import Path
 
 import pytest
+import torchx_test_fixtures_processes as processes
 from torchx_test_fixtures_processes import ready_child
 
 from torchx.tracker import _store_lock
@@ -82,3 +83,41 @@ def test_a_holder_that_lets_go_is_waited_for(tmp_path: Path) -> None:
         holder.stdin.close()  # the child lets go
         thread.join(120)
         assert outcome == [None]
+
+
+def _timeout_message(uri: str, monkeypatch: pytest.MonkeyPatch) -> str:
+    monkeypatch.setattr(_store_lock, "STORE_LOCK_WAIT_S", 0.5)
+    thread, outcome = _take_in_a_thread(uri)
+    thread.join(120)
+    assert not thread.is_alive(), "the tracker still waits for the holder"
+    [error] = outcome
+    assert isinstance(error, TimeoutError), "the lock was taken while another held it"
+    return str(error)
+
+
+def test_a_holder_whose_taker_ended_is_not_named(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """/proc/locks lists the pid that took the lock, though it ended and a child it forked
+    holds the lock: that pid (free for reuse) is never the one the user is told to end."""
+    uri = f"file://{tmp_path}/mlruns"
+    with processes.lock_left_to_a_fork(lock_path(uri), "exclusive") as (taker, holder):
+        assert (
+            processes.pids_in_proc_locks(lock_path(uri)) == [taker]
+            and not processes.alive(taker)
+            and processes.alive(holder)
+        )
+        message = _timeout_message(uri, monkeypatch)
+    assert "\n" not in message and "still held after 0.5s by another process" in message
+    assert f"pid {taker}" not in message and "kill -CONT PID" in message
+
+
+def test_a_listed_live_pid_that_holds_no_lock_on_the_file_is_not_named(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    uri = f"file://{tmp_path}/mlruns"
+    with _holder(uri, "hold"), processes.idle_child() as other:
+        processes.proc_locks_naming(monkeypatch, _store_lock, other.pid, lock_path(uri))
+        message = _timeout_message(uri, monkeypatch)
+    assert "\n" not in message and "still held after 0.5s by another process" in message
+    assert f"pid {other.pid}" not in message and "kill -CONT PID" in message

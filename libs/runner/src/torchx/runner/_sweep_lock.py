@@ -16,7 +16,7 @@ waits for is only readers' instants (open, try, close; nothing blocks in between
 another writer. It waits up to :data:`RESUME_LOCK_WAIT_S`: far longer than a reader
 descheduled on a loaded machine holds its instant, so only a reader that is stopped
 (Ctrl-Z, SIGSTOP) or hung makes it give up, in one line naming the lock file, the reader's
-pid (as the kernel lists it in ``/proc/locks``) and how to let it go.
+pid (where ``/proc/locks`` lists one that still holds the lock) and how to let it go.
 
 The locks are the kernel's (``flock``): they go with the process that holds them, however
 it ends, so a crashed resume or cancel leaves nothing behind and its sweep reads as it was
@@ -232,8 +232,12 @@ def _stuck(path: Path, fd: int, handle: str) -> SpecsError:
 
 
 def _pids_locking(fd: int) -> list[int]:
-    """The pids the kernel lists in /proc/locks (Linux) as holding a lock on ``fd``'s file;
-    none where it does not say."""
+    """The pids that hold a lock on ``fd``'s file: those /proc/locks (Linux) lists for it
+    that are alive and hold such a lock themselves; none where Linux does not say.
+
+    /proc/locks gives the pid that *took* a lock: it may have ended, its number then
+    reused, while a child it forked holds the lock; and it is 0 where the taker runs in
+    another pid namespace. Such a pid is never named (the user would be told to end it)."""
     st = os.fstat(fd)
     file_id = f"{os.major(st.st_dev):02x}:{os.minor(st.st_dev):02x}:{st.st_ino}"
     pids = []
@@ -245,7 +249,27 @@ def _pids_locking(fd: int) -> list[int]:
                     pids.append(int(fields[4]))  # waiters ("1: -> FLOCK ...") never match
     except OSError:
         pass
-    return pids
+    return [pid for pid in pids if pid > 0 and _holds_lock_on(pid, file_id)]
+
+
+def _holds_lock_on(pid: int, file_id: str) -> bool:
+    """Whether live process ``pid`` holds a lock on the file ``file_id`` (``maj:min:inode``)
+    names: one of its descriptors' /proc/PID/fdinfo shows a ``lock:`` line for it. False
+    for an ended process, or one this user may not inspect."""
+    folder = f"/proc/{pid}/fdinfo"
+    try:
+        descriptors = os.listdir(folder)
+    except OSError:
+        return False
+    for descriptor in descriptors:
+        try:
+            with open(f"{folder}/{descriptor}") as info:
+                # "lock:\t1: FLOCK  ADVISORY  READ 1234 08:01:5678 0 EOF"
+                if any(line.startswith("lock:") and file_id in line.split() for line in info):
+                    return True
+        except OSError:
+            continue  # closed since it was listed
+    return False
 
 
 def _stopped(pid: int) -> bool:

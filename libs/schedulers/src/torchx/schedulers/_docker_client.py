@@ -12,6 +12,7 @@ The SDK is imported here and only here, when an engine is about to be contacted.
 
 from __future__ import annotations
 
+import contextlib
 import os
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -160,6 +161,24 @@ def explain(address: EngineAddress, error: BaseException, owner: str = BACKEND) 
             fix = _unreachable_fix(address)
         return failed(f"connecting failed ({one_line(reason)})", fix)
     return error
+
+
+@contextlib.contextmanager
+def refusal_named(container: str, owner: str = BACKEND) -> Iterator[None]:
+    """The engine's refusal to create ``container`` (a bind mount whose source it lacks, a
+    device, an option it rejects) as one line naming the container, in the engine's words,
+    rather than the SDK's HTTP error with the request's URL."""
+    try:
+        yield
+    except Exception as e:
+        if not isinstance(e, sdk().errors.APIError):
+            raise
+        raise SchedulerError(
+            owner,
+            f"the Docker engine refused container {container}: {e.explanation or e}",
+            "fix the role's mounts, devices or resources it names "
+            "(torchx run --dryrun shows the request)",
+        ) from None
 
 
 def _unreachable_fix(address: EngineAddress) -> str:

@@ -7,11 +7,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from datetime import datetime
-from typing import Any
+from typing import Any, TypedDict
 
 from torchx.schedulers._api import DescribeAppResponse
 from torchx.schedulers._rfc3339 import parse_local
-from torchx.specs import AppDef, AppState, ReplicaStatus, Role, RoleStatus
+from torchx.specs import AppDef, AppState, ReplicaStatus, Role, RoleStatus, is_terminal
 
 LABEL_APP_ID = "torchx.pytorch.org/app-id"
 LABEL_APP_NAME = "torchx.pytorch.org/app-name"
@@ -54,8 +54,17 @@ def _replica_state(attrs: Mapping[str, Any]) -> AppState:
     return CONTAINER_STATE.get(status, AppState.UNKNOWN)
 
 
+def _stopped_by_cancel(attrs: Mapping[str, Any], cancelled_at: datetime | None) -> bool:
+    """Whether a replica that exited non-zero was stopped by a cancel: it finished after the
+    cancel's marker was made (cancel makes it before it stops the replicas)."""
+    finished = parse_local(attrs.get("State", {}).get("FinishedAt"))
+    return cancelled_at is not None and finished is not None and finished >= cancelled_at
+
+
 def _describe(app_id: str, attrs: list[dict[str, Any]]) -> DescribeAppResponse:
-    cancelled = any(LABEL_CANCELLED in a["Config"]["Labels"] for a in attrs)
+    markers = [a for a in attrs if LABEL_CANCELLED in a["Config"]["Labels"]]
+    cancelled = bool(markers)
+    cancelled_at = min((t for a in markers if (t := parse_local(a.get("Created")))), default=None)
     replicas = [a for a in attrs if LABEL_CANCELLED not in a["Config"]["Labels"]]
     roles: dict[str, RoleStatus] = {}
     states = []
@@ -64,10 +73,14 @@ def _describe(app_id: str, attrs: list[dict[str, Any]]) -> DescribeAppResponse:
         labels = a["Config"]["Labels"]
         role = labels.get(LABEL_ROLE, "")
         state = _replica_state(a)
+        if state == AppState.FAILED and _stopped_by_cancel(a, cancelled_at):
+            state = AppState.CANCELLED  # as local_cwd and ray report a cancelled replica
         states.append(state)
         restarts += int(a.get("RestartCount", 0))
         exit_code = (
-            a.get("State", {}).get("ExitCode") if state.name in ("SUCCEEDED", "FAILED") else None
+            a.get("State", {}).get("ExitCode")
+            if state.name in ("SUCCEEDED", "FAILED", "CANCELLED")
+            else None
         )
         roles.setdefault(role, RoleStatus(role)).replicas.append(
             ReplicaStatus(
@@ -94,6 +107,8 @@ def _describe(app_id: str, attrs: list[dict[str, Any]]) -> DescribeAppResponse:
         overall = AppState.CANCELLED
     failed = [r for rs in roles.values() for r in rs.replicas if r.state == AppState.FAILED]
     msg = ", ".join(f"{r.role}/{r.id} exited with {r.exit_code}" for r in failed)
+    if overall == AppState.CANCELLED:
+        msg = "cancelled" + (f"; before that {msg}" if msg else "")
     app_roles = _roles_of(replicas)
     app_name = replicas[0]["Config"]["Labels"].get(LABEL_APP_NAME, app_id) if replicas else app_id
     return DescribeAppResponse(
@@ -104,6 +119,32 @@ def _describe(app_id: str, attrs: list[dict[str, Any]]) -> DescribeAppResponse:
         roles_statuses=list(roles.values()),
         roles=app_roles,
         app=AppDef(app_name, roles=app_roles) if app_roles else None,
+    )
+
+
+class AppTimes(TypedDict):
+    submitted_at: datetime | None
+    started_at: datetime | None
+    ended_at: datetime | None
+
+
+def run_times(attrs: list[dict[str, Any]], replica: Mapping[str, Any], state: AppState) -> AppTimes:
+    """``ListAppResponse``'s times: when ``replica`` was created, when the app's first
+    replica started and, once the app has ended, when its last one finished. The engine
+    writes the zero time (year 1) for a container not yet started or finished."""
+
+    def stamps(key: str) -> list[datetime]:
+        got = (parse_local(a.get("State", {}).get(key)) for a in attrs)
+        return [t for t in got if t is not None and t.year > 1]
+
+    started, finished = stamps("StartedAt"), stamps("FinishedAt")
+    ended = is_terminal(state) and bool(finished)
+    return AppTimes(
+        submitted_at=parse_local(replica.get("Created")),
+        started_at=min(started) if started else None,
+        # The engine can date a quick container's finish a moment before its start (the
+        # start is written once the start call returns); an app ends after it starts.
+        ended_at=max(finished + started) if ended else None,
     )
 
 

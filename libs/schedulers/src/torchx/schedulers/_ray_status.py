@@ -25,6 +25,15 @@ JOB_STATES = {
     "STOPPED": AppState.CANCELLED,
 }
 
+# A job this torchx did not submit (one of pytorch/torchx 0.7's, or any other Ray job) has no
+# roles recorded; as in 0.7 it reads as one role of one replica whose log is the job's log.
+UNRECORDED_ROLE = "ray"
+ROLES_METADATA_KEY = "torchx_roles"
+# What Ray's own message on a job repeats of torchx's bookkeeping: the driver's structured
+# lines, and Ray's line naming the entrypoint when that is torchx's driver (it holds the
+# driver's whole config); another job's entrypoint line is the user's command and stays.
+_DRIVER_MODULE = " -m torchx.schedulers._ray_"
+
 
 @dataclass
 class JobRecord:
@@ -51,6 +60,28 @@ def parse_events(text: str) -> JobRecord:
     return rec
 
 
+def recorded_roles(metadata: dict[str, str] | None) -> dict[str, int]:
+    """Each role's replica count as torchx recorded it at submission; a job torchx did not
+    submit has one role, ``UNRECORDED_ROLE``, of one replica."""
+    recorded = (metadata or {}).get(ROLES_METADATA_KEY)
+    if recorded is None:
+        return {UNRECORDED_ROLE: 1}
+    counts: dict[str, int] = json.loads(recorded)
+    return counts
+
+
+def ray_message(message: str | None) -> str:
+    """Ray's message on a job, less the lines torchx's driver wrote for its own use."""
+    lines = (message or "").splitlines()
+    kept = (
+        ln
+        for ln in lines
+        if not ln.startswith(EVENT_PREFIX)
+        and not (ln.startswith("Running entrypoint for job ") and _DRIVER_MODULE in ln)
+    )
+    return "\n".join(kept).strip()
+
+
 def describe_response(app_id: str, info: Any, rec: JobRecord, ui_url: str) -> DescribeAppResponse:
     """The app's description from Ray's ``JobDetails`` of its job (``info``) and what the
     driver reported in the job's log (``rec``)."""
@@ -60,7 +91,7 @@ def describe_response(app_id: str, info: Any, rec: JobRecord, ui_url: str) -> De
     if job_state == AppState.RUNNING and reported.get("state") == "PENDING":
         state = AppState.PENDING  # the placement group waits for resources
     roles: dict[str, RoleStatus] = {}
-    counts = json.loads((info.metadata or {}).get("torchx_roles", "{}"))
+    counts = recorded_roles(info.metadata)
     for name, n in counts.items():
         roles[name] = RoleStatus(
             name,
@@ -83,14 +114,18 @@ def describe_response(app_id: str, info: Any, rec: JobRecord, ui_url: str) -> De
             role.replicas[rep["k"]] = status
         else:
             role.replicas.append(status)
-    if is_terminal(job_state) and not reported.get("replicas"):
+    unrecorded = ROLES_METADATA_KEY not in (info.metadata or {})
+    if (is_terminal(job_state) or unrecorded) and not reported.get("replicas"):
         for role in roles.values():
             for r in role.replicas:
-                r.state = job_state
+                r.state = state
+    ray_msg = ray_message(info.message)
     error = str(reported.get("error", ""))
     if job_state == AppState.FAILED and not error:
-        error = str(info.message or "")
-    msg = str(info.message or "")
+        error = ray_msg
+    # The driver's account of a failure (which replica, its exit code, its stderr's last
+    # lines) is what the user needs; Ray's repeats the driver's log.
+    msg = error if job_state == AppState.FAILED and error else ray_msg
     if state == AppState.PENDING:
         why = str(reported.get("reason") or "") or msg
         msg = f"waiting for Ray: {why}" if why else "waiting for Ray"
@@ -109,4 +144,13 @@ def describe_response(app_id: str, info: Any, rec: JobRecord, ui_url: str) -> De
     )
 
 
-__all__ = ["JOB_STATES", "JobRecord", "describe_response", "parse_events"]
+__all__ = [
+    "JOB_STATES",
+    "ROLES_METADATA_KEY",
+    "UNRECORDED_ROLE",
+    "JobRecord",
+    "describe_response",
+    "parse_events",
+    "ray_message",
+    "recorded_roles",
+]

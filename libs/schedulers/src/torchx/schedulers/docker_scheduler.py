@@ -43,6 +43,7 @@ from torchx.schedulers._docker_client import (
     EngineAddress,
     connect,
     explain,
+    refusal_named,
     resolve_engine,
     sdk,
 )
@@ -65,17 +66,13 @@ from torchx.schedulers._docker_status import (
     _describe,
     _stamped,
     _status,
+    run_times,
 )
-from torchx.schedulers._docker_status import (  # 0.7's names, kept importable from here
-    LABEL_REPLICA_ID as LABEL_REPLICA_ID,
-)
-from torchx.schedulers._docker_status import (
-    LABEL_ROLE_NAME as LABEL_ROLE_NAME,
-)
+from torchx.schedulers._docker_status import LABEL_REPLICA_ID as LABEL_REPLICA_ID  # 0.7's
+from torchx.schedulers._docker_status import LABEL_ROLE_NAME as LABEL_ROLE_NAME  # 0.7's
 from torchx.schedulers._errors import SchedulerError, check_params
 from torchx.schedulers._preemption_notes import DOCKER_NOTE, grace_seconds
 from torchx.schedulers._replicas import role_replicas
-from torchx.schedulers._rfc3339 import parse_local
 from torchx.schedulers.ids import make_unique
 from torchx.schedulers.sweep_names import ENV_SWEEP_ID, ENV_SWEEP_INDEX, sweep_trial
 from torchx.specs import (
@@ -480,7 +477,8 @@ class DockerScheduler(DockerWorkspaceMixin, Scheduler[DockerRequest]):
         created: list[str] = []
         try:
             for c in req.containers:
-                created.append(api.create_container_from_config(c.config, name=c.name)["Id"])
+                with refusal_named(c.name):
+                    created.append(api.create_container_from_config(c.config, name=c.name)["Id"])
             for cid in created:
                 api.start(cid)
         except BaseException:
@@ -611,14 +609,13 @@ class DockerScheduler(DockerWorkspaceMixin, Scheduler[DockerRequest]):
             replica = next(
                 (a for a in attrs if LABEL_CANCELLED not in a["Config"]["Labels"]), attrs[0]
             )
-            created = parse_local(replica.get("Created"))
             out.append(
                 ListAppResponse(
                     app_id,
                     d.state,
                     name=replica["Config"]["Labels"].get(LABEL_APP_NAME, ""),
-                    submitted_at=created,
                     sweep=_sweep_of(replica["Config"].get("Env") or []),
+                    **run_times(attrs, replica, d.state),
                 )
             )
         return out

@@ -21,13 +21,12 @@ alone (``ray://session/127.0.0.1:8265-echo-1a2b3c4d``) is enough to find the app
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import shutil
 import tempfile
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from datetime import datetime
 from typing import Any, TypedDict
 
@@ -61,7 +60,14 @@ from torchx.schedulers._ray_request import (
     strip_scheme,
 )
 from torchx.schedulers._ray_requeue import resubmit_kwargs
-from torchx.schedulers._ray_status import JOB_STATES, JobRecord, describe_response, parse_events
+from torchx.schedulers._ray_status import (
+    JOB_STATES,
+    ROLES_METADATA_KEY,
+    JobRecord,
+    describe_response,
+    parse_events,
+    recorded_roles,
+)
 from torchx.schedulers._replica_env import TORCHX_RANK0_HOST
 from torchx.specs import AppDef, AppDryRunInfo, AppState, CfgVal, Role, SpecsError, runopts
 from torchx.workspace.dir_workspace import TmpDirWorkspaceMixin, copy_workspace
@@ -401,7 +407,7 @@ class RayScheduler(TmpDirWorkspaceMixin, Scheduler[RayJob]):
             meta = job.metadata or {}
             if METADATA_KEY not in meta or not job.submission_id:
                 continue
-            started = job.start_time
+            started, ended = job.start_time, job.end_time
             out.append(
                 ListAppResponse(
                     app_id=f"{strip_scheme(address)}-{job.submission_id}",
@@ -409,6 +415,7 @@ class RayScheduler(TmpDirWorkspaceMixin, Scheduler[RayJob]):
                     name=meta[METADATA_KEY],
                     sweep=str(meta.get(SWEEP_METADATA_KEY, "")),
                     submitted_at=datetime.fromtimestamp(started / 1000) if started else None,
+                    ended_at=datetime.fromtimestamp(ended / 1000) if ended else None,
                 )
             )
         out.sort(key=lambda r: r.submitted_at or datetime.min)
@@ -422,7 +429,7 @@ class RayScheduler(TmpDirWorkspaceMixin, Scheduler[RayJob]):
             raise SpecsError(
                 "app id", app_id, f"no such {BACKEND} app; `list` shows the known ones"
             )
-        counts: dict[str, int] = json.loads((info.metadata or {}).get("torchx_roles", "{}"))
+        counts = recorded_roles(info.metadata)
         if role_name not in counts:
             from torchx.specs import closest
 
@@ -433,6 +440,8 @@ class RayScheduler(TmpDirWorkspaceMixin, Scheduler[RayJob]):
                 k,
                 f"role {role_name!r} has replicas 0..{counts[role_name] - 1}; pick one of them",
             )
+        if ROLES_METADATA_KEY not in (info.metadata or {}):
+            return self._unrecorded_log(app_id, address, sid, request.follow)
         wanted = {"stdout": {"o"}, "stderr": {"e"}, "combined": {"o", "e"}}[request.stream.value]
         seen = 0
 
@@ -448,6 +457,20 @@ class RayScheduler(TmpDirWorkspaceMixin, Scheduler[RayJob]):
             if e["r"] == role_name and e["k"] == k and e["s"] in wanted
         )
         return in_window(timed, request.since, request.until)
+
+    def _unrecorded_log(self, app_id: str, address: str, sid: str, follow: bool) -> Iterator[str]:
+        """The whole log of a job torchx did not submit (one of pytorch/torchx 0.7's): its
+        lines carry no replica or time, so they are given as they are, as 0.7 gave them."""
+        seen = 0
+
+        def new_lines() -> list[str]:
+            nonlocal seen
+            text: str = self._client(address).get_job_logs(sid)
+            lines = text.splitlines(keepends=True)
+            fresh, seen = lines[seen:], len(lines)
+            return fresh
+
+        return self._follow(app_id, new_lines, follow, POLL_INTERVAL_S)
 
     def _ended(self, app_id: str) -> bool:
         address, sid = self._split(app_id)

@@ -126,12 +126,21 @@ class DockerWorkspaceMixin(WorkspaceMixin[ImagesToPush]):
         image_id = None
         for event in events:
             if event.get("error"):
+                why = str(event["error"]).strip()
+                if not self._has_image(base):
+                    # The build's FROM could not pull the role's image: the same fix as a
+                    # run without a workspace.
+                    raise SchedulerError(
+                        self._workspace_owner(),
+                        f"the role's image {base} is not on the Docker engine and pulling "
+                        f"it for the workspace build failed: {why}",
+                        f"docker pull or load {base} first, or give the component another "
+                        "image (builtins take --image)",
+                    )
                 raise SchedulerError(
                     self._workspace_owner(),
-                    f"building the workspace image from {base} failed: "
-                    f"{str(event['error']).strip()}",
-                    "check that the base image exists locally and the workspace has no "
-                    "file the build cannot read",
+                    f"building the workspace image from {base} failed: {why}",
+                    "check that the workspace has no file the build cannot read",
                 )
             aux = event.get("aux")
             if isinstance(aux, Mapping) and aux.get("ID"):
@@ -144,6 +153,13 @@ class DockerWorkspaceMixin(WorkspaceMixin[ImagesToPush]):
                 self._workspace_owner(), "the Docker engine built no workspace image"
             )
         return image_id
+
+    def _has_image(self, image: str) -> bool:
+        try:
+            self._docker_client.api.inspect_image(image)
+        except Exception:  # ImageNotFound, or an engine that stopped answering meanwhile
+            return False
+        return True
 
     def dryrun_push_images(self, app: AppDef, cfg: Mapping[str, CfgVal]) -> ImagesToPush:
         """Point each role built from a workspace at ``image_repo``; the pushes to make."""

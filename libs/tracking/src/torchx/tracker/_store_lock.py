@@ -17,8 +17,8 @@ is being written and a concurrent writer of ``a/x`` and ``a/y`` fails. An OS fil
 
 A tracker waits for the lock at most :data:`STORE_LOCK_WAIT_S`, far longer than finding or
 creating a run takes, so only a holder that is stopped (Ctrl-Z, SIGSTOP) or hung makes it
-give up: a ``TimeoutError`` in one line naming the lock file, the holder's pid (as the
-kernel lists it in ``/proc/locks``) and how to let it go.
+give up: a ``TimeoutError`` in one line naming the lock file, the holder's pid (where the
+kernel's ``/proc/locks`` lists one that still holds the lock) and how to let it go.
 
 The lock files stay: there is one per store, not per run or app, and its content records
 that the store was set up (see :func:`store_setup_lock`). Removing a lock file that other
@@ -124,13 +124,32 @@ def _still_held(path: str, fd: int) -> str:
 
 
 def _lock_holder(fd: int) -> int | None:
-    """The pid /proc/locks (Linux) names for a lock on ``fd``'s file, if it names one.
-    Its lines read ``1: FLOCK ADVISORY WRITE <pid> <major:minor:inode> 0 EOF``."""
+    """The pid /proc/locks (Linux) names for a lock on ``fd``'s file, if it names one that
+    still holds it. Its lines read ``1: FLOCK ADVISORY WRITE <pid> <major:minor:inode> 0
+    EOF``, with the pid that took the lock: one that may have ended (a child it forked
+    holding the lock on), its number since reused, or 0 (another pid namespace). So a pid
+    is named only where its own descriptors show it holding a lock on the file."""
     st = os.fstat(fd)
     wanted = f"{os.major(st.st_dev):02x}:{os.minor(st.st_dev):02x}:{st.st_ino}"
     with contextlib.suppress(OSError), open("/proc/locks") as table:
         for line in table:
             fields = line.split()  # a waiter's line has "->" second, so never matches
-            if fields[5:6] == [wanted] and fields[4].isdigit():
-                return int(fields[4])
+            pid = int(fields[4]) if fields[5:6] == [wanted] and fields[4].isdigit() else 0
+            if pid > 0 and _shows_lock(pid, wanted):
+                return pid
     return None
+
+
+def _shows_lock(pid: int, wanted: str) -> bool:
+    """Whether a ``lock:`` line of live process ``pid``'s /proc/PID/fdinfo names the file
+    ``wanted`` (``major:minor:inode``); False for an ended process, or one not ours."""
+    try:
+        names = os.listdir(f"/proc/{pid}/fdinfo")
+    except OSError:
+        return False
+    for name in names:
+        with contextlib.suppress(OSError), open(f"/proc/{pid}/fdinfo/{name}") as info:
+            for line in info:  # "lock:\t1: FLOCK  ADVISORY  WRITE <pid> <maj:min:inode> ..."
+                if line.startswith("lock:") and wanted in line.split():
+                    return True
+    return False
