@@ -160,6 +160,8 @@ def test_sacct_rows_of_tasks_and_pending_ranges() -> None:
             ("12_1", "FAILED", "3:0"),
             ("12_[2-4%2]", "PENDING", "0:0"),
             ("12_5", "CANCELLED by 0", "0:15"),
+            # accounting's 0:0 of a task still running is no exit code yet
+            ("12_6", "RUNNING", "0:0"),
         ],
         found,  # type: ignore[arg-type]
     )
@@ -171,6 +173,7 @@ def test_sacct_rows_of_tasks_and_pending_ranges() -> None:
         "12_3": (AppState.PENDING, None),
         "12_4": (AppState.PENDING, None),
         "12_5": (AppState.CANCELLED, 143),
+        "12_6": (AppState.RUNNING, None),
     }
 
 
@@ -188,9 +191,9 @@ def test_sacct_rows_of_jobs_and_heterogeneous_jobs() -> None:
     # a heterogeneous job: its first component (state and exit code), unless any was
     # cancelled
     assert states == {
-        "7": (AppState.RUNNING, 0),
+        "7": (AppState.RUNNING, None),
         "8": (AppState.CANCELLED, 143),
-        "9": (AppState.RUNNING, 0),
+        "9": (AppState.RUNNING, None),
     }
 
 

@@ -288,3 +288,16 @@ def test_a_job_dir_that_cannot_be_a_directory_is_named_before_sbatch_runs(
             slurm.submit(app, {"job_dir": str(job_dir)}, workspace=str(ws) if workspace else None)
         assert str(e.value).startswith(f"run option 'job_dir': got '{job_dir}'; {why}")
     assert a_file.read_text() == "kept\n"
+
+
+@pytest.mark.parametrize("no_node", ["None assigned", "(null)"])
+def test_a_pending_replica_has_no_host_rather_than_slurms_placeholder(no_node: str) -> None:
+    from torchx.schedulers._slurm_parse import Component
+    from torchx.schedulers._slurm_status import replica_statuses
+
+    comp = Component(job_id="5", offset=0, state="PENDING", nodes=no_node)
+    (replica,) = replica_statuses("5", "echo", 1, comp, AppState.PENDING, "", None)
+    assert (replica.state, replica.hostname) == (AppState.PENDING, "")
+    running = Component(job_id="5", offset=0, state="RUNNING", nodes="node1")
+    (replica,) = replica_statuses("5", "echo", 1, running, AppState.RUNNING, "", None)
+    assert replica.hostname == "node1"

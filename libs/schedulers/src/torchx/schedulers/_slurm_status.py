@@ -16,6 +16,8 @@ from torchx.schedulers._slurm_parse import Component, ExitRecord, app_state, rea
 from torchx.schedulers._slurm_script import log_name
 from torchx.specs import AppState, ReplicaStatus, is_terminal
 
+_NO_NODE = ("None assigned", "(null)")
+
 
 def replica_statuses(
     app_id: str,
@@ -49,6 +51,8 @@ def replica_statuses(
                 else None
             )
             host = step.nodes if step else comp.nodes
+            # what scontrol says of a job that has no node yet
+            host = "" if host.strip() in _NO_NODE else host
             out.append(ReplicaStatus(k, step_state, role, hostname=host, exit_code=code))
             continue
         if record.code == 0:
@@ -100,7 +104,7 @@ def _submitted(text: str) -> float | None:
 def refused(state: str, nodes: str) -> bool:
     """A submission sbatch refused: Slurm keeps a FAILED record that never had a node,
     but the user got an error, not a job id, so it is not listed."""
-    return app_state(state) == AppState.FAILED and nodes.strip() in ("", "None assigned")
+    return app_state(state) == AppState.FAILED and nodes.strip() in ("", *_NO_NODE)
 
 
 def pending_reason(state: AppState, comps: Mapping[int, Component]) -> str:

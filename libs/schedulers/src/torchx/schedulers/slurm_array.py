@@ -28,7 +28,7 @@ from torchx.schedulers._slurm_script import (
     script_shape,
 )
 from torchx.schedulers.slurm_scheduler import SlurmBatchRequest
-from torchx.specs import AppDef, AppDryRunInfo, AppState, SpecsError, validate_app
+from torchx.specs import AppDef, AppDryRunInfo, AppState, SpecsError, is_terminal, validate_app
 
 _TASK = re.compile(r"^(?P<job>\d+)_(?P<index>\d+)$")
 # a job, or one component of a heterogeneous job (JOB+OFFSET)
@@ -161,7 +161,7 @@ def _tasks_from(rows: list[tuple[str, str, str]], into: dict[str, ArrayTask]) ->
     jobs: dict[str, dict[int, tuple[str, str]]] = {}
     for job_id, state, code in rows:
         if _TASK.match(job_id):
-            into[job_id] = ArrayTask(job_id, app_state(state), exit_code(code), state)
+            into[job_id] = ArrayTask(job_id, app_state(state), _ended_code(state, code), state)
         elif m := _JOB.match(job_id):
             jobs.setdefault(m.group("job"), {})[int(m.group("offset") or 0)] = (state, code)
         elif m := _PENDING_RANGE.match(job_id):
@@ -170,7 +170,12 @@ def _tasks_from(rows: list[tuple[str, str, str]], into: dict[str, ArrayTask]) ->
                 into.setdefault(tid, ArrayTask(tid, app_state(state), None, state))
     for job, comps in jobs.items():
         state, code = comps[lead_component({k: s for k, (s, _) in comps.items()})]
-        into[job] = ArrayTask(job, app_state(state), exit_code(code), state)
+        into[job] = ArrayTask(job, app_state(state), _ended_code(state, code), state)
+
+
+def _ended_code(state: str, code: str) -> int | None:
+    # accounting prints 0:0 for a job that has not ended: that is no exit code yet
+    return exit_code(code) if is_terminal(app_state(state)) else None
 
 
 def describe_tasks(
