@@ -497,6 +497,24 @@ def test_a_container_the_engine_refuses_is_one_line_naming_it(
     assert docker_sched.describe(info.request.app_id) is None  # nothing left behind
 
 
+def test_a_device_the_host_lacks_is_refused_at_start_in_one_line(
+    docker_sched: DockerScheduler, docker_engine: Any
+) -> None:
+    from torchx.specs import DeviceMount
+
+    missing = DeviceMount(src_path="/dev/torchx-no-such-device", dst_path="/dev/x")
+    role = _role(docker_engine.image, "-c", "true", mounts=[missing])
+    info = docker_sched.submit_dryrun(AppDef("nodev", roles=[role]), HOST)
+    with pytest.raises(SchedulerError) as e:
+        docker_sched.schedule(info)
+    message = str(e.value)
+    assert message.startswith(
+        f"local_docker: the Docker engine refused container {info.request.app_id}-r-0: "
+    )
+    assert "/dev/torchx-no-such-device" in message and "http" not in message
+    assert docker_sched.describe(info.request.app_id) is None  # nothing left behind
+
+
 def test_since_until_bound_the_log(docker_sched: DockerScheduler, docker_engine: Any) -> None:
     from datetime import datetime, timedelta, timezone
 
