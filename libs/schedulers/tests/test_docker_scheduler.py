@@ -480,11 +480,17 @@ def test_refused_submission_leaves_no_container(
     assert docker_sched.describe(info.request.app_id) is None
 
 
+# The engine refuses a bind mount whose source it lacks when the container is created, a
+# device the host lacks when it is started.
+@pytest.mark.parametrize("kind", ["bind", "device"])
 def test_a_container_the_engine_refuses_is_one_line_naming_it(
-    docker_sched: DockerScheduler, docker_engine: Any, tmp_path: Path
+    docker_sched: DockerScheduler, docker_engine: Any, tmp_path: Path, kind: str
 ) -> None:
-    gone = tmp_path / "no-such-dir"
-    role = _role(docker_engine.image, "-c", "true", mounts=[BindMount(str(gone), "/data")])
+    from torchx.specs import DeviceMount
+
+    gone = tmp_path / "no-such-dir" if kind == "bind" else Path("/dev/torchx-no-such-device")
+    mount = BindMount(str(gone), "/data") if kind == "bind" else DeviceMount(str(gone), "/dev/x")
+    role = _role(docker_engine.image, "-c", "true", mounts=[mount])
     info = docker_sched.submit_dryrun(AppDef("refused", roles=[role]), HOST)
     with pytest.raises(SchedulerError) as e:
         docker_sched.schedule(info)
@@ -494,24 +500,6 @@ def test_a_container_the_engine_refuses_is_one_line_naming_it(
         f"local_docker: the Docker engine refused container {info.request.app_id}-r-0: "
     )
     assert str(gone) in message and "http" not in message and "\n" not in message
-    assert docker_sched.describe(info.request.app_id) is None  # nothing left behind
-
-
-def test_a_device_the_host_lacks_is_refused_at_start_in_one_line(
-    docker_sched: DockerScheduler, docker_engine: Any
-) -> None:
-    from torchx.specs import DeviceMount
-
-    missing = DeviceMount(src_path="/dev/torchx-no-such-device", dst_path="/dev/x")
-    role = _role(docker_engine.image, "-c", "true", mounts=[missing])
-    info = docker_sched.submit_dryrun(AppDef("nodev", roles=[role]), HOST)
-    with pytest.raises(SchedulerError) as e:
-        docker_sched.schedule(info)
-    message = str(e.value)
-    assert message.startswith(
-        f"local_docker: the Docker engine refused container {info.request.app_id}-r-0: "
-    )
-    assert "/dev/torchx-no-such-device" in message and "http" not in message
     assert docker_sched.describe(info.request.app_id) is None  # nothing left behind
 
 
