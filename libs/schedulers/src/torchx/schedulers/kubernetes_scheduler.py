@@ -44,6 +44,7 @@ from torchx.schedulers._container_rules import (
     to_dns_label,
 )
 from torchx.schedulers._errors import SchedulerError, check_params, require
+from torchx.schedulers._kubernetes_client import bounded_client
 from torchx.schedulers._kubernetes_compat import (
     ANNOTATION_ISTIO_SIDECAR,
     JOB_STATE,
@@ -178,22 +179,31 @@ class KubernetesScheduler(DockerWorkspaceMixin, Scheduler[KubernetesRequest]):
         if self._api_client is None:
             k8s: Any = require("kubernetes", scheduler=BACKEND, extra=EXTRA)
             config = k8s.config
+            conf = k8s.client.Configuration()
             # In a pod: its service account. Elsewhere: KUBECONFIG or ~/.kube/config. The
             # client library's process-wide default configuration is left alone.
             try:
-                conf = k8s.client.Configuration()
                 config.load_incluster_config(client_configuration=conf)
-                self._api_client = k8s.client.ApiClient(conf)
+                source = "the pod's service account"
             except config.ConfigException:
                 # Read KUBECONFIG now: the library's default is the one at its import.
-                path = os.environ.get("KUBECONFIG") or os.path.expanduser("~/.kube/config")
+                source = os.environ.get("KUBECONFIG") or os.path.expanduser("~/.kube/config")
                 try:
-                    self._api_client = config.new_client_from_config(config_file=path)
+                    config.load_kube_config(config_file=source, client_configuration=conf)
                 except (config.ConfigException, OSError) as e:
                     raise KubernetesApiError(
                         f"no cluster to talk to ({e})",
                         "set KUBECONFIG to a kubeconfig file or run inside a pod",
                     ) from None
+
+            def unreachable(server: str, why: str) -> KubernetesApiError:
+                return KubernetesApiError(
+                    f"cannot reach the API server {server} ({why})",
+                    f"check that the cluster is up and that the server address in {source} "
+                    "is reachable from here",
+                )
+
+            self._api_client = bounded_client(k8s, conf, unreachable)
         return self._api_client
 
     def _apis(self) -> Any:
