@@ -298,11 +298,25 @@ def test_batch_app_lifecycle_status_list_and_cancel(
     assert sorted(by_replica) == [("ps", 0), ("trainer", 0), ("trainer", 1)]
     assert by_replica[("trainer", 1)].spec.hostname == f"{name}-trainer-1"
     assert by_replica[("trainer", 1)].spec.subdomain == name
-    assert app_id in [a.app_id for a in sched.list()]
+    # Each Job counts its created-but-not-started pod "active": list still says PENDING,
+    # as describe does.
+    wait_until(
+        "every Job to count its pod active",
+        lambda: all(
+            j.status.active
+            for j in kube_cluster.batch()
+            .list_namespaced_job(kube_namespace, label_selector=selector)
+            .items
+        ),
+    )
+    describe = sched.describe(app_id)
+    assert describe is not None and describe.state == AppState.PENDING
+    assert {a.app_id: a.state for a in sched.list()}[app_id] == AppState.PENDING
 
     for p in pods:
         kube_cluster.run_pod(kube_namespace, p.metadata.name)
     assert set(_replicas(sched, app_id).values()) == {(AppState.RUNNING, None)}
+    assert {a.app_id: a.state for a in sched.list()}[app_id] == AppState.RUNNING
 
     kube_cluster.end_pod(kube_namespace, by_replica[("ps", 0)].metadata.name, 0)
     kube_cluster.end_pod(kube_namespace, by_replica[("trainer", 1)].metadata.name, 0)

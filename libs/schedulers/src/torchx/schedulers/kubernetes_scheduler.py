@@ -513,8 +513,10 @@ class KubernetesScheduler(DockerWorkspaceMixin, Scheduler[KubernetesRequest]):
             d = client.sanitize_for_serialization(j)
             key = f"{d['metadata']['namespace']}:{d['metadata']['labels'][LABEL_APP_ID]}"
             by_app.setdefault(key, []).append(d)
+        pods_of = self._managed_pods(set(by_app)) if by_app else {}
         for key, group in sorted(by_app.items()):
-            desc = describe_batch(key, group)
+            # With its pods, as describe sees it: a Job whose pod waits is "active" too.
+            desc = describe_batch(key, group, pods_of.get(key, ()))
             meta = group[0]["metadata"]
             out.append(
                 ListAppResponse(
@@ -525,6 +527,26 @@ class KubernetesScheduler(DockerWorkspaceMixin, Scheduler[KubernetesRequest]):
                     sweep=_sweep_of(meta["labels"]),
                 )
             )
+        return out
+
+    def _managed_pods(self, apps: set[str]) -> dict[str, list[dict[str, Any]]]:
+        """The pods of the batch apps ``NAMESPACE:APP_ID`` in ``apps``, from ONE list call."""
+        apis = self._apis()
+        client = self._client()
+        try:
+            items = (
+                apis.CoreV1Api(client)
+                .list_pod_for_all_namespaces(label_selector=f"{LABEL_MANAGED}=torchx")
+                .items
+            )
+        except apis.ApiException as e:
+            raise KubernetesApiError.from_api(e, "list pods", None) from None
+        out: dict[str, list[dict[str, Any]]] = {}
+        for item in items:
+            meta = item.metadata
+            key = f"{meta.namespace}:{(meta.labels or {}).get(LABEL_APP_ID, '')}"
+            if key in apps:
+                out.setdefault(key, []).append(client.sanitize_for_serialization(item))
         return out
 
     # Kubernetes keeps one log per pod, both streams together.
