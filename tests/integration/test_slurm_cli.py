@@ -18,9 +18,16 @@ from torchx.specs import AppDef, AppState, Role
 TORCHX = Path(sys.executable).with_name("torchx")
 
 
-def _torchx(cluster: Any, cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
+def _torchx(
+    cluster: Any, cwd: Path, *args: str, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [str(TORCHX), *args], env=cluster.env, cwd=cwd, capture_output=True, text=True, timeout=120
+        [str(TORCHX), *args],
+        env={**cluster.env, **(env or {})},
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
 
 
@@ -74,7 +81,13 @@ def test_cli_list_shows_the_newest_slurm_jobs_with_their_times(
         desc = sched.wait(app_id, timeout=90)
         assert desc is not None and desc.state == AppState.SUCCEEDED, desc
 
-    listed = _torchx(slurm_env, tmp_path, "list", "-s", "slurm", "--limit", "2", "--json")
+    # the times are read whatever format the user's profile asks Slurm's commands for
+    listed = _torchx(
+        slurm_env,
+        tmp_path,
+        "list", "-s", "slurm", "--limit", "2", "--json",
+        env={"SLURM_TIME_FORMAT": "relative"},
+    )  # fmt: skip
     assert listed.returncode == 0, listed.stderr
     rows = json.loads(listed.stdout)
     # the two newest, newest last (next to the prompt), each with when it ran

@@ -147,3 +147,31 @@ def test_sh_keeps_a_quoted_word_with_spaces_one_argument_as_0_7_did() -> None:
     (role,) = utils.sh("echo one | tr o 0").roles
     out = subprocess.run([role.entrypoint, *role.args], capture_output=True, text=True)
     assert out.stdout == "0ne\n"
+
+
+@pytest.mark.parametrize(
+    ("words", "printed"),
+    [
+        # an empty word stays an argument, as 0.7 quoted it
+        (("echo", "", "x"), " x\n"),
+        # a quote or a backslash the user quoted is taken as it is, as in 0.7
+        (("echo", "it's"), "it's\n"),
+        (("echo", '"hi"'), '"hi"\n'),
+        (("printf", "%s\\n", "x"), "x\n"),
+        (("echo", "'$X'"), "'$X'\n"),  # literal: the quotes say so (MIGRATING.md)
+        # the other words keep their shell meaning (MIGRATING.md)
+        (("echo", "$X", "|", "tr", "1", "2"), "2\n"),
+    ],
+)
+def test_sh_words_the_shell_would_misread_are_quoted_as_0_7_did(
+    words: tuple[str, ...], printed: str
+) -> None:
+    (role,) = utils.sh(*words).roles
+    assert role.entrypoint == "sh" and role.args[0] == "-c"
+    out = subprocess.run(
+        ["sh", "-c", role.args[1]],
+        capture_output=True,
+        text=True,
+        env={"X": "1", "PATH": "/usr/bin:/bin"},
+    )
+    assert (out.returncode, out.stdout) == (0, printed), out.stderr

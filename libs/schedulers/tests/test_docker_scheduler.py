@@ -261,6 +261,83 @@ def test_a_workspace_dockerfile_torchx_is_built_with_image_and_workspace_args(
     assert files == {"Dockerfile.torchx": DEFAULT_DOCKERFILE, "train.py": b"print('hi')\n"}
 
 
+def test_list_times_of_a_running_container_west_of_utc(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A running container's FinishedAt is the engine's zero time (year 1): `torchx list`
+    shows no end, rather than failing where local time is behind UTC."""
+    from torchx.schedulers._docker_status import run_times
+
+    running = {
+        "Created": "2026-11-26T16:00:00.123456789Z",
+        "State": {
+            "Status": "running",
+            "StartedAt": "2026-11-26T16:00:01.5Z",
+            "FinishedAt": "0001-01-01T00:00:00Z",
+        },
+    }
+    monkeypatch.setenv("TZ", "America/New_York")
+    time.tzset()
+    try:
+        times = run_times([running], running, AppState.RUNNING)
+    finally:
+        monkeypatch.undo()
+        time.tzset()
+    # 16:00 UTC is 11:00 in New York in November (EST, UTC-5)
+    assert times == {
+        "submitted_at": datetime(2026, 11, 26, 11, 0, 0, 123456),
+        "started_at": datetime(2026, 11, 26, 11, 0, 1, 500000),
+        "ended_at": None,
+    }
+
+
+class _StartRefusingApi:
+    """Stands in for the engine's low-level API during a submission: creates containers,
+    refuses to start them as an engine without the NVIDIA runtime refuses a GPU role, and
+    records what is removed."""
+
+    def __init__(self) -> None:
+        self.created: list[str] = []
+        self.removed: list[str] = []
+
+    def create_container_from_config(self, config: dict[str, Any], name: str) -> dict[str, str]:
+        self.created.append(name)
+        return {"Id": f"id-{name}"}
+
+    def start(self, cid: str) -> None:
+        import docker
+        import requests
+
+        answer = requests.Response()
+        answer.status_code, answer.reason = 500, "Internal Server Error"
+        raise docker.errors.APIError(
+            f"500 Server Error for http+docker://localhost/v1.43/containers/{cid}/start",
+            response=answer,
+            explanation='could not select device driver "" with capabilities: [[gpu]]',
+        )
+
+    def remove_container(self, cid: str, **kwargs: Any) -> None:
+        self.removed.append(cid)
+
+
+def test_a_container_the_engine_refuses_to_start_is_one_line_naming_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    pytest.importorskip("docker", reason="the refusal is the docker package's APIError")
+    api = _StartRefusingApi()
+    sched = DockerScheduler("t")
+    monkeypatch.setattr(sched, "_api", lambda: api)
+    monkeypatch.setattr(sched, "_ensure_images", lambda req: None)
+    info = sched.submit_dryrun(_app(), {"network": "host", "shm_size": "64m"})
+    with pytest.raises(SchedulerError) as e:
+        sched.schedule(info)
+    first = f"{info.request.app_id}-trainer-0"
+    message = str(e.value)
+    assert message.startswith(f"local_docker: the Docker engine refused container {first}: ")
+    assert "could not select device driver" in message
+    assert "http" not in message and "\n" not in message
+    # both created containers are removed: a refused submission leaves nothing behind
+    assert api.removed == [f"id-{n}" for n in api.created] and len(api.created) == 2
+
+
 # -- against a real engine -------------------------------------------------------------
 
 
@@ -403,11 +480,17 @@ def test_refused_submission_leaves_no_container(
     assert docker_sched.describe(info.request.app_id) is None
 
 
+# The engine refuses a bind mount whose source it lacks when the container is created, a
+# device the host lacks when it is started.
+@pytest.mark.parametrize("kind", ["bind", "device"])
 def test_a_container_the_engine_refuses_is_one_line_naming_it(
-    docker_sched: DockerScheduler, docker_engine: Any, tmp_path: Path
+    docker_sched: DockerScheduler, docker_engine: Any, tmp_path: Path, kind: str
 ) -> None:
-    gone = tmp_path / "no-such-dir"
-    role = _role(docker_engine.image, "-c", "true", mounts=[BindMount(str(gone), "/data")])
+    from torchx.specs import DeviceMount
+
+    gone = tmp_path / "no-such-dir" if kind == "bind" else Path("/dev/torchx-no-such-device")
+    mount = BindMount(str(gone), "/data") if kind == "bind" else DeviceMount(str(gone), "/dev/x")
+    role = _role(docker_engine.image, "-c", "true", mounts=[mount])
     info = docker_sched.submit_dryrun(AppDef("refused", roles=[role]), HOST)
     with pytest.raises(SchedulerError) as e:
         docker_sched.schedule(info)

@@ -33,9 +33,10 @@ def test_what_is_not_a_time_is_none(text: str | None) -> None:
     assert parse_utc(text) is None and parse_local(text) is None
 
 
-@pytest.fixture(params=["UTC0", "IST-5:30"])
+@pytest.fixture(params=["UTC0", "IST-5:30", "America/New_York"])
 def zone(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
-    """The test under this machine's zone set to UTC, then to one 5.5 hours east of it."""
+    """The test under this machine's zone set to UTC, to one 5.5 hours east of it, then to
+    one west of it."""
     monkeypatch.setenv("TZ", request.param)
     time.tzset()
     yield request.param
@@ -53,3 +54,11 @@ def test_local_form_is_naive_and_the_same_instant(zone: str) -> None:
     assert local_time(now) is now
     if zone.startswith("IST"):
         assert parse_local("2024-05-01T10:20:30Z") == datetime(2024, 5, 1, 15, 50, 30)
+
+
+def test_the_engine_zero_time_is_no_time_in_any_zone(zone: str) -> None:
+    # Go's zero time: the container engine's FinishedAt of a running container. West of
+    # UTC its local form would be in year 0, which Python cannot hold.
+    assert parse_utc("0001-01-01T00:00:00Z") is None
+    assert parse_local("0001-01-01T00:00:00Z") is None
+    assert parse_local("0001-01-01T00:00:00.000000000Z") is None

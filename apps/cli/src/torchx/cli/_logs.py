@@ -182,10 +182,15 @@ def print_logs(
     threads = [threading.Thread(target=pump, args=t, daemon=True) for t in targets]
     for t in threads:
         t.start()
-    for t in threads:
-        t.join()
-    if errors:
-        raise errors[0]
+    try:
+        for t in threads:
+            t.join()
+        if errors:
+            raise errors[0]
+    finally:
+        # the log comes before what follows it on stderr (--exit-code's status, an error
+        # line), also where both streams go to one pipe
+        stream_out.flush()
 
 
 def attempts_of(status: AppStatus | None) -> dict[tuple[str, int], int]:

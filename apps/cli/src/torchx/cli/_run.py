@@ -136,13 +136,7 @@ def run_component(
         from torchx.cli._surprises import warn_missing_gpus
 
         warn_missing_gpus(app, sched)
-    local = sched in LOCAL_SCHEDULERS
-    if wait is None:
-        # Asking for the logs asks to wait for them, as in pytorch/torchx 0.7, where
-        # `--log` alone made a run on a remote scheduler wait and stream.
-        wait = bool(log) or flag(defaults, "wait", local or flag(defaults, "log", False))
-    log = flag(defaults, "log", wait) if log is None else log
-    stream_logs = bool(log) and not json_out
+    wait, stream_logs = wait_and_stream(wait, log, json_out, sched in LOCAL_SCHEDULERS, defaults)
     handle = runner.schedule(info)
     # From here on a waiting run owns the app: a Ctrl-C even before the handle is printed
     # must cancel it, not leave it running unseen.
@@ -239,6 +233,20 @@ def _what_is_done(runner: Runner, sched: str, app: AppDef, workspace: str) -> st
     if "job_dir" in opts:  # a directory workspace (Slurm)
         return f"copying {where} into the new job_dir"
     return f"using {where} as the workspace of {noun} {roles}"
+
+
+def wait_and_stream(
+    wait: bool | None, log: bool | None, json_out: bool, local: bool, defaults: Mapping[str, str]
+) -> tuple[bool, bool]:
+    """Whether ``torchx run`` waits for the app, and whether it streams the app's log while
+    it waits, from ``--wait/--no-wait``, ``--log/--no-log`` (None: not given), ``--json``,
+    whether the scheduler runs apps on this machine and ``[cli:run]``'s ``wait``/``log``."""
+    if wait is None:
+        # Asking for the logs asks to wait for them, as in pytorch/torchx 0.7, where
+        # `--log` alone made a run on a remote scheduler wait and stream.
+        wait = bool(log) or flag(defaults, "wait", local or flag(defaults, "log", False))
+    log = flag(defaults, "log", wait) if log is None else log
+    return wait, wait and bool(log) and not json_out
 
 
 def flag(defaults: Mapping[str, str], key: str, fallback: bool) -> bool:

@@ -59,8 +59,9 @@ def sh(
 
     The words after the options are joined with spaces into one command line, so shell
     syntax (pipes, ``&&``, ``$VARS``) works: ``torchx run utils.sh 'echo $HOME | wc -c'``.
-    Among several words, one holding whitespace was quoted to be one argument and stays
-    one, as in torchx 0.7: ``torchx run utils.sh sh -c 'for i in 1 2; do echo $i; done'``.
+    Among several words, one that is empty or holds whitespace, a quote or a backslash was
+    quoted to be taken as it is, and stays one literal argument, as in torchx 0.7:
+    ``torchx run utils.sh sh -c 'for i in 1 2; do echo $i; done'``.
 
     Args:
         args: the command line
@@ -96,7 +97,14 @@ def _shell_line(args: tuple[str, ...]) -> str:
         return args[0]
     import shlex
 
-    return " ".join(shlex.quote(a) if any(c.isspace() for c in a) else a for a in args)
+    return " ".join(shlex.quote(a) if _literal_word(a) else a for a in args)
+
+
+def _literal_word(word: str) -> bool:
+    """Whether ``word`` is quoted into the shell line as 0.7 quoted every word: only the
+    user's own quoting can make a word empty or put whitespace, a quote or a backslash in it
+    (``echo '' x``, ``echo "it's"``, ``printf '%s\\n' x``), so it was meant as it is."""
+    return not word or any(c.isspace() or c in "'\"\\" for c in word)
 
 
 def python(

@@ -165,9 +165,9 @@ def explain(address: EngineAddress, error: BaseException, owner: str = BACKEND) 
 
 @contextlib.contextmanager
 def refusal_named(container: str, owner: str = BACKEND) -> Iterator[None]:
-    """The engine's refusal to create ``container`` (a bind mount whose source it lacks, a
-    device, an option it rejects) as one line naming the container, in the engine's words,
-    rather than the SDK's HTTP error with the request's URL."""
+    """The engine's refusal to create or start ``container`` (a bind mount whose source it
+    lacks, a device, a GPU without its runtime, an option it rejects) as one line naming the
+    container, in the engine's words, rather than the SDK's HTTP error with the request's URL."""
     try:
         yield
     except Exception as e:

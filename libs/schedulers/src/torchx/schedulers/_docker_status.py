@@ -130,12 +130,12 @@ class AppTimes(TypedDict):
 
 def run_times(attrs: list[dict[str, Any]], replica: Mapping[str, Any], state: AppState) -> AppTimes:
     """``ListAppResponse``'s times: when ``replica`` was created, when the app's first
-    replica started and, once the app has ended, when its last one finished. The engine
-    writes the zero time (year 1) for a container not yet started or finished."""
+    replica started and, once the app has ended, when its last one finished. The engine's
+    zero time, written for a container not yet started or finished, reads as None."""
 
     def stamps(key: str) -> list[datetime]:
         got = (parse_local(a.get("State", {}).get(key)) for a in attrs)
-        return [t for t in got if t is not None and t.year > 1]
+        return [t for t in got if t is not None]
 
     started, finished = stamps("StartedAt"), stamps("FinishedAt")
     ended = is_terminal(state) and bool(finished)

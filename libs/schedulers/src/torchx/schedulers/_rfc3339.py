@@ -13,7 +13,10 @@ _STAMP = re.compile(r"(?P<head>[^.]+?)(?:\.(?P<frac>\d+))?(?P<zone>[Zz]|[+-]\d\d
 
 
 def parse_utc(text: str | None) -> datetime | None:
-    """``text`` as a zone-aware time (UTC where it names no zone), or None if it is not one."""
+    """``text`` as a zone-aware time (UTC where it names no zone), or None if it is not one.
+    Go's zero time (year 1), which the container engine writes for a time not reached yet
+    (the finish of a running container), is None too: it means "no time", and in a zone west
+    of UTC it has no local form (year 0)."""
     match = _STAMP.match(text or "")
     if match is None:
         return None
@@ -22,6 +25,8 @@ def parse_utc(text: str | None) -> datetime | None:
     try:
         t = datetime.fromisoformat(head)
     except ValueError:
+        return None
+    if t.year <= 1:
         return None
     frac = match["frac"]
     if frac:  # nanoseconds: Python keeps microseconds

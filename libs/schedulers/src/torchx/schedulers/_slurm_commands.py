@@ -9,6 +9,7 @@ commands take are checked here too, before any command runs.
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 from collections.abc import Mapping
@@ -18,6 +19,10 @@ from torchx.specs import CfgVal, SpecsError
 
 BACKEND = "slurm"
 _TIMEOUT = 60
+# The commands whose output is read here print their times in Slurm's standard form, the one
+# slurm_time reads, whatever SLURM_TIME_FORMAT a user's profile sets (relative, %s, ...).
+# sbatch keeps the user's: the job it submits inherits its environment.
+_READ_TIMES_OF = frozenset({"sacct", "squeue", "scontrol"})
 # a job, or task I of array job A as A_I (the id Slurm's commands take)
 JOB_ID = re.compile(r"^\d+(?:_\d+)?$")
 # What sbatch says, mapped to the run option or field that would fix it.
@@ -83,10 +88,20 @@ def _reach_fix(message: str) -> str:
 
 
 def run(argv: list[str], *, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
-    """Run one Slurm command with the caller's environment; its output is captured."""
+    """Run one Slurm command with the caller's environment (the times that sacct, squeue
+    and scontrol print in Slurm's standard form); its output is captured."""
+    env = None
+    if os.path.basename(argv[0]) in _READ_TIMES_OF:
+        env = {**os.environ, "SLURM_TIME_FORMAT": "standard"}
     try:
         return subprocess.run(
-            argv, input=stdin, capture_output=True, text=True, timeout=_TIMEOUT, check=False
+            argv,
+            input=stdin,
+            capture_output=True,
+            text=True,
+            timeout=_TIMEOUT,
+            check=False,
+            env=env,
         )
     except FileNotFoundError:
         raise SlurmError(

@@ -474,16 +474,17 @@ class DockerScheduler(DockerWorkspaceMixin, Scheduler[DockerRequest]):
         self._ensure_images(req)
         if req.network not in ("host", "none", "bridge"):
             self._ensure_network(req.network)
-        created: list[str] = []
+        created: dict[str, str] = {}  # name -> id
         try:
             for c in req.containers:
                 with refusal_named(c.name):
-                    created.append(api.create_container_from_config(c.config, name=c.name)["Id"])
-            for cid in created:
-                api.start(cid)
+                    created[c.name] = api.create_container_from_config(c.config, name=c.name)["Id"]
+            for name, cid in created.items():
+                with refusal_named(name):  # a missing device or a port in use shows here
+                    api.start(cid)
         except BaseException:
             # A refused submission leaves no container behind.
-            for cid in created:
+            for cid in created.values():
                 with contextlib.suppress(Exception):
                     api.remove_container(cid, force=True, v=True)
             raise
