@@ -138,3 +138,32 @@ def test_insert_out_of_range_raises_index_error_as_nn_sequential_does(index: int
         model.insert(index, nn.Tanh())
     assert [type(m) for m in model] == [L.Linear, nn.ReLU]
     assert model(x).shape == (4, 16)
+
+
+def _names(m: nn.Module) -> list[str]:
+    return list(dict(m.named_children()))
+
+
+def test_a_slice_and_pop_of_a_slice_give_a_sequential_as_nn_sequential_does() -> None:
+    torch.manual_seed(0)
+    x = torch.randn(4, 8)
+    model = L.Sequential(L.Linear(16), nn.ReLU(), L.Linear(4), nn.Tanh())
+    model(x)
+    plain = _plain(model)
+    for m in (model, plain):
+        m.register_module("head", nn.Sigmoid())
+    for index in (slice(1, 3), slice(2, None), slice(None, None, 2), slice(-2, None)):
+        part, plain_part = model[index], plain[index]
+        assert isinstance(part, L.Sequential)
+        assert _names(part) == _names(plain_part)
+    middle = model[1:3]  # built for what item 1 was given: the shared weights, same keys
+    assert list(middle.state_dict()) == list(plain[1:3].state_dict()) == ["2.weight", "2.bias"]
+    torch.testing.assert_close(middle(model[0](x)), model[2](model[1](model[0](x))))
+    assert middle[1] is model[2]
+    taken, plain_taken = model.pop(slice(1, 3)), plain.pop(slice(1, 3))
+    assert isinstance(taken, L.Sequential)
+    assert _names(taken) == _names(plain_taken) == ["1", "2"]
+    assert _names(model) == _names(plain) == ["0", "1", "2"]
+    assert [type(m).__name__ for m in model] == [type(m).__name__ for m in plain]
+    assert model(x).shape == (4, 16)
+    torch.testing.assert_close(model(x), plain(x))

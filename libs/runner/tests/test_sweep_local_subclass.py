@@ -137,3 +137,49 @@ class _CountingHere(LocalScheduler):
 
 def _counting_here(session_name: str, **params: Any) -> LocalScheduler:
     return _CountingHere(session_name)
+
+
+def _as_local_cwd(session_name: str, **params: Any) -> LocalScheduler:
+    return _CountingHere(session_name)
+
+
+class _OwnBackend(LocalScheduler):
+    def __init__(self, session_name: str) -> None:
+        super().__init__(session_name, backend="mine")
+
+    def schedule(self, dryrun_info: AppDryRunInfo[LocalRequest]) -> str:
+        return super().schedule(dryrun_info)
+
+
+def _own_backend(session_name: str, **params: Any) -> LocalScheduler:
+    return _OwnBackend(session_name)
+
+
+def test_a_schedule_override_under_a_built_in_name_is_refused_not_skipped() -> None:
+    """The driver would build the built-in local_cwd, so every trial would skip the override."""
+    sweep = Sweep.grid("utils.echo", {"msg": ["a", "b"]})
+    with (
+        Runner("torchx", {"local_cwd": _as_local_cwd}) as runner,
+        pytest.raises(SweepError, match="is not the scheduler registered as 'local_cwd'") as e,
+    ):
+        runner.run_sweep(sweep, "local_cwd")
+    assert "\n" not in str(e.value)
+    assert "register _CountingHere as one under a name of its own" in str(e.value)
+
+
+def test_a_schedule_override_with_its_own_backend_is_refused_at_once() -> None:
+    sweep = Sweep.grid("utils.echo", {"msg": ["a", "b"]})
+    with (
+        Runner("torchx", {"mine": _own_backend}) as runner,
+        pytest.raises(SweepError, match=r"given to this Runner alone.*register 'mine' as one"),
+    ):
+        runner.run_sweep(sweep, "mine")
+
+
+def test_the_registered_local_cwd_given_to_a_runner_still_runs_as_one_group() -> None:
+    from torchx.schedulers.local_scheduler import create_scheduler
+
+    sweep = Sweep.grid("utils.echo", {"msg": ["a", "b"]})
+    with Runner("torchx", {"local_cwd": create_scheduler}) as runner:
+        status = runner.wait_sweep(runner.run_sweep(sweep, "local_cwd"), 0.05, timeout=120)
+    assert [t.state for t in status.trials] == [AppState.SUCCEEDED] * 2, status

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import fcntl
 import os
+import shlex
 import sys
 import threading
 
@@ -135,7 +136,16 @@ def test_contending_writers_that_never_finish_are_killed_and_named(
         contending_writers(SWEEP_ID, n=2, rounds=10**9)
 
 
-GENERIC = "by a reader of this sweep (torchx status or wait), reading the sweep; find and end it"
+GENERIC_LINE = (
+    "by a reader of this sweep (torchx status or wait), reading the sweep; find it with "
+    "fuser -v {path} or lsof {path} (they list every process that has the file open, this "
+    "one included) and end it"
+)
+
+
+def _generic() -> str:
+    """The line that names no reader: how to find it, with the real lock file."""
+    return GENERIC_LINE.format(path=shlex.quote(str(lock_path(SWEEP_ID))))
 
 
 def _resume_gives_up(monkeypatch: pytest.MonkeyPatch) -> str:
@@ -155,7 +165,7 @@ def test_a_reader_that_ended_leaving_its_lock_to_a_child_is_not_named(
     with lock_left_to_a_fork(lock, "shared") as (taker, holder):
         assert pids_in_proc_locks(lock) == [taker] and not alive(taker) and alive(holder)
         message = _resume_gives_up(monkeypatch)
-    assert "\n" not in message and GENERIC in message
+    assert "\n" not in message and _generic() in message
     assert f"pid {taker}" not in message and "kill" not in message
 
 
@@ -175,5 +185,5 @@ def test_a_listed_pid_that_holds_no_lock_on_the_file_is_not_named(
             message = _resume_gives_up(monkeypatch)
     finally:
         os.close(reader)
-    assert "\n" not in message and GENERIC in message
+    assert "\n" not in message and _generic() in message
     assert f"pid {pid}" not in message and "kill" not in message

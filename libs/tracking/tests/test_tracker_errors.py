@@ -42,3 +42,11 @@ def test_the_errors_survive_a_process_boundary() -> None:
     error = InvalidRecordError("metadata['x']", 1j, "use a float")
     again = pickle.loads(pickle.dumps(error))
     assert isinstance(again, TrackerError) and str(again) == str(error)
+
+
+def test_an_intact_record_refused_keeps_its_class_and_is_not_called_corrupt() -> None:
+    error = CorruptRecordError("/runs/r.json", "is too large to read (9 bytes, limit 5)", False)
+    assert str(error) == "tracker record at '/runs/r.json' is too large to read (9 bytes, limit 5)"
+    again = pickle.loads(pickle.dumps(error))
+    assert type(again) is CorruptRecordError and str(again) == str(error) and not again.damaged
+    assert str(CorruptRecordError("/r", "bad")) == "corrupt tracker record at '/r': bad"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable, Iterable, Sequence
-from typing import Any, ClassVar
+from typing import Any, ClassVar, overload
 
 import torch
 from torch import nn
@@ -95,8 +95,9 @@ class Sequential(Layer):
         self._rearrange(pairs)
         return self
 
-    def pop(self, index: int = -1) -> nn.Module:
-        """Take the module at ``index`` out of the chain and return it (see ``__delitem__``)."""
+    def pop(self, index: int | slice = -1) -> nn.Module:
+        """Take the module at ``index`` out of the chain and return it (see ``__delitem__``);
+        a slice's modules come back as a Sequential, as ``self[index]`` gives them."""
         module = self[index]
         del self[index]
         return module
@@ -215,11 +216,33 @@ class Sequential(Layer):
         for n, module, _ in entries:
             nn.Module.add_module(self, n, module)
 
-    def __getitem__(self, index: int) -> nn.Module:
+    @overload
+    def __getitem__(self, index: int) -> nn.Module: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> Sequential: ...
+
+    def __getitem__(self, index: int | slice) -> nn.Module:
         """The layer written at ``index`` while the module registered there is its own (or
         the layer itself, before building); the module registered there otherwise, as
         ``nn.Sequential`` answers, once something swapped it (setattr, register_module,
-        torch.ao.quantization.convert)."""
+        torch.ao.quantization.convert).
+
+        A slice gives a new Sequential of those modules (shared, not copied) under the
+        names they have here, as ``nn.Sequential``'s slice keeps its names; a run of
+        consecutive items of a built chain comes built for the input they were built for."""
+        if isinstance(index, slice):
+            self._materialize()
+            pairs = self._pairs()
+            part = Sequential()
+            part._rearrange(pairs[index])
+            start, stop, step = index.indices(len(pairs))
+            shapes = self.__dict__.get("_input_shapes")
+            if step == 1 and start < stop and shapes is not None:
+                given = shapes[0] if start == 0 else self.item_shapes[start - 1]
+                assert isinstance(given, tuple)  # a chain passes one tensor between items
+                part.build(given)
+            return part
         item = self.items[index]
         registered = self.get_submodule(self.__dict__[_NAMES][index])
         if registered is item or (

@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shlex
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -218,7 +219,12 @@ def _stuck(path: Path, fd: int, handle: str) -> SpecsError:
     """A resume that waited RESUME_LOCK_WAIT_S for a reader of ``path`` to let go."""
     readers = _pids_locking(fd)
     if not readers:
-        who, fix = "a reader of this sweep (torchx status or wait)", "find and end it"
+        quoted = shlex.quote(str(path))
+        who = "a reader of this sweep (torchx status or wait)"
+        fix = (
+            f"find it with fuser -v {quoted} or lsof {quoted} (they list every process that"
+            " has the file open, this one included) and end it"
+        )
     else:
         pid = readers[0]
         who = f"pid {pid}" + (", which is stopped" if _stopped(pid) else "")

@@ -204,7 +204,6 @@ def plan(
         f"running at once, submitted by a local process; trial {todo[0]}'s request:"
     )
     if sched.backend in _LOCAL:  # a subclass with a schedule of its own (see local_group)
-        _check_driver_finds(scheduler, type(sched).__name__)
         why = (
             f"{type(sched).__name__} overrides schedule: one app per trial, submitted through "
             f"it by a local process, at most {k} running at once; trial {todo[0]}'s request:"
@@ -217,20 +216,46 @@ def plan(
     return SweepPlan(record, todo, first, why)
 
 
-def _check_driver_finds(scheduler: str, cls: str) -> None:
-    """Refuse now a sweep whose driver process could not make ``scheduler``: that process
-    finds schedulers as ``get_runner`` does, by name, so one given to this Runner alone
-    (not a ``torchx.schedulers`` entry point) would fail every trial there."""
+def check_driver_builds(runner: Runner, scheduler: str) -> None:
+    """Refuse a sweep whose trials the driver process would submit through another
+    scheduler than this Runner's: that process makes its own Runner (``get_runner``), which
+    finds ``scheduler`` by its ``torchx.schedulers`` entry point, so a factory given to this
+    Runner alone (a subclass under a built-in name or a name of its own) would be skipped
+    there, or every trial would fail."""
     from torchx.schedulers import get_scheduler_factories
 
-    if scheduler not in get_scheduler_factories():
-        raise SweepError(
-            "scheduler",
-            scheduler,
-            f"{cls} overrides schedule, so its sweeps are submitted trial by trial by a "
-            "separate process, which finds schedulers by their torchx.schedulers entry "
-            f"points; register {scheduler!r} as one, or run the trials with Runner.run",
-        )
+    mine = runner._factories.get(scheduler)
+    registered = get_scheduler_factories().get(scheduler)
+    if mine is not None and registered is not None:
+        if _loaded(mine) is _loaded(registered):
+            return
+        sched = runner._scheduler(scheduler)
+        try:
+            if type(registered(runner.name())) is type(sched):
+                return
+        except Exception:  # the driver could not build it either: refused below
+            pass
+    cls = type(runner._scheduler(scheduler)).__name__
+    if registered is None:
+        why = f"{cls} is given to this Runner alone"
+        fix = f"register {scheduler!r} as one"
+    else:  # a registered name keeps its scheduler (a plug-in cannot replace a built-in)
+        why = f"this Runner's {cls} is not the scheduler registered as {scheduler!r}"
+        fix = f"register {cls} as one under a name of its own and sweep on that name"
+    raise SweepError(
+        "scheduler",
+        scheduler,
+        f"{why}; this sweep's trials are submitted one by one by a separate process, which finds "
+        f"schedulers by their torchx.schedulers entry points: {fix}, or run the trials "
+        "with Runner.run",
+    )
+
+
+def _loaded(factory: Any) -> Any:
+    """The callable a registered factory imports when first called (it has ``load``), or
+    ``factory`` itself."""
+    load = getattr(factory, "load", None)
+    return load() if callable(load) else factory
 
 
 def _dryrun_local_group(

@@ -39,12 +39,15 @@ class InvalidRecordError(_FieldError):
 
 
 class CorruptRecordError(TrackerError):
-    """A stored record that is not what this tracker writes."""
+    """A stored record that is not what this tracker writes, or (``damaged=False``) an
+    intact one that this tracker will not read, such as one over its read limit."""
 
-    def __init__(self, path: str, reason: str) -> None:
+    def __init__(self, path: str, reason: str, damaged: bool = True) -> None:
         self.path = path
         self.reason = reason
-        super().__init__(f"corrupt tracker record at {path!r}: {reason}")
+        self.damaged = damaged
+        head = "corrupt tracker record at {!r}: " if damaged else "tracker record at {!r} "
+        super().__init__(head.format(path) + reason)
 
-    def __reduce__(self) -> tuple[type, tuple[str, str]]:
-        return type(self), (self.path, self.reason)
+    def __reduce__(self) -> tuple[type, tuple[str, str, bool]]:
+        return type(self), (self.path, self.reason, self.damaged)

@@ -208,11 +208,12 @@ class FsspecTracker(CheckedTracker):
         limit = self.max_record_bytes
         data = self._store.read(path, limit)  # at most limit + 1 bytes, whatever the file
         if len(data) > limit:
-            raise CorruptRecordError(
+            raise CorruptRecordError(  # intact, only larger than this tracker reads
                 path,
-                f"it is {self._store.size_text(path, limit)}, over the read limit"
-                f" {_limit_text(limit)}; read it with fsspec at that path, or"
+                f"is too large to read ({self._store.size_text(path, limit)}, limit"
+                f" {_limit_text(limit)}); read it with fsspec at that path, or"
                 f" {self._raise_limit} with N at least its size",
+                damaged=False,
             )
         try:
             record = decode_object(data, "a JSON object (a tracker record)")

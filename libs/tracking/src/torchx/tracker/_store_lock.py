@@ -114,12 +114,22 @@ def store_lock(uri: str) -> Iterator[None]:
 
 
 def _still_held(path: str, fd: int) -> str:
+    import shlex
+
     holder = _lock_holder(fd)
-    who, pid = (f"pid {holder}", str(holder)) if holder else ("another process", "PID")
+    if holder:
+        who, find, cont = f"pid {holder}", "", f"kill -CONT {holder}"
+    else:  # its pid is not known here (see _lock_holder): say how to find it
+        quoted = shlex.quote(path)
+        who, cont = "another process", "kill -CONT with its pid"
+        find = (
+            f"; find it with fuser -v {quoted} or lsof {quoted} (they list every process"
+            " that has the file open, this one included)"
+        )
     return (
         f"the MLflow store lock {path} is still held after {STORE_LOCK_WAIT_S:g}s by {who}"
-        f" (another tracker of this store); if it is stopped (Ctrl-Z), continue it (fg, or"
-        f" kill -CONT {pid}), else end it, then start this tracker again (nothing was written)"
+        f" (another tracker of this store){find}; if it is stopped (Ctrl-Z), continue it (fg,"
+        f" or {cont}), else end it, then start this tracker again (nothing was written)"
     )
 
 
