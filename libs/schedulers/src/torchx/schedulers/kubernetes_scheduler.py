@@ -477,6 +477,26 @@ class KubernetesScheduler(DockerWorkspaceMixin, Scheduler[KubernetesRequest]):
         client = self._client()
         return [client.sanitize_for_serialization(item) for item in items]
 
+    def _managed_pods(self, apps: set[str]) -> dict[str, list[dict[str, Any]]]:
+        """The pods of the batch apps ``NAMESPACE:APP_ID`` in ``apps``, from ONE list call."""
+        apis = self._apis()
+        client = self._client()
+        try:
+            items = (
+                apis.CoreV1Api(client)
+                .list_pod_for_all_namespaces(label_selector=f"{LABEL_MANAGED}=torchx")
+                .items
+            )
+        except apis.ApiException as e:
+            raise KubernetesApiError.from_api(e, "list pods", None) from None
+        out: dict[str, list[dict[str, Any]]] = {}
+        for item in items:
+            meta = item.metadata
+            key = f"{meta.namespace}:{(meta.labels or {}).get(LABEL_APP_ID, '')}"
+            if key in apps:
+                out.setdefault(key, []).append(client.sanitize_for_serialization(item))
+        return out
+
     def list(self) -> list[ListAppResponse]:
         apis = self._apis()
         client = self._client()
@@ -527,26 +547,6 @@ class KubernetesScheduler(DockerWorkspaceMixin, Scheduler[KubernetesRequest]):
                     sweep=_sweep_of(meta["labels"]),
                 )
             )
-        return out
-
-    def _managed_pods(self, apps: set[str]) -> dict[str, list[dict[str, Any]]]:
-        """The pods of the batch apps ``NAMESPACE:APP_ID`` in ``apps``, from ONE list call."""
-        apis = self._apis()
-        client = self._client()
-        try:
-            items = (
-                apis.CoreV1Api(client)
-                .list_pod_for_all_namespaces(label_selector=f"{LABEL_MANAGED}=torchx")
-                .items
-            )
-        except apis.ApiException as e:
-            raise KubernetesApiError.from_api(e, "list pods", None) from None
-        out: dict[str, list[dict[str, Any]]] = {}
-        for item in items:
-            meta = item.metadata
-            key = f"{meta.namespace}:{(meta.labels or {}).get(LABEL_APP_ID, '')}"
-            if key in apps:
-                out.setdefault(key, []).append(client.sanitize_for_serialization(item))
         return out
 
     # Kubernetes keeps one log per pod, both streams together.
