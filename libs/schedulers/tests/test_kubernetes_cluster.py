@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -397,6 +398,33 @@ def test_cancel_deletes_running_pods(
     )
     # Cancelling again finds nothing to delete and says nothing.
     sched.cancel(app_id)
+
+
+def test_log_of_a_pod_not_started_is_empty_and_follow_waits_for_it(
+    sched: KubernetesScheduler, kube_cluster: Any, kube_namespace: str
+) -> None:
+    app = AppDef("talker", roles=[Role("t", image="busybox", entrypoint="echo", args=["hi"])])
+    app_id = sched.submit(app, {"namespace": kube_namespace, "api": "batch"})
+    selector = f"{LABEL_APP_ID}={app_id.split(':')[1]}"
+    (pod,) = kube_cluster.wait_for_pods(kube_namespace, selector, 1)
+    # Scheduled, not started: nothing written yet, and no node asked.
+    assert list(sched.log_iter(app_id, "t", 0)) == []
+
+    got: list[str] = []
+    follower = threading.Thread(
+        target=lambda: got.extend(sched.log_iter(app_id, "t", 0, should_tail=True)),
+        daemon=True,
+    )
+    stamp = "2026-01-01T00:00:00.000000000Z"
+    with kube_cluster.kubelet_logs({pod.metadata.name: f"{stamp} hi\n"}) as asked:
+        follower.start()
+        wait_until("the follower to poll the pod", lambda: follower.is_alive())
+        assert asked == []  # still waiting for the pod to start
+        kube_cluster.run_pod(kube_namespace, pod.metadata.name)
+        follower.join(timeout=60)
+        assert not follower.is_alive(), "the followed log did not end"
+    assert [line.strip() for line in got] == ["hi"]
+    assert len(asked) == 1 and "follow=true" in asked[0]
 
 
 def test_a_pod_the_scheduler_cannot_place_says_why(

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import json
 import os
+import time
 from collections.abc import Callable, Iterable, Mapping
 from datetime import datetime, timezone
 from typing import Any
@@ -95,6 +96,7 @@ from torchx.schedulers._kubernetes_manifests import (
 from torchx.schedulers._kubernetes_status import (
     describe_batch,
     describe_volcano,
+    not_started,
     role_of,
     stamped,
     untimestamp,
@@ -125,6 +127,8 @@ from torchx.workspace.docker_workspace import DockerWorkspaceMixin
 
 BACKEND = "kubernetes"
 EXTRA = "kubernetes"
+# How often a followed log checks whether its pod has started.
+LOG_START_POLL_S = 1.0
 
 
 class KubernetesApiError(SchedulerError):
@@ -583,6 +587,10 @@ class KubernetesScheduler(DockerWorkspaceMixin, Scheduler[KubernetesRequest]):
         pod_name = pod["metadata"]["name"]
         apis = self._apis()
         core = apis.CoreV1Api(self._client())
+        # A pod not started yet has written nothing (and its node would refuse to say so):
+        # without follow its log is empty; with follow, wait for its containers to start.
+        if not_started(pod) and (not request.follow or not self._wait_started(core, pod)):
+            return ()
         kwargs: dict[str, Any] = {"timestamps": True}
         if request.since is not None:
             age = datetime.now(timezone.utc) - request.since.astimezone(timezone.utc)
@@ -605,6 +613,21 @@ class KubernetesScheduler(DockerWorkspaceMixin, Scheduler[KubernetesRequest]):
                 e, f"read the log of pod {pod_name!r}", namespace
             ) from None
         return lines
+
+    def _wait_started(self, core: Any, pod: Mapping[str, Any]) -> bool:
+        """Wait (until Ctrl-C) for ``pod`` to start; False if it is deleted first."""
+        apis = self._apis()
+        name, namespace = pod["metadata"]["name"], pod["metadata"]["namespace"]
+        while not_started(pod):
+            time.sleep(LOG_START_POLL_S)
+            try:
+                found = core.read_namespaced_pod(name, namespace)
+            except apis.ApiException as e:
+                if e.status == 404:
+                    return False
+                raise KubernetesApiError.from_api(e, f"read pod {name!r}", namespace) from None
+            pod = self._client().sanitize_for_serialization(found)
+        return True
 
     def cancel(self, app_id: str) -> None:
         """Delete every object the app created; a no-op for an app the cluster does not know.
