@@ -436,6 +436,24 @@ def test_log_of_a_pod_not_started_is_empty_and_follow_waits_for_it(
     assert len(asked) == 1 and "follow=true" in asked[0]
 
 
+def test_pods_the_job_controller_may_not_create_say_why(
+    sched: KubernetesScheduler, kube_namespace: str
+) -> None:
+    role = Role("t", image="busybox", entrypoint="true", num_replicas=2)
+    cfg = {"namespace": kube_namespace, "api": "batch", "service_account": "ghost"}
+    app_id = sched.submit(AppDef("ghostly", roles=[role]), cfg)
+
+    def said() -> str | None:
+        desc = sched.describe(app_id)
+        assert desc is not None and desc.state == AppState.PENDING
+        return desc.msg or None
+
+    msg = wait_until("describe to say why no pod exists", said, 60)
+    assert "\n" not in msg
+    assert msg.startswith("Kubernetes cannot create the pod of Job ")
+    assert 'serviceaccount "ghost" not found' in msg and msg.endswith("(and 1 more Jobs)")
+
+
 def test_a_pod_the_scheduler_cannot_place_says_why(
     sched: KubernetesScheduler, kube_cluster: Any, kube_namespace: str
 ) -> None:

@@ -275,3 +275,34 @@ def describe_batch(
         roles_statuses=roles,
         roles=[role_of(rs.role, templates[rs.role], len(rs.replicas)) for rs in roles],
     )
+
+
+def jobs_without_pods(
+    jobs: Iterable[Mapping[str, Any]], pods: Iterable[Mapping[str, Any]]
+) -> set[str]:
+    """The names of the Jobs none of ``pods`` belongs to (by the Job controller's label)."""
+    made = {((p.get("metadata") or {}).get("labels") or {}).get("job-name") for p in pods}
+    return {str(j["metadata"]["name"]) for j in jobs} - made
+
+
+def why_no_pods(
+    desc: DescribeAppResponse, bare: set[str], events: Iterable[Any]
+) -> DescribeAppResponse:
+    """A pending app's ``msg`` when Jobs ``bare`` made no pod: what the Job controller was
+    refused (its FailedCreate events: a missing service account, a quota, a pod security
+    rule), the first refusal in full and how many Jobs more."""
+    if desc.state != AppState.PENDING:
+        return desc
+    said = sorted(
+        {
+            (str(e.involved_object.name), " ".join(str(e.message or "").split()))
+            for e in events
+            if e.involved_object.name in bare
+        }
+    )
+    if said:
+        more = len({name for name, _ in said}) - 1
+        desc.msg = f"Kubernetes cannot create the pod of Job {said[0][0]}: {said[0][1]}" + (
+            f" (and {more} more Jobs)" if more else ""
+        )
+    return desc

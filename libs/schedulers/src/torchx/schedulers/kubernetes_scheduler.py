@@ -96,10 +96,12 @@ from torchx.schedulers._kubernetes_manifests import (
 from torchx.schedulers._kubernetes_status import (
     describe_batch,
     describe_volcano,
+    jobs_without_pods,
     not_started,
     role_of,
     stamped,
     untimestamp,
+    why_no_pods,
     why_pending,
 )
 from torchx.schedulers._rfc3339 import parse_local
@@ -224,8 +226,8 @@ class KubernetesScheduler(DockerWorkspaceMixin, Scheduler[KubernetesRequest]):
         opts.add(
             "api",
             str,
-            "volcano (a Volcano Job, gang scheduled) or batch (batch/v1 "
-            "Indexed Jobs and a headless Service, when Volcano is absent)",
+            "volcano (a Volcano Job, gang scheduled) or batch (one batch/v1 "
+            "Job per replica and a headless Service, when Volcano is absent)",
             default="volcano",
         )
         opts.add("queue", str, "Volcano queue (api=volcano only)", default="default")
@@ -459,7 +461,21 @@ class KubernetesScheduler(DockerWorkspaceMixin, Scheduler[KubernetesRequest]):
         if not jobs:
             return None
         pods = self._pods(namespace, name)
-        return why_pending(describe_batch(app_id, jobs, pods), pods)
+        desc = why_pending(describe_batch(app_id, jobs, pods), pods)
+        bare = jobs_without_pods(jobs, pods)
+        if desc.state != AppState.PENDING or not bare:
+            return desc
+        try:
+            events = (
+                apis.CoreV1Api(client)
+                .list_namespaced_event(
+                    namespace, field_selector="involvedObject.kind=Job,reason=FailedCreate"
+                )
+                .items
+            )
+        except apis.ApiException:
+            return desc  # not every account may read events; the state stands without why
+        return why_no_pods(desc, bare, events)
 
     def _pods(self, namespace: str, name: str) -> list[dict[str, Any]]:
         apis = self._apis()
