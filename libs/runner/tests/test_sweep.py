@@ -244,3 +244,27 @@ def test_trials_and_records_use_the_schedulers_sweep_names() -> None:
     )
     assert is_sweep_id("sweep-abcd") and not is_sweep_id("sweep-abc")
     assert not is_sweep_id("xsweep-abcd") and not is_sweep_id("sweep-abcde-1")  # whole id
+
+
+@pytest.mark.parametrize(
+    ("state", "codes", "expected"),
+    [
+        (AppState.RUNNING, [3, None], None),  # one replica failed, the app may retry it
+        (AppState.RUNNING, [0, None], None),
+        (AppState.PENDING, [], None),
+        (AppState.FAILED, [0, 3], 3),
+        (AppState.SUCCEEDED, [0, 0], 0),
+        (AppState.SUCCEEDED, [], 0),
+    ],
+)
+def test_a_trial_has_an_exit_code_only_once_it_ended(
+    state: AppState, codes: list[int | None], expected: int | None
+) -> None:
+    from torchx.runner._sweep_status import exit_code
+    from torchx.specs import AppStatus, ReplicaStatus, RoleStatus
+
+    replicas = [
+        ReplicaStatus(i, AppState.RUNNING if c is None else AppState.SUCCEEDED, "r", exit_code=c)
+        for i, c in enumerate(codes)
+    ]
+    assert exit_code(AppStatus(state, roles=[RoleStatus("r", replicas)])) == expected
