@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -298,11 +299,25 @@ def test_batch_app_lifecycle_status_list_and_cancel(
     assert sorted(by_replica) == [("ps", 0), ("trainer", 0), ("trainer", 1)]
     assert by_replica[("trainer", 1)].spec.hostname == f"{name}-trainer-1"
     assert by_replica[("trainer", 1)].spec.subdomain == name
-    assert app_id in [a.app_id for a in sched.list()]
+    # Each Job counts its created-but-not-started pod "active": list still says PENDING,
+    # as describe does.
+    wait_until(
+        "every Job to count its pod active",
+        lambda: all(
+            j.status.active
+            for j in kube_cluster.batch()
+            .list_namespaced_job(kube_namespace, label_selector=selector)
+            .items
+        ),
+    )
+    describe = sched.describe(app_id)
+    assert describe is not None and describe.state == AppState.PENDING
+    assert {a.app_id: a.state for a in sched.list()}[app_id] == AppState.PENDING
 
     for p in pods:
         kube_cluster.run_pod(kube_namespace, p.metadata.name)
     assert set(_replicas(sched, app_id).values()) == {(AppState.RUNNING, None)}
+    assert {a.app_id: a.state for a in sched.list()}[app_id] == AppState.RUNNING
 
     kube_cluster.end_pod(kube_namespace, by_replica[("ps", 0)].metadata.name, 0)
     kube_cluster.end_pod(kube_namespace, by_replica[("trainer", 1)].metadata.name, 0)
@@ -383,6 +398,33 @@ def test_cancel_deletes_running_pods(
     )
     # Cancelling again finds nothing to delete and says nothing.
     sched.cancel(app_id)
+
+
+def test_log_of_a_pod_not_started_is_empty_and_follow_waits_for_it(
+    sched: KubernetesScheduler, kube_cluster: Any, kube_namespace: str
+) -> None:
+    app = AppDef("talker", roles=[Role("t", image="busybox", entrypoint="echo", args=["hi"])])
+    app_id = sched.submit(app, {"namespace": kube_namespace, "api": "batch"})
+    selector = f"{LABEL_APP_ID}={app_id.split(':')[1]}"
+    (pod,) = kube_cluster.wait_for_pods(kube_namespace, selector, 1)
+    # Scheduled, not started: nothing written yet, and no node asked.
+    assert list(sched.log_iter(app_id, "t", 0)) == []
+
+    got: list[str] = []
+    follower = threading.Thread(
+        target=lambda: got.extend(sched.log_iter(app_id, "t", 0, should_tail=True)),
+        daemon=True,
+    )
+    stamp = "2026-01-01T00:00:00.000000000Z"
+    with kube_cluster.kubelet_logs({pod.metadata.name: f"{stamp} hi\n"}) as asked:
+        follower.start()
+        wait_until("the follower to poll the pod", lambda: follower.is_alive())
+        assert asked == []  # still waiting for the pod to start
+        kube_cluster.run_pod(kube_namespace, pod.metadata.name)
+        follower.join(timeout=60)
+        assert not follower.is_alive(), "the followed log did not end"
+    assert [line.strip() for line in got] == ["hi"]
+    assert len(asked) == 1 and "follow=true" in asked[0]
 
 
 def test_a_pod_the_scheduler_cannot_place_says_why(

@@ -107,6 +107,11 @@ def newest_pods(
     return newest
 
 
+def not_started(pod: Mapping[str, Any]) -> bool:
+    """The pod waits to be placed, or for its image or containers: nothing logged yet."""
+    return str((pod.get("status") or {}).get("phase") or "Pending") == "Pending"
+
+
 def pod_outcome(pod: Mapping[str, Any]) -> tuple[AppState, int | None, str]:
     """The pod's state, its container's exit code once it ended, and what the kubelet said
     of a non-zero exit (OOMKilled, Error, ... and its message if any)."""

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import json
 import os
+import time
 from collections.abc import Callable, Iterable, Mapping
 from datetime import datetime, timezone
 from typing import Any
@@ -44,6 +45,7 @@ from torchx.schedulers._container_rules import (
     to_dns_label,
 )
 from torchx.schedulers._errors import SchedulerError, check_params, require
+from torchx.schedulers._kubernetes_client import bounded_client
 from torchx.schedulers._kubernetes_compat import (
     ANNOTATION_ISTIO_SIDECAR,
     JOB_STATE,
@@ -94,6 +96,7 @@ from torchx.schedulers._kubernetes_manifests import (
 from torchx.schedulers._kubernetes_status import (
     describe_batch,
     describe_volcano,
+    not_started,
     role_of,
     stamped,
     untimestamp,
@@ -124,6 +127,8 @@ from torchx.workspace.docker_workspace import DockerWorkspaceMixin
 
 BACKEND = "kubernetes"
 EXTRA = "kubernetes"
+# How often a followed log checks whether its pod has started.
+LOG_START_POLL_S = 1.0
 
 
 class KubernetesApiError(SchedulerError):
@@ -178,22 +183,31 @@ class KubernetesScheduler(DockerWorkspaceMixin, Scheduler[KubernetesRequest]):
         if self._api_client is None:
             k8s: Any = require("kubernetes", scheduler=BACKEND, extra=EXTRA)
             config = k8s.config
+            conf = k8s.client.Configuration()
             # In a pod: its service account. Elsewhere: KUBECONFIG or ~/.kube/config. The
             # client library's process-wide default configuration is left alone.
             try:
-                conf = k8s.client.Configuration()
                 config.load_incluster_config(client_configuration=conf)
-                self._api_client = k8s.client.ApiClient(conf)
+                source = "the pod's service account"
             except config.ConfigException:
                 # Read KUBECONFIG now: the library's default is the one at its import.
-                path = os.environ.get("KUBECONFIG") or os.path.expanduser("~/.kube/config")
+                source = os.environ.get("KUBECONFIG") or os.path.expanduser("~/.kube/config")
                 try:
-                    self._api_client = config.new_client_from_config(config_file=path)
+                    config.load_kube_config(config_file=source, client_configuration=conf)
                 except (config.ConfigException, OSError) as e:
                     raise KubernetesApiError(
                         f"no cluster to talk to ({e})",
                         "set KUBECONFIG to a kubeconfig file or run inside a pod",
                     ) from None
+
+            def unreachable(server: str, why: str) -> KubernetesApiError:
+                return KubernetesApiError(
+                    f"cannot reach the API server {server} ({why})",
+                    f"check that the cluster is up and that the server address in {source} "
+                    "is reachable from here",
+                )
+
+            self._api_client = bounded_client(k8s, conf, unreachable)
         return self._api_client
 
     def _apis(self) -> Any:
@@ -467,6 +481,26 @@ class KubernetesScheduler(DockerWorkspaceMixin, Scheduler[KubernetesRequest]):
         client = self._client()
         return [client.sanitize_for_serialization(item) for item in items]
 
+    def _managed_pods(self, apps: set[str]) -> dict[str, list[dict[str, Any]]]:
+        """The pods of the batch apps ``NAMESPACE:APP_ID`` in ``apps``, from ONE list call."""
+        apis = self._apis()
+        client = self._client()
+        try:
+            items = (
+                apis.CoreV1Api(client)
+                .list_pod_for_all_namespaces(label_selector=f"{LABEL_MANAGED}=torchx")
+                .items
+            )
+        except apis.ApiException as e:
+            raise KubernetesApiError.from_api(e, "list pods", None) from None
+        out: dict[str, list[dict[str, Any]]] = {}
+        for item in items:
+            meta = item.metadata
+            key = f"{meta.namespace}:{(meta.labels or {}).get(LABEL_APP_ID, '')}"
+            if key in apps:
+                out.setdefault(key, []).append(client.sanitize_for_serialization(item))
+        return out
+
     def list(self) -> list[ListAppResponse]:
         apis = self._apis()
         client = self._client()
@@ -503,8 +537,10 @@ class KubernetesScheduler(DockerWorkspaceMixin, Scheduler[KubernetesRequest]):
             d = client.sanitize_for_serialization(j)
             key = f"{d['metadata']['namespace']}:{d['metadata']['labels'][LABEL_APP_ID]}"
             by_app.setdefault(key, []).append(d)
+        pods_of = self._managed_pods(set(by_app)) if by_app else {}
         for key, group in sorted(by_app.items()):
-            desc = describe_batch(key, group)
+            # With its pods, as describe sees it: a Job whose pod waits is "active" too.
+            desc = describe_batch(key, group, pods_of.get(key, ()))
             meta = group[0]["metadata"]
             out.append(
                 ListAppResponse(
@@ -551,6 +587,10 @@ class KubernetesScheduler(DockerWorkspaceMixin, Scheduler[KubernetesRequest]):
         pod_name = pod["metadata"]["name"]
         apis = self._apis()
         core = apis.CoreV1Api(self._client())
+        # A pod not started yet has written nothing (and its node would refuse to say so):
+        # without follow its log is empty; with follow, wait for its containers to start.
+        if not_started(pod) and (not request.follow or not self._wait_started(core, pod)):
+            return ()
         kwargs: dict[str, Any] = {"timestamps": True}
         if request.since is not None:
             age = datetime.now(timezone.utc) - request.since.astimezone(timezone.utc)
@@ -573,6 +613,21 @@ class KubernetesScheduler(DockerWorkspaceMixin, Scheduler[KubernetesRequest]):
                 e, f"read the log of pod {pod_name!r}", namespace
             ) from None
         return lines
+
+    def _wait_started(self, core: Any, pod: Mapping[str, Any]) -> bool:
+        """Wait (until Ctrl-C) for ``pod`` to start; False if it is deleted first."""
+        apis = self._apis()
+        name, namespace = pod["metadata"]["name"], pod["metadata"]["namespace"]
+        while not_started(pod):
+            time.sleep(LOG_START_POLL_S)
+            try:
+                found = core.read_namespaced_pod(name, namespace)
+            except apis.ApiException as e:
+                if e.status == 404:
+                    return False
+                raise KubernetesApiError.from_api(e, f"read pod {name!r}", namespace) from None
+            pod = self._client().sanitize_for_serialization(found)
+        return True
 
     def cancel(self, app_id: str) -> None:
         """Delete every object the app created; a no-op for an app the cluster does not know.
