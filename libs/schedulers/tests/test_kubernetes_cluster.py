@@ -382,13 +382,25 @@ def test_batch_app_lifecycle_status_list_and_cancel(
     assert sched.describe(app_id) is None
 
 
+def _one_pod_batch_app(
+    sched: KubernetesScheduler, kube_cluster: Any, namespace: str, command: str
+) -> tuple[str, str, Any]:
+    """A batch app of one replica of role "t" running ``command``, submitted: its app id,
+    pod selector and its bound pod."""
+    entrypoint, *args = command.split()
+    role = Role("t", image="busybox", entrypoint=entrypoint, args=args)
+    app_id = sched.submit(
+        AppDef(entrypoint, roles=[role]), {"namespace": namespace, "api": "batch"}
+    )
+    selector = f"{LABEL_APP_ID}={app_id.split(':')[1]}"
+    (pod,) = kube_cluster.wait_for_pods(namespace, selector, 1)
+    return app_id, selector, pod
+
+
 def test_cancel_deletes_running_pods(
     sched: KubernetesScheduler, kube_cluster: Any, kube_namespace: str
 ) -> None:
-    app = AppDef("sleeper", roles=[Role("s", image="busybox", entrypoint="sleep", args=["1d"])])
-    app_id = sched.submit(app, {"namespace": kube_namespace, "api": "batch"})
-    selector = f"{LABEL_APP_ID}={app_id.split(':')[1]}"
-    (pod,) = kube_cluster.wait_for_pods(kube_namespace, selector, 1)
+    app_id, selector, pod = _one_pod_batch_app(sched, kube_cluster, kube_namespace, "sleep 1d")
     kube_cluster.run_pod(kube_namespace, pod.metadata.name)
     sched.cancel(app_id)
     wait_until(
@@ -403,10 +415,7 @@ def test_cancel_deletes_running_pods(
 def test_log_of_a_pod_not_started_is_empty_and_follow_waits_for_it(
     sched: KubernetesScheduler, kube_cluster: Any, kube_namespace: str
 ) -> None:
-    app = AppDef("talker", roles=[Role("t", image="busybox", entrypoint="echo", args=["hi"])])
-    app_id = sched.submit(app, {"namespace": kube_namespace, "api": "batch"})
-    selector = f"{LABEL_APP_ID}={app_id.split(':')[1]}"
-    (pod,) = kube_cluster.wait_for_pods(kube_namespace, selector, 1)
+    app_id, _, pod = _one_pod_batch_app(sched, kube_cluster, kube_namespace, "echo hi")
     # Scheduled, not started: nothing written yet, and no node asked.
     assert list(sched.log_iter(app_id, "t", 0)) == []
 
