@@ -175,3 +175,21 @@ def test_sh_words_the_shell_would_misread_are_quoted_as_0_7_did(
         env={"X": "1", "PATH": "/usr/bin:/bin"},
     )
     assert (out.returncode, out.stdout) == (0, printed), out.stderr
+
+
+def test_sh_other_words_keep_globs_and_one_quoted_line_does_not(tmp_path: Path) -> None:
+    """MIGRATING.md: an unquoted glob among several words is the shell's to expand; the
+    command line given as one word keeps its own quoting."""
+    (tmp_path / "a.py").write_text("")
+    (tmp_path / "b.py").write_text("")
+
+    def run(*words: str) -> subprocess.CompletedProcess[str]:
+        (role,) = utils.sh(*words).roles
+        return subprocess.run(
+            ["sh", "-c", role.args[1]], capture_output=True, text=True, cwd=tmp_path
+        )
+
+    assert run("echo", "*.py", ";", "echo", "[ab].py").stdout == "a.py b.py\na.py b.py\n"
+    assert run("find", ".", "-name", "*.py").returncode != 0  # find . -name a.py b.py
+    found = run("find . -name '*.py'")
+    assert (found.returncode, sorted(found.stdout.split())) == (0, ["./a.py", "./b.py"])

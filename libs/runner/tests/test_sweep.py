@@ -244,3 +244,63 @@ def test_trials_and_records_use_the_schedulers_sweep_names() -> None:
     )
     assert is_sweep_id("sweep-abcd") and not is_sweep_id("sweep-abc")
     assert not is_sweep_id("xsweep-abcd") and not is_sweep_id("sweep-abcde-1")  # whole id
+
+
+@pytest.mark.parametrize(
+    ("state", "codes", "expected"),
+    [
+        (AppState.RUNNING, [3, None], None),  # one replica failed, the app may retry it
+        (AppState.RUNNING, [0, None], None),
+        (AppState.PENDING, [], None),
+        (AppState.FAILED, [0, 3], 3),
+        (AppState.SUCCEEDED, [0, 0], 0),
+        (AppState.SUCCEEDED, [], 0),
+    ],
+)
+def test_a_trial_has_an_exit_code_only_once_it_ended(
+    state: AppState, codes: list[int | None], expected: int | None
+) -> None:
+    from torchx.runner._sweep_status import exit_code
+    from torchx.specs import AppStatus, ReplicaStatus, RoleStatus
+
+    replicas = [
+        ReplicaStatus(i, AppState.RUNNING if c is None else AppState.SUCCEEDED, "r", exit_code=c)
+        for i, c in enumerate(codes)
+    ]
+    assert exit_code(AppStatus(state, roles=[RoleStatus("r", replicas)])) == expected
+
+
+def _record_json(**extra: object) -> dict[str, object]:
+    """A sweep record as version 1 wrote it (no scheduler parameters, no defaults)."""
+    return {
+        "sweep_id": "sweep-abcd2345",
+        "scheduler": "local_docker",
+        "session": "torchx",
+        "component": "utils.echo",
+        "base_args": [],
+        "parallel": 2,
+        "mode": "group",
+        "trials": [{"index": 0, "args": {"msg": "a"}, "attempts": ["echo-x"]}],
+        "version": 1,
+        **extra,
+    }
+
+
+def test_a_record_written_before_scheduler_params_were_kept_still_loads() -> None:
+    from torchx.runner._sweep_record import RECORD_VERSION, SweepRecord
+
+    record = SweepRecord.from_json(_record_json(), "old.json")
+    assert (record.scheduler_params, record.component_defaults) == ({}, {})
+    assert record.trials[0].attempts == ["echo-x"]
+    assert record.to_json()["version"] == RECORD_VERSION == 2  # saved again as the new one
+    params = {"scheduler_params": {"base_url": "unix:///d.sock"}, "version": 2}
+    again = SweepRecord.from_json(_record_json(**params), "new.json")
+    assert again.scheduler_params == {"base_url": "unix:///d.sock"}
+
+
+def test_a_record_of_a_later_version_is_refused_in_one_line() -> None:
+    from torchx.runner._sweep_record import SweepRecord
+    from torchx.specs import SpecsError
+
+    with pytest.raises(SpecsError, match="version 3 is not 2; use the torchx that wrote it"):
+        SweepRecord.from_json(_record_json(version=3), "later.json")

@@ -5,6 +5,7 @@ submitted through it (real local processes)."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -75,17 +76,28 @@ def test_a_local_sweep_runs_the_requests_the_override_made(tmp_path: Path) -> No
 
 
 COUNTING_MODULE = """
+import json
 import os
 from torchx.schedulers.local_scheduler import LocalScheduler
 
 class CountingScheduler(LocalScheduler):
+    def __init__(self, session_name, tag):
+        super().__init__(session_name)
+        self.tag = tag
+
     def schedule(self, dryrun_info):
+        args = [r.args for r in dryrun_info.request.replicas]
         with open(os.environ["COUNTED"], "a") as f:
-            f.write(dryrun_info.request.app_id + "\\n")
+            f.write(json.dumps([dryrun_info.request.app_id, self.tag, args]) + "\\n")
         return super().schedule(dryrun_info)
 
-def create_scheduler(session_name, **params):
-    return CountingScheduler(session_name)
+    def close(self):
+        with open(os.environ["COUNTED"] + ".closed", "a") as f:
+            f.write(str(self.tag) + "\\n")
+        super().close()
+
+def create_scheduler(session_name, tag="(none)", **params):
+    return CountingScheduler(session_name, tag)
 """
 
 
@@ -116,9 +128,48 @@ def test_a_schedule_override_submits_every_trial_of_a_local_sweep(counting: Path
         handle = runner.run_sweep(sweep, "counting")
         status = runner.wait_sweep(handle, wait_interval=0.05, timeout=120)
     assert [t.state for t in status.trials] == [AppState.SUCCEEDED] * 3, status
-    scheduled = counting.read_text().split()
+    scheduled = [line[0] for line in _counted(counting)]
     handles = [t.handle for t in status.trials]
     assert sorted(scheduled) == sorted(h.rsplit("/", 1)[-1] for h in handles if h), status
+
+
+def _counted(counting: Path) -> list[list[Any]]:
+    """Each submission the plug-in got: its app id, its factory's tag, each replica's args."""
+    return [json.loads(line) for line in counting.read_text().splitlines()]
+
+
+def test_the_runners_scheduler_params_and_component_defaults_reach_every_trial(
+    counting: Path,
+) -> None:
+    """The trials are submitted by a separate process: it builds the plug-in with this
+    Runner's parameters and the components with its defaults, as the dry run showed."""
+    sweep = Sweep.grid("utils.echo", {"num_replicas": [1, 2]})
+    defaults = {"utils.echo": {"msg": "FROM_DEFAULTS"}}
+    with get_runner(counting={"tag": "GIVEN"}, component_defaults=defaults) as runner:
+        plan = runner.dryrun_sweep(sweep, "counting")
+        assert "FROM_DEFAULTS" in str(plan), plan
+        handle = runner.run_sweep(sweep, "counting")
+        status = runner.wait_sweep(handle, wait_interval=0.05, timeout=120)
+    assert [t.state for t in status.trials] == [AppState.SUCCEEDED] * 2, status
+    submitted = _counted(counting)
+    assert [tag for _, tag, _ in submitted] == ["GIVEN", "GIVEN"], submitted
+    assert sorted(args for _, _, args in submitted) == [
+        [["echo", "FROM_DEFAULTS"]],
+        [["echo", "FROM_DEFAULTS"], ["echo", "FROM_DEFAULTS"]],
+    ], submitted
+
+
+def test_a_scheduler_param_json_cannot_hold_is_refused_before_anything_runs(
+    counting: Path,
+) -> None:
+    sweep = Sweep.grid("utils.echo", {"msg": ["a", "b"]})
+    with (
+        get_runner(counting={"tag": object()}) as runner,
+        pytest.raises(SweepError, match=r"get_runner\(tag=\.\.\.\).*RAY_ADDRESS") as e,
+    ):
+        runner.run_sweep(sweep, "counting")
+    assert "\n" not in str(e.value) and "Runner.run" in str(e.value)
+    assert not counting.exists()
 
 
 def test_a_schedule_override_known_to_this_runner_alone_is_refused_at_once() -> None:
@@ -183,3 +234,24 @@ def test_the_registered_local_cwd_given_to_a_runner_still_runs_as_one_group() ->
     with Runner("torchx", {"local_cwd": create_scheduler}) as runner:
         status = runner.wait_sweep(runner.run_sweep(sweep, "local_cwd"), 0.05, timeout=120)
     assert [t.state for t in status.trials] == [AppState.SUCCEEDED] * 2, status
+
+
+def test_the_check_closes_the_registered_scheduler_it_built(counting: Path) -> None:
+    sweep = Sweep.grid("utils.echo", {"msg": ["a", "b"]})
+    with (
+        Runner("torchx", {"counting": _counting_here}) as runner,
+        pytest.raises(SweepError, match="is not the scheduler registered as 'counting'"),
+    ):
+        runner.run_sweep(sweep, "counting")
+    assert Path(f"{counting}.closed").read_text() == "(none)\n"
+
+
+def test_a_registered_scheduler_the_driver_cannot_build_is_refused_for_that_reason() -> None:
+    """Built with the parameters the driver would get; its failure is the reason given."""
+    sweep = Sweep.grid("utils.echo", {"msg": ["a", "b"]})
+    with (
+        Runner("torchx", {"local_cwd": _as_local_cwd}, scheduler_params={"nonsense": 1}) as runner,
+        pytest.raises(SweepError, match=r"could not build it .* \['nonsense'\]: .*nonsense") as e,
+    ):
+        runner.run_sweep(sweep, "local_cwd")
+    assert "\n" not in str(e.value)

@@ -40,7 +40,12 @@ def _run(sweep_id: str, indices: list[int]) -> int:
     limit = record.parallel or len(indices)
     pending = list(indices)
     running: dict[int, str] = {}
-    with get_runner(record.session) as runner:
+    # The submitting Runner's parameters, under the scheduler's name so that they reach
+    # its factory alone (as that Runner gave them to it).
+    params = {record.scheduler: record.scheduler_params}
+    with get_runner(
+        record.session, component_defaults=record.component_defaults, **params
+    ) as runner:
 
         def forget_ended() -> None:
             """Record the end of each running trial that ended, and stop watching it."""

@@ -6,6 +6,7 @@ Nothing is submitted here.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import time
@@ -216,32 +217,45 @@ def plan(
     return SweepPlan(record, todo, first, why)
 
 
-def check_driver_builds(runner: Runner, scheduler: str) -> None:
-    """Refuse a sweep whose trials the driver process would submit through another
-    scheduler than this Runner's: that process makes its own Runner (``get_runner``), which
-    finds ``scheduler`` by its ``torchx.schedulers`` entry point, so a factory given to this
+def check_driver_builds(runner: Runner, scheduler: str) -> dict[str, Any]:
+    """The parameters the driver process builds ``scheduler`` with (this Runner's, to be
+    recorded); refuses a sweep whose trials that process could not submit as this Runner
+    would. That process makes its own Runner (``get_runner``) from the record, which finds
+    ``scheduler`` by its ``torchx.schedulers`` entry point, so a factory given to this
     Runner alone (a subclass under a built-in name or a name of its own) would be skipped
-    there, or every trial would fail."""
+    there, and a parameter that JSON cannot hold (a client object) could not reach it."""
     from torchx.schedulers import get_scheduler_factories
 
-    mine = runner._factories.get(scheduler)
+    sched = runner._scheduler(scheduler)  # refuses an unknown name
+    mine = runner._factories[scheduler]
+    params = {
+        k: _recordable(scheduler, k, v) for k, v in runner._params_for(scheduler, mine).items()
+    }
     registered = get_scheduler_factories().get(scheduler)
-    if mine is not None and registered is not None:
+    cls = type(sched).__name__
+    if registered is not None:
         if _loaded(mine) is _loaded(registered):
-            return
-        sched = runner._scheduler(scheduler)
+            return params
         try:
-            if type(registered(runner.name())) is type(sched):
-                return
-        except Exception:  # the driver could not build it either: refused below
-            pass
-    cls = type(runner._scheduler(scheduler)).__name__
-    if registered is None:
-        why = f"{cls} is given to this Runner alone"
-        fix = f"register {scheduler!r} as one"
-    else:  # a registered name keeps its scheduler (a plug-in cannot replace a built-in)
+            built = registered(runner.name(), **params)
+        except Exception as e:
+            first = (str(e).strip().splitlines() or [type(e).__name__])[0]
+            raise SweepError(
+                "scheduler",
+                scheduler,
+                f"the sweep's driver process could not build it from its entry point with this "
+                f"Runner's parameters {sorted(params)}: {first}; run the trials with Runner.run",
+            ) from None
+        if built is sched:  # a factory that hands every Runner one shared instance
+            return params
+        with contextlib.closing(built):
+            if type(built) is type(sched):
+                return params
         why = f"this Runner's {cls} is not the scheduler registered as {scheduler!r}"
         fix = f"register {cls} as one under a name of its own and sweep on that name"
+    else:  # a registered name keeps its scheduler (a plug-in cannot replace a built-in)
+        why = f"{cls} is given to this Runner alone"
+        fix = f"register {scheduler!r} as one"
     raise SweepError(
         "scheduler",
         scheduler,
@@ -249,6 +263,24 @@ def check_driver_builds(runner: Runner, scheduler: str) -> None:
         f"schedulers by their torchx.schedulers entry points: {fix}, or run the trials "
         "with Runner.run",
     )
+
+
+def _recordable(scheduler: str, key: str, value: Any) -> Any:
+    """``value`` as the sweep record holds it (JSON), or a refusal naming ``key``."""
+    if isinstance(value, os.PathLike):
+        return os.fspath(value)
+    try:
+        json.dumps(value)
+    except (TypeError, ValueError):
+        raise SweepError(
+            f"get_runner({key}=...)",
+            type(value).__name__,
+            f"the sweep's trials on {scheduler} are submitted by a separate process, which "
+            "gets its scheduler parameters from the sweep record (JSON): give this one by "
+            "its environment or config instead (DOCKER_HOST, RAY_ADDRESS, a kubeconfig) or "
+            "run the trials with Runner.run",
+        ) from None
+    return value
 
 
 def _loaded(factory: Any) -> Any:

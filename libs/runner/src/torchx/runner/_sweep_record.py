@@ -22,7 +22,10 @@ from typing import Any
 from torchx.schedulers.sweep_names import SWEEP_ID_PATTERN
 from torchx.specs import SpecsError
 
-RECORD_VERSION = 1
+# 2 added scheduler_params and component_defaults; a record of version 1 reads as one
+# without them (what its driver was started with).
+RECORD_VERSION = 2
+_READABLE_VERSIONS = (1, RECORD_VERSION)
 SWEEP_PREFIX = "sweep-"
 _SWEEP_ID = re.compile(rf"^{SWEEP_ID_PATTERN}$")
 
@@ -83,6 +86,10 @@ class SweepRecord:
     driver_done: bool = False
     cancelled: bool = False
     created: float = 0.0
+    # what the driver process builds its Runner with, as the submitting Runner had them:
+    # the parameters of ``scheduler``'s factory and the code's component defaults
+    scheduler_params: dict[str, Any] = field(default_factory=dict)
+    component_defaults: dict[str, dict[str, str]] = field(default_factory=dict)
     version: int = RECORD_VERSION
 
     @property
@@ -98,14 +105,14 @@ class SweepRecord:
 
     @classmethod
     def from_json(cls, data: dict[str, Any], where: str) -> SweepRecord:
-        if data.get("version") != RECORD_VERSION:
+        if data.get("version") not in _READABLE_VERSIONS:
             raise SpecsError(
                 "sweep record",
                 where,
                 f"version {data.get('version')!r} is not {RECORD_VERSION}; use the torchx that "
                 "wrote it",
             )
-        body = dict(data)
+        body = {**data, "version": RECORD_VERSION}
         trials = [TrialRecord(**t) for t in body.pop("trials")]
         return cls(trials=trials, **body)
 

@@ -113,6 +113,10 @@ def trial_handle(record: SweepRecord, index: int) -> str | None:
 
 
 def exit_code(st: AppStatus) -> int | None:
+    """The app's exit code once it ended, else None: a replica that ended while the others
+    run says nothing yet of the app (it may still be retried)."""
+    if not is_terminal(st.state):
+        return None
     codes = [r.exit_code for role in st.roles for r in role.replicas if r.exit_code is not None]
     nonzero = [c for c in codes if c != 0]
     if nonzero:

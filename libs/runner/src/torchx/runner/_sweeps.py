@@ -120,7 +120,10 @@ def _submit(runner: Runner, p: SweepPlan) -> str:
             raise
         return record.handle
     if not p.requests:
-        check_driver_builds(runner, record.scheduler)  # before anything is recorded
+        params = check_driver_builds(runner, record.scheduler)  # before anything is recorded
+        if p.resumed_from is None:  # a resume's driver keeps what the sweep was submitted with
+            record.scheduler_params = params
+            record.component_defaults = runner._component_defaults
     save(record)
     if p.requests:
         start_local_group(runner, record, p.indices, p.requests)
