@@ -304,3 +304,26 @@ def test_a_record_of_a_later_version_is_refused_in_one_line() -> None:
 
     with pytest.raises(SpecsError, match="version 3 is not 2; use the torchx that wrote it"):
         SweepRecord.from_json(_record_json(version=3), "later.json")
+
+
+def test_the_record_holding_scheduler_params_is_private_to_its_owner() -> None:
+    import os
+    import stat
+
+    from torchx.runner._sweep_record import SweepRecord, load, record_path, save
+
+    record = SweepRecord.from_json(_record_json(scheduler_params={"token": "s3cret"}), "r.json")
+    path = record_path(record.sweep_id)
+    path.parent.mkdir(mode=0o755, parents=True)  # as an earlier torchx left it
+    os.chmod(path.parent, 0o755)
+    old = os.umask(0o022)
+    try:
+        save(record)
+        save(record)  # a second save replaces the file, still private
+    finally:
+        os.umask(old)
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    assert stat.S_IMODE(path.parent.stat().st_mode) == 0o700
+    assert [p.name for p in path.parent.iterdir()] == [path.name]  # no temp file left
+    loaded = load(record.sweep_id)
+    assert loaded is not None and loaded.scheduler_params == {"token": "s3cret"}

@@ -127,8 +127,8 @@ def _refusal(mine: Change, handle: str, who: str, theirs: str) -> SpecsError:
 def _open(path: Path, mine: Change, handle: str) -> int:
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        # The record's own permissions (the umask's): whoever may read the record may see
-        # that it is being changed.
+        # The lock holds nothing secret; it sits beside the record in the sweeps folder,
+        # which save() keeps private to its owner (0700).
         return os.open(path, os.O_RDWR | os.O_CREAT, 0o666)
     except OSError as e:
         raise SpecsError(

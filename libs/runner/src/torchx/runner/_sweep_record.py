@@ -7,7 +7,8 @@ of it. A sweep of one request (a Slurm array, an Indexed Job) is written once it
 is accepted; one whose trials a local process submits is written before that process
 starts (it reads the record) and again as trials are submitted. Beside it,
 ``<sweep id>.writer`` and ``<sweep id>.lock`` are the locks a resume or a cancel holds
-while it changes the record (``_sweep_lock``).
+while it changes the record (``_sweep_lock``). The record holds the scheduler's
+parameters, so it is private to its owner: the file 0600, the folder 0700.
 """
 
 from __future__ import annotations
@@ -138,12 +139,27 @@ def recorded_sweep_id(handle: str) -> str | None:
     return app_id
 
 
+# The record holds the scheduler's parameters (a token, an address with credentials), so
+# only its owner may read it or list the folder.
+_PRIVATE_FOLDER = 0o700
+_PRIVATE_FILE = 0o600
+
+
 def save(record: SweepRecord) -> None:
     path = record_path(record.sweep_id)
-    path.parent.mkdir(parents=True, exist_ok=True)
+    path.parent.mkdir(mode=_PRIVATE_FOLDER, parents=True, exist_ok=True)
+    # mkdir's mode is cut by the umask and skipped for a folder an older torchx made.
+    os.chmod(path.parent, _PRIVATE_FOLDER)
+    text = json.dumps(record.to_json())
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(json.dumps(record.to_json()))
-    os.replace(tmp, path)
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, _PRIVATE_FILE)
+    try:
+        with os.fdopen(fd, "w") as f:
+            f.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
 
 
 def load(sweep_id: str) -> SweepRecord | None:
