@@ -435,42 +435,34 @@ def _follow_until_waiting(
     return follower, got
 
 
+@pytest.mark.parametrize("deleted", [False, True], ids=["started", "deleted"])
 def test_log_of_a_pod_not_started_is_empty_and_follow_waits_for_it(
     sched: KubernetesScheduler,
     kube_cluster: Any,
     kube_namespace: str,
     monkeypatch: pytest.MonkeyPatch,
+    deleted: bool,
 ) -> None:
     app_id, _, pod = _one_pod_batch_app(sched, kube_cluster, kube_namespace, "echo hi")
+    name = pod.metadata.name
     # Scheduled, not started: nothing written yet, and no node asked.
     assert list(sched.log_iter(app_id, "t", 0)) == []
 
     stamp = "2026-01-01T00:00:00.000000000Z"
-    with kube_cluster.kubelet_logs({pod.metadata.name: f"{stamp} hi\n"}) as asked:
+    with kube_cluster.kubelet_logs({name: f"{stamp} hi\n"}) as asked:
         follower, got = _follow_until_waiting(sched, app_id, monkeypatch)
         assert asked == []  # still waiting for the pod to start
-        kube_cluster.run_pod(kube_namespace, pod.metadata.name)
+        if deleted:  # before it starts: the follow ends with an empty log
+            kube_cluster.core().delete_namespaced_pod(name, kube_namespace, grace_period_seconds=0)
+        else:
+            kube_cluster.run_pod(kube_namespace, name)
         follower.join(timeout=60)
         assert not follower.is_alive(), "the followed log did not end"
-    assert [line.strip() for line in got] == ["hi"]
-    assert len(asked) == 1 and "follow=true" in asked[0]
-
-
-def test_follow_ends_empty_when_the_pod_is_deleted_before_it_starts(
-    sched: KubernetesScheduler,
-    kube_cluster: Any,
-    kube_namespace: str,
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    app_id, _, pod = _one_pod_batch_app(sched, kube_cluster, kube_namespace, "echo hi")
-    with kube_cluster.kubelet_logs({}) as asked:
-        follower, got = _follow_until_waiting(sched, app_id, monkeypatch)
-        kube_cluster.core().delete_namespaced_pod(
-            pod.metadata.name, kube_namespace, grace_period_seconds=0
-        )
-        follower.join(timeout=60)
-        assert not follower.is_alive(), "the followed log of a deleted pod did not end"
-    assert got == [] and asked == []
+    if deleted:
+        assert got == [] and asked == []
+    else:
+        assert [line.strip() for line in got] == ["hi"]
+        assert len(asked) == 1 and "follow=true" in asked[0]
 
 
 def test_pods_the_job_controller_may_not_create_say_why(
