@@ -8,7 +8,7 @@ the server, where its address came from and what to check.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 # Seconds to open a connection (TCP and TLS handshake) and to wait for each read of an
@@ -16,8 +16,11 @@ from typing import Any
 CONNECT_TIMEOUT_S = 10.0
 READ_TIMEOUT_S = 120.0
 # One more try after a failed connection, not urllib3's three: a server that is down is
-# reported in seconds.
+# reported in seconds. No second try after a read fails: the request reached a server that
+# did not answer in time, and waiting for it twice only doubles the wait.
 CONNECT_RETRIES = 1
+# Methods whose request, sent and not answered, may still have changed the cluster.
+_CHANGING = frozenset({"POST", "PATCH", "PUT"})
 
 
 def _why(error: Exception) -> str:
@@ -34,12 +37,30 @@ def _why(error: Exception) -> str:
     return " ".join(text.rsplit(": ", 1)[-1].split())
 
 
-def bounded_client(k8s: Any, conf: Any, unreachable: Callable[[str, str], Exception]) -> Any:
+def _unanswered(error: Exception) -> str | None:
+    """How a sent request went unanswered (timed out or dropped); None if it was not sent."""
+    import urllib3.exceptions as u3
+
+    reason: Any = getattr(error, "reason", None) or error
+    if isinstance(reason, u3.ReadTimeoutError):
+        return f"no answer in {READ_TIMEOUT_S:g} s"
+    if isinstance(reason, u3.ProtocolError):
+        return f"the connection closed before an answer ({_why(error)})"
+    return None
+
+
+def bounded_client(
+    k8s: Any,
+    conf: Any,
+    unreachable: Callable[[str, str], Exception],
+    unanswered: Callable[[str, str, str], Exception],
+) -> Any:
     """An ``ApiClient`` on ``conf`` whose calls have time limits; a server it cannot reach
-    raises ``unreachable(server, why)``."""
+    raises ``unreachable(server, why)``, and a POST/PATCH/PUT that was sent and got no answer
+    (so may have taken effect) raises ``unanswered(server, method, why)``."""
     import urllib3
 
-    conf.retries = CONNECT_RETRIES
+    conf.retries = urllib3.Retry(total=CONNECT_RETRIES, connect=CONNECT_RETRIES, read=0)
 
     class BoundedApiClient(k8s.client.ApiClient):  # type: ignore[misc]
         def request(self, method: str, url: str, *args: Any, **kwargs: Any) -> Any:
@@ -52,6 +73,32 @@ def bounded_client(k8s: Any, conf: Any, unreachable: Callable[[str, str], Except
             try:
                 return super().request(method, url, *args, **kwargs)
             except urllib3.exceptions.HTTPError as e:
-                raise unreachable(str(self.configuration.host), _why(e)) from None
+                server = str(self.configuration.host)
+                silence = _unanswered(e) if method.upper() in _CHANGING else None
+                if silence is not None:
+                    raise unanswered(server, method.upper(), silence) from None
+                raise unreachable(server, _why(e)) from None
 
     return BoundedApiClient(conf)
+
+
+def create_all(
+    manifests: Iterable[dict[str, Any]],
+    create: Callable[[dict[str, Any]], object],
+    delete: Callable[[dict[str, Any]], object],
+    in_doubt: Callable[[BaseException], bool],
+) -> None:
+    """Create each manifest in order; if one fails, delete those already made, newest first,
+    and the one that failed too when ``in_doubt(error)`` says its request may have reached
+    the server (sent and unanswered, or interrupted): a refused submission leaves nothing."""
+    created: list[dict[str, Any]] = []
+    for manifest in manifests:
+        try:
+            create(manifest)
+        except BaseException as e:
+            if in_doubt(e):
+                created.append(manifest)  # deleting an object that is not there is a no-op
+            for made in reversed(created):
+                delete(made)
+            raise
+        created.append(manifest)

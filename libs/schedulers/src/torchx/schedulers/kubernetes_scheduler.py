@@ -45,7 +45,7 @@ from torchx.schedulers._container_rules import (
     to_dns_label,
 )
 from torchx.schedulers._errors import SchedulerError, check_params, require
-from torchx.schedulers._kubernetes_client import bounded_client
+from torchx.schedulers._kubernetes_client import bounded_client, create_all
 from torchx.schedulers._kubernetes_compat import (
     ANNOTATION_ISTIO_SIDECAR,
     JOB_STATE,
@@ -136,12 +136,16 @@ LOG_START_POLL_S = 1.0
 class KubernetesApiError(SchedulerError):
     """The API server refused a request; one line with the server's reason and what to do.
 
-    ``status`` is the HTTP status of the refusal (None when no server was reached).
+    ``status`` is the HTTP status of the refusal (None when no server was reached); ``sent``
+    is True for a request that was sent and got no answer, so may have taken effect.
     """
 
-    def __init__(self, message: str, fix: str = "", status: int | None = None) -> None:
+    def __init__(
+        self, message: str, fix: str = "", status: int | None = None, *, sent: bool = False
+    ) -> None:
         super().__init__(BACKEND, message, fix)
         self.status = status
+        self.sent = sent
 
     @classmethod
     def from_api(cls, e: Any, action: str, namespace: str | None) -> KubernetesApiError:
@@ -209,7 +213,15 @@ class KubernetesScheduler(DockerWorkspaceMixin, Scheduler[KubernetesRequest]):
                     "is reachable from here",
                 )
 
-            self._api_client = bounded_client(k8s, conf, unreachable)
+            def unanswered(server: str, method: str, why: str) -> KubernetesApiError:
+                return KubernetesApiError(
+                    f"sent a {method} request to the API server {server}; {why}; "
+                    "it may have taken effect",
+                    "check with kubectl or torchx list before submitting again",
+                    sent=True,
+                )
+
+            self._api_client = bounded_client(k8s, conf, unreachable, unanswered)
         return self._api_client
 
     def _apis(self) -> Any:
@@ -280,16 +292,12 @@ class KubernetesScheduler(DockerWorkspaceMixin, Scheduler[KubernetesRequest]):
         # Before any object exists: a failed push leaves nothing in the cluster.
         # Each target is REPO:TAG as the dryrun made it (image_repo carries no tag).
         self.push_images({src: _repo_and_tag(dst) for src, dst in req.push.items()})
-        created: list[dict[str, Any]] = []
-        try:
-            for manifest in req.manifests:
-                self._create(req.namespace, manifest)
-                created.append(manifest)
-        except BaseException:
-            # Leave nothing half-created behind a refused submission.
-            for manifest in reversed(created):
-                self._delete(req.namespace, manifest)
-            raise
+        create_all(
+            req.manifests,
+            lambda m: self._create(req.namespace, m),
+            lambda m: self._delete(req.namespace, m),
+            lambda e: getattr(e, "sent", False) or not isinstance(e, Exception),
+        )
         return f"{req.namespace}:{req.app_id}"
 
     def _create(self, namespace: str, manifest: dict[str, Any], dry_run: bool = False) -> Any:
