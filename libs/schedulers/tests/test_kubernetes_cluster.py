@@ -412,28 +412,65 @@ def test_cancel_deletes_running_pods(
     sched.cancel(app_id)
 
 
+def _follow_until_waiting(
+    sched: KubernetesScheduler, app_id: str, monkeypatch: pytest.MonkeyPatch
+) -> tuple[threading.Thread, list[str]]:
+    """A thread following the app's log, returned once it has seen the pod not started and
+    waits for it to start (so the test reaches that path, whatever the thread timing)."""
+    got: list[str] = []
+    waiting = threading.Event()
+    wait_started = sched._wait_started
+
+    def first_poll(core: Any, pod: Any) -> bool:
+        waiting.set()
+        return wait_started(core, pod)
+
+    monkeypatch.setattr(sched, "_wait_started", first_poll)
+    follower = threading.Thread(
+        target=lambda: got.extend(sched.log_iter(app_id, "t", 0, should_tail=True)),
+        daemon=True,
+    )
+    follower.start()
+    assert waiting.wait(60), "the follower did not wait for the pod to start"
+    return follower, got
+
+
 def test_log_of_a_pod_not_started_is_empty_and_follow_waits_for_it(
-    sched: KubernetesScheduler, kube_cluster: Any, kube_namespace: str
+    sched: KubernetesScheduler,
+    kube_cluster: Any,
+    kube_namespace: str,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     app_id, _, pod = _one_pod_batch_app(sched, kube_cluster, kube_namespace, "echo hi")
     # Scheduled, not started: nothing written yet, and no node asked.
     assert list(sched.log_iter(app_id, "t", 0)) == []
 
-    got: list[str] = []
-    follower = threading.Thread(
-        target=lambda: got.extend(sched.log_iter(app_id, "t", 0, should_tail=True)),
-        daemon=True,
-    )
     stamp = "2026-01-01T00:00:00.000000000Z"
     with kube_cluster.kubelet_logs({pod.metadata.name: f"{stamp} hi\n"}) as asked:
-        follower.start()
-        wait_until("the follower to poll the pod", lambda: follower.is_alive())
+        follower, got = _follow_until_waiting(sched, app_id, monkeypatch)
         assert asked == []  # still waiting for the pod to start
         kube_cluster.run_pod(kube_namespace, pod.metadata.name)
         follower.join(timeout=60)
         assert not follower.is_alive(), "the followed log did not end"
     assert [line.strip() for line in got] == ["hi"]
     assert len(asked) == 1 and "follow=true" in asked[0]
+
+
+def test_follow_ends_empty_when_the_pod_is_deleted_before_it_starts(
+    sched: KubernetesScheduler,
+    kube_cluster: Any,
+    kube_namespace: str,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    app_id, _, pod = _one_pod_batch_app(sched, kube_cluster, kube_namespace, "echo hi")
+    with kube_cluster.kubelet_logs({}) as asked:
+        follower, got = _follow_until_waiting(sched, app_id, monkeypatch)
+        kube_cluster.core().delete_namespaced_pod(
+            pod.metadata.name, kube_namespace, grace_period_seconds=0
+        )
+        follower.join(timeout=60)
+        assert not follower.is_alive(), "the followed log of a deleted pod did not end"
+    assert got == [] and asked == []
 
 
 def test_pods_the_job_controller_may_not_create_say_why(
@@ -448,10 +485,15 @@ def test_pods_the_job_controller_may_not_create_say_why(
         assert desc is not None and desc.state == AppState.PENDING
         return desc.msg or None
 
-    msg = wait_until("describe to say why no pod exists", said, 60)
+    # The Job controller records each Job's refusal on its own: wait for both.
+    msg = wait_until(
+        "describe to say why no pod exists, for both Jobs",
+        lambda: (m := said()) and m.endswith("(and 1 more Job)") and m,
+        60,
+    )
     assert "\n" not in msg
     assert msg.startswith("Kubernetes cannot create the pod of Job ")
-    assert 'serviceaccount "ghost" not found' in msg and msg.endswith("(and 1 more Jobs)")
+    assert 'serviceaccount "ghost" not found' in msg
 
 
 def test_a_pod_the_scheduler_cannot_place_says_why(

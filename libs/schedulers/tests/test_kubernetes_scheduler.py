@@ -11,7 +11,12 @@ import pytest
 import yaml
 
 from torchx.schedulers import SchedulerError, get_scheduler
-from torchx.schedulers._kubernetes_status import describe_batch, describe_volcano
+from torchx.schedulers._kubernetes_status import (
+    describe_batch,
+    describe_volcano,
+    jobs_without_pods,
+    why_no_pods,
+)
 from torchx.schedulers.kubernetes_scheduler import (
     LABEL_APP_ID,
     LABEL_REPLICA,
@@ -569,3 +574,26 @@ def test_a_pending_app_says_why_from_the_unschedulable_condition() -> None:
     pod["status"] = {"phase": "Running", "conditions": [{"type": "PodScheduled", "status": "True"}]}
     job["status"] = {"active": 1}
     assert why_pending(describe_batch("ns:a-1", [job], [pod]), [pod]).msg == ""
+
+
+@pytest.mark.parametrize(
+    ("refused", "tail"),
+    [(["a"], "found"), (["a", "b"], "(and 1 more Job)"), (["a", "b", "c"], "(and 2 more Jobs)")],
+)
+def test_why_no_pods_counts_the_other_refused_jobs(refused: list[str], tail: str) -> None:
+    from types import SimpleNamespace
+
+    from torchx.schedulers.api import DescribeAppResponse
+
+    bare = jobs_without_pods([{"metadata": {"name": n}} for n in refused], [])
+    events = [
+        SimpleNamespace(
+            involved_object=SimpleNamespace(name=n),
+            message='Error creating: serviceaccount "ghost" not found',
+        )
+        for n in refused
+    ]
+    pending = DescribeAppResponse(app_id="ns:x", state=AppState.PENDING)
+    msg = why_no_pods(pending, bare, events).msg
+    assert msg.startswith("Kubernetes cannot create the pod of Job a: Error creating")
+    assert msg.endswith(tail), msg

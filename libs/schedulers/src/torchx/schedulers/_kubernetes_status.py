@@ -303,6 +303,6 @@ def why_no_pods(
     if said:
         more = len({name for name, _ in said}) - 1
         desc.msg = f"Kubernetes cannot create the pod of Job {said[0][0]}: {said[0][1]}" + (
-            f" (and {more} more Jobs)" if more else ""
+            f" (and {more} more Job{'s' if more > 1 else ''})" if more else ""
         )
     return desc
