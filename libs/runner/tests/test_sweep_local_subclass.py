@@ -165,11 +165,107 @@ def test_a_scheduler_param_json_cannot_hold_is_refused_before_anything_runs(
     sweep = Sweep.grid("utils.echo", {"msg": ["a", "b"]})
     with (
         get_runner(counting={"tag": object()}) as runner,
-        pytest.raises(SweepError, match=r"get_runner\(tag=\.\.\.\).*RAY_ADDRESS") as e,
+        pytest.raises(
+            SweepError, match=r"^scheduler parameter 'tag' of 'counting': got <object .*RAY_ADDR"
+        ) as e,
     ):
         runner.run_sweep(sweep, "counting")
     assert "\n" not in str(e.value) and "Runner.run" in str(e.value)
     assert not counting.exists()
+
+
+def test_the_dry_run_refuses_the_parameter_before_a_workspace_is_built(
+    counting: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """What submit would refuse, the dry run refuses too, and no image is built first."""
+    import torchx.runner._sweep_workspace as workspaces
+
+    built: list[str] = []
+    monkeypatch.setattr(workspaces, "build_workspace_once", lambda *a: built.append("built"))
+    sweep = Sweep.grid("utils.echo", {"msg": ["a", "b"]})
+    with (
+        get_runner(counting={"tag": object()}) as runner,
+        pytest.raises(SweepError, match="scheduler parameter 'tag' of 'counting'"),
+    ):
+        runner.dryrun_sweep(sweep, "counting", workspace=str(counting.parent))
+    assert built == [] and not counting.exists()
+
+
+@pytest.mark.parametrize(
+    ("tag", "shown", "fix"),
+    [
+        ((1, 2), "(1, 2)", "give a list instead of the tuple"),
+        ({1: "a"}, "{1: 'a'}", "give the dict str keys"),
+        ([["x", {2: "b"}]], "{2: 'b'}", "give the dict str keys"),
+        (AppState.FAILED, repr(AppState.FAILED), "give its value (5) instead of the enum"),
+        (float("nan"), "nan", "give a finite number"),
+    ],
+)
+def test_a_parameter_json_would_change_is_refused_with_the_element_and_fix(
+    counting: Path, tag: Any, shown: str, fix: str
+) -> None:
+    """A tuple read back as a list (or int keys as str) would reach the driver's factory
+    changed, unlike the dry run's: refused, showing the element that would change."""
+    sweep = Sweep.grid("utils.echo", {"msg": ["a", "b"]})
+    with get_runner(counting={"tag": tag}) as runner, pytest.raises(SweepError) as e:
+        runner.dryrun_sweep(sweep, "counting")
+    text = str(e.value)
+    assert text.startswith(f"scheduler parameter 'tag' of 'counting': got {shown};"), text
+    assert fix in text and "\n" not in text
+
+
+def test_paths_in_a_parameter_are_recorded_as_str(counting: Path) -> None:
+    sweep = Sweep.grid("utils.echo", {"msg": ["a"]})
+    tag = {"dirs": [Path("/a"), {"b": Path("/b")}]}
+    with get_runner(counting={"tag": tag}) as runner:
+        plan = runner.dryrun_sweep(sweep, "counting")
+    assert plan.record.scheduler_params == {"tag": {"dirs": ["/a", {"b": "/b"}]}}
+
+
+def test_only_the_swept_components_defaults_are_recorded_and_checked(counting: Path) -> None:
+    sweep = Sweep.grid("utils.echo", {"num_replicas": [1]})
+    defaults: Any = {"utils.echo": {"msg": "HI"}, "dist.ddp": {"script": Path("t.py")}}
+    with get_runner(component_defaults=defaults) as runner:
+        plan = runner.dryrun_sweep(sweep, "counting")
+    assert plan.record.component_defaults == {"utils.echo": {"msg": "HI"}}
+    defaults["utils.echo"] = {"msg": ("a", "b")}
+    with get_runner(component_defaults=defaults) as runner, pytest.raises(SweepError) as e:
+        runner.run_sweep(sweep, "counting")
+    assert str(e.value).startswith("component_defaults['utils.echo']['msg']: got ('a', 'b');")
+    assert not counting.exists()
+
+
+def test_a_resume_checks_the_recorded_parameters_not_the_resuming_runners(
+    counting: Path,
+) -> None:
+    """The resumed trials are submitted with what the sweep was submitted with."""
+    sweep = Sweep.grid("utils.sh", {"env": ["K=0", "K=1"]}, base_args=["--", "test $K = 0"])
+    with get_runner(counting={"tag": "ORIG"}) as runner:
+        handle = runner.run_sweep(sweep, "counting")
+        status = runner.wait_sweep(handle, wait_interval=0.05, timeout=120)
+    assert [t.state for t in status.trials] == [AppState.SUCCEEDED, AppState.FAILED], status
+    with get_runner(counting={"tag": object()}) as runner:
+        assert runner.dryrun_resume_sweep(handle).indices == [1]
+        runner.resume_sweep(handle)
+        status = runner.wait_sweep(handle, wait_interval=0.05, timeout=120)
+    assert status.trials[1].state == AppState.FAILED, status
+    assert [tag for _, tag, _ in _counted(counting)] == ["ORIG"] * 3
+
+
+def test_a_resume_whose_recorded_parameters_cannot_build_is_refused() -> None:
+    from torchx.runner._sweep_plan import check_driver
+    from torchx.runner._sweep_record import SweepRecord, TrialRecord
+
+    trials = [TrialRecord(0, {"msg": "a"})]
+    record = SweepRecord(
+        "sweep-abcd2345", "local_cwd", "torchx", "utils.echo", [], 0, "group", trials
+    )
+    record.scheduler_params = {"nonsense": 1}
+    with (
+        Runner("torchx", {"local_cwd": _as_local_cwd}) as runner,
+        pytest.raises(SweepError, match=r"the sweep's recorded parameters \['nonsense'\]"),
+    ):
+        check_driver(runner, record, resumed=True)
 
 
 def test_a_schedule_override_known_to_this_runner_alone_is_refused_at_once() -> None:

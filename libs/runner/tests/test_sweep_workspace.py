@@ -9,6 +9,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from torchx.runner import Runner, Sweep
 from torchx.runner._sweeps import trial_app
 from torchx.schedulers.docker_scheduler import DockerScheduler
@@ -17,16 +19,25 @@ from torchx.schedulers.docker_scheduler import DockerScheduler
 _builds: list[tuple[str, str]] = []
 
 
-class CountingBuilds(DockerScheduler):
-    def build_workspace_image(self, base_image: str, workspace: str, quiet: bool = True) -> str:
-        _builds.append((base_image, workspace))
-        return f"torchx-workspace:built{len(_builds)}"
+def _counting_build(
+    self: DockerScheduler, base_image: str, workspace: str, quiet: bool = True
+) -> str:
+    _builds.append((base_image, workspace))
+    return f"torchx-workspace:built{len(_builds)}"
+
+
+@pytest.fixture(autouse=True)
+def _counted_builds(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The registered local_docker (the one a sweep's driver process would build too)
+    counts its builds instead of calling the engine."""
+    _builds.clear()
+    monkeypatch.setattr(DockerScheduler, "build_workspace_image", _counting_build)
 
 
 def _runner() -> Runner:
-    _builds.clear()
-    factory: Any = lambda session_name, **_: CountingBuilds(session_name)  # noqa: E731
-    return Runner("torchx", {"local_docker": factory})
+    from torchx.schedulers import get_scheduler_factories
+
+    return Runner("torchx", get_scheduler_factories())
 
 
 def _trial_images(runner: Runner, plan: Any) -> list[str]:

@@ -170,6 +170,8 @@ def plan(
             parent_run_id=parent_run_id,
             created=time.time(),
         )
+        if sched.backend != "kubernetes":  # Kubernetes picks its mode just below
+            check_driver(runner, record, resumed=False)
         if workspace:
             from torchx.runner._sweep_workspace import build_workspace_once
 
@@ -178,6 +180,9 @@ def plan(
             record.mode, why_group = kubernetes_mode(
                 runner, record, lambda i: trial_app(runner, schema, record, i, sweep)
             )
+            check_driver(runner, record, resumed=False)  # one Job per trial: the driver's
+    else:
+        check_driver(runner, record, resumed=True)
     todo = list(range(len(record.trials))) if indices is None else sorted(indices)
     if record.mode == "array":
         return _plan_array(runner, schema, record, sweep, todo, check_limits)
@@ -217,20 +222,47 @@ def plan(
     return SweepPlan(record, todo, first, why)
 
 
-def check_driver_builds(runner: Runner, scheduler: str) -> dict[str, Any]:
-    """The parameters the driver process builds ``scheduler`` with (this Runner's, to be
-    recorded); refuses a sweep whose trials that process could not submit as this Runner
-    would. That process makes its own Runner (``get_runner``) from the record, which finds
-    ``scheduler`` by its ``torchx.schedulers`` entry point, so a factory given to this
-    Runner alone (a subclass under a built-in name or a name of its own) would be skipped
-    there, and a parameter that JSON cannot hold (a client object) could not reach it."""
+def check_driver(runner: Runner, record: SweepRecord, resumed: bool) -> None:
+    """Refuses, before any workspace is built or anything recorded, a sweep whose trials
+    the driver process (one app per trial) could not submit as this Runner would; records
+    for a new sweep the parameters and defaults that process gets. A resume's driver keeps
+    what the sweep was submitted with, so that is what is checked."""
+    if record.mode != "group" or local_group(runner, record.scheduler) is not None:
+        return
+    if resumed:
+        check_driver_builds(runner, record.scheduler, record.scheduler_params)
+        return
+    record.scheduler_params = check_driver_builds(runner, record.scheduler)
+    defaults = runner._component_defaults.get(record.component)
+    record.component_defaults = {}
+    if defaults is not None:  # the driver's trials call this component alone
+        name = record.component
+        record.component_defaults[name] = {
+            k: recordable(f"component_defaults[{name!r}][{k!r}]", v, record.scheduler)
+            for k, v in defaults.items()
+        }
+
+
+def check_driver_builds(
+    runner: Runner, scheduler: str, recorded: dict[str, Any] | None = None
+) -> dict[str, Any]:
+    """The parameters the driver process builds ``scheduler`` with (``recorded``, else
+    this Runner's, to be recorded); refuses a sweep whose trials that process could not
+    submit as this Runner would. That process makes its own Runner (``get_runner``) from
+    the record, which finds ``scheduler`` by its ``torchx.schedulers`` entry point, so a
+    factory given to this Runner alone (a subclass under a built-in name or a name of its
+    own) would be skipped there, and a parameter JSON cannot hold as it is (a client
+    object, a tuple) could not reach it unchanged."""
     from torchx.schedulers import get_scheduler_factories
 
     sched = runner._scheduler(scheduler)  # refuses an unknown name
     mine = runner._factories[scheduler]
+    given = runner._params_for(scheduler, mine) if recorded is None else recorded
     params = {
-        k: _recordable(scheduler, k, v) for k, v in runner._params_for(scheduler, mine).items()
+        k: recordable(f"scheduler parameter {k!r} of {scheduler!r}", v, scheduler)
+        for k, v in given.items()
     }
+    whose = "this Runner's" if recorded is None else "the sweep's recorded"
     registered = get_scheduler_factories().get(scheduler)
     cls = type(sched).__name__
     if registered is not None:
@@ -243,8 +275,8 @@ def check_driver_builds(runner: Runner, scheduler: str) -> dict[str, Any]:
             raise SweepError(
                 "scheduler",
                 scheduler,
-                f"the sweep's driver process could not build it from its entry point with this "
-                f"Runner's parameters {sorted(params)}: {first}; run the trials with Runner.run",
+                f"the sweep's driver process could not build it from its entry point with "
+                f"{whose} parameters {sorted(params)}: {first}; run the trials with Runner.run",
             ) from None
         if built is sched:  # a factory that hands every Runner one shared instance
             return params
@@ -265,22 +297,57 @@ def check_driver_builds(runner: Runner, scheduler: str) -> dict[str, Any]:
     )
 
 
-def _recordable(scheduler: str, key: str, value: Any) -> Any:
-    """``value`` as the sweep record holds it (JSON), or a refusal naming ``key``."""
+class _Short:
+    """Shows a value by a shortened repr in an error (a long list stays one short line)."""
+
+    def __init__(self, value: object) -> None:
+        import reprlib
+
+        short = reprlib.Repr()
+        short.maxstring = short.maxother = 60
+        self.text = short.repr(value)
+
+    def __repr__(self) -> str:
+        return self.text
+
+
+def recordable(what: str, value: Any, scheduler: str) -> Any:
+    """``value`` as the sweep record holds it: JSON that reads back as an equal value of
+    the same types, so the driver's factory gets what this Runner's got; a path (also in
+    a list or dict) becomes its str. Else a one-line refusal naming ``what``, the element
+    JSON would change and the fix."""
     if isinstance(value, os.PathLike):
         return os.fspath(value)
-    try:
-        json.dumps(value)
-    except (TypeError, ValueError):
-        raise SweepError(
-            f"get_runner({key}=...)",
-            type(value).__name__,
-            f"the sweep's trials on {scheduler} are submitted by a separate process, which "
-            "gets its scheduler parameters from the sweep record (JSON): give this one by "
-            "its environment or config instead (DOCKER_HOST, RAY_ADDRESS, a kubeconfig) or "
-            "run the trials with Runner.run",
-        ) from None
-    return value
+    if value is None or type(value) in (str, int, bool):
+        return value
+    if type(value) is float and value == value and abs(value) != float("inf"):
+        return value
+    if type(value) is list:
+        return [recordable(what, v, scheduler) for v in value]
+    if type(value) is dict and all(type(k) is str for k in value):
+        return {k: recordable(what, v, scheduler) for k, v in value.items()}
+    import enum
+
+    if isinstance(value, tuple):
+        fix = "give a list instead of the tuple"
+    elif isinstance(value, dict):
+        fix = "give the dict str keys"
+    elif isinstance(value, enum.Enum):
+        fix = f"give its value ({value.value!r}) instead of the enum"
+    elif isinstance(value, float):
+        fix = "give a finite number"
+    else:
+        fix = (
+            "give it as a str, number, bool, None, list or str-keyed dict, or by the "
+            "scheduler's environment or config (DOCKER_HOST, RAY_ADDRESS, a kubeconfig)"
+        )
+    raise SweepError(
+        what,
+        _Short(value),
+        f"the sweep's trials on {scheduler} are submitted by a separate process, which gets "
+        f"this from the sweep record (JSON), where it would not read back the same: {fix}, "
+        "or run the trials with Runner.run",
+    )
 
 
 def _loaded(factory: Any) -> Any:

@@ -39,7 +39,7 @@ from torchx.runner._sweep import ENV_SWEEP_INDEX as ENV_SWEEP_INDEX
 from torchx.runner._sweep_kubernetes import delete_trials, is_kubernetes
 from torchx.runner._sweep_lock import busy, changing, resumer, resuming
 from torchx.runner._sweep_plan import ARRAY_BACKENDS as ARRAY_BACKENDS
-from torchx.runner._sweep_plan import SweepPlan, check_driver_builds, plan, sweep_of
+from torchx.runner._sweep_plan import SweepPlan, plan, sweep_of
 from torchx.runner._sweep_plan import trial_app as trial_app
 from torchx.runner._sweep_processes import await_exit, driver_alive, start_group, start_local_group
 from torchx.runner._sweep_record import SweepRecord, is_sweep_id, load, save
@@ -119,11 +119,6 @@ def _submit(runner: Runner, p: SweepPlan) -> str:
             runner.cancel(handle)
             raise
         return record.handle
-    if not p.requests:
-        params = check_driver_builds(runner, record.scheduler)  # before anything is recorded
-        if p.resumed_from is None:  # a resume's driver keeps what the sweep was submitted with
-            record.scheduler_params = params
-            record.component_defaults = runner._component_defaults
     save(record)
     if p.requests:
         start_local_group(runner, record, p.indices, p.requests)
