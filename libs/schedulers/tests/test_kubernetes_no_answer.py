@@ -2,8 +2,9 @@
 
 A create that got no answer may still have made its object: submit deletes it along with the
 objects made before it, and says the request was sent, not that the server was unreachable.
-A read that timed out is not sent again. The fake API server is a stdlib HTTP server on
-loopback; no cluster is needed.
+A read that timed out is not sent again. Listing apps pages through Jobs and pods, and a
+user who may not list pods still gets the Jobs' state. The fake API server is a stdlib HTTP
+server on loopback; no cluster is needed.
 """
 
 from __future__ import annotations
@@ -17,8 +18,9 @@ from typing import Any
 import pytest
 
 from torchx.schedulers import _kubernetes_client
+from torchx.schedulers._kubernetes_manifests import LABEL_APP_ID, LABEL_APP_NAME, LABEL_MANAGED
 from torchx.schedulers.kubernetes_scheduler import KubernetesApiError, KubernetesScheduler
-from torchx.specs import AppDef, Role
+from torchx.specs import AppDef, AppState, Role
 
 kubernetes = pytest.importorskip("kubernetes")
 
@@ -29,8 +31,11 @@ class _FakeServer(ThreadingHTTPServer):
     def __init__(self) -> None:
         super().__init__(("127.0.0.1", 0), _Handler)
         self.seen: list[tuple[str, str]] = []
+        self.queries: list[str] = []
         self.hold = threading.Event()  # set at teardown: held requests end
         self.answer_posts = 0  # how many POSTs are answered before the rest are held
+        # GET path -> its answers in turn (status, body); a GET of another path is held.
+        self.answers: dict[str, list[tuple[int, dict[str, Any]]]] = {}
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -51,6 +56,7 @@ class _Handler(BaseHTTPRequestHandler):
         n = int(self.headers.get("Content-Length") or 0)
         body = self.rfile.read(n) if n else b""
         self.server.seen.append((self.command, self.path.split("?")[0]))
+        self.server.queries.append(self.path.partition("?")[2])
         return body
 
     def do_POST(self) -> None:
@@ -67,7 +73,11 @@ class _Handler(BaseHTTPRequestHandler):
 
     def do_GET(self) -> None:
         self._record()
-        self.server.hold.wait(60)
+        answers = self.server.answers.get(self.path.split("?")[0])
+        if answers:
+            self._reply(*answers.pop(0))
+        else:
+            self.server.hold.wait(60)
 
 
 @pytest.fixture
@@ -159,3 +169,53 @@ def test_user_client_is_used_unchanged() -> None:
     sched = KubernetesScheduler("torchx", client=client)
     assert sched._client() is client
     assert type(client) is kubernetes.client.ApiClient and conf.retries == before
+
+
+def _job(name: str, done: bool) -> dict[str, Any]:
+    labels = {LABEL_MANAGED: "torchx", LABEL_APP_ID: name, LABEL_APP_NAME: "a"}
+    return {
+        "apiVersion": "batch/v1",
+        "kind": "Job",
+        "metadata": {"name": f"{name}-t-0", "namespace": "ns", "labels": labels},
+        "status": {"conditions": [{"type": "Complete", "status": "True"}]}
+        if done
+        else {"active": 1},
+    }
+
+
+def _job_list(items: list[dict[str, Any]], token: str | None) -> dict[str, Any]:
+    return {
+        "kind": "JobList",
+        "apiVersion": "batch/v1",
+        "items": items,
+        "metadata": {"continue": token},
+    }
+
+
+def test_list_pages_through_jobs_and_keeps_their_state_without_pods(
+    fake_server: _FakeServer,
+) -> None:
+    not_found = {"kind": "Status", "code": 404, "status": "Failure", "message": "no CRD"}
+    forbidden = {
+        "kind": "Status",
+        "code": 403,
+        "status": "Failure",
+        "message": 'pods is forbidden: User "u" cannot list resource "pods"',
+    }
+    fake_server.answers = {
+        "/apis/batch.volcano.sh/v1alpha1/jobs": [(404, not_found)],
+        "/apis/batch/v1/jobs": [
+            (200, _job_list([_job("a-1", True)], "page2")),
+            (200, _job_list([_job("a-2", False)], None)),
+        ],
+        "/api/v1/pods": [(403, forbidden)],
+    }
+    apps = _scheduler(fake_server).list()
+    assert [(a.app_id, a.state) for a in apps] == [
+        ("ns:a-1", AppState.SUCCEEDED),
+        ("ns:a-2", AppState.RUNNING),
+    ]
+    paths = [p for _, p in fake_server.seen]
+    lists = [q for p, q in zip(paths, fake_server.queries, strict=True) if "volcano" not in p]
+    assert all(f"limit={_kubernetes_client.PAGE_SIZE}" in q for q in lists), lists
+    assert "continue=page2" in lists[1] and len(lists) == 3

@@ -8,7 +8,7 @@ the server, where its address came from and what to check.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 # Seconds to open a connection (TCP and TLS handshake) and to wait for each read of an
@@ -19,6 +19,8 @@ READ_TIMEOUT_S = 120.0
 # reported in seconds. No second try after a read fails: the request reached a server that
 # did not answer in time, and waiting for it twice only doubles the wait.
 CONNECT_RETRIES = 1
+# Items per answer of a list call: a cluster-wide list comes in pages of this many.
+PAGE_SIZE = 500
 # Methods whose request, sent and not answered, may still have changed the cluster.
 _CHANGING = frozenset({"POST", "PATCH", "PUT"})
 
@@ -102,3 +104,15 @@ def create_all(
                 delete(made)
             raise
         created.append(manifest)
+
+
+def paged(list_call: Callable[..., Any], **kwargs: Any) -> Iterator[Any]:
+    """The items of a kubernetes list call, fetched ``PAGE_SIZE`` at a time with the
+    server's ``continue`` token, so no one answer holds a whole cluster's objects."""
+    token: str | None = None
+    while True:
+        page = list_call(limit=PAGE_SIZE, _continue=token, **kwargs)
+        yield from page.items
+        token = page.metadata._continue
+        if not token:
+            return

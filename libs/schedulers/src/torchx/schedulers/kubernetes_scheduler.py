@@ -45,7 +45,7 @@ from torchx.schedulers._container_rules import (
     to_dns_label,
 )
 from torchx.schedulers._errors import SchedulerError, check_params, require
-from torchx.schedulers._kubernetes_client import bounded_client, create_all
+from torchx.schedulers._kubernetes_client import bounded_client, create_all, paged
 from torchx.schedulers._kubernetes_compat import (
     ANNOTATION_ISTIO_SIDECAR,
     JOB_STATE,
@@ -506,16 +506,16 @@ class KubernetesScheduler(DockerWorkspaceMixin, Scheduler[KubernetesRequest]):
         return [client.sanitize_for_serialization(item) for item in items]
 
     def _managed_pods(self, apps: set[str]) -> dict[str, list[dict[str, Any]]]:
-        """The pods of the batch apps ``NAMESPACE:APP_ID`` in ``apps``, from ONE list call."""
+        """The pods of the batch apps ``NAMESPACE:APP_ID`` in ``apps``, from one paged list;
+        none where pods may not be listed (the Jobs' own state then stands)."""
         apis = self._apis()
         client = self._client()
+        listing = apis.CoreV1Api(client).list_pod_for_all_namespaces
         try:
-            items = (
-                apis.CoreV1Api(client)
-                .list_pod_for_all_namespaces(label_selector=f"{LABEL_MANAGED}=torchx")
-                .items
-            )
+            items = list(paged(listing, label_selector=f"{LABEL_MANAGED}=torchx"))
         except apis.ApiException as e:
+            if e.status == 403:
+                return {}
             raise KubernetesApiError.from_api(e, "list pods", None) from None
         out: dict[str, list[dict[str, Any]]] = {}
         for item in items:
@@ -551,8 +551,8 @@ class KubernetesScheduler(DockerWorkspaceMixin, Scheduler[KubernetesRequest]):
                 )
             )
         try:
-            jobs = (
-                apis.BatchV1Api(client).list_job_for_all_namespaces(label_selector=selector).items
+            jobs = list(
+                paged(apis.BatchV1Api(client).list_job_for_all_namespaces, label_selector=selector)
             )
         except apis.ApiException as e:
             raise KubernetesApiError.from_api(e, "list Jobs", None) from None
