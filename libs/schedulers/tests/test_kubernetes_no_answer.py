@@ -84,7 +84,7 @@ class _Handler(BaseHTTPRequestHandler):
 def fake_server(monkeypatch: pytest.MonkeyPatch) -> Iterator[_FakeServer]:
     monkeypatch.setattr(_kubernetes_client, "READ_TIMEOUT_S", 0.5)
     srv = _FakeServer()
-    t = threading.Thread(target=srv.serve_forever, daemon=True)
+    t = threading.Thread(target=srv.serve_forever, args=(0.05,), daemon=True)
     t.start()
     yield srv
     srv.hold.set()
