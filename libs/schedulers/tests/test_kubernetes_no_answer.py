@@ -2,7 +2,7 @@
 
 A create that got no answer may still have made its object: submit deletes it along with the
 objects made before it, and says the request was sent, not that the server was unreachable.
-A read that timed out is not sent again. Listing apps pages through Jobs and pods, and a
+A read that timed out is not sent again; one whose connection was dropped is, once. Listing apps pages through Jobs and pods, and a
 user who may not list pods still gets the Jobs' state. The fake API server is a stdlib HTTP
 server on loopback; no cluster is needed.
 """
@@ -13,11 +13,13 @@ import json
 import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
 
 from torchx.schedulers import _kubernetes_client
+from torchx.schedulers._errors import SchedulerError
 from torchx.schedulers._kubernetes_manifests import LABEL_APP_ID, LABEL_APP_NAME, LABEL_MANAGED
 from torchx.schedulers.kubernetes_scheduler import KubernetesApiError, KubernetesScheduler
 from torchx.specs import AppDef, AppState, Role
@@ -33,9 +35,12 @@ class _FakeServer(ThreadingHTTPServer):
         self.seen: list[tuple[str, str]] = []
         self.queries: list[str] = []
         self.hold = threading.Event()  # set at teardown: held requests end
-        self.answer_posts = 0  # how many POSTs are answered before the rest are held
-        # GET path -> its answers in turn (status, body); a GET of another path is held.
-        self.answers: dict[str, list[tuple[int, dict[str, Any]]]] = {}
+        # How many POSTs are answered; the connection of each later one is closed unanswered.
+        self.answer_posts = 0
+        self.hold_deletes = False  # DELETEs get no answer until teardown
+        # GET path -> its answers in turn: (status, body), or None to close the connection
+        # unanswered. A GET of another path is held until teardown.
+        self.answers: dict[str, list[tuple[int, dict[str, Any]] | None]] = {}
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -65,24 +70,30 @@ class _Handler(BaseHTTPRequestHandler):
         if posts <= self.server.answer_posts:
             self._reply(201, json.loads(body))
         else:
-            self.server.hold.wait(60)
+            self.close_connection = True  # taken, never answered
 
     def do_DELETE(self) -> None:
         self._record()
-        self._reply(200, {"kind": "Status", "status": "Success"})
+        if self.server.hold_deletes:
+            self.server.hold.wait(60)
+        else:
+            self._reply(200, {"kind": "Status", "status": "Success"})
 
     def do_GET(self) -> None:
         self._record()
         answers = self.server.answers.get(self.path.split("?")[0])
-        if answers:
-            self._reply(*answers.pop(0))
-        else:
+        if not answers:
             self.server.hold.wait(60)
+            return
+        answer = answers.pop(0)
+        if answer is None:
+            self.close_connection = True
+        else:
+            self._reply(*answer)
 
 
 @pytest.fixture
-def fake_server(monkeypatch: pytest.MonkeyPatch) -> Iterator[_FakeServer]:
-    monkeypatch.setattr(_kubernetes_client, "READ_TIMEOUT_S", 0.5)
+def fake_server() -> Iterator[_FakeServer]:
     srv = _FakeServer()
     t = threading.Thread(target=srv.serve_forever, args=(0.05,), daemon=True)
     t.start()
@@ -112,7 +123,8 @@ def test_unanswered_create_is_rolled_back_with_the_ones_before(fake_server: _Fak
     app = AppDef("a", roles=[Role("t", image="busybox", entrypoint="true", num_replicas=2)])
     with pytest.raises(KubernetesApiError) as info:
         _scheduler(fake_server).submit(app, {"namespace": "ns", "api": "batch"})
-    assert info.value.sent and "no answer in 0.5 s" in str(info.value)
+    assert info.value.sent and "the connection closed before an answer" in str(info.value)
+    assert "may be left" not in str(info.value)
     posts = [p for m, p in fake_server.seen if m == "POST"]
     deletes = [p for m, p in fake_server.seen if m == "DELETE"]
     assert [p.rsplit("/", 1)[-1] for p in posts] == ["services", "jobs"]
@@ -134,15 +146,70 @@ def test_scheduler_words_an_unanswered_post_as_sent(
     text = str(info.value)
     assert info.value.sent and info.value.status is None
     assert "sent a POST request to the API server" in text and "cannot reach" not in text
-    assert "no answer in 0.5 s" in text and "may have taken effect" in text
+    assert "closed before an answer" in text and "may have taken effect" in text
     assert "kubectl or torchx list" in text
 
 
-def test_read_timeout_is_not_retried(fake_server: _FakeServer) -> None:
+def test_unanswered_rollback_does_not_stop_the_older_deletes(
+    fake_server: _FakeServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The short wait applies to the held DELETEs alone: every other request is answered.
+    monkeypatch.setattr(_kubernetes_client, "ROLLBACK_READ_TIMEOUT_S", 0.5)
+    fake_server.answer_posts = 1
+    fake_server.hold_deletes = True
+    app = AppDef("a", roles=[Role("t", image="busybox", entrypoint="true", num_replicas=2)])
+    with pytest.raises(KubernetesApiError) as info:
+        _scheduler(fake_server).submit(app, {"namespace": "ns", "api": "batch"})
+    text = str(info.value)
+    deletes = [p for m, p in fake_server.seen if m == "DELETE"]
+    assert "/jobs/" in deletes[0] and "/services/" in deletes[-1], fake_server.seen
+    job, service = deletes[0].rsplit("/", 1)[-1], deletes[-1].rsplit("/", 1)[-1]
+    # The create's own error, still worded as sent, naming what may be left and how to go.
+    assert info.value.sent and "sent a POST request" in text and "\n" not in text
+    assert f"may be left: job/{job} service/{service}" in text
+    assert f"kubectl delete -n ns job/{job} service/{service}" in text
+
+
+def test_read_timeout_is_not_retried(
+    fake_server: _FakeServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The one request of this test is never answered: a short read timeout is enough.
+    monkeypatch.setattr(_kubernetes_client, "READ_TIMEOUT_S", 0.5)
     sched = _scheduler(fake_server)
-    with pytest.raises(RuntimeError, match="unreachable"):
+    with pytest.raises(RuntimeError, match="unreachable .*Read timed out"):
         kubernetes.client.BatchV1Api(sched._client()).list_namespaced_job("ns")
     assert [m for m, _ in fake_server.seen] == ["GET"]
+
+
+def test_read_whose_connection_was_dropped_is_sent_again(fake_server: _FakeServer) -> None:
+    fake_server.answers = {"/apis/batch/v1/namespaces/ns/jobs": [None, (200, _job_list([], None))]}
+    sched = _scheduler(fake_server)
+    jobs = kubernetes.client.BatchV1Api(sched._client()).list_namespaced_job("ns")
+    assert jobs.items == [] and [m for m, _ in fake_server.seen] == ["GET", "GET"]
+
+
+def test_paging_stops_on_a_repeated_token() -> None:
+    calls: list[object] = []
+
+    def list_call(**kw: Any) -> Any:
+        calls.append(kw["_continue"])
+        return SimpleNamespace(items=[1], metadata=SimpleNamespace(_continue="same"))
+
+    with pytest.raises(SchedulerError, match="continue token 'same' twice"):
+        list(_kubernetes_client.paged(list_call))
+    assert calls == [None, "same"]
+
+
+def test_paging_stops_at_the_page_cap(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(_kubernetes_client, "MAX_PAGES", 3)
+    tokens = iter(range(100))
+
+    def list_call(**kw: Any) -> Any:
+        return SimpleNamespace(items=[1], metadata=SimpleNamespace(_continue=str(next(tokens))))
+
+    with pytest.raises(SchedulerError, match="more than 3 pages") as info:
+        list(_kubernetes_client.paged(list_call))
+    assert "\n" not in str(info.value)
 
 
 def test_followed_log_has_no_read_limit(monkeypatch: pytest.MonkeyPatch) -> None:

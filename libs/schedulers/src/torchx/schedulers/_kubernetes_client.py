@@ -11,14 +11,24 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
+from torchx.schedulers._errors import SchedulerError
+
 # Seconds to open a connection (TCP and TLS handshake) and to wait for each read of an
 # answer. A log that is followed has no read limit: its lines may be minutes apart.
 CONNECT_TIMEOUT_S = 10.0
 READ_TIMEOUT_S = 120.0
 # One more try after a failed connection, not urllib3's three: a server that is down is
-# reported in seconds. No second try after a read fails: the request reached a server that
-# did not answer in time, and waiting for it twice only doubles the wait.
+# reported in seconds. One more try of an idempotent request whose connection was dropped (a
+# kept-alive connection closed by a restarting server or an idle cut as it is reused), but
+# none after a read timed out: that server was reached and did not answer in time, and
+# waiting for it twice only doubles the wait.
 CONNECT_RETRIES = 1
+# Seconds to wait for the answer to each delete that undoes a failed submission: a server
+# that did not answer the create will likely not answer these either.
+ROLLBACK_READ_TIMEOUT_S = 10.0
+# Pages one list may take: a server or proxy that hands back the same continue token, or
+# never an empty one, would otherwise be listed for ever.
+MAX_PAGES = 10_000
 # Items per answer of a list call: a cluster-wide list comes in pages of this many.
 PAGE_SIZE = 500
 # Methods whose request, sent and not answered, may still have changed the cluster.
@@ -60,9 +70,30 @@ def bounded_client(
     """An ``ApiClient`` on ``conf`` whose calls have time limits; a server it cannot reach
     raises ``unreachable(server, why)``, and a POST/PATCH/PUT that was sent and got no answer
     (so may have taken effect) raises ``unanswered(server, method, why)``."""
-    import urllib3
+    from types import TracebackType
 
-    conf.retries = urllib3.Retry(total=CONNECT_RETRIES, connect=CONNECT_RETRIES, read=0)
+    import urllib3
+    from urllib3.connectionpool import ConnectionPool
+    from urllib3.response import BaseHTTPResponse
+
+    class RetryDroppedNotTimedOut(urllib3.Retry):
+        def increment(
+            self,
+            method: str | None = None,
+            url: str | None = None,
+            response: BaseHTTPResponse | None = None,
+            error: Exception | None = None,
+            _pool: ConnectionPool | None = None,
+            _stacktrace: TracebackType | None = None,
+        ) -> RetryDroppedNotTimedOut:
+            if isinstance(error, urllib3.exceptions.ReadTimeoutError):
+                # The server was reached and did not answer: give up now, as read=0 would.
+                raise urllib3.exceptions.MaxRetryError(_pool, url or "", error)  # type: ignore[arg-type]
+            return super().increment(method, url, response, error, _pool, _stacktrace)
+
+    conf.retries = RetryDroppedNotTimedOut(
+        total=CONNECT_RETRIES, connect=CONNECT_RETRIES, read=CONNECT_RETRIES
+    )
 
     class BoundedApiClient(k8s.client.ApiClient):  # type: ignore[misc]
         def request(self, method: str, url: str, *args: Any, **kwargs: Any) -> Any:
@@ -87,12 +118,17 @@ def bounded_client(
 def create_all(
     manifests: Iterable[dict[str, Any]],
     create: Callable[[dict[str, Any]], object],
-    delete: Callable[[dict[str, Any]], object],
+    delete: Callable[[dict[str, Any], float], object],
     in_doubt: Callable[[BaseException], bool],
+    namespace: str,
 ) -> None:
     """Create each manifest in order; if one fails, delete those already made, newest first,
     and the one that failed too when ``in_doubt(error)`` says its request may have reached
-    the server (sent and unanswered, or interrupted): a refused submission leaves nothing."""
+    the server (sent and unanswered, or interrupted): a refused submission leaves nothing.
+
+    Each delete waits ``ROLLBACK_READ_TIMEOUT_S`` for its answer; one that fails does not
+    stop the older ones. The create's error is raised, naming the objects that may be left.
+    """
     created: list[dict[str, Any]] = []
     for manifest in manifests:
         try:
@@ -100,8 +136,17 @@ def create_all(
         except BaseException as e:
             if in_doubt(e):
                 created.append(manifest)  # deleting an object that is not there is a no-op
+            left = []
             for made in reversed(created):
-                delete(made)
+                try:
+                    delete(made, ROLLBACK_READ_TIMEOUT_S)
+                except Exception:
+                    left.append(f"{made['kind'].lower()}/{made['metadata']['name']}")
+            if left and len(e.args) == 1 and isinstance(e.args[0], str):
+                e.args = (
+                    f"{e.args[0]}; the undo failed, so these may be left: {' '.join(left)}"
+                    f" (delete them with kubectl delete -n {namespace} {' '.join(left)})",
+                )
             raise
         created.append(manifest)
 
@@ -110,9 +155,23 @@ def paged(list_call: Callable[..., Any], **kwargs: Any) -> Iterator[Any]:
     """The items of a kubernetes list call, fetched ``PAGE_SIZE`` at a time with the
     server's ``continue`` token, so no one answer holds a whole cluster's objects."""
     token: str | None = None
-    while True:
+    seen: set[str] = set()
+    for _ in range(MAX_PAGES):
         page = list_call(limit=PAGE_SIZE, _continue=token, **kwargs)
         yield from page.items
         token = page.metadata._continue
         if not token:
             return
+        if token in seen:
+            raise SchedulerError(
+                "kubernetes",
+                f"the API server sent continue token {token[:40]!r} twice while listing; "
+                "its list answers cannot be paged",
+                "check the server or the proxy before it",
+            )
+        seen.add(token)
+    raise SchedulerError(
+        "kubernetes",
+        f"a list took more than {MAX_PAGES} pages of {PAGE_SIZE} items and was stopped",
+        "list one namespace, or fewer objects",
+    )

@@ -45,7 +45,12 @@ from torchx.schedulers._container_rules import (
     to_dns_label,
 )
 from torchx.schedulers._errors import SchedulerError, check_params, require
-from torchx.schedulers._kubernetes_client import bounded_client, create_all, paged
+from torchx.schedulers._kubernetes_client import (
+    CONNECT_TIMEOUT_S,
+    bounded_client,
+    create_all,
+    paged,
+)
 from torchx.schedulers._kubernetes_compat import (
     ANNOTATION_ISTIO_SIDECAR,
     JOB_STATE,
@@ -295,8 +300,9 @@ class KubernetesScheduler(DockerWorkspaceMixin, Scheduler[KubernetesRequest]):
         create_all(
             req.manifests,
             lambda m: self._create(req.namespace, m),
-            lambda m: self._delete(req.namespace, m),
+            lambda m, read_s: self._delete(req.namespace, m, read_s),
             lambda e: getattr(e, "sent", False) or not isinstance(e, Exception),
+            req.namespace,
         )
         return f"{req.namespace}:{req.app_id}"
 
@@ -328,21 +334,22 @@ class KubernetesScheduler(DockerWorkspaceMixin, Scheduler[KubernetesRequest]):
             ) from None
         return client.sanitize_for_serialization(made)
 
-    def _delete(self, namespace: str, manifest: dict[str, Any]) -> None:
+    def _delete(self, namespace: str, manifest: dict[str, Any], read_s: float = 0) -> None:
         apis = self._apis()
         client = self._client()
         name = manifest["metadata"]["name"]
+        kw = {"_request_timeout": (CONNECT_TIMEOUT_S, read_s)} if read_s else {}
         try:
             if manifest["kind"] == "Job" and manifest["apiVersion"].startswith(VOLCANO_GROUP):
                 apis.CustomObjectsApi(client).delete_namespaced_custom_object(
-                    VOLCANO_GROUP, VOLCANO_VERSION, namespace, VOLCANO_PLURAL, name
+                    VOLCANO_GROUP, VOLCANO_VERSION, namespace, VOLCANO_PLURAL, name, **kw
                 )
             elif manifest["kind"] == "Job":
                 apis.BatchV1Api(client).delete_namespaced_job(
-                    name, namespace, propagation_policy="Background"
+                    name, namespace, propagation_policy="Background", **kw
                 )
             else:
-                apis.CoreV1Api(client).delete_namespaced_service(name, namespace)
+                apis.CoreV1Api(client).delete_namespaced_service(name, namespace, **kw)
         except apis.ApiException as e:
             if e.status != 404:
                 raise KubernetesApiError.from_api(
