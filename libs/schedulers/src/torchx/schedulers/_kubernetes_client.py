@@ -9,7 +9,7 @@ the server, where its address came from and what to check.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
-from typing import Any
+from typing import Any, NoReturn
 
 from torchx.schedulers._errors import SchedulerError
 
@@ -31,6 +31,8 @@ ROLLBACK_READ_TIMEOUT_S = 10.0
 MAX_PAGES = 10_000
 # Items per answer of a list call: a cluster-wide list comes in pages of this many.
 PAGE_SIZE = 500
+# Methods sent once more when their connection was dropped before an answer.
+_REPEATABLE = frozenset({"GET", "HEAD"})
 # Methods whose request, sent and not answered, may still have changed the cluster.
 _CHANGING = frozenset({"POST", "PATCH", "PUT"})
 
@@ -61,6 +63,14 @@ def _unanswered(error: Exception) -> str | None:
     return None
 
 
+def _dropped(error: Exception) -> bool:
+    """Whether the connection closed before an answer (not a timeout): a kept-alive
+    connection a restarting server or an idle cut closed just as it was reused."""
+    import urllib3.exceptions as u3
+
+    return isinstance(getattr(error, "reason", None) or error, u3.ProtocolError)
+
+
 def bounded_client(
     k8s: Any,
     conf: Any,
@@ -70,30 +80,9 @@ def bounded_client(
     """An ``ApiClient`` on ``conf`` whose calls have time limits; a server it cannot reach
     raises ``unreachable(server, why)``, and a POST/PATCH/PUT that was sent and got no answer
     (so may have taken effect) raises ``unanswered(server, method, why)``."""
-    from types import TracebackType
-
     import urllib3
-    from urllib3.connectionpool import ConnectionPool
-    from urllib3.response import BaseHTTPResponse
 
-    class RetryDroppedNotTimedOut(urllib3.Retry):
-        def increment(
-            self,
-            method: str | None = None,
-            url: str | None = None,
-            response: BaseHTTPResponse | None = None,
-            error: Exception | None = None,
-            _pool: ConnectionPool | None = None,
-            _stacktrace: TracebackType | None = None,
-        ) -> RetryDroppedNotTimedOut:
-            if isinstance(error, urllib3.exceptions.ReadTimeoutError):
-                # The server was reached and did not answer: give up now, as read=0 would.
-                raise urllib3.exceptions.MaxRetryError(_pool, url or "", error)  # type: ignore[arg-type]
-            return super().increment(method, url, response, error, _pool, _stacktrace)
-
-    conf.retries = RetryDroppedNotTimedOut(
-        total=CONNECT_RETRIES, connect=CONNECT_RETRIES, read=CONNECT_RETRIES
-    )
+    conf.retries = urllib3.Retry(total=CONNECT_RETRIES, connect=CONNECT_RETRIES, read=0)
 
     class BoundedApiClient(k8s.client.ApiClient):  # type: ignore[misc]
         def request(self, method: str, url: str, *args: Any, **kwargs: Any) -> Any:
@@ -106,11 +95,22 @@ def bounded_client(
             try:
                 return super().request(method, url, *args, **kwargs)
             except urllib3.exceptions.HTTPError as e:
-                server = str(self.configuration.host)
-                silence = _unanswered(e) if method.upper() in _CHANGING else None
-                if silence is not None:
-                    raise unanswered(server, method.upper(), silence) from None
-                raise unreachable(server, _why(e)) from None
+                if method.upper() in _REPEATABLE and _dropped(e):
+                    return self._once_more(method, url, *args, **kwargs)
+                self._raise(method, e)
+
+        def _once_more(self, method: str, url: str, *args: Any, **kwargs: Any) -> Any:
+            try:
+                return super().request(method, url, *args, **kwargs)
+            except urllib3.exceptions.HTTPError as e:
+                self._raise(method, e)
+
+        def _raise(self, method: str, e: Exception) -> NoReturn:
+            server = str(self.configuration.host)
+            silence = _unanswered(e) if method.upper() in _CHANGING else None
+            if silence is not None:
+                raise unanswered(server, method.upper(), silence) from None
+            raise unreachable(server, _why(e)) from None
 
     return BoundedApiClient(conf)
 
