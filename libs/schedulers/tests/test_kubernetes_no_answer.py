@@ -2,9 +2,9 @@
 
 A create that got no answer may still have made its object: submit deletes it along with the
 objects made before it, and says the request was sent, not that the server was unreachable.
-A read that timed out is not sent again; one whose connection was dropped is, once. Listing apps pages through Jobs and pods, and a
-user who may not list pods still gets the Jobs' state. The fake API server is a stdlib HTTP
-server on loopback; no cluster is needed.
+A read that timed out is not sent again; one whose connection was dropped is, once. Listing
+apps pages through Jobs and pods, and a user who may not list pods still gets the Jobs'
+state. The fake API server is a stdlib HTTP server on loopback; no cluster is needed.
 """
 
 from __future__ import annotations
@@ -176,7 +176,7 @@ def test_read_timeout_is_not_retried(
     # The one request of this test is never answered: a short read timeout is enough.
     monkeypatch.setattr(_kubernetes_client, "READ_TIMEOUT_S", 0.5)
     sched = _scheduler(fake_server)
-    with pytest.raises(RuntimeError, match="unreachable .*Read timed out"):
+    with pytest.raises(RuntimeError, match=r"unreachable .*Read timed out"):
         kubernetes.client.BatchV1Api(sched._client()).list_namespaced_job("ns")
     assert [m for m, _ in fake_server.seen] == ["GET"]
 
