@@ -16,10 +16,12 @@ from __future__ import annotations
 import json
 import os
 import re
+import stat
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
+from torchx.schedulers.atomic_files import write_atomic
 from torchx.schedulers.sweep_names import SWEEP_ID_PATTERN
 from torchx.specs import SpecsError
 
@@ -148,18 +150,25 @@ _PRIVATE_FILE = 0o600
 def save(record: SweepRecord) -> None:
     path = record_path(record.sweep_id)
     path.parent.mkdir(mode=_PRIVATE_FOLDER, parents=True, exist_ok=True)
-    # mkdir's mode is cut by the umask and skipped for a folder an older torchx made.
-    os.chmod(path.parent, _PRIVATE_FOLDER)
-    text = json.dumps(record.to_json())
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, _PRIVATE_FILE)
-    try:
-        with os.fdopen(fd, "w") as f:
-            f.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
+    _keep_private(path.parent)
+    write_atomic(str(path), record.to_json(), _PRIVATE_FILE)
+
+
+def _keep_private(folder: Path) -> None:
+    """Make the sweeps folder the user's own ``folder`` 0700 (mkdir's mode is cut by the
+    umask and skipped for a folder an older torchx made). One the user does not own and
+    cannot chmod is used as it is if it is writable: a shared state folder."""
+    st = os.stat(folder)
+    if st.st_uid == os.geteuid():
+        if stat.S_IMODE(st.st_mode) != _PRIVATE_FOLDER:
+            os.chmod(folder, _PRIVATE_FOLDER)
+    elif not os.access(folder, os.W_OK):
+        raise SpecsError(
+            "sweeps folder",
+            str(folder),
+            f"is owned by uid {st.st_uid} with mode {stat.S_IMODE(st.st_mode):o} and you may "
+            "not write to it; set XDG_STATE_HOME to a folder of your own",
+        )
 
 
 def load(sweep_id: str) -> SweepRecord | None:

@@ -70,10 +70,23 @@ class StateFileError(Exception):
         super().__init__(f"cannot read {path}: {reason}")
 
 
-def write_atomic(path: str, obj: Any) -> None:
-    """Write ``obj`` as JSON so that readers see the old file or the new one, never half."""
-    tmp = f"{path}.{os.getpid()}.tmp"
-    _write_json(tmp, obj, os.O_TRUNC)
+def write_atomic(path: str, obj: Any, mode: int | None = None) -> None:
+    """Write ``obj`` as JSON so that readers see the old file or the new one, never half.
+
+    With ``mode`` the file gets that mode, and is written under a random name made by
+    ``mkstemp`` (0600 until then), so no one can read it wider while it is written and a
+    temp file a killed writer left behind blocks no later write."""
+    if mode is None:
+        tmp = f"{path}.{os.getpid()}.tmp"
+        _write_json(tmp, obj, os.O_TRUNC)
+    else:
+        import tempfile
+
+        folder, name = os.path.split(path)
+        fd, tmp = tempfile.mkstemp(prefix=f".{name}.", suffix=".tmp", dir=folder or None)
+        _write_fd(fd, tmp, obj)
+        if mode != 0o600:
+            os.chmod(tmp, mode)
     try:
         os.replace(tmp, path)
     except BaseException:
@@ -89,11 +102,14 @@ def write_new(path: str, obj: Any) -> None:
 
 
 def _write_json(path: str, obj: Any, flag: int) -> None:
-    data = json.dumps(obj, separators=(",", ":")).encode()
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | flag, 0o644)
+    _write_fd(os.open(path, os.O_WRONLY | os.O_CREAT | flag, 0o644), path, obj)
+
+
+def _write_fd(fd: int, path: str, obj: Any) -> None:
+    """Write ``obj`` as JSON into ``fd``, open on ``path``, and close it."""
     try:
         try:
-            view = memoryview(data)
+            view = memoryview(json.dumps(obj, separators=(",", ":")).encode())
             while view:
                 view = view[os.write(fd, view) :]
         finally:
