@@ -171,7 +171,7 @@ def _untraceable(member: Path) -> dict[str, str]:
     return untraceable
 
 
-def _modules(member: Path) -> dict[str, Path]:
+def _module_files(member: Path) -> dict[str, Path]:
     """Each module of ``member`` by dotted name (a package by its ``__init__``'s)."""
     found: dict[str, Path] = {}
     for source in sorted((member / "src").rglob("*.py")):
@@ -289,7 +289,7 @@ def _public_homes(tree: ast.Module) -> Iterator[ast.ImportFrom]:
 
 def _core_modules(member: Path) -> dict[str, Path]:
     """Every module of ``member`` that importing it loads (see the module's docstring)."""
-    modules = _modules(member)
+    modules = _module_files(member)
     todo = sorted(_core_roots(member, modules))
     core: dict[str, Path] = {}
     while todo:
