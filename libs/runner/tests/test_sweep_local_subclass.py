@@ -235,6 +235,22 @@ def test_only_the_swept_components_defaults_are_recorded_and_checked(counting: P
     assert not counting.exists()
 
 
+def test_a_file_components_defaults_are_found_under_the_name_given(counting: Path) -> None:
+    Path("comp.py").write_text(
+        "from torchx import specs\n"
+        "def train(msg: str = 'code') -> specs.AppDef:\n"
+        "    role = specs.Role('t', image='/tmp', entrypoint='echo', args=[msg])\n"
+        "    return specs.AppDef('t', roles=[role])\n"
+    )
+    sweep = Sweep.grid("comp.py:train", {"msg": ["a"]})
+    with get_runner(component_defaults={"comp.py:train": {"msg": "HI"}}) as runner:
+        plan = runner.dryrun_sweep(sweep, "counting")
+    # Recorded under the path the driver finds the file by, from any directory.
+    where = f"{Path('comp.py').resolve()}:train"
+    assert plan.record.component == where
+    assert plan.record.component_defaults == {where: {"msg": "HI"}}
+
+
 def test_a_resume_checks_the_recorded_parameters_not_the_resuming_runners(
     counting: Path,
 ) -> None:

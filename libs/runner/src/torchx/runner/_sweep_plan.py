@@ -171,7 +171,7 @@ def plan(
             created=time.time(),
         )
         if sched.backend != "kubernetes":  # Kubernetes picks its mode just below
-            check_driver(runner, record, resumed=False)
+            check_driver(runner, record, resumed=False, given=schema.name)
         if workspace:
             from torchx.runner._sweep_workspace import build_workspace_once
 
@@ -180,7 +180,7 @@ def plan(
             record.mode, why_group = kubernetes_mode(
                 runner, record, lambda i: trial_app(runner, schema, record, i, sweep)
             )
-            check_driver(runner, record, resumed=False)  # one Job per trial: the driver's
+            check_driver(runner, record, False, schema.name)  # one Job per trial: the driver's
     else:
         check_driver(runner, record, resumed=True)
     todo = list(range(len(record.trials))) if indices is None else sorted(indices)
@@ -222,22 +222,26 @@ def plan(
     return SweepPlan(record, todo, first, why)
 
 
-def check_driver(runner: Runner, record: SweepRecord, resumed: bool) -> None:
+def check_driver(runner: Runner, record: SweepRecord, resumed: bool, given: str = "") -> None:
     """Refuses, before any workspace is built or anything recorded, a sweep whose trials
     the driver process (one app per trial) could not submit as this Runner would; records
     for a new sweep the parameters and defaults that process gets. A resume's driver keeps
-    what the sweep was submitted with, so that is what is checked."""
+    what the sweep was submitted with, so that is what is checked.
+
+    ``given`` is the component's name as the user wrote it (``comp.py:train``), which the
+    Runner's defaults are keyed by; they are recorded under ``record.component``, the name
+    the driver finds it by (a file component's absolute path)."""
     if record.mode != "group" or local_group(runner, record.scheduler) is not None:
         return
     if resumed:
         check_driver_builds(runner, record.scheduler, record.scheduler_params)
         return
     record.scheduler_params = check_driver_builds(runner, record.scheduler)
-    defaults = runner._component_defaults.get(record.component)
+    name = given or record.component
+    defaults = runner._component_defaults.get(name)
     record.component_defaults = {}
     if defaults is not None:  # the driver's trials call this component alone
-        name = record.component
-        record.component_defaults[name] = {
+        record.component_defaults[record.component] = {
             k: recordable(f"component_defaults[{name!r}][{k!r}]", v, record.scheduler)
             for k, v in defaults.items()
         }
