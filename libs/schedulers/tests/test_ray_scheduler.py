@@ -397,10 +397,18 @@ dist.destroy_process_group()
 """
 
 
-def ended(s: RayScheduler, app_id: str, state: AppState) -> DescribeAppResponse:
-    """The status of ``app_id`` once it has ended, which must be ``state``."""
+def ended(
+    s: RayScheduler,
+    app_id: str,
+    state: AppState,
+    roles: list[tuple[str, int]] | None = None,
+) -> DescribeAppResponse:
+    """The status of ``app_id`` once it has ended, which must be ``state``; with ``roles``,
+    its roles must be those (name, replicas), the ones ``torchx log HANDLE`` walks."""
     desc = s.wait(app_id, timeout=DEADLINE_S)
     assert desc is not None and desc.state == state, desc
+    if roles is not None:
+        assert [(r.name, r.num_replicas) for r in desc.roles] == roles
     return desc
 
 
@@ -449,14 +457,12 @@ def submitted(
 
 def test_echo(ray: RayScheduler, submitted: dict[str, str]) -> None:
     app_id = submitted["echo"]
-    desc = ended(ray, app_id, AppState.SUCCEEDED)
+    desc = ended(ray, app_id, AppState.SUCCEEDED, roles=[("echo", 1)])
     (role,) = desc.roles_statuses
     assert [(r.id, r.state, r.exit_code, r.hostname) for r in role.replicas] == [
         (0, AppState.SUCCEEDED, 0, "127.0.0.1")
     ]
     assert logs(ray, app_id, "echo") == "hello ray\n"
-    # the roles `torchx log HANDLE` walks, once the job has ended
-    assert [(r.name, r.num_replicas) for r in desc.roles] == [("echo", 1)]
     # one replica: the direct path (its reservation: test_direct_path_waits_for_...)
     assert entrypoint_of(ray, app_id).entrypoint.startswith(
         "python -m torchx.schedulers._ray_direct "
@@ -487,8 +493,7 @@ def test_two_replicas_see_their_ranks_and_per_replica_logs(
     ray: RayScheduler, submitted: dict[str, str]
 ) -> None:
     app_id = submitted["ranks"]
-    desc = ended(ray, app_id, AppState.SUCCEEDED)
-    assert [(r.name, r.num_replicas) for r in desc.roles] == [("trainer", 2)]
+    ended(ray, app_id, AppState.SUCCEEDED, roles=[("trainer", 2)])
     outs = [logs(ray, app_id, "trainer", k, streams=Stream.STDOUT) for k in range(2)]
     ports = set()
     for k, out in enumerate(outs):
@@ -551,8 +556,7 @@ def test_a_job_torchx_did_not_submit_reads_as_one_replica_whose_log_is_the_jobs(
     ray: RayScheduler, submitted: dict[str, str]
 ) -> None:
     app_id = submitted["unrecorded"]
-    desc = ended(ray, app_id, AppState.FAILED)
-    assert [(r.name, r.num_replicas) for r in desc.roles] == [("ray", 1)]
+    desc = ended(ray, app_id, AppState.FAILED, roles=[("ray", 1)])
     (rep,) = desc.roles_statuses[0].replicas
     assert (rep.role, rep.state) == ("ray", AppState.FAILED)
     assert "echo from 0.7; exit 2" in desc.msg
