@@ -123,7 +123,7 @@ def test_what_cannot_be_requeued_is_refused_before_anything_changes(
     state = fields.pop("JobState")
     (bin_dir / "state").write_text(job(state, tmp_path, **fields))
     message = refused()
-    assert says in message and "cannot requeue slurm app 77" in message, message
+    assert says in message and "slurm: cannot requeue app 77:" in message, message
     assert calls(bin_dir) == ["show job -o 77"]
     assert (tmp_path / "slurm-77.requeues").read_text() == "time_limit 0\n"
 

@@ -56,7 +56,7 @@ def _state(jobs: list[dict[str, str]]) -> AppState:
 
 
 def _refuse(app_id: str, why: str, fix: str) -> SchedulerError:
-    return SchedulerError(BACKEND, f"cannot requeue slurm app {app_id}: {why}", fix)
+    return SchedulerError(BACKEND, f"cannot requeue app {app_id}: {why}", fix)
 
 
 def _check_requeueable(app_id: str, lead: dict[str, str], state: AppState) -> None:
@@ -192,7 +192,7 @@ def _release(app_id: str, restarts: int) -> None:
         time.sleep(interval)
         interval = min(interval * 1.5, 0.5)
     raise SlurmError(
-        f"slurm app {app_id} was requeued, but its begin-time hold was not lifted within "
+        f"app {app_id} was requeued, but its begin-time hold was not lifted within "
         f"{RELEASE_WAIT_S:.0f}s (the job did not come back to PENDING in time)",
         "it starts by itself once its begin time passes (AuthInfo cred_expire, 120 s by "
         f"default), or run `scontrol update JobId={app_id} StartTime=now` once it is pending",
