@@ -76,3 +76,11 @@ class UnreadRecordWarning(CorruptRecordError, UserWarning):
         TrackerError.__init__(
             self, f"{head} at {path!r} was skipped (the other records were read): {reason}"
         )
+
+
+def warn_unread(unread: UnreadRecordWarning, depth: int) -> None:
+    """Warn of a skipped record, dated to the line that called the public read (metadata,
+    artifacts, run_ids...), ``depth`` calls above the caller of this function."""
+    import warnings
+
+    warnings.warn(unread, stacklevel=depth + 2)

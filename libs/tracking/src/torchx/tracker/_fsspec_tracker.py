@@ -34,7 +34,7 @@ from torchx.runtime.tracking._document import MAX_DOCUMENT_BYTES, decode_object
 from torchx.runtime.tracking._stores import DocumentStore, store_for
 
 from ._base import TrackerArtifact, TrackerSource
-from ._errors import InvalidRecordError, TrackerConfigError, UnreadRecordWarning
+from ._errors import InvalidRecordError, TrackerConfigError, UnreadRecordWarning, warn_unread
 from ._records import CheckedTracker
 
 TYPE_CHECKING = False
@@ -131,14 +131,6 @@ def _source_of(path: str, record: dict[str, Any]) -> TrackerSource:
     if not isinstance(source, str) or not (artifact is None or isinstance(artifact, str)):
         raise UnreadRecordWarning(path, "a source needs a str 'source_run_id'")
     return TrackerSource(source, artifact)
-
-
-def _warn(unread: UnreadRecordWarning, depth: int) -> None:
-    """Warn of a skipped record, dated to the line that called the public read (metadata,
-    artifacts, run_ids...), ``depth`` calls above the caller of this function."""
-    import warnings
-
-    warnings.warn(unread, stacklevel=depth + 2)
 
 
 class FsspecTracker(CheckedTracker):
@@ -274,7 +266,7 @@ class FsspecTracker(CheckedTracker):
         except FileNotFoundError:
             return None  # removed since it was listed
         except UnreadRecordWarning as unread:
-            _warn(unread, depth=3)  # public read -> _records or _experiment_of -> here
+            warn_unread(unread, depth=3)  # public read -> _records or _experiment_of -> here
             return None
 
     def _records(self, run_id: str, category: str, parse: _Parse[_T]) -> list[_T]:
@@ -295,7 +287,7 @@ class FsspecTracker(CheckedTracker):
             try:
                 out.append(parse(path, record))
             except UnreadRecordWarning as unread:
-                _warn(unread, depth=2)  # public read -> here
+                warn_unread(unread, depth=2)  # public read -> here
         return out
 
     def metadata(self, run_id: str) -> dict[str, object]:
