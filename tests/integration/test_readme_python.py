@@ -1,12 +1,16 @@
-"""The root README's Python snippet runs as written and prints what its comments say."""
+"""The root README's snippets run as written: the Python one prints what its comments say,
+and the shell lines of its tour do what their comments say."""
 
 from __future__ import annotations
 
 import os
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
+
+import pytest
 
 README = Path(__file__).resolve().parents[2] / "README.md"
 
@@ -29,3 +33,44 @@ def test_the_readme_python_snippet_prints_what_its_comments_promise(tmp_path: Pa
     )
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.splitlines() == promised == ["SUCCEEDED", "True"]
+
+
+def _tour() -> str:
+    """The shell block under the README's "A short tour" heading."""
+    after = README.read_text().split("## A short tour", 1)[1]
+    match = re.search(r"```bash\n(.*?)```", after, re.S)
+    assert match, "README's tour has no bash block"
+    return match.group(1)
+
+
+@pytest.mark.skipif(shutil.which("uv") is None, reason="needs uv on PATH")
+def test_the_readme_tour_runs_line_by_line_as_written(tmp_path: Path) -> None:
+    lines = _tour().splitlines()
+    # the tour's DDP line trains for a while; tests/integration/test_cli_ddp.py runs that
+    # script for real, so here it only has to be a valid command (a dryrun)
+    ddp = "uv run torchx run dist.ddp"
+    assert sum(line.startswith(ddp) for line in lines) == 1
+    script = "\n".join(line.replace(ddp, "uv run torchx run --dryrun dist.ddp") for line in lines)
+    proc = subprocess.run(
+        ["bash", "-euo", "pipefail", "-c", f'{script}\necho "HANDLE=$H"'],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=README.parent,
+        env={**os.environ, "XDG_STATE_HOME": str(tmp_path / "state")},
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr
+    out = proc.stdout
+    handle = re.findall(r"^HANDLE=(local_cwd://torchx/sh-\w+)$", out, re.M)
+    assert len(handle) == 1, out
+    for promised in (
+        "utils.echo           Prints a message to stdout.",  # builtins -v: each one's summary
+        "usage: utils.echo [--msg MSG]",  # the component's arguments
+        "#SBATCH --job-name=echo",  # the Slurm request
+        "role ddp_train x1: torchrun",  # dist.ddp -j 2 --script ...
+        f"cancelled {handle[0]}",  # cancel says what it did
+    ):
+        assert promised in out, f"{promised!r} not in:\n{out}"
+    # status of the app started with --no-wait (sleep 60: not ended before the cancel)
+    assert re.search(r"State: (PENDING|RUNNING)", out), out

@@ -227,7 +227,7 @@ def test_configuration_page(project: Path) -> None:
     )
     code, out, err = torchx("run", "--dryrun", "--msg", "from the config")
     assert code == 0, err
-    assert "echo from the config" in out and "some_workspace" in out
+    assert "echo 'from the config'" in out and "some_workspace" in out
 
     # a user-level file under the project's, key by key; TORCHXCONFIG alone when set
     (project / ".torchxconfig").write_text("[local_cwd]\nlog_dir = project_logs\n")

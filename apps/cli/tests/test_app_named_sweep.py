@@ -43,5 +43,6 @@ def test_an_unknown_handle_of_a_sweeps_shape_names_both_things_it_could_be() -> 
     proc = torchx("status", unknown)
     assert proc.returncode != 0
     assert proc.stderr.strip().endswith(
-        f"app handle: got {unknown!r}; no such sweep here, nor app on its scheduler"
+        f"app handle: got {unknown!r}; no such sweep here, nor app on its scheduler; "
+        "`torchx list -s local_cwd` lists its apps"
     ), proc.stderr

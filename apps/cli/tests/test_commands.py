@@ -71,6 +71,9 @@ def test_run_dryrun_prints_the_request_and_starts_nothing(isolated: Path) -> Non
     code, out, _ = invoke("run", "--dryrun", "utils.echo", "--msg", "dry")
     assert code == 0
     assert "=== SCHEDULER REQUEST ===" in out and "echo dry" in out
+    # the role's command line reads as a shell would: empty and spaced arguments quoted
+    code, out, _ = invoke("run", "--dryrun", "utils.binary", "--entrypoint", "echo", "a  b", "")
+    assert code == 0 and "x1: echo 'a  b' ''\n" in out
     code, out, err = invoke("run", "--dryrun", "--json", "dist.ddp", "-j", "2", "--script", "t.py")
     if shutil.which("torchrun") is None:
         # the launcher alone (no torch): local_cwd checks the entrypoint before anything runs
@@ -245,6 +248,10 @@ def test_cli_run_component_of_the_config_applies_as_in_0_7(isolated: Path) -> No
     (isolated / ".torchxconfig").unlink()
     code, _, err = invoke("run", "--dryrun", "--msg", "x")
     assert code == 2 and "[cli:run]" in err and "component: none given" in err
+    # ``torchx run`` alone shows its help and fails as in 0.7 (exit 2), in one line
+    code, out, err = invoke("run")
+    assert code == 2 and "Usage: torchx run" in out
+    assert err.startswith("torchx: error: component: none given") and err.count("\n") == 1
 
 
 @pytest.fixture
@@ -277,7 +284,7 @@ def test_torchx_run_reads_cli_run_once_for_the_component_the_scheduler_and_its_f
     )
     code, out, err = invoke("run")
     assert code == 0, err
-    assert "echo hello world" in out and "#SBATCH" in out
+    assert "echo 'hello world'" in out and "#SBATCH" in out
     assert reads == ["config", "run"]
     reads.clear()
     # [cli:run] dryrun holds for a sweep too: nothing reaches sbatch (there is no cluster)
@@ -300,7 +307,7 @@ def test_a_bare_torchx_run_reads_the_config_once_and_makes_no_runner_to_print_it
         "[local_cwd]\nlog_dir = logs\n[cli:run]\ndryrun = true\n"
     )
     code, out, err = invoke("run")
-    assert code == 0, err
+    assert code == 2 and "component: none given" in err
     assert "Run a component on a scheduler." in out
     assert reads == ["config", "run"]
 

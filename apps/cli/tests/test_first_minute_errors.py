@@ -83,6 +83,15 @@ def test_a_misspelt_scheduler_in_a_handle_gets_the_name_meant() -> None:
     assert "got 'LOCAL_CWD'; did you mean 'local_cwd'? known " in err
 
 
+def test_an_unknown_handle_says_where_the_known_ones_are_listed(isolated: Path) -> None:
+    unknown = "local_cwd://torchx/echo-nosuchapp123"
+    for command in (["status"], ["status", "--watch"], ["describe"], ["log"], ["cancel"]):
+        assert refused(*command, unknown) == (
+            f"torchx: error: app handle: got {unknown!r}; no such app on its scheduler; "
+            "`torchx list -s local_cwd` lists its apps\n"
+        ), command
+
+
 def test_local_dir_without_a_directory_image_says_how_to_give_one() -> None:
     assert refused("run", "-s", "local_dir", "--dryrun", "utils.echo") == (
         "torchx: error: role image: got 'ghcr.io/pytorch/torchx:0.7.0'; the local_dir "

@@ -77,7 +77,7 @@ def test_run_takes_the_component_from_torchxconfig(
     assert "missing component name" in MISSING_COMPONENT_ERROR_MSG
     (tmp_path / ".torchxconfig").write_text("[cli:run]\ncomponent = utils.echo\n")
     cmd.run(_parse(cmd, ["--dryrun"]))
-    assert "echo hello world" in capsys.readouterr().out
+    assert "echo 'hello world'" in capsys.readouterr().out
 
 
 def test_run_main_and_create_parser(capsys: pytest.CaptureFixture[str]) -> None:

@@ -83,7 +83,7 @@ def test_multi_node_elastic_ddp_meets_at_replica_zero() -> None:
 @pytest.mark.parametrize(
     ("kwargs", "match"),
     [
-        ({}, "exactly one of --script, --m"),
+        ({}, "^dist.ddp program: not given; give exactly one of --script, --m$"),
         ({"script": "a.py", "m": "b"}, "exactly one of"),
         ({"script": "a.py", "rdzv_port": 0}, "rdzv_port"),
         ({"script": "a.py", "max_retries": -1}, "max_retries"),

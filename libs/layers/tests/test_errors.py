@@ -124,8 +124,10 @@ def test_merge_and_concat_mismatch() -> None:
 def test_groups_and_divisibility() -> None:
     with pytest.raises(ShapeError, match="not divisible by groups=2"):
         L.Conv2d(4, 3, groups=2)(Placeholder((None, 3, 8, 8)))
-    with pytest.raises(ShapeError, match="upscale_factor"):
+    with pytest.raises(ShapeError, match=r"channels \(3\) is not divisible by upscale_factor"):
         L.PixelShuffle(2)(Placeholder((None, 3, 4, 4)))
+    with pytest.raises(ShapeError, match=r"W \(5\) is not divisible by downscale_factor=2"):
+        L.PixelUnshuffle(2)(Placeholder((None, 3, 4, 5)))
     with pytest.raises(ShapeError, match="GLU splits dimension 2"):
         L.GLU()(Placeholder((None, 3, 5)))
 

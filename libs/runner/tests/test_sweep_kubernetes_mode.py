@@ -6,6 +6,7 @@ in torchx-schedulers' tests."""
 from __future__ import annotations
 
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
@@ -91,3 +92,68 @@ def test_one_job_per_trial_carries_the_sweep_labels(
     for labelled in (service["metadata"], job["metadata"], job["spec"]["template"]["metadata"]):
         assert want.items() <= labelled["labels"].items()
     assert plan.record.cfg["labels"] == labels  # the sweep's own options are left as given
+
+
+def _count_builds(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The workspace images the Kubernetes scheduler is asked to build (none is built)."""
+    built: list[str] = []
+
+    def build(self: KubernetesScheduler, base: str, workspace: str, quiet: bool = True) -> str:
+        built.append(base)
+        return f"torchx-workspace:built{len(built)}"
+
+    monkeypatch.setattr(KubernetesScheduler, "build_workspace_image", build)
+    return built
+
+
+WORKSPACE_CFG = {**CFG, "image_repo": "registry.example/team/trainer"}
+
+
+def test_a_parameter_the_driver_cannot_get_is_refused_before_the_workspace_is_built(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """One Job per trial is submitted by a driver process, which cannot get a client object;
+    that refusal comes before an image is built (or pushed) for nothing."""
+    from torchx.runner import SweepError
+
+    built = _count_builds(monkeypatch)
+    monkeypatch.setattr(KubernetesScheduler, "server_version", lambda self: (1, 20))
+    sweep = Sweep.grid("utils.echo", {"msg": ["a", "b"]}, ["--image", "busybox"], 1)
+    with (
+        get_runner(kubernetes={"docker_client": SimpleNamespace(close=lambda: None)}) as runner,
+        pytest.raises(SweepError, match=r"^scheduler parameter 'docker_client' of 'kubernetes'"),
+    ):
+        runner.dryrun_sweep(sweep, "kubernetes", WORKSPACE_CFG, workspace=str(tmp_path))
+    assert built == []
+
+
+def test_a_grid_over_the_indexed_job_limit_is_refused_before_the_workspace_is_built(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    from torchx.specs import SpecsError
+
+    built = _count_builds(monkeypatch)
+    monkeypatch.setattr(KubernetesScheduler, "server_version", lambda self: (1, 30))
+    grid = {"msg": [str(i) for i in range(317)], "image": [f"img{i}" for i in range(316)]}
+    with get_runner() as runner, pytest.raises(SpecsError, match="at most 100000"):
+        runner.dryrun_sweep(
+            Sweep.grid("utils.echo", grid, [], 0), "kubernetes", WORKSPACE_CFG, str(tmp_path)
+        )
+    assert built == []
+
+
+@pytest.mark.parametrize(("version", "mode"), [((1, 30), "indexed"), ((1, 20), "group")])
+def test_a_good_sweep_builds_its_workspace_once_and_every_trial_runs_it(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, version: tuple[int, int], mode: str
+) -> None:
+    built = _count_builds(monkeypatch)
+    monkeypatch.setattr(KubernetesScheduler, "server_version", lambda self: version)
+    sweep = Sweep.grid("utils.echo", {"msg": ["a", "b"]}, ["--image", "busybox"], 1)
+    with get_runner() as runner:
+        plan = runner.dryrun_sweep(sweep, "kubernetes", WORKSPACE_CFG, workspace=str(tmp_path))
+    assert built == ["busybox"] and plan.record.mode == mode
+    assert plan.record.images == {"busybox": "torchx-workspace:built1"}
+    pushed = f"{WORKSPACE_CFG['image_repo']}:built1"
+    assert plan.request.request.push == {"torchx-workspace:built1": pushed}
+    job = next(m for m in plan.request.request.manifests if m["kind"] == "Job")
+    assert job["spec"]["template"]["spec"]["containers"][0]["image"] == pushed

@@ -12,6 +12,7 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -248,6 +249,37 @@ def test_volcano_job_is_accepted_listed_described_and_deleted(
     assert app_id not in [a.app_id for a in sched.list()]
 
 
+def test_volcano_jobs_are_listed_page_by_page(
+    sched: KubernetesScheduler, kube_namespace: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """As Jobs and pods are: no one answer holds every Volcano Job of the cluster."""
+    import kubernetes
+
+    from torchx.schedulers import _kubernetes_client
+
+    monkeypatch.setattr(_kubernetes_client, "PAGE_SIZE", 2)
+    api = kubernetes.client.CustomObjectsApi
+    asked: list[tuple[int, str | None]] = []
+    unpaged = api.list_cluster_custom_object
+
+    def list_cluster_custom_object(self: Any, *args: Any, **kw: Any) -> Any:
+        asked.append((kw.get("limit"), kw.get("_continue")))
+        return unpaged(self, *args, **kw)
+
+    monkeypatch.setattr(api, "list_cluster_custom_object", list_cluster_custom_object)
+    role = Role("t", image="busybox", entrypoint="echo")
+    cfg = {"namespace": kube_namespace, "api": "volcano"}
+    ids = {sched.submit(AppDef(f"v{i}", roles=[role]), cfg) for i in range(5)}
+    listed = [a for a in sched.list() if a.app_id.startswith(f"{kube_namespace}:")]
+    assert sorted(a.app_id for a in listed) == sorted(ids)
+    assert {a.name for a in listed} == {f"v{i}" for i in range(5)}
+    # 5 jobs of this test (and any other test's) in pages of 2: at least 3 asks, each after
+    # the first with the continue token of the one before
+    assert len(asked) >= 3 and {limit for limit, _ in asked} == {2}
+    assert asked[0][1] is None and all(token for _, token in asked[1:])
+    assert len({token for _, token in asked}) == len(asked)
+
+
 def test_volcano_job_schema_refuses_bad_fields(
     sched: KubernetesScheduler, kube_namespace: str
 ) -> None:
@@ -463,6 +495,73 @@ def test_log_of_a_pod_not_started_is_empty_and_follow_waits_for_it(
     else:
         assert [line.strip() for line in got] == ["hi"]
         assert len(asked) == 1 and "follow=true" in asked[0]
+
+
+STAMP = "2026-01-01T00:00:00.000000000Z"
+
+
+def _held_log(released: threading.Event, waited: list[bool]) -> Any:
+    """A kubelet log that sends 256 lines (far more than the buffers between kubelet, API
+    server and client hold), then waits for ``released`` (noting in ``waited`` whether it
+    came in time), then a line of twice ``MAX_LINE_BYTES`` and a last line without newline."""
+    from torchx.schedulers._bounded_lines import MAX_LINE_BYTES
+
+    def body() -> Iterator[bytes]:
+        yield "".join(f"{STAMP} line {i} {'x' * 1000}\n" for i in range(256)).encode()
+        waited.append(released.wait(60))
+        yield f"{STAMP} ".encode() + b"y" * (2 * MAX_LINE_BYTES + 10) + b"\n"
+        yield f"{STAMP} last".encode()
+
+    return body
+
+
+@pytest.mark.parametrize("follow", [False, True], ids=["read", "followed"])
+def test_a_log_is_given_as_it_comes_in_lines_of_bounded_size(
+    sched: KubernetesScheduler, kube_cluster: Any, kube_namespace: str, follow: bool
+) -> None:
+    """Neither a read nor a followed log is held whole: its first line is given while the
+    node still holds back the rest, and a line over the cap comes in pieces."""
+    from torchx.schedulers._bounded_lines import MAX_LINE_BYTES
+
+    app_id, _, pod = _one_pod_batch_app(sched, kube_cluster, kube_namespace, "echo hi")
+    kube_cluster.run_pod(kube_namespace, pod.metadata.name)
+    released, waited = threading.Event(), []
+    with kube_cluster.kubelet_logs({pod.metadata.name: _held_log(released, waited)}) as asked:
+        lines = iter(sched.log_iter(app_id, "t", 0, should_tail=follow))
+        first = next(lines)
+        released.set()
+        rest = list(lines)
+    assert waited == [True], "the first line came only once the whole log was sent"
+    assert ("follow=true" in asked[0]) == follow
+    assert first == f"line 0 {'x' * 1000}\n"
+    assert [line.split()[1] for line in rest[:255]] == [str(i) for i in range(1, 256)]
+    pieces = rest[255:-1]
+    assert len(pieces) == 3 and max(len(p.encode()) for p in pieces) <= MAX_LINE_BYTES
+    assert "".join(pieces) == "y" * (2 * MAX_LINE_BYTES + 10) + "\n"
+    # the last line, without its newline: a read log ends it with one, as it always has
+    assert rest[-1] == ("last" if follow else "last\n")
+
+
+def test_a_log_the_server_stops_sending_is_one_line_after_the_read_timeout(
+    sched: KubernetesScheduler,
+    kube_cluster: Any,
+    kube_namespace: str,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from torchx.schedulers import _kubernetes_client
+
+    monkeypatch.setattr(_kubernetes_client, "READ_TIMEOUT_S", 2.0)
+    app_id, _, pod = _one_pod_batch_app(sched, kube_cluster, kube_namespace, "echo hi")
+    kube_cluster.run_pod(kube_namespace, pod.metadata.name)
+    released, waited = threading.Event(), []
+    with kube_cluster.kubelet_logs({pod.metadata.name: _held_log(released, waited)}):
+        lines = iter(sched.log_iter(app_id, "t", 0))
+        assert next(lines).startswith("line 0 ")
+        with pytest.raises(KubernetesApiError) as e:
+            list(lines)
+        released.set()
+    text = str(e.value)
+    assert "\n" not in text and pod.metadata.name in text and "timed out" in text, text
 
 
 def test_pods_the_job_controller_may_not_create_say_why(

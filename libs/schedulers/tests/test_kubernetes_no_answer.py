@@ -200,6 +200,17 @@ def test_paging_stops_on_a_repeated_token() -> None:
     assert calls == [None, "same"]
 
 
+def test_custom_resource_pages_are_plain_dicts() -> None:
+    """A custom resource's list call answers the server's JSON: its pages are followed by
+    their ``metadata.continue`` token, and a repeated one is refused as a model's is."""
+    tokens = iter(["a", "b", None])
+    pages = [{"items": [i], "metadata": {"continue": t} if t else {}} for i, t in enumerate(tokens)]
+    assert list(_kubernetes_client.paged(lambda **kw: pages.pop(0))) == [0, 1, 2]
+    same = {"items": [1], "metadata": {"continue": "same"}}
+    with pytest.raises(SchedulerError, match="continue token 'same' twice"):
+        list(_kubernetes_client.paged(lambda **kw: same))
+
+
 def test_paging_stops_at_the_page_cap(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(_kubernetes_client, "MAX_PAGES", 3)
     tokens = iter(range(100))

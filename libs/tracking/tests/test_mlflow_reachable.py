@@ -253,3 +253,44 @@ def test_an_address_that_never_answers_leaves_time_for_the_next(
     monkeypatch.setattr(socket, "getaddrinfo", two_addresses)
     uri = f"http://two.example:{black_hole_then_live}"
     assert _outcome_of(_reachable.check_server_reachable, uri) == []
+
+
+_HUNG_LOOKUP = """
+import socket, threading
+from torchx.tracker import TrackerConfigError, _reachable
+
+_reachable.SERVER_CONNECT_TIMEOUT_S = 0.5
+never = threading.Event()
+socket.getaddrinfo = lambda *args, **kwargs: never.wait()  # a resolver that never answers
+try:
+    _reachable.check_server_reachable("http://hung-resolver.invalid:5000")
+except TrackerConfigError as e:
+    print(e)
+print([t.daemon for t in threading.enumerate() if t.name == "torchx-mlflow-lookup"])
+"""
+
+
+def test_a_lookup_that_never_answers_does_not_hold_the_interpreter_at_exit() -> None:
+    """The lookup thread outlives the check when the resolver hangs; the app must still
+    exit when its work is done, not wait on that thread."""
+    import os
+    import subprocess
+    import sys
+
+    env = {k: v for k, v in os.environ.items() if not k.lower().endswith("_proxy")}
+    try:
+        done = subprocess.run(
+            [sys.executable, "-c", _HUNG_LOOKUP],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,  # generous: it exits about half a second after it starts
+        )
+    except subprocess.TimeoutExpired:
+        pytest.fail("the interpreter waited on the hung lookup at exit")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == [
+        "mlflow tracking_uri: got 'http://hung-resolver.invalid:5000'; cannot look up the host"
+        " of hung-resolver.invalid:5000 (no answer within 0.5 s); correct the host name",
+        "[True]",  # still blocked in the lookup, as a daemon thread
+    ]

@@ -255,6 +255,7 @@ def test_errors_survive_pickling_between_processes() -> None:
         CorruptResultError,
         InvalidKeyError,
         InvalidResultError,
+        ResultTooLargeError,
     )
 
     errors: list[Exception] = [
@@ -263,6 +264,8 @@ def test_errors_survive_pickling_between_processes() -> None:
         InvalidResultError("k", None, "bad"),
         ResultNotFoundError("k", "s3://b/base"),
         CorruptResultError("/p/k.json", "empty file"),
+        ResultTooLargeError("/p/k.json", 9000, 500),
+        ResultTooLargeError("/p/k.json", None, 500),
     ]
     for error in errors:
         copy = pickle.loads(pickle.dumps(error))

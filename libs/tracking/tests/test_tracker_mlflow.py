@@ -74,6 +74,39 @@ def test_create_tracker_reads_torchx_07_config(tmp_path: Path, monkeypatch: Any)
     assert create_tracker(f"file://{tmp_path}/mlruns").experiment_name == "from-env"
 
 
+def test_a_huge_or_unreadable_config_file_is_refused_in_one_line(tmp_path: Path) -> None:
+    import tracemalloc
+
+    from torchx.tracker._fsspec_tracker import MAX_OPTIONS_FILE_BYTES
+
+    config = tmp_path / ".torchxconfig"
+    with config.open("wb") as f:  # 1 GiB, sparse: costs no disk, would cost 1 GiB to hold
+        f.write(b"[tracker:mlflow]\nexperiment_name=e\n")
+        f.truncate(1 << 30)
+    tracemalloc.start()
+    try:
+        with pytest.raises(TrackerConfigError) as caught:
+            create_tracker(str(tmp_path))
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 8 * MAX_OPTIONS_FILE_BYTES, f"reading a 1 GiB config held {peak} bytes"
+    (line,) = str(caught.value).splitlines()
+    assert line.startswith(f"mlflow tracker config: got {str(tmp_path)!r}; {config} holds")
+    assert f"{1 << 30} bytes" in line
+    assert f"at most MAX_OPTIONS_FILE_BYTES ({MAX_OPTIONS_FILE_BYTES}) bytes" in line
+
+    config.write_bytes(b"[tracker:mlflow]\nexperiment_name=\xff\n")  # not UTF-8
+    with pytest.raises(TrackerConfigError, match=r"cannot read it as a \.torchxconfig file"):
+        create_tracker(str(config))
+    # a file saved with a byte-order mark, at the limit, reads
+    text = f"[tracker:mlflow]\nexperiment_name=bom\ntracking_uri=file://{tmp_path}/mlruns\n"
+    padded = text + "#" * (MAX_OPTIONS_FILE_BYTES - 3 - len(text))
+    config.write_bytes(b"\xef\xbb\xbf" + padded.encode())
+    assert config.stat().st_size == MAX_OPTIONS_FILE_BYTES
+    assert create_tracker(str(config)).experiment_name == "bom"
+
+
 def test_names_mlflow_cannot_store_are_refused(tmp_path: Path) -> None:
     tracker = MLflowTracker("e", f"file://{tmp_path}/mlruns")
     with pytest.raises(InvalidRecordError, match=r"metadata key.*'a=b'"):

@@ -17,6 +17,8 @@ from torchx.runtime.tracking import (
     FsspecResultTracker,
     InvalidKeyError,
     InvalidResultError,
+    ResultTooLargeError,
+    TrackerError,
 )
 
 if TYPE_CHECKING:
@@ -275,6 +277,7 @@ def test_reading_a_huge_file_at_a_keys_path_holds_at_most_the_limit(
     finally:
         tracemalloc.stop()
     message = str(caught.value)
+    assert type(caught.value) is ResultTooLargeError and "corrupt" not in message
     assert f"it is {size} bytes, over the read limit MAX_DOCUMENT_BYTES ({MAX_DOCUMENT_BYTES})" in (
         message
     )
@@ -290,15 +293,30 @@ def test_a_document_over_a_lower_read_limit_says_how_to_read_it(tmp_path: Path) 
 
     FsspecResultTracker(str(tmp_path))["k"] = {"x": "y" * 1000}  # written with no lower limit
     size = (tmp_path / "k.json").stat().st_size
-    with pytest.raises(CorruptResultError) as caught:
+    with pytest.raises(ResultTooLargeError) as caught:
         FsspecResultTracker(str(tmp_path), max_document_bytes=500)["k"]
     (line,) = str(caught.value).splitlines()
-    assert line.startswith(f"corrupt result document at {str(tmp_path / 'k.json')!r}: ")
-    assert f"it is {size} bytes, over the read limit max_document_bytes (500)" in line
-    assert line.endswith(
-        "read it with fsspec at that path, or pass FsspecResultTracker(...,"
-        " max_document_bytes=N) with N at least its size"
+    # an intact document over the limit is not called corrupt ...
+    assert "corrupt" not in line
+    assert line.startswith(
+        f"result document at {str(tmp_path / 'k.json')!r} is too large to read: "
+        f"it is {size} bytes, over the read limit max_document_bytes (500); it was not read"
     )
+    assert line.endswith(
+        "pass FsspecResultTracker(..., max_document_bytes=N) with N at least its size,"
+        " or read it with fsspec at that path"
+    )
+    error = caught.value
+    assert (error.path, error.size, error.limit) == (str(tmp_path / "k.json"), size, 500)
+    # ... yet code written for CorruptResultError (or TrackerError, ValueError) catches it
+    assert isinstance(error, CorruptResultError) and isinstance(error, TrackerError)
+    assert isinstance(error, ValueError)
+    # while a document that does not parse still is corrupt
+    (tmp_path / "torn.json").write_text('{"x": ')
+    with pytest.raises(CorruptResultError) as torn:
+        FsspecResultTracker(str(tmp_path), max_document_bytes=500)["torn"]
+    assert type(torn.value) is CorruptResultError
+    assert str(torn.value).startswith(f"corrupt result document at {str(tmp_path / 'torn.json')!r}")
     # a caller that raises the limit reads it through the API
     assert FsspecResultTracker(str(tmp_path), max_document_bytes=size)["k"] == {"x": "y" * 1000}
     # ... and a put is held to the tracker's limit as well

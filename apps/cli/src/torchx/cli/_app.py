@@ -220,11 +220,16 @@ def run(
 
     setup = RunSetup(_runner_of)
     # ``torchx run`` alone runs ``[cli:run] component`` if the config files name one
-    if resume is None and (
-        component in ("-h", "--help") or (component is None and not setup.defaults.get("component"))
-    ):
+    if resume is None and component in ("-h", "--help"):
         typer.echo(ctx.get_help())
         raise typer.Exit()
+    if resume is None and component is None and not setup.defaults.get("component"):
+        # the help, and then an error (exit 2, as 0.7): a script whose component variable
+        # came out empty must not read as a successful launch
+        from torchx.cli._component_args import MISSING_COMPONENT
+
+        typer.echo(ctx.get_help())
+        raise CliError(MISSING_COMPONENT)
 
     args = RunArgs(
         component=component,

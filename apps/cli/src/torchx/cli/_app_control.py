@@ -18,7 +18,7 @@ from torchx.cli._handled import handled
 def cancel(handle: Annotated[str, typer.Argument(help="SCHEDULER://SESSION/APP_ID")]) -> None:
     """Stop an app (a sweep: every trial)."""
     from torchx.cli._run import check_handle
-    from torchx.cli._sweep_cli import no_such, resolve_trial, sweep_id
+    from torchx.cli._sweep_cli import resolve_trial, sweep_id, unknown_handle
 
     if sweep_id(handle):
         from torchx.cli._sweep_cli import cancel as cancel_sweep
@@ -34,7 +34,7 @@ def cancel(handle: Annotated[str, typer.Argument(help="SCHEDULER://SESSION/APP_I
     if before is None:
         # Runner.cancel ignores an unknown app, as pytorch/torchx's does; at the command
         # line a mistyped handle deserves to be told.
-        raise CliError(f"app handle: got {handle!r}; {no_such(handle)}")
+        raise CliError(unknown_handle(handle))
     # Say what happened, not what was asked: an app that had already ended stays as it was.
     if is_terminal(before.state):
         typer.echo(f"{handle} was not running: it had already ended as {before.state.name}")

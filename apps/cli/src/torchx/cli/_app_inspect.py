@@ -43,7 +43,7 @@ def status(
     """Show the state of an app and of each replica (of a sweep: every trial, best first
     when the trials record an objective)."""
     from torchx.cli._run import check_handle
-    from torchx.cli._sweep_cli import no_such, resolve_trial, sweep_id
+    from torchx.cli._sweep_cli import resolve_trial, sweep_id, unknown_handle
 
     if watch:
         if json_out:
@@ -70,7 +70,7 @@ def status(
         return
     st = _runner().status(handle)
     if st is None:
-        raise CliError(f"app handle: got {handle!r}; {no_such(handle)}")
+        raise CliError(unknown_handle(handle))
     wanted = [r.strip() for r in roles.split(",") if r.strip()]
     known = [r.role for r in st.roles]
     # A status without replicas yet (queued) lists no roles to check against.
@@ -110,7 +110,7 @@ def describe(
     as status lists them)."""
     from torchx.cli._output import print_json
     from torchx.cli._run import check_handle
-    from torchx.cli._sweep_cli import no_such, resolve_trial, sweep_id
+    from torchx.cli._sweep_cli import resolve_trial, sweep_id, unknown_handle
 
     if sweep_id(handle):
         from torchx.cli._sweep_cli import print_status
@@ -123,7 +123,7 @@ def describe(
     check_handle(handle)
     app_def = _runner().describe(handle)
     if app_def is None:
-        raise CliError(f"app handle: got {handle!r}; {no_such(handle)}")
+        raise CliError(unknown_handle(handle))
     if json_out:
         print_json(app_def)
         return
@@ -195,7 +195,7 @@ def log(
         split_log_target,
         wait_until_started,
     )
-    from torchx.cli._sweep_cli import no_such, resolve_trial, sweep_id
+    from torchx.cli._sweep_cli import resolve_trial, sweep_id, unknown_handle
     from torchx.specs import is_started
 
     if sweep_id(target):
@@ -218,7 +218,7 @@ def log(
     runner = _runner()
     app_def = runner.describe(handle)
     if app_def is None:
-        raise CliError(f"app handle: got {handle!r}; {no_such(handle)}")
+        raise CliError(unknown_handle(handle))
     targets = replicas_of(app_def, role, replica)
     status = runner.status(handle)
     if replica is None and not tail:

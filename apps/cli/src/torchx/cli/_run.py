@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import shlex
 import sys
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, TypedDict
@@ -354,7 +355,10 @@ def _image_origin(runner: Runner, schema: ComponentSchema, parsed: ParsedArgs) -
 def _describe_app(app: AppDef, image_origin: str | None = None) -> str:
     lines = [f"AppDef {app.name}"]
     for r in app.roles:
-        lines.append(f"  role {r.name} x{r.num_replicas}: {r.entrypoint} {' '.join(r.args)}")
+        # quoted as a shell reads it: an empty argument ("--role ''") or one with spaces
+        # shows as one argument, so the line can be pasted into a shell
+        command = shlex.join([r.entrypoint, *r.args])
+        lines.append(f"  role {r.name} x{r.num_replicas}: {command}")
         lines.append(f"    image: {r.image}" + (f" (from {image_origin})" if image_origin else ""))
         if r.env:
             lines.append(f"    env: {r.env}")

@@ -36,6 +36,16 @@ def no_such(handle: str) -> str:
     return "no such app on its scheduler"
 
 
+def unknown_handle(handle: str) -> str:
+    """The one-line error for a ``handle`` that names nothing known, with where the known
+    ones are listed."""
+    scheduler = handle.partition("://")[0]
+    return (
+        f"app handle: got {handle!r}; {no_such(handle)}; "
+        f"`torchx list -s {scheduler}` lists its apps"
+    )
+
+
 def resolve_trial(target: str, runner: Runner | None = None) -> str:
     """``SCHEDULER://SESSION/sweep-ID/INDEX[/REST]`` as the trial's own app handle (with
     ``/REST`` kept); any other target (an app named ``sweep``'s too) unchanged."""

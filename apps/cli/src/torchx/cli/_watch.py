@@ -30,7 +30,9 @@ def watch_status(runner: Runner, handle: str, roles: list[str] | None, interval:
     def fetch() -> tuple[str, bool]:
         status = runner.status(handle)
         if status is None:
-            raise CliError(f"app handle: got {handle!r}; no such app on its scheduler")
+            from torchx.cli._sweep_cli import unknown_handle
+
+            raise CliError(unknown_handle(handle))
         return status.format(roles).rstrip(), status.is_terminal()
 
     def pause() -> None:

@@ -90,7 +90,10 @@ def one_of(field_values: dict[str, str | None], what: str) -> tuple[str, str]:
     given = {k: v for k, v in field_values.items() if v}
     if len(given) != 1:
         names = ", ".join(f"--{k}" for k in field_values)
-        shown = ", ".join(f"--{k}" for k in given) or "none"
-        raise SpecsError(what, shown, f"give exactly one of {names}")
+        shown = ", ".join(f"--{k}" for k in given)
+        error = SpecsError(what, shown or None, f"give exactly one of {names}")
+        if not shown:  # nothing to quote: "got ''" would read as if an empty value was given
+            error.args = (f"{what}: not given; give exactly one of {names}",)
+        raise error
     ((name, value),) = given.items()
     return name, value

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from fractions import Fraction
 from typing import ClassVar
 
 from torch import nn
@@ -47,38 +48,50 @@ class UpsamplingBilinear2d(_UpsampleBase):
     ndims: ClassVar[tuple[int, ...] | None] = (4,)
 
 
-class PixelShuffle(SpatialLayer):
+class _PixelRearrange(SpatialLayer):
+    """Pixel (un)shuffle: ``r*r`` channels traded for a factor ``r`` of both H and W.
+
+    One formula serves both directions: each of (channels, H, W) is scaled by a fraction
+    of ``r``, and a size the scale does not divide evenly is a shape error.
+    """
+
+    spatial = 2
+    factor_arg: ClassVar[str]  # the torch argument that holds ``r``
+    into_space: ClassVar[bool]  # channels -> H, W (shuffle), or the inverse
+
+    def _formula(self, shapes: list[Shape]) -> Shapes:
+        b, *sizes = shapes[0]
+        r = self.args[self.factor_arg]
+        up, down = Fraction(r), Fraction(1, r)
+        scales = (down * down, up, up) if self.into_space else (up * up, down, down)
+        out = []
+        for axis, size, scale in zip(("channels", "H", "W"), sizes, scales, strict=True):
+            scaled = int(size or 0) * scale
+            if scaled.denominator != 1:
+                by = (
+                    f"{self.factor_arg}={r}" if scale == down else f"{self.factor_arg}**2 = {r * r}"
+                )
+                raise ShapeError(
+                    self._path(), f"{axis} ({size}) is not divisible by {by}", got=shapes[0]
+                )
+            out.append(int(scaled))
+        return (b, *out)
+
+
+class PixelShuffle(_PixelRearrange):
     """``(batch, C*r*r, H, W) -> (batch, C, H*r, W*r)``."""
 
     torch_cls = nn.PixelShuffle
-    spatial = 2
-
-    def _formula(self, shapes: list[Shape]) -> Shapes:
-        b, c, h, w = shapes[0]
-        r = self.args["upscale_factor"]
-        if int(c or 0) % (r * r):
-            raise ShapeError(
-                self._path(),
-                f"channels {c} are not divisible by upscale_factor**2 = {r * r}",
-                got=shapes[0],
-            )
-        return (b, int(c or 0) // (r * r), int(h or 0) * r, int(w or 0) * r)
+    factor_arg = "upscale_factor"
+    into_space = True
 
 
-class PixelUnshuffle(SpatialLayer):
+class PixelUnshuffle(_PixelRearrange):
     """``(batch, C, H*r, W*r) -> (batch, C*r*r, H, W)``."""
 
     torch_cls = nn.PixelUnshuffle
-    spatial = 2
-
-    def _formula(self, shapes: list[Shape]) -> Shapes:
-        b, c, h, w = shapes[0]
-        r = self.args["downscale_factor"]
-        if int(h or 0) % r or int(w or 0) % r:
-            raise ShapeError(
-                self._path(), f"H and W must be divisible by downscale_factor={r}", got=shapes[0]
-            )
-        return (b, int(c or 0) * r * r, int(h or 0) // r, int(w or 0) // r)
+    factor_arg = "downscale_factor"
+    into_space = False
 
 
 class ChannelShuffle(TorchLayer):

@@ -170,17 +170,18 @@ def plan(
             parent_run_id=parent_run_id,
             created=time.time(),
         )
-        if sched.backend != "kubernetes":  # Kubernetes picks its mode just below
-            check_driver(runner, record, resumed=False, given=schema.name)
+        if sched.backend == "kubernetes":
+            # Before the workspace build, as every check: the mode depends on the trials'
+            # shape and the server, not on their images, and says whether a driver process
+            # submits the trials (one Job each), whose parameters are checked next.
+            record.mode, why_group = kubernetes_mode(
+                runner, record, lambda i: trial_app(runner, schema, record, i, sweep)
+            )
+        check_driver(runner, record, resumed=False, given=schema.name)
         if workspace:
             from torchx.runner._sweep_workspace import build_workspace_once
 
             build_workspace_once(runner, schema, record, sweep)
-        if sched.backend == "kubernetes":
-            record.mode, why_group = kubernetes_mode(
-                runner, record, lambda i: trial_app(runner, schema, record, i, sweep)
-            )
-            check_driver(runner, record, False, schema.name)  # one Job per trial: the driver's
     else:
         check_driver(runner, record, resumed=True)
     todo = list(range(len(record.trials))) if indices is None else sorted(indices)

@@ -37,7 +37,7 @@ _REPEATABLE = frozenset({"GET", "HEAD"})
 _CHANGING = frozenset({"POST", "PATCH", "PUT"})
 
 
-def _why(error: Exception) -> str:
+def why_failed(error: Exception) -> str:
     """What went wrong reaching the server, in a few words."""
     import urllib3.exceptions as u3
 
@@ -59,7 +59,7 @@ def _unanswered(error: Exception) -> str | None:
     if isinstance(reason, u3.ReadTimeoutError):
         return f"no answer in {READ_TIMEOUT_S:g} s"
     if isinstance(reason, u3.ProtocolError):
-        return f"the connection closed before an answer ({_why(error)})"
+        return f"the connection closed before an answer ({why_failed(error)})"
     return None
 
 
@@ -110,7 +110,7 @@ def bounded_client(
             silence = _unanswered(e) if method.upper() in _CHANGING else None
             if silence is not None:
                 raise unanswered(server, method.upper(), silence) from None
-            raise unreachable(server, _why(e)) from None
+            raise unreachable(server, why_failed(e)) from None
 
     return BoundedApiClient(conf)
 
@@ -153,13 +153,20 @@ def create_all(
 
 def paged(list_call: Callable[..., Any], **kwargs: Any) -> Iterator[Any]:
     """The items of a kubernetes list call, fetched ``PAGE_SIZE`` at a time with the
-    server's ``continue`` token, so no one answer holds a whole cluster's objects."""
+    server's ``continue`` token, so no one answer holds a whole cluster's objects.
+
+    A page is a client model (``V1PodList``) or, from a custom resource's list call, the
+    plain dict of the server's JSON; its items are given as they come."""
     token: str | None = None
     seen: set[str] = set()
     for _ in range(MAX_PAGES):
         page = list_call(limit=PAGE_SIZE, _continue=token, **kwargs)
-        yield from page.items
-        token = page.metadata._continue
+        if isinstance(page, dict):
+            yield from page.get("items") or ()
+            token = (page.get("metadata") or {}).get("continue")
+        else:
+            yield from page.items
+            token = page.metadata._continue
         if not token:
             return
         if token in seen:

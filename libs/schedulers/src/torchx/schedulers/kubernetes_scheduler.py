@@ -29,7 +29,7 @@ import json
 import os
 import time
 from collections.abc import Callable, Iterable, Mapping
-from datetime import datetime, timezone
+from datetime import datetime
 from typing import Any
 
 from torchx.schedulers._api import (
@@ -39,7 +39,6 @@ from torchx.schedulers._api import (
     Scheduler,
     Stream,
 )
-from torchx.schedulers._bounded_lines import decoded_lines
 from torchx.schedulers._container_rules import (
     check_image,
     to_dns_label,
@@ -73,6 +72,7 @@ from torchx.schedulers._kubernetes_compat import (
     role_to_pod,
     sanitize_for_serialization,
 )
+from torchx.schedulers._kubernetes_logs import log_call_options, streamed_lines
 from torchx.schedulers._kubernetes_manifests import (
     APIS,
     APP_NAME_CHARS,
@@ -537,10 +537,16 @@ class KubernetesScheduler(DockerWorkspaceMixin, Scheduler[KubernetesRequest]):
         client = self._client()
         selector = f"{LABEL_MANAGED}=torchx"
         out: list[ListAppResponse] = []
+        custom = apis.CustomObjectsApi(client)
         try:
-            vjobs = apis.CustomObjectsApi(client).list_cluster_custom_object(
-                VOLCANO_GROUP, VOLCANO_VERSION, VOLCANO_PLURAL, label_selector=selector
-            )["items"]
+            vjobs = list(
+                paged(
+                    lambda **kw: custom.list_cluster_custom_object(
+                        VOLCANO_GROUP, VOLCANO_VERSION, VOLCANO_PLURAL, **kw
+                    ),
+                    label_selector=selector,
+                )
+            )
         except apis.ApiException as e:
             if e.status != 404:  # 404: no Volcano CRD installed
                 raise KubernetesApiError.from_api(e, "list Volcano Jobs", None) from None
@@ -622,28 +628,22 @@ class KubernetesScheduler(DockerWorkspaceMixin, Scheduler[KubernetesRequest]):
         # without follow its log is empty; with follow, wait for its containers to start.
         if not_started(pod) and (not request.follow or not self._wait_started(core, pod)):
             return ()
-        kwargs: dict[str, Any] = {"timestamps": True}
-        if request.since is not None:
-            age = datetime.now(timezone.utc) - request.since.astimezone(timezone.utc)
-            kwargs["since_seconds"] = max(int(age.total_seconds()), 1)
         try:
-            if request.follow:
-                resp = core.read_namespaced_pod_log(
-                    pod_name, namespace, follow=True, _preload_content=False, **kwargs
-                )
-                lines: Iterable[str] = (
-                    (ln.decode("utf-8", "replace") + "\n" for ln in resp.stream_lines())
-                    if hasattr(resp, "stream_lines")
-                    else decoded_lines(resp.stream(1024))
-                )
-            else:
-                text = core.read_namespaced_pod_log(pod_name, namespace, **kwargs)
-                lines = (ln + "\n" for ln in text.splitlines())
+            resp = core.read_namespaced_pod_log(
+                pod_name, namespace, **log_call_options(request.follow, request.since)
+            )
         except apis.ApiException as e:
             raise KubernetesApiError.from_api(
                 e, f"read the log of pod {pod_name!r}", namespace
             ) from None
-        return lines
+
+        def broken(why: str) -> KubernetesApiError:
+            return KubernetesApiError(
+                f"the log of pod {pod_name!r} in namespace {namespace!r} broke off: {why}",
+                "check that the API server is up, then read the log again",
+            )
+
+        return streamed_lines(resp, request.follow, broken)
 
     def _wait_started(self, core: Any, pod: Mapping[str, Any]) -> bool:
         """Wait (until Ctrl-C) for ``pod`` to start; False if it is deleted first."""

@@ -592,6 +592,16 @@ class SlurmScheduler(DirWorkspaceMixin, Scheduler[SlurmBatchRequest]):
 
     # -- control ----------------------------------------------------------------------
 
+    def requeue(self, app_id: str) -> DescribeAppResponse | None:
+        """Stand in for a preemption: Slurm requeues the running job (SIGTERM to every
+        replica, SIGKILL after KillWait), counted as a preemption, not a retry; its
+        begin-time hold is lifted so it starts again, under the same job id, as soon as
+        there is room. None for an unknown job; an ended, pending or array job, or one
+        Slurm will not requeue, is refused (see ``_slurm_requeue``)."""
+        from torchx.schedulers._slurm_requeue import requeue_job
+
+        return requeue_job(app_id, self.describe)
+
     def _cancel_existing(self, app_id: str) -> None:
         proc = run(["scancel", app_id])
         if proc.returncode != 0 and "already completed" not in slurm_message(proc).lower():

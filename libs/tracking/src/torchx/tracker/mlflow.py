@@ -42,6 +42,7 @@ from ._environ import (
     ENV_TORCHX_SWEEP_INDEX,
 )
 from ._errors import InvalidRecordError, TrackerConfigError
+from ._fsspec_tracker import MAX_OPTIONS_FILE_BYTES
 from ._reachable import check_server_reachable as _check_server_reachable
 from ._records import CheckedTracker
 from ._store_lock import store_lock, store_setup_lock
@@ -412,15 +413,32 @@ def _check_tag_name(field: str, name: str) -> None:
 
 
 def _read_section(config: str) -> dict[str, str]:
-    """``[tracker:mlflow]`` of the INI file ``config``, or of ``config/.torchxconfig``."""
+    """``[tracker:mlflow]`` of the INI file ``config``, or of ``config/.torchxconfig``.
+
+    Reads at most MAX_OPTIONS_FILE_BYTES, the cap of the fsspec tracker's options file:
+    a config file holds a few lines, and a wrong path (a data file, a device) must cost
+    one line of error, not memory that grows with what sits there."""
     import configparser
 
     path = os.path.join(config, ".torchxconfig") if os.path.isdir(config) else config
     parser = configparser.ConfigParser(interpolation=None)
     try:
-        with open(path) as f:
-            parser.read_file(f, source=path)
-    except (OSError, configparser.Error) as e:
+        with open(path, "rb") as f:
+            data = f.read(MAX_OPTIONS_FILE_BYTES + 1)
+            if len(data) > MAX_OPTIONS_FILE_BYTES:
+                size = os.fstat(f.fileno()).st_size  # 0 for a pipe or a device
+                found = f"{size} bytes" if size > MAX_OPTIONS_FILE_BYTES else "more than that"
+                raise TrackerConfigError(
+                    "mlflow tracker config",
+                    config,
+                    f"{path} holds {found}; a tracker's config file holds at most"
+                    f" MAX_OPTIONS_FILE_BYTES ({MAX_OPTIONS_FILE_BYTES}) bytes; give a"
+                    " tracking URI, or a .torchxconfig (or its folder) with a"
+                    " [tracker:mlflow] section",
+                )
+        # utf-8-sig: as the runner reads .torchxconfig (an editor's byte-order mark reads)
+        parser.read_string(data.decode("utf-8-sig"), source=path)
+    except (OSError, UnicodeDecodeError, configparser.Error) as e:
         raise TrackerConfigError(
             "mlflow tracker config", config, f"cannot read it as a .torchxconfig file ({e})"
         ) from None

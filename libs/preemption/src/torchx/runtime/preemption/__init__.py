@@ -12,7 +12,7 @@ Inside a torchx app::
             preemption.requeue()   # checkpoints, then exits with REQUEUE_EXIT_CODE
 
 The warning is a signal: Slurm's ``--signal`` (SIGUSR1 from torchx's script), a pod's
-SIGTERM, or the SIGTERM of ``torchx requeue`` on local_cwd. Exiting with
+SIGTERM, or the SIGTERM of ``torchx requeue``. Exiting with
 ``REQUEUE_EXIT_CODE`` (75) asks the scheduler to start the app again under the same handle;
 ``attempt()`` then tells it which run it is. It imports nothing else of torchx and needs
 only the standard library (``pip install torchx-runtime-preemption``).

@@ -14,6 +14,7 @@ from ._errors import (
     InvalidKeyError,
     InvalidResultError,
     ResultNotFoundError,
+    ResultTooLargeError,
     TrackerError,
 )
 from ._fsspec import FsspecResultTracker
@@ -32,6 +33,7 @@ __all__ = [
     "Key",
     "Result",
     "ResultNotFoundError",
+    "ResultTooLargeError",
     "ResultTracker",
     "Results",
     "TrackerError",
@@ -44,6 +46,7 @@ for _public in (
     InvalidKeyError,
     InvalidResultError,
     ResultNotFoundError,
+    ResultTooLargeError,
     ResultTracker,
     TrackerError,
 ):

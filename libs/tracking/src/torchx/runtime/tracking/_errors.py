@@ -65,7 +65,12 @@ class ResultNotFoundError(TrackerError, KeyError):
 
 
 class CorruptResultError(TrackerError, ValueError):
-    """A stored document that is not a JSON object of int, float and str values."""
+    """A stored document that is not a JSON object of int, float and str values.
+
+    Its subclass :class:`ResultTooLargeError` is a document that was not read at all
+    because it is over the tracker's read limit, so ``except CorruptResultError`` catches
+    every document a get could not return.
+    """
 
     def __init__(self, path: str, reason: str) -> None:
         self.path = path
@@ -74,3 +79,34 @@ class CorruptResultError(TrackerError, ValueError):
 
     def __reduce__(self) -> tuple[type, tuple[str, str]]:
         return type(self), (self.path, self.reason)
+
+
+class ResultTooLargeError(CorruptResultError):
+    """A stored document larger than the tracker reads (``max_document_bytes``): it was
+    not read, so nothing says it is damaged. A :class:`CorruptResultError` only so that
+    code catching unreadable documents catches this one too.
+
+    ``size`` is the file's size in bytes, or None where the store could not tell it.
+    """
+
+    def __init__(self, path: str, size: int | None, limit: int) -> None:
+        from ._document import MAX_DOCUMENT_BYTES
+
+        self.path = path
+        self.size = size
+        self.limit = limit
+        named = "MAX_DOCUMENT_BYTES" if limit == MAX_DOCUMENT_BYTES else "max_document_bytes"
+        found = f"it is {size} bytes" if size is not None else f"it is over {limit} bytes"
+        self.reason = (
+            f"{found}, over the read limit {named} ({limit}); it was not read, and is"
+            " not known to be damaged: pass FsspecResultTracker(...,"
+            " max_document_bytes=N) with N at least its size, or read it with fsspec at"
+            " that path"
+        )
+        # CorruptResultError's "corrupt ..." head would misreport an intact document
+        TrackerError.__init__(
+            self, f"result document at {path!r} is too large to read: {self.reason}"
+        )
+
+    def __reduce__(self) -> tuple[type, tuple[str, int | None, int]]:  # type: ignore[override]
+        return type(self), (self.path, self.size, self.limit)

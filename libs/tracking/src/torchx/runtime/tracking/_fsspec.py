@@ -6,7 +6,12 @@ import os
 
 from ._base import ResultTracker
 from ._document import MAX_DOCUMENT_BYTES, decode_document, encode_document
-from ._errors import CorruptResultError, InvalidResultError, ResultNotFoundError
+from ._errors import (
+    CorruptResultError,
+    InvalidResultError,
+    ResultNotFoundError,
+    ResultTooLargeError,
+)
 from ._keys import DOCUMENT_SUFFIX, normalize_key
 from ._results import Results
 from ._stores import DocumentStore, store_for
@@ -44,7 +49,8 @@ class FsspecResultTracker(ResultTracker):
     processes' writes.
 
     A stored document that is not a JSON object of numbers and strings raises
-    :class:`CorruptResultError` naming its path.
+    :class:`CorruptResultError` naming its path; one over ``max_document_bytes`` raises
+    its subclass :class:`ResultTooLargeError`, naming its size and the limit.
 
     ``max_document_bytes`` (default :data:`MAX_DOCUMENT_BYTES`, 16 MiB) bounds what a
     put writes and a get reads of one document, and so the memory a get holds. Raise it
@@ -144,18 +150,8 @@ class FsspecResultTracker(ResultTracker):
         except IsADirectoryError:
             raise CorruptResultError(path, "it is a folder, not a document") from None
         if len(data) > self.max_document_bytes:
-            raise CorruptResultError(path, self._over_limit(path))
+            raise ResultTooLargeError(path, self._backend.size(path), self.max_document_bytes)
         return decode_document(data, path)
-
-    def _over_limit(self, path: str) -> str:
-        """Why a document over the read limit is not read, and how to read it."""
-        size = self._backend.size_text(path, self.max_document_bytes)
-        return (
-            f"it is {size}, over the read limit {_limit_text(self.max_document_bytes)}"
-            " (documents stored before that limit existed may be larger); read it with"
-            " fsspec at that path, or pass FsspecResultTracker(..., max_document_bytes=N)"
-            " with N at least its size"
-        )
 
     def _has(self, key: str) -> bool:
         return self._backend.is_file(self._path(key))

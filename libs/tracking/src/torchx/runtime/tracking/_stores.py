@@ -70,13 +70,19 @@ class DocumentStore:
             raise
         return data
 
+    def size(self, path: str) -> int | None:
+        """The file's size in bytes, for an error to name; None where the store cannot
+        tell it (or the file is gone since)."""
+        try:
+            return int(self.fs.size(path))
+        except (OSError, TypeError, ValueError):
+            return None
+
     def size_text(self, path: str, limit: int) -> str:
         """``"N bytes"`` for a file found over ``limit`` bytes, for an error to name; says
         only that it is over where the store cannot tell its size (or it is gone since)."""
-        try:
-            return f"{int(self.fs.size(path))} bytes"
-        except (OSError, TypeError, ValueError):
-            return f"over {limit} bytes"
+        size = self.size(path)
+        return f"over {limit} bytes" if size is None else f"{size} bytes"
 
     def is_file(self, path: str) -> bool:
         # Drop cached listings: another process may have written since we looked.
