@@ -18,6 +18,8 @@ from torchx.schedulers._errors import SchedulerError
 from torchx.specs import CfgVal, SpecsError
 
 BACKEND = "slurm"
+# How long one Slurm command may take: slurmctld answers in well under a second, unless it
+# is down or overloaded.
 _TIMEOUT = 60
 # The commands whose output is read here print their times in Slurm's standard form, the one
 # slurm_time reads, whatever SLURM_TIME_FORMAT a user's profile sets (relative, %s, ...).
@@ -107,6 +109,22 @@ def run(argv: list[str], *, stdin: str | None = None) -> subprocess.CompletedPro
         raise SlurmError(
             f"{argv[0]} not found: the slurm scheduler needs Slurm's commands on PATH"
         ) from None
+    except subprocess.TimeoutExpired:
+        raise SlurmTimeoutError(argv) from None
+
+
+class SlurmTimeoutError(SlurmError):
+    """A Slurm command that did not finish within the limit torchx gives each one; Slurm
+    may still have carried it out."""
+
+    def __init__(self, argv: list[str]) -> None:
+        self.command = " ".join(argv[:3])
+        super().__init__(
+            f"`{self.command}` did not finish within {_TIMEOUT} s (torchx's limit for one "
+            "Slurm command) and was stopped; Slurm may still have carried it out",
+            "check that slurmctld answers (`scontrol ping`) and what became of the job "
+            "(`squeue --me`), then run it again if it is needed",
+        )
 
 
 def slurm_message(proc: subprocess.CompletedProcess[str]) -> str:
