@@ -92,10 +92,11 @@ def test_a_running_job_is_requeued_as_a_preemption_and_an_ended_one_is_refused(
             for said in ("run 0", "saved 0", "run 1", "saved 1", "run 2"):
                 assert said in text, (role, text)
             assert f"[torchx] attempt 3 of {role}/0 starts" in text, text
-        assert (job_dir / f"slurm-{app_id}.requeues").read_text().splitlines() == [
-            "preemption 0 requested",
-            "preemption 1 requested",
-        ]
+        # torchx's records, one file a request; the job asked for no requeue of its own
+        for attempt in (0, 1):
+            record = job_dir / f"slurm-{app_id}.requested-{attempt}"
+            assert record.read_text() == f"preemption {attempt} requested\n"
+        assert not (job_dir / f"slurm-{app_id}.requeues").exists()
         with pytest.raises(SchedulerError, match=r"already ended \(SUCCEEDED"):
             runner.requeue(handle)
         proc = subprocess.run([str(torchx), "requeue", handle], capture_output=True, text=True)

@@ -5,12 +5,20 @@ tests/integration/test_slurm_requeue.py)."""
 from __future__ import annotations
 
 import os
+import subprocess
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 import torchx.schedulers._slurm_requeue as slurm_requeue
 from torchx.schedulers import SchedulerError
+from torchx.schedulers._slurm_commands import SlurmTimeoutError, run
+from torchx.schedulers._slurm_preemption import (
+    clear_requests,
+    read_requeues,
+    script_wait_and_requeue,
+)
 from torchx.schedulers.slurm_scheduler import SlurmScheduler
 from torchx.specs import AppState
 
@@ -21,15 +29,18 @@ d=$(dirname "$0")
 echo "$*" >> "$d/calls"
 case "$1" in
 show)
+    if [ -f "$d/show_fails" ]; then cat "$d/show_fails" >&2; exit 1; fi
     if [ ! -f "$d/state" ]; then
         echo "slurm_load_jobs error: Invalid job id specified" >&2; exit 1
     fi
     cat "$d/state"
     if [ -f "$d/next" ]; then mv "$d/next" "$d/state"; fi ;;
 requeue)
+    if [ -f "$d/before_requeue" ]; then . "$d/before_requeue"; fi
     if [ -f "$d/refuse" ]; then cat "$d/refuse" >&2; exit 1; fi
     cp "$d/completing" "$d/state"; cp "$d/pending" "$d/next" ;;
 update)
+    if [ -f "$d/refuse_update" ]; then cat "$d/refuse_update" >&2; exit 1; fi
     cp "$d/running" "$d/state" ;;
 esac
 """
@@ -91,7 +102,9 @@ def test_requeue_records_a_preemption_requeues_and_lifts_the_begin_time_hold(
         "update JobId=77 StartTime=now",
         "show job -o 77",
     ]
-    assert (tmp_path / "slurm-77.requeues").read_text() == "preemption 0 requested\n"
+    # torchx's record is a file of its own, named after the attempt it stopped
+    assert (tmp_path / "slurm-77.requested-0").read_text() == "preemption 0 requested\n"
+    assert not (tmp_path / "slurm-77.requeues").exists()
     assert desc is not None and desc.state == AppState.RUNNING, desc
     assert (desc.num_preemptions, desc.num_restarts) == (1, 0), desc
     assert desc.roles_statuses[0].replicas[0].attempt == 2, desc
@@ -126,6 +139,7 @@ def test_what_cannot_be_requeued_is_refused_before_anything_changes(
     assert says in message and "slurm: cannot requeue app 77:" in message, message
     assert calls(bin_dir) == ["show job -o 77"]
     assert (tmp_path / "slurm-77.requeues").read_text() == "time_limit 0\n"
+    assert not list(tmp_path.glob("*.requested-*"))
 
 
 def test_an_array_task_id_is_refused_and_an_unknown_job_is_none(bin_dir: Path) -> None:
@@ -144,8 +158,9 @@ def test_slurms_refusal_is_said_and_the_record_taken_back(bin_dir: Path, tmp_pat
         message
     )
     assert calls(bin_dir) == ["show job -o 77", "requeue 77"]
-    # what the job's own requeues wrote stays, the line written for this one is gone
+    # what the job's own requeues wrote stays, the record written for this one is gone
     assert (tmp_path / "slurm-77.requeues").read_text() == "preemption 0\n"
+    assert not list(tmp_path.glob("*.requested-*"))
 
 
 def test_an_unwritable_job_dir_is_refused_before_the_requeue(bin_dir: Path, tmp_path: Path) -> None:
@@ -161,8 +176,170 @@ def test_a_hold_not_lifted_in_time_names_the_limit(
     (bin_dir / "state").write_text(job("RUNNING", tmp_path))
     (bin_dir / "completing").write_text(job("COMPLETING", tmp_path, restarts=1))
     (bin_dir / "pending").write_text(job("COMPLETING", tmp_path, restarts=1))
-    with pytest.raises(SchedulerError, match="hold was not lifted within 1s") as e:
+    with pytest.raises(SchedulerError) as e:
         SlurmScheduler("t").requeue("77")
-    assert "StartTime=now" in str(e.value)
+    text = str(e.value)
+    assert text.startswith("slurm: app 77 was requeued, but its begin-time hold"), text
+    assert "not lifted within 1 s (RELEASE_WAIT_S; it is COMPLETING, Reason=None)" in text
+    assert "StartTime=now" in text and "\n" not in text
     # the requeue itself happened and stays counted
-    assert (tmp_path / "slurm-77.requeues").read_text() == "preemption 0 requested\n"
+    assert (tmp_path / "slurm-77.requested-0").read_text() == "preemption 0 requested\n"
+
+
+def _requeue_played(bin_dir: Path, tmp_path: Path) -> None:
+    """A running job that a requeue takes through COMPLETING to PENDING, held."""
+    (bin_dir / "state").write_text(job("RUNNING", tmp_path))
+    (bin_dir / "completing").write_text(job("COMPLETING", tmp_path, restarts=1))
+    (bin_dir / "pending").write_text(
+        job("PENDING", tmp_path, restarts=1, Reason="BeginTime", StartTime="2099-01-01T00:00:00")
+    )
+    (bin_dir / "running").write_text(job("RUNNING", tmp_path, restarts=1))
+
+
+def test_the_script_asking_at_the_same_moment_keeps_its_own_line(
+    bin_dir: Path, tmp_path: Path
+) -> None:
+    # the job asks for its own requeue just as torchx does: its line goes in, its
+    # `scontrol requeue` gets there first, and Slurm refuses torchx's
+    _requeue_played(bin_dir, tmp_path)
+    (bin_dir / "before_requeue").write_text(
+        f'echo "time_limit 0" >> "{tmp_path}/slurm-77.requeues"\n'
+    )
+    (bin_dir / "refuse").write_text("Job is pending execution\n")
+    assert "Slurm refused `scontrol requeue 77`: Job is pending execution" in refused()
+    assert (tmp_path / "slurm-77.requeues").read_text() == "time_limit 0\n"
+    assert not list(tmp_path.glob("*.requested-*"))
+
+
+@pytest.mark.parametrize("requeued", [False, True], ids=["before", "after"])
+def test_ctrl_c_during_the_requeue_leaves_a_record_only_of_a_requeue_slurm_shows(
+    bin_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, requeued: bool
+) -> None:
+    _requeue_played(bin_dir, tmp_path)
+    real = run
+
+    def interrupted(argv: list[str], **kw: Any) -> Any:
+        if argv[1] == "requeue":
+            if requeued:  # Slurm took it, then the user pressed Ctrl-C
+                real(argv, **kw)
+            raise KeyboardInterrupt
+        return real(argv, **kw)
+
+    monkeypatch.setattr(slurm_requeue, "run", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        SlurmScheduler("t").requeue("77")
+    assert calls(bin_dir)[-1] == "show job -o 77"  # asked Slurm what became of it
+    assert (tmp_path / "slurm-77.requested-0").exists() == requeued
+
+
+@pytest.mark.parametrize("requeued", [False, True], ids=["not-requeued", "requeued"])
+def test_a_requeue_past_the_time_limit_is_settled_by_what_slurm_shows(
+    bin_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, requeued: bool
+) -> None:
+    _requeue_played(bin_dir, tmp_path)
+    real = run
+
+    def timed_out(argv: list[str], **kw: Any) -> Any:
+        if argv[1] == "requeue":
+            if requeued:  # Slurm carried it out, but its answer came too late
+                real(argv, **kw)
+            raise SlurmTimeoutError(argv)
+        return real(argv, **kw)
+
+    monkeypatch.setattr(slurm_requeue, "run", timed_out)
+    if requeued:
+        desc = SlurmScheduler("t").requeue("77")  # the hold is lifted as usual
+        assert desc is not None and desc.state == AppState.RUNNING, desc
+        assert desc.num_preemptions == 1, desc
+        assert (tmp_path / "slurm-77.requested-0").exists()
+        return
+    text = refused()
+    assert "`scontrol requeue 77` did not finish within 60 s" in text, text
+    assert "the job was not requeued (0 restarts, as before)" in text, text
+    assert not list(tmp_path.glob("*.requested-*"))
+
+
+def test_a_requeue_slurm_cannot_be_asked_about_keeps_its_record_and_says_where(
+    bin_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _requeue_played(bin_dir, tmp_path)
+    real = run
+
+    def timed_out(argv: list[str], **kw: Any) -> Any:
+        if argv[1] == "requeue":
+            (bin_dir / "show_fails").write_text("Unable to contact slurm controller\n")
+            raise SlurmTimeoutError(argv)
+        return real(argv, **kw)
+
+    monkeypatch.setattr(slurm_requeue, "run", timed_out)
+    text = refused()
+    record = tmp_path / "slurm-77.requested-0"
+    assert "whether the job was requeued is not known, so torchx keeps its record" in text
+    assert f"{record}; remove that file if" in text and "Restarts=0" in text, text
+    assert record.exists()
+
+
+def test_slurm_refusing_to_lift_the_hold_is_said_in_its_own_words(
+    bin_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(slurm_requeue, "_LIFT_REFUSALS", 1)
+    _requeue_played(bin_dir, tmp_path)
+    (bin_dir / "refuse_update").write_text("Access/permission denied\n")
+    text = refused()
+    assert text.startswith("slurm: app 77 was requeued, but Slurm refused to lift its"), text
+    assert "StartTime=now`, 1 times): Access/permission denied" in text, text
+    assert "(it is PENDING, Reason=BeginTime)" in text, text
+    assert (tmp_path / "slurm-77.requested-0").exists()
+
+
+def test_slurm_failing_after_the_requeue_says_the_requeue_happened(
+    bin_dir: Path, tmp_path: Path
+) -> None:
+    _requeue_played(bin_dir, tmp_path)
+    (bin_dir / "before_requeue").write_text(
+        f'echo "Unable to contact slurm controller" > "{bin_dir}/show_fails"\n'
+    )
+    text = refused()
+    assert text.startswith("slurm: app 77 was requeued, but then scontrol show job failed"), text
+    assert "it starts by itself once its begin time passes" in text, text
+    assert (tmp_path / "slurm-77.requested-0").exists()
+
+
+def test_each_requeued_attempt_counts_once_and_a_request_for_this_one_not_yet(
+    tmp_path: Path,
+) -> None:
+    # the script's own lines and torchx's request files, as the script and describe read them
+    (tmp_path / "slurm-77.requeues").write_text("time_limit 0\npreemption 2\n")
+    for attempt in (0, 2, 3):  # 0 and 2 also in the script's lines; 3 is the running one
+        (tmp_path / f"slurm-77.requested-{attempt}").write_text("preemption requested\n")
+    (tmp_path / "slurm-770.requested-1").write_text("another job's\n")
+    assert read_requeues(str(tmp_path), "77", before=3) == (2, "")
+    assert read_requeues(str(tmp_path), "77", before=4) == (3, "")
+    counting = [ln for ln in script_wait_and_requeue() if ln.startswith("torchx_requeued=$(")]
+    env = {"PATH": os.environ["PATH"], "TORCHX_ATTEMPT": "3"}
+    script = (
+        f'torchx_requeues="{tmp_path}/slurm-77.requeues"\n'
+        f'torchx_requested="{tmp_path}/slurm-77.requested-"\n'
+        f'{counting[0]}\necho "$torchx_requeued"\n'
+    )
+    done = subprocess.run(["bash", "-c", script], env=env, capture_output=True, text=True)
+    assert (done.returncode, done.stdout.strip(), done.stderr) == (0, "2", "")
+    # no files at all: none requeued
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    done = subprocess.run(
+        ["bash", "-c", script.replace(str(tmp_path), str(empty))],
+        env=env,
+        capture_output=True,
+        text=True,
+    )
+    assert (done.returncode, done.stdout.strip(), done.stderr) == (0, "0", "")
+
+
+def test_a_new_job_under_a_reused_id_starts_without_an_old_jobs_requests(tmp_path: Path) -> None:
+    for name in ("slurm-77.requested-0", "slurm-77_3.requested-1", "slurm-770.requested-0"):
+        (tmp_path / name).write_text("preemption 0 requested\n")
+    (tmp_path / "slurm-77.requeues").write_text("time_limit 0\n")
+    clear_requests(str(tmp_path), "77")
+    left = sorted(p.name for p in tmp_path.iterdir())
+    assert left == ["slurm-77.requeues", "slurm-770.requested-0"]

@@ -192,6 +192,12 @@ class Component:
     reason: str = ""
     # how often Slurm requeued it (scontrol's Restarts=); None where not known
     restarts: int | None = None
+    # What scontrol alone shows, read by ``torchx requeue``: Requeue= ("0" for a job
+    # submitted --no-requeue), the array task as A_I ("" for other jobs), and StartTime=
+    # (while pending, the begin time Slurm holds the job until).
+    requeue: str = ""
+    array_task: str = ""
+    begin: str = ""
     steps: list[Step] = field(default_factory=list)
 
 
@@ -248,6 +254,13 @@ def parse_scontrol(text: str) -> dict[int, Component]:
             stdout=fields.get("StdOut", ""),
             reason=fields.get("Reason", ""),
             restarts=int(fields["Restarts"]) if fields.get("Restarts", "").isdigit() else None,
+            requeue=fields.get("Requeue", ""),
+            array_task=(
+                f"{fields['ArrayJobId']}_{fields.get('ArrayTaskId', '')}"
+                if fields.get("ArrayJobId")
+                else ""
+            ),
+            begin=fields.get("StartTime", ""),
         )
     return comps
 

@@ -14,12 +14,17 @@ contract on Slurm).
   signal up to a minute early), or the app's own request, it is a time-limit requeue,
   capped by ``max_time_requeues``. An app that did not ask is not requeued at its time
   limit: it would only start over.
-- Each requeue appends its kind to ``slurm-<job id>.requeues``; past the cap the reason goes
-  to ``slurm-<job id>.reason`` and the job ends FAILED. ``describe`` reads both.
+- Each requeue appends its kind and attempt to ``slurm-<job id>.requeues``; past the cap the
+  reason goes to ``slurm-<job id>.reason`` and the job ends FAILED. ``torchx requeue`` writes
+  its own file instead, ``slurm-<job id>.requested-<attempt>``, never the script's: the two
+  may write at the same moment, and a refused request is taken back by removing its file
+  alone. An attempt counts as requeued once however many of these name it. ``describe``
+  reads them all.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 from collections.abc import Mapping
@@ -43,6 +48,23 @@ _UNLIMITED = ("UNLIMITED", "INFINITE", "-1")
 
 def requeues_name(job_id: str) -> str:
     return f"slurm-{job_id}.requeues"
+
+
+def requested_name(job_id: str, attempt: int | str) -> str:
+    """The file ``torchx requeue`` writes before it requeues ``attempt`` of the job."""
+    return f"slurm-{job_id}.requested-{attempt}"
+
+
+def clear_requests(job_dir: str, job_id: str) -> None:
+    """Remove the request files of an earlier job under the id (or array job id) that Slurm
+    just gave a new one: done at submit, before anyone can ask to requeue it, never by the
+    job itself, which may start while a request is being written."""
+    import glob
+
+    for pattern in (requested_name(job_id, "*"), requested_name(f"{job_id}_*", "*")):
+        for path in glob.glob(os.path.join(glob.escape(job_dir), pattern)):
+            with contextlib.suppress(OSError):
+                os.remove(path)
 
 
 def reason_name(job_id: str) -> str:
@@ -122,6 +144,7 @@ def script_setup(lead: int, cap: int, limit: int | None) -> list[str]:
     return [
         f'torchx_requeues="$TORCHX_JOB_DIR/{requeues_name("${SLURM_JOB_ID}")}"',
         f'torchx_reason="$TORCHX_JOB_DIR/{reason_name("${SLURM_JOB_ID}")}"',
+        f'torchx_requested="$TORCHX_JOB_DIR/{requested_name("${SLURM_JOB_ID}", "")}"',
         # torchx.runtime.preemption.requeue() creates it: the app asked to run again
         'export TORCHX_REQUEUE_ASKED_FILE="$TORCHX_JOB_DIR/slurm-${SLURM_JOB_ID}.asked-'
         '$TORCHX_ATTEMPT"',
@@ -154,8 +177,11 @@ def script_wait_and_requeue() -> list[str]:
         "    done",
         '    [ "$code" = 0 ] || rc=$code',
         "done",
-        "torchx_requeued=0",
-        '[ -f "$torchx_requeues" ] && torchx_requeued=$(wc -l < "$torchx_requeues")',
+        "# The earlier attempts that were requeued (not failed), each once: the script's own",
+        "# lines and torchx requeue's files may both name one.",
+        'torchx_requeued=$({ cut -d" " -f2 "$torchx_requeues" 2>/dev/null; for f in '
+        '"$torchx_requested"*; do echo "${f##*-}"; done; } | awk -v n="$TORCHX_ATTEMPT" '
+        "'/^[0-9]+$/ && $1 < n && !seen[$1]++' | wc -l)",
         "torchx_asked=0",
         f'if [ -e "$TORCHX_REQUEUE_ASKED_FILE" ] || [ "$rc" = {REQUEUE_EXIT_CODE} ]; then',
         "    torchx_asked=1",
@@ -200,17 +226,33 @@ def script_wait_and_requeue() -> list[str]:
     ]
 
 
-def read_requeues(job_dir: str, job_id: str) -> tuple[int, str]:
-    """(how many times the job was requeued by torchx's script, why it failed past the cap
-    or ""), from the job directory; (0, "") where it holds neither file."""
+def read_requeues(job_dir: str, job_id: str, *, before: int | None = None) -> tuple[int, str]:
+    """(how many attempts of the job were requeued, by torchx's script or ``torchx
+    requeue``, why it failed past the cap or ""), from the job directory; (0, "") where it
+    holds none of the files. ``before``: the current attempt (Slurm's Restarts), where
+    known; a request for it is not a requeue yet."""
     count, reason = 0, ""
     if not job_dir:
         return count, reason
+    import glob
+
+    attempts: set[int] = set()
     try:
         with open(os.path.join(job_dir, requeues_name(job_id)), encoding="utf-8") as f:
-            count = sum(1 for line in f if line.strip())
+            for line in f:
+                words = line.split()
+                if len(words) > 1 and words[1].isdigit():
+                    attempts.add(int(words[1]))
+                elif words:
+                    count += 1  # a line without its attempt is a requeue of its own
     except OSError:
         pass
+    prefix = requested_name(job_id, "")
+    for path in glob.glob(os.path.join(glob.escape(job_dir), glob.escape(prefix) + "*")):
+        attempt = os.path.basename(path)[len(prefix) :]
+        if attempt.isdigit():
+            attempts.add(int(attempt))
+    count += sum(1 for a in attempts if before is None or a < before)
     try:
         with open(os.path.join(job_dir, reason_name(job_id)), encoding="utf-8") as f:
             reason = f.read(4096).strip()

@@ -4,11 +4,13 @@
 ``scontrol requeue`` has slurmd send every process of the job SIGTERM, then SIGKILL after
 ``KillWait``: each replica's wrapper writes its exit record, and an app using
 torchx.runtime.preemption checkpoints and exits. The batch shell dies of that SIGTERM
-before its own requeue bookkeeping, so the requeue is written here into
-``slurm-<job id>.requeues`` (the list the script keeps), first: the next attempt then
-counts it as a requeue, not as a failure spending one of the roles' ``max_retries``,
-and ``describe`` reports it as ``num_preemptions``. If Slurm refuses, the line is taken
-back out.
+before its own requeue bookkeeping, so the request is recorded here first, in a file of
+its own, ``slurm-<job id>.requested-<attempt>``: the next attempt then counts it as a
+requeue, not as a failure spending one of the roles' ``max_retries``, and ``describe``
+reports it as ``num_preemptions``. The file is torchx's alone (the script appends to its
+own ``.requeues`` at any moment), so a request Slurm refuses is taken back by removing it;
+one stopped midway (Ctrl-C, or ``scontrol`` past its time limit) is kept only if Slurm
+shows the job requeued.
 
 Slurm then holds the job until a begin time ``cred_expire`` (AuthInfo, 120 s by default)
 after the requeue, set once the job has left COMPLETING; ``scontrol update JobId=N
@@ -20,48 +22,57 @@ from __future__ import annotations
 
 import contextlib
 import os
+import subprocess
 import time
 from collections.abc import Callable
 from datetime import datetime
 
 from torchx.schedulers._api import DescribeAppResponse
 from torchx.schedulers._errors import SchedulerError
-from torchx.schedulers._slurm_commands import BACKEND, SlurmError, check_job_id, run, slurm_message
-from torchx.schedulers._slurm_parse import _key_values, job_app_state, state_word
-from torchx.schedulers._slurm_preemption import requeues_name
+from torchx.schedulers._slurm_commands import (
+    BACKEND,
+    SlurmError,
+    SlurmTimeoutError,
+    check_job_id,
+    run,
+    slurm_message,
+)
+from torchx.schedulers._slurm_parse import Component, job_app_state, state_word
+from torchx.schedulers._slurm_preemption import requested_name
 from torchx.specs import AppState, is_terminal
 
 # How long ``requeue`` waits for the job to be pending again and its hold lifted; a
 # job's processes get KillWait (30 s by default) to exit.
 RELEASE_WAIT_S = 120.0
+# Slurm refusing to lift the hold this many times in a row (a second apart, the job still
+# held) is its answer, said at once rather than after RELEASE_WAIT_S.
+_LIFT_REFUSALS = 3
 _AGAIN = "run it again; the app resumes if it reads its checkpoint"
+_STARTS_ITSELF = (
+    "it starts by itself once its begin time passes (AuthInfo cred_expire, 120 s by "
+    "default), or run `scontrol update JobId={} StartTime=now` once it is pending"
+)
+
+# ``SlurmScheduler._scontrol``: a job's components by offset; {} for a job Slurm does not
+# know (any more).
+Show = Callable[[str], dict[int, Component]]
 
 
-def _show(app_id: str) -> list[dict[str, str]]:
-    """Each component's ``scontrol show job -o`` fields, the lead component first; [] for a
-    job Slurm does not know (any more)."""
-    proc = run(["scontrol", "show", "job", "-o", app_id])
-    if proc.returncode != 0:
-        if "invalid job id" in (proc.stderr + proc.stdout).lower():
-            return []
-        raise SlurmError(f"scontrol show job {app_id} failed: {slurm_message(proc)}")
-    jobs = [dict(_key_values(line)) for line in proc.stdout.splitlines() if line.strip()]
-    return sorted(jobs, key=lambda f: int(f.get("HetJobOffset", "0") or 0))
+def _lead(comps: dict[int, Component]) -> Component:
+    return comps[min(comps)]
 
 
-def _state(jobs: list[dict[str, str]]) -> AppState:
-    return job_app_state(
-        {int(f.get("HetJobOffset", "0") or 0): f.get("JobState", "") for f in jobs}
-    )
+def _state(comps: dict[int, Component]) -> AppState:
+    return job_app_state({offset: c.state for offset, c in comps.items()})
 
 
 def _refuse(app_id: str, why: str, fix: str) -> SchedulerError:
     return SchedulerError(BACKEND, f"cannot requeue app {app_id}: {why}", fix)
 
 
-def _check_requeueable(app_id: str, lead: dict[str, str], state: AppState) -> None:
-    if "_" in app_id or lead.get("ArrayJobId"):
-        task = f"{lead.get('ArrayJobId')}_{lead.get('ArrayTaskId')}" if "_" not in app_id else ""
+def _check_requeueable(app_id: str, lead: Component, state: AppState) -> None:
+    if "_" in app_id or lead.array_task:
+        task = lead.array_task if "_" not in app_id else ""
         raise _refuse(
             app_id,
             f"it is a trial of a sweep (Slurm array task{' ' + task if task else ''}); "
@@ -69,7 +80,7 @@ def _check_requeueable(app_id: str, lead: dict[str, str], state: AppState) -> No
             "cancel the trial and run it again, or requeue it with `scontrol requeue` "
             "(counted as a restart, not a preemption)",
         )
-    slurm_state = lead.get("JobState", "")
+    slurm_state = lead.state
     if is_terminal(state):
         raise _refuse(
             app_id,
@@ -84,11 +95,11 @@ def _check_requeueable(app_id: str, lead: dict[str, str], state: AppState) -> No
     if state != AppState.RUNNING:
         raise _refuse(
             app_id,
-            f"it is {state.name} (Slurm's {slurm_state}, Reason={lead.get('Reason', '')}); "
+            f"it is {state.name} (Slurm's {slurm_state}, Reason={lead.reason}); "
             "only a running app can be requeued",
             "wait until it runs (`torchx status`)",
         )
-    if lead.get("Requeue") == "0":
+    if lead.requeue == "0":
         raise _refuse(
             app_id,
             "Slurm says the job is not requeueable (Requeue=0: it was submitted with --no-requeue)",
@@ -96,11 +107,10 @@ def _check_requeueable(app_id: str, lead: dict[str, str], state: AppState) -> No
         )
 
 
-def _record(path: str, line: str, app_id: str) -> int:
-    """Appends ``line`` to ``path``; returns the size it had, to take the line back."""
+def _record(path: str, line: str, app_id: str) -> None:
+    """Writes torchx's record of the request, ``line``, as the file ``path``."""
     try:
-        with open(path, "a", encoding="utf-8") as f:
-            size = f.tell()
+        with open(path, "w", encoding="utf-8") as f:
             f.write(line)
     except OSError as e:
         raise _refuse(
@@ -109,43 +119,95 @@ def _record(path: str, line: str, app_id: str) -> int:
             "restart would spend one of the roles' max_retries",
             "run torchx where the job's directory (its WorkDir) can be written",
         ) from None
-    return size
 
 
-def _take_back(path: str, size: int) -> None:
-    # the refusal that follows says what happened; a stale line would only miscount
+def _forget(path: str) -> None:
+    # the error that follows says what happened; a stale record would only miscount
     with contextlib.suppress(OSError):
-        os.truncate(path, size)
+        os.remove(path)
 
 
 def requeue_job(
-    app_id: str, describe: Callable[[str], DescribeAppResponse | None]
+    app_id: str, show: Show, describe: Callable[[str], DescribeAppResponse | None]
 ) -> DescribeAppResponse | None:
     """Requeue the running job ``app_id`` as a preemption; None for a job Slurm does not
     know. Returns ``describe(app_id)`` once the job is pending again with its begin-time
     hold lifted (or running). Refuses, in one line, an ended, pending or array job, one
-    Slurm will not requeue, and one whose requeue cannot be recorded."""
+    Slurm will not requeue, and one whose requeue cannot be recorded; an error once the
+    job was requeued starts "app N was requeued, but"."""
     check_job_id(app_id)
-    jobs = _show(app_id)
-    if not jobs:
+    comps = show(app_id)
+    if not comps:
         return None
-    lead = jobs[0]
-    _check_requeueable(app_id, lead, _state(jobs))
-    restarts = int(lead["Restarts"]) if lead.get("Restarts", "").isdigit() else 0
-    job_dir = lead.get("WorkDir") or os.path.dirname(lead.get("StdOut", ""))
-    path = os.path.join(job_dir, requeues_name(app_id))
-    # the attempt it stops, as the script writes its own requeues
-    size = _record(path, f"preemption {restarts} requested\n", app_id)
-    proc = run(["scontrol", "requeue", app_id])
-    if proc.returncode != 0:
-        _take_back(path, size)
+    lead = _lead(comps)
+    _check_requeueable(app_id, lead, _state(comps))
+    restarts = lead.restarts or 0
+    job_dir = lead.workdir or os.path.dirname(lead.stdout)
+    # named after the attempt it stops, as the script's own lines are
+    path = os.path.join(job_dir, requested_name(app_id, restarts))
+    _record(path, f"preemption {restarts} requested\n", app_id)
+    proc = _requeue(app_id, restarts, path, show)
+    if proc is not None and proc.returncode != 0:
+        _forget(path)
         raise _refuse(
             app_id,
             f"Slurm refused `scontrol requeue {app_id}`: {slurm_message(proc)}",
             "see `scontrol show job " + app_id + "` (Requeue=1 is needed, and the job must run)",
         )
-    _release(app_id, restarts)
-    return describe(app_id)
+    try:
+        _release(app_id, restarts, show)
+        return describe(app_id)
+    except SchedulerError as e:
+        if e.reason.startswith(_requeued_but(app_id)):
+            raise
+        # whatever its own fix, running requeue again is not it: the job is queued
+        raise SchedulerError(
+            BACKEND, f"{_requeued_but(app_id)}then {e.reason}", _STARTS_ITSELF.format(app_id)
+        ) from None
+
+
+def _requeued_but(app_id: str) -> str:
+    return f"app {app_id} was requeued, but "
+
+
+def _requeue(
+    app_id: str, restarts: int, path: str, show: Show
+) -> subprocess.CompletedProcess[str] | None:
+    """``scontrol requeue``'s answer; None where it was stopped at its time limit yet
+    Slurm shows the job requeued. Stopped any other way (Ctrl-C), or not requeued, the
+    record at ``path`` is removed unless Slurm shows the job requeued, and the stop goes on."""
+    try:
+        return run(["scontrol", "requeue", app_id])
+    except BaseException as stopped:
+        requeued = _requeued_anyway(app_id, restarts, show)
+        if requeued is False:
+            _forget(path)
+        if not isinstance(stopped, SlurmTimeoutError):
+            raise
+        if requeued:
+            return None
+        if requeued is False:
+            raise SlurmError(
+                f"{stopped.reason}; the job was not requeued ({restarts} restarts, as before)",
+                "check that slurmctld answers (`scontrol ping`), then run it again",
+            ) from None
+        raise SlurmError(
+            f"{stopped.reason}; whether the job was requeued is not known, so torchx keeps "
+            f"its record of the request, {path}",
+            f"remove that file if `scontrol show job {app_id}` still shows Restarts={restarts}",
+        ) from None
+
+
+def _requeued_anyway(app_id: str, restarts: int, show: Show) -> bool | None:
+    """Whether Slurm shows the job requeued (its Restarts past ``restarts``, as scontrol
+    requeue counts it at once); None where Slurm cannot say."""
+    try:
+        comps = show(app_id)
+    except (SchedulerError, KeyboardInterrupt):  # a second Ctrl-C: leave the record be
+        return None
+    if not comps or _lead(comps).restarts is None:
+        return None
+    return (_lead(comps).restarts or 0) > restarts
 
 
 def _later(slurm_time: str) -> bool:
@@ -157,26 +219,28 @@ def _later(slurm_time: str) -> bool:
         return False
 
 
-def _release(app_id: str, restarts: int) -> None:
+def _release(app_id: str, restarts: int, show: Show) -> None:
     """Waits (at most RELEASE_WAIT_S) for the requeued job to be pending, then lifts its
     begin-time hold; done once it waits for something else or runs again."""
     deadline = time.monotonic() + RELEASE_WAIT_S
     pending_since: float | None = None
     lifted_at = 0.0
     interval = 0.1
+    seen = "not known to Slurm"
+    refusals: list[str] = []
     while time.monotonic() < deadline:
-        jobs = _show(app_id)
-        if not jobs:
+        comps = show(app_id)
+        if not comps:
             return  # gone (purged or cancelled meanwhile): nothing to lift
-        lead = jobs[0]
-        state = _state(jobs)
-        again = lead.get("Restarts", "").isdigit() and int(lead["Restarts"]) > restarts
+        lead = _lead(comps)
+        state = _state(comps)
+        seen = f"{lead.state}, Reason={lead.reason}"
+        again = lead.restarts is not None and lead.restarts > restarts
         if state == AppState.PENDING and again:
             now = time.monotonic()
             # a reason not yet set by the scheduler hides the hold; StartTime shows it
-            reason = lead.get("Reason", "")
-            held = reason == "BeginTime" or (
-                reason in ("", "None") and _later(lead.get("StartTime", ""))
+            held = lead.reason == "BeginTime" or (
+                lead.reason in ("", "None") and _later(lead.begin)
             )
             if lifted_at and not held:
                 return
@@ -185,15 +249,23 @@ def _release(app_id: str, restarts: int) -> None:
             # which came before the job was pending: lift the hold a second later (and
             # again each second while Slurm shows it, as an early lift is overwritten).
             if now - pending_since >= 1.0 and now - lifted_at >= 1.0:
-                run(["scontrol", "update", f"JobId={app_id}", "StartTime=now"])
+                proc = run(["scontrol", "update", f"JobId={app_id}", "StartTime=now"])
+                refusals = [*refusals, slurm_message(proc)] if proc.returncode else []
+                if len(refusals) >= _LIFT_REFUSALS:
+                    raise SlurmError(
+                        f"{_requeued_but(app_id)}Slurm refused to lift its begin-time hold "
+                        f"(`scontrol update JobId={app_id} StartTime=now`, {len(refusals)} "
+                        f"times): {refusals[-1]} (it is {seen})",
+                        _STARTS_ITSELF.format(app_id),
+                    )
                 lifted_at = now
-        elif again and (is_terminal(state) or state_word(lead.get("JobState", "")) == "RUNNING"):
+        elif again and (is_terminal(state) or state_word(lead.state) == "RUNNING"):
             return  # running again (COMPLETING is still the stopped run), or ended meanwhile
         time.sleep(interval)
         interval = min(interval * 1.5, 0.5)
+    refused = f"; Slurm refused StartTime=now: {refusals[-1]}" if refusals else ""
     raise SlurmError(
-        f"app {app_id} was requeued, but its begin-time hold was not lifted within "
-        f"{RELEASE_WAIT_S:.0f}s (the job did not come back to PENDING in time)",
-        "it starts by itself once its begin time passes (AuthInfo cred_expire, 120 s by "
-        f"default), or run `scontrol update JobId={app_id} StartTime=now` once it is pending",
+        f"{_requeued_but(app_id)}its begin-time hold was not lifted within "
+        f"{RELEASE_WAIT_S:g} s (RELEASE_WAIT_S; it is {seen}{refused})",
+        _STARTS_ITSELF.format(app_id),
     )

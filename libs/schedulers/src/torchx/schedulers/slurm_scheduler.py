@@ -61,6 +61,7 @@ from torchx.schedulers._slurm_preemption import (
     DEFAULT_MAX_TIME_REQUEUES,
     DEFAULT_WARNING_S,
     TIMEOUT_REASON_PREFIX,
+    clear_requests,
     read_requeues,
 )
 from torchx.schedulers._slurm_script import (
@@ -319,6 +320,8 @@ class SlurmScheduler(DirWorkspaceMixin, Scheduler[SlurmBatchRequest]):
         job_id = proc.stdout.strip().split(";")[0]
         if not JOB_ID.match(job_id):
             raise SlurmOutputError("sbatch --parsable", proc.stdout.strip(), "not a job id")
+        # the job runs where sbatch ran, unless job_dir says where
+        clear_requests(req.job_dir or os.getcwd(), job_id)
         return job_id
 
     def _check_het_job_fits(self, req: SlurmBatchRequest) -> None:
@@ -426,7 +429,7 @@ class SlurmScheduler(DirWorkspaceMixin, Scheduler[SlurmBatchRequest]):
         roles = roles_from_comment(leader.comment)
         state = job_app_state({offset: c.state for offset, c in comps.items()})
         job_dir = leader.workdir or (os.path.dirname(leader.stdout) if leader.stdout else "")
-        requeues, requeue_failure = read_requeues(job_dir, app_id)
+        requeues, requeue_failure = read_requeues(job_dir, app_id, before=leader.restarts)
         # The script stopped the app on the time limit's warning: Slurm saw a plain exit,
         # but the time limit is why it ended.
         stopped_at_limit = requeue_failure.startswith(TIMEOUT_REASON_PREFIX)
@@ -600,7 +603,7 @@ class SlurmScheduler(DirWorkspaceMixin, Scheduler[SlurmBatchRequest]):
         Slurm will not requeue, is refused (see ``_slurm_requeue``)."""
         from torchx.schedulers._slurm_requeue import requeue_job
 
-        return requeue_job(app_id, self.describe)
+        return requeue_job(app_id, self._scontrol, self.describe)
 
     def _cancel_existing(self, app_id: str) -> None:
         proc = run(["scancel", app_id])
