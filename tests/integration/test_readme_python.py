@@ -15,6 +15,19 @@ import pytest
 README = Path(__file__).resolve().parents[2] / "README.md"
 
 
+def _python(code: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    """``python -c CODE`` in ``cwd``, with torchx's state kept under it."""
+    return subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=cwd,
+        env={**os.environ, "XDG_STATE_HOME": str(cwd / "state")},
+        check=False,
+    )
+
+
 def test_the_readme_python_snippet_prints_what_its_comments_promise(tmp_path: Path) -> None:
     (code,) = re.findall(r"```python\n(.*?)```", README.read_text(), re.S)
     promised = [
@@ -22,15 +35,7 @@ def test_the_readme_python_snippet_prints_what_its_comments_promise(tmp_path: Pa
         for line in code.splitlines()
         if line.lstrip().startswith("print(") and (m := re.search(r"#\s*(.+)$", line))
     ]
-    proc = subprocess.run(
-        [sys.executable, "-c", code],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        cwd=tmp_path,
-        env={**os.environ, "XDG_STATE_HOME": str(tmp_path / "state")},
-        check=False,
-    )
+    proc = _python(code, tmp_path)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.splitlines() == promised == ["SUCCEEDED", "True"]
 
@@ -74,3 +79,28 @@ def test_the_readme_tour_runs_line_by_line_as_written(tmp_path: Path) -> None:
         assert promised in out, f"{promised!r} not in:\n{out}"
     # status of the app started with --no-wait (sleep 60: not ended before the cancel)
     assert re.search(r"State: (PENDING|RUNNING)", out), out
+
+
+@pytest.mark.parametrize(
+    ("readme", "heading"),
+    [
+        ("libs/pipelines/README.md", "## Chaining stages"),
+        ("libs/tracking/README.md", "### Writing another tracker"),
+        ("libs/specs/README.md", ""),
+        ("libs/function/README.md", ""),
+    ],
+)
+def test_a_library_readme_python_block_runs_alone_as_written(
+    readme: str, heading: str, tmp_path: Path
+) -> None:
+    """Each block below ``heading`` (the whole README when empty) runs on its own, its
+    imports included: a reader copies one block, not the blocks above it."""
+    if readme.startswith("libs/pipelines"):
+        pytest.importorskip("kfp")
+    text = (README.parent / readme).read_text()
+    after = text.split(heading, 1)[1] if heading else text
+    blocks = re.findall(r"^```python\n(.*?)^```", after, re.M | re.S)
+    assert blocks, f"no Python block under {heading!r} in {readme}"
+    for code in blocks[:1] if heading else blocks:
+        proc = _python(code, tmp_path)
+        assert proc.returncode == 0, f"{readme}:\n{code}\n{proc.stderr}"

@@ -51,6 +51,8 @@ def test_builtins_table_json_and_print() -> None:
     assert re.fullmatch(r" +\d+\. dist\.ddp", lines[1]) and lines[1].startswith("  1. ")
     code, out, _ = invoke("builtins", "--verbose")
     assert code == 0 and "utils.echo" in out and "Prints a message to stdout." in out
+    # a docstring's ``literal`` shows as `literal`, as a terminal reader expects
+    assert "with `sh -c`." in out and "``" not in out
     code, out, _ = invoke("builtins", "--json")
     names = {c["name"] for c in json.loads(out)}
     assert {"utils.echo", "dist.ddp", "serve.torchserve", "metrics.tensorboard"} <= names

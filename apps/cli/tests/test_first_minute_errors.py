@@ -92,6 +92,24 @@ def test_an_unknown_handle_says_where_the_known_ones_are_listed(isolated: Path) 
         ), command
 
 
+def test_a_script_that_is_not_there_is_refused_before_anything_starts(isolated: Path) -> None:
+    for component in (["dist.ddp", "-j", "2"], ["utils.python"]):
+        err = refused("run", *component, "--script", "trian.py")
+        assert err.startswith(f"torchx: error: {component[0]} --script: got 'trian.py'; ")
+        assert f"no such file in {isolated}, where local_cwd runs role" in err
+        assert err.count("\n") == 1
+    assert invoke("list", "--json")[1].strip() == "[]"  # nothing was submitted
+    # found where the replicas run: -cfg cwd, relative or absolute paths alike
+    (isolated / "src").mkdir()
+    (isolated / "src" / "hello.py").write_text("print('hello from the script')\n")
+    code, _, err = invoke("run", "-cfg", "cwd=src", "utils.python", "--script", "hello.py")
+    assert code == 0 and "hello from the script" in err, err
+    code, _, err = invoke("run", "utils.python", "--script", str(isolated / "src/hello.py"))
+    assert code == 0, err
+    # a dryrun prints the request without looking at the file, as for any scheduler
+    assert invoke("run", "--dryrun", "utils.python", "--script", "trian.py")[0] == 0
+
+
 def test_local_dir_without_a_directory_image_says_how_to_give_one() -> None:
     assert refused("run", "-s", "local_dir", "--dryrun", "utils.echo") == (
         "torchx: error: role image: got 'ghcr.io/pytorch/torchx:0.7.0'; the local_dir "

@@ -35,6 +35,8 @@ def test_readme_first_command_exactly_as_written() -> None:
 def test_every_subcommand_as_a_process(isolated: Path) -> None:
     assert torchx("--version").stdout.startswith("torchx-")
     assert "Commands:" in torchx("--help").stdout
+    bare = torchx()  # the help, and exit 1 as in pytorch/torchx 0.7: no command ran
+    assert bare.returncode == 1 and "Commands:" in bare.stdout
     assert "utils.echo" in torchx("builtins").stdout
     assert "usage: utils.echo" in torchx("run", "utils.echo", "--help").stdout
     assert "=== SCHEDULER REQUEST ===" in torchx("run", "--dryrun", "utils.echo").stdout

@@ -119,3 +119,35 @@ def test_a_tracker_that_cannot_list_runs_still_gives_an_empty_answer(
     for what in ("metadata", "artifacts"):
         code, out, err = invoke("tracker", "list", what, PARENT)
         assert (code, len(out.splitlines()), err) == (0, 1, ""), err
+
+
+def test_a_record_that_cannot_be_read_is_named_in_one_line_and_the_others_shown(
+    recorded: Path, tmp_path: Path
+) -> None:
+    options = tmp_path / "tracker.conf"
+    options.write_text(f"protocol=file\nroot_path={recorded}\nmax_record_bytes=300\n")
+    (tmp_path / ".torchxconfig").write_text(
+        f"[torchx:tracker]\nfsspec=fsspec\n\n[tracker:fsspec]\nconfig={options}\n"
+    )
+    create(str(recorded)).add_metadata(PARENT, notes="x" * 1000)  # over the 300 read here
+    [big] = [p for p in recorded.glob("*/metadata/*.json") if p.stat().st_size > 300]
+    skipped = (
+        f"torchx: warning: tracker record at {str(big)!r} was skipped (the other records were"
+        f" read): it is {big.stat().st_size} bytes, over the read limit max_record_bytes (300);"
+        f" to read it, set max_record_bytes=N in the options file {options} with N at least"
+        " its size, or read it with fsspec at that path\n"
+    )
+    code, out, err = invoke("tracker", "list", "metadata", PARENT)
+    assert (code, err) == (0, skipped)
+    assert out.splitlines() == ["KEY     VALUE", "lr      0.1", "layers  [8, 4]"]
+    code, out, err = invoke("tracker", "list", "metadata", PARENT, "--json")
+    assert (code, err) == (0, skipped)
+    assert json.loads(out) == {"run_id": PARENT, "metadata": {"lr": 0.1, "layers": [8, 4]}}
+
+    # a damaged record is named the same way, whichever run's it is
+    [source] = recorded.glob("*/sources/*.json")
+    source.write_text("{")
+    code, out, err = invoke("tracker", "list", "lineage", PARENT)
+    assert code == 0 and out.splitlines() == ["RELATION  RUN ID  ARTIFACT"]
+    assert err.startswith(f"torchx: warning: corrupt tracker record at {str(source)!r} was")
+    assert len(err.splitlines()) == 1 and "not valid JSON" in err

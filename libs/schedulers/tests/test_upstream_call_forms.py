@@ -282,6 +282,9 @@ def test_local_app_directory_gets_0_7s_success_marker_when_the_app_ends(tmp_path
     assert [r["replica_id"] for r in replicas] == [0, 1]
     for r in replicas:
         assert r["exitcode"] == 0 and Path(r["stdout"]).read_text() == "hi\n"
+        replica_dir = log_dir / "sess" / app_id / "echo" / str(r["replica_id"])
+        assert r["stdout"] == str(replica_dir / "stdout.log")
+        assert r["stderr"] == str(replica_dir / "stderr.log")
 
 
 def test_ray_request_lists_0_7s_actors_one_per_replica(tmp_path: Path) -> None:

@@ -37,7 +37,7 @@ def trainer(
         nnodes: number of nodes
             (one process each)
         lr: learning rate
-        debug: verbose distributed logs
+        debug: verbose distributed logs until the ``stop`` file appears
         tag: optional tag
         limit: optional limit
         mounts: extra mounts
@@ -64,6 +64,9 @@ def test_schema_fields() -> None:
     assert by_name["script_args"].remainder and not by_name["script_args"].required
     help_text = schema.help()
     assert "--script (str, required)" in help_text and "[--debug]" in help_text
+    # reStructuredText literals read as on a terminal: `x`, not ``x``
+    assert "the ``stop`` file" in by_name["debug"].help
+    assert "the `stop` file" in help_text and "``" not in help_text
 
 
 def test_parse_typed_values() -> None:

@@ -205,6 +205,12 @@ def test_unknown_named_resource_suggests() -> None:
     with pytest.raises(SpecsError) as e:
         resource(h="gpu.smal")
     assert "'gpu.small'" in str(e.value) and e.value.field == "named resource"
+    # nothing near: the generic sizes first, never the "no request" names NULL and MISSING
+    with pytest.raises(SpecsError) as e:
+        resource(h="nosuch")
+    message = str(e.value)
+    assert message.startswith("named resource: got 'nosuch'; known: gpu.small, ")
+    assert "gpu.small" in message and "NULL" not in message and "MISSING" not in message
 
 
 def test_a_named_resource_that_is_not_a_str_is_one_line() -> None:

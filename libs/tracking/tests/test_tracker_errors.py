@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pickle
+import warnings
 from pathlib import Path
 
 import pytest
@@ -13,6 +14,7 @@ from torchx.tracker import (
     InvalidRecordError,
     TrackerConfigError,
     TrackerError,
+    UnreadRecordWarning,
 )
 from torchx.tracker.backend.fsspec import create
 
@@ -34,8 +36,10 @@ def test_one_except_clause_catches_each_of_them(tmp_path: Path) -> None:
     tracker.add_metadata("run", lr=0.1)
     [record] = tmp_path.glob("*/metadata/*.json")
     record.write_text("[]")
-    with pytest.raises(TrackerError, match="corrupt tracker record"):
-        tracker.metadata("run")
+    with warnings.catch_warnings():  # a damaged record is skipped unless this asks otherwise
+        warnings.simplefilter("error", UnreadRecordWarning)
+        with pytest.raises(TrackerError, match="corrupt tracker record"):
+            tracker.metadata("run")
 
 
 def test_the_errors_survive_a_process_boundary() -> None:
@@ -50,3 +54,15 @@ def test_an_intact_record_refused_keeps_its_class_and_is_not_called_corrupt() ->
     again = pickle.loads(pickle.dumps(error))
     assert type(again) is CorruptRecordError and str(again) == str(error) and not again.damaged
     assert str(CorruptRecordError("/r", "bad")) == "corrupt tracker record at '/r': bad"
+
+
+def test_a_skipped_record_is_a_warning_that_survives_a_process_boundary() -> None:
+    warning = UnreadRecordWarning("/runs/r.json", "it is 9 bytes, over the read limit", False)
+    assert isinstance(warning, UserWarning) and isinstance(warning, CorruptRecordError)
+    assert UnreadRecordWarning.__module__ == "torchx.tracker"
+    again = pickle.loads(pickle.dumps(warning))
+    assert type(again) is UnreadRecordWarning and str(again) == str(warning)
+    assert str(again) == (
+        "tracker record at '/runs/r.json' was skipped (the other records were read):"
+        " it is 9 bytes, over the read limit"
+    )

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import re
+import warnings
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -16,6 +18,7 @@ from torchx.tracker import (
     TrackerConfigError,
     TrackerDescendant,
     TrackerSource,
+    UnreadRecordWarning,
 )
 from torchx.tracker.backend.fsspec import FsspecTracker, create
 
@@ -103,24 +106,40 @@ def test_bad_records_name_the_field_and_write_nothing(tmp_path: Path) -> None:
     assert list((tmp_path / "runs").iterdir()) == []
 
 
-def test_a_damaged_record_is_reported_with_its_path(tmp_path: Path) -> None:
+def test_a_damaged_record_is_skipped_with_its_path_and_the_others_read(tmp_path: Path) -> None:
     tracker = create(str(tmp_path))
     tracker.add_metadata(RUN, lr=0.1)
-    [record] = (tmp_path).glob("*/metadata/*.json")
+    tracker.add_metadata(RUN, epochs=3)
+    record = min(tmp_path.glob("*/metadata/*.json"))  # the first one: lr
+
+    def skipped_reading_metadata() -> str:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            assert tracker.metadata(RUN) == {"epochs": 3}
+        [skipped] = [w.message for w in caught if isinstance(w.message, UnreadRecordWarning)]
+        assert isinstance(skipped, CorruptRecordError) and skipped.damaged
+        assert skipped.path == str(record)
+        (line,) = str(skipped).splitlines()
+        assert line.startswith(f"corrupt tracker record at {str(record)!r} was skipped")
+        return line
+
     record.write_text("{not json")
-    with pytest.raises(CorruptRecordError, match=str(record)):
-        tracker.metadata(RUN)
+    assert "not valid JSON" in skipped_reading_metadata()
     record.write_text(json.dumps({"version": 99, "metadata": {}}))
-    with pytest.raises(CorruptRecordError, match="version 99"):
-        tracker.metadata(RUN)
+    assert "version 99" in skipped_reading_metadata()
     # read as strictly as result documents: deep nesting and NaN are reported, not raised
     for damage, reason in (
         ("[" * 100_000 + "]" * 100_000, "nested too deeply"),
         ('{"version": 1, "metadata": {"lr": NaN}}', "holds NaN"),
         ("[1]", r"expected a JSON object \(a tracker record\), found an array"),
+        ('{"version": 1, "metadata": [1]}', "'metadata' is not a JSON object"),
     ):
         record.write_text(damage)
-        with pytest.raises(CorruptRecordError, match=reason):
+        assert re.search(reason, skipped_reading_metadata())
+    # all or nothing, for a caller who asks for it
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UnreadRecordWarning)
+        with pytest.raises(CorruptRecordError, match=str(record)):
             tracker.metadata(RUN)
 
 

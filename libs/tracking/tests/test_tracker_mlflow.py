@@ -107,6 +107,44 @@ def test_a_huge_or_unreadable_config_file_is_refused_in_one_line(tmp_path: Path)
     assert create_tracker(str(config)).experiment_name == "bom"
 
 
+def test_a_damaged_torchx_tag_is_skipped_with_a_warning_and_the_rest_read(
+    tmp_path: Path,
+) -> None:
+    import warnings
+
+    from torchx.tracker import UnreadRecordWarning
+
+    uri = f"file://{tmp_path}/mlruns"
+    tracker = MLflowTracker("e", uri)
+    tracker.add_artifact(RUN, "model", "s3://bucket/model.pt")
+    tracker.add_artifact(RUN, "data", "s3://bucket/data")
+    tracker.add_source(CHILD, RUN, "model")
+    tracker.add_source(CHILD, "dataset-v1")
+    # edited by hand (MLflow's UI lets anyone change a tag)
+    tracker.client.set_tag(tracker.get_run_id(RUN), "torchx.artifact.data", "{not json")
+    tracker.client.set_tag(tracker.get_run_id(CHILD), "torchx.source.edited", '{"x": 1}')
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        assert list(tracker.artifacts(RUN)) == ["model"]
+        sources = sorted(tracker.sources(CHILD), key=lambda s: s.source_run_id)
+        assert sources == [TrackerSource("dataset-v1", None), TrackerSource(RUN, "model")]
+        assert tracker.run_ids(parent_run_id=RUN) == [CHILD]
+    skipped = [str(w.message) for w in caught if isinstance(w.message, UnreadRecordWarning)]
+    assert skipped[0] == (
+        f"corrupt tracker record at '{uri} run {RUN} tag torchx.artifact.data' was skipped"
+        " (the other records were read): not valid JSON (Expecting property name enclosed in"
+        " double quotes: line 1 column 2 (char 1))"
+    )
+    assert skipped[1:] and all(
+        m.endswith(
+            "tag torchx.source.edited' was skipped (the other records were read):"
+            " a source needs a str 'source_run_id'"
+        )
+        for m in skipped[1:]
+    )
+
+
 def test_names_mlflow_cannot_store_are_refused(tmp_path: Path) -> None:
     tracker = MLflowTracker("e", f"file://{tmp_path}/mlruns")
     with pytest.raises(InvalidRecordError, match=r"metadata key.*'a=b'"):

@@ -4,9 +4,12 @@ grows with the file, and no record already written is lost."""
 
 from __future__ import annotations
 
+import re
 import tracemalloc
+import warnings
 from collections.abc import Callable
 from pathlib import Path
+from typing import TypeVar
 
 import fsspec  # type: ignore[import-untyped]
 import pytest
@@ -15,11 +18,15 @@ from torchx.tracker import (
     CorruptRecordError,
     InvalidRecordError,
     TrackerConfigError,
+    TrackerDescendant,
+    TrackerSource,
+    UnreadRecordWarning,
     build_trackers,
 )
 from torchx.tracker.backend.fsspec import FsspecTracker, create
 
 RUN = "local_cwd://torchx/train-x1"
+_R = TypeVar("_R")
 
 
 def _only_record(root: Path, category: str) -> Path:
@@ -41,40 +48,97 @@ def _refusal_and_peak_memory(
         tracemalloc.stop()
 
 
-def test_a_huge_record_file_is_refused_after_reading_at_most_the_limit(tmp_path: Path) -> None:
+def _skipped(call: Callable[[], _R]) -> tuple[_R, UnreadRecordWarning]:
+    """What ``call`` returns, and the one record it skipped (it must skip one)."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        result = call()
+    [skipped] = [w.message for w in caught if isinstance(w.message, UnreadRecordWarning)]
+    return result, skipped
+
+
+def test_a_huge_record_file_is_skipped_after_reading_at_most_the_limit(tmp_path: Path) -> None:
     tracker = create(str(tmp_path))
-    tracker.add_metadata(RUN, lr=0.1)
+    tracker.add_metadata(RUN, note="huge")
+    tracker.add_metadata(RUN, lr=0.1)  # written later: its record sorts after the huge one
     tracker.add_artifact(RUN, "model", "/ckpt/model.pt")
-    record = _only_record(tmp_path, "metadata")
+    record = min(tmp_path.glob("*/metadata/*.json"))
     with record.open("r+b") as f:  # 1 GiB, sparse: costs no disk, would cost 1 GiB to hold
         f.truncate(1 << 30)
 
     reader = FsspecTracker(tracker.fs, str(tmp_path), max_record_bytes=4096)
-    error, peak = _refusal_and_peak_memory(CorruptRecordError, lambda: reader.metadata(RUN))
+    tracemalloc.start()
+    try:
+        metadata, skipped = _skipped(lambda: reader.metadata(RUN))
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
     assert peak < 1 << 20, f"reading a 1 GiB record held {peak} bytes at its peak"
-    message = str(error)
-    assert "\n" not in message
-    assert str(record) in message
-    assert message.startswith(f"tracker record at {str(record)!r} is too large to read (")
-    assert f"({1 << 30} bytes, limit max_record_bytes (4096))" in message
-    assert "corrupt" not in message
-    assert isinstance(error, CorruptRecordError) and not error.damaged
-    assert "max_record_bytes=N) with N at least its size" in message
-    # nothing else was touched: the other records still read
+    # the run's other records are read; the one over the limit is named, not lost
+    assert metadata == {"lr": 0.1}
+    message = str(skipped)
+    assert "\n" not in message and "corrupt" not in message
+    assert message.startswith(
+        f"tracker record at {str(record)!r} was skipped (the other records were read): it is"
+        f" {1 << 30} bytes, over the read limit max_record_bytes (4096); to read it, pass"
+        " FsspecTracker(fs, root_dir, max_record_bytes=N) with N at least its size"
+    )
+    assert (skipped.path, skipped.damaged) == (str(record), False)
+    # a caller who wants the old all-or-nothing read makes the warning an error
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UnreadRecordWarning)
+        with pytest.raises(CorruptRecordError, match="was skipped"):
+            reader.metadata(RUN)
+    assert record.stat().st_size == 1 << 30  # the file is left as it was
     assert tracker.artifacts(RUN)["model"].path == "/ckpt/model.pt"
+
+
+def test_one_record_over_the_limit_costs_every_read_that_record_only(tmp_path: Path) -> None:
+    """Artifacts, sources, lineage and the listings of runs and experiments skip the one
+    record and keep the rest, whichever record it is."""
+    parent, child, other = RUN, "local_cwd://torchx/eval-x2", "local_cwd://torchx/eval-x3"
+    tracker = create(str(tmp_path))
+    tracker.add_artifact(parent, "model", "/ckpt/model.pt")
+    tracker.add_artifact(parent, "big", "/ckpt/" + "x" * 500)
+    tracker.add_source(child, parent, "model")
+    tracker.add_source(other, parent, "b" * 500)
+    small = create(str(tmp_path), max_record_bytes=300)
+
+    artifacts, skipped = _skipped(lambda: small.artifacts(parent))
+    assert list(artifacts) == ["model"] and "/artifacts/" in skipped.path
+    sources, skipped = _skipped(lambda: small.sources(other))
+    assert sources == [] and "/sources/" in skipped.path
+    assert small.sources(child) == [TrackerSource(parent, "model")]
+    lineage, skipped = _skipped(lambda: small.lineage(parent))
+    assert lineage.descendants == [TrackerDescendant(child, "model")]
+    children, _ = _skipped(lambda: small.run_ids(parent_run_id=parent))
+    assert children == [child]
+
+    # a run's own record over the limit: the run is left out of its experiment's listing
+    tracker.add_metadata("local_cwd://torchx/" + "long" * 100, lr=1)  # a bounded folder name
+    assert create(str(tmp_path)).experiments() == ["default"]
+    names, skipped = _skipped(lambda: create(str(tmp_path), max_record_bytes=100).experiments())
+    assert names == ["default"] and skipped.path.endswith("/run.json")
+    assert "max_record_bytes (100)" in str(skipped)
 
 
 def test_the_default_limit_is_named_and_raising_it_reads_the_record(tmp_path: Path) -> None:
     tracker = create(str(tmp_path))
     tracker.add_metadata(RUN, note="x" * 5000)
-    with pytest.raises(
-        CorruptRecordError, match=r"too large to read \(\d+ bytes, limit max_record_bytes \(100\)\)"
-    ):
-        FsspecTracker(tracker.fs, str(tmp_path), max_record_bytes=100).metadata(RUN)
+    metadata, skipped = _skipped(
+        lambda: FsspecTracker(tracker.fs, str(tmp_path), max_record_bytes=100).metadata(RUN)
+    )
+    assert metadata == {}
+    assert re.search(r"it is \d+ bytes, over the read limit max_record_bytes \(100\)", str(skipped))
     assert tracker.max_record_bytes == 16 * 1024 * 1024
     assert FsspecTracker(tracker.fs, str(tmp_path), max_record_bytes=5100).metadata(RUN) == {
         "note": "x" * 5000
     }
+    huge = tmp_path / "huge"
+    big = create(str(huge), max_record_bytes=1 << 25)
+    big.add_metadata(RUN, note="x" * (16 << 20))
+    _, skipped = _skipped(lambda: create(str(huge)).metadata(RUN))
+    assert "over the read limit MAX_RECORD_BYTES (16777216)" in str(skipped)
 
 
 def test_a_record_over_the_limit_is_refused_before_anything_is_written() -> None:
@@ -117,9 +181,8 @@ def test_create_takes_the_limit_and_its_error_says_how_to_raise_it(tmp_path: Pat
     options file with a max_record_bytes= line."""
     runs = tmp_path / "runs"
     create(str(runs)).add_metadata(RUN, note="x" * 5000)
-    with pytest.raises(CorruptRecordError) as caught:
-        create(str(runs), max_record_bytes=100).metadata(RUN)
-    message = str(caught.value)
+    _, skipped = _skipped(lambda: create(str(runs), max_record_bytes=100).metadata(RUN))
+    message = str(skipped)
     assert "\n" not in message
     assert f"pass create({str(runs)!r}, max_record_bytes=N) (from .torchxconfig" in message
     assert f"protocol=file, root_path={runs} and max_record_bytes=N lines" in message
@@ -127,11 +190,9 @@ def test_create_takes_the_limit_and_its_error_says_how_to_raise_it(tmp_path: Pat
 
     options = tmp_path / "tracker.conf"
     options.write_text(f"protocol=file\nroot_path={runs}\nmax_record_bytes=100\n")
-    with pytest.raises(CorruptRecordError) as caught:
-        build_trackers({"fsspec": str(options)})[0].metadata(RUN)  # as the CLI makes it
-    assert f"set max_record_bytes=N in the options file {options} with N at least" in str(
-        caught.value
-    )
+    _, skipped = _skipped(lambda: build_trackers({"fsspec": str(options)})[0].metadata(RUN))
+    # as the CLI makes it
+    assert f"set max_record_bytes=N in the options file {options} with N at least" in str(skipped)
     options.write_text(f"protocol=file\nroot_path={runs}\nmax_record_bytes=5100\n")
     [tracker] = build_trackers({"fsspec": str(options)})
     assert tracker.metadata(RUN) == {"note": "x" * 5000}

@@ -287,9 +287,13 @@ def builtins(
     if not verbose:  # as pytorch/torchx 0.7 lists them
         typer.echo("\n".join(f" {i:2d}. {name}" for i, name in enumerate(found, 1)))
         return
+    import re
+
     from torchx.cli._output import print_table
 
-    print_table(["NAME", "DESCRIPTION"], [[n, s.summary] for n, s in found.items()])
+    # a docstring's ``literal`` reads as `literal` on a terminal, as in `run NAME --help`
+    rows = [[n, re.sub(r"``([^`]+)``", r"`\1`", s.summary)] for n, s in found.items()]
+    print_table(["NAME", "DESCRIPTION"], rows)
 
 
 # The commands of the other modules, in the order ``torchx --help`` lists them.

@@ -64,7 +64,9 @@ def run_builtin(args: list[str], name: str | None = None) -> int:
         result = command.main(args=args, prog_name="torchx", standalone_mode=False)
     except click.exceptions.NoArgsIsHelpError as e:
         print(e.ctx.get_help() if e.ctx else str(e))
-        return 0
+        # ``torchx`` alone ran nothing: exit 1, as pytorch/torchx 0.7 does, so a script
+        # whose command word came out empty does not read as a success
+        return 1 if e.ctx is not None and e.ctx.parent is None else 0
     except click.UsageError as e:
         hint = f" (see '{e.ctx.command_path} --help')" if e.ctx and e.ctx.parent else ""
         if e.ctx and not e.ctx.parent:

@@ -262,7 +262,12 @@ class ComponentSchema:
         return self.call_parsed(self.read(argv))
 
     def help(self) -> str:
-        """Text for ``torchx run NAME --help``: the docstring and one line per argument."""
+        """Text for ``torchx run NAME --help``: the docstring and one line per argument.
+
+        A docstring's reStructuredText literals (two backticks each side) read as one
+        backtick each side here, as a terminal shows them."""
+        import re
+
         lines = [f"usage: {self.name} " + " ".join(self._usage())]
         if self.summary:
             lines += ["", self.summary]
@@ -279,7 +284,7 @@ class ComponentSchema:
             lines.append(head)
             if a.help:
                 lines.append(f"      {a.help}")
-        return "\n".join(lines)
+        return re.sub(r"``([^`]+)``", r"`\1`", "\n".join(lines))
 
     def _usage(self) -> list[str]:
         parts = []

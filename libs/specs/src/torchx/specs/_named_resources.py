@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Mapping
 
 from torchx.specs._app import NULL_RESOURCE, Resource
-from torchx.specs._errors import SpecsError, closest
+from torchx.specs._errors import SpecsError, close_matches, closest
 
 GiB = 1024  # in MiB, the unit of Resource.memMB
 INSTANCE_TYPE = "node.kubernetes.io/instance-type"
@@ -115,6 +115,18 @@ _BUILTIN: dict[str, Callable[[], Resource]] = {
 }
 
 
+def _hint(name: str, known: Mapping[str, object]) -> str:
+    """The names near ``name``; without any, the generic sizes (the first 12 names in
+    order would be NULL, MISSING and cloud instance types, which a first try rarely wants)."""
+    asked = [n for n in known if n not in ("NULL", "MISSING")]  # "no request", not a size
+    if close_matches(name, asked):
+        return closest(name, asked)
+    return (
+        f"known: {', '.join(GENERIC)} and {len(asked) - len(GENERIC)} cloud instance types"
+        " (list(torchx.specs.named_resources) names them all)"
+    )
+
+
 class UnknownNamedResourceError(SpecsError, KeyError):
     """No named resource has this name. Also a KeyError, which is what pytorch/torchx's
     ``named_resources[name]`` raised, so either ``except`` works."""
@@ -157,7 +169,7 @@ class _NamedResources(Mapping[str, Resource]):
                 "named resource", name, "give its name as a str, e.g. 'gpu.small'"
             )
         if name not in factories:
-            raise UnknownNamedResourceError("named resource", name, closest(name, list(factories)))
+            raise UnknownNamedResourceError("named resource", name, _hint(name, factories))
         res = factories[name]()
         if not isinstance(res, Resource):
             raise TypeError(f"named resource {name!r} returned {type(res).__name__}, not Resource")

@@ -31,7 +31,13 @@ from ._environ import (
     tracker_factory_env_var_name,
     trackers_from_environ,
 )
-from ._errors import CorruptRecordError, InvalidRecordError, TrackerConfigError, TrackerError
+from ._errors import (
+    CorruptRecordError,
+    InvalidRecordError,
+    TrackerConfigError,
+    TrackerError,
+    UnreadRecordWarning,
+)
 
 __all__ = [
     "ENV_TORCHX_JOB_ID",
@@ -48,6 +54,7 @@ __all__ = [
     "TrackerDescendant",
     "TrackerError",
     "TrackerSource",
+    "UnreadRecordWarning",
     "app_run_from_env",
     "build_trackers",
     "tracker_config_env_var_name",
@@ -67,6 +74,7 @@ for _public in (
     TrackerDescendant,
     TrackerError,
     TrackerSource,
+    UnreadRecordWarning,
 ):
     _public.__module__ = __name__
 del _public

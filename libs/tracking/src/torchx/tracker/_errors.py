@@ -40,7 +40,11 @@ class InvalidRecordError(_FieldError):
 
 class CorruptRecordError(TrackerError):
     """A stored record that is not what this tracker writes, or (``damaged=False``) an
-    intact one that this tracker will not read, such as one over its read limit."""
+    intact one that this tracker will not read, such as one over its read limit.
+
+    Reads do not raise it: they skip such a record with its subclass
+    :class:`UnreadRecordWarning` and return the others, unless that warning is made an
+    error."""
 
     def __init__(self, path: str, reason: str, damaged: bool = True) -> None:
         self.path = path
@@ -51,3 +55,32 @@ class CorruptRecordError(TrackerError):
 
     def __reduce__(self) -> tuple[type, tuple[str, str, bool]]:
         return type(self), (self.path, self.reason, self.damaged)
+
+
+class UnreadRecordWarning(CorruptRecordError, UserWarning):
+    """A stored record that a read skipped, so that it could return the others: one
+    that is damaged or of a newer format (``damaged``), or an intact one over the
+    tracker's ``max_record_bytes``. The message names the record's path, why it was not
+    read and, where there is one, how to read it.
+
+    Also a :class:`CorruptRecordError`: ``warnings.simplefilter("error",
+    UnreadRecordWarning)`` makes such a record fail the whole read instead, with an
+    error that ``except CorruptRecordError`` (or ``TrackerError``) catches.
+    """
+
+    def __init__(self, path: str, reason: str, damaged: bool = True) -> None:
+        self.path = path
+        self.reason = reason
+        self.damaged = damaged
+        head = "corrupt tracker record" if damaged else "tracker record"
+        TrackerError.__init__(
+            self, f"{head} at {path!r} was skipped (the other records were read): {reason}"
+        )
+
+
+def warn_unread(unread: UnreadRecordWarning, depth: int) -> None:
+    """Warn of a skipped record, dated to the line that called the public read (metadata,
+    artifacts, run_ids...), ``depth`` calls above the caller of this function."""
+    import warnings
+
+    warnings.warn(unread, stacklevel=depth + 2)

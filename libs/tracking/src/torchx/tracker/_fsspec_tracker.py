@@ -34,12 +34,17 @@ from torchx.runtime.tracking._document import MAX_DOCUMENT_BYTES, decode_object
 from torchx.runtime.tracking._stores import DocumentStore, store_for
 
 from ._base import TrackerArtifact, TrackerSource
-from ._errors import CorruptRecordError, InvalidRecordError, TrackerConfigError
+from ._errors import InvalidRecordError, TrackerConfigError, UnreadRecordWarning, warn_unread
 from ._records import CheckedTracker
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any
+    from collections.abc import Callable
+    from typing import Any, TypeVar
+
+    _T = TypeVar("_T")
+    # reads one record's fields; UnreadRecordWarning (raised) when they are not as written
+    _Parse = Callable[[str, dict[str, Any]], _T]
 
 FORMAT_VERSION = 1
 RUN_RECORD = "run.json"
@@ -103,6 +108,29 @@ def _stamp() -> str:
     """A new record's file name: nanoseconds since the epoch, zero-padded so names sort by
     time, then random bytes so writers in the same nanosecond never collide."""
     return f"{time.time_ns():020d}-{os.urandom(6).hex()}"
+
+
+def _metadata_of(path: str, record: dict[str, Any]) -> dict[str, object]:
+    values = record.get("metadata")
+    if not isinstance(values, dict):
+        raise UnreadRecordWarning(path, "'metadata' is not a JSON object")
+    return values
+
+
+def _artifact_of(path: str, record: dict[str, Any]) -> TrackerArtifact:
+    name, where, metadata = record.get("name"), record.get("path"), record.get("metadata")
+    if not isinstance(name, str) or not isinstance(where, str):
+        raise UnreadRecordWarning(path, "an artifact needs str 'name' and 'path'")
+    if metadata is not None and not isinstance(metadata, dict):
+        raise UnreadRecordWarning(path, "artifact 'metadata' is not a JSON object")
+    return TrackerArtifact(name, where, metadata)
+
+
+def _source_of(path: str, record: dict[str, Any]) -> TrackerSource:
+    source, artifact = record.get("source_run_id"), record.get("artifact_name")
+    if not isinstance(source, str) or not (artifact is None or isinstance(artifact, str)):
+        raise UnreadRecordWarning(path, "a source needs a str 'source_run_id'")
+    return TrackerSource(source, artifact)
 
 
 class FsspecTracker(CheckedTracker):
@@ -205,29 +233,45 @@ class FsspecTracker(CheckedTracker):
     # -- reading ------------------------------------------------------------------
 
     def _read(self, path: str) -> dict[str, Any]:
+        """The record at ``path``; FileNotFoundError, or UnreadRecordWarning (raised) for
+        a record that cannot be read."""
         limit = self.max_record_bytes
         data = self._store.read(path, limit)  # at most limit + 1 bytes, whatever the file
         if len(data) > limit:
-            raise CorruptRecordError(  # intact, only larger than this tracker reads
+            raise UnreadRecordWarning(  # intact, only larger than this tracker reads
                 path,
-                f"is too large to read ({self._store.size_text(path, limit)}, limit"
-                f" {_limit_text(limit)}); read it with fsspec at that path, or"
-                f" {self._raise_limit} with N at least its size",
+                f"it is {self._store.size_text(path, limit)}, over the read limit"
+                f" {_limit_text(limit)}; to read it, {self._raise_limit} with N at least its"
+                " size, or read it with fsspec at that path",
                 damaged=False,
             )
         try:
             record = decode_object(data, "a JSON object (a tracker record)")
         except ValueError as e:
-            raise CorruptRecordError(path, str(e)) from None
+            raise UnreadRecordWarning(path, str(e)) from None
         if record.get("version") != FORMAT_VERSION:
-            raise CorruptRecordError(
+            raise UnreadRecordWarning(
                 path,
                 f"format version {record.get('version')!r}; this torchx reads version"
                 f" {FORMAT_VERSION} (upgrade torchx-tracking to read newer records)",
             )
         return record
 
-    def _records(self, run_id: str, category: str) -> list[tuple[str, dict[str, Any]]]:
+    def _read_or_skip(self, path: str) -> dict[str, Any] | None:
+        """The record at ``path``, or None when it is gone or cannot be read; the latter
+        is warned about, naming it, so that one bad record costs the reader that record
+        only, never the rest of a run (or of every run, for a listing)."""
+        try:
+            return self._read(path)
+        except FileNotFoundError:
+            return None  # removed since it was listed
+        except UnreadRecordWarning as unread:
+            warn_unread(unread, depth=3)  # public read -> _records or _experiment_of -> here
+            return None
+
+    def _records(self, run_id: str, category: str, parse: _Parse[_T]) -> list[_T]:
+        """``parse(path, record)`` of each of the run's records of ``category``, in stamp
+        order; a record that cannot be read or parsed is left out with a warning."""
         folder = f"{self._run_dir(run_id)}/{category}"
         names = sorted(
             name
@@ -237,41 +281,27 @@ class FsspecTracker(CheckedTracker):
         out = []
         for name in names:
             path = f"{folder}/{name}"
+            record = self._read_or_skip(path)
+            if record is None:
+                continue
             try:
-                out.append((path, self._read(path)))
-            except FileNotFoundError:
-                continue  # removed since it was listed
+                out.append(parse(path, record))
+            except UnreadRecordWarning as unread:
+                warn_unread(unread, depth=2)  # public read -> here
         return out
 
     def metadata(self, run_id: str) -> dict[str, object]:
         merged: dict[str, object] = {}
-        for path, record in self._records(run_id, "metadata"):
-            values = record.get("metadata")
-            if not isinstance(values, dict):
-                raise CorruptRecordError(path, "'metadata' is not a JSON object")
+        for values in self._records(run_id, "metadata", _metadata_of):
             merged.update(values)
         return merged
 
     def artifacts(self, run_id: str) -> dict[str, TrackerArtifact]:
-        found: dict[str, TrackerArtifact] = {}
-        for path, record in self._records(run_id, "artifacts"):
-            name, where, metadata = record.get("name"), record.get("path"), record.get("metadata")
-            if not isinstance(name, str) or not isinstance(where, str):
-                raise CorruptRecordError(path, "an artifact needs str 'name' and 'path'")
-            if metadata is not None and not isinstance(metadata, dict):
-                raise CorruptRecordError(path, "artifact 'metadata' is not a JSON object")
-            found[name] = TrackerArtifact(name, where, metadata)
-        return found
+        return {a.name: a for a in self._records(run_id, "artifacts", _artifact_of)}
 
     def sources(self, run_id: str, artifact_name: str | None = None) -> list[TrackerSource]:
-        found = []
-        for path, record in self._records(run_id, "sources"):
-            source, artifact = record.get("source_run_id"), record.get("artifact_name")
-            if not isinstance(source, str) or not (artifact is None or isinstance(artifact, str)):
-                raise CorruptRecordError(path, "a source needs a str 'source_run_id'")
-            if artifact_name is None or artifact == artifact_name:
-                found.append(TrackerSource(source, artifact))
-        return found
+        found = self._records(run_id, "sources", _source_of)
+        return [s for s in found if artifact_name is None or s.artifact_name == artifact_name]
 
     def _run_folders(self) -> list[tuple[str, str]]:
         """``(run_id, folder)`` of every run folder under the root, sorted by run id."""
@@ -289,18 +319,13 @@ class FsspecTracker(CheckedTracker):
         return runs
 
     def _long_run_id(self, folder: str) -> str | None:
-        try:
-            run_id = self._read(f"{folder}/{RUN_RECORD}").get("run_id")
-        except FileNotFoundError:
-            return None
+        record = self._read_or_skip(f"{folder}/{RUN_RECORD}")
+        run_id = None if record is None else record.get("run_id")
         return run_id if isinstance(run_id, str) else None
 
     def _experiment_of(self, folder: str) -> str | None:
-        try:
-            record = self._read(f"{folder}/{RUN_RECORD}")
-        except FileNotFoundError:
-            return None
-        experiment = record.get("experiment")
+        record = self._read_or_skip(f"{folder}/{RUN_RECORD}")
+        experiment = None if record is None else record.get("experiment")
         return experiment if isinstance(experiment, str) else None
 
     def run_ids(self, parent_run_id: str | None = None, **kwargs: str) -> list[str]:

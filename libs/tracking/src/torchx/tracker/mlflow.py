@@ -31,8 +31,10 @@ import hashlib
 import json
 import os
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
+
+from torchx.runtime.tracking._document import decode_object
 
 from ._base import TrackerArtifact, TrackerSource
 from ._environ import (
@@ -41,7 +43,7 @@ from ._environ import (
     ENV_TORCHX_SWEEP_ID,
     ENV_TORCHX_SWEEP_INDEX,
 )
-from ._errors import InvalidRecordError, TrackerConfigError
+from ._errors import InvalidRecordError, TrackerConfigError, UnreadRecordWarning, warn_unread
 from ._fsspec_tracker import MAX_OPTIONS_FILE_BYTES
 from ._reachable import check_server_reachable as _check_server_reachable
 from ._records import CheckedTracker
@@ -305,13 +307,23 @@ class MLflowTracker(CheckedTracker):
 
     def artifacts(self, run_id: str) -> dict[str, TrackerArtifact]:
         found: dict[str, TrackerArtifact] = {}
-        for key, value in sorted(self._tags(run_id).items()):
-            if not key.startswith(ARTIFACT_TAG) or key.startswith(TAG_ARTIFACT_MD_PREFIX + "."):
+        tags = {
+            key: value
+            for key, value in self._tags(run_id).items()
+            if not key.startswith(TAG_ARTIFACT_MD_PREFIX + ".")
+        }
+        for key, record in _tag_records(tags, ARTIFACT_TAG, self._where(run_id)):
+            path, metadata = record.get("path"), record.get("metadata")
+            if not isinstance(path, str) or not (metadata is None or isinstance(metadata, dict)):
+                _skip(self._where(run_id), key, "an artifact needs a str 'path'")
                 continue
-            record = json.loads(value)
             name = key[len(ARTIFACT_TAG) :]
-            found[name] = TrackerArtifact(name, record["path"], record.get("metadata"))
+            found[name] = TrackerArtifact(name, path, metadata)
         return found
+
+    def _where(self, run_name: str) -> str:
+        """Where a run's tags are, as a skipped record's warning names them."""
+        return f"{self.tracking_uri} run {run_name}"
 
     def _store_source(self, run_id: str, source: TrackerSource) -> None:
         identity = json.dumps([source.source_run_id, source.artifact_name])
@@ -319,7 +331,7 @@ class MLflowTracker(CheckedTracker):
         self._set_tags(run_id, {SOURCE_TAG + digest: json.dumps(source.to_dict())})
 
     def sources(self, run_id: str, artifact_name: str | None = None) -> list[TrackerSource]:
-        return _sources_in(self._tags(run_id), artifact_name)
+        return _sources_in(self._tags(run_id), artifact_name, self._where(run_id))
 
     def run_ids(self, **kwargs: str) -> list[str]:
         """Run names in the experiment (or in ``experiment=NAME``), sorted; with
@@ -334,7 +346,8 @@ class MLflowTracker(CheckedTracker):
         names = set()
         for run in runs:
             if parent is not None and not any(
-                s.source_run_id == parent for s in _sources_in(run.data.tags, None)
+                s.source_run_id == parent
+                for s in _sources_in(run.data.tags, None, self._where(run.info.run_name))
             ):
                 continue
             names.add(run.info.run_name)
@@ -395,14 +408,35 @@ def _sweep_trial(run_name: str) -> tuple[str, str, dict[str, str]] | None:
     return sweep, index, {str(k): str(v) for k, v in args.items()}
 
 
-def _sources_in(tags: Mapping[str, str], artifact_name: str | None) -> list[TrackerSource]:
+def _sources_in(
+    tags: Mapping[str, str], artifact_name: str | None, where: str
+) -> list[TrackerSource]:
     found = []
-    for key, value in sorted(tags.items()):
-        if key.startswith(SOURCE_TAG):
-            record = json.loads(value)
-            if artifact_name is None or record["artifact_name"] == artifact_name:
-                found.append(TrackerSource(record["source_run_id"], record["artifact_name"]))
+    for key, record in _tag_records(tags, SOURCE_TAG, where):
+        source, artifact = record.get("source_run_id"), record.get("artifact_name")
+        if not isinstance(source, str) or not (artifact is None or isinstance(artifact, str)):
+            _skip(where, key, "a source needs a str 'source_run_id'")
+        elif artifact_name is None or artifact == artifact_name:
+            found.append(TrackerSource(source, artifact))
     return found
+
+
+def _tag_records(
+    tags: Mapping[str, str], prefix: str, where: str
+) -> Iterator[tuple[str, dict[str, Any]]]:
+    """``(key, record)`` of each tag under ``prefix`` that holds a JSON object, sorted; a
+    tag that does not (edited by hand, say) is skipped with a warning naming it, as the
+    fsspec tracker skips a damaged record, so that it costs the reader that tag only."""
+    for key, value in sorted(tags.items()):
+        if key.startswith(prefix):
+            try:
+                yield key, decode_object(value.encode("utf-8"), "a JSON object (a tracker record)")
+            except ValueError as e:
+                _skip(where, key, str(e))
+
+
+def _skip(where: str, key: str, reason: str) -> None:
+    warn_unread(UnreadRecordWarning(f"{where} tag {key}", reason), depth=3)
 
 
 def _check_tag_name(field: str, name: str) -> None:
