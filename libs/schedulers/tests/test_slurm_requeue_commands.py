@@ -138,13 +138,8 @@ def test_a_sweep_trial_is_requeued_alone_under_its_own_id(bin_dir: Path, tmp_pat
     )
     (bin_dir / "running").write_text(job("RUNNING", tmp_path, restarts=1, **task))
     desc = SlurmScheduler("t").requeue("70_7")
-    assert calls(bin_dir) == [
-        "show job -o 70_7",
-        "requeue 70_7",
-        "show job -o 70_7",
-        "update JobId=70_7 StartTime=now",
-        "show job -o 70_7",
-    ]
+    show = "show job -o 70_7"
+    assert calls(bin_dir) == [show, "requeue 70_7", show, "update JobId=70_7 StartTime=now", show]
     assert (tmp_path / "slurm-70_7.requeues").read_text() == "preemption 0 requested\n"
     assert not (tmp_path / "slurm-71.requeues").exists()
     assert desc is not None and (desc.num_preemptions, desc.num_restarts) == (1, 0), desc
