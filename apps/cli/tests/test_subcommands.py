@@ -121,6 +121,10 @@ def test_cmd_log_helpers() -> None:
     assert cmd_log.find_role_replicas(app, None) == [("x", 0), ("x", 1), ("y", 0)]
     assert cmd_log.find_role_replicas(app, "y") == [("y", 0)]
     assert cmd_log._prefixed("p ", "a\rb\n") == "p a\rp b\n"
+    # A CRLF line end is one break: no prefix after its "\r", and the "\r\n" is kept.
+    assert cmd_log._prefixed("p ", "crlf line\r\n") == "p crlf line\r\n"
+    assert cmd_log._prefixed("p ", "a\r\nb\rc\r\n") == "p a\r\np b\rp c\r\n"
+    assert cmd_log._prefixed("p ", "last") == "p last"
 
 
 def test_get_logs_of_chosen_replicas(tmp_path: Path) -> None:

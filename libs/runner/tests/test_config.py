@@ -97,6 +97,24 @@ def test_non_utf8_config_names_the_file(tmp_path: Path) -> None:
     assert "UTF-8" in str(e.value)
 
 
+def test_a_config_over_the_size_cap_is_refused_in_one_line_before_it_is_read_whole(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from torchx.runner import _config
+
+    monkeypatch.setattr(_config, "MAX_CONFIG_FILE_BYTES", 64)
+    path = tmp_path / ".torchxconfig"
+    at_cap = "\ufeff[local_cwd]\nlog_dir = /tmp/x\n".encode()
+    path.write_bytes(at_cap + b"#" * (64 - len(at_cap) - 1) + b"\n")
+    assert load_config([path], ["local_cwd"]).sections["local_cwd"]["log_dir"][0] == "/tmp/x"
+    path.write_bytes(path.read_bytes() + b"\n")
+    with pytest.raises(SpecsError) as e:
+        load_config([path], ["local_cwd"])
+    text = str(e.value)
+    assert "\n" not in text and str(path) in text, text
+    assert "over 64 bytes (MAX_CONFIG_FILE_BYTES)" in text, text
+
+
 def _warnings(caplog: pytest.LogCaptureFixture) -> list[str]:
     return [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
 

@@ -39,10 +39,15 @@ def validate(job_identifier: str) -> None:
         sys.exit(1)
 
 
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")
+
+
 def _prefixed(prefix: str, line: str) -> str:
-    # Carriage returns (progress bars) and embedded newlines each start a new visual line.
-    body, end = (line[:-1], "\n") if line.endswith("\n") else (line, "")
-    body = body.replace("\r", f"\r{prefix}").replace("\n", f"\n{prefix}")
+    # Carriage returns (progress bars) and embedded newlines each start a new visual line;
+    # "\r\n" (a Windows-style line end) is one break, so a log redirected to a file gets
+    # no stray prefix after its "\r". The line's own characters are kept as they are.
+    end = "\r\n" if line.endswith("\r\n") else "\n" if line.endswith("\n") else ""
+    body = _LINE_BREAK.sub(lambda m: m.group() + prefix, line[: len(line) - len(end)])
     return (body if body.startswith("\r") else prefix + body) + end
 
 

@@ -54,6 +54,9 @@ UPSTREAM_SCHEDULERS = frozenset(
 )
 # The ``[PREFIX:NAME]`` sections; a misspelt prefix is refused with the section meant.
 SECTION_PREFIXES = (COMPONENT_PREFIX, CLI_PREFIX, TRACKER_PREFIX)
+# A config file holds a few dozen lines; a larger one is refused before it is read whole,
+# so that a file pointed at by mistake (a log, a dataset) cannot fill memory.
+MAX_CONFIG_FILE_BYTES = 1 << 20
 # Options of 0.7's ``torchx run`` that it took from the command line only, so its
 # ``[cli:run]`` ignored them: a 0.7 file holding one is warned, never refused, even where the
 # name is near a key read here (``scheduler_args`` and ``scheduler``).
@@ -181,7 +184,27 @@ def config_files(cwd: str | os.PathLike[str] | None = None) -> list[Path]:
     return seen
 
 
-def _not_ini(path: Path, error: Exception) -> SpecsError:
+def _read_config_text(path: Path) -> str:
+    """``path``'s text, read as UTF-8 with or without a byte-order mark (an editor may write
+    one); a file over ``MAX_CONFIG_FILE_BYTES`` or not UTF-8 is refused in one line."""
+    with path.open("rb") as f:
+        data = f.read(MAX_CONFIG_FILE_BYTES + 1)
+    if len(data) > MAX_CONFIG_FILE_BYTES:
+        raise SpecsError(
+            str(path),
+            path.name,
+            f"over {MAX_CONFIG_FILE_BYTES} bytes (MAX_CONFIG_FILE_BYTES), far more than a"
+            " .torchxconfig holds; point at the INI file of run options",
+        )
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as e:
+        raise SpecsError(
+            str(path), path.name, f"not UTF-8 text ({e.reason} at byte {e.start}); save it as UTF-8"
+        ) from None
+
+
+def _not_ini(path: Path, text: str, error: Exception) -> SpecsError:
     """One line for a file configparser refused: the line it stopped at, and the fix."""
     import configparser
 
@@ -202,7 +225,7 @@ def _not_ini(path: Path, error: Exception) -> SpecsError:
         why = f"not a valid INI file ({' '.join(str(error).split())}); fix it or remove it"
     if lineno is None:
         return SpecsError(str(path), path.name, why)
-    lines = path.read_text(encoding="utf-8-sig").splitlines()
+    lines = text.splitlines()
     text = lines[lineno - 1].strip() if 0 < lineno <= len(lines) else ""
     return SpecsError(f"{path} line {lineno}", text, why)
 
@@ -228,17 +251,11 @@ def load_config(
     for path in paths:
         parser = configparser.ConfigParser(interpolation=None, default_section="\0none")
         parser.optionxform = str  # type: ignore[assignment,method-assign]
+        text = _read_config_text(path)
         try:
-            # utf-8-sig: a file saved by an editor that writes a byte-order mark reads too
-            parser.read_string(path.read_text(encoding="utf-8-sig"), source=str(path))
-        except UnicodeDecodeError as e:
-            raise SpecsError(
-                str(path),
-                path.name,
-                f"not UTF-8 text ({e.reason} at byte {e.start}); save it as UTF-8",
-            ) from None
+            parser.read_string(text, source=str(path))
         except configparser.Error as e:
-            raise _not_ini(path, e) from None
+            raise _not_ini(path, text, e) from None
         # why -> the sections skipped for it, so that one reason is one line
         skipped: dict[str, list[str]] = {}
         for section in parser.sections():
