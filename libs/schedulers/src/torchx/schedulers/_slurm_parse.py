@@ -192,6 +192,8 @@ class Component:
     reason: str = ""
     # how often Slurm requeued it (scontrol's Restarts=); None where not known
     restarts: int | None = None
+    # an array task's own job id (scontrol's JobId of A_I); "" for other jobs, or unknown
+    task_job_id: str = ""
     steps: list[Step] = field(default_factory=list)
 
 
@@ -248,6 +250,7 @@ def parse_scontrol(text: str) -> dict[int, Component]:
             stdout=fields.get("StdOut", ""),
             reason=fields.get("Reason", ""),
             restarts=int(fields["Restarts"]) if fields.get("Restarts", "").isdigit() else None,
+            task_job_id=fields["JobId"] if fields.get("ArrayJobId") else "",
         )
     return comps
 

@@ -114,19 +114,26 @@ def sbatch_options(lead: int) -> list[str]:
     return [f"--signal=B:USR1@{lead}"]
 
 
-def script_setup(lead: int, cap: int, limit: int | None) -> list[str]:
-    """Lines near the top of the batch script: the warning's trap and the counters."""
+def script_setup(lead: int, cap: int, limit: int | None, array: bool = False) -> list[str]:
+    """Lines near the top of the batch script: the warning's trap and the counters. The
+    files are named after the app's id: an array task's (``A_I``, ``$TORCHX_APP_ID``), not
+    its own job id, which neither ``describe`` nor ``requeue`` of the trial is given."""
     # A warning earlier than this many seconds into the job is a preemption.
     # Without a limit every warning is a preemption.
     preempt_before = (limit - lead - _SIGNAL_RESOLUTION_S) if limit is not None else 2**31
+    app_id = "${TORCHX_APP_ID}" if array else "${SLURM_JOB_ID}"
+    # An array task's files of the previous naming: a stale one would be read in place of
+    # the task's own (``read_requeues``' fallback), so a first attempt removes them too.
+    legacy = "".join(
+        f' "$TORCHX_JOB_DIR/{name("${SLURM_JOB_ID}")}"' for name in (requeues_name, reason_name)
+    )
     return [
-        f'torchx_requeues="$TORCHX_JOB_DIR/{requeues_name("${SLURM_JOB_ID}")}"',
-        f'torchx_reason="$TORCHX_JOB_DIR/{reason_name("${SLURM_JOB_ID}")}"',
+        f'torchx_requeues="$TORCHX_JOB_DIR/{requeues_name(app_id)}"',
+        f'torchx_reason="$TORCHX_JOB_DIR/{reason_name(app_id)}"',
         # torchx.runtime.preemption.requeue() creates it: the app asked to run again
-        'export TORCHX_REQUEUE_ASKED_FILE="$TORCHX_JOB_DIR/slurm-${SLURM_JOB_ID}.asked-'
-        '$TORCHX_ATTEMPT"',
+        f'export TORCHX_REQUEUE_ASKED_FILE="$TORCHX_JOB_DIR/slurm-{app_id}.asked-$TORCHX_ATTEMPT"',
         'if [ "$TORCHX_ATTEMPT" = 0 ]; then rm -f -- "$torchx_requeues" "$torchx_reason" '
-        '"$TORCHX_JOB_DIR/slurm-${SLURM_JOB_ID}.asked-"*; fi',
+        f'"$TORCHX_JOB_DIR/slurm-{app_id}.asked-"*{legacy if array else ""}; fi',
         "torchx_warned=0 torchx_started=$SECONDS",
         "# The warning (Slurm's --signal, or scancel --signal=USR1 --batch) goes on to the",
         "# app's processes as SIGTERM; the app checkpoints and exits.",
@@ -200,20 +207,27 @@ def script_wait_and_requeue() -> list[str]:
     ]
 
 
-def read_requeues(job_dir: str, job_id: str) -> tuple[int, str]:
+def read_requeues(job_dir: str, job_id: str, legacy_id: str = "") -> tuple[int, str]:
     """(how many times the job was requeued by torchx's script, why it failed past the cap
-    or ""), from the job directory; (0, "") where it holds neither file."""
+    or ""), from the job directory; (0, "") where it holds neither file. ``legacy_id``: an
+    array task's own job id, whose files are read where the task has none of its own
+    (scripts of earlier versions named a task's files after it)."""
     count, reason = 0, ""
     if not job_dir:
         return count, reason
-    try:
-        with open(os.path.join(job_dir, requeues_name(job_id)), encoding="utf-8") as f:
-            count = sum(1 for line in f if line.strip())
-    except OSError:
-        pass
-    try:
-        with open(os.path.join(job_dir, reason_name(job_id)), encoding="utf-8") as f:
-            reason = f.read(4096).strip()
-    except OSError:
-        pass
+    ids = [job_id, legacy_id] if legacy_id and legacy_id != job_id else [job_id]
+    for name in ids:
+        try:
+            with open(os.path.join(job_dir, requeues_name(name)), encoding="utf-8") as f:
+                count = sum(1 for line in f if line.strip())
+            break
+        except OSError:
+            pass
+    for name in ids:
+        try:
+            with open(os.path.join(job_dir, reason_name(name)), encoding="utf-8") as f:
+                reason = f.read(4096).strip()
+            break
+        except OSError:
+            pass
     return count, reason
