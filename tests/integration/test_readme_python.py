@@ -48,6 +48,23 @@ def _tour() -> str:
     return match.group(1)
 
 
+def _isolated_uv_env(tmp_path: Path) -> dict[str, str]:
+    """The environment of a new user of this checkout: no ``TORCHXCONFIG`` and a home
+    without a ``~/.torchxconfig``, torchx's state under ``tmp_path``, and ``uv run``
+    using ``uv.lock`` as it is (never re-locking) with the caller's uv cache."""
+    cache = subprocess.run(["uv", "cache", "dir"], capture_output=True, text=True, check=True)
+    env = {k: v for k, v in os.environ.items() if k != "TORCHXCONFIG"}
+    return {
+        **env,
+        "HOME": str(tmp_path),
+        "XDG_STATE_HOME": str(tmp_path / "state"),
+        "UV_CACHE_DIR": cache.stdout.strip(),
+        "UV_FROZEN": "1",
+        # run from a directory without a .torchxconfig, for this checkout's project
+        "UV_PROJECT": str(README.parent),
+    }
+
+
 @pytest.mark.skipif(shutil.which("uv") is None, reason="needs uv on PATH")
 def test_the_readme_tour_runs_line_by_line_as_written(tmp_path: Path) -> None:
     lines = _tour().splitlines()
@@ -55,14 +72,21 @@ def test_the_readme_tour_runs_line_by_line_as_written(tmp_path: Path) -> None:
     # script for real, so here it only has to be a valid command (a dryrun)
     ddp = "uv run torchx run dist.ddp"
     assert sum(line.startswith(ddp) for line in lines) == 1
-    script = "\n".join(line.replace(ddp, "uv run torchx run --dryrun dist.ddp") for line in lines)
+    lines = [line.replace(ddp, "uv run torchx run --dryrun dist.ddp") for line in lines]
+    # the --no-wait app is cancelled however the tour ends; the tour's own cancel comes last
+    (started,) = [k for k, line in enumerate(lines) if line.startswith("H=$(")]
+    lines.insert(started + 1, "trap 'uv run torchx cancel \"$H\" >/dev/null 2>&1' EXIT")
+    script = "\n".join([*lines, "trap - EXIT", 'echo "HANDLE=$H"'])
+    tour = tmp_path / "checkout"
+    tour.mkdir()
+    (tour / "examples").symlink_to(README.parent / "examples")  # the paths it names
     proc = subprocess.run(
-        ["bash", "-euo", "pipefail", "-c", f'{script}\necho "HANDLE=$H"'],
+        ["bash", "-euo", "pipefail", "-c", script],
         capture_output=True,
         text=True,
         timeout=300,
-        cwd=README.parent,
-        env={**os.environ, "XDG_STATE_HOME": str(tmp_path / "state")},
+        cwd=tour,
+        env=_isolated_uv_env(tmp_path),
         check=False,
     )
     assert proc.returncode == 0, proc.stderr

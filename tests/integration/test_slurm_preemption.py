@@ -2,7 +2,9 @@
 mid-run as a preemption does (``scancel --signal=USR1 --batch``), checkpoints, is requeued
 under the same job id and ends with the weights of an uninterrupted run; ``dist.ddp -j 2x1``
 on the two test nodes is warned on both replicas and resumes with the same world size; an app
-that keeps asking for a requeue past ``max_time_requeues`` ends FAILED with the reason.
+that keeps asking for a requeue past ``max_time_requeues`` ends FAILED with the reason; a
+sweep's trial (an array task) that asks for a requeue, and one requeued with
+``Runner.requeue``, count a preemption, not a retry, under the trial's own id.
 
 Slurm holds a requeued job for ``cred_expire`` (120 s) before it may start again; the tests
 lift that hold once the job is pending (``start_now_if_requeued``) so that they wait for
@@ -18,7 +20,7 @@ from typing import Any
 
 import pytest
 
-from torchx.runner import get_runner
+from torchx.runner import Sweep, get_runner
 from torchx.schedulers import DescribeAppResponse
 from torchx.schedulers.slurm_scheduler import SlurmScheduler
 from torchx.specs import AppDef, AppState, Role, is_terminal
@@ -43,9 +45,10 @@ def wait_through_requeues(slurm: SlurmScheduler, cluster: Any, app_id: str) -> D
         time.sleep(0.5)
 
 
-def wait_for(path: Path, what: Any) -> None:
+def wait_for(path: Path, what: Any, text: str = "") -> None:
+    """Until ``path`` exists (and holds ``text``)."""
     deadline = time.monotonic() + WAIT_S
-    while not path.exists():
+    while not path.exists() or (text and text not in path.read_text(errors="replace")):
         assert time.monotonic() < deadline, what()
         time.sleep(0.2)
 
@@ -147,3 +150,79 @@ def test_past_the_cap_a_time_limit_requeue_ends_failed_with_the_reason(
         assert replica.exit_code == 75 and replica.attempt == 2, desc
     finally:
         slurm.cancel(app_id)
+
+
+# Trial "asks": its first attempt asks to run again, the second finishes. Trial "waits":
+# runs until warned (SIGTERM), then "checkpoints" and asks to run again; the second
+# attempt finishes.
+TRIAL = '''
+import torchx.specs as specs
+
+
+def trial(kind: str) -> specs.AppDef:
+    """One role that asks for a requeue in its first attempt.
+
+    Args:
+        kind: asks (at once) or waits (once warned)
+    """
+    script = (
+        "trap 'echo saved $TORCHX_ATTEMPT; exit 75' TERM; echo run $TORCHX_ATTEMPT; "
+        'if [ "$TORCHX_ATTEMPT" != 0 ]; then exit 0; fi; '
+        f'if [ {kind} = asks ]; then exit 75; fi; while :; do sleep 0.1; done'
+    )
+    return specs.AppDef("trial", roles=[specs.Role("t", image=".", entrypoint="bash",
+                                                   args=["-c", script])])
+'''
+
+
+def _check_ended(desc: DescribeAppResponse, job_dir: Path, app_id: str) -> None:
+    """Ended after one requeue, counted as a preemption: its second attempt succeeded."""
+    text = (job_dir / f"slurm-{app_id}-t-0.out").read_text(errors="replace")
+    assert desc.state == AppState.SUCCEEDED, (desc, text)
+    assert (desc.num_preemptions, desc.num_restarts) == (1, 0), (desc, text)
+    (replica,) = desc.roles_statuses[0].replicas
+    assert (replica.attempt, replica.exit_code) == (2, 0), desc
+    assert "run 0" in text and "run 1" in text, text
+
+
+@pytest.mark.slow
+def test_trials_requeues_count_as_preemptions_not_retries(slurm_env: Any, tmp_path: Path) -> None:
+    (tmp_path / "comp.py").write_text(TRIAL)
+    job_dir = tmp_path / "job"
+    runner = get_runner("test")
+    sweep = Sweep.grid(f"{tmp_path}/comp.py:trial", {"kind": ["asks", "waits"]})
+    handle = runner.run_sweep(
+        sweep, "slurm", cfg={"job_dir": str(job_dir), "partition": slurm_env.partition}
+    )
+    trials = runner.sweep_status(handle).trials
+    asks, waits = (t.handle or "" for t in trials)
+    asks_id, waits_id = (h.rsplit("/", 1)[-1] for h in (asks, waits))
+    assert asks_id.endswith("_0") and waits_id.endswith("_1"), (asks_id, waits_id)
+    slurm = SlurmScheduler("test")
+    try:
+        desc = wait_through_requeues(slurm, slurm_env, asks_id)
+        _check_ended(desc, job_dir, asks_id)
+        out = job_dir / f"slurm-{waits_id}-t-0.out"
+        wait_for(out, lambda: slurm.describe(waits_id), "run 0")
+        status = runner.requeue(waits)
+        assert status is not None and status.num_preemptions == 1, status
+        # its second attempt may have run (and ended) already
+        assert status.state in (AppState.PENDING, AppState.RUNNING, AppState.SUCCEEDED), status
+        # torchx lifted Slurm's begin-time hold of this task alone before it returned
+        shown = slurm_env.run("scontrol", "show", "job", "-o", waits_id).stdout
+        assert "Restarts=1 " in shown and "Reason=BeginTime" not in shown, shown
+        _check_ended(wait_through_requeues(slurm, slurm_env, waits_id), job_dir, waits_id)
+        # that requeue was of trial 1 alone (Slurm requeues ended tasks of an array too)
+        asks_now = slurm.describe(asks_id)
+        assert asks_now is not None, asks_id
+        _check_ended(asks_now, job_dir, asks_id)
+        # each trial's requeue is listed under the trial's own id: the one it asked for in
+        # its requeues, torchx's in a record of its own
+        assert (job_dir / f"slurm-{asks_id}.requeues").read_text() == "time_limit 0\n"
+        record = job_dir / f"slurm-{waits_id}.requested-0"
+        assert record.read_text() == "preemption 0 requested\n"
+        assert not (job_dir / f"slurm-{waits_id}.requeues").exists()
+        final = runner.wait_sweep(handle, 0.5, timeout=WAIT_S)
+        assert final.state == AppState.SUCCEEDED, final.format()
+    finally:
+        slurm.cancel(asks_id.split("_")[0])

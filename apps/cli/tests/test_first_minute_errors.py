@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 import signal
 import subprocess
 import time
@@ -93,21 +94,52 @@ def test_an_unknown_handle_says_where_the_known_ones_are_listed(isolated: Path) 
 
 
 def test_a_script_that_is_not_there_is_refused_before_anything_starts(isolated: Path) -> None:
-    for component in (["dist.ddp", "-j", "2"], ["utils.python"]):
+    components = [["utils.python"]]
+    # without torchrun (a plain install has no torch) dist.ddp stops at its entrypoint first
+    if shutil.which("torchrun") is not None:
+        components.append(["dist.ddp", "-j", "2"])
+    for component in components:
         err = refused("run", *component, "--script", "trian.py")
         assert err.startswith(f"torchx: error: {component[0]} --script: got 'trian.py'; ")
-        assert f"no such file in {isolated}, where local_cwd runs role" in err
+        assert f"nothing at that path in {isolated}, where local_cwd runs role" in err
         assert err.count("\n") == 1
     assert invoke("list", "--json")[1].strip() == "[]"  # nothing was submitted
-    # found where the replicas run: -cfg cwd, relative or absolute paths alike
-    (isolated / "src").mkdir()
-    (isolated / "src" / "hello.py").write_text("print('hello from the script')\n")
-    code, _, err = invoke("run", "-cfg", "cwd=src", "utils.python", "--script", "hello.py")
-    assert code == 0 and "hello from the script" in err, err
-    code, _, err = invoke("run", "utils.python", "--script", str(isolated / "src/hello.py"))
-    assert code == 0, err
     # a dryrun prints the request without looking at the file, as for any scheduler
     assert invoke("run", "--dryrun", "utils.python", "--script", "trian.py")[0] == 0
+
+
+def _hello(where: Path, name: str = "hello.py") -> None:
+    where.mkdir(parents=True, exist_ok=True)
+    (where / name).write_text("print('hello from the script')\n")
+
+
+def ran_hello(*args: str) -> None:
+    code, _, err = invoke("run", *args)
+    assert code == 0 and "hello from the script" in err, err
+
+
+def test_a_script_is_looked_for_where_the_replicas_run(isolated: Path) -> None:
+    _hello(isolated / "src")
+    # -cfg cwd; a path relative to it or absolute
+    ran_hello("-cfg", "cwd=src", "utils.python", "--script", "hello.py")
+    ran_hello("utils.python", "--script", str(isolated / "src/hello.py"))
+    # cwd from .torchxconfig
+    (isolated / ".torchxconfig").write_text("[local_cwd]\ncwd = src\n")
+    ran_hello("utils.python", "--script", "hello.py")
+    (isolated / ".torchxconfig").unlink()
+    # the workspace copy the replicas run in: --workspace or [cli:run] workspace
+    ran_hello("--workspace", "src", "utils.python", "--script", "hello.py")
+    (isolated / ".torchxconfig").write_text("[cli:run]\nworkspace = src\n")
+    ran_hello("utils.python", "--script", "hello.py")
+    (isolated / ".torchxconfig").unlink()
+    # a directory with __main__.py, as python runs it
+    _hello(isolated / "pkgdir", "__main__.py")
+    ran_hello("utils.python", "--script", "pkgdir")
+    # what is missing in the workspace copy is refused, naming that copy
+    _hello(isolated / "other")
+    err = refused("run", "--workspace", "other", "utils.python", "--script", "src/hello.py")
+    assert "--script: got 'src/hello.py'; nothing at that path in " in err
+    assert "/local_cwd/workspaces/other-" in err, err
 
 
 def test_local_dir_without_a_directory_image_says_how_to_give_one() -> None:

@@ -193,3 +193,17 @@ def test_cmd_tracker_lists_what_a_real_tracker_recorded(
     assert run("list", "artifacts", parent)[1][:2] == ["model", "/ckpt/model.pt"]
     assert run("list", "lineage", parent)[1] == ["descendant", child, "model"]
     assert run("list", "lineage", "--sources-only", child)[1] == ["source", parent, "model"]
+
+    # a record that cannot be read: named in one line, as `torchx tracker` names it
+    [record] = root.glob("*/artifacts/*.json")
+    record.write_text("{")
+    args = parser.parse_args(["tracker", "list", "artifacts", parent])
+    args.func(args)
+    out, err = capsys.readouterr()
+    assert out.split() == ["ARTIFACT", "PATH", "METADATA"]
+    assert err == (
+        f"torchx: warning: corrupt tracker record at {str(record)!r} was not read: not valid"
+        " JSON (Expecting property name enclosed in double quotes: line 1 column 2 (char 1));"
+        " move the file out of the run's folder (or restore it) to read the run without it;"
+        " without it, its artifact may show an older record, or none\n"
+    )

@@ -132,10 +132,11 @@ def test_a_record_that_cannot_be_read_is_named_in_one_line_and_the_others_shown(
     create(str(recorded)).add_metadata(PARENT, notes="x" * 1000)  # over the 300 read here
     [big] = [p for p in recorded.glob("*/metadata/*.json") if p.stat().st_size > 300]
     skipped = (
-        f"torchx: warning: tracker record at {str(big)!r} was skipped (the other records were"
-        f" read): it is {big.stat().st_size} bytes, over the read limit max_record_bytes (300);"
-        f" to read it, set max_record_bytes=N in the options file {options} with N at least"
-        " its size, or read it with fsspec at that path\n"
+        f"torchx: warning: tracker record at {str(big)!r} was not read: it is"
+        f" {big.stat().st_size} bytes, over the read limit max_record_bytes (300); to read it,"
+        f" set max_record_bytes=N in the options file {options} with N at least its size, or"
+        " read it with fsspec at that path; without it, a key this record set may show an"
+        " older value, or none\n"
     )
     code, out, err = invoke("tracker", "list", "metadata", PARENT)
     assert (code, err) == (0, skipped)

@@ -132,6 +132,17 @@ def test_groups_and_divisibility() -> None:
         L.GLU()(Placeholder((None, 3, 5)))
 
 
+def test_a_pixel_shuffle_factor_below_one_is_refused_at_construction() -> None:
+    for cls, arg in ((L.PixelShuffle, "upscale_factor"), (L.PixelUnshuffle, "downscale_factor")):
+        for bad in (0, -2, 1.5, True, "2"):
+            with pytest.raises(ValueError) as e:
+                cls(bad)
+            assert str(e.value) == (
+                f"L.{cls.__name__}: {arg}={bad!r}; expected an int of at least 1"
+            )
+        assert cls(1)(Placeholder((None, 3, 4, 4))).shape == (None, 3, 4, 4)
+
+
 def test_bad_constructor_arguments() -> None:
     with pytest.raises(ValueError, match=r"L.Conv2d: out_channels=0; expected a positive int"):
         L.Conv2d(0, 3)

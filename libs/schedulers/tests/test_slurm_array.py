@@ -243,3 +243,36 @@ def test_list_reads_an_array_tasks_sweep_from_its_jobs_comment() -> None:
     # a plain job, and a user's comment that looks like a sweep, are no trial
     assert sweep_from_comment("42", "torchx:roles=t") == ""
     assert sweep_from_comment("42", "torchx:roles=t; sweep=sweep-abcd2345") == ""
+
+
+def _requeue_files(script: str) -> str:
+    """The script's lines that name its requeue files and clear them on a first attempt."""
+    start = script.index("torchx_requeues=")
+    return script[start : script.index("; fi\n", start) + 5] + (
+        'echo "$torchx_requeues $torchx_reason $TORCHX_REQUEUE_ASKED_FILE"\n'
+    )
+
+
+def test_a_tasks_requeue_files_are_named_after_the_trial(tmp_path: Path) -> None:
+    """Task 3 of array 7 is Slurm's job 9: its requeues are ``slurm-7_3.*``, what describe
+    and requeue of the trial read; a first attempt also clears job 9's files (the names an
+    earlier version gave them), and nothing of other jobs."""
+    script, singles = _array({3: _app("x"), 4: _app("y")})
+    names = ["7_3.requeues", "7_3.reason", "7_3.asked-0", "9.requeues", "9.reason", "8.requeues"]
+    for name in names:
+        (tmp_path / f"slurm-{name}").write_text("time_limit 0\n")
+    env = {"SLURM_JOB_ID": "9", "TORCHX_APP_ID": "7_3", "TORCHX_JOB_DIR": str(tmp_path)}
+    task = _bash(_requeue_files(script), {**env, "TORCHX_ATTEMPT": "0"})
+    assert task.returncode == 0, task.stderr
+    d = tmp_path
+    assert task.stdout.split() == [
+        f"{d}/slurm-7_3.requeues", f"{d}/slurm-7_3.reason", f"{d}/slurm-7_3.asked-0"
+    ]  # fmt: skip
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["slurm-8.requeues"]
+    # a later attempt keeps them
+    (tmp_path / "slurm-7_3.requeues").write_text("time_limit 0\n")
+    again = _bash(_requeue_files(script), {**env, "TORCHX_ATTEMPT": "1"})
+    assert again.returncode == 0 and (tmp_path / "slurm-7_3.requeues").exists(), again.stderr
+    # a job of its own keeps naming them after its job id
+    alone = _bash(_requeue_files(singles[3]), {**env, "TORCHX_ATTEMPT": "1"})
+    assert alone.stdout.split()[0] == f"{d}/slurm-9.requeues", alone

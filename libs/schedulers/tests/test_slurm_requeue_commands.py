@@ -125,7 +125,7 @@ def refused(app_id: str = "77") -> str:
         ({"JobState": "PENDING", "Reason": "Priority"}, "it is PENDING (Slurm's PENDING, Reason"),
         ({"JobState": "COMPLETING"}, "it is ending (Slurm's COMPLETING)"),
         ({"Requeue": "0"}, "not requeueable (Requeue=0"),
-        ({"ArrayJobId": "70", "ArrayTaskId": "7"}, "a trial of a sweep (Slurm array task 70_7)"),
+        ({"ArrayJobId": "70", "ArrayTaskId": "7"}, "array (Slurm array task 70_7), not one trial"),
     ],
 )
 def test_what_cannot_be_requeued_is_refused_before_anything_changes(
@@ -142,11 +142,38 @@ def test_what_cannot_be_requeued_is_refused_before_anything_changes(
     assert not list(tmp_path.glob("*.requested-*"))
 
 
-def test_an_array_task_id_is_refused_and_an_unknown_job_is_none(bin_dir: Path) -> None:
-    (bin_dir / "state").write_text(job("RUNNING", bin_dir, JobId="70_7"))
-    assert "a trial of a sweep (Slurm array task)" in refused("70_7")
+def test_a_sweep_trial_is_requeued_alone_under_its_own_id(bin_dir: Path, tmp_path: Path) -> None:
+    # array task 70_7 is Slurm's job 71; its script names its requeues after 70_7
+    task = {"JobId": "71", "ArrayJobId": "70", "ArrayTaskId": "7"}
+    (bin_dir / "state").write_text(job("RUNNING", tmp_path, **task))
+    (bin_dir / "completing").write_text(job("COMPLETING", tmp_path, restarts=1, **task))
+    (bin_dir / "pending").write_text(
+        job("PENDING", tmp_path, restarts=1, Reason="BeginTime", **task)
+    )
+    (bin_dir / "running").write_text(job("RUNNING", tmp_path, restarts=1, **task))
+    desc = SlurmScheduler("t").requeue("70_7")
+    show = "show job -o 70_7"
+    assert calls(bin_dir) == [show, "requeue 70_7", show, "update JobId=70_7 StartTime=now", show]
+    assert (tmp_path / "slurm-70_7.requested-0").read_text() == "preemption 0 requested\n"
+    assert not list(tmp_path.glob("slurm-71.*"))
+    assert desc is not None and (desc.num_preemptions, desc.num_restarts) == (1, 0), desc
     (bin_dir / "state").unlink()
     assert SlurmScheduler("t").requeue("78") is None
+
+
+def test_a_trial_started_by_an_earlier_version_has_its_requeues_read(
+    bin_dir: Path, tmp_path: Path
+) -> None:
+    # its script named the file after the task's own job id (71), not 70_7
+    task = {"JobId": "71", "ArrayJobId": "70", "ArrayTaskId": "7"}
+    (bin_dir / "state").write_text(job("RUNNING", tmp_path, restarts=2, **task))
+    (tmp_path / "slurm-71.requeues").write_text("preemption 0\n")
+    desc = SlurmScheduler("t").describe("70_7")
+    assert desc is not None and (desc.num_preemptions, desc.num_restarts) == (1, 1), desc
+    # the trial's own file, once there, is the one read
+    (tmp_path / "slurm-70_7.requeues").write_text("preemption 0\ntime_limit 1\n")
+    desc = SlurmScheduler("t").describe("70_7")
+    assert desc is not None and (desc.num_preemptions, desc.num_restarts) == (2, 0), desc
 
 
 def test_slurms_refusal_is_said_and_the_record_taken_back(bin_dir: Path, tmp_path: Path) -> None:

@@ -213,6 +213,36 @@ def test_unknown_named_resource_suggests() -> None:
     assert "gpu.small" in message and "NULL" not in message and "MISSING" not in message
 
 
+def test_unknown_named_resource_lists_plugin_names_apart_from_cloud_types(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import importlib.metadata as md
+
+    from torchx.specs._named_resources import MAX_HINT_PLUGIN_NAMES, _NamedResources
+
+    plugins: list[str] = []
+
+    def entry_points(group: str) -> list[md.EntryPoint]:
+        assert group == "torchx.named_resources"
+        return [md.EntryPoint(n, "torchx.specs:Resource", group) for n in plugins]
+
+    monkeypatch.setattr(md, "entry_points", entry_points)
+    builtin = _NamedResources()
+    with pytest.raises(SpecsError) as e:
+        builtin["zzzz"]
+    clouds = len(builtin) - 12  # besides the 10 generic sizes, NULL and MISSING
+    assert f", cpu.xlarge, {clouds} cloud instance types (list(" in str(e.value)
+    plugins.extend(f"mycluster.n{k}" for k in range(MAX_HINT_PLUGIN_NAMES + 2))
+    with pytest.raises(SpecsError) as e:
+        _NamedResources()["zzzz"]
+    # the built-in count is unchanged; the plug-ins' names are shown, the first ten
+    shown = ", ".join(f"mycluster.n{k}" for k in range(MAX_HINT_PLUGIN_NAMES))
+    assert (
+        f", cpu.xlarge, {clouds} cloud instance types and from plug-ins {shown} and 2 more "
+        "(list(torchx.specs.named_resources) names them all)"
+    ) in str(e.value)
+
+
 def test_a_named_resource_that_is_not_a_str_is_one_line() -> None:
     for name in (3, None, ["gpu.small"]):
         with pytest.raises(SpecsError) as e:

@@ -120,7 +120,7 @@ def test_a_damaged_record_is_skipped_with_its_path_and_the_others_read(tmp_path:
         assert isinstance(skipped, CorruptRecordError) and skipped.damaged
         assert skipped.path == str(record)
         (line,) = str(skipped).splitlines()
-        assert line.startswith(f"corrupt tracker record at {str(record)!r} was skipped")
+        assert line.startswith(f"corrupt tracker record at {str(record)!r} was not read")
         return line
 
     record.write_text("{not json")

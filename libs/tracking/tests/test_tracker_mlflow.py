@@ -122,6 +122,7 @@ def test_a_damaged_torchx_tag_is_skipped_with_a_warning_and_the_rest_read(
     tracker.add_source(CHILD, "dataset-v1")
     # edited by hand (MLflow's UI lets anyone change a tag)
     tracker.client.set_tag(tracker.get_run_id(RUN), "torchx.artifact.data", "{not json")
+    tracker.client.set_tag(tracker.get_run_id(RUN), "torchx.artifact.shape", '{"x": 1}')
     tracker.client.set_tag(tracker.get_run_id(CHILD), "torchx.source.edited", '{"x": 1}')
 
     with warnings.catch_warnings(record=True) as caught:
@@ -131,18 +132,26 @@ def test_a_damaged_torchx_tag_is_skipped_with_a_warning_and_the_rest_read(
         assert sources == [TrackerSource("dataset-v1", None), TrackerSource(RUN, "model")]
         assert tracker.run_ids(parent_run_id=RUN) == [CHILD]
     skipped = [str(w.message) for w in caught if isinstance(w.message, UnreadRecordWarning)]
+    fix = (
+        "record it again (add_artifact, add_source), or delete the tag (MLflow's UI, or"
+        " MlflowClient.delete_tag), to read the run without it"
+    )
     assert skipped[0] == (
-        f"corrupt tracker record at '{uri} run {RUN} tag torchx.artifact.data' was skipped"
-        " (the other records were read): not valid JSON (Expecting property name enclosed in"
-        " double quotes: line 1 column 2 (char 1))"
+        f"corrupt tracker record at '{uri} run {RUN} tag torchx.artifact.data' was not read:"
+        " not valid JSON (Expecting property name enclosed in double quotes: line 1 column 2"
+        f" (char 1)); {fix}"
     )
-    assert skipped[1:] and all(
+    assert skipped[1].endswith(
+        f"tag torchx.artifact.shape' was not read: an artifact needs a str 'path'; {fix}"
+    )
+    assert skipped[2:] and all(
         m.endswith(
-            "tag torchx.source.edited' was skipped (the other records were read):"
-            " a source needs a str 'source_run_id'"
+            f"tag torchx.source.edited' was not read: a source needs a str 'source_run_id'; {fix}"
         )
-        for m in skipped[1:]
+        for m in skipped[2:]
     )
+    # each warning names the line that called the read, not one inside torchx
+    assert {w.filename for w in caught} == {__file__}
 
 
 def test_names_mlflow_cannot_store_are_refused(tmp_path: Path) -> None:

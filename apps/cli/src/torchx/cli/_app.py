@@ -225,10 +225,11 @@ def run(
         raise typer.Exit()
     if resume is None and component is None and not setup.defaults.get("component"):
         # the help, and then an error (exit 2, as 0.7): a script whose component variable
-        # came out empty must not read as a successful launch
+        # came out empty must not read as a successful launch. Both go to stderr (0.7 printed
+        # its usage there), so ``H=$(torchx run $COMPONENT)`` captures no help as a handle.
         from torchx.cli._component_args import MISSING_COMPONENT
 
-        typer.echo(ctx.get_help())
+        typer.echo(ctx.get_help(), err=True)
         raise CliError(MISSING_COMPONENT)
 
     args = RunArgs(

@@ -136,7 +136,7 @@ def run_component(
     if sched in LOCAL_SCHEDULERS:
         from torchx.cli._surprises import refuse_missing_script, warn_missing_gpus
 
-        refuse_missing_script(schema.name, parsed.values.get("script"), app, sched, run_cfg)
+        refuse_missing_script(schema.name, parsed.values.get("script"), info.request, sched)
         warn_missing_gpus(app, sched)
     wait, stream_logs = wait_and_stream(wait, log, json_out, sched in LOCAL_SCHEDULERS, defaults)
     handle = runner.schedule(info)

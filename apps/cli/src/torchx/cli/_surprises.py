@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import sys
-from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -33,29 +32,31 @@ def warn_missing_gpus(app: AppDef, scheduler: str) -> None:
 _SCRIPT_AS_GIVEN = frozenset({"dist.ddp", "dist.spmd", "utils.python"})
 
 
-def refuse_missing_script(
-    component: str, script: object, app: AppDef, scheduler: str, cfg: Mapping[str, object]
-) -> None:
-    """On local_cwd, a builtin's ``--script`` that is no file where the replicas run would
-    fail only once python or torchrun started, under pages of their output: refuse it
-    first, in one line. Other schedulers run it from an image or a cluster's file system,
-    which this machine cannot see."""
+def refuse_missing_script(component: str, script: object, request: object, scheduler: str) -> None:
+    """On local_cwd, a builtin's ``--script`` that is not there where the replicas run
+    would fail only once python or torchrun started, under pages of their output: refuse
+    it first, in one line. ``request`` is the dryrun's request, so the directory looked in
+    is each replica's own, exactly as the scheduler will start it (after ``-cfg cwd``,
+    ``.torchxconfig`` and a workspace copy are applied). Other schedulers run it from an
+    image or a cluster's file system, which this machine cannot see."""
     if scheduler != "local_cwd" or component not in _SCRIPT_AS_GIVEN:
         return
     if not isinstance(script, str) or not script or "$" in script:  # a macro: set at launch
         return
     import os
 
+    from torchx.schedulers.local_scheduler import LocalRequest
+
+    if not isinstance(request, LocalRequest):  # a plug-in registered as local_cwd
+        return
     from torchx.cli._errors import CliError
 
-    for role in app.roles:
-        # where local_cwd runs a replica: -cfg cwd, else the image if it is a directory
-        given = cfg.get("cwd")
-        workdir = given if isinstance(given, str) and given else None
-        workdir = workdir or (role.image if os.path.isdir(role.image) else os.getcwd())
-        if not os.path.isfile(os.path.join(workdir, os.path.expanduser(script))):
+    path = os.path.expanduser(script)
+    for replica in request.replicas:
+        # python and torchrun also run a directory with __main__.py, or a zip
+        if not os.path.exists(os.path.join(replica.cwd, path)):
             raise CliError(
-                f"{component} --script: got {script!r}; no such file in {workdir}, where "
-                f"{scheduler} runs role {role.name!r}; give the path of your script, "
-                "relative to that directory or absolute"
+                f"{component} --script: got {script!r}; nothing at that path in "
+                f"{replica.cwd}, where {scheduler} runs role {replica.role!r}; give the path "
+                "of your script, relative to that directory or absolute"
             )

@@ -15,7 +15,7 @@ if TYPE_CHECKING:
     from typing import Unpack  # Python 3.11+; annotations only, so 3.10 runs this
 
     from torchx.cli._run import PickScheduler, RunArgs, RunSetup
-    from torchx.runner import Runner, SweepPlan, SweepStatus
+    from torchx.runner import Runner, SweepPlan, SweepStatus, TrialStatus
 
 
 def sweep_id(handle: str) -> str | None:
@@ -221,24 +221,41 @@ def sweep_json(st: SweepStatus) -> dict[str, Any]:
 
 
 def _record_objectives(st: SweepStatus, key: str) -> None:
-    """Each trial's ``key`` as its run recorded it in the first configured tracker."""
+    """Each trial's ``key`` as its run recorded it in the first configured tracker. A
+    trial whose metadata read skipped a record is left unranked, with a warning: the
+    skipped record may hold the newest ``key``, and ranking on an older one would
+    mislead."""
+    from torchx.cli._record_skips import skips_reported, warn_line
     from torchx.cli._tracker import _tracker
 
     try:
         tracker = _tracker(None)
     except CliError:
         return  # no tracker configured: there is nothing to read
-    for t in st.trials:
-        if t.handle is None:
-            continue
-        value = dict(tracker.metadata(t.handle)).get(key)
-        try:
-            t.objective = float(str(value)) if value is not None else None
-        except ValueError:
-            raise CliError(
-                f"--objective: trial {t.index} recorded {key}={value!r}; give the name of a "
-                "numeric value the trials record"
-            ) from None
+    with skips_reported() as skipped:
+        for t in st.trials:
+            if t.handle is None:
+                continue
+            before = len(skipped)
+            value = dict(tracker.metadata(t.handle)).get(key)
+            if len(skipped) > before:
+                warn_line(
+                    f"trial {t.index} is left unranked: a record of its run {t.handle} was"
+                    f" not read (named above), so its {key} may not be the one it recorded"
+                    " last; fix that record to rank it"
+                )
+                continue
+            _set_objective(t, key, value)
+
+
+def _set_objective(t: TrialStatus, key: str, value: object) -> None:
+    try:
+        t.objective = float(str(value)) if value is not None else None
+    except ValueError:
+        raise CliError(
+            f"--objective: trial {t.index} recorded {key}={value!r}; give the name of a "
+            "numeric value the trials record"
+        ) from None
 
 
 def print_status(

@@ -6,19 +6,16 @@ hands to apps); the first one answers unless ``--tracker NAME`` picks another.
 
 from __future__ import annotations
 
-import functools
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Annotated, Any, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from torchx.cli._errors import CliError
 from torchx.cli._handled import handled
+from torchx.cli._record_skips import printable, skips_reported_by
 
 if TYPE_CHECKING:
     from torchx.tracker import TrackerBase
-
-F = TypeVar("F", bound=Callable[..., Any])
 
 tracker_app = typer.Typer(
     help="Read what apps recorded with torchx.tracker: runs, metadata, artifacts, lineage.",
@@ -57,36 +54,6 @@ def _tracker(name: str | None) -> TrackerBase:
     return trackers_from_environ(env)[0]
 
 
-def _skips_reported(read: F) -> F:
-    """``read`` with each record the tracker skipped reported once, in one line on stderr
-    (``torchx: warning: ...``, naming the record and how to read it), instead of Python's
-    two-line warning format; the records that could be read are printed as usual and the
-    exit code stays 0. Other warnings are shown as Python shows them."""
-
-    @functools.wraps(read)
-    def reporting(*args: Any, **kwargs: Any) -> Any:
-        import warnings
-
-        from torchx.tracker import UnreadRecordWarning
-
-        shown: set[str] = set()
-
-        def show(message: Any, category: type[Warning], *where: Any, **more: Any) -> None:
-            if not issubclass(category, UnreadRecordWarning):
-                python_shows(message, category, *where, **more)
-            elif str(message) not in shown:  # lineage may read one record more than once
-                shown.add(str(message))
-                typer.echo(f"torchx: warning: {_printable(str(message))}", err=True)
-
-        with warnings.catch_warnings():  # puts the filters and showwarning back after
-            warnings.simplefilter("always", UnreadRecordWarning)
-            python_shows = warnings.showwarning
-            warnings.showwarning = show
-            return read(*args, **kwargs)
-
-    return reporting  # type: ignore[return-value]
-
-
 def _print_json(data: Any) -> None:
     from torchx.cli._output import print_json
 
@@ -96,20 +63,7 @@ def _print_json(data: Any) -> None:
 def _table(header: list[str], rows: list[list[str]]) -> None:
     from torchx.cli._output import print_table
 
-    print_table(header, [[_printable(cell) for cell in row] for row in rows])
-
-
-def _printable(text: str) -> str:
-    """``text`` with control characters escaped (``\\n``, ``\\x1b``): ids and metadata are
-    any text an app chose, and a raw newline or terminal code would show one run as
-    several rows, or restyle the terminal. ``--json`` prints the values exactly."""
-    import re
-
-    return re.sub(
-        r"[\x00-\x1f\x7f-\x9f\u2028\u2029]",
-        lambda m: m.group().encode("unicode_escape").decode("ascii"),
-        text,
-    )
+    print_table(header, [[printable(cell) for cell in row] for row in rows])
 
 
 def _show(value: object) -> str:
@@ -121,7 +75,7 @@ def _show(value: object) -> str:
 @list_app.command("experiments")
 def list_experiments(tracker: TrackerOpt = None, json_out: JsonOpt = False) -> None:
     """List the experiments runs are grouped in."""
-    handled(_skips_reported(_list_experiments))(tracker, json_out)
+    handled(skips_reported_by(_list_experiments))(tracker, json_out)
 
 
 def _list_experiments(tracker: str | None, json_out: bool) -> None:
@@ -146,7 +100,7 @@ def list_jobs(
     json_out: JsonOpt = False,
 ) -> None:
     """List the recorded runs (job ids)."""
-    handled(_skips_reported(_list_jobs))(parent_run_id, experiment, tracker, json_out)
+    handled(skips_reported_by(_list_jobs))(parent_run_id, experiment, tracker, json_out)
 
 
 def _list_jobs(
@@ -163,7 +117,7 @@ def _list_jobs(
 @list_app.command("metadata")
 def list_metadata(run_id: RunIdArg, tracker: TrackerOpt = None, json_out: JsonOpt = False) -> None:
     """Show the metadata a run recorded."""
-    handled(_skips_reported(_list_metadata))(run_id, tracker, json_out)
+    handled(skips_reported_by(_list_metadata))(run_id, tracker, json_out)
 
 
 def _warn_if_unknown(trk: TrackerBase, run_id: str) -> None:
@@ -202,7 +156,7 @@ def list_artifacts(
     json_out: JsonOpt = False,
 ) -> None:
     """Show the artifacts a run recorded."""
-    handled(_skips_reported(_list_artifacts))(run_id, artifact, tracker, json_out)
+    handled(skips_reported_by(_list_artifacts))(run_id, artifact, tracker, json_out)
 
 
 def _list_artifacts(run_id: str, artifact: str | None, tracker: str | None, json_out: bool) -> None:
@@ -232,7 +186,7 @@ def list_lineage(
     json_out: JsonOpt = False,
 ) -> None:
     """Show where a run comes from (sources) and which runs derive from it (descendants)."""
-    handled(_skips_reported(_list_lineage))(
+    handled(skips_reported_by(_list_lineage))(
         run_id, sources_only, descendants_only, artifact, tracker, json_out
     )
 

@@ -7,6 +7,7 @@ import argparse
 from typing import TYPE_CHECKING
 
 from torchx.cli._output import print_table
+from torchx.cli._record_skips import skips_reported_by
 from torchx.cli.cmd_base import SubCommand
 from torchx.runner import get_configured_trackers
 from torchx.tracker import build_trackers
@@ -100,7 +101,8 @@ class CmdTracker(SubCommand):
         ):
             parser = kinds.add_parser(name, help=help)
             add(parser)
-            parser.set_defaults(func=func)
+            # a record a read skipped: one line, as `torchx tracker` prints it
+            parser.set_defaults(func=skips_reported_by(func))
 
     def run(self, args: argparse.Namespace) -> None:
         handler = getattr(args, "func", None)

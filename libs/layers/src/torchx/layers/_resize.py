@@ -59,6 +59,16 @@ class _PixelRearrange(SpatialLayer):
     factor_arg: ClassVar[str]  # the torch argument that holds ``r``
     into_space: ClassVar[bool]  # channels -> H, W (shuffle), or the inverse
 
+    def _validate(self) -> None:
+        # at construction: a factor below 1 would otherwise surface at the first call as a
+        # division by zero or a misleading size error
+        super()._validate()
+        r = self.args[self.factor_arg]
+        if isinstance(r, bool) or not isinstance(r, int) or r < 1:
+            raise ValueError(
+                f"L.{type(self).__name__}: {self.factor_arg}={r!r}; expected an int of at least 1"
+            )
+
     def _formula(self, shapes: list[Shape]) -> Shapes:
         b, *sizes = shapes[0]
         r = self.args[self.factor_arg]

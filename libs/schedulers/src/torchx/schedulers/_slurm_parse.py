@@ -192,6 +192,8 @@ class Component:
     reason: str = ""
     # how often Slurm requeued it (scontrol's Restarts=); None where not known
     restarts: int | None = None
+    # an array task's own job id (scontrol's JobId of A_I); "" for other jobs, or unknown
+    task_job_id: str = ""
     # What scontrol alone shows, read by ``torchx requeue``: Requeue= ("0" for a job
     # submitted --no-requeue), the array task as A_I ("" for other jobs), and StartTime=
     # (while pending, the begin time Slurm holds the job until).
@@ -254,6 +256,7 @@ def parse_scontrol(text: str) -> dict[int, Component]:
             stdout=fields.get("StdOut", ""),
             reason=fields.get("Reason", ""),
             restarts=int(fields["Restarts"]) if fields.get("Restarts", "").isdigit() else None,
+            task_job_id=fields["JobId"] if fields.get("ArrayJobId") else "",
             requeue=fields.get("Requeue", ""),
             array_task=(
                 f"{fields['ArrayJobId']}_{fields.get('ArrayTaskId', '')}"

@@ -136,20 +136,27 @@ def sbatch_options(lead: int) -> list[str]:
     return [f"--signal=B:USR1@{lead}"]
 
 
-def script_setup(lead: int, cap: int, limit: int | None) -> list[str]:
-    """Lines near the top of the batch script: the warning's trap and the counters."""
+def script_setup(lead: int, cap: int, limit: int | None, array: bool = False) -> list[str]:
+    """Lines near the top of the batch script: the warning's trap and the counters. The
+    files are named after the app's id: an array task's (``A_I``, ``$TORCHX_APP_ID``), not
+    its own job id, which neither ``describe`` nor ``requeue`` of the trial is given."""
     # A warning earlier than this many seconds into the job is a preemption.
     # Without a limit every warning is a preemption.
     preempt_before = (limit - lead - _SIGNAL_RESOLUTION_S) if limit is not None else 2**31
+    app_id = "${TORCHX_APP_ID}" if array else "${SLURM_JOB_ID}"
+    # An array task's files of the previous naming: a stale one would be read in place of
+    # the task's own (``read_requeues``' fallback), so a first attempt removes them too.
+    legacy = "".join(
+        f' "$TORCHX_JOB_DIR/{name("${SLURM_JOB_ID}")}"' for name in (requeues_name, reason_name)
+    )
     return [
-        f'torchx_requeues="$TORCHX_JOB_DIR/{requeues_name("${SLURM_JOB_ID}")}"',
-        f'torchx_reason="$TORCHX_JOB_DIR/{reason_name("${SLURM_JOB_ID}")}"',
-        f'torchx_requested="$TORCHX_JOB_DIR/{requested_name("${SLURM_JOB_ID}", "")}"',
+        f'torchx_requeues="$TORCHX_JOB_DIR/{requeues_name(app_id)}"',
+        f'torchx_reason="$TORCHX_JOB_DIR/{reason_name(app_id)}"',
+        f'torchx_requested="$TORCHX_JOB_DIR/{requested_name(app_id, "")}"',
         # torchx.runtime.preemption.requeue() creates it: the app asked to run again
-        'export TORCHX_REQUEUE_ASKED_FILE="$TORCHX_JOB_DIR/slurm-${SLURM_JOB_ID}.asked-'
-        '$TORCHX_ATTEMPT"',
+        f'export TORCHX_REQUEUE_ASKED_FILE="$TORCHX_JOB_DIR/slurm-{app_id}.asked-$TORCHX_ATTEMPT"',
         'if [ "$TORCHX_ATTEMPT" = 0 ]; then rm -f -- "$torchx_requeues" "$torchx_reason" '
-        '"$TORCHX_JOB_DIR/slurm-${SLURM_JOB_ID}.asked-"*; fi',
+        f'"$TORCHX_JOB_DIR/slurm-{app_id}.asked-"*{legacy if array else ""}; fi',
         "torchx_warned=0 torchx_started=$SECONDS",
         "# The warning (Slurm's --signal, or scancel --signal=USR1 --batch) goes on to the",
         "# app's processes as SIGTERM; the app checkpoints and exits.",
@@ -226,36 +233,45 @@ def script_wait_and_requeue() -> list[str]:
     ]
 
 
-def read_requeues(job_dir: str, job_id: str, *, before: int | None = None) -> tuple[int, str]:
+def read_requeues(
+    job_dir: str, job_id: str, legacy_id: str = "", *, before: int | None = None
+) -> tuple[int, str]:
     """(how many attempts of the job were requeued, by torchx's script or ``torchx
     requeue``, why it failed past the cap or ""), from the job directory; (0, "") where it
-    holds none of the files. ``before``: the current attempt (Slurm's Restarts), where
-    known; a request for it is not a requeue yet."""
+    holds none of the files. ``legacy_id``: an array task's own job id, whose files are
+    read where the task has none of its own (scripts of earlier versions named a task's
+    files after it). ``before``: the current attempt (Slurm's Restarts), where known; a
+    request for it is not a requeue yet."""
     count, reason = 0, ""
     if not job_dir:
         return count, reason
     import glob
 
+    ids = [job_id, legacy_id] if legacy_id and legacy_id != job_id else [job_id]
     attempts: set[int] = set()
-    try:
-        with open(os.path.join(job_dir, requeues_name(job_id)), encoding="utf-8") as f:
-            for line in f:
-                words = line.split()
-                if len(words) > 1 and words[1].isdigit():
-                    attempts.add(int(words[1]))
-                elif words:
-                    count += 1  # a line without its attempt is a requeue of its own
-    except OSError:
-        pass
+    for name in ids:
+        try:
+            with open(os.path.join(job_dir, requeues_name(name)), encoding="utf-8") as f:
+                for line in f:
+                    words = line.split()
+                    if len(words) > 1 and words[1].isdigit():
+                        attempts.add(int(words[1]))
+                    elif words:
+                        count += 1  # a line without its attempt is a requeue of its own
+            break
+        except OSError:
+            pass
     prefix = requested_name(job_id, "")
     for path in glob.glob(os.path.join(glob.escape(job_dir), glob.escape(prefix) + "*")):
         attempt = os.path.basename(path)[len(prefix) :]
         if attempt.isdigit():
             attempts.add(int(attempt))
     count += sum(1 for a in attempts if before is None or a < before)
-    try:
-        with open(os.path.join(job_dir, reason_name(job_id)), encoding="utf-8") as f:
-            reason = f.read(4096).strip()
-    except OSError:
-        pass
+    for name in ids:
+        try:
+            with open(os.path.join(job_dir, reason_name(name)), encoding="utf-8") as f:
+                reason = f.read(4096).strip()
+            break
+        except OSError:
+            pass
     return count, reason

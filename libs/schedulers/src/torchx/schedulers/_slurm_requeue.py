@@ -16,6 +16,11 @@ Slurm then holds the job until a begin time ``cred_expire`` (AuthInfo, 120 s by 
 after the requeue, set once the job has left COMPLETING; ``scontrol update JobId=N
 StartTime=now`` lifts it once the job is pending, so the job starts again as soon as
 there is room.
+
+A sweep's trial, the array task ``A_I``, is requeued alone (``scontrol requeue A_I``); its
+script names its requeues file after ``A_I`` too. A trial started by an earlier version
+names that file after the task's own job id: requeued here, its next attempt would not
+see this requeue and would count it as a failure.
 """
 
 from __future__ import annotations
@@ -71,14 +76,15 @@ def _refuse(app_id: str, why: str, fix: str) -> SchedulerError:
 
 
 def _check_requeueable(app_id: str, lead: Component, state: AppState) -> None:
-    if "_" in app_id or lead.array_task:
-        task = lead.array_task if "_" not in app_id else ""
+    if "_" not in app_id and lead.array_task:
+        # an array job's own id (all its tasks) or a task's own job id: the trial's
+        # requeues file, and what the user sees, is named after A_I
+        task = lead.array_task
         raise _refuse(
             app_id,
-            f"it is a trial of a sweep (Slurm array task{' ' + task if task else ''}); "
-            "torchx requeues whole jobs only",
-            "cancel the trial and run it again, or requeue it with `scontrol requeue` "
-            "(counted as a restart, not a preemption)",
+            f"it names a job of a sweep's array (Slurm array task {task}), not one trial",
+            f"requeue one trial by its id, ARRAYJOB_INDEX (as {task}); "
+            "`torchx status SWEEP_HANDLE` lists them",
         )
     slurm_state = lead.state
     if is_terminal(state):
@@ -132,9 +138,10 @@ def requeue_job(
 ) -> DescribeAppResponse | None:
     """Requeue the running job ``app_id`` as a preemption; None for a job Slurm does not
     know. Returns ``describe(app_id)`` once the job is pending again with its begin-time
-    hold lifted (or running). Refuses, in one line, an ended, pending or array job, one
-    Slurm will not requeue, and one whose requeue cannot be recorded; an error once the
-    job was requeued starts "app N was requeued, but"."""
+    hold lifted (or running). A sweep's trial, the array task ``A_I``, is requeued alone.
+    Refuses, in one line, an ended or pending job, an array named otherwise than by one
+    task's ``A_I``, one Slurm will not requeue, and one whose requeue cannot be recorded;
+    an error once the job was requeued starts "app N was requeued, but"."""
     check_job_id(app_id)
     comps = show(app_id)
     if not comps:

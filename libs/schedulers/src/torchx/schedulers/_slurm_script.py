@@ -56,6 +56,8 @@ _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 _PER_COMPONENT = ("partition", "time", "constraint", "account", "qos")
 # Options that are job-wide and written once, in the first component.
 _JOB_WIDE = ("mail-user", "mail-type")
+# An array task's app id (A_I), as its batch script spells it.
+_TASK_ID = "${SLURM_ARRAY_JOB_ID}_${SLURM_ARRAY_TASK_ID}"
 
 
 def log_name(job_id: str, role: str, k: int | str, stream: str) -> str:
@@ -320,7 +322,7 @@ def _setup(app: AppDef, lead: int, cap: int, limit: int | None, app_id: str) -> 
         "| grep -o 'NodeAddr=[^ ]*' | cut -d= -f2)",
         f'export {TORCHX_RANK0_HOST}="${{{TORCHX_RANK0_HOST}:-$first_node}}"',
         f'export MASTER_ADDR="${TORCHX_RANK0_HOST}" MASTER_PORT=$((20000 + SLURM_JOB_ID % 20000))',
-        *script_setup(lead, cap, limit),
+        *script_setup(lead, cap, limit, array=app_id == _TASK_ID),
         "",
         "pids=()",
     ]
@@ -344,7 +346,7 @@ def _script(
         _one_line("time", cfg["time"])
     lead, cap, limit = warning_and_cap(cfg)
     het = len(app.roles) > 1
-    app_id = "${SLURM_ARRAY_JOB_ID}_${SLURM_ARRAY_TASK_ID}" if array else "$SLURM_JOB_ID"
+    app_id = _TASK_ID if array else "$SLURM_JOB_ID"
     lines = [
         "#!/bin/bash",
         description,

@@ -389,6 +389,7 @@ class SlurmScheduler(DirWorkspaceMixin, Scheduler[SlurmBatchRequest]):
                 comp.reason = live[offset].reason
                 comp.stdout = live[offset].stdout
                 comp.restarts = live[offset].restarts
+                comp.task_job_id = live[offset].task_job_id
                 comp.workdir = comp.workdir or live[offset].workdir
                 if not comp.comment:
                     comp.comment = live[offset].comment
@@ -429,7 +430,9 @@ class SlurmScheduler(DirWorkspaceMixin, Scheduler[SlurmBatchRequest]):
         roles = roles_from_comment(leader.comment)
         state = job_app_state({offset: c.state for offset, c in comps.items()})
         job_dir = leader.workdir or (os.path.dirname(leader.stdout) if leader.stdout else "")
-        requeues, requeue_failure = read_requeues(job_dir, app_id, before=leader.restarts)
+        requeues, requeue_failure = read_requeues(
+            job_dir, app_id, leader.task_job_id, before=leader.restarts
+        )
         # The script stopped the app on the time limit's warning: Slurm saw a plain exit,
         # but the time limit is why it ended.
         stopped_at_limit = requeue_failure.startswith(TIMEOUT_REASON_PREFIX)

@@ -115,16 +115,25 @@ _BUILTIN: dict[str, Callable[[], Resource]] = {
 }
 
 
+# Plug-in names listed in the hint of an unknown name; the rest are counted.
+MAX_HINT_PLUGIN_NAMES = 10
+
+
 def _hint(name: str, known: Mapping[str, object]) -> str:
-    """The names near ``name``; without any, the generic sizes (the first 12 names in
-    order would be NULL, MISSING and cloud instance types, which a first try rarely wants)."""
+    """The names near ``name``; without any, the generic sizes, the count of built-in cloud
+    instance types (the first 12 names in order would be NULL, MISSING and those, which a
+    first try rarely wants) and the names plug-ins added, which the user most likely meant."""
     asked = [n for n in known if n not in ("NULL", "MISSING")]  # "no request", not a size
     if close_matches(name, asked):
         return closest(name, asked)
-    return (
-        f"known: {', '.join(GENERIC)} and {len(asked) - len(GENERIC)} cloud instance types"
-        " (list(torchx.specs.named_resources) names them all)"
-    )
+    clouds = sum(1 for n in _BUILTIN if n not in GENERIC and n not in ("NULL", "MISSING"))
+    hint = f"known: {', '.join(GENERIC)}, {clouds} cloud instance types"
+    plugins = [n for n in asked if n not in _BUILTIN]
+    if plugins:
+        shown = ", ".join(plugins[:MAX_HINT_PLUGIN_NAMES])
+        more = len(plugins) - MAX_HINT_PLUGIN_NAMES
+        hint += f" and from plug-ins {shown}" + (f" and {more} more" if more > 0 else "")
+    return hint + " (list(torchx.specs.named_resources) names them all)"
 
 
 class UnknownNamedResourceError(SpecsError, KeyError):

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 
 class TrackerError(ValueError):
     """Base of every error torchx.tracker raises about bad input or stored records.
@@ -58,14 +60,16 @@ class CorruptRecordError(TrackerError):
 
 
 class UnreadRecordWarning(CorruptRecordError, UserWarning):
-    """A stored record that a read skipped, so that it could return the others: one
-    that is damaged or of a newer format (``damaged``), or an intact one over the
-    tracker's ``max_record_bytes``. The message names the record's path, why it was not
-    read and, where there is one, how to read it.
+    """A stored record that a read did not read: one that is damaged or of a newer format
+    (``damaged``), or an intact one over the tracker's ``max_record_bytes``. The message
+    names the record's path, why it was not read and how to read it (or the run without
+    it).
 
-    Also a :class:`CorruptRecordError`: ``warnings.simplefilter("error",
-    UnreadRecordWarning)`` makes such a record fail the whole read instead, with an
-    error that ``except CorruptRecordError`` (or ``TrackerError``) catches.
+    Reads warn with it and return the other records (for ``metadata()``, a key the record
+    held may then show an older value). It is also a :class:`CorruptRecordError`:
+    ``warnings.simplefilter("error", UnreadRecordWarning)`` makes such a record fail the
+    whole read instead, with an error that ``except CorruptRecordError`` (or
+    ``TrackerError``) catches. Its message is true either way.
     """
 
     def __init__(self, path: str, reason: str, damaged: bool = True) -> None:
@@ -73,14 +77,29 @@ class UnreadRecordWarning(CorruptRecordError, UserWarning):
         self.reason = reason
         self.damaged = damaged
         head = "corrupt tracker record" if damaged else "tracker record"
-        TrackerError.__init__(
-            self, f"{head} at {path!r} was skipped (the other records were read): {reason}"
-        )
+        TrackerError.__init__(self, f"{head} at {path!r} was not read: {reason}")
 
 
-def warn_unread(unread: UnreadRecordWarning, depth: int) -> None:
-    """Warn of a skipped record, dated to the line that called the public read (metadata,
-    artifacts, run_ids...), ``depth`` calls above the caller of this function."""
+# every module of torchx.tracker (its backends included) lives below this folder
+_PACKAGE = os.path.dirname(__file__) + os.sep
+
+
+def warn_unread(unread: UnreadRecordWarning) -> None:
+    """Warn of ``unread``, a record a read did not read, dated to the first line outside
+    torchx.tracker: the user's call of the public read (metadata, run_ids, lineage...),
+    however deep inside this package the record was met.
+
+    The warning must be an instance never raised: a raised one's traceback keeps the
+    reading frames, and so the record's bytes, alive for as long as anything
+    (``catch_warnings(record=True)``, a test runner) keeps the warning; one that was
+    raised is copied without it."""
+    import inspect
     import warnings
 
-    warnings.warn(unread, stacklevel=depth + 2)
+    frame, level = inspect.currentframe(), 1  # stacklevel 1 names this function's line
+    while frame is not None and frame.f_code.co_filename.startswith(_PACKAGE):
+        frame, level = frame.f_back, level + 1
+    del frame  # a frame held in a local keeps its callers alive
+    if unread.__traceback__ is not None:
+        unread = UnreadRecordWarning(unread.path, unread.reason, unread.damaged)
+    warnings.warn(unread, stacklevel=level)

@@ -35,7 +35,7 @@ from torchx.runtime.tracking._stores import DocumentStore, store_for
 
 from ._base import TrackerArtifact, TrackerSource
 from ._errors import InvalidRecordError, TrackerConfigError, UnreadRecordWarning, warn_unread
-from ._records import CheckedTracker
+from ._records import CheckedTracker, stored_source
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -43,8 +43,8 @@ if TYPE_CHECKING:
     from typing import Any, TypeVar
 
     _T = TypeVar("_T")
-    # reads one record's fields; UnreadRecordWarning (raised) when they are not as written
-    _Parse = Callable[[str, dict[str, Any]], _T]
+    # reads one record's fields; an UnreadRecordWarning (not raised) when not as written
+    _Parse = Callable[[str, dict[str, Any]], _T | UnreadRecordWarning]
 
 FORMAT_VERSION = 1
 RUN_RECORD = "run.json"
@@ -110,27 +110,42 @@ def _stamp() -> str:
     return f"{time.time_ns():020d}-{os.urandom(6).hex()}"
 
 
-def _metadata_of(path: str, record: dict[str, Any]) -> dict[str, object]:
+# how to read a run without a damaged record, for its warning to name (nothing is lost
+# by moving it: the reader skips it anyway)
+_FIX = "move the file out of the run's folder (or restore it) to read the run without it"
+# a run record is the same from every write (the run id and experiment): any new write to
+# the run puts it back, and until then the run is missing from listings that need it
+_RUN_FIX = (
+    "restore it, or record anything to the run again (its next write rewrites the file);"
+    " until then the run is left out of listings by experiment (and, for a long run id,"
+    " of run_ids())"
+)
+
+
+def _metadata_of(path: str, record: dict[str, Any]) -> dict[str, object] | UnreadRecordWarning:
     values = record.get("metadata")
     if not isinstance(values, dict):
-        raise UnreadRecordWarning(path, "'metadata' is not a JSON object")
+        return UnreadRecordWarning(path, f"'metadata' is not a JSON object; {_FIX}")
     return values
 
 
-def _artifact_of(path: str, record: dict[str, Any]) -> TrackerArtifact:
+def _artifact_of(path: str, record: dict[str, Any]) -> TrackerArtifact | UnreadRecordWarning:
     name, where, metadata = record.get("name"), record.get("path"), record.get("metadata")
     if not isinstance(name, str) or not isinstance(where, str):
-        raise UnreadRecordWarning(path, "an artifact needs str 'name' and 'path'")
+        return UnreadRecordWarning(path, f"an artifact needs str 'name' and 'path'; {_FIX}")
     if metadata is not None and not isinstance(metadata, dict):
-        raise UnreadRecordWarning(path, "artifact 'metadata' is not a JSON object")
+        return UnreadRecordWarning(path, f"artifact 'metadata' is not a JSON object; {_FIX}")
     return TrackerArtifact(name, where, metadata)
 
 
-def _source_of(path: str, record: dict[str, Any]) -> TrackerSource:
-    source, artifact = record.get("source_run_id"), record.get("artifact_name")
-    if not isinstance(source, str) or not (artifact is None or isinstance(artifact, str)):
-        raise UnreadRecordWarning(path, "a source needs a str 'source_run_id'")
-    return TrackerSource(source, artifact)
+def _source_of(path: str, record: dict[str, Any]) -> TrackerSource | UnreadRecordWarning:
+    return stored_source(path, record, _FIX)
+
+
+# what a skipped record may change: the merge of a run's records lets the newest value
+# of each key (artifact name) win, and the skipped one may have been the newest
+_OLDER_VALUES = "; without it, a key this record set may show an older value, or none"
+_OLDER_ARTIFACT = "; without it, its artifact may show an older record, or none"
 
 
 class FsspecTracker(CheckedTracker):
@@ -232,13 +247,14 @@ class FsspecTracker(CheckedTracker):
 
     # -- reading ------------------------------------------------------------------
 
-    def _read(self, path: str) -> dict[str, Any]:
-        """The record at ``path``; FileNotFoundError, or UnreadRecordWarning (raised) for
-        a record that cannot be read."""
+    def _read(self, path: str, fix: str = _FIX) -> dict[str, Any] | UnreadRecordWarning:
+        """The record at ``path``, or (not raised, so that nothing keeps the bytes read
+        alive) why it cannot be read, with ``fix`` for a damaged one; FileNotFoundError
+        when it is gone."""
         limit = self.max_record_bytes
         data = self._store.read(path, limit)  # at most limit + 1 bytes, whatever the file
         if len(data) > limit:
-            raise UnreadRecordWarning(  # intact, only larger than this tracker reads
+            return UnreadRecordWarning(  # intact, only larger than this tracker reads
                 path,
                 f"it is {self._store.size_text(path, limit)}, over the read limit"
                 f" {_limit_text(limit)}; to read it, {self._raise_limit} with N at least its"
@@ -248,30 +264,34 @@ class FsspecTracker(CheckedTracker):
         try:
             record = decode_object(data, "a JSON object (a tracker record)")
         except ValueError as e:
-            raise UnreadRecordWarning(path, str(e)) from None
+            return UnreadRecordWarning(path, f"{e}; {fix}")
         if record.get("version") != FORMAT_VERSION:
-            raise UnreadRecordWarning(
+            return UnreadRecordWarning(
                 path,
                 f"format version {record.get('version')!r}; this torchx reads version"
                 f" {FORMAT_VERSION} (upgrade torchx-tracking to read newer records)",
             )
         return record
 
-    def _read_or_skip(self, path: str) -> dict[str, Any] | None:
-        """The record at ``path``, or None when it is gone or cannot be read; the latter
-        is warned about, naming it, so that one bad record costs the reader that record
-        only, never the rest of a run (or of every run, for a listing)."""
+    def _run_record(self, folder: str) -> dict[str, Any] | None:
+        """The run record in ``folder``, or None when it is gone or cannot be read; the
+        latter is warned about, naming it, so that it costs the reader the listings that
+        need it (the run under its experiment; a long id's run) and nothing else."""
         try:
-            return self._read(path)
+            record = self._read(f"{folder}/{RUN_RECORD}", _RUN_FIX)
         except FileNotFoundError:
             return None  # removed since it was listed
-        except UnreadRecordWarning as unread:
-            warn_unread(unread, depth=3)  # public read -> _records or _experiment_of -> here
+        if isinstance(record, UnreadRecordWarning):
+            warn_unread(record)
             return None
+        return record
 
-    def _records(self, run_id: str, category: str, parse: _Parse[_T]) -> list[_T]:
+    def _records(
+        self, run_id: str, category: str, parse: _Parse[_T], skipped: str = ""
+    ) -> list[_T]:
         """``parse(path, record)`` of each of the run's records of ``category``, in stamp
-        order; a record that cannot be read or parsed is left out with a warning."""
+        order; a record that cannot be read or parsed is left out with a warning, which
+        adds ``skipped`` (what its absence may change for the caller)."""
         folder = f"{self._run_dir(run_id)}/{category}"
         names = sorted(
             name
@@ -281,23 +301,26 @@ class FsspecTracker(CheckedTracker):
         out = []
         for name in names:
             path = f"{folder}/{name}"
-            record = self._read_or_skip(path)
-            if record is None:
-                continue
             try:
-                out.append(parse(path, record))
-            except UnreadRecordWarning as unread:
-                warn_unread(unread, depth=2)  # public read -> here
+                record = self._read(path)
+            except FileNotFoundError:
+                continue  # removed since it was listed
+            parsed = record if isinstance(record, UnreadRecordWarning) else parse(path, record)
+            if isinstance(parsed, UnreadRecordWarning):
+                warn_unread(UnreadRecordWarning(path, parsed.reason + skipped, parsed.damaged))
+            else:
+                out.append(parsed)
         return out
 
     def metadata(self, run_id: str) -> dict[str, object]:
         merged: dict[str, object] = {}
-        for values in self._records(run_id, "metadata", _metadata_of):
+        for values in self._records(run_id, "metadata", _metadata_of, _OLDER_VALUES):
             merged.update(values)
         return merged
 
     def artifacts(self, run_id: str) -> dict[str, TrackerArtifact]:
-        return {a.name: a for a in self._records(run_id, "artifacts", _artifact_of)}
+        found = self._records(run_id, "artifacts", _artifact_of, _OLDER_ARTIFACT)
+        return {a.name: a for a in found}
 
     def sources(self, run_id: str, artifact_name: str | None = None) -> list[TrackerSource]:
         found = self._records(run_id, "sources", _source_of)
@@ -319,12 +342,12 @@ class FsspecTracker(CheckedTracker):
         return runs
 
     def _long_run_id(self, folder: str) -> str | None:
-        record = self._read_or_skip(f"{folder}/{RUN_RECORD}")
+        record = self._run_record(folder)
         run_id = None if record is None else record.get("run_id")
         return run_id if isinstance(run_id, str) else None
 
     def _experiment_of(self, folder: str) -> str | None:
-        record = self._read_or_skip(f"{folder}/{RUN_RECORD}")
+        record = self._run_record(folder)
         experiment = None if record is None else record.get("experiment")
         return experiment if isinstance(experiment, str) else None
 

@@ -7,7 +7,7 @@ import math
 from collections.abc import Mapping
 
 from ._base import TrackerArtifact, TrackerBase, TrackerSource
-from ._errors import InvalidRecordError, TrackerConfigError
+from ._errors import InvalidRecordError, TrackerConfigError, UnreadRecordWarning
 
 _FIX = "use str, int, float, bool, None, lists and str-keyed dicts of them"
 
@@ -107,3 +107,14 @@ class CheckedTracker(TrackerBase):
     @abc.abstractmethod
     def _store_source(self, run_id: str, source: TrackerSource) -> None:
         """Keep ``source`` for ``run_id``."""
+
+
+def stored_source(
+    where: str, record: Mapping[str, object], fix: str
+) -> TrackerSource | UnreadRecordWarning:
+    """The source a stored record holds, or (not raised) why it holds none; ``fix`` says
+    how to read the run without the record, for the warning to name."""
+    source, artifact = record.get("source_run_id"), record.get("artifact_name")
+    if not isinstance(source, str) or not (artifact is None or isinstance(artifact, str)):
+        return UnreadRecordWarning(where, f"a source needs a str 'source_run_id'; {fix}")
+    return TrackerSource(source, artifact)

@@ -46,7 +46,7 @@ from ._environ import (
 from ._errors import InvalidRecordError, TrackerConfigError, UnreadRecordWarning, warn_unread
 from ._fsspec_tracker import MAX_OPTIONS_FILE_BYTES
 from ._reachable import check_server_reachable as _check_server_reachable
-from ._records import CheckedTracker
+from ._records import CheckedTracker, stored_source
 from ._store_lock import store_lock, store_setup_lock
 
 TAG_ARTIFACT_MD_PREFIX = "torchx.artifact.metadata"
@@ -315,7 +315,7 @@ class MLflowTracker(CheckedTracker):
         for key, record in _tag_records(tags, ARTIFACT_TAG, self._where(run_id)):
             path, metadata = record.get("path"), record.get("metadata")
             if not isinstance(path, str) or not (metadata is None or isinstance(metadata, dict)):
-                _skip(self._where(run_id), key, "an artifact needs a str 'path'")
+                _skip(self._where(run_id), key, f"an artifact needs a str 'path'; {_FIX}")
                 continue
             name = key[len(ARTIFACT_TAG) :]
             found[name] = TrackerArtifact(name, path, metadata)
@@ -413,11 +413,11 @@ def _sources_in(
 ) -> list[TrackerSource]:
     found = []
     for key, record in _tag_records(tags, SOURCE_TAG, where):
-        source, artifact = record.get("source_run_id"), record.get("artifact_name")
-        if not isinstance(source, str) or not (artifact is None or isinstance(artifact, str)):
-            _skip(where, key, "a source needs a str 'source_run_id'")
-        elif artifact_name is None or artifact == artifact_name:
-            found.append(TrackerSource(source, artifact))
+        source = stored_source(f"{where} tag {key}", record, _FIX)
+        if isinstance(source, UnreadRecordWarning):
+            warn_unread(source)
+        elif artifact_name is None or source.artifact_name == artifact_name:
+            found.append(source)
     return found
 
 
@@ -430,13 +430,24 @@ def _tag_records(
     for key, value in sorted(tags.items()):
         if key.startswith(prefix):
             try:
-                yield key, decode_object(value.encode("utf-8"), "a JSON object (a tracker record)")
+                record = decode_object(value.encode("utf-8"), "a JSON object (a tracker record)")
             except ValueError as e:
-                _skip(where, key, str(e))
+                reason = str(e)
+            else:
+                yield key, record
+                continue
+            _skip(where, key, f"{reason}; {_FIX}")  # outside the except: nothing to chain
+
+
+# how to read a run without a tag torchx cannot read, for its warning to name
+_FIX = (
+    "record it again (add_artifact, add_source), or delete the tag (MLflow's UI, or"
+    " MlflowClient.delete_tag), to read the run without it"
+)
 
 
 def _skip(where: str, key: str, reason: str) -> None:
-    warn_unread(UnreadRecordWarning(f"{where} tag {key}", reason), depth=3)
+    warn_unread(UnreadRecordWarning(f"{where} tag {key}", reason))
 
 
 def _check_tag_name(field: str, name: str) -> None:

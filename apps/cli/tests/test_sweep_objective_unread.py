@@ -1,0 +1,61 @@
+"""``torchx status SWEEP --objective``: a trial whose newest objective may be in a record
+the tracker could not read is left unranked and named, never ranked on an older value."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from torchx.cli._sweep_cli import print_status
+from torchx.runner import SweepStatus, TrialStatus
+from torchx.specs import AppState
+from torchx.tracker.backend.fsspec import create
+
+SWEEP = "local_cwd://torchx/sweep-1"
+TRIALS = [f"local_cwd://torchx/train-{i}" for i in range(3)]
+
+
+class _Recorded:
+    """Answers sweep_status as the runner does for a sweep whose trials all succeeded
+    (the trackers read here are real)."""
+
+    def sweep_status(self, handle: str) -> SweepStatus:
+        trials = [
+            TrialStatus(i, {"lr": str(i)}, AppState.SUCCEEDED, 1, 0, h)
+            for i, h in enumerate(TRIALS)
+        ]
+        return SweepStatus(handle, AppState.SUCCEEDED, "parallel", trials)
+
+
+def test_a_trial_whose_newest_objective_is_unread_is_left_unranked(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    for key in ("TORCHX_TRACKERS", "TORCHX_TRACKER_FSSPEC_CONFIG"):
+        monkeypatch.delenv(key, raising=False)
+    monkeypatch.chdir(tmp_path)
+    root = tmp_path / "runs"
+    (tmp_path / ".torchxconfig").write_text(
+        f"[torchx:tracker]\nfsspec=fsspec\n\n[tracker:fsspec]\nconfig={root}\n"
+    )
+    tracker = create(str(root))
+    for handle, objective in zip(TRIALS, (0.3, 0.2, 0.5), strict=True):
+        tracker.add_metadata(handle, objective=objective)
+    tracker.add_metadata(TRIALS[2], objective=0.1)  # trial 2's newest: the best of all
+    newest = max(root.glob("*/metadata/*.json"), key=lambda p: p.name)  # named by time
+    newest.write_text("{damaged")
+
+    runner: Any = _Recorded()
+    print_status(runner, SWEEP, json_out=True)
+    out, err = capsys.readouterr()
+    ranked = [(t["index"], t["objective"]) for t in json.loads(out)["trials"]]
+    assert ranked == [(1, 0.2), (0, 0.3), (2, None)]  # not (2, 0.5), its older value
+    first, second = err.splitlines()
+    assert first.startswith(f"torchx: warning: corrupt tracker record at {str(newest)!r} was")
+    assert second == (
+        f"torchx: warning: trial 2 is left unranked: a record of its run {TRIALS[2]} was not"
+        " read (named above), so its objective may not be the one it recorded last; fix that"
+        " record to rank it"
+    )
