@@ -77,7 +77,7 @@ def test_create_tracker_reads_torchx_07_config(tmp_path: Path, monkeypatch: Any)
 def test_a_huge_or_unreadable_config_file_is_refused_in_one_line(tmp_path: Path) -> None:
     import tracemalloc
 
-    from torchx.tracker._fsspec_tracker import MAX_OPTIONS_FILE_BYTES
+    from torchx.tracker._config_file import MAX_OPTIONS_FILE_BYTES
 
     config = tmp_path / ".torchxconfig"
     with config.open("wb") as f:  # 1 GiB, sparse: costs no disk, would cost 1 GiB to hold
@@ -97,8 +97,12 @@ def test_a_huge_or_unreadable_config_file_is_refused_in_one_line(tmp_path: Path)
     assert f"at most MAX_OPTIONS_FILE_BYTES ({MAX_OPTIONS_FILE_BYTES}) bytes" in line
 
     config.write_bytes(b"[tracker:mlflow]\nexperiment_name=\xff\n")  # not UTF-8
-    with pytest.raises(TrackerConfigError, match=r"cannot read it as a \.torchxconfig file"):
+    with pytest.raises(TrackerConfigError, match=rf"{config} is not UTF-8 text \("):
         create_tracker(str(config))
+    config.write_bytes(b"experiment_name=e\n")  # no section header: one line all the same
+    with pytest.raises(TrackerConfigError) as caught:
+        create_tracker(str(config))
+    assert "\n" not in str(caught.value) and "no section headers" in str(caught.value)
     # a file saved with a byte-order mark, at the limit, reads
     text = f"[tracker:mlflow]\nexperiment_name=bom\ntracking_uri=file://{tmp_path}/mlruns\n"
     padded = text + "#" * (MAX_OPTIONS_FILE_BYTES - 3 - len(text))

@@ -169,10 +169,27 @@ def test_a_huge_options_file_is_refused_in_one_line(tmp_path: Path) -> None:
         f.truncate(1 << 30)
     error, peak = _refusal_and_peak_memory(TrackerConfigError, lambda: create(str(options)))
     assert peak < 8 << 20, f"reading a 1 GiB options file held {peak} bytes at its peak"
-    message = str(error)
-    assert "\n" not in message
-    assert f"options file {options}: got '{1 << 30} bytes'" in message
-    assert "MAX_OPTIONS_FILE_BYTES" in message
+    assert str(error) == (
+        f"fsspec tracker config: got {str(options)!r}; {options} holds {1 << 30} bytes; a"
+        " tracker's config file holds at most MAX_OPTIONS_FILE_BYTES (1048576) bytes; give the"
+        " URL of the runs' folder, or of an options file of protocol=... and root_path=... lines"
+    )
+
+
+def test_an_options_file_reads_as_the_mlflow_config_does(tmp_path: Path) -> None:
+    """One reader for both trackers' config files: an editor's byte-order mark reads, and
+    a file that is not UTF-8 is one line naming it."""
+    options = tmp_path / "tracker.conf"
+    options.write_bytes(f"\ufeffprotocol=file\nroot_path={tmp_path / 'runs'}\n".encode())
+    assert create(str(options)).root_dir == str(tmp_path / "runs")
+    options.write_bytes(b"protocol=file\nroot_path=/tmp/\xff\n")
+    with pytest.raises(TrackerConfigError) as caught:
+        create(str(options))
+    message = str(caught.value)
+    assert message.startswith(
+        f"fsspec tracker config: got {str(options)!r}; {options} is not UTF-8 text ("
+    )
+    assert "\n" not in message and "byte 0xff in position 29" in message
 
 
 def test_create_takes_the_limit_and_its_error_says_how_to_raise_it(tmp_path: Path) -> None:

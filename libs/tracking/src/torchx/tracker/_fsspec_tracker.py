@@ -34,6 +34,7 @@ from torchx.runtime.tracking._document import MAX_DOCUMENT_BYTES, decode_object
 from torchx.runtime.tracking._stores import DocumentStore, store_for
 
 from ._base import TrackerArtifact, TrackerSource
+from ._config_file import read_config_file
 from ._errors import InvalidRecordError, TrackerConfigError, UnreadRecordWarning, warn_unread
 from ._records import CheckedTracker, stored_source
 
@@ -56,8 +57,6 @@ _ENCODER = json.JSONEncoder(ensure_ascii=False, allow_nan=False)
 #: Largest record file this tracker writes or reads, in bytes (16 MiB, as for a result
 #: document): a read holds at most this much, whatever file sits at a record's path.
 MAX_RECORD_BYTES = MAX_DOCUMENT_BYTES
-#: Largest options file (``protocol=...`` lines) :func:`create` reads, in bytes.
-MAX_OPTIONS_FILE_BYTES = 1024 * 1024
 
 
 def encode_run_id(run_id: str) -> str:
@@ -394,18 +393,14 @@ def _limit_text(limit: int) -> str:
 
 def _read_options_file(fs: Any, path: str, origin: str) -> dict[str, Any]:
     options: dict[str, Any] = {}
-    store = store_for(fs)
-    data = store.read(path, MAX_OPTIONS_FILE_BYTES)
-    if len(data) > MAX_OPTIONS_FILE_BYTES:
-        size = store.size_text(path, MAX_OPTIONS_FILE_BYTES)
-        raise TrackerConfigError(
-            f"fsspec tracker options file {origin}",
-            f"{size}",
-            f"an options file holds a few key=value lines, at most {MAX_OPTIONS_FILE_BYTES}"
-            " bytes (MAX_OPTIONS_FILE_BYTES); give the URL of the runs' folder or of such"
-            " a file",
-        )
-    content = data.decode("utf-8")
+    content = read_config_file(
+        fs,
+        path,
+        "fsspec tracker config",
+        origin,
+        "give the URL of the runs' folder, or of an options file of protocol=... and"
+        " root_path=... lines",
+    )
     for line in content.splitlines():
         stripped = line.strip()
         if not stripped or stripped.startswith("#"):

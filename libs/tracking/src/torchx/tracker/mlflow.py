@@ -37,6 +37,7 @@ from typing import Any
 from torchx.runtime.tracking._document import decode_object
 
 from ._base import TrackerArtifact, TrackerSource
+from ._config_file import read_config_file
 from ._environ import (
     ENV_TORCHX_JOB_ID,
     ENV_TORCHX_SWEEP_ARGS,
@@ -44,7 +45,6 @@ from ._environ import (
     ENV_TORCHX_SWEEP_INDEX,
 )
 from ._errors import InvalidRecordError, TrackerConfigError, UnreadRecordWarning, warn_unread
-from ._fsspec_tracker import MAX_OPTIONS_FILE_BYTES
 from ._reachable import check_server_reachable as _check_server_reachable
 from ._records import CheckedTracker, stored_source
 from ._store_lock import store_lock, store_setup_lock
@@ -458,34 +458,26 @@ def _check_tag_name(field: str, name: str) -> None:
 
 
 def _read_section(config: str) -> dict[str, str]:
-    """``[tracker:mlflow]`` of the INI file ``config``, or of ``config/.torchxconfig``.
-
-    Reads at most MAX_OPTIONS_FILE_BYTES, the cap of the fsspec tracker's options file:
-    a config file holds a few lines, and a wrong path (a data file, a device) must cost
-    one line of error, not memory that grows with what sits there."""
+    """``[tracker:mlflow]`` of the INI file ``config``, or of ``config/.torchxconfig``."""
     import configparser
 
+    import fsspec  # type: ignore[import-untyped]
+
     path = os.path.join(config, ".torchxconfig") if os.path.isdir(config) else config
+    text = read_config_file(
+        fsspec.filesystem("file"),
+        path,
+        "mlflow tracker config",
+        config,
+        "give a tracking URI, or a .torchxconfig (or its folder) with a [tracker:mlflow] section",
+    )
     parser = configparser.ConfigParser(interpolation=None)
     try:
-        with open(path, "rb") as f:
-            data = f.read(MAX_OPTIONS_FILE_BYTES + 1)
-            if len(data) > MAX_OPTIONS_FILE_BYTES:
-                size = os.fstat(f.fileno()).st_size  # 0 for a pipe or a device
-                found = f"{size} bytes" if size > MAX_OPTIONS_FILE_BYTES else "more than that"
-                raise TrackerConfigError(
-                    "mlflow tracker config",
-                    config,
-                    f"{path} holds {found}; a tracker's config file holds at most"
-                    f" MAX_OPTIONS_FILE_BYTES ({MAX_OPTIONS_FILE_BYTES}) bytes; give a"
-                    " tracking URI, or a .torchxconfig (or its folder) with a"
-                    " [tracker:mlflow] section",
-                )
-        # utf-8-sig: as the runner reads .torchxconfig (an editor's byte-order mark reads)
-        parser.read_string(data.decode("utf-8-sig"), source=path)
-    except (OSError, UnicodeDecodeError, configparser.Error) as e:
+        parser.read_string(text, source=path)
+    except configparser.Error as e:
+        why = "; ".join(line.strip() for line in str(e).splitlines())  # one line
         raise TrackerConfigError(
-            "mlflow tracker config", config, f"cannot read it as a .torchxconfig file ({e})"
+            "mlflow tracker config", config, f"cannot read it as a .torchxconfig file ({why})"
         ) from None
     return dict(parser[CONFIG_SECTION]) if parser.has_section(CONFIG_SECTION) else {}
 
