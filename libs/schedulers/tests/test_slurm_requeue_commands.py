@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -238,21 +239,29 @@ def test_the_script_asking_at_the_same_moment_keeps_its_own_line(
     assert not list(tmp_path.glob("*.requested-*"))
 
 
+def _stop_requeue(
+    monkeypatch: pytest.MonkeyPatch, stop: Callable[[list[str]], BaseException], ran: bool
+) -> None:
+    """``scontrol requeue`` ends in ``stop(argv)`` raised, once the stand-in ran (``ran``)
+    or before it could."""
+
+    def stopped(argv: list[str], **kw: Any) -> Any:
+        if argv[1] != "requeue":
+            return run(argv, **kw)
+        if ran:
+            run(argv, **kw)
+        raise stop(argv)
+
+    monkeypatch.setattr(slurm_requeue, "run", stopped)
+
+
 @pytest.mark.parametrize("requeued", [False, True], ids=["before", "after"])
 def test_ctrl_c_during_the_requeue_leaves_a_record_only_of_a_requeue_slurm_shows(
     bin_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, requeued: bool
 ) -> None:
     _requeue_played(bin_dir, tmp_path)
-    real = run
-
-    def interrupted(argv: list[str], **kw: Any) -> Any:
-        if argv[1] == "requeue":
-            if requeued:  # Slurm took it, then the user pressed Ctrl-C
-                real(argv, **kw)
-            raise KeyboardInterrupt
-        return real(argv, **kw)
-
-    monkeypatch.setattr(slurm_requeue, "run", interrupted)
+    # after: Slurm took it, then the user pressed Ctrl-C
+    _stop_requeue(monkeypatch, lambda argv: KeyboardInterrupt(), ran=requeued)
     with pytest.raises(KeyboardInterrupt):
         SlurmScheduler("t").requeue("77")
     assert calls(bin_dir)[-1] == "show job -o 77"  # asked Slurm what became of it
@@ -264,16 +273,8 @@ def test_a_requeue_past_the_time_limit_is_settled_by_what_slurm_shows(
     bin_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, requeued: bool
 ) -> None:
     _requeue_played(bin_dir, tmp_path)
-    real = run
-
-    def timed_out(argv: list[str], **kw: Any) -> Any:
-        if argv[1] == "requeue":
-            if requeued:  # Slurm carried it out, but its answer came too late
-                real(argv, **kw)
-            raise SlurmTimeoutError(argv)
-        return real(argv, **kw)
-
-    monkeypatch.setattr(slurm_requeue, "run", timed_out)
+    # requeued: Slurm carried it out, but its answer came too late
+    _stop_requeue(monkeypatch, SlurmTimeoutError, ran=requeued)
     if requeued:
         desc = SlurmScheduler("t").requeue("77")  # the hold is lifted as usual
         assert desc is not None and desc.state == AppState.RUNNING, desc
@@ -290,15 +291,11 @@ def test_a_requeue_slurm_cannot_be_asked_about_keeps_its_record_and_says_where(
     bin_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     _requeue_played(bin_dir, tmp_path)
-    real = run
-
-    def timed_out(argv: list[str], **kw: Any) -> Any:
-        if argv[1] == "requeue":
-            (bin_dir / "show_fails").write_text("Unable to contact slurm controller\n")
-            raise SlurmTimeoutError(argv)
-        return real(argv, **kw)
-
-    monkeypatch.setattr(slurm_requeue, "run", timed_out)
+    # slurmctld stops answering: the requeue, then the question what became of it
+    (bin_dir / "before_requeue").write_text(
+        f'echo "Unable to contact slurm controller" > "{bin_dir}/show_fails"; exit 0\n'
+    )
+    _stop_requeue(monkeypatch, SlurmTimeoutError, ran=True)
     text = refused()
     record = tmp_path / "slurm-77.requested-0"
     assert "whether the job was requeued is not known, so torchx keeps its record" in text
