@@ -1,16 +1,19 @@
 """While a local app's replicas are being started, those that ended already are reaped and
-their pipes closed: each later spawn copies fewer descriptors into its child."""
+their pipes closed: each later spawn copies fewer descriptors into its child. Should the
+supervisor fail before all are started, those reaped ones still get their final state."""
 
 from __future__ import annotations
 
 import json
 import os
+import resource
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from torchx.schedulers._local_processes import process_parent_and_start
 from torchx.schedulers._local_replica import Replica
-from torchx.schedulers._local_supervisor import Supervisor
+from torchx.schedulers._local_supervisor import Supervisor, supervise
 from torchx.schedulers.local_scheduler import LocalScheduler
 from torchx.specs import AppDef, AppState, Role
 
@@ -48,19 +51,16 @@ def _run_counting_pipes(app_dir: str, report: int) -> None:
     os.write(report, json.dumps(seen).encode())
 
 
-def test_replicas_that_ended_are_reaped_before_the_next_spawn(tmp_path: Path) -> None:
-    scheduler = LocalScheduler("test", state_dir=tmp_path / "state")
-    role = Role("r", image="", entrypoint="true", num_replicas=4)
-    info = scheduler.submit_dryrun(AppDef("reap", [role]), {"log_dir": str(tmp_path / "logs")})
-    req = info.request
-    scheduler._write_app_files(req, scheduler._make_app_dir(req))
+def _in_child(app_dir: str, drive: Callable[[str, int], None]) -> bytes:
+    """Run ``drive(app_dir, report_fd)`` in a forked child (a supervisor takes over its
+    process: signals, children, working directory); what it wrote to the report fd."""
     r, w = os.pipe()
     pid = os.fork()
     if pid == 0:  # pragma: no cover -- the child reports through the pipe
         code = 1
         try:
             os.close(r)
-            _run_counting_pipes(req.app_dir, w)
+            drive(app_dir, w)
             code = 0
         finally:
             os._exit(code)
@@ -69,6 +69,16 @@ def test_replicas_that_ended_are_reaped_before_the_next_spawn(tmp_path: Path) ->
         report = f.read()
     _, status = os.waitpid(pid, 0)
     assert os.waitstatus_to_exitcode(status) == 0
+    return report
+
+
+def test_replicas_that_ended_are_reaped_before_the_next_spawn(tmp_path: Path) -> None:
+    scheduler = LocalScheduler("test", state_dir=tmp_path / "state")
+    role = Role("r", image="", entrypoint="true", num_replicas=4)
+    info = scheduler.submit_dryrun(AppDef("reap", [role]), {"log_dir": str(tmp_path / "logs")})
+    req = info.request
+    scheduler._write_app_files(req, scheduler._make_app_dir(req))
+    report = _in_child(req.app_dir, _run_counting_pipes)
     # When a replica starts, at most the two pipes of the one just before it are watched
     # (if it had not ended yet when it was started); those of all the earlier ones were
     # closed when they were reaped, right after a later spawn. Without that: 0, 2, 4, 6.
@@ -77,3 +87,64 @@ def test_replicas_that_ended_are_reaped_before_the_next_spawn(tmp_path: Path) ->
     desc = scheduler.describe(req.app_id)
     assert desc is not None and desc.state == AppState.SUCCEEDED
     assert [r.exit_code for r in desc.roles_statuses[0].replicas] == [0, 0, 0, 0]
+
+
+def _run_out_of_descriptors(app_dir: str, report: int) -> None:
+    """In a forked child: supervise the app of 4 replicas; the first two end (and are
+    reaped) before the third starts; the fourth's spawn meets a real EMFILE (the limit
+    on open descriptors lowered to those open), as a supervisor out of them would."""
+    r, w = os.pipe()
+    os.close(r)
+    sup = Supervisor(app_dir, w, shared=True)
+    spawn = sup.spawn
+    seen: dict[str, object] = {}
+
+    def spawn_until_out_of_descriptors(replica: Replica, why: str = "") -> None:
+        k = sup.replicas.index(replica)
+        if k == 2:
+            for earlier in sup.replicas[:2]:
+                assert earlier.pid is not None
+                _until_ended(earlier.pid)
+        if k != 3:
+            spawn(replica, why)
+            return
+        seen["reaped"] = [f"{x.role}/{x.id}" for x in sup.exited]
+        lowest_free = os.dup(report)  # every descriptor below it is open
+        os.close(lowest_free)
+        soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+        resource.setrlimit(resource.RLIMIT_NOFILE, (lowest_free, hard))
+        try:
+            spawn(replica, why)
+        finally:  # the failure is recorded with descriptors to spare
+            resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+
+    sup.spawn = spawn_until_out_of_descriptors  # type: ignore[method-assign]
+    seen["code"] = supervise(sup)
+    os.write(report, json.dumps(seen).encode())
+
+
+def test_replicas_reaped_before_the_supervisor_failed_get_their_final_state(
+    tmp_path: Path,
+) -> None:
+    scheduler = LocalScheduler("test", state_dir=tmp_path / "state")
+    roles = [
+        Role("ok", image="", entrypoint="true"),
+        Role("bad", image="", entrypoint="false"),
+        Role("long", image="", entrypoint="sleep", args=["60"], num_replicas=2),
+    ]
+    info = scheduler.submit_dryrun(AppDef("crash", roles), {"log_dir": str(tmp_path / "logs")})
+    req = info.request
+    scheduler._write_app_files(req, scheduler._make_app_dir(req))
+    seen = json.loads(_in_child(req.app_dir, _run_out_of_descriptors))
+    # the case at hand: both had been reaped (out of the running ones) when it failed
+    assert sorted(seen["reaped"]) == ["bad/0", "ok/0"] and seen["code"] == 1, seen
+    desc = scheduler.describe(req.app_id)
+    assert desc is not None and desc.state == AppState.FAILED
+    assert "Errno 24" in desc.msg, desc.msg
+    states = {
+        (rs.role, x.id): (x.state, x.exit_code) for rs in desc.roles_statuses for x in rs.replicas
+    }
+    # ended on their own: as they ended (not RUNNING); the one still running was stopped
+    assert states[("ok", 0)] == (AppState.SUCCEEDED, 0)
+    assert states[("bad", 0)] == (AppState.FAILED, 1)
+    assert states[("long", 0)][0] == AppState.FAILED

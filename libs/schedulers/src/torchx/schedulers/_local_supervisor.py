@@ -612,6 +612,13 @@ class Supervisor:
             if r.pid is not None and r.pid in self.by_pid:
                 signal_quietly(r.pid, signal.SIGKILL, group=True)
                 r.state = "FAILED"
+        for r in self.exited:  # ended (reaped while the replicas started), not yet judged
+            if r.killed:
+                r.state = "CANCELLED"
+            elif r.exit_code == 0:
+                r.state = "SUCCEEDED"
+            else:
+                r.state, r.error = "FAILED", r.stderr_tail()
         self.state = "FAILED"
         self.msg = self.error = (
             f"the app's supervisor failed ({type(error).__name__}: {error}); its replicas "
