@@ -12,10 +12,12 @@ from typing import Any
 
 import pytest
 
+import torchx.schedulers._slurm_preemption as slurm_preemption
 import torchx.schedulers._slurm_requeue as slurm_requeue
 from torchx.schedulers import SchedulerError
 from torchx.schedulers._slurm_commands import SlurmTimeoutError, run
 from torchx.schedulers._slurm_preemption import (
+    TIMEOUT_REASON_PREFIX,
     clear_requests,
     read_requeues,
     script_wait_and_requeue,
@@ -162,8 +164,21 @@ def test_a_sweep_trial_is_requeued_alone_under_its_own_id(bin_dir: Path, tmp_pat
     assert SlurmScheduler("t").requeue("78") is None
 
 
+@pytest.fixture
+def opened(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The names of the files that reading a job's requeues opens, in order."""
+    names: list[str] = []
+
+    def counting_open(file: str, *args: Any, **kwargs: Any) -> Any:
+        names.append(os.path.basename(file))
+        return open(file, *args, **kwargs)
+
+    monkeypatch.setattr(slurm_preemption, "open", counting_open, raising=False)
+    return names
+
+
 def test_a_trial_started_by_an_earlier_version_has_its_requeues_read(
-    bin_dir: Path, tmp_path: Path
+    bin_dir: Path, tmp_path: Path, opened: list[str]
 ) -> None:
     # its script named the file after the task's own job id (71), not 70_7
     task = {"JobId": "71", "ArrayJobId": "70", "ArrayTaskId": "7"}
@@ -171,10 +186,43 @@ def test_a_trial_started_by_an_earlier_version_has_its_requeues_read(
     (tmp_path / "slurm-71.requeues").write_text("preemption 0\n")
     desc = SlurmScheduler("t").describe("70_7")
     assert desc is not None and (desc.num_preemptions, desc.num_restarts) == (1, 1), desc
+    assert opened == ["slurm-71.requeues"]  # nothing tried that is not there
     # the trial's own file, once there, is the one read
     (tmp_path / "slurm-70_7.requeues").write_text("preemption 0\ntime_limit 1\n")
     desc = SlurmScheduler("t").describe("70_7")
     assert desc is not None and (desc.num_preemptions, desc.num_restarts) == (2, 0), desc
+
+
+def test_a_trial_opens_only_the_requeue_files_it_has(tmp_path: Path, opened: list[str]) -> None:
+    d = str(tmp_path)
+    # never requeued (most trials): nothing opened, under its id or its task's job id
+    assert read_requeues(d, "70_7", "71", before=1) == (0, "")
+    assert opened == []
+    # its own file found: the earlier version's name is not read
+    (tmp_path / "slurm-70_7.requeues").write_text("preemption 0\n")
+    (tmp_path / "slurm-71.requeues").write_text("preemption 0\npreemption 1\n")
+    assert read_requeues(d, "70_7", "71", before=2) == (1, "")
+    assert opened == ["slurm-70_7.requeues"]
+    # an earlier version's trial stopped at its time limit wrote its reason alone
+    opened.clear()
+    why = f"{TIMEOUT_REASON_PREFIX} the job reached its time limit"
+    (tmp_path / "slurm-72.reason").write_text(why + "\n")
+    assert read_requeues(d, "70_8", "72", before=0) == (0, why)
+    assert opened == ["slurm-72.reason"]
+
+
+def test_a_job_dir_that_cannot_be_listed_still_has_its_files_read(
+    tmp_path: Path, opened: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # as a directory with execute but no read permission answers (root reads any)
+    def refused(path: str) -> Any:
+        raise PermissionError(13, "Permission denied", path)
+
+    (tmp_path / "slurm-71.requeues").write_text("preemption 0\n")
+    (tmp_path / "slurm-70_7.reason").write_text("past the cap\n")
+    monkeypatch.setattr(os, "scandir", refused)
+    assert read_requeues(str(tmp_path), "70_7", "71") == (1, "past the cap")
+    assert opened == ["slurm-70_7.requeues", "slurm-71.requeues", "slurm-70_7.reason"]
 
 
 def test_slurms_refusal_is_said_and_the_record_taken_back(bin_dir: Path, tmp_path: Path) -> None:

@@ -245,13 +245,32 @@ def read_requeues(
     count, reason = 0, ""
     if not job_dir:
         return count, reason
-    import glob
-
-    ids = [job_id, legacy_id] if legacy_id and legacy_id != job_id else [job_id]
+    legacy_id = legacy_id if legacy_id != job_id else ""
     attempts: set[int] = set()
-    for name in ids:
+    # One listing finds torchx's requests and which of the job's files exist: only those
+    # are opened, so a job never requeued (the most) costs no open, and an earlier
+    # version's name is read only where the job's own file is absent and that one exists.
+    asked = requested_name(job_id, "")
+    wanted = {requeues_name(job_id), reason_name(job_id)}
+    if legacy_id:
+        wanted |= {requeues_name(legacy_id), reason_name(legacy_id)}
+    found: set[str] = set()
+    present: set[str] | None = found
+    try:
+        with os.scandir(job_dir) as entries:
+            for entry in entries:
+                if entry.name.startswith(asked):
+                    if entry.name[len(asked) :].isdigit():
+                        attempts.add(int(entry.name[len(asked) :]))
+                elif entry.name in wanted:
+                    found.add(entry.name)
+    except OSError:
+        present = None  # not listable (execute-only): try each name
+    for name in _names_to_read(
+        present, requeues_name(job_id), legacy_id and requeues_name(legacy_id)
+    ):
         try:
-            with open(os.path.join(job_dir, requeues_name(name)), encoding="utf-8") as f:
+            with open(os.path.join(job_dir, name), encoding="utf-8") as f:
                 for line in f:
                     words = line.split()
                     if len(words) > 1 and words[1].isdigit():
@@ -261,17 +280,20 @@ def read_requeues(
             break
         except OSError:
             pass
-    prefix = requested_name(job_id, "")
-    for path in glob.glob(os.path.join(glob.escape(job_dir), glob.escape(prefix) + "*")):
-        attempt = os.path.basename(path)[len(prefix) :]
-        if attempt.isdigit():
-            attempts.add(int(attempt))
     count += sum(1 for a in attempts if before is None or a < before)
-    for name in ids:
+    for name in _names_to_read(present, reason_name(job_id), legacy_id and reason_name(legacy_id)):
         try:
-            with open(os.path.join(job_dir, reason_name(name)), encoding="utf-8") as f:
+            with open(os.path.join(job_dir, name), encoding="utf-8") as f:
                 reason = f.read(4096).strip()
             break
         except OSError:
             pass
     return count, reason
+
+
+def _names_to_read(present: set[str] | None, own: str, legacy: str) -> list[str]:
+    """The file to read of the job's own name and an earlier version's (``legacy``, ""
+    for none): the first that the listing found, or, without a listing, both in turn."""
+    if present is None:
+        return [own, legacy] if legacy else [own]
+    return [own] if own in present else [legacy] if legacy in present else []
