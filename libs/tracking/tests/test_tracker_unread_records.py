@@ -129,3 +129,22 @@ def test_each_read_names_the_callers_line_however_deep_the_record_was_met(
         found = _warnings_of(read)
         assert found, f"{name} skipped nothing"
         assert {(w.filename, w.lineno) for w in found} == {(__file__, line)}, name
+
+
+def test_a_source_record_names_the_field_that_is_wrong(tmp_path: Path) -> None:
+    tracker = create(str(tmp_path))
+    child = "local_cwd://torchx/eval-x2"
+    tracker.add_source(child, RUN, artifact_name="model")
+    [record] = tmp_path.glob("*/sources/*.json")
+    good = record.read_text()
+
+    record.write_text(good.replace('"model"', "5"))  # a hand edit: the run id stays a str
+    [warned] = _warnings_of(lambda: tracker.sources(child))
+    assert " was not read: a source's 'artifact_name' must be a str or null, not 5; " in str(
+        warned.message
+    )
+    assert "source_run_id" not in str(warned.message)
+
+    record.write_text(good.replace(f'"{RUN}"', "7"))
+    [warned] = _warnings_of(lambda: tracker.sources(child))
+    assert " was not read: a source needs a str 'source_run_id'; " in str(warned.message)
