@@ -207,3 +207,22 @@ def test_cmd_tracker_lists_what_a_real_tracker_recorded(
         " move the file out of the run's folder (or restore it) to read the run without it;"
         " without it, its artifact may show an older record, or none\n"
     )
+
+
+def test_cmd_tracker_subclass_handler_set_in_its_hook_wins(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """A 0.7-style subclass that points a list kind at its own handler from its
+    ``add_*_arguments`` hook gets that handler run, not the built-in one."""
+    from torchx.cli.cmd_tracker import CmdTracker
+
+    class OwnMetadata(CmdTracker):
+        def add_metadata_arguments(self, subparser: argparse.ArgumentParser) -> None:
+            super().add_metadata_arguments(subparser)
+            subparser.set_defaults(func=self.own_metadata)
+
+        def own_metadata(self, args: argparse.Namespace) -> None:
+            print("own metadata of", args.RUN_ID)
+
+    cli_main.run_main({"tracker": OwnMetadata()}, ["tracker", "list", "metadata", "r1"])
+    assert capsys.readouterr().out == "own metadata of r1\n"

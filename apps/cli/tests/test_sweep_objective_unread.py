@@ -50,8 +50,10 @@ def test_a_trial_whose_newest_objective_is_unread_is_left_unranked(
     runner: Any = _Recorded()
     print_status(runner, SWEEP, json_out=True)
     out, err = capsys.readouterr()
-    ranked = [(t["index"], t["objective"]) for t in json.loads(out)["trials"]]
-    assert ranked == [(1, 0.2), (0, 0.3), (2, None)]  # not (2, 0.5), its older value
+    rows = json.loads(out)["trials"]
+    ranked = [(t["index"], t["objective"], t["objective_unread"]) for t in rows]
+    # not (2, 0.5), its older value; and told apart from a trial that recorded none
+    assert ranked == [(1, 0.2, False), (0, 0.3, False), (2, None, True)]
     first, second = err.splitlines()
     assert first.startswith(f"torchx: warning: corrupt tracker record at {str(newest)!r} was")
     assert second == (

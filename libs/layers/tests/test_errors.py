@@ -134,13 +134,28 @@ def test_groups_and_divisibility() -> None:
 
 def test_a_pixel_shuffle_factor_below_one_is_refused_at_construction() -> None:
     for cls, arg in ((L.PixelShuffle, "upscale_factor"), (L.PixelUnshuffle, "downscale_factor")):
-        for bad in (0, -2, 1.5, True, "2"):
+        for bad in (0, -2, 1.5, True, "2", torch.tensor(2.0), torch.tensor(True)):
             with pytest.raises(ValueError) as e:
                 cls(bad)
             assert str(e.value) == (
-                f"L.{cls.__name__}: {arg}={bad!r}; expected an int of at least 1"
+                f"L.{cls.__name__}: {arg}={bad!r}; expected an integer of at least 1 (not a bool)"
             )
         assert cls(1)(Placeholder((None, 3, 4, 4))).shape == (None, 3, 4, 4)
+
+
+def test_a_pixel_shuffle_factor_may_be_any_integer_torch_takes() -> None:
+    """A numpy integer or a one-element integer tensor, as torch takes it: stored as a
+    plain int, so the layer saves as JSON and builds the module torch would."""
+    np = pytest.importorskip("numpy")
+    x = torch.arange(16.0).reshape(1, 4, 2, 2)
+    for factor in (np.int64(2), np.int32(2), torch.tensor(2)):
+        layer = L.PixelShuffle(factor)
+        assert type(layer.args["upscale_factor"]) is int
+        assert layer.get_config() == {"upscale_factor": 2}
+        assert torch.equal(layer(x), torch.nn.PixelShuffle(2)(x))
+        back = L.PixelUnshuffle(downscale_factor=factor)
+        assert back.get_config() == {"downscale_factor": 2}
+        assert torch.equal(back(layer(x)), x)
 
 
 def test_bad_constructor_arguments() -> None:

@@ -4,8 +4,13 @@ read the run without it, and reads true when made an error."""
 
 from __future__ import annotations
 
+import compileall
 import gc
 import inspect
+import os
+import shutil
+import subprocess
+import sys
 import tracemalloc
 import warnings
 from collections.abc import Callable
@@ -129,3 +134,61 @@ def test_each_read_names_the_callers_line_however_deep_the_record_was_met(
         found = _warnings_of(read)
         assert found, f"{name} skipped nothing"
         assert {(w.filename, w.lineno) for w in found} == {(__file__, line)}, name
+
+
+def test_a_source_record_names_the_field_that_is_wrong(tmp_path: Path) -> None:
+    tracker = create(str(tmp_path))
+    child = "local_cwd://torchx/eval-x2"
+    tracker.add_source(child, RUN, artifact_name="model")
+    [record] = tmp_path.glob("*/sources/*.json")
+    good = record.read_text()
+
+    record.write_text(good.replace('"model"', "5"))  # a hand edit: the run id stays a str
+    [warned] = _warnings_of(lambda: tracker.sources(child))
+    assert " was not read: a source's 'artifact_name' must be a str or null, not 5; " in str(
+        warned.message
+    )
+    assert "source_run_id" not in str(warned.message)
+
+    record.write_text(good.replace(f'"{RUN}"', "7"))
+    [warned] = _warnings_of(lambda: tracker.sources(child))
+    assert " was not read: a source needs a str 'source_run_id'; " in str(warned.message)
+
+
+_CALLER = """
+import sys, warnings
+from torchx.tracker.backend.fsspec import create
+import torchx.tracker._errors as errors
+assert errors.__file__.endswith(".pyc"), errors.__file__  # the sourceless copy
+tracker = create(sys.argv[1])
+with warnings.catch_warnings(record=True) as caught:
+    warnings.simplefilter("always")
+    tracker.metadata("RUN")  # the line the warning must name
+for w in caught:
+    print(w.filename, w.lineno)
+"""
+
+
+def test_a_sourceless_install_names_the_callers_line(tmp_path: Path) -> None:
+    """Installed as .pyc files only, compiled under another folder (an app bundle), the
+    code's file names are not where it lives: the warning still names the caller."""
+    here = Path(__file__).parent.parent / "src" / "torchx"
+    site = tmp_path / "site"
+    shutil.copytree(here, site / "torchx", ignore=shutil.ignore_patterns("__pycache__"))
+    assert compileall.compile_dir(site, ddir="/build/site-packages", legacy=True, quiet=1)
+    for source in site.rglob("*.py"):
+        source.unlink()
+    root = tmp_path / "runs"
+    tracker = create(str(root))
+    tracker.add_metadata("RUN", lr=0.1)
+    tracker.add_metadata("RUN", lr=0.2)
+    max(root.glob("*/metadata/*.json")).write_text("{damaged")
+    caller = tmp_path / "caller.py"
+    caller.write_text(_CALLER)
+    [line] = [n for n, text in enumerate(_CALLER.splitlines(), 1) if "must name" in text]
+    env = {**os.environ, "PYTHONPATH": str(site)}
+    done = subprocess.run(
+        [sys.executable, str(caller), str(root)], env=env, capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == [str(caller), str(line)]

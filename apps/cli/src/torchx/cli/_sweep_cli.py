@@ -12,6 +12,7 @@ import typer
 from torchx.cli._errors import CliError
 
 if TYPE_CHECKING:
+    from collections.abc import Collection
     from typing import Unpack  # Python 3.11+; annotations only, so 3.10 runs this
 
     from torchx.cli._run import PickScheduler, RunArgs, RunSetup
@@ -198,7 +199,11 @@ def _print_plan(plan: SweepPlan, json_out: bool) -> None:
     typer.echo(str(plan.request))
 
 
-def sweep_json(st: SweepStatus) -> dict[str, Any]:
+def sweep_json(st: SweepStatus, unread: Collection[int] | None = None) -> dict[str, Any]:
+    """The sweep as JSON. ``unread``: where the objectives were read, the trials left
+    unranked because a record of theirs was not; each row then says whether it is one
+    (``objective_unread``), which a null ``objective`` alone cannot tell from a trial that
+    never recorded it."""
     return {
         "handle": st.handle,
         "state": st.state.name,
@@ -214,24 +219,26 @@ def sweep_json(st: SweepStatus) -> dict[str, Any]:
                 "handle": t.handle,
                 "msg": t.msg,
                 "objective": t.objective,
+                **({} if unread is None else {"objective_unread": t.index in unread}),
             }
             for t in st.trials
         ],
     }
 
 
-def _record_objectives(st: SweepStatus, key: str) -> None:
+def _record_objectives(st: SweepStatus, key: str) -> set[int]:
     """Each trial's ``key`` as its run recorded it in the first configured tracker. A
     trial whose metadata read skipped a record is left unranked, with a warning: the
     skipped record may hold the newest ``key``, and ranking on an older one would
-    mislead."""
+    mislead. Returns the indices of the trials left unranked so."""
     from torchx.cli._record_skips import skips_reported, warn_line
     from torchx.cli._tracker import _tracker
 
     try:
         tracker = _tracker(None)
     except CliError:
-        return  # no tracker configured: there is nothing to read
+        return set()  # no tracker configured: there is nothing to read
+    unread: set[int] = set()
     with skips_reported() as skipped:
         for t in st.trials:
             if t.handle is None:
@@ -244,8 +251,10 @@ def _record_objectives(st: SweepStatus, key: str) -> None:
                     f" not read (named above), so its {key} may not be the one it recorded"
                     " last; fix that record to rank it"
                 )
+                unread.add(t.index)
                 continue
             _set_objective(t, key, value)
+    return unread
 
 
 def _set_objective(t: TrialStatus, key: str, value: object) -> None:
@@ -266,13 +275,13 @@ def print_status(
     maximize: bool = False,
 ) -> None:
     st = runner.sweep_status(handle)
-    _record_objectives(st, objective)
+    unread = _record_objectives(st, objective)
     if any(t.objective is not None for t in st.trials):
         st.rank(maximize)
     if json_out:
         from torchx.cli._output import print_json
 
-        print_json(sweep_json(st))
+        print_json(sweep_json(st, unread))
         return
     typer.echo(st.format(objective))
 

@@ -100,9 +100,10 @@ class CmdTracker(SubCommand):
             ),
         ):
             parser = kinds.add_parser(name, help=help)
-            add(parser)
-            # a record a read skipped: one line, as `torchx tracker` prints it
+            # a record a read skipped: one line, as `torchx tracker` prints it. Set before
+            # the hook, as 0.7 did, so a subclass's own ``set_defaults(func=...)`` wins.
             parser.set_defaults(func=skips_reported_by(func))
+            add(parser)
 
     def run(self, args: argparse.Namespace) -> None:
         handler = getattr(args, "func", None)

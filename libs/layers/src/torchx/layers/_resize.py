@@ -9,7 +9,7 @@ from typing import ClassVar
 from torch import nn
 
 from ._errors import ShapeError
-from ._shapes import Shape, Shapes, ntuple
+from ._shapes import Shape, Shapes, as_count, ntuple
 from ._spatial import SpatialLayer
 from ._torch_layer import TorchLayer
 
@@ -63,11 +63,17 @@ class _PixelRearrange(SpatialLayer):
         # at construction: a factor below 1 would otherwise surface at the first call as a
         # division by zero or a misleading size error
         super()._validate()
-        r = self.args[self.factor_arg]
-        if isinstance(r, bool) or not isinstance(r, int) or r < 1:
+        key = self.factor_arg
+        r = as_count(self.args[key])
+        if r is None:
             raise ValueError(
-                f"L.{type(self).__name__}: {self.factor_arg}={r!r}; expected an int of at least 1"
+                f"L.{type(self).__name__}: {key}={self.args[key]!r}; expected an integer of "
+                "at least 1 (not a bool)"
             )
+        # stored as a plain int: the config is saved as JSON and the formula does maths on it
+        self.args[key] = r
+        if key in self._config:
+            self._config[key] = r
 
     def _formula(self, shapes: list[Shape]) -> Shapes:
         b, *sizes = shapes[0]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import operator
 from collections.abc import Callable, Sequence
 from typing import Any, TypeAlias
 
@@ -24,6 +25,22 @@ def ntuple(value: Any, n: int, field: str) -> tuple[Any, ...]:
             raise ValueError(f"{field}={value!r}: expected a single value or {n} values")
         return tuple(value)
     return (value,) * n
+
+
+def as_count(value: object, least: int = 1) -> int | None:
+    """``value`` as a plain int when it is an integer of at least ``least``, else None.
+
+    An integer is whatever ``operator.index`` takes, as torch takes it: a Python int, a
+    numpy integer, a one-element integer tensor (a factor read from a numpy grid or a
+    config). A bool, or a tensor or array of bools, is a flag and never a size.
+    """
+    if isinstance(value, bool) or "bool" in str(getattr(value, "dtype", "")):
+        return None
+    try:
+        n = operator.index(value)  # type: ignore[arg-type]
+    except TypeError:
+        return None
+    return n if n >= least else None
 
 
 def conv_out(size: int, kernel: int, stride: int, padding: int, dilation: int) -> int:

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import os
-
 
 class TrackerError(ValueError):
     """Base of every error torchx.tracker raises about bad input or stored records.
@@ -80,10 +78,6 @@ class UnreadRecordWarning(CorruptRecordError, UserWarning):
         TrackerError.__init__(self, f"{head} at {path!r} was not read: {reason}")
 
 
-# every module of torchx.tracker (its backends included) lives below this folder
-_PACKAGE = os.path.dirname(__file__) + os.sep
-
-
 def warn_unread(unread: UnreadRecordWarning) -> None:
     """Warn of ``unread``, a record a read did not read, dated to the first line outside
     torchx.tracker: the user's call of the public read (metadata, run_ids, lineage...),
@@ -97,9 +91,19 @@ def warn_unread(unread: UnreadRecordWarning) -> None:
     import warnings
 
     frame, level = inspect.currentframe(), 1  # stacklevel 1 names this function's line
-    while frame is not None and frame.f_code.co_filename.startswith(_PACKAGE):
+    # matched by module name, not file path: a sourceless (.pyc only) or frozen install
+    # keeps the path its code was compiled under, which need not be where it now lives
+    while frame is not None and _in_package(frame.f_globals.get("__name__", "")):
         frame, level = frame.f_back, level + 1
     del frame  # a frame held in a local keeps its callers alive
     if unread.__traceback__ is not None:
         unread = UnreadRecordWarning(unread.path, unread.reason, unread.damaged)
     warnings.warn(unread, stacklevel=level)
+
+
+def _in_package(module: object) -> bool:
+    """Whether ``module`` (a frame's ``__name__``) is torchx.tracker or one of its modules,
+    its backends included."""
+    return isinstance(module, str) and (
+        module == "torchx.tracker" or module.startswith("torchx.tracker.")
+    )

@@ -115,6 +115,10 @@ def stored_source(
     """The source a stored record holds, or (not raised) why it holds none; ``fix`` says
     how to read the run without the record, for the warning to name."""
     source, artifact = record.get("source_run_id"), record.get("artifact_name")
-    if not isinstance(source, str) or not (artifact is None or isinstance(artifact, str)):
+    if not isinstance(source, str):
         return UnreadRecordWarning(where, f"a source needs a str 'source_run_id'; {fix}")
+    if not (artifact is None or isinstance(artifact, str)):
+        return UnreadRecordWarning(
+            where, f"a source's 'artifact_name' must be a str or null, not {artifact!r}; {fix}"
+        )
     return TrackerSource(source, artifact)
