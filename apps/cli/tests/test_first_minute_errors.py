@@ -142,6 +142,18 @@ def test_a_script_is_looked_for_where_the_replicas_run(isolated: Path) -> None:
     assert "/local_cwd/workspaces/other-" in err, err
 
 
+def test_on_local_dir_a_script_is_looked_for_in_the_image_directory(isolated: Path) -> None:
+    _hello(isolated / "sub")
+    (isolated / "top.py").write_text("print('not in the image directory')\n")
+    err = refused("run", "-s", "local_dir", "utils.python", "--image", "sub", "--script", "top.py")
+    assert err == (
+        f"torchx: error: utils.python --script: got 'top.py'; nothing at that path in "
+        f"{isolated / 'sub'}, where local_dir runs role 'torchx_utils_python'; give the path "
+        "of your script, relative to that directory or absolute\n"
+    )
+    ran_hello("-s", "local_dir", "utils.python", "--image", "sub", "--script", "hello.py")
+
+
 def test_local_dir_without_a_directory_image_says_how_to_give_one() -> None:
     assert refused("run", "-s", "local_dir", "--dryrun", "utils.echo") == (
         "torchx: error: role image: got 'ghcr.io/pytorch/torchx:0.7.0'; the local_dir "

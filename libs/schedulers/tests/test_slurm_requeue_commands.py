@@ -5,6 +5,7 @@ tests/integration/test_slurm_requeue.py)."""
 from __future__ import annotations
 
 import os
+import secrets
 import subprocess
 from collections.abc import Callable
 from pathlib import Path
@@ -23,7 +24,7 @@ from torchx.schedulers._slurm_preemption import (
     script_wait_and_requeue,
 )
 from torchx.schedulers.slurm_scheduler import SlurmScheduler
-from torchx.specs import AppState
+from torchx.specs import AppDef, AppState, CfgVal, Role
 
 # Prints the job's current record (then moves on to the next one queued after a requeue,
 # as Slurm's job goes COMPLETING -> PENDING), and logs every call.
@@ -80,6 +81,16 @@ def bin_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return d
 
 
+def records(job_dir: Path, app_id: str = "77", attempt: int = 0) -> list[Path]:
+    """``torchx requeue``'s records of requests for ``attempt``: one file a request."""
+    return list(job_dir.glob(f"slurm-{app_id}.requested-{attempt}.*"))
+
+
+def record(job_dir: Path, app_id: str = "77", attempt: int = 0) -> Path:
+    (found,) = records(job_dir, app_id, attempt)
+    return found
+
+
 def calls(bin_dir: Path) -> list[str]:
     out: list[str] = []
     for line in (bin_dir / "calls").read_text().splitlines():
@@ -106,7 +117,7 @@ def test_requeue_records_a_preemption_requeues_and_lifts_the_begin_time_hold(
         "show job -o 77",
     ]
     # torchx's record is a file of its own, named after the attempt it stopped
-    assert (tmp_path / "slurm-77.requested-0").read_text() == "preemption 0 requested\n"
+    assert record(tmp_path).read_text() == "preemption 0 requested\n"
     assert not (tmp_path / "slurm-77.requeues").exists()
     assert desc is not None and desc.state == AppState.RUNNING, desc
     assert (desc.num_preemptions, desc.num_restarts) == (1, 0), desc
@@ -157,7 +168,7 @@ def test_a_sweep_trial_is_requeued_alone_under_its_own_id(bin_dir: Path, tmp_pat
     desc = SlurmScheduler("t").requeue("70_7")
     show = "show job -o 70_7"
     assert calls(bin_dir) == [show, "requeue 70_7", show, "update JobId=70_7 StartTime=now", show]
-    assert (tmp_path / "slurm-70_7.requested-0").read_text() == "preemption 0 requested\n"
+    assert record(tmp_path, "70_7").read_text() == "preemption 0 requested\n"
     assert not list(tmp_path.glob("slurm-71.*"))
     assert desc is not None and (desc.num_preemptions, desc.num_restarts) == (1, 0), desc
     (bin_dir / "state").unlink()
@@ -248,7 +259,8 @@ def test_an_unwritable_job_dir_is_refused_before_the_requeue(bin_dir: Path, tmp_
 def test_a_hold_not_lifted_in_time_names_the_limit(
     bin_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(slurm_requeue, "RELEASE_WAIT_S", 1.0)
+    # past at once: Slurm is still asked once, however late the first poll comes
+    monkeypatch.setattr(slurm_requeue, "RELEASE_WAIT_S", 0.0)
     (bin_dir / "state").write_text(job("RUNNING", tmp_path))
     (bin_dir / "completing").write_text(job("COMPLETING", tmp_path, restarts=1))
     (bin_dir / "pending").write_text(job("COMPLETING", tmp_path, restarts=1))
@@ -256,10 +268,10 @@ def test_a_hold_not_lifted_in_time_names_the_limit(
         SlurmScheduler("t").requeue("77")
     text = str(e.value)
     assert text.startswith("slurm: app 77 was requeued, but its begin-time hold"), text
-    assert "not lifted within 1 s (RELEASE_WAIT_S; it is COMPLETING, Reason=None)" in text
+    assert "not lifted within 0 s (RELEASE_WAIT_S; it is COMPLETING, Reason=None)" in text
     assert "StartTime=now" in text and "\n" not in text
     # the requeue itself happened and stays counted
-    assert (tmp_path / "slurm-77.requested-0").read_text() == "preemption 0 requested\n"
+    assert record(tmp_path).read_text() == "preemption 0 requested\n"
 
 
 def _requeue_played(bin_dir: Path, tmp_path: Path) -> None:
@@ -284,6 +296,62 @@ def test_the_script_asking_at_the_same_moment_keeps_its_own_line(
     (bin_dir / "refuse").write_text("Job is pending execution\n")
     assert "Slurm refused `scontrol requeue 77`: Job is pending execution" in refused()
     assert (tmp_path / "slurm-77.requeues").read_text() == "time_limit 0\n"
+    assert not list(tmp_path.glob("*.requested-*"))
+
+
+def test_a_refused_request_leaves_the_record_of_one_slurm_accepted(
+    bin_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # two `torchx requeue 77` at once, both past their check of the running attempt 0:
+    # Slurm takes the other one's, then refuses this one's
+    (bin_dir / "state").write_text(job("RUNNING", tmp_path))
+    (bin_dir / "completing").write_text(job("COMPLETING", tmp_path, restarts=1))
+    (bin_dir / "pending").write_text(job("RUNNING", tmp_path, restarts=1))
+    taken: list[str] = []
+
+    def other_first(argv: list[str], **kw: Any) -> Any:
+        if argv[1] != "requeue" or taken:
+            return run(argv, **kw)
+        taken.append("other")
+        other = SlurmScheduler("t").requeue("77")
+        assert other is not None and other.num_preemptions == 1, other
+        return subprocess.CompletedProcess(argv, 1, "", "Job is pending execution\n")
+
+    monkeypatch.setattr(slurm_requeue, "run", other_first)
+    assert "Slurm refused `scontrol requeue 77`: Job is pending execution" in refused()
+    assert taken == ["other"]
+    # the restart is still the other request's preemption, not a failure
+    desc = SlurmScheduler("t").describe("77")
+    assert desc is not None and (desc.num_preemptions, desc.num_restarts) == (1, 0), desc
+    assert record(tmp_path).read_text() == "preemption 0 requested\n"
+
+
+def test_a_record_name_already_taken_is_refused_and_left_alone(
+    bin_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(secrets, "token_hex", lambda n: "5eed")
+    theirs = tmp_path / "slurm-77.requested-0.5eed"
+    theirs.write_text("not this request's\n")
+    (bin_dir / "state").write_text(job("RUNNING", tmp_path))
+    assert f"cannot record the requeue in {theirs} (File exists)" in refused()
+    assert calls(bin_dir) == ["show job -o 77"]
+    assert theirs.read_text() == "not this request's\n"
+
+
+def test_ctrl_c_after_the_record_before_scontrol_starts_leaves_no_record(
+    bin_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _requeue_played(bin_dir, tmp_path)
+    write = slurm_requeue._record
+
+    def written_then_stopped(path: str, line: str, app_id: str) -> None:
+        write(path, line, app_id)
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(slurm_requeue, "_record", written_then_stopped)
+    with pytest.raises(KeyboardInterrupt):
+        SlurmScheduler("t").requeue("77")
+    assert calls(bin_dir) == ["show job -o 77"]  # scontrol requeue never ran
     assert not list(tmp_path.glob("*.requested-*"))
 
 
@@ -313,7 +381,7 @@ def test_ctrl_c_during_the_requeue_leaves_a_record_only_of_a_requeue_slurm_shows
     with pytest.raises(KeyboardInterrupt):
         SlurmScheduler("t").requeue("77")
     assert calls(bin_dir)[-1] == "show job -o 77"  # asked Slurm what became of it
-    assert (tmp_path / "slurm-77.requested-0").exists() == requeued
+    assert len(records(tmp_path)) == requeued
 
 
 @pytest.mark.parametrize("requeued", [False, True], ids=["not-requeued", "requeued"])
@@ -327,7 +395,7 @@ def test_a_requeue_past_the_time_limit_is_settled_by_what_slurm_shows(
         desc = SlurmScheduler("t").requeue("77")  # the hold is lifted as usual
         assert desc is not None and desc.state == AppState.RUNNING, desc
         assert desc.num_preemptions == 1, desc
-        assert (tmp_path / "slurm-77.requested-0").exists()
+        assert record(tmp_path).exists()
         return
     text = refused()
     assert "`scontrol requeue 77` did not finish within 60 s" in text, text
@@ -345,10 +413,9 @@ def test_a_requeue_slurm_cannot_be_asked_about_keeps_its_record_and_says_where(
     )
     _stop_requeue(monkeypatch, SlurmTimeoutError, ran=True)
     text = refused()
-    record = tmp_path / "slurm-77.requested-0"
+    kept = record(tmp_path)
     assert "whether the job was requeued is not known, so torchx keeps its record" in text
-    assert f"{record}; remove that file if" in text and "Restarts=0" in text, text
-    assert record.exists()
+    assert f"{kept}; remove that file if" in text and "Restarts=0" in text, text
 
 
 def test_slurm_refusing_to_lift_the_hold_is_said_in_its_own_words(
@@ -361,7 +428,7 @@ def test_slurm_refusing_to_lift_the_hold_is_said_in_its_own_words(
     assert text.startswith("slurm: app 77 was requeued, but Slurm refused to lift its"), text
     assert "StartTime=now`, 1 times): Access/permission denied" in text, text
     assert "(it is PENDING, Reason=BeginTime)" in text, text
-    assert (tmp_path / "slurm-77.requested-0").exists()
+    assert record(tmp_path).exists()
 
 
 def test_slurm_failing_after_the_requeue_says_the_requeue_happened(
@@ -374,44 +441,84 @@ def test_slurm_failing_after_the_requeue_says_the_requeue_happened(
     text = refused()
     assert text.startswith("slurm: app 77 was requeued, but then scontrol show job failed"), text
     assert "it starts by itself once its begin time passes" in text, text
-    assert (tmp_path / "slurm-77.requested-0").exists()
+    assert record(tmp_path).exists()
+
+
+def counted(job_dir: Path, attempt: int) -> tuple[int, int]:
+    """How many attempts before ``attempt`` of job 77 were requeued: (the job script's
+    count, describe's)."""
+    (line,) = [ln for ln in script_wait_and_requeue() if ln.startswith("torchx_requeued=$(")]
+    script = (
+        "set -u\n"  # as the job script runs it
+        f'torchx_requeues="{job_dir}/slurm-77.requeues"\n'
+        f'torchx_requested="{job_dir}/slurm-77.requested-"\n'
+        f'{line}\necho "$torchx_requeued"\n'
+    )
+    env = {"PATH": os.environ["PATH"], "TORCHX_ATTEMPT": str(attempt)}
+    done = subprocess.run(["bash", "-c", script], env=env, capture_output=True, text=True)
+    assert (done.returncode, done.stderr) == (0, ""), done
+    return int(done.stdout), read_requeues(str(job_dir), "77", before=attempt)[0]
 
 
 def test_each_requeued_attempt_counts_once_and_a_request_for_this_one_not_yet(
     tmp_path: Path,
 ) -> None:
+    # the name of the job's directory holds the files' marker, a space and glob characters
+    job_dir = tmp_path / "a.requested-9 b[*]"
+    job_dir.mkdir()
+    assert counted(job_dir, 3) == (0, 0)  # no files at all: none requeued
     # the script's own lines and torchx's request files, as the script and describe read them
-    (tmp_path / "slurm-77.requeues").write_text("time_limit 0\npreemption 2\n")
-    for attempt in (0, 2, 3):  # 0 and 2 also in the script's lines; 3 is the running one
-        (tmp_path / f"slurm-77.requested-{attempt}").write_text("preemption requested\n")
-    (tmp_path / "slurm-770.requested-1").write_text("another job's\n")
-    assert read_requeues(str(tmp_path), "77", before=3) == (2, "")
-    assert read_requeues(str(tmp_path), "77", before=4) == (3, "")
-    counting = [ln for ln in script_wait_and_requeue() if ln.startswith("torchx_requeued=$(")]
-    env = {"PATH": os.environ["PATH"], "TORCHX_ATTEMPT": "3"}
-    script = (
-        f'torchx_requeues="{tmp_path}/slurm-77.requeues"\n'
-        f'torchx_requested="{tmp_path}/slurm-77.requested-"\n'
-        f'{counting[0]}\necho "$torchx_requeued"\n'
-    )
-    done = subprocess.run(["bash", "-c", script], env=env, capture_output=True, text=True)
-    assert (done.returncode, done.stdout.strip(), done.stderr) == (0, "2", "")
-    # no files at all: none requeued
-    empty = tmp_path / "empty"
-    empty.mkdir()
-    done = subprocess.run(
-        ["bash", "-c", script.replace(str(tmp_path), str(empty))],
-        env=env,
-        capture_output=True,
-        text=True,
-    )
-    assert (done.returncode, done.stdout.strip(), done.stderr) == (0, "0", "")
+    (job_dir / "slurm-77.requeues").write_text("time_limit 0\npreemption 2\n")
+    # 0 and 2 are also in the script's lines, 2 asked twice at once; 3 is the running one;
+    # 1 as an earlier version named it
+    for name in ("0.a1", "2.b2", "2.c3", "3.d4", "1"):
+        (job_dir / f"slurm-77.requested-{name}").write_text("preemption requested\n")
+    (job_dir / "slurm-770.requested-1.e5").write_text("another job's\n")
+    assert counted(job_dir, 3) == (3, 3)
+    assert counted(job_dir, 4) == (4, 4)
+
+
+def test_a_requeues_line_without_its_attempt_counts_for_neither(tmp_path: Path) -> None:
+    # no torchx writes one; a hand-edited or cut file may hold it
+    (tmp_path / "slurm-77.requeues").write_text("preemption\n")
+    assert counted(tmp_path, 2) == (0, 0)
 
 
 def test_a_new_job_under_a_reused_id_starts_without_an_old_jobs_requests(tmp_path: Path) -> None:
-    for name in ("slurm-77.requested-0", "slurm-77_3.requested-1", "slurm-770.requested-0"):
+    names = ("slurm-77.requested-0", "slurm-77.requested-1.a1", "slurm-77_3.requested-1.b2")
+    for name in (*names, "slurm-770.requested-0"):
         (tmp_path / name).write_text("preemption 0 requested\n")
     (tmp_path / "slurm-77.requeues").write_text("time_limit 0\n")
     clear_requests(str(tmp_path), "77")
     left = sorted(p.name for p in tmp_path.iterdir())
     assert left == ["slurm-77.requeues", "slurm-770.requested-0"]
+
+
+@pytest.mark.parametrize("where", ["cwd", "job_dir", "--chdir", "--chdir=", "-D"])
+def test_a_submit_clears_an_old_jobs_requests_where_the_job_runs(
+    bin_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, where: str
+) -> None:
+    # sbatch gives the new job the id 77, as an ended job had before it
+    (bin_dir / "sbatch").write_text('#!/bin/sh\necho "$*" >> "$(dirname "$0")/calls"\necho 77\n')
+    (bin_dir / "sbatch").chmod(0o755)
+    here, there = tmp_path / "here", tmp_path / "there"
+    old = ("slurm-77.requested-0", "slurm-77.requested-1.a1", "slurm-77_3.requested-0.b2")
+    for d in (here, there):
+        d.mkdir()
+        for name in (*old, "slurm-770.requested-0.c3"):
+            (d / name).write_text("preemption 0 requested\n")
+    monkeypatch.chdir(here)  # where sbatch runs
+    options: dict[str, dict[str, CfgVal]] = {
+        "cwd": {},
+        "job_dir": {"job_dir": str(there)},
+        "--chdir": {"sbatch_args": ["--chdir", "../there"]},  # relative to where sbatch runs
+        "--chdir=": {"sbatch_args": [f"--chdir={there}"]},
+        "-D": {"job_dir": str(here), "sbatch_args": ["-D", str(there)]},  # the later one wins
+    }
+    runs_in, other = (here, there) if where == "cwd" else (there, here)
+    app = AppDef("app", [Role("sh", image="", entrypoint="echo", args=["hi"])])
+    slurm = SlurmScheduler("t")
+    assert slurm.schedule(slurm.submit_dryrun(app, options[where])) == "77"
+    assert calls(bin_dir)[0].startswith("--parsable"), calls(bin_dir)
+    assert sorted(p.name for p in runs_in.iterdir()) == ["slurm-770.requested-0.c3"]
+    assert len(list(other.iterdir())) == 4  # the other directory is not this job's

@@ -30,16 +30,19 @@ def warn_missing_gpus(app: AppDef, scheduler: str) -> None:
 
 # Builtins whose --script is handed as is to python or torchrun in the replica's directory.
 _SCRIPT_AS_GIVEN = frozenset({"dist.ddp", "dist.spmd", "utils.python"})
+# Schedulers whose replicas run on this machine, in a directory of its own file system.
+_RUN_HERE = frozenset({"local_cwd", "local_dir"})
 
 
 def refuse_missing_script(component: str, script: object, request: object, scheduler: str) -> None:
-    """On local_cwd, a builtin's ``--script`` that is not there where the replicas run
-    would fail only once python or torchrun started, under pages of their output: refuse
-    it first, in one line. ``request`` is the dryrun's request, so the directory looked in
-    is each replica's own, exactly as the scheduler will start it (after ``-cfg cwd``,
-    ``.torchxconfig`` and a workspace copy are applied). Other schedulers run it from an
-    image or a cluster's file system, which this machine cannot see."""
-    if scheduler != "local_cwd" or component not in _SCRIPT_AS_GIVEN:
+    """On local_cwd and local_dir, a builtin's ``--script`` that is not there where the
+    replicas run would fail only once python or torchrun started, under pages of their
+    output: refuse it first, in one line. ``request`` is the dryrun's request, so the
+    directory looked in is each replica's own, exactly as the scheduler will start it
+    (after ``-cfg cwd``, ``.torchxconfig``, a workspace copy or local_dir's image directory
+    are applied). Other schedulers run it from a container image or a cluster's file
+    system, which this check cannot see."""
+    if scheduler not in _RUN_HERE or component not in _SCRIPT_AS_GIVEN:
         return
     if not isinstance(script, str) or not script or "$" in script:  # a macro: set at launch
         return
@@ -47,7 +50,7 @@ def refuse_missing_script(component: str, script: object, request: object, sched
 
     from torchx.schedulers.local_scheduler import LocalRequest
 
-    if not isinstance(request, LocalRequest):  # a plug-in registered as local_cwd
+    if not isinstance(request, LocalRequest):  # a plug-in registered under one of those names
         return
     from torchx.cli._errors import CliError
 

@@ -16,10 +16,11 @@ contract on Slurm).
   limit: it would only start over.
 - Each requeue appends its kind and attempt to ``slurm-<job id>.requeues``; past the cap the
   reason goes to ``slurm-<job id>.reason`` and the job ends FAILED. ``torchx requeue`` writes
-  its own file instead, ``slurm-<job id>.requested-<attempt>``, never the script's: the two
-  may write at the same moment, and a refused request is taken back by removing its file
-  alone. An attempt counts as requeued once however many of these name it. ``describe``
-  reads them all.
+  a file of each request's own instead, ``slurm-<job id>.requested-<attempt>.<request>``,
+  never the script's: the script and other requests may write at the same moment, and a
+  refused request is taken back by removing its own file alone. An attempt counts as
+  requeued once however many of these name it; the script and ``describe`` read them all,
+  and skip a ``.requeues`` line without an attempt, which no torchx wrote.
 """
 
 from __future__ import annotations
@@ -50,9 +51,17 @@ def requeues_name(job_id: str) -> str:
     return f"slurm-{job_id}.requeues"
 
 
-def requested_name(job_id: str, attempt: int | str) -> str:
-    """The file ``torchx requeue`` writes before it requeues ``attempt`` of the job."""
-    return f"slurm-{job_id}.requested-{attempt}"
+def requested_name(job_id: str, attempt: int | str, request: str = "") -> str:
+    """The file ``torchx requeue`` writes before it requeues ``attempt`` of the job, one a
+    request (``request`` tells concurrent ones apart); without it, the names' common start."""
+    return f"slurm-{job_id}.requested-{attempt}" + (f".{request}" if request else "")
+
+
+def _requested_attempt(name: str, prefix: str) -> int | None:
+    """The attempt a request file ``name`` (``prefix``: its job's ``requested_name(id, "")``)
+    names: ``<attempt>.<request>``, or ``<attempt>`` alone as earlier versions wrote it."""
+    attempt = name[len(prefix) :].split(".", 1)[0]
+    return int(attempt) if attempt.isdigit() else None
 
 
 def clear_requests(job_dir: str, job_id: str) -> None:
@@ -185,10 +194,10 @@ def script_wait_and_requeue() -> list[str]:
         '    [ "$code" = 0 ] || rc=$code',
         "done",
         "# The earlier attempts that were requeued (not failed), each once: the script's own",
-        "# lines and torchx requeue's files may both name one.",
+        "# lines and torchx requeue's files (...requested-<attempt>.<request>) may both name one.",
         'torchx_requeued=$({ cut -d" " -f2 "$torchx_requeues" 2>/dev/null; for f in '
-        '"$torchx_requested"*; do echo "${f##*-}"; done; } | awk -v n="$TORCHX_ATTEMPT" '
-        "'/^[0-9]+$/ && $1 < n && !seen[$1]++' | wc -l)",
+        '"$torchx_requested"*; do f=${f##*.requested-}; echo "${f%%.*}"; done; } | '
+        "awk -v n=\"$TORCHX_ATTEMPT\" '/^[0-9]+$/ && $1 < n && !seen[$1]++' | wc -l)",
         "torchx_asked=0",
         f'if [ -e "$TORCHX_REQUEUE_ASKED_FILE" ] || [ "$rc" = {REQUEUE_EXIT_CODE} ]; then',
         "    torchx_asked=1",
@@ -260,8 +269,9 @@ def read_requeues(
         with os.scandir(job_dir) as entries:
             for entry in entries:
                 if entry.name.startswith(asked):
-                    if entry.name[len(asked) :].isdigit():
-                        attempts.add(int(entry.name[len(asked) :]))
+                    attempt = _requested_attempt(entry.name, asked)
+                    if attempt is not None:
+                        attempts.add(attempt)
                 elif entry.name in wanted:
                     found.add(entry.name)
     except OSError:
@@ -273,10 +283,9 @@ def read_requeues(
             with open(os.path.join(job_dir, name), encoding="utf-8") as f:
                 for line in f:
                     words = line.split()
+                    # a line without its attempt is skipped, as the script's count does
                     if len(words) > 1 and words[1].isdigit():
                         attempts.add(int(words[1]))
-                    elif words:
-                        count += 1  # a line without its attempt is a requeue of its own
             break
         except OSError:
             pass

@@ -5,12 +5,13 @@
 ``KillWait``: each replica's wrapper writes its exit record, and an app using
 torchx.runtime.preemption checkpoints and exits. The batch shell dies of that SIGTERM
 before its own requeue bookkeeping, so the request is recorded here first, in a file of
-its own, ``slurm-<job id>.requested-<attempt>``: the next attempt then counts it as a
-requeue, not as a failure spending one of the roles' ``max_retries``, and ``describe``
-reports it as ``num_preemptions``. The file is torchx's alone (the script appends to its
-own ``.requeues`` at any moment), so a request Slurm refuses is taken back by removing it;
-one stopped midway (Ctrl-C, or ``scontrol`` past its time limit) is kept only if Slurm
-shows the job requeued.
+its own, ``slurm-<job id>.requested-<attempt>.<request>``: the next attempt then counts it
+as a requeue, not as a failure spending one of the roles' ``max_retries``, and
+``describe`` reports it as ``num_preemptions``. The file is this request's alone (the
+script appends to its own ``.requeues`` at any moment, and another ``torchx requeue`` of
+the same attempt, one Slurm may accept, writes its own), so a request Slurm refuses is
+taken back by removing it; one stopped midway (Ctrl-C, or ``scontrol`` past its time
+limit) is kept only if Slurm shows the job requeued.
 
 Slurm then holds the job until a begin time ``cred_expire`` (AuthInfo, 120 s by default)
 after the requeue, set once the job has left COMPLETING; ``scontrol update JobId=N
@@ -27,6 +28,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import secrets
 import subprocess
 import time
 from collections.abc import Callable
@@ -114,11 +116,16 @@ def _check_requeueable(app_id: str, lead: Component, state: AppState) -> None:
 
 
 def _record(path: str, line: str, app_id: str) -> None:
-    """Writes torchx's record of the request, ``line``, as the file ``path``."""
+    """Writes torchx's record of the request, ``line``, as the new file ``path``; refused,
+    it leaves no file of its own (and removes none it did not create)."""
+    created = False
     try:
-        with open(path, "w", encoding="utf-8") as f:
+        with open(path, "x", encoding="utf-8") as f:
+            created = True
             f.write(line)
     except OSError as e:
+        if created:  # a full disk, say: no part of a record is left
+            _forget(path)
         raise _refuse(
             app_id,
             f"cannot record the requeue in {path} ({e.strerror}); without that record the "
@@ -150,9 +157,9 @@ def requeue_job(
     _check_requeueable(app_id, lead, _state(comps))
     restarts = lead.restarts or 0
     job_dir = lead.workdir or os.path.dirname(lead.stdout)
-    # named after the attempt it stops, as the script's own lines are
-    path = os.path.join(job_dir, requested_name(app_id, restarts))
-    _record(path, f"preemption {restarts} requested\n", app_id)
+    # named after the attempt it stops, as the script's own lines are, and this request
+    request = secrets.token_hex(6)
+    path = os.path.join(job_dir, requested_name(app_id, restarts, request))
     proc = _requeue(app_id, restarts, path, show)
     if proc is not None and proc.returncode != 0:
         _forget(path)
@@ -180,12 +187,20 @@ def _requeued_but(app_id: str) -> str:
 def _requeue(
     app_id: str, restarts: int, path: str, show: Show
 ) -> subprocess.CompletedProcess[str] | None:
-    """``scontrol requeue``'s answer; None where it was stopped at its time limit yet
-    Slurm shows the job requeued. Stopped any other way (Ctrl-C), or not requeued, the
-    record at ``path`` is removed unless Slurm shows the job requeued, and the stop goes on."""
+    """Records the request as ``path``, then returns ``scontrol requeue``'s answer; None
+    where it was stopped at its time limit yet Slurm shows the job requeued. Stopped any
+    other way (Ctrl-C), or not requeued, the record is removed unless Slurm shows the job
+    requeued, and the stop goes on."""
+    asked = False
     try:
+        _record(path, f"preemption {restarts} requested\n", app_id)
+        asked = True
         return run(["scontrol", "requeue", app_id])
     except BaseException as stopped:
+        if not asked:  # nothing was asked of Slurm; _record's own refusal left no file
+            if not isinstance(stopped, SchedulerError):
+                _forget(path)  # a Ctrl-C once the file (this request's alone) was made
+            raise
         requeued = _requeued_anyway(app_id, restarts, show)
         if requeued is False:
             _forget(path)
@@ -235,7 +250,7 @@ def _release(app_id: str, restarts: int, show: Show) -> None:
     interval = 0.1
     seen = "not known to Slurm"
     refusals: list[str] = []
-    while time.monotonic() < deadline:
+    while True:  # polled at least once, however late it starts, so the error says what it saw
         comps = show(app_id)
         if not comps:
             return  # gone (purged or cancelled meanwhile): nothing to lift
@@ -268,6 +283,8 @@ def _release(app_id: str, restarts: int, show: Show) -> None:
                 lifted_at = now
         elif again and (is_terminal(state) or state_word(lead.state) == "RUNNING"):
             return  # running again (COMPLETING is still the stopped run), or ended meanwhile
+        if time.monotonic() >= deadline:
+            break
         time.sleep(interval)
         interval = min(interval * 1.5, 0.5)
     refused = f"; Slurm refused StartTime=now: {refusals[-1]}" if refusals else ""

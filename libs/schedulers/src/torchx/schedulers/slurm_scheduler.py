@@ -320,8 +320,7 @@ class SlurmScheduler(DirWorkspaceMixin, Scheduler[SlurmBatchRequest]):
         job_id = proc.stdout.strip().split(";")[0]
         if not JOB_ID.match(job_id):
             raise SlurmOutputError("sbatch --parsable", proc.stdout.strip(), "not a job id")
-        # the job runs where sbatch ran, unless job_dir says where
-        clear_requests(req.job_dir or os.getcwd(), job_id)
+        clear_requests(_job_workdir(req.cmd), job_id)
         return job_id
 
     def _check_het_job_fits(self, req: SlurmBatchRequest) -> None:
@@ -612,6 +611,21 @@ class SlurmScheduler(DirWorkspaceMixin, Scheduler[SlurmBatchRequest]):
         proc = run(["scancel", app_id])
         if proc.returncode != 0 and "already completed" not in slurm_message(proc).lower():
             raise SlurmError(f"scancel {app_id} failed: {slurm_message(proc)}")
+
+
+def _job_workdir(cmd: list[str]) -> str:
+    """Where the job of the sbatch command ``cmd`` runs: its last ``--chdir``/``-D``
+    (job_dir's, or one in the run option 'sbatch_args', which comes after it and wins, as
+    sbatch reads them), relative to this directory, where sbatch runs; else this one."""
+    where = ""
+    for arg, value in zip(cmd, [*cmd[1:], ""], strict=True):
+        if arg in ("--chdir", "-D"):
+            where = value
+        elif arg.startswith("--chdir="):
+            where = arg.partition("=")[2]
+        elif arg.startswith("-D"):
+            where = arg[2:]
+    return os.path.abspath(where) if where else os.getcwd()
 
 
 def _make_job_dir(job_dir: str) -> str | None:
