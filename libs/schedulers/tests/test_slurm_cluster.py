@@ -56,6 +56,12 @@ def test_failing_job_reports_exit_code(slurm: SlurmScheduler, tmp_path: Path) ->
 
 
 def test_each_replica_reports_its_own_exit_code(slurm: SlurmScheduler, tmp_path: Path) -> None:
+    # Replica 1's failure makes srun end the step; it waits for replica 0's exit record
+    # first, so a slow start of replica 0 under load cannot turn its 0 into a kill.
+    wait_for_0 = (
+        '[ "$TORCHX_REPLICA_ID" = 1 ] && for _ in $(seq 900); do '
+        f"ls {tmp_path}/slurm-*-w-0.exit >/dev/null 2>&1 && break; sleep 0.1; done"
+    )
     app = AppDef(
         "split",
         [
@@ -63,7 +69,10 @@ def test_each_replica_reports_its_own_exit_code(slurm: SlurmScheduler, tmp_path:
                 "w",
                 image="",
                 entrypoint="bash",
-                args=["-c", "echo $TORCHX_REPLICA_ID; exit $((TORCHX_REPLICA_ID * 7))"],
+                args=[
+                    "-c",
+                    f"echo $TORCHX_REPLICA_ID; {wait_for_0}; exit $((TORCHX_REPLICA_ID * 7))",
+                ],
                 num_replicas=2,
                 resource=Resource(cpu=1, gpu=0, memMB=200),
             )
