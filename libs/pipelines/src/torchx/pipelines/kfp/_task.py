@@ -94,6 +94,8 @@ def task_from_app(
     k8s = _kubernetes(use_kubernetes)
     res = task_resources(plan.role, kubernetes=k8s is not None)
     arguments = _inputs(plan, inputs or {})
+    # kfp resolves the pipeline values inside each element's text when it passes it in.
+    arguments.update(plan.channel_args)
     if plan.uses_app_id:
         arguments[APP_ID_INPUT] = dsl.PIPELINE_TASK_ID_PLACEHOLDER
     task = component_from_plan(plan)(**arguments)
