@@ -7,7 +7,7 @@ from typing import Any
 from kfp import dsl
 
 import torchx.specs as specs
-from torchx.pipelines.kfp import KfpAdapterError, output_path, task_from_app
+from torchx.pipelines.kfp import KfpAdapterError, input_path, output_path, param, task_from_app
 
 
 def _app(*args: Any, **env: Any) -> specs.AppDef:
@@ -94,3 +94,42 @@ def test_an_artifact_in_args_says_input_path() -> None:
     (err,) = caught
     assert err.field == "role 'train'.args[1]"
     assert "input_path('data')" in str(err) and "\n" not in str(err)
+
+
+def test_a_number_parameter_fills_a_param(compile_pipeline: Any) -> None:
+    @dsl.pipeline(name="number")
+    def pipeline(lr: float = 0.1):
+        task_from_app(_app("--lr", param("lr")), inputs={"lr": lr})
+
+    out = compile_pipeline(pipeline)
+    assert out.container("train")["args"] == ["--lr", "{{$.inputs.parameters['lr']}}"]
+    params = out.tasks["train"]["inputs"]["parameters"]
+    assert params["pipelinechannel--lr"] == {"componentInputParameter": "lr"}
+    assert params["lr"]["runtimeValue"]["constant"] == (
+        "{{$.inputs.parameters['pipelinechannel--lr']}}"
+    )
+
+
+def test_inputs_of_the_wrong_kind_name_the_input_not_kfp_types() -> None:
+    caught: list[KfpAdapterError] = []
+
+    @dsl.pipeline(name="kinds")
+    def pipeline(data: str = "s3://bucket/d"):
+        fetch = task_from_app(_app("--out", output_path("data")))
+        for app, inputs in [
+            (_app("--in", input_path("data")), {"data": "/local/file"}),
+            (_app("--in", input_path("data")), {"data": data}),
+            (_app("--src", param("data")), {"data": fetch.outputs["data"]}),
+        ]:
+            try:
+                task_from_app(app, inputs=inputs)
+            except KfpAdapterError as e:
+                caught.append(e)
+
+    assert pipeline is not None
+    first, second, third = caught
+    assert first.field == "app 'train' inputs['data']" and "'/local/file'" in str(first)
+    assert "fetch.outputs['data']" in str(first) and "use param()" in str(first)
+    assert second.field == "app 'train' inputs['data']" and "use param()" in str(second)
+    assert "write input_path('data')" in str(third)
+    assert all("\n" not in str(e) for e in caught)

@@ -34,11 +34,27 @@ def has_channel(text: str) -> bool:
     return _CHANNEL.search(text) is not None
 
 
+def _is_artifact_type(kind: str) -> bool:
+    return kind.startswith("system.") or "@" in kind
+
+
+def is_artifact(value: object) -> bool:
+    return is_channel(value) and _is_artifact_type(str(getattr(value, "channel_type", "")))
+
+
+def as_string_input(value: object) -> object:
+    """A value for a string input: a non-string pipeline value goes as kfp's text for it,
+    which kfp converts at run time instead of refusing the type."""
+    if is_channel(value) and getattr(value, "channel_type", "String") != "String":
+        return str(value)
+    return value
+
+
 def channel_input(field: str, text: str, position: int) -> str:
     """The component input that carries ``text``; refuses artifacts, which have no text."""
     for match in _CHANNEL.finditer(text):
         name, kind = match.group(1), match.group(2)
-        if kind.startswith("system.") or "@" in kind:
+        if _is_artifact_type(kind):
             raise KfpAdapterError(
                 field,
                 text,
