@@ -85,4 +85,4 @@ def test_ddp_on_two_nodes_is_one_clear_line() -> None:
         component_from_app(dist.ddp(script="train.py", j="2x2"))
     msg = str(info.value)
     assert "\n" not in msg
-    assert "num_replicas" in msg and "2" in msg and "kubernetes" in msg
+    assert "num_replicas: got 2" in msg and "j='1xN'" in msg and "kubernetes" in msg

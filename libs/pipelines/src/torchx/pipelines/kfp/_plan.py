@@ -74,7 +74,9 @@ def single_role(app: AppDef) -> Role:
     role = roles[0]
     if role.num_replicas != 1:
         raise KfpAdapterError(
-            f"role {role.name!r}.num_replicas", role.num_replicas, f"set it to 1; {_RUN_ELSEWHERE}"
+            f"role {role.name!r}.num_replicas",
+            role.num_replicas,
+            f"set it to 1 (dist.ddp: j='1xN', one node); {_RUN_ELSEWHERE}",
         )
     return role
 
