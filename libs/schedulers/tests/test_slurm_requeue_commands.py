@@ -16,6 +16,7 @@ import pytest
 import torchx.schedulers._slurm_preemption as slurm_preemption
 import torchx.schedulers._slurm_requeue as slurm_requeue
 from torchx.schedulers import SchedulerError
+from torchx.schedulers._sbatch_workdir import job_workdir
 from torchx.schedulers._slurm_commands import SlurmTimeoutError, run
 from torchx.schedulers._slurm_preemption import (
     TIMEOUT_REASON_PREFIX,
@@ -522,3 +523,25 @@ def test_a_submit_clears_an_old_jobs_requests_where_the_job_runs(
     assert calls(bin_dir)[0].startswith("--parsable"), calls(bin_dir)
     assert sorted(p.name for p in runs_in.iterdir()) == ["slurm-770.requested-0.c3"]
     assert len(list(other.iterdir())) == 4  # the other directory is not this job's
+
+
+@pytest.mark.parametrize(
+    ("args", "runs_in"),
+    [
+        (["--chdir=/a", "--comment", "-Dnot_a_dir"], "/a"),  # -D... is the comment
+        (["-D/a", "--job-name", "--chdir=/b"], "/a"),  # so is --chdir=/b the job's name
+        (["--chdir", "-D/b"], "-D/b"),  # --chdir's value, read once
+        (["-D", "-Dx"], "-Dx"),
+        (["-J", "-D", "--chdir=/b"], "/b"),
+        (["-Jname", "-D/b"], "/b"),
+        (["-vD/c"], "/c"),  # a flag, then -D with its value in the same word
+        (["-D/a", "--exclusive", "-D/b", "--nice", "-D/c"], "/c"),  # flags take no word
+        (["-D/a", "--", "-D/b"], "/a"),  # options end at '--'...
+        (["-D/a", "job.sh", "-D/b"], "/a"),  # ...and at the script, whose arguments follow
+        ([], ""),
+    ],
+)
+def test_where_the_job_runs_is_read_from_sbatch_options_as_sbatch_reads_them(
+    args: list[str], runs_in: str
+) -> None:
+    assert job_workdir(["sbatch", "--parsable", *args]) == os.path.abspath(runs_in or ".")
