@@ -223,6 +223,21 @@ def test_a_trial_opens_only_the_requeue_files_it_has(tmp_path: Path, opened: lis
     assert opened == ["slurm-72.reason"]
 
 
+def test_damaged_requeue_files_are_read_around_what_is_damaged(tmp_path: Path) -> None:
+    d = str(tmp_path)
+    # a count must be ASCII digits: '²' is a digit to str.isdigit, not to int
+    (tmp_path / "slurm-77.requested-\u00b2.a1").write_text("preemption 0 requested\n")
+    (tmp_path / "slurm-77.requested-1.b2").write_text("preemption 1 requested\n")
+    (tmp_path / "slurm-77.requeues").write_bytes(
+        b"preemption \xc2\xb2\npreemption 0 \xff\xfe\n\xffpreemption 2\n"
+    )
+    (tmp_path / "slurm-77.reason").write_bytes(b"past the cap \xff\n")
+    # attempt 0 (its line's damaged end aside), 1 (asked), and 2: a damaged first word
+    # ('\ufffdpreemption') still has its attempt after it; '²' is no attempt
+    assert read_requeues(d, "77") == (3, "past the cap \ufffd")
+    assert read_requeues(d, "77", before=2) == (2, "past the cap \ufffd")
+
+
 def test_a_job_dir_that_cannot_be_listed_still_has_its_files_read(
     tmp_path: Path, opened: list[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
