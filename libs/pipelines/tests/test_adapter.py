@@ -67,3 +67,33 @@ def test_the_package_version() -> None:
     import torchx.pipelines.kfp as kfp_adapter
 
     assert kfp_adapter.__version__ == __version__
+
+
+def test_calling_component_from_app_keeps_the_resources(compile_pipeline: Any) -> None:
+    # 0.7's factory set cpu, memory and gpu on what it made; kfp v2 keeps them on the task.
+    app = _app("-m", "trainer", resource=True)
+    app.roles[0].resource = specs.Resource(cpu=2, gpu=1, memMB=1024)
+    app.roles[0].max_retries = 3
+    factory = component_from_app(app)
+
+    @dsl.pipeline(name="factory")
+    def pipeline():
+        factory()
+
+    out = compile_pipeline(pipeline)
+    (name,) = out.tasks
+    container = out.container(name)
+    assert container["args"] == ["-m", "trainer"]
+    assert container["env"] == [{"name": "A", "value": "1"}]
+    res = container["resources"]
+    assert (res["resourceCpuLimit"], res["resourceMemoryLimit"]) == ("2", "1024Mi")
+    assert res["accelerator"]["resourceType"] == "nvidia.com/gpu"
+    assert res["accelerator"]["resourceCount"] == "1"
+    assert out.tasks[name]["retryPolicy"]["maxRetryCount"] == 3
+
+
+def test_component_from_app_refuses_a_bad_resource_when_made() -> None:
+    app = _app()
+    app.roles[0].resource = specs.Resource(cpu=1, gpu=0, memMB=0, devices={"a": 1, "b": 1})
+    with pytest.raises(KfpAdapterError, match=r"resource\.devices"):
+        component_from_app(app)

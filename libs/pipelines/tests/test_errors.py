@@ -128,12 +128,6 @@ def test_outside_a_pipeline(apps: Any) -> None:
         task_from_app(apps.python("m"))
 
 
-def test_ports_are_refused(apps: Any) -> None:
-    err = _task_error(apps.python("m", port_map={"http": 8080}))
-    assert err.field == "role 'python'.port_map"
-    assert "cannot expose ports" in str(err)
-
-
 @pytest.mark.parametrize(
     ("mount", "expected"),
     [

@@ -30,7 +30,16 @@ from torchx.runner._tracking import trackers_env
 
 if TYPE_CHECKING:
     from torchx.runner._executor import CallNotPicklableError, Executor, default_transport
-    from torchx.runner._function_future import FunctionAppError, FunctionFuture
+    from torchx.runner._function_future import (
+        ALL_COMPLETED,
+        FIRST_COMPLETED,
+        FIRST_EXCEPTION,
+        DoneAndNotDone,
+        FunctionAppError,
+        FunctionFuture,
+        as_completed,
+        wait,
+    )
     from torchx.runner._sweep import Sweep, SweepError
     from torchx.runner._sweep_record import recorded_sweep_id
     from torchx.runner._sweeps import (
@@ -40,6 +49,18 @@ if TYPE_CHECKING:
         sweep_handle_of,
         sweep_id_of,
     )
+
+
+_FUTURE_NAMES = (
+    "ALL_COMPLETED",
+    "FIRST_COMPLETED",
+    "FIRST_EXCEPTION",
+    "DoneAndNotDone",
+    "FunctionAppError",
+    "FunctionFuture",
+    "as_completed",
+    "wait",
+)
 
 
 # Loaded on first use (PEP 562): function apps pull in concurrent.futures and pickling,
@@ -61,7 +82,7 @@ def __getattr__(name: str) -> Any:
         from torchx.runner import _executor
 
         return getattr(_executor, name)
-    if name in ("FunctionAppError", "FunctionFuture"):
+    if name in _FUTURE_NAMES:
         from torchx.runner import _function_future
 
         return getattr(_function_future, name)
@@ -69,12 +90,16 @@ def __getattr__(name: str) -> Any:
 
 
 __all__ = [
+    "ALL_COMPLETED",
     "CONFIG_ENV",
     "CONFIG_FILE",
     "DEFAULT_SESSION",
+    "FIRST_COMPLETED",
+    "FIRST_EXCEPTION",
     "CallNotPicklableError",
     "ComponentArgs",
     "ConfigError",
+    "DoneAndNotDone",
     "Executor",
     "FunctionAppError",
     "FunctionFuture",
@@ -85,6 +110,7 @@ __all__ = [
     "SweepStatus",
     "TorchxConfig",
     "TrialStatus",
+    "as_completed",
     "config_files",
     "default_transport",
     "get_configured_trackers",
@@ -95,4 +121,5 @@ __all__ = [
     "sweep_handle_of",
     "sweep_id_of",
     "trackers_env",
+    "wait",
 ]

@@ -358,7 +358,15 @@ class Executor:
         call = self._store("calls", call_id)
         if not self._folders_made:
             for sub in ((), ("calls",), ("handles",)):
-                self._store(*sub).make_folder()
+                try:
+                    self._store(*sub).make_folder()
+                except OSError as e:
+                    raise SpecsError(
+                        "Executor transport",
+                        self.transport,
+                        f"its folder cannot be made ({e.strerror or e}); give a folder you "
+                        "can write to",
+                    ) from None
             if runtime.is_local(self.transport):
                 try:  # a folder others may write to could hand this process their pickles
                     runtime.check_private(self._store("calls").path(""))

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import time
 from collections import deque
-from typing import TYPE_CHECKING, Any
+from collections.abc import Iterable, Iterator
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from torchx.specs import AppHandle, AppState, AppStatus
 
@@ -105,10 +106,25 @@ class FunctionFuture:
     def _settled(self) -> bool:
         return self._cancelled or self._final is not None or 0 in self._outcomes
 
+    @property
+    def _condition(self) -> Any:
+        # concurrent.futures.wait/as_completed reach for this lock of their own Future class
+        # first: name the functions that take these futures instead of an AttributeError.
+        raise TypeError(
+            f"{self.handle}: a FunctionFuture is not a concurrent.futures.Future; use "
+            "torchx.runner.as_completed(futures) or torchx.runner.wait(futures) instead"
+        )
+
     def done(self) -> bool:
         """Whether the call finished (returned, raised, or its app ended) or was cancelled."""
+        return self._finished(ask_scheduler=True)
+
+    def _finished(self, ask_scheduler: bool) -> bool:
+        """``done()``, asking the scheduler (a command or a request) only if told to."""
         if self._settled() or self._ready(all_ranks=False):
             return True
+        if not ask_scheduler:
+            return False
         status = self._runner.status(self.handle)
         if status is None or status.is_terminal():
             self._final = status if status is not None else AppStatus(AppState.UNKNOWN)
@@ -232,3 +248,90 @@ class FunctionFuture:
             return [line.rstrip("\n") for line in deque(lines, maxlen=LOG_TAIL_LINES)]
         except Exception as e:  # the log is a courtesy: its absence must not hide the status
             return [f"(its log could not be read: {e})"]
+
+
+class DoneAndNotDone(NamedTuple):
+    """What ``wait`` gives: the futures that finished and those that did not."""
+
+    done: set[FunctionFuture]
+    not_done: set[FunctionFuture]
+
+
+ALL_COMPLETED = "ALL_COMPLETED"
+FIRST_COMPLETED = "FIRST_COMPLETED"
+FIRST_EXCEPTION = "FIRST_EXCEPTION"
+
+
+def _finishing(futures: set[FunctionFuture], timeout: float | None) -> Iterator[FunctionFuture]:
+    """Each of ``futures`` as it finishes; on ``timeout`` raise TimeoutError naming how many
+    are left. Outcome files are looked at often; each scheduler is asked at its futures'
+    ``poll_interval``."""
+    import concurrent.futures
+
+    pending = set(futures)
+    start = time.monotonic()
+    deadline = None if timeout is None else start + timeout
+    interval = min((f._poll_interval for f in pending), default=1.0)
+    next_status = start  # the first look asks the scheduler too
+    while pending:
+        now = time.monotonic()
+        ask = now >= next_status
+        if ask:
+            next_status = now + interval
+        for future in [f for f in pending if f._finished(ask_scheduler=ask)]:
+            pending.discard(future)
+            yield future
+        if not pending:
+            return
+        now = time.monotonic()
+        if deadline is not None and now >= deadline:
+            raise concurrent.futures.TimeoutError(
+                f"{len(pending)} of {len(futures)} function apps unfinished after {timeout} s "
+                f"(e.g. {min(f.handle for f in pending)}); wait longer or cancel() them"
+            )
+        pause = min(max((now - start) / 20, 0.002), max(next_status - now, 0.0))
+        if deadline is not None:
+            pause = min(pause, deadline - now)
+        time.sleep(max(pause, 0.0))
+
+
+def as_completed(
+    futures: Iterable[FunctionFuture], timeout: float | None = None
+) -> Iterator[FunctionFuture]:
+    """The futures as they finish (returned, raised, app ended, or cancelled), in the manner
+    of ``concurrent.futures.as_completed``; ``concurrent.futures.TimeoutError`` if some are
+    still running ``timeout`` seconds after the call."""
+    return _finishing(set(futures), timeout)
+
+
+def wait(
+    futures: Iterable[FunctionFuture],
+    timeout: float | None = None,
+    return_when: str = ALL_COMPLETED,
+) -> DoneAndNotDone:
+    """Wait for the futures, in the manner of ``concurrent.futures.wait``: until all finish
+    (``ALL_COMPLETED``), the first does (``FIRST_COMPLETED``), the first raises
+    (``FIRST_EXCEPTION``), or ``timeout`` seconds pass (then without raising)."""
+    import concurrent.futures
+
+    if return_when not in (ALL_COMPLETED, FIRST_COMPLETED, FIRST_EXCEPTION):
+        from torchx.specs import SpecsError
+
+        raise SpecsError(
+            "wait return_when",
+            return_when,
+            "give ALL_COMPLETED, FIRST_COMPLETED or FIRST_EXCEPTION",
+        )
+    waiting = set(futures)
+    done: set[FunctionFuture] = set()
+    try:
+        for future in _finishing(waiting, timeout):
+            done.add(future)
+            if return_when == FIRST_COMPLETED:
+                break
+            raised = return_when == FIRST_EXCEPTION and not future.cancelled()
+            if raised and future.exception(timeout=0) is not None:
+                break
+    except concurrent.futures.TimeoutError:
+        pass
+    return DoneAndNotDone(done, waiting - done)

@@ -14,6 +14,7 @@ from typing import Any
 
 from torchx.runtime.function._call import (
     CALL_PICKLE,
+    CallFormatError,
     format_remote_traceback,
     read_call_meta,
     record_raise,
@@ -47,12 +48,16 @@ def run_call(url: str, rank: int | None = None) -> int:
     try:
         fn, args, kwargs = _load(store)
     except Exception as e:
-        text = format_remote_traceback(e)
+        # A folder without its call is the launcher's mistake, said in one line; anything
+        # else (an import the call needs, a Python version apart) keeps its traceback.
+        no_call = isinstance(e, CallFormatError)
+        text = f"{type(e).__name__}: {e}\n" if no_call else format_remote_traceback(e)
         print(text, file=sys.stderr, end="")
         try:
             record_raise(store, rank, e, text)
-        except OSError as unwritable:  # no call folder there: the error above says why
-            print(f"torchx.runtime.function: {unwritable}", file=sys.stderr)
+        except OSError as unwritable:
+            if not no_call:  # without a call folder, the line above already says why
+                print(f"torchx.runtime.function: {unwritable}", file=sys.stderr)
         return 1
     try:
         value = fn(*args, **kwargs)

@@ -23,6 +23,7 @@ def _signature_parameters(plan: StagePlan) -> list[inspect.Parameter]:
     typed: list[tuple[str, Any]] = [
         *((n, dsl.Input[dsl.Artifact]) for n in plan.refs("input")),
         *((n, str) for n in plan.refs("param")),
+        *((n, str) for n in plan.refs("channel")),
         *((n, dsl.Output[dsl.Artifact]) for n in plan.refs("output")),
     ]
     if plan.uses_app_id:

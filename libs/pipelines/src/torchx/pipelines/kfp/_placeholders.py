@@ -13,7 +13,7 @@ from typing import Literal
 
 from torchx.pipelines.kfp._errors import KfpAdapterError
 
-RefKind = Literal["input", "output", "param", "app_id"]
+RefKind = Literal["input", "output", "param", "app_id", "channel"]
 
 # ``${kfp.<kind>:<name>}``: the dot keeps it apart from both torchx macros (``${app_id}``)
 # and shell parameter expansion (``${var:offset}``), so neither ever matches it.

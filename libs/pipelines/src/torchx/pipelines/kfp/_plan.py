@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from dataclasses import dataclass
 
+from torchx.pipelines.kfp._channels import as_text, channel_input, has_channel, is_channel
 from torchx.pipelines.kfp._errors import KfpAdapterError
 from torchx.pipelines.kfp._placeholders import (
     APP_ID_TOKEN,
@@ -40,6 +42,8 @@ class StagePlan:
     command: tuple[tuple[Segment, ...], ...]
     args: tuple[tuple[Segment, ...], ...]
     env: tuple[tuple[str, str], ...]
+    # (component input, element text) for each element holding a kfp pipeline value.
+    channel_args: tuple[tuple[str, str], ...] = ()
 
     def refs(self, kind: RefKind) -> tuple[str, ...]:
         """Names referenced with ``kind``, in order of first use, each once."""
@@ -95,9 +99,44 @@ def _element(field: str, text: str) -> tuple[Segment, ...]:
     return tuple(split_refs(field, _MACRO_VALUES.substitute(text)))
 
 
+class _Elements:
+    """Command and arg elements in order; one holding a kfp value becomes an input."""
+
+    def __init__(self) -> None:
+        self.channels: list[tuple[str, str]] = []
+
+    def __call__(self, field: str, text: str) -> tuple[Segment, ...]:
+        if not has_channel(text):
+            return _element(field, text)
+        _unfillable(field, text)
+        filled = _MACRO_VALUES.substitute(text)
+        if has_refs(filled):
+            raise KfpAdapterError(
+                field,
+                text,
+                "a pipeline value and a torchx placeholder (or the ${app_id} macro) cannot "
+                "share one argument; put each in an argument of its own",
+            )
+        name = channel_input(field, filled, len(self.channels))
+        self.channels.append((name, filled))
+        return (Ref("channel", name),)
+
+
+def _with_text_values(app: AppDef, role: Role) -> tuple[AppDef, Role]:
+    """``app`` with kfp pipeline values in its role written as kfp's text for them."""
+    if not any(map(is_channel, (role.entrypoint, *role.args, *role.env.values()))):
+        return app, role
+    args = [as_text(a) for a in role.args]
+    env = {k: as_text(v) for k, v in role.env.items()}
+    entrypoint = as_text(role.entrypoint)
+    # A copy: the caller's AppDef stays as given.
+    role = dataclasses.replace(role, entrypoint=entrypoint, args=args, env=env)
+    return dataclasses.replace(app, roles=[role]), role
+
+
 def plan_stage(app: AppDef) -> StagePlan:
     """Check ``app`` and reduce it to one stage; every refusal names the field."""
-    role = single_role(app)
+    app, role = _with_text_values(app, single_role(app))
     where = f"role {role.name!r}"
     if not isinstance(role.image, str) or not role.image.strip():
         raise KfpAdapterError(
@@ -112,22 +151,26 @@ def plan_stage(app: AppDef) -> StagePlan:
         field = f"{where}.env[{key!r}]"
         _unfillable(field, value)
         filled = _MACRO_VALUES.substitute(value)
-        if has_refs(filled):
+        if has_refs(filled) or has_channel(filled):
             # kfp resolves its placeholders in command and args only, never in env.
             raise KfpAdapterError(
                 field,
                 value,
-                "kfp fills placeholders (and the ${app_id} macro) only in args; "
-                "pass the value as an argument instead",
+                "kfp fills pipeline values, placeholders and the ${app_id} macro only in "
+                "args; pass the value as an argument instead",
             )
         env.append((key, filled))
+    element = _Elements()
+    command = (element(f"{where}.entrypoint", role.entrypoint),)
+    args = tuple(element(f"{where}.args[{i}]", a) for i, a in enumerate(role.args))
     plan = StagePlan(
         name=app.name,
         role=role,
         image=role.image,
-        command=(_element(f"{where}.entrypoint", role.entrypoint),),
-        args=tuple(_element(f"{where}.args[{i}]", a) for i, a in enumerate(role.args)),
+        command=command,
+        args=args,
         env=tuple(env),
+        channel_args=tuple(element.channels),
     )
     both = set(plan.refs("output")) & (set(plan.refs("input")) | set(plan.refs("param")))
     if both:

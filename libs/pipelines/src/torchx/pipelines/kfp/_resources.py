@@ -142,12 +142,9 @@ def task_resources(role: Role, kubernetes: bool) -> TaskResources:
     than that would let the node overcommit and kill it under pressure.
     """
     where = f"role {role.name!r}"
-    if role.port_map:
-        raise KfpAdapterError(
-            f"{where}.port_map",
-            role.port_map,
-            f"a kfp stage cannot expose ports; remove port_map or {_K8S_SCHEDULER}",
-        )
+    # role.port_map is not refused: kfp v2 cannot declare container ports, but on Kubernetes
+    # a declared port is only informational; the stage listens on its pod's address either
+    # way. Refusing it would turn away dist.ddp -j 1xN and serve.torchserve, which name one.
     res = role.resource
     accel_type, accel_count = _accelerator(where, role)
     return TaskResources(

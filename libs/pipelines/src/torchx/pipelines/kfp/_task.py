@@ -6,6 +6,7 @@ from collections.abc import Mapping
 from types import ModuleType
 from typing import Any
 
+from torchx.pipelines.kfp._channels import as_string_input, is_artifact
 from torchx.pipelines.kfp._component import component_from_plan
 from torchx.pipelines.kfp._errors import KfpAdapterError
 from torchx.pipelines.kfp._lazy import in_pipeline, kfp_dsl, kfp_kubernetes
@@ -48,7 +49,25 @@ def _inputs(plan: StagePlan, given: Mapping[str, Any]) -> dict[str, Any]:
             f"the app's args use only {list(declared) or 'no inputs'}; "
             "put input_path(name) or param(name) in its args",
         )
-    return {n: given[n] for n in declared}
+    for name in plan.refs("input"):
+        # kfp would refuse these deep in its type checker; name the input and the fix here
+        if not is_artifact(given[name]):
+            raise KfpAdapterError(
+                f"app {plan.name!r} inputs[{name!r}]",
+                given[name],
+                "input_path() takes an upstream task's artifact, e.g. "
+                f"fetch.outputs[{name!r}]; for a string or a pipeline parameter use param()",
+            )
+    for name in plan.refs("param"):
+        if is_artifact(given[name]):
+            raise KfpAdapterError(
+                f"app {plan.name!r} inputs[{name!r}]",
+                str(given[name]),
+                f"param() takes a string; for an artifact write input_path({name!r})",
+            )
+    arguments = {n: given[n] for n in plan.refs("input")}
+    arguments.update((n, as_string_input(given[n])) for n in plan.refs("param"))
+    return arguments
 
 
 def _kubernetes(choice: bool | None) -> ModuleType | None:
@@ -94,6 +113,8 @@ def task_from_app(
     k8s = _kubernetes(use_kubernetes)
     res = task_resources(plan.role, kubernetes=k8s is not None)
     arguments = _inputs(plan, inputs or {})
+    # kfp resolves the pipeline values inside each element's text when it passes it in.
+    arguments.update(plan.channel_args)
     if plan.uses_app_id:
         arguments[APP_ID_INPUT] = dsl.PIPELINE_TASK_ID_PLACEHOLDER
     task = component_from_plan(plan)(**arguments)

@@ -3,8 +3,9 @@
 kfp 2 removed the v1 objects 0.7's adapter made (``ContainerOp``, ``ResourceOp``,
 sidecars), so each name does what kfp v2 can:
 
-- ``component_from_app(app)``: the kfp v2 container component (call it inside a
-  ``@dsl.pipeline`` to get a task, as the v1 factory did);
+- ``component_from_app(app)``: a factory carrying the kfp v2 ``component_spec``; called
+  inside a ``@dsl.pipeline`` it adds the app as a task with its resources and retries set,
+  as the v1 factory did;
 - ``container_from_app(app, **inputs)``: the app as a task of the pipeline being defined
   (``task_from_app``), resources and retries set;
 - ``component_spec_from_app(app)``: the component as kfp v2 YAML, and the role;
@@ -23,6 +24,8 @@ from typing import Any, Protocol
 
 from torchx.pipelines.kfp._component import component_from_app as _component
 from torchx.pipelines.kfp._errors import KfpAdapterError
+from torchx.pipelines.kfp._lazy import kfp_kubernetes
+from torchx.pipelines.kfp._resources import task_resources
 from torchx.pipelines.kfp._task import task_from_app
 from torchx.specs import AppDef, Role
 
@@ -52,15 +55,43 @@ def _no_ui_metadata(ui_metadata: Mapping[str, object] | None) -> None:
         )
 
 
+def _by_name_only(args: tuple[object, ...]) -> None:
+    if args:
+        raise KfpAdapterError(
+            "container_from_app arguments",
+            list(args),
+            "pass the component's inputs by name (input_path/param names as keywords)",
+        )
+
+
+class _AppFactory:
+    """0.7's factory: calling it makes a task, with the role's resources applied to it.
+
+    The bare kfp component would drop cpu, memory, accelerator and retries, which kfp v2
+    keeps on the task rather than the component, so the call goes through task_from_app.
+    """
+
+    def __init__(self, app: AppDef, component: Any) -> None:
+        self._app = app
+        self.component_spec: Any = component.component_spec
+
+    def __call__(self, *args: object, **kwargs: object) -> Any:
+        _by_name_only(args)
+        return task_from_app(self._app, inputs=dict(kwargs) if kwargs else None)
+
+
 def component_from_app(
     app: AppDef, ui_metadata: Mapping[str, object] | None = None
 ) -> KFPContainerFactory:
-    """The kfp v2 container component of ``app``'s single role (see
-    ``torchx.pipelines.kfp.component_from_app``). ``ui_metadata`` is refused: kfp v2 has
-    no v1 output viewer."""
+    """A factory for ``app``'s single role: called inside a ``@dsl.pipeline`` (inputs by
+    name) it adds a task with the role's resources and retries, as 0.7's did; its
+    ``component_spec`` is the kfp v2 container component's. ``ui_metadata`` is refused:
+    kfp v2 has no v1 output viewer."""
     _no_ui_metadata(ui_metadata)
-    component: KFPContainerFactory = _component(app)
-    return component
+    component = _component(app)
+    # Refuse what the task could not carry now, as 0.7 did, not at the first call.
+    task_resources(app.roles[0], kubernetes=kfp_kubernetes() is not None)
+    return _AppFactory(app, component)
 
 
 def container_from_app(
@@ -72,12 +103,7 @@ def container_from_app(
     """``app`` as a task of the ``@dsl.pipeline`` being defined, with its resources and
     retries (``task_from_app``); keyword arguments are the component's inputs."""
     _no_ui_metadata(ui_metadata)
-    if args:
-        raise KfpAdapterError(
-            "container_from_app arguments",
-            list(args),
-            "pass the component's inputs by name (input_path/param names as keywords)",
-        )
+    _by_name_only(args)
     return task_from_app(app, inputs=dict(kwargs) if kwargs else None)
 
 
@@ -87,7 +113,7 @@ def component_spec_from_app(app: AppDef) -> tuple[str, Role]:
     import importlib
 
     compiler: Any = importlib.import_module("kfp.compiler")
-    component = component_from_app(app)
+    component = _component(app)
     with tempfile.TemporaryDirectory(prefix="torchx_kfp_") as tmp:
         path = os.path.join(tmp, "component.yaml")
         compiler.Compiler().compile(component, path)
