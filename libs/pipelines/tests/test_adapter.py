@@ -97,3 +97,17 @@ def test_component_from_app_refuses_a_bad_resource_when_made() -> None:
     app.roles[0].resource = specs.Resource(cpu=1, gpu=0, memMB=0, devices={"a": 1, "b": 1})
     with pytest.raises(KfpAdapterError, match=r"resource\.devices"):
         component_from_app(app)
+
+
+def test_the_task_takes_after_and_v2_settings_as_migrating_says(compile_pipeline: Any) -> None:
+    later = specs.AppDef("second", [specs.Role("s", image="img:2", entrypoint="true")])
+
+    @dsl.pipeline(name="order")
+    def pipeline():
+        first = container_from_app(_app("-c", "pass"))
+        second = container_from_app(later)
+        second.after(first).set_cpu_limit("2")
+
+    out = compile_pipeline(pipeline)
+    assert out.tasks["second"]["dependentTasks"] == ["train"]
+    assert out.container("second")["resources"]["resourceCpuLimit"] == "2"
