@@ -148,3 +148,5 @@ def test_replicas_reaped_before_the_supervisor_failed_get_their_final_state(
     assert states[("ok", 0)] == (AppState.SUCCEEDED, 0)
     assert states[("bad", 0)] == (AppState.FAILED, 1)
     assert states[("long", 0)][0] == AppState.FAILED
+    # never started (its spawn failed): it never will, so not PENDING in an ended app
+    assert states[("long", 1)] == (AppState.CANCELLED, None), states

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shlex
 import subprocess
 import sys
 import time
@@ -57,10 +58,12 @@ def test_failing_job_reports_exit_code(slurm: SlurmScheduler, tmp_path: Path) ->
 
 def test_each_replica_reports_its_own_exit_code(slurm: SlurmScheduler, tmp_path: Path) -> None:
     # Replica 1's failure makes srun end the step; it waits for replica 0's exit record
-    # first, so a slow start of replica 0 under load cannot turn its 0 into a kill.
+    # first, so a slow start of replica 0 under load cannot turn its 0 into a kill. At
+    # most 60 s (bash's SECONDS), well within WAIT_S: should the record never come, the
+    # assertions below say what happened rather than the wait's timeout.
     wait_for_0 = (
-        '[ "$TORCHX_REPLICA_ID" = 1 ] && for _ in $(seq 900); do '
-        f"ls {tmp_path}/slurm-*-w-0.exit >/dev/null 2>&1 && break; sleep 0.1; done"
+        '[ "$TORCHX_REPLICA_ID" = 1 ] && until [ "$SECONDS" -ge 60 ] || '
+        f"ls {shlex.quote(str(tmp_path))}/slurm-*-w-0.exit >/dev/null 2>&1; do sleep 0.1; done"
     )
     app = AppDef(
         "split",

@@ -16,6 +16,7 @@ import pytest
 import torchx.schedulers._slurm_preemption as slurm_preemption
 import torchx.schedulers._slurm_requeue as slurm_requeue
 from torchx.schedulers import SchedulerError
+from torchx.schedulers._sbatch_workdir import job_workdir
 from torchx.schedulers._slurm_commands import SlurmTimeoutError, run
 from torchx.schedulers._slurm_preemption import (
     TIMEOUT_REASON_PREFIX,
@@ -220,6 +221,21 @@ def test_a_trial_opens_only_the_requeue_files_it_has(tmp_path: Path, opened: lis
     (tmp_path / "slurm-72.reason").write_text(why + "\n")
     assert read_requeues(d, "70_8", "72", before=0) == (0, why)
     assert opened == ["slurm-72.reason"]
+
+
+def test_damaged_requeue_files_are_read_around_what_is_damaged(tmp_path: Path) -> None:
+    d = str(tmp_path)
+    # a count must be ASCII digits: '²' is a digit to str.isdigit, not to int
+    (tmp_path / "slurm-77.requested-\u00b2.a1").write_text("preemption 0 requested\n")
+    (tmp_path / "slurm-77.requested-1.b2").write_text("preemption 1 requested\n")
+    (tmp_path / "slurm-77.requeues").write_bytes(
+        b"preemption \xc2\xb2\npreemption 0 \xff\xfe\n\xffpreemption 2\n"
+    )
+    (tmp_path / "slurm-77.reason").write_bytes(b"past the cap \xff\n")
+    # attempt 0 (its line's damaged end aside), 1 (asked), and 2: a damaged first word
+    # ('\ufffdpreemption') still has its attempt after it; '²' is no attempt
+    assert read_requeues(d, "77") == (3, "past the cap \ufffd")
+    assert read_requeues(d, "77", before=2) == (2, "past the cap \ufffd")
 
 
 def test_a_job_dir_that_cannot_be_listed_still_has_its_files_read(
@@ -522,3 +538,25 @@ def test_a_submit_clears_an_old_jobs_requests_where_the_job_runs(
     assert calls(bin_dir)[0].startswith("--parsable"), calls(bin_dir)
     assert sorted(p.name for p in runs_in.iterdir()) == ["slurm-770.requested-0.c3"]
     assert len(list(other.iterdir())) == 4  # the other directory is not this job's
+
+
+@pytest.mark.parametrize(
+    ("args", "runs_in"),
+    [
+        (["--chdir=/a", "--comment", "-Dnot_a_dir"], "/a"),  # -D... is the comment
+        (["-D/a", "--job-name", "--chdir=/b"], "/a"),  # so is --chdir=/b the job's name
+        (["--chdir", "-D/b"], "-D/b"),  # --chdir's value, read once
+        (["-D", "-Dx"], "-Dx"),
+        (["-J", "-D", "--chdir=/b"], "/b"),
+        (["-Jname", "-D/b"], "/b"),
+        (["-vD/c"], "/c"),  # a flag, then -D with its value in the same word
+        (["-D/a", "--exclusive", "-D/b", "--nice", "-D/c"], "/c"),  # flags take no word
+        (["-D/a", "--", "-D/b"], "/a"),  # options end at '--'...
+        (["-D/a", "job.sh", "-D/b"], "/a"),  # ...and at the script, whose arguments follow
+        ([], ""),
+    ],
+)
+def test_where_the_job_runs_is_read_from_sbatch_options_as_sbatch_reads_them(
+    args: list[str], runs_in: str
+) -> None:
+    assert job_workdir(["sbatch", "--parsable", *args]) == os.path.abspath(runs_in or ".")

@@ -65,3 +65,21 @@ def test_a_skipped_record_is_a_warning_that_survives_a_process_boundary() -> Non
     assert str(again) == (
         "tracker record at '/runs/r.json' was not read: it is 9 bytes, over the read limit"
     )
+
+
+def test_a_refused_value_is_shown_by_its_start_however_large(tmp_path: Path) -> None:
+    tracker = create(str(tmp_path))
+    huge = {"x" * 100: list(range(100_000))}
+    for call in (
+        lambda: tracker.add_metadata("run", ids=set(range(100_000))),  # not JSON data
+        lambda: tracker.add_artifact("run", "model", "/m.pt", metadata=[huge]),  # not a dict
+        lambda: tracker.add_source("run", ["r" * 1000] * 1000),  # not a str
+    ):
+        with pytest.raises(InvalidRecordError) as caught:
+            call()
+        message = str(caught.value)
+        assert ": got " in message and len(message) < 2000, message[:3000]
+        assert message.endswith("nothing was written"), message[-200:]
+    assert not list(tmp_path.glob("*/*/*.json"))  # nothing was written
+    short = "s3://bucket/" + "runs/" * 60  # 312 characters: shown whole
+    assert repr(short) in str(InvalidRecordError("path", short, "fix it"))

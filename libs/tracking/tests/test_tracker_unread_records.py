@@ -7,6 +7,7 @@ from __future__ import annotations
 import compileall
 import gc
 import inspect
+import json
 import os
 import shutil
 import subprocess
@@ -149,6 +150,13 @@ def test_a_source_record_names_the_field_that_is_wrong(tmp_path: Path) -> None:
         warned.message
     )
     assert "source_run_id" not in str(warned.message)
+
+    # a damaged record's value may be as large as a record: the warning shows its start
+    record.write_text(good.replace('"model"', json.dumps(["x" * 100] * 2000)))
+    [warned] = _warnings_of(lambda: tracker.sources(child))
+    message = str(warned.message)
+    assert "'artifact_name' must be a str or null, not ['xxx" in message
+    assert len(message) < 2000 + len(str(record)), len(message)
 
     record.write_text(good.replace(f'"{RUN}"', "7"))
     [warned] = _warnings_of(lambda: tracker.sources(child))

@@ -126,6 +126,17 @@ class Replica:
             return ""
         return "\n".join(text.splitlines()[-n:])
 
+    def set_final_state(self) -> None:
+        """Judge an ended attempt on its own: stopped by the supervisor is CANCELLED, exit
+        0 SUCCEEDED, anything else FAILED with the last lines of its stderr. (A restart or
+        a requeue is the supervisor's decision, made before or after this.)"""
+        if self.killed:
+            self.state = "CANCELLED"
+        elif self.exit_code == 0:
+            self.state = "SUCCEEDED"
+        else:
+            self.state, self.error = "FAILED", self.stderr_tail()
+
     def close_logs(self) -> None:
         for fd in self.files.values():
             os.close(fd)

@@ -489,20 +489,12 @@ class Supervisor:
     # -- policy -----------------------------------------------------------------------
 
     def handle_exit(self, replica: Replica) -> None:
-        if replica.killed:
-            replica.state = "CANCELLED"
-            return
-        if replica.exit_code == 0:
-            replica.state = "SUCCEEDED"
-            return
-        if replica.exit_code == REQUEUE_EXIT_CODE:
-            if on_requeue_exit(self, replica.role, replica.id):
-                return  # run again, without spending a retry
-            replica.state = "FAILED"  # past the cap: on_requeue_exit said why
-            replica.error = replica.stderr_tail()
-            return
-        replica.state = "FAILED"
-        replica.error = replica.stderr_tail()
+        requeue = not replica.killed and replica.exit_code == REQUEUE_EXIT_CODE
+        if requeue and on_requeue_exit(self, replica.role, replica.id):
+            return  # run again, without spending a retry
+        replica.set_final_state()
+        if replica.state != "FAILED" or requeue:
+            return  # a requeue past the cap fails for good: on_requeue_exit said why
         role = self.roles[replica.role]
         if self.role_restarts[replica.role] < int(role["max_retries"]):
             self.role_restarts[replica.role] += 1
@@ -600,9 +592,7 @@ class Supervisor:
             self.state = "CANCELLED"
             self.msg = "cancelled"
         kill_leftovers(self)
-        for r in self.replicas:
-            if r.state in ("PENDING", "RUNNING"):
-                r.state = "CANCELLED"
+        self.cancel_unended()
         self.finish()
         return 0
 
@@ -613,12 +603,8 @@ class Supervisor:
                 signal_quietly(r.pid, signal.SIGKILL, group=True)
                 r.state = "FAILED"
         for r in self.exited:  # ended (reaped while the replicas started), not yet judged
-            if r.killed:
-                r.state = "CANCELLED"
-            elif r.exit_code == 0:
-                r.state = "SUCCEEDED"
-            else:
-                r.state, r.error = "FAILED", r.stderr_tail()
+            r.set_final_state()
+        self.cancel_unended()  # those never started will not start now
         self.state = "FAILED"
         self.msg = self.error = (
             f"the app's supervisor failed ({type(error).__name__}: {error}); its replicas "
@@ -626,6 +612,12 @@ class Supervisor:
         )
         self.ended_at = time.time()
         self.record_end()
+
+    def cancel_unended(self) -> None:
+        """The app has ended: a replica not yet started, or not yet judged, never will be."""
+        for r in self.replicas:
+            if r.state in ("PENDING", "RUNNING"):
+                r.state = "CANCELLED"
 
     def finish(self) -> None:
         for r in self.replicas:

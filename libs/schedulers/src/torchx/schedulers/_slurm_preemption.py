@@ -61,7 +61,13 @@ def _requested_attempt(name: str, prefix: str) -> int | None:
     """The attempt a request file ``name`` (``prefix``: its job's ``requested_name(id, "")``)
     names: ``<attempt>.<request>``, or ``<attempt>`` alone as earlier versions wrote it."""
     attempt = name[len(prefix) :].split(".", 1)[0]
-    return int(attempt) if attempt.isdigit() else None
+    return int(attempt) if _is_count(attempt) else None
+
+
+def _is_count(word: str) -> bool:
+    """Whether ``word`` is a count as torchx writes it: ASCII digits only (``isdigit``
+    alone takes '²', which ``int`` refuses)."""
+    return word.isascii() and word.isdigit()
 
 
 def clear_requests(job_dir: str, job_id: str) -> None:
@@ -280,11 +286,12 @@ def read_requeues(
         present, requeues_name(job_id), legacy_id and requeues_name(legacy_id)
     ):
         try:
-            with open(os.path.join(job_dir, name), encoding="utf-8") as f:
+            # a damaged byte spoils its line alone, not the whole status
+            with open(os.path.join(job_dir, name), encoding="utf-8", errors="replace") as f:
                 for line in f:
                     words = line.split()
                     # a line without its attempt is skipped, as the script's count does
-                    if len(words) > 1 and words[1].isdigit():
+                    if len(words) > 1 and _is_count(words[1]):
                         attempts.add(int(words[1]))
             break
         except OSError:
@@ -292,7 +299,7 @@ def read_requeues(
     count += sum(1 for a in attempts if before is None or a < before)
     for name in _names_to_read(present, reason_name(job_id), legacy_id and reason_name(legacy_id)):
         try:
-            with open(os.path.join(job_dir, name), encoding="utf-8") as f:
+            with open(os.path.join(job_dir, name), encoding="utf-8", errors="replace") as f:
                 reason = f.read(4096).strip()
             break
         except OSError:

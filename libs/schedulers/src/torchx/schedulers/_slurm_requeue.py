@@ -248,7 +248,6 @@ def _release(app_id: str, restarts: int, show: Show) -> None:
     pending_since: float | None = None
     lifted_at = 0.0
     interval = 0.1
-    seen = "not known to Slurm"
     refusals: list[str] = []
     while True:  # polled at least once, however late it starts, so the error says what it saw
         comps = show(app_id)

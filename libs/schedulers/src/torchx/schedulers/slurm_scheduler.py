@@ -34,6 +34,7 @@ from torchx.schedulers._api import (
 )
 from torchx.schedulers._bounded_lines import FileLines
 from torchx.schedulers._errors import check_params
+from torchx.schedulers._sbatch_workdir import job_workdir
 from torchx.schedulers._slurm_commands import (
     BACKEND,
     JOB_ID,
@@ -320,7 +321,7 @@ class SlurmScheduler(DirWorkspaceMixin, Scheduler[SlurmBatchRequest]):
         job_id = proc.stdout.strip().split(";")[0]
         if not JOB_ID.match(job_id):
             raise SlurmOutputError("sbatch --parsable", proc.stdout.strip(), "not a job id")
-        clear_requests(_job_workdir(req.cmd), job_id)
+        clear_requests(job_workdir(req.cmd), job_id)
         return job_id
 
     def _check_het_job_fits(self, req: SlurmBatchRequest) -> None:
@@ -611,21 +612,6 @@ class SlurmScheduler(DirWorkspaceMixin, Scheduler[SlurmBatchRequest]):
         proc = run(["scancel", app_id])
         if proc.returncode != 0 and "already completed" not in slurm_message(proc).lower():
             raise SlurmError(f"scancel {app_id} failed: {slurm_message(proc)}")
-
-
-def _job_workdir(cmd: list[str]) -> str:
-    """Where the job of the sbatch command ``cmd`` runs: its last ``--chdir``/``-D``
-    (job_dir's, or one in the run option 'sbatch_args', which comes after it and wins, as
-    sbatch reads them), relative to this directory, where sbatch runs; else this one."""
-    where = ""
-    for arg, value in zip(cmd, [*cmd[1:], ""], strict=True):
-        if arg in ("--chdir", "-D"):
-            where = value
-        elif arg.startswith("--chdir="):
-            where = arg.partition("=")[2]
-        elif arg.startswith("-D"):
-            where = arg[2:]
-    return os.path.abspath(where) if where else os.getcwd()
 
 
 def _make_job_dir(job_dir: str) -> str | None:

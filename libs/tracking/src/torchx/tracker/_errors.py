@@ -12,6 +12,23 @@ class TrackerError(ValueError):
     """
 
 
+# The most of a value's repr a message shows.
+SHOWN_CHARS = 400
+
+
+def shown(value: object) -> str:
+    """``repr(value)`` as a message shows it: a long str is cut and a container shows its
+    first items, so a message stays short however large the value (a stored record's
+    field may hold megabytes)."""
+    import reprlib  # only when a message is made
+
+    cap = reprlib.Repr()
+    cap.maxstring = cap.maxother = SHOWN_CHARS  # whole paths and URLs still show whole
+    cap.maxlevel = 3
+    text = cap.repr(value)  # a container: its first few items, each cut as above
+    return text if len(text) <= SHOWN_CHARS else text[: SHOWN_CHARS - 3] + "..."
+
+
 class _FieldError(TrackerError):
     """An error about one named field: the field, the value given, and how to fix it."""
 
@@ -22,7 +39,7 @@ class _FieldError(TrackerError):
         self.field = field
         self.value = value
         self.fix = fix
-        super().__init__(f"{field}: got {value!r}; {fix}{self._after_fix}")
+        super().__init__(f"{field}: got {shown(value)}; {fix}{self._after_fix}")
 
     def __reduce__(self) -> tuple[type, tuple[str, object, str]]:
         return type(self), (self.field, self.value, self.fix)

@@ -7,7 +7,7 @@ import math
 from collections.abc import Mapping
 
 from ._base import TrackerArtifact, TrackerBase, TrackerSource
-from ._errors import InvalidRecordError, TrackerConfigError, UnreadRecordWarning
+from ._errors import InvalidRecordError, TrackerConfigError, UnreadRecordWarning, shown
 
 _FIX = "use str, int, float, bool, None, lists and str-keyed dicts of them"
 
@@ -119,6 +119,6 @@ def stored_source(
         return UnreadRecordWarning(where, f"a source needs a str 'source_run_id'; {fix}")
     if not (artifact is None or isinstance(artifact, str)):
         return UnreadRecordWarning(
-            where, f"a source's 'artifact_name' must be a str or null, not {artifact!r}; {fix}"
+            where, f"a source's 'artifact_name' must be a str or null, not {shown(artifact)}; {fix}"
         )
     return TrackerSource(source, artifact)
