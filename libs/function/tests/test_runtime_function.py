@@ -250,3 +250,17 @@ def test_a_missing_call_folder_is_one_error_and_exit_1(tmp_path: Path) -> None:
         "the call was never written there"
     ]
     assert not (tmp_path / "never-written").exists()
+
+
+def test_a_call_not_json_says_why_its_outcome_could_not_be_written(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    store = Store(str(tmp_path / "call"))
+    store.make_folder()
+    store.write("call.json", b"not json")
+    (tmp_path / "call" / "rank-0.json").mkdir()  # the outcome cannot be written there
+    assert run_call(store.url, rank=0) == 1
+    lines = capsys.readouterr().err.splitlines()
+    assert len(lines) == 2
+    assert lines[0].startswith(f"CallFormatError: {tmp_path / 'call' / 'call.json'}: not JSON")
+    assert lines[1].startswith("torchx.runtime.function: ") and "rank-0.json" in lines[1]

@@ -106,15 +106,6 @@ class FunctionFuture:
     def _settled(self) -> bool:
         return self._cancelled or self._final is not None or 0 in self._outcomes
 
-    @property
-    def _condition(self) -> Any:
-        # concurrent.futures.wait/as_completed reach for this lock of their own Future class
-        # first: name the functions that take these futures instead of an AttributeError.
-        raise TypeError(
-            f"{self.handle}: a FunctionFuture is not a concurrent.futures.Future; use "
-            "torchx.runner.as_completed(futures) or torchx.runner.wait(futures) instead"
-        )
-
     def done(self) -> bool:
         """Whether the call finished (returned, raised, or its app ended) or was cancelled."""
         return self._finished(ask_scheduler=True)
@@ -125,11 +116,27 @@ class FunctionFuture:
             return True
         if not ask_scheduler:
             return False
-        status = self._runner.status(self.handle)
+        return self._ends_with(self._runner.status(self.handle))
+
+    def _ends_with(self, status: AppStatus | None) -> bool:
+        """Whether the scheduler's answer ``status`` says the app ended (kept as final)."""
         if status is None or status.is_terminal():
             self._final = status if status is not None else AppStatus(AppState.UNKNOWN)
             return True
         return False
+
+    def _raised_by_now(self) -> bool:
+        """Whether the finished call raises, from what is known now: without the grace
+        period ``result`` gives a late file, so ``wait(FIRST_EXCEPTION)`` keeps its
+        timeout. Rank 0 raised, or its app ended without rank 0's result and did not
+        succeed (it died, or the function raised); an app that succeeded returned, its
+        result file still to show on a slow shared file system."""
+        if self._cancelled:
+            return False
+        first = self._read(0)
+        if first is not None:
+            return first.raised
+        return self._final is not None and self._final.state != AppState.SUCCEEDED
 
     def running(self) -> bool:
         """Whether the app is running now."""
@@ -215,11 +222,9 @@ class FunctionFuture:
                     f"{self.handle} has not finished after {timeout} s"
                 )
             if now >= next_status:
-                status = self._runner.status(self.handle)
-                if status is None or status.is_terminal():
-                    self._final = status if status is not None else AppStatus(AppState.UNKNOWN)
+                if self._ends_with(self._runner.status(self.handle)):
                     continue
-                next_status = now + self._poll_interval
+                next_status = time.monotonic() + self._poll_interval
             pause = min(max((now - start) / 20, 0.002), next_status - now)
             if deadline is not None:
                 pause = min(pause, deadline - now)
@@ -262,34 +267,73 @@ FIRST_COMPLETED = "FIRST_COMPLETED"
 FIRST_EXCEPTION = "FIRST_EXCEPTION"
 
 
-def _finishing(futures: set[FunctionFuture], timeout: float | None) -> Iterator[FunctionFuture]:
-    """Each of ``futures`` as it finishes; on ``timeout`` raise TimeoutError naming how many
-    are left. Outcome files are looked at often; each scheduler is asked at its futures'
-    ``poll_interval``."""
+def _checked(futures: Iterable[FunctionFuture], caller: str) -> set[FunctionFuture]:
+    """The futures given; a one-line TypeError naming anything that is not one."""
+    if isinstance(futures, (str, bytes, FunctionFuture)) or not isinstance(futures, Iterable):
+        raise TypeError(_not_futures(caller, futures, "give a list of FunctionFutures"))
+    checked: set[FunctionFuture] = set()
+    for future in futures:
+        if not isinstance(future, FunctionFuture):
+            raise TypeError(_not_futures(caller, future, "give only FunctionFutures"))
+        checked.add(future)
+    return checked
+
+
+def _not_futures(caller: str, value: object, fix: str) -> str:
+    return (
+        f"torchx.runner.{caller}: got {value!r}; {fix} (for an app handle use "
+        f"Runner.wait(handle), for a concurrent.futures.Future concurrent.futures.{caller})"
+    )
+
+
+def _ask_schedulers(futures: Iterable[FunctionFuture]) -> list[FunctionFuture]:
+    """Those of ``futures`` whose apps ended. Each runner asks each scheduler once for all
+    of its apps (one sacct on Slurm), not once per app."""
+    by_runner: dict[int, list[FunctionFuture]] = {}
+    for future in futures:
+        by_runner.setdefault(id(future._runner), []).append(future)
+    ended: list[FunctionFuture] = []
+    for group in by_runner.values():
+        statuses = group[0]._runner._statuses([f.handle for f in group])
+        ended.extend(f for f in group if f._ends_with(statuses.get(f.handle)))
+    return ended
+
+
+def _looks(futures: set[FunctionFuture], timeout: float | None) -> Iterator[list[FunctionFuture]]:
+    """At each look, every future of ``futures`` found finished since the look before; once
+    ``timeout`` passes, TimeoutError naming how many are left.
+
+    The outcome files are looked at often: after a pause of a twentieth of the time waited
+    so far, and at least as long as the last look took. The schedulers are asked at the
+    futures' ``poll_interval``, counted from the end of the previous ask: however long an
+    ask takes, a whole interval passes before the next.
+    """
     import concurrent.futures
 
     pending = set(futures)
     start = time.monotonic()
     deadline = None if timeout is None else start + timeout
     interval = min((f._poll_interval for f in pending), default=1.0)
-    next_status = start  # the first look asks the scheduler too
+    next_ask = start  # the first look asks the schedulers too
     while pending:
-        now = time.monotonic()
-        ask = now >= next_status
-        if ask:
-            next_status = now + interval
-        for future in [f for f in pending if f._finished(ask_scheduler=ask)]:
-            pending.discard(future)
-            yield future
-        if not pending:
-            return
+        began = time.monotonic()
+        finished = [f for f in pending if f._finished(ask_scheduler=False)]
+        took = time.monotonic() - began
+        if began >= next_ask:
+            finished += _ask_schedulers(pending.difference(finished))
+            next_ask = time.monotonic() + interval
+        if finished:
+            pending.difference_update(finished)
+            yield finished
+            if not pending:
+                return
         now = time.monotonic()
         if deadline is not None and now >= deadline:
             raise concurrent.futures.TimeoutError(
                 f"{len(pending)} of {len(futures)} function apps unfinished after {timeout} s "
                 f"(e.g. {min(f.handle for f in pending)}); wait longer or cancel() them"
             )
-        pause = min(max((now - start) / 20, 0.002), max(next_status - now, 0.0))
+        pause = min(max((now - start) / 20, took, 0.002), next_ask - now)
         if deadline is not None:
             pause = min(pause, deadline - now)
         time.sleep(max(pause, 0.0))
@@ -301,7 +345,8 @@ def as_completed(
     """The futures as they finish (returned, raised, app ended, or cancelled), in the manner
     of ``concurrent.futures.as_completed``; ``concurrent.futures.TimeoutError`` if some are
     still running ``timeout`` seconds after the call."""
-    return _finishing(set(futures), timeout)
+    looks = _looks(_checked(futures, "as_completed"), timeout)
+    return (future for finished in looks for future in finished)
 
 
 def wait(
@@ -311,7 +356,8 @@ def wait(
 ) -> DoneAndNotDone:
     """Wait for the futures, in the manner of ``concurrent.futures.wait``: until all finish
     (``ALL_COMPLETED``), the first does (``FIRST_COMPLETED``), the first raises
-    (``FIRST_EXCEPTION``), or ``timeout`` seconds pass (then without raising)."""
+    (``FIRST_EXCEPTION``), or ``timeout`` seconds pass (then without raising). ``done``
+    holds every future found finished by then, not only the first."""
     import concurrent.futures
 
     if return_when not in (ALL_COMPLETED, FIRST_COMPLETED, FIRST_EXCEPTION):
@@ -322,15 +368,14 @@ def wait(
             return_when,
             "give ALL_COMPLETED, FIRST_COMPLETED or FIRST_EXCEPTION",
         )
-    waiting = set(futures)
+    waiting = _checked(futures, "wait")
     done: set[FunctionFuture] = set()
     try:
-        for future in _finishing(waiting, timeout):
-            done.add(future)
+        for finished in _looks(waiting, timeout):
+            done.update(finished)
             if return_when == FIRST_COMPLETED:
                 break
-            raised = return_when == FIRST_EXCEPTION and not future.cancelled()
-            if raised and future.exception(timeout=0) is not None:
+            if return_when == FIRST_EXCEPTION and any(f._raised_by_now() for f in finished):
                 break
     except concurrent.futures.TimeoutError:
         pass

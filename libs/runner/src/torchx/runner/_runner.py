@@ -443,6 +443,26 @@ class Runner:
 
         return with_ui_url(desc, desc.to_status())
 
+    def _statuses(self, app_handles: Sequence[AppHandle]) -> dict[AppHandle, AppStatus | None]:
+        """``status`` of each app, each scheduler asked once for all of its apps
+        (``describe_many``: one sacct on Slurm) where it answers for many at once."""
+        from torchx.runner._ui_url import with_ui_url
+
+        asked: dict[str, dict[str, list[AppHandle]]] = {}  # scheduler -> app id -> handles
+        for handle in app_handles:
+            name, _session, app_id = parse_app_handle(handle)
+            asked.setdefault(name, {}).setdefault(app_id, []).append(handle)
+        statuses: dict[AppHandle, AppStatus | None] = {}
+        for name, by_id in asked.items():
+            sched = self._scheduler(name)
+            many = getattr(sched, "describe_many", None)  # a duck-typed scheduler may lack it
+            descs = many(list(by_id)) if many else {a: sched.describe(a) for a in by_id}
+            for app_id, handles in by_id.items():
+                desc = descs.get(app_id)
+                status = None if desc is None else with_ui_url(desc, desc.to_status())
+                statuses.update(dict.fromkeys(handles, status))
+        return statuses
+
     @_recorded
     def wait(
         self,

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from torchx.runtime.function._call import (
+    CALL_META,
     CALL_PICKLE,
     CallFormatError,
     format_remote_traceback,
@@ -41,6 +42,13 @@ def _load(store: Store) -> Any:
     return cloudpickle.loads(store.read(CALL_PICKLE, any_owner=os.geteuid() == 0))
 
 
+def _folder_missing(store: Store) -> bool:
+    try:
+        return not store.exists(CALL_META)
+    except OSError:
+        return False  # cannot tell: say why the outcome was not written
+
+
 def run_call(url: str, rank: int | None = None) -> int:
     """Run the call in folder ``url`` as rank ``rank`` (default: ``$RANK``); the exit code."""
     rank = _rank() if rank is None else rank
@@ -48,15 +56,18 @@ def run_call(url: str, rank: int | None = None) -> int:
     try:
         fn, args, kwargs = _load(store)
     except Exception as e:
-        # A folder without its call is the launcher's mistake, said in one line; anything
-        # else (an import the call needs, a Python version apart) keeps its traceback.
-        no_call = isinstance(e, CallFormatError)
-        text = f"{type(e).__name__}: {e}\n" if no_call else format_remote_traceback(e)
+        # A call folder that is missing or not a call is the launcher's mistake, said in
+        # one line; anything else (an import the call needs, a Python version apart) keeps
+        # its traceback.
+        bad_call = isinstance(e, CallFormatError)
+        text = f"{type(e).__name__}: {e}\n" if bad_call else format_remote_traceback(e)
         print(text, file=sys.stderr, end="")
         try:
             record_raise(store, rank, e, text)
         except OSError as unwritable:
-            if not no_call:  # without a call folder, the line above already says why
+            # Without its folder there is nowhere to write, as the line above says; any
+            # other failure to write is why the launcher will find no outcome.
+            if not (bad_call and _folder_missing(store)):
                 print(f"torchx.runtime.function: {unwritable}", file=sys.stderr)
         return 1
     try:
