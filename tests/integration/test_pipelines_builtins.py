@@ -2,6 +2,7 @@
 what an ML engineer converts first, checked in the YAML kfp writes."""
 
 # No `from __future__ import annotations`: kfp reads pipeline annotations as live types.
+import logging
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -58,8 +59,11 @@ def test_echo_sh_and_python_compile_with_their_settings(tmp_path: Path) -> None:
     )
 
 
-def test_components_that_name_a_port_compile(tmp_path: Path) -> None:
+def test_components_that_name_a_port_compile(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
     # dist.ddp -j 1xN and serve.torchserve carry a port_map; one kfp container runs each.
+    caplog.set_level(logging.INFO, logger="torchx.pipelines.kfp")
     ddp = dist.ddp(script="train.py", j="1x2", cpu=4, gpu=2, memMB=4096)
     ts = serve.torchserve(model_path="/models/m.mar", management_api="http://ts:8081")
 
@@ -78,6 +82,12 @@ def test_components_that_name_a_port_compile(tmp_path: Path) -> None:
     assert res["accelerator"]["resourceCount"] == "2"
     worker = _container(spec, "torchx-torchserve")
     assert worker["args"][worker["args"].index("--model_path") + 1] == "/models/m.mar"
+    # Nothing of port_map is in the YAML; one log line per stage says so.
+    assert "29500" not in (tmp_path / "pipeline.yaml").read_text()
+    dropped = [r.getMessage() for r in caplog.records if "port_map" in r.getMessage()]
+    assert len(dropped) == 2 and all("\n" not in m for m in dropped)
+    assert "role 'train'" in dropped[0] and "'c10d': 29500" in dropped[0]
+    assert "role 'worker'" in dropped[1] and "'model-download': 8222" in dropped[1]
 
 
 def test_ddp_on_two_nodes_is_one_clear_line() -> None:
@@ -85,4 +95,4 @@ def test_ddp_on_two_nodes_is_one_clear_line() -> None:
         component_from_app(dist.ddp(script="train.py", j="2x2"))
     msg = str(info.value)
     assert "\n" not in msg
-    assert "num_replicas: got 2" in msg and "j='1xN'" in msg and "kubernetes" in msg
+    assert "num_replicas: got 2" in msg and "e.g. dist.ddp j='1xN'" in msg and "kubernetes" in msg

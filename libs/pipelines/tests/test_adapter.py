@@ -111,3 +111,45 @@ def test_the_task_takes_after_and_v2_settings_as_migrating_says(compile_pipeline
     out = compile_pipeline(pipeline)
     assert out.tasks["second"]["dependentTasks"] == ["train"]
     assert out.container("second")["resources"]["resourceCpuLimit"] == "2"
+
+
+def test_component_from_app_compiles_alone_as_a_kfp_component(tmp_path: Any) -> None:
+    # Upstream's kfp v1 factory compiled by itself; kfp v2's compiler (and Client uploads,
+    # which compile first) take only a kfp component, which the factory now is.
+    from kfp import compiler, components
+
+    factory = component_from_app(_app("-m", "trainer", resource=True))
+    assert isinstance(factory, components.ContainerComponent)
+    assert (factory.name, factory.description) == ("train", "torchx app 'train' (role 'trainer').")
+    out = tmp_path / "component.yaml"
+    compiler.Compiler().compile(factory, str(out))
+    doc = yaml.safe_load(out.read_text())
+    (executor,) = doc["deploymentSpec"]["executors"].values()
+    assert executor["container"]["image"] == "img:1"
+    assert executor["container"]["args"] == ["-m", "trainer"]
+    # kfp loads it back as a component, as it would one another tool compiled.
+    loaded = components.load_component_from_file(str(out))
+    assert loaded.component_spec.implementation.container.command == ["python"]
+
+
+def test_the_factory_inside_a_pipeline_takes_inputs_by_name_only(compile_pipeline: Any) -> None:
+    # 0.7 passed positional arguments on to the v1 factory; a v2 component takes none.
+    factory = component_from_app(_app("--out", output_path("model")))
+    with pytest.raises(KfpAdapterError) as info:
+        factory("positional")
+    assert str(info.value).startswith("component_from_app(app)(...) arguments: got ['positional']")
+
+    @dsl.pipeline(name="nested")
+    def pipeline(lr: str = "0.1"):
+        first = factory()
+        # A pipeline value in args: the factory fills the input the bare component would lack.
+        component_from_app(_app("--lr", lr, resource=True))().after(first)
+
+    out = compile_pipeline(pipeline)
+    (second,) = (t for t in out.tasks if t != "train")
+    params = out.tasks[second]["inputs"]["parameters"]
+    assert params["pipelinechannel--lr"] == {"componentInputParameter": "lr"}
+    filled = params["torchx_arg_0"]["runtimeValue"]["constant"]
+    assert filled == "{{$.inputs.parameters['pipelinechannel--lr']}}"
+    assert out.tasks[second]["dependentTasks"] == ["train"]
+    assert out.container(second)["resources"]["resourceCpuLimit"] == "2"

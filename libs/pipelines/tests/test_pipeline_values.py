@@ -4,6 +4,7 @@ kfp v1 allowed: kfp's compiler resolves them in the task's inputs."""
 # No `from __future__ import annotations`: kfp reads pipeline annotations as live types.
 from typing import Any
 
+import pytest
 from kfp import dsl
 
 import torchx.specs as specs
@@ -133,3 +134,19 @@ def test_inputs_of_the_wrong_kind_name_the_input_not_kfp_types() -> None:
     assert second.field == "app 'train' inputs['data']" and "use param()" in str(second)
     assert "write input_path('data')" in str(third)
     assert all("\n" not in str(e) for e in caught)
+
+
+def test_the_bare_component_refuses_a_pipeline_value_in_one_line() -> None:
+    from torchx.pipelines.kfp import component_from_app
+
+    # kfp builds the pipeline when the function is decorated, so the error comes from there.
+    with pytest.raises(KfpAdapterError) as info:
+
+        @dsl.pipeline(name="bare")
+        def pipeline(lr: str = "0.1"):
+            component_from_app(_app("--lr", lr, f"--lr2={lr}"))()
+
+    msg = str(info.value)
+    assert msg.startswith("role 'train'.args: got ['lr']; ")
+    assert "task_from_app(app)" in msg and "container_from_app(app)" in msg
+    assert "\n" not in msg and "torchx_arg" not in msg

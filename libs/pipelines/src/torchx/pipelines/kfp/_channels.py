@@ -34,6 +34,11 @@ def has_channel(text: str) -> bool:
     return _CHANNEL.search(text) is not None
 
 
+def value_names(text: str) -> list[str]:
+    """The names of the pipeline values in ``text``, as the pipeline calls them."""
+    return [m.group(1) for m in _CHANNEL.finditer(text)]
+
+
 def _is_artifact_type(kind: str) -> bool:
     return kind.startswith("system.") or "@" in kind
 

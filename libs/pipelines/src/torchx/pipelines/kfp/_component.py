@@ -6,6 +6,8 @@ import inspect
 import re
 from typing import Any
 
+from torchx.pipelines.kfp._channels import value_names
+from torchx.pipelines.kfp._errors import KfpAdapterError
 from torchx.pipelines.kfp._lazy import kfp_dsl
 from torchx.pipelines.kfp._placeholders import APP_ID_INPUT, Ref, Segment
 from torchx.pipelines.kfp._plan import StagePlan, plan_stage
@@ -77,6 +79,19 @@ def component_from_app(app: AppDef) -> Any:
     input named ``torchx_app_id`` that ``task_from_app`` sets to kfp's task id).
     ``input_path``/``output_path``/``param`` placeholders in the args become the
     component's inputs and outputs. Resources, retries and Kubernetes settings are task
-    settings in kfp; ``task_from_app`` applies them.
+    settings in kfp; ``task_from_app`` applies them. Pipeline values in the args are
+    refused here: only ``task_from_app`` knows to pass them to the component.
     """
-    return component_from_plan(plan_stage(app))
+    plan = plan_stage(app)
+    if plan.channel_args:
+        # Each would be a required input named torchx_arg_N that the caller never wrote,
+        # and kfp's "missing 1 required argument" would be the user's only clue.
+        names = list(dict.fromkeys(n for _, t in plan.channel_args for n in value_names(t)))
+        raise KfpAdapterError(
+            f"role {plan.role.name!r}.args",
+            names,
+            "a bare component cannot take pipeline values in its args; inside the pipeline "
+            "use task_from_app(app) or torchx.pipelines.kfp.adapter.container_from_app(app), "
+            "which pass them in",
+        )
+    return component_from_plan(plan)

@@ -76,7 +76,7 @@ def single_role(app: AppDef) -> Role:
         raise KfpAdapterError(
             f"role {role.name!r}.num_replicas",
             role.num_replicas,
-            f"set it to 1 (dist.ddp: j='1xN', one node); {_RUN_ELSEWHERE}",
+            f"set it to 1 (e.g. dist.ddp j='1xN'); {_RUN_ELSEWHERE}",
         )
     return role
 
@@ -85,7 +85,8 @@ def single_role(app: AppDef) -> Role:
 _MACRO_USE = re.compile(r"\$\{?(" + "|".join(_UNFILLABLE) + r")\b")
 
 
-def _unfillable(field: str, text: str) -> None:
+def _filled(field: str, text: str) -> str:
+    """``text`` with the macros a stage can fill filled; refuses one it cannot."""
     for match in _MACRO_USE.finditer(text):
         name = match.group(1)
         if name in _UNFILLABLE:
@@ -94,11 +95,11 @@ def _unfillable(field: str, text: str) -> None:
                 text,
                 f"the ${{{name}}} macro cannot be filled: {_UNFILLABLE[name]}; remove it",
             )
+    return _MACRO_VALUES.substitute(text)
 
 
 def _element(field: str, text: str) -> tuple[Segment, ...]:
-    _unfillable(field, text)
-    return tuple(split_refs(field, _MACRO_VALUES.substitute(text)))
+    return tuple(split_refs(field, _filled(field, text)))
 
 
 class _Elements:
@@ -110,8 +111,7 @@ class _Elements:
     def __call__(self, field: str, text: str) -> tuple[Segment, ...]:
         if not has_channel(text):
             return _element(field, text)
-        _unfillable(field, text)
-        filled = _MACRO_VALUES.substitute(text)
+        filled = _filled(field, text)
         if has_refs(filled):
             raise KfpAdapterError(
                 field,
@@ -151,8 +151,7 @@ def plan_stage(app: AppDef) -> StagePlan:
     env: list[tuple[str, str]] = []
     for key, value in role.env.items():
         field = f"{where}.env[{key!r}]"
-        _unfillable(field, value)
-        filled = _MACRO_VALUES.substitute(value)
+        filled = _filled(field, value)
         if has_refs(filled) or has_channel(filled):
             # kfp resolves its placeholders in command and args only, never in env.
             raise KfpAdapterError(

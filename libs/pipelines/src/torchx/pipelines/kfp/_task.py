@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping
 from types import ModuleType
 from typing import Any
@@ -14,6 +15,8 @@ from torchx.pipelines.kfp._placeholders import APP_ID_INPUT
 from torchx.pipelines.kfp._plan import StagePlan, plan_stage
 from torchx.pipelines.kfp._resources import task_resources
 from torchx.specs import AppDef
+
+logger = logging.getLogger(__name__)
 
 
 def _inputs(plan: StagePlan, given: Mapping[str, Any]) -> dict[str, Any]:
@@ -112,6 +115,15 @@ def task_from_app(
         )
     k8s = _kubernetes(use_kubernetes)
     res = task_resources(plan.role, kubernetes=k8s is not None)
+    if plan.role.port_map:
+        # Accepted, not refused (dist.ddp and serve.torchserve name one), but nothing of it
+        # reaches the compiled pipeline; say so where a user reading the log will look.
+        logger.info(
+            "role %r: port_map %s is not declared on the kfp task (kfp v2 has no container "
+            "ports); the stage still listens on those ports on its pod's address",
+            plan.role.name,
+            dict(plan.role.port_map),
+        )
     arguments = _inputs(plan, inputs or {})
     # kfp resolves the pipeline values inside each element's text when it passes it in.
     arguments.update(plan.channel_args)
@@ -134,3 +146,16 @@ def task_from_app(
         for claim, path in res.pvc_mounts:
             k8s.mount_pvc(task, pvc_name=claim, mount_path=path)
     return task
+
+
+def task_from_call(
+    caller: str, app: AppDef, args: tuple[object, ...], kwargs: Mapping[str, object]
+) -> Any:
+    """0.7's calling form of a stage: the component's inputs as keyword arguments."""
+    if args:
+        raise KfpAdapterError(
+            f"{caller} arguments",
+            list(args),
+            "pass the component's inputs by name (input_path/param names as keywords)",
+        )
+    return task_from_app(app, inputs=dict(kwargs) if kwargs else None)

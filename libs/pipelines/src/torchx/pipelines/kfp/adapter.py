@@ -3,9 +3,9 @@
 kfp 2 removed the v1 objects 0.7's adapter made (``ContainerOp``, ``ResourceOp``,
 sidecars), so each name does what kfp v2 can:
 
-- ``component_from_app(app)``: a factory carrying the kfp v2 ``component_spec``; called
-  inside a ``@dsl.pipeline`` it adds the app as a task with its resources and retries set,
-  as the v1 factory did;
+- ``component_from_app(app)``: a kfp v2 container component (compile or upload it alone
+  like any other); called inside a ``@dsl.pipeline`` it adds the app as a task with its
+  resources and retries set, as the v1 factory did;
 - ``container_from_app(app, **inputs)``: the app as a task of the pipeline being defined
   (``task_from_app``), resources and retries set;
 - ``component_spec_from_app(app)``: the component as kfp v2 YAML, and the role;
@@ -20,13 +20,13 @@ from __future__ import annotations
 import os
 import tempfile
 from collections.abc import Mapping
-from typing import Any, Protocol
+from typing import Any, Protocol, cast
 
 from torchx.pipelines.kfp._component import component_from_app as _component
 from torchx.pipelines.kfp._errors import KfpAdapterError
 from torchx.pipelines.kfp._lazy import kfp_kubernetes
 from torchx.pipelines.kfp._resources import task_resources
-from torchx.pipelines.kfp._task import task_from_app
+from torchx.pipelines.kfp._task import task_from_call
 from torchx.specs import AppDef, Role
 
 # Where 0.7's UI-metadata sidecar wrote the kfp v1 output viewer's file.
@@ -55,43 +55,20 @@ def _no_ui_metadata(ui_metadata: Mapping[str, object] | None) -> None:
         )
 
 
-def _by_name_only(args: tuple[object, ...]) -> None:
-    if args:
-        raise KfpAdapterError(
-            "container_from_app arguments",
-            list(args),
-            "pass the component's inputs by name (input_path/param names as keywords)",
-        )
-
-
-class _AppFactory:
-    """0.7's factory: calling it makes a task, with the role's resources applied to it.
-
-    The bare kfp component would drop cpu, memory, accelerator and retries, which kfp v2
-    keeps on the task rather than the component, so the call goes through task_from_app.
-    """
-
-    def __init__(self, app: AppDef, component: Any) -> None:
-        self._app = app
-        self.component_spec: Any = component.component_spec
-
-    def __call__(self, *args: object, **kwargs: object) -> Any:
-        _by_name_only(args)
-        return task_from_app(self._app, inputs=dict(kwargs) if kwargs else None)
-
-
 def component_from_app(
     app: AppDef, ui_metadata: Mapping[str, object] | None = None
 ) -> KFPContainerFactory:
-    """A factory for ``app``'s single role: called inside a ``@dsl.pipeline`` (inputs by
-    name) it adds a task with the role's resources and retries, as 0.7's did; its
-    ``component_spec`` is the kfp v2 container component's. ``ui_metadata`` is refused:
-    kfp v2 has no v1 output viewer."""
+    """``app``'s single role as a kfp v2 container component (a ``ContainerComponent``),
+    which kfp compiles and uploads like any other. Called inside a ``@dsl.pipeline``
+    (inputs by name) it adds a task with the role's resources and retries, as 0.7's
+    factory did. ``ui_metadata`` is refused: kfp v2 has no v1 output viewer."""
+    from torchx.pipelines.kfp._factory import app_component
+
     _no_ui_metadata(ui_metadata)
-    component = _component(app)
+    component = app_component(app)
     # Refuse what the task could not carry now, as 0.7 did, not at the first call.
     task_resources(app.roles[0], kubernetes=kfp_kubernetes() is not None)
-    return _AppFactory(app, component)
+    return cast(KFPContainerFactory, component)
 
 
 def container_from_app(
@@ -103,8 +80,7 @@ def container_from_app(
     """``app`` as a task of the ``@dsl.pipeline`` being defined, with its resources and
     retries (``task_from_app``); keyword arguments are the component's inputs."""
     _no_ui_metadata(ui_metadata)
-    _by_name_only(args)
-    return task_from_app(app, inputs=dict(kwargs) if kwargs else None)
+    return task_from_call("container_from_app", app, args, kwargs)
 
 
 def component_spec_from_app(app: AppDef) -> tuple[str, Role]:
