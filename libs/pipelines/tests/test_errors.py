@@ -126,6 +126,13 @@ def test_inputs_of_the_wrong_type_name_the_field(apps: Any) -> None:
 def test_outside_a_pipeline(apps: Any) -> None:
     with pytest.raises(KfpAdapterError, match=r"inside a @dsl\.pipeline function"):
         task_from_app(apps.python("m"))
+    # the 0.7 factory called outside a pipeline names itself, not task_from_app
+    from torchx.pipelines.kfp.adapter import component_from_app
+
+    with pytest.raises(KfpAdapterError) as caught:
+        component_from_app(apps.python("m"))()
+    assert str(caught.value).startswith("component_from_app(app)(...): got 'python';")
+    assert "task_from_app" not in str(caught.value)
 
 
 @pytest.mark.parametrize(

@@ -83,3 +83,6 @@ def test_a_refused_value_is_shown_by_its_start_however_large(tmp_path: Path) -> 
     assert not list(tmp_path.glob("*/*/*.json"))  # nothing was written
     short = "s3://bucket/" + "runs/" * 60  # 312 characters: shown whole
     assert repr(short) in str(InvalidRecordError("path", short, "fix it"))
+    # small containers, long ints and nesting show whole as well: only size cuts them
+    for whole in (list("abcdefghij"), {f"k{i}": i for i in range(8)}, 2**200, [[[[[1]]]]]):
+        assert repr(whole) in str(InvalidRecordError("options", whole, "fix it"))

@@ -23,8 +23,12 @@ def shown(value: object) -> str:
     import reprlib  # only when a message is made
 
     cap = reprlib.Repr()
-    cap.maxstring = cap.maxother = SHOWN_CHARS  # whole paths and URLs still show whole
-    cap.maxlevel = 3
+    cap.maxstring = cap.maxother = cap.maxlong = SHOWN_CHARS  # paths and URLs show whole
+    # Containers show whole too until the final cut below bounds the text: an options
+    # list of a dozen keys must not lose its last ones to reprlib's defaults (6 items).
+    cap.maxlist = cap.maxtuple = cap.maxset = cap.maxfrozenset = cap.maxdeque = 100
+    cap.maxarray = cap.maxdict = 100
+    cap.maxlevel = 6
     text = cap.repr(value)  # a container: its first few items, each cut as above
     return text if len(text) <= SHOWN_CHARS else text[: SHOWN_CHARS - 3] + "..."
 

@@ -158,4 +158,11 @@ def task_from_call(
             list(args),
             "pass the component's inputs by name (input_path/param names as keywords)",
         )
+    if not in_pipeline():
+        # Named for what the user called, not for task_from_app underneath it.
+        raise KfpAdapterError(
+            caller,
+            app.name,
+            "call it inside a @dsl.pipeline function: kfp v2 makes tasks only there",
+        )
     return task_from_app(app, inputs=dict(kwargs) if kwargs else None)
