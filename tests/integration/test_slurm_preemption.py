@@ -219,7 +219,8 @@ def test_trials_requeues_count_as_preemptions_not_retries(slurm_env: Any, tmp_pa
         # each trial's requeue is listed under the trial's own id: the one it asked for in
         # its requeues, torchx's in a record of its own
         assert (job_dir / f"slurm-{asks_id}.requeues").read_text() == "time_limit 0\n"
-        (record,) = job_dir.glob(f"slurm-{waits_id}.requested-0.*")
+        array, task = waits_id.split("_")
+        (record,) = job_dir.glob(f"slurm-{array}.requested/{task}/0.*")
         assert record.read_text() == "preemption 0 requested\n"
         assert not (job_dir / f"slurm-{waits_id}.requeues").exists()
         final = runner.wait_sweep(handle, 0.5, timeout=WAIT_S)

@@ -94,7 +94,7 @@ def test_a_running_job_is_requeued_as_a_preemption_and_an_ended_one_is_refused(
             assert f"[torchx] attempt 3 of {role}/0 starts" in text, text
         # torchx's records, one file a request; the job asked for no requeue of its own
         for attempt in (0, 1):
-            (record,) = job_dir.glob(f"slurm-{app_id}.requested-{attempt}.*")
+            (record,) = job_dir.glob(f"slurm-{app_id}.requested/{attempt}.*")
             assert record.read_text() == f"preemption {attempt} requested\n"
         assert not (job_dir / f"slurm-{app_id}.requeues").exists()
         with pytest.raises(SchedulerError, match=r"already ended \(SUCCEEDED"):

@@ -249,7 +249,7 @@ def _requeue_files(script: str) -> str:
     """The script's lines that name its requeue files and clear them on a first attempt."""
     start = script.index("torchx_requeues=")
     return script[start : script.index("; fi\n", start) + 5] + (
-        'echo "$torchx_requeues $torchx_reason $TORCHX_REQUEUE_ASKED_FILE"\n'
+        'echo "$torchx_requeues $torchx_reason $TORCHX_REQUEUE_ASKED_FILE $torchx_requested"\n'
     )
 
 
@@ -266,7 +266,8 @@ def test_a_tasks_requeue_files_are_named_after_the_trial(tmp_path: Path) -> None
     assert task.returncode == 0, task.stderr
     d = tmp_path
     assert task.stdout.split() == [
-        f"{d}/slurm-7_3.requeues", f"{d}/slurm-7_3.reason", f"{d}/slurm-7_3.asked-0"
+        f"{d}/slurm-7_3.requeues", f"{d}/slurm-7_3.reason", f"{d}/slurm-7_3.asked-0",
+        f"{d}/slurm-7.requested/3",  # torchx requeue's requests: the array's folder, the task's
     ]  # fmt: skip
     assert sorted(p.name for p in tmp_path.iterdir()) == ["slurm-8.requeues"]
     # a later attempt keeps them
@@ -276,3 +277,4 @@ def test_a_tasks_requeue_files_are_named_after_the_trial(tmp_path: Path) -> None
     # a job of its own keeps naming them after its job id
     alone = _bash(_requeue_files(singles[3]), {**env, "TORCHX_ATTEMPT": "1"})
     assert alone.stdout.split()[0] == f"{d}/slurm-9.requeues", alone
+    assert alone.stdout.split()[-1] == f"{d}/slurm-9.requested", alone

@@ -4,6 +4,7 @@ tests/integration/test_slurm_requeue.py)."""
 
 from __future__ import annotations
 
+import glob
 import os
 import secrets
 import subprocess
@@ -84,7 +85,9 @@ def bin_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 def records(job_dir: Path, app_id: str = "77", attempt: int = 0) -> list[Path]:
     """``torchx requeue``'s records of requests for ``attempt``: one file a request."""
-    return list(job_dir.glob(f"slurm-{app_id}.requested-{attempt}.*"))
+    job, _, task = app_id.partition("_")
+    folder = job_dir / f"slurm-{job}.requested" / task
+    return list(folder.glob(f"{attempt}.*"))
 
 
 def record(job_dir: Path, app_id: str = "77", attempt: int = 0) -> Path:
@@ -154,7 +157,7 @@ def test_what_cannot_be_requeued_is_refused_before_anything_changes(
     assert says in message and "slurm: cannot requeue app 77:" in message, message
     assert calls(bin_dir) == ["show job -o 77"]
     assert (tmp_path / "slurm-77.requeues").read_text() == "time_limit 0\n"
-    assert not list(tmp_path.glob("*.requested-*"))
+    assert not list(tmp_path.glob("*.requested/**/*.*"))
 
 
 def test_a_sweep_trial_is_requeued_alone_under_its_own_id(bin_dir: Path, tmp_path: Path) -> None:
@@ -189,6 +192,12 @@ def opened(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     return names
 
 
+def both_names(own: str, legacy: str) -> list[str]:
+    """What reading a trial's requeues opens where it has none of its own files: each
+    name of its own, then the earlier version's."""
+    return [f"slurm-{i}.{kind}" for kind in ("requeues", "reason") for i in (own, legacy)]
+
+
 def test_a_trial_started_by_an_earlier_version_has_its_requeues_read(
     bin_dir: Path, tmp_path: Path, opened: list[str]
 ) -> None:
@@ -198,36 +207,43 @@ def test_a_trial_started_by_an_earlier_version_has_its_requeues_read(
     (tmp_path / "slurm-71.requeues").write_text("preemption 0\n")
     desc = SlurmScheduler("t").describe("70_7")
     assert desc is not None and (desc.num_preemptions, desc.num_restarts) == (1, 1), desc
-    assert opened == ["slurm-71.requeues"]  # nothing tried that is not there
+    # the trial's own name first, the earlier version's only where that is absent
+    assert opened == both_names("70_7", "71")
+    opened.clear()
     # the trial's own file, once there, is the one read
     (tmp_path / "slurm-70_7.requeues").write_text("preemption 0\ntime_limit 1\n")
     desc = SlurmScheduler("t").describe("70_7")
     assert desc is not None and (desc.num_preemptions, desc.num_restarts) == (2, 0), desc
+    assert opened == ["slurm-70_7.requeues", "slurm-70_7.reason", "slurm-71.reason"]
 
 
-def test_a_trial_opens_only_the_requeue_files_it_has(tmp_path: Path, opened: list[str]) -> None:
+def test_a_trial_reads_an_earlier_versions_file_only_without_its_own(
+    tmp_path: Path, opened: list[str]
+) -> None:
     d = str(tmp_path)
-    # never requeued (most trials): nothing opened, under its id or its task's job id
+    # never requeued (most trials): each name tried once, found nowhere
     assert read_requeues(d, "70_7", "71", before=1) == (0, "")
-    assert opened == []
+    assert opened == both_names("70_7", "71")
+    opened.clear()
     # its own file found: the earlier version's name is not read
     (tmp_path / "slurm-70_7.requeues").write_text("preemption 0\n")
     (tmp_path / "slurm-71.requeues").write_text("preemption 0\npreemption 1\n")
     assert read_requeues(d, "70_7", "71", before=2) == (1, "")
-    assert opened == ["slurm-70_7.requeues"]
+    assert opened[0] == "slurm-70_7.requeues" and "slurm-71.requeues" not in opened
     # an earlier version's trial stopped at its time limit wrote its reason alone
     opened.clear()
     why = f"{TIMEOUT_REASON_PREFIX} the job reached its time limit"
     (tmp_path / "slurm-72.reason").write_text(why + "\n")
     assert read_requeues(d, "70_8", "72", before=0) == (0, why)
-    assert opened == ["slurm-72.reason"]
+    assert opened == both_names("70_8", "72")
 
 
 def test_damaged_requeue_files_are_read_around_what_is_damaged(tmp_path: Path) -> None:
     d = str(tmp_path)
     # a count must be ASCII digits: '²' is a digit to str.isdigit, not to int
-    (tmp_path / "slurm-77.requested-\u00b2.a1").write_text("preemption 0 requested\n")
-    (tmp_path / "slurm-77.requested-1.b2").write_text("preemption 1 requested\n")
+    (tmp_path / "slurm-77.requested").mkdir()
+    (tmp_path / "slurm-77.requested/\u00b2.a1").write_text("preemption 0 requested\n")
+    (tmp_path / "slurm-77.requested/1.b2").write_text("preemption 1 requested\n")
     (tmp_path / "slurm-77.requeues").write_bytes(
         b"preemption \xc2\xb2\npreemption 0 \xff\xfe\n\xffpreemption 2\n"
     )
@@ -238,18 +254,31 @@ def test_damaged_requeue_files_are_read_around_what_is_damaged(tmp_path: Path) -
     assert read_requeues(d, "77", before=2) == (2, "past the cap \ufffd")
 
 
-def test_a_job_dir_that_cannot_be_listed_still_has_its_files_read(
-    tmp_path: Path, opened: list[str], monkeypatch: pytest.MonkeyPatch
+def test_describe_never_lists_the_job_directory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # as a directory with execute but no read permission answers (root reads any)
-    def refused(path: str) -> Any:
-        raise PermissionError(13, "Permission denied", path)
+    # a sweep's job directory: every trial's logs and exit records, and its requeue files
+    for i in range(2_000):
+        (tmp_path / f"slurm-70_{i}.out").touch()
+    (tmp_path / "slurm-70_7.requeues").write_text("preemption 0\n")
+    (tmp_path / "slurm-70.requested/7").mkdir(parents=True)
+    (tmp_path / "slurm-70.requested/7/1.a1").write_text("preemption 1 requested\n")
+    listed: list[str] = []
+    for module, name in ((os, "scandir"), (os, "listdir"), (glob, "glob"), (glob, "iglob")):
+        real = getattr(module, name)
 
-    (tmp_path / "slurm-71.requeues").write_text("preemption 0\n")
-    (tmp_path / "slurm-70_7.reason").write_text("past the cap\n")
-    monkeypatch.setattr(os, "scandir", refused)
-    assert read_requeues(str(tmp_path), "70_7", "71") == (1, "past the cap")
-    assert opened == ["slurm-70_7.requeues", "slurm-71.requeues", "slurm-70_7.reason"]
+        def counting(path: Any = ".", *args: Any, _real: Any = real, **kw: Any) -> Any:
+            listed.append(os.path.normpath(str(path)))
+            return _real(path, *args, **kw)
+
+        monkeypatch.setattr(module, name, counting)
+    assert read_requeues(str(tmp_path), "70_7", "71", before=2) == (2, "")
+    assert read_requeues(str(tmp_path), "70_8", "72") == (0, "")
+    # the one trial's request folder alone, once each (absent for the second)
+    assert listed == [
+        str(tmp_path / "slurm-70.requested/7"),
+        str(tmp_path / "slurm-70.requested/8"),
+    ]
 
 
 def test_slurms_refusal_is_said_and_the_record_taken_back(bin_dir: Path, tmp_path: Path) -> None:
@@ -263,7 +292,7 @@ def test_slurms_refusal_is_said_and_the_record_taken_back(bin_dir: Path, tmp_pat
     assert calls(bin_dir) == ["show job -o 77", "requeue 77"]
     # what the job's own requeues wrote stays, the record written for this one is gone
     assert (tmp_path / "slurm-77.requeues").read_text() == "preemption 0\n"
-    assert not list(tmp_path.glob("*.requested-*"))
+    assert not list(tmp_path.glob("*.requested/**/*.*"))
 
 
 def test_an_unwritable_job_dir_is_refused_before_the_requeue(bin_dir: Path, tmp_path: Path) -> None:
@@ -312,7 +341,7 @@ def test_the_script_asking_at_the_same_moment_keeps_its_own_line(
     (bin_dir / "refuse").write_text("Job is pending execution\n")
     assert "Slurm refused `scontrol requeue 77`: Job is pending execution" in refused()
     assert (tmp_path / "slurm-77.requeues").read_text() == "time_limit 0\n"
-    assert not list(tmp_path.glob("*.requested-*"))
+    assert not list(tmp_path.glob("*.requested/**/*.*"))
 
 
 def test_a_refused_request_leaves_the_record_of_one_slurm_accepted(
@@ -346,7 +375,8 @@ def test_a_record_name_already_taken_is_refused_and_left_alone(
     bin_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(secrets, "token_hex", lambda n: "5eed")
-    theirs = tmp_path / "slurm-77.requested-0.5eed"
+    (tmp_path / "slurm-77.requested").mkdir()
+    theirs = tmp_path / "slurm-77.requested/0.5eed"
     theirs.write_text("not this request's\n")
     (bin_dir / "state").write_text(job("RUNNING", tmp_path))
     assert f"cannot record the requeue in {theirs} (File exists)" in refused()
@@ -368,7 +398,7 @@ def test_ctrl_c_after_the_record_before_scontrol_starts_leaves_no_record(
     with pytest.raises(KeyboardInterrupt):
         SlurmScheduler("t").requeue("77")
     assert calls(bin_dir) == ["show job -o 77"]  # scontrol requeue never ran
-    assert not list(tmp_path.glob("*.requested-*"))
+    assert not list(tmp_path.glob("*.requested/**/*.*"))
 
 
 def _stop_requeue(
@@ -416,7 +446,7 @@ def test_a_requeue_past_the_time_limit_is_settled_by_what_slurm_shows(
     text = refused()
     assert "`scontrol requeue 77` did not finish within 60 s" in text, text
     assert "the job was not requeued (0 restarts, as before)" in text, text
-    assert not list(tmp_path.glob("*.requested-*"))
+    assert not list(tmp_path.glob("*.requested/**/*.*"))
 
 
 def test_a_requeue_slurm_cannot_be_asked_about_keeps_its_record_and_says_where(
@@ -467,7 +497,7 @@ def counted(job_dir: Path, attempt: int) -> tuple[int, int]:
     script = (
         "set -u\n"  # as the job script runs it
         f'torchx_requeues="{job_dir}/slurm-77.requeues"\n'
-        f'torchx_requested="{job_dir}/slurm-77.requested-"\n'
+        f'torchx_requested="{job_dir}/slurm-77.requested"\n'
         f'{line}\necho "$torchx_requeued"\n'
     )
     env = {"PATH": os.environ["PATH"], "TORCHX_ATTEMPT": str(attempt)}
@@ -480,16 +510,18 @@ def test_each_requeued_attempt_counts_once_and_a_request_for_this_one_not_yet(
     tmp_path: Path,
 ) -> None:
     # the name of the job's directory holds the files' marker, a space and glob characters
-    job_dir = tmp_path / "a.requested-9 b[*]"
+    job_dir = tmp_path / "a.requested 9 b[*]"
     job_dir.mkdir()
     assert counted(job_dir, 3) == (0, 0)  # no files at all: none requeued
     # the script's own lines and torchx's request files, as the script and describe read them
     (job_dir / "slurm-77.requeues").write_text("time_limit 0\npreemption 2\n")
     # 0 and 2 are also in the script's lines, 2 asked twice at once; 3 is the running one;
-    # 1 as an earlier version named it
-    for name in ("0.a1", "2.b2", "2.c3", "3.d4", "1"):
-        (job_dir / f"slurm-77.requested-{name}").write_text("preemption requested\n")
-    (job_dir / "slurm-770.requested-1.e5").write_text("another job's\n")
+    # a name that is no request's is skipped
+    for name in ("slurm-77.requested/", "slurm-770.requested/"):
+        (job_dir / name).mkdir()
+    for name in ("0.a1", "1.g7", "2.b2", "2.c3", "3.d4", "x.f6"):
+        (job_dir / f"slurm-77.requested/{name}").write_text("preemption requested\n")
+    (job_dir / "slurm-770.requested/1.e5").write_text("another job's\n")
     assert counted(job_dir, 3) == (3, 3)
     assert counted(job_dir, 4) == (4, 4)
 
@@ -501,13 +533,19 @@ def test_a_requeues_line_without_its_attempt_counts_for_neither(tmp_path: Path) 
 
 
 def test_a_new_job_under_a_reused_id_starts_without_an_old_jobs_requests(tmp_path: Path) -> None:
-    names = ("slurm-77.requested-0", "slurm-77.requested-1.a1", "slurm-77_3.requested-1.b2")
-    for name in (*names, "slurm-770.requested-0"):
+    # the job's own requests, an array task's (inside its array's folder), another job's
+    for name in (
+        "slurm-77.requested/1.a1",
+        "slurm-77.requested/3/1.b2",
+        "slurm-770.requested/0.c3",
+    ):
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / name).write_text("preemption 0 requested\n")
     (tmp_path / "slurm-77.requeues").write_text("time_limit 0\n")
     clear_requests(str(tmp_path), "77")
-    left = sorted(p.name for p in tmp_path.iterdir())
-    assert left == ["slurm-77.requeues", "slurm-770.requested-0"]
+    left = sorted(str(p.relative_to(tmp_path)) for p in tmp_path.rglob("*"))
+    assert left == ["slurm-77.requeues", "slurm-770.requested", "slurm-770.requested/0.c3"]
+    clear_requests(str(tmp_path / "gone"), "77")  # nothing to clear: no error
 
 
 @pytest.mark.parametrize("where", ["cwd", "job_dir", "--chdir", "--chdir=", "-D"])
@@ -518,10 +556,10 @@ def test_a_submit_clears_an_old_jobs_requests_where_the_job_runs(
     (bin_dir / "sbatch").write_text('#!/bin/sh\necho "$*" >> "$(dirname "$0")/calls"\necho 77\n')
     (bin_dir / "sbatch").chmod(0o755)
     here, there = tmp_path / "here", tmp_path / "there"
-    old = ("slurm-77.requested-0", "slurm-77.requested-1.a1", "slurm-77_3.requested-0.b2")
+    old = ("slurm-77.requested/1.a1", "slurm-77.requested/3/0.b2")
     for d in (here, there):
-        d.mkdir()
-        for name in (*old, "slurm-770.requested-0.c3"):
+        for name in (*old, "slurm-770.requested/0.c3"):
+            (d / name).parent.mkdir(parents=True, exist_ok=True)
             (d / name).write_text("preemption 0 requested\n")
     monkeypatch.chdir(here)  # where sbatch runs
     options: dict[str, dict[str, CfgVal]] = {
@@ -536,8 +574,8 @@ def test_a_submit_clears_an_old_jobs_requests_where_the_job_runs(
     slurm = SlurmScheduler("t")
     assert slurm.schedule(slurm.submit_dryrun(app, options[where])) == "77"
     assert calls(bin_dir)[0].startswith("--parsable"), calls(bin_dir)
-    assert sorted(p.name for p in runs_in.iterdir()) == ["slurm-770.requested-0.c3"]
-    assert len(list(other.iterdir())) == 4  # the other directory is not this job's
+    assert sorted(p.name for p in runs_in.iterdir()) == ["slurm-770.requested"]
+    assert len(list(other.rglob("*.*"))) == 5  # the other directory is not this job's
 
 
 @pytest.mark.parametrize(

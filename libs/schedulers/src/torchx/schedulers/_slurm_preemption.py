@@ -16,16 +16,17 @@ contract on Slurm).
   limit: it would only start over.
 - Each requeue appends its kind and attempt to ``slurm-<job id>.requeues``; past the cap the
   reason goes to ``slurm-<job id>.reason`` and the job ends FAILED. ``torchx requeue`` writes
-  a file of each request's own instead, ``slurm-<job id>.requested-<attempt>.<request>``,
-  never the script's: the script and other requests may write at the same moment, and a
-  refused request is taken back by removing its own file alone. An attempt counts as
-  requeued once however many of these name it; the script and ``describe`` read them all,
-  and skip a ``.requeues`` line without an attempt, which no torchx wrote.
+  a file of each request's own instead, ``slurm-<job id>.requested/<attempt>.<request>``
+  (a trial ``A_I``'s in ``slurm-A.requested/I/``), never the script's: the script and other
+  requests may write at the same moment, and a refused request is taken back by removing
+  its own file alone. An attempt counts as requeued once however many of these name it;
+  the script and ``describe`` read them all, and skip a ``.requeues`` line without an
+  attempt, which no torchx wrote. The requests have a folder of their own so that finding
+  them never lists the job directory, which holds a sweep's every log.
 """
 
 from __future__ import annotations
 
-import contextlib
 import os
 import re
 from collections.abc import Mapping
@@ -51,16 +52,26 @@ def requeues_name(job_id: str) -> str:
     return f"slurm-{job_id}.requeues"
 
 
-def requested_name(job_id: str, attempt: int | str, request: str = "") -> str:
-    """The file ``torchx requeue`` writes before it requeues ``attempt`` of the job, one a
-    request (``request`` tells concurrent ones apart); without it, the names' common start."""
-    return f"slurm-{job_id}.requested-{attempt}" + (f".{request}" if request else "")
+def requests_dir(job_id: str, task: str | None = None) -> str:
+    """The folder, relative to the job directory, where ``torchx requeue`` writes its
+    requests for the job ``job_id`` (``A_I``: the folder of the array job ``A``'s task
+    ``I``, inside ``A``'s, so that a submit clears an array's at once). Its own folder:
+    finding them lists it alone, never the job directory, which holds every trial's logs.
+    ``task`` given, ``job_id`` is the array job's part (as the script writes both)."""
+    if task is None:
+        job_id, _, task = job_id.partition("_")
+    return f"slurm-{job_id}.requested" + (f"/{task}" if task else "")
 
 
-def _requested_attempt(name: str, prefix: str) -> int | None:
-    """The attempt a request file ``name`` (``prefix``: its job's ``requested_name(id, "")``)
-    names: ``<attempt>.<request>``, or ``<attempt>`` alone as earlier versions wrote it."""
-    attempt = name[len(prefix) :].split(".", 1)[0]
+def request_name(attempt: int, request: str) -> str:
+    """A request's file in its job's ``requests_dir``, one a request (``request`` tells
+    concurrent ones apart), named after the attempt it stops."""
+    return f"{attempt}.{request}"
+
+
+def _requested_attempt(name: str) -> int | None:
+    """The attempt a request file ``name`` (``<attempt>.<request>``) names."""
+    attempt = name.split(".", 1)[0]
     return int(attempt) if _is_count(attempt) else None
 
 
@@ -71,15 +82,13 @@ def _is_count(word: str) -> bool:
 
 
 def clear_requests(job_dir: str, job_id: str) -> None:
-    """Remove the request files of an earlier job under the id (or array job id) that Slurm
-    just gave a new one: done at submit, before anyone can ask to requeue it, never by the
-    job itself, which may start while a request is being written."""
-    import glob
+    """Remove the request folder of an earlier job under the id (or array job id, its
+    tasks' folders inside) that Slurm just gave a new one: done at submit, before anyone
+    can ask to requeue it, never by the job itself, which may start while a request is
+    being written."""
+    import shutil
 
-    for pattern in (requested_name(job_id, "*"), requested_name(f"{job_id}_*", "*")):
-        for path in glob.glob(os.path.join(glob.escape(job_dir), pattern)):
-            with contextlib.suppress(OSError):
-                os.remove(path)
+    shutil.rmtree(os.path.join(job_dir, requests_dir(job_id)), ignore_errors=True)
 
 
 def reason_name(job_id: str) -> str:
@@ -159,6 +168,11 @@ def script_setup(lead: int, cap: int, limit: int | None, array: bool = False) ->
     # Without a limit every warning is a preemption.
     preempt_before = (limit - lead - _SIGNAL_RESOLUTION_S) if limit is not None else 2**31
     app_id = "${TORCHX_APP_ID}" if array else "${SLURM_JOB_ID}"
+    requested = (
+        requests_dir("${TORCHX_APP_ID%%_*}", "${TORCHX_APP_ID#*_}")
+        if array
+        else requests_dir("${SLURM_JOB_ID}", "")
+    )
     # An array task's files of the previous naming: a stale one would be read in place of
     # the task's own (``read_requeues``' fallback), so a first attempt removes them too.
     legacy = "".join(
@@ -167,7 +181,7 @@ def script_setup(lead: int, cap: int, limit: int | None, array: bool = False) ->
     return [
         f'torchx_requeues="$TORCHX_JOB_DIR/{requeues_name(app_id)}"',
         f'torchx_reason="$TORCHX_JOB_DIR/{reason_name(app_id)}"',
-        f'torchx_requested="$TORCHX_JOB_DIR/{requested_name(app_id, "")}"',
+        f'torchx_requested="$TORCHX_JOB_DIR/{requested}"',
         # torchx.runtime.preemption.requeue() creates it: the app asked to run again
         f'export TORCHX_REQUEUE_ASKED_FILE="$TORCHX_JOB_DIR/slurm-{app_id}.asked-$TORCHX_ATTEMPT"',
         'if [ "$TORCHX_ATTEMPT" = 0 ]; then rm -f -- "$torchx_requeues" "$torchx_reason" '
@@ -200,9 +214,10 @@ def script_wait_and_requeue() -> list[str]:
         '    [ "$code" = 0 ] || rc=$code',
         "done",
         "# The earlier attempts that were requeued (not failed), each once: the script's own",
-        "# lines and torchx requeue's files (...requested-<attempt>.<request>) may both name one.",
+        "# lines and torchx requeue's files (...requested/<attempt>.<request>) may both name",
+        "# one. With none, the pattern stays as written: its '*' is no count.",
         'torchx_requeued=$({ cut -d" " -f2 "$torchx_requeues" 2>/dev/null; for f in '
-        '"$torchx_requested"*; do f=${f##*.requested-}; echo "${f%%.*}"; done; } | '
+        '"$torchx_requested"/*; do f=${f##*/}; echo "${f%%.*}"; done; } | '
         "awk -v n=\"$TORCHX_ATTEMPT\" '/^[0-9]+$/ && $1 < n && !seen[$1]++' | wc -l)",
         "torchx_asked=0",
         f'if [ -e "$TORCHX_REQUEUE_ASKED_FILE" ] || [ "$rc" = {REQUEUE_EXIT_CODE} ]; then',
@@ -262,29 +277,18 @@ def read_requeues(
         return count, reason
     legacy_id = legacy_id if legacy_id != job_id else ""
     attempts: set[int] = set()
-    # One listing finds torchx's requests and which of the job's files exist: only those
-    # are opened, so a job never requeued (the most) costs no open, and an earlier
-    # version's name is read only where the job's own file is absent and that one exists.
-    asked = requested_name(job_id, "")
-    wanted = {requeues_name(job_id), reason_name(job_id)}
-    if legacy_id:
-        wanted |= {requeues_name(legacy_id), reason_name(legacy_id)}
-    found: set[str] = set()
-    present: set[str] | None = found
+    # Only the job's own request folder is listed (usually absent: one failed call) and
+    # the two files are opened by name, never a listing of the job directory, which holds
+    # a sweep's every log; an earlier version's name only where the job's own is absent.
     try:
-        with os.scandir(job_dir) as entries:
+        with os.scandir(os.path.join(job_dir, requests_dir(job_id))) as entries:
             for entry in entries:
-                if entry.name.startswith(asked):
-                    attempt = _requested_attempt(entry.name, asked)
-                    if attempt is not None:
-                        attempts.add(attempt)
-                elif entry.name in wanted:
-                    found.add(entry.name)
+                attempt = _requested_attempt(entry.name)
+                if attempt is not None:
+                    attempts.add(attempt)
     except OSError:
-        present = None  # not listable (execute-only): try each name
-    for name in _names_to_read(
-        present, requeues_name(job_id), legacy_id and requeues_name(legacy_id)
-    ):
+        pass  # no request (the most), or none readable: the script's own lines count
+    for name in _names(requeues_name(job_id), legacy_id and requeues_name(legacy_id)):
         try:
             # a damaged byte spoils its line alone, not the whole status
             with open(os.path.join(job_dir, name), encoding="utf-8", errors="replace") as f:
@@ -297,7 +301,7 @@ def read_requeues(
         except OSError:
             pass
     count += sum(1 for a in attempts if before is None or a < before)
-    for name in _names_to_read(present, reason_name(job_id), legacy_id and reason_name(legacy_id)):
+    for name in _names(reason_name(job_id), legacy_id and reason_name(legacy_id)):
         try:
             with open(os.path.join(job_dir, name), encoding="utf-8", errors="replace") as f:
                 reason = f.read(4096).strip()
@@ -307,9 +311,6 @@ def read_requeues(
     return count, reason
 
 
-def _names_to_read(present: set[str] | None, own: str, legacy: str) -> list[str]:
-    """The file to read of the job's own name and an earlier version's (``legacy``, ""
-    for none): the first that the listing found, or, without a listing, both in turn."""
-    if present is None:
-        return [own, legacy] if legacy else [own]
-    return [own] if own in present else [legacy] if legacy in present else []
+def _names(own: str, legacy: str) -> list[str]:
+    """The job's own file name, then an earlier version's (``legacy``, "" for none)."""
+    return [own, legacy] if legacy else [own]

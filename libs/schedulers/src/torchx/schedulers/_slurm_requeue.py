@@ -5,7 +5,7 @@
 ``KillWait``: each replica's wrapper writes its exit record, and an app using
 torchx.runtime.preemption checkpoints and exits. The batch shell dies of that SIGTERM
 before its own requeue bookkeeping, so the request is recorded here first, in a file of
-its own, ``slurm-<job id>.requested-<attempt>.<request>``: the next attempt then counts it
+its own, ``slurm-<job id>.requested/<attempt>.<request>``: the next attempt then counts it
 as a requeue, not as a failure spending one of the roles' ``max_retries``, and
 ``describe`` reports it as ``num_preemptions``. The file is this request's alone (the
 script appends to its own ``.requeues`` at any moment, and another ``torchx requeue`` of
@@ -45,7 +45,7 @@ from torchx.schedulers._slurm_commands import (
     slurm_message,
 )
 from torchx.schedulers._slurm_parse import Component, job_app_state, state_word
-from torchx.schedulers._slurm_preemption import requested_name
+from torchx.schedulers._slurm_preemption import request_name, requests_dir
 from torchx.specs import AppState, is_terminal
 
 # How long ``requeue`` waits for the job to be pending again and its hold lifted; a
@@ -126,12 +126,31 @@ def _record(path: str, line: str, app_id: str) -> None:
     except OSError as e:
         if created:  # a full disk, say: no part of a record is left
             _forget(path)
-        raise _refuse(
-            app_id,
-            f"cannot record the requeue in {path} ({e.strerror}); without that record the "
-            "restart would spend one of the roles' max_retries",
-            "run torchx where the job's directory (its WorkDir) can be written",
-        ) from None
+        raise _unrecordable(app_id, path, e) from None
+
+
+def _unrecordable(app_id: str, path: str, e: OSError) -> SchedulerError:
+    return _refuse(
+        app_id,
+        f"cannot record the requeue in {path} ({e.strerror}); without that record the "
+        "restart would spend one of the roles' max_retries",
+        "run torchx where the job's directory (its WorkDir) can be written",
+    )
+
+
+def _make_folders(job_dir: str, folder: str, path: str, app_id: str) -> None:
+    """Creates the job's request folder (``folder``, relative) inside the existing
+    ``job_dir``, never the job directory itself; left in place once made (another request
+    may be writing into it), a submit under the id removes it."""
+    where = job_dir
+    for part in folder.split("/"):
+        where = os.path.join(where, part)
+        try:
+            os.mkdir(where)
+        except FileExistsError:
+            pass
+        except OSError as e:
+            raise _unrecordable(app_id, path, e) from None
 
 
 def _forget(path: str) -> None:
@@ -159,8 +178,9 @@ def requeue_job(
     job_dir = lead.workdir or os.path.dirname(lead.stdout)
     # named after the attempt it stops, as the script's own lines are, and this request
     request = secrets.token_hex(6)
-    path = os.path.join(job_dir, requested_name(app_id, restarts, request))
-    proc = _requeue(app_id, restarts, path, show)
+    folder = requests_dir(app_id)
+    path = os.path.join(job_dir, folder, request_name(restarts, request))
+    proc = _requeue(app_id, restarts, job_dir, folder, path, show)
     if proc is not None and proc.returncode != 0:
         _forget(path)
         raise _refuse(
@@ -185,7 +205,7 @@ def _requeued_but(app_id: str) -> str:
 
 
 def _requeue(
-    app_id: str, restarts: int, path: str, show: Show
+    app_id: str, restarts: int, job_dir: str, folder: str, path: str, show: Show
 ) -> subprocess.CompletedProcess[str] | None:
     """Records the request as ``path``, then returns ``scontrol requeue``'s answer; None
     where it was stopped at its time limit yet Slurm shows the job requeued. Stopped any
@@ -193,6 +213,7 @@ def _requeue(
     requeued, and the stop goes on."""
     asked = False
     try:
+        _make_folders(job_dir, folder, path, app_id)
         _record(path, f"preemption {restarts} requested\n", app_id)
         asked = True
         return run(["scontrol", "requeue", app_id])
