@@ -17,9 +17,9 @@ SHOWN_CHARS = 400
 
 
 def shown(value: object) -> str:
-    """``repr(value)`` as a message shows it: a long str is cut and a container shows its
-    first items, so a message stays short however large the value (a stored record's
-    field may hold megabytes)."""
+    """``repr(value)`` as a message shows it: whole up to ``SHOWN_CHARS`` characters, then
+    cut, so a message stays short however large the value (a stored record's field may
+    hold megabytes)."""
     import reprlib  # only when a message is made
 
     cap = reprlib.Repr()
@@ -29,7 +29,7 @@ def shown(value: object) -> str:
     cap.maxlist = cap.maxtuple = cap.maxset = cap.maxfrozenset = cap.maxdeque = 100
     cap.maxarray = cap.maxdict = 100
     cap.maxlevel = 6
-    text = cap.repr(value)  # a container: its first few items, each cut as above
+    text = cap.repr(value)  # only a container of over 100 items loses items here
     return text if len(text) <= SHOWN_CHARS else text[: SHOWN_CHARS - 3] + "..."
 
 

@@ -90,15 +90,12 @@ class ResultTooLargeError(CorruptResultError):
     """
 
     def __init__(self, path: str, size: int | None, limit: int) -> None:
-        from ._document import MAX_DOCUMENT_BYTES
-
         self.path = path
         self.size = size
         self.limit = limit
-        named = "MAX_DOCUMENT_BYTES" if limit == MAX_DOCUMENT_BYTES else "max_document_bytes"
         found = f"it is {size} bytes" if size is not None else f"it is over {limit} bytes"
         self.reason = (
-            f"{found}, over the read limit {named} ({limit}); it was not read, and is"
+            f"{found}, over the read limit {document_limit_text(limit)}; it was not read, and is"
             " not known to be damaged: pass FsspecResultTracker(...,"
             " max_document_bytes=N) with N at least its size, or read it with fsspec at"
             " that path"
@@ -110,3 +107,13 @@ class ResultTooLargeError(CorruptResultError):
 
     def __reduce__(self) -> tuple[type, tuple[str, int | None, int]]:  # type: ignore[override]
         return type(self), (self.path, self.size, self.limit)
+
+
+def document_limit_text(limit: int) -> str:
+    """The read limit as an error names it: the constant when it is the default, else the
+    ``max_document_bytes`` the tracker was made with."""
+    from ._document import MAX_DOCUMENT_BYTES  # _document imports this module
+
+    if limit == MAX_DOCUMENT_BYTES:
+        return f"MAX_DOCUMENT_BYTES ({MAX_DOCUMENT_BYTES})"
+    return f"max_document_bytes ({limit})"

@@ -11,6 +11,7 @@ from ._errors import (
     InvalidResultError,
     ResultNotFoundError,
     ResultTooLargeError,
+    document_limit_text,
 )
 from ._keys import DOCUMENT_SUFFIX, normalize_key
 from ._results import Results
@@ -126,7 +127,7 @@ class FsspecResultTracker(ResultTracker):
             raise InvalidResultError(
                 key,
                 None,
-                f"its document would be {len(document)} bytes, over {_limit_text(limit)};"
+                f"its document would be {len(document)} bytes, over {document_limit_text(limit)};"
                 " the tracker is for small results, store large data elsewhere and record"
                 " its path",
             )
@@ -167,12 +168,6 @@ class FsspecResultTracker(ResultTracker):
                 keys.append(key)
         keys.sort()
         return keys
-
-
-def _limit_text(limit: int) -> str:
-    if limit == MAX_DOCUMENT_BYTES:
-        return f"MAX_DOCUMENT_BYTES ({MAX_DOCUMENT_BYTES})"
-    return f"max_document_bytes ({limit})"
 
 
 def _is_addressable(key: str) -> bool:
