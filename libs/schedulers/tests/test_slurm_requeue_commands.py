@@ -526,6 +526,18 @@ def test_each_requeued_attempt_counts_once_and_a_request_for_this_one_not_yet(
     assert counted(job_dir, 4) == (4, 4)
 
 
+def test_an_arrays_own_id_counts_none_of_its_trials_folders(tmp_path: Path) -> None:
+    # slurm-77.requested/ holds trial 1's and trial 3's folders (one with a request in it)
+    # and a file named like a trial: none of them is a request of job 77 itself
+    for name in ("slurm-77.requested/1/0.a1", "slurm-77.requested/3/x"):
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text("preemption requested\n")
+    (tmp_path / "slurm-77.requested/2").write_text("no dot: no request\n")
+    assert counted(tmp_path, 5) == (0, 0)
+    # the trial's own count still sees its request
+    assert read_requeues(str(tmp_path), "77_1", before=5)[0] == 1
+
+
 def test_a_requeues_line_without_its_attempt_counts_for_neither(tmp_path: Path) -> None:
     # no torchx writes one; a hand-edited or cut file may hold it
     (tmp_path / "slurm-77.requeues").write_text("preemption\n")

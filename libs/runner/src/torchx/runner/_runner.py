@@ -620,8 +620,8 @@ class Runner:
         again under the same handle (torchx.runtime.preemption is the app's side). Returns
         its status once the new attempt started, or, on Slurm, once the job is queued again
         with its begin-time hold lifted (PENDING until Slurm starts it). Schedulers that can
-        do this have a
-        ``requeue(app_id)`` method; for the others this raises SchedulerError saying so."""
+        do this have a ``requeue(app_id)`` method; for the others this raises SchedulerError
+        saying so."""
         sched, app_id = self._require(app_handle)
         requeue = getattr(sched, "requeue", None)
         if requeue is None:

@@ -70,9 +70,10 @@ def request_name(attempt: int, request: str) -> str:
 
 
 def _requested_attempt(name: str) -> int | None:
-    """The attempt a request file ``name`` (``<attempt>.<request>``) names."""
-    attempt = name.split(".", 1)[0]
-    return int(attempt) if _is_count(attempt) else None
+    """The attempt a request file ``name`` (``<attempt>.<request>``) names; None for any
+    other name (an array's folder also holds its trials' folders, named by index)."""
+    attempt, dot, _ = name.partition(".")
+    return int(attempt) if dot and _is_count(attempt) else None
 
 
 def _is_count(word: str) -> bool:
@@ -215,9 +216,11 @@ def script_wait_and_requeue() -> list[str]:
         "done",
         "# The earlier attempts that were requeued (not failed), each once: the script's own",
         "# lines and torchx requeue's files (...requested/<attempt>.<request>) may both name",
-        "# one. With none, the pattern stays as written: its '*' is no count.",
+        "# one. With none, the pattern stays as written: its '*' is no file. An array's",
+        "# folder holds its trials' folders: only files named <attempt>.<request> count.",
         'torchx_requeued=$({ cut -d" " -f2 "$torchx_requeues" 2>/dev/null; for f in '
-        '"$torchx_requested"/*; do f=${f##*/}; echo "${f%%.*}"; done; } | '
+        '"$torchx_requested"/*; do [ -f "$f" ] || continue; f=${f##*/}; case $f in *.*) '
+        'echo "${f%%.*}";; esac; done; } | '
         "awk -v n=\"$TORCHX_ATTEMPT\" '/^[0-9]+$/ && $1 < n && !seen[$1]++' | wc -l)",
         "torchx_asked=0",
         f'if [ -e "$TORCHX_REQUEUE_ASKED_FILE" ] || [ "$rc" = {REQUEUE_EXIT_CODE} ]; then',
@@ -284,7 +287,7 @@ def read_requeues(
         with os.scandir(os.path.join(job_dir, requests_dir(job_id))) as entries:
             for entry in entries:
                 attempt = _requested_attempt(entry.name)
-                if attempt is not None:
+                if attempt is not None and entry.is_file(follow_symlinks=False):
                     attempts.add(attempt)
     except OSError:
         pass  # no request (the most), or none readable: the script's own lines count

@@ -24,12 +24,13 @@ def shown(value: object) -> str:
 
     cap = reprlib.Repr()
     cap.maxstring = cap.maxother = cap.maxlong = SHOWN_CHARS  # paths and URLs show whole
-    # Containers show whole too until the final cut below bounds the text: an options
-    # list of a dozen keys must not lose its last ones to reprlib's defaults (6 items).
-    cap.maxlist = cap.maxtuple = cap.maxset = cap.maxfrozenset = cap.maxdeque = 100
-    cap.maxarray = cap.maxdict = 100
-    cap.maxlevel = 6
-    text = cap.repr(value)  # only a container of over 100 items loses items here
+    # A dozen items (an options list's keys) show whole, where reprlib's default shows 6.
+    # reprlib renders the whole capped tree before the cut below, so items**levels bounds
+    # its work: 12 items over 3 levels is at most 1,728 values however deep the value.
+    cap.maxlist = cap.maxtuple = cap.maxset = cap.maxfrozenset = cap.maxdeque = 12
+    cap.maxarray = cap.maxdict = 12
+    cap.maxlevel = 3
+    text = cap.repr(value)  # a container of over 12 items, or deeper, is cut here
     return text if len(text) <= SHOWN_CHARS else text[: SHOWN_CHARS - 3] + "..."
 
 
