@@ -226,8 +226,8 @@ def _not_ini(path: Path, text: str, error: Exception) -> SpecsError:
     if lineno is None:
         return SpecsError(str(path), path.name, why)
     lines = text.splitlines()
-    text = lines[lineno - 1].strip() if 0 < lineno <= len(lines) else ""
-    return SpecsError(f"{path} line {lineno}", text, why)
+    line = lines[lineno - 1].strip() if 0 < lineno <= len(lines) else ""
+    return SpecsError(f"{path} line {lineno}", line, why)
 
 
 def load_config(

@@ -303,9 +303,10 @@ def _header(
     return lines
 
 
-def _setup(app: AppDef, lead: int, cap: int, limit: int | None, app_id: str) -> list[str]:
-    """What the batch script does before it starts the roles; ``app_id`` is the shell
-    expression of the app's id."""
+def _setup(app: AppDef, lead: int, cap: int, limit: int | None, array: bool) -> list[str]:
+    """What the batch script does before it starts the roles; ``array``: whether it is a
+    job array's, whose every task is its own app."""
+    app_id = _TASK_ID if array else "$SLURM_JOB_ID"
     return [
         "set -u",
         f'export TORCHX_APP_ID="{app_id}" TORCHX_IMG_ROOT="$PWD" TORCHX_JOB_DIR="$PWD"',
@@ -322,7 +323,7 @@ def _setup(app: AppDef, lead: int, cap: int, limit: int | None, app_id: str) -> 
         "| grep -o 'NodeAddr=[^ ]*' | cut -d= -f2)",
         f'export {TORCHX_RANK0_HOST}="${{{TORCHX_RANK0_HOST}:-$first_node}}"',
         f'export MASTER_ADDR="${TORCHX_RANK0_HOST}" MASTER_PORT=$((20000 + SLURM_JOB_ID % 20000))',
-        *script_setup(lead, cap, limit, array=app_id == _TASK_ID),
+        *script_setup(lead, cap, limit, array=array),
         "",
         "pids=()",
     ]
@@ -346,14 +347,13 @@ def _script(
         _one_line("time", cfg["time"])
     lead, cap, limit = warning_and_cap(cfg)
     het = len(app.roles) > 1
-    app_id = _TASK_ID if array else "$SLURM_JOB_ID"
     lines = [
         "#!/bin/bash",
         description,
         *_header(app, cfg, job_name, lead, sweep),
         *([f"#SBATCH --array={array}"] if array else []),
         "",
-        *_setup(app, lead, cap, limit, app_id),
+        *_setup(app, lead, cap, limit, bool(array)),
     ]
     shared = role_parts(app) if trials is None else _trial_arms(trials, lines)
     for i, role in enumerate(app.roles):
