@@ -19,7 +19,20 @@ class TrackerError(Exception):
     """Base class of every error a result tracker raises on purpose."""
 
 
-class InvalidKeyError(TrackerError, ValueError):
+class _RebuiltFromArguments(TrackerError):
+    """An error whose constructor keeps each of its arguments as the attribute of the same
+    name, so that pickling (an error sent from a worker process to its parent) rebuilds it
+    from them: Exception's own reduce would call the constructor with the message as its
+    only argument."""
+
+    def __reduce__(self) -> tuple[type, tuple[object, ...]]:
+        import inspect  # only when an error is pickled
+
+        names = list(inspect.signature(type(self).__init__).parameters)[1:]  # after self
+        return type(self), tuple(getattr(self, name) for name in names)
+
+
+class InvalidKeyError(_RebuiltFromArguments, ValueError):
     """A key that is not an int or a safe relative name under the tracker's base."""
 
     def __init__(self, key: object, reason: str) -> None:
@@ -27,11 +40,8 @@ class InvalidKeyError(TrackerError, ValueError):
         self.reason = reason
         super().__init__(f"invalid tracker key {_short_repr(key)}: {reason}")
 
-    def __reduce__(self) -> tuple[type, tuple[object, str]]:
-        return type(self), (self.key, self.reason)
 
-
-class InvalidResultError(TrackerError, ValueError):
+class InvalidResultError(_RebuiltFromArguments, ValueError):
     """A result value (or the results as a whole) that the tracker does not store."""
 
     def __init__(self, key: str, field: str | None, reason: str) -> None:
@@ -41,11 +51,8 @@ class InvalidResultError(TrackerError, ValueError):
         where = f"field {field!r} of key {key!r}" if field is not None else f"key {key!r}"
         super().__init__(f"invalid result for {where}: {reason}; nothing was written")
 
-    def __reduce__(self) -> tuple[type, tuple[str, str | None, str]]:
-        return type(self), (self.key, self.field, self.reason)
 
-
-class ResultNotFoundError(TrackerError, KeyError):
+class ResultNotFoundError(_RebuiltFromArguments, KeyError):
     """No results are stored under the key.
 
     A ``KeyError``, so ``tracker[key]`` behaves like a mapping lookup.
@@ -60,11 +67,8 @@ class ResultNotFoundError(TrackerError, KeyError):
         # KeyError.__str__ would repr() the message and wrap it in quotes.
         return str(self.args[0])
 
-    def __reduce__(self) -> tuple[type, tuple[str, str]]:
-        return type(self), (self.key, self.tracker_base)
 
-
-class CorruptResultError(TrackerError, ValueError):
+class CorruptResultError(_RebuiltFromArguments, ValueError):
     """A stored document that is not a JSON object of int, float and str values.
 
     Its subclass :class:`ResultTooLargeError` is a document that was not read at all
@@ -76,9 +80,6 @@ class CorruptResultError(TrackerError, ValueError):
         self.path = path
         self.reason = reason
         super().__init__(f"corrupt result document at {path!r}: {reason}")
-
-    def __reduce__(self) -> tuple[type, tuple[str, str]]:
-        return type(self), (self.path, self.reason)
 
 
 class ResultTooLargeError(CorruptResultError):
@@ -104,9 +105,6 @@ class ResultTooLargeError(CorruptResultError):
         TrackerError.__init__(
             self, f"result document at {path!r} is too large to read: {self.reason}"
         )
-
-    def __reduce__(self) -> tuple[type, tuple[str, int | None, int]]:  # type: ignore[override]
-        return type(self), (self.path, self.size, self.limit)
 
 
 def document_limit_text(limit: int) -> str:
