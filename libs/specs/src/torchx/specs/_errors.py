@@ -81,26 +81,30 @@ class InvalidRunConfigException(SpecsError):
         super().__init__(f"run option {cfg_key!r}", value, invalid_reason)
 
 
-class MalformedAppHandleException(SpecsError):
+class _AppHandleError(SpecsError):
+    """An error about an app handle, which it keeps as ``app_handle``."""
+
+    def __init__(self, app_handle: object, expected: str) -> None:
+        self.app_handle = app_handle
+        super().__init__("app handle", app_handle, expected)
+
+
+class MalformedAppHandleException(_AppHandleError):
     """An app handle that is not ``SCHEDULER://SESSION/APP_ID``."""
 
     def __init__(self, app_handle: object) -> None:
-        self.app_handle = app_handle
         super().__init__(
-            "app handle",
             app_handle,
             "expected SCHEDULER://SESSION/APP_ID as `torchx run` prints it, "
             "e.g. local_cwd://torchx/echo-1a2b3c",
         )
 
 
-class UnknownAppException(SpecsError):
+class UnknownAppException(_AppHandleError):
     """The scheduler named in the handle does not know the app (never ran, or purged)."""
 
     def __init__(self, app_handle: object, expected: str = "") -> None:
-        self.app_handle = app_handle
         super().__init__(
-            "app handle",
             app_handle,
             expected or "no such app; `torchx list -s SCHEDULER` shows the known apps",
         )
