@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from torchx.cli._component_args import RUN_FLAGS, read_component
+from torchx.cli._component_args import ROOT_FLAGS, RUN_FLAGS, read_component, split_component
 from torchx.cli._errors import CliError
 from torchx.components import get_component
 
@@ -45,6 +45,34 @@ def test_torchx_run_flags_match_the_run_command() -> None:
     command = typer.main.get_command(app).commands["run"]  # type: ignore[attr-defined]
     flags = {o for p in command.params for o in [*p.opts, *p.secondary_opts] if o.startswith("-")}
     assert flags == set(RUN_FLAGS)
+
+
+def test_root_flags_are_the_options_of_torchx_itself() -> None:
+    import typer.main
+
+    from torchx.cli._app import app
+
+    command = typer.main.get_command(app)
+    flags = {o for p in command.params for o in [*p.opts, *p.secondary_opts] if o.startswith("--")}
+    assert set(ROOT_FLAGS) <= flags
+    # the rest only print something and exit: they change no command
+    # (--help is click's own, not among the params)
+    assert flags - ROOT_FLAGS == {
+        "--version",
+        "--install-completion",
+        "--show-completion",
+    }
+
+
+def test_a_root_flag_after_run_is_refused_naming_where_it_goes() -> None:
+    where = r"--log_level is an option of torchx itself: put it before the command \(torchx --log"
+    with pytest.raises(CliError, match=where):
+        split_component("--log_level=DEBUG", ["utils.echo"], lambda: None)
+    with pytest.raises(CliError, match=where):
+        read_component("utils.echo", ["--msg", "hi", "--log_level", "DEBUG"])
+    # a component's own argument of that name is still the component's
+    _, parsed = read_component("dist.ddp", ["--script", "t.py", "--debug"])
+    assert parsed.values["debug"] is True
 
 
 def test_a_run_flag_after_the_component_is_refused_naming_where_it_goes() -> None:

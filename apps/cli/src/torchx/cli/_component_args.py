@@ -39,6 +39,9 @@ RUN_FLAGS = frozenset(
         "--resume",
     }
 )
+# The options of ``torchx`` itself that change how a command runs; they go before the
+# command word (a test checks them against the root command).
+ROOT_FLAGS = frozenset({"--debug", "--log_level", "--log-level"})
 MISSING_COMPONENT = (
     "component: none given; name one (torchx run utils.echo --msg hi) or set "
     "`component = NAME` in the [cli:run] section of .torchxconfig"
@@ -74,6 +77,8 @@ def _not_a_run_flag(flag: str) -> str:
     # A strict cutoff: short flags are near each other (--msg, --log) without being typos.
     near = difflib.get_close_matches(flag, sorted(RUN_FLAGS), n=1, cutoff=0.8)
     start = f"component: none given, and torchx run has no option {flag!r}; "
+    if flag in ROOT_FLAGS:
+        return start + _misplaced_root(flag)
     if near:  # a typo of torchx run's own flag, which goes before the component
         return f"{start}did you mean {near[0]!r}? (torchx run {near[0]} ... COMPONENT ...)"
     return (
@@ -86,6 +91,13 @@ def _misplaced(flag: str, component: str) -> str:
     return (
         f"{flag} is an option of torchx run, not of {component}: put it before the "
         f"component (torchx run {flag} ... {component} ...)"
+    )
+
+
+def _misplaced_root(flag: str) -> str:
+    return (
+        f"{flag} is an option of torchx itself: put it before the command "
+        f"(torchx {flag} ... run COMPONENT ...)"
     )
 
 
@@ -106,6 +118,8 @@ def read_component(name: str, argv: Sequence[str]) -> tuple[ComponentSchema, Par
         flag = e.token.partition("=")[0]
         if flag in RUN_FLAGS:
             raise CliError(f"{name} argument: got {e.token!r}; {_misplaced(flag, name)}") from None
+        if flag in ROOT_FLAGS:
+            raise CliError(f"{name} argument: got {e.token!r}; {_misplaced_root(flag)}") from None
         raise
     # Words after the component's flags are its program's (as in 0.7); ``--dryrun`` among
     # them is still refused: the cost of a mistake is a real submission. After ``--`` the
