@@ -93,6 +93,22 @@ def test_bool_forms() -> None:
     assert s.parse(["--debug", "false", "--name", "y"])[1] == {"debug": False, "name": "y"}
     assert s.parse(["--no-debug"])[1] == {"debug": False}
     assert s.parse(["--debug=TRUE"])[1] == {"debug": True}
+    assert s.parse(["--debug", "off"])[1] == {"debug": False}
+    # no *args: the word after a bool flag is its value, refused as a bool when it is none
+    with pytest.raises(SpecsError, match=r"c --debug: got 'maybe'; expected a bool"):
+        s.parse(["--debug", "maybe"])
+    assert s.parse(["--debug", "--name", "y"])[1] == {"debug": True, "name": "y"}
+
+
+def test_an_error_names_a_one_letter_flag_as_written() -> None:
+    def c(n: int = 1) -> AppDef:
+        return AppDef("c", [Role("c", "/", entrypoint="echo", args=[str(n)])])
+
+    s = get_component_schema(c)
+    with pytest.raises(SpecsError, match=r"^c --n: got 'two'; expected int"):
+        s.parse(["--n", "two"])
+    with pytest.raises(SpecsError, match=r"^c -n: got 'two'; expected int"):
+        s.parse(["-n", "two"])
 
 
 @pytest.mark.parametrize(

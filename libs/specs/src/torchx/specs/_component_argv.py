@@ -22,7 +22,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from torchx.specs._arg_types import convert_arg
+from torchx.specs._arg_types import _FALSE, _TRUE, convert_arg
 from torchx.specs._errors import SpecsError, _NotGivenError, closest
 
 if TYPE_CHECKING:
@@ -154,7 +154,8 @@ def read_argv(
             raise UnknownComponentArgumentError(
                 schema.name, token, f"no such argument; {hint}{unknown_hint}"
             )
-        where = f"{schema.name} {arg.flag}" if len(arg.name) > 1 else f"{schema.name} -{arg.name}"
+        # the flag as the user wrote it: ``--n`` and ``-n`` both name parameter n
+        where = f"{schema.name} {arg.flag if token.startswith('--') else '-' + arg.name}"
         i += 1
         if negated:
             text = "false"
@@ -162,7 +163,12 @@ def read_argv(
             text = inline
         elif _is_bool(arg):
             nxt = tokens[i] if i < len(tokens) else None
-            if nxt is not None and nxt.lower() in ("true", "false", "1", "0", "yes", "no"):
+            # With no *args to start, a word after a bool flag can only be its value: a
+            # bad one is refused as a bool, not as a stray positional argument.
+            if nxt is not None and (
+                nxt.lower() in _TRUE | _FALSE
+                or (schema.remainder is None and not _looks_like_flag(nxt))
+            ):
                 text, i = nxt, i + 1
             else:
                 text = "true"
