@@ -73,7 +73,8 @@ class ConfigError(SpecsError):
 
     def __init__(self, file: str, section: str, key: str, value: object, expected: str) -> None:
         self.file, self.section, self.key = file, section, key
-        super().__init__(f"{file} [{section}] {key}", value, expected)
+        # a whole section at fault (key ""): the field ends at its name
+        super().__init__(f"{file} [{section}] {key}".rstrip(), value, expected)
 
 
 class ConfigFileNotFoundError(SpecsError, FileNotFoundError):
