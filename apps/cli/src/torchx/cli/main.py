@@ -244,7 +244,14 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def run() -> None:
     """Console-script wrapper: exit with main()'s return code."""
-    sys.exit(main())
+    try:
+        code = main()
+    except KeyboardInterrupt:
+        # Ctrl-C before a command took charge of it (while its modules load): one line,
+        # the shell's code for SIGINT, as the commands themselves answer it
+        print("torchx: interrupted", file=sys.stderr)
+        code = 130
+    sys.exit(code)
 
 
 if __name__ == "__main__":
