@@ -257,6 +257,27 @@ def test_cli_run_component_of_the_config_applies_as_in_0_7(isolated: Path) -> No
     assert err.splitlines()[-1].startswith("torchx: error: component: none given")
 
 
+def test_a_misspelt_cli_run_component_or_scheduler_names_the_config_file(isolated: Path) -> None:
+    config = isolated / ".torchxconfig"
+    config.write_text("[cli:run]\ncomponent = utils.ehco\n")
+    for args in (("run", "--dryrun"), ("run", "--dryrun", "--sweep", "msg=a,b")):
+        code, out, err = invoke(*args)
+        assert (code, out) == (2, ""), err
+        assert err.startswith(
+            f"torchx: error: {config} [cli:run] component: got 'utils.ehco'; did you mean "
+            "'utils.echo'"
+        ), err
+    config.write_text("[cli:run]\nscheduler = slurmm\n")
+    code, out, err = invoke("run", "--dryrun", "utils.echo")
+    assert (code, out) == (2, ""), err
+    assert err == (
+        f"torchx: error: {config} [cli:run] scheduler: got 'slurmm'; did you mean 'slurm'?\n"
+    )
+    # typed on the command line, the name is the command line's
+    code, _, err = invoke("run", "--dryrun", "-s", "slurmm", "utils.ehco")
+    assert code == 2 and err.startswith("torchx: error: component: got 'utils.ehco'"), err
+
+
 @pytest.fixture
 def reads(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """What the command read, in order: "config" for each read of the config files (each

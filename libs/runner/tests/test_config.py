@@ -301,3 +301,13 @@ def test_sections_of_known_schedulers_are_read_without_listing_every_scheduler(
     with pytest.raises(ConfigError, match=r"did you mean 'slurm'"):
         load_config([ini], known_schedulers=registry)
     assert registry.listed == 1
+
+
+def test_a_cli_default_the_command_cannot_use_is_refused_naming_its_file(tmp_path: Path) -> None:
+    ini = tmp_path / "run.ini"
+    ini.write_text("[cli:run]\nscheduler = slurmm\n")
+    config = load_config([ini])
+    assert config.cli_defaults("run") == {"scheduler": "slurmm"}
+    e = config.cli_default_error("run", "scheduler", "did you mean 'slurm'?")
+    assert isinstance(e, ConfigError)
+    assert str(e) == f"{ini} [cli:run] scheduler: got 'slurmm'; did you mean 'slurm'?"

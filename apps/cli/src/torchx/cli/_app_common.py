@@ -69,6 +69,8 @@ def _scheduler(
     if not runner.has_scheduler(scheduler):
         from torchx.specs import closest
 
-        known = runner.scheduler_backends()
-        raise CliError(f"scheduler: got {scheduler!r}; {closest(scheduler, known)}")
+        hint = closest(scheduler, runner.scheduler_backends())
+        if not name:  # [cli:run] scheduler named it (the default is always known)
+            raise runner.config.cli_default_error("run", "scheduler", hint)
+        raise CliError(f"scheduler: got {scheduler!r}; {hint}")
     return scheduler

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 from torchx.cli._errors import CliError
 
 if TYPE_CHECKING:
+    from torchx.cli._run import RunSetup
     from torchx.specs import ComponentSchema, ParsedArgs
 
 # The options of ``torchx run`` itself (a test checks them against the command).
@@ -130,3 +131,21 @@ def read_component(name: str, argv: Sequence[str]) -> tuple[ComponentSchema, Par
             f"{_misplaced('--dryrun', name)}, or after '--' to pass it to the program"
         )
     return schema, parsed
+
+
+def component_of_command_line(
+    component: str | None, args: Sequence[str], setup: RunSetup
+) -> tuple[str, list[str], ComponentSchema, ParsedArgs]:
+    """``split_component`` then ``read_component``, with ``[cli:run] component`` when the
+    command line names none; a component that this names and that does not exist is
+    refused naming the config file to fix, since the user did not type it."""
+    from torchx.specs import SpecsError
+
+    name, argv = split_component(component, args, lambda: setup.defaults.get("component"))
+    try:
+        schema, parsed = read_component(name, argv)
+    except SpecsError as e:
+        if name == component or e.field != "component":
+            raise
+        raise setup.config.cli_default_error("run", "component", e.expected) from None
+    return name, argv, schema, parsed

@@ -99,14 +99,13 @@ def run_component(
     **args: Unpack[RunArgs],
 ) -> int:
     """Run (or dry-run) one component; returns the exit code."""
-    from torchx.cli._component_args import read_component, split_component
+    from torchx.cli._component_args import component_of_command_line
 
     json_out, wait = args["json_out"], args["wait"]
 
-    name, argv = split_component(
-        args["component"], args["component_args"], lambda: setup.defaults.get("component")
+    _, argv, schema, parsed = component_of_command_line(
+        args["component"], args["component_args"], setup
     )
-    schema, parsed = read_component(name, argv)
     if parsed.help:
         typer.echo(schema.help())
         return 0

@@ -105,13 +105,12 @@ def run_sweep(
             return 0
         handle = runner.resume_sweep(resume)
     else:
-        from torchx.cli._component_args import read_component, split_component
+        from torchx.cli._component_args import component_of_command_line
         from torchx.runner import Sweep
 
-        name, argv = split_component(
-            component, args["component_args"], lambda: defaults.get("component")
+        name, argv, schema, parsed = component_of_command_line(
+            component, args["component_args"], setup
         )
-        schema, parsed = read_component(name, argv)
         if parsed.help:
             typer.echo(schema.help())
             return 0

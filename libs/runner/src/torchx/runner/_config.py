@@ -154,6 +154,13 @@ class TorchxConfig:
             )
         return out
 
+    def cli_default_error(self, command: str, key: str, expected: str) -> ConfigError:
+        """The error for the value of ``[cli:COMMAND] KEY`` (one ``cli_defaults`` gave)
+        that the command cannot use, naming the file to fix: the user did not type it."""
+        section = CLI_PREFIX + command
+        value, origin = self._section(section)[key]
+        return ConfigError(origin, section, key, value, expected)
+
 
 # What pytorch/torchx 0.7's ``torchx configure`` writes for an option with no value: the
 # word None, or a ``#FIXME:(type) help`` placeholder for a required one. Both mean unset.
