@@ -95,3 +95,11 @@ def test_the_launcher_requires_no_heavy_library() -> None:
     required = " ".join(_project(REPO / "apps/cli")["dependencies"])
     for heavy in ("torchx-pipelines", "torchx-layers", "torchx-devices", "torch>", "kfp"):
         assert heavy not in required
+
+
+def test_the_root_readme_lists_every_distribution() -> None:
+    readme = (REPO / "README.md").read_text()
+    rows = re.findall(r"^\| \[([^\]]+)\]\([^)]+\) \| ([^ |]+) \|", readme, re.MULTILINE)
+    assert sorted(rows) == sorted(
+        (str(m.relative_to(REPO)), _project(m)["name"]) for m in MEMBERS
+    ), "README.md's table of packages: one row per workspace member, folder and name"
