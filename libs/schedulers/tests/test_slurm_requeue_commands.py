@@ -526,6 +526,15 @@ def test_each_requeued_attempt_counts_once_and_a_request_for_this_one_not_yet(
     assert counted(job_dir, 4) == (4, 4)
 
 
+def test_a_request_name_with_a_newline_counts_as_describe_reads_it(tmp_path: Path) -> None:
+    # a name is any bytes but '/': a newline in its attempt part makes it no request, one
+    # after its first dot leaves the attempt before it
+    (tmp_path / "slurm-77.requested").mkdir()
+    for name in ("1\n2.a1", "x\n3.b2", "\n.c3", "0.d4\n4"):
+        (tmp_path / f"slurm-77.requested/{name}").write_text("preemption requested\n")
+    assert counted(tmp_path, 5) == (1, 1)
+
+
 def test_an_arrays_own_id_counts_none_of_its_trials_folders(tmp_path: Path) -> None:
     # slurm-77.requested/ holds trial 1's and trial 3's folders (one with a request in it)
     # and a file named like a trial: none of them is a request of job 77 itself
