@@ -29,9 +29,12 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from typing import TextIO, TypeVar
 
 from torchx.specs import CfgVal, SpecsError
+
+_T = TypeVar("_T")
 
 REQUEUE_EXIT_CODE = 75  # torchx.runtime.preemption.REQUEUE_EXIT_CODE
 # How the script's reason file starts when the time-limit warning ended the app.
@@ -276,9 +279,8 @@ def read_requeues(
     read where the task has none of its own (scripts of earlier versions named a task's
     files after it). ``before``: the current attempt (Slurm's Restarts), where known; a
     request for it is not a requeue yet."""
-    count, reason = 0, ""
     if not job_dir:
-        return count, reason
+        return 0, ""
     legacy_id = legacy_id if legacy_id != job_id else ""
     attempts: set[int] = set()
     # Only the job's own request folder is listed (usually absent: one failed call) and
@@ -292,29 +294,39 @@ def read_requeues(
                     attempts.add(attempt)
     except OSError:
         pass  # no request (the most), or none readable: the script's own lines count
-    for name in _names(requeues_name(job_id), legacy_id and requeues_name(legacy_id)):
+    attempts |= _read_own_or_legacy(
+        job_dir, requeues_name, job_id, legacy_id, _line_attempts, set()
+    )
+    count = sum(1 for a in attempts if before is None or a < before)
+    return count, _read_own_or_legacy(job_dir, reason_name, job_id, legacy_id, _reason_text, "")
+
+
+def _read_own_or_legacy(
+    job_dir: str,
+    name: Callable[[str], str],
+    job_id: str,
+    legacy_id: str,
+    read: Callable[[TextIO], _T],
+    absent: _T,
+) -> _T:
+    """``read`` of the job's own file ``name(job_id)``, or else of an earlier version's,
+    ``name(legacy_id)`` ("" for none); ``absent`` where neither can be read."""
+    for file_id in (job_id, legacy_id) if legacy_id else (job_id,):
         try:
             # a damaged byte spoils its line alone, not the whole status
-            with open(os.path.join(job_dir, name), encoding="utf-8", errors="replace") as f:
-                for line in f:
-                    words = line.split()
-                    # a line without its attempt is skipped, as the script's count does
-                    if len(words) > 1 and _is_count(words[1]):
-                        attempts.add(int(words[1]))
-            break
+            with open(
+                os.path.join(job_dir, name(file_id)), encoding="utf-8", errors="replace"
+            ) as f:
+                return read(f)
         except OSError:
             pass
-    count += sum(1 for a in attempts if before is None or a < before)
-    for name in _names(reason_name(job_id), legacy_id and reason_name(legacy_id)):
-        try:
-            with open(os.path.join(job_dir, name), encoding="utf-8", errors="replace") as f:
-                reason = f.read(4096).strip()
-            break
-        except OSError:
-            pass
-    return count, reason
+    return absent
 
 
-def _names(own: str, legacy: str) -> list[str]:
-    """The job's own file name, then an earlier version's (``legacy``, "" for none)."""
-    return [own, legacy] if legacy else [own]
+def _line_attempts(f: TextIO) -> set[int]:
+    # a line without its attempt is skipped, as the script's count does
+    return {int(words[1]) for words in map(str.split, f) if len(words) > 1 and _is_count(words[1])}
+
+
+def _reason_text(f: TextIO) -> str:
+    return f.read(4096).strip()
