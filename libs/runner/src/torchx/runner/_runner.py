@@ -435,32 +435,27 @@ class Runner:
     @_recorded
     def status(self, app_handle: AppHandle) -> AppStatus | None:
         """The app's status, or None if its scheduler does not know it."""
-        sched, app_id = self._resolve(app_handle)
-        desc = sched.describe(app_id)
-        if desc is None:
-            return None
-        from torchx.runner._ui_url import with_ui_url
+        from torchx.runner._ui_url import app_status
 
-        return with_ui_url(desc, desc.to_status())
+        sched, app_id = self._resolve(app_handle)
+        return app_status(sched.describe(app_id))
 
     def _statuses(self, app_handles: Sequence[AppHandle]) -> dict[AppHandle, AppStatus | None]:
         """``status`` of each app, each scheduler asked once for all of its apps
         (``describe_many``: one sacct on Slurm) where it answers for many at once."""
-        from torchx.runner._ui_url import with_ui_url
+        from torchx.runner._ui_url import app_status
 
-        asked: dict[str, dict[str, list[AppHandle]]] = {}  # scheduler -> app id -> handles
+        asked: dict[str, list[AppHandle]] = {}
         for handle in app_handles:
-            name, _session, app_id = parse_app_handle(handle)
-            asked.setdefault(name, {}).setdefault(app_id, []).append(handle)
+            asked.setdefault(parse_app_handle(handle)[0], []).append(handle)
         statuses: dict[AppHandle, AppStatus | None] = {}
-        for name, by_id in asked.items():
+        for name, handles in asked.items():
             sched = self._scheduler(name)
+            by_id = _by_app_id(handles)
             many = getattr(sched, "describe_many", None)  # a duck-typed scheduler may lack it
             descs = many(list(by_id)) if many else {a: sched.describe(a) for a in by_id}
-            for app_id, handles in by_id.items():
-                desc = descs.get(app_id)
-                status = None if desc is None else with_ui_url(desc, desc.to_status())
-                statuses.update(dict.fromkeys(handles, status))
+            for app_id, same in by_id.items():
+                statuses.update(dict.fromkeys(same, app_status(descs.get(app_id))))
         return statuses
 
     @_recorded
@@ -490,9 +485,9 @@ class Runner:
             if desc.to_status().is_terminal() or (
                 deadline is not None and time.monotonic() >= deadline
             ):
-                from torchx.runner._ui_url import with_ui_url
+                from torchx.runner._ui_url import app_status
 
-                return with_ui_url(desc, desc.to_status())
+                return app_status(desc)
 
     def wait_each(
         self,
@@ -543,14 +538,12 @@ class Runner:
         self, app_handles: Sequence[AppHandle], wait_interval: float, timeout: float | None
     ) -> Iterator[tuple[AppHandle, AppStatus | None]]:
         """``wait_each`` of apps of one scheduler, through its ``wait_many``."""
-        from torchx.runner._ui_url import with_ui_url
+        from torchx.runner._ui_url import app_status
 
         sched, _ = self._resolve(app_handles[0])
-        by_id: dict[str, list[AppHandle]] = {}
-        for handle in app_handles:
-            by_id.setdefault(self._resolve(handle)[1], []).append(handle)
+        by_id = _by_app_id(app_handles)
         for app_id, desc in sched.wait_many(list(by_id), timeout, wait_interval):
-            status = None if desc is None else with_ui_url(desc, desc.to_status())
+            status = app_status(desc)
             for handle in by_id[app_id]:
                 yield handle, status
 
@@ -679,6 +672,15 @@ class Runner:
         for app in apps:
             app.app_handle = make_app_handle(scheduler, self._name, app.app_id)
         return apps
+
+
+def _by_app_id(app_handles: Iterable[AppHandle]) -> dict[str, list[AppHandle]]:
+    """The handles of one scheduler's apps by app id, in order: handles of other sessions
+    may name one app, which is asked about once."""
+    by_id: dict[str, list[AppHandle]] = {}
+    for handle in app_handles:
+        by_id.setdefault(parse_app_handle(handle)[2], []).append(handle)
+    return by_id
 
 
 def _takes(schema: ComponentSchema, key: str) -> str:

@@ -14,8 +14,12 @@ from torchx.specs import AppStatus
 UI_URL_KEY = "ui_url"
 
 
-def with_ui_url(desc: DescribeAppResponse, status: AppStatus) -> AppStatus:
-    """``status`` with the URL the app's metadata declares, once it can be filled in."""
+def app_status(desc: DescribeAppResponse | None) -> AppStatus | None:
+    """The status of the app ``desc`` describes (None for an app its scheduler does not
+    know), with the URL the app's metadata declares, once it can be filled in."""
+    if desc is None:
+        return None
+    status = desc.to_status()
     if desc.app is None:
         return status
     template = desc.app.metadata.get(UI_URL_KEY)
