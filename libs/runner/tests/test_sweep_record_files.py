@@ -112,3 +112,42 @@ def test_a_sweeps_folder_of_another_user_not_writable_is_named_in_one_line(
     text = str(info.value)
     assert str(folder) in text and f"uid {owner}" in text and "XDG_STATE_HOME" in text
     assert "\n" not in text
+
+
+def test_the_sweeps_folder_is_checked_once_and_again_once_made_again(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    folder = record_path("sweep-abcd2345").parent
+    checked: list[str] = []
+    real_stat = os.stat
+
+    def counting_stat(path: object, *args: object, **kwargs: object) -> os.stat_result:
+        if str(path) == str(folder):
+            checked.append(str(path))
+        return real_stat(path, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(os, "stat", counting_stat)
+    for parallel in (1, 2, 3):  # a driver saving at each submission
+        save(_record(parallel=parallel))
+    assert len(checked) == 1, checked
+    assert stat.S_IMODE(real_stat(folder).st_mode) == 0o700
+    # removed meanwhile (a user clearing the state folder): made again, checked again
+    for p in folder.iterdir():
+        p.unlink()
+    folder.rmdir()
+    save(_record(parallel=4))
+    assert len(checked) == 2, checked
+    loaded = load("sweep-abcd2345")
+    assert loaded is not None and loaded.parallel == 4
+
+
+def test_a_file_where_the_sweeps_folder_goes_is_named_in_one_line() -> None:
+    folder = record_path("sweep-abcd2345").parent
+    folder.parent.mkdir(parents=True)
+    folder.write_text("not a folder\n")
+    with pytest.raises(SpecsError) as info:
+        save(_record())
+    text = str(info.value)
+    assert str(folder) in text and "not a folder" in text and "XDG_STATE_HOME" in text
+    assert "\n" not in text
+    assert folder.read_text() == "not a folder\n"  # left as it was

@@ -147,11 +147,27 @@ _PRIVATE_FOLDER = 0o700
 _PRIVATE_FILE = 0o600
 
 
+# The sweeps folders this process has checked: a driver saves its record at each
+# submission, and the folder's owner and mode are checked at its first save alone.
+_checked_folders: set[Path] = set()
+
+
 def save(record: SweepRecord) -> None:
     path = record_path(record.sweep_id)
-    path.parent.mkdir(mode=_PRIVATE_FOLDER, parents=True, exist_ok=True)
-    _keep_private(path.parent)
+    _private_folder(path.parent)
     write_atomic(str(path), record.to_json(), _PRIVATE_FILE)
+
+
+def _private_folder(folder: Path) -> None:
+    """Make the sweeps folder ``folder`` (and its parents) where it is missing, and check
+    it once a process: one made again (removed meanwhile) is checked again."""
+    try:
+        folder.mkdir(mode=_PRIVATE_FOLDER, parents=True)
+    except FileExistsError:
+        if folder in _checked_folders:
+            return
+    _keep_private(folder)
+    _checked_folders.add(folder)
 
 
 def _keep_private(folder: Path) -> None:
@@ -159,6 +175,13 @@ def _keep_private(folder: Path) -> None:
     umask and skipped for a folder an older torchx made). One the user does not own and
     cannot chmod is used as it is if it is writable: a shared state folder."""
     st = os.stat(folder)
+    if not stat.S_ISDIR(st.st_mode):
+        raise SpecsError(
+            "sweeps folder",
+            str(folder),
+            "is a file, not a folder; move that file away or set XDG_STATE_HOME to a folder "
+            "of your own",
+        )
     if st.st_uid == os.geteuid():
         if stat.S_IMODE(st.st_mode) != _PRIVATE_FOLDER:
             os.chmod(folder, _PRIVATE_FOLDER)
