@@ -26,12 +26,14 @@ def _app_component_class() -> type[Any]:
         """
 
         def __init__(self, app: AppDef) -> None:
-            component = component_from_plan(plan_stage(app))
+            # planned once: each call makes its task from this plan
+            self._plan = plan_stage(app)
+            component = component_from_plan(self._plan)
             super().__init__(component.component_spec, component.pipeline_func)
             self.app = app
 
         def __call__(self, *args: object, **kwargs: object) -> Any:
-            return task_from_call("component_from_app(app)(...)", self.app, args, kwargs)
+            return task_from_call("component_from_app(app)(...)", self._plan, args, kwargs)
 
     return AppComponent
 

@@ -104,16 +104,22 @@ def task_from_app(
     Returns the kfp ``PipelineTask``: resources (cpu and memory as request and limit,
     accelerator type and count), env, retries (``max_retries``) and display name are set.
     """
+    return _task(plan_stage(app), inputs or {}, display_name, use_kubernetes)
+
+
+def _task(
+    plan: StagePlan, inputs: Mapping[str, Any], display_name: str | None, kubernetes: bool | None
+) -> Any:
+    """``task_from_app`` of the app already reduced to ``plan``."""
     dsl = kfp_dsl()
-    plan = plan_stage(app)
     if not in_pipeline():
         raise KfpAdapterError(
             "task_from_app",
-            app.name,
+            plan.name,
             "call it inside a @dsl.pipeline function; component_from_app(app) gives a "
             "component to use elsewhere",
         )
-    k8s = _kubernetes(use_kubernetes)
+    k8s = _kubernetes(kubernetes)
     res = task_resources(plan.role, kubernetes=k8s is not None)
     if plan.role.port_map:
         # Accepted, not refused (dist.ddp and serve.torchserve name one), but nothing of it
@@ -124,7 +130,7 @@ def task_from_app(
             plan.role.name,
             dict(plan.role.port_map),
         )
-    arguments = _inputs(plan, inputs or {})
+    arguments = _inputs(plan, inputs)
     # kfp resolves the pipeline values inside each element's text when it passes it in.
     arguments.update(plan.channel_args)
     if plan.uses_app_id:
@@ -149,9 +155,13 @@ def task_from_app(
 
 
 def task_from_call(
-    caller: str, app: AppDef, args: tuple[object, ...], kwargs: Mapping[str, object]
+    caller: str,
+    stage: AppDef | StagePlan,
+    args: tuple[object, ...],
+    kwargs: Mapping[str, object],
 ) -> Any:
-    """0.7's calling form of a stage: the component's inputs as keyword arguments."""
+    """0.7's calling form of a stage: the component's inputs as keyword arguments.
+    ``stage``: the app, or its plan where the caller made it already (a component)."""
     if args:
         raise KfpAdapterError(
             f"{caller} arguments",
@@ -162,7 +172,8 @@ def task_from_call(
         # Named for what the user called, not for task_from_app underneath it.
         raise KfpAdapterError(
             caller,
-            app.name,
+            stage.name,
             "call it inside a @dsl.pipeline function: kfp v2 makes tasks only there",
         )
-    return task_from_app(app, inputs=dict(kwargs) if kwargs else None)
+    plan = stage if isinstance(stage, StagePlan) else plan_stage(stage)
+    return _task(plan, dict(kwargs), None, None)
