@@ -231,3 +231,18 @@ def test_a_misspelt_or_bad_limit_given_to_create_is_named(tmp_path: Path) -> Non
         create(str(options))
     assert f"options file {options}: max_record_bytes: got '64M'; give a whole" in str(caught.value)
     assert not (tmp_path / "runs").exists()  # refused before its folder was made
+
+
+def test_a_size_that_does_not_show_the_file_over_the_limit_is_not_named() -> None:
+    """A file read as over the limit, whose size the store then gives as 0 (a device), as
+    no more than the limit (it shrank since) or not at all: one text names it, for the
+    config files, the records and the result documents alike."""
+    from torchx.runtime.tracking import ResultTooLargeError
+    from torchx.runtime.tracking._errors import over_limit_text
+
+    assert over_limit_text(9000, 500) == "9000 bytes"
+    for size in (None, 0, 400, 500):
+        assert over_limit_text(size, 500) == "over 500 bytes"
+    assert "it is over 500 bytes, over the read limit" in str(
+        ResultTooLargeError("/p/k.json", 0, 500)
+    )

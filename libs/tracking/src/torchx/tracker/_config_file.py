@@ -27,12 +27,10 @@ def read_config_file(fs: Any, path: str, field: str, value: object, fix: str) ->
     except OSError as e:
         raise TrackerConfigError(field, value, f"{path} cannot be read ({e}); {fix}") from None
     if len(data) > limit:
-        size = store.size(path)  # None, or 0 for a device, where the store cannot tell
-        held = f"{size} bytes" if size is not None and size > limit else f"over {limit} bytes"
         raise TrackerConfigError(
             field,
             value,
-            f"{path} holds {held}; a tracker's config file holds at most"
+            f"{path} holds {store.size_text(path, limit)}; a tracker's config file holds at most"
             f" MAX_OPTIONS_FILE_BYTES ({limit}) bytes; {fix}",
         )
     try:

@@ -94,9 +94,9 @@ class ResultTooLargeError(CorruptResultError):
         self.path = path
         self.size = size
         self.limit = limit
-        found = f"it is {size} bytes" if size is not None else f"it is over {limit} bytes"
         self.reason = (
-            f"{found}, over the read limit {document_limit_text(limit)}; it was not read, and is"
+            f"it is {over_limit_text(size, limit)}, over the read limit"
+            f" {document_limit_text(limit)}; it was not read, and is"
             " not known to be damaged: pass FsspecResultTracker(...,"
             " max_document_bytes=N) with N at least its size, or read it with fsspec at"
             " that path"
@@ -105,6 +105,13 @@ class ResultTooLargeError(CorruptResultError):
         TrackerError.__init__(
             self, f"result document at {path!r} is too large to read: {self.reason}"
         )
+
+
+def over_limit_text(size: int | None, limit: int) -> str:
+    """The size of a file read as over ``limit`` bytes, as an error names it: ``"N bytes"``
+    from the store's ``size``, or only that it is over where that cannot say (None), is 0
+    (a device: /dev/zero) or is no longer over (the file shrank since it was read)."""
+    return f"{size} bytes" if size is not None and size > limit else f"over {limit} bytes"
 
 
 def document_limit_text(limit: int) -> str:

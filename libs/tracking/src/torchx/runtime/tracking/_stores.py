@@ -28,6 +28,8 @@ from __future__ import annotations
 import contextlib
 import os
 
+from ._errors import over_limit_text
+
 # Avoids importing typing at run time (the annotations are strings); the name
 # TYPE_CHECKING is what type checkers look for.
 TYPE_CHECKING = False
@@ -79,10 +81,9 @@ class DocumentStore:
             return None
 
     def size_text(self, path: str, limit: int) -> str:
-        """``"N bytes"`` for a file found over ``limit`` bytes, for an error to name; says
-        only that it is over where the store cannot tell its size (or it is gone since)."""
-        size = self.size(path)
-        return f"over {limit} bytes" if size is None else f"{size} bytes"
+        """The size of the file at ``path``, read as over ``limit`` bytes, as an error names
+        it (``over_limit_text``)."""
+        return over_limit_text(self.size(path), limit)
 
     def is_file(self, path: str) -> bool:
         # Drop cached listings: another process may have written since we looked.
