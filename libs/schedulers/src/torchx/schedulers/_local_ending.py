@@ -14,6 +14,7 @@ import signal
 import time
 
 from torchx.schedulers._local_processes import descendants, process_table, signal_quietly
+from torchx.schedulers._local_state_files import read_bytes
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -125,8 +126,8 @@ def _has_children(sup: Supervisor) -> bool:
     """Whether a process other than the watchdog is our child (an adopted orphan)."""
     me = os.getpid()
     try:
-        with open(f"/proc/{me}/task/{me}/children", "rb") as f:
-            return bool({int(p) for p in f.read().split()} - {sup.guard_pid})
+        listed = read_bytes(f"/proc/{me}/task/{me}/children")
+        return bool({int(p) for p in listed.split()} - {sup.guard_pid})
     except (OSError, ValueError):
         pass
     try:
