@@ -371,7 +371,14 @@ class Runner:
         from torchx.runner import _sweeps
 
         plan = _sweeps.plan(
-            self, sweep, scheduler, cfg, workspace, parent_run_id, check_limits=False
+            self,
+            sweep,
+            scheduler,
+            cfg,
+            workspace,
+            parent_run_id,
+            check_limits=False,
+            submitting=True,
         )
         return _sweeps.submit(self, plan)
 
