@@ -109,6 +109,16 @@ def test_run_waits_and_streams_logs_then_status_describe_log_list() -> None:
             assert code == 2
             assert err == f"torchx: error: app handle: got {partial!r}; did you mean {handle}?\n"
 
+    # torchx log's HANDLE/ROLE/REPLICA given to a command that takes the app: nothing is
+    # done (cancel included), and the handle is named
+    for command in ("status", "describe", "wait", "cancel"):
+        code, out, err = invoke(command, f"{handle}/echo/0")
+        assert (code, out) == (2, "")
+        assert err == (
+            f"torchx: error: app handle: got '{handle}/echo/0'; did you mean {handle}? "
+            "(HANDLE/ROLE/REPLICA is for torchx log)\n"
+        )
+
     code, out, _ = invoke("describe", handle)
     assert code == 0 and "role echo" in out
     code, out, _ = invoke("describe", "--json", handle)

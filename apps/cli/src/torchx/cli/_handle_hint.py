@@ -31,19 +31,43 @@ def _handle_guess(text: str) -> str | None:
     scheduler, app_id = (scheme, rest) if sep else (DEFAULT_SCHEDULER, scheme)
     if not app_id or any(c in app_id for c in "/: "):
         return None  # not an id alone: nothing to look up
-    from torchx.runner import DEFAULT_SESSION, scheduler_factories, sweep_handle_of
+    from torchx.runner import DEFAULT_SESSION, sweep_handle_of
 
     sweep = sweep_handle_of(app_id)  # a sweep's record here names its handle
     if sweep is not None and (not sep or sweep.startswith(f"{scheme}://")):
         return sweep
-    if scheduler not in RECORDED_HERE:
+    from torchx.specs import make_app_handle
+
+    # the session of the handles ``torchx run`` prints: its runner's default
+    return (
+        make_app_handle(scheduler, DEFAULT_SESSION, app_id)
+        if _recorded(scheduler, app_id)
+        else None
+    )
+
+
+def app_of_log_target(handle: str) -> str | None:
+    """The app handle of ``handle`` when it is ``torchx log``'s ``HANDLE/ROLE[/REPLICA]``
+    given to a command that takes the app, and that app is recorded on this machine."""
+    from torchx.specs import make_app_handle, parse_app_handle
+
+    scheduler, session, app_id = parse_app_handle(handle)
+    app_id, slash, _ = app_id.partition("/")
+    if not slash or not _recorded(scheduler, app_id):
         return None
+    return make_app_handle(scheduler, session, app_id)
+
+
+def _recorded(scheduler: str, app_id: str) -> bool:
+    """Whether ``app_id`` is an app of ``scheduler`` recorded on this machine (only those
+    of ``RECORDED_HERE`` are asked: one local lookup, never a service)."""
+    if scheduler not in RECORDED_HERE:
+        return False
+    from torchx.runner import DEFAULT_SESSION, scheduler_factories
     from torchx.schedulers import SchedulerError
-    from torchx.specs import SpecsError, make_app_handle
+    from torchx.specs import SpecsError
 
     try:
-        known = scheduler_factories()[scheduler](DEFAULT_SESSION).exists(app_id)
+        return scheduler_factories()[scheduler](DEFAULT_SESSION).exists(app_id)
     except (KeyError, SpecsError, SchedulerError, OSError):
-        return None  # not installed here, or not an app id it could hold
-    # the session of the handles ``torchx run`` prints: its runner's default
-    return make_app_handle(scheduler, DEFAULT_SESSION, app_id) if known else None
+        return False  # not installed here, or not an app id it could hold

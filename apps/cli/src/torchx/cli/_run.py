@@ -68,11 +68,20 @@ def check_handle(handle: str) -> None:
     from torchx.specs import SpecsError, parse_app_handle
 
     try:
-        parse_app_handle(handle)
+        app_id = parse_app_handle(handle).app_id
     except SpecsError as e:
         from torchx.cli._handle_hint import bad_handle  # only for a malformed handle
 
         raise bad_handle(handle, e) from None
+    if "/" in app_id:  # no app id of a builtin scheduler has one: maybe a log target
+        from torchx.cli._handle_hint import app_of_log_target
+
+        meant = app_of_log_target(handle)
+        if meant:
+            raise CliError(
+                f"app handle: got {handle!r}; did you mean {meant}? "
+                "(HANDLE/ROLE/REPLICA is for torchx log)"
+            )
 
 
 def parse_cfg(runner: Runner, scheduler: str, text: str | None) -> dict[str, Any]:
