@@ -72,8 +72,12 @@ class CorruptRecordError(TrackerError):
         self.path = path
         self.reason = reason
         self.damaged = damaged
-        head = "corrupt tracker record at {!r}: " if damaged else "tracker record at {!r} "
-        super().__init__(head.format(path) + reason)
+        super().__init__(self._message())
+
+    def _message(self) -> str:
+        if self.damaged:
+            return f"corrupt tracker record at {self.path!r}: {self.reason}"
+        return f"tracker record at {self.path!r} {self.reason}"
 
     def __reduce__(self) -> tuple[type, tuple[str, str, bool]]:
         return type(self), (self.path, self.reason, self.damaged)
@@ -92,12 +96,9 @@ class UnreadRecordWarning(CorruptRecordError, UserWarning):
     ``TrackerError``) catches. Its message is true either way.
     """
 
-    def __init__(self, path: str, reason: str, damaged: bool = True) -> None:
-        self.path = path
-        self.reason = reason
-        self.damaged = damaged
-        head = "corrupt tracker record" if damaged else "tracker record"
-        TrackerError.__init__(self, f"{head} at {path!r} was not read: {reason}")
+    def _message(self) -> str:
+        head = "corrupt tracker record" if self.damaged else "tracker record"
+        return f"{head} at {self.path!r} was not read: {self.reason}"
 
 
 def warn_unread(unread: UnreadRecordWarning) -> None:
