@@ -127,6 +127,8 @@ def test_a_damaged_torchx_tag_is_skipped_with_a_warning_and_the_rest_read(
     # edited by hand (MLflow's UI lets anyone change a tag)
     tracker.client.set_tag(tracker.get_run_id(RUN), "torchx.artifact.data", "{not json")
     tracker.client.set_tag(tracker.get_run_id(RUN), "torchx.artifact.shape", '{"x": 1}')
+    listed = '{"path": "/data/l", "metadata": [1]}'
+    tracker.client.set_tag(tracker.get_run_id(RUN), "torchx.artifact.listed", listed)
     tracker.client.set_tag(tracker.get_run_id(CHILD), "torchx.source.edited", '{"x": 1}')
 
     with warnings.catch_warnings(record=True) as caught:
@@ -145,14 +147,18 @@ def test_a_damaged_torchx_tag_is_skipped_with_a_warning_and_the_rest_read(
         " not valid JSON (Expecting property name enclosed in double quotes: line 1 column 2"
         f" (char 1)); {fix}"
     )
+    # the fault named as the fsspec tracker names it: its path is fine, its metadata not
     assert skipped[1].endswith(
+        f"tag torchx.artifact.listed' was not read: artifact 'metadata' is not a JSON object; {fix}"
+    )
+    assert skipped[2].endswith(
         f"tag torchx.artifact.shape' was not read: an artifact needs a str 'path'; {fix}"
     )
-    assert skipped[2:] and all(
+    assert skipped[3:] and all(
         m.endswith(
             f"tag torchx.source.edited' was not read: a source needs a str 'source_run_id'; {fix}"
         )
-        for m in skipped[2:]
+        for m in skipped[3:]
     )
     # each warning names the line that called the read, not one inside torchx
     assert {w.filename for w in caught} == {__file__}

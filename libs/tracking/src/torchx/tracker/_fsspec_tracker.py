@@ -36,7 +36,7 @@ from torchx.runtime.tracking._stores import DocumentStore, store_for
 from ._base import TrackerArtifact, TrackerSource
 from ._config_file import read_config_file
 from ._errors import InvalidRecordError, TrackerConfigError, UnreadRecordWarning, warn_unread
-from ._records import CheckedTracker, stored_source
+from ._records import CheckedTracker, stored_artifact, stored_source
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -129,12 +129,10 @@ def _metadata_of(path: str, record: dict[str, Any]) -> dict[str, object] | Unrea
 
 
 def _artifact_of(path: str, record: dict[str, Any]) -> TrackerArtifact | UnreadRecordWarning:
-    name, where, metadata = record.get("name"), record.get("path"), record.get("metadata")
-    if not isinstance(name, str) or not isinstance(where, str):
-        return UnreadRecordWarning(path, f"an artifact needs str 'name' and 'path'; {_FIX}")
-    if metadata is not None and not isinstance(metadata, dict):
-        return UnreadRecordWarning(path, f"artifact 'metadata' is not a JSON object; {_FIX}")
-    return TrackerArtifact(name, where, metadata)
+    name = record.get("name")
+    if not isinstance(name, str):
+        return UnreadRecordWarning(path, f"an artifact needs a str 'name'; {_FIX}")
+    return stored_artifact(path, name, record, _FIX)
 
 
 def _source_of(path: str, record: dict[str, Any]) -> TrackerSource | UnreadRecordWarning:

@@ -109,6 +109,19 @@ class CheckedTracker(TrackerBase):
         """Keep ``source`` for ``run_id``."""
 
 
+def stored_artifact(
+    where: str, name: str, record: Mapping[str, object], fix: str
+) -> TrackerArtifact | UnreadRecordWarning:
+    """The artifact ``name`` a stored record holds, or (not raised) why it holds none;
+    ``fix`` says how to read the run without the record, for the warning to name."""
+    path, metadata = record.get("path"), record.get("metadata")
+    if not isinstance(path, str):
+        return UnreadRecordWarning(where, f"an artifact needs a str 'path'; {fix}")
+    if metadata is not None and not isinstance(metadata, dict):
+        return UnreadRecordWarning(where, f"artifact 'metadata' is not a JSON object; {fix}")
+    return TrackerArtifact(name, path, metadata)
+
+
 def stored_source(
     where: str, record: Mapping[str, object], fix: str
 ) -> TrackerSource | UnreadRecordWarning:

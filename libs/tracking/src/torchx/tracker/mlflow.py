@@ -46,7 +46,7 @@ from ._environ import (
 )
 from ._errors import InvalidRecordError, TrackerConfigError, UnreadRecordWarning, warn_unread
 from ._reachable import check_server_reachable as _check_server_reachable
-from ._records import CheckedTracker, stored_source
+from ._records import CheckedTracker, stored_artifact, stored_source
 from ._store_lock import store_lock, store_setup_lock
 
 TAG_ARTIFACT_MD_PREFIX = "torchx.artifact.metadata"
@@ -312,13 +312,14 @@ class MLflowTracker(CheckedTracker):
             for key, value in self._tags(run_id).items()
             if not key.startswith(TAG_ARTIFACT_MD_PREFIX + ".")
         }
-        for key, record in _tag_records(tags, ARTIFACT_TAG, self._where(run_id)):
-            path, metadata = record.get("path"), record.get("metadata")
-            if not isinstance(path, str) or not (metadata is None or isinstance(metadata, dict)):
-                _skip(self._where(run_id), key, f"an artifact needs a str 'path'; {_FIX}")
-                continue
+        where = self._where(run_id)
+        for key, record in _tag_records(tags, ARTIFACT_TAG, where):
             name = key[len(ARTIFACT_TAG) :]
-            found[name] = TrackerArtifact(name, path, metadata)
+            artifact = stored_artifact(f"{where} tag {key}", name, record, _FIX)
+            if isinstance(artifact, UnreadRecordWarning):
+                warn_unread(artifact)
+            else:
+                found[name] = artifact
         return found
 
     def _where(self, run_name: str) -> str:
