@@ -100,6 +100,16 @@ def test_bool_forms() -> None:
     assert s.parse(["--debug", "--name", "y"])[1] == {"debug": True, "name": "y"}
 
 
+def test_a_bad_value_in_a_dict_names_its_key() -> None:
+    def c(sizes: dict[str, int] | None = None) -> AppDef:
+        return AppDef("c", [Role("c", "/", entrypoint="echo", args=[str(sizes)])])
+
+    s = get_component_schema(c)
+    assert s.parse(["--sizes", "a=1,b=2"])[1] == {"sizes": {"a": 1, "b": 2}}
+    with pytest.raises(SpecsError, match=r"^c --sizes \(key 'b'\): got 'x'; expected int$"):
+        s.parse(["--sizes", "a=1,b=x"])
+
+
 def test_an_error_names_a_one_letter_flag_as_written() -> None:
     def c(n: int = 1) -> AppDef:
         return AppDef("c", [Role("c", "/", entrypoint="echo", args=[str(n)])])

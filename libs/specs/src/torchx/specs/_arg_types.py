@@ -98,5 +98,6 @@ def convert_arg(text: str, t: ArgType, where: str) -> Any:
         k, sep, v = pair.partition("=")
         if not sep or not k:
             raise SpecsError(where, text, "expected key=value pairs separated by commas")
-        out[k] = _convert_scalar(v, t.item, where)
+        # the key in the field: "got '1x'" alone does not say which pair holds it
+        out[k] = _convert_scalar(v, t.item, f"{where} (key {k!r})")
     return out
