@@ -17,10 +17,14 @@ Importing nothing else of torchx, it installs alone into a job's image
 from torchx.runtime.function._call import (
     CALL_META,
     CALL_PICKLE,
+    DEFAULT_MAX_RESULT_BYTES,
+    MAX_RECORD_BYTES,
     CallFormatError,
     Outcome,
     RemoteError,
     RemoteTraceback,
+    ResultTooLargeError,
+    check_result_limit,
     dumps_call,
     has_outcome,
     outcome_names,
@@ -28,6 +32,7 @@ from torchx.runtime.function._call import (
     read_outcome,
     record_raise,
     record_return,
+    result_limit,
     write_call,
 )
 from torchx.runtime.function._entry import main, run_call
@@ -41,13 +46,17 @@ from torchx.runtime.function._store import (
 __all__ = [
     "CALL_META",
     "CALL_PICKLE",
+    "DEFAULT_MAX_RESULT_BYTES",
+    "MAX_RECORD_BYTES",
     "CallFormatError",
     "Outcome",
     "RemoteError",
     "RemoteTraceback",
+    "ResultTooLargeError",
     "Store",
     "UntrustedFileError",
     "check_private",
+    "check_result_limit",
     "dumps_call",
     "has_outcome",
     "is_local",
@@ -57,6 +66,7 @@ __all__ = [
     "read_outcome",
     "record_raise",
     "record_return",
+    "result_limit",
     "run_call",
     "write_call",
 ]

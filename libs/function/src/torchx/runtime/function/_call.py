@@ -2,7 +2,8 @@
 
 In the call's folder:
 
-- ``call.json``: ``{"format": "torchx-function-call", "version": 1, "world_size": N}``;
+- ``call.json``: ``{"format": "torchx-function-call", "version": 1, "world_size": N,
+  "max_result_bytes": LIMIT}`` (a call without ``max_result_bytes`` has the default limit);
 - ``call.pkl``: ``(fn, args, kwargs)`` pickled with cloudpickle;
 - ``rank-R.pkl``: rank R's return value, or the exception it raised, pickled;
 - ``rank-R.json``: rank R's outcome, written last, so its presence means the rank finished:
@@ -10,10 +11,16 @@ In the call's folder:
   "traceback": str, "pickled": bool, "pickle_error": str}``.
 
 Only the function, its arguments and its outcome are pickled; the metadata is JSON.
+
+Every file the launcher reads back has a bound, so reading one costs memory in proportion
+to what the user allowed, never to what a job happened to write: a pickled outcome at most
+the call's ``max_result_bytes`` (the job refuses to write more, the reader to read more),
+an outcome's JSON at most ``MAX_RECORD_BYTES``.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import sys
@@ -30,6 +37,15 @@ FORMAT = "torchx-function-call"
 VERSION = 1
 CALL_META = "call.json"
 CALL_PICKLE = "call.pkl"
+# The largest pickled result (or raised exception) a call may write back unless its
+# submitter allows more (``Executor(max_result_bytes=...)``): the launcher holds the
+# whole result in memory, so a function returning a huge object fails in the job, in
+# one line, instead of filling the launcher's memory and the transport folder.
+DEFAULT_MAX_RESULT_BYTES = 1 << 30
+# The largest outcome JSON a reader accepts; the texts in it are cut to fit at writing.
+MAX_RECORD_BYTES = 1 << 20
+# How much of an exception's message and of its traceback an outcome keeps.
+MAX_TEXT_CHARS = 64 * 1024
 
 
 def outcome_names(rank: int) -> tuple[str, str]:
@@ -39,6 +55,31 @@ def outcome_names(rank: int) -> tuple[str, str]:
 
 class CallFormatError(ValueError):
     """A call folder's metadata is missing, unreadable or of an unknown version."""
+
+
+class ResultTooLargeError(ValueError):
+    """A function's pickled result is larger than its call's ``max_result_bytes``: the job
+    records this instead of the result, and a reader refuses a larger result file."""
+
+
+def check_result_limit(value: object, field: str = "max_result_bytes") -> int:
+    """``value`` as a result limit: an int of 1 or more (not a bool); a one-line
+    ValueError naming ``field`` otherwise."""
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ValueError(
+            f"{field}={value!r}: expected an int of 1 or more bytes, e.g. "
+            f"{field}={4 * DEFAULT_MAX_RESULT_BYTES} for 4 GiB"
+        )
+    return value
+
+
+def result_limit(meta: Mapping[str, Any]) -> int:
+    """The result limit a call's metadata (``read_call_meta``) sets."""
+    value = meta.get("max_result_bytes", DEFAULT_MAX_RESULT_BYTES)
+    try:
+        return check_result_limit(value)
+    except ValueError as e:
+        raise CallFormatError(f"{CALL_META}: {e}") from None
 
 
 _by_value_lock = threading.Lock()
@@ -94,20 +135,47 @@ def dumps_call(fn: Callable[..., Any], args: Sequence[Any], kwargs: Mapping[str,
                 cloudpickle.unregister_pickle_by_value(module)
 
 
-def write_call(store: Store, payload: bytes, world_size: int) -> None:
-    """Write the call's files: the pickle first, then the metadata that names it complete."""
+def write_call(
+    store: Store,
+    payload: bytes,
+    world_size: int,
+    max_result_bytes: int = DEFAULT_MAX_RESULT_BYTES,
+) -> None:
+    """Write the call's files: the pickle first, then the metadata that names it complete.
+
+    ``max_result_bytes`` bounds each rank's pickled result (see ``ResultTooLargeError``).
+    """
+    check_result_limit(max_result_bytes)
     store.make_folder()
     store.write(CALL_PICKLE, payload)
-    meta = {"format": FORMAT, "version": VERSION, "world_size": world_size}
+    meta = {
+        "format": FORMAT,
+        "version": VERSION,
+        "world_size": world_size,
+        "max_result_bytes": max_result_bytes,
+    }
     store.write(CALL_META, json.dumps(meta).encode())
+
+
+def _read_json(store: Store, name: str) -> Any:
+    """The JSON file ``name``, refused past ``MAX_RECORD_BYTES`` (FileNotFoundError passes)."""
+    data = store.read(name, limit=MAX_RECORD_BYTES)
+    if len(data) > MAX_RECORD_BYTES:
+        raise CallFormatError(
+            f"{store.path(name)}: over {MAX_RECORD_BYTES} bytes, not a file torchx wrote; "
+            "remove the call's folder and submit the call again"
+        )
+    return json.loads(data)
 
 
 def read_call_meta(store: Store) -> dict[str, Any]:
     where = store.path(CALL_META)
     try:
-        meta = json.loads(store.read(CALL_META))
+        meta = _read_json(store, CALL_META)
     except FileNotFoundError:
         raise CallFormatError(f"{where}: no such file; the call was never written there") from None
+    except CallFormatError:
+        raise
     except ValueError as e:
         raise CallFormatError(f"{where}: not JSON ({e})") from e
     if not isinstance(meta, dict) or meta.get("format") != FORMAT:
@@ -117,6 +185,7 @@ def read_call_meta(store: Store) -> dict[str, Any]:
             f"{where}: version {meta.get('version')!r}, this torchx-runtime-function reads "
             f"version {VERSION}; install the same version on both sides"
         )
+    result_limit(meta)
     return meta
 
 
@@ -167,25 +236,82 @@ def _qualified(tp: type) -> str:
     return f"{tp.__module__}.{tp.__qualname__}"
 
 
-def record_return(store: Store, rank: int, value: Any) -> bool:
-    """Write rank ``rank``'s return value; one that cannot be pickled is recorded as a
-    raised TypeError (and False returned)."""
+class _CappedSink:
+    """Where a pickle is written: its bytes kept up to ``limit``, past it only counted, so
+    pickling a result larger than allowed still says its size without holding it."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.size = 0
+        self._parts: list[bytes] = []
+
+    def write(self, data: bytes) -> int:
+        # the pickler hands large buffers over as memoryviews: count their bytes
+        size = memoryview(data).nbytes
+        self.size += size
+        if self.size <= self.limit:
+            self._parts.append(bytes(data))
+        elif self._parts:
+            self._parts = []  # over the limit: what was kept is no use any more
+        return size
+
+    @property
+    def over(self) -> bool:
+        return self.size > self.limit
+
+    def data(self) -> bytes:
+        return b"".join(self._parts)
+
+
+def _pickled(obj: object, limit: int) -> _CappedSink:
     import cloudpickle
 
+    sink = _CappedSink(limit)
+    cloudpickle.dump(obj, sink)
+    return sink
+
+
+def _too_large(what: str, size: int, limit: int) -> str:
+    return (
+        f"{what} pickles to {size} bytes, over the call's limit of {limit} bytes "
+        f"(max_result_bytes); return less (write large data to a file or store and return "
+        f"its path), or submit with Executor(max_result_bytes={size}) or more"
+    )
+
+
+def _say(text: str) -> None:
+    """A line on stderr, after the outcome is written: a closed or broken stderr must not
+    change what the call recorded or its exit code."""
+    with contextlib.suppress(OSError, ValueError):
+        print(text, file=sys.stderr)
+
+
+def record_return(
+    store: Store, rank: int, value: Any, limit: int = DEFAULT_MAX_RESULT_BYTES
+) -> bool:
+    """Write rank ``rank``'s return value; one that cannot be pickled, or pickles to more
+    than ``limit`` bytes, is recorded as a raised TypeError or ``ResultTooLargeError``
+    (and False returned)."""
+    problem: Exception
     try:
-        data = cloudpickle.dumps(value)
+        sink = _pickled(value, limit)
     except Exception as e:
         problem = TypeError(
             f"the function returned a {_qualified(type(value))} that cannot be pickled "
             f"({e}); return plain data (numbers, strings, lists, dicts, tensors)"
         )
-        print(f"torchx.runtime.function: {problem}", file=sys.stderr)
-        record_raise(store, rank, problem, "")
-        return False
-    pkl, meta = outcome_names(rank)
-    store.write(pkl, data)
-    store.write(meta, json.dumps({"version": VERSION, "rank": rank, "raised": False}).encode())
-    return True
+    else:
+        if not sink.over:
+            pkl, meta = outcome_names(rank)
+            store.write(pkl, sink.data())
+            record = {"version": VERSION, "rank": rank, "raised": False}
+            store.write(meta, json.dumps(record).encode())
+            return True
+        what = f"the function's result (a {_qualified(type(value))})"
+        problem = ResultTooLargeError(_too_large(what, sink.size, limit))
+    record_raise(store, rank, problem, "", limit)
+    _say(f"torchx.runtime.function: {problem}")
+    return False
 
 
 def _text_of(exc: BaseException) -> str:
@@ -197,26 +323,45 @@ def _text_of(exc: BaseException) -> str:
         return f"<str() of {type(exc).__name__} failed: {type(e).__name__}: {e}>"
 
 
-def record_raise(store: Store, rank: int, exc: BaseException, traceback_text: str) -> None:
-    """Write the exception rank ``rank`` raised; the JSON keeps its type, message and
-    traceback even when the exception itself cannot be pickled."""
-    import cloudpickle
+def _cut(text: str, keep_end: bool) -> str:
+    """``text`` within ``MAX_TEXT_CHARS``; a traceback keeps its end, where it was raised."""
+    if len(text) <= MAX_TEXT_CHARS:
+        return text
+    cut = len(text) - MAX_TEXT_CHARS
+    if keep_end:
+        return f"[{cut} characters cut]\n" + text[-MAX_TEXT_CHARS:]
+    return text[:MAX_TEXT_CHARS] + f" [{cut} characters cut]"
 
+
+def record_raise(
+    store: Store,
+    rank: int,
+    exc: BaseException,
+    traceback_text: str,
+    limit: int = DEFAULT_MAX_RESULT_BYTES,
+) -> None:
+    """Write the exception rank ``rank`` raised; the JSON keeps its type, message and
+    traceback (cut to ``MAX_TEXT_CHARS`` each) even when the exception itself cannot be
+    pickled or pickles to more than ``limit`` bytes."""
     pkl, meta = outcome_names(rank)
     record: dict[str, Any] = {
         "version": VERSION,
         "rank": rank,
         "raised": True,
         "type": _qualified(type(exc)),
-        "message": _text_of(exc),
-        "traceback": traceback_text,
+        "message": _cut(_text_of(exc), keep_end=False),
+        "traceback": _cut(traceback_text, keep_end=True),
         "pickled": False,
     }
     try:
-        store.write(pkl, cloudpickle.dumps(exc))
-        record["pickled"] = True
+        sink = _pickled(exc, limit)
+        if sink.over:
+            record["pickle_error"] = _too_large("the exception", sink.size, limit)
+        else:
+            store.write(pkl, sink.data())
+            record["pickled"] = True
     except Exception as e:
-        record["pickle_error"] = str(e)
+        record["pickle_error"] = _cut(_text_of(e), keep_end=False)
     store.write(meta, json.dumps(record).encode())
 
 
@@ -224,17 +369,32 @@ def has_outcome(store: Store, rank: int) -> bool:
     return store.exists(outcome_names(rank)[1])
 
 
-def read_outcome(store: Store, rank: int) -> Outcome | None:
+def _read_pickle(store: Store, name: str, limit: int) -> Any:
+    """Unpickle ``name``, reading at most ``limit`` + 1 bytes of it: a larger file is
+    refused before anything is unpickled."""
+    import cloudpickle
+
+    data = store.read(name, limit=limit)
+    if len(data) > limit:
+        raise ResultTooLargeError(
+            f"{store.path(name)}: over the call's limit of {limit} bytes (max_result_bytes), "
+            "so it is not read; a job of an older torchx-runtime-function may have written "
+            "it: submit again with the same version on both sides and "
+            "Executor(max_result_bytes=...) large enough"
+        )
+    return cloudpickle.loads(data)
+
+
+def read_outcome(store: Store, rank: int, limit: int = DEFAULT_MAX_RESULT_BYTES) -> Outcome | None:
     """Rank ``rank``'s outcome, or None while it has not finished.
 
     A raised exception comes back as its own type when it unpickles here, else as a
     ``RemoteError`` naming the type; either way with ``RemoteTraceback`` as its cause.
+    A result file over ``limit`` bytes raises ``ResultTooLargeError`` unread.
     """
-    import cloudpickle
-
     pkl, meta_name = outcome_names(rank)
     try:
-        meta = json.loads(store.read(meta_name))
+        meta = _read_json(store, meta_name)
     except FileNotFoundError:
         return None
     if not isinstance(meta, dict) or meta.get("version") != VERSION:
@@ -243,14 +403,14 @@ def read_outcome(store: Store, rank: int) -> Outcome | None:
             "torchx-runtime-function version on both sides"
         )
     if not meta.get("raised"):
-        return Outcome(rank, False, value=cloudpickle.loads(store.read(pkl)))
+        return Outcome(rank, False, value=_read_pickle(store, pkl, limit))
     text = str(meta.get("traceback", ""))
     exc: BaseException | None = None
     if meta.get("pickled"):
         try:
-            exc = cloudpickle.loads(store.read(pkl))
+            exc = _read_pickle(store, pkl, limit)
         except Exception:
-            exc = None  # its class does not exist here: fall back to the recorded text
+            exc = None  # its class does not exist here, or too large: the recorded text
     if not isinstance(exc, BaseException):
         exc = RemoteError(str(meta.get("type")), str(meta.get("message", "")), text)
     if text:

@@ -15,11 +15,14 @@ from typing import Any
 from torchx.runtime.function._call import (
     CALL_META,
     CALL_PICKLE,
+    DEFAULT_MAX_RESULT_BYTES,
     CallFormatError,
+    _say,
     format_remote_traceback,
     read_call_meta,
     record_raise,
     record_return,
+    result_limit,
 )
 from torchx.runtime.function._store import Store
 
@@ -34,12 +37,13 @@ def _rank() -> int:
         return 0
 
 
-def _load(store: Store) -> Any:
+def _load(store: Store) -> tuple[Any, int]:
+    """The call (``(fn, args, kwargs)``) and its result limit."""
     import cloudpickle  # type: ignore[import-untyped]
 
-    read_call_meta(store)
+    limit = result_limit(read_call_meta(store))
     # As root (a container's default user) the files were written by the launching user.
-    return cloudpickle.loads(store.read(CALL_PICKLE, any_owner=os.geteuid() == 0))
+    return cloudpickle.loads(store.read(CALL_PICKLE, any_owner=os.geteuid() == 0)), limit
 
 
 def _folder_missing(store: Store) -> bool:
@@ -53,32 +57,37 @@ def run_call(url: str, rank: int | None = None) -> int:
     """Run the call in folder ``url`` as rank ``rank`` (default: ``$RANK``); the exit code."""
     rank = _rank() if rank is None else rank
     store = Store(url)
+    # The outcome is written before anything is printed: a broken stderr must not cost
+    # the launcher the outcome.
     try:
-        fn, args, kwargs = _load(store)
+        (fn, args, kwargs), limit = _load(store)
     except Exception as e:
         # A call folder that is missing or not a call is the launcher's mistake, said in
         # one line; anything else (an import the call needs, a Python version apart) keeps
         # its traceback.
         bad_call = isinstance(e, CallFormatError)
         text = f"{type(e).__name__}: {e}\n" if bad_call else format_remote_traceback(e)
-        print(text, file=sys.stderr, end="")
+        unwritten = None
         try:
-            record_raise(store, rank, e, text)
+            record_raise(store, rank, e, text, DEFAULT_MAX_RESULT_BYTES)
         except OSError as unwritable:
-            # Without its folder there is nowhere to write, as the line above says; any
+            # Without its folder there is nowhere to write, as the line below says; any
             # other failure to write is why the launcher will find no outcome.
             if not (bad_call and _folder_missing(store)):
-                print(f"torchx.runtime.function: {unwritable}", file=sys.stderr)
+                unwritten = unwritable
+        _say(text.rstrip("\n"))
+        if unwritten is not None:
+            _say(f"torchx.runtime.function: {unwritten}")
         return 1
     try:
         value = fn(*args, **kwargs)
     except BaseException as e:
         # The first frame is this function's own: the user's traceback starts below it.
         text = format_remote_traceback(e, skip_frames=1)
-        print(text, file=sys.stderr, end="")
-        record_raise(store, rank, e, text)
+        record_raise(store, rank, e, text, limit)
+        _say(text.rstrip("\n"))
         return 1
-    return 0 if record_return(store, rank, value) else 1
+    return 0 if record_return(store, rank, value, limit) else 1
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -112,19 +112,52 @@ class Store:
                 os.unlink(aside)
             raise
 
-    def read(self, name: str, any_owner: bool = False) -> bytes:
-        """The file's bytes; a local file must pass ``check_private`` first."""
+    def read(self, name: str, any_owner: bool = False, limit: int | None = None) -> bytes:
+        """The file's bytes; a local file must pass ``check_private`` first.
+
+        With ``limit``, at most ``limit`` + 1 bytes are read: a result longer than
+        ``limit`` shows as such without the whole file ever being held.
+        """
         where = self.path(name)
+        size = -1 if limit is None else limit + 1
         if not self._local:
-            data: bytes = self._fs.cat_file(where)
-            return data
+            if limit is None:
+                whole: bytes = self._fs.cat_file(where)
+                return whole
+            with self._fs.open(where, "rb") as remote:
+                head: bytes = remote.read(size)
+                return head
         check_private(where, any_owner)
         with open(where, "rb") as f:
-            return f.read()
+            return f.read(size)
 
     def exists(self, name: str) -> bool:
         where = self.path(name)
         return os.path.exists(where) if self._local else bool(self._fs.exists(where))
+
+    def names(self) -> list[str]:
+        """The names in the folder (none when it does not exist)."""
+        if self._local:
+            try:
+                return sorted(os.listdir(self._root))
+            except FileNotFoundError:
+                return []
+        if not self._fs.exists(self._root):
+            return []
+        return sorted(
+            p.rstrip("/").rsplit("/", 1)[-1] for p in self._fs.ls(self._root, detail=False)
+        )
+
+    def remove(self, name: str) -> None:
+        """Remove file ``name``; one already gone is no error."""
+        where = self.path(name)
+        try:
+            if self._local:
+                os.unlink(where)
+            else:
+                self._fs.rm_file(where)
+        except FileNotFoundError:
+            pass
 
     def remove_tree(self, name: str) -> None:
         where = self.path(name)
