@@ -10,6 +10,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import cloudpickle  # type: ignore[import-untyped]
 import pytest
 
 from torchx.runtime.function import (
@@ -55,11 +56,11 @@ def _call(tmp_path: Path, fn: object, *args: object, limit: int) -> Store:
     return store
 
 
-def _job(folder: Path, **popen: object) -> subprocess.Popen[bytes]:
+def _job(folder: Path, stderr: int) -> subprocess.Popen[bytes]:
     return subprocess.Popen(
         [sys.executable, "-m", "torchx.runtime.function", str(folder)],
         stdout=subprocess.DEVNULL,
-        **popen,  # type: ignore[call-overload]
+        stderr=stderr,
     )
 
 
@@ -75,7 +76,7 @@ def test_a_result_over_the_limit_is_recorded_as_an_error_naming_limit_size_and_f
     with pytest.raises(ResultTooLargeError) as info:
         outcome.unwrap()
     (line,) = str(info.value).splitlines()
-    size = len(__import__("cloudpickle").dumps(blob(100_000)))
+    size = len(cloudpickle.dumps(blob(100_000)))
     assert f"pickles to {size} bytes" in line
     assert "limit of 10000 bytes (max_result_bytes)" in line
     assert f"Executor(max_result_bytes={size})" in line

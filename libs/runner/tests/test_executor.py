@@ -146,8 +146,12 @@ def test_a_finished_future_cannot_be_cancelled(ex: Executor) -> None:
     assert future.cancel() is False
 
 
-def test_a_future_rebuilt_from_its_handle_in_a_new_process(ex: Executor) -> None:
+def test_a_future_rebuilt_from_its_handle_in_a_new_process() -> None:
+    # an executor that keeps its calls: its own futures leave the call for the new process
+    ex = Executor(scheduler="local_cwd", poll_interval=0.2, keep_calls=True)
     future = ex.submit(add, 40, 2)
+    # an executor's own transport is used when asked through it
+    assert ex.future(future.handle).result(timeout=60) == 42
     code = (
         "import sys\n"
         "from torchx.runner import Executor\n"
@@ -158,12 +162,13 @@ def test_a_future_rebuilt_from_its_handle_in_a_new_process(ex: Executor) -> None
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout == "42\n"
-    # an executor's own transport is used when asked through it
-    assert ex.future(future.handle).result(timeout=60) == 42
+    # that process's executor did not keep it: once read there, it is gone
+    with pytest.raises(SpecsError, match="a call is removed once a future gave its result"):
+        ex.future(future.handle)
 
 
 def test_an_unknown_handle_names_the_transport(ex: Executor) -> None:
-    with pytest.raises(SpecsError, match="no function call was submitted as this app under"):
+    with pytest.raises(SpecsError, match="no function call of this app is under"):
         ex.future("local_cwd://torchx/nothing-here")
 
 

@@ -15,7 +15,7 @@ import time
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
-from urllib.parse import quote
+from urllib.parse import quote, unquote
 
 from torchx.runner._function_future import FunctionFuture
 from torchx.schedulers import DEFAULT_SCHEDULER
@@ -46,6 +46,8 @@ FUNCTION_COMPONENT = "function.call"
 # The most items of one ``map`` submitted as one sweep (one Slurm array job); Slurm's
 # default MaxArraySize (1001) takes task ids 0 to 1000.
 MAP_SWEEP_ITEMS = 1000
+# How many calls ``remove_ended_calls`` asks the schedulers about at once.
+REMOVAL_BATCH = 1000
 
 
 class CallNotPicklableError(TypeError):
@@ -141,6 +143,11 @@ class Executor:
         poll_interval: seconds between status checks of the app (its outcome files are
             looked at more often)
         rdzv_port: the rendezvous port on the first node when there are several nodes
+        max_result_bytes: the largest pickled result (or exception) a call may send back
+            (default ``DEFAULT_MAX_RESULT_BYTES``, 1 GiB): a larger result fails the call
+            with ``ResultTooLargeError`` naming its size, and is never written nor read
+        keep_calls: keep each call's folder after its future gave every rank's outcome
+            (by default it is removed then; ``remove_ended_calls()`` removes the rest)
     """
 
     future = _FutureLookup()
@@ -163,6 +170,8 @@ class Executor:
         runner: Runner | None = None,
         poll_interval: float = 1.0,
         rdzv_port: int = 29500,
+        max_result_bytes: int | None = None,
+        keep_calls: bool = False,
     ) -> None:
         from torchx.runner._runner import get_runner
 
@@ -175,6 +184,17 @@ class Executor:
                 raise SpecsError(f"Executor {field}", value, "expected an int of 1 or more")
         if poll_interval <= 0:
             raise SpecsError("Executor poll_interval", poll_interval, "expected seconds > 0")
+        runtime = _runtime()
+        if max_result_bytes is None:
+            max_result_bytes = runtime.DEFAULT_MAX_RESULT_BYTES
+        try:
+            runtime.check_result_limit(max_result_bytes)
+        except ValueError:
+            raise SpecsError(
+                "Executor max_result_bytes",
+                max_result_bytes,
+                f"expected an int of 1 or more bytes, e.g. {4 << 30} for 4 GiB",
+            ) from None
         for option, mapping, example in (
             ("cfg", cfg, "{'log_dir': '/tmp/logs'}"),
             ("env", env, "{'LOGLEVEL': 'INFO'}"),
@@ -212,6 +232,8 @@ class Executor:
         self.name = name
         self.poll_interval = poll_interval
         self.rdzv_port = rdzv_port
+        self.max_result_bytes: int = max_result_bytes
+        self.keep_calls = keep_calls
         self._futures: list[FunctionFuture] = []
         self._shutdown = False
         self._folders_made = False
@@ -336,7 +358,35 @@ class Executor:
         pointer = {"version": POINTER_VERSION, "call": call.url, "role": self.name}
         self._store("handles").write(_pointer_name(handle), json.dumps(pointer).encode())
         world_size = self.num_replicas * self.nproc_per_node
-        return FunctionFuture(self._runner, handle, call, world_size, self.name, self.poll_interval)
+        return FunctionFuture(
+            self._runner,
+            handle,
+            call,
+            world_size,
+            self.name,
+            self.poll_interval,
+            self.max_result_bytes,
+            self._removal(handle, call),
+        )
+
+    def _removal(self, handle: AppHandle, call: Store) -> Callable[[], None] | None:
+        """What removes the call's files once its future holds every outcome (None with
+        ``keep_calls``): the folder first, then the pointer, so that an interrupted removal
+        leaves a pointer ``remove_ended_calls`` still finds."""
+        if self.keep_calls:
+            return None
+        handles = self._store("handles")
+
+        def remove() -> None:
+            # the outcomes are in memory already: a folder left behind costs disk, not the
+            # result, and remove_ended_calls() takes it later
+            try:
+                call.remove_tree("")
+                handles.remove(_pointer_name(handle))
+            except OSError as e:
+                _report(f"could not remove {call.url} ({e}); remove_ended_calls() retries")
+
+        return remove
 
     def _write_call(
         self, fn: Callable[..., Any], args: Sequence[Any], kwargs: Mapping[str, Any]
@@ -373,7 +423,7 @@ class Executor:
                 except runtime.UntrustedFileError as e:
                     raise SpecsError("Executor transport", self.transport, str(e)) from None
             self._folders_made = True
-        runtime.write_call(call, payload, world_size)
+        runtime.write_call(call, payload, world_size, self.max_result_bytes)
         return call
 
     def _app(self, url: str) -> Any:
@@ -581,8 +631,9 @@ class Executor:
         except FileNotFoundError:
             raise UnknownAppException(
                 handle,
-                f"no function call was submitted as this app under {self.transport}; give "
-                "Executor(transport=...) the folder it was submitted with",
+                f"no function call of this app is under {self.transport}: give "
+                "Executor(transport=...) the folder it was submitted with; a call is removed "
+                "once a future gave its result (Executor(keep_calls=True) keeps it)",
             ) from None
         if not isinstance(pointer, dict) or pointer.get("version") != POINTER_VERSION:
             raise UnknownAppException(
@@ -597,7 +648,45 @@ class Executor:
             int(meta["world_size"]),
             str(pointer.get("role", self.name)),
             self.poll_interval,
+            runtime.result_limit(meta),
+            self._removal(handle, call),
         )
+
+    def remove_ended_calls(self) -> int:
+        """Remove the folders of this transport's calls whose apps ended, or that their
+        schedulers no longer know, whether or not their results were taken; the number
+        removed. Calls still running are kept, as are those of schedulers this runner does
+        not have.
+
+        Futures remove their call once they gave every rank's outcome; this removes the
+        rest: calls whose app died, was cancelled, or whose result nobody asked for.
+        """
+        import itertools
+        import json
+
+        runtime = _runtime()
+        handles = self._store("handles")
+        known = (
+            (unquote(name.removesuffix(".json")), name)
+            for name in handles.names()
+            if name.endswith(".json")
+        )
+        ours = ((h, n) for h, n in known if self._runner.has_scheduler(_scheduler_of(h)))
+        removed = 0
+        while batch := dict(itertools.islice(ours, REMOVAL_BATCH)):
+            for handle, status in self._runner._statuses(list(batch)).items():
+                if status is not None and not status.is_terminal():
+                    continue
+                try:
+                    pointer = json.loads(handles.read(batch[handle]))
+                    runtime.Store(str(pointer["call"])).remove_tree("")
+                except FileNotFoundError:
+                    pass  # removed meanwhile by its future
+                except (ValueError, KeyError, TypeError):
+                    pass  # not a pointer this version wrote: only the pointer goes
+                handles.remove(batch[handle])
+                removed += 1
+        return removed
 
 
 def _is_a_stop(exc_type: type[BaseException]) -> bool:
@@ -613,6 +702,14 @@ def _is_a_stop(exc_type: type[BaseException]) -> bool:
 def _report(line: str) -> None:
     """One line on stderr: while a stop propagates there is no caller to raise to."""
     print(f"torchx Executor: {' '.join(line.split())}", file=sys.stderr)
+
+
+def _scheduler_of(handle: AppHandle) -> str:
+    """The scheduler of ``handle``, or "" when it is not a handle."""
+    try:
+        return parse_app_handle(handle)[0]
+    except ValueError:  # MalformedAppHandleException
+        return ""
 
 
 def _pointer_name(handle: AppHandle) -> str:

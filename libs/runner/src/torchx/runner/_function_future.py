@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 from collections import deque
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from torchx.specs import AppHandle, AppState, AppStatus
@@ -43,6 +43,12 @@ class FunctionFuture:
     ``handle`` is the app's handle; ``Executor.future(handle)`` rebuilds this future in any
     process. ``cancel()`` stops the app even when it already runs (unlike
     ``concurrent.futures``, whose running calls cannot be cancelled).
+
+    Each rank's result is read at most once and kept here: once ``result()`` (or
+    ``exception()``) has given the outcome of every rank, ``collect`` (when given: the
+    executor's removal of the call's folder) runs, so the files live as long as someone may
+    still need them and no longer, as an object in Ray's store lives while a reference to
+    it does. Results larger than ``max_result_bytes`` are refused unread.
     """
 
     def __init__(
@@ -53,6 +59,8 @@ class FunctionFuture:
         world_size: int,
         role: str,
         poll_interval: float,
+        max_result_bytes: int | None = None,
+        collect: Callable[[], None] | None = None,
     ) -> None:
         self.handle = handle
         self._runner = runner
@@ -60,6 +68,8 @@ class FunctionFuture:
         self._world_size = world_size
         self._role = role
         self._poll_interval = poll_interval
+        self._max_result_bytes = max_result_bytes
+        self._collect = collect
         self._cancelled = False
         self._outcomes: dict[int, Outcome] = {}
         self._final: AppStatus | None = None
@@ -77,9 +87,10 @@ class FunctionFuture:
 
     def _read(self, rank: int) -> Outcome | None:
         if rank not in self._outcomes:
-            from torchx.runtime.function import read_outcome
+            from torchx.runtime.function import DEFAULT_MAX_RESULT_BYTES, read_outcome
 
-            found = read_outcome(self._store, rank)
+            limit = self._max_result_bytes or DEFAULT_MAX_RESULT_BYTES
+            found = read_outcome(self._store, rank, limit)
             if found is None:
                 return None
             self._outcomes[rank] = found
@@ -172,6 +183,7 @@ class FunctionFuture:
         ``concurrent.futures.TimeoutError`` after ``timeout`` seconds and
         ``concurrent.futures.CancelledError`` after ``cancel()``."""
         self._wait(timeout, all_ranks)
+        self._collected()
         first = self._outcomes.get(0)
         if not all_ranks and first is not None and not first.raised:
             return first.value
@@ -179,6 +191,14 @@ class FunctionFuture:
         if raised is not None:
             return raised.unwrap()
         return [self._outcomes[rank].value for rank in range(self._world_size)]
+
+    def _collected(self) -> None:
+        """Once every rank's outcome is held here, the call's files are no longer needed:
+        run ``collect`` (once). Until then another rank may still be writing its outcome."""
+        if self._collect is None or len(self._outcomes) < self._world_size:
+            return
+        collect, self._collect = self._collect, None
+        collect()
 
     def exception(self, timeout: float | None = None) -> BaseException | None:
         """What the call raised (rank 0's, or the first rank's that raised; a
