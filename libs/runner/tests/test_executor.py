@@ -13,7 +13,7 @@ import traceback
 from pathlib import Path
 
 import pytest
-from torchx_test_fixtures_function_calls import add, fail
+from torchx_test_fixtures_function_calls import add, fail, wait_until_marked
 from torchx_test_fixtures_imports import ModulesAfter
 
 # Function apps need the runner's [function] extra (a plain `pip install torchx` has not).
@@ -98,10 +98,7 @@ def test_a_raise_is_re_raised_locally_with_the_remote_frame(ex: Executor) -> Non
 def _started(ex: Executor, marker: Path) -> FunctionFuture:
     """A future whose function runs now (it wrote ``marker``) and sleeps for minutes."""
     future = ex.submit(sleep_then, 300, str(marker))
-    deadline = time.monotonic() + 60
-    while not marker.exists():
-        assert time.monotonic() < deadline, "the function never started"
-        time.sleep(0.05)
+    wait_until_marked(future, marker)
     return future
 
 

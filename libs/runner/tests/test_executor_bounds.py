@@ -5,10 +5,10 @@ processes: a call's folder goes once its future gave the result (or on
 from __future__ import annotations
 
 import os
-import time
 from pathlib import Path
 
 import pytest
+from torchx_test_fixtures_function_calls import sleep_marked, wait_until_marked
 
 runtime = pytest.importorskip(
     "torchx.runtime.function", reason="install torchx-runner[function] for function apps"
@@ -30,12 +30,6 @@ def die() -> None:
     os._exit(3)
 
 
-def sleep_then(seconds: float, marker: str) -> str:
-    Path(marker).write_text("started")
-    time.sleep(seconds)
-    return "slept"
-
-
 def _ex(tmp_path: Path, **kw: object) -> Executor:
     return Executor(
         scheduler="local_cwd",
@@ -51,15 +45,6 @@ def _calls(tmp_path: Path) -> list[str]:
 
 def _pointers(tmp_path: Path) -> list[str]:
     return sorted(p.name for p in (tmp_path / "transport" / "handles").iterdir())
-
-
-def _started(ex: Executor, marker: Path) -> FunctionFuture:
-    future = ex.submit(sleep_then, 300, str(marker))
-    deadline = time.monotonic() + 60
-    while not marker.exists():
-        assert time.monotonic() < deadline, "the app never started"
-        time.sleep(0.05)
-    return future
 
 
 def test_a_call_is_removed_once_its_future_gave_the_result(tmp_path: Path) -> None:
@@ -108,7 +93,8 @@ def test_remove_ended_calls_takes_the_ended_and_leaves_the_running(tmp_path: Pat
         died.result(timeout=60)
     unread = ex.submit(blob, 1)
     ex._runner.wait(unread.handle, wait_interval=0.2, timeout=60)
-    running = _started(ex, tmp_path / "started")
+    running = ex.submit(sleep_marked, str(tmp_path / "started"))
+    wait_until_marked(running, tmp_path / "started")
     assert len(_calls(tmp_path)) == 3  # the died and unread calls were not taken
     assert ex.remove_ended_calls() == 2
     assert len(_calls(tmp_path)) == 1 and len(_pointers(tmp_path)) == 1
