@@ -63,6 +63,24 @@ def test_success_reports_output_per_stream_and_the_rank_env() -> None:
     }
 
 
+def test_a_line_without_an_end_is_relayed_in_bounded_pieces() -> None:
+    """300 kB with no newline, a two-byte character across the first piece's end: each
+    event carries at most LINE_PIECE_BYTES, and together they are the output unchanged."""
+    from torchx.schedulers._ray_direct import LINE_PIECE_BYTES
+
+    before = LINE_PIECE_BYTES - 1  # the first piece ends inside the character
+    script = (
+        f"head -c {before} /dev/zero | tr '\\0' a; printf '\\303\\251'; "
+        "head -c 300000 /dev/zero | tr '\\0' b"
+    )
+    out = run_direct(config(script))
+    assert out.returncode == 0, out.stderr
+    pieces = [e["l"] for e in parse_events(out.stdout).logs if e["s"] == "o"]
+    assert "".join(pieces) == "a" * before + "\u00e9" + "b" * 300000
+    assert len(pieces) > 1
+    assert max(len(p.encode()) for p in pieces) <= LINE_PIECE_BYTES + 1
+
+
 def test_failure_gives_the_exit_code_and_the_last_stderr_lines() -> None:
     script = "for i in $(seq 1 15); do echo line$i >&2; done; exit 5"
     out = run_direct(config(script))

@@ -14,6 +14,7 @@ is on the path of every one-replica app.
 
 from __future__ import annotations
 
+import codecs
 import contextlib
 import json
 import os
@@ -29,6 +30,7 @@ from torchx.schedulers._replica_env import launch_defaults, replica_env
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing costs more to import than the rest of this module together
+    from collections.abc import Iterator
     from typing import IO, Any
 
 CONFIG_ENV = "TORCHX_RAY_DRIVER_CONFIG"
@@ -36,6 +38,10 @@ EVENT_PREFIX = "TORCHX_EVENT "
 STDERR_TAIL_LINES = 10
 # Ray kills a stopped job's processes after a few seconds; the replica gets less than that.
 STOP_GRACE_S = 1.0
+# A replica's output is relayed in pieces of at most this many bytes: a line without an end
+# (a progress bar redrawn with \r, binary output) must not grow the driver's memory, nor
+# one log event, with its length.
+LINE_PIECE_BYTES = 64 * 1024
 # Ray sets it, for the job's entrypoint, to the cluster's GCS address (HOST:PORT).
 GCS_ADDRESS_ENV = "RAY_ADDRESS"
 
@@ -52,6 +58,19 @@ def emit(event: dict[str, object]) -> None:
 def exit_code(code: int) -> int:
     """A shell-style exit code: death by signal N reads as 128+N."""
     return 128 - code if code < 0 else code
+
+
+def output_pieces(pipe: IO[bytes]) -> Iterator[str]:
+    """The pipe's output as text, line by line, a line longer than ``LINE_PIECE_BYTES`` in
+    pieces; a character cut between two pieces is decoded whole, in the later one."""
+    decoder = codecs.getincrementaldecoder("utf-8")("replace")
+    for raw in iter(lambda: pipe.readline(LINE_PIECE_BYTES), b""):
+        text = decoder.decode(raw)
+        if text:
+            yield text
+    rest = decoder.decode(b"", final=True)
+    if rest:
+        yield rest
 
 
 def node_address() -> str:
@@ -191,8 +210,7 @@ class DirectDriver:
         return exit_code(code)
 
     def _relay(self, pipe: IO[bytes], stream: str) -> None:
-        for raw in iter(pipe.readline, b""):
-            text = raw.decode("utf-8", "replace")
+        for text in output_pieces(pipe):
             if stream == "e":
                 self.stderr_tail.append(text.rstrip("\n"))
             emit({"ev": "log", "r": self.role, "k": 0, "s": stream, "t": time.time(), "l": text})

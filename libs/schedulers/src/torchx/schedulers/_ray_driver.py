@@ -38,6 +38,7 @@ from torchx.schedulers._ray_direct import (
     config_from_command_line,
     emit,
     exit_code,
+    output_pieces,
 )
 from torchx.schedulers._replica_env import launch_defaults, replica_env
 
@@ -84,9 +85,9 @@ class ReplicaProcess:
             t.start()
 
     def _read(self, pipe: Any, stream: str) -> None:
-        for raw in iter(pipe.readline, b""):
+        for text in output_pieces(pipe):
             with self._lock:
-                self._lines.append((stream, time.time(), raw.decode("utf-8", "replace")))
+                self._lines.append((stream, time.time(), text))
         pipe.close()
 
     def poll(self) -> tuple[list[tuple[str, float, str]], int | None]:
