@@ -22,7 +22,9 @@ def test_shards_sum_to_the_whole_and_the_raise_comes_back(tmp_path: Path) -> Non
     assert lines[0] == f"sum of range(100) from 3 apps: {sum(range(100))}"
     assert lines[1].startswith("submitted local_cwd://torchx/function-")
     assert lines[2] == "the app raised ValueError: range() arg 3 must not be zero"
-    # one app per shard plus the failing one, each in the private transport folder
-    calls = tmp_path / "state" / "torchx" / "functions" / "calls"
-    assert len(list(calls.iterdir())) == 4
-    assert (calls.stat().st_mode & 0o077) == 0
+    # one app per shard plus the failing one, each call in the private transport folder
+    # until its outcome came back: none is left
+    functions = tmp_path / "state" / "torchx" / "functions"
+    assert (functions / "calls").stat().st_mode & 0o077 == 0
+    assert list((functions / "calls").iterdir()) == []
+    assert list((functions / "handles").iterdir()) == []

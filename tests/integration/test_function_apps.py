@@ -41,17 +41,22 @@ def test_add_on_slurm(slurm_env: Any, tmp_path: Path) -> None:
     assert future.result(timeout=120) == 12
 
 
-def _slurm_executor(slurm_env: Any, tmp_path: Path, max_in_flight: int) -> Executor:
+def _slurm_executor(
+    slurm_env: Any, tmp_path: Path, max_in_flight: int, keep_calls: bool = False
+) -> Executor:
     return Executor(
         scheduler="slurm",
         cfg={"partition": slurm_env.partition, "job_dir": str(tmp_path / "job")},
         poll_interval=0.5,
         max_in_flight=max_in_flight,
+        keep_calls=keep_calls,
+        transport=str(tmp_path / "transport"),  # the test's own: only its calls are there
     )
 
 
 def test_map_of_sixteen_on_slurm_is_one_array_job(slurm_env: Any, tmp_path: Path) -> None:
-    ex = _slurm_executor(slurm_env, tmp_path, max_in_flight=4)
+    # kept, so that a trial's future can be rebuilt after the map took its result
+    ex = _slurm_executor(slurm_env, tmp_path, max_in_flight=4, keep_calls=True)
     results = ex.map(square, range(16))
     handles = [f.handle for f in ex._futures]
     app_ids = [h.rsplit("/", 1)[1] for h in handles]
@@ -71,8 +76,11 @@ def test_map_of_sixteen_on_slurm_is_one_array_job(slurm_env: Any, tmp_path: Path
             break
         assert time.monotonic() < deadline, rows
         time.sleep(0.5)
-    # a trial's handle still rebuilds its future, in the way any app handle does
-    assert Executor.future(handles[5]).result(timeout=120) == 25
+    # a trial's handle still rebuilds its future, in the way any app handle does; that
+    # future (of an executor that does not keep calls) removes the call once read
+    assert Executor.future(handles[5], transport=ex.transport).result(timeout=120) == 25
+    assert ex.remove_ended_calls() == 15
+    assert list(Path(ex.transport, "calls").iterdir()) == []
 
 
 def test_closing_a_slurm_map_cancels_its_remaining_trials(slurm_env: Any, tmp_path: Path) -> None:
