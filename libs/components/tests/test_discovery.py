@@ -85,6 +85,15 @@ def test_unknown_names_suggest_the_closest(tmp_path: Path) -> None:
         get_component(str(spec))
     with pytest.raises(ComponentNotFoundError, match="no such file"):
         get_component(str(tmp_path / "missing.py"))
+    # a path without .py is no builtin: the file is named, not the builtins listed
+    with pytest.raises(ComponentNotFoundError) as e:
+        get_component(f"{tmp_path}/two:a")
+    assert str(e.value) == f"component: got '{tmp_path}/two:a'; did you mean '{spec}:a'?"
+    with pytest.raises(ComponentNotFoundError) as e:
+        get_component(f"{tmp_path}:a")  # a directory
+    assert str(e.value).endswith("; a component in a file is named path/to/file.py:FN")
+    with pytest.raises(ComponentNotFoundError, match=r"group\.name: did you mean 'utils\.echo'"):
+        get_component("utils/echo")
 
 
 SIDE_EFFECT_SCRIPT = """

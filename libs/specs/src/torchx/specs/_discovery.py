@@ -29,7 +29,12 @@ from pathlib import Path
 from typing import Any
 
 from torchx.specs._app import AppDef
-from torchx.specs._errors import ComponentNotFoundException, SpecsError, closest
+from torchx.specs._errors import (
+    ComponentNotFoundException,
+    SpecsError,
+    close_matches,
+    closest,
+)
 
 BUILTIN_MODULE = "torchx.components"
 ENTRY_POINT_GROUP = "torchx.components"
@@ -150,6 +155,16 @@ def find_component_function(name: str) -> tuple[str, ComponentFn]:
         fn = _in_module(".".join(parts[:-1]), parts[-1])
         if fn is not None:
             return name, fn
+    if "/" in name or ":" in name:
+        # a path: no builtin or plug-in name has one, so listing them would not help
+        file_part, colon, fn_name = name.partition(":")
+        if Path(file_part + ".py").expanduser().is_file():
+            hint = f"did you mean '{file_part}.py{colon}{fn_name}'?"
+        else:
+            hint = "a component in a file is named path/to/file.py:FN"
+            near = close_matches(name.replace("/", "."), list(all_component_functions()), 1)
+            hint += f", a builtin group.name: did you mean {near[0]!r}?" if near else ""
+        raise ComponentNotFoundException("component", name, hint)
     known = list(all_component_functions())
     raise ComponentNotFoundException(
         "component", name, closest(name, known) + " (`torchx builtins` lists them all)"
