@@ -69,6 +69,20 @@ def test_run_component_help_shows_its_docstring() -> None:
     assert code == 0 and "--dryrun" in out and "--scheduler" in out
 
 
+def test_builtins_describe_the_arguments_they_share_alike_in_help_and_printed_source() -> None:
+    h_help = (
+        "a named resource per replica (e.g. cpu.small, gpu.small); overrides cpu, gpu and memMB"
+    )
+    for name in ("utils.sh", "utils.python", "utils.binary"):
+        code, out, _ = invoke("run", name, "--help")
+        assert code == 0 and f"  --h (str or None, default: None)\n      {h_help}\n" in out, name
+        assert "  --env (dict[str, str] (k1=v1,k2=v2) or None, default: None)\n" in out
+        assert "      environment variables, k1=v1,k2=v2\n" in out
+        # the template to copy has them too, in the docstring where the file leaves them out
+        code, out, _ = invoke("builtins", "--print", name)
+        assert code == 0 and out.startswith("def ") and f"        h: {h_help}\n" in out
+
+
 def test_run_dryrun_prints_the_request_and_starts_nothing(isolated: Path) -> None:
     code, out, _ = invoke("run", "--dryrun", "utils.echo", "--msg", "dry")
     assert code == 0

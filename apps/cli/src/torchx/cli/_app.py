@@ -273,10 +273,7 @@ def builtins(
     from torchx.components import get_component, list_components
 
     if print_name:
-        import inspect
-
-        schema = get_component(print_name)
-        typer.echo(inspect.getsource(schema.fn))
+        typer.echo(get_component(print_name).source())
         return
     found = list_components()
     if json_out:

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import inspect
+from collections.abc import Callable
+
 from torchx.specs import (
     NULL_RESOURCE,
     AppDef,
@@ -9,6 +12,7 @@ from torchx.specs import (
     Resource,
     Role,
     SpecsError,
+    parse_docstring,
     parse_mounts,
     resource,
 )
@@ -97,3 +101,71 @@ def one_of(field_values: dict[str, str | None], what: str) -> tuple[str, str]:
         raise error
     ((name, value),) = given.items()
     return name, value
+
+
+# The help of the arguments that several builtins take, written once so that it cannot
+# drift apart between them. ``{per}`` is the unit the app is sized and restarted by: a
+# replica, or a node for the components that run torchrun on each node.
+SHARED_ARG_HELP = {
+    "image": "the image to run in",
+    "num_replicas": "how many copies to run",
+    "cpu": "cores per {per}",
+    "gpu": "GPUs per {per}",
+    "memMB": "memory per {per} in MiB",
+    "h": "a named resource per {per} (e.g. cpu.small, gpu.small); overrides cpu, gpu and memMB",
+    "env": "environment variables, k1=v1,k2=v2",
+    "max_retries": "how many times a failed {per} is restarted",
+    "mounts": "docker-style mounts, e.g. type=bind,src=/data,dst=/data,readonly",
+}
+# what a size of -1 means, told where it is the default (``role_resource``)
+_UNSIZED = " (-1: the scheduler's default)"
+
+
+def fill_shared_arg_help(*components: Callable[..., AppDef], per: str = "replica") -> None:
+    """Fill the ``Args:`` lines of the shared arguments (``SHARED_ARG_HELP``) into the
+    docstrings of builtin ``components``, each where its parameter stands in the signature,
+    so ``__doc__``, ``help()``, the CLI's argument help and ``torchx builtins --print`` all
+    show them. A module calls it once, after its components, which keeps each definition
+    a plain function: the source ``builtins --print`` shows is one to copy as it is.
+
+    A line a docstring writes itself is kept: that is for an argument whose meaning
+    differs in that component. ``per`` names the unit sizes and restarts count in.
+    """
+    for fn in components:
+        fn.__doc__ = _filled_doc(fn, per)
+
+
+def _filled_doc(fn: Callable[..., AppDef], per: str) -> str:
+    doc = inspect.getdoc(fn) or ""
+    lines = doc.splitlines()
+    if "Args:" not in lines:
+        raise ValueError(f"{fn.__qualname__}: its docstring needs an Args: section to fill")
+    start = lines.index("Args:") + 1
+    end = next((i for i in range(start, len(lines)) if not lines[i].startswith(" ")), len(lines))
+    entries = lines[start:end]
+    indent = " " * ((len(entries[0]) - len(entries[0].lstrip())) if entries else 4)
+    # each described argument's lines, its continuation lines included, by name; an entry
+    # starts where the docstring parser starts one, so the filled text parses the same
+    described = parse_docstring(doc).args
+    written: dict[str, list[str]] = {}
+    for line in entries:
+        head = line[len(indent) :]
+        name = head.partition(":")[0].lstrip("*")
+        if line.startswith(indent) and head[:1] not in ("", " ") and name in described:
+            written[name] = [line]
+        elif written:
+            written[next(reversed(written))].append(line)
+        else:
+            raise ValueError(f"{fn.__qualname__}: its Args: section starts with {line.strip()!r}")
+    params = inspect.signature(fn).parameters
+    unknown = sorted(set(written) - set(params))
+    if unknown:
+        raise ValueError(f"{fn.__qualname__}: its docstring describes no parameter {unknown}")
+    args: list[str] = []
+    for name, param in params.items():
+        if name in written:
+            args += written[name]
+        elif name in SHARED_ARG_HELP:
+            text = SHARED_ARG_HELP[name].format(per=per)
+            args.append(f"{indent}{name}: {text}{_UNSIZED if param.default == -1 else ''}")
+    return "\n".join([*lines[:start], *args, *lines[end:]])

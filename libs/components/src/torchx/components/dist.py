@@ -10,7 +10,7 @@ import os
 import re
 from dataclasses import dataclass
 
-from torchx.components._common import IMAGE, mounts_of, one_of, role_resource
+from torchx.components._common import IMAGE, fill_shared_arg_help, mounts_of, one_of, role_resource
 from torchx.specs import AppDef, Role, SpecsError, macros
 
 # Variables that make distributed failures explain themselves, set by ``--debug``.
@@ -219,19 +219,11 @@ def ddp(
         script_args: arguments passed to the script or module
         script: the training script to run
         m: the training module to run, as with python -m
-        image: the image to run in
         name: EXPERIMENT/RUN, /RUN, EXPERIMENT/ or RUN: the app is named RUN (default:
             the script or module name), the experiment is passed to the tracking library
-        h: a named resource per node (e.g. gpu.small); overrides cpu, gpu and memMB
-        cpu: cores per node
-        gpu: GPUs per node
-        memMB: memory per node in MiB
         j: nodes and processes: M, NxM or MIN:NxM (e.g. 2, 2x4, 1:2x4)
-        env: environment variables, k1=v1,k2=v2
-        max_retries: how many times a failed node is restarted
         rdzv_port: the port of the rendezvous store on the first node
         rdzv_backend: torchrun's rendezvous backend (c10d, etcd, static)
-        mounts: docker-style mounts, e.g. type=bind,src=/data,dst=/data
         debug: set the distributed debug variables (TORCH_DISTRIBUTED_DEBUG, NCCL_DEBUG, ...)
         tee: which streams each process also writes to the console: 0 none, 1 stdout,
             2 stderr, 3 both
@@ -284,17 +276,13 @@ def spmd(
         script_args: arguments passed to the script or module
         script: the program to run
         m: the module to run, as with python -m
-        image: the image to run in
         name: EXPERIMENT/RUN, /RUN, EXPERIMENT/ or RUN: the app is named RUN (default:
             the script or module name), the experiment is passed to the tracking library
         h: the named resource of each node; with -j N or MIN:N its GPU count (at least
             1) is the processes per node
         j: NxM or MIN:NxM (N nodes, M processes each; default 1x1: one process, as in
             pytorch/torchx), or N / MIN:N nodes running one process per GPU of h
-        env: environment variables, k1=v1,k2=v2
-        max_retries: how many times a failed node is restarted
         rdzv_port: the port of the rendezvous store on the first node
-        mounts: docker-style mounts, e.g. type=bind,src=/data,dst=/data
         debug: set the distributed debug variables
     """
     from torchx.specs import resource
@@ -336,3 +324,7 @@ def get_role_name(script: str | None, m: str | None) -> str:
     """The role name ``dist.ddp``/``dist.spmd`` give a program: the script's file name
     without extension, or the last part of module ``m``. Exactly one must be given."""
     return _program(script, m, "dist role name")[1]
+
+
+# the Args: lines of the arguments every builtin describes alike (see _common)
+fill_shared_arg_help(ddp, spmd, per="node")

@@ -7,7 +7,7 @@ several processes, so every rank runs the function with torchrun's environment.
 
 from __future__ import annotations
 
-from torchx.components._common import IMAGE, role_resource, sized_role
+from torchx.components._common import IMAGE, fill_shared_arg_help, role_resource, sized_role
 from torchx.components.dist import Topology, _torchrun_role
 from torchx.specs import AppDef, SpecsError
 
@@ -37,16 +37,9 @@ def call(
     Args:
         url: the call's folder (a path or an fsspec URL every node can reach)
         python: the Python interpreter to run it with
-        image: the image to run in
         name: the app and role name
         num_replicas: how many nodes run the function
         nproc_per_node: processes per node; several processes (or nodes) run under torchrun
-        h: a named resource per node (e.g. cpu.small); overrides cpu, gpu and memMB
-        cpu: cores per node (-1: the scheduler's default)
-        gpu: GPUs per node (-1: the scheduler's default)
-        memMB: memory per node in MiB (-1: the scheduler's default)
-        env: environment variables, k1=v1,k2=v2
-        mounts: docker-style mounts, e.g. type=bind,src=/data,dst=/data
         rdzv_port: the rendezvous port on the first node when there are several nodes
     """
     if not url:
@@ -87,3 +80,7 @@ def call(
         tee=3,
         launcher=(python, "-m", "torch.distributed.run"),
     )
+
+
+# the Args: lines of the arguments every builtin describes alike (see _common)
+fill_shared_arg_help(call, per="node")

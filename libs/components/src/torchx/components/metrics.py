@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from torchx.components._common import IMAGE, python_app
+from torchx.components._common import IMAGE, fill_shared_arg_help, python_app
 from torchx.specs import AppDef, SpecsError
 
 
@@ -24,7 +24,6 @@ def tensorboard(
 
     Args:
         logdir: the log directory (any path or URL TensorBoard reads)
-        image: the image to run in
         timeout: stop after this many seconds
         port: the port TensorBoard listens on
         start_on_file: wait for this file to exist before starting TensorBoard
@@ -45,3 +44,7 @@ def tensorboard(
         # read by the runner: the status's UI URL, {host} being where the replica runs
         metadata={"ui_url": f"http://{{host}}:{port}/"},
     )
+
+
+# the Args: lines of the arguments every builtin describes alike (see _common)
+fill_shared_arg_help(tensorboard)

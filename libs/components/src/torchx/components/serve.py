@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from torchx.components._common import IMAGE, python_app
+from torchx.components._common import IMAGE, fill_shared_arg_help, python_app
 from torchx.specs import AppDef, Resource, SpecsError
 
 DEFAULT_PORT = 8222
@@ -26,7 +26,6 @@ def torchserve(
     Args:
         model_path: the .mar file: an http(s) URL or any fsspec path
         management_api: the management API's address, e.g. http://torchserve:8081
-        image: the image to run in
         params: registration parameters, e.g. initial_workers=1,synchronous=true
         dryrun: start the app but register nothing
         port: the port the model is served on when it is not at a URL (0: any free)
@@ -68,3 +67,7 @@ def torchserve(
         size=Resource(cpu=1, gpu=0, memMB=1024),
         port_map={"model-download": port},
     )
+
+
+# the Args: lines of the arguments every builtin describes alike (see _common)
+fill_shared_arg_help(torchserve)

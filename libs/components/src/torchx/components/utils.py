@@ -2,7 +2,14 @@
 
 from __future__ import annotations
 
-from torchx.components._common import IMAGE, one_of, python_app, role_resource, sized_role
+from torchx.components._common import (
+    IMAGE,
+    fill_shared_arg_help,
+    one_of,
+    python_app,
+    role_resource,
+    sized_role,
+)
 from torchx.specs import AppDef, Resource, Role, SpecsError
 
 
@@ -11,8 +18,6 @@ def echo(msg: str = "hello world", image: str = IMAGE, num_replicas: int = 1) ->
 
     Args:
         msg: the message to print
-        image: the image to run in
-        num_replicas: how many copies of the app to run
     """
     if num_replicas < 1:
         raise SpecsError("utils.echo --num_replicas", num_replicas, "expected 1 or more")
@@ -35,7 +40,6 @@ def touch(file: str, image: str = IMAGE) -> AppDef:
 
     Args:
         file: the path of the file
-        image: the image to run in
     """
     return AppDef(
         name="touch",
@@ -65,15 +69,6 @@ def sh(
 
     Args:
         args: the command line
-        image: the image to run in
-        num_replicas: how many copies to run
-        cpu: cores per replica (-1: the scheduler's default)
-        gpu: GPUs per replica (-1: the scheduler's default)
-        memMB: memory per replica in MiB (-1: the scheduler's default)
-        h: a named resource (e.g. cpu.small, gpu.small); overrides cpu, gpu and memMB
-        env: environment variables, k1=v1,k2=v2
-        max_retries: how many times a failed replica is restarted
-        mounts: docker-style mounts, e.g. type=bind,src=/data,dst=/data,readonly
     """
     if not args:
         raise SpecsError("utils.sh command line", "", "give the command to run after the options")
@@ -130,16 +125,7 @@ def python(
         m: the module to run, as with ``python -m``
         c: the code to run, as with ``python -c``
         script: the script file to run
-        image: the image to run in
         name: the app and role name
-        cpu: cores per replica (-1: the scheduler's default)
-        gpu: GPUs per replica (-1: the scheduler's default)
-        memMB: memory per replica in MiB (-1: the scheduler's default)
-        h: a named resource (e.g. cpu.small); overrides cpu, gpu and memMB
-        num_replicas: how many copies to run
-        env: environment variables, k1=v1,k2=v2
-        max_retries: how many times a failed replica is restarted
-        mounts: docker-style mounts, e.g. type=bind,src=/data,dst=/data
     """
     kind, target = one_of({"m": m, "c": c, "script": script}, "utils.python program")
     program = [target] if kind == "script" else [f"-{kind}", target]
@@ -175,13 +161,6 @@ def binary(
         args: the program's arguments
         entrypoint: the program (a path, or a name looked up on PATH)
         name: the app and role name
-        num_replicas: how many copies to run
-        cpu: cores per replica (-1: the scheduler's default)
-        gpu: GPUs per replica (-1: the scheduler's default)
-        memMB: memory per replica in MiB (-1: the scheduler's default)
-        h: a named resource (e.g. cpu.small, gpu.small); overrides cpu, gpu and memMB
-        image: the image to run in
-        env: environment variables, k1=v1,k2=v2
     """
     if not entrypoint.strip():
         raise SpecsError("utils.binary --entrypoint", entrypoint, "expected a program to run")
@@ -201,7 +180,6 @@ def copy(src: str, dst: str, image: str = IMAGE) -> AppDef:
     Args:
         src: the file or directory to copy
         dst: where to copy it to; a directory source lands at dst itself
-        image: the image to run in
     """
     args = ["-m", "torchx.components._copy", "--src", src, "--dst", dst]
     return python_app("torchx_utils_copy", image, args)
@@ -242,3 +220,7 @@ def booth(
     """
     args = ["-c", _BOOTH_PROGRAM, str(x1), str(x2), str(trial_idx), tracker_base]
     return python_app("torchx-utils-booth", image, args, size=Resource(cpu=1, gpu=0, memMB=1024))
+
+
+# the Args: lines of the arguments every builtin describes alike (see _common)
+fill_shared_arg_help(echo, touch, sh, python, binary, copy, booth)

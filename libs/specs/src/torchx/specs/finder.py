@@ -154,7 +154,9 @@ def get_builtin_source(name: str) -> str:
         if isinstance(node, ast.Import)
         or (isinstance(node, ast.ImportFrom) and node.module != "__future__")
     ]
-    return "\n".join([*imports, "", "", inspect.getsource(fn)])
+    from torchx.specs._source import function_source
+
+    return "\n".join([*imports, "", "", function_source(fn)])
 
 
 __all__ = [
