@@ -69,5 +69,6 @@ def torchserve(
     )
 
 
-# the Args: lines of the arguments every builtin describes alike (see _common)
+# The docstrings above leave out the shared arguments (image, cpu, env, ...): their
+# Args: lines come from _common.SHARED_ARG_HELP, one wording for every builtin.
 fill_shared_arg_help(torchserve)
