@@ -216,7 +216,8 @@ def run(
     streams its logs; its exit code is 1 when the app fails. Ctrl-C while waiting cancels
     the app and exits 130; use --no-wait to start an app and leave it running.
     """
-    from torchx.cli._run import RunArgs, RunSetup, run_component
+    from torchx.cli._run import RunArgs, run_component
+    from torchx.cli._run_setup import RunSetup
 
     setup = RunSetup(_runner_of)
     # ``torchx run`` alone runs ``[cli:run] component`` if the config files name one

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 from torchx.cli._errors import CliError
 
 if TYPE_CHECKING:
-    from torchx.cli._run import RunSetup
+    from torchx.cli._run_setup import RunSetup
     from torchx.specs import ComponentSchema, ParsedArgs
 
 # The options of ``torchx run`` itself (a test checks them against the command).

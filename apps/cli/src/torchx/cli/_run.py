@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import functools
 import shlex
 import sys
 from collections.abc import Callable, Mapping
@@ -15,35 +14,13 @@ from torchx.cli._errors import CliError
 if TYPE_CHECKING:
     from typing import Unpack  # Python 3.11+; annotations only, so 3.10 runs this
 
-    from torchx.runner import Runner, TorchxConfig
+    from torchx.cli._run_setup import RunSetup
+    from torchx.runner import Runner
     from torchx.specs import AppDef, AppStatus, ComponentSchema, ParsedArgs
 
 # Schedulers whose apps run on this machine: waiting and streaming logs is the default,
 # as `docker run` does for a container.
 LOCAL_SCHEDULERS = ("local_cwd", "local_dir", "local_docker")
-
-
-class RunSetup:
-    """The config files, ``[cli:run]`` and the runner of one ``torchx run``, each made once
-    and only when first needed: ``torchx run COMPONENT --help`` needs none of them, a bare
-    ``torchx run`` the config alone (to see whether it names a component)."""
-
-    def __init__(self, make_runner: Callable[[TorchxConfig], Runner]) -> None:
-        self._make_runner = make_runner
-
-    @functools.cached_property
-    def config(self) -> TorchxConfig:
-        from torchx.runner import load_config, scheduler_factories
-
-        return load_config(known_schedulers=scheduler_factories())
-
-    @functools.cached_property
-    def runner(self) -> Runner:
-        return self._make_runner(self.config)
-
-    @functools.cached_property
-    def defaults(self) -> dict[str, str]:
-        return self.config.cli_defaults("run")
 
 
 # How ``torchx run`` picks the scheduler: ``(runner, --scheduler, [cli:run] defaults)``.

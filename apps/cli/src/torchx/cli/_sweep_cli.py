@@ -15,7 +15,8 @@ if TYPE_CHECKING:
     from collections.abc import Collection
     from typing import Unpack  # Python 3.11+; annotations only, so 3.10 runs this
 
-    from torchx.cli._run import PickScheduler, RunArgs, RunSetup
+    from torchx.cli._run import PickScheduler, RunArgs
+    from torchx.cli._run_setup import RunSetup
     from torchx.runner import Runner, SweepPlan, SweepStatus, TrialStatus
 
 
