@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 import time
@@ -13,7 +12,7 @@ from typing import Any
 import pytest
 
 from torchx.runner import Sweep, get_runner
-from torchx.specs import AppState, SpecsError
+from torchx.specs import AppState
 
 TORCHX = Path(sys.executable).with_name("torchx")
 
@@ -177,68 +176,3 @@ def test_sweep_api_describes_the_array_with_one_sacct(slurm_env: Any, tmp_path: 
     assert res.returncode == 0, res.stderr
     assert "3 SUCCEEDED" in res.stdout
     assert calls.read_text().split() == ["sacct"]
-
-
-LATE_REFUSAL = '''
-import os
-
-import torchx.specs as specs
-
-
-def shaped(n: int, mark: str = "") -> specs.AppDef:
-    """Trials from 3 on ask for 2 CPUs; trials from 1 on set ``mark`` in this process's
-    environment.
-
-    Args:
-        n: the trial's number
-        mark: a value for TORCHX_TEST_MARK
-    """
-    if mark and n >= 1:
-        os.environ["TORCHX_TEST_MARK"] = mark
-    role = specs.Role(
-        "t", image=".", entrypoint="bash", args=["-c", "echo mark=$TORCHX_TEST_MARK"],
-        resource=specs.Resource(cpu=1 if n < 3 else 2, gpu=0, memMB=64),
-    )
-    return specs.AppDef("shaped", roles=[role])
-'''
-
-
-def _our_sbatches() -> list[str]:
-    """The sbatch processes this process started that still run."""
-    found = []
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        try:
-            fields = stat.read_text().rsplit(")", 1)
-        except OSError:
-            continue  # ended meanwhile
-        if "(sbatch" in fields[0] and int(fields[1].split()[1]) == os.getpid():
-            found.append(stat.parent.name)
-    return found
-
-
-def test_a_trial_refused_after_sbatch_started_submits_nothing(
-    slurm_env: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    (tmp_path / "comp.py").write_text(LATE_REFUSAL)
-    monkeypatch.setenv("TORCHX_TEST_MARK", "")  # so that it is removed after the test
-    monkeypatch.delenv("TORCHX_TEST_MARK")
-    cfg = {"job_dir": str(tmp_path / "job"), "partition": slurm_env.partition}
-    runner = get_runner()
-    # sbatch starts once trial 0's request is made; trial 3 is refused after that
-    sweep = Sweep.grid(f"{tmp_path}/comp.py:shaped", {"n": [0, 1, 2, 3, 4]})
-    with pytest.raises(SpecsError, match=r"sweep trial 3.*other resources"):
-        runner.run_sweep(sweep, "slurm", cfg)
-    assert _our_sbatches() == []
-    queued = slurm_env.run("squeue", "--name=shaped", "--noheader", "--format=%i", check=False)
-    assert queued.stdout.strip() == "", queued.stdout
-
-    # A component that changes this process's environment after sbatch started (trial 1,
-    # called after trial 0's request started it): the job gets it, as it would from an
-    # sbatch started after every trial's component ran.
-    sweep = Sweep.grid(f"{tmp_path}/comp.py:shaped", {"n": [0, 1]}, ["--mark", "seen"])
-    handle = runner.run_sweep(sweep, "slurm", cfg)
-    final = runner.wait_sweep(handle, 0.5, timeout=120)
-    assert final.state == AppState.SUCCEEDED, final.format()
-    trial = runner.sweep_trial_handle(handle, 0)
-    assert trial is not None
-    assert list(runner.log_lines(trial, "t")) == ["mark=seen\n"]

@@ -371,14 +371,7 @@ class Runner:
         from torchx.runner import _sweeps
 
         plan = _sweeps.plan(
-            self,
-            sweep,
-            scheduler,
-            cfg,
-            workspace,
-            parent_run_id,
-            check_limits=False,
-            submitting=True,
+            self, sweep, scheduler, cfg, workspace, parent_run_id, check_limits=False
         )
         return _sweeps.submit(self, plan)
 

@@ -10,7 +10,7 @@ import contextlib
 import json
 import os
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -143,14 +143,11 @@ def plan(
     record: SweepRecord | None = None,
     indices: Sequence[int] | None = None,
     check_limits: bool = True,
-    submitting: bool = False,
 ) -> SweepPlan:
     """Check the sweep against its component and build what would be submitted.
 
     ``check_limits`` asks the backend for its limits (Slurm's ``MaxArraySize``) now; when
-    False, they are asked only if the backend refuses the request (``submit``).
-    ``submitting``: the plan is submitted at once (``run_sweep``), so an array's ``sbatch``
-    is started as soon as its command line is known, and given the script once made."""
+    False, they are asked only if the backend refuses the request (``submit``)."""
     from torchx.components import get_component
 
     schema = get_component(sweep.component)
@@ -189,7 +186,7 @@ def plan(
         check_driver(runner, record, resumed=True)
     todo = list(range(len(record.trials))) if indices is None else sorted(indices)
     if record.mode == "array":
-        return _plan_array(runner, schema, record, sweep, todo, check_limits, submitting)
+        return _plan_array(runner, schema, record, sweep, todo, check_limits)
     if record.mode == "indexed":
         return _plan_indexed(runner, schema, record, sweep, todo)
     k = record.parallel or len(todo)
@@ -408,16 +405,10 @@ def _own_dryrun(sched: Scheduler[Any]) -> bool:
 
 
 def _first_and_others(
-    runner: Runner,
-    schema: ComponentSchema,
-    record: SweepRecord,
-    sweep: Sweep,
-    todo: list[int],
-    then: Callable[[AppDryRunInfo[Any]], AppDryRunInfo[Any]] | None = None,
+    runner: Runner, schema: ComponentSchema, record: SweepRecord, sweep: Sweep, todo: list[int]
 ) -> tuple[AppDryRunInfo[Any], dict[int, AppDef]]:
-    """The first trial's own request (passed through ``then`` before any other trial's app
-    is made), and every other trial's app, for a request that runs them all (an array or
-    an Indexed Job)."""
+    """The first trial's own request, and every other trial's app, for a request that runs
+    them all (an array or an Indexed Job)."""
     first = todo[0]
     info = runner.dryrun(
         trial_app(runner, schema, record, first, sweep),
@@ -426,8 +417,6 @@ def _first_and_others(
         record.workspace,
         parent_run_id=record.handle,
     )
-    if then is not None:
-        info = then(info)
     # What the dryrun added to the first trial's roles, added to every other trial's (a
     # workspace changes the run options or the image, never the command or environment).
     env = runner._tracking_env(record.scheduler, record.handle)
@@ -467,36 +456,15 @@ def _plan_array(
     sweep: Sweep,
     todo: list[int],
     check_limits: bool,
-    submitting: bool,
 ) -> SweepPlan:
     """One array request: the first trial dry-run as an app of its own, every trial's app
-    made once and only its commands added to that request (``slurm_array``). When
-    ``submitting``, sbatch starts once the first trial's request gives its command line."""
-    from torchx.schedulers.slurm_array import (
-        array_request,
-        check_array_size,
-        max_array_size,
-        start_sbatch,
-        stop_sbatch,
-    )
+    made once and only its commands added to that request (``slurm_array``)."""
+    from torchx.schedulers.slurm_array import array_request, check_array_size, max_array_size
 
     if check_limits:
         check_array_size(todo, max_array_size())
     first = todo[0]
-    started: list[AppDryRunInfo[Any]] = []
-
-    def start(info: AppDryRunInfo[Any]) -> AppDryRunInfo[Any]:
-        started.append(start_sbatch(info))
-        return started[0]
-
-    try:
-        info, apps = _first_and_others(
-            runner, schema, record, sweep, todo, start if submitting else None
-        )
-        name = info.app.name if info.app is not None else record.sweep_id
-        request = array_request(info, first, apps, record.parallel, name, record.sweep_id)
-    except BaseException:
-        for each in started:
-            stop_sbatch(each)  # a trial refused: sbatch ends having read nothing
-        raise
+    info, apps = _first_and_others(runner, schema, record, sweep, todo)
+    name = info.app.name if info.app is not None else record.sweep_id
+    request = array_request(info, first, apps, record.parallel, name, record.sweep_id)
     return SweepPlan(record, todo, request, "one Slurm job array; the task picks its trial")

@@ -92,43 +92,25 @@ def _reach_fix(message: str) -> str:
 def run(argv: list[str], *, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
     """Run one Slurm command with the caller's environment (the times that sacct, squeue
     and scontrol print in Slurm's standard form); its output is captured."""
-    return finish(start(argv, stdin=stdin is not None), stdin)
-
-
-def start(argv: list[str], *, stdin: bool = False) -> subprocess.Popen[str]:
-    """Start one Slurm command as ``run`` does; ``stdin``: it reads what ``finish`` gives."""
     env = None
     if os.path.basename(argv[0]) in _READ_TIMES_OF:
         env = {**os.environ, "SLURM_TIME_FORMAT": "standard"}
     try:
-        return subprocess.Popen(
+        return subprocess.run(
             argv,
-            stdin=subprocess.PIPE if stdin else None,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
+            input=stdin,
+            capture_output=True,
             text=True,
+            timeout=_TIMEOUT,
+            check=False,
             env=env,
         )
     except FileNotFoundError:
         raise SlurmError(
             f"{argv[0]} not found: the slurm scheduler needs Slurm's commands on PATH"
         ) from None
-
-
-def finish(proc: subprocess.Popen[str], stdin: str | None) -> subprocess.CompletedProcess[str]:
-    """Give a command ``start``ed its input, and wait for it (within the one timeout)."""
-    argv = [str(a) for a in proc.args] if isinstance(proc.args, list) else [str(proc.args)]
-    try:
-        out, err = proc.communicate(stdin, timeout=_TIMEOUT)
     except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.communicate()
         raise SlurmTimeoutError(argv) from None
-    except BaseException:
-        proc.kill()
-        proc.wait()
-        raise
-    return subprocess.CompletedProcess(argv, proc.returncode, out, err)
 
 
 class SlurmTimeoutError(SlurmError):

@@ -18,7 +18,6 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 
-from torchx.schedulers._sbatch_started import StartedSbatch
 from torchx.schedulers._slurm_commands import SlurmError, run
 from torchx.schedulers._slurm_parse import app_state, exit_code, lead_component
 from torchx.schedulers._slurm_script import (
@@ -114,32 +113,11 @@ def array_request(
         parts[index] = role_parts(app, quoted)
     spec = index_spec(list(parts), parallel)
     script = array_script(app0, first.cfg or {}, name, spec, parts, sweep_id)
-    return _with_request(first, replace(first.request, script=script))
-
-
-def _with_request(
-    first: AppDryRunInfo[SlurmBatchRequest], request: SlurmBatchRequest
-) -> AppDryRunInfo[SlurmBatchRequest]:
-    """``first``, its app, run options and scheduler, with ``request`` instead."""
-    info = AppDryRunInfo(request, str)
-    info.app, info.cfg, info.scheduler = first.app, first.cfg, first.scheduler
+    info = AppDryRunInfo(replace(first.request, script=script), str)
+    info.app = app0
+    info.cfg = first.cfg
+    info.scheduler = first.scheduler
     return info
-
-
-def start_sbatch(
-    first: AppDryRunInfo[SlurmBatchRequest],
-) -> AppDryRunInfo[SlurmBatchRequest]:
-    """``first`` (a trial's own request, ``submit_dryrun``) with its ``sbatch`` started
-    now, so that sbatch's own start overlaps the making of the array from it: the array
-    ``array_request`` makes of it is then submitted by that sbatch. It reads nothing before
-    the submit; ``stop_sbatch`` ends it where there will be none."""
-    return _with_request(first, replace(first.request, started=StartedSbatch(first.request.cmd)))
-
-
-def stop_sbatch(info: AppDryRunInfo[SlurmBatchRequest]) -> None:
-    """End the sbatch ``start_sbatch`` started for ``info``, if it has not submitted."""
-    if info.request.started is not None:
-        info.request.started.stop()
 
 
 def max_array_size() -> int | None:
@@ -260,6 +238,4 @@ __all__ = [
     "describe_tasks",
     "index_spec",
     "max_array_size",
-    "start_sbatch",
-    "stop_sbatch",
 ]

@@ -34,7 +34,6 @@ from torchx.schedulers._api import (
 )
 from torchx.schedulers._bounded_lines import FileLines
 from torchx.schedulers._errors import check_params
-from torchx.schedulers._sbatch_started import StartedSbatch
 from torchx.schedulers._sbatch_workdir import job_workdir
 from torchx.schedulers._slurm_commands import (
     BACKEND,
@@ -166,8 +165,6 @@ class SlurmBatchRequest:
     roles: list[str] = field(default_factory=list)
     replicas: dict[str, SlurmReplicaRequest] = field(default_factory=dict)
     partition: str | None = None
-    # sbatch of ``cmd``, started while the script was made (``slurm_array.start_sbatch``)
-    started: StartedSbatch | None = field(default=None, compare=False, repr=False)
 
     def materialize(self) -> str:
         """The sbatch script, as submitted on sbatch's stdin."""
@@ -293,14 +290,6 @@ class SlurmScheduler(DirWorkspaceMixin, Scheduler[SlurmBatchRequest]):
         return AppDryRunInfo(request, str)
 
     def schedule(self, dryrun_info: AppDryRunInfo[SlurmBatchRequest]) -> str:
-        started = dryrun_info.request.started
-        try:
-            return self._submit_request(dryrun_info)
-        finally:
-            if started is not None:
-                started.stop()  # not run, when the submit failed before sbatch
-
-    def _submit_request(self, dryrun_info: AppDryRunInfo[SlurmBatchRequest]) -> str:
         req = dryrun_info.request
         if len(req.replicas) > 1:
             self._check_het_job_fits(req)
@@ -321,10 +310,7 @@ class SlurmScheduler(DirWorkspaceMixin, Scheduler[SlurmBatchRequest]):
                     raise
             else:
                 created = _make_job_dir(req.job_dir)
-        if req.started is not None:
-            proc = req.started.submit([*req.cmd], req.script)
-        else:
-            proc = run([*req.cmd], stdin=req.script)
+        proc = run([*req.cmd], stdin=req.script)
         if proc.returncode != 0:
             if created is not None:
                 # Nothing of a refused job is left behind.
