@@ -149,6 +149,22 @@ def test_unknown_option_suggests_closest() -> None:
         get_component_schema(echo).parse(["stray"])
 
 
+@pytest.mark.parametrize("argv", [["--", "x"], ["--msg", "a", "--", "x", "y"]])
+def test_words_after_dashdash_without_star_args_are_refused(argv: list[str]) -> None:
+    # 0.7 refused them (argparse: unrecognized arguments); dropping them would launch
+    # without what the user meant for the program
+    def echo(msg: str = "hi") -> AppDef:
+        return AppDef("e", [Role("e", "/", entrypoint="echo", args=[msg])])
+
+    with pytest.raises(SpecsError) as e:
+        get_component_schema(echo).parse(argv)
+    assert str(e.value).startswith(
+        "echo argument: got 'x'; unexpected; this component takes no positional"
+    )
+    # a bare ``--`` with nothing after it stays accepted, as argparse took it
+    assert get_component_schema(echo).parse(["--msg", "a", "--"]) is not None
+
+
 def bad_component(a, b: object, c: list[list[int]], **kw: str) -> int:  # type: ignore[no-untyped-def]
     return 0
 

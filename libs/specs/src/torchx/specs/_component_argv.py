@@ -109,6 +109,16 @@ def _help_follows(schema: ComponentSchema, tokens: Sequence[str]) -> bool:
     return False
 
 
+def _no_positional(schema: ComponentSchema, token: str) -> SpecsError:
+    flags = [f"--{o}" for o in schema.options]
+    return SpecsError(
+        f"{schema.name} argument",
+        token,
+        "unexpected; this component takes no positional arguments"
+        + (f" (its flags: {', '.join(flags)})" if flags else ""),
+    )
+
+
 def read_argv(
     schema: ComponentSchema, argv: Sequence[str], *, unknown_hint: str = ""
 ) -> ParsedArgs:
@@ -125,17 +135,15 @@ def read_argv(
     while i < len(tokens):
         token = tokens[i]
         if token == "--":
+            # with no *args, words after ``--`` have nowhere to go: refused, as 0.7's
+            # argparse did, never dropped from the launch
+            if schema.remainder is None and i + 1 < len(tokens):
+                raise _no_positional(schema, tokens[i + 1])
             out.rest, out.rest_after_dashdash = tokens[i + 1 :], True
             break
         if not _looks_like_flag(token):
             if schema.remainder is None:
-                flags = [f"--{o}" for o in options]
-                raise SpecsError(
-                    f"{schema.name} argument",
-                    token,
-                    "unexpected; this component takes no positional arguments"
-                    + (f" (its flags: {', '.join(flags)})" if flags else ""),
-                )
+                raise _no_positional(schema, token)
             out.rest = tokens[i:]
             break
         if token == "--help" or (token == "-h" and "h" not in options):
