@@ -11,6 +11,22 @@ class CliError(Exception):
         self.exit_code = exit_code
 
 
+def interrupted() -> int:
+    """Say that Ctrl-C stopped the command (one line on stderr); the shell's exit code for
+    SIGINT, 130.
+
+    Every path that meets a KeyboardInterrupt answers with this line: ``torchx.cli.main.run``
+    while the command's modules load, a plugin command, and a builtin command once typer
+    has turned the interrupt into its exit code. The first tens of milliseconds, while
+    Python imports ``torchx.cli.main`` itself for the console script, come before any of
+    torchx's code runs: a Ctrl-C there still gives Python's traceback.
+    """
+    import sys
+
+    print("torchx: interrupted", file=sys.stderr)
+    return 130
+
+
 def one_line(exc: BaseException) -> str:
     """The first line of an exception's message, for errors that span several lines.
 

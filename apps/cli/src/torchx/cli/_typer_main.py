@@ -7,7 +7,7 @@ Apart from ``main`` so that what runs a builtin command (``main`` and the 0.7-st
 from __future__ import annotations
 
 import sys
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     import typer
@@ -60,6 +60,19 @@ def run_builtin(args: list[str], name: str | None = None) -> int:
     from torchx.cli._app import app
 
     command = typer.main.get_command(_only(app, args, name))
+    invoke = command.invoke
+
+    def invoke_saying_interrupt(ctx: click.Context) -> Any:
+        try:
+            return invoke(ctx)
+        except KeyboardInterrupt:
+            # typer turns Ctrl-C into exit code 130 with nothing said, which reads the
+            # same as a command's own 130: say it here, as the early path does
+            from torchx.cli._errors import interrupted
+
+            raise click.exceptions.Exit(interrupted()) from None
+
+    command.invoke = invoke_saying_interrupt  # type: ignore[method-assign]
     try:
         result = command.main(args=args, prog_name="torchx", standalone_mode=False)
     except click.exceptions.NoArgsIsHelpError as e:

@@ -212,8 +212,9 @@ def _run_plugin(name: str, cmd: SubCommand, options: list[str], rest: list[str])
     except SystemExit as e:
         return e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
     except KeyboardInterrupt:
-        print("torchx: interrupted", file=sys.stderr)
-        return 130
+        from torchx.cli._errors import interrupted
+
+        return interrupted()
     except Exception as e:
         if debug:
             raise
@@ -243,14 +244,20 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def run() -> None:
-    """Console-script wrapper: exit with main()'s return code."""
+    """Console-script wrapper: exit with main()'s return code.
+
+    Ctrl-C is one line and exit code 130 from here on; the tens of milliseconds before,
+    while the console script imports this module, come before any torchx code runs and
+    still give Python's traceback.
+    """
     try:
         code = main()
     except KeyboardInterrupt:
         # Ctrl-C before a command took charge of it (while its modules load): one line,
         # the shell's code for SIGINT, as the commands themselves answer it
-        print("torchx: interrupted", file=sys.stderr)
-        code = 130
+        from torchx.cli._errors import interrupted
+
+        code = interrupted()
     sys.exit(code)
 
 
