@@ -6,6 +6,7 @@ import json
 import logging
 import re
 import shutil
+import time
 from pathlib import Path
 from typing import Any
 
@@ -123,16 +124,6 @@ def test_run_waits_and_streams_logs_then_status_describe_log_list() -> None:
             assert code == 2
             assert err == f"torchx: error: app handle: got {partial!r}; did you mean {handle}?\n"
 
-    # torchx log's HANDLE/ROLE/REPLICA given to a command that takes the app: nothing is
-    # done (cancel included), and the handle is named
-    for command in ("status", "describe", "wait", "cancel"):
-        code, out, err = invoke(command, f"{handle}/echo/0")
-        assert (code, out) == (2, "")
-        assert err == (
-            f"torchx: error: app handle: got '{handle}/echo/0'; did you mean {handle}? "
-            "(HANDLE/ROLE/REPLICA is for torchx log)\n"
-        )
-
     code, out, _ = invoke("describe", handle)
     assert code == 0 and "role echo" in out
     code, out, _ = invoke("describe", "--json", handle)
@@ -165,6 +156,48 @@ def test_no_wait_returns_the_handle_and_cancel_stops_the_app() -> None:
     assert code == 0 and out.strip() == f"cancelled {handle}"
     code, out, _ = invoke("status", "--json", handle)
     assert json.loads(out)["state"] in ("CANCELLED", "FAILED")
+
+
+def _log_form_error(given: str, meant: str) -> str:
+    return (
+        f"torchx: error: app handle: got {given!r}; did you mean {meant}? (an app handle "
+        "ends with the app id; HANDLE/ROLE/REPLICA is for torchx log)\n"
+    )
+
+
+def test_the_log_form_given_to_a_command_that_takes_the_app_does_nothing_to_a_running_app() -> None:
+    code, out, _ = invoke("run", "--no-wait", "utils.sh", "sleep 60")
+    assert code == 0
+    handle = out.strip()
+
+    def state() -> str:
+        code, out, _ = invoke("status", "--json", handle)
+        assert code == 0
+        return str(json.loads(out)["state"])
+
+    try:
+        deadline = time.monotonic() + 60
+        while state() == "PENDING" and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert state() == "RUNNING"
+        for given in (f"{handle}/sh/0", f"{handle}/sh", f"{handle}/"):
+            for command in ("status", "describe", "wait", "cancel"):
+                code, out, err = invoke(command, given)
+                assert (code, out, err) == (2, "", _log_form_error(given, handle)), command
+        assert state() == "RUNNING"  # the cancel of a log target stopped nothing
+    finally:
+        code, out, _ = invoke("cancel", handle)
+        assert code == 0 and out.strip() == f"cancelled {handle}"
+
+
+@pytest.mark.parametrize("scheduler", ["slurm", "kubernetes", "some_plugin"])
+def test_the_log_form_is_named_from_its_shape_on_every_scheduler(scheduler: str) -> None:
+    # no scheduler is asked (no cluster here): the hint is the same for every one
+    given = f"{scheduler}://torchx/123/trainer/0"
+    code, out, err = invoke("status", given)
+    assert (code, out, err) == (2, "", _log_form_error(given, f"{scheduler}://torchx/123"))
+    code, out, err = invoke("status", f"{scheduler}://torchx//x")
+    assert code == 2 and "expected SCHEDULER://SESSION/APP_ID (an app id has no '/')" in err
 
 
 def test_runopts_and_configure_write_a_config_the_runner_reads(isolated: Path) -> None:

@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from torchx.cli._errors import CliError
+
+if TYPE_CHECKING:
+    from torchx.specs import ParsedAppHandle
 
 # The schedulers whose ``exists`` reads a record on this machine, never a service (not
 # ``torchx run``'s local schedulers: local_docker's asks dockerd, which may be remote).
@@ -46,16 +51,24 @@ def _handle_guess(text: str) -> str | None:
     )
 
 
-def app_of_log_target(handle: str) -> str | None:
-    """The app handle of ``handle`` when it is ``torchx log``'s ``HANDLE/ROLE[/REPLICA]``
-    given to a command that takes the app, and that app is recorded on this machine."""
-    from torchx.specs import make_app_handle, parse_app_handle
+def log_target_error(handle: str, parsed: ParsedAppHandle) -> CliError:
+    """The error for ``handle`` (parsed as ``parsed``) whose app id has a ``/``: no
+    scheduler's app id has one (0.7's handles could not carry one), so it is ``torchx
+    log``'s ``HANDLE/ROLE[/REPLICA]`` (or a stray ``/``) whatever the scheduler, and the
+    handle of the app is named from the shape alone, with no lookup."""
+    from torchx.specs import make_app_handle
 
-    scheduler, session, app_id = parse_app_handle(handle)
-    app_id, slash, _ = app_id.partition("/")
-    if not slash or not _recorded(scheduler, app_id):
-        return None
-    return make_app_handle(scheduler, session, app_id)
+    app_id = parsed.app_id.partition("/")[0]
+    if not app_id:
+        return CliError(
+            f"app handle: got {handle!r}; expected SCHEDULER://SESSION/APP_ID "
+            "(an app id has no '/')"
+        )
+    meant = make_app_handle(parsed.scheduler_backend, parsed.session_name, app_id)
+    return CliError(
+        f"app handle: got {handle!r}; did you mean {meant}? (an app handle ends with the "
+        "app id; HANDLE/ROLE/REPLICA is for torchx log)"
+    )
 
 
 def _recorded(scheduler: str, app_id: str) -> bool:

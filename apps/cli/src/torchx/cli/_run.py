@@ -42,23 +42,21 @@ class RunArgs(TypedDict):
 
 
 def check_handle(handle: str) -> None:
+    """Refuse, in one line, a handle that is not ``SCHEDULER://SESSION/APP_ID``: a
+    malformed one, or ``torchx log``'s ``HANDLE/ROLE[/REPLICA]`` given to a command that
+    takes the app (nothing is done to the app)."""
     from torchx.specs import SpecsError, parse_app_handle
 
     try:
-        app_id = parse_app_handle(handle).app_id
+        parsed = parse_app_handle(handle)
     except SpecsError as e:
         from torchx.cli._handle_hint import bad_handle  # only for a malformed handle
 
         raise bad_handle(handle, e) from None
-    if "/" in app_id:  # no app id of a builtin scheduler has one: maybe a log target
-        from torchx.cli._handle_hint import app_of_log_target
+    if "/" in parsed.app_id:
+        from torchx.cli._handle_hint import log_target_error
 
-        meant = app_of_log_target(handle)
-        if meant:
-            raise CliError(
-                f"app handle: got {handle!r}; did you mean {meant}? "
-                "(HANDLE/ROLE/REPLICA is for torchx log)"
-            )
+        raise log_target_error(handle, parsed)
 
 
 def parse_cfg(runner: Runner, scheduler: str, text: str | None) -> dict[str, Any]:
