@@ -16,10 +16,13 @@ import pytest
 from torchx.runtime.function import (
     DEFAULT_MAX_RESULT_BYTES,
     MAX_RECORD_BYTES,
+    MAX_RESULT_LIMIT,
+    MAX_TEXT_BYTES,
     CallFormatError,
     RemoteError,
     ResultTooLargeError,
     Store,
+    child_name,
     dumps_call,
     read_call_meta,
     read_outcome,
@@ -36,6 +39,10 @@ def blob(size: int) -> bytes:
 
 def fail_at_length(size: int) -> None:
     raise ValueError("m" * size)
+
+
+def fail_with_text(text: str) -> None:
+    raise ValueError(text)
 
 
 class Heavy(Exception):
@@ -109,11 +116,25 @@ def test_a_call_without_a_limit_has_the_default(tmp_path: Path) -> None:
     assert run_call(store.url, rank=0) == 0
 
 
-@pytest.mark.parametrize("bad", [0, -1, 1.5, True, "1G"])
-def test_a_bad_limit_is_one_line_naming_it(tmp_path: Path, bad: object) -> None:
-    with pytest.raises(ValueError, match=r"^max_result_bytes=.*expected an int of 1 or more"):
+@pytest.mark.parametrize("bad", [0, -1, 1.5, True, "1G", MAX_RESULT_LIMIT + 1, 2**63, 2**70])
+def test_a_bad_limit_is_one_line_naming_it_and_the_range(tmp_path: Path, bad: object) -> None:
+    with pytest.raises(ValueError) as info:
         write_call(Store(str(tmp_path / "call")), b"", 1, max_result_bytes=bad)  # type: ignore[arg-type]
+    (line,) = str(info.value).splitlines()
+    assert line.startswith(f"max_result_bytes={bad!r}: expected an int of bytes from 1 to ")
+    assert str(MAX_RESULT_LIMIT) in line
     assert not (tmp_path / "call").exists()
+
+
+def test_the_largest_limit_reads_a_small_result(tmp_path: Path) -> None:
+    """A reader asks for the limit and one byte: at the largest limit that still fits a
+    read, and with no room made for bytes the file does not hold."""
+    for limit in (1 << 50, MAX_RESULT_LIMIT):
+        store = _call(tmp_path / str(limit), blob, 7, limit=limit)
+        assert result_limit(read_call_meta(store)) == limit
+        assert run_call(store.url, rank=0) == 0
+        outcome = read_outcome(store, 0, limit=limit)
+        assert outcome is not None and outcome.value == blob(7)
 
 
 def test_the_reader_refuses_a_larger_file_without_unpickling_it(tmp_path: Path) -> None:
@@ -147,6 +168,60 @@ def test_a_huge_message_is_cut_so_the_outcome_stays_readable(tmp_path: Path) -> 
     assert outcome is not None and outcome.raised
     with pytest.raises(ValueError):  # the exception itself, pickled whole
         outcome.unwrap()
+
+
+@pytest.mark.parametrize("char", ["\N{GRINNING FACE}", "\N{CJK UNIFIED IDEOGRAPH-6F22}", "\x01"])
+@pytest.mark.parametrize("limit", [DEFAULT_MAX_RESULT_BYTES, 10_000])
+def test_a_message_of_escaped_characters_is_cut_by_its_json_size(
+    tmp_path: Path, char: str, limit: int
+) -> None:
+    """Each of these is 6 or 12 bytes in the JSON: cut by characters, a message and its
+    traceback (which repeats it) would make the outcome unreadable."""
+    text = char * 200_000
+    store = _call(tmp_path, fail_with_text, text, limit=limit)
+    assert run_call(store.url, rank=0) == 1
+    written = (tmp_path / "call" / "rank-0.json").read_bytes()
+    assert len(written) <= MAX_RECORD_BYTES
+    record = json.loads(written)
+    for key in ("message", "traceback", "pickle_error"):
+        assert len(json.dumps(record.get(key, ""))) - 2 <= MAX_TEXT_BYTES
+    outcome = read_outcome(store, 0, limit=limit)
+    assert outcome is not None and outcome.raised
+    if limit == DEFAULT_MAX_RESULT_BYTES:
+        with pytest.raises(ValueError) as whole:  # the exception itself, pickled whole
+            outcome.unwrap()
+        assert str(whole.value) == text
+        return
+    with pytest.raises(RemoteError) as info:  # over the limit: its text, cut
+        outcome.unwrap()
+    kept = info.value.message.removesuffix(" characters cut]")
+    kept, cut = kept.rsplit(" [", 1)
+    assert kept == char * len(kept) and len(kept) + int(cut) == len(text)
+    assert len(kept) > MAX_TEXT_BYTES // 13  # cut to the budget, not far below it
+    # the traceback keeps its end, where it was raised
+    assert info.value.traceback_text.startswith("[")
+    assert info.value.traceback_text.endswith(char * 100 + "\n")
+
+
+def test_child_name_takes_only_an_entry_directly_in_the_folder(tmp_path: Path) -> None:
+    folder = tmp_path / "calls"
+    (folder / "a").mkdir(parents=True)
+    (tmp_path / "victim").mkdir()
+    (folder / "link").symlink_to(tmp_path / "victim")
+    assert child_name(str(folder), str(folder / "a")) == "a"
+    assert child_name(str(folder), f"file://{folder}/a") == "a"
+    for elsewhere in (
+        str(tmp_path / "victim"),
+        str(folder / ".." / "victim"),
+        str(folder / "link"),  # leads elsewhere
+        str(folder),
+        str(folder / "a" / "deeper"),
+        "s3://bucket/calls/a",
+    ):
+        assert child_name(str(folder), elsewhere) is None, elsewhere
+    assert child_name("s3://bucket/t/calls", "s3://bucket/t/calls/x") == "x"
+    for elsewhere in ("s3://bucket/t/calls/../x", "gs://bucket/t/calls/x", "s3://bucket/t/x"):
+        assert child_name("s3://bucket/t/calls", elsewhere) is None, elsewhere
 
 
 def test_an_outcome_json_over_its_bound_is_refused_in_one_line(tmp_path: Path) -> None:

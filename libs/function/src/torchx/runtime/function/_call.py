@@ -42,10 +42,21 @@ CALL_PICKLE = "call.pkl"
 # whole result in memory, so a function returning a huge object fails in the job, in
 # one line, instead of filling the launcher's memory and the transport folder.
 DEFAULT_MAX_RESULT_BYTES = 1 << 30
+# The largest limit a reader can take: it asks for the limit and one byte more, and a read
+# is of at most sys.maxsize bytes.
+MAX_RESULT_LIMIT = sys.maxsize - 1
+# What a bad result limit's line says to do.
+RESULT_LIMIT_FIX = (
+    f"expected an int of bytes from 1 to {MAX_RESULT_LIMIT}, "
+    f"e.g. {4 * DEFAULT_MAX_RESULT_BYTES} for 4 GiB"
+)
 # The largest outcome JSON a reader accepts; the texts in it are cut to fit at writing.
 MAX_RECORD_BYTES = 1 << 20
-# How much of an exception's message and of its traceback an outcome keeps.
-MAX_TEXT_CHARS = 64 * 1024
+# How much of each of an exception's texts (type, message, traceback, pickling error) an
+# outcome keeps, in bytes of its JSON: the JSON escapes each non-ASCII character (6 bytes,
+# 12 for one outside the BMP such as an emoji), so a count of characters would not bound
+# it. Four such texts stay well within MAX_RECORD_BYTES.
+MAX_TEXT_BYTES = 64 * 1024
 
 
 def outcome_names(rank: int) -> tuple[str, str]:
@@ -63,13 +74,10 @@ class ResultTooLargeError(ValueError):
 
 
 def check_result_limit(value: object, field: str = "max_result_bytes") -> int:
-    """``value`` as a result limit: an int of 1 or more (not a bool); a one-line
-    ValueError naming ``field`` otherwise."""
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise ValueError(
-            f"{field}={value!r}: expected an int of 1 or more bytes, e.g. "
-            f"{field}={4 * DEFAULT_MAX_RESULT_BYTES} for 4 GiB"
-        )
+    """``value`` as a result limit: an int from 1 to ``MAX_RESULT_LIMIT`` (not a bool); a
+    one-line ValueError naming ``field`` otherwise."""
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_RESULT_LIMIT:
+        raise ValueError(f"{field}={value!r}: {RESULT_LIMIT_FIX}")
     return value
 
 
@@ -323,14 +331,34 @@ def _text_of(exc: BaseException) -> str:
         return f"<str() of {type(exc).__name__} failed: {type(e).__name__}: {e}>"
 
 
+def _json_size(text: str) -> int:
+    """Bytes ``text`` takes in an outcome's JSON (without its quotes)."""
+    return len(json.dumps(text)) - 2
+
+
 def _cut(text: str, keep_end: bool) -> str:
-    """``text`` within ``MAX_TEXT_CHARS``; a traceback keeps its end, where it was raised."""
-    if len(text) <= MAX_TEXT_CHARS:
+    """``text`` within ``MAX_TEXT_BYTES`` of JSON; a traceback keeps its end, where it was
+    raised."""
+    if len(text) <= MAX_TEXT_BYTES and _json_size(text) <= MAX_TEXT_BYTES:
         return text
-    cut = len(text) - MAX_TEXT_CHARS
-    if keep_end:
-        return f"[{cut} characters cut]\n" + text[-MAX_TEXT_CHARS:]
-    return text[:MAX_TEXT_CHARS] + f" [{cut} characters cut]"
+    budget = MAX_TEXT_BYTES - 64  # room for the note saying how much was cut
+    # Each character takes a byte at least: only the first (last) ``budget`` can be kept,
+    # so the work stays bounded however long the text. The JSON grows with each character
+    # kept, so the longest part within budget is found by halving.
+    window = text[-budget:] if keep_end else text[:budget]
+
+    def part(n: int) -> str:
+        return window[len(window) - n :] if keep_end else window[:n]
+
+    low, high = 0, len(window)
+    while low < high:
+        middle = (low + high + 1) // 2
+        if _json_size(part(middle)) <= budget:
+            low = middle
+        else:
+            high = middle - 1
+    note = f"[{len(text) - low} characters cut]"
+    return f"{note}\n{part(low)}" if keep_end else f"{part(low)} {note}"
 
 
 def record_raise(
@@ -341,14 +369,14 @@ def record_raise(
     limit: int = DEFAULT_MAX_RESULT_BYTES,
 ) -> None:
     """Write the exception rank ``rank`` raised; the JSON keeps its type, message and
-    traceback (cut to ``MAX_TEXT_CHARS`` each) even when the exception itself cannot be
+    traceback (cut to ``MAX_TEXT_BYTES`` of JSON each) even when the exception itself cannot be
     pickled or pickles to more than ``limit`` bytes."""
     pkl, meta = outcome_names(rank)
     record: dict[str, Any] = {
         "version": VERSION,
         "rank": rank,
         "raised": True,
-        "type": _qualified(type(exc)),
+        "type": _cut(_qualified(type(exc)), keep_end=False),
         "message": _cut(_text_of(exc), keep_end=False),
         "traceback": _cut(traceback_text, keep_end=True),
         "pickled": False,

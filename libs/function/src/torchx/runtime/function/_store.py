@@ -8,7 +8,9 @@ whole; who may read them is up to the store's own access rules.
 
 from __future__ import annotations
 
+import contextlib
 import os
+import posixpath
 import stat
 import uuid
 from typing import Any
@@ -28,6 +30,22 @@ def local_path(url: str) -> str:
 
 def join(url: str, *names: str) -> str:
     return "/".join([url.rstrip("/"), *names])
+
+
+def child_name(folder: str, url: str) -> str | None:
+    """The name of the entry ``url`` names directly inside the folder ``folder``, or None
+    when it names anything else (the folder itself, a deeper path, a path elsewhere, or a
+    local path that leads elsewhere through a link or ``..``)."""
+    if is_local(folder) != is_local(url):
+        return None
+    if is_local(folder):
+        parent, name = os.path.split(os.path.realpath(local_path(url)))
+        return name if parent == os.path.realpath(local_path(folder)) else None
+    scheme, _, path = url.partition("://")
+    folder_scheme, _, folder_path = folder.partition("://")
+    parent, name = posixpath.split(posixpath.normpath(path))
+    same = scheme == folder_scheme and parent == posixpath.normpath(folder_path)
+    return name if same and name not in ("", ".", "..") else None
 
 
 class UntrustedFileError(PermissionError):
@@ -129,6 +147,11 @@ class Store:
                 return head
         check_private(where, any_owner)
         with open(where, "rb") as f:
+            if size >= 0:
+                # read(n) makes room for n bytes first: ask for no more than the file holds
+                # and the one byte that shows a longer file, so a raised limit costs nothing
+                # (a torchx file appears whole: it cannot grow meanwhile)
+                size = min(size, os.fstat(f.fileno()).st_size + 1)
             return f.read(size)
 
     def exists(self, name: str) -> bool:
@@ -160,10 +183,13 @@ class Store:
             pass
 
     def remove_tree(self, name: str) -> None:
+        """Remove the folder ``name`` and all in it; one already gone is no error, one that
+        cannot be removed raises OSError."""
         where = self.path(name)
         if self._local:
-            import shutil
+            import shutil  # only the launcher removes: a job starts without it
 
-            shutil.rmtree(where, ignore_errors=True)
+            with contextlib.suppress(FileNotFoundError):  # removed meanwhile
+                shutil.rmtree(where)
         elif self._fs.exists(where):
             self._fs.rm(where, recursive=True)
