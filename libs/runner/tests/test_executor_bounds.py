@@ -4,7 +4,10 @@ processes: a call's folder goes once its future gave the result (or on
 
 from __future__ import annotations
 
+import json
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -28,6 +31,16 @@ def fail_with(message: str) -> None:
 
 def die() -> None:
     os._exit(3)
+
+
+SUBMIT_AND_END = """
+import sys
+from torchx.runner import Executor
+
+ex = Executor(scheduler="local_cwd", transport=sys.argv[1] + "/transport", poll_interval=0.2)
+ex.submit(len, "x")
+ex.shutdown(wait=True)
+"""
 
 
 def _ex(tmp_path: Path, **kw: object) -> Executor:
@@ -91,8 +104,8 @@ def test_remove_ended_calls_takes_the_ended_and_leaves_the_running(tmp_path: Pat
     died = ex.submit(die)
     with pytest.raises(FunctionAppError):
         died.result(timeout=60)
-    unread = ex.submit(blob, 1)
-    ex._runner.wait(unread.handle, wait_interval=0.2, timeout=60)
+    # submitted by a program that ended first: nobody will ask for its result
+    subprocess.run([sys.executable, "-c", SUBMIT_AND_END, str(tmp_path)], check=True, timeout=120)
     running = ex.submit(sleep_marked, str(tmp_path / "started"))
     wait_until_marked(running, tmp_path / "started")
     assert len(_calls(tmp_path)) == 3  # the died and unread calls were not taken
@@ -103,6 +116,72 @@ def test_remove_ended_calls_takes_the_ended_and_leaves_the_running(tmp_path: Pat
     assert ex.remove_ended_calls() == 1
     assert _calls(tmp_path) == [] and _pointers(tmp_path) == []
     assert ex.remove_ended_calls() == 0
+
+
+def test_remove_ended_calls_keeps_what_this_processs_futures_have_not_given(
+    tmp_path: Path,
+) -> None:
+    ex = _ex(tmp_path)
+    futures = [ex.submit(blob, n) for n in (1, 2)]
+    rebuilt = _ex(tmp_path)
+    again = rebuilt.future(futures[1].handle)
+    for future in futures:
+        ex._runner.wait(future.handle, wait_interval=0.2, timeout=60)
+    assert ex.remove_ended_calls() == 0
+    assert rebuilt.remove_ended_calls() == 0  # another executor's futures count too
+    assert [f.result(timeout=60) for f in futures] == [b"x", b"xx"]
+    assert _calls(tmp_path) == [] and _pointers(tmp_path) == []  # each future removed its own
+    with pytest.raises(FunctionAppError) as info:  # it went with the other future's result
+        again.result(timeout=60)
+    assert "its call's folder" in str(info.value) and "is gone" in str(info.value)
+
+
+def _pointer(tmp_path: Path, handle: str, call: str) -> None:
+    from urllib.parse import quote
+
+    handles = runtime.Store(str(tmp_path / "transport" / "handles"))
+    handles.make_folder()
+    pointer = {"version": 1, "call": call, "role": "function"}
+    handles.write(quote(handle, safe="") + ".json", json.dumps(pointer).encode())
+
+
+def test_remove_ended_calls_leaves_folders_outside_its_calls_alone(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A copied transport's pointers name the original's calls: those are not its own."""
+    victim = tmp_path / "original" / "calls" / "x"
+    victim.mkdir(parents=True)
+    (victim / "precious.txt").write_text("kept")
+    (tmp_path / "transport" / "calls").mkdir(parents=True)
+    (tmp_path / "transport" / "calls" / "link").symlink_to(victim)
+    _pointer(tmp_path, "local_cwd://torchx/function-nosuchapp1", str(victim))
+    _pointer(tmp_path, "local_cwd://torchx/function-nosuchapp2", str(tmp_path / "transport"))
+    _pointer(tmp_path, "local_cwd://torchx/function-nosuchapp3", f"{tmp_path}/transport/calls/..")
+    _pointer(tmp_path, "local_cwd://torchx/function-nosuchapp4", f"{tmp_path}/transport/calls/link")
+    assert _ex(tmp_path).remove_ended_calls() == 4  # their pointers go
+    assert _pointers(tmp_path) == []
+    assert (victim / "precious.txt").read_text() == "kept"
+    assert _calls(tmp_path) == ["link"]
+    (line,) = capsys.readouterr().err.splitlines()
+    assert line.startswith("torchx Executor: left 4 folder(s) outside ")
+    assert "only the pointers were removed" in line
+
+
+def test_a_call_that_cannot_be_removed_keeps_its_pointer_and_the_rest_go(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    calls = tmp_path / "transport" / "calls"
+    (calls / "good").mkdir(parents=True)
+    (calls / "good" / "call.json").write_text("{}")
+    (calls / "stuck").write_text("a file where a folder should be: rmtree refuses it")
+    _pointer(tmp_path, "local_cwd://torchx/function-nosuchapp1", str(calls / "stuck"))
+    _pointer(tmp_path, "local_cwd://torchx/function-nosuchapp2", str(calls / "good"))
+    assert _ex(tmp_path).remove_ended_calls() == 1
+    assert _calls(tmp_path) == ["stuck"]
+    assert _pointers(tmp_path) == ["local_cwd%3A%2F%2Ftorchx%2Ffunction-nosuchapp1.json"]
+    (line,) = capsys.readouterr().err.splitlines()
+    assert line.startswith(f"torchx Executor: could not remove 1 call(s), e.g. {calls}/stuck (")
+    assert "call remove_ended_calls() again" in line
 
 
 def test_a_result_over_the_limit_fails_in_one_line_naming_limit_size_and_fix(
@@ -120,12 +199,13 @@ def test_a_result_over_the_limit_fails_in_one_line_naming_limit_size_and_fix(
     assert _calls(tmp_path) == []
 
 
-@pytest.mark.parametrize("bad", [0, -5, 2.5, "1G"])
+@pytest.mark.parametrize("bad", [0, -5, 2.5, "1G", 2**63, 2**80])
 def test_a_bad_result_limit_is_one_line_naming_the_field(tmp_path: Path, bad: object) -> None:
     with pytest.raises(SpecsError) as info:
         _ex(tmp_path, max_result_bytes=bad)
     (line,) = str(info.value).splitlines()
-    assert line.startswith(f"Executor max_result_bytes: got {bad!r}; expected an int of 1")
+    assert line.startswith(f"Executor max_result_bytes: got {bad!r}; expected an int of bytes")
+    assert f"from 1 to {runtime.MAX_RESULT_LIMIT}" in line
 
 
 def test_a_call_of_several_ranks_goes_once_every_ranks_outcome_was_given(tmp_path: Path) -> None:

@@ -9,9 +9,13 @@ rank's outcome back. The pickling and the job's side live in torchx-runtime-func
 
 from __future__ import annotations
 
+import itertools
+import json
 import os
 import sys
+import threading
 import time
+import weakref
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
@@ -48,6 +52,12 @@ FUNCTION_COMPONENT = "function.call"
 MAP_SWEEP_ITEMS = 1000
 # How many calls ``remove_ended_calls`` asks the schedulers about at once.
 REMOVAL_BATCH = 1000
+# The largest handle pointer read: one names a call's URL and its role.
+MAX_POINTER_BYTES = 64 * 1024
+# Every future an executor of this process made (submitted or rebuilt) that is still
+# referenced: remove_ended_calls keeps the calls whose outcome one of them may still give.
+_issued: weakref.WeakSet[FunctionFuture] = weakref.WeakSet()
+_issued_lock = threading.Lock()
 
 
 class CallNotPicklableError(TypeError):
@@ -191,9 +201,7 @@ class Executor:
             runtime.check_result_limit(max_result_bytes)
         except ValueError:
             raise SpecsError(
-                "Executor max_result_bytes",
-                max_result_bytes,
-                f"expected an int of 1 or more bytes, e.g. {4 << 30} for 4 GiB",
+                "Executor max_result_bytes", max_result_bytes, runtime.RESULT_LIMIT_FIX
             ) from None
         for option, mapping, example in (
             ("cfg", cfg, "{'log_dir': '/tmp/logs'}"),
@@ -345,7 +353,7 @@ class Executor:
         try:
             handle = self._runner.run(self._app(call.url), self.scheduler, self.cfg)
         except BaseException:
-            call.remove_tree("")  # nothing ran: leave no orphan call behind
+            _discard([call])
             raise
         future = self._future_for(handle, call)
         self._futures.append(future)
@@ -353,21 +361,26 @@ class Executor:
 
     def _future_for(self, handle: AppHandle, call: Store) -> FunctionFuture:
         """The future of ``call`` submitted as ``handle``, findable later by its handle."""
-        import json
-
         pointer = {"version": POINTER_VERSION, "call": call.url, "role": self.name}
         self._store("handles").write(_pointer_name(handle), json.dumps(pointer).encode())
         world_size = self.num_replicas * self.nproc_per_node
-        return FunctionFuture(
-            self._runner,
-            handle,
-            call,
-            world_size,
-            self.name,
-            self.poll_interval,
-            self.max_result_bytes,
-            self._removal(handle, call),
+        return self._issue(
+            FunctionFuture(
+                self._runner,
+                handle,
+                call,
+                world_size,
+                self.name,
+                self.poll_interval,
+                self.max_result_bytes,
+                self._removal(handle, call),
+            )
         )
+
+    def _issue(self, future: FunctionFuture) -> FunctionFuture:
+        with _issued_lock:
+            _issued.add(future)
+        return future
 
     def _removal(self, handle: AppHandle, call: Store) -> Callable[[], None] | None:
         """What removes the call's files once its future holds every outcome (None with
@@ -375,18 +388,23 @@ class Executor:
         leaves a pointer ``remove_ended_calls`` still finds."""
         if self.keep_calls:
             return None
-        handles = self._store("handles")
 
         def remove() -> None:
             # the outcomes are in memory already: a folder left behind costs disk, not the
             # result, and remove_ended_calls() takes it later
             try:
-                call.remove_tree("")
-                handles.remove(_pointer_name(handle))
+                self._remove_call(call, _pointer_name(handle))
             except OSError as e:
                 _report(f"could not remove {call.url} ({e}); remove_ended_calls() retries")
 
         return remove
+
+    def _remove_call(self, call: Store | None, pointer: str) -> None:
+        """Remove the call's folder (when given), then its pointer: a removal cut short
+        leaves a pointer ``remove_ended_calls`` still finds. OSError when the folder stays."""
+        if call is not None:
+            call.remove_tree("")
+        self._store("handles").remove(pointer)
 
     def _write_call(
         self, fn: Callable[..., Any], args: Sequence[Any], kwargs: Mapping[str, Any]
@@ -468,8 +486,6 @@ class Executor:
         Either way bad input fails here, and closing the iterator early cancels what is
         still running (the sweep's remaining trials).
         """
-        import itertools
-
         deadline = None if timeout is None else time.monotonic() + timeout
         items: Iterator[tuple[Any, ...]] = zip(*iterables, strict=False)
         base_args = self._sweep_args()
@@ -542,8 +558,7 @@ class Executor:
             )
             handle = self._runner.run_sweep(sweep, self.scheduler, self.cfg)
         except BaseException:
-            for call in calls:  # nothing ran: leave no orphan call behind
-                call.remove_tree("")
+            _discard(calls)
             raise
         record = record_of(handle)
         futures: deque[FunctionFuture] = deque()
@@ -562,8 +577,6 @@ class Executor:
         base_args: list[str],
         deadline: float | None,
     ) -> Iterator[Any]:
-        import itertools
-
         chunks = deque([first])
         try:
             while chunks:
@@ -622,12 +635,10 @@ class Executor:
     # -- by handle ----------------------------------------------------------------------
 
     def _future_of(self, handle: AppHandle) -> FunctionFuture:
-        import json
-
         runtime = _runtime()
         handles = self._store("handles")
         try:
-            pointer = json.loads(handles.read(_pointer_name(handle)))
+            pointer = _read_pointer(handles, _pointer_name(handle))
         except FileNotFoundError:
             raise UnknownAppException(
                 handle,
@@ -635,57 +646,85 @@ class Executor:
                 "Executor(transport=...) the folder it was submitted with; a call is removed "
                 "once a future gave its result (Executor(keep_calls=True) keeps it)",
             ) from None
-        if not isinstance(pointer, dict) or pointer.get("version") != POINTER_VERSION:
-            raise UnknownAppException(
-                handle, f"{handles.path(_pointer_name(handle))} is not a version 1 pointer"
-            )
-        call = runtime.Store(str(pointer["call"]))
+        except ValueError as e:
+            raise UnknownAppException(handle, str(e)) from None
+        call = runtime.Store(pointer["call"])
         meta = runtime.read_call_meta(call)
-        return FunctionFuture(
-            self._runner,
-            handle,
-            call,
-            int(meta["world_size"]),
-            str(pointer.get("role", self.name)),
-            self.poll_interval,
-            runtime.result_limit(meta),
-            self._removal(handle, call),
+        return self._issue(
+            FunctionFuture(
+                self._runner,
+                handle,
+                call,
+                int(meta["world_size"]),
+                str(pointer.get("role", self.name)),
+                self.poll_interval,
+                runtime.result_limit(meta),
+                self._removal(handle, call),
+            )
         )
 
     def remove_ended_calls(self) -> int:
-        """Remove the folders of this transport's calls whose apps ended, or that their
-        schedulers no longer know, whether or not their results were taken; the number
-        removed. Calls still running are kept, as are those of schedulers this runner does
-        not have.
+        """Remove this transport's calls whose apps ended, or that their schedulers no
+        longer know; the number removed.
 
         Futures remove their call once they gave every rank's outcome; this removes the
-        rest: calls whose app died, was cancelled, or whose result nobody asked for.
+        rest: calls whose app died or was cancelled, and those whose result nobody will ask
+        for. Kept are the calls still running, those of schedulers this runner does not
+        have, and those whose outcome a future made in this process (submitted or rebuilt,
+        by any executor, and still referenced) has not given yet: asking it later gives
+        the result, then removes the call. A pointer naming a folder outside this
+        transport's ``calls`` folder (a copied transport) goes without that folder. A call
+        that cannot be removed keeps its pointer, so a later run retries; one line on
+        stderr says which and why.
         """
-        import itertools
-        import json
-
         runtime = _runtime()
-        handles = self._store("handles")
+        handles, calls = self._store("handles"), self._store("calls")
         known = (
             (unquote(name.removesuffix(".json")), name)
             for name in handles.names()
             if name.endswith(".json")
         )
         ours = ((h, n) for h, n in known if self._runner.has_scheduler(_scheduler_of(h)))
-        removed = 0
+        mine: dict[AppHandle, list[FunctionFuture]] = {}
+        with _issued_lock:
+            for future in list(_issued):
+                mine.setdefault(future.handle, []).append(future)
+        removed, failed, elsewhere = 0, [], []
         while batch := dict(itertools.islice(ours, REMOVAL_BATCH)):
             for handle, status in self._runner._statuses(list(batch)).items():
                 if status is not None and not status.is_terminal():
                     continue
+                if any(f._may_still_give() for f in mine.get(handle, ())):
+                    continue
+                name = batch[handle]
                 try:
-                    pointer = json.loads(handles.read(batch[handle]))
-                    runtime.Store(str(pointer["call"])).remove_tree("")
+                    url = _read_pointer(handles, name)["call"]
                 except FileNotFoundError:
-                    pass  # removed meanwhile by its future
-                except (ValueError, KeyError, TypeError):
-                    pass  # not a pointer this version wrote: only the pointer goes
-                handles.remove(batch[handle])
+                    continue  # removed meanwhile by its future
+                except ValueError:
+                    url = ""  # not a pointer this version wrote: only the pointer goes
+                except OSError as e:
+                    failed.append(f"{handles.path(name)} ({e})")
+                    continue
+                child = runtime.child_name(calls.url, url) if url else None
+                if url and child is None:
+                    elsewhere.append(url)
+                try:
+                    self._remove_call(None if child is None else self._store("calls", child), name)
+                except OSError as e:
+                    failed.append(f"{url} ({e})")
+                    continue
                 removed += 1
+        if elsewhere:
+            _report(
+                f"left {len(elsewhere)} folder(s) outside {calls.url} alone, e.g. "
+                f"{elsewhere[0]}: their pointers named them; only the pointers were removed"
+            )
+        if failed:
+            _report(
+                f"could not remove {len(failed)} call(s), e.g. {failed[0]}; their pointers "
+                "stay: fix the cause and call remove_ended_calls() again"
+            )
         return removed
 
 
@@ -714,3 +753,30 @@ def _scheduler_of(handle: AppHandle) -> str:
 
 def _pointer_name(handle: AppHandle) -> str:
     return quote(handle, safe="") + ".json"
+
+
+def _read_pointer(handles: Store, name: str) -> dict[str, Any]:
+    """The pointer ``name`` under ``handles``: FileNotFoundError when it is gone, a one-line
+    ValueError when it is not one this version wrote."""
+    data = handles.read(name, limit=MAX_POINTER_BYTES)
+    try:
+        pointer = json.loads(data) if len(data) <= MAX_POINTER_BYTES else None
+    except ValueError:
+        pointer = None
+    if (
+        not isinstance(pointer, dict)
+        or pointer.get("version") != POINTER_VERSION
+        or not isinstance(pointer.get("call"), str)
+    ):
+        raise ValueError(f"{handles.path(name)} is not a version {POINTER_VERSION} pointer")
+    return pointer
+
+
+def _discard(calls: Iterable[Store]) -> None:
+    """Remove calls that never ran (their submit failed): no orphan is left behind, and a
+    folder that cannot go is named without hiding why the submit failed."""
+    for call in calls:
+        try:
+            call.remove_tree("")
+        except OSError as e:
+            _report(f"could not remove {call.url} ({e}); remove it by hand")

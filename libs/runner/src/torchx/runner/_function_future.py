@@ -22,18 +22,21 @@ class FunctionAppError(RuntimeError):
     someone else, its node lost, its image without torchx-runtime-function, ...).
 
     ``status`` is the app's final status, ``log_tail`` the last lines of its first
-    replica's log.
+    replica's log, ``note`` what else is known (its call's folder is gone).
     """
 
-    def __init__(self, handle: AppHandle, status: AppStatus | None, log_tail: list[str]) -> None:
+    def __init__(
+        self, handle: AppHandle, status: AppStatus | None, log_tail: list[str], note: str = ""
+    ) -> None:
         self.handle = handle
         self.status = status
         self.log_tail = log_tail
         state = status.state.name if status is not None else "UNKNOWN (its scheduler forgot it)"
         lines = "\n".join(f"  {line}" for line in log_tail) or "  (no log lines)"
+        note = f"; {note}" if note else ""
         super().__init__(
-            f"{handle} ended {state} without the function's result; the last lines of its "
-            f"log:\n{lines}"
+            f"{handle} ended {state} without the function's result{note}; the last lines of "
+            f"its log:\n{lines}"
         )
 
 
@@ -192,6 +195,16 @@ class FunctionFuture:
             return raised.unwrap()
         return [self._outcomes[rank].value for rank in range(self._world_size)]
 
+    def _may_still_give(self) -> bool:
+        """Whether the call's folder holds an outcome this future has not read yet and may
+        still give (it was not cancelled): until it has, the folder must stay."""
+        from torchx.runtime.function import has_outcome
+
+        if self._cancelled:
+            return False
+        unread = (r for r in range(self._world_size) if r not in self._outcomes)
+        return any(has_outcome(self._store, rank) for rank in unread)
+
     def _collected(self) -> None:
         """Once every rank's outcome is held here, the call's files are no longer needed:
         run ``collect`` (once). Until then another rank may still be writing its outcome."""
@@ -264,8 +277,20 @@ class FunctionFuture:
             if self._ready(all_ranks) or self._raised() is not None:
                 return
             if time.monotonic() >= grace_ends:
-                raise FunctionAppError(self.handle, status, self._log_tail())
+                raise FunctionAppError(self.handle, status, self._log_tail(), self._gone())
             time.sleep(min(0.1, self._poll_interval))
+
+    def _gone(self) -> str:
+        """Why the outcome cannot be found when the call's folder is gone, else ""."""
+        from torchx.runtime.function import CALL_META
+
+        if self._store.exists(CALL_META):
+            return ""
+        return (
+            f"its call's folder {self._store.url} is gone: another future of the call removed "
+            "it once it gave the result, or remove_ended_calls() or a person did "
+            "(Executor(keep_calls=True) keeps calls)"
+        )
 
     def _log_tail(self) -> list[str]:
         try:
