@@ -5,12 +5,15 @@ from __future__ import annotations
 
 import ast
 import inspect
+import subprocess
+import sys
 
 import pytest
 
 from torchx.components import get_component, list_components
 from torchx.components._common import fill_shared_arg_help
 from torchx.specs import AppDef, parse_docstring
+from torchx.specs._source import function_source
 from torchx.specs.finder import get_builtin_source
 
 SHARED = ("image", "num_replicas", "cpu", "gpu", "memMB", "h", "env", "max_retries", "mounts")
@@ -119,14 +122,14 @@ def test_help_and_getdoc_show_the_filled_lines_with_the_written_ones() -> None:
 def test_printed_sources_show_the_filled_docstring_and_the_code_as_written() -> None:
     for name in list_components():
         schema = get_component(name)
-        (printed,) = ast.parse(schema.source()).body
+        (printed,) = ast.parse(function_source(schema.fn)).body
         (written,) = ast.parse(inspect.getsource(schema.fn)).body
         assert isinstance(printed, ast.FunctionDef) and isinstance(written, ast.FunctionDef)
         assert ast.get_docstring(printed) == inspect.getdoc(schema.fn), name
         assert [ast.dump(n) for n in printed.body[1:]] == [ast.dump(n) for n in written.body[1:]]
         assert ast.dump(printed.args) == ast.dump(written.args)
     assert "        h: a named resource per replica (e.g. cpu.small, gpu.small);" in (
-        get_component("utils.sh").source()
+        get_builtin_source("utils.sh")
     )
     with_imports = get_builtin_source("dist.ddp")
     assert "        cpu: cores per node\n" in with_imports
@@ -168,3 +171,19 @@ def test_a_written_line_wins_and_mistakes_are_refused_when_the_module_runs() -> 
 
     with pytest.raises(ValueError, match="no_args: its docstring needs an Args: section"):
         fill_shared_arg_help(no_args)
+
+
+def test_the_builtins_import_and_run_with_docstrings_stripped() -> None:
+    # python -OO drops every docstring: there is no help to complete, and no error either
+    code = (
+        "from torchx.components import list_components, get_component\n"
+        "assert get_component('utils.echo').fn.__doc__ is None\n"
+        "app = get_component('utils.sh').fn('echo', 'hi')\n"
+        "assert app.roles[0].args == ['-c', 'echo hi'], app.roles[0].args\n"
+        "print(len(list_components()))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-OO", "-c", code], capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 0, done.stderr
+    assert int(done.stdout) == len(list_components())

@@ -125,13 +125,16 @@ def fill_shared_arg_help(*components: Callable[..., AppDef], per: str = "replica
     """Fill the ``Args:`` lines of the shared arguments (``SHARED_ARG_HELP``) into the
     docstrings of builtin ``components``, each where its parameter stands in the signature,
     so ``__doc__``, ``help()``, the CLI's argument help and ``torchx builtins --print`` all
-    show them. A module calls it once, after its components, which keeps each definition
-    a plain function: the source ``builtins --print`` shows is one to copy as it is.
+    show them. The builtins' docstrings leave these lines out, so that their wording is
+    one for every builtin. A module calls it once, after its components, which keeps each
+    definition a plain function: the source ``builtins --print`` shows is one to copy.
 
     A line a docstring writes itself is kept: that is for an argument whose meaning
     differs in that component. ``per`` names the unit sizes and restarts count in.
     """
     for fn in components:
+        if fn.__doc__ is None:  # docstrings stripped (python -OO): no help to complete
+            continue
         fn.__doc__ = _filled_doc(fn, per)
 
 

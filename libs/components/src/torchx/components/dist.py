@@ -326,6 +326,4 @@ def get_role_name(script: str | None, m: str | None) -> str:
     return _program(script, m, "dist role name")[1]
 
 
-# The docstrings above leave out the shared arguments (image, cpu, env, ...): their
-# Args: lines come from _common.SHARED_ARG_HELP, one wording for every builtin.
 fill_shared_arg_help(ddp, spmd, per="node")

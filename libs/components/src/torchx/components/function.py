@@ -82,6 +82,4 @@ def call(
     )
 
 
-# The docstrings above leave out the shared arguments (image, cpu, env, ...): their
-# Args: lines come from _common.SHARED_ARG_HELP, one wording for every builtin.
 fill_shared_arg_help(call, per="node")

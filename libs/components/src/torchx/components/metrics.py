@@ -46,6 +46,4 @@ def tensorboard(
     )
 
 
-# The docstrings above leave out the shared arguments (image, cpu, env, ...): their
-# Args: lines come from _common.SHARED_ARG_HELP, one wording for every builtin.
 fill_shared_arg_help(tensorboard)

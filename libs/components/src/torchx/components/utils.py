@@ -222,6 +222,4 @@ def booth(
     return python_app("torchx-utils-booth", image, args, size=Resource(cpu=1, gpu=0, memMB=1024))
 
 
-# The docstrings above leave out the shared arguments (image, cpu, env, ...): their
-# Args: lines come from _common.SHARED_ARG_HELP, one wording for every builtin.
 fill_shared_arg_help(echo, touch, sh, python, binary, copy, booth)
