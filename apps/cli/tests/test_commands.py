@@ -58,7 +58,9 @@ def test_builtins_table_json_and_print() -> None:
     names = {c["name"] for c in json.loads(out)}
     assert {"utils.echo", "dist.ddp", "serve.torchserve", "metrics.tensorboard"} <= names
     code, out, _ = invoke("builtins", "--print", "utils.echo")
-    assert code == 0 and out.startswith("def echo(")
+    # as in pytorch/torchx 0.7: the imports the function needs come before it
+    assert code == 0 and out.startswith("from __future__ import annotations\n")
+    assert "from torchx.specs import AppDef, Role, SpecsError\n\n\ndef echo(" in out
 
 
 def test_run_component_help_shows_its_docstring() -> None:
@@ -81,7 +83,7 @@ def test_builtins_describe_the_arguments_they_share_alike_in_help_and_printed_so
         assert "      environment variables, k1=v1,k2=v2\n" in out
         # the template to copy has them too, in the docstring where the file leaves them out
         code, out, _ = invoke("builtins", "--print", name)
-        assert code == 0 and out.startswith("def ") and f"        h: {h_help}\n" in out
+        assert code == 0 and f"\ndef {name[6:]}(" in out and f"        h: {h_help}\n" in out
 
 
 def test_run_dryrun_prints_the_request_and_starts_nothing(isolated: Path) -> None:

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import ast
 import inspect
+import os
 import textwrap
 from pathlib import Path
 from typing import Any
 
-from torchx.specs._source import function_source
+from torchx.specs._source import function_source, template_source
 
 
 def _load(tmp_path: Path, source: str) -> Any:
@@ -63,3 +64,111 @@ def test_a_completed_docstring_replaces_the_written_one_and_nothing_else(tmp_pat
     assert printed.startswith("def comp(path: str, cpu: float = -1)")
     assert printed.endswith("    return path\n")
     assert '    """  # the shared lines are added below\n    return path\n' in printed
+
+
+def test_only_a_newline_ends_a_line_of_the_written_docstring(tmp_path: Path) -> None:
+    # a form feed and U+2028 are line breaks to str.splitlines, not to Python's parser
+    for odd in ("\x0c", "\u2028"):
+        ns = _load(
+            tmp_path,
+            f'''
+            def comp(x: int = 1):
+                """Runs{odd} here.
+
+                Args:
+                    x: a number{odd}
+
+                """
+                return x
+            ''',
+        )
+        ns["comp"].__doc__ = "Runs.\n\nArgs:\n    x: a number\n    y: more"
+        (node,) = ast.parse(function_source(ns["comp"])).body
+        assert isinstance(node, ast.FunctionDef)
+        assert ast.get_docstring(node) == ns["comp"].__doc__
+        assert ast.unparse(node.body[1]) == "return x"
+
+
+def test_a_replaced_one_line_docstring_stays_on_one_line(tmp_path: Path) -> None:
+    ns = _load(tmp_path, 'def comp():\n    """Old."""\n    return 1\n')
+    for doc, literal in (("New.", '"""New."""'), ('Ends "x"', '"""Ends "x\\""""')):
+        ns["comp"].__doc__ = doc
+        printed = function_source(ns["comp"])
+        assert printed == f"def comp():\n    {literal}\n    return 1\n"
+        (node,) = ast.parse(printed).body
+        assert isinstance(node, ast.FunctionDef) and ast.get_docstring(node) == doc
+
+
+def test_a_template_brings_the_imports_and_private_helpers_it_needs(tmp_path: Path) -> None:
+    import importlib.util
+    import sys
+
+    path = tmp_path / "mycomps.py"
+    path.write_text(
+        textwrap.dedent(
+            '''
+            """A module of components."""
+
+            from __future__ import annotations
+
+            import os
+            import shlex as quoting
+            from collections import OrderedDict, deque
+
+            # the greeting
+            _HELLO = "hello"
+            PUBLIC = "shared"
+
+
+            def _word(x: str) -> str:
+                return quoting.quote(x) + os.sep
+
+
+            def comp(msg: str = _HELLO) -> OrderedDict[str, str]:
+                """Greets."""
+                return OrderedDict(greeting=_word(msg) + PUBLIC)
+
+
+            def unrelated() -> deque[int]:
+                return deque()
+            '''
+        )
+    )
+    spec = importlib.util.spec_from_file_location("mycomps", path)
+    assert spec is not None and spec.loader is not None
+
+    def load() -> Any:
+        module = importlib.util.module_from_spec(spec)
+        sys.modules["mycomps"] = module
+        spec.loader.exec_module(module)  # type: ignore[union-attr]
+        return module
+
+    def run(text: str) -> None:
+        namespace: dict[str, Any] = {}
+        exec(compile(text, "template.py", "exec"), namespace)
+        assert namespace["comp"]() == {"greeting": f"hello{os.sep}shared"}
+        assert namespace["comp"].__doc__ == "Greets."
+
+    sys.path.insert(0, str(tmp_path))
+    try:
+        importable = template_source(load().comp)
+        run(importable)
+        sys.path.remove(str(tmp_path))
+        # loaded from its path only, as a ./file.py:fn component is: PUBLIC is copied too
+        by_path = template_source(load().comp)
+        sys.modules.pop("mycomps")
+        run(by_path)
+    finally:
+        sys.modules.pop("mycomps", None)
+        if str(tmp_path) in sys.path:
+            sys.path.remove(str(tmp_path))
+    head = (
+        "from __future__ import annotations\n\n"
+        "import os\nimport shlex as quoting\nfrom collections import OrderedDict\n"
+    )
+    assert importable.startswith(head + "from mycomps import PUBLIC\n\n\n# the greeting\n")
+    assert by_path.startswith(head + "\n\n# the greeting\n_HELLO =")
+    assert 'PUBLIC = "shared"\n' in by_path and "PUBLIC =" not in importable
+    assert "deque" not in importable and "unrelated" not in by_path
+    for text in (importable, by_path):
+        assert text.index("def _word(") < text.index("def comp(")

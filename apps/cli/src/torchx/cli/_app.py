@@ -271,10 +271,13 @@ def builtins(
     json_out: JsonOpt = False,
 ) -> None:
     """List the builtin components, one line each."""
-    from torchx.components import get_component, list_components
+    from torchx.components import list_components
 
     if print_name:
-        typer.echo(get_component(print_name).source())
+        from torchx.specs.finder import get_builtin_source
+
+        # a file that runs as it is: the imports and private helpers come with it
+        typer.echo(get_builtin_source(print_name), nl=False)
         return
     found = list_components()
     if json_out:

@@ -286,13 +286,6 @@ class ComponentSchema:
                 lines.append(f"      {a.help}")
         return re.sub(r"``([^`]+)``", r"`\1`", "\n".join(lines))
 
-    def source(self) -> str:
-        """The function's source with the docstring it has, which a builtin completes when
-        its module runs (``torchx builtins --print`` shows it as a template to copy)."""
-        from torchx.specs._source import function_source
-
-        return function_source(self.fn)
-
     def _usage(self) -> list[str]:
         parts = []
         for a in self.args:

@@ -10,8 +10,6 @@ anything in them runs) are those of ``torchx.specs._discovery``, the same that
 from __future__ import annotations
 
 import abc
-import inspect
-import sys
 import types
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -143,20 +141,14 @@ def _problem(fn: Callable[..., Any], text: str) -> Any:
 
 
 def get_builtin_source(name: str) -> str:
-    """The source of a component with its module's imports: a template to copy and edit."""
-    fn = get_component(name).fn
-    import ast
+    """The source of a component as a file that runs on its own: a template to copy and
+    edit. The function comes with the docstring it has when its module has run (a
+    builtin's is completed with the help of the arguments builtins share, which its file
+    leaves out), after the imports it needs and the helpers private to its module it uses.
+    """
+    from torchx.specs._source import template_source
 
-    module_source = inspect.getsource(sys.modules[fn.__module__])
-    imports = [
-        ast.get_source_segment(module_source, node) or ""
-        for node in ast.parse(module_source).body
-        if isinstance(node, ast.Import)
-        or (isinstance(node, ast.ImportFrom) and node.module != "__future__")
-    ]
-    from torchx.specs._source import function_source
-
-    return "\n".join([*imports, "", "", function_source(fn)])
+    return template_source(get_component(name).fn)
 
 
 __all__ = [
