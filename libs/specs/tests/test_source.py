@@ -172,3 +172,22 @@ def test_a_template_brings_the_imports_and_private_helpers_it_needs(tmp_path: Pa
     assert "deque" not in importable and "unrelated" not in by_path
     for text in (importable, by_path):
         assert text.index("def _word(") < text.index("def comp(")
+
+
+def test_a_template_of_a_function_that_needs_nothing_is_the_function(tmp_path: Path) -> None:
+    import importlib.util
+    import sys
+
+    path = tmp_path / "bare.py"
+    path.write_text(
+        'import os\n\n\ndef comp(x: int = 1) -> int:\n    """Doubles."""\n    return 2 * x\n'
+    )
+    spec = importlib.util.spec_from_file_location("bare_components", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["bare_components"] = module
+    try:
+        spec.loader.exec_module(module)
+        assert template_source(module.comp) == path.read_text().partition("\n\n\n")[2]
+    finally:
+        del sys.modules["bare_components"]

@@ -21,9 +21,6 @@ import types
 from collections.abc import Callable, Iterator
 from typing import Any
 
-# a piece of a template: (module rank, line) orders it, its text
-_Piece = tuple[tuple[int, int], str]
-
 
 def function_source(fn: Callable[..., Any]) -> str:
     """``inspect.getsource(fn)`` with its docstring literal replaced by ``fn.__doc__`` where
@@ -77,7 +74,7 @@ def template_source(fn: Callable[..., Any]) -> str:
     from another module) that it uses, in the order they are written, then ``fn``. A public
     name of an importable module is imported from that module. A function that is not
     defined at the top of its module gets every import of the module, as written."""
-    home = _Module(sys.modules[fn.__module__])
+    home = _Module(sys.modules[fn.__module__], rank=sys.maxsize)
     node = home.bound.get(fn.__name__)
     if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
         imports = [s for s in home.tree.body if isinstance(s, (ast.Import, ast.ImportFrom))]
@@ -99,8 +96,7 @@ def template_source(fn: Callable[..., Any]) -> str:
                 if written not in imported.setdefault((kind, source), []):
                     imported[(kind, source)].append(written)
                 continue
-            rank = sys.maxsize if where is home else modules.index(where)
-            key = (rank, stmt.lineno)
+            key = (where.rank, stmt.lineno)
             if key not in pieces:
                 pieces[key] = where.text_of(stmt)
                 todo.append((where, _free_names(stmt)))
@@ -110,14 +106,15 @@ def template_source(fn: Callable[..., Any]) -> str:
         *(_import_line(k, m, n) for (k, m), n in sorted(imported.items(), key=_plain_first)),
     ]
     body = [text.rstrip("\n") for _, text in sorted(pieces.items())]
-    return "\n".join(head) + "\n\n\n" + "\n\n\n".join(body) + "\n"
+    return ("\n".join(head) + "\n\n\n" if head else "") + "\n\n\n".join(body) + "\n"
 
 
 class _Module:
     """A module's source, parsed, with the statement that binds each top-level name."""
 
-    def __init__(self, module: types.ModuleType) -> None:
+    def __init__(self, module: types.ModuleType, rank: int) -> None:
         self.name = module.__name__
+        self.rank = rank  # where its pieces go in a template: those it needs go first
         self.source = inspect.getsource(module)
         self.lines = self.source.split("\n")
         self.tree = ast.parse(self.source)
@@ -148,17 +145,18 @@ def _resolve(
     if stmt is None:
         return None
     if isinstance(stmt, ast.Import):
-        (alias,) = (a for a in stmt.names if (a.asname or a.name.partition(".")[0]) == name)
+        alias = next(a for a in stmt.names if (a.asname or a.name.partition(".")[0]) == name)
         return module, ("import", alias.name, _as(alias))
     if isinstance(stmt, ast.ImportFrom):
-        (alias,) = (a for a in stmt.names if (a.asname or a.name) == name)
+        alias = next(a for a in stmt.names if (a.asname or a.name) == name)
         source = "." * stmt.level + (stmt.module or "")
         if alias.name.startswith("_") and stmt.level == 0 and stmt.module:
             # another module's private definition: copied as that module has it
             other = next((m for m in modules if m.name == stmt.module), None)
             if other is None:
-                other = _Module(importlib.import_module(stmt.module))
-                modules.insert(0, other)  # below the home module, above those it needs
+                # found later, needed by those found before: its pieces go above theirs
+                other = _Module(importlib.import_module(stmt.module), rank=-len(modules))
+                modules.append(other)
             if alias.name in other.bound and alias.asname is None:
                 return _resolve(other, alias.name, modules)
         return module, ("from", source, _as(alias))
