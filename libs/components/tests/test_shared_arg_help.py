@@ -13,7 +13,6 @@ import pytest
 from torchx.components import get_component, list_components
 from torchx.components._common import fill_shared_arg_help
 from torchx.specs import AppDef, parse_docstring
-from torchx.specs._source import function_source
 from torchx.specs.finder import get_builtin_source
 
 SHARED = ("image", "num_replicas", "cpu", "gpu", "memMB", "h", "env", "max_retries", "mounts")
@@ -122,7 +121,11 @@ def test_help_and_getdoc_show_the_filled_lines_with_the_written_ones() -> None:
 def test_printed_sources_show_the_filled_docstring_and_the_code_as_written() -> None:
     for name in list_components():
         schema = get_component(name)
-        (printed,) = ast.parse(function_source(schema.fn)).body
+        (printed,) = (
+            node
+            for node in ast.parse(get_builtin_source(name)).body
+            if isinstance(node, ast.FunctionDef) and node.name == schema.fn.__name__
+        )
         (written,) = ast.parse(inspect.getsource(schema.fn)).body
         assert isinstance(printed, ast.FunctionDef) and isinstance(written, ast.FunctionDef)
         assert ast.get_docstring(printed) == inspect.getdoc(schema.fn), name
