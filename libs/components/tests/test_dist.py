@@ -30,6 +30,23 @@ def test_parse_j_rejects(j: str, why: str) -> None:
     assert info.value.field == "dist.ddp -j" and info.value.value == j
 
 
+@pytest.mark.parametrize(
+    ("argv", "start"),
+    [
+        (["--j", "2xtwo"], "dist.ddp --j: got '2xtwo'; expected M, NxM"),
+        (["-j", "2xtwo"], "dist.ddp -j: got '2xtwo'; expected M, NxM"),
+        (["--h=nope"], "dist.ddp --h (named resource): got 'nope'; known: "),
+        (["--h", "nope", "--j", "nope"], "dist.ddp -j: got 'nope'"),  # two: left as it was
+    ],
+)
+def test_the_components_own_errors_name_the_argument_as_written(
+    argv: list[str], start: str
+) -> None:
+    with pytest.raises(SpecsError) as info:
+        get_component("dist.ddp").call(["--script", "t.py", *argv])
+    assert str(info.value).startswith(start)
+
+
 def test_single_node_ddp_runs_torchrun_on_a_free_loopback_port() -> None:
     app = get_component("dist.ddp").call(
         ["--script", "path/train.py", "--j", "2", "--rdzv_port", "29611", "--", "--epochs", "1"]

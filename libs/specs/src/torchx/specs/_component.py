@@ -19,7 +19,7 @@ if TYPE_CHECKING:
 
 from torchx.specs._app import AppDef
 from torchx.specs._arg_types import _SCALARS, PYTHON_ONLY, ArgType, _arg_type, convert_arg
-from torchx.specs._component_argv import ParsedArgs, apply_defaults, read_argv
+from torchx.specs._component_argv import ParsedArgs, apply_defaults, as_written, read_argv
 from torchx.specs._docstring import parse_docstring
 from torchx.specs._errors import SpecsError, _NotGivenError, _ProblemsError, closest
 
@@ -239,8 +239,9 @@ class ComponentSchema:
         args, kwargs = self.bind(parsed)
         try:
             app = self.fn(*args, **kwargs)
-        except SpecsError:
-            raise  # it names its field already
+        except SpecsError as e:
+            as_written(e, self, parsed)  # it names its field: as the user wrote it
+            raise
         except Exception as e:
             # A note (PEP 678), not another exception type: callers that catch what the
             # component raises keep catching it, and the CLI can say whose error it is.

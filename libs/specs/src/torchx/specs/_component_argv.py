@@ -45,6 +45,9 @@ class ParsedArgs:
     rest: list[str] = field(default_factory=list)
     # True when ``rest`` came after ``--``: the user said plainly it is the script's
     rest_after_dashdash: bool = False
+    # parameter name -> (its flag as written, its text): what the component's own errors
+    # about a value name instead of the field the component gave (see ``as_written``)
+    written: dict[str, tuple[str, str]] = field(default_factory=dict)
     help: bool = False
 
 
@@ -200,6 +203,7 @@ def read_argv(
                 )
             text, i = nxt, i + 1
         value = convert_arg(text, arg.type, where)
+        out.written[arg.name] = (where.rpartition(" ")[2], text)
         before = out.values.get(arg.name)
         if arg.name in out.values and arg.type.kind == "scalar":
             raise SpecsError(where, text, f"given twice (first {before!r}); give it once")
@@ -221,3 +225,23 @@ def apply_defaults(schema: ComponentSchema, parsed: ParsedArgs, defaults: dict[s
         if isinstance(value, str):
             value = convert_arg(value, arg.type, f"{schema.name} {arg.flag} (default)")
         parsed.values[name] = value
+
+
+def as_written(error: SpecsError, schema: ComponentSchema, parsed: ParsedArgs) -> None:
+    """Make ``error``, raised by the component of ``schema`` about the value of one of its
+    arguments, name that argument as the user wrote it (``dist.ddp --j``, not the
+    component's ``-j``; ``--h (named resource)``, not ``named resource`` alone).
+
+    The argument is the one whose text on the command line is the error's value; nothing
+    changes when none or several are (a value the component derived, or from defaults),
+    nor for an error of several lines.
+    """
+    if str(error) != f"{error.field}: got {error.value!r}; {error.expected}":
+        return
+    flags = [flag for flag, text in parsed.written.values() if text == error.value]
+    if len(flags) != 1:
+        return
+    own = error.field == schema.name or error.field.startswith(f"{schema.name} ")
+    error.field = f"{schema.name} {flags[0]}" + ("" if own else f" ({error.field})")
+    # the type stays (a KeyError too, say): callers that catch it keep catching it
+    error.args = (f"{error.field}: got {error.value!r}; {error.expected}",)
