@@ -89,6 +89,19 @@ def test_unknown_names_suggest_the_closest(tmp_path: Path) -> None:
     with pytest.raises(ComponentNotFoundError) as e:
         get_component(f"{tmp_path}/two:a")
     assert str(e.value) == f"component: got '{tmp_path}/two:a'; did you mean '{spec}:a'?"
+    # without a function either: the file alone would be refused (two components), so the
+    # suggestion names the function too
+    with pytest.raises(ComponentNotFoundError) as e:
+        get_component(f"{tmp_path}/two")
+    assert str(e.value) == (
+        f"component: got '{tmp_path}/two'; did you mean '{spec}:FN'? "
+        "(its component functions: a, b)"
+    )
+    one = tmp_path / "one.py"
+    one.write_text("import torchx.specs as specs\ndef a() -> specs.AppDef: ...\n")
+    with pytest.raises(ComponentNotFoundError) as e:
+        get_component(f"{tmp_path}/one")
+    assert str(e.value) == f"component: got '{tmp_path}/one'; did you mean '{one}'?"
     with pytest.raises(ComponentNotFoundError) as e:
         get_component(f"{tmp_path}:a")  # a directory
     assert str(e.value).endswith("; a component in a file is named path/to/file.py:FN")

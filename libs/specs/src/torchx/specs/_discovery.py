@@ -159,7 +159,7 @@ def find_component_function(name: str) -> tuple[str, ComponentFn]:
         # a path: no builtin or plug-in name has one, so listing them would not help
         file_part, colon, fn_name = name.partition(":")
         if Path(file_part + ".py").expanduser().is_file():
-            hint = f"did you mean '{file_part}.py{colon}{fn_name}'?"
+            hint = _file_hint(f"{file_part}.py", colon + fn_name)
         else:
             hint = "a component in a file is named path/to/file.py:FN"
             near = close_matches(name.replace("/", "."), list(all_component_functions()), 1)
@@ -218,6 +218,27 @@ def _file_functions(path: Path) -> dict[str, ast.FunctionDef]:
     return {n.name: n for n in tree.body if isinstance(n, ast.FunctionDef)}
 
 
+def _components_of(functions: dict[str, ast.FunctionDef]) -> list[str]:
+    """The component functions among a file's: public, returning an AppDef."""
+    return [n for n, f in functions.items() if not n.startswith("_") and _returns_appdef(f)]
+
+
+def _file_hint(file: str, fn_part: str) -> str:
+    """The name to suggest for ``file`` (a component file the user named without ``.py``),
+    with ``fn_part`` (``:FN`` or empty) as given: ``file:FN`` when the file does not have
+    exactly one component function, which the file alone would need."""
+    if fn_part:
+        return f"did you mean '{file}{fn_part}'?"
+    try:
+        components = _components_of(_file_functions(Path(file).expanduser()))
+    except SpecsError:
+        components = []  # unreadable or not Python: its own error comes with the file
+    if len(components) == 1:
+        return f"did you mean '{file}'?"
+    listed = f" (its component functions: {', '.join(components)})" if components else ""
+    return f"did you mean '{file}:FN'?{listed}"
+
+
 def file_component(spec: str) -> tuple[str, ComponentFn]:
     """The function ``fn`` of ``path/to/file.py:fn``, or the one component of
     ``path/to/file.py``; nothing in the file runs unless the function is there."""
@@ -237,7 +258,7 @@ def file_component(spec: str) -> tuple[str, ComponentFn]:
             + closest(fn_name, public or ["none"]),
         )
     if not fn_name:
-        candidates = [n for n in public if _returns_appdef(functions[n])]
+        candidates = _components_of(functions)
         if len(candidates) != 1:
             found = (
                 f"{len(candidates)} component functions ({', '.join(candidates)})"
