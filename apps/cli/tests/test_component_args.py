@@ -70,6 +70,15 @@ def test_a_root_flag_after_run_is_refused_naming_where_it_goes() -> None:
         split_component("--log_level=DEBUG", ["utils.echo"], lambda: None)
     with pytest.raises(CliError, match=where):
         read_component("utils.echo", ["--msg", "hi", "--log_level", "DEBUG"])
+    # the component is named after it: the error is about the flag, not a missing component
+    for argv in (["--log_level", "DEBUG", "utils.echo"], ["--debug", "utils.echo"]):
+        with pytest.raises(CliError) as e:
+            split_component(argv[0], argv[1:], lambda: None)
+        flag = argv[0]
+        assert str(e.value) == (
+            f"torchx run: got {flag!r}; {flag} is an option of torchx itself: put it before "
+            f"the command (torchx {flag} ... run COMPONENT ...)"
+        )
     # a component's own argument of that name is still the component's
     _, parsed = read_component("dist.ddp", ["--script", "t.py", "--debug"])
     assert parsed.values["debug"] is True

@@ -70,11 +70,11 @@ def test_status_of_a_role_the_app_does_not_have_warns_naming_its_roles(isolated:
 def test_an_unknown_flag_before_the_component_is_named_not_taken_for_no_component() -> None:
     # a typo of torchx run's own flag: not told to move it after the component
     assert refused("run", "--dryrn", "utils.echo") == (
-        "torchx: error: component: none given, and torchx run has no option '--dryrn'; did "
-        "you mean '--dryrun'? (torchx run --dryrun ... COMPONENT ...)\n"
+        "torchx: error: torchx run: got '--dryrn'; no such option; did you mean '--dryrun'? "
+        "(torchx run --dryrun ... COMPONENT ...)\n"
     )
     err = refused("run", "--msg=hi", "utils.echo")
-    assert "has no option '--msg'; name the component before" in err
+    assert "got '--msg'; no such option; name the component before" in err
 
 
 def test_a_misspelt_scheduler_in_a_handle_gets_the_name_meant() -> None:

@@ -71,15 +71,18 @@ def split_component(
 
 
 def _not_a_run_flag(flag: str) -> str:
-    """A flag before the component that torchx run does not have: a typo of one of its
-    own, or a component's argument written before the component's name."""
+    """A flag before the component that torchx run does not have: one of torchx's own, a
+    typo of one of torchx run's, or a component's argument written before the component's
+    name. The flag is what is wrong (the component may well follow it), so the message
+    opens with it."""
     import difflib  # only paid for on the error path
 
-    # A strict cutoff: short flags are near each other (--msg, --log) without being typos.
-    near = difflib.get_close_matches(flag, sorted(RUN_FLAGS), n=1, cutoff=0.8)
-    start = f"component: none given, and torchx run has no option {flag!r}; "
+    start = f"torchx run: got {flag!r}; "
     if flag in ROOT_FLAGS:
         return start + _misplaced_root(flag)
+    start += "no such option; "
+    # A strict cutoff: short flags are near each other (--msg, --log) without being typos.
+    near = difflib.get_close_matches(flag, sorted(RUN_FLAGS), n=1, cutoff=0.8)
     if near:  # a typo of torchx run's own flag, which goes before the component
         return f"{start}did you mean {near[0]!r}? (torchx run {near[0]} ... COMPONENT ...)"
     return (
