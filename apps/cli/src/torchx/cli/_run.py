@@ -127,7 +127,7 @@ def run_component(
     # must cancel it, not leave it running unseen.
     try:
         if not json_out:
-            # The handle alone on stdout, at once and in every mode, so that
+            # The handle alone on stdout, at once, waiting or not, so that
             # ``H=$(torchx run ...)`` captures it; what follows a waiting run (its logs, its
             # final state) goes to stderr, as with pytorch/torchx.
             print(handle, flush=True)
