@@ -308,7 +308,7 @@ def test_cli_run_component_of_the_config_applies_as_in_0_7(isolated: Path) -> No
     assert code == 0 and "AppDef echo" in out, err
     (isolated / ".torchxconfig").unlink()
     code, _, err = invoke("run", "--dryrun", "--msg", "x")
-    assert code == 2 and "[cli:run]" in err and "component: none given" in err
+    assert code == 2 and "[cli:run]" in err and "name the component before its own" in err
     # ``torchx run`` alone shows its help and fails as in 0.7 (exit 2), all on stderr: the
     # error is its last line, stdout (where a script reads the handle) stays empty
     code, out, err = invoke("run")
