@@ -169,6 +169,21 @@ def test_bad_constructor_arguments() -> None:
         L.Conv2d(3, 3, stride=2, padding="same")(Placeholder((None, 3, 8, 8)))
 
 
+def test_a_padding_word_torch_does_not_take_is_named_not_a_failed_sum() -> None:
+    # a typo in a spec's padding used to end in "unsupported operand type(s) for +"
+    typo = L.from_spec(
+        "format_version: 1\ntype: Conv2d\nconfig: {out_channels: 3, kernel_size: 3, padding: smae}"
+    )
+    with pytest.raises(
+        ShapeError, match=r"layer 'Conv2d': padding='smae' is not a padding.*'valid'"
+    ):
+        typo.build((None, 2, 8, 8))
+    # 'same' is a convolution's word only
+    for layer in (L.MaxPool2d(3, padding="same"), L.ConvTranspose2d(3, 3, padding="same")):
+        with pytest.raises(ValueError, match=r"padding='same': expected .* 2 values, not a string"):
+            layer.build((None, 2, 8, 8))
+
+
 def test_bad_placeholder_shapes() -> None:
     with pytest.raises(ValueError, match="dimension 1 is 0"):
         Placeholder((None, 0))

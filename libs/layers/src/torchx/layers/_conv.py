@@ -44,6 +44,13 @@ class _Conv(_ConvBase):
         padding = args["padding"]
         if padding == "same":
             return (x[0], args["out_channels"], *x[2:])
+        if isinstance(padding, str) and padding != "valid":
+            # torch refuses it too, but only after this formula would fail on the string
+            raise ShapeError(
+                self._path(),
+                f"padding={padding!r} is not a padding torch.nn.{self.torch_cls.__name__} takes",
+                hint="write padding='same', 'valid', or sizes (one int, or one per spatial dim)",
+            )
         pads = (0,) * n if padding == "valid" else ntuple(padding, n, "padding")
         # the input rank was checked against ndims, so all have n entries; the sizes
         # are known (unknown ones are filled in by probe before a formula runs)

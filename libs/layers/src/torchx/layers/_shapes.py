@@ -24,6 +24,10 @@ def ntuple(value: Any, n: int, field: str) -> tuple[Any, ...]:
         if len(value) != n:
             raise ValueError(f"{field}={value!r}: expected a single value or {n} values")
         return tuple(value)
+    if isinstance(value, str):
+        # a word where sizes belong (padding='same' on a pooling layer): say so here,
+        # not as a failed sum of an int and a str in the formula that reads it
+        raise ValueError(f"{field}={value!r}: expected a single value or {n} values, not a string")
     return (value,) * n
 
 
