@@ -49,6 +49,10 @@ _print_lock = threading.Lock()
 
 
 def emit(event: dict[str, object]) -> None:
+    """Print ``event`` as one structured line. Every event's first key is ``ev`` (its
+    kind): a reader picks the kind it wants from the line's start."""
+    if next(iter(event), None) != "ev":
+        raise ValueError(f"an event's first key must be 'ev', not in {sorted(event)}")
     line = EVENT_PREFIX + json.dumps(event, separators=(",", ":")) + "\n"
     with _print_lock:  # the two output readers and the main thread share stdout
         sys.stdout.write(line)

@@ -9,6 +9,7 @@ structured lines in the job's log; ``parse_events`` reads them back and
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -43,16 +44,36 @@ class JobRecord:
     logs: list[dict[str, Any]] = field(default_factory=list)
 
 
-def parse_events(text: str) -> JobRecord:
-    """The driver's events in a job log; other lines (Ray's own) are skipped."""
-    rec = JobRecord()
-    for line in text.splitlines():
-        if not line.startswith(EVENT_PREFIX):
+def events(lines: Iterable[str], kind: str = "") -> Iterator[dict[str, Any]]:
+    """The driver's events among a job log's ``lines`` (only those of ``kind``, "log" or
+    "state", when given); other lines (Ray's own) are skipped one at a time, so a streamed
+    log is never held whole. The driver writes ``ev`` first in every event (``emit``), so a
+    kind is told from a line's start, before any JSON is read."""
+    start = EVENT_PREFIX + (f'{{"ev":"{kind}"' if kind else "")
+    for line in lines:
+        if not line.startswith(start):
             continue
         try:
             event = json.loads(line[len(EVENT_PREFIX) :])
         except ValueError:
             continue  # a line cut short by a killed driver
+        if isinstance(event, dict):
+            yield event
+
+
+def latest_state(lines: Iterable[str]) -> JobRecord:
+    """The driver's last state event among ``lines``, without its log events: what a
+    description needs, in memory that does not grow with the log."""
+    rec = JobRecord()
+    for event in events(lines, "state"):
+        rec.state = event
+    return rec
+
+
+def parse_events(text: str) -> JobRecord:
+    """The driver's events in a job log (all of them: for a driver's output in hand)."""
+    rec = JobRecord()
+    for event in events(text.splitlines()):
         if event.get("ev") == "log":
             rec.logs.append(event)
         elif event.get("ev") == "state":
@@ -150,6 +171,8 @@ __all__ = [
     "UNRECORDED_ROLE",
     "JobRecord",
     "describe_response",
+    "events",
+    "latest_state",
     "parse_events",
     "ray_message",
     "recorded_roles",

@@ -26,7 +26,7 @@ import re
 import shutil
 import tempfile
 import time
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Mapping
 from datetime import datetime
 from typing import Any, TypedDict
 
@@ -46,6 +46,7 @@ from torchx.schedulers._ray_address import (
     request_address,
 )
 from torchx.schedulers._ray_direct import CONFIG_ENV
+from torchx.schedulers._ray_logs import log_lines
 from torchx.schedulers._ray_request import (
     ACTORS,
     DIRECT,
@@ -65,6 +66,8 @@ from torchx.schedulers._ray_status import (
     ROLES_METADATA_KEY,
     JobRecord,
     describe_response,
+    events,
+    latest_state,
     parse_events,
     recorded_roles,
 )
@@ -89,7 +92,7 @@ __all__ = [
 
 BACKEND = "ray"
 ADDRESS_ENV = "RAY_ADDRESS"
-# How often ``wait`` and a tailing ``log_iter`` ask the dashboard again.
+# How often ``wait`` and ``requeue`` ask the dashboard again.
 POLL_INTERVAL_S = 0.1
 _APP_ID = re.compile(r"^(?P<address>[A-Za-z0-9.\-\[\]:]+:\d+)-(?P<sid>[A-Za-z0-9][A-Za-z0-9_.-]*)$")
 
@@ -366,8 +369,12 @@ class RayScheduler(TmpDirWorkspaceMixin, Scheduler[RayJob]):
                 return None
             raise
 
-    def _record(self, address: str, sid: str) -> JobRecord:
-        return parse_events(self._client(address).get_job_logs(sid))
+    def _record(self, address: str, sid: str, info: Any) -> JobRecord:
+        """The driver's last report on job ``sid`` (``info``: Ray's details of it)."""
+        if ROLES_METADATA_KEY not in (info.metadata or {}):
+            return JobRecord()  # no torchx driver runs it: nothing of ours in its log
+        # Fetched whole: a status is asked for often, and the stream is slower (_ray_logs).
+        return latest_state(log_lines(self._client(address), sid, stream=False))
 
     # -- inspection -------------------------------------------------------------------
 
@@ -377,7 +384,7 @@ class RayScheduler(TmpDirWorkspaceMixin, Scheduler[RayJob]):
         if info is None:
             return None
         ui_url = self._urls.get(address, http_url(address))
-        return describe_response(app_id, info, self._record(address, sid), ui_url)
+        return describe_response(app_id, info, self._record(address, sid, info), ui_url)
 
     def wait(self, app_id: str, timeout: float | None = None) -> DescribeAppResponse | None:
         """Poll the job's status (cheap) until it ends; then describe it once."""
@@ -440,41 +447,21 @@ class RayScheduler(TmpDirWorkspaceMixin, Scheduler[RayJob]):
                 k,
                 f"role {role_name!r} has replicas 0..{counts[role_name] - 1}; pick one of them",
             )
+        # Streamed when followed (each line read once) or when the job has ended (so an
+        # ended job's log is never held whole); a running job's log as it is now, fetched.
+        stream = request.follow or info.status.is_terminal()
+        lines = log_lines(self._client(address), sid, stream=stream)
         if ROLES_METADATA_KEY not in (info.metadata or {}):
-            return self._unrecorded_log(app_id, address, sid, request.follow)
+            # A job torchx did not submit (one of pytorch/torchx 0.7's): its lines carry no
+            # replica or time, so they are given as they are, as 0.7 gave them.
+            return lines
         wanted = {"stdout": {"o"}, "stderr": {"e"}, "combined": {"o", "e"}}[request.stream.value]
-        seen = 0
-
-        def new_events() -> list[dict[str, Any]]:
-            nonlocal seen
-            logs = self._record(address, sid).logs
-            fresh, seen = logs[seen:], len(logs)
-            return fresh
-
         timed = (
             (float(e["t"]), str(e["l"]))
-            for e in self._follow(app_id, new_events, request.follow, POLL_INTERVAL_S)
+            for e in events(lines, "log")
             if e["r"] == role_name and e["k"] == k and e["s"] in wanted
         )
         return in_window(timed, request.since, request.until)
-
-    def _unrecorded_log(self, app_id: str, address: str, sid: str, follow: bool) -> Iterator[str]:
-        """The whole log of a job torchx did not submit (one of pytorch/torchx 0.7's): its
-        lines carry no replica or time, so they are given as they are, as 0.7 gave them."""
-        seen = 0
-
-        def new_lines() -> list[str]:
-            nonlocal seen
-            text: str = self._client(address).get_job_logs(sid)
-            lines = text.splitlines(keepends=True)
-            fresh, seen = lines[seen:], len(lines)
-            return fresh
-
-        return self._follow(app_id, new_lines, follow, POLL_INTERVAL_S)
-
-    def _ended(self, app_id: str) -> bool:
-        address, sid = self._split(app_id)
-        return bool(self._client(address).get_job_status(sid).is_terminal())
 
     # -- control ----------------------------------------------------------------------
 
