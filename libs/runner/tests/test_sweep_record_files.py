@@ -114,31 +114,51 @@ def test_a_sweeps_folder_of_another_user_not_writable_is_named_in_one_line(
     assert "\n" not in text
 
 
-def test_the_sweeps_folder_is_checked_once_and_again_once_made_again(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
+def test_the_sweeps_folder_is_checked_at_every_save() -> None:
+    # A driver saves at each submission; between two saves the folder may change.
     folder = record_path("sweep-abcd2345").parent
-    checked: list[str] = []
-    real_stat = os.stat
-
-    def counting_stat(path: object, *args: object, **kwargs: object) -> os.stat_result:
-        if str(path) == str(folder):
-            checked.append(str(path))
-        return real_stat(path, *args, **kwargs)  # type: ignore[arg-type]
-
-    monkeypatch.setattr(os, "stat", counting_stat)
-    for parallel in (1, 2, 3):  # a driver saving at each submission
-        save(_record(parallel=parallel))
-    assert len(checked) == 1, checked
-    assert stat.S_IMODE(real_stat(folder).st_mode) == 0o700
-    # removed meanwhile (a user clearing the state folder): made again, checked again
+    save(_record(parallel=1))
+    os.chmod(folder, 0o755)  # loosened after the first save
+    save(_record(parallel=2))
+    assert stat.S_IMODE(os.stat(folder).st_mode) == 0o700
+    # removed meanwhile (a user clearing the state folder): made again, private
     for p in folder.iterdir():
         p.unlink()
     folder.rmdir()
-    save(_record(parallel=4))
-    assert len(checked) == 2, checked
+    save(_record(parallel=3))
+    assert stat.S_IMODE(os.stat(folder).st_mode) == 0o700
     loaded = load("sweep-abcd2345")
-    assert loaded is not None and loaded.parallel == 4
+    assert loaded is not None and loaded.parallel == 3
+
+
+def test_a_file_put_where_the_sweeps_folder_was_is_named_in_one_line() -> None:
+    folder = record_path("sweep-abcd2345").parent
+    save(_record())
+    for p in folder.iterdir():
+        p.unlink()
+    folder.rmdir()
+    folder.write_text("not a folder\n")
+    with pytest.raises(SpecsError) as info:
+        save(_record(parallel=5))
+    text = str(info.value)
+    assert str(folder) in text and "not a folder" in text and "\n" not in text
+    assert folder.read_text() == "not a folder\n"  # left as it was
+
+
+def test_a_sweeps_folder_turned_another_users_after_a_save_is_named_in_one_line(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    folder = record_path("sweep-abcd2345").parent
+    save(_record())
+    owner = os.stat(folder).st_uid
+    monkeypatch.setattr(os, "geteuid", lambda: owner + 1)
+    monkeypatch.setattr(os, "access", lambda path, how: False)
+    with pytest.raises(SpecsError) as info:
+        save(_record(parallel=5))
+    text = str(info.value)
+    assert f"uid {owner}" in text and "XDG_STATE_HOME" in text and "\n" not in text
+    loaded = load("sweep-abcd2345")
+    assert loaded is not None and loaded.parallel == 2  # the saved record is kept
 
 
 def test_a_file_where_the_sweeps_folder_goes_is_named_in_one_line() -> None:

@@ -13,6 +13,7 @@ parameters, so it is private to its owner: the file 0600, the folder 0700.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -147,27 +148,16 @@ _PRIVATE_FOLDER = 0o700
 _PRIVATE_FILE = 0o600
 
 
-# The sweeps folders this process has checked: a driver saves its record at each
-# submission, and the folder's owner and mode are checked at its first save alone.
-_checked_folders: set[Path] = set()
-
-
 def save(record: SweepRecord) -> None:
+    """Write ``record``, checking the sweeps folder at every save: between a driver's
+    saves (one per submission) the folder may be loosened, replaced by a file or by
+    another user's, and each is answered in one line before the write."""
     path = record_path(record.sweep_id)
-    _private_folder(path.parent)
+    # A file in the folder's place raises FileExistsError too; _keep_private names it.
+    with contextlib.suppress(FileExistsError):
+        path.parent.mkdir(mode=_PRIVATE_FOLDER, parents=True)
+    _keep_private(path.parent)
     write_atomic(str(path), record.to_json(), _PRIVATE_FILE)
-
-
-def _private_folder(folder: Path) -> None:
-    """Make the sweeps folder ``folder`` (and its parents) where it is missing, and check
-    it once a process: one made again (removed meanwhile) is checked again."""
-    try:
-        folder.mkdir(mode=_PRIVATE_FOLDER, parents=True)
-    except FileExistsError:
-        if folder in _checked_folders:
-            return
-    _keep_private(folder)
-    _checked_folders.add(folder)
 
 
 def _keep_private(folder: Path) -> None:
