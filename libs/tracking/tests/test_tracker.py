@@ -11,7 +11,9 @@ import pytest
 
 from torchx.runtime.tracking import (
     FsspecResultTracker,
+    InvalidKeyError,
     ResultNotFoundError,
+    ResultTooLargeError,
     ResultTracker,
 )
 
@@ -273,6 +275,35 @@ def test_errors_survive_pickling_between_processes() -> None:
         assert str(copy) == str(error)
         assert vars(copy) == vars(error)
     assert ResultNotFoundError.__module__ == "torchx.runtime.tracking"
+
+
+class _UsersKeyError(InvalidKeyError):
+    """A user's own subclass: one more parameter, kept under another name."""
+
+    def __init__(self, key: object, reason: str, extra: str = "default") -> None:
+        super().__init__(key, reason)
+        self._extra = extra
+
+
+class _UsersTooLargeError(ResultTooLargeError):
+    def __init__(self, path: str, size: int | None, limit: int, hint: str = "h") -> None:
+        super().__init__(path, size, limit)
+        self.the_hint = hint
+
+
+def test_a_users_subclass_with_its_own_parameters_still_pickles() -> None:
+    import pickle
+
+    # Rebuilt from its built-in class's arguments, as each error's own reduce did in 0.7:
+    # an extra parameter kept under another name takes its default again.
+    key_error = _UsersKeyError("../x", "no", extra="set")
+    copy = pickle.loads(pickle.dumps(key_error))
+    assert type(copy) is _UsersKeyError and str(copy) == str(key_error)
+    assert (copy.key, copy.reason, copy._extra) == ("../x", "no", "default")
+    too_large = _UsersTooLargeError("/p/k.json", 9000, 500, hint="x")
+    copy_large = pickle.loads(pickle.dumps(too_large))
+    assert type(copy_large) is _UsersTooLargeError and str(copy_large) == str(too_large)
+    assert (copy_large.size, copy_large.limit, copy_large.the_hint) == (9000, 500, "h")
 
 
 def test_listing_sees_writes_made_through_another_filesystem_instance(backend: Backend) -> None:

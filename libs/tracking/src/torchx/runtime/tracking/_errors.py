@@ -7,6 +7,8 @@ debugger.
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 
 def _short_repr(key: object) -> str:
     """repr of a key, with huge ints (whose repr may even fail) shortened."""
@@ -21,19 +23,22 @@ class TrackerError(Exception):
 
 class _RebuiltFromArguments(TrackerError):
     """An error whose constructor keeps each of its arguments as the attribute of the same
-    name, so that pickling (an error sent from a worker process to its parent) rebuilds it
-    from them: Exception's own reduce would call the constructor with the message as its
-    only argument."""
+    name, listed in ``_arguments``, so that pickling (an error sent from a worker process
+    to its parent) rebuilds it from them: Exception's own reduce would call the
+    constructor with the message as its only argument. A user's subclass inherits its
+    built-in class's list, so one that adds a parameter is rebuilt from that class's
+    arguments, with the parameter added at its default."""
+
+    _arguments: ClassVar[tuple[str, ...]]
 
     def __reduce__(self) -> tuple[type, tuple[object, ...]]:
-        import inspect  # only when an error is pickled
-
-        names = list(inspect.signature(type(self).__init__).parameters)[1:]  # after self
-        return type(self), tuple(getattr(self, name) for name in names)
+        return type(self), tuple(getattr(self, name) for name in self._arguments)
 
 
 class InvalidKeyError(_RebuiltFromArguments, ValueError):
     """A key that is not an int or a safe relative name under the tracker's base."""
+
+    _arguments = ("key", "reason")
 
     def __init__(self, key: object, reason: str) -> None:
         self.key = key
@@ -43,6 +48,8 @@ class InvalidKeyError(_RebuiltFromArguments, ValueError):
 
 class InvalidResultError(_RebuiltFromArguments, ValueError):
     """A result value (or the results as a whole) that the tracker does not store."""
+
+    _arguments = ("key", "field", "reason")
 
     def __init__(self, key: str, field: str | None, reason: str) -> None:
         self.key = key
@@ -57,6 +64,8 @@ class ResultNotFoundError(_RebuiltFromArguments, KeyError):
 
     A ``KeyError``, so ``tracker[key]`` behaves like a mapping lookup.
     """
+
+    _arguments = ("key", "tracker_base")
 
     def __init__(self, key: str, tracker_base: str) -> None:
         self.key = key
@@ -76,6 +85,8 @@ class CorruptResultError(_RebuiltFromArguments, ValueError):
     every document a get could not return.
     """
 
+    _arguments: ClassVar[tuple[str, ...]] = ("path", "reason")  # ResultTooLargeError's differ
+
     def __init__(self, path: str, reason: str) -> None:
         self.path = path
         self.reason = reason
@@ -89,6 +100,8 @@ class ResultTooLargeError(CorruptResultError):
 
     ``size`` is the file's size in bytes, or None where the store could not tell it.
     """
+
+    _arguments = ("path", "size", "limit")
 
     def __init__(self, path: str, size: int | None, limit: int) -> None:
         self.path = path
