@@ -535,6 +535,27 @@ def test_a_request_name_with_a_newline_counts_as_describe_reads_it(tmp_path: Pat
     assert counted(tmp_path, 5) == (1, 1)
 
 
+@pytest.mark.parametrize(
+    ("lines", "names"),
+    [
+        ("", ("01.a", "1.b")),
+        ("preemption 1\n", ("01.a",)),
+        ("preemption 01\n", ("1.a",)),
+        ("preemption 1\npreemption 01\n", ()),
+        ("preemption 00\n", ("0.a", "000.b")),
+    ],
+)
+def test_an_attempt_written_with_leading_zeros_is_the_same_attempt(
+    tmp_path: Path, lines: str, names: tuple[str, ...]
+) -> None:
+    # torchx writes none, but a hand-made name or line may: both readers compare numbers
+    (tmp_path / "slurm-77.requeues").write_text(lines)
+    (tmp_path / "slurm-77.requested").mkdir()
+    for name in names:
+        (tmp_path / f"slurm-77.requested/{name}").write_text("preemption requested\n")
+    assert counted(tmp_path, 5) == (1, 1)
+
+
 def test_an_arrays_own_id_counts_none_of_its_trials_folders(tmp_path: Path) -> None:
     # slurm-77.requested/ holds trial 1's and trial 3's folders (one with a request in it)
     # and a file named like a trial: none of them is a request of job 77 itself

@@ -222,10 +222,11 @@ def script_wait_and_requeue() -> list[str]:
         "# one. With none, the pattern stays as written: its '*' is no file. An array's",
         "# folder holds its trials' folders: only files named <attempt>.<request> count,",
         "# the attempt ASCII digits alone, checked here: a newline in a name would split it.",
+        "# An attempt is a number, as describe reads it: 01 and 1 are one attempt.",
         'torchx_requeued=$({ cut -d" " -f2 "$torchx_requeues" 2>/dev/null; for f in '
         '"$torchx_requested"/*; do [ -f "$f" ] || continue; f=${f##*/}; a=${f%%.*}; '
         'case $a in "$f"|""|*[!0123456789]*) continue;; esac; echo "$a"; done; } | '
-        "awk -v n=\"$TORCHX_ATTEMPT\" '/^[0-9]+$/ && $1 < n && !seen[$1]++' | wc -l)",
+        "awk -v n=\"$TORCHX_ATTEMPT\" '/^[0-9]+$/ && $1 < n && !seen[$1+0]++' | wc -l)",
         "torchx_asked=0",
         f'if [ -e "$TORCHX_REQUEUE_ASKED_FILE" ] || [ "$rc" = {REQUEUE_EXIT_CODE} ]; then',
         "    torchx_asked=1",
