@@ -4,6 +4,7 @@ tests/integration/test_slurm_requeue.py)."""
 
 from __future__ import annotations
 
+import contextlib
 import glob
 import os
 import secrets
@@ -236,6 +237,31 @@ def test_a_trial_reads_an_earlier_versions_file_only_without_its_own(
     (tmp_path / "slurm-72.reason").write_text(why + "\n")
     assert read_requeues(d, "70_8", "72", before=0) == (0, why)
     assert opened == both_names("70_8", "72")
+
+
+def test_a_read_error_partway_keeps_the_attempts_read_and_no_earlier_name(
+    tmp_path: Path, opened: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "slurm-70_7.requeues").write_text("preemption 0\ntime_limit 1\npreemption 2\n")
+    (tmp_path / "slurm-71.requeues").write_text("preemption 5\npreemption 6\n")
+    counting_open = slurm_preemption.open  # type: ignore[attr-defined]
+
+    def failing_after_a_line(file: str, *args: Any, **kwargs: Any) -> Any:
+        f = counting_open(file, *args, **kwargs)
+        if not file.endswith("slurm-70_7.requeues"):
+            return f
+
+        def lines() -> Any:
+            with f:
+                yield f.readline()
+                raise OSError(5, "Input/output error")  # a disk failing under the file
+
+        return contextlib.nullcontext(lines())
+
+    monkeypatch.setattr(slurm_preemption, "open", failing_after_a_line, raising=False)
+    # attempt 0 was read before the error; the file is the trial's own, so 71's is not read
+    assert read_requeues(str(tmp_path), "70_7", "71") == (1, "")
+    assert "slurm-71.requeues" not in opened
 
 
 def test_damaged_requeue_files_are_read_around_what_is_damaged(tmp_path: Path) -> None:

@@ -310,8 +310,9 @@ def _read_own_or_legacy(
     read: Callable[[TextIO], _T],
     absent: _T,
 ) -> _T:
-    """``read`` of the job's own file ``name(job_id)``, or else of an earlier version's,
-    ``name(legacy_id)`` ("" for none); ``absent`` where neither can be read."""
+    """``read`` of the job's own file ``name(job_id)``, or where that does not exist of an
+    earlier version's, ``name(legacy_id)`` ("" for none); ``absent`` where neither can be
+    read."""
     for file_id in (job_id, legacy_id) if legacy_id else (job_id,):
         try:
             # a damaged byte spoils its line alone, not the whole status
@@ -319,14 +320,23 @@ def _read_own_or_legacy(
                 os.path.join(job_dir, name(file_id)), encoding="utf-8", errors="replace"
             ) as f:
                 return read(f)
-        except OSError:
+        except FileNotFoundError:
             pass
+        except OSError:
+            break  # the job's own file, unreadable: an earlier version's is not its
     return absent
 
 
 def _line_attempts(f: TextIO) -> set[int]:
-    # a line without its attempt is skipped, as the script's count does
-    return {int(words[1]) for words in map(str.split, f) if len(words) > 1 and _is_count(words[1])}
+    attempts: set[int] = set()
+    try:
+        for words in map(str.split, f):
+            # a line without its attempt is skipped, as the script's count does
+            if len(words) > 1 and _is_count(words[1]):
+                attempts.add(int(words[1]))
+    except OSError:
+        pass  # a read error partway: the attempts read before it still count
+    return attempts
 
 
 def _reason_text(f: TextIO) -> str:
