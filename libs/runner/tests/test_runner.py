@@ -425,3 +425,22 @@ def test_mounts_and_capabilities_set_to_none_dry_run(scheduler: str, tmp_path: P
         info = runner.dryrun(AppDef("a", [role]), scheduler)
     assert info.scheduler == scheduler
     assert role.mounts == [] and role.resource.capabilities == {}
+
+
+def test_a_requeued_app_gives_its_ui_url_as_status_does() -> None:
+    # a component serving a UI declares its address; requeue reads the status as status does
+    app = AppDef(
+        "ui",
+        [Role("r", image="", entrypoint="sleep", args=["300"])],
+        metadata={"ui_url": "http://{host}:6006/"},
+    )
+    with get_runner() as runner:
+        handle = runner.run(app)
+        try:
+            requeued = runner.requeue(handle)
+            assert requeued is not None and requeued.state == AppState.RUNNING, requeued
+            assert requeued.ui_url is not None and requeued.ui_url.endswith(":6006/")
+            status = runner.status(handle)
+            assert status is not None and requeued.ui_url == status.ui_url
+        finally:
+            runner.cancel(handle)

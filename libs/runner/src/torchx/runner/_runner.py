@@ -623,8 +623,9 @@ class Runner:
                 f"{sched.backend} cannot requeue an app on request",
                 "cancel it and run it again; the app resumes if it reads its checkpoint",
             )
-        desc = requeue(app_id)
-        return None if desc is None else desc.to_status()
+        from torchx.runner._ui_url import app_status
+
+        return app_status(requeue(app_id))
 
     def list_newest(
         self,
