@@ -31,8 +31,8 @@ import hashlib
 import json
 import os
 import re
-from collections.abc import Iterable, Iterator, Mapping
-from typing import Any
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from typing import Any, TypeVar
 
 from torchx.runtime.tracking._document import decode_object
 
@@ -59,6 +59,7 @@ SWEEP_INDEX_TAG = "torchx.sweep_index"
 EXPERIMENT_ENV = "TORCHX_TRACKING_EXPERIMENT_NAME"
 CONFIG_SECTION = "tracker:mlflow"
 _TAG_NAME = re.compile(r"^[\w\-. /]+$")
+_T = TypeVar("_T")
 
 
 def default_tracking_uri() -> str:
@@ -312,14 +313,8 @@ class MLflowTracker(CheckedTracker):
             for key, value in self._tags(run_id).items()
             if not key.startswith(TAG_ARTIFACT_MD_PREFIX + ".")
         }
-        where = self._where(run_id)
-        for key, record in _tag_records(tags, ARTIFACT_TAG, where):
-            name = key[len(ARTIFACT_TAG) :]
-            artifact = stored_artifact(f"{where} tag {key}", name, record, _FIX)
-            if isinstance(artifact, UnreadRecordWarning):
-                warn_unread(artifact)
-            else:
-                found[name] = artifact
+        for artifact in _tag_values(tags, ARTIFACT_TAG, self._where(run_id), stored_artifact):
+            found[artifact.name] = artifact
         return found
 
     def _where(self, run_name: str) -> str:
@@ -412,32 +407,41 @@ def _sweep_trial(run_name: str) -> tuple[str, str, dict[str, str]] | None:
 def _sources_in(
     tags: Mapping[str, str], artifact_name: str | None, where: str
 ) -> list[TrackerSource]:
-    found = []
-    for key, record in _tag_records(tags, SOURCE_TAG, where):
-        source = stored_source(f"{where} tag {key}", record, _FIX)
-        if isinstance(source, UnreadRecordWarning):
-            warn_unread(source)
-        elif artifact_name is None or source.artifact_name == artifact_name:
-            found.append(source)
-    return found
+    return [
+        source
+        for source in _tag_values(
+            tags, SOURCE_TAG, where, lambda tag, _, record, fix: stored_source(tag, record, fix)
+        )
+        if artifact_name is None or source.artifact_name == artifact_name
+    ]
 
 
-def _tag_records(
-    tags: Mapping[str, str], prefix: str, where: str
-) -> Iterator[tuple[str, dict[str, Any]]]:
-    """``(key, record)`` of each tag under ``prefix`` that holds a JSON object, sorted; a
-    tag that does not (edited by hand, say) is skipped with a warning naming it, as the
-    fsspec tracker skips a damaged record, so that it costs the reader that tag only."""
+def _tag_values(
+    tags: Mapping[str, str],
+    prefix: str,
+    where: str,
+    stored: Callable[[str, str, dict[str, Any], str], _T | UnreadRecordWarning],
+) -> Iterator[_T]:
+    """What ``stored(tag, name, record, fix)`` reads from each tag under ``prefix``,
+    sorted (``tag`` names it for a warning, ``name`` is its key after ``prefix``); a tag
+    that holds no JSON object, or none ``stored`` reads (edited by hand, say), is skipped
+    with a warning naming it, as the fsspec tracker skips a damaged record, so that it
+    costs the reader that tag only."""
     for key, value in sorted(tags.items()):
-        if key.startswith(prefix):
-            try:
-                record = decode_object(value.encode("utf-8"), "a JSON object (a tracker record)")
-            except ValueError as e:
-                reason = str(e)
-            else:
-                yield key, record
-                continue
-            _skip(where, key, f"{reason}; {_FIX}")  # outside the except: nothing to chain
+        if not key.startswith(prefix):
+            continue
+        tag = f"{where} tag {key}"
+        try:
+            record = decode_object(value.encode("utf-8"), "a JSON object (a tracker record)")
+        except ValueError as e:
+            # warned outside the except: nothing to chain
+            read: _T | UnreadRecordWarning = UnreadRecordWarning(tag, f"{e}; {_FIX}")
+        else:
+            read = stored(tag, key[len(prefix) :], record, _FIX)
+        if isinstance(read, UnreadRecordWarning):
+            warn_unread(read)
+        else:
+            yield read
 
 
 # how to read a run without a tag torchx cannot read, for its warning to name
@@ -445,10 +449,6 @@ _FIX = (
     "record it again (add_artifact, add_source), or delete the tag (MLflow's UI, or"
     " MlflowClient.delete_tag), to read the run without it"
 )
-
-
-def _skip(where: str, key: str, reason: str) -> None:
-    warn_unread(UnreadRecordWarning(f"{where} tag {key}", reason))
 
 
 def _check_tag_name(field: str, name: str) -> None:
