@@ -233,16 +233,29 @@ def test_a_misspelt_or_bad_limit_given_to_create_is_named(tmp_path: Path) -> Non
     assert not (tmp_path / "runs").exists()  # refused before its folder was made
 
 
-def test_a_size_that_does_not_show_the_file_over_the_limit_is_not_named() -> None:
+def test_a_size_that_does_not_show_the_file_over_the_limit_is_not_named(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """A file read as over the limit, whose size the store then gives as 0 (a device), as
-    no more than the limit (it shrank since) or not at all: one text names it, for the
-    config files, the records and the result documents alike."""
+    no more than the limit (it shrank since) or not at all: the config files, the records
+    and the result documents say only that it is over, and say it once."""
     from torchx.runtime.tracking import ResultTooLargeError
     from torchx.runtime.tracking._errors import over_limit_text
+    from torchx.runtime.tracking._stores import DocumentStore
 
     assert over_limit_text(9000, 500) == "9000 bytes"
+    assert "it is 9000 bytes, over the read limit max_document_bytes (500); it was not" in str(
+        ResultTooLargeError("/p/k.json", 9000, 500)
+    )
     for size in (None, 0, 400, 500):
-        assert over_limit_text(size, 500) == "over 500 bytes"
-    assert "it is over 500 bytes, over the read limit" in str(
-        ResultTooLargeError("/p/k.json", 0, 500)
+        assert over_limit_text(size, 500) == "over 500 bytes"  # "<path> holds over 500 bytes"
+        text = str(ResultTooLargeError("/p/k.json", size, 500))
+        assert "it is over the read limit max_document_bytes (500); it was not read" in text
+        assert "over 500 bytes" not in text
+    tracker = create(str(tmp_path))
+    tracker.add_metadata(RUN, note="x" * 5000)
+    monkeypatch.setattr(DocumentStore, "size", lambda self, path: None)
+    _, skipped = _skipped(lambda: create(str(tmp_path), max_record_bytes=100).metadata(RUN))
+    assert "was not read: it is over the read limit max_record_bytes (100); to read it" in str(
+        skipped
     )

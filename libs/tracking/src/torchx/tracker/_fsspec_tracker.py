@@ -31,6 +31,7 @@ import re
 import time
 
 from torchx.runtime.tracking._document import MAX_DOCUMENT_BYTES, decode_object
+from torchx.runtime.tracking._errors import too_large_text
 from torchx.runtime.tracking._stores import DocumentStore, store_for
 
 from ._base import TrackerArtifact, TrackerSource
@@ -253,9 +254,9 @@ class FsspecTracker(CheckedTracker):
         if len(data) > limit:
             return UnreadRecordWarning(  # intact, only larger than this tracker reads
                 path,
-                f"it is {self._store.size_text(path, limit)}, over the read limit"
-                f" {_limit_text(limit)}; to read it, {self._raise_limit} with N at least its"
-                " size, or read it with fsspec at that path",
+                f"{too_large_text(self._store.size(path), limit, _limit_text(limit))}; to read"
+                f" it, {self._raise_limit} with N at least its size, or read it with fsspec at"
+                " that path",
                 damaged=False,
             )
         try:

@@ -108,8 +108,7 @@ class ResultTooLargeError(CorruptResultError):
         self.size = size
         self.limit = limit
         self.reason = (
-            f"it is {over_limit_text(size, limit)}, over the read limit"
-            f" {document_limit_text(limit)}; it was not read, and is"
+            f"{too_large_text(size, limit, document_limit_text(limit))}; it was not read, and is"
             " not known to be damaged: pass FsspecResultTracker(...,"
             " max_document_bytes=N) with N at least its size, or read it with fsspec at"
             " that path"
@@ -122,9 +121,25 @@ class ResultTooLargeError(CorruptResultError):
 
 def over_limit_text(size: int | None, limit: int) -> str:
     """The size of a file read as over ``limit`` bytes, as an error names it: ``"N bytes"``
-    from the store's ``size``, or only that it is over where that cannot say (None), is 0
-    (a device: /dev/zero) or is no longer over (the file shrank since it was read)."""
-    return f"{size} bytes" if size is not None and size > limit else f"over {limit} bytes"
+    from the store's ``size``, or only ``"over <limit> bytes"`` where that does not show
+    the file over (``_shows_over``)."""
+    return f"{size} bytes" if _shows_over(size, limit) else f"over {limit} bytes"
+
+
+def too_large_text(size: int | None, limit: int, limit_text: str) -> str:
+    """Why a record or document read as over ``limit`` bytes (the read limit
+    ``limit_text`` names) was not read: ``"it is N bytes, over the read limit L"`` from
+    the store's ``size``, or only ``"it is over the read limit L"`` where that does not
+    show the file over (``_shows_over``)."""
+    over = f"over the read limit {limit_text}"
+    return f"it is {size} bytes, {over}" if _shows_over(size, limit) else f"it is {over}"
+
+
+def _shows_over(size: int | None, limit: int) -> bool:
+    """Whether the store's ``size`` of a file read as over ``limit`` bytes shows it over:
+    not where the store cannot say (None), gives 0 (a device: /dev/zero) or gives no more
+    than the limit (the file shrank since it was read)."""
+    return size is not None and size > limit
 
 
 def document_limit_text(limit: int) -> str:
