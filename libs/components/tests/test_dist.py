@@ -1,8 +1,10 @@
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
-from torchx.components import dist, get_component
+from torchx.components import dist, function, get_component, utils
 from torchx.components.dist import DEBUG_ENV, Topology, parse_j
 from torchx.specs import SpecsError, macros, validate_app
 
@@ -36,7 +38,10 @@ def test_parse_j_rejects(j: str, why: str) -> None:
         (["--j", "2xtwo"], "dist.ddp --j: got '2xtwo'; expected M, NxM"),
         (["-j", "2xtwo"], "dist.ddp -j: got '2xtwo'; expected M, NxM"),
         (["--h=nope"], "dist.ddp --h (named resource): got 'nope'; known: "),
-        (["--h", "nope", "--j", "nope"], "dist.ddp -j: got 'nope'"),  # two: left as it was
+        (["-h", "nope"], "dist.ddp -h (named resource): got 'nope'; known: "),
+        # the same text given to two flags: the error names the one it is about
+        (["--h", "nope", "--j", "nope"], "dist.ddp --j: got 'nope'"),
+        (["--h", "1x2", "--j", "1x2"], "dist.ddp --h (named resource): got '1x2'"),
     ],
 )
 def test_the_components_own_errors_name_the_argument_as_written(
@@ -45,6 +50,30 @@ def test_the_components_own_errors_name_the_argument_as_written(
     with pytest.raises(SpecsError) as info:
         get_component("dist.ddp").call(["--script", "t.py", *argv])
     assert str(info.value).startswith(start)
+
+
+@pytest.mark.parametrize(
+    ("component", "argv"),
+    [
+        (dist.ddp, {"script": "a.py"}),
+        (dist.spmd, {"script": "a.py"}),
+        (utils.sh, {}),
+        (utils.python, {"script": "a.py"}),
+        (utils.binary, {"entrypoint": "a"}),
+        (function.call, {"url": "/tmp/x"}),
+    ],
+)
+def test_an_unknown_h_names_the_components_flag_and_stays_a_key_error(
+    component: Any, argv: dict[str, str]
+) -> None:
+    name = f"{component.__module__.rpartition('.')[2]}.{component.__name__}"
+    args = ("x",) if component is utils.sh else ()
+    with pytest.raises(KeyError) as info:
+        component(*args, h="gpu.smal", **argv)
+    assert isinstance(info.value, SpecsError)
+    assert str(info.value).startswith(
+        f"{name} --h (named resource): got 'gpu.smal'; did you mean 'gpu.small'"
+    )
 
 
 def test_single_node_ddp_runs_torchrun_on_a_free_loopback_port() -> None:

@@ -55,6 +55,16 @@ def test_torchserve_unknown_param_names_the_ones_it_takes() -> None:
         serve.torchserve("m.mar", "http://ts:8081", params={"workers": "1"})
 
 
+def test_an_unknown_param_is_blamed_on_params_even_when_another_flag_has_its_text() -> None:
+    # --model_path's text is the key at fault: the error still names --params
+    with pytest.raises(SpecsError) as info:
+        get_component("serve.torchserve").call(
+            ["--model_path", "foo", "--management_api", "http://x", "--params", "foo=1"]
+        )
+    assert (info.value.field, info.value.value) == ("serve.torchserve --params", "foo")
+    assert str(info.value).startswith("serve.torchserve --params: got 'foo'; expected one of ")
+
+
 def test_torchserve_unreachable_api_fails_with_exit_1() -> None:
     (role,) = serve.torchserve("http://127.0.0.1:9/m.mar", "http://127.0.0.1:9").roles
     proc = subprocess.run([sys.executable, *role.args], capture_output=True, text=True, timeout=60)

@@ -121,6 +121,49 @@ def test_an_error_names_a_one_letter_flag_as_written() -> None:
         s.parse(["-n", "two"])
 
 
+def _raises(field: str, value: Any) -> Any:
+    """A component ``c(a, b, n, e)`` that raises SpecsError(field, value) when called."""
+
+    def c(a: str = "", b: str = "", n: int = 0, e: list[str] | None = None) -> AppDef:
+        raise SpecsError(field, value(a, b) if callable(value) else value, "fix it")
+
+    return get_component_schema(c)
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "argv", "message"),
+    [
+        # about a value made from two arguments: not the flag whose text it is
+        ("combined a+b", lambda a, b: b, ["--a", "xy", "--b", "2"], "combined a+b"),
+        # a field that only looks like a value given: the component's own words stay
+        ("b", "2", ["--a", "1", "--b", "2"], "b"),
+        ("c b", "2", ["--a", "1", "--b", "2"], "c b"),
+        ("c --a", "2", ["--a", "1", "--b", "2"], "c --a"),  # names a: its value is no matter
+        # the flag the component names, spelled as given
+        ("c -n", "3", ["-n", "3"], "c -n"),
+        ("c -n", "3", ["--n", "3"], "c --n"),
+        ("c --n (the count)", "3", ["-n3"], "c -n (the count)"),
+        ("c --n", "3", [], "c --n"),  # a default: nothing was written
+        ("c -a", "1", ["--a", "1"], "c --a"),
+        ("c --zz", "1", ["--a", "1"], "c --zz"),  # no such parameter
+        # a list flag given twice, spelled two ways: the one whose text is the value,
+        # the first as well as the last
+        ("c -e", "A=1", ["-e", "B=2", "--e", "A=1"], "c --e"),
+        ("c -e", "A=1", ["--e", "A=1", "-e", "B=2"], "c --e"),
+        ("c -e", "B=2", ["--e", "A=1", "-e", "B=2"], "c -e"),
+        ("c -e", "C=3", ["--e", "A=1", "-e", "B=2"], "c -e"),  # neither: left as raised
+        ("c -e", "C=3", ["--e", "A=1", "--e", "B=2"], "c --e"),  # one spelling: that one
+    ],
+)
+def test_a_components_error_changes_only_the_spelling_of_its_own_parameters_flag(
+    field: str, value: Any, argv: list[str], message: str
+) -> None:
+    with pytest.raises(SpecsError) as info:
+        _raises(field, value).call(argv)
+    assert info.value.field == message
+    assert str(info.value) == f"{message}: got {info.value.value!r}; fix it"
+
+
 @pytest.mark.parametrize(
     ("argv", "fragment"),
     [

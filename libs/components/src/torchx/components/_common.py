@@ -25,11 +25,21 @@ IMAGE = "ghcr.io/pytorch/torchx:0.7.0"
 
 
 def role_resource(
-    h: str | None = None, cpu: float = -1, gpu: int = -1, memMB: int = -1
+    h: str | None = None, cpu: float = -1, gpu: int = -1, memMB: int = -1, *, where: str = ""
 ) -> Resource:
-    """A named resource when ``h`` is given, else the explicit sizes (-1: scheduler default)."""
+    """A named resource when ``h`` is given, else the explicit sizes (-1: scheduler default).
+
+    An unknown ``h`` is an error about the component ``where``'s ``--h`` (the argument to
+    fix), not about a "named resource" the user never typed; still the same type (a
+    KeyError too, as pytorch/torchx raised).
+    """
     if h:
-        return resource(h=h)
+        try:
+            return resource(h=h)
+        except SpecsError as e:
+            if not where:
+                raise
+            raise type(e)(f"{where} --h (named resource)", e.value, e.expected) from None
     if (cpu, gpu, memMB) == (-1, -1, -1):
         return Resource.copy(NULL_RESOURCE)
     return Resource(cpu=cpu, gpu=gpu, memMB=memMB)

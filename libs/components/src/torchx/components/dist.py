@@ -185,7 +185,7 @@ def _torchrun_role(
                 if topology.min_nnodes != topology.nnodes
                 else None,
                 max_retries=max_retries,
-                resource=role_resource(h, cpu, gpu, memMB),
+                resource=role_resource(h, cpu, gpu, memMB, where=where),
                 env=role_env,
                 port_map={"c10d": rdzv_port},
                 mounts=mounts_of(mounts),
@@ -285,8 +285,6 @@ def spmd(
         rdzv_port: the port of the rendezvous store on the first node
         debug: set the distributed debug variables
     """
-    from torchx.specs import resource
-
     if "x" in j:
         topology = parse_j(j, "dist.spmd -j")
     else:
@@ -295,7 +293,7 @@ def spmd(
             raise SpecsError(
                 "dist.spmd -j", j, "expected N, MIN:N, NxM or MIN:NxM (e.g. 2, 1:4, 2x8)"
             )
-        per_node = max(resource(h=h).gpu, 1)
+        per_node = max(role_resource(h, where="dist.spmd").gpu, 1)
         lo = f"{nodes.group(1)}:" if nodes.group(1) else ""
         topology = parse_j(f"{lo}{nodes.group(2)}x{per_node}", "dist.spmd -j")
     program, default_name = _program(script, m, "dist.spmd program")

@@ -54,7 +54,7 @@ def call(
             image,
             python,
             program,
-            role_resource(h, cpu, gpu, memMB),
+            role_resource(h, cpu, gpu, memMB, where="function.call"),
             env,
             mounts,
         )

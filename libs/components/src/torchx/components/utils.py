@@ -78,7 +78,7 @@ def sh(
         "sh",
         # Macros read "$$" as an escaped "$"; doubling it keeps the shell's "$$".
         ["-c", _shell_line(args).replace("$$", "$$$$")],
-        role_resource(h, cpu, gpu, memMB),
+        role_resource(h, cpu, gpu, memMB, where="utils.sh"),
         env,
         mounts,
         num_replicas=num_replicas,
@@ -134,7 +134,7 @@ def python(
         image,
         "python",
         [*program, *args],
-        role_resource(h, cpu, gpu, memMB),
+        role_resource(h, cpu, gpu, memMB, where="utils.python"),
         env,
         mounts,
         num_replicas=num_replicas,
@@ -164,7 +164,7 @@ def binary(
     """
     if not entrypoint.strip():
         raise SpecsError("utils.binary --entrypoint", entrypoint, "expected a program to run")
-    size = role_resource(h, cpu, gpu, memMB)
+    size = role_resource(h, cpu, gpu, memMB, where="utils.binary")
     role = sized_role(
         name, image, entrypoint, list(args), size, env, mounts=None, num_replicas=num_replicas
     )

@@ -45,9 +45,9 @@ class ParsedArgs:
     rest: list[str] = field(default_factory=list)
     # True when ``rest`` came after ``--``: the user said plainly it is the script's
     rest_after_dashdash: bool = False
-    # parameter name -> (its flag as written, its text): what the component's own errors
-    # about a value name instead of the field the component gave (see ``as_written``)
-    written: dict[str, tuple[str, str]] = field(default_factory=dict)
+    # parameter name -> (its flag as written, its text) for each time it was given: how
+    # the component's own errors about that parameter spell its flag (see ``as_written``)
+    written: dict[str, list[tuple[str, str]]] = field(default_factory=dict)
     help: bool = False
 
 
@@ -203,7 +203,7 @@ def read_argv(
                 )
             text, i = nxt, i + 1
         value = convert_arg(text, arg.type, where)
-        out.written[arg.name] = (where.rpartition(" ")[2], text)
+        out.written.setdefault(arg.name, []).append((where.rpartition(" ")[2], text))
         before = out.values.get(arg.name)
         if arg.name in out.values and arg.type.kind == "scalar":
             raise SpecsError(where, text, f"given twice (first {before!r}); give it once")
@@ -228,20 +228,29 @@ def apply_defaults(schema: ComponentSchema, parsed: ParsedArgs, defaults: dict[s
 
 
 def as_written(error: SpecsError, schema: ComponentSchema, parsed: ParsedArgs) -> None:
-    """Make ``error``, raised by the component of ``schema`` about the value of one of its
-    arguments, name that argument as the user wrote it (``dist.ddp --j``, not the
-    component's ``-j``; ``--h (named resource)``, not ``named resource`` alone).
+    """Spell the flag in ``error``, raised by the component of ``schema``, as the user wrote
+    it (``dist.ddp --j``, not the component's ``dist.ddp -j``).
 
-    The argument is the one whose text on the command line is the error's value; nothing
-    changes when none or several are (a value the component derived, or from defaults),
-    nor for an error of several lines.
+    Only a field that names one of the component's own parameters, ``NAME -x`` or
+    ``NAME --x`` (optionally followed by `` (note)``), changes, and only its flag: every
+    other field, and every error of several lines, is left as the component raised it.
+    The flag is the one whose text is the error's value when the parameter was given more
+    than once with different spellings; nothing changes when that is not one flag, nor for
+    a parameter the user did not give (its value came from a default).
     """
+    prefix = f"{schema.name} "
+    if not error.field.startswith(prefix):
+        return
     if str(error) != f"{error.field}: got {error.value!r}; {error.expected}":
         return
-    flags = [flag for flag, text in parsed.written.values() if text == error.value]
+    spelled, paren, note = error.field[len(prefix) :].partition(" (")
+    name = spelled.lstrip("-")
+    if spelled not in (f"-{name}", f"--{name}") or name not in schema.options:
+        return
+    given = parsed.written.get(name, [])
+    flags = {flag for flag, text in given if text == error.value} or {flag for flag, _ in given}
     if len(flags) != 1:
         return
-    own = error.field == schema.name or error.field.startswith(f"{schema.name} ")
-    error.field = f"{schema.name} {flags[0]}" + ("" if own else f" ({error.field})")
+    error.field = prefix + flags.pop() + paren + note
     # the type stays (a KeyError too, say): callers that catch it keep catching it
     error.args = (f"{error.field}: got {error.value!r}; {error.expected}",)
