@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 import inspect
 import os
+import runpy
 import textwrap
 from pathlib import Path
 from typing import Any
@@ -191,3 +192,85 @@ def test_a_template_of_a_function_that_needs_nothing_is_the_function(tmp_path: P
         assert template_source(module.comp) == path.read_text().partition("\n\n\n")[2]
     finally:
         del sys.modules["bare_components"]
+
+
+def _template_of_file(tmp_path: Path, source: str) -> tuple[str, str]:
+    """``get_builtin_source`` of ``comp`` in a ./file.py, and the first argument of the
+    app that the template's ``comp()`` returns."""
+    from torchx.specs.finder import get_builtin_source
+
+    path = tmp_path / "bound.py"
+    path.write_text(textwrap.dedent(source))
+    text = get_builtin_source(f"{path}:comp")
+    copy = tmp_path / "template.py"
+    copy.write_text(text)
+    return text, runpy.run_path(str(copy))["comp"]().roles[0].args[0]
+
+
+def test_a_template_has_every_statement_that_binds_a_name_it_needs(tmp_path: Path) -> None:
+    text, made = _template_of_file(
+        tmp_path,
+        '''
+        import sys
+        from torchx.specs import AppDef, Role
+
+        _BASE = ["a"]
+        _UNUSED = 1
+        _BASE += ["b"]
+        try:
+            import json as _json
+        except ImportError:
+            _json = None
+        if sys.version_info >= (3,):
+            _COND = 3
+        else:
+            _COND = 2
+        with open(__file__) as _f:
+            _FIRST = _f.readline()
+        for _k in ("x",):
+            _LAST = _k
+        match _COND:
+            case 3 as _CASE:
+                pass
+
+
+        def comp() -> AppDef:
+            """Joins."""
+            try:
+                pass
+            except ValueError as e:
+                print(e)
+
+            def inner() -> str:
+                return _json.dumps([*_BASE, _COND, _LAST, _CASE, _FIRST])
+
+            return AppDef("a", [Role("a", "i", entrypoint="echo", args=[inner()])])
+        ''',
+    )
+    # _FIRST is the copy's own first line: the template runs as a file of its own
+    assert made == '["a", "b", 3, "x", 3, "import sys\\n"]'
+    assert text.index('_BASE = ["a"]') < text.index('_BASE += ["b"]') < text.index("def comp(")
+    assert "try:\n    import json as _json\nexcept ImportError:" in text
+    assert "_UNUSED" not in text
+
+
+def test_a_name_the_template_cannot_find_gives_every_import_and_the_function(
+    tmp_path: Path,
+) -> None:
+    text, made = _template_of_file(
+        tmp_path,
+        '''
+        from os.path import *
+        import shlex
+        from torchx.specs import AppDef, Role
+
+        _UNUSED = 1
+
+
+        def comp() -> AppDef:
+            """Joins."""
+            return AppDef("a", [Role("a", "i", entrypoint="echo", args=[join("a", "b")])])
+        ''',
+    )
+    assert text.startswith("from os.path import *\nimport shlex\nfrom torchx.specs import")
+    assert "_UNUSED" not in text and made == os.path.join("a", "b")

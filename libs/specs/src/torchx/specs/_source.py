@@ -5,12 +5,16 @@ arguments builtins share is written once and filled in), so the text in the file
 lines that ``help()`` and ``torchx run NAME --help`` show: the printed function has the
 docstring it has now. Its code may also call helpers private to its module; a template
 that names them without defining them fails with a NameError once copied, so the private
-definitions it needs come with it, and the imports it needs come before it.
+definitions it needs come with it, and the imports it needs come before it. Where a name
+it needs cannot be found for certain (a ``from x import *``, a name set through
+``globals()``), the template is pytorch/torchx 0.7's instead: every import of the module,
+then the function.
 """
 
 from __future__ import annotations
 
 import ast
+import builtins
 import importlib
 import importlib.machinery
 import inspect
@@ -72,14 +76,16 @@ def template_source(fn: Callable[..., Any]) -> str:
     """``fn``'s source (``function_source``) as a file that defines it: the imports its code
     needs, then the definitions private to its module (``_name``, or a ``_name`` it imports
     from another module) that it uses, in the order they are written, then ``fn``. A public
-    name of an importable module is imported from that module. A function that is not
-    defined at the top of its module gets every import of the module, as written."""
+    name of an importable module is imported from that module. A name that statements at
+    the top bind more than once, or inside an ``if``/``try``/``with``/loop, comes with
+    every one of those statements, whole. A function that is not defined once at the top
+    of its module, or that needs a name found nowhere, gets every import of the module,
+    as written (``_every_import``)."""
     home = _Module(sys.modules[fn.__module__], rank=sys.maxsize)
-    node = home.bound.get(fn.__name__)
+    defs = home.bound.get(fn.__name__, [])
+    node = defs[0] if len(defs) == 1 else None
     if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-        imports = [s for s in home.tree.body if isinstance(s, (ast.Import, ast.ImportFrom))]
-        text = [ast.get_source_segment(home.source, s) or "" for s in imports]
-        return "\n".join([*text, "", "", function_source(fn)])
+        return _every_import(home, fn)
     modules = [home]
     pieces: dict[tuple[int, int], str] = {(sys.maxsize, node.lineno): function_source(fn)}
     imported: dict[tuple[str, str], list[str]] = {}  # ("from"/"import", module): names
@@ -89,17 +95,20 @@ def template_source(fn: Callable[..., Any]) -> str:
         for name in sorted(names - ({fn.__name__} if module is home else set())):
             found = _resolve(module, name, modules)
             if found is None:
-                continue
-            where, stmt = found
-            if isinstance(stmt, tuple):  # an import: (kind, module, name as written)
-                kind, source, written = stmt
+                if name in _EVERY_MODULE_HAS:
+                    continue
+                return _every_import(home, fn)  # bound in a way not seen here
+            where, stmts = found
+            if isinstance(stmts, tuple):  # an import: (kind, module, name as written)
+                kind, source, written = stmts
                 if written not in imported.setdefault((kind, source), []):
                     imported[(kind, source)].append(written)
                 continue
-            key = (where.rank, stmt.lineno)
-            if key not in pieces:
-                pieces[key] = where.text_of(stmt)
-                todo.append((where, _free_names(stmt)))
+            for stmt in stmts:
+                key = (where.rank, stmt.lineno)
+                if key not in pieces:
+                    pieces[key] = where.text_of(stmt)
+                    todo.append((where, _free_names(stmt)))
     future = ["from __future__ import annotations", ""] if any(m.future for m in modules) else []
     head = [
         *future,
@@ -109,8 +118,22 @@ def template_source(fn: Callable[..., Any]) -> str:
     return ("\n".join(head) + "\n\n\n" if head else "") + "\n\n\n".join(body) + "\n"
 
 
+# names every module has without binding them: the builtins and its own dunders
+_EVERY_MODULE_HAS = frozenset(vars(builtins)) | {"__file__", "__builtins__", "__cached__"}
+
+
+def _every_import(home: _Module, fn: Callable[..., Any]) -> str:
+    """pytorch/torchx 0.7's template: every import at the top of ``fn``'s module, then
+    ``fn``: what runs wherever the module's own code could run."""
+    imports = [s for s in home.tree.body if isinstance(s, (ast.Import, ast.ImportFrom))]
+    text = [ast.get_source_segment(home.source, s) or "" for s in imports]
+    return "\n".join([*text, "", "", function_source(fn)])
+
+
 class _Module:
-    """A module's source, parsed, with the statement that binds each top-level name."""
+    """A module's source, parsed, with the top-level statements that bind each name (in
+    the order they are written; a statement such as ``if`` or ``try`` for a name bound
+    inside it)."""
 
     def __init__(self, module: types.ModuleType, rank: int) -> None:
         self.name = module.__name__
@@ -120,13 +143,15 @@ class _Module:
         self.tree = ast.parse(self.source)
         self.importable = _importable(module)
         self.future = False
-        self.bound: dict[str, ast.stmt] = {}
+        self.bound: dict[str, list[ast.stmt]] = {}
         for stmt in self.tree.body:
             if isinstance(stmt, ast.ImportFrom) and stmt.module == "__future__":
                 self.future = True
                 continue
             for name in _binds(stmt):
-                self.bound[name] = stmt
+                stmts = self.bound.setdefault(name, [])
+                if not stmts or stmts[-1] is not stmt:
+                    stmts.append(stmt)
 
     def text_of(self, stmt: ast.stmt) -> str:
         """The lines of ``stmt``, with its decorators and the comment right above it."""
@@ -138,16 +163,17 @@ class _Module:
 
 def _resolve(
     module: _Module, name: str, modules: list[_Module]
-) -> tuple[_Module, ast.stmt | tuple[str, str, str]] | None:
-    """Where ``name`` of ``module`` comes from in a template: a definition to copy, or an
-    import; None for a name the module does not bind (a builtin, say)."""
-    stmt = module.bound.get(name)
-    if stmt is None:
+) -> tuple[_Module, list[ast.stmt] | tuple[str, str, str]] | None:
+    """Where ``name`` of ``module`` comes from in a template: the statements to copy, or
+    an import; None for a name the module does not bind (a builtin, say)."""
+    stmts = module.bound.get(name)
+    if stmts is None:
         return None
-    if isinstance(stmt, ast.Import):
+    stmt = stmts[0]
+    if len(stmts) == 1 and isinstance(stmt, ast.Import):
         alias = next(a for a in stmt.names if (a.asname or a.name.partition(".")[0]) == name)
         return module, ("import", alias.name, _as(alias))
-    if isinstance(stmt, ast.ImportFrom):
+    if len(stmts) == 1 and isinstance(stmt, ast.ImportFrom):
         alias = next(a for a in stmt.names if (a.asname or a.name) == name)
         source = "." * stmt.level + (stmt.module or "")
         if alias.name.startswith("_") and stmt.level == 0 and stmt.module:
@@ -162,7 +188,7 @@ def _resolve(
         return module, ("from", source, _as(alias))
     if not name.startswith("_") and module.importable:
         return module, ("from", module.name, name)
-    return module, stmt
+    return module, stmts
 
 
 def _as(alias: ast.alias) -> str:
@@ -184,19 +210,25 @@ def _import_line(kind: str, module: str, names: list[str]) -> str:
     return "\n".join([f"from {module} import (", *(f"    {n}," for n in sorted(names)), ")"])
 
 
-def _binds(stmt: ast.stmt) -> Iterator[str]:
-    """The top-level names ``stmt`` binds."""
-    if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-        yield stmt.name
-    elif isinstance(stmt, (ast.Import, ast.ImportFrom)):
-        for alias in stmt.names:
+def _binds(node: ast.AST) -> Iterator[str]:
+    """The module-level names ``node`` (a top-level statement, or a part of one) binds:
+    those it assigns, defines or imports, in its ``if``/``try``/``with``/loop bodies too,
+    never those local to a function, class, lambda or comprehension within."""
+    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        yield node.name
+    elif isinstance(node, (ast.Import, ast.ImportFrom)):
+        for alias in node.names:
             yield alias.asname or alias.name.partition(".")[0]
-    elif isinstance(stmt, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
-        targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
-        for target in targets:
-            for node in ast.walk(target):
-                if isinstance(node, ast.Name):
-                    yield node.id
+    elif isinstance(node, ast.Name):
+        if isinstance(node.ctx, ast.Store):
+            yield node.id
+    elif isinstance(node, (ast.MatchAs, ast.MatchStar)) and node.name:
+        yield node.name  # a ``case`` pattern's capture
+    elif not isinstance(node, (ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp)) and not (
+        isinstance(node, ast.GeneratorExp)
+    ):
+        for child in ast.iter_child_nodes(node):
+            yield from _binds(child)
 
 
 def _free_names(stmt: ast.stmt) -> set[str]:
@@ -212,7 +244,27 @@ def _free_names(stmt: ast.stmt) -> set[str]:
             own.add(node.arg)
         elif isinstance(node, (ast.Import, ast.ImportFrom)):
             own.update(alias.asname or alias.name.partition(".")[0] for alias in node.names)
+        elif isinstance(node, _NAMED) and node.name:  # a nested def, ``except E as e``, ...
+            own.add(node.name)
+        elif isinstance(node, ast.MatchMapping) and node.rest:
+            own.add(node.rest)
     return read - own
+
+
+# the nodes whose ``name`` is a name they bind (3.12's type parameters too)
+_NAMED: tuple[type[Any], ...] = (
+    ast.FunctionDef,
+    ast.AsyncFunctionDef,
+    ast.ClassDef,
+    ast.ExceptHandler,
+    ast.MatchAs,
+    ast.MatchStar,
+    *(
+        getattr(ast, kind)
+        for kind in ("TypeVar", "ParamSpec", "TypeVarTuple")
+        if hasattr(ast, kind)
+    ),
+)
 
 
 def _importable(module: types.ModuleType) -> bool:
