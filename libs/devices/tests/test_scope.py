@@ -277,19 +277,32 @@ GPU_FORMS: list[object] = [0, 2, "cuda:0", "gpu:2", "cuda", "gpu", torch.device(
 GPU_FORMS += [[0, 3, 5], "cuda:all", "gpu:all"]
 
 
-@pytest.mark.skipif(HAS_GPU, reason="exercises the missing-GPU path; this machine has a GPU")
-@pytest.mark.parametrize("form", GPU_FORMS, ids=repr)
+# an mps scope on a machine without one used to enter, and fail only at the first tensor
+# with torch's list of every backend
+MPS_FORMS: list[object] = ["mps", torch.device("mps")]
+_NO_GPU = pytest.mark.skipif(
+    HAS_GPU, reason="exercises the missing-GPU path; this machine has a GPU"
+)
+_NO_MPS = pytest.mark.skipif(torch.backends.mps.is_available(), reason="this machine has MPS")
+MISSING_FORMS = [pytest.param(f, marks=_NO_GPU, id=repr(f)) for f in GPU_FORMS]
+MISSING_FORMS += [pytest.param(f, marks=_NO_MPS, id=repr(f)) for f in MPS_FORMS]
+
+
+@pytest.mark.parametrize("form", MISSING_FORMS)
 def test_missing_gpu_raises_by_default(form: object) -> None:
     with pytest.raises(tx.DeviceUnavailableError) as caught:
         tx.device_scope(form)  # type: ignore[arg-type]
     message = str(caught.value)
-    assert f"device={form!r} asks for GPU" in message
-    assert "0 CUDA device(s)" in message
+    if form in MPS_FORMS:
+        asks, have = "a 'mps' device", "torch.mps.is_available() is False"
+    else:
+        asks, have = "GPU", "0 CUDA device(s)"
+    assert f"device={form!r} asks for {asks}" in message
+    assert have in message
     assert "on_missing_gpu='cpu'" in message
 
 
-@pytest.mark.skipif(HAS_GPU, reason="exercises the missing-GPU path; this machine has a GPU")
-@pytest.mark.parametrize("form", GPU_FORMS, ids=repr)
+@pytest.mark.parametrize("form", MISSING_FORMS)
 def test_missing_gpu_falls_back_to_cpu_with_a_warning(form: object) -> None:
     with pytest.warns(tx.GPUFallbackWarning, match="running on the CPU") as record:
         scope = tx.device_scope(form, on_missing_gpu="cpu")  # type: ignore[arg-type]

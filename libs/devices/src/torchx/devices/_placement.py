@@ -91,18 +91,60 @@ def _gpu_count() -> int:
     return torch.cuda.device_count() if torch.cuda.is_available() else 0
 
 
+def _missing(
+    value: object, wanted: str, policy: MissingGPUPolicy | None, stacklevel: int
+) -> Placement:
+    """Refuse a device that is not there, or run on the CPU with a warning, as ``policy`` says."""
+    if (policy or get_missing_gpu_policy()) == "error":
+        raise DeviceUnavailableError(
+            f"device={value!r} asks for {wanted}; use 'cpu' or -1, "
+            "or pass on_missing_gpu='cpu' (or set TORCHX_MISSING_GPU=cpu) "
+            "to fall back to the CPU with a warning"
+        )
+    warnings.warn(
+        f"device={value!r} asks for {wanted}; running on the CPU because on_missing_gpu='cpu'",
+        GPUFallbackWarning,
+        stacklevel=stacklevel + 1,
+    )
+    return Placement(torch.device("cpu"))
+
+
+#: device types that are always there, so a scope on them skips the availability check
+_ALWAYS_THERE = frozenset(("cpu", "meta"))
+
+
+def _other(
+    value: object, device: torch.device, policy: MissingGPUPolicy | None, stacklevel: int
+) -> Placement:
+    """A device type other than cuda, cpu and meta: there unless its torch module (torch.mps,
+    torch.xpu, ...) says it is not. A type without such a module is taken as given."""
+    kind = device.type
+    is_available = getattr(getattr(torch, kind, None), "is_available", None)
+    if callable(is_available) and not is_available():
+        # an MPS or XPU scope on a machine without one would otherwise fail only at the
+        # first tensor, with torch's list of every backend an operator has
+        wanted = f"a {kind!r} device but torch.{kind}.is_available() is False"
+        return _missing(value, wanted, policy, stacklevel + 1)
+    return Placement(device)
+
+
 def resolve(value: object, policy: MissingGPUPolicy | None, stacklevel: int = 2) -> Placement:
     """Check ``value`` and the machine, and return where the scope will place things.
 
     ``policy`` None means the process-wide one, looked up only when a GPU is missing.
     """
-    if isinstance(value, torch.device) and value.type != "cuda":
-        return Placement(value)
+    if isinstance(value, torch.device):
+        kind = value.type
+        if kind in _ALWAYS_THERE:
+            return Placement(value)
+        if kind != "cuda":
+            return _other(value, value, policy, stacklevel + 1)
     kind, index, ids = _parse(value)
     if kind != "cuda":
-        return Placement(
-            torch.device(kind, index) if isinstance(index, int) else torch.device(kind)
-        )
+        device = torch.device(kind, index) if isinstance(index, int) else torch.device(kind)
+        if kind in _ALWAYS_THERE:
+            return Placement(device)
+        return _other(value, device, policy, stacklevel + 1)
     count = _gpu_count()
     if index == _ALL:
         ids = tuple(range(count))
@@ -112,19 +154,7 @@ def resolve(value: object, policy: MissingGPUPolicy | None, stacklevel: int = 2)
     wanted = ids or ((index,) if isinstance(index, int) else ())
     missing = [i for i in wanted if i >= count] if wanted else [0]
     if count == 0 or missing:
-        have = f"this machine has {count} CUDA device(s)"
-        if (policy or get_missing_gpu_policy()) == "error":
-            raise DeviceUnavailableError(
-                f"device={value!r} asks for GPU {missing} but {have}; use 'cpu' or -1, "
-                "or pass on_missing_gpu='cpu' (or set TORCHX_MISSING_GPU=cpu) "
-                "to fall back to the CPU with a warning"
-            )
-        warnings.warn(
-            f"device={value!r} asks for GPU {missing} but {have}; running on the CPU "
-            "because on_missing_gpu='cpu'",
-            GPUFallbackWarning,
-            stacklevel=stacklevel + 1,
-        )
-        return Placement(torch.device("cpu"))
+        wanted_text = f"GPU {missing} but this machine has {count} CUDA device(s)"
+        return _missing(value, wanted_text, policy, stacklevel + 1)
     assert isinstance(index, int)
     return Placement(torch.device("cuda", index), ids)
