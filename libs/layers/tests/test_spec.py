@@ -130,7 +130,15 @@ def test_plain_module_in_sequential_has_no_spec() -> None:
         ({"format_version": 99, "type": "Linear", "config": {}}, "format_version=99"),
         (
             {"format_version": 1, "type": "Dense", "config": {}},
-            "type='Dense' is not a known layer type",
+            "type='Dense' is not a known layer type;",
+        ),
+        (  # the known types are listed cut short, so a typo gets its match
+            {"format_version": 1, "type": "Lienar", "config": {}},
+            r"type='Lienar' is not a known layer type \(did you mean 'Linear'\?\)",
+        ),
+        (
+            "format_version: 1\ntype: Relu\n",
+            r"type='Relu' is not a known layer type \(did you mean 'ReLU'\?\)",
         ),
         (
             {"format_version": 1, "type": "Linear", "config": {"units": 2}},

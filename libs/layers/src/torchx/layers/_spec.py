@@ -283,6 +283,17 @@ def from_spec(spec: dict[str, Any] | str) -> Layer:
     return layer_from_body(body, "spec")
 
 
+def _did_you_mean(kind: object) -> str:
+    # the list of known types is cut short, so a typo ("Lienar", "Relu") gets its match
+    if not isinstance(kind, str):
+        return ""
+    import difflib  # only paid for on the error path
+
+    by_lower = {name.lower(): name for name in LAYER_TYPES}
+    close = difflib.get_close_matches(kind.lower(), by_lower, n=1)
+    return f" (did you mean {by_lower[close[0]]!r}?)" if close else ""
+
+
 def layer_from_body(body: Any, where: str) -> Layer:
     if not isinstance(body, dict):
         raise SpecError(f"{where}: expected a layer spec mapping, got {body!r}")
@@ -290,8 +301,8 @@ def layer_from_body(body: Any, where: str) -> Layer:
     cls = LAYER_TYPES.get(kind) if isinstance(kind, str) else None
     if cls is None:
         raise SpecError(
-            f"{where}.type={kind!r} is not a known layer type; known types include "
-            f"{', '.join(sorted(LAYER_TYPES)[:12])}, ..."
+            f"{where}.type={kind!r} is not a known layer type{_did_you_mean(kind)}; known types "
+            f"include {', '.join(sorted(LAYER_TYPES)[:12])}, ..."
         )
     unknown = set(body) - {"type", "name", "config", "input_shapes"}
     if unknown:
