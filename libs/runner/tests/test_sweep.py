@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import pytest
 
 from torchx.runner import Sweep, SweepError
@@ -115,6 +117,44 @@ def test_unknown_argument_is_named_once_with_the_near_one() -> None:
     assert str(e.value) == (
         "sweep argument: got 'lrr'; trainer has no such argument; did you mean 'lr'?"
     )
+
+
+def star(*args: str) -> AppDef:
+    """Echoes.
+
+    Args:
+        args: what to echo
+    """
+    return AppDef("e", roles=[Role("e", image=".", entrypoint="echo", args=list(args))])
+
+
+@pytest.mark.parametrize(
+    ("fn", "name", "message"),
+    [
+        (
+            star,
+            "lr",
+            "sweep argument: got 'lr'; star has no named argument for a sweep to vary "
+            "(only *args); a sweep varies named, typed arguments (none here): sweep a "
+            "component that takes the varying value as one",
+        ),
+        (
+            shell,
+            "script",
+            "sweep argument: got 'script'; shell takes it as *script, which a sweep cannot "
+            "vary; a sweep varies named, typed arguments (num_replicas): sweep a component "
+            "that takes the varying value as one",
+        ),
+    ],
+)
+def test_sweeping_a_components_star_args_says_a_sweep_varies_named_arguments(
+    fn: Callable[..., AppDef], name: str, message: str
+) -> None:
+    # the list of known arguments was the message's end, empty for a component of *args only
+    schema = ComponentSchema(fn, fn.__name__)
+    with pytest.raises(SweepError) as e:
+        check_sweep(schema, Sweep.grid(schema.name, {name: [1, 2]}))
+    assert str(e.value) == message
 
 
 @pytest.mark.parametrize(

@@ -164,11 +164,7 @@ def check_sweep(schema: ComponentSchema, sweep: Sweep) -> None:
     for name in sweep.names:
         arg = schema.option(name)
         if arg is None:
-            raise SweepError(
-                "sweep argument",
-                name,
-                f"{schema.name} has no such argument; {closest(name, list(schema.options))}",
-            )
+            raise SweepError("sweep argument", name, _unknown_fix(schema, name))
         if arg.name in shared:
             raise SweepError(
                 "sweep argument",
@@ -190,6 +186,25 @@ def check_sweep(schema: ComponentSchema, sweep: Sweep) -> None:
                 raise SweepError(
                     f"sweep argument {name!r}", value, _value_fix(schema.name, arg, e.expected)
                 ) from None
+
+
+def _unknown_fix(schema: ComponentSchema, name: str) -> str:
+    """The fix for sweeping ``name``, no named argument of ``schema``: the near one, or,
+    where it is the component's ``*args`` or the component has no named argument (the
+    list of known ones would be empty), that a sweep varies named arguments only."""
+    options = list(schema.options)
+    rem = schema.remainder
+    if rem is not None and rem.name == name.replace("-", "_"):
+        why = f"{schema.name} takes it as *{rem.name}, which a sweep cannot vary"
+    elif not options:
+        only = f" (only *{rem.name})" if rem is not None else ""
+        why = f"{schema.name} has no named argument for a sweep to vary{only}"
+    else:
+        return f"{schema.name} has no such argument; {closest(name, options)}"
+    return (
+        f"{why}; a sweep varies named, typed arguments ({', '.join(options) or 'none here'}): "
+        "sweep a component that takes the varying value as one"
+    )
 
 
 # Values that a scalar argument of each type takes, to show in the fix of a bad one.
