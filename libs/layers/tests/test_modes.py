@@ -196,10 +196,28 @@ def test_cuda_before_the_build_holds() -> None:
     assert {p.device.type for p in model.parameters()} == {"cuda"}
 
 
-@pytest.mark.parametrize("what", ["parameters", "named_parameters", "buffers", "named_buffers"])
+@pytest.mark.parametrize(
+    "what", ["parameters", "named_parameters", "buffers", "named_buffers", "state_dict"]
+)
 def test_parameters_of_an_unbuilt_model_name_the_build(what: str) -> None:
+    # state_dict() used to give {}: a checkpoint saved without weights
     with pytest.raises(RuntimeError, match=r"not built yet.*model\.build\(input_shape\)"):
         getattr(_cnn(), what)()
+
+
+def test_a_checkpoint_loaded_before_the_build_names_the_build() -> None:
+    built = _cnn()
+    built.build((None, 3, 8, 8))
+    weights = built.state_dict()
+    again = L.from_spec(_cnn().to_spec())  # a spec without input shapes: not built
+    # it used to be torch's "Unexpected key(s) in state_dict: "0.weight", ..."
+    with pytest.raises(RuntimeError, match=r"no parameters to load a state_dict into.*build"):
+        again.load_state_dict(weights)
+    again.build((None, 3, 8, 8))
+    again.load_state_dict(weights)
+    loaded = again.state_dict()
+    assert list(loaded) == list(weights)
+    assert all(torch.equal(loaded[k], weights[k]) for k in weights)
 
 
 def test_an_optimizer_made_before_the_first_call_trains_the_model() -> None:

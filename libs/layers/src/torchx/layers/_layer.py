@@ -375,11 +375,11 @@ class Layer(nn.Module):
 
     # --- parameters --------------------------------------------------------------------
 
-    def _refuse_unbuilt(self, what: str) -> None:
+    def _refuse_unbuilt(self, what: str, to: str = "give") -> None:
         if self.__dict__["_input_shapes"] is None:
             raise RuntimeError(
                 f"L.{type(self).__name__} {self._label()!r} is not built yet, so it has no "
-                f"{what} to give: call model.build(input_shape) first (batch first, None for "
+                f"{what} to {to}: call model.build(input_shape) first (batch first, None for "
                 "a free batch, e.g. (None, 3, 32, 32)) or call the model on one batch"
             )
 
@@ -447,11 +447,16 @@ class Layer(nn.Module):
         self._materialize()
         return super().named_modules(*args, **kwargs)  # type: ignore[no-any-return]
 
+    # An unbuilt model's state_dict would be empty: saved, it is a checkpoint without
+    # weights, and loaded into, torch calls every key of a good one unexpected.
+
     def state_dict(self, *args: Any, **kwargs: Any) -> Any:
+        self._refuse_unbuilt("state_dict")
         self._materialize()
         return super().state_dict(*args, **kwargs)
 
     def load_state_dict(self, *args: Any, **kwargs: Any) -> Any:
+        self._refuse_unbuilt("parameters", "load a state_dict into")
         self._materialize()
         return super().load_state_dict(*args, **kwargs)
 
