@@ -172,17 +172,17 @@ def test_an_unknown_handle_names_the_transport(ex: Executor) -> None:
 def test_map_returns_results_in_order_with_bounded_apps(tmp_path: Path) -> None:
     ex = Executor(scheduler="local_cwd", poll_interval=0.2, max_in_flight=3)
     results = ex.map(square, range(8))
-    assert len(ex._futures) == 3  # only the first window is submitted before iterating
+    assert len(ex._apps) == 3  # only the first window is submitted before iterating
     assert list(results) == [x * x for x in range(8)]
-    assert len(ex._futures) == 8
+    assert len(ex._apps) == 8
 
 
 def test_map_without_job_arrays_or_of_one_item_is_one_app_per_item(tmp_path: Path) -> None:
     ex = Executor(scheduler="local_cwd", poll_interval=0.2)
     assert ex._sweep_args() is None  # local_cwd has no job arrays: no sweep for a map
     assert list(ex.map(square, [7])) == [49]
-    (future,) = ex._futures
-    assert "/sweep-" not in future.handle and future.done()
+    ((handle, _),) = ex._apps.held()
+    assert "/sweep-" not in handle
 
 
 def test_a_slurm_maps_sweep_trials_are_the_app_submit_makes(tmp_path: Path) -> None:
@@ -438,13 +438,9 @@ def _stop_around(
         close()
 
     ex._runner.close = recorded_close  # type: ignore[method-assign]
-    ex._futures.extend(
-        [
-            _CancelRecorded(_FIRST, cancelled),  # type: ignore[list-item]
-            middle,  # type: ignore[list-item]
-            _CancelRecorded(_LAST, cancelled),  # type: ignore[list-item]
-        ]
-    )
+    # referenced here: the executor holds its futures weakly
+    held = [_CancelRecorded(_FIRST, cancelled), middle, _CancelRecorded(_LAST, cancelled)]
+    ex._apps.add(held)  # type: ignore[arg-type]
     with pytest.raises(propagates), ex:
         raise stop
     (line,) = capsys.readouterr().err.splitlines()

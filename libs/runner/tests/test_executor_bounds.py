@@ -4,10 +4,12 @@ processes: a call's folder goes once its future gave the result (or on
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 import subprocess
 import sys
+import weakref
 from pathlib import Path
 
 import pytest
@@ -18,6 +20,7 @@ runtime = pytest.importorskip(
 )
 
 from torchx.runner import Executor, FunctionAppError, FunctionFuture  # noqa: E402
+from torchx.runner import _executor_apps as executor_apps  # noqa: E402
 from torchx.specs import SpecsError  # noqa: E402
 
 
@@ -230,3 +233,58 @@ def test_a_call_of_several_ranks_goes_once_every_ranks_outcome_was_given(tmp_pat
     assert future.result(timeout=5, all_ranks=True) == ["a", "b"]
     assert future.result(all_ranks=True) == ["a", "b"]
     assert removals == ["removed"]  # once
+
+
+def test_a_future_its_caller_dropped_is_not_kept_and_its_call_goes_once_ended(
+    tmp_path: Path,
+) -> None:
+    ex = _ex(tmp_path)
+    future = ex.submit(blob, 1)
+    handle, held = future.handle, weakref.ref(future)
+    del future
+    gc.collect()
+    assert held() is None  # the executor does not keep it (nor a result it would hold)
+    ex._runner.wait(handle, wait_interval=0.2, timeout=60)
+    assert ex.remove_ended_calls() == 1  # nobody can ask for its result
+    assert _calls(tmp_path) == [] and _pointers(tmp_path) == []
+
+
+def test_an_executor_forgets_the_apps_that_ended(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(executor_apps, "FIRST_LOOK", 3)
+    ex = _ex(tmp_path)
+    read = ex.submit(blob, 1)
+    assert read.result(timeout=60) == b"x"
+    dropped = ex.submit(blob, 2).handle
+    ex._runner.wait(dropped, wait_interval=0.2, timeout=60)
+    running = ex.submit(sleep_marked, str(tmp_path / "started"))
+    try:
+        # the third app made it look: the one whose result was read and the dropped one
+        # that ended are forgotten, the one still running is held
+        assert [handle for handle, _ in ex._apps.held()] == [running.handle]
+        assert len(ex._apps) == 1
+    finally:
+        running.cancel()
+
+
+def test_shutdown_waits_for_and_ctrl_c_cancels_apps_whose_futures_were_dropped(
+    tmp_path: Path,
+) -> None:
+    from torchx.runner import get_runner
+    from torchx.specs import AppState
+
+    ex = _ex(tmp_path)
+    short = ex.submit(sleep_marked, str(tmp_path / "short"), 1).handle
+    ex.shutdown(wait=True)
+    status = get_runner().status(short)
+    assert status is not None and status.state == AppState.SUCCEEDED
+    ex = _ex(tmp_path)
+    future = ex.submit(sleep_marked, str(tmp_path / "long"))
+    wait_until_marked(future, tmp_path / "long")
+    long = future.handle
+    del future
+    with pytest.raises(KeyboardInterrupt), ex:
+        raise KeyboardInterrupt
+    status = get_runner().wait(long, wait_interval=0.2, timeout=60)
+    assert status is not None and status.state == AppState.CANCELLED

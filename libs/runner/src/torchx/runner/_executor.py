@@ -21,6 +21,9 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote, unquote
 
+from torchx.runner._executor_apps import SubmittedApps
+from torchx.runner._executor_apps import is_a_stop as _is_a_stop
+from torchx.runner._executor_apps import report as _report
 from torchx.runner._function_future import FunctionFuture
 from torchx.schedulers import DEFAULT_SCHEDULER
 from torchx.specs import (
@@ -128,6 +131,10 @@ class Executor:
 
         with Executor(scheduler="local_cwd") as ex:
             assert ex.submit(pow, 2, 10).result() == 1024
+
+    The executor holds each app it submitted until the app ended (``shutdown`` waits for
+    it, Ctrl-C in its ``with`` block cancels it), but not its future: a future you drop
+    goes, with the result it holds, and its call is one ``remove_ended_calls()`` removes.
 
     Args:
         scheduler: where the apps run (any registered scheduler)
@@ -242,7 +249,8 @@ class Executor:
         self.rdzv_port = rdzv_port
         self.max_result_bytes: int = max_result_bytes
         self.keep_calls = keep_calls
-        self._futures: list[FunctionFuture] = []
+        # the apps it may still have to wait for or stop; not their futures (see there)
+        self._apps = SubmittedApps(self._runner)
         self._shutdown = False
         self._folders_made = False
 
@@ -301,35 +309,11 @@ class Executor:
             self.shutdown(wait=True)
 
     def _stop_all(self, stop: type[BaseException]) -> None:
-        """Cancel every app and close an owned runner, whatever fails on the way.
-
-        Runs while ``stop`` (Ctrl-C, SIGTERM) propagates, so nothing here may replace it:
-        each cancel is tried on its own, so one that fails leaves no other app running,
-        and a failure is one line on stderr naming the app and how to stop it by hand.
-        A second stop during a cancel ends the cancelling: one line names every app not
-        cancelled yet and how to stop them, and the second stop propagates.
-        """
+        """Cancel every app (``SubmittedApps.stop_all``) and close an owned runner, whatever
+        fails on the way: ``stop`` (Ctrl-C, SIGTERM) propagates."""
         self._shutdown = True
         try:
-            for done, future in enumerate(self._futures):
-                try:
-                    future.cancel()
-                except BaseException as e:
-                    # SIGTERM's SignalException is an Exception: a stop, not a failed cancel
-                    if isinstance(e, Exception) and not _is_a_stop(type(e)):
-                        _report(
-                            f"on {stop.__name__}, could not cancel {future.handle}"
-                            f" ({type(e).__name__}: {e}); stop it with:"
-                            f" torchx cancel {future.handle}"
-                        )
-                        continue
-                    left = [f.handle for f in self._futures[done:]]
-                    _report(
-                        f"on {stop.__name__}, a {type(e).__name__} stopped the cancelling;"
-                        f" {len(left)} app(s) may still run; stop them with: "
-                        + "; ".join(f"torchx cancel {handle}" for handle in left)
-                    )
-                    raise
+            self._apps.stop_all(stop)
         finally:
             if self._own_runner:
                 try:
@@ -356,7 +340,7 @@ class Executor:
             _discard([call])
             raise
         future = self._future_for(handle, call)
-        self._futures.append(future)
+        self._apps.add([future])
         return future
 
     def _future_for(self, handle: AppHandle, call: Store) -> FunctionFuture:
@@ -566,7 +550,7 @@ class Executor:
             trial = trial_handle(record, index)
             assert trial is not None, "an array sweep names every trial's task on submit"
             futures.append(self._future_for(trial, call))
-        self._futures.extend(futures)
+        self._apps.add(futures)
         return handle, futures
 
     def _sweep_results_in_order(
@@ -623,12 +607,10 @@ class Executor:
         for the others to end."""
         self._shutdown = True
         if cancel_futures:
-            for future in self._futures:
-                future.cancel()
+            for handle, future in self._apps.held():
+                self._apps.cancel(handle, future)
         if wait:
-            for future in self._futures:
-                if not future.cancelled():
-                    self._runner.wait(future.handle, wait_interval=self.poll_interval)
+            self._apps.wait(self.poll_interval)
         if self._own_runner:
             self._runner.close()
 
@@ -671,11 +653,12 @@ class Executor:
         rest: calls whose app died or was cancelled, and those whose result nobody will ask
         for. Kept are the calls still running, those of schedulers this runner does not
         have, and those whose outcome a future made in this process (submitted or rebuilt,
-        by any executor, and still referenced) has not given yet: asking it later gives
-        the result, then removes the call. A pointer naming a folder outside this
-        transport's ``calls`` folder (a copied transport) goes without that folder. A call
-        that cannot be removed keeps its pointer, so a later run retries; one line on
-        stderr says which and why.
+        by any executor) has not given yet while it is still referenced: asking it later
+        gives the result, then removes the call. The executor's own reference does not
+        count (it holds its futures weakly): a future its caller dropped gives nothing.
+        A pointer naming a folder outside this transport's ``calls`` folder (a copied
+        transport) goes without that folder. A call that cannot be removed keeps its
+        pointer, so a later run retries; one line on stderr says which and why.
         """
         runtime = _runtime()
         handles, calls = self._store("handles"), self._store("calls")
@@ -726,21 +709,6 @@ class Executor:
                 "stay: fix the cause and call remove_ended_calls() again"
             )
         return removed
-
-
-def _is_a_stop(exc_type: type[BaseException]) -> bool:
-    """Whether leaving with ``exc_type`` means the program was told to stop."""
-    if issubclass(exc_type, KeyboardInterrupt):
-        return True
-    # SignalException can only have been raised if its module was loaded: never load it
-    # on the way out of an ordinary error.
-    local = sys.modules.get("torchx.schedulers.local_scheduler")
-    return local is not None and issubclass(exc_type, local.SignalException)
-
-
-def _report(line: str) -> None:
-    """One line on stderr: while a stop propagates there is no caller to raise to."""
-    print(f"torchx Executor: {' '.join(line.split())}", file=sys.stderr)
 
 
 def _scheduler_of(handle: AppHandle) -> str:

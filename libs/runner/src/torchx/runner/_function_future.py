@@ -120,6 +120,11 @@ class FunctionFuture:
     def _settled(self) -> bool:
         return self._cancelled or self._final is not None or 0 in self._outcomes
 
+    def _app_ended(self) -> bool:
+        """Whether its app is known to have ended, or to end now: it was cancelled, an
+        ended status was seen, or every rank wrote its outcome (its last act)."""
+        return self._cancelled or self._final is not None or len(self._outcomes) == self._world_size
+
     def done(self) -> bool:
         """Whether the call finished (returned, raised, or its app ended) or was cancelled."""
         return self._finished(ask_scheduler=True)
