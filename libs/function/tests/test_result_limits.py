@@ -208,12 +208,22 @@ def test_child_name_takes_only_an_entry_directly_in_the_folder(tmp_path: Path) -
     (folder / "a").mkdir(parents=True)
     (tmp_path / "victim").mkdir()
     (folder / "link").symlink_to(tmp_path / "victim")
+    (folder / "sibling").symlink_to(folder / "a")
+    (tmp_path / "calls-too").symlink_to(folder)
     assert child_name(str(folder), str(folder / "a")) == "a"
     assert child_name(str(folder), f"file://{folder}/a") == "a"
+    assert child_name(str(folder), f"{folder}/a/") == "a"
+    # the entry itself, never where it leads: removing it removes the link alone
+    assert child_name(str(folder), str(folder / "link")) == "link"
+    assert child_name(str(folder), str(folder / "sibling")) == "sibling"
+    assert child_name(str(folder), str(tmp_path / "calls-too" / "a")) == "a"
+    (folder / "b").mkdir()
+    (folder / "b" / "up").symlink_to(tmp_path / "victim")
     for elsewhere in (
         str(tmp_path / "victim"),
         str(folder / ".." / "victim"),
-        str(folder / "link"),  # leads elsewhere
+        str(folder / "b" / "up" / ".." / "a"),  # its folder is victim's parent
+        str(folder / "a" / ".."),
         str(folder),
         str(folder / "a" / "deeper"),
         "s3://bucket/calls/a",

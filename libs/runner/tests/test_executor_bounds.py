@@ -151,22 +151,28 @@ def _pointer(tmp_path: Path, handle: str, call: str) -> None:
 def test_remove_ended_calls_leaves_folders_outside_its_calls_alone(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """A copied transport's pointers name the original's calls: those are not its own."""
+    """A copied transport's pointers name the original's calls: those are not its own. A
+    call folder that is a link goes as a link: what it leads to stays."""
     victim = tmp_path / "original" / "calls" / "x"
     victim.mkdir(parents=True)
     (victim / "precious.txt").write_text("kept")
-    (tmp_path / "transport" / "calls").mkdir(parents=True)
-    (tmp_path / "transport" / "calls" / "link").symlink_to(victim)
+    calls = tmp_path / "transport" / "calls"
+    (calls / "sibling").mkdir(parents=True)
+    (calls / "sibling" / "call.json").write_text("{}")
+    (calls / "link").symlink_to(victim)
+    (calls / "to-sibling").symlink_to(calls / "sibling")
     _pointer(tmp_path, "local_cwd://torchx/function-nosuchapp1", str(victim))
     _pointer(tmp_path, "local_cwd://torchx/function-nosuchapp2", str(tmp_path / "transport"))
-    _pointer(tmp_path, "local_cwd://torchx/function-nosuchapp3", f"{tmp_path}/transport/calls/..")
-    _pointer(tmp_path, "local_cwd://torchx/function-nosuchapp4", f"{tmp_path}/transport/calls/link")
-    assert _ex(tmp_path).remove_ended_calls() == 4  # their pointers go
+    _pointer(tmp_path, "local_cwd://torchx/function-nosuchapp3", f"{calls}/..")
+    _pointer(tmp_path, "local_cwd://torchx/function-nosuchapp4", f"{calls}/link")
+    _pointer(tmp_path, "local_cwd://torchx/function-nosuchapp5", f"{calls}/to-sibling")
+    assert _ex(tmp_path).remove_ended_calls() == 5  # their pointers go
     assert _pointers(tmp_path) == []
     assert (victim / "precious.txt").read_text() == "kept"
-    assert _calls(tmp_path) == ["link"]
+    assert _calls(tmp_path) == ["sibling"]  # the links went, not the folder one names
+    assert (calls / "sibling" / "call.json").read_text() == "{}"
     (line,) = capsys.readouterr().err.splitlines()
-    assert line.startswith("torchx Executor: left 4 folder(s) outside ")
+    assert line.startswith("torchx Executor: left 3 folder(s) outside ")
     assert "only the pointers were removed" in line
 
 

@@ -35,12 +35,17 @@ def join(url: str, *names: str) -> str:
 def child_name(folder: str, url: str) -> str | None:
     """The name of the entry ``url`` names directly inside the folder ``folder``, or None
     when it names anything else (the folder itself, a deeper path, a path elsewhere, or a
-    local path that leads elsewhere through a link or ``..``)."""
+    local path whose folder leads elsewhere through a link or ``..``).
+
+    The entry itself is named, never what it leads to: a link ``folder/x`` to a sibling
+    ``folder/y`` is ``x`` (so removing it removes the link, not the sibling)."""
     if is_local(folder) != is_local(url):
         return None
     if is_local(folder):
-        parent, name = os.path.split(os.path.realpath(local_path(url)))
-        return name if parent == os.path.realpath(local_path(folder)) else None
+        # the folder's path resolved, the last part as written (``..`` only leaves)
+        parent, name = os.path.split(local_path(url).rstrip("/"))
+        inside = os.path.realpath(parent or ".") == os.path.realpath(local_path(folder))
+        return name if inside and name not in ("", ".", "..") else None
     scheme, _, path = url.partition("://")
     folder_scheme, _, folder_path = folder.partition("://")
     parent, name = posixpath.split(posixpath.normpath(path))
@@ -183,13 +188,16 @@ class Store:
             pass
 
     def remove_tree(self, name: str) -> None:
-        """Remove the folder ``name`` and all in it; one already gone is no error, one that
-        cannot be removed raises OSError."""
+        """Remove the folder ``name`` and all in it (a local link: the link alone); one
+        already gone is no error, one that cannot be removed raises OSError."""
         where = self.path(name)
         if self._local:
             import shutil  # only the launcher removes: a job starts without it
 
             with contextlib.suppress(FileNotFoundError):  # removed meanwhile
-                shutil.rmtree(where)
+                if os.path.islink(where):
+                    os.unlink(where)  # the link, never what it leads to
+                else:
+                    shutil.rmtree(where)
         elif self._fs.exists(where):
             self._fs.rm(where, recursive=True)
