@@ -209,3 +209,24 @@ def test_generic_backend_moves_a_temporary_into_place(tmp_path: Path) -> None:
         refusing.write(target, b'{"v": 3}')
     assert store.read(target) == b'{"v": 2}'
     assert os.listdir(tmp_path / "a") == ["k.json"]
+
+
+def test_ctrl_c_as_the_temporary_opens_leaves_no_temporary(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Ctrl-C can arrive after open() has made the file but before it returns."""
+    from torchx.runtime.tracking import _stores
+
+    tracker = FsspecResultTracker(str(tmp_path))
+    tracker["k"] = {"v": 1}
+
+    def open_then_interrupted(path: str, mode: str) -> Any:
+        open(path, mode).close()
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(_stores, "open", open_then_interrupted, raising=False)
+    with pytest.raises(KeyboardInterrupt):
+        tracker["k"] = {"v": 2}
+    monkeypatch.undo()
+    assert os.listdir(tmp_path) == ["k.json"]
+    assert tracker["k"] == {"v": 1}

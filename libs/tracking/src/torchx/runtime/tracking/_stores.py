@@ -119,12 +119,14 @@ class LocalStore(DocumentStore):
 
     def write(self, path: str, data: bytes) -> None:
         temporary = _temporary_name(path)
+        # The open is inside the cleanup too: Ctrl-C can land after the file exists but
+        # before open returns, and the empty temporary must not stay behind.
         try:
-            handle = open(temporary, "wb")  # noqa: SIM115 (closed below, before the rename)
-        except FileNotFoundError:
-            os.makedirs(os.path.dirname(path), exist_ok=True)
-            handle = open(temporary, "wb")  # noqa: SIM115
-        try:
+            try:
+                handle = open(temporary, "wb")  # noqa: SIM115 (closed below, before the rename)
+            except FileNotFoundError:
+                os.makedirs(os.path.dirname(path), exist_ok=True)
+                handle = open(temporary, "wb")  # noqa: SIM115
             with handle:
                 handle.write(data)
             os.replace(temporary, path)
