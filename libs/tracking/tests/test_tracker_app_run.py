@@ -113,6 +113,10 @@ def test_app_run_sources_and_children(tmp_path: Path) -> None:
     [source] = child.sources()
     assert source == AppRunTrackableSource(AppRun("p://s/1", [backend]), "model")
     assert [c.job_id() for c in parent.children()] == ["p://s/2"]
+    child.add_source(parent.job_id())  # as TORCHX_PARENT_RUN_ID records it
+    child.add_source(parent.job_id(), "tokenizer")
+    assert [c.job_id() for c in parent.children()] == ["p://s/2"]
+    assert len(child.sources()) == 3
     assert AppRun("x", []).sources() == [] and AppRun("x", []).children() == []
 
 

@@ -82,11 +82,14 @@ class AppRun(_Record):
         ]
 
     def children(self) -> list[AppRun]:
-        """The runs that name this run as their source."""
+        """The runs that name this run as their source, each once."""
         backend = next(iter(self.backends), None)
         if backend is None:
             return []
-        return [AppRun(d.run_id, self.backends) for d in backend.lineage(self.id).descendants]
+        # a child that took several artifacts (or the run plus an artifact) is one
+        # descendant per source record, and still one child
+        run_ids = dict.fromkeys(d.run_id for d in backend.lineage(self.id).descendants)
+        return [AppRun(run_id, self.backends) for run_id in run_ids]
 
 
 _from_env: list[AppRun] = []  # the one AppRun of this process, once built
