@@ -90,6 +90,13 @@ def test_unknown_factories_are_errors_that_say_what_to_install() -> None:
         build_trackers({"torchx.tracker.backend.fsspec:nope": None})
     with pytest.raises(TrackerConfigError, match=r"not a torchx\.tracker\.TrackerBase"):
         build_trackers({"os.path:join": "a"})
+    with pytest.raises(TrackerConfigError) as wrong_signature:
+        build_trackers({"os.path:samefile": "a"})  # takes two arguments, not the config
+    assert str(wrong_signature.value) == (
+        "tracker 'os.path:samefile' factory: got 'os.path:samefile'; it takes (f1, f2); name"
+        " a function that takes one argument, the tracker's config string (None when unset),"
+        " and returns a TrackerBase"
+    )
     with pytest.raises(TrackerConfigError) as info:
         build_trackers("fsspec")  # type: ignore[arg-type]
     assert str(info.value) == (

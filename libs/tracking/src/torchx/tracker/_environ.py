@@ -129,6 +129,24 @@ def _explain_unloadable(name: str, factory: str) -> NoReturn:
     )
 
 
+def _check_takes_config(name: str, factory: str, make: Callable[..., Any]) -> None:
+    """A factory that cannot be called with the config alone is the config's error (the
+    call's own TypeError would name neither the tracker nor the fix)."""
+    import inspect
+
+    try:
+        inspect.signature(make).bind(None)
+    except ValueError:  # no signature to check (some builtins): the call will tell
+        return
+    except TypeError:
+        raise TrackerConfigError(
+            f"tracker {name!r} factory",
+            factory,
+            f"it takes {inspect.signature(make)}; name a function that takes one argument,"
+            " the tracker's config string (None when unset), and returns a TrackerBase",
+        ) from None
+
+
 def build_trackers(factory_and_config: Mapping[str, str | None]) -> list[TrackerBase]:
     """One tracker per ``{factory: config}`` entry, built by calling the factory with config."""
     from collections.abc import Mapping  # here: importing torchx.tracker stays light
@@ -143,7 +161,9 @@ def build_trackers(factory_and_config: Mapping[str, str | None]) -> list[Tracker
 
 
 def _build(name: str, factory: str, config: str | None) -> TrackerBase:
-    tracker = _load_factory(name, factory)(config)
+    make = _load_factory(name, factory)
+    _check_takes_config(name, factory, make)
+    tracker = make(config)
     if not isinstance(tracker, TrackerBase):
         raise TrackerConfigError(
             f"tracker {name!r} factory",
