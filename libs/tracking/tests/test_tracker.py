@@ -250,6 +250,31 @@ def test_base_class_can_be_subclassed_with_four_hooks() -> None:
     assert list(tracker) == ["1", "b/c"]
 
 
+def test_a_tracker_written_for_07_with_put_and_get_still_works() -> None:
+    from torchx.runtime.tracking import Result, Results
+
+    class DictTracker(ResultTracker):  # as pytorch/torchx 0.7 documented subclassing
+        def __init__(self) -> None:
+            self.data: dict[str, Results] = {}
+
+        def put(self, key: int | str, **results: Result) -> None:
+            self.data[str(key)] = dict(results)
+
+        def get(self, key: int | str) -> Results:
+            return dict(self.data.get(str(key), {}))
+
+    tracker = DictTracker()
+    tracker["foo"] = {"l2norm": 1.2}
+    tracker.put("bar", l2norm=3.4)
+    assert tracker["foo"] == {"l2norm": 1.2} and tracker["bar"]["l2norm"] == 3.4
+    assert tracker[7] == {}
+    with pytest.raises(ValueError, match="field 'x'"):
+        tracker["k"] = {"x": float("nan")}
+    assert "k" not in tracker.data
+    with pytest.raises(NotImplementedError, match=r"DictTracker .*implement _has\(key\)"):
+        "foo" in tracker  # noqa: B015
+
+
 def test_errors_survive_pickling_between_processes() -> None:
     import pickle
 

@@ -50,8 +50,19 @@ class ResultTracker(abc.ABC):
     ``f"{job}/{rank}"``) rather than having several writers race on one key.
 
     Subclasses implement the four storage hooks ``_store``, ``_load``, ``_has`` and
-    ``_list``; they receive keys and results already checked by this class.
+    ``_list``; they receive keys and results already checked by this class. A subclass
+    written for pytorch/torchx 0.7, which implements ``put`` and ``get`` instead, still
+    works: ``[]`` reaches them, with keys and results checked as here.
     """
+
+    def __init_subclass__(cls, **kwargs: object) -> None:
+        super().__init_subclass__(**kwargs)
+        # 0.7 made put and get the abstract methods; a tracker written then implements
+        # only them, and would otherwise not instantiate (the hooks are abstract here).
+        if cls.put is not ResultTracker.put and cls.get is not ResultTracker.get:
+            for hook, by_07 in _HOOKS_OF_07_TRACKERS.items():
+                if getattr(cls, hook) is getattr(ResultTracker, hook):
+                    setattr(cls, hook, by_07)
 
     def put(self, key: Key = _KEY_BY_NAME, /, **results: Result) -> None:
         """Store ``results`` under ``key``, replacing what was there.
@@ -106,3 +117,26 @@ class ResultTracker(abc.ABC):
     @abc.abstractmethod
     def _list(self) -> list[str]:
         """Every stored key, sorted."""
+
+
+def _store_by_put(self: ResultTracker, key: str, results: Results) -> None:
+    self.put(key, **results)
+
+
+def _load_by_get(self: ResultTracker, key: str) -> Results:
+    return self.get(key)
+
+
+def _not_listed(self: ResultTracker, *key: str) -> bool | list[str]:
+    raise NotImplementedError(
+        f"{type(self).__name__} implements put and get (as pytorch/torchx 0.7 trackers did);"
+        " implement _has(key) and _list() too to use `in`, iteration and len()"
+    )
+
+
+_HOOKS_OF_07_TRACKERS = {
+    "_store": _store_by_put,
+    "_load": _load_by_get,
+    "_has": _not_listed,
+    "_list": _not_listed,
+}
