@@ -5,6 +5,7 @@ from __future__ import annotations
 import copy
 import shutil
 import socket
+from pathlib import Path
 
 import pytest
 import torch
@@ -39,6 +40,24 @@ def test_deepcopy_is_independent(make: type) -> None:
             p.add_(1.0)
     assert not torch.equal(model(x), twin(x))
     assert {id(p) for p in model.parameters()}.isdisjoint({id(p) for p in twin.parameters()})
+
+
+def _reshaping() -> L.Functional:
+    # reshape and concat run as functions made from each op's parameters
+    x = L.Placeholder((None, 2, 6, 6))
+    y = L.concat([L.Conv2d(2, 3, padding=1)(x), x], 1).reshape((4, 36))[:, 1:]
+    return L.Functional(x, L.Linear(3)(y.flatten())).eval()
+
+
+@pytest.mark.parametrize("make", [_cnn, _residual, _reshaping])
+def test_a_whole_model_saved_with_torch_save_loads(make: type, tmp_path: Path) -> None:
+    # a Functional's generated forward could not be pickled ("Can't pickle <function
+    # forward>"); it is made again from its code when the model is loaded
+    model = make()
+    torch.save(model, tmp_path / "model.pt")
+    again = torch.load(tmp_path / "model.pt", weights_only=False)
+    x = torch.randn(2, 2, 6, 6)
+    assert torch.equal(again(x), model(x))
 
 
 @pytest.mark.parametrize("make", [_cnn, _residual])

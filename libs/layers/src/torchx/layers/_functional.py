@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import keyword
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any, ClassVar
 
 import torch
@@ -241,6 +241,7 @@ class Functional(Layer):
     ) -> None:
         names: dict[int, str] = {id(p): f"a{i}" for i, p in enumerate(flat_in)}
         scope: dict[str, Any] = {}
+        ops: dict[str, Op] = {}
         inputs = ", ".join(names.values())
         head = [f"def forward(self, {inputs}):"]
         checks = [_input_check(f"a{i}", p.shape) for i, p in enumerate(flat_in)]
@@ -264,7 +265,7 @@ class Functional(Layer):
                 reads += [names[id(p)] for p in _keyword_holders({key: value})]
                 args.append(f"{key}={_render_arg(value, names, scope, f'k{k}_{key}')}")
             if isinstance(node.target, Op):
-                scope[f"f{k}"] = node.target.function()
+                ops[f"f{k}"] = node.target
                 call = f"f{k}({', '.join(args)})"
             else:
                 call = f"self.{self._names[id(node.target)]}({', '.join(args)})"
@@ -284,8 +285,20 @@ class Functional(Layer):
         lines = [*head, *_with_dels(lines, steps, kept)]
         lines.append(f"    return {_render(out_template, returned)}")
         self.code = "\n".join(lines) + "\n"
-        exec(compile(self.code, f"<Functional {self._label()}>", "exec"), scope)
-        self._run = scope["forward"]
+        # what the code reads, as data (constants, ops as name and parameters): generated
+        # code cannot be pickled, so a pickled model (torch.save(model), a model sent to a
+        # spawned process) makes it again
+        self._code_globals = (scope, ops)
+        self._run = _generate(self.code, self._label(), scope, ops)
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = super().__getstate__()  # type: ignore[no-untyped-call]
+        del state["_run"]
+        return state  # type: ignore[no-any-return]
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        super().__setstate__(state)  # type: ignore[no-untyped-call]
+        self._run = _generate(self.code, self._label(), *self._code_globals)
 
     # --- calling -----------------------------------------------------------------------
 
@@ -491,6 +504,15 @@ def _decode_arg(data: Any, values: dict[int, Placeholder], where: str) -> Any:
         return data["const"]
     except (KeyError, TypeError) as e:
         raise SpecError(f"{where}: bad keyword argument {data!r} ({e})") from None
+
+
+def _generate(
+    code: str, label: str, constants: dict[str, Any], ops: dict[str, Op]
+) -> Callable[..., Any]:
+    """The forward function of ``code``, with its constants and op functions in scope."""
+    scope = {**constants, **{slot: op.function() for slot, op in ops.items()}}
+    exec(compile(code, f"<Functional {label}>", "exec"), scope)
+    return scope["forward"]  # type: ignore[no-any-return]
 
 
 def _render_arg(value: Any, names: dict[int, str], scope: dict[str, Any], slot: str) -> str:
