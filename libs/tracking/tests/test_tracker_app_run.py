@@ -15,6 +15,7 @@ import torchx.tracker as tracker_pkg
 from torchx.tracker import (
     AppRun,
     AppRunTrackableSource,
+    Lineage,
     TrackerConfigError,
     build_trackers,
     tracker_config_env_var_name,
@@ -125,6 +126,16 @@ def test_app_run_sources_and_children(tmp_path: Path) -> None:
     assert [c.job_id() for c in parent.children()] == ["p://s/2"]
     assert len(child.sources()) == 3
     assert AppRun("x", []).sources() == [] and AppRun("x", []).children() == []
+
+
+def test_children_from_a_backend_written_for_07_without_lineage(tmp_path: Path) -> None:
+    class Lineageless07(FsspecTracker):  # 0.7's backends raised here, as plugins may
+        def lineage(self, run_id: str) -> Lineage:
+            raise NotImplementedError
+
+    backend = Lineageless07(create(str(tmp_path)).fs, str(tmp_path))
+    AppRun("p://s/2", [backend]).add_source("p://s/1", "model")
+    assert [c.job_id() for c in AppRun("p://s/1", [backend]).children()] == ["p://s/2"]
 
 
 def test_public_api_is_listed() -> None:

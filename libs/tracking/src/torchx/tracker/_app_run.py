@@ -86,9 +86,13 @@ class AppRun(_Record):
         backend = next(iter(self.backends), None)
         if backend is None:
             return []
+        try:
+            lineage = backend.lineage(self.id)
+        except NotImplementedError:  # a backend written for 0.7, whose own ones raised it
+            lineage = TrackerBase.lineage(backend, self.id)
         # a child that took several artifacts (or the run plus an artifact) is one
         # descendant per source record, and still one child
-        run_ids = dict.fromkeys(d.run_id for d in backend.lineage(self.id).descendants)
+        run_ids = dict.fromkeys(d.run_id for d in lineage.descendants)
         return [AppRun(run_id, self.backends) for run_id in run_ids]
 
 
