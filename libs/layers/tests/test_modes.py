@@ -396,8 +396,10 @@ def test_a_hook_on_an_unbuilt_layer_names_the_build() -> None:
 
 def test_a_built_layer_shows_the_tensors_of_its_module() -> None:
     model = _cnn()
-    with pytest.raises(AttributeError, match="weight"):
-        _ = model[0].weight  # nothing is built yet
+    # nothing is built yet; it used to be the bare "'Conv2d' object has no attribute 'weight'"
+    with pytest.raises(AttributeError, match=r"no attribute 'weight'; it is not built yet.*build"):
+        _ = model[0].weight
+    assert not hasattr(model[0], "weight")
     model(X)
     conv, bn = model[0].native_module(), model[1].native_module()
     assert model[0].weight is conv.weight and model[0].bias is conv.bias

@@ -419,7 +419,14 @@ class Layer(nn.Module):
             # as on the torch module itself (nn.Sequential users write model[0].weight)
             found = self._native_tensor(name)
             if found is None:
-                raise
+                if self.built or not self._makes_own_modules or name.startswith("_"):
+                    raise
+                # nn.init.xavier_uniform_(layer.weight) straight after L.Linear(20)
+                raise AttributeError(
+                    f"L.{type(self).__name__} {self._label()!r} has no attribute {name!r}; it "
+                    "is not built yet, and the tensors of its torch module (weight, bias, ...) "
+                    "exist only after model.build(input_shape) or a first call on one batch"
+                ) from None
             return found
 
     def _native_tensor(self, name: str) -> torch.Tensor | None:
