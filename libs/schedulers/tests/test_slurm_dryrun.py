@@ -259,6 +259,11 @@ def test_a_machine_without_a_slurm_configuration_is_told_where_to_run() -> None:
 @pytest.mark.parametrize(
     ("app_id", "fix"),
     [
+        # the same machine's typo is named first: a sweep submitted here is found by its record
+        (
+            "sweep-abcdefgh",
+            "check it for a typo against the SWEEP column of `torchx list -s slurm`",
+        ),
         ("sweep-abcdefgh", "from the sweep's record, kept on the machine that submitted it"),
         ("train-1", "a Slurm job id is a number, e.g. 1234"),
     ],

@@ -65,9 +65,11 @@ def check_job_id(app_id: str) -> None:
         raise SpecsError(
             "app_id",
             app_id,
-            "a sweep's handle is read by the torchx CLI or Runner from the sweep's record, "
-            "kept on the machine that submitted it; use it there, or name one trial by its "
-            "Slurm job id (ARRAY_TASK, e.g. 1234_0)",
+            "no sweep of that id was submitted from this machine: check it for a typo "
+            "against the SWEEP column of `torchx list -s slurm`; a sweep's handle is read by "
+            "the torchx CLI or Runner from the sweep's record, kept on the machine that "
+            "submitted it; use it there, or name one trial by its Slurm job id (ARRAY_TASK, "
+            "e.g. 1234_0)",
         )
     raise SpecsError("app_id", app_id, "a Slurm job id is a number, e.g. 1234")
 
