@@ -152,3 +152,19 @@ def test_a_record_that_cannot_be_read_is_named_in_one_line_and_the_others_shown(
     assert code == 0 and out.splitlines() == ["RELATION  RUN ID  ARTIFACT"]
     assert err.startswith(f"torchx: warning: corrupt tracker record at {str(source)!r} was")
     assert len(err.splitlines()) == 1 and "not valid JSON" in err
+
+
+def test_run_with_a_parent_says_when_no_tracker_records_it(tmp_path: Path) -> None:
+    run = ("run", "--dryrun", "--scheduler", "local_cwd", "--parent_run_id", "hpo/search")
+    code, _, err = invoke(*run, "utils.echo", "--msg", "hi")
+    assert code == 0
+    assert err.splitlines() == [
+        "torchx: warning: --parent_run_id: got 'hpo/search'; no tracker is configured, so"
+        " nothing records it (the app still sees TORCHX_PARENT_RUN_ID); add a"
+        " [torchx:tracker] section to .torchxconfig to record lineage"
+    ]
+    (tmp_path / ".torchxconfig").write_text(
+        f"[torchx:tracker]\nfsspec=fsspec\n\n[tracker:fsspec]\nconfig={tmp_path / 'runs'}\n"
+    )
+    code, _, err = invoke(*run, "utils.echo", "--msg", "hi")
+    assert code == 0 and "parent_run_id" not in err

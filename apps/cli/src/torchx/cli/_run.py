@@ -103,6 +103,14 @@ def run_component(
     info = runner.dryrun(
         app, sched, cfg=run_cfg, workspace=workspace, parent_run_id=args["parent_run_id"]
     )
+    if args["parent_run_id"] and not runner.config.trackers():
+        from torchx.cli._record_skips import warn_line
+
+        warn_line(
+            f"--parent_run_id: got {args['parent_run_id']!r}; no tracker is configured, so"
+            " nothing records it (the app still sees TORCHX_PARENT_RUN_ID); add a"
+            " [torchx:tracker] section to .torchxconfig to record lineage"
+        )
     if dryrun:
         origin = _image_origin(runner, schema, parsed)
         if json_out:
