@@ -1,4 +1,5 @@
-"""Importing the package stays cheap: fsspec loads with the first tracker, not before."""
+"""Importing the package stays cheap: fsspec loads with the first tracker, not before,
+and typing not at all."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ def test_import_does_not_load_fsspec(modules_after: ModulesAfter) -> None:
     loaded = modules_after("import torchx.runtime.tracking")
     assert "torchx.runtime.tracking" in loaded
     assert not {m for m in loaded if m.split(".")[0] in {"fsspec", "s3fs", "torch"}}
+    assert "typing" not in loaded  # as the README says
 
 
 def test_first_tracker_loads_fsspec(modules_after: ModulesAfter) -> None:

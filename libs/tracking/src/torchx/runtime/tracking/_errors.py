@@ -7,7 +7,11 @@ debugger.
 
 from __future__ import annotations
 
-from typing import ClassVar
+# Avoids importing typing at run time (the annotations are strings); the name
+# TYPE_CHECKING is what type checkers look for.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import ClassVar
 
 
 def _short_repr(key: object) -> str:
