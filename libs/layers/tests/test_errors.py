@@ -184,6 +184,23 @@ def test_a_padding_word_torch_does_not_take_is_named_not_a_failed_sum() -> None:
             layer.build((None, 2, 8, 8))
 
 
+@pytest.mark.parametrize(
+    ("layer", "field"),
+    [
+        (lambda: L.Conv2d(3, kernel_size=0), "kernel_size=0"),  # used to build, then fail
+        (lambda: L.Conv2d(3, 3, stride=0), "stride=0"),  # used to divide by zero
+        (lambda: L.Conv2d(3, 3, dilation=(1, 0)), r"dilation=\(1, 0\)"),
+        (lambda: L.ConvTranspose2d(3, 3, stride=0), "stride=0"),
+        (lambda: L.MaxPool2d((3, 0)), r"kernel_size=\(3, 0\)"),
+        (lambda: L.AvgPool2d(3, stride=-1), "stride=-1"),  # used to blame the input size
+        (lambda: L.MaxPool2d(3, dilation=0), "dilation=0"),
+    ],
+)
+def test_a_window_size_below_one_is_named(layer: Any, field: str) -> None:
+    with pytest.raises(ShapeError, match=rf"layer '\w+': {field}: every value must be at least 1"):
+        layer().build((None, 2, 8, 8))
+
+
 def test_bad_placeholder_shapes() -> None:
     with pytest.raises(ValueError, match="dimension 1 is 0"):
         Placeholder((None, 0))

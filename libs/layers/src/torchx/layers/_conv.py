@@ -27,11 +27,11 @@ class _ConvBase(SpatialLayer):
         return {"in_channels": channels}
 
     def _spatial_args(self) -> tuple[tuple[int, ...], ...]:
-        n = self.spatial
+        args = self.args
         return (
-            ntuple(self.args["kernel_size"], n, "kernel_size"),
-            ntuple(self.args["stride"], n, "stride"),
-            ntuple(self.args["dilation"], n, "dilation"),
+            self._window_arg("kernel_size", args["kernel_size"]),
+            self._window_arg("stride", args["stride"]),
+            self._window_arg("dilation", args["dilation"]),
         )
 
 

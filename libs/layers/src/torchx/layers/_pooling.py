@@ -18,13 +18,15 @@ class _Pool(SpatialLayer):
 
     def _window(self, shapes: list[Shape], padding: Any, dilation: Any) -> Shape:
         x, n = shapes[0], self.spatial
-        kernel = ntuple(self.args["kernel_size"], n, "kernel_size")
+        kernel = self._window_arg("kernel_size", self.args["kernel_size"])
         stride_arg = self.args["stride"]
         stride = (
-            kernel if stride_arg is None or stride_arg == [] else ntuple(stride_arg, n, "stride")
+            kernel
+            if stride_arg is None or stride_arg == []
+            else self._window_arg("stride", stride_arg)
         )
         pads = ntuple(padding, n, "padding")
-        dils = ntuple(dilation, n, "dilation")
+        dils = self._window_arg("dilation", dilation)
         ceil = bool(self.args["ceil_mode"])
         sizes = tuple(
             pool_out(int(s or 0), k, st, p, d, ceil)

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
+from ._errors import ShapeError
+from ._shapes import ntuple
 from ._torch_layer import TorchLayer
 
 _LAYOUTS = {
@@ -24,3 +26,16 @@ class SpatialLayer(TorchLayer):
         if hasattr(cls, "spatial"):
             cls.ndims = (cls.spatial + 2,)
             cls.layout = _LAYOUTS[cls.spatial]
+
+    def _window_arg(self, field: str, value: Any) -> tuple[Any, ...]:
+        """A kernel size, stride or dilation as one value per spatial dimension, each at
+        least 1: a 0 would divide by zero in the shape formula, a negative mislead it."""
+        sizes = ntuple(value, self.spatial, field)
+        for v in sizes:
+            if isinstance(v, int) and v <= 0:  # anything else is left to torch's check
+                raise ShapeError(
+                    self._path(),
+                    f"{field}={value!r}: every value must be at least 1",
+                    hint=f"write {field} as a positive int, or one per spatial dim",
+                )
+        return sizes
