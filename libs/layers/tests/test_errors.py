@@ -201,6 +201,15 @@ def test_a_window_size_below_one_is_named(layer: Any, field: str) -> None:
         layer().build((None, 2, 8, 8))
 
 
+def test_an_upsample_mode_is_checked_while_building_not_at_the_first_call() -> None:
+    # both used to build, then fail in the call with torch's NotImplementedError
+    with pytest.raises(ShapeError, match=r"mode='bilinaer' is not an interpolation mode.*bilinear"):
+        L.Upsample(scale_factor=2, mode="bilinaer").build((None, 3, 8, 8))
+    with pytest.raises(ShapeError, match=r"mode='bilinear' needs a 4-D input; got shape \(batch"):
+        L.Upsample(scale_factor=2, mode="bilinear").build((None, 3, 8))
+    assert L.Upsample(scale_factor=2, mode="linear").build((None, 3, 8)) == (None, 3, 16)
+
+
 def test_bad_placeholder_shapes() -> None:
     with pytest.raises(ValueError, match="dimension 1 is 0"):
         Placeholder((None, 0))

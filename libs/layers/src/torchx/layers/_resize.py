@@ -13,6 +13,19 @@ from ._shapes import Shape, Shapes, as_count, ntuple
 from ._spatial import SpatialLayer
 from ._torch_layer import TorchLayer
 
+#: the modes of torch.nn.functional.interpolate and the input rank each needs (None:
+#: any); torch checks the mode only when called, with a message that hides a typo
+_MODE_RANKS: dict[str, int | None] = {
+    "nearest": None,
+    "nearest-exact": None,
+    "area": None,
+    "linear": 3,
+    "bilinear": 4,
+    "bicubic": 4,
+    "trilinear": 5,
+    "lanczos": 4,
+}
+
 
 class _UpsampleBase(TorchLayer):
     ndims: ClassVar[tuple[int, ...] | None] = (3, 4, 5)
@@ -21,6 +34,22 @@ class _UpsampleBase(TorchLayer):
     def _formula(self, shapes: list[Shape]) -> Shapes:
         x = shapes[0]
         n = len(x) - 2
+        mode = self.args.get("mode", "nearest")
+        if mode not in _MODE_RANKS:
+            raise ShapeError(
+                self._path(),
+                f"mode={mode!r} is not an interpolation mode",
+                hint=f"write one of {', '.join(_MODE_RANKS)}",
+            )
+        rank = _MODE_RANKS[mode]
+        if rank is not None and rank != len(x):
+            raise ShapeError(
+                self._path(),
+                f"mode={mode!r} needs a {rank}-D input",
+                got=x,
+                hint="for this input use mode='nearest' or the mode of its rank (linear 3-D, "
+                "bilinear/bicubic 4-D, trilinear 5-D)",
+            )
         size, scale = self.args["size"], self.args["scale_factor"]
         if size is not None:
             sizes = ntuple(size, n, "size")
