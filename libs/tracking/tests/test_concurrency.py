@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import sys
 import threading
@@ -209,6 +210,32 @@ def test_generic_backend_moves_a_temporary_into_place(tmp_path: Path) -> None:
         refusing.write(target, b'{"v": 3}')
     assert store.read(target) == b'{"v": 2}'
     assert os.listdir(tmp_path / "a") == ["k.json"]
+
+
+@pytest.mark.parametrize(
+    "interruption", [KeyboardInterrupt(), OSError(errno.ENOSPC, "No space left on device")]
+)
+def test_an_upload_cut_short_leaves_no_temporary(
+    tmp_path: Path, interruption: BaseException
+) -> None:
+    """Ctrl-C or a full disk part way through the generic backend's upload: the partial
+    temporary is removed and the document keeps its old results."""
+    from fsspec.implementations.local import LocalFileSystem
+
+    from torchx.runtime.tracking._stores import RenameStore
+
+    class CutShortFileSystem(LocalFileSystem):  # type: ignore[misc]
+        def pipe_file(self, path: str, value: bytes, **kwargs: Any) -> None:
+            with open(path, "wb") as handle:
+                handle.write(value[: len(value) // 2])
+            raise interruption
+
+    target = f"{tmp_path}/a/k.json"
+    RenameStore(LocalFileSystem()).write(target, b'{"v": 1}')
+    with pytest.raises(type(interruption)):
+        RenameStore(CutShortFileSystem(skip_instance_cache=True)).write(target, b'{"v": 2}')
+    assert os.listdir(tmp_path / "a") == ["k.json"]
+    assert (tmp_path / "a" / "k.json").read_bytes() == b'{"v": 1}'
 
 
 def test_ctrl_c_as_the_temporary_opens_leaves_no_temporary(

@@ -168,11 +168,13 @@ class RenameStore(DocumentStore):
     def write(self, path: str, data: bytes) -> None:
         temporary = _temporary_name(path)
         self.fs.makedirs(path.rpartition("/")[0], exist_ok=True)
-        self.fs.pipe_file(temporary, data)
+        # The upload is inside the cleanup too: Ctrl-C or a full disk part way through
+        # leaves a partial temporary that nothing would ever remove.
         try:
+            self.fs.pipe_file(temporary, data)
             self.fs.mv(temporary, path)
         except BaseException:
-            # The move's error is the one worth reporting, not a failed cleanup.
+            # The upload's or move's error is the one worth reporting, not a failed cleanup.
             with contextlib.suppress(Exception):
                 self.fs.rm_file(temporary)
             raise
