@@ -275,6 +275,84 @@ def test_a_tracker_written_for_07_with_put_and_get_still_works() -> None:
         "foo" in tracker  # noqa: B015
 
 
+def test_a_07_tracker_gets_the_key_as_given_through_brackets_too() -> None:
+    """0.7's ``[]`` handed put and get the key as given, so ``t[7]`` is ``t.get(7)``."""
+    from torchx.runtime.tracking import InvalidKeyError, Result, Results
+
+    class RawKeys(ResultTracker):  # keeps keys as given: an int and its text differ
+        def __init__(self) -> None:
+            self.data: dict[int | str, Results] = {}
+
+        def put(self, key: int | str, **results: Result) -> None:
+            self.data[key] = dict(results)
+
+        def get(self, key: int | str) -> Results:
+            return dict(self.data.get(key, {}))
+
+    tracker = RawKeys()
+    tracker.put(7, a=1)
+    assert tracker[7] == {"a": 1} == tracker.get(7)
+    tracker[8] = {"b": 2}
+    assert tracker.data == {7: {"a": 1}, 8: {"b": 2}}
+    with pytest.raises(InvalidKeyError, match="'a//b'"):  # still checked first
+        tracker["a//b"] = {"c": 3}
+    assert list(tracker.data) == [7, 8]
+
+
+def test_a_tracker_calling_super_put_and_get_is_told_what_to_implement() -> None:
+    from torchx.runtime.tracking import Result, Results
+
+    class Logged(ResultTracker):  # wraps put/get, but stores nowhere: there are no hooks
+        def put(self, key: int | str = "k", /, **results: Result) -> None:
+            super().put(key, **results)
+
+        def get(self, key: int | str) -> Results:
+            return super().get(key)
+
+    expected = (
+        r"^Logged\.{0} calls ResultTracker\.{0} \(super\(\)\.{0}\), which needs the hook"
+        r" {1}: implement _store, _load, _has and _list, or make put and get store and read"
+        r" on their own, as 0.7 trackers did$"
+    )
+    for write in (lambda t: t.put("k", a=1), lambda t: t.__setitem__("k", {"a": 1})):
+        with pytest.raises(NotImplementedError, match=expected.format("put", "_store")):
+            write(Logged())
+    for read in (lambda t: t.get("k"), lambda t: t["k"]):
+        with pytest.raises(NotImplementedError, match=expected.format("get", "_load")):
+            read(Logged())
+
+
+def test_a_tracker_missing_its_methods_is_told_both_ways_to_finish_it() -> None:
+    from torchx.runtime.tracking import Result, Results
+
+    class Empty(ResultTracker):
+        pass
+
+    class PutOnly(ResultTracker):
+        def put(self, key: int | str = "k", /, **results: Result) -> None:
+            pass
+
+    class GetOnly(ResultTracker):
+        def get(self, key: int | str) -> Results:
+            return {}
+
+    hooks = "_has, _list, _load, _store"
+    with pytest.raises(TypeError) as caught:
+        Empty()
+    assert str(caught.value) == (
+        f"Empty cannot be instantiated: implement the hooks {hooks}, or put and get"
+        " (as 0.7 trackers did)"
+    )
+    with pytest.raises(TypeError) as caught:
+        PutOnly()
+    assert str(caught.value) == (
+        f"PutOnly implements put but not get: implement get too (as 0.7 trackers did),"
+        f" or the hooks {hooks}"
+    )
+    with pytest.raises(TypeError, match=r"^GetOnly implements get but not put: implement put"):
+        GetOnly()
+
+
 def test_errors_survive_pickling_between_processes() -> None:
     import pickle
 

@@ -8,6 +8,12 @@ from collections.abc import Iterator, Mapping
 from ._keys import normalize_key
 from ._results import Result, Results, validate_results
 
+# typing is not imported at run time (see the README's Cost section); Self is only an
+# annotation here.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Self
+
 Key = int | str
 """A tracker key: an int, or a str that may use '/' to make subfolders."""
 
@@ -52,8 +58,16 @@ class ResultTracker(abc.ABC):
     Subclasses implement the four storage hooks ``_store``, ``_load``, ``_has`` and
     ``_list``; they receive keys and results already checked by this class. A subclass
     written for pytorch/torchx 0.7, which implements ``put`` and ``get`` instead, still
-    works: ``[]`` reaches them, with keys and results checked as here.
+    works: ``[]`` reaches them with the key as given (as 0.7's did), once the key and
+    results are checked as here.
     """
+
+    def __new__(cls, *args: object, **kwargs: object) -> Self:
+        # Python's own error names only the abstract hooks; a tracker written for 0.7
+        # that lacks get (or put) is told that those two are a contract too.
+        if cls.__abstractmethods__:
+            raise TypeError(_unimplemented(cls))
+        return super().__new__(cls)
 
     def __init_subclass__(cls, **kwargs: object) -> None:
         super().__init_subclass__(**kwargs)
@@ -75,18 +89,29 @@ class ResultTracker(abc.ABC):
                 raise TypeError("put() needs a key: tracker.put(key, **results)")
             key = results.pop("key")  # type: ignore[assignment]  # normalize_key checks it
         name = normalize_key(key)
+        if type(self)._store is _store_by_put:  # only a subclass's super().put gets here
+            raise NotImplementedError(_super_called(self, "put", "_store"))
         self._store(name, validate_results(name, results))
 
     def get(self, key: Key) -> Results:
         """The results stored under ``key``; ResultNotFoundError if there are none."""
+        if type(self)._load is _load_by_get:  # only a subclass's super().get gets here
+            raise NotImplementedError(_super_called(self, "get", "_load"))
         return self._load(normalize_key(key))
 
     def __setitem__(self, key: Key, results: Mapping[str, Result]) -> None:
         name = normalize_key(key)
-        self._store(name, validate_results(name, results))
+        checked = validate_results(name, results)
+        if type(self)._store is _store_by_put:
+            self.put(key, **checked)  # 0.7's put got the key as given, so t[7] is t.put(7)
+        else:
+            self._store(name, checked)
 
     def __getitem__(self, key: Key) -> Results:
-        return self._load(normalize_key(key))
+        name = normalize_key(key)
+        if type(self)._load is _load_by_get:
+            return self.get(key)  # as given, as 0.7 did: what put(7) stored, get(7) finds
+        return self._load(name)
 
     def __contains__(self, key: object) -> bool:
         return self._has(normalize_key(key))
@@ -125,6 +150,31 @@ def _store_by_put(self: ResultTracker, key: str, results: Results) -> None:
 
 def _load_by_get(self: ResultTracker, key: str) -> Results:
     return self.get(key)
+
+
+def _super_called(tracker: ResultTracker, method: str, hook: str) -> str:
+    return (
+        f"{type(tracker).__name__}.{method} calls ResultTracker.{method} (super().{method}),"
+        f" which needs the hook {hook}: implement _store, _load, _has and _list, or make put"
+        " and get store and read on their own, as 0.7 trackers did"
+    )
+
+
+def _unimplemented(cls: type[ResultTracker]) -> str:
+    missing = ", ".join(sorted(cls.__abstractmethods__))
+    has_put, has_get = cls.put is not ResultTracker.put, cls.get is not ResultTracker.get
+    if has_put != has_get:
+        have, lack = ("put", "get") if has_put else ("get", "put")
+        return (
+            f"{cls.__name__} implements {have} but not {lack}: implement {lack} too"
+            f" (as 0.7 trackers did), or the hooks {missing}"
+        )
+    if has_put:  # put and get filled the hooks; a subclass added abstract methods of its own
+        return f"{cls.__name__} cannot be instantiated: implement {missing}"
+    return (
+        f"{cls.__name__} cannot be instantiated: implement the hooks {missing},"
+        " or put and get (as 0.7 trackers did)"
+    )
 
 
 def _not_listed(self: ResultTracker, *key: str) -> bool | list[str]:
