@@ -209,6 +209,33 @@ def test_cmd_tracker_lists_what_a_real_tracker_recorded(
     )
 
 
+def test_cmd_tracker_lineage_from_a_backend_written_for_07(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from torchx.cli.cmd_tracker import CmdTracker
+    from torchx.tracker import Lineage, TrackerBase
+    from torchx.tracker.backend.fsspec import FsspecTracker, create
+
+    class Lineageless(FsspecTracker):  # 0.7's own backends raised here, as plugins may
+        def lineage(self, run_id: str) -> Lineage:
+            raise NotImplementedError
+
+    backend = Lineageless(create(str(tmp_path)).fs, str(tmp_path))
+    backend.add_source("local_cwd://s/eval-2", "local_cwd://s/train-1", artifact_name="model")
+
+    class OnThatBackend(CmdTracker):
+        @property
+        def tracker(self) -> TrackerBase:
+            return backend
+
+    cli_main.run_main(
+        {"tracker": OnThatBackend()}, ["tracker", "list", "lineage", "local_cwd://s/train-1"]
+    )
+    out, err = capsys.readouterr()
+    assert err == ""
+    assert out.splitlines()[1].split() == ["descendant", "local_cwd://s/eval-2", "model"]
+
+
 def test_cmd_tracker_subclass_handler_set_in_its_hook_wins(
     capsys: pytest.CaptureFixture[str],
 ) -> None:

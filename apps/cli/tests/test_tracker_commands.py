@@ -154,6 +154,33 @@ def test_a_record_that_cannot_be_read_is_named_in_one_line_and_the_others_shown(
     assert len(err.splitlines()) == 1 and "not valid JSON" in err
 
 
+def test_lineage_from_a_backend_written_for_07(
+    recorded: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """0.7's own backends raised NotImplementedError from lineage, as plugins written for
+    it may: the lineage is then built from the backend's sources and run ids."""
+    (tmp_path / "lineageless07.py").write_text(
+        "from torchx.tracker.backend.fsspec import FsspecTracker, create as fsspec_create\n"
+        "class Lineageless(FsspecTracker):\n"
+        "    def lineage(self, run_id):\n"
+        "        raise NotImplementedError\n"
+        "def create(config):\n"
+        "    return Lineageless(fsspec_create(config).fs, config)\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    (tmp_path / ".torchxconfig").write_text(
+        f"[torchx:tracker]\nold=lineageless07:create\n\n[tracker:old]\nconfig={recorded}\n"
+    )
+    code, out, err = invoke("tracker", "list", "lineage", PARENT)
+    assert (code, err) == (0, "")
+    assert out.splitlines()[1].split() == ["descendant", CHILD, "model"]
+    code, out, err = invoke("tracker", "list", "lineage", CHILD, "--json")
+    assert (code, err) == (0, "")
+    assert json.loads(out)["lineage"] == [
+        {"relation": "source", "run_id": PARENT, "artifact": "model"}
+    ]
+
+
 def test_run_with_a_parent_says_when_no_tracker_records_it(tmp_path: Path) -> None:
     run = ("run", "--dryrun", "--scheduler", "local_cwd", "--parent_run_id", "hpo/search")
     code, _, err = invoke(*run, "utils.echo", "--msg", "hi")

@@ -201,8 +201,10 @@ def _list_lineage(
 ) -> None:
     if sources_only and descendants_only:
         raise CliError("--sources-only and --descendants-only: give one of them, not both")
+    from torchx.tracker import lineage_of
+
     trk = _tracker(tracker)
-    lineage = trk.lineage(run_id)
+    lineage = lineage_of(trk, run_id)
     if not lineage.sources and not lineage.descendants:
         _warn_if_unknown(trk, run_id)
     rows: list[dict[str, Any]] = []

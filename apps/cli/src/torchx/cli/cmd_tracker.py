@@ -10,7 +10,7 @@ from torchx.cli._output import print_table
 from torchx.cli._record_skips import skips_reported_by
 from torchx.cli.cmd_base import SubCommand
 from torchx.runner import get_configured_trackers
-from torchx.tracker import build_trackers
+from torchx.tracker import build_trackers, lineage_of
 
 if TYPE_CHECKING:
     from torchx.tracker import TrackerBase
@@ -47,7 +47,7 @@ class CmdTracker(SubCommand):
         )
 
     def job_lineage_command(self, args: argparse.Namespace) -> None:
-        lineage = self.tracker.lineage(args.RUN_ID)
+        lineage = lineage_of(self.tracker, args.RUN_ID)
         rows: list[list[str]] = []
         if not args.descendants_only:
             rows += [["source", s.source_run_id, s.artifact_name or ""] for s in lineage.sources]

@@ -21,7 +21,14 @@ Importing this package is cheap; fsspec and mlflow load with the trackers that u
 """
 
 from ._app_run import AppRun, AppRunTrackableSource, app_run_from_env
-from ._base import Lineage, TrackerArtifact, TrackerBase, TrackerDescendant, TrackerSource
+from ._base import (
+    Lineage,
+    TrackerArtifact,
+    TrackerBase,
+    TrackerDescendant,
+    TrackerSource,
+    lineage_of,
+)
 from ._environ import (
     ENV_TORCHX_JOB_ID,
     ENV_TORCHX_PARENT_RUN_ID,
@@ -57,6 +64,7 @@ __all__ = [
     "UnreadRecordWarning",
     "app_run_from_env",
     "build_trackers",
+    "lineage_of",
     "tracker_config_env_var_name",
     "tracker_factory_env_var_name",
     "trackers_from_environ",

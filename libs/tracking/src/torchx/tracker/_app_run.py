@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 
-from ._base import TrackerBase, _Record
+from ._base import TrackerBase, _Record, lineage_of
 from ._environ import ENV_TORCHX_JOB_ID, ENV_TORCHX_PARENT_RUN_ID, trackers_from_environ
 
 TYPE_CHECKING = False
@@ -86,10 +86,7 @@ class AppRun(_Record):
         backend = next(iter(self.backends), None)
         if backend is None:
             return []
-        try:
-            lineage = backend.lineage(self.id)
-        except NotImplementedError:  # a backend written for 0.7, whose own ones raised it
-            lineage = TrackerBase.lineage(backend, self.id)
+        lineage = lineage_of(backend, self.id)
         # a child that took several artifacts (or the run plus an artifact) is one
         # descendant per source record, and still one child
         run_ids = dict.fromkeys(d.run_id for d in lineage.descendants)

@@ -149,3 +149,13 @@ class TrackerBase(abc.ABC):
     def experiments(self) -> Iterable[str]:
         """Names of the experiments runs are grouped in (none for backends without them)."""
         return []
+
+
+def lineage_of(backend: TrackerBase, run_id: str) -> Lineage:
+    """``backend.lineage(run_id)``; for a backend written for 0.7, whose ``lineage`` raises
+    ``NotImplementedError`` (as 0.7's own backends' did), the default built from its
+    ``sources`` and ``run_ids``, which 0.7 backends implement."""
+    try:
+        return backend.lineage(run_id)
+    except NotImplementedError:
+        return TrackerBase.lineage(backend, run_id)
