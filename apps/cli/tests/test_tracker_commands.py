@@ -181,17 +181,51 @@ def test_lineage_from_a_backend_written_for_07(
     ]
 
 
-def test_run_with_a_parent_says_when_no_tracker_records_it(tmp_path: Path) -> None:
+def test_run_with_a_parent_says_when_no_tracker_records_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for key in ("TORCHX_TRACKERS", "TORCHX_TRACKER_FSSPEC_CONFIG"):
+        monkeypatch.delenv(key, raising=False)
     run = ("run", "--dryrun", "--scheduler", "local_cwd", "--parent_run_id", "hpo/search")
     code, _, err = invoke(*run, "utils.echo", "--msg", "hi")
     assert code == 0
     assert err.splitlines() == [
         "torchx: warning: --parent_run_id: got 'hpo/search'; no tracker is configured, so"
         " nothing records it (the app still sees TORCHX_PARENT_RUN_ID); add a"
-        " [torchx:tracker] section to .torchxconfig to record lineage"
+        " [torchx:tracker] section to .torchxconfig (or set TORCHX_TRACKERS) to record lineage"
     ]
     (tmp_path / ".torchxconfig").write_text(
         f"[torchx:tracker]\nfsspec=fsspec\n\n[tracker:fsspec]\nconfig={tmp_path / 'runs'}\n"
     )
     code, _, err = invoke(*run, "utils.echo", "--msg", "hi")
     assert code == 0 and "parent_run_id" not in err
+
+
+def test_run_with_a_parent_and_trackers_named_by_the_environment_says_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """0.7's way to name trackers, TORCHX_TRACKERS, reaches the app as the config does."""
+    monkeypatch.setenv("TORCHX_TRACKERS", "fsspec")
+    monkeypatch.setenv("TORCHX_TRACKER_FSSPEC_CONFIG", str(tmp_path / "runs"))
+    run = ("run", "--dryrun", "--scheduler", "local_cwd", "--parent_run_id", "hpo/search")
+    code, out, err = invoke(*run, "utils.echo", "--msg", "hi")
+    assert (code, err) == (0, "")
+    assert "TORCHX_TRACKERS=fsspec" in out and "TORCHX_PARENT_RUN_ID=hpo/search" in out
+
+
+@pytest.mark.parametrize("trackers", ["", "fsspec"])
+def test_a_sweep_with_a_parent_says_nothing_records_it(
+    trackers: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A sweep's trials get the sweep's handle as their parent run, trackers or not."""
+    monkeypatch.setenv("TORCHX_TRACKERS", trackers)
+    monkeypatch.setenv("TORCHX_TRACKER_FSSPEC_CONFIG", str(tmp_path / "runs"))
+    sweep = ("run", "--dryrun", "-s", "local_cwd", "--parent_run_id", "hpo/search")
+    code, out, err = invoke(*sweep, "--sweep", "msg=a,b", "utils.echo")
+    assert code == 0 and "TORCHX_PARENT_RUN_ID=local_cwd://" in out
+    assert err.splitlines() == [
+        "torchx: warning: --parent_run_id: got 'hpo/search'; a sweep's trials record the"
+        " sweep's handle as their parent run (TORCHX_PARENT_RUN_ID), so nothing records it;"
+        " to keep the lineage, record it as the source of the sweep's handle with"
+        " torchx.tracker's add_source"
+    ]

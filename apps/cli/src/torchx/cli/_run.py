@@ -103,14 +103,7 @@ def run_component(
     info = runner.dryrun(
         app, sched, cfg=run_cfg, workspace=workspace, parent_run_id=args["parent_run_id"]
     )
-    if args["parent_run_id"] and not runner.config.trackers():
-        from torchx.cli._record_skips import warn_line
-
-        warn_line(
-            f"--parent_run_id: got {args['parent_run_id']!r}; no tracker is configured, so"
-            " nothing records it (the app still sees TORCHX_PARENT_RUN_ID); add a"
-            " [torchx:tracker] section to .torchxconfig to record lineage"
-        )
+    warn_unrecorded_parent(runner, args["parent_run_id"], sweep=False)
     if dryrun:
         origin = _image_origin(runner, schema, parsed)
         if json_out:
@@ -160,6 +153,30 @@ def run_component(
     if status is None or status.state != AppState.SUCCEEDED:
         return 1
     return 0
+
+
+def warn_unrecorded_parent(runner: Runner, parent_run_id: str | None, *, sweep: bool) -> None:
+    """One warning line when nothing will record ``--parent_run_id``: a sweep's trials
+    get the sweep's handle as their parent run instead, and an app gets no tracker when
+    neither the config files nor ``TORCHX_TRACKERS`` name one (the runner's rule)."""
+    if not parent_run_id:
+        return
+    from torchx.cli._record_skips import warn_line
+    from torchx.runner import trackers_env
+
+    if sweep:
+        warn_line(
+            f"--parent_run_id: got {parent_run_id!r}; a sweep's trials record the sweep's"
+            " handle as their parent run (TORCHX_PARENT_RUN_ID), so nothing records it; to"
+            " keep the lineage, record it as the source of the sweep's handle with"
+            " torchx.tracker's add_source"
+        )
+    elif not trackers_env(runner.config.trackers()):
+        warn_line(
+            f"--parent_run_id: got {parent_run_id!r}; no tracker is configured, so nothing"
+            " records it (the app still sees TORCHX_PARENT_RUN_ID); add a [torchx:tracker]"
+            " section to .torchxconfig (or set TORCHX_TRACKERS) to record lineage"
+        )
 
 
 def resolve_workspace(

@@ -81,7 +81,13 @@ def run_sweep(
     **args: Unpack[RunArgs],
 ) -> int:
     """Submit (or dry-run) a sweep, or re-run what failed of one; returns the exit code."""
-    from torchx.cli._run import LOCAL_SCHEDULERS, flag, parse_cfg, resolve_workspace
+    from torchx.cli._run import (
+        LOCAL_SCHEDULERS,
+        flag,
+        parse_cfg,
+        resolve_workspace,
+        warn_unrecorded_parent,
+    )
 
     component, json_out = args["component"], args["json_out"]
 
@@ -131,10 +137,12 @@ def run_sweep(
         parent_run_id = args["parent_run_id"]
         if dryrun:
             plan = runner.dryrun_sweep(sweep, sched, run_cfg, workspace, parent_run_id)
+            warn_unrecorded_parent(runner, parent_run_id, sweep=True)
             _print_plan(plan, json_out)
             return 0
         # Submitting asks the cluster for its limits only if it refuses (one command less).
         handle = runner.run_sweep(sweep, sched, run_cfg, workspace, parent_run_id)
+        warn_unrecorded_parent(runner, parent_run_id, sweep=True)
     # The handle alone on stdout, at once, as for an app (``S=$(torchx run --sweep ...)``).
     if not json_out:
         print(handle, flush=True)
