@@ -66,7 +66,8 @@ def latest_state(lines: Iterable[str]) -> JobRecord:
     description needs, in memory that does not grow with the log."""
     rec = JobRecord()
     for event in events(lines, "state"):
-        rec.state = event
+        if event.get("ev") == "state":  # the prefix matched; a repeated key may not
+            rec.state = event
     return rec
 
 

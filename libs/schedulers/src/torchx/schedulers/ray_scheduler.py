@@ -447,10 +447,9 @@ class RayScheduler(TmpDirWorkspaceMixin, Scheduler[RayJob]):
                 k,
                 f"role {role_name!r} has replicas 0..{counts[role_name] - 1}; pick one of them",
             )
-        # Streamed when followed (each line read once) or when the job has ended (so an
-        # ended job's log is never held whole); a running job's log as it is now, fetched.
-        stream = request.follow or info.status.is_terminal()
-        lines = log_lines(self._client(address), sid, stream=stream)
+        # Streamed when followed (each line read once, however long the job runs); else
+        # the log as it is now, in one fetch, as 0.7 read it (the stream is far slower).
+        lines = log_lines(self._client(address), sid, stream=request.follow)
         if ROLES_METADATA_KEY not in (info.metadata or {}):
             # A job torchx did not submit (one of pytorch/torchx 0.7's): its lines carry no
             # replica or time, so they are given as they are, as 0.7 gave them.
