@@ -38,16 +38,20 @@ def require_slurm() -> None:
 
 
 @contextmanager
-def slurm_cluster(prefix: str, *, accounting: bool) -> Iterator[tuple[Path, Any]]:
+def slurm_cluster(
+    prefix: str, *, accounting: bool, max_jobs: int | None = None
+) -> Iterator[tuple[Path, Any]]:
     """A running test cluster: its scratch directory and the fixture's cluster object
     (``env``, ``partition``). Its environment is put into ``os.environ`` so torchx's Slurm
-    scheduler talks to it; the daemons are stopped and the directory removed on exit."""
+    scheduler talks to it; the daemons are stopped and the directory removed on exit.
+    ``max_jobs``: its MaxJobCount, where the fixture's is too few for the benchmark."""
     fx = _fixture_module()
     root = Path(tempfile.mkdtemp(prefix=prefix))
     root.chmod(0o755)
     daemons = fx._Daemons(dict(os.environ))
     try:
-        cluster = fx._start_cluster(root, daemons, accounting=accounting)
+        limit = {} if max_jobs is None else {"max_jobs": max_jobs}
+        cluster = fx._start_cluster(root, daemons, accounting=accounting, **limit)
         os.environ.update(cluster.env)
         yield root, cluster
     finally:

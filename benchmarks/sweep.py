@@ -70,7 +70,11 @@ def bench_slurm(tmp: Path, repeats: int) -> None:
     if reason:
         print(f"slurm: skipped ({reason})")
         return
-    with slurm_cluster("torchx-slurm-bench-", accounting=True) as (root, cluster):
+    # Every array task counts against the controller's MaxJobCount, cancelled ones too
+    # until its MinJobAge (300 s) purges them: room for the 100-task arrays of both arms.
+    max_jobs = max(10000, 2 * (repeats + 1) * 100 + 1000)
+    started = slurm_cluster("torchx-slurm-bench-", accounting=True, max_jobs=max_jobs)
+    with started as (root, cluster):
         from torchx.runner import Sweep, get_runner
         from torchx.schedulers.slurm_array import cancel_arrays
 
@@ -90,19 +94,27 @@ def bench_slurm(tmp: Path, repeats: int) -> None:
             'srun true --i="${values[$SLURM_ARRAY_TASK_ID]}"\n'
         )
         handles: list[str] = []
-        plain_jobs: list[str] = []
 
+        def array_of(handle: str) -> str:
+            return (runner.sweep_trial_handle(handle, 0) or "").rsplit("/", 1)[-1].split("_")[0]
+
+        # Each held array is cancelled once timed (outside the timing), the last sweep
+        # excepted (its status is counted below), so the pending queue that each submit
+        # meets stays the same size through the repeats of both arms.
         def ours() -> float:
             t0 = time.perf_counter()
             handles.append(runner.run_sweep(sweep, "slurm", cfg))
-            return time.perf_counter() - t0
+            dt = time.perf_counter() - t0
+            if len(handles) > 1:
+                cancel_arrays([array_of(handles[-2])])
+            return dt
 
         def base() -> float:
             t0 = time.perf_counter()
             argv = ["sbatch", "--parsable", "--hold", "--array=0-99", f"--chdir={job_dir}"]
             out = subprocess.run([*argv, str(plain)], check=True, capture_output=True, text=True)
             dt = time.perf_counter() - t0
-            plain_jobs.append(out.stdout.strip().split(";")[0])
+            cancel_arrays([out.stdout.strip().split(";")[0]])
             return dt
 
         ours(), base()  # warm imports and caches on both sides
@@ -111,8 +123,7 @@ def bench_slurm(tmp: Path, repeats: int) -> None:
 
         # Accounting learns of a job a moment after sbatch returns (squeue answers until
         # then): count the commands of a status once sacct knows the sweep's array.
-        last = (runner.sweep_trial_handle(handles[-1], 0) or "").rsplit("/", 1)[-1]
-        array = last.split("_")[0]
+        array = array_of(handles[-1])
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:
             known = subprocess.run(
@@ -135,11 +146,7 @@ def bench_slurm(tmp: Path, repeats: int) -> None:
         counted = calls.read_text().split() if calls.exists() else []
         print(f"slurm: one status of {len(st.trials)} trials ran {len(counted)} Slurm "
               f"command(s): {', '.join(counted) or 'none'}")  # fmt: skip
-        arrays = list(plain_jobs)
-        for h in handles:
-            trial = runner.sweep_trial_handle(h, 0) or ""
-            arrays.append(trial.rsplit("/", 1)[-1].split("_")[0])
-        cancel_arrays(arrays)
+        cancel_arrays([array])
 
 
 def bench_local(tmp: Path, repeats: int) -> None:
