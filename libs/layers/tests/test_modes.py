@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+from collections.abc import Callable
 
 import pytest
 import torch
@@ -203,6 +204,40 @@ def test_parameters_of_an_unbuilt_model_name_the_build(what: str) -> None:
     # state_dict() used to give {}: a checkpoint saved without weights
     with pytest.raises(RuntimeError, match=r"not built yet.*model\.build\(input_shape\)"):
         getattr(_cnn(), what)()
+
+
+@pytest.mark.parametrize(
+    "layer", [L.ReLU, L.Flatten, L.Dropout, lambda: L.MaxPool2d(2), lambda: L.Lambda(torch.abs)]
+)
+def test_a_plain_parent_of_an_unbuilt_layer_without_tensors_gives_its_state_dict(
+    layer: Callable[[], nn.Module],
+) -> None:
+    # the parent asks each child for its state_dict; the unbuilt L layer used to refuse
+    model = nn.Sequential(nn.Linear(3, 3), layer())
+    assert list(model.state_dict()) == ["0.weight", "0.bias"]
+    assert layer().state_dict() == {}
+    model.load_state_dict(nn.Sequential(nn.Linear(3, 3)).state_dict())
+
+
+def test_an_unbuilt_container_of_layers_without_tensors_loads_an_empty_state_dict() -> None:
+    L.Sequential(L.ReLU(), L.Flatten()).load_state_dict({})
+    assert L.Sequential(L.ReLU()).state_dict() == {}
+
+
+@pytest.mark.parametrize("call", ["state_dict", "load_state_dict"])
+def test_an_unbuilt_layer_with_tensors_is_refused_inside_a_container_or_a_plain_parent(
+    call: str,
+) -> None:
+    args = ({},) if call == "load_state_dict" else ()
+    for model in (
+        L.Sequential(L.ReLU(), L.Linear(3)),
+        L.TimeDistributed(L.Linear(3)),
+        nn.Sequential(nn.Linear(3, 3), L.Linear(3)),
+    ):
+        if isinstance(model, nn.Sequential) and call == "load_state_dict":
+            continue  # torch loads a plain parent's children without asking them
+        with pytest.raises(RuntimeError, match=r"not built yet.*model\.build\(input_shape\)"):
+            getattr(model, call)(*args)
 
 
 def test_a_checkpoint_loaded_before_the_build_names_the_build() -> None:

@@ -13,6 +13,8 @@ from ._torch_layer import TorchLayer
 
 
 class _Elementwise(TorchLayer):
+    _stateless: ClassVar[bool] = True
+
     def _formula(self, shapes: list[Shape]) -> Shapes:
         return shapes[0]
 
@@ -87,6 +89,8 @@ class PReLU(TorchLayer):
 
 class GLU(TorchLayer):
     """``nn.GLU``: halves dimension ``dim``."""
+
+    _stateless: ClassVar[bool] = True
 
     torch_cls = nn.GLU
 

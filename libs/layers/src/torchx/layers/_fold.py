@@ -14,6 +14,8 @@ from ._torch_layer import TorchLayer
 
 
 class _Blocks(TorchLayer):
+    _stateless: ClassVar[bool] = True
+
     def _window(self) -> tuple[tuple[int, ...], ...]:
         a = self.args
         return (

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any, overload
+from typing import Any, ClassVar, overload
 
 from torch import nn
 
@@ -57,6 +57,8 @@ class Lambda(Layer):
     once on meta tensors. Only registered functions can be written to a spec (a
     shape function too, by its registered name): code is never pickled.
     """
+
+    _stateless: ClassVar[bool] = True
 
     def __init__(
         self,

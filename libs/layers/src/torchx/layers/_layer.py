@@ -128,6 +128,10 @@ class Layer(nn.Module):
     #: own): such a layer holds the CONVERSIONS buffer and what apply() and hooks need
     #: until its build
     _makes_own_modules: ClassVar[bool] = True
+    #: whether this layer's own torch module holds no tensor (activations, dropout,
+    #: pooling, reshapes, ...; a container's items answer for themselves): unbuilt, its
+    #: state_dict is complete as it is, empty
+    _stateless: ClassVar[bool] = False
     #: whether nn.Module comes right after Layer in the class's MRO (no mixin between)
     _plain_module: ClassVar[bool] = True
 
@@ -457,15 +461,31 @@ class Layer(nn.Module):
     # An unbuilt model's state_dict would be empty: saved, it is a checkpoint without
     # weights, and loaded into, torch calls every key of a good one unexpected.
 
+    # A layer that holds no tensor has its whole (empty) state even unbuilt: a plain
+    # nn.Module parent asks each child for its state_dict, and an L.ReLU among them must
+    # not make the parent's checkpoint fail.
+
     def state_dict(self, *args: Any, **kwargs: Any) -> Any:
-        self._refuse_unbuilt("state_dict")
+        self._refuse_stateful_unbuilt("state_dict")
         self._materialize()
         return super().state_dict(*args, **kwargs)
 
     def load_state_dict(self, *args: Any, **kwargs: Any) -> Any:
-        self._refuse_unbuilt("parameters", "load a state_dict into")
+        self._refuse_stateful_unbuilt("parameters", "load a state_dict into")
         self._materialize()
         return super().load_state_dict(*args, **kwargs)
+
+    def _refuse_stateful_unbuilt(self, what: str, to: str = "give") -> None:
+        """Refuse while this layer, or a layer in it, is unbuilt and would hold tensors."""
+        if self.__dict__["_input_shapes"] is not None:
+            return
+        for module in self.modules():
+            if (
+                isinstance(module, Layer)
+                and not module._stateless
+                and module.__dict__["_input_shapes"] is None
+            ):
+                self._refuse_unbuilt(what, to)
 
     def _check_shapes(self, shapes: list[Shape], path: str) -> None:
         assert self._input_shapes is not None

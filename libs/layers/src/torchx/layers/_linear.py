@@ -53,6 +53,8 @@ class Bilinear(TorchLayer):
 class Identity(TorchLayer):
     """Passes its input through."""
 
+    _stateless: ClassVar[bool] = True
+
     torch_cls = nn.Identity
 
     def _formula(self, shapes: list[Shape]) -> Shapes:

@@ -12,6 +12,7 @@ from ._torch_layer import TorchLayer
 
 
 class _Merge(TorchLayer):
+    _stateless: ClassVar[bool] = True
     torch_cls = MergeModule
     mode: ClassVar[str]
     params: ClassVar[tuple[inspect.Parameter, ...] | None] = ()

@@ -101,6 +101,7 @@ class GroupNorm(TorchLayer):
 
 
 class LocalResponseNorm(TorchLayer):
+    _stateless: ClassVar[bool] = True
     torch_cls = nn.LocalResponseNorm
     ndims: ClassVar[tuple[int, ...] | None] = (3, 4, 5)
 
@@ -110,6 +111,8 @@ class LocalResponseNorm(TorchLayer):
 
 class CrossMapLRN2d(TorchLayer):
     """``nn.CrossMapLRN2d(size)``: local response normalization across channels, 4-D input."""
+
+    _stateless: ClassVar[bool] = True
 
     torch_cls = nn.CrossMapLRN2d
     ndims: ClassVar[tuple[int, ...] | None] = (4,)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 from torch import nn
 
 from ._shapes import Shape, Shapes, ntuple
@@ -10,6 +12,8 @@ from ._torch_layer import TorchLayer
 
 
 class _Pad(SpatialLayer):
+    _stateless: ClassVar[bool] = True
+
     def _formula(self, shapes: list[Shape]) -> Shapes:
         x = shapes[0]
         n = self.spatial

@@ -13,6 +13,8 @@ from ._spatial import SpatialLayer
 
 
 class _Pool(SpatialLayer):
+    _stateless: ClassVar[bool] = True
+
     def _indices(self, out: Shape) -> Shapes:
         return [out, out] if self.args.get("return_indices") else out
 

@@ -16,6 +16,8 @@ from ._torch_layer import TorchLayer
 class Flatten(TorchLayer):
     """``nn.Flatten``: by default every dimension after the batch becomes one."""
 
+    _stateless: ClassVar[bool] = True
+
     torch_cls = nn.Flatten
 
     def _formula(self, shapes: list[Shape]) -> Shapes:
@@ -31,6 +33,8 @@ class Flatten(TorchLayer):
 
 class Unflatten(TorchLayer):
     """``nn.Unflatten(dim, unflattened_size)``."""
+
+    _stateless: ClassVar[bool] = True
 
     torch_cls = nn.Unflatten
 
@@ -66,6 +70,8 @@ def _resolve(target: list[int], numel: int, path: str, got: Shape) -> tuple[int,
 class Reshape(TorchLayer):
     """Reshape each sample to ``shape`` (batch excluded; one entry may be -1)."""
 
+    _stateless: ClassVar[bool] = True
+
     torch_cls = ReshapeModule
     fixed: ClassVar[dict[str, Any]] = {"view": False}
 
@@ -86,6 +92,8 @@ class View(Reshape):
 
 class Permute(TorchLayer):
     """Reorder dimensions; ``dims`` index the whole tensor and must keep 0 first."""
+
+    _stateless: ClassVar[bool] = True
 
     torch_cls = PermuteModule
 

@@ -28,6 +28,7 @@ _MODE_RANKS: dict[str, int | None] = {
 
 
 class _UpsampleBase(TorchLayer):
+    _stateless: ClassVar[bool] = True
     ndims: ClassVar[tuple[int, ...] | None] = (3, 4, 5)
     layout = "(batch, channels, *spatial)"
 
@@ -83,6 +84,8 @@ class _PixelRearrange(SpatialLayer):
     One formula serves both directions: each of (channels, H, W) is scaled by a fraction
     of ``r``, and a size the scale does not divide evenly is a shape error.
     """
+
+    _stateless: ClassVar[bool] = True
 
     spatial = 2
     factor_arg: ClassVar[str]  # the torch argument that holds ``r``
@@ -141,6 +144,8 @@ class PixelUnshuffle(_PixelRearrange):
 
 class ChannelShuffle(TorchLayer):
     """``nn.ChannelShuffle(groups)`` on ``(batch, channels, ...)``; the shape is kept."""
+
+    _stateless: ClassVar[bool] = True
 
     torch_cls = nn.ChannelShuffle
     ndims: ClassVar[tuple[int, ...] | None] = (3, 4, 5)

@@ -35,6 +35,8 @@ class Sequential(Layer):
     in ``nn.Sequential``), so a call costs what ``nn.Sequential`` costs.
     """
 
+    _stateless: ClassVar[bool] = True  # its items answer for themselves
+
     _makes_own_modules: ClassVar[bool] = False  # its items make their own
 
     def __init__(self, *layers: nn.Module, name: str | None = None) -> None:

@@ -22,6 +22,8 @@ class TimeDistributed(Layer):
     ``(batch * time, ...features...)`` and the output is ``(batch, time, ...)``.
     """
 
+    _stateless: ClassVar[bool] = True  # its items answer for themselves
+
     _makes_own_modules: ClassVar[bool] = False  # its items make their own
 
     free_axes: ClassVar[tuple[int, ...]] = (1,)
