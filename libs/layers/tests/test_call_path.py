@@ -4,7 +4,10 @@ every hook and override a torch user relies on."""
 from __future__ import annotations
 
 import copy
+import sys
+import threading
 import weakref
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -12,6 +15,7 @@ import torch
 from torch import nn
 
 import torchx.layers as L
+from torchx.layers import ShapeError
 
 
 def _zero_linear(fan_in: int, fan_out: int) -> nn.Linear:
@@ -194,3 +198,62 @@ def test_layers_called_on_their_own_compile_without_graph_breaks() -> None:
     assert torch.allclose(compiled(x), model(x), atol=1e-6)
     exported = torch.export.export(model, (x,))
     assert torch.allclose(exported.module()(x), model(x), atol=1e-6)
+
+
+def _first_calls_at_once(make: Callable[[], nn.Module], x: torch.Tensor) -> list[str]:
+    """Six threads make the first call of a new model together, thirty times over; what
+    went wrong."""
+    errors: list[str] = []
+    switch = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)  # hand the GIL over often, as a loaded machine does
+    try:
+        for _ in range(30):
+            model = make()
+            barrier = threading.Barrier(6)
+            outputs: list[torch.Tensor] = []
+
+            def call(model: nn.Module, barrier: threading.Barrier, got: list[torch.Tensor]) -> None:
+                barrier.wait()
+                try:
+                    got.append(model(x))
+                except Exception as e:
+                    errors.append(repr(e))
+
+            args = (model, barrier, outputs)
+            threads = [threading.Thread(target=call, args=args) for _ in range(6)]
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join()
+            if not all(torch.equal(out, outputs[0]) for out in outputs):
+                errors.append("the threads ran different weights: the model was built twice")
+    finally:
+        sys.setswitchinterval(switch)
+    return errors
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: L.Sequential(L.Conv2d(8, 3), L.ReLU(), L.Flatten(), L.Linear(10)),
+        lambda: L.Sequential(L.Sequential(L.Conv2d(4, 3), L.BatchNorm2d()), L.Flatten()),
+        lambda: L.Conv2d(8, 3),
+    ],
+)
+def test_first_calls_from_several_threads_all_run_the_built_model(
+    make: Callable[[], nn.Module],
+) -> None:
+    # the build marked the model built before it had made its modules: other threads'
+    # calls ran layers still unbuilt ("RuntimeError: Conv2d is not built yet")
+    assert _first_calls_at_once(make, torch.zeros(2, 3, 16, 16)) == []
+
+
+def test_a_rearranged_model_builds_again_at_its_next_call() -> None:
+    model = L.Sequential(L.Linear(4), L.ReLU())
+    model(torch.zeros(2, 3))
+    model.append(L.Linear(5))
+    assert model(torch.zeros(2, 3)).shape == (2, 5)
+    model.insert(0, L.Tanh())
+    assert model(torch.zeros(2, 3)).shape == (2, 5)
+    with pytest.raises(ShapeError):
+        model(torch.zeros(2, 7))

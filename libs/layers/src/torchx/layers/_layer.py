@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any, ClassVar
 
@@ -19,6 +20,12 @@ from ._shapes import (
     as_shape,
     leaves,
 )
+
+#: held by a first call while it builds, so that first calls from several threads build a
+#: model once and each runs it whole. One for the process: a model builds once, briefly,
+#: and a lock kept on the layer would be one more thing for pickle and deepcopy to refuse.
+#: Reentrant: a build runs plain modules on meta tensors, and they may hold layers.
+_BUILD_LOCK = threading.RLock()
 
 
 def _placeholder_args(args: tuple[Any, ...]) -> list[Placeholder] | None:
@@ -132,6 +139,9 @@ class Layer(nn.Module):
     #: pooling, reshapes, ...; a container's items answer for themselves): unbuilt, its
     #: state_dict is complete as it is, empty
     _stateless: ClassVar[bool] = False
+    #: True in a layer's ``__dict__`` once a call has seen it whole (see :meth:`_first_call`):
+    #: the one test a call makes before it runs the built modules
+    _ready: ClassVar[bool] = False
     #: whether nn.Module comes right after Layer in the class's MRO (no mixin between)
     _plain_module: ClassVar[bool] = True
 
@@ -409,6 +419,7 @@ class Layer(nn.Module):
         """Forget shapes inferred by a first pass whose model failed to build."""
         if self.__dict__["_pending"]:
             self.__dict__.update(_input_shapes=None, _output_shapes=None, _pending=False)
+            self.__dict__.pop("_ready", None)
 
     # A layer whose shapes are known but whose modules are not made yet (called on
     # Placeholders only) makes them as soon as anything looks at its submodules.
@@ -570,16 +581,36 @@ class Layer(nn.Module):
             inputs = tuple(inputs[0])
         if kwargs:
             self._check_keywords(kwargs)
-        if self._input_shapes is None:
-            self.build(*[tuple(x.shape) for x in inputs])
-            self._follow_input(inputs[0])
-        else:
+        if self._ready or not self._first_call(inputs):
             self._check_tensors(inputs)
         if kwargs:
             assert self._output_shapes is not None
             shapes = [tuple(x.shape) for x in inputs]
             self._call_shapes(shapes, keyword_shapes(kwargs, False, self._path()), shapes[0])
         return self.call_module()(*inputs, **kwargs)
+
+    def _first_call(self, inputs: Sequence[torch.Tensor]) -> bool:
+        """Build from ``inputs`` unless built; True when this call built it (and so checked
+        the input). ``_ready`` is set last, once every module is made: until then a call
+        from another thread waits here instead of running layers still being built."""
+        if torch.compiler.is_compiling():
+            # traced, not run: a trace is one thread's, and dynamo cannot enter a lock
+            return self._build_from(inputs)
+        state = self.__dict__
+        with _BUILD_LOCK:
+            if state.get("_ready"):  # another thread's first call built it meanwhile
+                return False
+            built = self._build_from(inputs)
+            state["_ready"] = True
+            return built
+
+    def _build_from(self, inputs: Sequence[torch.Tensor]) -> bool:
+        state = self.__dict__
+        if state["_input_shapes"] is None or state["_pending"]:
+            self.build(*[tuple(x.shape) for x in inputs])
+            self._follow_input(inputs[0])
+            return True
+        return False
 
     def _check_tensors(self, inputs: Sequence[torch.Tensor]) -> None:
         expected = self._input_shapes

@@ -23,7 +23,7 @@ _NAMES = "_names"
 # checks its input in full: a size is free, or the first item has free axes).
 _FEATURES = "_features"
 # What a build sets in a Sequential's __dict__: kept to restore a refused rearrangement.
-_BUILD_STATE = ("_input_shapes", "_output_shapes", "_pending", "item_shapes", _FEATURES)
+_BUILD_STATE = ("_input_shapes", "_output_shapes", "_pending", "item_shapes", _FEATURES, "_ready")
 
 
 class Sequential(Layer):
@@ -175,6 +175,7 @@ class Sequential(Layer):
             return
         where = self._path()
         state.update(_input_shapes=None, _output_shapes=None, _pending=False)
+        state.pop("_ready", None)  # a call builds it again (restored below if refused)
         try:
             out = self._plan(shapes, where)
             if out != before["_output_shapes"]:
@@ -336,10 +337,7 @@ class Sequential(Layer):
 
     def forward(self, x: Any) -> Any:
         state = self.__dict__
-        if state["_input_shapes"] is None or state["_pending"]:
-            self.build(tuple(x.shape))
-            self._follow_input(x)
-        else:
+        if self._ready or not self._first_call((x,)):
             features = state.get(_FEATURES)
             if features is None or x.shape[1:] != features:
                 self._check_tensors([x])
