@@ -210,6 +210,16 @@ def test_an_upsample_mode_is_checked_while_building_not_at_the_first_call() -> N
     assert L.Upsample(scale_factor=2, mode="linear").build((None, 3, 8)) == (None, 3, 16)
 
 
+def test_lanczos_is_refused_for_upsample_which_cannot_run_it() -> None:
+    # it was offered as a mode, built, and failed at the call with torch's bare
+    # "Lanczos mode requires antialias=True"
+    with pytest.raises(ShapeError, match=r"layer 'Upsample': mode='lanczos' needs antialias.*"):
+        L.Upsample(scale_factor=2, mode="lanczos").build((None, 3, 8, 8))
+    with pytest.raises(ShapeError, match=r"not an interpolation mode") as refused:
+        L.Upsample(scale_factor=2, mode="lanczso").build((None, 3, 8, 8))
+    assert "lanczos" not in str(refused.value)
+
+
 def test_bad_placeholder_shapes() -> None:
     with pytest.raises(ValueError, match="dimension 1 is 0"):
         Placeholder((None, 0))

@@ -13,8 +13,10 @@ from ._shapes import Shape, Shapes, as_count, ntuple
 from ._spatial import SpatialLayer
 from ._torch_layer import TorchLayer
 
-#: the modes of torch.nn.functional.interpolate and the input rank each needs (None:
-#: any); torch checks the mode only when called, with a message that hides a typo
+#: the modes nn.Upsample can run (those of torch.nn.functional.interpolate as of torch
+#: 2.15, less 'lanczos') and the input rank each needs (None: any); torch checks the mode
+#: only when called, with a message that hides a typo. Written out by hand: a mode a
+#: newer torch adds is refused here until it is added.
 _MODE_RANKS: dict[str, int | None] = {
     "nearest": None,
     "nearest-exact": None,
@@ -23,7 +25,6 @@ _MODE_RANKS: dict[str, int | None] = {
     "bilinear": 4,
     "bicubic": 4,
     "trilinear": 5,
-    "lanczos": 4,
 }
 
 
@@ -36,6 +37,13 @@ class _UpsampleBase(TorchLayer):
         x = shapes[0]
         n = len(x) - 2
         mode = self.args.get("mode", "nearest")
+        if mode == "lanczos":  # interpolate has it, but only with antialias=True
+            raise ShapeError(
+                self._path(),
+                "mode='lanczos' needs antialias=True, which nn.Upsample does not take",
+                hint="use mode='bicubic', or an L.Lambda calling "
+                "torch.nn.functional.interpolate(x, ..., mode='lanczos', antialias=True)",
+            )
         if mode not in _MODE_RANKS:
             raise ShapeError(
                 self._path(),
