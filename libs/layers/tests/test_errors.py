@@ -178,10 +178,27 @@ def test_a_padding_word_torch_does_not_take_is_named_not_a_failed_sum() -> None:
         ShapeError, match=r"layer 'Conv2d': padding='smae' is not a padding.*'valid'"
     ):
         typo.build((None, 2, 8, 8))
-    # 'same' is a convolution's word only
-    for layer in (L.MaxPool2d(3, padding="same"), L.ConvTranspose2d(3, 3, padding="same")):
-        with pytest.raises(ValueError, match=r"padding='same': expected .* 2 values, not a string"):
-            layer.build((None, 2, 8, 8))
+
+
+@pytest.mark.parametrize(
+    "layer",
+    [
+        lambda: L.MaxPool2d(3, padding="same"),
+        lambda: L.AvgPool2d(3, stride=1, padding="same"),
+        lambda: L.ConvTranspose2d(3, 3, padding="same"),
+        lambda: L.MaxUnpool2d(2, padding="same"),
+    ],
+)
+def test_same_padding_where_only_sizes_go_names_the_layer_and_the_sizes(layer: Any) -> None:
+    # 'same' is a convolution's word only; the message named neither the layer nor a fix
+    made = layer()
+    kind = type(made).__name__
+    with pytest.raises(
+        ShapeError,
+        match=rf"layer '{kind}': padding='same': torch.nn.{kind} takes sizes.*hint: .*"
+        r"padding=dilation \* \(kernel_size - 1\) // 2",
+    ):
+        made.build(*[(None, 2, 8, 8)] * (2 if kind == "MaxUnpool2d" else 1))
 
 
 @pytest.mark.parametrize(

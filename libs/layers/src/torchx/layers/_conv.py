@@ -63,7 +63,7 @@ class _ConvTranspose(_ConvBase):
         x = shapes[0]
         n = self.spatial
         kernel, stride, dilation = self._spatial_args()
-        pads = ntuple(self.args["padding"], n, "padding")
+        pads = self._padding_arg(self.args["padding"])
         extra = ntuple(self.args["output_padding"], n, "output_padding")
         sizes = tuple(
             conv_transpose_out(int(s or 0), k, st, p, d, op)

@@ -19,7 +19,7 @@ class _Pool(SpatialLayer):
         return [out, out] if self.args.get("return_indices") else out
 
     def _window(self, shapes: list[Shape], padding: Any, dilation: Any) -> Shape:
-        x, n = shapes[0], self.spatial
+        x = shapes[0]
         kernel = self._window_arg("kernel_size", self.args["kernel_size"])
         stride_arg = self.args["stride"]
         stride = (
@@ -27,7 +27,7 @@ class _Pool(SpatialLayer):
             if stride_arg is None or stride_arg == []
             else self._window_arg("stride", stride_arg)
         )
-        pads = ntuple(padding, n, "padding")
+        pads = self._padding_arg(padding)
         dils = self._window_arg("dilation", dilation)
         ceil = bool(self.args["ceil_mode"])
         sizes = tuple(
@@ -172,7 +172,7 @@ class _MaxUnpool(_Pool):
         kernel = ntuple(self.args["kernel_size"], n, "kernel_size")
         stride_arg = self.args["stride"]
         stride = kernel if stride_arg is None else ntuple(stride_arg, n, "stride")
-        pads = ntuple(self.args["padding"], n, "padding")
+        pads = self._padding_arg(self.args["padding"])
         sizes = tuple(
             (int(s or 0) - 1) * st - 2 * p + k
             for s, k, st, p in zip(x[2:], kernel, stride, pads, strict=True)

@@ -39,3 +39,15 @@ class SpatialLayer(TorchLayer):
                     hint=f"write {field} as a positive int, or one per spatial dim",
                 )
         return sizes
+
+    def _padding_arg(self, value: Any) -> tuple[Any, ...]:
+        """The padding of a layer that takes sizes only (transposed convolution, pooling)."""
+        if isinstance(value, str):
+            # padding='same' as a Conv2d takes it: torch has no such word here
+            raise ShapeError(
+                self._path(),
+                f"padding={value!r}: torch.nn.{self.torch_cls.__name__} takes sizes, not a word",
+                hint="write padding as one int or one per spatial dim; with stride=1 and an odd "
+                "kernel_size, padding=dilation * (kernel_size - 1) // 2 keeps the input's size",
+            )
+        return ntuple(value, self.spatial, "padding")
