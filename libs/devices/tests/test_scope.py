@@ -294,7 +294,7 @@ def test_missing_gpu_raises_by_default(form: object) -> None:
         tx.device_scope(form)  # type: ignore[arg-type]
     message = str(caught.value)
     if form in MPS_FORMS:
-        asks, have = "a 'mps' device", "torch.mps.is_available() is False"
+        asks, have = "the 'mps' device type", "torch.mps.is_available() is False"
     else:
         asks, have = "GPU", "0 CUDA device(s)"
     assert f"device={form!r} asks for {asks}" in message
@@ -311,6 +311,28 @@ def test_missing_gpu_falls_back_to_cpu_with_a_warning(form: object) -> None:
     assert scope.device_ids == ()
     with scope:
         assert torch.zeros(1).device == CPU
+
+
+@pytest.mark.parametrize(("kind", "count", "form"), [("xpu", 1, "xpu:3"), ("mps", 1, "mps:1")])
+def test_an_index_past_the_devices_of_another_type_is_missing(
+    monkeypatch: pytest.MonkeyPatch, kind: str, count: int, form: str
+) -> None:
+    # the backend is there (patched so on any machine), but not that index: the scope
+    # used to enter and fail only at the first tensor, as 'cuda:99' no longer does
+    backend = getattr(torch, kind)
+    monkeypatch.setattr(backend, "is_available", lambda: True)
+    monkeypatch.setattr(backend, "device_count", lambda: count)
+    with pytest.raises(tx.DeviceUnavailableError) as caught:
+        tx.device_scope(form)
+    message = str(caught.value)
+    index = int(form.partition(":")[2])
+    assert f"device={form!r} asks for {kind!r} device {index}" in message
+    assert f"this machine has {count} of them" in message
+    with pytest.warns(tx.GPUFallbackWarning, match="running on the CPU"):
+        assert tx.device_scope(torch.device(kind, index), on_missing_gpu="cpu").device == CPU
+    # the indices there are, and the type alone, are taken as given
+    assert tx.device_scope(f"{kind}:{count - 1}").device == torch.device(kind, count - 1)
+    assert tx.device_scope(kind).device == torch.device(kind)
 
 
 @pytest.mark.skipif(HAS_GPU, reason="exercises the missing-GPU path; this machine has a GPU")

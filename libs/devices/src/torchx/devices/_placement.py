@@ -119,12 +119,20 @@ def _other(
     """A device type other than cuda, cpu and meta: there unless its torch module (torch.mps,
     torch.xpu, ...) says it is not. A type without such a module is taken as given."""
     kind = device.type
-    is_available = getattr(getattr(torch, kind, None), "is_available", None)
+    backend = getattr(torch, kind, None)
+    is_available = getattr(backend, "is_available", None)
     if callable(is_available) and not is_available():
         # an MPS or XPU scope on a machine without one would otherwise fail only at the
         # first tensor, with torch's list of every backend an operator has
-        wanted = f"a {kind!r} device but torch.{kind}.is_available() is False"
+        wanted = f"the {kind!r} device type but torch.{kind}.is_available() is False"
         return _missing(value, wanted, policy, stacklevel + 1)
+    device_count = getattr(backend, "device_count", None)
+    if device.index is not None and callable(device_count):
+        # 'xpu:3' on a machine with one XPU (or 'mps:1': MPS has only 0), as 'cuda:99' is
+        count = device_count()
+        if device.index >= count:
+            wanted = f"{kind!r} device {device.index} but this machine has {count} of them"
+            return _missing(value, wanted, policy, stacklevel + 1)
     return Placement(device)
 
 
