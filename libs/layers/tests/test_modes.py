@@ -432,8 +432,11 @@ def test_a_hook_on_an_unbuilt_layer_names_the_build() -> None:
 def test_a_built_layer_shows_the_tensors_of_its_module() -> None:
     model = _cnn()
     # nothing is built yet; it used to be the bare "'Conv2d' object has no attribute 'weight'"
-    with pytest.raises(AttributeError, match=r"no attribute 'weight'; it is not built yet.*build"):
+    with pytest.raises(AttributeError, match=r"no attribute 'weight': .*model\.build\(input_shape"):
         _ = model[0].weight
+    # a typo gets the same line, which says it may be one: it used to say only "not built"
+    with pytest.raises(AttributeError, match=r"no attribute 'out_chanels': check the spelling"):
+        _ = model[0].out_chanels
     assert not hasattr(model[0], "weight")
     model(X)
     conv, bn = model[0].native_module(), model[1].native_module()

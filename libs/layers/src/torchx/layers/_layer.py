@@ -436,11 +436,13 @@ class Layer(nn.Module):
             if found is None:
                 if self.built or not self._makes_own_modules or name.startswith("_"):
                     raise
-                # nn.init.xavier_uniform_(layer.weight) straight after L.Linear(20)
+                # nn.init.xavier_uniform_(layer.weight) straight after L.Linear(20), or a
+                # typo: which one cannot be told before the torch module exists
                 raise AttributeError(
-                    f"L.{type(self).__name__} {self._label()!r} has no attribute {name!r}; it "
-                    "is not built yet, and the tensors of its torch module (weight, bias, ...) "
-                    "exist only after model.build(input_shape) or a first call on one batch"
+                    f"L.{type(self).__name__} {self._label()!r} has no attribute {name!r}: "
+                    "check the spelling, or, if it is a tensor of its torch module (weight, "
+                    "bias, ...), that exists only after model.build(input_shape) or a first "
+                    "call on one batch (this layer is not built yet)"
                 ) from None
             return found
 
