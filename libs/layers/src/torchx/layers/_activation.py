@@ -8,13 +8,12 @@ from typing import Any, ClassVar
 from torch import nn
 
 from ._errors import ShapeError
+from ._layer import Stateless
 from ._shapes import Shape, Shapes, normalize_dim
 from ._torch_layer import TorchLayer
 
 
-class _Elementwise(TorchLayer):
-    _stateless: ClassVar[bool] = True
-
+class _Elementwise(TorchLayer, Stateless):
     def _formula(self, shapes: list[Shape]) -> Shapes:
         return shapes[0]
 
@@ -87,10 +86,8 @@ class PReLU(TorchLayer):
         return shapes[0]
 
 
-class GLU(TorchLayer):
+class GLU(TorchLayer, Stateless):
     """``nn.GLU``: halves dimension ``dim``."""
-
-    _stateless: ClassVar[bool] = True
 
     torch_cls = nn.GLU
 

@@ -8,14 +8,13 @@ from typing import ClassVar
 from torch import nn
 
 from ._errors import ShapeError
+from ._layer import Stateless
 from ._shapes import Shape, Shapes, conv_out, ntuple
 from ._spatial import SpatialLayer
 from ._torch_layer import TorchLayer
 
 
-class _Blocks(TorchLayer):
-    _stateless: ClassVar[bool] = True
-
+class _Blocks(TorchLayer, Stateless):
     def _window(self) -> tuple[tuple[int, ...], ...]:
         a = self.args
         return (

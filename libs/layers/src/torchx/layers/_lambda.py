@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any, ClassVar, overload
+from typing import Any, overload
 
 from torch import nn
 
 from ._errors import ShapeError, SpecError
-from ._layer import Layer
+from ._layer import Layer, Stateless
 from ._meta import eval_on_meta
 from ._modules import LambdaModule
 from ._shapes import Shape, Shapes, as_shape
@@ -47,7 +47,7 @@ def registered_lambdas() -> dict[str, Callable[..., Any]]:
     return dict(_REGISTRY)
 
 
-class Lambda(Layer):
+class Lambda(Layer, Stateless):
     """Applies ``fn`` to its input(s).
 
     ``fn`` is a callable or the name of one registered with :func:`register_lambda`.
@@ -57,8 +57,6 @@ class Lambda(Layer):
     once on meta tensors. Only registered functions can be written to a spec (a
     shape function too, by its registered name): code is never pickled.
     """
-
-    _stateless: ClassVar[bool] = True
 
     def __init__(
         self,

@@ -114,6 +114,12 @@ def to_placeholders(shapes: Shapes, node: Node) -> Any:
     return tuple(to_placeholders(s, node) for s in shapes)
 
 
+class Stateless:
+    """Marks a layer class whose own torch module holds no tensor (activations, dropout,
+    pooling, reshapes, ...; a container, whose items answer for themselves): unbuilt, its
+    state_dict is complete as it is, empty. Listed after the layer base class."""
+
+
 class Layer(nn.Module):
     """Base of every torchx layer.
 
@@ -135,13 +141,6 @@ class Layer(nn.Module):
     #: own): such a layer holds the CONVERSIONS buffer and what apply() and hooks need
     #: until its build
     _makes_own_modules: ClassVar[bool] = True
-    #: whether this layer's own torch module holds no tensor (activations, dropout,
-    #: pooling, reshapes, ...; a container's items answer for themselves): unbuilt, its
-    #: state_dict is complete as it is, empty
-    _stateless: ClassVar[bool] = False
-    #: True in a layer's ``__dict__`` once a call has seen it whole (see :meth:`_first_call`):
-    #: the one test a call makes before it runs the built modules
-    _ready: ClassVar[bool] = False
     #: whether nn.Module comes right after Layer in the class's MRO (no mixin between)
     _plain_module: ClassVar[bool] = True
 
@@ -495,7 +494,7 @@ class Layer(nn.Module):
         for module in self.modules():
             if (
                 isinstance(module, Layer)
-                and not module._stateless
+                and not isinstance(module, Stateless)
                 and module.__dict__["_input_shapes"] is None
             ):
                 self._refuse_unbuilt(what, to)
@@ -583,7 +582,9 @@ class Layer(nn.Module):
             inputs = tuple(inputs[0])
         if kwargs:
             self._check_keywords(kwargs)
-        if self._ready or not self._first_call(inputs):
+        # "_ready": set by _first_call once a call has seen the layer whole, the one test
+        # a call makes before it runs the built module
+        if self.__dict__.get("_ready") or not self._first_call(inputs):
             self._check_tensors(inputs)
         if kwargs:
             assert self._output_shapes is not None

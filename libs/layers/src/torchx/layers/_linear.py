@@ -7,6 +7,7 @@ from typing import Any, ClassVar
 from torch import nn
 
 from ._errors import ShapeError
+from ._layer import Stateless
 from ._shapes import Shape, Shapes
 from ._torch_layer import TorchLayer
 
@@ -50,10 +51,8 @@ class Bilinear(TorchLayer):
         return (*a[:-1], self.args["out_features"])
 
 
-class Identity(TorchLayer):
+class Identity(TorchLayer, Stateless):
     """Passes its input through."""
-
-    _stateless: ClassVar[bool] = True
 
     torch_cls = nn.Identity
 

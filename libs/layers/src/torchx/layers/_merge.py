@@ -6,13 +6,13 @@ import inspect
 from typing import Any, ClassVar
 
 from ._errors import ShapeError, format_shape
+from ._layer import Stateless
 from ._modules import MergeModule
 from ._shapes import Shape, Shapes, broadcast, normalize_dim
 from ._torch_layer import TorchLayer
 
 
-class _Merge(TorchLayer):
-    _stateless: ClassVar[bool] = True
+class _Merge(TorchLayer, Stateless):
     torch_cls = MergeModule
     mode: ClassVar[str]
     params: ClassVar[tuple[inspect.Parameter, ...] | None] = ()

@@ -7,6 +7,7 @@ from typing import Any, ClassVar
 from torch import nn
 
 from ._errors import ShapeError
+from ._layer import Stateless
 from ._shapes import Shape, Shapes
 from ._spatial import SpatialLayer
 from ._torch_layer import TorchLayer
@@ -100,8 +101,7 @@ class GroupNorm(TorchLayer):
         return shapes[0]
 
 
-class LocalResponseNorm(TorchLayer):
-    _stateless: ClassVar[bool] = True
+class LocalResponseNorm(TorchLayer, Stateless):
     torch_cls = nn.LocalResponseNorm
     ndims: ClassVar[tuple[int, ...] | None] = (3, 4, 5)
 
@@ -109,10 +109,8 @@ class LocalResponseNorm(TorchLayer):
         return shapes[0]
 
 
-class CrossMapLRN2d(TorchLayer):
+class CrossMapLRN2d(TorchLayer, Stateless):
     """``nn.CrossMapLRN2d(size)``: local response normalization across channels, 4-D input."""
-
-    _stateless: ClassVar[bool] = True
 
     torch_cls = nn.CrossMapLRN2d
     ndims: ClassVar[tuple[int, ...] | None] = (4,)

@@ -2,18 +2,15 @@
 
 from __future__ import annotations
 
-from typing import ClassVar
-
 from torch import nn
 
+from ._layer import Stateless
 from ._shapes import Shape, Shapes, ntuple
 from ._spatial import SpatialLayer
 from ._torch_layer import TorchLayer
 
 
-class _Pad(SpatialLayer):
-    _stateless: ClassVar[bool] = True
-
+class _Pad(SpatialLayer, Stateless):
     def _formula(self, shapes: list[Shape]) -> Shapes:
         x = shapes[0]
         n = self.spatial

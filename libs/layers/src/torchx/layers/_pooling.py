@@ -7,14 +7,13 @@ from typing import Any, ClassVar
 from torch import nn
 
 from ._errors import ShapeError, format_shape
+from ._layer import Stateless
 from ._modules import UnpoolModule
 from ._shapes import Shape, Shapes, ntuple, pool_out
 from ._spatial import SpatialLayer
 
 
-class _Pool(SpatialLayer):
-    _stateless: ClassVar[bool] = True
-
+class _Pool(SpatialLayer, Stateless):
     def _indices(self, out: Shape) -> Shapes:
         return [out, out] if self.args.get("return_indices") else out
 

@@ -8,15 +8,14 @@ from typing import Any, ClassVar
 from torch import nn
 
 from ._errors import ShapeError
+from ._layer import Stateless
 from ._modules import PermuteModule, ReshapeModule
 from ._shapes import Shape, Shapes, normalize_dim
 from ._torch_layer import TorchLayer
 
 
-class Flatten(TorchLayer):
+class Flatten(TorchLayer, Stateless):
     """``nn.Flatten``: by default every dimension after the batch becomes one."""
-
-    _stateless: ClassVar[bool] = True
 
     torch_cls = nn.Flatten
 
@@ -31,10 +30,8 @@ class Flatten(TorchLayer):
         return (*x[:start], size, *x[end + 1 :])
 
 
-class Unflatten(TorchLayer):
+class Unflatten(TorchLayer, Stateless):
     """``nn.Unflatten(dim, unflattened_size)``."""
-
-    _stateless: ClassVar[bool] = True
 
     torch_cls = nn.Unflatten
 
@@ -67,10 +64,8 @@ def _resolve(target: list[int], numel: int, path: str, got: Shape) -> tuple[int,
     return tuple(target)
 
 
-class Reshape(TorchLayer):
+class Reshape(TorchLayer, Stateless):
     """Reshape each sample to ``shape`` (batch excluded; one entry may be -1)."""
-
-    _stateless: ClassVar[bool] = True
 
     torch_cls = ReshapeModule
     fixed: ClassVar[dict[str, Any]] = {"view": False}
@@ -90,10 +85,8 @@ class View(Reshape):
     fixed: ClassVar[dict[str, Any]] = {"view": True}
 
 
-class Permute(TorchLayer):
+class Permute(TorchLayer, Stateless):
     """Reorder dimensions; ``dims`` index the whole tensor and must keep 0 first."""
-
-    _stateless: ClassVar[bool] = True
 
     torch_cls = PermuteModule
 

@@ -9,6 +9,7 @@ from typing import ClassVar
 from torch import nn
 
 from ._errors import ShapeError
+from ._layer import Stateless
 from ._shapes import Shape, Shapes, as_count, ntuple
 from ._spatial import SpatialLayer
 from ._torch_layer import TorchLayer
@@ -28,8 +29,7 @@ _MODE_RANKS: dict[str, int | None] = {
 }
 
 
-class _UpsampleBase(TorchLayer):
-    _stateless: ClassVar[bool] = True
+class _UpsampleBase(TorchLayer, Stateless):
     ndims: ClassVar[tuple[int, ...] | None] = (3, 4, 5)
     layout = "(batch, channels, *spatial)"
 
@@ -86,14 +86,12 @@ class UpsamplingBilinear2d(_UpsampleBase):
     ndims: ClassVar[tuple[int, ...] | None] = (4,)
 
 
-class _PixelRearrange(SpatialLayer):
+class _PixelRearrange(SpatialLayer, Stateless):
     """Pixel (un)shuffle: ``r*r`` channels traded for a factor ``r`` of both H and W.
 
     One formula serves both directions: each of (channels, H, W) is scaled by a fraction
     of ``r``, and a size the scale does not divide evenly is a shape error.
     """
-
-    _stateless: ClassVar[bool] = True
 
     spatial = 2
     factor_arg: ClassVar[str]  # the torch argument that holds ``r``
@@ -150,10 +148,8 @@ class PixelUnshuffle(_PixelRearrange):
     into_space = False
 
 
-class ChannelShuffle(TorchLayer):
+class ChannelShuffle(TorchLayer, Stateless):
     """``nn.ChannelShuffle(groups)`` on ``(batch, channels, ...)``; the shape is kept."""
-
-    _stateless: ClassVar[bool] = True
 
     torch_cls = nn.ChannelShuffle
     ndims: ClassVar[tuple[int, ...] | None] = (3, 4, 5)

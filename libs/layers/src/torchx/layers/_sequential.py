@@ -12,7 +12,7 @@ from torch import nn
 from . import _summary
 from ._errors import ShapeError
 from ._holders import built_holder, note_holder
-from ._layer import Layer, nesting_of
+from ._layer import Layer, Stateless, nesting_of
 from ._shapes import Shape, Shapes, fixed_features, leaves
 from ._spec import layer_from_body
 from ._torch_layer import TorchLayer, plan_items
@@ -26,7 +26,7 @@ _FEATURES = "_features"
 _BUILD_STATE = ("_input_shapes", "_output_shapes", "_pending", "item_shapes", _FEATURES, "_ready")
 
 
-class Sequential(Layer):
+class Sequential(Layer, Stateless):
     """Like ``nn.Sequential``, but every layer's input size is inferred.
 
     Items may be torchx layers or plain ``nn.Module`` objects; the output shape of a
@@ -34,8 +34,6 @@ class Sequential(Layer):
     container holds the plain torch modules themselves (keys ``"0"``, ``"1"``, ... as
     in ``nn.Sequential``), so a call costs what ``nn.Sequential`` costs.
     """
-
-    _stateless: ClassVar[bool] = True  # its items answer for themselves
 
     _makes_own_modules: ClassVar[bool] = False  # its items make their own
 
@@ -337,7 +335,7 @@ class Sequential(Layer):
 
     def forward(self, x: Any) -> Any:
         state = self.__dict__
-        if self._ready or not self._first_call((x,)):
+        if state.get("_ready") or not self._first_call((x,)):
             features = state.get(_FEATURES)
             if features is None or x.shape[1:] != features:
                 self._check_tensors([x])

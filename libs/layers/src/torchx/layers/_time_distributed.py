@@ -8,21 +8,19 @@ from torch import nn
 
 from ._errors import ShapeError
 from ._holders import note_holder
-from ._layer import Layer, nesting_of
+from ._layer import Layer, Stateless, nesting_of
 from ._modules import TimeDistributedModule
 from ._sequential import Sequential
 from ._shapes import Shape, Shapes
 from ._spec import layer_from_body
 
 
-class TimeDistributed(Layer):
+class TimeDistributed(Layer, Stateless):
     """Applies one layer, or a chain of layers, to each slice ``x[:, t]``.
 
     The input is ``(batch, time, ...features...)``; the layers see
     ``(batch * time, ...features...)`` and the output is ``(batch, time, ...)``.
     """
-
-    _stateless: ClassVar[bool] = True  # its items answer for themselves
 
     _makes_own_modules: ClassVar[bool] = False  # its items make their own
 
