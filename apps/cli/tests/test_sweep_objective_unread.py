@@ -61,3 +61,44 @@ def test_a_trial_whose_newest_objective_is_unread_is_left_unranked(
         " read (named above), so its objective may not be the one it recorded last; fix that"
         " record to rank it"
     )
+
+
+def _recorded(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Trial i's run recorded loss=i/10 and lr in the configured tracker."""
+    for key in ("TORCHX_TRACKERS", "TORCHX_TRACKER_FSSPEC_CONFIG"):
+        monkeypatch.delenv(key, raising=False)
+    monkeypatch.chdir(tmp_path)
+    root = tmp_path / "runs"
+    (tmp_path / ".torchxconfig").write_text(
+        f"[torchx:tracker]\nfsspec=fsspec\n\n[tracker:fsspec]\nconfig={root}\n"
+    )
+    tracker = create(str(root))
+    for i, handle in enumerate(TRIALS):
+        tracker.add_metadata(handle, loss=i / 10, lr=i)
+
+
+def test_a_misspelt_objective_is_said_with_the_names_recorded(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _recorded(tmp_path, monkeypatch)
+    runner: Any = _Recorded()
+    print_status(runner, SWEEP, json_out=False, objective="los")
+    out, err = capsys.readouterr()
+    assert err == "torchx: warning: --objective: no trial recorded 'los'; they recorded: loss, lr\n"
+    assert out.splitlines()[1].split() == ["#", "lr", "state", "attempts", "exit", "handle"]
+    print_status(runner, SWEEP, json_out=True, objective="loss", maximize=True)
+    out, err = capsys.readouterr()
+    assert err == ""
+    assert [t["objective"] for t in json.loads(out)["trials"]] == [0.2, 0.1, 0.0]
+
+
+def test_the_default_objective_unrecorded_is_no_warning(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Runs record metadata for other uses; a status that named no objective says nothing.
+    _recorded(tmp_path, monkeypatch)
+    runner: Any = _Recorded()
+    print_status(runner, SWEEP, json_out=False)
+    out, err = capsys.readouterr()
+    assert err == ""
+    assert "objective" not in out

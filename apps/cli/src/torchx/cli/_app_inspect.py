@@ -33,12 +33,23 @@ def status(
         float, typer.Option("--interval", help="with --watch: seconds between redraws")
     ] = 2.0,
     objective: Annotated[
-        str,
-        typer.Option("--objective", help="of a sweep: the recorded value that ranks the trials"),
-    ] = "objective",
+        str | None,
+        typer.Option(
+            "--objective",
+            help="of a sweep: the recorded value that ranks the trials (default: objective)",
+        ),
+    ] = None,
     maximize: Annotated[
         bool, typer.Option("--maximize", help="of a sweep: the highest objective is best")
     ] = False,
+    results: Annotated[
+        str | None,
+        typer.Option(
+            "--results",
+            help="of a sweep: read each trial's objective from the result tracker at this URL,"
+            " where it stored it under torchx.runtime.tracking.sweep_trial_key()",
+        ),
+    ] = None,
 ) -> None:
     """Show the state of an app and of each replica (of a sweep: every trial, best first
     when the trials record an objective)."""
@@ -58,7 +69,7 @@ def status(
             return
         from torchx.cli._sweep_cli import print_status
 
-        print_status(_runner(), handle, json_out, objective, maximize)
+        print_status(_runner(), handle, json_out, objective, maximize, results)
         return
     handle = resolve_trial(handle)
     check_handle(handle)

@@ -12,7 +12,7 @@ import typer
 from torchx.cli._errors import CliError
 
 if TYPE_CHECKING:
-    from collections.abc import Collection
+    from collections.abc import Callable, Collection, Mapping
     from typing import Unpack  # Python 3.11+; annotations only, so 3.10 runs this
 
     from torchx.cli._run import PickScheduler, RunArgs
@@ -234,35 +234,95 @@ def sweep_json(st: SweepStatus, unread: Collection[int] | None = None) -> dict[s
     }
 
 
-def _record_objectives(st: SweepStatus, key: str) -> set[int]:
-    """Each trial's ``key`` as its run recorded it in the first configured tracker. A
-    trial whose metadata read skipped a record is left unranked, with a warning: the
-    skipped record may hold the newest ``key``, and ranking on an older one would
-    mislead. Returns the indices of the trials left unranked so."""
-    from torchx.cli._record_skips import skips_reported, warn_line
+class _Unread(Exception):
+    """A trial's record that could not be read; its text says which and why."""
+
+
+def _objectives(
+    st: SweepStatus,
+    key: str,
+    read: Callable[[TrialStatus], Mapping[str, object] | None],
+    named: bool,
+) -> set[int]:
+    """Each trial's ``key`` from what ``read`` returns for it (None: it recorded nothing).
+    A trial whose read raised :class:`_Unread` is left unranked, with a warning: what was
+    not read may hold its newest ``key``, and ranking on an older one would mislead.
+    When ``named`` (the user chose ``key``) and the trials recorded values but none of
+    them ``key``, one line says so and lists what they did record (a misspelt name).
+    Returns the indices of the trials left unranked."""
+    from torchx.cli._record_skips import warn_line
+
+    unread: set[int] = set()
+    recorded: set[str] = set()
+    for t in st.trials:
+        try:
+            values = read(t)
+        except _Unread as e:
+            warn_line(
+                f"trial {t.index} is left unranked: {e}, so its {key} may not be the one it"
+                " recorded last; fix that record to rank it"
+            )
+            unread.add(t.index)
+            continue
+        if values is not None:
+            recorded.update(values)
+            _set_objective(t, key, values.get(key))
+    if named and recorded and key not in recorded:
+        warn_line(
+            f"--objective: no trial recorded {key!r}; they recorded: " + ", ".join(sorted(recorded))
+        )
+    return unread
+
+
+def _record_objectives(st: SweepStatus, key: str, named: bool) -> set[int]:
+    """Each trial's ``key`` as its run recorded it in the first configured tracker."""
+    from torchx.cli._record_skips import skips_reported
     from torchx.cli._tracker import _tracker
 
     try:
         tracker = _tracker(None)
     except CliError:
         return set()  # no tracker configured: there is nothing to read
-    unread: set[int] = set()
     with skips_reported() as skipped:
-        for t in st.trials:
+
+        def read(t: TrialStatus) -> Mapping[str, object] | None:
             if t.handle is None:
-                continue
+                return None
             before = len(skipped)
-            value = dict(tracker.metadata(t.handle)).get(key)
+            values = dict(tracker.metadata(t.handle))
             if len(skipped) > before:
-                warn_line(
-                    f"trial {t.index} is left unranked: a record of its run {t.handle} was"
-                    f" not read (named above), so its {key} may not be the one it recorded"
-                    " last; fix that record to rank it"
-                )
-                unread.add(t.index)
-                continue
-            _set_objective(t, key, value)
-    return unread
+                raise _Unread(f"a record of its run {t.handle} was not read (named above)")
+            return values
+
+        return _objectives(st, key, read, named)
+
+
+def _result_objectives(st: SweepStatus, key: str, url: str, named: bool) -> set[int]:
+    """Each trial's ``key`` from the document it stored at ``url`` under
+    :func:`~torchx.runtime.tracking.sweep_trial_key` (one read each, within the
+    tracker's size limit); a trial with no document is unscored."""
+    from torchx.runtime.tracking import (
+        FsspecResultTracker,
+        ResultNotFoundError,
+        TrackerError,
+        sweep_trial_key,
+    )
+
+    try:
+        tracker = FsspecResultTracker(url)
+    except (ValueError, ImportError, TypeError) as e:
+        raise CliError(f"--results: {e}") from None
+
+    def read(t: TrialStatus) -> Mapping[str, object] | None:
+        key_of_trial = sweep_trial_key(st.handle, t.index)
+        try:
+            return tracker[key_of_trial]
+        except ResultNotFoundError:
+            return None
+        except (TrackerError, OSError) as e:
+            raise _Unread(f"its result document was not read ({e})") from None
+
+    return _objectives(st, key, read, named)
 
 
 def _set_objective(t: TrialStatus, key: str, value: object) -> None:
@@ -279,11 +339,21 @@ def print_status(
     runner: Runner,
     handle: str,
     json_out: bool,
-    objective: str = "objective",
+    objective: str | None = None,
     maximize: bool = False,
+    results: str | None = None,
 ) -> None:
+    """The sweep's trials, best first where they recorded ``objective`` (by default named
+    ``objective``): in the document each stored at ``results`` (a result tracker's URL)
+    where given, else in their runs' metadata in the configured tracker."""
     st = runner.sweep_status(handle)
-    unread = _record_objectives(st, objective)
+    # A misspelt name is said where the user named it, or asked for the stored results.
+    named = objective is not None
+    objective = objective or "objective"
+    if results is not None:
+        unread = _result_objectives(st, objective, results, True)
+    else:
+        unread = _record_objectives(st, objective, named)
     if any(t.objective is not None for t in st.trials):
         st.rank(maximize)
     if json_out:

@@ -20,6 +20,7 @@ from ._errors import (
 from ._fsspec import FsspecResultTracker
 from ._keys import MAX_KEY_BYTES, MAX_SEGMENT_BYTES
 from ._results import MAX_STR_BYTES, Result, Results
+from ._sweep import sweep_trial_key
 
 __all__ = [
     "MAX_DOCUMENT_BYTES",
@@ -37,6 +38,7 @@ __all__ = [
     "ResultTracker",
     "Results",
     "TrackerError",
+    "sweep_trial_key",
 ]
 
 # Show the public import path in tracebacks and reprs, not the private module.
@@ -49,6 +51,7 @@ for _public in (
     ResultTooLargeError,
     ResultTracker,
     TrackerError,
+    sweep_trial_key,
 ):
     _public.__module__ = __name__
 del _public

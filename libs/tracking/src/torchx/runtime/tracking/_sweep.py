@@ -1,0 +1,48 @@
+"""The key a trial of a sweep stores its results under, so that ``torchx status SWEEP
+--results URL`` finds each trial's document without being told more."""
+
+from __future__ import annotations
+
+import os
+
+ENV_SWEEP_ID = "TORCHX_SWEEP_ID"
+ENV_SWEEP_INDEX = "TORCHX_SWEEP_INDEX"
+
+
+def sweep_trial_key(sweep: str | None = None, index: int | str | None = None) -> str:
+    """``"<sweep id>/<trial index>"``, e.g. ``"sweep-k3x9q/2"``: the key a trial stores
+    its results under. In a trial, both come from the environment the runner gives it
+    (``TORCHX_SWEEP_ID``, the sweep's handle, and ``TORCHX_SWEEP_INDEX``)::
+
+        FsspecResultTracker(url)[sweep_trial_key()] = {"val_loss": 0.3}
+
+    and ``torchx status SWEEP --results url --objective val_loss`` ranks the trials on it.
+    The key holds the sweep's id, not the index alone, so sweeps sharing one ``url`` never
+    read each other's results. ``sweep`` is a sweep handle (``SCHEDULER://SESSION/ID``)
+    or its id alone. ValueError, naming the variable, outside a sweep's trial when either
+    is not given.
+    """
+    if sweep is None:
+        sweep = _from_env(ENV_SWEEP_ID)
+    if index is None:
+        index = _from_env(ENV_SWEEP_INDEX)
+    sweep_id = sweep.rstrip("/").rpartition("/")[2]
+    if not sweep_id.startswith("sweep-"):
+        raise ValueError(
+            f"sweep: got {sweep!r}; give a sweep handle (SCHEDULER://SESSION/sweep-ID)"
+            " or its id (sweep-ID)"
+        )
+    text = str(index)
+    if isinstance(index, bool) or not text.isdigit() or not text.isascii():
+        raise ValueError(f"trial index: got {index!r}; give a whole number >= 0")
+    return f"{sweep_id}/{int(text)}"
+
+
+def _from_env(name: str) -> str:
+    value = os.environ.get(name)
+    if not value:
+        raise ValueError(
+            f"{name} is not set: this process is not a trial of a sweep (`torchx run"
+            " --sweep` sets it); pass sweep_trial_key(sweep, index) explicitly"
+        )
+    return value
