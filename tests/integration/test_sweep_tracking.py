@@ -1,5 +1,7 @@
 """Trials of a sweep record their runs with the sweep as parent run: ``torchx tracker list
-jobs --parent-run-id SWEEP`` lists them."""
+jobs --parent-run-id SWEEP`` lists them. Trials that store their results with
+``torchx.runtime.tracking`` under ``sweep_trial_key()`` are ranked on them by ``torchx
+status SWEEP --results URL``."""
 
 from __future__ import annotations
 
@@ -42,6 +44,38 @@ APP = textwrap.dedent(
     run = app_run_from_env()
     lr = float(sys.argv[1])
     run.add_metadata(lr=lr, objective=(lr - 0.01) ** 2, index=os.environ["TORCHX_SWEEP_INDEX"])
+    """
+)
+
+
+RESULTS_COMPONENT = textwrap.dedent(
+    '''
+    import sys
+    import torchx.specs as specs
+
+
+    def train(lr: float, url: str) -> specs.AppDef:
+        """Stores its val_loss.
+
+        Args:
+            lr: learning rate
+            url: where results go
+        """
+        return specs.AppDef("train", roles=[
+            specs.Role("t", image=".", entrypoint=sys.executable, args=["app.py", str(lr), url])
+        ])
+    '''
+)
+
+# Trial 3 (lr=0.5) stores nothing: it is unscored, not an error.
+RESULTS_APP = textwrap.dedent(
+    """
+    import sys
+    from torchx.runtime.tracking import FsspecResultTracker, sweep_trial_key
+
+    lr = float(sys.argv[1])
+    if lr != 0.5:
+        FsspecResultTracker(sys.argv[2])[sweep_trial_key()] = {"val_loss": (lr - 0.01) ** 2}
     """
 )
 
@@ -130,3 +164,72 @@ def test_trials_are_mlflow_runs_nested_under_the_sweep(tmp_path: Path, mlflow_se
         # the results table reads the same objective back through the tracker
         assert trial["objective"] == pytest.approx((lr - 0.01) ** 2)
     assert [t["args"]["lr"] for t in status["trials"]] == ["0.01", "0.1"]  # best first
+
+
+def test_status_ranks_the_trials_on_their_stored_results(tmp_path: Path) -> None:
+    (tmp_path / "comp.py").write_text(RESULTS_COMPONENT)
+    (tmp_path / "app.py").write_text(RESULTS_APP)
+    url = (tmp_path / "results").as_uri()  # file:///...
+    run = _torchx(
+        tmp_path,
+        "run", "-s", "local_cwd", "--sweep", "lr=0.1,0.01,0.001,0.5", "--parallel", "2",
+        "comp.py:train", "--url", url,
+    )  # fmt: skip
+    assert run.returncode == 0, run.stderr
+    sweep = run.stdout.strip()
+    sweep_id = sweep.rpartition("/")[2]
+    # each trial's document is where sweep_trial_key() says: <sweep id>/<index>.json
+    stored = sorted(p.name for p in (tmp_path / "results" / sweep_id).iterdir())
+    assert stored == ["0.json", "1.json", "2.json"]
+
+    st = _torchx(tmp_path, "status", "--json", sweep, "--results", url, "--objective", "val_loss")
+    assert st.returncode == 0, st.stderr
+    assert st.stderr == ""
+    rows = json.loads(st.stdout)["trials"]
+    assert [(t["index"], t["objective"], t["objective_unread"]) for t in rows] == [
+        (1, 0.0, False),
+        (2, pytest.approx(0.009**2), False),
+        (0, pytest.approx(0.09**2), False),
+        (3, None, False),  # stored nothing: unscored, last
+    ]
+    table = _torchx(tmp_path, "status", sweep, "--results", url, "--objective", "val_loss")
+    lines = table.stdout.splitlines()
+    assert lines[1].split()[:3] == ["#", "lr", "val_loss"]
+    assert [row.split()[0] for row in lines[2:]] == ["1", "2", "0", "3"]
+    best_last = _torchx(
+        tmp_path,
+        "status",
+        "--json",
+        "--maximize",
+        sweep,
+        "--results",
+        url,
+        "--objective",
+        "val_loss",
+    )
+    assert [t["index"] for t in json.loads(best_last.stdout)["trials"]] == [0, 2, 1, 3]
+
+    # A misspelt objective: one line naming what was recorded, and no column.
+    typo = _torchx(tmp_path, "status", sweep, "--results", url, "--objective", "val_los")
+    assert typo.returncode == 0, typo.stderr
+    assert typo.stderr == (
+        "torchx: warning: --objective: no trial recorded 'val_los'; they recorded: val_loss\n"
+    )
+    assert "val_los" not in typo.stdout.splitlines()[1]
+
+    # An unreadable document: that trial is left unranked with one line, the rest ranked.
+    broken = tmp_path / "results" / sweep_id / "1.json"
+    broken.write_text("{not json")
+    bad = _torchx(tmp_path, "status", "--json", sweep, "--results", url, "--objective", "val_loss")
+    assert bad.returncode == 0, bad.stderr
+    [line] = bad.stderr.splitlines()
+    assert line == (
+        "torchx: warning: trial 1 is left unranked: its result document was not read (corrupt"
+        f" result document at {str(broken)!r}: not valid JSON (Expecting property name enclosed"
+        " in double quotes: line 1 column 2 (char 1))), so its val_loss may not be the one it"
+        " recorded last; fix that record to rank it"
+    )
+    rows = json.loads(bad.stdout)["trials"]
+    assert [(t["index"], t["objective_unread"]) for t in rows] == [
+        (2, False), (0, False), (1, True), (3, False)
+    ]  # fmt: skip

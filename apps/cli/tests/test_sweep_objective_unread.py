@@ -30,9 +30,8 @@ class _Recorded:
         return SweepStatus(handle, AppState.SUCCEEDED, "parallel", trials)
 
 
-def test_a_trial_whose_newest_objective_is_unread_is_left_unranked(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
-) -> None:
+def _configured(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """An fsspec tracker configured in ``tmp_path`` (the working directory); its root."""
     for key in ("TORCHX_TRACKERS", "TORCHX_TRACKER_FSSPEC_CONFIG"):
         monkeypatch.delenv(key, raising=False)
     monkeypatch.chdir(tmp_path)
@@ -40,6 +39,13 @@ def test_a_trial_whose_newest_objective_is_unread_is_left_unranked(
     (tmp_path / ".torchxconfig").write_text(
         f"[torchx:tracker]\nfsspec=fsspec\n\n[tracker:fsspec]\nconfig={root}\n"
     )
+    return root
+
+
+def test_a_trial_whose_newest_objective_is_unread_is_left_unranked(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    root = _configured(tmp_path, monkeypatch)
     tracker = create(str(root))
     for handle, objective in zip(TRIALS, (0.3, 0.2, 0.5), strict=True):
         tracker.add_metadata(handle, objective=objective)
@@ -65,14 +71,7 @@ def test_a_trial_whose_newest_objective_is_unread_is_left_unranked(
 
 def _recorded(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Trial i's run recorded loss=i/10 and lr in the configured tracker."""
-    for key in ("TORCHX_TRACKERS", "TORCHX_TRACKER_FSSPEC_CONFIG"):
-        monkeypatch.delenv(key, raising=False)
-    monkeypatch.chdir(tmp_path)
-    root = tmp_path / "runs"
-    (tmp_path / ".torchxconfig").write_text(
-        f"[torchx:tracker]\nfsspec=fsspec\n\n[tracker:fsspec]\nconfig={root}\n"
-    )
-    tracker = create(str(root))
+    tracker = create(str(_configured(tmp_path, monkeypatch)))
     for i, handle in enumerate(TRIALS):
         tracker.add_metadata(handle, loss=i / 10, lr=i)
 
