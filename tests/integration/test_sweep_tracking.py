@@ -217,6 +217,19 @@ def test_status_ranks_the_trials_on_their_stored_results(tmp_path: Path) -> None
     )
     assert "val_los" not in typo.stdout.splitlines()[1]
 
+    # --results ranks a sweep's table only: with a trial's handle or --watch, one line.
+    trial = _torchx(tmp_path, "status", f"{sweep}/0", "--results", url)
+    assert trial.returncode != 0
+    assert trial.stderr.strip().splitlines() == [
+        f"torchx: error: --results: got it with '{sweep}/0', an app's handle; it ranks a"
+        " sweep's trials: give the sweep's handle"
+    ]
+    watched = _torchx(tmp_path, "status", "--watch", sweep, "--results", url)
+    assert watched.returncode != 0
+    assert watched.stderr.strip().splitlines() == [
+        "torchx: error: --watch and --results: give one of them, not both"
+    ]
+
     # An unreadable document: that trial is left unranked with one line, the rest ranked.
     broken = tmp_path / "results" / sweep_id / "1.json"
     broken.write_text("{not json")

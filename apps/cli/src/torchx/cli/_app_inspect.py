@@ -61,6 +61,8 @@ def status(
             raise CliError("--watch and --json: give one of them, not both")
         if interval <= 0:
             raise CliError(f"--interval: got {interval}; give a number of seconds above 0")
+        if results is not None:  # the redrawn table ranks nothing
+            raise CliError("--watch and --results: give one of them, not both")
     if sweep_id(handle):
         if watch:
             from torchx.cli._watch import watch_sweep
@@ -71,6 +73,11 @@ def status(
 
         print_status(_runner(), handle, json_out, objective, maximize, results)
         return
+    if results is not None:
+        raise CliError(
+            f"--results: got it with {handle!r}, an app's handle; it ranks a sweep's trials:"
+            " give the sweep's handle"
+        )
     handle = resolve_trial(handle)
     check_handle(handle)
     if watch:
