@@ -8,21 +8,21 @@ from torchx.runtime.tracking import FsspecResultTracker, sweep_trial_key
 
 
 def test_from_the_trial_environment(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("TORCHX_SWEEP_ID", "local_cwd://torchx/sweep-k3x9q")
+    monkeypatch.setenv("TORCHX_SWEEP_ID", "local_cwd://torchx/sweep-k3x7q")
     monkeypatch.setenv("TORCHX_SWEEP_INDEX", "2")
-    assert sweep_trial_key() == "sweep-k3x9q/2"
+    assert sweep_trial_key() == "sweep-k3x7q/2"
 
 
 def test_given_explicitly_from_a_handle_or_an_id() -> None:
-    assert sweep_trial_key("slurm://c1/sweep-ab", 10) == "sweep-ab/10"
-    assert sweep_trial_key("sweep-ab", "3") == "sweep-ab/3"
+    assert sweep_trial_key("slurm://c1/sweep-abcd", 10) == "sweep-abcd/10"
+    assert sweep_trial_key("sweep-abcd", "3") == "sweep-abcd/3"
 
 
 def test_is_a_valid_key_of_its_own_folder(tmp_path: object) -> None:
     tracker = FsspecResultTracker(str(tmp_path))
-    tracker[sweep_trial_key("sweep-ab", 0)] = {"val_loss": 0.5}
-    assert tracker.path_of(sweep_trial_key("sweep-ab", 0)).endswith("/sweep-ab/0.json")
-    assert list(tracker) == ["sweep-ab/0"]
+    tracker[sweep_trial_key("sweep-abcd", 0)] = {"val_loss": 0.5}
+    assert tracker.path_of(sweep_trial_key("sweep-abcd", 0)).endswith("/sweep-abcd/0.json")
+    assert list(tracker) == ["sweep-abcd/0"]
 
 
 def test_outside_a_sweep_names_the_variable(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -30,7 +30,7 @@ def test_outside_a_sweep_names_the_variable(monkeypatch: pytest.MonkeyPatch) -> 
     monkeypatch.setenv("TORCHX_SWEEP_INDEX", "2")
     with pytest.raises(ValueError, match=r"^TORCHX_SWEEP_ID is not set: this process is not"):
         sweep_trial_key()
-    monkeypatch.setenv("TORCHX_SWEEP_ID", "local_cwd://torchx/sweep-k3x9q")
+    monkeypatch.setenv("TORCHX_SWEEP_ID", "local_cwd://torchx/sweep-k3x7q")
     monkeypatch.delenv("TORCHX_SWEEP_INDEX")
     with pytest.raises(ValueError, match=r"^TORCHX_SWEEP_INDEX is not set"):
         sweep_trial_key()
@@ -40,9 +40,9 @@ def test_outside_a_sweep_names_the_variable(monkeypatch: pytest.MonkeyPatch) -> 
     ("sweep", "index", "said"),
     [
         ("local_cwd://torchx/train-1", 0, "sweep: got 'local_cwd://torchx/train-1'"),
-        ("sweep-ab", -1, "trial index: got -1"),
-        ("sweep-ab", "1/..", "trial index: got '1/..'"),
-        ("sweep-ab", True, "trial index: got True"),
+        ("sweep-abcd", -1, "trial index: got -1"),
+        ("sweep-abcd", "1/..", "trial index: got '1/..'"),
+        ("sweep-abcd", True, "trial index: got True"),
     ],
 )
 def test_refuses_what_is_no_sweep_or_index(sweep: str, index: object, said: str) -> None:

@@ -4,13 +4,19 @@
 from __future__ import annotations
 
 import os
+import re
 
+# Twins of torchx.schedulers.sweep_names (ENV_SWEEP_ID, ENV_SWEEP_INDEX, SWEEP_ID_PATTERN
+# and sweep_trial's handle -> id): this package may import nothing else of torchx, so the
+# names are repeated here; tests/integration/test_sweep_key_twins.py keeps them equal.
 ENV_SWEEP_ID = "TORCHX_SWEEP_ID"
 ENV_SWEEP_INDEX = "TORCHX_SWEEP_INDEX"
+SWEEP_ID_PATTERN = r"sweep-[a-z2-7]{4,32}"
+_SWEEP_ID = re.compile(SWEEP_ID_PATTERN)
 
 
 def sweep_trial_key(sweep: str | None = None, index: int | str | None = None) -> str:
-    """``"<sweep id>/<trial index>"``, e.g. ``"sweep-k3x9q/2"``: the key a trial stores
+    """``"<sweep id>/<trial index>"``, e.g. ``"sweep-k3x7q/2"``: the key a trial stores
     its results under. In a trial, both come from the environment the runner gives it
     (``TORCHX_SWEEP_ID``, the sweep's handle, and ``TORCHX_SWEEP_INDEX``)::
 
@@ -26,8 +32,8 @@ def sweep_trial_key(sweep: str | None = None, index: int | str | None = None) ->
         sweep = _from_env(ENV_SWEEP_ID)
     if index is None:
         index = _from_env(ENV_SWEEP_INDEX)
-    sweep_id = sweep.rstrip("/").rpartition("/")[2]
-    if not sweep_id.startswith("sweep-"):
+    sweep_id = sweep.rpartition("/")[2]
+    if not _SWEEP_ID.fullmatch(sweep_id):
         raise ValueError(
             f"sweep: got {sweep!r}; give a sweep handle (SCHEDULER://SESSION/sweep-ID)"
             " or its id (sweep-ID)"
