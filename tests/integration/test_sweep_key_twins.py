@@ -32,5 +32,5 @@ def test_both_derive_the_same_key_from_a_runner_handle(scheduler: str) -> None:
 )
 def test_an_id_outside_the_pattern_is_refused_by_the_tracking_twin(sweep_id: str) -> None:
     assert not re.fullmatch(sweep_names.SWEEP_ID_PATTERN, sweep_id)
-    with pytest.raises(ValueError, match="^sweep: got"):
+    with pytest.raises(ValueError, match=r"^sweep: got"):
         sweep_trial_key(f"local_cwd://torchx/{sweep_id}", 0)

@@ -239,8 +239,8 @@ def test_status_ranks_the_trials_on_their_stored_results(tmp_path: Path) -> None
     assert line == (
         "torchx: warning: trial 1 is left unranked: its result document was not read (corrupt"
         f" result document at {str(broken)!r}: not valid JSON (Expecting property name enclosed"
-        " in double quotes: line 1 column 2 (char 1))), so its val_loss may not be the one it"
-        " recorded last; fix that record to rank it"
+        f" in double quotes: line 1 column 2 (char 1))); fix or rewrite {url}/{sweep_id}/1.json"
+        " to rank it"
     )
     rows = json.loads(bad.stdout)["trials"]
     assert [(t["index"], t["objective_unread"]) for t in rows] == [

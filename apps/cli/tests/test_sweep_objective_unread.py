@@ -9,12 +9,14 @@ from typing import Any
 
 import pytest
 
+from torchx.cli._errors import CliError
 from torchx.cli._sweep_cli import print_status
 from torchx.runner import SweepStatus, TrialStatus
+from torchx.runtime.tracking import FsspecResultTracker, sweep_trial_key
 from torchx.specs import AppState
 from torchx.tracker.backend.fsspec import create
 
-SWEEP = "local_cwd://torchx/sweep-1"
+SWEEP = "local_cwd://torchx/sweep-abcd"
 TRIALS = [f"local_cwd://torchx/train-{i}" for i in range(3)]
 
 
@@ -101,3 +103,105 @@ def test_the_default_objective_unrecorded_is_no_warning(
     out, err = capsys.readouterr()
     assert err == ""
     assert "objective" not in out
+
+
+def _stored(tmp_path: Path, *documents: dict[str, Any] | None) -> str:
+    """A result tracker's URL where trial i stored ``documents[i]`` (None: nothing)."""
+    url = (tmp_path / "results").as_uri()
+    tracker = FsspecResultTracker(url)
+    for i, document in enumerate(documents):
+        if document is not None:
+            tracker[sweep_trial_key(SWEEP, i)] = document
+    return url
+
+
+def _ranked(out: str) -> list[tuple[int, Any, bool]]:
+    return [(t["index"], t["objective"], t["objective_unread"]) for t in json.loads(out)["trials"]]
+
+
+def test_a_result_that_is_no_number_leaves_that_trial_unscored(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    url = _stored(tmp_path, {"val_loss": 0.3}, {"val_loss": "high"}, {"val_loss": 0.1})
+    runner: Any = _Recorded()
+    print_status(runner, SWEEP, True, "val_loss", results=url)
+    out, err = capsys.readouterr()
+    assert _ranked(out) == [(2, 0.1, False), (0, 0.3, False), (1, None, False)]
+    assert err == (
+        "torchx: warning: trial 1 is left unscored: it recorded val_loss='high', not a number;"
+        " record a number as val_loss to rank it (or give --objective a numeric field)\n"
+    )
+
+
+def test_a_url_where_no_trial_stored_a_document_is_said(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _stored(tmp_path, {"val_loss": 0.3})
+    misspelt = (tmp_path / "reslts").as_uri()
+    runner: Any = _Recorded()
+    print_status(runner, SWEEP, False, "val_loss", results=misspelt)
+    out, err = capsys.readouterr()
+    assert err == (
+        f"torchx: warning: --results: no trial stored a document under {misspelt}/sweep-abcd/"
+        " (is it the URL the trials wrote to? a trial writes"
+        " FsspecResultTracker(URL)[sweep_trial_key()] = {...})\n"
+    )
+    assert "val_loss" not in out
+
+
+def test_an_unreadable_document_names_it_to_rewrite(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    url = _stored(tmp_path, {"val_loss": 0.3}, {"val_loss": 0.2}, {"val_loss": 0.1})
+    (tmp_path / "results" / "sweep-abcd" / "2.json").write_text("{damaged")
+    runner: Any = _Recorded()
+    print_status(runner, SWEEP, True, "val_loss", results=url)
+    out, err = capsys.readouterr()
+    assert _ranked(out) == [(1, 0.2, False), (0, 0.3, False), (2, None, True)]
+    [line] = err.splitlines()
+    assert line.startswith("torchx: warning: trial 2 is left unranked: its result document")
+    assert line.endswith(f"; fix or rewrite {url}/sweep-abcd/2.json to rank it")
+
+
+def test_a_url_that_cannot_be_reached_is_one_error_naming_it(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    runner: Any = _Recorded()
+    url = "http://127.0.0.1:1/x"  # a loopback port where nothing listens
+    with pytest.raises(CliError, match=rf"^--results: {url}: Cannot connect") as e:
+        print_status(runner, SWEEP, False, "val_loss", results=url)
+    assert "\n" not in str(e.value)
+    assert capsys.readouterr().err == ""  # not one warning (and attempt) per trial
+
+
+def test_a_backend_error_that_is_no_oserror_names_results(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    pytest.importorskip("s3fs")
+    # S3 with credentials given, at a loopback port where nothing listens: botocore's
+    # connection error, which is no OSError.
+    for name, value in {
+        "AWS_ACCESS_KEY_ID": "k",
+        "AWS_SECRET_ACCESS_KEY": "s",
+        "AWS_ENDPOINT_URL": "http://127.0.0.1:1",
+        "AWS_EC2_METADATA_DISABLED": "true",
+        "AWS_MAX_ATTEMPTS": "1",
+    }.items():
+        monkeypatch.setenv(name, value)
+    runner: Any = _Recorded()
+    with pytest.raises(CliError, match=r"^--results: s3://bucket/x: .*127\.0\.0\.1:1"):
+        print_status(runner, SWEEP, False, "val_loss", results="s3://bucket/x")
+    assert capsys.readouterr().err == ""
+
+
+def test_a_misspelt_objective_lists_ten_names_at_most(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    url = _stored(tmp_path, {f"m{i:02}": i for i in range(15)})
+    runner: Any = _Recorded()
+    print_status(runner, SWEEP, False, "val_loss", results=url)
+    names = ", ".join(f"m{i:02}" for i in range(10))
+    assert capsys.readouterr().err == (
+        f"torchx: warning: --objective: no trial recorded 'val_loss'; they recorded: {names}"
+        " and 5 more\n"
+    )

@@ -235,7 +235,12 @@ def sweep_json(st: SweepStatus, unread: Collection[int] | None = None) -> dict[s
 
 
 class _Unread(Exception):
-    """A trial's record that could not be read; its text says which and why."""
+    """A trial's record that could not be read; its text says which, why and what to fix,
+    as the reader knows it (a run's metadata history, a stored document)."""
+
+
+# The names a misspelt --objective warning lists at most: each trial may record many.
+_NAMES_SHOWN = 10
 
 
 def _objectives(
@@ -247,6 +252,7 @@ def _objectives(
     """Each trial's ``key`` from what ``read`` returns for it (None: it recorded nothing).
     A trial whose read raised :class:`_Unread` is left unranked, with a warning: what was
     not read may hold its newest ``key``, and ranking on an older one would mislead.
+    A trial whose ``key`` is not a number is unscored, with a warning; the rest still rank.
     When ``named`` (the user chose ``key``) and the trials recorded values but none of
     them ``key``, one line says so and lists what they did record (a misspelt name).
     Returns the indices of the trials left unranked."""
@@ -258,18 +264,19 @@ def _objectives(
         try:
             values = read(t)
         except _Unread as e:
-            warn_line(
-                f"trial {t.index} is left unranked: {e}, so its {key} may not be the one it"
-                " recorded last; fix that record to rank it"
-            )
+            warn_line(f"trial {t.index} is left unranked: {e}")
             unread.add(t.index)
             continue
         if values is not None:
             recorded.update(values)
             _set_objective(t, key, values.get(key))
     if named and recorded and key not in recorded:
+        names = sorted(recorded)
+        more = len(names) - _NAMES_SHOWN
         warn_line(
-            f"--objective: no trial recorded {key!r}; they recorded: " + ", ".join(sorted(recorded))
+            f"--objective: no trial recorded {key!r}; they recorded: "
+            + ", ".join(names[:_NAMES_SHOWN])
+            + (f" and {more} more" if more > 0 else "")
         )
     return unread
 
@@ -291,7 +298,10 @@ def _record_objectives(st: SweepStatus, key: str, named: bool) -> set[int]:
             before = len(skipped)
             values = dict(tracker.metadata(t.handle))
             if len(skipped) > before:
-                raise _Unread(f"a record of its run {t.handle} was not read (named above)")
+                raise _Unread(
+                    f"a record of its run {t.handle} was not read (named above), so its {key}"
+                    " may not be the one it recorded last; fix that record to rank it"
+                )
             return values
 
         return _objectives(st, key, read, named)
@@ -300,7 +310,12 @@ def _record_objectives(st: SweepStatus, key: str, named: bool) -> set[int]:
 def _result_objectives(st: SweepStatus, key: str, url: str, named: bool) -> set[int]:
     """Each trial's ``key`` from the document it stored at ``url`` under
     :func:`~torchx.runtime.tracking.sweep_trial_key` (one read each, within the
-    tracker's size limit); a trial with no document is unscored."""
+    tracker's size limit); a trial with no document is unscored.
+
+    A document that is there but not readable (:class:`TrackerError`) leaves its trial
+    unranked. Any other failure before one read succeeded is taken as the URL's own (no
+    connection, no credentials, no such base): it is said once, as ``--results``'s
+    error, rather than once (and one more attempt) per trial."""
     from torchx.runtime.tracking import (
         FsspecResultTracker,
         ResultNotFoundError,
@@ -312,27 +327,68 @@ def _result_objectives(st: SweepStatus, key: str, url: str, named: bool) -> set[
         tracker = FsspecResultTracker(url)
     except (ValueError, ImportError, TypeError) as e:
         raise CliError(f"--results: {e}") from None
+    reached = False
+    found = 0
 
     def read(t: TrialStatus) -> Mapping[str, object] | None:
+        nonlocal reached, found
         key_of_trial = sweep_trial_key(st.handle, t.index)
         try:
-            return tracker[key_of_trial]
+            values = tracker[key_of_trial]
         except ResultNotFoundError:
+            reached = True
             return None
-        except (TrackerError, OSError) as e:
-            raise _Unread(f"its result document was not read ({e})") from None
+        except TrackerError as e:
+            reached = True
+            raise _Unread(
+                f"its result document was not read ({e}); fix or rewrite"
+                f" {url.rstrip('/')}/{key_of_trial}.json to rank it"
+            ) from None
+        except Exception as e:  # any backend's (botocore, aiohttp, OSError): not ours
+            reason = " ".join(str(e).split()) or type(e).__name__
+            if not reached:
+                raise CliError(f"--results: {url}: {reason}") from None
+            raise _Unread(
+                f"its result document {url.rstrip('/')}/{key_of_trial}.json was not read"
+                f" ({reason}); make it readable to rank it"
+            ) from None
+        reached = True
+        found += 1
+        return values
 
-    return _objectives(st, key, read, named)
+    unread = _objectives(st, key, read, named)
+    if not found and not unread:
+        from torchx.cli._record_skips import warn_line
+
+        sweep = st.handle.rpartition("/")[2]
+        warn_line(
+            f"--results: no trial stored a document under {url.rstrip('/')}/{sweep}/ (is it"
+            " the URL the trials wrote to? a trial writes"
+            " FsspecResultTracker(URL)[sweep_trial_key()] = {...})"
+        )
+    return unread
 
 
 def _set_objective(t: TrialStatus, key: str, value: object) -> None:
+    """The trial's objective from its recorded ``value``; a value that is no finite number
+    leaves it unscored with a warning (results may be strings, e.g. 'nan' or 'diverged')."""
+    import math
+
+    if value is None:
+        t.objective = None
+        return
     try:
-        t.objective = float(str(value)) if value is not None else None
+        t.objective = float(str(value))
     except ValueError:
-        raise CliError(
-            f"--objective: trial {t.index} recorded {key}={value!r}; give the name of a "
-            "numeric value the trials record"
-        ) from None
+        t.objective = None
+    if t.objective is None or not math.isfinite(t.objective):  # nan would rank anywhere
+        from torchx.cli._record_skips import warn_line
+
+        t.objective = None
+        warn_line(
+            f"trial {t.index} is left unscored: it recorded {key}={value!r}, not a number;"
+            f" record a number as {key} to rank it (or give --objective a numeric field)"
+        )
 
 
 def print_status(
