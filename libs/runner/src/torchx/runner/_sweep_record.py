@@ -13,7 +13,6 @@ parameters, so it is private to its owner: the file 0600, the folder 0700.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import re
@@ -154,10 +153,24 @@ def save(record: SweepRecord) -> None:
     another user's, and each is answered in one line before the write."""
     path = record_path(record.sweep_id)
     # A file in the folder's place raises FileExistsError too; _keep_private names it.
-    with contextlib.suppress(FileExistsError):
+    try:
         path.parent.mkdir(mode=_PRIVATE_FOLDER, parents=True)
+    except FileExistsError:
+        pass
+    except NotADirectoryError:
+        # A file sits where a folder above the sweeps folder goes: name that one.
+        above = next(p for p in path.parent.parents if p.exists())
+        raise _a_file("state folder", above) from None
     _keep_private(path.parent)
     write_atomic(str(path), record.to_json(), _PRIVATE_FILE)
+
+
+def _a_file(name: str, path: Path) -> SpecsError:
+    return SpecsError(
+        name,
+        str(path),
+        "it is a file, not a folder; move it away or set XDG_STATE_HOME to a folder of your own",
+    )
 
 
 def _keep_private(folder: Path) -> None:
@@ -166,12 +179,7 @@ def _keep_private(folder: Path) -> None:
     cannot chmod is used as it is if it is writable: a shared state folder."""
     st = os.stat(folder)
     if not stat.S_ISDIR(st.st_mode):
-        raise SpecsError(
-            "sweeps folder",
-            str(folder),
-            "is a file, not a folder; move that file away or set XDG_STATE_HOME to a folder "
-            "of your own",
-        )
+        raise _a_file("sweeps folder", folder)
     if st.st_uid == os.geteuid():
         if stat.S_IMODE(st.st_mode) != _PRIVATE_FOLDER:
             os.chmod(folder, _PRIVATE_FOLDER)
