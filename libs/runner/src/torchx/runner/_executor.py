@@ -21,7 +21,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote, unquote
 
-from torchx.runner._executor_apps import SubmittedApps
+from torchx.runner._executor_apps import SubmittedApps, statuses_in_batches
 from torchx.runner._executor_apps import is_a_stop as _is_a_stop
 from torchx.runner._executor_apps import report as _report
 from torchx.runner._function_future import FunctionFuture
@@ -53,8 +53,6 @@ FUNCTION_COMPONENT = "function.call"
 # The most items of one ``map`` submitted as one sweep (one Slurm array job); Slurm's
 # default MaxArraySize (1001) takes task ids 0 to 1000.
 MAP_SWEEP_ITEMS = 1000
-# How many calls ``remove_ended_calls`` asks the schedulers about at once.
-REMOVAL_BATCH = 1000
 # The largest handle pointer read: one names a call's URL and its role.
 MAX_POINTER_BYTES = 64 * 1024
 # Every future an executor of this process made (submitted or rebuilt) that is still
@@ -673,31 +671,29 @@ class Executor:
             for future in list(_issued):
                 mine.setdefault(future.handle, []).append(future)
         removed, failed, elsewhere = 0, [], []
-        while batch := dict(itertools.islice(ours, REMOVAL_BATCH)):
-            for handle, status in self._runner._statuses(list(batch)).items():
-                if status is not None and not status.is_terminal():
-                    continue
-                if any(f._may_still_give() for f in mine.get(handle, ())):
-                    continue
-                name = batch[handle]
-                try:
-                    url = _read_pointer(handles, name)["call"]
-                except FileNotFoundError:
-                    continue  # removed meanwhile by its future
-                except ValueError:
-                    url = ""  # not a pointer this version wrote: only the pointer goes
-                except OSError as e:
-                    failed.append(f"{handles.path(name)} ({e})")
-                    continue
-                child = runtime.child_name(calls.url, url) if url else None
-                if url and child is None:
-                    elsewhere.append(url)
-                try:
-                    self._remove_call(None if child is None else self._store("calls", child), name)
-                except OSError as e:
-                    failed.append(f"{url} ({e})")
-                    continue
-                removed += 1
+        for handle, name, status in statuses_in_batches(self._runner, ours):
+            if status is not None and not status.is_terminal():
+                continue
+            if any(f._may_still_give() for f in mine.get(handle, ())):
+                continue
+            try:
+                url = _read_pointer(handles, name)["call"]
+            except FileNotFoundError:
+                continue  # removed meanwhile by its future
+            except ValueError:
+                url = ""  # not a pointer this version wrote: only the pointer goes
+            except OSError as e:
+                failed.append(f"{handles.path(name)} ({e})")
+                continue
+            child = runtime.child_name(calls.url, url) if url else None
+            if url and child is None:
+                elsewhere.append(url)
+            try:
+                self._remove_call(None if child is None else self._store("calls", child), name)
+            except OSError as e:
+                failed.append(f"{url} ({e})")
+                continue
+            removed += 1
         if elsewhere:
             _report(
                 f"left {len(elsewhere)} folder(s) outside {calls.url} alone, e.g. "

@@ -3,22 +3,38 @@
 from __future__ import annotations
 
 import contextlib
+import itertools
 import sys
 import weakref
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable
+    from collections.abc import Iterable, Iterator
 
     from torchx.runner._function_future import FunctionFuture
     from torchx.runner._runner import Runner
-    from torchx.specs import AppHandle
+    from torchx.specs import AppHandle, AppStatus
+
+_T = TypeVar("_T")
 
 # How many apps an executor holds before it first looks for the ended ones among them; it
 # looks again each time that number has doubled since (so the looks cost O(1) per submit).
 FIRST_LOOK = 1024
-# How many apps one look asks the schedulers about at once.
-LOOK_BATCH = 1000
+# How many apps the schedulers are asked about at once, by a look and by
+# ``remove_ended_calls``.
+STATUS_BATCH = 1000
+
+
+def statuses_in_batches(
+    runner: Runner, apps: Iterable[tuple[AppHandle, _T]]
+) -> Iterator[tuple[AppHandle, _T, AppStatus | None]]:
+    """Each app's status with what the caller holds beside its handle, the schedulers
+    asked ``STATUS_BATCH`` apps at a time (one ``sacct`` per batch on Slurm), so that
+    only one batch of ``apps`` is held at once."""
+    rest = iter(apps)
+    while batch := dict(itertools.islice(rest, STATUS_BATCH)):
+        for handle, status in runner._statuses(list(batch)).items():
+            yield handle, batch[handle], status
 
 
 class SubmittedApps:
@@ -57,18 +73,16 @@ class SubmittedApps:
     def forget_ended(self) -> None:
         """Forget the apps known to have ended; the schedulers are asked about those whose
         futures are gone, in batches (one ``sacct`` per batch on Slurm)."""
-        orphans: list[AppHandle] = []
+        orphans: list[tuple[AppHandle, weakref.ref[FunctionFuture]]] = []
         for handle, ref in list(self._apps.items()):
             future = ref()
             if future is None:
-                orphans.append(handle)
+                orphans.append((handle, ref))
             elif future._app_ended():
                 del self._apps[handle]
-        for start in range(0, len(orphans), LOOK_BATCH):
-            batch = orphans[start : start + LOOK_BATCH]
-            for handle, status in self._runner._statuses(batch).items():
-                if status is None or status.is_terminal():
-                    self._apps.pop(handle, None)
+        for handle, _, status in statuses_in_batches(self._runner, orphans):
+            if status is None or status.is_terminal():
+                self._apps.pop(handle, None)
 
     def held(self) -> list[tuple[AppHandle, FunctionFuture | None]]:
         """Each app held and its future (None when nobody references it any more)."""
