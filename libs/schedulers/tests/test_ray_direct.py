@@ -18,9 +18,19 @@ from typing import Any
 
 import pytest
 
-from torchx.schedulers.ray_scheduler import parse_events
+from torchx.schedulers._ray_status import events, latest_state
 
 DEADLINE_S = 120.0
+
+
+def logs(stdout: str) -> list[dict[str, Any]]:
+    """The driver's log events in its output."""
+    return list(events(stdout.splitlines(), "log"))
+
+
+def state(stdout: str) -> dict[str, Any]:
+    """The driver's last state event in its output."""
+    return latest_state(stdout.splitlines()).state
 
 
 def config(script: str, max_retries: int = 0, env: dict[str, str] | None = None) -> str:
@@ -48,13 +58,13 @@ def test_success_reports_output_per_stream_and_the_rank_env() -> None:
     script = 'echo "$RANK $WORLD_SIZE $MASTER_ADDR $TORCHX_RANK0_HOST $X"; echo warn >&2'
     out = run_direct(config(script, env={"X": "mine"}), RAY_ADDRESS="127.0.0.1:6379")
     assert out.returncode == 0, out.stderr
-    rec = parse_events(out.stdout)
-    assert [(e["r"], e["k"], e["s"], e["l"]) for e in rec.logs if e["s"] == "o"] == [
+    events_out, last = logs(out.stdout), state(out.stdout)
+    assert [(e["r"], e["k"], e["s"], e["l"]) for e in events_out if e["s"] == "o"] == [
         ("w", 0, "o", "0 1 127.0.0.1 127.0.0.1 mine\n")
     ]
-    assert [e["l"] for e in rec.logs if e["s"] == "e"] == ["warn\n"]
-    assert rec.state["state"] == "SUCCEEDED" and rec.state["restarts"] == 0
-    assert replica(rec.state) == {
+    assert [e["l"] for e in events_out if e["s"] == "e"] == ["warn\n"]
+    assert last["state"] == "SUCCEEDED" and last["restarts"] == 0
+    assert replica(last) == {
         "r": "w",
         "k": 0,
         "state": "SUCCEEDED",
@@ -75,7 +85,7 @@ def test_a_line_without_an_end_is_relayed_in_bounded_pieces() -> None:
     )
     out = run_direct(config(script))
     assert out.returncode == 0, out.stderr
-    pieces = [e["l"] for e in parse_events(out.stdout).logs if e["s"] == "o"]
+    pieces = [e["l"] for e in logs(out.stdout) if e["s"] == "o"]
     assert "".join(pieces) == "a" * before + "\u00e9" + "b" * 300000
     assert len(pieces) > 1
     assert max(len(p.encode()) for p in pieces) <= LINE_PIECE_BYTES + 1
@@ -85,11 +95,11 @@ def test_failure_gives_the_exit_code_and_the_last_stderr_lines() -> None:
     script = "for i in $(seq 1 15); do echo line$i >&2; done; exit 5"
     out = run_direct(config(script))
     assert out.returncode == 5
-    rec = parse_events(out.stdout)
-    assert rec.state["state"] == "FAILED"
-    assert replica(rec.state)["exit"] == 5
+    last = state(out.stdout)
+    assert last["state"] == "FAILED"
+    assert replica(last)["exit"] == 5
     expected_tail = "\n".join(f"line{i}" for i in range(6, 16))
-    assert rec.state["error"] == (
+    assert last["error"] == (
         f"replica w/0 exited with code 5; last lines of its stderr:\n{expected_tail}"
     )
 
@@ -102,16 +112,16 @@ def test_retries_restart_the_command_until_it_succeeds(tmp_path: Path) -> None:
     )
     out = run_direct(config(script, max_retries=2))
     assert out.returncode == 0, out.stdout
-    rec = parse_events(out.stdout)
-    assert rec.state["state"] == "SUCCEEDED" and rec.state["restarts"] == 2
-    assert [e["l"] for e in rec.logs] == ["ok 2\n"]
+    last = state(out.stdout)
+    assert last["state"] == "SUCCEEDED" and last["restarts"] == 2
+    assert [e["l"] for e in logs(out.stdout)] == ["ok 2\n"]
 
 
 def test_out_of_retries_fails_with_the_last_exit_code() -> None:
     out = run_direct(config("exit $((TORCHX_RAY_RESTARTS + 3))", max_retries=1))
     assert out.returncode == 4
-    rec = parse_events(out.stdout)
-    assert (rec.state["state"], rec.state["restarts"]) == ("FAILED", 1)
+    last = state(out.stdout)
+    assert (last["state"], last["restarts"]) == ("FAILED", 1)
 
 
 @pytest.mark.parametrize("ignores_term", [False, True])
@@ -132,9 +142,9 @@ def test_sigterm_stops_the_command_and_its_children(tmp_path: Path, ignores_term
     proc.send_signal(signal.SIGTERM)
     stdout, _ = proc.communicate(timeout=DEADLINE_S)
     assert proc.returncode == 128 + signal.SIGTERM
-    rec = parse_events(stdout)
-    assert rec.state["state"] == "CANCELLED"
-    assert replica(rec.state)["state"] == "CANCELLED"
+    last = state(stdout)
+    assert last["state"] == "CANCELLED"
+    assert replica(last)["state"] == "CANCELLED"
     while not gone(child):
         assert time.monotonic() < deadline, f"process {child} outlived the stop"
         time.sleep(0.05)

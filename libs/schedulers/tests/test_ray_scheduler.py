@@ -26,7 +26,6 @@ from torchx.schedulers.ray_scheduler import (
     DIRECT,
     RayScheduler,
     create_scheduler,
-    parse_events,
 )
 from torchx.specs import AppDef, AppState, Resource, RetryPolicy, Role, SpecsError, macros
 
@@ -327,18 +326,20 @@ def test_a_config_too_long_for_a_command_line_goes_in_the_runtime_env() -> None:
     assert json.loads(job.runtime_env["env_vars"][CONFIG_ENV]) == job.driver_config
 
 
-def test_parse_events_skips_other_lines() -> None:
-    text = "\n".join(
-        [
-            "INFO job_manager.py -- Runtime env is setting up.",
-            'TORCHX_EVENT {"ev":"log","r":"a","k":0,"s":"o","t":1.0,"l":"hi\\n"}',
-            'TORCHX_EVENT {"ev":"state","state":"RUNNING"',  # cut short by a kill
-            'TORCHX_EVENT {"ev":"state","state":"SUCCEEDED","replicas":[]}',
-        ]
-    )
-    rec = parse_events(text)
-    assert [e["l"] for e in rec.logs] == ["hi\n"]
-    assert rec.state["state"] == "SUCCEEDED"
+def test_events_skip_other_lines_and_a_kind_only_the_start_names() -> None:
+    from torchx.schedulers._ray_status import events, latest_state
+
+    lines = [
+        "INFO job_manager.py -- Runtime env is setting up.",
+        'TORCHX_EVENT {"ev":"log","r":"a","k":0,"s":"o","t":1.0,"l":"hi\\n"}',
+        'TORCHX_EVENT {"ev":"state","state":"RUNNING"',  # cut short by a kill
+        'TORCHX_EVENT {"ev":"state","state":"SUCCEEDED","replicas":[]}',
+        # the start says one kind, the key repeated later another: it is of neither
+        'TORCHX_EVENT {"ev":"log","ev":"state","state":"FAILED"}',
+        'TORCHX_EVENT {"ev":"state","ev":"log","r":"a","k":0,"s":"o","t":2.0,"l":"x"}',
+    ]
+    assert [e["l"] for e in events(lines, "log")] == ["hi\n"]
+    assert latest_state(lines).state["state"] == "SUCCEEDED"
 
 
 def test_rays_message_keeps_the_users_lines_not_the_drivers_bookkeeping() -> None:

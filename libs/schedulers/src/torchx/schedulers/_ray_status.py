@@ -2,7 +2,7 @@
 replica.
 
 The driver (``_ray_direct`` or ``_ray_driver``) prints each replica's output and state as
-structured lines in the job's log; ``parse_events`` reads them back and
+structured lines in the job's log; ``events`` reads them back and
 ``describe_response`` joins them with what Ray says of the job itself.
 """
 
@@ -41,14 +41,14 @@ class JobRecord:
     """What the driver reported so far, parsed from the job's log."""
 
     state: dict[str, Any] = field(default_factory=dict)
-    logs: list[dict[str, Any]] = field(default_factory=list)
 
 
 def events(lines: Iterable[str], kind: str = "") -> Iterator[dict[str, Any]]:
     """The driver's events among a job log's ``lines`` (only those of ``kind``, "log" or
     "state", when given); other lines (Ray's own) are skipped one at a time, so a streamed
     log is never held whole. The driver writes ``ev`` first in every event (``emit``), so a
-    kind is told from a line's start, before any JSON is read."""
+    kind is told from a line's start, before any JSON is read, and checked again once read
+    (a line repeating the key may match the start and name another kind)."""
     start = EVENT_PREFIX + (f'{{"ev":"{kind}"' if kind else "")
     for line in lines:
         if not line.startswith(start):
@@ -57,7 +57,7 @@ def events(lines: Iterable[str], kind: str = "") -> Iterator[dict[str, Any]]:
             event = json.loads(line[len(EVENT_PREFIX) :])
         except ValueError:
             continue  # a line cut short by a killed driver
-        if isinstance(event, dict):
+        if isinstance(event, dict) and (not kind or event.get("ev") == kind):
             yield event
 
 
@@ -66,19 +66,7 @@ def latest_state(lines: Iterable[str]) -> JobRecord:
     description needs, in memory that does not grow with the log."""
     rec = JobRecord()
     for event in events(lines, "state"):
-        if event.get("ev") == "state":  # the prefix matched; a repeated key may not
-            rec.state = event
-    return rec
-
-
-def parse_events(text: str) -> JobRecord:
-    """The driver's events in a job log (all of them: for a driver's output in hand)."""
-    rec = JobRecord()
-    for event in events(text.splitlines()):
-        if event.get("ev") == "log":
-            rec.logs.append(event)
-        elif event.get("ev") == "state":
-            rec.state = event
+        rec.state = event
     return rec
 
 
@@ -174,7 +162,6 @@ __all__ = [
     "describe_response",
     "events",
     "latest_state",
-    "parse_events",
     "ray_message",
     "recorded_roles",
 ]

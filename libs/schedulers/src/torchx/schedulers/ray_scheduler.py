@@ -68,7 +68,6 @@ from torchx.schedulers._ray_status import (
     describe_response,
     events,
     latest_state,
-    parse_events,
     recorded_roles,
 )
 from torchx.schedulers._replica_env import TORCHX_RANK0_HOST
@@ -86,7 +85,6 @@ __all__ = [
     "RayScheduler",
     "create_scheduler",
     "has_ray",
-    "parse_events",
     "serialize",
 ]
 
