@@ -116,9 +116,12 @@ _ALWAYS_THERE = frozenset(("cpu", "meta"))
 def _other(
     value: object, device: torch.device, policy: MissingGPUPolicy | None, stacklevel: int
 ) -> Placement:
-    """A device type other than cuda, cpu and meta: there unless its torch module (torch.mps,
-    torch.xpu, ...) says it is not. A type without such a module is taken as given."""
+    """A device type other than cuda: cpu and meta always there, another unless its torch
+    module (torch.mps, torch.xpu, ...) says it is not. A type without such a module is taken
+    as given."""
     kind = device.type
+    if kind in _ALWAYS_THERE:
+        return Placement(device)
     backend = getattr(torch, kind, None)
     is_available = getattr(backend, "is_available", None)
     if callable(is_available) and not is_available():
@@ -141,17 +144,11 @@ def resolve(value: object, policy: MissingGPUPolicy | None, stacklevel: int = 2)
 
     ``policy`` None means the process-wide one, looked up only when a GPU is missing.
     """
-    if isinstance(value, torch.device):
-        kind = value.type
-        if kind in _ALWAYS_THERE:
-            return Placement(value)
-        if kind != "cuda":
-            return _other(value, value, policy, stacklevel + 1)
+    if isinstance(value, torch.device) and value.type != "cuda":
+        return _other(value, value, policy, stacklevel + 1)
     kind, index, ids = _parse(value)
     if kind != "cuda":
         device = torch.device(kind, index) if isinstance(index, int) else torch.device(kind)
-        if kind in _ALWAYS_THERE:
-            return Placement(device)
         return _other(value, device, policy, stacklevel + 1)
     count = _gpu_count()
     if index == _ALL:

@@ -22,6 +22,7 @@ def check_policy(value: object, field: str) -> MissingGPUPolicy:
 def set_missing_gpu_policy(policy: MissingGPUPolicy) -> None:
     """Set the process-wide policy used by scopes that do not pass ``on_missing_gpu``.
 
+    When the GPU or other accelerator (cuda, mps, xpu) a scope asks for is missing,
     ``"error"`` (the default) raises :class:`DeviceUnavailableError`; ``"cpu"`` runs the scope
     on the CPU and emits a :class:`GPUFallbackWarning`. The environment variable
     ``TORCHX_MISSING_GPU`` sets the same default without touching code.

@@ -110,13 +110,14 @@ def device_scope(
     """Send new tensors, and :class:`torchx.nn.Module` calls, to ``device`` inside a ``with``.
 
     ``device`` is an int >= 0 (GPU index), -1 (CPU), ``"cpu"``, ``"cuda:<n>"``, ``"gpu:<n>"``,
-    a :class:`torch.device`, a list of GPU indices, or ``"cuda:all"``. A list (or ``cuda:all``)
-    places tensors on its first GPU and tells :func:`DataParallel` which GPUs to use.
+    ``"mps"``, ``"xpu[:<n>]"``, a :class:`torch.device`, a list of GPU indices, or
+    ``"cuda:all"``. A list (or ``cuda:all``) places tensors on its first GPU and tells
+    :func:`DataParallel` which GPUs to use.
 
     ``dtype`` (a floating dtype) is given to factories called without one, inside the block
-    only. ``on_missing_gpu`` says what to do when the GPU is not there: ``"error"`` raises
-    :class:`DeviceUnavailableError`, ``"cpu"`` runs on the CPU with a
-    :class:`GPUFallbackWarning`; by default the process-wide policy applies
+    only. ``on_missing_gpu`` says what to do when the GPU or other accelerator (cuda, mps,
+    xpu) is not there: ``"error"`` raises :class:`DeviceUnavailableError`, ``"cpu"`` runs on
+    the CPU with a :class:`GPUFallbackWarning`; by default the process-wide policy applies
     (see :func:`set_missing_gpu_policy`).
     """
     checked_dtype = _check_dtype(dtype)
