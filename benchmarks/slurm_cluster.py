@@ -39,19 +39,20 @@ def require_slurm() -> None:
 
 @contextmanager
 def slurm_cluster(
-    prefix: str, *, accounting: bool, max_jobs: int | None = None
+    prefix: str, *, accounting: bool, min_jobs: int = 0
 ) -> Iterator[tuple[Path, Any]]:
     """A running test cluster: its scratch directory and the fixture's cluster object
     (``env``, ``partition``). Its environment is put into ``os.environ`` so torchx's Slurm
     scheduler talks to it; the daemons are stopped and the directory removed on exit.
-    ``max_jobs``: its MaxJobCount, where the fixture's is too few for the benchmark."""
+    ``min_jobs``: the fewest jobs its MaxJobCount must allow; the fixture's (Slurm's
+    default) when that is more."""
     fx = _fixture_module()
     root = Path(tempfile.mkdtemp(prefix=prefix))
     root.chmod(0o755)
     daemons = fx._Daemons(dict(os.environ))
     try:
-        limit = {} if max_jobs is None else {"max_jobs": max_jobs}
-        cluster = fx._start_cluster(root, daemons, accounting=accounting, **limit)
+        max_jobs = max(min_jobs, fx.MAX_JOBS)
+        cluster = fx._start_cluster(root, daemons, accounting=accounting, max_jobs=max_jobs)
         os.environ.update(cluster.env)
         yield root, cluster
     finally:

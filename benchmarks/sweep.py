@@ -72,8 +72,8 @@ def bench_slurm(tmp: Path, repeats: int) -> None:
         return
     # Every array task counts against the controller's MaxJobCount, cancelled ones too
     # until its MinJobAge (300 s) purges them: room for the 100-task arrays of both arms.
-    max_jobs = max(10000, 2 * (repeats + 1) * 100 + 1000)
-    started = slurm_cluster("torchx-slurm-bench-", accounting=True, max_jobs=max_jobs)
+    min_jobs = 2 * (repeats + 1) * 100 + 1000
+    started = slurm_cluster("torchx-slurm-bench-", accounting=True, min_jobs=min_jobs)
     with started as (root, cluster):
         from torchx.runner import Sweep, get_runner
         from torchx.schedulers.slurm_array import cancel_arrays
