@@ -176,6 +176,20 @@ def test_a_written_line_wins_and_mistakes_are_refused_when_the_module_runs() -> 
         fill_shared_arg_help(no_args)
 
 
+def test_filling_keeps_a_line_separator_other_than_newline_as_written() -> None:
+    def spaced(cpu: float = -1) -> AppDef:
+        """Runs\u2028on one line, a form feed\fincluded.
+
+        Args:
+            cpu: cores
+        """
+        return AppDef(name="x")
+
+    fill_shared_arg_help(spaced)
+    assert spaced.__doc__ is not None
+    assert spaced.__doc__.startswith("Runs\u2028on one line, a form feed\fincluded.\n")
+
+
 def test_the_builtins_import_and_run_with_docstrings_stripped() -> None:
     # python -OO drops every docstring: there is no help to complete, and no error either
     code = (

@@ -150,7 +150,9 @@ def fill_shared_arg_help(*components: Callable[..., AppDef], per: str = "replica
 
 def _filled_doc(fn: Callable[..., AppDef], per: str) -> str:
     doc = inspect.getdoc(fn) or ""
-    lines = doc.splitlines()
+    # only "\n" ends a line: splitlines() would also cut at a form feed or U+2028 written
+    # in the text, and the join below would turn them into newlines
+    lines = doc.split("\n")
     if "Args:" not in lines:
         raise ValueError(f"{fn.__qualname__}: its docstring needs an Args: section to fill")
     start = lines.index("Args:") + 1
