@@ -79,6 +79,11 @@ def test_a_root_flag_after_run_is_refused_naming_where_it_goes() -> None:
             f"torchx run: got {flag!r}; {flag} is an option of torchx itself: put it before "
             f"the command (torchx {flag} ... run COMPONENT ...)"
         )
+    # before the component or after it, the token is quoted as written
+    with pytest.raises(CliError, match=r"^torchx run: got '--log_level=DEBUG'; "):
+        split_component("--log_level=DEBUG", ["utils.echo"], lambda: None)
+    with pytest.raises(CliError, match=r"^utils\.echo argument: got '--log_level=DEBUG'; "):
+        read_component("utils.echo", ["--log_level=DEBUG"])
     # a component's own argument of that name is still the component's
     _, parsed = read_component("dist.ddp", ["--script", "t.py", "--debug"])
     assert parsed.values["debug"] is True

@@ -74,7 +74,7 @@ def test_an_unknown_flag_before_the_component_is_named_not_taken_for_no_componen
         "(torchx run --dryrun ... COMPONENT ...)\n"
     )
     err = refused("run", "--msg=hi", "utils.echo")
-    assert "got '--msg'; no such option; name the component before" in err
+    assert "got '--msg=hi'; no such option; name the component before" in err
 
 
 def test_a_misspelt_scheduler_in_a_handle_gets_the_name_meant() -> None:

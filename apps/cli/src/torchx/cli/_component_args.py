@@ -65,19 +65,20 @@ def split_component(
     name = configured()
     if not name:
         if argv and argv[0].startswith("-") and argv[0] != "--":
-            raise CliError(_not_a_run_flag(argv[0].partition("=")[0]))
+            raise CliError(_not_a_run_flag(argv[0]))
         raise CliError(MISSING_COMPONENT)
     return name, argv
 
 
-def _not_a_run_flag(flag: str) -> str:
+def _not_a_run_flag(token: str) -> str:
     """A flag before the component that torchx run does not have: one of torchx's own, a
     typo of one of torchx run's, or a component's argument written before the component's
     name. The flag is what is wrong (the component may well follow it), so the message
-    opens with it."""
+    opens with the token as written, as one after the component does."""
     import difflib  # only paid for on the error path
 
-    start = f"torchx run: got {flag!r}; "
+    flag = token.partition("=")[0]
+    start = f"torchx run: got {token!r}; "
     if flag in ROOT_FLAGS:
         return start + _misplaced_root(flag)
     start += "no such option; "
