@@ -199,7 +199,14 @@ def test_the_log_form_is_named_from_its_shape_on_every_scheduler(scheduler: str)
     code, out, err = invoke("status", given)
     assert (code, out, err) == (2, "", _log_form_error(given, f"{scheduler}://torchx/123"))
     code, out, err = invoke("status", f"{scheduler}://torchx//x")
-    assert code == 2 and "expected SCHEDULER://SESSION/APP_ID (an app id has no '/')" in err
+    # worded as any malformed handle is (as for scheduler://torchx/), with the reason
+    expected = "expected SCHEDULER://SESSION/APP_ID as `torchx run` prints it, e.g. "
+    _, _, malformed = invoke("status", f"{scheduler}://torchx/")
+    assert expected in malformed, malformed
+    assert (
+        code == 2
+        and f"//x'; {expected}local_cwd://torchx/echo-1a2b3c; an app id has no '/'\n" in err
+    )
 
 
 def test_runopts_and_configure_write_a_config_the_runner_reads(isolated: Path) -> None:

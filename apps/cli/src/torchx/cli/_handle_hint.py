@@ -56,14 +56,12 @@ def log_target_error(handle: str, parsed: ParsedAppHandle) -> CliError:
     scheduler's app id has one (0.7's handles could not carry one), so it is ``torchx
     log``'s ``HANDLE/ROLE[/REPLICA]`` (or a stray ``/``) whatever the scheduler, and the
     handle of the app is named from the shape alone, with no lookup."""
-    from torchx.specs import make_app_handle
+    from torchx.specs import MalformedAppHandleException, make_app_handle
 
     app_id = parsed.app_id.partition("/")[0]
     if not app_id:
-        return CliError(
-            f"app handle: got {handle!r}; expected SCHEDULER://SESSION/APP_ID "
-            "(an app id has no '/')"
-        )
+        # worded as any malformed handle is, with why this one is
+        return CliError(f"{MalformedAppHandleException(handle)}; an app id has no '/'")
     meant = make_app_handle(parsed.scheduler_backend, parsed.session_name, app_id)
     return CliError(
         f"app handle: got {handle!r}; did you mean {meant}? (an app handle ends with the "
