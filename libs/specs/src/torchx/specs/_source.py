@@ -176,8 +176,14 @@ def _resolve(
     if len(stmts) == 1 and isinstance(stmt, ast.ImportFrom):
         alias = next(a for a in stmt.names if (a.asname or a.name) == name)
         source = "." * stmt.level + (stmt.module or "")
-        if alias.name.startswith("_") and stmt.level == 0 and stmt.module:
-            # another module's private definition: copied as that module has it
+        private = stmt.level == 0 and bool(stmt.module) and _is_private(stmt.module or "")
+        home = _public_home(stmt.module or "", alias.name) if private else None
+        if home is not None:
+            # a private module's name its public package exports: imported from there
+            return module, ("from", home, _as(alias))
+        if (alias.name.startswith("_") or private) and stmt.level == 0 and stmt.module:
+            # another module's private definition, or any of a private module (whose names
+            # may change without notice): copied as that module has it
             other = next((m for m in modules if m.name == stmt.module), None)
             if other is None:
                 # found later, needed by those found before: its pieces go above theirs
@@ -186,9 +192,29 @@ def _resolve(
             if alias.name in other.bound and alias.asname is None:
                 return _resolve(other, alias.name, modules)
         return module, ("from", source, _as(alias))
-    if not name.startswith("_") and module.importable:
+    if not name.startswith("_") and module.importable and not _is_private(module.name):
         return module, ("from", module.name, name)
     return module, stmts
+
+
+def _is_private(module: str) -> bool:
+    return any(part.startswith("_") for part in module.split("."))
+
+
+def _public_home(module: str, name: str) -> str | None:
+    """The nearest public package above ``module`` that lists ``name`` in its ``__all__``
+    as the same object, or None."""
+    parts = module.split(".")
+    for end in range(len(parts) - 1, 0, -1):
+        package = ".".join(parts[:end])
+        if _is_private(package):
+            continue
+        public = importlib.import_module(package)
+        if name in getattr(public, "__all__", ()) and getattr(public, name, None) is getattr(
+            importlib.import_module(module), name, object()
+        ):
+            return package
+    return None
 
 
 def _as(alias: ast.alias) -> str:
@@ -201,11 +227,16 @@ def _plain_first(item: tuple[tuple[str, str], list[str]]) -> tuple[bool, str]:
     return kind != "import", module
 
 
+# The longest import line written whole: the project's line length, which the definitions
+# copied beside it keep, so the template is one width throughout.
+_LINE_LENGTH = 100
+
+
 def _import_line(kind: str, module: str, names: list[str]) -> str:
     if kind == "import":
         return "\n".join(f"import {name}" for name in names)
     line = f"from {module} import {', '.join(sorted(names))}"
-    if len(line) <= 88:
+    if len(line) <= _LINE_LENGTH:
         return line
     return "\n".join([f"from {module} import (", *(f"    {n}," for n in sorted(names)), ")"])
 
