@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from torchx.runner import Executor, get_runner
+from torchx.runner import Executor, FunctionFuture, get_runner
 from torchx.specs import AppState
 
 
@@ -54,11 +54,29 @@ def _slurm_executor(
     )
 
 
-def test_map_of_sixteen_on_slurm_is_one_array_job(slurm_env: Any, tmp_path: Path) -> None:
+def _futures_made(ex: Executor, monkeypatch: pytest.MonkeyPatch) -> list[FunctionFuture]:
+    """Every future ``ex`` makes from now on, held here: ``map`` hands out results only, and
+    the executor itself holds its futures weakly."""
+    made: list[FunctionFuture] = []
+    hold = ex._apps.add
+
+    def hold_and_keep(futures: Any) -> None:
+        futures = list(futures)
+        made.extend(futures)
+        hold(futures)
+
+    monkeypatch.setattr(ex._apps, "add", hold_and_keep)
+    return made
+
+
+def test_map_of_sixteen_on_slurm_is_one_array_job(
+    slurm_env: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     # kept, so that a trial's future can be rebuilt after the map took its result
     ex = _slurm_executor(slurm_env, tmp_path, max_in_flight=4, keep_calls=True)
+    made = _futures_made(ex, monkeypatch)
     results = ex.map(square, range(16))
-    handles = [f.handle for f in ex._futures]
+    handles = [f.handle for f in made]
     app_ids = [h.rsplit("/", 1)[1] for h in handles]
     array_jobs = {app_id.split("_")[0] for app_id in app_ids}
     assert len(array_jobs) == 1, handles  # one sbatch --array for the sixteen items
@@ -83,12 +101,14 @@ def test_map_of_sixteen_on_slurm_is_one_array_job(slurm_env: Any, tmp_path: Path
     assert list(Path(ex.transport, "calls").iterdir()) == []
 
 
-def test_closing_a_slurm_map_cancels_its_remaining_trials(slurm_env: Any, tmp_path: Path) -> None:
+def test_closing_a_slurm_map_cancels_its_remaining_trials(
+    slurm_env: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     ex = _slurm_executor(slurm_env, tmp_path, max_in_flight=1)
+    futures = _futures_made(ex, monkeypatch)
     results = ex.map(slow_square, range(4))
     assert next(results) == 0
     results.close()
-    futures = list(ex._futures)
     assert futures[0].result() == 0 and not futures[0].cancelled()
     assert all(f.cancelled() for f in futures[1:])
     runner = get_runner()
