@@ -128,9 +128,20 @@ def test_a_result_that_is_no_number_leaves_that_trial_unscored(
     out, err = capsys.readouterr()
     assert _ranked(out) == [(2, 0.1, False), (0, 0.3, False), (1, None, False)]
     assert err == (
-        "torchx: warning: trial 1 is left unscored: it recorded val_loss='high', not a number;"
-        " record a number as val_loss to rank it (or give --objective a numeric field)\n"
+        "torchx: warning: trial 1 is left unscored: it recorded val_loss='high', not a finite"
+        " number; record a number as val_loss to rank it (or give --objective a numeric field)\n"
     )
+
+
+def test_a_result_past_a_float_is_said_to_be_no_finite_number(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    url = _stored(tmp_path, {"val_loss": "1e400"}, {"val_loss": 0.2})  # float: inf
+    runner: Any = _Recorded()
+    print_status(runner, SWEEP, True, "val_loss", results=url)
+    out, err = capsys.readouterr()
+    assert _ranked(out)[:2] == [(1, 0.2, False), (0, None, False)]
+    assert "it recorded val_loss='1e400', not a finite number; record" in err
 
 
 def test_a_url_where_no_trial_stored_a_document_is_said(
@@ -192,6 +203,54 @@ def test_a_backend_error_that_is_no_oserror_names_results(
     with pytest.raises(CliError, match=r"^--results: s3://bucket/x: .*127\.0\.0\.1:1"):
         print_status(runner, SWEEP, False, "val_loss", results="s3://bucket/x")
     assert capsys.readouterr().err == ""
+
+
+def _failing_on(monkeypatch: pytest.MonkeyPatch, key: str, error: Exception) -> None:
+    """Reading ``key``'s document raises ``error`` (as a backend would, e.g. an object's
+    own permission; the tests run as root, where a chmod denies nothing); the sweep's
+    folder and every other document read as stored."""
+    load = FsspecResultTracker._load
+
+    def failing(self: FsspecResultTracker, asked: str) -> Any:
+        if asked == key:
+            raise error
+        return load(self, asked)
+
+    monkeypatch.setattr(FsspecResultTracker, "_load", failing)
+
+
+@pytest.mark.parametrize("index", [0, 1])
+def test_a_document_the_backend_refuses_leaves_that_trial_alone_unranked(
+    index: int,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # The first document read failing is no more the URL's failure than any other is:
+    # the sweep's folder answers, so the other trials still rank.
+    url = _stored(tmp_path, {"val_loss": 0.3}, {"val_loss": 0.2}, {"val_loss": 0.1})
+    key = sweep_trial_key(SWEEP, index)
+    _failing_on(monkeypatch, key, PermissionError(13, "Permission denied", f"x/{key}.json"))
+    runner: Any = _Recorded()
+    print_status(runner, SWEEP, True, "val_loss", results=url)
+    out, err = capsys.readouterr()
+    other = {0: (1, 0.2, False), 1: (0, 0.3, False)}[index]
+    assert _ranked(out) == [(2, 0.1, False), other, (index, None, True)]
+    [line] = err.splitlines()
+    assert line.startswith(
+        f"torchx: warning: trial {index} is left unranked: its result document"
+        f" {url}/{key}.json was not read ([Errno 13] Permission denied"
+    )
+
+
+def test_a_bug_in_a_read_is_raised_as_it_is_not_blamed_on_the_url(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    url = _stored(tmp_path, {"val_loss": 0.3}, {"val_loss": 0.2})
+    _failing_on(monkeypatch, sweep_trial_key(SWEEP, 0), TypeError("unhashable type: 'list'"))
+    runner: Any = _Recorded()
+    with pytest.raises(TypeError, match="unhashable type"):
+        print_status(runner, SWEEP, True, "val_loss", results=url)
 
 
 def test_a_misspelt_objective_lists_ten_names_at_most(

@@ -18,6 +18,11 @@ def test_given_explicitly_from_a_handle_or_an_id() -> None:
     assert sweep_trial_key("sweep-abcd", "3") == "sweep-abcd/3"
 
 
+def test_a_handle_ending_in_a_slash_is_the_same_sweep() -> None:
+    assert sweep_trial_key("local_cwd://torchx/sweep-k3x7q/", 0) == "sweep-k3x7q/0"
+    assert sweep_trial_key("sweep-abcd/", 1) == "sweep-abcd/1"
+
+
 def test_is_a_valid_key_of_its_own_folder(tmp_path: object) -> None:
     tracker = FsspecResultTracker(str(tmp_path))
     tracker[sweep_trial_key("sweep-abcd", 0)] = {"val_loss": 0.5}

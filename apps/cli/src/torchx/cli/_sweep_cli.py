@@ -312,10 +312,12 @@ def _result_objectives(st: SweepStatus, key: str, url: str, named: bool) -> set[
     :func:`~torchx.runtime.tracking.sweep_trial_key` (one read each, within the
     tracker's size limit); a trial with no document is unscored.
 
-    A document that is there but not readable (:class:`TrackerError`) leaves its trial
-    unranked. Any other failure before one read succeeded is taken as the URL's own (no
-    connection, no credentials, no such base): it is said once, as ``--results``'s
-    error, rather than once (and one more attempt) per trial."""
+    A document that is there but not readable (:class:`TrackerError`, or a backend's
+    error once the URL answered) leaves its trial unranked. A backend's error before
+    the URL answered is checked once on the sweep's folder: when that fails too, it is
+    the URL's own (no connection, no credentials): it is said once, as ``--results``'s
+    error, rather than once (and one more attempt) per trial. Any other exception is a
+    bug and is raised as it is."""
     from torchx.runtime.tracking import (
         FsspecResultTracker,
         ResultNotFoundError,
@@ -327,12 +329,14 @@ def _result_objectives(st: SweepStatus, key: str, url: str, named: bool) -> set[
         tracker = FsspecResultTracker(url)
     except (ValueError, ImportError, TypeError) as e:
         raise CliError(f"--results: {e}") from None
+    backend_errors = _backend_errors()
     reached = False
     found = 0
 
     def read(t: TrialStatus) -> Mapping[str, object] | None:
         nonlocal reached, found
         key_of_trial = sweep_trial_key(st.handle, t.index)
+        document = f"{url.rstrip('/')}/{key_of_trial}.json"
         try:
             values = tracker[key_of_trial]
         except ResultNotFoundError:
@@ -341,16 +345,15 @@ def _result_objectives(st: SweepStatus, key: str, url: str, named: bool) -> set[
         except TrackerError as e:
             reached = True
             raise _Unread(
-                f"its result document was not read ({e}); fix or rewrite"
-                f" {url.rstrip('/')}/{key_of_trial}.json to rank it"
+                f"its result document was not read ({e}); fix or rewrite {document} to rank it"
             ) from None
-        except Exception as e:  # any backend's (botocore, aiohttp, OSError): not ours
-            reason = " ".join(str(e).split()) or type(e).__name__
+        except backend_errors as e:
             if not reached:
-                raise CliError(f"--results: {url}: {reason}") from None
+                _check_reached(tracker.fs, tracker.path_of(key_of_trial), url, backend_errors)
+                reached = True  # the URL answered: this document alone failed
             raise _Unread(
-                f"its result document {url.rstrip('/')}/{key_of_trial}.json was not read"
-                f" ({reason}); make it readable to rank it"
+                f"its result document {document} was not read ({_reason(e)}); make it"
+                " readable to rank it"
             ) from None
         reached = True
         found += 1
@@ -367,6 +370,40 @@ def _result_objectives(st: SweepStatus, key: str, url: str, named: bool) -> set[
             " FsspecResultTracker(URL)[sweep_trial_key()] = {...})"
         )
     return unread
+
+
+def _backend_errors() -> tuple[type[BaseException], ...]:
+    """The errors a storage backend raises for its URL or a document (OSError, and the
+    storage clients' own, which are no OSError) of the clients already loaded: a client
+    not loaded raised nothing, and importing one here would only cost time."""
+    errors: list[type[BaseException]] = [OSError]
+    for module, names in (
+        ("botocore.exceptions", ("BotoCoreError", "ClientError")),
+        ("aiohttp", ("ClientError",)),
+        ("gcsfs.retry", ("HttpError",)),
+        ("azure.core.exceptions", ("AzureError",)),
+    ):
+        loaded = sys.modules.get(module)
+        errors += [getattr(loaded, name) for name in names if hasattr(loaded, name)]
+    return tuple(errors)
+
+
+def _reason(e: BaseException) -> str:
+    return " ".join(str(e).split()) or type(e).__name__
+
+
+def _check_reached(
+    fs: Any, document: str, url: str, backend_errors: tuple[type[BaseException], ...]
+) -> None:
+    """CliError naming ``url`` when its sweep's folder (where ``document`` is) cannot be
+    listed either: then the URL itself fails, not one document. A folder that is not
+    there is an answer: the documents are looked for one by one."""
+    try:
+        fs.ls(document.rpartition("/")[0], detail=False)
+    except (FileNotFoundError, NotADirectoryError):
+        pass
+    except backend_errors as e:
+        raise CliError(f"--results: {url}: {_reason(e)}") from None
 
 
 def _set_objective(t: TrialStatus, key: str, value: object) -> None:
@@ -386,8 +423,9 @@ def _set_objective(t: TrialStatus, key: str, value: object) -> None:
 
         t.objective = None
         warn_line(
-            f"trial {t.index} is left unscored: it recorded {key}={value!r}, not a number;"
-            f" record a number as {key} to rank it (or give --objective a numeric field)"
+            f"trial {t.index} is left unscored: it recorded {key}={value!r}, not a finite"
+            f" number; record a number as {key} to rank it (or give --objective a numeric"
+            " field)"
         )
 
 

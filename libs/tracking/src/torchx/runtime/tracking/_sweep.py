@@ -25,14 +25,14 @@ def sweep_trial_key(sweep: str | None = None, index: int | str | None = None) ->
     and ``torchx status SWEEP --results url --objective val_loss`` ranks the trials on it.
     The key holds the sweep's id, not the index alone, so sweeps sharing one ``url`` never
     read each other's results. ``sweep`` is a sweep handle (``SCHEDULER://SESSION/ID``)
-    or its id alone. ValueError, naming the variable, outside a sweep's trial when either
-    is not given.
+    or its id alone (either may end in "/"). ValueError, naming the variable, outside a
+    sweep's trial when either is not given.
     """
     if sweep is None:
         sweep = _from_env(ENV_SWEEP_ID)
     if index is None:
         index = _from_env(ENV_SWEEP_INDEX)
-    sweep_id = sweep.rpartition("/")[2]
+    sweep_id = sweep.rstrip("/").rpartition("/")[2]  # a handle may end in "/"
     if not _SWEEP_ID.fullmatch(sweep_id):
         raise ValueError(
             f"sweep: got {sweep!r}; give a sweep handle (SCHEDULER://SESSION/sweep-ID)"
