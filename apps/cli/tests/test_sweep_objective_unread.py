@@ -177,6 +177,9 @@ def test_an_unreadable_document_names_it_to_rewrite(
 def test_a_url_that_cannot_be_reached_is_one_error_naming_it(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
+    # fsspec's http filesystem needs both; a plain install (the oldest Python's) has neither
+    pytest.importorskip("aiohttp")
+    pytest.importorskip("requests")
     runner: Any = _Recorded()
     url = "http://127.0.0.1:1/x"  # a loopback port where nothing listens
     with pytest.raises(CliError, match=rf"^--results: {url}: Cannot connect") as e:
