@@ -3,6 +3,10 @@ component of its own, with the help and the app of the builtin it was printed fr
 
 from __future__ import annotations
 
+import ast
+import importlib
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -52,6 +56,11 @@ def test_every_printed_builtin_is_a_component_file_with_the_builtins_help(
         # a private module's names may change without notice: none is imported by a copy
         imported = [ln.split()[1] for ln in template.splitlines() if ln.startswith("from ")]
         assert not [m for m in imported if "._" in m], (name, imported)
+        # nor a name its module does not promise: each one is in that module's __all__
+        for node in ast.parse(template).body:
+            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("torchx"):
+                listed = importlib.import_module(node.module or "").__all__
+                assert not [a.name for a in node.names if a.name not in listed], (name, node.module)
         path = isolated / f"{name.replace('.', '_')}.py"
         path.write_text(template)
         fn = name.rpartition(".")[2]
@@ -64,6 +73,14 @@ def test_every_printed_builtin_is_a_component_file_with_the_builtins_help(
         args, kwargs = CALLS[name]
         made = find(f"{path}:{fn}").fn(*args, **kwargs)
         assert made == get_component(name).fn(*args, **kwargs), name
+    # a copy's imports are in isort's order, as the project's own files keep them
+    lint = subprocess.run(
+        [sys.executable, "-m", "ruff", "check", "--no-cache", "--isolated", "--select", "I"]
+        + ["--config", 'lint.isort.known-first-party=["torchx"]', str(isolated)],
+        capture_output=True,
+        text=True,
+    )
+    assert lint.returncode == 0, lint.stdout
 
 
 def test_a_printed_template_runs_on_the_local_scheduler(isolated: Path) -> None:

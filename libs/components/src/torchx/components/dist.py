@@ -13,6 +13,8 @@ from dataclasses import dataclass
 from torchx.components._common import IMAGE, fill_shared_arg_help, mounts_of, one_of, role_resource
 from torchx.specs import AppDef, Role, SpecsError, macros
 
+__all__ = ["ddp", "get_role_name", "parse_nnodes", "spmd"]
+
 # Variables that make distributed failures explain themselves, set by ``--debug``.
 DEBUG_ENV = {
     "TORCH_DISTRIBUTED_DEBUG": "DETAIL",

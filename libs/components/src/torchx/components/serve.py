@@ -5,6 +5,8 @@ from __future__ import annotations
 from torchx.components._common import IMAGE, fill_shared_arg_help, python_app
 from torchx.specs import AppDef, Resource, SpecsError
 
+__all__ = ["torchserve"]
+
 DEFAULT_PORT = 8222
 
 

@@ -110,10 +110,11 @@ def template_source(fn: Callable[..., Any]) -> str:
                     pieces[key] = where.text_of(stmt)
                     todo.append((where, _free_names(stmt)))
     future = ["from __future__ import annotations", ""] if any(m.future for m in modules) else []
-    head = [
-        *future,
-        *(_import_line(k, m, n) for (k, m), n in sorted(imported.items(), key=_plain_first)),
-    ]
+    head = list(future)
+    for (kind, module), names in sorted(imported.items(), key=_plain_first):
+        if head and head[-1] and _section(module) != _section(head[-1].split()[1]):
+            head.append("")  # a blank line between sections, as isort keeps them
+        head.append(_import_line(kind, module, names))
     body = [text.rstrip("\n") for _, text in sorted(pieces.items())]
     return ("\n".join(head) + "\n\n\n" if head else "") + "\n\n\n".join(body) + "\n"
 
@@ -176,7 +177,9 @@ def _resolve(
     if len(stmts) == 1 and isinstance(stmt, ast.ImportFrom):
         alias = next(a for a in stmt.names if (a.asname or a.name) == name)
         source = "." * stmt.level + (stmt.module or "")
-        private = stmt.level == 0 and bool(stmt.module) and _is_private(stmt.module or "")
+        private = (
+            stmt.level == 0 and bool(stmt.module) and _unpromised(stmt.module or "", alias.name)
+        )
         home = _public_home(stmt.module or "", alias.name) if private else None
         if home is not None:
             # a private module's name its public package exports: imported from there
@@ -192,13 +195,22 @@ def _resolve(
             if alias.name in other.bound and alias.asname is None:
                 return _resolve(other, alias.name, modules)
         return module, ("from", source, _as(alias))
-    if not name.startswith("_") and module.importable and not _is_private(module.name):
+    if module.importable and not _unpromised(module.name, name):
         return module, ("from", module.name, name)
     return module, stmts
 
 
 def _is_private(module: str) -> bool:
     return any(part.startswith("_") for part in module.split("."))
+
+
+def _unpromised(module: str, name: str) -> bool:
+    """Whether ``name`` of ``module`` may change without notice: a private name, any name
+    of a private module, or a torchx name its module does not list in ``__all__``."""
+    if name.startswith("_") or _is_private(module):
+        return True
+    listed = getattr(importlib.import_module(module), "__all__", ())
+    return module.split(".")[0] == "torchx" and name not in listed
 
 
 def _public_home(module: str, name: str) -> str | None:
@@ -221,10 +233,25 @@ def _as(alias: ast.alias) -> str:
     return f"{alias.name} as {alias.asname}" if alias.asname else alias.name
 
 
-def _plain_first(item: tuple[tuple[str, str], list[str]]) -> tuple[bool, str]:
-    """``import x`` lines before ``from x import y`` lines, each by module."""
+def _plain_first(item: tuple[tuple[str, str], list[str]]) -> tuple[int, bool, str]:
+    """isort's order: by section, then ``import x`` lines before ``from x import y``
+    lines, each by module."""
     (kind, module), _ = item
-    return kind != "import", module
+    return _section(module), kind != "import", module
+
+
+def _section(module: str) -> int:
+    """isort's section: 0 for the standard library and others, 1 torchx, 2 relative."""
+    if module.startswith("."):
+        return 2
+    return int(module.split(".")[0] == "torchx")
+
+
+def _by_type(name: str) -> tuple[int, str]:
+    """isort's order of imported names: constants, then classes, then the rest."""
+    bare = name.split()[0]
+    kind = 0 if bare.isupper() and len(bare) > 1 else 1 if bare[:1].isupper() else 2
+    return kind, bare.lower()
 
 
 # The longest import line written whole: the project's line length, which the definitions
@@ -235,10 +262,11 @@ _LINE_LENGTH = 100
 def _import_line(kind: str, module: str, names: list[str]) -> str:
     if kind == "import":
         return "\n".join(f"import {name}" for name in names)
-    line = f"from {module} import {', '.join(sorted(names))}"
+    names = sorted(names, key=_by_type)
+    line = f"from {module} import {', '.join(names)}"
     if len(line) <= _LINE_LENGTH:
         return line
-    return "\n".join([f"from {module} import (", *(f"    {n}," for n in sorted(names)), ")"])
+    return "\n".join([f"from {module} import (", *(f"    {n}," for n in names), ")"])
 
 
 def _binds(node: ast.AST) -> Iterator[str]:
