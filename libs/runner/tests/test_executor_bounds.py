@@ -149,10 +149,11 @@ def _pointer(tmp_path: Path, handle: str, call: str) -> None:
 
 
 def test_remove_ended_calls_leaves_folders_outside_its_calls_alone(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A copied transport's pointers name the original's calls: those are not its own. A
     call folder that is a link goes as a link: what it leads to stays."""
+    monkeypatch.setattr(executor_apps, "STATUS_BATCH", 2)  # five calls: three batches
     victim = tmp_path / "original" / "calls" / "x"
     victim.mkdir(parents=True)
     (victim / "precious.txt").write_text("kept")

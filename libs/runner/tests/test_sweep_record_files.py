@@ -165,11 +165,12 @@ def test_a_file_where_the_sweeps_folder_goes_is_named_in_one_line() -> None:
     folder = record_path("sweep-abcd2345").parent
     folder.parent.mkdir(parents=True)
     folder.write_text("not a folder\n")
-    with pytest.raises(SpecsError) as info:
-        save(_record())
-    text = str(info.value)
-    assert str(folder) in text and "not a folder" in text and "XDG_STATE_HOME" in text
-    assert "\n" not in text
+    for call in (lambda: save(_record()), lambda: load("sweep-abcd2345")):
+        with pytest.raises(SpecsError) as info:
+            call()
+        text = str(info.value)
+        assert str(folder) in text and "not a folder" in text and "XDG_STATE_HOME" in text
+        assert "\n" not in text
     assert folder.read_text() == "not a folder\n"  # left as it was
 
 
@@ -177,9 +178,10 @@ def test_a_file_where_the_state_folder_goes_is_named_in_one_line() -> None:
     state = record_path("sweep-abcd2345").parent.parent
     state.parent.mkdir(parents=True, exist_ok=True)
     state.write_text("not a folder\n")
-    with pytest.raises(SpecsError) as info:
-        save(_record())
-    text = str(info.value)
-    assert f"got '{state}'" in text and "it is a file, not a folder" in text
-    assert "XDG_STATE_HOME" in text and "\n" not in text
+    for call in (lambda: save(_record()), lambda: load("sweep-abcd2345")):
+        with pytest.raises(SpecsError) as info:
+            call()
+        text = str(info.value)
+        assert f"got '{state}'" in text and "it is a file, not a folder" in text
+        assert "XDG_STATE_HOME" in text and "\n" not in text
     assert state.read_text() == "not a folder\n"  # left as it was

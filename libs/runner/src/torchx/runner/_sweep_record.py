@@ -158,11 +158,16 @@ def save(record: SweepRecord) -> None:
     except FileExistsError:
         pass
     except NotADirectoryError:
-        # A file sits where a folder above the sweeps folder goes: name that one.
-        above = next(p for p in path.parent.parents if p.exists())
-        raise _a_file("state folder", above) from None
+        raise _file_above(path) from None
     _keep_private(path.parent)
     write_atomic(str(path), record.to_json(), _PRIVATE_FILE)
+
+
+def _file_above(path: Path) -> SpecsError:
+    """The error for a record ``path`` that cannot be reached (NotADirectoryError): a file
+    sits where one of the folders above it goes, and the nearest is named."""
+    above = next(p for p in path.parents if p.exists())
+    return _a_file("sweeps folder" if above == path.parent else "state folder", above)
 
 
 def _a_file(name: str, path: Path) -> SpecsError:
@@ -198,6 +203,8 @@ def load(sweep_id: str) -> SweepRecord | None:
         text = path.read_text()
     except FileNotFoundError:
         return None
+    except NotADirectoryError:
+        raise _file_above(path) from None
     try:
         data = json.loads(text)
     except json.JSONDecodeError as e:
