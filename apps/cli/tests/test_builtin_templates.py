@@ -74,9 +74,10 @@ def test_every_printed_builtin_is_a_component_file_with_the_builtins_help(
         made = find(f"{path}:{fn}").fn(*args, **kwargs)
         assert made == get_component(name).fn(*args, **kwargs), name
     # a copy's imports are in isort's order, as the project's own files keep them
+    ruff = [sys.executable, "-m", "ruff", "check", "--no-cache", "--isolated", "--select", "I"]
+    first_party = 'lint.isort.known-first-party=["torchx"]'
     lint = subprocess.run(
-        [sys.executable, "-m", "ruff", "check", "--no-cache", "--isolated", "--select", "I"]
-        + ["--config", 'lint.isort.known-first-party=["torchx"]', str(isolated)],
+        [*ruff, "--config", first_party, str(isolated)],
         capture_output=True,
         text=True,
     )

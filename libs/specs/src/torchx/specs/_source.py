@@ -111,10 +111,10 @@ def template_source(fn: Callable[..., Any]) -> str:
                     todo.append((where, _free_names(stmt)))
     future = ["from __future__ import annotations", ""] if any(m.future for m in modules) else []
     head = list(future)
-    for (kind, module), names in sorted(imported.items(), key=_plain_first):
-        if head and head[-1] and _section(module) != _section(head[-1].split()[1]):
+    for (kind, source), aliases in sorted(imported.items(), key=_plain_first):
+        if head and head[-1] and _section(source) != _section(head[-1].split()[1]):
             head.append("")  # a blank line between sections, as isort keeps them
-        head.append(_import_line(kind, module, names))
+        head.append(_import_line(kind, source, aliases))
     body = [text.rstrip("\n") for _, text in sorted(pieces.items())]
     return ("\n".join(head) + "\n\n\n" if head else "") + "\n\n\n".join(body) + "\n"
 
