@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import stat
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -161,11 +162,18 @@ def test_a_sweeps_folder_turned_another_users_after_a_save_is_named_in_one_line(
     assert loaded is not None and loaded.parallel == 2  # the saved record is kept
 
 
+# both reach the sweeps folder, and both name a file in its way the same
+_SAVE_AND_LOAD: tuple[Callable[[], object], ...] = (
+    lambda: save(_record()),
+    lambda: load("sweep-abcd2345"),
+)
+
+
 def test_a_file_where_the_sweeps_folder_goes_is_named_in_one_line() -> None:
     folder = record_path("sweep-abcd2345").parent
     folder.parent.mkdir(parents=True)
     folder.write_text("not a folder\n")
-    for call in (lambda: save(_record()), lambda: load("sweep-abcd2345")):
+    for call in _SAVE_AND_LOAD:
         with pytest.raises(SpecsError) as info:
             call()
         text = str(info.value)
@@ -178,7 +186,7 @@ def test_a_file_where_the_state_folder_goes_is_named_in_one_line() -> None:
     state = record_path("sweep-abcd2345").parent.parent
     state.parent.mkdir(parents=True, exist_ok=True)
     state.write_text("not a folder\n")
-    for call in (lambda: save(_record()), lambda: load("sweep-abcd2345")):
+    for call in _SAVE_AND_LOAD:
         with pytest.raises(SpecsError) as info:
             call()
         text = str(info.value)
