@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from torchx.specs._arg_types import _FALSE, _TRUE, convert_arg
-from torchx.specs._errors import SpecsError, _NotGivenError, closest
+from torchx.specs._errors import SpecsError, _NotGivenError, closest, specs_message
 
 if TYPE_CHECKING:
     from torchx.specs._component import ComponentArg, ComponentSchema
@@ -241,7 +241,7 @@ def as_written(error: SpecsError, schema: ComponentSchema, parsed: ParsedArgs) -
     prefix = f"{schema.name} "
     if not error.field.startswith(prefix):
         return
-    if str(error) != f"{error.field}: got {error.value!r}; {error.expected}":
+    if str(error) != specs_message(error.field, error.value, error.expected):
         return
     spelled, paren, note = error.field[len(prefix) :].partition(" (")
     name = spelled.lstrip("-")
@@ -253,4 +253,4 @@ def as_written(error: SpecsError, schema: ComponentSchema, parsed: ParsedArgs) -
         return
     error.field = prefix + flags.pop() + paren + note
     # the type stays (a KeyError too, say): callers that catch it keep catching it
-    error.args = (f"{error.field}: got {error.value!r}; {error.expected}",)
+    error.args = (specs_message(error.field, error.value, error.expected),)

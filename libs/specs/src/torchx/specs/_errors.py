@@ -3,6 +3,11 @@
 from __future__ import annotations
 
 
+def specs_message(field: str, value: object, expected: str) -> str:
+    """The one-line message of a ``SpecsError``: the field, the value and the fix."""
+    return f"{field}: got {value!r}; {expected}"
+
+
 class SpecsError(ValueError):
     """Bad input to a torchx spec: the message names the field, the value and the fix.
 
@@ -13,7 +18,7 @@ class SpecsError(ValueError):
         self.field = field
         self.value = value
         self.expected = expected
-        super().__init__(f"{field}: got {value!r}; {expected}")
+        super().__init__(specs_message(field, value, expected))
 
 
 class _ProblemsError(SpecsError):
