@@ -18,6 +18,7 @@ def read_config_file(fs: Any, path: str, field: str, value: object, fix: str) ->
     without an editor's byte-order mark. A file that cannot be read, is over
     :data:`MAX_OPTIONS_FILE_BYTES` or is not UTF-8 text is a one-line
     :class:`TrackerConfigError` (``field``, ``value``) naming ``path``, why, and ``fix``."""
+    from torchx.runtime.tracking._errors import over_limit_text
     from torchx.runtime.tracking._stores import store_for
 
     store = store_for(fs)
@@ -30,8 +31,8 @@ def read_config_file(fs: Any, path: str, field: str, value: object, fix: str) ->
         raise TrackerConfigError(
             field,
             value,
-            f"{path} holds {store.size_text(path, limit)}; a tracker's config file holds at most"
-            f" MAX_OPTIONS_FILE_BYTES ({limit}) bytes; {fix}",
+            f"{path} holds {over_limit_text(store.size(path), limit)}; a tracker's config file"
+            f" holds at most MAX_OPTIONS_FILE_BYTES ({limit}) bytes; {fix}",
         )
     try:
         return data.decode("utf-8-sig")

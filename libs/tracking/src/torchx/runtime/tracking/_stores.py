@@ -28,8 +28,6 @@ from __future__ import annotations
 import contextlib
 import os
 
-from ._errors import over_limit_text
-
 # Avoids importing typing at run time (the annotations are strings); the name
 # TYPE_CHECKING is what type checkers look for.
 TYPE_CHECKING = False
@@ -79,11 +77,6 @@ class DocumentStore:
             return int(self.fs.size(path))
         except (OSError, TypeError, ValueError):
             return None
-
-    def size_text(self, path: str, limit: int) -> str:
-        """The size of the file at ``path``, read as over ``limit`` bytes, as an error names
-        it (``over_limit_text``)."""
-        return over_limit_text(self.size(path), limit)
 
     def is_file(self, path: str) -> bool:
         # Drop cached listings: another process may have written since we looked.
