@@ -370,10 +370,19 @@ class Runner:
         """Submit every trial of ``sweep``; returns the sweep's handle at once."""
         from torchx.runner import _sweeps
 
-        plan = _sweeps.plan(
-            self, sweep, scheduler, cfg, workspace, parent_run_id, check_limits=False
-        )
-        return _sweeps.submit(self, plan)
+        def plan_for(sweep_id: str) -> SweepPlan:
+            return _sweeps.plan(
+                self,
+                sweep,
+                scheduler,
+                cfg,
+                workspace,
+                parent_run_id,
+                check_limits=False,
+                sweep_id=sweep_id,
+            )
+
+        return _sweeps.run(self, scheduler, sweep.parallel, plan_for)
 
     def dryrun_resume_sweep(self, sweep_handle: AppHandle) -> SweepPlan:
         """The plan that runs again only the trials of a sweep that did not succeed."""

@@ -73,7 +73,7 @@ def _findable(component: str) -> str:
     return component
 
 
-def _new_id() -> str:
+def new_sweep_id() -> str:
     from torchx.schedulers.ids import random_id
 
     return "sweep-" + random_id(10)
@@ -143,11 +143,13 @@ def plan(
     record: SweepRecord | None = None,
     indices: Sequence[int] | None = None,
     check_limits: bool = True,
+    sweep_id: str | None = None,
 ) -> SweepPlan:
     """Check the sweep against its component and build what would be submitted.
 
     ``check_limits`` asks the backend for its limits (Slurm's ``MaxArraySize``) now; when
-    False, they are asked only if the backend refuses the request (``submit``)."""
+    False, they are asked only if the backend refuses the request (``submit``).
+    ``sweep_id``: a new sweep's id (``new_sweep_id``), where the caller has made it."""
     from torchx.components import get_component
 
     schema = get_component(sweep.component)
@@ -157,7 +159,7 @@ def plan(
     why_group = ""
     if record is None:
         record = SweepRecord(
-            sweep_id=_new_id(),
+            sweep_id=sweep_id or new_sweep_id(),
             scheduler=scheduler,
             session=runner.name(),
             component=_findable(sweep.component),

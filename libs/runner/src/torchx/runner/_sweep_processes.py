@@ -16,9 +16,16 @@ import subprocess
 import sys
 import time
 from collections.abc import Mapping
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from torchx.runner._sweep_record import SweepRecord, record_path, save, sweeps_dir
+from torchx.runner._sweep_record import (
+    SweepRecord,
+    ready_sweeps_dir,
+    record_path,
+    save,
+    sweeps_dir,
+)
 
 if TYPE_CHECKING:
     from torchx.runner._runner import Runner
@@ -49,13 +56,52 @@ def local_group(runner: Runner, scheduler: str) -> LocalScheduler | None:
     return None
 
 
+def _group_log(sweep_id: str) -> Path:
+    return sweeps_dir() / f"{sweep_id}.log"
+
+
+def open_local_group(
+    runner: Runner, scheduler: str, sweep_id: str, parallel: int
+) -> subprocess.Popen[bytes] | None:
+    """The process of new sweep ``sweep_id``'s local group, started before its trials are
+    planned: its interpreter starts while they are (on another core), not after. It is
+    told nothing until every trial's files are written (``start_local_group``); should
+    anything fail first, ``call_off_local_group`` ends it with nothing left behind.
+
+    None where ``scheduler`` runs no local group, or where the group cannot be started
+    now: planning then meets and says what is wrong (an unknown scheduler, a sweeps
+    folder that is a file), in its own order, and a group is started after it."""
+    try:
+        sched = local_group(runner, scheduler)
+        if sched is None:
+            return None
+        # checked as a save checks it, before the group's log is made in it
+        log = ready_sweeps_dir() / f"{sweep_id}.log"
+        return sched.start_group(parallel, sweep_id, str(log), new_log=True)
+    except Exception:
+        return None
+
+
+def call_off_local_group(
+    runner: Runner, scheduler: str, sweep_id: str, group: subprocess.Popen[bytes]
+) -> None:
+    """End a group from ``open_local_group`` whose sweep was not submitted, and remove its
+    log (made by ``open_local_group``, empty: the group was told no trial)."""
+    from torchx.schedulers.local_scheduler import LocalScheduler
+
+    LocalScheduler.call_off_group(group)
+    _group_log(sweep_id).unlink(missing_ok=True)
+
+
 def start_local_group(
     runner: Runner,
     record: SweepRecord,
     indices: list[int],
     requests: Mapping[int, AppDryRunInfo[Any]],
+    group: subprocess.Popen[bytes] | None = None,
 ) -> None:
-    """Submit trials ``indices`` (their ``requests``) as one supervised local group."""
+    """Submit trials ``indices`` (their ``requests``) as one supervised local group; by
+    ``group`` when ``open_local_group`` started it."""
     from torchx.schedulers.local_scheduler import LocalScheduler
 
     sched = runner._scheduler(record.scheduler)
@@ -63,7 +109,7 @@ def start_local_group(
     infos = [requests[i] for i in indices]
     try:
         proc = sched.schedule_group(
-            infos, record.parallel, record.sweep_id, str(sweeps_dir() / f"{record.sweep_id}.log")
+            infos, record.parallel, record.sweep_id, str(_group_log(record.sweep_id)), group
         )
     except Exception:
         if not any(t.attempts for t in record.trials):
@@ -80,8 +126,7 @@ def start_local_group(
 
 
 def start_group(record: SweepRecord, indices: list[int]) -> None:
-    log = sweeps_dir() / f"{record.sweep_id}.log"
-    with open(log, "ab") as out:
+    with open(_group_log(record.sweep_id), "ab") as out:
         proc = subprocess.Popen(
             [
                 sys.executable,

@@ -152,22 +152,30 @@ def save(record: SweepRecord) -> None:
     saves (one per submission) the folder may be loosened, replaced by a file or by
     another user's, and each is answered in one line before the write."""
     path = record_path(record.sweep_id)
-    # A file in the folder's place raises FileExistsError too; _keep_private names it.
-    try:
-        path.parent.mkdir(mode=_PRIVATE_FOLDER, parents=True)
-    except FileExistsError:
-        pass
-    except NotADirectoryError:
-        raise _file_above(path) from None
-    _keep_private(path.parent)
+    ready_sweeps_dir()
     write_atomic(str(path), record.to_json(), _PRIVATE_FILE)
 
 
-def _file_above(path: Path) -> SpecsError:
-    """The error for a record ``path`` that cannot be reached (NotADirectoryError): a file
-    sits where one of the folders above it goes, and the nearest is named."""
-    above = next(p for p in path.parents if p.exists())
-    return _a_file("sweeps folder" if above == path.parent else "state folder", above)
+def ready_sweeps_dir() -> Path:
+    """The sweeps folder, made if missing and checked (``_keep_private``) before anything
+    is written into it."""
+    folder = sweeps_dir()
+    # A file in the folder's place raises FileExistsError too; _keep_private names it.
+    try:
+        folder.mkdir(mode=_PRIVATE_FOLDER, parents=True)
+    except FileExistsError:
+        pass
+    except NotADirectoryError:
+        raise _file_above(folder) from None
+    _keep_private(folder)
+    return folder
+
+
+def _file_above(folder: Path) -> SpecsError:
+    """The error for a sweeps ``folder`` that cannot be reached (NotADirectoryError): a
+    file sits where it or one of the folders above it goes, and the nearest is named."""
+    above = next(p for p in (folder, *folder.parents) if p.exists())
+    return _a_file("sweeps folder" if above == folder else "state folder", above)
 
 
 def _a_file(name: str, path: Path) -> SpecsError:
@@ -204,7 +212,7 @@ def load(sweep_id: str) -> SweepRecord | None:
     except FileNotFoundError:
         return None
     except NotADirectoryError:
-        raise _file_above(path) from None
+        raise _file_above(path.parent) from None
     try:
         data = json.loads(text)
     except json.JSONDecodeError as e:

@@ -30,7 +30,9 @@ from __future__ import annotations
 import json
 import os
 import signal
+import subprocess
 import time
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 # ``NAME as NAME``: kept importable from here, where callers and tests import them.
@@ -39,9 +41,16 @@ from torchx.runner._sweep import ENV_SWEEP_INDEX as ENV_SWEEP_INDEX
 from torchx.runner._sweep_kubernetes import delete_trials, is_kubernetes
 from torchx.runner._sweep_lock import busy, changing, resumer, resuming
 from torchx.runner._sweep_plan import ARRAY_BACKENDS as ARRAY_BACKENDS
-from torchx.runner._sweep_plan import SweepPlan, plan, sweep_of
+from torchx.runner._sweep_plan import SweepPlan, new_sweep_id, plan, sweep_of
 from torchx.runner._sweep_plan import trial_app as trial_app
-from torchx.runner._sweep_processes import await_exit, driver_alive, start_group, start_local_group
+from torchx.runner._sweep_processes import (
+    await_exit,
+    call_off_local_group,
+    driver_alive,
+    open_local_group,
+    start_group,
+    start_local_group,
+)
 from torchx.runner._sweep_record import SweepRecord, is_sweep_id, load, save
 from torchx.runner._sweep_status import SweepStatus, TrialStatus, status_of, trial_handle
 from torchx.runner._sweep_status import _overall as _overall
@@ -54,6 +63,25 @@ if TYPE_CHECKING:
 # How long a waiter trusts a driver's pid before it looks again that the pid is still the
 # driver's (a pid is reused once its process is gone).
 _DRIVER_RECHECK_S = 1.0
+
+
+def run(runner: Runner, scheduler: str, parallel: int, plan_for: Callable[[str], SweepPlan]) -> str:
+    """Plan a new sweep on ``scheduler`` (``plan_for(its new id)``) and submit it; returns
+    its handle.
+
+    A local group's process, running ``parallel`` trials at once, is started first
+    (``open_local_group``), so that its interpreter starts while the trials are planned
+    rather than after: it is told the trials once every one's files are written. Should
+    planning or submitting fail, it is called off: nothing of the sweep is left (no
+    process, record, log or app)."""
+    sweep_id = new_sweep_id()
+    group = open_local_group(runner, scheduler, sweep_id, parallel)
+    try:
+        return _submit(runner, plan_for(sweep_id), group)
+    except BaseException:
+        if group is not None:
+            call_off_local_group(runner, scheduler, sweep_id, group)
+        raise
 
 
 def submit(runner: Runner, p: SweepPlan) -> str:
@@ -88,8 +116,9 @@ def _as_saved(record: SweepRecord) -> str:
     return json.dumps(record.to_json(), sort_keys=True)
 
 
-def _submit(runner: Runner, p: SweepPlan) -> str:
-    """Submit what ``plan`` built; returns the sweep handle.
+def _submit(runner: Runner, p: SweepPlan, group: subprocess.Popen[bytes] | None = None) -> str:
+    """Submit what ``plan`` built; returns the sweep handle. ``group``: the local group's
+    process, started by ``open_local_group`` for this plan.
 
     One request (an array, an Indexed Job): the record is written once, as soon as the
     request is accepted, with its job; if it cannot be written, the job is cancelled, so
@@ -121,8 +150,9 @@ def _submit(runner: Runner, p: SweepPlan) -> str:
         return record.handle
     save(record)
     if p.requests:
-        start_local_group(runner, record, p.indices, p.requests)
+        start_local_group(runner, record, p.indices, p.requests, group)
         return record.handle
+    assert group is None, "a local group's process, for a sweep planned as no local group"
     start_group(record, p.indices)
     return record.handle
 

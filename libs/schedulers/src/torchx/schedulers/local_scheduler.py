@@ -65,6 +65,8 @@ from torchx.schedulers._local_compat import (
     SignalException,
     raise_on_sigterm,
 )
+from torchx.schedulers._local_group_start import START_SCRIPT as START_SCRIPT
+from torchx.schedulers._local_group_start import SUPERVISOR, call_off, start_group
 from torchx.schedulers._local_images import (
     CWDImageProvider,
     ImageProvider,
@@ -155,11 +157,6 @@ __all__ = [
 ]
 
 BACKEND = "local_cwd"
-# The supervisor and the group are run through this script (see its docstring); neither
-# is imported here, which keeps submitting light.
-START_SCRIPT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_local_start.py")
-SUPERVISOR = (sys.executable, "-I", "-S", START_SCRIPT, "_local_supervisor")
-GROUP = (sys.executable, "-I", "-S", START_SCRIPT, "_local_group")
 DIR_BACKEND = "local_dir"
 
 
@@ -469,13 +466,29 @@ class LocalScheduler(Scheduler[LocalRequest]):
             supervisor.stdin.close()
             self._supervisors[req.app_id] = supervisor
         except OSError as e:
-            _call_off(supervisor)
+            call_off(supervisor)
             self._forget_half_made(req)
             raise self._write_failed(req, where, e) from None
         except BaseException:
-            _call_off(supervisor)
+            call_off(supervisor)
             raise
         return req.app_id
+
+    @staticmethod
+    def start_group(
+        parallel: int, name: str, log_path: str, *, new_log: bool = False
+    ) -> subprocess.Popen[bytes]:
+        """The process of a group not yet told its apps, for ``schedule_group``: started
+        before their requests are made, its interpreter starts meanwhile. Give it to
+        ``schedule_group`` with the same arguments, or end it with ``call_off_group``.
+        ``new_log``: ``log_path`` must not exist yet (FileExistsError)."""
+        return start_group(parallel, name, log_path, new_log=new_log)
+
+    @staticmethod
+    def call_off_group(group: subprocess.Popen[bytes]) -> None:
+        """End a group from ``start_group`` that was never given to ``schedule_group``: it
+        exits having touched nothing; returns once it has."""
+        call_off(group)
 
     def schedule_group(
         self,
@@ -483,23 +496,19 @@ class LocalScheduler(Scheduler[LocalRequest]):
         parallel: int,
         name: str,
         log_path: str,
+        group: subprocess.Popen[bytes] | None = None,
     ) -> subprocess.Popen[bytes]:
         """Submit the apps as ONE supervised group: one process (``_local_group``, named
         ``name`` on its command line) runs at most ``parallel`` of them at once (0: all),
         each supervised as an app of its own, so every app id works as ``schedule``'s do.
         Every app's files are written first, or none; returns the group's process.
 
-        The group is started first and told the apps once all their files are written:
-        its interpreter starts meanwhile (as ``schedule`` does with a supervisor)."""
-        with open(log_path, "ab") as log:
-            group = subprocess.Popen(
-                [*GROUP, str(parallel), name],
-                stdin=subprocess.PIPE,
-                stdout=log,
-                stderr=subprocess.STDOUT,
-                start_new_session=True,
-                close_fds=True,
-            )
+        The group is started first (here, or given: ``start_group`` with these
+        arguments) and told the apps once all their files are written: its interpreter
+        starts meanwhile (as ``schedule`` does with a supervisor). On failure it is
+        called off, a given one too."""
+        if group is None:
+            group = start_group(parallel, name, log_path)
         made: list[LocalRequest] = []
         try:
             for info in dryrun_infos:
@@ -512,7 +521,7 @@ class LocalScheduler(Scheduler[LocalRequest]):
                 except OSError as e:
                     raise self._write_failed(req, str(e.filename or meta), e) from None
         except BaseException:
-            _call_off(group)  # told no app: it exits at once
+            call_off(group)  # told no app: it exits at once
             for req in made:
                 self._forget_half_made(req)
             raise
@@ -719,17 +728,6 @@ class LocalScheduler(Scheduler[LocalRequest]):
         for app_id, proc in list(self._supervisors.items()):
             if proc.poll() is not None:
                 del self._supervisors[app_id]
-
-
-def _call_off(supervisor: subprocess.Popen[bytes] | None) -> None:
-    """End a supervisor not yet told ``GO``, or a group not yet told its apps: its stdin
-    closed without them, it exits having touched nothing."""
-    if supervisor is None:
-        return
-    if supervisor.stdin is not None:
-        with contextlib.suppress(OSError):
-            supervisor.stdin.close()
-    supervisor.wait()
 
 
 def create_scheduler(
