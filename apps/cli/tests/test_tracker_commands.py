@@ -82,6 +82,28 @@ def test_errors_are_one_line(recorded: Path, tmp_path: Path) -> None:
     assert code == 2 and "none configured" in err and "[torchx:tracker]" in err
 
 
+def test_a_mistyped_folder_is_named_and_never_made(recorded: Path, tmp_path: Path) -> None:
+    typo = tmp_path / "rnus"
+    (tmp_path / ".torchxconfig").write_text(
+        f"[torchx:tracker]\nfsspec=fsspec\n\n[tracker:fsspec]\nconfig={typo}\n"
+    )
+    for args in (
+        ["experiments"],
+        ["jobs"],
+        ["metadata", PARENT],
+        ["artifacts", PARENT],
+        ["lineage", PARENT],
+    ):
+        code, out, err = invoke("tracker", "list", *args)
+        assert (code, out) == (2, ""), args
+        assert err == (
+            f"torchx: error: fsspec tracker config: got '{typo}'; it does not exist, so nothing"
+            " was recorded there; correct the URL (config= under [tracker:NAME] in"
+            " .torchxconfig) or record a run there first\n"
+        )
+        assert not typo.exists(), args
+
+
 def test_a_run_nothing_was_recorded_under_is_named_on_stderr(recorded: Path) -> None:
     for what in ("metadata", "artifacts", "lineage"):
         code, out, err = invoke("tracker", "list", what, "local_cwd://torchx/typo-1")

@@ -103,7 +103,7 @@ def test_bad_records_name_the_field_and_write_nothing(tmp_path: Path) -> None:
     with pytest.raises(TrackerConfigError, match=r"run_ids filter.*'user'"):
         tracker.run_ids(user="me")
     assert tracker.run_ids() == []
-    assert list((tmp_path / "runs").iterdir()) == []
+    assert not (tmp_path / "runs").exists()  # not even the folder
 
 
 def test_a_damaged_record_is_skipped_with_its_path_and_the_others_read(tmp_path: Path) -> None:
@@ -190,8 +190,37 @@ def test_a_config_of_an_unknown_protocol_or_an_unwritable_folder_is_one_line(
     assert line.startswith("fsspec tracker config: got 'nosuch://runs'; Protocol not known")
     a_file = tmp_path / "a_file"
     a_file.write_text("keep me")
+    tracker = create(str(a_file / "runs"))  # the folder is made by the first write
     with pytest.raises(TrackerConfigError) as info:
-        create(str(a_file / "runs"))
+        tracker.add_metadata(RUN, lr=0.1)
     (line,) = str(info.value).splitlines()
     assert line.startswith(f"fsspec tracker config: got '{a_file}/runs'; its folder cannot be")
     assert a_file.read_text() == "keep me"
+
+
+def test_reading_makes_nothing_and_a_missing_folder_is_named(tmp_path: Path) -> None:
+    typo = tmp_path / "rnus"
+    tracker = create(str(typo))
+    assert tracker.run_ids() == [] and tracker.metadata(RUN) == {}
+    assert tracker.experiments() == [] and tracker.lineage(RUN).sources == []
+    assert not typo.exists()
+    with pytest.raises(TrackerConfigError) as info:
+        tracker.check_readable()
+    (line,) = str(info.value).splitlines()
+    assert line == (
+        f"fsspec tracker config: got '{typo}'; it does not exist, so nothing was recorded"
+        " there; correct the URL (config= under [tracker:NAME] in .torchxconfig) or record a"
+        " run there first"
+    )
+    assert not typo.exists()
+    tracker.add_metadata(RUN, lr=0.1)  # a write makes it
+    tracker.check_readable()
+    create(str(typo)).check_readable()
+
+
+def test_a_folder_with_records_is_readable_on_every_store(backend: Backend) -> None:
+    fresh = create(backend.base, **backend.storage_options)
+    with pytest.raises(TrackerConfigError, match="does not exist"):
+        fresh.check_readable()
+    fresh.add_metadata(RUN, lr=0.1)
+    create(backend.base, **backend.storage_options).check_readable()

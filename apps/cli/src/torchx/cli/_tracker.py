@@ -51,7 +51,9 @@ def _tracker(name: str | None) -> TrackerBase:
     if chosen not in names:
         raise CliError(f"--tracker: got {chosen!r}; configured trackers: {', '.join(names)}")
     env[ENV_TORCHX_TRACKERS] = chosen
-    return trackers_from_environ(env)[0]
+    tracker = trackers_from_environ(env)[0]
+    tracker.check_readable()  # a mistyped folder is an error here, not an empty listing
+    return tracker
 
 
 def _print_json(data: Any) -> None:

@@ -150,6 +150,11 @@ class TrackerBase(abc.ABC):
         """Names of the experiments runs are grouped in (none for backends without them)."""
         return []
 
+    def check_readable(self) -> None:  # noqa: B027 (a hook: most backends have nothing to check)
+        """Raise a TrackerConfigError when there is nothing to read where this tracker
+        points (a mistyped folder, say), before a reader takes its empty answers for an
+        empty store. The default checks nothing; it must create nothing either."""
+
 
 def lineage_of(backend: TrackerBase, run_id: str) -> Lineage:
     """``backend.lineage(run_id)``; for a backend written for 0.7, whose ``lineage`` raises

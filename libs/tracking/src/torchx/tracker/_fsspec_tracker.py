@@ -150,8 +150,9 @@ class FsspecTracker(CheckedTracker):
     """A tracker on an fsspec filesystem ``fs`` under folder ``root_dir``.
 
     ``experiment`` groups the runs this tracker records (default: the variable
-    ``TORCHX_TRACKING_EXPERIMENT_NAME``, else ``"default"``). The folder is created
-    when missing. :func:`create` makes one from a URL (``/tmp/runs``, ``s3://b/runs``).
+    ``TORCHX_TRACKING_EXPERIMENT_NAME``, else ``"default"``). The folder is made by the
+    first write; reading makes nothing, and :meth:`check_readable` says when the folder
+    is missing. :func:`create` makes one from a URL (``/tmp/runs``, ``s3://b/runs``).
 
     ``max_record_bytes`` (default :data:`MAX_RECORD_BYTES`) bounds each record written
     and read, and so the memory a read holds; raise it to read larger records kept by
@@ -182,6 +183,9 @@ class FsspecTracker(CheckedTracker):
         self._store: DocumentStore = store_for(fs)
         self.experiment = experiment or os.environ.get(EXPERIMENT_ENV) or DEFAULT_EXPERIMENT
         self._runs_announced: set[str] = set()
+        self._root_made = False
+        # what the user gave for the folder, as the errors about it name it
+        self._origin: tuple[str, str] = ("fsspec tracker root_dir", root_dir)
         # how a reader raises the limit, as the error of a record over it says
         self._raise_limit = "pass FsspecTracker(fs, root_dir, max_record_bytes=N)"
 
@@ -214,6 +218,7 @@ class FsspecTracker(CheckedTracker):
         """Write the run's own record once per tracker (the same bytes from every replica)."""
         if run_id in self._runs_announced:
             return
+        self._make_root()
         record: dict[str, object] = {"run_id": run_id, "experiment": self.experiment}
         data = self._encode(f"run record of {run_id[:80]!r}", record)
         self._store.write(f"{self._run_dir(run_id)}/{RUN_RECORD}", data)
@@ -243,7 +248,37 @@ class FsspecTracker(CheckedTracker):
             name = bounded_name(f"{source_id}\0{artifact_name or ''}", limit=0)
         self._store.write(f"{self._run_dir(run_id)}/sources/{name}{_SUFFIX}", data)
 
+    def _make_root(self) -> None:
+        """Make the folder, once per tracker, at its first write (never on a read, so a
+        mistyped URL given to a reader leaves no folder behind)."""
+        if self._root_made:
+            return
+        try:
+            self.fs.makedirs(self._root, exist_ok=True)
+        except OSError as e:
+            raise TrackerConfigError(
+                *self._origin,
+                f"its folder cannot be created ({e.strerror or e}); give a folder the app can"
+                " write",
+            ) from None
+        self._root_made = True
+
     # -- reading ------------------------------------------------------------------
+
+    def check_readable(self) -> None:
+        """Raise TrackerConfigError when the folder does not exist: nothing was ever
+        recorded there, and a reader was most likely given a mistyped URL."""
+        if self._root_made or self.fs.isdir(self._root):
+            return
+        field, value = self._origin
+        folder = "it" if value == self._root else f"its folder {self._root}"
+        raise TrackerConfigError(
+            field,
+            value,
+            f"{folder} does not exist, so nothing was recorded there; correct"
+            " the URL (config= under [tracker:NAME] in .torchxconfig) or record a run there"
+            " first",
+        )
 
     def _read(self, path: str, fix: str = _FIX) -> dict[str, Any] | UnreadRecordWarning:
         """The record at ``path``, or (not raised, so that nothing keeps the bytes read
@@ -443,7 +478,7 @@ def create(
     """The ``fsspec`` tracker factory: ``config_file`` (0.7's name) is where runs are kept.
 
     Either a folder URL or path (``/tmp/torchx_runs``, ``s3://bucket/runs``,
-    ``memory://runs``), created if missing; or, as in torchx 0.7, the URL of an options
+    ``memory://runs``), made by the first write; or, as in torchx 0.7, the URL of an options
     file of ``key=value`` lines with ``protocol`` and ``root_path`` (other keys go to the
     filesystem; ``experiment_name`` names the experiment, ``max_record_bytes`` the
     tracker's record limit). ``storage_options`` go to the filesystem of a URL; fsspec's
@@ -510,12 +545,5 @@ def create(
         max_record_bytes=MAX_RECORD_BYTES if max_record_bytes is None else max_record_bytes,
     )
     tracker._raise_limit = _raise_limit_text(config, options_file, fs, path)
-    try:
-        fs.makedirs(path, exist_ok=True)
-    except OSError as e:
-        raise TrackerConfigError(
-            "fsspec tracker config",
-            config,
-            f"its folder cannot be created ({e.strerror or e}); give a folder the app can write",
-        ) from None
+    tracker._origin = ("fsspec tracker config", config)
     return tracker
