@@ -344,6 +344,24 @@ def test_a_misspelt_cli_run_component_or_scheduler_names_the_config_file(isolate
     assert code == 2 and err.startswith("torchx: error: component: got 'utils.ehco'"), err
 
 
+def test_a_cli_run_flag_that_is_no_boolean_names_the_config_file(isolated: Path) -> None:
+    config = isolated / ".torchxconfig"
+    for key, args in (
+        ("dryrun", ("run", "utils.echo")),
+        ("dryrun", ("run", "--sweep", "msg=a,b", "utils.echo")),
+        ("wait", ("run", "utils.echo")),
+        ("wait", ("run", "--sweep", "msg=a,b", "utils.echo")),  # before the sweep starts
+        ("log", ("run", "utils.echo")),
+    ):
+        config.write_text(f"[cli:run]\n{key} = maybe\n")
+        code, out, err = invoke(*args)
+        assert (code, out) == (2, ""), (args, out)
+        assert err == (
+            f"torchx: error: {config} [cli:run] {key}: got 'maybe'; expected true or false\n"
+        ), args
+    assert not (isolated / "state").exists()  # nothing was started
+
+
 @pytest.fixture
 def reads(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """What the command read, in order: "config" for each read of the config files (each

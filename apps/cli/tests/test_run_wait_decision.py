@@ -5,10 +5,19 @@ from __future__ import annotations
 
 import pytest
 
-from torchx.cli._errors import CliError
 from torchx.cli._run import wait_and_stream
+from torchx.cli._run_setup import RunSetup
+from torchx.runner import ConfigError, TorchxConfig
 
 REMOTE, LOCAL = False, True
+FILE = "/home/me/.torchxconfig"
+
+
+def cli_run(values: dict[str, str]) -> RunSetup:
+    """The setup of a run whose config has a [cli:run] section of ``values``, from FILE."""
+    setup = RunSetup(make_runner=lambda _: pytest.fail("no runner is needed"))
+    setup.config = TorchxConfig(sections={"cli:run": {k: (v, FILE) for k, v in values.items()}})
+    return setup
 
 
 @pytest.mark.parametrize(
@@ -40,9 +49,10 @@ def test_run_waits_and_streams_as_its_flags_and_config_say(
     config: dict[str, str],
     expected: tuple[bool, bool],
 ) -> None:
-    assert wait_and_stream(wait, log, json_out, local, config) == expected
+    assert wait_and_stream(wait, log, json_out, local, cli_run(config)) == expected
 
 
-def test_a_config_value_that_is_no_boolean_is_named() -> None:
-    with pytest.raises(CliError, match=r"\[cli:run\] log: got 'sometimes'; expected true or false"):
-        wait_and_stream(None, None, False, REMOTE, {"log": "sometimes"})
+def test_a_config_value_that_is_no_boolean_is_named_with_its_file() -> None:
+    with pytest.raises(ConfigError) as info:
+        wait_and_stream(None, None, False, REMOTE, cli_run({"log": "sometimes"}))
+    assert str(info.value) == f"{FILE} [cli:run] log: got 'sometimes'; expected true or false"

@@ -5,11 +5,9 @@ from __future__ import annotations
 import shlex
 import sys
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any, TypedDict
+from typing import TYPE_CHECKING, Any, TypedDict, TypeVar
 
 import typer
-
-from torchx.cli._errors import CliError
 
 if TYPE_CHECKING:
     from typing import Unpack  # Python 3.11+; annotations only, so 3.10 runs this
@@ -24,6 +22,7 @@ LOCAL_SCHEDULERS = ("local_cwd", "local_dir", "local_docker")
 
 
 # How ``torchx run`` picks the scheduler: ``(runner, --scheduler, [cli:run] defaults)``.
+_Fallback = TypeVar("_Fallback", bool, None)
 PickScheduler = Callable[["Runner", str | None, Mapping[str, str]], str]
 
 
@@ -97,7 +96,7 @@ def run_component(
     # the schema found above goes to the runner: nothing is looked up twice
     app = runner.component_app(schema, argv)
     sched = pick_scheduler(runner, args["scheduler"], defaults)
-    dryrun = args["dryrun"] or flag(defaults, "dryrun", False)
+    dryrun = args["dryrun"] or flag(setup, "dryrun", False)
     run_cfg = parse_cfg(runner, sched, args["cfg"])
     workspace = resolve_workspace(runner, sched, run_cfg, lambda: app, args["workspace"], defaults)
     info = runner.dryrun(
@@ -122,7 +121,7 @@ def run_component(
 
         refuse_missing_script(schema.name, parsed.values.get("script"), info.request, sched)
         warn_missing_gpus(app, sched)
-    wait, stream_logs = wait_and_stream(wait, log, json_out, sched in LOCAL_SCHEDULERS, defaults)
+    wait, stream_logs = wait_and_stream(wait, log, json_out, sched in LOCAL_SCHEDULERS, setup)
     handle = runner.schedule(info)
     # From here on a waiting run owns the app: a Ctrl-C even before the handle is printed
     # must cancel it, not leave it running unseen.
@@ -246,7 +245,7 @@ def _what_is_done(runner: Runner, sched: str, app: AppDef, workspace: str) -> st
 
 
 def wait_and_stream(
-    wait: bool | None, log: bool | None, json_out: bool, local: bool, defaults: Mapping[str, str]
+    wait: bool | None, log: bool | None, json_out: bool, local: bool, setup: RunSetup
 ) -> tuple[bool, bool]:
     """Whether ``torchx run`` waits for the app, and whether it streams the app's log while
     it waits, from ``--wait/--no-wait``, ``--log/--no-log`` (None: not given), ``--json``,
@@ -254,13 +253,15 @@ def wait_and_stream(
     if wait is None:
         # Asking for the logs asks to wait for them, as in pytorch/torchx 0.7, where
         # `--log` alone made a run on a remote scheduler wait and stream.
-        wait = bool(log) or flag(defaults, "wait", local or flag(defaults, "log", False))
-    log = flag(defaults, "log", wait) if log is None else log
+        wait = bool(log) or flag(setup, "wait", local or flag(setup, "log", False))
+    log = flag(setup, "log", wait) if log is None else log
     return wait, wait and bool(log) and not json_out
 
 
-def flag(defaults: Mapping[str, str], key: str, fallback: bool) -> bool:
-    """``[cli:run] KEY`` as a boolean, ``fallback`` when the config files do not set it."""
+def flag(setup: RunSetup, key: str, fallback: _Fallback) -> bool | _Fallback:
+    """``[cli:run] KEY`` of the config files as a boolean, ``fallback`` when they do not
+    set it; any other value is an error naming the file that holds it."""
+    defaults = setup.defaults
     if key not in defaults:
         return fallback
     value = defaults[key].strip().lower()
@@ -268,7 +269,7 @@ def flag(defaults: Mapping[str, str], key: str, fallback: bool) -> bool:
         return True
     if value in ("false", "0", "no", "off"):
         return False
-    raise CliError(f"[cli:run] {key}: got {defaults[key]!r}; expected true or false")
+    raise setup.config.cli_default_error("run", key, "expected true or false")
 
 
 def _is_signal_exception(e: Exception) -> bool:

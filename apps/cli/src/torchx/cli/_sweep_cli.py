@@ -94,7 +94,10 @@ def run_sweep(
     # A sweep always needs the runner (its config names the default component too).
     runner, defaults = setup.runner, setup.defaults
     # [cli:run] dryrun and wait apply to a sweep as to one app's run
-    dryrun = args["dryrun"] or flag(defaults, "dryrun", False)
+    dryrun = args["dryrun"] or flag(setup, "dryrun", False)
+    # read before anything is submitted, so that a bad value stops the sweep from starting;
+    # None: neither says, and the scheduler decides below
+    wait = flag(setup, "wait", None) if args["wait"] is None else args["wait"]
     if resume is not None:
         if sweeps or component is not None:
             raise CliError(
@@ -146,9 +149,8 @@ def run_sweep(
     # The handle alone on stdout, at once, as for an app (``S=$(torchx run --sweep ...)``).
     if not json_out:
         print(handle, flush=True)
-    wait = (
-        flag(defaults, "wait", sched in LOCAL_SCHEDULERS) if args["wait"] is None else args["wait"]
-    )
+    if wait is None:
+        wait = sched in LOCAL_SCHEDULERS
     if not wait:
         if json_out:
             from torchx.cli._output import print_json
