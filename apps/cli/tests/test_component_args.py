@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from torchx.cli._component_args import ROOT_FLAGS, RUN_FLAGS, read_component, split_component
-from torchx.cli._errors import CliError
+from torchx.cli._component_args import RUN_FLAGS, read_component, split_component
+from torchx.cli._errors import ROOT_FLAGS, CliError
 from torchx.components import get_component
 
 

@@ -35,3 +35,40 @@ def test_ctrl_c_inside_a_builtin_command_is_the_same_one_line(
     monkeypatch.setattr(torchx.cli._component_args, "component_of_command_line", interrupted)
     assert main(["run", "--dryrun", "utils.echo", "--msg", "hi"]) == 130
     assert capsys.readouterr().err == "torchx: interrupted\n"
+
+
+@pytest.mark.parametrize(
+    ("argv", "command"),
+    [
+        (["status", "--debug", "local_cwd://torchx/app-1"], "status"),
+        (["describe", "--log_level", "INFO", "local_cwd://torchx/app-1"], "describe"),
+        (["log", "--log-level=INFO", "local_cwd://torchx/app-1"], "log"),
+        (["tracker", "list", "jobs", "--debug"], "tracker list jobs"),
+    ],
+)
+def test_an_option_of_torchx_after_any_command_says_where_it_goes(
+    argv: list[str], command: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from torchx.cli.main import main
+
+    assert main(argv) == 2
+    flag = argv[len(command.split())].partition("=")[0]
+    assert capsys.readouterr() == (
+        "",
+        f"torchx: error: torchx {command}: got {flag!r}; {flag} is an option of torchx itself:"
+        f" put it before the command (torchx {flag} ... {command} ...)\n",
+    )
+
+
+def test_another_unknown_option_keeps_clicks_line(capsys: pytest.CaptureFixture[str]) -> None:
+    from torchx.cli.main import main
+
+    assert main(["status", "--bogus", "local_cwd://torchx/app-1"]) == 2
+    assert capsys.readouterr().err == (
+        "torchx: error: No such option '--bogus'. (see 'torchx status --help')\n"
+    )
+    assert main(["--bogus"]) == 2
+    assert (
+        capsys.readouterr().err
+        == "torchx: error: No such option '--bogus'. (see 'torchx --help')\n"
+    )

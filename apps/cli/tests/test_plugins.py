@@ -129,6 +129,15 @@ def test_a_plugin_subcommands_errors(plugin_env: dict[str, str]) -> None:
     assert out.returncode == 2
     assert "torchx: error: hello: hello failed on purpose" in out.stderr
     assert "Traceback" not in out.stderr
+    out = _torchx(plugin_env, "hello", "--name", "x", "--bogus")
+    assert out.returncode == 2 and "unrecognized arguments: --bogus" in out.stderr
+    # an option of torchx itself after the command: where it goes, as for the builtins
+    out = _torchx(plugin_env, "hello", "--name", "x", "--debug")
+    assert (out.returncode, out.stdout) == (2, "")
+    assert out.stderr.splitlines()[-1] == (
+        "torchx: error: torchx hello: got '--debug'; --debug is an option of torchx itself:"
+        " put it before the command (torchx --debug ... hello ...)"
+    )
     out = _torchx(plugin_env, "broken")
     assert out.returncode == 2 and "No such command 'broken'" in out.stderr
     assert "could not be loaded" in out.stderr

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
-from torchx.cli._errors import CliError
+from torchx.cli._errors import CliError, misplaced_root_flag
 
 if TYPE_CHECKING:
     from torchx.cli._run_setup import RunSetup
@@ -40,9 +40,6 @@ RUN_FLAGS = frozenset(
         "--resume",
     }
 )
-# The options of ``torchx`` itself that change how a command runs; they go before the
-# command word (a test checks them against the root command).
-ROOT_FLAGS = frozenset({"--debug", "--log_level", "--log-level"})
 MISSING_COMPONENT = (
     "component: none given; name one (torchx run utils.echo --msg hi) or set "
     "`component = NAME` in the [cli:run] section of .torchxconfig"
@@ -79,8 +76,9 @@ def _not_a_run_flag(token: str) -> str:
 
     flag = token.partition("=")[0]
     start = f"torchx run: got {token!r}; "
-    if flag in ROOT_FLAGS:
-        return start + _misplaced_root(flag)
+    root = misplaced_root_flag(flag, _RUN_EXAMPLE)
+    if root is not None:
+        return start + root
     start += "no such option; "
     # A strict cutoff: short flags are near each other (--msg, --log) without being typos.
     near = difflib.get_close_matches(flag, sorted(RUN_FLAGS), n=1, cutoff=0.8)
@@ -99,11 +97,8 @@ def _misplaced(flag: str, component: str) -> str:
     )
 
 
-def _misplaced_root(flag: str) -> str:
-    return (
-        f"{flag} is an option of torchx itself: put it before the command "
-        f"(torchx {flag} ... run COMPONENT ...)"
-    )
+# how torchx run is shown in the example of where a misplaced option of torchx goes
+_RUN_EXAMPLE = "run COMPONENT"
 
 
 def read_component(name: str, argv: Sequence[str]) -> tuple[ComponentSchema, ParsedArgs]:
@@ -123,8 +118,9 @@ def read_component(name: str, argv: Sequence[str]) -> tuple[ComponentSchema, Par
         flag = e.token.partition("=")[0]
         if flag in RUN_FLAGS:
             raise CliError(f"{name} argument: got {e.token!r}; {_misplaced(flag, name)}") from None
-        if flag in ROOT_FLAGS:
-            raise CliError(f"{name} argument: got {e.token!r}; {_misplaced_root(flag)}") from None
+        root = misplaced_root_flag(flag, _RUN_EXAMPLE)
+        if root is not None:
+            raise CliError(f"{name} argument: got {e.token!r}; {root}") from None
         raise
     # Words after the component's flags are its program's (as in 0.7); ``--dryrun`` among
     # them is still refused: the cost of a mistake is a real submission. After ``--`` the

@@ -2,6 +2,23 @@
 
 from __future__ import annotations
 
+# The options of ``torchx`` itself that change how a command runs; they go before the
+# command word (a test checks them against the root command).
+ROOT_FLAGS = frozenset({"--debug", "--log_level", "--log-level"})
+
+
+def misplaced_root_flag(token: str, command: str) -> str | None:
+    """Why ``token``, written after the command word, is refused when it is one of
+    :data:`ROOT_FLAGS` (None when it is not): where it goes instead. ``command`` is the
+    command as the example shows it (``status``, ``run COMPONENT``)."""
+    flag = token.partition("=")[0]
+    if flag not in ROOT_FLAGS:
+        return None
+    return (
+        f"{flag} is an option of torchx itself: put it before the command "
+        f"(torchx {flag} ... {command} ...)"
+    )
+
 
 class CliError(Exception):
     """A user error the CLI reports as ``torchx: error: MESSAGE``."""

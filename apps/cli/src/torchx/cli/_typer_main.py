@@ -9,7 +9,10 @@ from __future__ import annotations
 import sys
 from typing import TYPE_CHECKING, Any
 
+from torchx.cli._errors import misplaced_root_flag
+
 if TYPE_CHECKING:
+    import click
     import typer
 
 
@@ -81,10 +84,7 @@ def run_builtin(args: list[str], name: str | None = None) -> int:
         # whose command word came out empty does not read as a success
         return 1 if e.ctx is not None and e.ctx.parent is None else 0
     except click.UsageError as e:
-        hint = f" (see '{e.ctx.command_path} --help')" if e.ctx and e.ctx.parent else ""
-        if e.ctx and not e.ctx.parent:
-            hint = " (see 'torchx --help')"
-        print(f"torchx: error: {e.format_message()}{hint}", file=sys.stderr)
+        print(f"torchx: error: {_usage_error(e)}", file=sys.stderr)
         return 2
     except click.exceptions.Exit as e:
         return e.exit_code
@@ -92,3 +92,19 @@ def run_builtin(args: list[str], name: str | None = None) -> int:
         print("torchx: aborted", file=sys.stderr)
         return 130
     return result if isinstance(result, int) else 0
+
+
+def _usage_error(e: click.UsageError) -> str:
+    """The one line for a command line click refused: where a misplaced option of torchx
+    itself goes (``torchx status --debug``), else click's message and where help is."""
+    import click
+
+    ctx = e.ctx
+    if isinstance(e, click.NoSuchOption) and ctx is not None and ctx.parent is not None:
+        command = ctx.command_path.partition(" ")[2]  # "status", "tracker list jobs"
+        root = misplaced_root_flag(e.option_name, command)
+        if root is not None:
+            return f"{ctx.command_path}: got {e.option_name!r}; {root}"
+    if ctx is not None and ctx.parent is not None:
+        return f"{e.format_message()} (see '{ctx.command_path} --help')"
+    return e.format_message() + (" (see 'torchx --help')" if ctx is not None else "")

@@ -208,7 +208,10 @@ def _run_plugin(name: str, cmd: SubCommand, options: list[str], rest: list[str])
     try:
         _set_log_level(level)
         cmd.add_arguments(parser)
-        cmd.run(parser.parse_args(rest))
+        parsed, unknown = parser.parse_known_args(rest)
+        if unknown:
+            return _unknown_plugin_arguments(parser, name, unknown)
+        cmd.run(parsed)
     except SystemExit as e:
         return e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
     except KeyboardInterrupt:
@@ -223,6 +226,22 @@ def _run_plugin(name: str, cmd: SubCommand, options: list[str], rest: list[str])
         print(f"torchx: error: {name}: {one_line(e)}", file=sys.stderr)
         return 2
     return 0
+
+
+def _unknown_plugin_arguments(
+    parser: argparse.ArgumentParser, name: str, unknown: list[str]
+) -> int:
+    """What ``parse_args`` says of arguments the plugin does not take, except for an option
+    of torchx itself written after the command: one line saying where it goes, as for the
+    builtin commands."""
+    from torchx.cli._errors import misplaced_root_flag
+
+    for token in unknown:
+        root = misplaced_root_flag(token, name)
+        if root is not None:
+            print(f"torchx: error: torchx {name}: got {token!r}; {root}", file=sys.stderr)
+            return 2
+    parser.error(f"unrecognized arguments: {' '.join(unknown)}")  # exits 2, as parse_args
 
 
 def main(argv: Sequence[str] | None = None) -> int:
