@@ -285,3 +285,31 @@ def test_the_log_of_one_replica_that_has_not_started_says_why_it_is_empty(
         ), err
     finally:
         assert invoke("cancel", sweep)[0] == 0
+
+
+def test_a_handle_with_a_trailing_slash_names_it_without(isolated: Path) -> None:
+    code, out, err = invoke("run", "--sweep", "msg=a,b", "utils.echo")
+    assert code == 0, err
+    sweep = out.splitlines()[0]
+    app = resolve_trial(f"{sweep}/1")
+    cases = [
+        (command, f"{typed}/", field)
+        for typed, commands, field in (
+            (sweep, ("status", "describe", "cancel", "log", "wait"), "sweep handle"),
+            (f"{sweep}/1", ("status", "describe", "log"), "sweep handle"),
+            (f"{sweep}/1/echo/0", ("log",), "sweep handle"),
+            (app, ("log",), "log target"),
+            (f"{app}/echo", ("log",), "log target"),
+        )
+        for command in commands
+    ]
+    cases.append(("run", f"{sweep}/", "--resume"))
+    for command, target, field in cases:
+        args = ("run", "--resume", target) if command == "run" else (command, target)
+        code, out, err = invoke(*args)
+        assert (code, out) == (2, ""), (args, out)
+        # what was typed is named, never the handle of the trial it resolves to
+        assert err == (
+            f"torchx: error: {field}: got {target!r}; did you mean {target[:-1]}? (a handle ends"
+            " without '/')\n"
+        ), args

@@ -21,6 +21,10 @@ def test_a_trial_reads_as_its_sweep_id_and_index() -> None:
     assert sweep_trial("local_cwd://torchx/sweep-abcd2345", "3") == "sweep-abcd2345/3"
     assert sweep_trial("sweep-abcd2345", None) == "sweep-abcd2345"  # one app runs them all
     assert sweep_trial(None, "3") == sweep_trial("", None) == ""  # not a trial
+    # a trailing '/' is not part of the id
+    assert sweep_trial("local_cwd://torchx/sweep-abcd2345/", "3") == "sweep-abcd2345/3"
+    assert sweep_trial("sweep-abcd2345/", None) == "sweep-abcd2345"
+    assert sweep_trial("/", "3") == ""
 
 
 def test_a_sweep_id_is_sweep_and_4_to_32_base32_letters() -> None:

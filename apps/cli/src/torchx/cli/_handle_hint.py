@@ -51,6 +51,14 @@ def _handle_guess(text: str) -> str | None:
     )
 
 
+def trailing_slash(target: str, field: str) -> CliError:
+    """The error for ``target``, a handle (of an app, a sweep, a trial, or ``torchx log``'s
+    ``HANDLE/ROLE[/REPLICA]``) that would be right without its trailing ``/``."""
+    return CliError(
+        f"{field}: got {target!r}; did you mean {target.rstrip('/')}? (a handle ends without '/')"
+    )
+
+
 def log_target_error(handle: str, parsed: ParsedAppHandle) -> CliError:
     """The error for ``handle`` (parsed as ``parsed``) whose app id has a ``/``: no
     scheduler's app id has one (0.7's handles could not carry one), so it is ``torchx

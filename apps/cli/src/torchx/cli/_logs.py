@@ -29,6 +29,10 @@ def split_log_target(target: str) -> tuple[str, str | None, int | None]:
         raise bad_handle(target, e) from None
     app_id, *rest = parsed.app_id.split("/")
     if len(rest) > 2 or not app_id or any(not p for p in rest):
+        if rest and not rest[-1] and len(rest) <= 3 and app_id and all(rest[:-1]):
+            from torchx.cli._handle_hint import trailing_slash
+
+            raise trailing_slash(target, "log target")
         raise CliError(
             f"log target: got {target!r}; expected SCHEDULER://SESSION/APP_ID[/ROLE[/REPLICA]]"
         )

@@ -50,7 +50,9 @@ def unknown_handle(handle: str) -> str:
 
 def resolve_trial(target: str, runner: Runner | None = None) -> str:
     """``SCHEDULER://SESSION/sweep-ID/INDEX[/REST]`` as the trial's own app handle (with
-    ``/REST`` kept); any other target (an app named ``sweep``'s too) unchanged."""
+    ``/REST`` kept); any other target (an app named ``sweep``'s too) unchanged. A sweep's
+    handle or trial written with a trailing ``/`` is refused naming it without, as an app
+    handle is: the error names what was typed, never the trial's own handle."""
     scheme, sep, rest = target.partition("://")
     parts = rest.split("/")
     if not sep or len(parts) < 3 or not parts[1].startswith("sweep-"):
@@ -60,6 +62,10 @@ def resolve_trial(target: str, runner: Runner | None = None) -> str:
     handle = f"{scheme}://{parts[0]}/{parts[1]}"
     if sweep_id(handle) is None:
         return target  # no sweep of that id here: the target names an app and its role
+    if target.endswith("/"):
+        from torchx.cli._handle_hint import trailing_slash
+
+        raise trailing_slash(target, "sweep handle")
     if not parts[2].isdigit():
         raise CliError(f"trial index: got {parts[2]!r} in {target!r}; give {handle}/INDEX")
     index = int(parts[2])
@@ -106,6 +112,10 @@ def run_sweep(
         from torchx.runner import sweep_id_of
 
         if sweep_id_of(resume) is None:  # the shape; a missing record is the runner's error
+            if resume.endswith("/") and sweep_id_of(resume.rstrip("/")) is not None:
+                from torchx.cli._handle_hint import trailing_slash
+
+                raise trailing_slash(resume, "--resume")
             raise CliError(
                 f"--resume: got {resume!r}; give a sweep handle SCHEDULER://SESSION/sweep-ID"
             )

@@ -16,10 +16,11 @@ SWEEP_ID_PATTERN = r"sweep-[a-z2-7]{4,32}"
 
 def sweep_trial(sweep: str | None, index: str | None) -> str:
     """``sweep-ID/INDEX`` from a sweep's handle (or id) and a trial's index; "" for no
-    sweep, ``sweep-ID`` for no index."""
-    if not sweep:
+    sweep, ``sweep-ID`` for no index. A handle's trailing ``/`` (written by hand into a
+    label or variable) is not part of its id."""
+    sweep_id = (sweep or "").rstrip("/").rpartition("/")[2]
+    if not sweep_id:
         return ""
-    sweep_id = sweep.rsplit("/", 1)[-1]
     return f"{sweep_id}/{index}" if index else sweep_id
 
 
