@@ -193,3 +193,22 @@ def test_a_file_where_the_state_folder_goes_is_named_in_one_line() -> None:
         assert f"got '{state}'" in text and "it is a file, not a folder" in text
         assert "XDG_STATE_HOME" in text and "\n" not in text
     assert state.read_text() == "not a folder\n"  # left as it was
+
+
+@pytest.mark.parametrize("where", ["sweeps", "state"])
+def test_a_link_to_nothing_where_a_folder_goes_is_named_with_its_target(
+    where: str, tmp_path: Path
+) -> None:
+    folder = record_path("sweep-abcd2345").parent
+    link = folder if where == "sweeps" else folder.parent
+    link.parent.mkdir(parents=True, exist_ok=True)
+    gone = tmp_path / "gone"
+    link.symlink_to(gone)
+    with pytest.raises(SpecsError) as info:
+        save(_record())
+    assert str(info.value) == (
+        f"{where} folder: got '{link}'; it is a symbolic link to {gone}, which does not exist;"
+        " make that folder, remove the link, or set XDG_STATE_HOME to a folder of your own"
+    )
+    assert link.is_symlink() and not gone.exists()  # nothing made, the link left as it was
+    assert load("sweep-abcd2345") is None  # a read finds no record there, as before

@@ -186,11 +186,30 @@ def _a_file(name: str, path: Path) -> SpecsError:
     )
 
 
+def _link_to_nothing(folder: Path) -> SpecsError:
+    """The error for a sweeps ``folder`` that is in place but leads nowhere: a symbolic
+    link to a path that does not exist sits where it or a folder above it goes, and the
+    nearest such link is named with where it points."""
+    for path in (folder, *folder.parents):
+        if path.is_symlink() and not path.exists():
+            return SpecsError(
+                "sweeps folder" if path == folder else "state folder",
+                str(path),
+                f"it is a symbolic link to {os.readlink(path)}, which does not exist; make that"
+                " folder, remove the link, or set XDG_STATE_HOME to a folder of your own",
+            )
+    # the link was there for mkdir and is gone (or fixed) now: the next try finds its way
+    return SpecsError("sweeps folder", str(folder), "changed while being made; try again")
+
+
 def _keep_private(folder: Path) -> None:
     """Make the sweeps folder the user's own ``folder`` 0700 (mkdir's mode is cut by the
     umask and skipped for a folder an older torchx made). One the user does not own and
     cannot chmod is used as it is if it is writable: a shared state folder."""
-    st = os.stat(folder)
+    try:
+        st = os.stat(folder)
+    except FileNotFoundError:  # mkdir found something in place, which leads nowhere
+        raise _link_to_nothing(folder) from None
     if not stat.S_ISDIR(st.st_mode):
         raise _a_file("sweeps folder", folder)
     if st.st_uid == os.geteuid():
