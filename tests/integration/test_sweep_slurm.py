@@ -176,3 +176,32 @@ def test_sweep_api_describes_the_array_with_one_sacct(slurm_env: Any, tmp_path: 
     assert res.returncode == 0, res.stderr
     assert "3 SUCCEEDED" in res.stdout
     assert calls.read_text().split() == ["sacct"]
+
+
+def test_tasks_cancelled_while_pending_have_0_attempts(slurm_env: Any, tmp_path: Path) -> None:
+    (tmp_path / "comp.py").write_text(COMPONENT.replace("sleep 2", "sleep 120"))
+    # one task at a time: tasks 1 and 2 wait (PENDING) while task 0 runs
+    sweep = Sweep.grid(
+        f"{tmp_path}/comp.py:trial", {"lr": [1, 2, 3]}, ["--bs", "8", "--out", "."], 1
+    )
+    runner = get_runner()
+    handle = runner.run_sweep(
+        sweep, "slurm", cfg={"job_dir": str(tmp_path / "job"), "partition": slurm_env.partition}
+    )
+    deadline = time.monotonic() + 60
+    while runner.sweep_status(handle).trials[0].state != AppState.RUNNING:
+        assert time.monotonic() < deadline, runner.sweep_status(handle).format()
+        time.sleep(0.3)
+    assert _torchx(slurm_env, tmp_path, "cancel", handle).returncode == 0
+    final = runner.wait_sweep(handle, 0.5)
+    # the task that ran is one attempt; those cancelled while pending never ran
+    assert [(t.state, t.attempts) for t in final.trials] == [
+        (AppState.CANCELLED, 1),
+        (AppState.CANCELLED, 0),
+        (AppState.CANCELLED, 0),
+    ], final.format()
+    assert [t.exit_code for t in final.trials[1:]] == [None, None]
+    # the same once accounting has the array's end (sacct, not squeue, answers then)
+    time.sleep(3)
+    again = runner.sweep_status(handle)
+    assert [t.attempts for t in again.trials] == [1, 0, 0], again.format()

@@ -159,6 +159,25 @@ def test_a_sweep_whose_trials_were_cancelled_or_succeeded_is_cancelled(tmp_path:
     ), proc.stderr
 
 
+def test_trials_cancelled_before_they_started_have_0_attempts(tmp_path: Path) -> None:
+    gate = tmp_path / "gate"
+    # one trial at a time: trials 1 and 2 wait (PENDING) while trial 0 runs
+    sweep = _sweep(tmp_path, "--sweep", "lr=0.1,0.2,0.3", "--parallel", "1", gate=str(gate))
+    try:
+        _until_started(gate, sweep)
+        assert torchx("cancel", sweep).returncode == 0
+    finally:
+        gate.touch()
+    torchx("wait", sweep)
+    trials = json.loads(torchx("status", "--json", sweep).stdout)["trials"]
+    # the one that ran is one attempt; the others never ran
+    assert [(t["state"], t["attempts"]) for t in trials] == [
+        ("CANCELLED", 1),
+        ("CANCELLED", 0),
+        ("CANCELLED", 0),
+    ]
+
+
 def test_cli_run_wait_false_of_the_config_leaves_a_local_sweep_running(tmp_path: Path) -> None:
     (tmp_path / "comp.py").write_text(COMPONENT)
     (tmp_path / ".torchxconfig").write_text("[cli:run]\nwait = false\n")

@@ -156,35 +156,41 @@ def test_sacct_rows_of_tasks_and_pending_ranges() -> None:
     found: dict[str, object] = {}
     _tasks_from(
         [
-            ("12_0", "COMPLETED", "0:0"),
-            ("12_1", "FAILED", "3:0"),
-            ("12_[2-4%2]", "PENDING", "0:0"),
-            ("12_5", "CANCELLED by 0", "0:15"),
+            ("12_0", "COMPLETED", "0:0", True),
+            ("12_1", "FAILED", "3:0", True),
+            ("12_[2-4%2]", "PENDING", "0:0", False),
+            ("12_5", "CANCELLED by 0", "0:15", True),
             # accounting's 0:0 of a task still running is no exit code yet
-            ("12_6", "RUNNING", "0:0"),
+            ("12_6", "RUNNING", "0:0", True),
+            # cancelled while pending: never given nodes
+            ("12_7", "CANCELLED by 0", "0:0", False),
+            ("12_[8-9%1]", "CANCELLED by 0", "0:0", False),
         ],
         found,  # type: ignore[arg-type]
     )
-    states = {k: (v.state, v.exit_code) for k, v in found.items()}  # type: ignore[attr-defined]
+    states = {k: (v.state, v.exit_code, v.started) for k, v in found.items()}  # type: ignore[attr-defined]
     assert states == {
-        "12_0": (AppState.SUCCEEDED, 0),
-        "12_1": (AppState.FAILED, 3),
-        "12_2": (AppState.PENDING, None),
-        "12_3": (AppState.PENDING, None),
-        "12_4": (AppState.PENDING, None),
-        "12_5": (AppState.CANCELLED, 143),
-        "12_6": (AppState.RUNNING, None),
+        "12_0": (AppState.SUCCEEDED, 0, True),
+        "12_1": (AppState.FAILED, 3, True),
+        "12_2": (AppState.PENDING, None, False),
+        "12_3": (AppState.PENDING, None, False),
+        "12_4": (AppState.PENDING, None, False),
+        "12_5": (AppState.CANCELLED, 143, True),
+        "12_6": (AppState.RUNNING, None, True),
+        "12_7": (AppState.CANCELLED, None, False),
+        "12_8": (AppState.CANCELLED, None, False),
+        "12_9": (AppState.CANCELLED, None, False),
     }
 
 
 def test_sacct_rows_of_jobs_and_heterogeneous_jobs() -> None:
     found: dict[str, object] = {}
     rows = [
-        ("7", "RUNNING", "0:0"),
-        ("8+0", "COMPLETED", "0:0"),
-        ("8+1", "CANCELLED by 0", "0:15"),
-        ("9+0", "RUNNING", "0:0"),
-        ("9+1", "PENDING", "0:0"),
+        ("7", "RUNNING", "0:0", True),
+        ("8+0", "COMPLETED", "0:0", True),
+        ("8+1", "CANCELLED by 0", "0:15", True),
+        ("9+0", "RUNNING", "0:0", True),
+        ("9+1", "PENDING", "0:0", False),
     ]
     _tasks_from(rows, found)  # type: ignore[arg-type]
     states = {k: (v.state, v.exit_code) for k, v in found.items()}  # type: ignore[attr-defined]

@@ -145,6 +145,7 @@ def status_of(
         th = trial_handle(record, t.index)
         state, code, msg = AppState.UNKNOWN, None, ""
         reruns = 0  # the latest submission's runs after its first, where its status says
+        ran = True  # whether the latest submission's run now started, where its status says
         if not t.attempts:
             if t.error:
                 state, msg = AppState.FAILED, t.error
@@ -159,6 +160,7 @@ def status_of(
             if task is not None:
                 state, code = task.state, task.exit_code
                 msg = task.slurm_state
+                ran = task.started or state != AppState.CANCELLED
         elif by_pods:
             found = pod_states.get(t.attempts[-1])
             if t.final_state:  # the driver saw its Jobs end (their retries included)
@@ -182,6 +184,7 @@ def status_of(
             if st is not None:
                 state, code, msg = st.state, exit_code(st), st.msg
                 reruns = st.num_restarts + st.num_preemptions
+                ran = not _cancelled_before_start(st)
             elif t.final_state:
                 state, code = AppState[t.final_state], t.final_exit_code
             elif record.cancelled:
@@ -193,7 +196,7 @@ def status_of(
                 state, msg = AppState.FAILED, "the sweep's group process ended before starting it"
         if resumed_by is not None and is_terminal(state) and state != AppState.SUCCEEDED:
             state, code, msg = AppState.PENDING, None, f"being submitted again ({resumed_by})"
-        attempts = _started(t, state, msg, reruns)
+        attempts = _started(t, state, msg, reruns, ran)
         trials.append(TrialStatus(t.index, dict(t.args), state, attempts, code, th, msg))
     overall = _overall(record, trials, alive)
     why = ""
@@ -205,18 +208,32 @@ def status_of(
     return SweepStatus(handle, overall, record.mode, trials, why)
 
 
-def _started(trial: TrialRecord, state: AppState, msg: str, reruns: int = 0) -> int:
+def _started(
+    trial: TrialRecord, state: AppState, msg: str, reruns: int = 0, ran: bool = True
+) -> int:
     """How many runs of the trial have started: one for each earlier submission (one that
     ``--resume`` replaced), and of the latest submission its runs that ended before
     (``reruns``: restarts by ``max_retries`` and requeues after a preemption, where its
-    scheduler's status says them) plus the one now, unless it waits (PENDING)."""
+    scheduler's status says them) plus the one now, unless it waits (PENDING) or never
+    started (``ran`` False: cancelled while it waited)."""
     if not trial.attempts:
         return 0
     waiting = state == AppState.PENDING
     if waiting and msg == "REQUEUED" and not reruns:
         # Slurm says it waits again after a preemption, with no count of the runs before
         reruns = 1
-    return len(trial.attempts) - 1 + reruns + (0 if waiting else 1)
+    return len(trial.attempts) - 1 + reruns + (0 if waiting or not ran else 1)
+
+
+def _cancelled_before_start(st: AppStatus) -> bool:
+    """Whether an app was cancelled before any of its replicas started: it ended
+    CANCELLED, its replicas are listed, and none ran on a host or left an exit code."""
+    replicas = [r for role in st.roles for r in role.replicas]
+    return (
+        st.state == AppState.CANCELLED
+        and bool(replicas)
+        and not any(r.hostname or r.exit_code is not None for r in replicas)
+    )
 
 
 def _local_statuses(sched: LocalScheduler, record: SweepRecord) -> dict[str, AppStatus | None]:

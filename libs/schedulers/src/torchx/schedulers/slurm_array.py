@@ -38,12 +38,14 @@ _PENDING_RANGE = re.compile(r"^(?P<job>\d+)_\[(?P<ranges>[^\]]*)\]$")
 
 @dataclass(frozen=True)
 class ArrayTask:
-    """What Slurm says of one task of an array: ``A_i``'s state and exit code."""
+    """What Slurm says of one task of an array: ``A_i``'s state and exit code, and
+    whether it was ever given nodes (``started``: False for one cancelled while pending)."""
 
     app_id: str
     state: AppState
     exit_code: int | None = None
     slurm_state: str = ""
+    started: bool = True
 
 
 def index_spec(indices: Sequence[int], parallel: int = 0) -> str:
@@ -156,21 +158,26 @@ def _expand(ranges: str) -> list[int]:
     return out
 
 
-def _tasks_from(rows: list[tuple[str, str, str]], into: dict[str, ArrayTask]) -> None:
-    # each job's components, by offset: (Slurm state, exit code)
-    jobs: dict[str, dict[int, tuple[str, str]]] = {}
-    for job_id, state, code in rows:
+def _tasks_from(rows: list[tuple[str, str, str, bool]], into: dict[str, ArrayTask]) -> None:
+    """Rows of (job id, Slurm state, exit code, whether it was given nodes)."""
+    # each job's components, by offset: (Slurm state, exit code, given nodes)
+    jobs: dict[str, dict[int, tuple[str, str, bool]]] = {}
+    for job_id, state, code, started in rows:
         if _TASK.match(job_id):
-            into[job_id] = ArrayTask(job_id, app_state(state), _ended_code(state, code), state)
+            # accounting's 0:0 of a task never started is no exit code either
+            ended = _ended_code(state, code) if started else None
+            into[job_id] = ArrayTask(job_id, app_state(state), ended, state, started)
         elif m := _JOB.match(job_id):
-            jobs.setdefault(m.group("job"), {})[int(m.group("offset") or 0)] = (state, code)
+            offset = int(m.group("offset") or 0)
+            jobs.setdefault(m.group("job"), {})[offset] = (state, code, started)
         elif m := _PENDING_RANGE.match(job_id):
+            # tasks still folded into their array's pending record were never given nodes
             for i in _expand(m.group("ranges")):
                 tid = f"{m.group('job')}_{i}"
-                into.setdefault(tid, ArrayTask(tid, app_state(state), None, state))
+                into.setdefault(tid, ArrayTask(tid, app_state(state), None, state, False))
     for job, comps in jobs.items():
-        state, code = comps[lead_component({k: s for k, (s, _) in comps.items()})]
-        into[job] = ArrayTask(job, app_state(state), _ended_code(state, code), state)
+        state, code, started = comps[lead_component({k: c[0] for k, c in comps.items()})]
+        into[job] = ArrayTask(job, app_state(state), _ended_code(state, code), state, started)
 
 
 def _ended_code(state: str, code: str) -> int | None:
@@ -196,26 +203,26 @@ def describe_tasks(
                 "--parsable2",
                 "--noheader",
                 "--allocations",
-                "--format=JobID,State,ExitCode",
+                "--format=JobID,State,ExitCode,AllocNodes",
                 f"--jobs={jobs}",
             ]
         )
         if proc.returncode == 0:
-            rows = [
-                tuple(ln.split("|", 2)) for ln in proc.stdout.splitlines() if ln.count("|") == 2
-            ]
-            _tasks_from([(r[0], r[1], r[2]) for r in rows], found)
+            rows = [ln.split("|", 3) for ln in proc.stdout.splitlines() if ln.count("|") == 3]
+            # a job never given nodes (cancelled while pending) was allocated 0 of them
+            _tasks_from([(r[0], r[1], r[2], r[3].strip() != "0") for r in rows], found)
         elif use_sacct:
             raise SlurmError(f"sacct failed: {proc.stderr.strip() or proc.returncode}")
     if all(t in found for t in task_ids):
         return found
     proc = run(
-        ["squeue", f"--jobs={jobs}", "--array", "--states=all", "--noheader", "--format=%i|%T"]
+        ["squeue", f"--jobs={jobs}", "--array", "--states=all", "--noheader", "--format=%i|%T|%N"]
     )
     if proc.returncode == 0:
         live: dict[str, ArrayTask] = {}
-        rows2 = [ln.split("|", 1) for ln in proc.stdout.splitlines() if "|" in ln]
-        _tasks_from([(r[0].strip(), r[1].strip(), "") for r in rows2], live)
+        rows2 = [ln.split("|", 2) for ln in proc.stdout.splitlines() if ln.count("|") == 2]
+        # a job never given nodes has an empty node list
+        _tasks_from([(r[0].strip(), r[1].strip(), "", bool(r[2].strip())) for r in rows2], live)
         for task, st in live.items():
             found.setdefault(task, st)
     return found
