@@ -19,12 +19,14 @@ from __future__ import annotations
 import argparse
 import itertools
 import json
+import math
 import os
 import sys
 from pathlib import Path
 from typing import Any
 
-from torchx.runner import Sweep, SweepStatus, get_runner, trackers_env
+from torchx.runner import Sweep, SweepStatus, TrialStatus, get_runner, trackers_env
+from torchx.specs import AppState
 from torchx.tracker import trackers_from_environ
 
 COMPONENT = f"{Path(__file__).resolve().parent / 'trial.py'}:trial"
@@ -79,6 +81,17 @@ def run_search(
     return status
 
 
+def best_trial(status: SweepStatus) -> TrialStatus | None:
+    """The best trial of a ranked ``status``: the first, if it succeeded with a finite
+    objective. ``rank`` puts those first, so when the first is not one (every trial failed,
+    or diverged to NaN), there is none: a trial that recorded a loss and then crashed is
+    no result to pick."""
+    first = status.trials[0] if status.trials else None
+    if first is None or first.state != AppState.SUCCEEDED or first.objective is None:
+        return None
+    return first if math.isfinite(first.objective) else None
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
@@ -100,9 +113,11 @@ def main() -> None:
         ns.trials, ns.parallel, ns.steps, ns.grid, ns.seed, ns.scheduler, ns.tracker_base
     )
     print(status.format(OBJECTIVE))
-    best = status.trials[0]
-    if best.objective is None:
-        raise SystemExit(f"no trial recorded {OBJECTIVE}; see torchx log {status.handle}/INDEX")
+    best = best_trial(status)
+    if best is None or best.objective is None:
+        raise SystemExit(
+            f"no trial succeeded with a finite {OBJECTIVE}; see torchx log {status.handle}/INDEX"
+        )
     print("best " + json.dumps({"trial": best.index, **best.args, OBJECTIVE: best.objective}))
     sys.exit(0 if status.state.name == "SUCCEEDED" else 1)
 

@@ -83,3 +83,22 @@ def test_no_tracker_anywhere_is_refused_with_the_option_to_give(tmp_path: Path) 
     )  # fmt: skip
     assert proc.returncode == 1
     assert proc.stderr.startswith("--tracker_base: no [torchx:tracker] in .torchxconfig")
+
+
+def test_best_is_a_succeeded_trial_with_a_finite_loss() -> None:
+    """A diverged trial (NaN) or one that recorded its loss and then failed is never best."""
+    from torchx.runner import SweepStatus, TrialStatus
+    from torchx.specs import AppState
+
+    search = load_script("example_hpo_search", "examples/hpo/search.py")
+
+    def status(*rows: tuple[float | None, AppState]) -> SweepStatus:
+        trials = [TrialStatus(i, {}, s, 1, 0, None, objective=o) for i, (o, s) in enumerate(rows)]
+        st = SweepStatus("h", AppState.FAILED, "group", trials)
+        st.rank()
+        return st
+
+    ok, failed = AppState.SUCCEEDED, AppState.FAILED
+    best = search.best_trial(status((0.5, ok), (float("nan"), ok), (0.1, failed), (0.3, ok)))
+    assert best is not None and best.index == 3
+    assert search.best_trial(status((float("nan"), ok), (0.1, failed), (None, ok))) is None

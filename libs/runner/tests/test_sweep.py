@@ -367,3 +367,30 @@ def test_the_record_holding_scheduler_params_is_private_to_its_owner() -> None:
     assert [p.name for p in path.parent.iterdir()] == [path.name]  # no temp file left
     loaded = load(record.sweep_id)
     assert loaded is not None and loaded.scheduler_params == {"token": "s3cret"}
+
+
+def test_rank_puts_succeeded_trials_first_and_unscored_or_nan_ones_last() -> None:
+    """A NaN objective (a diverged loss) is no best, and a trial that recorded its loss and
+    then failed ranks after every trial that succeeded, whichever way the ranking goes."""
+    from torchx.runner._sweeps import SweepStatus, TrialStatus
+
+    nan = float("nan")
+    rows = [
+        (0.5, AppState.SUCCEEDED),
+        (nan, AppState.SUCCEEDED),
+        (0.1, AppState.SUCCEEDED),
+        (0.05, AppState.FAILED),
+        (None, AppState.SUCCEEDED),
+        (0.2, AppState.SUCCEEDED),
+        (float("-inf"), AppState.SUCCEEDED),
+        (0.9, AppState.CANCELLED),
+        (None, AppState.FAILED),
+    ]
+    trials = [
+        TrialStatus(i, {}, state, 1, 0, None, objective=o) for i, (o, state) in enumerate(rows)
+    ]
+    st = SweepStatus("h", AppState.FAILED, "group", trials)
+    st.rank()
+    assert [t.index for t in st.trials] == [2, 5, 0, 1, 4, 6, 3, 7, 8]
+    st.rank(maximize=True)
+    assert [t.index for t in st.trials] == [0, 5, 2, 1, 4, 6, 7, 3, 8]

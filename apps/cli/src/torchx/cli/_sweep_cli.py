@@ -430,7 +430,7 @@ def _set_objective(t: TrialStatus, key: str, value: object) -> None:
         t.objective = float(str(value))
     except ValueError:
         t.objective = None
-    if t.objective is None or not math.isfinite(t.objective):  # nan would rank anywhere
+    if t.objective is None or not math.isfinite(t.objective):  # rank() puts it last: say why
         from torchx.cli._record_skips import warn_line
 
         t.objective = None

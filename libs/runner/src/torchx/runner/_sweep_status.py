@@ -5,6 +5,7 @@ of a local group's state files), and the sweep's state made of them.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -61,9 +62,19 @@ class SweepStatus:
         return ", ".join(f"{n} {s}" for s, n in sorted(self.counts().items()))
 
     def rank(self, maximize: bool = False) -> None:
-        """Order the trials best objective first (trials without one last)."""
+        """Order the trials best first: the succeeded ones by objective, then those
+        without a finite one (none recorded, NaN, infinite), then the trials that did not
+        succeed, by objective too. A trial that records its loss and then crashes, or
+        whose loss diverged to NaN, is never ranked above one that succeeded; ``trials[0]``
+        is the best only if it succeeded with an objective."""
         sign = -1.0 if maximize else 1.0
-        self.trials.sort(key=lambda t: (t.objective is None, sign * (t.objective or 0.0), t.index))
+
+        def key(t: TrialStatus) -> tuple[bool, bool, float, int]:
+            scored = t.objective is not None and math.isfinite(t.objective)
+            value = sign * t.objective if scored and t.objective is not None else 0.0
+            return (t.state != AppState.SUCCEEDED, not scored, value, t.index)
+
+        self.trials.sort(key=key)
 
     def format(self, objective: str = "objective") -> str:
         """A table, one trial a line, as ``torchx status SWEEP`` prints it; ``objective``
