@@ -394,3 +394,14 @@ def test_rank_puts_succeeded_trials_first_and_unscored_or_nan_ones_last() -> Non
     assert [t.index for t in st.trials] == [2, 5, 0, 1, 4, 6, 3, 7, 8]
     st.rank(maximize=True)
     assert [t.index for t in st.trials] == [0, 5, 2, 1, 4, 6, 7, 3, 8]
+
+
+def test_a_str_where_a_list_is_expected_is_named_with_the_fix() -> None:
+    with pytest.raises(SweepError, match=r"sweep argument 'n': got '12'; give a list.*\['12'\]"):
+        Sweep.grid("trainer", {"n": "12"})
+    with pytest.raises(SweepError, match=r"base_args: got '--x 3'; .*\['--x', '3'\]"):
+        Sweep.grid("trainer", {"lr": [1]}, base_args="--x 3")
+    with pytest.raises(SweepError, match=r"base_args: got '--x 3'; .*\['--x', '3'\]"):
+        Sweep.of("trainer", [{"lr": 1}], base_args="--x 3")
+    with pytest.raises(SweepError, match=r"base_args token: got 3; give it as text, e.g. '3'"):
+        Sweep.of("trainer", [{"lr": 1}], base_args=["--x", 3])  # type: ignore[list-item]

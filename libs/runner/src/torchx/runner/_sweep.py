@@ -68,7 +68,14 @@ class Sweep:
         if not grid:
             raise SweepError("sweep", {}, "name at least one argument to sweep: --sweep NAME=V1,V2")
         for name, values in grid.items():
-            if isinstance(values, str) or not isinstance(values, Sequence) or not values:
+            if isinstance(values, (str, bytes)) or not isinstance(values, Sequence):
+                # a str is a sequence of characters: each would be a trial
+                raise SweepError(
+                    f"sweep argument {name!r}",
+                    values,
+                    f"give a list of the values to try, e.g. {{{name!r}: [{values!r}]}}",
+                )
+            if not values:
                 raise SweepError(
                     f"sweep argument {name!r}",
                     values,
@@ -77,7 +84,7 @@ class Sweep:
         names = tuple(grid)
         texts = [[_text(v) for v in grid[n]] for n in names]
         trials = tuple(dict(zip(names, combo, strict=True)) for combo in itertools.product(*texts))
-        return cls(component, trials, tuple(base_args), _check_parallel(parallel), names)
+        return cls(component, trials, _base_args(base_args), _check_parallel(parallel), names)
 
     @classmethod
     def of(
@@ -97,7 +104,9 @@ class Sweep:
                 raise SweepError("sweep trial", t, "give a mapping of argument name to value")
             out.append({k: _text(v) for k, v in t.items()})
             names += [k for k in t if k not in names]
-        return cls(component, tuple(out), tuple(base_args), _check_parallel(parallel), tuple(names))
+        return cls(
+            component, tuple(out), _base_args(base_args), _check_parallel(parallel), tuple(names)
+        )
 
     @classmethod
     def from_cli(
@@ -144,6 +153,22 @@ class Sweep:
         so a flag put after them would reach the program instead of the component."""
         own = [f"--{k}={v}" for k, v in self.trials[index].items()]
         return own + list(self.base_args)
+
+
+def _base_args(base_args: Sequence[str]) -> tuple[str, ...]:
+    """The shared component arguments as CLI tokens; a single str would be split into its
+    characters, each one a token."""
+    if isinstance(base_args, (str, bytes)) or not isinstance(base_args, Sequence):
+        import shlex
+
+        example = shlex.split(base_args) if isinstance(base_args, str) else ["--epochs", "3"]
+        raise SweepError(
+            "base_args", base_args, f"give a list of command-line tokens, e.g. {example!r}"
+        )
+    for token in base_args:
+        if not isinstance(token, str):
+            raise SweepError("base_args token", token, f"give it as text, e.g. {str(token)!r}")
+    return tuple(base_args)
 
 
 def _check_parallel(parallel: int) -> int:
