@@ -405,3 +405,18 @@ def test_a_str_where_a_list_is_expected_is_named_with_the_fix() -> None:
         Sweep.of("trainer", [{"lr": 1}], base_args="--x 3")
     with pytest.raises(SweepError, match=r"base_args token: got 3; give it as text, e.g. '3'"):
         Sweep.of("trainer", [{"lr": 1}], base_args=["--x", 3])  # type: ignore[list-item]
+
+
+def test_a_name_that_is_not_the_parameters_spelling_is_refused_with_it() -> None:
+    """``fast-x`` would reach the trials as TORCHX_SWEEP_ARG_FAST-X (no env name) and be
+    another column than ``fast_x``: the parameter's own spelling is asked for."""
+
+    def comp(fail_bs: int = -1) -> AppDef:
+        return AppDef("c", roles=[Role("c", image=".", entrypoint="echo")])
+
+    schema = ComponentSchema(comp, "comp")
+    with pytest.raises(SweepError, match=r"got 'fail-bs'; comp calls it fail_bs; write it as"):
+        check_sweep(schema, Sweep.of("comp", [{"fail-bs": 1}]))
+    with pytest.raises(SweepError, match=r"got 'fail-bs'"):
+        check_sweep(schema, Sweep.of("comp", [{"fail_bs": 1}, {"fail-bs": 2}]))
+    check_sweep(schema, Sweep.of("comp", [{"fail_bs": 1}]))

@@ -190,6 +190,15 @@ def check_sweep(schema: ComponentSchema, sweep: Sweep) -> None:
         arg = schema.option(name)
         if arg is None:
             raise SweepError("sweep argument", name, _unknown_fix(schema, name))
+        if arg.name != name:
+            # The name is each trial's TORCHX_SWEEP_ARG_<NAME>, its key in TORCHX_SWEEP_ARGS
+            # and its column in the status table: one spelling, the parameter's, so that a
+            # name swept under two spellings is one argument swept twice.
+            raise SweepError(
+                "sweep argument",
+                name,
+                f"{schema.name} calls it {arg.name}; write it as --sweep {arg.name}=V1,V2",
+            )
         if arg.name in shared:
             raise SweepError(
                 "sweep argument",

@@ -1,0 +1,51 @@
+"""What a sweep cannot do, said in one line naming the fix, never silently dropped."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from torchx.cli._app import app
+
+cli = CliRunner()
+
+COMPONENT = '''
+import torchx.specs as specs
+
+
+def t(lr: float = 0.1, fail_bs: int = -1) -> specs.AppDef:
+    """Echoes its arguments.
+
+    Args:
+        lr: learning rate
+        fail_bs: a batch size to fail at
+    """
+    return specs.AppDef("t", roles=[specs.Role("t", image=".", entrypoint="echo", args=[str(lr)])])
+'''
+
+
+def invoke(*args: str) -> tuple[int, str, str]:
+    result = cli.invoke(app, list(args))
+    return result.exit_code, result.stdout, result.stderr
+
+
+def refused(*args: str) -> str:
+    """The stderr of a command that must fail with exit code 2 and print nothing else."""
+    code, out, err = invoke(*args)
+    assert (code, out) == (2, ""), err
+    return err
+
+
+def test_a_sweep_name_spelled_with_a_dash_names_the_parameter(isolated: Path) -> None:
+    (isolated / "comp.py").write_text(COMPONENT)
+    fix = (
+        "torchx: error: sweep argument: got 'fail-bs'; ./comp.py:t calls it fail_bs; write it "
+        "as --sweep fail_bs=V1,V2\n"
+    )
+    assert refused("run", "--sweep", "fail-bs=1,2", "./comp.py:t") == fix
+    # the two spellings of one argument: the dashed one is named, not a per-trial clash
+    assert (
+        refused("run", "--dryrun", "--sweep", "fail-bs=1", "--sweep", "fail_bs=2", "./comp.py:t")
+        == fix
+    )
