@@ -7,6 +7,7 @@ from pathlib import Path
 from typer.testing import CliRunner
 
 from torchx.cli._app import app
+from torchx.cli._sweep_cli import resolve_trial
 
 cli = CliRunner()
 
@@ -48,4 +49,21 @@ def test_a_sweep_name_spelled_with_a_dash_names_the_parameter(isolated: Path) ->
     assert (
         refused("run", "--dryrun", "--sweep", "fail-bs=1", "--sweep", "fail_bs=2", "./comp.py:t")
         == fix
+    )
+
+
+def test_requeue_of_a_sweep_points_at_a_trial_and_at_resume(isolated: Path) -> None:
+    code, out, err = invoke("run", "--sweep", "msg=a,b", "utils.echo")
+    assert code == 0, err
+    sweep = out.splitlines()[0]
+    assert refused("requeue", sweep) == (
+        f"torchx: error: requeue: got {sweep!r}, a sweep; requeue restarts one app, such as one "
+        f"trial (torchx requeue {sweep}/INDEX); to run again the trials that did not succeed: "
+        f"torchx run --resume {sweep}\n"
+    )
+    # a trial is one app: requeue reaches it (an ended one is said to have ended)
+    trial = resolve_trial(f"{sweep}/1")
+    assert refused("requeue", f"{sweep}/1") == (
+        f"torchx: error: app id: got {trial.rpartition('/')[2]!r}; has ended (SUCCEEDED); only "
+        "a running app can be requeued, `torchx run` it again instead\n"
     )

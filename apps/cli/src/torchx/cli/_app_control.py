@@ -46,9 +46,17 @@ def cancel(handle: Annotated[str, typer.Argument(help="SCHEDULER://SESSION/APP_I
 @handled
 def requeue(handle: Annotated[str, typer.Argument(help="SCHEDULER://SESSION/APP_ID")]) -> None:
     """Requeue an app as a preemption would: it is warned (SIGTERM), may checkpoint, stops,
-    and starts again under the same handle."""
+    and starts again under the same handle (a sweep's trial: SWEEP/INDEX)."""
     from torchx.cli._run import check_handle
+    from torchx.cli._sweep_cli import resolve_trial, sweep_id
 
+    if sweep_id(handle):
+        raise CliError(
+            f"requeue: got {handle!r}, a sweep; requeue restarts one app, such as one trial "
+            f"(torchx requeue {handle}/INDEX); to run again the trials that did not succeed: "
+            f"torchx run --resume {handle}"
+        )
+    handle = resolve_trial(handle)
     check_handle(handle)
     status = _runner().requeue(handle)
     preemptions = status.num_preemptions if status is not None else 0
