@@ -15,14 +15,16 @@ COMPONENT = '''
 import torchx.specs as specs
 
 
-def t(lr: float = 0.1, fail_bs: int = -1) -> specs.AppDef:
-    """Echoes its arguments.
+def t(lr: float = 0.1, fail_bs: int = -1, code: int = 0) -> specs.AppDef:
+    """Echoes lr, exits with code.
 
     Args:
         lr: learning rate
         fail_bs: a batch size to fail at
+        code: the exit code
     """
-    return specs.AppDef("t", roles=[specs.Role("t", image=".", entrypoint="echo", args=[str(lr)])])
+    role = specs.Role("t", image=".", entrypoint="sh", args=["-c", f"echo lr={lr}; exit {code}"])
+    return specs.AppDef("t", roles=[role])
 '''
 
 
@@ -67,3 +69,27 @@ def test_requeue_of_a_sweep_points_at_a_trial_and_at_resume(isolated: Path) -> N
         f"torchx: error: app id: got {trial.rpartition('/')[2]!r}; has ended (SUCCEEDED); only "
         "a running app can be requeued, `torchx run` it again instead\n"
     )
+
+
+def test_resume_refuses_options_that_would_change_the_recorded_sweep(isolated: Path) -> None:
+    (isolated / "comp.py").write_text(COMPONENT)
+    code, out, err = invoke("run", "--sweep", "code=0,3", "./comp.py:t")
+    assert code == 1, err
+    sweep = out.splitlines()[0]
+
+    def line(names: str) -> str:
+        return (
+            f"torchx: error: --resume: got {names}; a resume runs the trials as {sweep} recorded "
+            f"them (on local_cwd, with its --parallel, --cfg, workspace and parent run): leave out"
+            f" {names}, or start a new sweep with --sweep\n"
+        )
+
+    assert refused("run", "-s", "slurm", "--resume", sweep, "--dryrun") == line("-s")
+    assert refused("run", "--resume", sweep, "--parallel", "7", "--dryrun") == line("--parallel")
+    assert refused("run", "--resume", sweep, "--cfg", "foo=bar") == line("--cfg")
+    assert refused("run", "--resume", sweep, "--workspace", "", "--parallel", "3") == line(
+        "--parallel, --workspace"
+    )
+    # naming the sweep's own scheduler changes nothing
+    code, out, err = invoke("run", "-s", "local_cwd", "--resume", sweep, "--dryrun")
+    assert code == 0 and "--resume" not in err, err

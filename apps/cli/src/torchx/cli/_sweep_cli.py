@@ -120,6 +120,7 @@ def run_sweep(
                 f"--resume: got {resume!r}; give a sweep handle SCHEDULER://SESSION/sweep-ID"
             )
         sched = resume.partition("://")[0]
+        _refuse_changes_on_resume(resume, sched, parallel, args)
         if dryrun:
             _print_plan(runner.dryrun_resume_sweep(resume), json_out)
             return 0
@@ -185,6 +186,31 @@ def run_sweep(
     from torchx.specs import AppState
 
     return 0 if final.state == AppState.SUCCEEDED else 1
+
+
+def _refuse_changes_on_resume(resume: str, sched: str, parallel: int, args: RunArgs) -> None:
+    """A resume runs the trials as the sweep recorded them (its scheduler, parallelism,
+    run config, workspace and parent run): an option that would change one is refused
+    naming it, rather than ignored; ``-s`` naming the sweep's own scheduler changes
+    nothing."""
+    given = [
+        name
+        for name, value in (
+            ("-s", args["scheduler"] not in (None, sched)),
+            ("--parallel", parallel),
+            ("--cfg", args["cfg"]),
+            ("--workspace", args["workspace"] is not None),
+            ("--parent_run_id", args["parent_run_id"] is not None),
+        )
+        if value
+    ]
+    if given:
+        names = ", ".join(given)
+        raise CliError(
+            f"--resume: got {names}; a resume runs the trials as {resume} recorded them (on "
+            f"{sched}, with its --parallel, --cfg, workspace and parent run): leave out {names},"
+            " or start a new sweep with --sweep"
+        )
 
 
 def _print_plan(plan: SweepPlan, json_out: bool) -> None:
