@@ -93,3 +93,15 @@ def test_resume_refuses_options_that_would_change_the_recorded_sweep(isolated: P
     # naming the sweep's own scheduler changes nothing
     code, out, err = invoke("run", "-s", "local_cwd", "--resume", sweep, "--dryrun")
     assert code == 0 and "--resume" not in err, err
+
+
+def test_log_with_a_sweep_is_refused_naming_torchx_log(isolated: Path) -> None:
+    line = (
+        "torchx: error: --log: a sweep's trials are not streamed together; leave out --log and "
+        "follow one trial with torchx log -f SWEEP/INDEX (SWEEP: the handle it prints)\n"
+    )
+    assert refused("run", "--log", "--sweep", "msg=a,b", "utils.echo") == line
+    assert refused("run", "--log", "--resume", "local_cwd://torchx/sweep-abcdefghij") == line
+    assert not list((isolated / "state").rglob("sweep-*"))  # nothing was submitted
+    code, _, err = invoke("run", "--no-log", "--sweep", "msg=a,b", "utils.echo")
+    assert code == 0 and "--log" not in err, err

@@ -166,7 +166,10 @@ def run(
     ] = None,
     log: Annotated[
         bool | None,
-        typer.Option("--log/--no-log", help="stream its logs while waiting (default: with --wait)"),
+        typer.Option(
+            "--log/--no-log",
+            help="stream its logs while waiting (default: with --wait; not with --sweep)",
+        ),
     ] = None,
     workspace: Annotated[
         str | None,
@@ -249,6 +252,12 @@ def run(
 
         if not sweep and resume is None:
             raise CliError("--parallel: only with --sweep NAME=V1,V2 (or --resume SWEEP)")
+        if log:
+            # many trials' logs interleaved would be unreadable; each trial has its own
+            raise CliError(
+                "--log: a sweep's trials are not streamed together; leave out --log and "
+                "follow one trial with torchx log -f SWEEP/INDEX (SWEEP: the handle it prints)"
+            )
         code = run_sweep(
             setup, _scheduler, sweeps=list(sweep or []), parallel=parallel, resume=resume, **args
         )
