@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from typer.testing import CliRunner
 
 from torchx.cli._app import app
@@ -105,3 +106,25 @@ def test_log_with_a_sweep_is_refused_naming_torchx_log(isolated: Path) -> None:
     assert not list((isolated / "state").rglob("sweep-*"))  # nothing was submitted
     code, _, err = invoke("run", "--no-log", "--sweep", "msg=a,b", "utils.echo")
     assert code == 0 and "--log" not in err, err
+
+
+def test_objective_asked_for_with_no_tracker_here_says_where_to_configure_one(
+    isolated: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("TORCHX_TRACKERS", raising=False)
+    code, out, err = invoke("run", "--sweep", "msg=a,b", "utils.echo")
+    assert code == 0, err
+    sweep = out.splitlines()[0]
+    line = (
+        "torchx: warning: --objective: no tracker is configured here to read 'val_loss' from; "
+        "configure the one the trials recorded to ([torchx:tracker] in .torchxconfig, or "
+        "TORCHX_TRACKERS and TORCHX_TRACKER_<NAME>_CONFIG as when the sweep ran), or give "
+        "--results URL where they stored result documents\n"
+    )
+    for extra in ((), ("--json",), ("--maximize",)):
+        code, out, err = invoke("status", sweep, "--objective", "val_loss", *extra)
+        assert (code, err) == (0, line) and "SUCCEEDED" in out
+    code, _, err = invoke("status", sweep, "--maximize")
+    assert code == 0 and err == line.replace("'val_loss'", "'objective'")
+    code, _, err = invoke("status", sweep)  # no objective asked for: nothing to say
+    assert (code, err) == (0, "")

@@ -319,15 +319,26 @@ def _objectives(
     return unread
 
 
-def _record_objectives(st: SweepStatus, key: str, named: bool) -> set[int]:
-    """Each trial's ``key`` as its run recorded it in the first configured tracker."""
-    from torchx.cli._record_skips import skips_reported
+def _record_objectives(st: SweepStatus, key: str, named: bool, asked: bool) -> set[int]:
+    """Each trial's ``key`` as its run recorded it in the first configured tracker. With
+    none configured, a status that ``asked`` for the objective (``--objective``,
+    ``--maximize``) says in one line where to configure one; a plain status says nothing."""
+    from torchx.cli._record_skips import skips_reported, warn_line
     from torchx.cli._tracker import _tracker
 
     try:
         tracker = _tracker(None)
     except CliError:
-        return set()  # no tracker configured: there is nothing to read
+        # A warning, not an error: the trials' states and exit codes are still right, and
+        # the trackers the trials recorded to are in their own environment, not here.
+        if asked:
+            warn_line(
+                f"--objective: no tracker is configured here to read {key!r} from; configure"
+                " the one the trials recorded to ([torchx:tracker] in .torchxconfig, or"
+                " TORCHX_TRACKERS and TORCHX_TRACKER_<NAME>_CONFIG as when the sweep ran), or"
+                " give --results URL where they stored result documents"
+            )
+        return set()
     with skips_reported() as skipped:
 
         def read(t: TrialStatus) -> Mapping[str, object] | None:
@@ -485,7 +496,7 @@ def print_status(
     if results is not None:
         unread = _result_objectives(st, objective, results, True)
     else:
-        unread = _record_objectives(st, objective, named)
+        unread = _record_objectives(st, objective, named, named or maximize)
     if any(t.objective is not None for t in st.trials):
         st.rank(maximize)
     if json_out:
