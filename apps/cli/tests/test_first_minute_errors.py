@@ -12,28 +12,13 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
 
-from torchx.cli._app import app
 from torchx.cli._sweep_cli import resolve_trial
 from torchx.runner import get_runner
 from torchx.specs import AppState, is_started
 
+from .cli_invoke import invoke, refused
 from .cli_process import TORCHX
-
-cli = CliRunner()
-
-
-def invoke(*args: str) -> tuple[int, str, str]:
-    result = cli.invoke(app, list(args))
-    return result.exit_code, result.stdout, result.stderr
-
-
-def refused(*args: str) -> str:
-    """The stderr of a command that must fail with exit code 2 and print nothing else."""
-    code, out, err = invoke(*args)
-    assert (code, out) == (2, ""), err
-    return err
 
 
 def test_an_error_raised_by_a_component_names_the_component(isolated: Path) -> None:

@@ -5,12 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
 
-from torchx.cli._app import app
 from torchx.cli._sweep_cli import resolve_trial
 
-cli = CliRunner()
+from .cli_invoke import invoke, refused
 
 COMPONENT = '''
 import torchx.specs as specs
@@ -27,18 +25,6 @@ def t(lr: float = 0.1, fail_bs: int = -1, code: int = 0) -> specs.AppDef:
     role = specs.Role("t", image=".", entrypoint="sh", args=["-c", f"echo lr={lr}; exit {code}"])
     return specs.AppDef("t", roles=[role])
 '''
-
-
-def invoke(*args: str) -> tuple[int, str, str]:
-    result = cli.invoke(app, list(args))
-    return result.exit_code, result.stdout, result.stderr
-
-
-def refused(*args: str) -> str:
-    """The stderr of a command that must fail with exit code 2 and print nothing else."""
-    code, out, err = invoke(*args)
-    assert (code, out) == (2, ""), err
-    return err
 
 
 def test_a_sweep_name_spelled_with_a_dash_names_the_parameter(isolated: Path) -> None:
