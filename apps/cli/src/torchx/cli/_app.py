@@ -17,9 +17,15 @@ from typing import Annotated, Any
 
 import click.exceptions
 import typer
-import typer.core
 
-from torchx.cli._app_common import CfgOpt, JsonOpt, SchedulerOpt, _runner_of, _scheduler
+from torchx.cli._app_common import (
+    CfgOpt,
+    JsonOpt,
+    OnceOptionsCommand,
+    SchedulerOpt,
+    _runner_of,
+    _scheduler,
+)
 from torchx.cli._app_control import cancel, requeue
 from torchx.cli._app_inspect import describe, list_apps, log, status, wait
 from torchx.cli._app_runopts import configure, runopts
@@ -114,7 +120,7 @@ def _complete_component_args(ctx: typer.Context, incomplete: str) -> list[str]:
     return [f for f in [*flags, "--help"] if f.startswith(incomplete)]
 
 
-class _RunCommand(typer.core.TyperCommand):
+class _RunCommand(OnceOptionsCommand):
     """``run``, whose completion after the component offers the component's own flags."""
 
     def shell_complete(self, ctx: Any, incomplete: str) -> list[Any]:
@@ -310,7 +316,7 @@ def builtins(
 # The commands of the other modules, in the order ``torchx --help`` lists them.
 for _command in (status, describe, log, wait, cancel, requeue):
     app.command()(_command)
-app.command(name="list")(list_apps)
+app.command(name="list", cls=OnceOptionsCommand)(list_apps)
 app.command()(runopts)
 app.command()(configure)
 

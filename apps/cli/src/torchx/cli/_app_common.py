@@ -7,9 +7,11 @@ Like every command module, it imports nothing heavy at module level.
 # No ``from __future__ import annotations``, as in ``_app``: typer reads each command's
 # signature on every start, and string annotations would be evaluated each time.
 
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
+import click
 import typer
+import typer.core
 
 from torchx.cli._errors import CliError
 
@@ -41,6 +43,44 @@ CfgOpt = Annotated[
     str | None,
     typer.Option("-cfg", "--cfg", "--scheduler_args", help="run options: k1=v1,k2=v2"),
 ]
+
+
+# What to write instead of an option given twice, where "give it once" is not enough.
+_ONCE_FIX = {
+    "cfg": "give it once, the run options joined by commas: -cfg k1=v1,k2=v2",
+    "scheduler": "give one scheduler",
+}
+
+
+class OnceOptionsCommand(typer.core.TyperCommand):
+    """A command that refuses an option taking one value when it is given twice (``-cfg
+    a=1 -cfg b=2``), in one line naming it, where click lets the last one win silently
+    (the first ``-cfg`` would be lost without a word). pytorch/torchx 0.7 refused a repeated
+    ``-s``, ``-cfg``, ``--workspace`` and ``--parent_run_id`` of ``run`` too."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        # click's parser lists each option once per time it was given; it consumes the list
+        # it parses, hence the copy
+        _, _, given = self.make_parser(ctx).parse_args(args=list(args))
+        seen: set[str] = set()
+        for param in given:
+            if not _takes_one_value(param) or param.name is None:
+                continue
+            if param.name in seen:
+                fix = _ONCE_FIX.get(param.name, "give it once")
+                raise click.UsageError(f"{'/'.join(param.opts)}: given twice; {fix}", ctx)
+            seen.add(param.name)
+        return super().parse_args(ctx, args)
+
+
+def _takes_one_value(param: Any) -> bool:
+    return (
+        isinstance(param, click.Option)
+        and not param.is_flag
+        and not param.multiple
+        and not param.count
+        and param.nargs == 1
+    )
 
 
 def _runner() -> "Runner":
