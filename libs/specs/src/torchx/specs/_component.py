@@ -288,17 +288,20 @@ class ComponentSchema:
         return re.sub(r"``([^`]+)``", r"`\1`", "\n".join(lines))
 
     def _usage(self) -> list[str]:
-        parts = []
+        # The program's words last, wherever the signature declares them: everything from
+        # the first of them on goes to the program, so an option written after them (as a
+        # usage line listing them first suggests) would be taken as one of its words.
+        parts, remainder = [], []
         for a in self.args:
             if a.remainder:
-                parts.append(f"[{a.name} ...]")
+                remainder.append(f"[{a.name} ...]")
             elif a.type.kind == "scalar" and a.type.item is bool:
                 parts.append(f"[{a.flag}]")
             elif a.required:
                 parts.append(f"{a.flag} {a.name.upper()}")
             else:
                 parts.append(f"[{a.flag} {a.name.upper()}]")
-        return parts
+        return parts + remainder
 
 
 def get_component_schema(fn: Callable[..., AppDef], name: str | None = None) -> ComponentSchema:
