@@ -73,8 +73,13 @@ class ConfigError(SpecsError):
 
     def __init__(self, file: str, section: str, key: str, value: object, expected: str) -> None:
         self.file, self.section, self.key = file, section, key
+        super().__init__(self.field_of(file, section, key), value, expected)
+
+    @staticmethod
+    def field_of(file: str, section: str, key: str) -> str:
+        """How an error names a config file's entry: ``/p/.torchxconfig [section] key``."""
         # a whole section at fault (key ""): the field ends at its name
-        super().__init__(f"{file} [{section}] {key}".rstrip(), value, expected)
+        return f"{file} [{section}] {key}".rstrip()
 
 
 class ConfigFileNotFoundError(SpecsError, FileNotFoundError):

@@ -292,11 +292,13 @@ class Runner:
         file_defaults = self.config.component_defaults(name)
         code_defaults = self._component_defaults.get(name, {})
         defaults: dict[str, str] = {}
+        sources: dict[str, str] = {}
         for key, (value, origin) in file_defaults.items():
             arg = schema.option(key)
             if arg is None:
                 raise ConfigError(origin, f"component:{name}", key, value, _takes(schema, key))
             defaults[arg.name] = value
+            sources[arg.name] = ConfigError.field_of(origin, f"component:{name}", key)
         for key, value in code_defaults.items():
             arg = schema.option(key)
             if arg is None:
@@ -305,7 +307,7 @@ class Runner:
                 )
             defaults.setdefault(arg.name, value)
         if defaults:
-            schema.apply_defaults(parsed, defaults)
+            schema.apply_defaults(parsed, defaults, sources)
         return schema.call_parsed(parsed)
 
     def dryrun_component(

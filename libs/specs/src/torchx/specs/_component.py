@@ -194,10 +194,17 @@ class ComponentSchema:
             )
         return read_argv(self, argv, unknown_hint=unknown_hint)
 
-    def apply_defaults(self, parsed: ParsedArgs, defaults: Mapping[str, Any]) -> None:
+    def apply_defaults(
+        self,
+        parsed: ParsedArgs,
+        defaults: Mapping[str, Any],
+        sources: Mapping[str, str] | None = None,
+    ) -> None:
         """Fill what ``parsed`` lacks from ``defaults`` (parameter name -> value; a str is
-        read as on the command line)."""
-        apply_defaults(self, parsed, dict(defaults))
+        read as on the command line). ``sources`` (parameter name -> where its default came
+        from, e.g. ``/p/.torchxconfig [component:NAME] key``) is what an error about that
+        value names, the component's own errors included."""
+        apply_defaults(self, parsed, dict(defaults), sources)
 
     def bind(self, parsed: ParsedArgs) -> tuple[list[Any], dict[str, Any]]:
         """``(positional, keyword)`` arguments for the function; required ones checked."""

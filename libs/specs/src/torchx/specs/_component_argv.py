@@ -18,7 +18,7 @@ given twice adds to it; a scalar given twice is refused, as 0.7 did.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -48,6 +48,9 @@ class ParsedArgs:
     # parameter name -> (its flag as written, its text) for each time it was given: how
     # the component's own errors about that parameter spell its flag (see ``as_written``)
     written: dict[str, list[tuple[str, str]]] = field(default_factory=dict)
+    # parameter name -> where its default came from, for those ``apply_defaults`` filled
+    # in: what errors about its value name instead of a flag the user never wrote
+    defaulted: dict[str, str] = field(default_factory=dict)
     help: bool = False
 
 
@@ -215,16 +218,25 @@ def read_argv(
     return out
 
 
-def apply_defaults(schema: ComponentSchema, parsed: ParsedArgs, defaults: dict[str, Any]) -> None:
+def apply_defaults(
+    schema: ComponentSchema,
+    parsed: ParsedArgs,
+    defaults: dict[str, Any],
+    sources: Mapping[str, str] | None = None,
+) -> None:
     """Fill the parameters ``parsed`` lacks from ``defaults`` (by parameter name; a str
-    value is read as on the command line). Unknown names are the caller's to refuse."""
+    value is read as on the command line). Unknown names are the caller's to refuse.
+    ``sources``: where a default came from (``/p/.torchxconfig [component:NAME] key``), the
+    field an error about its value names."""
     for name, value in defaults.items():
         arg = schema.options[name]
         if name in parsed.values or value is None:
             continue
+        where = (sources or {}).get(name) or f"{schema.name} {arg.flag} (default)"
         if isinstance(value, str):
-            value = convert_arg(value, arg.type, f"{schema.name} {arg.flag} (default)")
+            value = convert_arg(value, arg.type, where)
         parsed.values[name] = value
+        parsed.defaulted[name] = where
 
 
 def as_written(error: SpecsError, schema: ComponentSchema, parsed: ParsedArgs) -> None:
@@ -235,8 +247,9 @@ def as_written(error: SpecsError, schema: ComponentSchema, parsed: ParsedArgs) -
     ``NAME --x`` (optionally followed by `` (note)``), changes, and only its flag: every
     other field, and every error of several lines, is left as the component raised it.
     The flag is the one whose text is the error's value when the parameter was given more
-    than once with different spellings; nothing changes when that is not one flag, nor for
-    a parameter the user did not give (its value came from a default).
+    than once with different spellings; nothing changes when that is not one flag. For a
+    parameter the user did not give, whose value ``apply_defaults`` filled in, the field
+    becomes where that default came from (a config file's section and key).
     """
     prefix = f"{schema.name} "
     if not error.field.startswith(prefix):
@@ -248,9 +261,12 @@ def as_written(error: SpecsError, schema: ComponentSchema, parsed: ParsedArgs) -
     if spelled not in (f"-{name}", f"--{name}") or name not in schema.options:
         return
     given = parsed.written.get(name, [])
-    flags = {flag for flag, text in given if text == error.value} or {flag for flag, _ in given}
-    if len(flags) != 1:
-        return
-    error.field = prefix + flags.pop() + paren + note
+    if not given and name in parsed.defaulted:
+        error.field = parsed.defaulted[name]
+    else:
+        flags = {f for f, text in given if text == error.value} or {f for f, _ in given}
+        if len(flags) != 1:
+            return
+        error.field = prefix + flags.pop() + paren + note
     # the type stays (a KeyError too, say): callers that catch it keep catching it
     error.args = (specs_message(error.field, error.value, error.expected),)
