@@ -105,6 +105,18 @@ def test_the_default_objective_unrecorded_is_no_warning(
     assert "objective" not in out
 
 
+def test_a_tracker_folder_nothing_was_recorded_in_yet_ranks_nothing_and_is_no_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # trials that recorded nothing leave no folder: the sweep's status is still shown
+    root = _configured(tmp_path, monkeypatch)
+    runner: Any = _Recorded()
+    print_status(runner, SWEEP, json_out=True)
+    out, err = capsys.readouterr()
+    assert err == "" and [t["objective"] for t in json.loads(out)["trials"]] == [None] * 3
+    assert not root.exists()
+
+
 def _stored(tmp_path: Path, *documents: dict[str, Any] | None) -> str:
     """A result tracker's URL where trial i stored ``documents[i]`` (None: nothing)."""
     url = (tmp_path / "results").as_uri()

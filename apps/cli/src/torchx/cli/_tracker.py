@@ -36,7 +36,10 @@ ArtifactOpt = Annotated[
 ]
 
 
-def _tracker(name: str | None) -> TrackerBase:
+def _tracker(name: str | None, *, check_readable: bool = True) -> TrackerBase:
+    """The configured tracker ``name`` (default: the first). ``check_readable``: a
+    tracker with nothing to read (a mistyped folder) is an error, for the commands that
+    list what it holds; a caller for whom an empty tracker is an answer too passes False."""
     from torchx.runner import load_config, trackers_env
     from torchx.tracker import ENV_TORCHX_TRACKERS, trackers_from_environ
 
@@ -52,7 +55,8 @@ def _tracker(name: str | None) -> TrackerBase:
         raise CliError(f"--tracker: got {chosen!r}; configured trackers: {', '.join(names)}")
     env[ENV_TORCHX_TRACKERS] = chosen
     tracker = trackers_from_environ(env)[0]
-    tracker.check_readable()  # a mistyped folder is an error here, not an empty listing
+    if check_readable:
+        tracker.check_readable()  # a mistyped folder is an error here, not an empty listing
     return tracker
 
 
