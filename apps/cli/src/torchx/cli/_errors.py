@@ -28,20 +28,40 @@ class CliError(Exception):
         self.exit_code = exit_code
 
 
-def interrupted() -> int:
-    """Say that Ctrl-C stopped the command (one line on stderr); the shell's exit code for
-    SIGINT, 130.
+def interrupted(signum: int = 2) -> int:
+    """Say that a signal stopped the command (one line on stderr); the shell's exit code
+    for a process killed by ``signum``: 130 for Ctrl-C's SIGINT, 143 for SIGTERM.
 
-    Every path that meets a KeyboardInterrupt answers with this line: ``torchx.cli.main.run``
-    while the command's modules load, a plugin command, and a builtin command once typer
-    has turned the interrupt into its exit code. The first tens of milliseconds, while
-    Python imports ``torchx.cli.main`` itself for the console script, come before any of
-    torchx's code runs: a Ctrl-C there still gives Python's traceback.
+    Every path that meets a stop (see :func:`stop_signal`) answers with this line:
+    ``torchx.cli.main.run`` while the command's modules load, a plugin command, and a
+    builtin command once typer has turned the interrupt into its exit code. The first
+    tens of milliseconds, while Python imports ``torchx.cli.main`` itself for the console
+    script, come before any of torchx's code runs: a Ctrl-C there still gives Python's
+    traceback.
     """
     import sys
 
     print("torchx: interrupted", file=sys.stderr)
-    return 130
+    return 128 + signum
+
+
+def stop_signal(exc: BaseException) -> int | None:
+    """The signal ``exc`` says the command was told to stop by, else None (an error).
+
+    Ctrl-C is a KeyboardInterrupt (SIGINT). Once a local scheduler is made, SIGTERM raises
+    its ``SignalException`` (as 0.7's did, so that a waiting command can clean up): a stop
+    like Ctrl-C, not an error of the command.
+    """
+    if isinstance(exc, KeyboardInterrupt):
+        return 2
+    import sys
+
+    # SignalException can only have been raised if its module was loaded: an ordinary
+    # error never loads it
+    local = sys.modules.get("torchx.schedulers.local_scheduler")
+    if local is not None and isinstance(exc, local.SignalException):
+        return int(getattr(exc, "sigval", 15))
+    return None
 
 
 def one_line(exc: BaseException) -> str:

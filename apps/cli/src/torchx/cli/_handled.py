@@ -13,7 +13,7 @@ from typing import Any, TypeVar
 
 import typer
 
-from torchx.cli._errors import CliError, install_hint, one_line
+from torchx.cli._errors import CliError, install_hint, one_line, stop_signal
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -24,8 +24,9 @@ debug_state = {"debug": False}
 def handled(fn: F) -> F:
     """Turn any error of a command into one line on stderr and exit code 2.
 
-    A failed app is exit code 1 (``CliError(..., exit_code=1)``); ``--debug`` shows the
-    traceback instead.
+    A stop (Ctrl-C, SIGTERM) is no error: it goes on to the one line and exit code that
+    ``run_builtin`` gives every stop. A failed app is exit code 1
+    (``CliError(..., exit_code=1)``); ``--debug`` shows the traceback instead.
     """
 
     @functools.wraps(fn)
@@ -39,7 +40,8 @@ def handled(fn: F) -> F:
             silence_stdout()
             raise typer.Exit(0) from None
         except Exception as e:
-            if debug_state["debug"]:
+            # SIGTERM's SignalException is a stop, answered as Ctrl-C is (``run_builtin``)
+            if debug_state["debug"] or stop_signal(e) is not None:
                 raise
             code = e.exit_code if isinstance(e, CliError) else 2
             message = install_hint(e) or one_line(e)

@@ -9,6 +9,8 @@ from typing import TYPE_CHECKING, Any, TypedDict, TypeVar
 
 import typer
 
+from torchx.cli._errors import stop_signal
+
 if TYPE_CHECKING:
     from typing import Unpack  # Python 3.11+; annotations only, so 3.10 runs this
 
@@ -143,9 +145,10 @@ def run_component(
     except Exception as e:
         # A local scheduler turns SIGTERM into SignalException (as 0.7's did): stop the
         # app this command started, as for Ctrl-C, and exit as a process killed by it.
-        if not wait or not _is_signal_exception(e):
+        signum = stop_signal(e)
+        if not wait or signum is None:
             raise
-        return _interrupted(runner, handle, signum=int(getattr(e, "sigval", 15)))
+        return _interrupted(runner, handle, signum)
     _report(handle, status, json_out, logs_shown=stream_logs)
     from torchx.specs import AppState
 
@@ -272,12 +275,6 @@ def flag(setup: RunSetup, key: str, fallback: _Fallback) -> bool | _Fallback:
     raise setup.config.cli_default_error("run", key, "expected true or false")
 
 
-def _is_signal_exception(e: Exception) -> bool:
-    # Only a local scheduler raises it, so its module is loaded whenever one was raised.
-    local = sys.modules.get("torchx.schedulers.local_scheduler")
-    return local is not None and isinstance(e, local.SignalException)
-
-
 def _interrupted(runner: Runner, handle: str, signum: int = 2) -> int:
     """Ctrl-C (or SIGTERM) while waiting: the app was started by this command, so it is
     stopped too (as an attached ``docker run`` does); ``--no-wait`` leaves an app running.
@@ -312,7 +309,7 @@ def _wait(runner: Runner, handle: str, app: AppDef, stream_logs: bool) -> AppSta
     try:
         print_logs(runner, handle, replicas_of(app), tail=True, out=sys.stderr, fold_launcher=True)
     except Exception as e:
-        if _is_signal_exception(e):
+        if stop_signal(e) is not None:
             raise
         # Logs are a courtesy while waiting: a scheduler that keeps none (or fails to read
         # them) still gets its app waited for and its final status printed.

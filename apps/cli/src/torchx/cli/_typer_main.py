@@ -68,12 +68,16 @@ def run_builtin(args: list[str], name: str | None = None) -> int:
     def invoke_saying_interrupt(ctx: click.Context) -> Any:
         try:
             return invoke(ctx)
-        except KeyboardInterrupt:
+        except (KeyboardInterrupt, Exception) as e:
             # typer turns Ctrl-C into exit code 130 with nothing said, which reads the
-            # same as a command's own 130: say it here, as the early path does
-            from torchx.cli._errors import interrupted
+            # same as a command's own 130, and SIGTERM would be an error: say it here, for
+            # every command, as the early path does
+            from torchx.cli._errors import interrupted, stop_signal
 
-            raise click.exceptions.Exit(interrupted()) from None
+            signum = stop_signal(e)
+            if signum is None:
+                raise
+            raise click.exceptions.Exit(interrupted(signum)) from None
 
     command.invoke = invoke_saying_interrupt  # type: ignore[method-assign]
     try:

@@ -214,15 +214,14 @@ def _run_plugin(name: str, cmd: SubCommand, options: list[str], rest: list[str])
         cmd.run(parsed)
     except SystemExit as e:
         return e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
-    except KeyboardInterrupt:
-        from torchx.cli._errors import interrupted
+    except (KeyboardInterrupt, Exception) as e:
+        from torchx.cli._errors import interrupted, one_line, stop_signal
 
-        return interrupted()
-    except Exception as e:
+        signum = stop_signal(e)
+        if signum is not None:
+            return interrupted(signum)
         if debug:
             raise
-        from torchx.cli._errors import one_line
-
         print(f"torchx: error: {name}: {one_line(e)}", file=sys.stderr)
         return 2
     return 0
