@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 import textwrap
@@ -37,6 +38,16 @@ def test_replica_logs_are_where_0_7_put_them(state_dir: Path, tmp_path: Path) ->
     assert sorted((replica / COMBINED_LOG).read_text().splitlines()) == ["err", "out"]
     assert desc.ui_url == f"file://{log_dir / 'torchx' / app_id}"
     assert list(s.log_iter(app_id, "echo", streams=Stream.STDOUT)) == ["out\n"]
+
+
+def test_migrating_names_the_log_files_the_scheduler_writes() -> None:
+    """MIGRATING.md tells 0.7 users which files to tail: the names the test above finds."""
+    from torchx.schedulers.local_scheduler import COMBINED_LOG, STDERR_LOG, STDOUT_LOG
+
+    text = (Path(__file__).resolve().parents[3] / "MIGRATING.md").read_text()
+    bullet = next(b for b in text.split("\n- ") if "`STDOUT_LOG`" in b)
+    named = set(re.findall(r"`((?:stdout|stderr|combined)[^`]*)`", bullet))
+    assert named == {STDOUT_LOG, STDERR_LOG, COMBINED_LOG}
 
 
 def test_session_name_that_is_no_directory_name_is_refused(state_dir: Path) -> None:
