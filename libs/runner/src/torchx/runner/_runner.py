@@ -97,9 +97,9 @@ def _recorded(fn: _F) -> _F:
 class Runner:
     """Submits apps to schedulers and answers for them by handle (``SCHEDULER://SESSION/ID``).
 
-    Use it as a context manager (or call ``close``) to release scheduler clients. Config
-    precedence for run options and component arguments: explicit arguments, then the
-    ``.torchxconfig`` files, then code defaults.
+    Use it as a context manager (or call ``close``) to release scheduler clients; apps it
+    started keep running (see ``close``). Config precedence for run options and component
+    arguments: explicit arguments, then the ``.torchxconfig`` files, then code defaults.
     """
 
     def __init__(
@@ -131,9 +131,14 @@ class Runner:
         return self
 
     def __exit__(self, *exc: object) -> None:
+        """``close()``: apps started inside the ``with`` keep running (see ``close``)."""
         self.close()
 
     def close(self) -> None:
+        """Release the scheduler clients. Apps keep running: local_cwd and local_dir apps
+        are detached, so that any process can follow them by handle (0.7 killed local apps
+        here). To stop what a program started, ``cancel(handle)`` in a ``finally``, or
+        ``wait(handle)`` for it to end."""
         for scheduler in self._schedulers.values():
             scheduler.close()
         self._schedulers.clear()

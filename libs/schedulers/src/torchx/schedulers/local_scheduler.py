@@ -724,7 +724,9 @@ class LocalScheduler(Scheduler[LocalRequest]):
         return ask_requeue(self, self._records, app_id, timeout)
 
     def close(self) -> None:
-        # Apps outlive this object by design; only reap supervisors that already ended.
+        """Reap the supervisors that already ended. Apps keep running (0.7 killed them
+        here): they are detached so that any process can follow them by handle; cancel
+        what a program started, in a ``finally``, to stop it."""
         for app_id, proc in list(self._supervisors.items()):
             if proc.poll() is not None:
                 del self._supervisors[app_id]
