@@ -55,6 +55,25 @@ def test_wait_interval_stop_and_cancel_of_an_unknown_app() -> None:
         assert issubclass(UnknownSchedulerError, UnknownSchedulerException)
 
 
+def test_an_unknown_scheduler_is_still_a_key_error_with_a_one_line_message() -> None:
+    """0.7's Runner raised KeyError for an unknown scheduler; its callers' except still works."""
+    app = AppDef("k", [Role("r", image="", entrypoint="echo")])
+    with runner_api.get_runner() as runner:
+        calls = (
+            lambda: runner.status("nosuch://torchx/a"),
+            lambda: runner.cancel("nosuch://torchx/a"),
+            lambda: runner.describe("nosuch://torchx/a"),
+            lambda: runner.dryrun(app, "nosuch"),
+        )
+        for call in calls:
+            with pytest.raises(KeyError) as e:
+                call()
+            message = str(e.value)
+            assert message.startswith("scheduler: got 'nosuch'; ") and "local_cwd" in message
+            assert "\n" not in message and not message.startswith('"')
+            assert isinstance(e.value, UnknownSchedulerException)
+
+
 def test_a_bare_entrypoint_in_the_image_directory_runs(tmp_path: Path) -> None:
     image = tmp_path / "image"
     image.mkdir()

@@ -23,11 +23,12 @@ class SchedulerError(RuntimeError):
         super().__init__(f"{scheduler}: {message}" + (f"; {fix}" if fix else ""))
 
 
-class UnknownSchedulerError(UnknownSchedulerException):
+class UnknownSchedulerError(UnknownSchedulerException, KeyError):
     """No scheduler is registered under the given name; the message lists those that are.
 
     A subclass of pytorch/torchx's UnknownSchedulerException (a SpecsError), so either
-    ``except`` works.
+    ``except`` works; also a ``KeyError``, what 0.7's Runner raised for an unknown scheduler,
+    so 0.7's ``except KeyError`` still catches it.
     """
 
     def __init__(self, name: object, known: list[str], reason: str = "") -> None:
@@ -39,6 +40,10 @@ class UnknownSchedulerError(UnknownSchedulerException):
             if near:  # a typo (slrum): the name meant first, then every name
                 reason = "did you mean " + " or ".join(repr(n) for n in near) + "? "
         super().__init__(name, f"{reason}known schedulers: {listed}")
+
+    def __str__(self) -> str:
+        # KeyError.__str__ would repr() the message and wrap it in quotes.
+        return str(self.args[0])
 
 
 class MissingDependencyError(ModuleNotFoundError):
