@@ -3,13 +3,23 @@ scheduler written against pytorch/torchx 0.7 (its own ``submit_dryrun``) or this
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from torchx.schedulers import Scheduler, registered_dryrun
 from torchx.schedulers.api import DescribeAppResponse
-from torchx.specs import AppDef, AppDefError, AppDryRunInfo, CfgVal, Role, SpecsError, runopts
+from torchx.specs import (
+    AppDef,
+    AppDefError,
+    AppDryRunInfo,
+    AppState,
+    CfgVal,
+    Role,
+    SpecsError,
+    runopts,
+)
 
 
 class Custom(Scheduler[dict[str, Any]]):
@@ -90,3 +100,43 @@ def test_an_invalid_app_never_reaches_validate_or_the_override(cls: type[Custom]
         registered_dryrun(s, _app(replicas=4), {}, "custom")  # over max_replicas
     assert s.validated == []
     assert getattr(s, "seen", []) == []
+
+
+class Tagging(Role):
+    """0.7's documented hook: a Role subclass edits the request made for it."""
+
+    def pre_proc(self, scheduler: str, dryrun_info: AppDryRunInfo[Any]) -> AppDryRunInfo[Any]:
+        request = dict(dryrun_info.request)
+        request["tags"] = [*request.get("tags", []), f"{self.name}@{scheduler}"]
+        return AppDryRunInfo(request, repr)  # a new info: the one returned is the one used
+
+
+def test_each_role_pre_proc_edits_the_request_in_order_with_the_registered_name() -> None:
+    app = AppDef("a", [Tagging("r1", image="i", entrypoint="e"), Role("r", "i", "e")])
+    app.roles.append(Tagging("r2", image="i", entrypoint="e"))
+    s = Custom()
+    info = s.submit_dryrun(app, {})
+    assert info.request["tags"] == ["r1@mybackend", "r2@mybackend"]
+    assert info.app is app and info.cfg == {"namespace": "team"} and info.scheduler
+    info = registered_dryrun(s, app, {}, "custom")
+    assert info.request["tags"] == ["r1@custom", "r2@custom"] and info.scheduler == "custom"
+
+
+def test_pre_proc_edits_reach_the_local_scheduler(tmp_path: Path) -> None:
+    from torchx.schedulers.local_scheduler import create_scheduler
+
+    class WithEnv(Role):
+        def pre_proc(self, scheduler: str, dryrun_info: AppDryRunInfo[Any]) -> AppDryRunInfo[Any]:
+            for replica in dryrun_info.request.replicas:
+                replica.env["SET_BY"] = f"pre_proc {scheduler}"
+            return dryrun_info
+
+    s = create_scheduler("t", state_dir=tmp_path / "state")
+    out = tmp_path / "out.txt"
+    role = WithEnv(
+        "r", image=str(tmp_path), entrypoint="sh", args=["-c", f'echo "$SET_BY" > {out}']
+    )
+    app_id = s.schedule(registered_dryrun(s, AppDef("p", [role]), {}, "local_cwd"))
+    desc = s.wait(app_id, timeout=60)
+    assert desc is not None and desc.state == AppState.SUCCEEDED
+    assert out.read_text() == "pre_proc local_cwd\n"

@@ -196,13 +196,16 @@ class Scheduler(abc.ABC, Generic[T]):
         scheduler: str | None = None,
     ) -> AppDryRunInfo[T]:
         """``submit_dryrun`` with the run options already resolved (once for many apps);
-        ``submit`` stands in for ``_submit_dryrun``."""
+        ``submit`` stands in for ``_submit_dryrun``. Each role's ``pre_proc`` then edits the
+        request in turn, given the scheduler's registered name, as in pytorch/torchx 0.7."""
         validate_app(app)
         self._check_replica_count(app)
         name = scheduler or self.registered_name or self.backend
         if _VALIDATED.get() is not self:  # else registered_dryrun ran it for this dry run
             self._validate(app, name)
         info = (submit or self._submit_dryrun)(app, resolved)
+        for role in app.roles:
+            info = role.pre_proc(name, info)
         info.app = app
         info.cfg = resolved
         info.scheduler = name
