@@ -193,3 +193,45 @@ def test_cli_run_wait_false_of_the_config_leaves_a_local_sweep_running(tmp_path:
     finally:
         gate.touch()
     assert torchx("wait", sweep).stdout == f"{sweep} SUCCEEDED\n"
+
+
+def test_watch_and_describe_show_the_objectives_status_shows(tmp_path: Path) -> None:
+    from torchx.runtime.tracking import FsspecResultTracker, sweep_trial_key
+
+    sweep = _sweep(tmp_path, "--sweep", "lr=0.1,0.2,0.3")
+    assert torchx("wait", sweep).returncode == 0
+    url = (tmp_path / "results").as_uri()
+    stored = FsspecResultTracker(url)
+    for index, loss in enumerate((0.5, 0.1, 0.3)):
+        stored[sweep_trial_key(sweep, index)] = {"loss": loss}
+    ranking = ("--results", url, "--objective", "loss")
+    table = torchx("status", sweep, *ranking)
+    assert table.returncode == 0 and table.stderr == "", table.stderr
+    rows = table.stdout.splitlines()[2:]
+    assert [row.split()[:3] for row in rows] == [
+        ["1", "0.2", "0.1"],
+        ["2", "0.3", "0.3"],
+        ["0", "0.1", "0.5"],
+    ]
+    # the watch draws the same table (the sweep has ended: once), ranked the same way
+    watched = torchx("status", "--watch", sweep, *ranking)
+    assert watched.returncode == 0, watched.stderr
+    assert watched.stdout.splitlines()[1:] == table.stdout.splitlines()
+    assert (
+        torchx("status", "--watch", sweep, *ranking, "--maximize").stdout.splitlines()[3:]
+        == rows[::-1]
+    )
+    described = torchx("describe", sweep, *ranking)
+    assert described.stdout == f"{table.stdout}one trial's AppDef: torchx describe {sweep}/INDEX\n"
+    # what reading them warns of is drawn with the table, below it, not between redraws
+    misspelt = torchx("status", "--watch", sweep, "--results", url, "--objective", "los")
+    assert misspelt.stderr == ""
+    assert misspelt.stdout.splitlines()[-1].startswith("torchx: warning: --objective: ")
+    # of an app, as status says
+    app = rows[0].split()[-1]
+    refused = torchx("describe", app, "--results", url)
+    assert (refused.returncode, refused.stderr) == (
+        2,
+        f"torchx: error: --results: got it with {app!r}, an app's handle; it ranks a sweep's"
+        " trials: give the sweep's handle\n",
+    )

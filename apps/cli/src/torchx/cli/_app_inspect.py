@@ -13,6 +13,34 @@ from torchx.cli._app_common import CfgOpt, JsonOpt, SchedulerOpt, _runner, _sche
 from torchx.cli._errors import CliError
 from torchx.cli._handled import handled
 
+# What ranks a sweep's trials, the same for every command that shows its table.
+ObjectiveOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--objective",
+        help="of a sweep: the recorded value that ranks the trials (default: objective)",
+    ),
+]
+MaximizeOpt = Annotated[
+    bool, typer.Option("--maximize", help="of a sweep: the highest objective is best")
+]
+ResultsOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--results",
+        help="of a sweep: read each trial's objective from the result tracker at this URL,"
+        " where it stored it under torchx.runtime.tracking.sweep_trial_key()",
+    ),
+]
+
+
+def _refuse_results_of_an_app(results: str | None, handle: str) -> None:
+    if results is not None:
+        raise CliError(
+            f"--results: got it with {handle!r}, an app's handle; it ranks a sweep's trials:"
+            " give the sweep's handle"
+        )
+
 
 @handled
 def status(
@@ -32,27 +60,12 @@ def status(
     interval: Annotated[
         float, typer.Option("--interval", help="with --watch: seconds between redraws")
     ] = 2.0,
-    objective: Annotated[
-        str | None,
-        typer.Option(
-            "--objective",
-            help="of a sweep: the recorded value that ranks the trials (default: objective)",
-        ),
-    ] = None,
-    maximize: Annotated[
-        bool, typer.Option("--maximize", help="of a sweep: the highest objective is best")
-    ] = False,
-    results: Annotated[
-        str | None,
-        typer.Option(
-            "--results",
-            help="of a sweep: read each trial's objective from the result tracker at this URL,"
-            " where it stored it under torchx.runtime.tracking.sweep_trial_key()",
-        ),
-    ] = None,
+    objective: ObjectiveOpt = None,
+    maximize: MaximizeOpt = False,
+    results: ResultsOpt = None,
 ) -> None:
     """Show the state of an app and of each replica (of a sweep: every trial, best first
-    when the trials record an objective)."""
+    when the trials record an objective; with --watch too)."""
     from torchx.cli._run import check_handle
     from torchx.cli._sweep_cli import resolve_trial, sweep_id, unknown_handle
 
@@ -61,23 +74,17 @@ def status(
             raise CliError("--watch and --json: give one of them, not both")
         if interval <= 0:
             raise CliError(f"--interval: got {interval}; give a number of seconds above 0")
-        if results is not None:  # the redrawn table ranks nothing
-            raise CliError("--watch and --results: give one of them, not both")
     if sweep_id(handle):
         if watch:
             from torchx.cli._watch import watch_sweep
 
-            watch_sweep(_runner(), handle, interval)
+            watch_sweep(_runner(), handle, interval, objective, maximize, results)
             return
         from torchx.cli._sweep_cli import print_status
 
         print_status(_runner(), handle, json_out, objective, maximize, results)
         return
-    if results is not None:
-        raise CliError(
-            f"--results: got it with {handle!r}, an app's handle; it ranks a sweep's trials:"
-            " give the sweep's handle"
-        )
+    _refuse_results_of_an_app(results, handle)
     handle = resolve_trial(handle)
     check_handle(handle)
     if watch:
@@ -123,6 +130,9 @@ def _status_dict(st: Any) -> dict[str, Any]:
 def describe(
     handle: Annotated[str, typer.Argument(help="SCHEDULER://SESSION/APP_ID")],
     json_out: JsonOpt = False,
+    objective: ObjectiveOpt = None,
+    maximize: MaximizeOpt = False,
+    results: ResultsOpt = None,
 ) -> None:
     """Show the AppDef a running or finished app was launched with (of a sweep: its trials,
     as status lists them)."""
@@ -133,10 +143,11 @@ def describe(
     if sweep_id(handle):
         from torchx.cli._sweep_cli import print_status
 
-        print_status(_runner(), handle, json_out)
+        print_status(_runner(), handle, json_out, objective, maximize, results)
         if not json_out:
             typer.echo(f"one trial's AppDef: torchx describe {handle}/INDEX")
         return
+    _refuse_results_of_an_app(results, handle)
     handle = resolve_trial(handle)
     check_handle(handle)
     app_def = _runner().describe(handle)

@@ -487,9 +487,27 @@ def print_status(
     maximize: bool = False,
     results: str | None = None,
 ) -> None:
-    """The sweep's trials, best first where they recorded ``objective`` (by default named
-    ``objective``): in the document each stored at ``results`` (a result tracker's URL)
-    where given, else in their runs' metadata in the configured tracker."""
+    """The sweep's trials, as :func:`scored_status` reads and ranks them."""
+    st, unread = scored_status(runner, handle, objective, maximize, results)
+    if json_out:
+        from torchx.cli._output import print_json
+
+        print_json(sweep_json(st, unread))
+        return
+    typer.echo(st.format(objective or "objective"))
+
+
+def scored_status(
+    runner: Runner,
+    handle: str,
+    objective: str | None = None,
+    maximize: bool = False,
+    results: str | None = None,
+) -> tuple[SweepStatus, set[int]]:
+    """The sweep's status, its trials best first where they recorded ``objective`` (by
+    default named ``objective``): in the document each stored at ``results`` (a result
+    tracker's URL) where given, else in their runs' metadata in the configured tracker;
+    and the trials left unranked because a record of theirs was not read."""
     st = runner.sweep_status(handle)
     # A misspelt name is said where the user named it, or asked for the stored results.
     named = objective is not None
@@ -500,12 +518,7 @@ def print_status(
         unread = _record_objectives(st, objective, named, named or maximize)
     if any(t.objective is not None for t in st.trials):
         st.rank(maximize)
-    if json_out:
-        from torchx.cli._output import print_json
-
-        print_json(sweep_json(st, unread))
-        return
-    typer.echo(st.format(objective))
+    return st, unread
 
 
 def cancel(runner: Runner, handle: str) -> None:

@@ -44,12 +44,29 @@ def watch_status(runner: Runner, handle: str, roles: list[str] | None, interval:
     watch(handle, fetch, pause, interval)
 
 
-def watch_sweep(runner: Runner, handle: str, interval: float) -> None:
-    """Draw a sweep's table of trials every ``interval`` seconds until every trial ended."""
+def watch_sweep(
+    runner: Runner,
+    handle: str,
+    interval: float,
+    objective: str | None = None,
+    maximize: bool = False,
+    results: str | None = None,
+) -> None:
+    """Draw a sweep's table of trials every ``interval`` seconds until every trial ended:
+    the table ``torchx status`` prints, ranked by the same objective. What reading the
+    objectives warns of is drawn below the table, so that each redraw replaces it too
+    rather than scrolling it out between redraws."""
+    import contextlib
+    import io
+
+    from torchx.cli._sweep_cli import scored_status
 
     def fetch() -> tuple[str, bool]:
-        status = runner.sweep_status(handle)
-        return status.format().rstrip(), status.is_terminal()
+        with contextlib.redirect_stderr(io.StringIO()) as said:
+            status, _ = scored_status(runner, handle, objective, maximize, results)
+        body = status.format(objective or "objective").rstrip()
+        warned = said.getvalue().rstrip()
+        return (f"{body}\n{warned}" if warned else body), status.is_terminal()
 
     watch(handle, fetch, lambda: time.sleep(interval), interval)
 
