@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from torchx.cli._errors import CliError
-from torchx.cli._sweep_cli import print_status
+from torchx.cli._sweep_cli import Ranking, print_status
 from torchx.runner import SweepStatus, TrialStatus
 from torchx.runtime.tracking import FsspecResultTracker, sweep_trial_key
 from torchx.specs import AppState
@@ -83,11 +83,11 @@ def test_a_misspelt_objective_is_said_with_the_names_recorded(
 ) -> None:
     _recorded(tmp_path, monkeypatch)
     runner: Any = _Recorded()
-    print_status(runner, SWEEP, json_out=False, objective="los")
+    print_status(runner, SWEEP, False, Ranking(objective="los"))
     out, err = capsys.readouterr()
     assert err == "torchx: warning: --objective: no trial recorded 'los'; they recorded: loss, lr\n"
     assert out.splitlines()[1].split() == ["#", "lr", "state", "attempts", "exit", "handle"]
-    print_status(runner, SWEEP, json_out=True, objective="loss", maximize=True)
+    print_status(runner, SWEEP, True, Ranking(objective="loss", maximize=True))
     out, err = capsys.readouterr()
     assert err == ""
     assert [t["objective"] for t in json.loads(out)["trials"]] == [0.2, 0.1, 0.0]
@@ -136,7 +136,7 @@ def test_a_result_that_is_no_number_leaves_that_trial_unscored(
 ) -> None:
     url = _stored(tmp_path, {"val_loss": 0.3}, {"val_loss": "high"}, {"val_loss": 0.1})
     runner: Any = _Recorded()
-    print_status(runner, SWEEP, True, "val_loss", results=url)
+    print_status(runner, SWEEP, True, Ranking("val_loss", results=url))
     out, err = capsys.readouterr()
     assert _ranked(out) == [(2, 0.1, False), (0, 0.3, False), (1, None, False)]
     assert err == (
@@ -150,7 +150,7 @@ def test_a_result_past_a_float_is_said_to_be_no_finite_number(
 ) -> None:
     url = _stored(tmp_path, {"val_loss": "1e400"}, {"val_loss": 0.2})  # float: inf
     runner: Any = _Recorded()
-    print_status(runner, SWEEP, True, "val_loss", results=url)
+    print_status(runner, SWEEP, True, Ranking("val_loss", results=url))
     out, err = capsys.readouterr()
     assert _ranked(out)[:2] == [(1, 0.2, False), (0, None, False)]
     assert "it recorded val_loss='1e400', not a finite number; record" in err
@@ -162,7 +162,7 @@ def test_a_url_where_no_trial_stored_a_document_is_said(
     _stored(tmp_path, {"val_loss": 0.3})
     misspelt = (tmp_path / "reslts").as_uri()
     runner: Any = _Recorded()
-    print_status(runner, SWEEP, False, "val_loss", results=misspelt)
+    print_status(runner, SWEEP, False, Ranking("val_loss", results=misspelt))
     out, err = capsys.readouterr()
     assert err == (
         f"torchx: warning: --results: no trial stored a document under {misspelt}/sweep-abcd/"
@@ -178,7 +178,7 @@ def test_an_unreadable_document_names_it_to_rewrite(
     url = _stored(tmp_path, {"val_loss": 0.3}, {"val_loss": 0.2}, {"val_loss": 0.1})
     (tmp_path / "results" / "sweep-abcd" / "2.json").write_text("{damaged")
     runner: Any = _Recorded()
-    print_status(runner, SWEEP, True, "val_loss", results=url)
+    print_status(runner, SWEEP, True, Ranking("val_loss", results=url))
     out, err = capsys.readouterr()
     assert _ranked(out) == [(1, 0.2, False), (0, 0.3, False), (2, None, True)]
     [line] = err.splitlines()
@@ -195,7 +195,7 @@ def test_a_url_that_cannot_be_reached_is_one_error_naming_it(
     runner: Any = _Recorded()
     url = "http://127.0.0.1:1/x"  # a loopback port where nothing listens
     with pytest.raises(CliError, match=rf"^--results: {url}: Cannot connect") as e:
-        print_status(runner, SWEEP, False, "val_loss", results=url)
+        print_status(runner, SWEEP, False, Ranking("val_loss", results=url))
     assert "\n" not in str(e.value)
     assert capsys.readouterr().err == ""  # not one warning (and attempt) per trial
 
@@ -216,7 +216,7 @@ def test_a_backend_error_that_is_no_oserror_names_results(
         monkeypatch.setenv(name, value)
     runner: Any = _Recorded()
     with pytest.raises(CliError, match=r"^--results: s3://bucket/x: .*127\.0\.0\.1:1"):
-        print_status(runner, SWEEP, False, "val_loss", results="s3://bucket/x")
+        print_status(runner, SWEEP, False, Ranking("val_loss", results="s3://bucket/x"))
     assert capsys.readouterr().err == ""
 
 
@@ -247,7 +247,7 @@ def test_a_document_the_backend_refuses_leaves_that_trial_alone_unranked(
     key = sweep_trial_key(SWEEP, index)
     _failing_on(monkeypatch, key, PermissionError(13, "Permission denied", f"x/{key}.json"))
     runner: Any = _Recorded()
-    print_status(runner, SWEEP, True, "val_loss", results=url)
+    print_status(runner, SWEEP, True, Ranking("val_loss", results=url))
     out, err = capsys.readouterr()
     other = {0: (1, 0.2, False), 1: (0, 0.3, False)}[index]
     assert _ranked(out) == [(2, 0.1, False), other, (index, None, True)]
@@ -265,7 +265,7 @@ def test_a_bug_in_a_read_is_raised_as_it_is_not_blamed_on_the_url(
     _failing_on(monkeypatch, sweep_trial_key(SWEEP, 0), TypeError("unhashable type: 'list'"))
     runner: Any = _Recorded()
     with pytest.raises(TypeError, match="unhashable type"):
-        print_status(runner, SWEEP, True, "val_loss", results=url)
+        print_status(runner, SWEEP, True, Ranking("val_loss", results=url))
 
 
 def test_a_misspelt_objective_lists_ten_names_at_most(
@@ -273,7 +273,7 @@ def test_a_misspelt_objective_lists_ten_names_at_most(
 ) -> None:
     url = _stored(tmp_path, {f"m{i:02}": i for i in range(15)})
     runner: Any = _Recorded()
-    print_status(runner, SWEEP, False, "val_loss", results=url)
+    print_status(runner, SWEEP, False, Ranking("val_loss", results=url))
     names = ", ".join(f"m{i:02}" for i in range(10))
     assert capsys.readouterr().err == (
         f"torchx: warning: --objective: no trial recorded 'val_loss'; they recorded: {names}"

@@ -76,13 +76,14 @@ def status(
             raise CliError(f"--interval: got {interval}; give a number of seconds above 0")
     if sweep_id(handle):
         if watch:
+            from torchx.cli._sweep_cli import Ranking
             from torchx.cli._watch import watch_sweep
 
-            watch_sweep(_runner(), handle, interval, objective, maximize, results)
+            watch_sweep(_runner(), handle, interval, Ranking(objective, maximize, results))
             return
-        from torchx.cli._sweep_cli import print_status
+        from torchx.cli._sweep_cli import Ranking, print_status
 
-        print_status(_runner(), handle, json_out, objective, maximize, results)
+        print_status(_runner(), handle, json_out, Ranking(objective, maximize, results))
         return
     _refuse_results_of_an_app(results, handle)
     handle = resolve_trial(handle)
@@ -141,9 +142,9 @@ def describe(
     from torchx.cli._sweep_cli import resolve_trial, sweep_id, unknown_handle
 
     if sweep_id(handle):
-        from torchx.cli._sweep_cli import print_status
+        from torchx.cli._sweep_cli import Ranking, print_status
 
-        print_status(_runner(), handle, json_out, objective, maximize, results)
+        print_status(_runner(), handle, json_out, Ranking(objective, maximize, results))
         if not json_out:
             typer.echo(f"one trial's AppDef: torchx describe {handle}/INDEX")
         return

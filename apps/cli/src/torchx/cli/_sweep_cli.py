@@ -5,7 +5,7 @@
 from __future__ import annotations
 
 import sys
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import typer
 
@@ -479,45 +479,50 @@ def _set_objective(t: TrialStatus, key: str, value: object) -> None:
         )
 
 
+class Ranking(NamedTuple):
+    """What ranks a sweep's trials, as ``status``, ``status --watch`` and ``describe``
+    take it: the recorded value (``--objective``; None: ``objective``), whether the
+    highest is best (``--maximize``), and where the trials stored it (``--results``, a
+    result tracker's URL; None: their runs' metadata in the configured tracker)."""
+
+    objective: str | None = None
+    maximize: bool = False
+    results: str | None = None
+
+    @property
+    def key(self) -> str:
+        return self.objective or "objective"
+
+
+# the ranking of a status that names none: by the recorded ``objective``, lowest first
+DEFAULT_RANKING = Ranking()
+
+
 def print_status(
-    runner: Runner,
-    handle: str,
-    json_out: bool,
-    objective: str | None = None,
-    maximize: bool = False,
-    results: str | None = None,
+    runner: Runner, handle: str, json_out: bool, ranking: Ranking = DEFAULT_RANKING
 ) -> None:
     """The sweep's trials, as :func:`scored_status` reads and ranks them."""
-    st, unread = scored_status(runner, handle, objective, maximize, results)
+    st, unread = scored_status(runner, handle, ranking)
     if json_out:
         from torchx.cli._output import print_json
 
         print_json(sweep_json(st, unread))
         return
-    typer.echo(st.format(objective or "objective"))
+    typer.echo(st.format(ranking.key))
 
 
-def scored_status(
-    runner: Runner,
-    handle: str,
-    objective: str | None = None,
-    maximize: bool = False,
-    results: str | None = None,
-) -> tuple[SweepStatus, set[int]]:
-    """The sweep's status, its trials best first where they recorded ``objective`` (by
-    default named ``objective``): in the document each stored at ``results`` (a result
-    tracker's URL) where given, else in their runs' metadata in the configured tracker;
-    and the trials left unranked because a record of theirs was not read."""
+def scored_status(runner: Runner, handle: str, ranking: Ranking) -> tuple[SweepStatus, set[int]]:
+    """The sweep's status, its trials best first by ``ranking``, and the trials left
+    unranked because a record of theirs was not read."""
     st = runner.sweep_status(handle)
     # A misspelt name is said where the user named it, or asked for the stored results.
-    named = objective is not None
-    objective = objective or "objective"
-    if results is not None:
-        unread = _result_objectives(st, objective, results, True)
+    named = ranking.objective is not None
+    if ranking.results is not None:
+        unread = _result_objectives(st, ranking.key, ranking.results, True)
     else:
-        unread = _record_objectives(st, objective, named, named or maximize)
+        unread = _record_objectives(st, ranking.key, named, named or ranking.maximize)
     if any(t.objective is not None for t in st.trials):
-        st.rank(maximize)
+        st.rank(ranking.maximize)
     return st, unread
 
 

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 from torchx.cli._errors import CliError
 
 if TYPE_CHECKING:
+    from torchx.cli._sweep_cli import Ranking
     from torchx.runner import Runner
 
 # ANSI: to the start of the line N lines up, then clear to the end of the screen.
@@ -44,14 +45,7 @@ def watch_status(runner: Runner, handle: str, roles: list[str] | None, interval:
     watch(handle, fetch, pause, interval)
 
 
-def watch_sweep(
-    runner: Runner,
-    handle: str,
-    interval: float,
-    objective: str | None = None,
-    maximize: bool = False,
-    results: str | None = None,
-) -> None:
+def watch_sweep(runner: Runner, handle: str, interval: float, ranking: Ranking) -> None:
     """Draw a sweep's table of trials every ``interval`` seconds until every trial ended:
     the table ``torchx status`` prints, ranked by the same objective. What reading the
     objectives warns of is drawn below the table, so that each redraw replaces it too
@@ -63,8 +57,8 @@ def watch_sweep(
 
     def fetch() -> tuple[str, bool]:
         with contextlib.redirect_stderr(io.StringIO()) as said:
-            status, _ = scored_status(runner, handle, objective, maximize, results)
-        body = status.format(objective or "objective").rstrip()
+            status, _ = scored_status(runner, handle, ranking)
+        body = status.format(ranking.key).rstrip()
         warned = said.getvalue().rstrip()
         return (f"{body}\n{warned}" if warned else body), status.is_terminal()
 
