@@ -9,7 +9,7 @@ import pytest
 
 from torchx.components import dist, serve, utils
 from torchx.components.component_test_base import ComponentTestCase
-from torchx.specs import AppState, Resource, SpecsError, validate_app
+from torchx.specs import AppState, Resource, SpecsError, macros, validate_app
 
 
 @pytest.fixture(autouse=True)
@@ -138,3 +138,13 @@ def test_structured_name_and_j_arguments() -> None:
         StructuredJArgument.parse_from("aws_trn1.32xlarge", "2")
     with pytest.raises(SpecsError, match="NNODESxNPROC"):
         StructuredJArgument.parse_from("gpu.small", "2y")
+
+
+@pytest.mark.parametrize("backend", ["c10d", "etcd"])
+def test_multi_node_ddp_passes_node_rank_only_for_static_rendezvous(backend: str) -> None:
+    # 0.7 passed --node_rank for static rendezvous only: torchrun ignores it for the
+    # others and warns about it on every node but the first
+    (role,) = dist.ddp(script="t.py", j="2x1", rdzv_backend=backend).roles
+    assert "--node_rank" not in role.args[1]
+    (static,) = dist.ddp(script="t.py", j="2x1", rdzv_backend="static").roles
+    assert f"--node_rank {macros.replica_id} t.py" in static.args[1]

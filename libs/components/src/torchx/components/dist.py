@@ -168,8 +168,9 @@ def _torchrun_role(
                 *(a if a == macros.app_id else shlex.quote(a) for a in torchrun),
                 "--rdzv_endpoint",
                 endpoint,  # unquoted: the shell expands it
-                "--node_rank",
-                macros.replica_id,
+                # only static rendezvous reads it (torchrun warns on every other node
+                # otherwise), as in pytorch/torchx
+                *(["--node_rank", macros.replica_id] if rdzv_backend == "static" else []),
             ]
         )
         entrypoint = "bash"
