@@ -148,3 +148,31 @@ def test_multi_node_ddp_passes_node_rank_only_for_static_rendezvous(backend: str
     assert "--node_rank" not in role.args[1]
     (static,) = dist.ddp(script="t.py", j="2x1", rdzv_backend="static").roles
     assert f"--node_rank {macros.replica_id} t.py" in static.args[1]
+
+
+@pytest.mark.parametrize(
+    ("launcher", "debug", "env", "expected"),
+    [
+        (None, False, None, "WARNING"),  # 0.7's default
+        ("INFO", False, None, "INFO"),  # the launcher's own, passed on as 0.7 did
+        (None, True, None, "INFO"),  # --debug asks for more than WARNING
+        ("ERROR", True, None, "ERROR"),  # the launcher's explicit level beats --debug's
+        ("INFO", True, {"LOGLEVEL": "DEBUG"}, "DEBUG"),  # --env beats all, as 0.7's setdefault
+    ],
+)
+def test_ddp_and_spmd_set_torchruns_loglevel_as_0_7_did(
+    monkeypatch: pytest.MonkeyPatch,
+    launcher: str | None,
+    debug: bool,
+    env: dict[str, str] | None,
+    expected: str,
+) -> None:
+    if launcher is None:
+        monkeypatch.delenv("LOGLEVEL", raising=False)
+    else:
+        monkeypatch.setenv("LOGLEVEL", launcher)
+    for app in (
+        dist.ddp(script="t.py", j="2x1", debug=debug, env=env),
+        dist.spmd(script="t.py", debug=debug, env=env),
+    ):
+        assert app.roles[0].env["LOGLEVEL"] == expected

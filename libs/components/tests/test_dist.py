@@ -76,7 +76,10 @@ def test_an_unknown_h_names_the_components_flag_and_stays_a_key_error(
     )
 
 
-def test_single_node_ddp_runs_torchrun_on_a_free_loopback_port() -> None:
+def test_single_node_ddp_runs_torchrun_on_a_free_loopback_port(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.delenv("LOGLEVEL", raising=False)
     app = get_component("dist.ddp").call(
         ["--script", "path/train.py", "--j", "2", "--rdzv_port", "29611", "--", "--epochs", "1"]
     )
@@ -90,7 +93,10 @@ def test_single_node_ddp_runs_torchrun_on_a_free_loopback_port() -> None:
         "path/train.py", "--epochs", "1",
     ]  # fmt: skip
     assert role.num_replicas == 1 and role.min_replicas is None
-    assert role.env == {"TORCHX_TRACKING_EXPERIMENT_NAME": "default-experiment"}
+    assert role.env == {
+        "TORCHX_TRACKING_EXPERIMENT_NAME": "default-experiment",
+        "LOGLEVEL": "WARNING",
+    }
 
 
 def test_static_rendezvous_names_the_node_rank_on_one_node_too() -> None:
@@ -101,7 +107,8 @@ def test_static_rendezvous_names_the_node_rank_on_one_node_too() -> None:
     assert f"--node_rank {macros.replica_id} train.py" in two.args[1]
 
 
-def test_multi_node_elastic_ddp_meets_at_replica_zero() -> None:
+def test_multi_node_elastic_ddp_meets_at_replica_zero(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("LOGLEVEL", raising=False)
     app = dist.ddp(
         "--lr", "0.1", m="trainer.main", j="1:4x8", max_retries=3, debug=True,
         env={"FOO": "bar"}, h="gpu.large", mounts=["type=volume,src=ckpt,dst=/ckpt"],

@@ -84,6 +84,19 @@ def split_name(name: str | None, default_run: str) -> tuple[str, str]:
     return experiment or DEFAULT_EXPERIMENT, run or default_run
 
 
+def _log_level_env(debug: bool) -> dict[str, str]:
+    """``DEBUG_ENV`` when ``debug``, and torchrun's ``LOGLEVEL`` as pytorch/torchx set it:
+    the launcher's own ``LOGLEVEL`` (so ``LOGLEVEL=INFO torchx run ...`` reaches a container,
+    which does not inherit the launcher's environment), else ``--debug``'s INFO, else
+    WARNING. A ``--env LOGLEVEL=...`` of the user's beats all three."""
+    launcher_level = os.environ.get("LOGLEVEL")
+    return {
+        "LOGLEVEL": "WARNING",
+        **(DEBUG_ENV if debug else {}),
+        **({"LOGLEVEL": launcher_level} if launcher_level else {}),
+    }
+
+
 def _program(script: str | None, m: str | None, where: str) -> tuple[list[str], str]:
     kind, target = one_of({"script": script, "m": m}, where)
     if kind == "m":
@@ -121,7 +134,7 @@ def _torchrun_role(
     role_env = {
         # what the tracking library reads as the experiment a run belongs to
         "TORCHX_TRACKING_EXPERIMENT_NAME": experiment,
-        **(DEBUG_ENV if debug else {}),
+        **_log_level_env(debug),
         **(env or {}),
     }
     torchrun = [
@@ -218,6 +231,9 @@ def ddp(
 ) -> AppDef:
     """Distributed data parallel training under torchrun (elastic when -j has a minimum).
 
+    torchrun's log level, ``LOGLEVEL``, is the one ``torchx`` was started with, else INFO
+    with ``--debug``, else WARNING; ``--env LOGLEVEL=...`` sets it outright.
+
     Args:
         script_args: arguments passed to the script or module
         script: the training script to run
@@ -273,7 +289,7 @@ def spmd(
     debug: bool = False,
 ) -> AppDef:
     """Single program, multiple data: one process by default (-j 1x1); -j N runs N nodes,
-    each with one process per GPU of --h.
+    each with one process per GPU of --h. ``LOGLEVEL`` is set as ``dist.ddp`` sets it.
 
     Args:
         script_args: arguments passed to the script or module
