@@ -176,3 +176,15 @@ def test_ddp_and_spmd_set_torchruns_loglevel_as_0_7_did(
         dist.spmd(script="t.py", debug=debug, env=env),
     ):
         assert app.roles[0].env["LOGLEVEL"] == expected
+
+
+def test_python_m_sets_hydra_main_module_as_0_7_did() -> None:
+    # how a Hydra app run as `python -m` finds its config module
+    assert utils.python(m="pkg.train").roles[0].env == {"HYDRA_MAIN_MODULE": "pkg.train"}
+    assert utils.python(script="train.py").roles[0].env == {}
+    assert utils.python(c="print(1)").roles[0].env == {}
+    # the user's --env is kept, and an explicit HYDRA_MAIN_MODULE of theirs wins
+    env = utils.python(m="pkg.train", env={"A": "1"}).roles[0].env
+    assert env == {"HYDRA_MAIN_MODULE": "pkg.train", "A": "1"}
+    mine = utils.python(m="pkg.train", env={"HYDRA_MAIN_MODULE": "pkg.cfg"}).roles[0].env
+    assert mine == {"HYDRA_MAIN_MODULE": "pkg.cfg"}

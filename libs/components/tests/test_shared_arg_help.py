@@ -108,7 +108,8 @@ def test_help_and_getdoc_show_the_filled_lines_with_the_written_ones() -> None:
     python = get_component("utils.python")
     doc = inspect.getdoc(python.fn) or ""
     assert "\n    h: a named resource per replica (e.g. cpu.small, gpu.small); overrides" in doc
-    assert "\n    m: the module to run, as with ``python -m``\n" in doc
+    m_line = "\n    m: the module to run, as with ``python -m`` (also set as HYDRA_MAIN_MODULE)\n"
+    assert m_line in doc
     # ddp's own entries that run over two lines keep their second line
     ddp = get_component("dist.ddp").help()
     assert "the experiment is passed to the tracking library" in ddp

@@ -122,20 +122,22 @@ def python(
 
     Args:
         args: arguments passed to the module, code or script
-        m: the module to run, as with ``python -m``
+        m: the module to run, as with ``python -m`` (also set as HYDRA_MAIN_MODULE)
         c: the code to run, as with ``python -c``
         script: the script file to run
         name: the app and role name
     """
     kind, target = one_of({"m": m, "c": c, "script": script}, "utils.python program")
     program = [target] if kind == "script" else [f"-{kind}", target]
+    # how a Hydra app run as ``python -m`` finds its config module, as pytorch/torchx set it
+    hydra = {"HYDRA_MAIN_MODULE": target} if kind == "m" else {}
     role = sized_role(
         name,
         image,
         "python",
         [*program, *args],
         role_resource(h, cpu, gpu, memMB, where="utils.python"),
-        env,
+        {**hydra, **(env or {})},
         mounts,
         num_replicas=num_replicas,
         max_retries=max_retries,
