@@ -33,9 +33,9 @@ def test_status_wait_and_log_of_an_app_named_sweep(tmp_path: Path) -> None:
     waited = torchx("wait", handle)
     assert (waited.returncode, waited.stdout) == (0, f"{handle} SUCCEEDED\n"), waited.stderr
     # HANDLE/ROLE/REPLICA of this app is a log target, not a sweep's trial
-    log = torchx("log", f"{handle}/sweep/0")
+    log = torchx("log", f"{handle}/python/0")  # utils.python's role is python, as in 0.7
     assert log.returncode == 0, log.stderr
-    assert log.stdout.splitlines() == ["sweep/0 hello"]
+    assert log.stdout.splitlines() == ["python/0 hello"]
 
 
 def test_an_unknown_handle_of_a_sweeps_shape_names_both_things_it_could_be() -> None:

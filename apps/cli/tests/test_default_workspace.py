@@ -40,7 +40,7 @@ def test_kubernetes_without_image_repo_names_both_fixes_before_building(project:
     notice, error = err.splitlines()
     assert notice == (
         f"torchx: building the current directory ({project}) into the image of role "
-        'torchx_utils_python; --workspace "" to skip'
+        'python; --workspace "" to skip'
     )
     assert error.startswith("torchx: error: run option 'image_repo': got None; ")
     assert "-cfg image_repo=REGISTRY/REPO" in error and '--workspace "")' in error

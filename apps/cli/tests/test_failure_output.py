@@ -20,7 +20,7 @@ def test_a_failing_run_shows_its_traceback_once(isolated: Path) -> None:
     assert proc.stderr.count("ValueError: boom") == 1
     handle = proc.stdout.strip()
     assert proc.stderr.splitlines()[-1] == (
-        f"{handle} FAILED: role 'torchx_utils_python' replica 0 exited with code 1"
+        f"{handle} FAILED: role 'python' replica 0 exited with code 1"
     )
 
 
@@ -32,7 +32,7 @@ def test_status_shows_the_error_once_and_other_replicas_one_line_each(isolated: 
     assert proc.stderr.count("ValueError: boom") == 1
     status = torchx("status", proc.stdout.strip()).stdout
     assert status.count("ValueError: boom") == 1
-    replica_lines = [ln for ln in status.splitlines() if "torchx_utils_python[" in ln]
+    replica_lines = [ln for ln in status.splitlines() if "python[" in ln]
     assert len(replica_lines) == 3
 
 
@@ -43,12 +43,12 @@ def test_retries_mark_each_attempt_in_the_log_and_count_them_in_the_status() -> 
     handle = proc.stdout.strip()
     status = torchx("status", handle).stdout
     assert "Num Restarts: 2" in status
-    assert re.search(r"\*torchx_utils_python\[0\]:FAILED \(exitcode: 3\) attempt=3", status)
+    assert re.search(r"\*python\[0\]:FAILED \(exitcode: 3\) attempt=3", status)
     assert (
         json.loads(torchx("status", "--json", handle).stdout)["roles"][0]["replicas"][0]["attempt"]
         == 3
     )
-    role = "torchx_utils_python/0"
+    role = "python/0"
     assert torchx("log", handle).stdout.splitlines() == [
         f"{role}#1 working",
         f"{role}#2 [torchx] attempt 2 of {role} starts: {role} exited with code 3",
@@ -86,7 +86,7 @@ def test_the_combined_stream_keeps_a_partial_stderr_line_whole() -> None:
     assert proc.returncode == 0, proc.stderr
     handle = proc.stdout.strip()
     lines = torchx("log", handle).stdout.splitlines()
-    prefix = "torchx_utils_python/0 "
+    prefix = "python/0 "
     assert lines == [
         f"{prefix}a stdout line",
         f"{prefix}half of a line",
@@ -126,7 +126,7 @@ def test_a_gpu_app_on_a_machine_without_gpus_gets_a_warning() -> None:
     )
     assert proc.returncode == 0
     assert (
-        "torchx: warning: local_cwd: the app asks for GPUs per replica (torchx_utils_python "
+        "torchx: warning: local_cwd: the app asks for GPUs per replica (python "
         "(1)) but this machine has 0 visible; its replicas will run without them"
     ) in proc.stderr
     visible = torchx(

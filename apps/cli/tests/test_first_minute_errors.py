@@ -133,7 +133,7 @@ def test_on_local_dir_a_script_is_looked_for_in_the_image_directory(isolated: Pa
     err = refused("run", "-s", "local_dir", "utils.python", "--image", "sub", "--script", "top.py")
     assert err == (
         f"torchx: error: utils.python --script: got 'top.py'; nothing at that path in "
-        f"{isolated / 'sub'}, where local_dir runs role 'torchx_utils_python'; give the path "
+        f"{isolated / 'sub'}, where local_dir runs role 'python'; give the path "
         "of your script, relative to that directory or absolute\n"
     )
     ran_hello("-s", "local_dir", "utils.python", "--image", "sub", "--script", "hello.py")

@@ -188,3 +188,16 @@ def test_python_m_sets_hydra_main_module_as_0_7_did() -> None:
     assert env == {"HYDRA_MAIN_MODULE": "pkg.train", "A": "1"}
     mine = utils.python(m="pkg.train", env={"HYDRA_MAIN_MODULE": "pkg.cfg"}).roles[0].env
     assert mine == {"HYDRA_MAIN_MODULE": "pkg.cfg"}
+
+
+def test_python_and_binary_roles_keep_0_7s_names_whatever_the_app_name() -> None:
+    # 0.7 scripts address the replicas as HANDLE/python/0 and HANDLE/binary/0
+    for app, role in [
+        (utils.python(c="pass"), "python"),
+        (utils.python(c="pass", name="mine"), "python"),
+        (utils.binary(entrypoint="ls"), "binary"),
+        (utils.binary(entrypoint="ls", name="mine"), "binary"),
+    ]:
+        assert [r.name for r in app.roles] == [role]
+    assert utils.python(c="pass").name == "torchx_utils_python"
+    assert utils.binary(entrypoint="ls", name="mine").name == "mine"

@@ -125,14 +125,14 @@ def python(
         m: the module to run, as with ``python -m`` (also set as HYDRA_MAIN_MODULE)
         c: the code to run, as with ``python -c``
         script: the script file to run
-        name: the app and role name
+        name: the app name (the role is named python)
     """
     kind, target = one_of({"m": m, "c": c, "script": script}, "utils.python program")
     program = [target] if kind == "script" else [f"-{kind}", target]
     # how a Hydra app run as ``python -m`` finds its config module, as pytorch/torchx set it
     hydra = {"HYDRA_MAIN_MODULE": target} if kind == "m" else {}
     role = sized_role(
-        name,
+        "python",  # 0.7's role name, whatever the app's: `torchx log HANDLE/python/0`
         image,
         "python",
         [*program, *args],
@@ -162,13 +162,13 @@ def binary(
     Args:
         args: the program's arguments
         entrypoint: the program (a path, or a name looked up on PATH)
-        name: the app and role name
+        name: the app name (the role is named binary)
     """
     if not entrypoint.strip():
         raise SpecsError("utils.binary --entrypoint", entrypoint, "expected a program to run")
     size = role_resource(h, cpu, gpu, memMB, where="utils.binary")
-    role = sized_role(
-        name, image, entrypoint, list(args), size, env, mounts=None, num_replicas=num_replicas
+    role = sized_role(  # 0.7's role name, whatever the app's: `torchx log HANDLE/binary/0`
+        "binary", image, entrypoint, list(args), size, env, mounts=None, num_replicas=num_replicas
     )
     return AppDef(name=name, roles=[role])
 
