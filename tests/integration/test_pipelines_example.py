@@ -47,7 +47,7 @@ def test_train_then_evaluate_compiles_to_a_dag(tmp_path: Path) -> None:
     assert train["command"] == ["python"]
     assert train["args"][0] == "examples/train/trainer.py"
     assert train["resources"]["accelerator"]["resourceType"] == "nvidia.com/gpu"
-    assert executors["exec-copy"]["container"]["args"][:2] == ["-m", "torchx.components._copy"]
+    assert executors["exec-copy"]["container"]["args"][:2] == ["-m", "torchx.apps.utils.copy_main"]
 
 
 def test_same_chain_runs_locally(tmp_path: Path) -> None:

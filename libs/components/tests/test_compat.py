@@ -201,3 +201,16 @@ def test_python_and_binary_roles_keep_0_7s_names_whatever_the_app_name() -> None
         assert [r.name for r in app.roles] == [role]
     assert utils.python(c="pass").name == "torchx_utils_python"
     assert utils.binary(entrypoint="ls", name="mine").name == "mine"
+
+
+def test_copy_runs_the_program_0_7s_image_has_with_0_7s_name_and_size() -> None:
+    # the default image is 0.7's: it has torchx.apps.utils.copy_main, nothing newer
+    app = utils.copy("s3://bucket/a", "/tmp/b")
+    assert app.name == "torchx-utils-copy"
+    (role,) = app.roles
+    assert role.name == "torchx-utils-copy" and role.image == "ghcr.io/pytorch/torchx:0.7.0"
+    assert role.entrypoint == "python"
+    assert role.args == [
+        "-m", "torchx.apps.utils.copy_main", "--src", "s3://bucket/a", "--dst", "/tmp/b",
+    ]  # fmt: skip
+    assert role.resource == Resource(cpu=1, gpu=0, memMB=1024)

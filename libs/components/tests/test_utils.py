@@ -117,7 +117,12 @@ def test_copy_program_between_filesystems_and_missing_source(tmp_path: Path) -> 
     assert _copy.copy(str(f), "memory://torchx-test/model.pt") == 1
     assert _copy.copy("memory://torchx-test/model.pt", str(tmp_path / "back.pt")) == 1
     assert (tmp_path / "back.pt").read_bytes() == f.read_bytes()
-    assert _copy.main(["--src", str(tmp_path / "nope"), "--dst", str(tmp_path / "x")]) == 1
+    # the role's program refuses a missing source or an unknown protocol in one line
+    for src in (str(tmp_path / "nope"), "nosuchprotocol://x"):
+        args = ["-m", "torchx.apps.utils.copy_main", "--src", src, "--dst", str(tmp_path / "x")]
+        proc = subprocess.run([sys.executable, *args], capture_output=True, text=True)
+        assert proc.returncode == 1 and proc.stderr.count("\n") == 1, proc.stderr
+        assert proc.stderr.startswith("copy_main: "), proc.stderr
 
 
 def test_sh_keeps_the_shells_double_dollar(tmp_path: Path) -> None:

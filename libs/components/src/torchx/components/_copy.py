@@ -1,4 +1,5 @@
-"""The program behind ``utils.copy``: ``python -m torchx.components._copy --src A --dst B``.
+"""Copying between fsspec URLs, for ``utils.copy``'s program (``torchx.apps.utils.copy_main``)
+and ``serve.torchserve``'s upload.
 
 Copies one file, or a directory tree file by file, between any two fsspec URLs. Each file
 is streamed in chunks, so a large file never sits whole in memory.
@@ -6,10 +7,7 @@ is streamed in chunks, so a large file never sits whole in memory.
 
 from __future__ import annotations
 
-import argparse
 import posixpath
-import sys
-from collections.abc import Sequence
 from typing import Any
 
 _CHUNK = 4 * 1024 * 1024
@@ -42,21 +40,3 @@ def copy(src: str, dst: str) -> int:
         rel = f[len(root) :].lstrip("/")
         _copy_file(src_fs, f, dst_fs, posixpath.join(dst_path.rstrip("/"), rel))
     return len(files)
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m torchx.components._copy")
-    parser.add_argument("--src", required=True, help="fsspec URL of a file or directory")
-    parser.add_argument("--dst", required=True, help="fsspec URL to copy to")
-    ns = parser.parse_args(argv)
-    try:
-        n = copy(ns.src, ns.dst)
-    except (FileNotFoundError, ValueError, ImportError) as e:
-        print(f"copy: {e}", file=sys.stderr)
-        return 1
-    print(f"copied {n} file(s) from {ns.src} to {ns.dst}")
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

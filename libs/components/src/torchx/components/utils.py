@@ -177,14 +177,17 @@ def copy(src: str, dst: str, image: str = IMAGE) -> AppDef:
     """Copies a file or a directory tree between any two fsspec URLs.
 
     ``/local/path``, ``file://...``, ``s3://bucket/key`` and any other protocol fsspec
-    knows work on either side (the remote ones need their fsspec extra installed).
+    knows work on either side (the remote ones need their fsspec extra installed). It runs
+    ``python -m torchx.apps.utils.copy_main``, as pytorch/torchx 0.7 did: the default image
+    (0.7's) copies one file; an image with torchx-components also copies a directory tree.
 
     Args:
         src: the file or directory to copy
         dst: where to copy it to; a directory source lands at dst itself
     """
-    args = ["-m", "torchx.components._copy", "--src", src, "--dst", dst]
-    return python_app("torchx_utils_copy", image, args)
+    # 0.7's program, name and size: its image (the default) has copy_main and nothing newer
+    args = ["-m", "torchx.apps.utils.copy_main", "--src", src, "--dst", dst]
+    return python_app("torchx-utils-copy", image, args, size=Resource(cpu=1, gpu=0, memMB=1024))
 
 
 # The app ``booth`` runs: it evaluates the function and records the result with the

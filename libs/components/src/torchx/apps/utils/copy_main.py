@@ -25,12 +25,13 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
 
 
 def main(argv: Sequence[str]) -> None:
-    """Copy ``--src`` to ``--dst``; exits 1 with a one-line error when ``--src`` is missing."""
+    """Copy ``--src`` to ``--dst``; exits 1 with a one-line error when ``--src`` is missing,
+    a protocol is unknown or its fsspec extra is not installed."""
     args = parse_args(argv)
     print(f"copying from {args.src} to {args.dst}")
     try:
         count = copy(args.src, args.dst)
-    except FileNotFoundError as e:
+    except (FileNotFoundError, ValueError, ImportError) as e:
         print(f"copy_main: {e}", file=sys.stderr)
         sys.exit(1)
     print(f"copied {count} file(s)")
