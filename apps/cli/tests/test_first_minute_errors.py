@@ -120,11 +120,11 @@ def test_a_script_is_looked_for_where_the_replicas_run(isolated: Path) -> None:
     # a directory with __main__.py, as python runs it
     _hello(isolated / "pkgdir", "__main__.py")
     ran_hello("utils.python", "--script", "pkgdir")
-    # what is missing in the workspace copy is refused, naming that copy
+    # what is missing in the workspace (copied on submit) is refused, naming it
     _hello(isolated / "other")
     err = refused("run", "--workspace", "other", "utils.python", "--script", "src/hello.py")
     assert "--script: got 'src/hello.py'; nothing at that path in " in err
-    assert "/local_cwd/workspaces/other-" in err, err
+    assert f"in {isolated / 'other'}, a copy of which is where local_cwd runs" in err, err
 
 
 def test_on_local_dir_a_script_is_looked_for_in_the_image_directory(isolated: Path) -> None:

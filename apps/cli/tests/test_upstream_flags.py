@@ -32,8 +32,8 @@ def test_run_flags(isolated: Path) -> None:
         "--buck-target", str(workspace), "--dryrun", "utils.echo", "--msg", "x",
     )  # fmt: skip
     assert code == 0, err
-    # the app runs in a copy of the workspace (less what .torchxignore lists)
-    assert str(isolated / "logs") in out and "/workspaces/ws-" in out
+    # the app runs in a copy of the workspace (less what .torchxignore lists), made on submit
+    assert str(isolated / "logs") in out and f"workspace: {workspace}, copied into " in out
     # --wait and --log, as flags without a value
     code, out, err = invoke("run", "--wait", "--log", "utils.echo", "--msg", "waited")
     assert code == 0, err

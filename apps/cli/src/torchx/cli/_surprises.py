@@ -56,10 +56,13 @@ def refuse_missing_script(component: str, script: object, request: object, sched
 
     path = os.path.expanduser(script)
     for replica in request.replicas:
+        # before submit, a workspace copy is the workspace itself
+        where = request.before_copy(replica.cwd)
+        runs = "where" if where == replica.cwd else "a copy of which is where"
         # python and torchrun also run a directory with __main__.py, or a zip
-        if not os.path.exists(os.path.join(replica.cwd, path)):
+        if not os.path.exists(os.path.join(where, path)):
             raise CliError(
                 f"{component} --script: got {script!r}; nothing at that path in "
-                f"{replica.cwd}, where {scheduler} runs role {replica.role!r}; give the path "
+                f"{where}, {runs} {scheduler} runs role {replica.role!r}; give the path "
                 "of your script, relative to that directory or absolute"
             )

@@ -37,9 +37,18 @@ class LocalReplicaParams:
         return self.argv
 
 
+# Where in an app's directory its workspace is copied: no role's directory, as a role name
+# starts with a letter or digit.
+WORKSPACE_DIR = ".workspace"
+
+
 @dataclass
 class LocalRequest:
-    """What ``schedule`` writes and starts: one entry per replica, all paths absolute."""
+    """What ``schedule`` writes and starts: one entry per replica, all paths absolute.
+
+    ``workspace``: a directory ``schedule`` copies into ``workspace_copy``, inside the app's
+    directory, where the replicas then run; it goes when the app's record does.
+    """
 
     app_id: str
     app_dir: str
@@ -48,6 +57,26 @@ class LocalRequest:
     cancel_grace_s: float
     max_requeues: int = DEFAULT_MAX_REQUEUES
     app: dict[str, Any] = field(default_factory=dict)
+    workspace: str | None = None
+
+    @property
+    def workspace_copy(self) -> str:
+        return os.path.join(self.app_dir, WORKSPACE_DIR)
+
+    def before_copy(self, path: str) -> str:
+        """Where the file at ``path``, as the replicas will see it, is before ``schedule``
+        copies the workspace: a path inside the copy is the same path in the workspace."""
+        return self.before_copy_of(path, self.app_dir, self.workspace)
+
+    @staticmethod
+    def before_copy_of(path: str, app_dir: str, workspace: str | None) -> str:
+        """``before_copy`` for a request not made yet."""
+        if workspace is None:
+            return path
+        copy = os.path.join(app_dir, WORKSPACE_DIR)
+        if path == copy or path.startswith(copy + os.sep):
+            return workspace + path[len(copy) :]
+        return path
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -63,11 +92,14 @@ class LocalRequest:
                 for r in self.replicas
             ],
             "app": self.app,
+            "workspace": self.workspace,
         }
 
 
 def format_request(req: LocalRequest) -> str:
     lines = [f"app_id: {req.app_id}", f"app_dir: {req.app_dir}"]
+    if req.workspace is not None:
+        lines.append(f"workspace: {req.workspace}, copied into {req.workspace_copy} on submit")
     for r in req.replicas:
         env = " ".join(f"{k}={shlex.quote(v)}" for k, v in sorted(r.env.items()))
         lines.append(f"{r.role}/{r.id}: cd {shlex.quote(r.cwd)} && {env} {shlex.join(r.argv)}")

@@ -85,6 +85,7 @@ from torchx.schedulers._local_records import (
     state_of,
 )
 from torchx.schedulers._local_request import (
+    WORKSPACE_DIR,
     LocalReplicaParams,
     LocalRequest,
     app_from_json,
@@ -95,7 +96,7 @@ from torchx.schedulers._local_request import (
     split_gpus,
     visible_gpus,
 )
-from torchx.schedulers._local_requeue import DEFAULT_MAX_REQUEUES
+from torchx.schedulers._local_run_opts import check_dir, local_run_opts
 from torchx.schedulers._local_state_files import (
     CANCEL_FILE,
     GO,
@@ -187,59 +188,14 @@ class LocalScheduler(Scheduler[LocalRequest]):
     # -- submission -------------------------------------------------------------------
 
     def _run_opts(self) -> runopts:
-        opts = runopts()
-        opts.add(
-            "log_dir",
-            str,
-            "directory that holds <session>/<app_id>/<role>/<replica>/stdout.log|stderr.log "
-            f"(default: {self.state_dir / BACKEND / 'logs'})",
-        )
-        opts.add(
-            "cwd",
-            str,
-            "directory the replicas run in (the image); default: the role's image if it is "
-            "a directory, else the current directory",
-        )
-        opts.add(
-            "auto_set_cuda_visible_devices",
-            bool,
-            "give each replica its own CUDA_VISIBLE_DEVICES slice of resource.gpu GPUs",
-            default=False,
-        )
-        opts.add(
-            "prepend_cwd",
-            bool,
-            "put the replica's working directory first on its PATH, so the programs kept "
-            "there win over those of PATH",
-            default=False,
-        )
-        opts.add(
-            "cancel_grace_seconds",
-            float,
-            "seconds between SIGTERM and SIGKILL when an app is cancelled or restarted",
-            default=5.0,
-        )
-        opts.add(
-            "max_requeues",
-            int,
-            "how often an app may exit asking to be run again (exit code 75) before it "
-            "counts as FAILED; requeues by `torchx requeue` are not counted",
-            default=DEFAULT_MAX_REQUEUES,
-        )
-        return opts
+        return local_run_opts(str(self.state_dir / BACKEND / "logs"))
 
     def with_workspace(
         self, app: AppDef, cfg: Mapping[str, CfgVal], workspace: str
     ) -> tuple[AppDef, dict[str, CfgVal]]:
-        path = self._workspace_path(workspace)
-        # The app runs in a copy without what .torchxignore lists, as on every scheduler.
-        parent = self.state_dir / self.backend / "workspaces"
-        parent.mkdir(parents=True, exist_ok=True)
-        import tempfile  # only a workspace copy needs it, not every submit
-
-        copy = tempfile.mkdtemp(prefix=f"{os.path.basename(path)}-", dir=parent)
-        copy_workspace(path, copy)
-        return app, {**cfg, "cwd": copy}
+        # Copied when submitted, into the app's own directory: a dryrun writes nothing,
+        # and the copy goes when the app's record does (``torchx list --prune``).
+        return app, {**cfg, "workspace": self._workspace_path(workspace)}
 
     def _log_root(self, cfg: Mapping[str, CfgVal]) -> str:
         given = cfg.get("log_dir")
@@ -295,16 +251,26 @@ class LocalScheduler(Scheduler[LocalRequest]):
         program is looked for once however many replicas (or apps) run it. ``apps_dir``:
         ``_apps_dir(cfg)``, where the caller has it already."""
 
-        def which(name: str, path: str) -> str | None:
-            if (name, path) not in found:
-                found[name, path] = shutil.which(name, path=path)
-            return found[name, path]
-
         app_id = make_unique(app.name)
         app_dir = os.path.join(self._apps_dir(cfg) if apps_dir is None else apps_dir, app_id)
         cwd_opt = cfg.get("cwd")
-        if cwd_opt is not None and not os.path.isdir(str(cwd_opt)):
-            raise SpecsError("run option 'cwd'", cwd_opt, "give an existing directory")
+        given = cfg.get("workspace")
+        workspace = None if given is None else check_dir("workspace", given)
+        if workspace is not None:  # the replicas run in its copy, made on submit
+            cwd_opt = os.path.join(app_dir, WORKSPACE_DIR)
+        elif cwd_opt is not None:
+            check_dir("cwd", cwd_opt)
+
+        def before_copy(path: str) -> str:
+            return LocalRequest.before_copy_of(path, app_dir, workspace)
+
+        def which(name: str, path: str) -> str | None:
+            if (name, path) not in found:
+                # the workspace copy is not made yet: look in what it will copy
+                now = os.pathsep.join(before_copy(p) for p in path.split(os.pathsep))
+                found[name, path] = shutil.which(name, path=now)
+            return found[name, path]
+
         gpu_slices: list[list[str]] | None = None
         if cfg.get("auto_set_cuda_visible_devices"):
             counts = [max(r.resource.gpu, 0) for r in app.roles for _ in range(r.num_replicas)]
@@ -356,7 +322,7 @@ class LocalScheduler(Scheduler[LocalRequest]):
                     env["CUDA_VISIBLE_DEVICES"] = ",".join(gpu_slices[n])
                 entrypoint = provider.get_entrypoint(img_root, filled)
                 if k == 0:
-                    resolve_entrypoint(role, entrypoint, cwd, env, which)
+                    resolve_entrypoint(role, entrypoint, before_copy(cwd), env, which)
                 replicas.append(
                     LocalReplicaParams(role.name, k, [entrypoint, *filled.args], env, cwd)
                 )
@@ -381,6 +347,7 @@ class LocalScheduler(Scheduler[LocalRequest]):
             cancel_grace_s=float(grace) if isinstance(grace, (int, float)) else 5.0,
             max_requeues=requeue_cap(cfg.get("max_requeues")),
             app=app_to_json(app),
+            workspace=workspace,
         )
         return AppDryRunInfo(req, format_request)
 
@@ -435,9 +402,23 @@ class LocalScheduler(Scheduler[LocalRequest]):
             "nothing of it was kept; fix the cause and submit again",
         )
 
+    def _copy_workspace(self, req: LocalRequest) -> None:
+        """Copy the app's workspace into its directory, if it has one (so the copy lives and
+        goes with the app's record); nothing of the app is kept if that fails."""
+        if req.workspace is None:
+            return
+        try:
+            copy_workspace(req.workspace, req.workspace_copy)
+        except BaseException as e:
+            self._forget_half_made(req)
+            if isinstance(e, OSError):
+                raise self._write_failed(req, e.filename or req.workspace_copy, e) from None
+            raise
+
     def schedule(self, dryrun_info: AppDryRunInfo[LocalRequest]) -> str:
         req = dryrun_info.request
         meta = self._make_app_dir(req)
+        self._copy_workspace(req)
         # Every file of the app, or none: a half-made app would be listed by nobody. The
         # supervisor is started first and reads the files once told they are all written
         # (``GO``): its interpreter starts meanwhile.
@@ -515,6 +496,7 @@ class LocalScheduler(Scheduler[LocalRequest]):
                 req = info.request
                 meta = self._make_app_dir(req)
                 made.append(req)
+                self._copy_workspace(req)
                 try:
                     # (each app's supervisor.log is made by the group when it starts it)
                     self._write_app_files(req, meta)

@@ -1,0 +1,49 @@
+"""local_cwd's ``--workspace`` copy is made on submit inside the app's own directory, so
+copies never pile up: a dryrun makes none, and pruning an app's record removes its copy."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from .cli_process import torchx
+
+MARKER = "only-in-the-workspace.txt"
+
+
+def _copies(root: Path) -> list[Path]:
+    return sorted(root.rglob(MARKER))
+
+
+def _workspace(isolated: Path) -> Path:
+    ws = isolated / "ws"
+    ws.mkdir()
+    (ws / MARKER).write_text("kept")
+    (ws / "show.py").write_text(f"print(open({MARKER!r}).read())\n")
+    return ws
+
+
+def test_a_dryrun_copies_nothing(isolated: Path) -> None:
+    ws = _workspace(isolated)
+    proc = torchx("run", "--dryrun", "--workspace", str(ws), "utils.python", "--script", "show.py")
+    assert proc.returncode == 0, proc.stderr
+    assert _copies(isolated / "state") == []
+    assert f"workspace: {ws}, copied into " in proc.stdout
+
+
+def test_each_copy_lives_in_its_app_and_goes_with_its_record(isolated: Path) -> None:
+    ws = _workspace(isolated)
+    handles = []
+    for _ in range(2):
+        proc = torchx("run", "--workspace", str(ws), "utils.python", "--script", "show.py")
+        assert proc.returncode == 0 and "/0 kept" in proc.stderr, proc.stderr
+        handles.append(proc.stdout.strip())
+    copies = _copies(isolated / "state")
+    assert len(copies) == 2
+    # inside an app's directory, one per app
+    assert all(copy.parent.name == ".workspace" for copy in copies)
+    assert {c.parent.parent.name for c in copies} == {h.rpartition("/")[2] for h in handles}
+    proc = torchx("list", "--prune", "--older-than", "0s")
+    assert proc.returncode == 0, proc.stderr
+    assert _copies(isolated / "state") == []
+    # nothing else of them is left behind either
+    assert not (isolated / "state" / "torchx" / "local_cwd" / "workspaces").exists()
