@@ -205,3 +205,45 @@ def test_tasks_cancelled_while_pending_have_0_attempts(slurm_env: Any, tmp_path:
     time.sleep(3)
     again = runner.sweep_status(handle)
     assert [t.attempts for t in again.trials] == [1, 0, 0], again.format()
+
+
+def test_a_cancelled_running_trial_shows_the_exit_code_of_its_own_status(
+    slurm_env: Any, tmp_path: Path
+) -> None:
+    """scancel leaves 0:0 on a task's own accounting row: the sweep's one sacct reads the
+    signal from the task's steps, so the table says what ``torchx status TRIAL`` says."""
+    from torchx.runner._sweep_status import exit_code
+
+    (tmp_path / "comp.py").write_text(COMPONENT.replace("sleep 2", "sleep 120"))
+    sweep = Sweep.grid(f"{tmp_path}/comp.py:trial", {"lr": [1, 2]}, ["--bs", "8", "--out", "."])
+    runner = get_runner()
+    handle = runner.run_sweep(
+        sweep, "slurm", cfg={"job_dir": str(tmp_path / "job"), "partition": slurm_env.partition}
+    )
+    deadline = time.monotonic() + 60
+    while any(t.state != AppState.RUNNING for t in runner.sweep_status(handle).trials):
+        assert time.monotonic() < deadline, runner.sweep_status(handle).format()
+        time.sleep(0.3)
+    time.sleep(1)  # the trials' commands (their steps) have started
+    assert _torchx(slurm_env, tmp_path, "cancel", handle).returncode == 0
+    runner.wait_sweep(handle, 0.5)
+    # once accounting has both tasks' end, sacct (not squeue) answers for them
+    array_job = (runner.sweep_status(handle).trials[0].handle or "").rsplit("/", 1)[1]
+    array_job = array_job.split("_")[0]
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        rows = slurm_env.run(
+            "sacct", f"--jobs={array_job}", "-n", "-P", "-o", "JobID,State", check=False
+        ).stdout.split()
+        if sum(r.endswith(".batch|CANCELLED") for r in rows) == 2:
+            break
+        time.sleep(0.2)
+    final = runner.sweep_status(handle)
+    own = []
+    for t in final.trials:
+        assert t.handle is not None
+        st = runner.status(t.handle)
+        assert st is not None
+        own.append(exit_code(st))
+    assert [t.exit_code for t in final.trials] == own, final.format()
+    assert all(t.state == AppState.CANCELLED and t.exit_code for t in final.trials), final.format()

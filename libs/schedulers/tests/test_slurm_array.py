@@ -11,6 +11,8 @@ import pytest
 
 from torchx.schedulers._slurm_script import make_script, script_shape
 from torchx.schedulers.slurm_array import (
+    ArrayTask,
+    _sacct_rows,
     _tasks_from,
     array_request,
     check_array_size,
@@ -201,6 +203,37 @@ def test_sacct_rows_of_jobs_and_heterogeneous_jobs() -> None:
         "8": (AppState.CANCELLED, 143),
         "9": (AppState.RUNNING, None),
     }
+
+
+def test_a_cancelled_or_timed_out_task_reads_its_exit_code_from_its_steps() -> None:
+    """scancel leaves 0:0 on the task's own row and the signal on its steps: the batch
+    script's code first (as the trial's own status reads it), else a step's."""
+    # sacct's answer (JobID|State|ExitCode|AllocNodes), steps included
+    text = """\
+12_0|CANCELLED by 0|0:0|1
+12_0.batch|CANCELLED|0:15|1
+12_0.extern|COMPLETED|0:0|1
+12_0.0|FAILED|15:0|1
+12_1|TIMEOUT|0:0|1
+12_1.batch|CANCELLED|0:0|1
+12_1.0|CANCELLED|0:9|1
+12_2|FAILED|3:0|1
+12_2.batch|FAILED|3:0|1
+12_3|COMPLETED|0:0|1
+12_3.batch|COMPLETED|0:0|1
+12_4|CANCELLED by 0|0:0|1
+12_4.batch|CANCELLED|0:0|1
+12_5|CANCELLED by 0|0:0|0
+13+0|CANCELLED by 0|0:0|1
+13+0.batch|CANCELLED|0:15|1
+13+1|CANCELLED by 0|0:0|1
+"""
+    found: dict[str, ArrayTask] = {}
+    _tasks_from(_sacct_rows(text), found)
+    codes = {k: v.exit_code for k, v in found.items()}
+    # 12_4: no step recorded a signal; 12_5: cancelled before it was given a node
+    expected = {"12_0": 143, "12_1": 137, "12_2": 3, "12_3": 0, "12_4": 0, "12_5": None}
+    assert codes == {**expected, "13": 143}
 
 
 def _outside_functions(app: AppDef) -> str:

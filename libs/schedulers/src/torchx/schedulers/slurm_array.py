@@ -34,6 +34,8 @@ _TASK = re.compile(r"^(?P<job>\d+)_(?P<index>\d+)$")
 # a job, or one component of a heterogeneous job (JOB+OFFSET)
 _JOB = re.compile(r"^(?P<job>\d+)(?:\+(?P<offset>\d+))?$")
 _PENDING_RANGE = re.compile(r"^(?P<job>\d+)_\[(?P<ranges>[^\]]*)\]$")
+# a step of a task or job: A_I.batch, A_I.0, J+1.extern
+_STEP = re.compile(r"^(?P<owner>[^.]+)\.(?P<step>[^.]+)$")
 
 
 @dataclass(frozen=True)
@@ -159,25 +161,57 @@ def _expand(ranges: str) -> list[int]:
 
 
 def _tasks_from(rows: list[tuple[str, str, str, bool]], into: dict[str, ArrayTask]) -> None:
-    """Rows of (job id, Slurm state, exit code, whether it was given nodes)."""
-    # each job's components, by offset: (Slurm state, exit code, given nodes)
-    jobs: dict[str, dict[int, tuple[str, str, bool]]] = {}
+    """Rows of (job id, Slurm state, exit code, whether it was given nodes); a step's
+    rows (``A_I.batch``, ``A_I.0``) give the exit code of a job that ended otherwise than
+    well, where its own row says 0."""
+    # each job's components, by offset: (Slurm state, exit code, given nodes, own id)
+    jobs: dict[str, dict[int, tuple[str, str, bool, str]]] = {}
+    # each task's or component's steps' exit codes, the batch script's first
+    step_codes: dict[str, list[str]] = {}
     for job_id, state, code, started in rows:
-        if _TASK.match(job_id):
+        if m := _STEP.match(job_id):
+            codes = step_codes.setdefault(m.group("owner"), [])
+            if m.group("step") == "batch":
+                codes.insert(0, code)
+            elif m.group("step") != "extern":
+                codes.append(code)
+        elif _TASK.match(job_id):
             # accounting's 0:0 of a task never started is no exit code either
             ended = _ended_code(state, code) if started else None
             into[job_id] = ArrayTask(job_id, app_state(state), ended, state, started)
         elif m := _JOB.match(job_id):
             offset = int(m.group("offset") or 0)
-            jobs.setdefault(m.group("job"), {})[offset] = (state, code, started)
+            jobs.setdefault(m.group("job"), {})[offset] = (state, code, started, job_id)
         elif m := _PENDING_RANGE.match(job_id):
             # tasks still folded into their array's pending record were never given nodes
             for i in _expand(m.group("ranges")):
                 tid = f"{m.group('job')}_{i}"
                 into.setdefault(tid, ArrayTask(tid, app_state(state), None, state, False))
+    owners = {t: t for t in into}
     for job, comps in jobs.items():
-        state, code, started = comps[lead_component({k: c[0] for k, c in comps.items()})]
+        state, code, started, own_id = comps[lead_component({k: c[0] for k, c in comps.items()})]
         into[job] = ArrayTask(job, app_state(state), _ended_code(state, code), state, started)
+        owners[job] = own_id
+    for task_id, own_id in owners.items():
+        task = into[task_id]
+        if task.exit_code == 0 and task.state != AppState.SUCCEEDED:
+            into[task_id] = replace(task, exit_code=_step_code(step_codes.get(own_id, [])))
+
+
+def _step_code(codes: list[str]) -> int:
+    """The exit code of a job whose own accounting row says 0:0 although it did not end
+    well (``scancel`` and a time limit record the signal on its steps, not on the job):
+    its batch script's, else its first step's that is not 0, as the job's own status reads
+    it (``0:15``, killed by SIGTERM: 143)."""
+    return next((c for c in map(exit_code, codes) if c), 0)
+
+
+def _sacct_rows(text: str) -> list[tuple[str, str, str, bool]]:
+    """``sacct --parsable2 --noheader --format=JobID,State,ExitCode,AllocNodes`` output as
+    rows for ``_tasks_from``."""
+    rows = [ln.split("|", 3) for ln in text.splitlines() if ln.count("|") == 3]
+    # a job never given nodes (cancelled while pending) was allocated 0 of them
+    return [(r[0], r[1], r[2], r[3].strip() != "0") for r in rows]
 
 
 def _ended_code(state: str, code: str) -> int | None:
@@ -202,15 +236,13 @@ def describe_tasks(
                 "sacct",
                 "--parsable2",
                 "--noheader",
-                "--allocations",
+                # every step too: a cancelled task's signal is on its steps alone
                 "--format=JobID,State,ExitCode,AllocNodes",
                 f"--jobs={jobs}",
             ]
         )
         if proc.returncode == 0:
-            rows = [ln.split("|", 3) for ln in proc.stdout.splitlines() if ln.count("|") == 3]
-            # a job never given nodes (cancelled while pending) was allocated 0 of them
-            _tasks_from([(r[0], r[1], r[2], r[3].strip() != "0") for r in rows], found)
+            _tasks_from(_sacct_rows(proc.stdout), found)
         elif use_sacct:
             raise SlurmError(f"sacct failed: {proc.stderr.strip() or proc.returncode}")
     if all(t in found for t in task_ids):
