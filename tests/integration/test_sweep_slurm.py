@@ -247,3 +247,38 @@ def test_a_cancelled_running_trial_shows_the_exit_code_of_its_own_status(
         own.append(exit_code(st))
     assert [t.exit_code for t in final.trials] == own, final.format()
     assert all(t.state == AppState.CANCELLED and t.exit_code for t in final.trials), final.format()
+
+
+def test_list_shows_a_sweeps_pending_trials_as_local_schedulers_do(
+    slurm_env: Any, tmp_path: Path
+) -> None:
+    (tmp_path / "comp.py").write_text(COMPONENT.replace("sleep 2", "sleep 120"))
+    # one task at a time: tasks 1 and 2 wait (PENDING, folded by Slurm) while task 0 runs
+    sweep = Sweep.grid(
+        f"{tmp_path}/comp.py:trial", {"lr": [1, 2, 3]}, ["--bs", "8", "--out", "."], 1
+    )
+    runner = get_runner()
+    handle = runner.run_sweep(
+        sweep, "slurm", cfg={"job_dir": str(tmp_path / "job"), "partition": slurm_env.partition}
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while runner.sweep_status(handle).trials[0].state != AppState.RUNNING:
+            assert time.monotonic() < deadline, runner.sweep_status(handle).format()
+            time.sleep(0.3)
+        listed = _torchx(slurm_env, tmp_path, "list", "-s", "slurm", "--json")
+        assert listed.returncode == 0, listed.stderr
+        sweep_id = handle.rsplit("/", 1)[1]
+        rows = sorted(
+            (r["app_id"], r["state"], r["sweep"])
+            for r in json.loads(listed.stdout)
+            if r.get("sweep", "").startswith(sweep_id)
+        )
+        status = runner.sweep_status(handle)
+        assert rows == [
+            ((t.handle or "").rsplit("/", 1)[1], t.state.name, f"{sweep_id}/{t.index}")
+            for t in status.trials
+        ], listed.stdout
+        assert [r[1] for r in rows] == ["RUNNING", "PENDING", "PENDING"]
+    finally:
+        runner.cancel_sweep(handle)

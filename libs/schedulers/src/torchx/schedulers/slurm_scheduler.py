@@ -89,7 +89,6 @@ from torchx.specs import (
 from torchx.workspace.dir_workspace import DirWorkspaceMixin, copy_workspace
 
 TAIL_INTERVAL = 0.2
-_PENDING_TASKS = re.compile(r"^\d+_\[[^\]]*\]$")
 # How far back ``list`` asks accounting for ended jobs.
 LIST_DAYS = 7
 # Slurm's words for a job it ended itself: said as they are, not as the exit code they cause.
@@ -533,7 +532,9 @@ class SlurmScheduler(DirWorkspaceMixin, Scheduler[SlurmBatchRequest]):
     def _list_squeue(self) -> dict[str, ListAppResponse]:
         # the comment last, so that a '|' in it cannot shift the other fields
         fmt = "--format=%i|%j|%T|%N|%V|%S|%e|%k"
-        proc = run(["squeue", "--me", "--states=all", "--noheader", fmt])
+        # --array: one line per array task, a pending one too (a sweep's waiting trials are
+        # apps with their own ids, A_I, as on local schedulers), never a folded A_[2-5%2]
+        proc = run(["squeue", "--me", "--array", "--states=all", "--noheader", fmt])
         if proc.returncode != 0:
             raise SlurmError(f"squeue failed: {slurm_message(proc)}")
         states: dict[str, dict[int, str]] = {}
@@ -544,8 +545,6 @@ class SlurmScheduler(DirWorkspaceMixin, Scheduler[SlurmBatchRequest]):
             parts = line.split("|", 7)
             # a heterogeneous job shows one line per component, as JOBID+OFFSET
             job_id, _, offset = parts[0].partition("+")
-            if _PENDING_TASKS.match(job_id):
-                continue  # array tasks not started yet: they have no app id of their own
             if len(parts) != 8 or not JOB_ID.match(job_id) or not (offset or "0").isdigit():
                 raise SlurmOutputError(
                     "squeue", line, f"expected {fmt.partition('=')[2]} (JOBID[+OFFSET] first)"
