@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from torchx.runner import Sweep, get_runner
+from torchx.runner import Runner, Sweep, get_runner
 from torchx.specs import AppState
 
 TORCHX = Path(sys.executable).with_name("torchx")
@@ -178,20 +178,29 @@ def test_sweep_api_describes_the_array_with_one_sacct(slurm_env: Any, tmp_path: 
     assert calls.read_text().split() == ["sacct"]
 
 
-def test_tasks_cancelled_while_pending_have_0_attempts(slurm_env: Any, tmp_path: Path) -> None:
+def _sleeping_sweep(
+    cluster: Any, tmp_path: Path, lrs: list[int], parallel: int, running: int
+) -> tuple[Runner, str]:
+    """A sweep of trials that sleep two minutes, at most ``parallel`` at once; returned
+    once its first ``running`` trials run."""
     (tmp_path / "comp.py").write_text(COMPONENT.replace("sleep 2", "sleep 120"))
-    # one task at a time: tasks 1 and 2 wait (PENDING) while task 0 runs
     sweep = Sweep.grid(
-        f"{tmp_path}/comp.py:trial", {"lr": [1, 2, 3]}, ["--bs", "8", "--out", "."], 1
+        f"{tmp_path}/comp.py:trial", {"lr": lrs}, ["--bs", "8", "--out", "."], parallel
     )
     runner = get_runner()
     handle = runner.run_sweep(
-        sweep, "slurm", cfg={"job_dir": str(tmp_path / "job"), "partition": slurm_env.partition}
+        sweep, "slurm", cfg={"job_dir": str(tmp_path / "job"), "partition": cluster.partition}
     )
     deadline = time.monotonic() + 60
-    while runner.sweep_status(handle).trials[0].state != AppState.RUNNING:
+    while any(t.state != AppState.RUNNING for t in runner.sweep_status(handle).trials[:running]):
         assert time.monotonic() < deadline, runner.sweep_status(handle).format()
         time.sleep(0.3)
+    return runner, handle
+
+
+def test_tasks_cancelled_while_pending_have_0_attempts(slurm_env: Any, tmp_path: Path) -> None:
+    # one task at a time: tasks 1 and 2 wait (PENDING) while task 0 runs
+    runner, handle = _sleeping_sweep(slurm_env, tmp_path, [1, 2, 3], 1, 1)
     assert _torchx(slurm_env, tmp_path, "cancel", handle).returncode == 0
     final = runner.wait_sweep(handle, 0.5)
     # the task that ran is one attempt; those cancelled while pending never ran
@@ -214,16 +223,7 @@ def test_a_cancelled_running_trial_shows_the_exit_code_of_its_own_status(
     signal from the task's steps, so the table says what ``torchx status TRIAL`` says."""
     from torchx.runner._sweep_status import exit_code
 
-    (tmp_path / "comp.py").write_text(COMPONENT.replace("sleep 2", "sleep 120"))
-    sweep = Sweep.grid(f"{tmp_path}/comp.py:trial", {"lr": [1, 2]}, ["--bs", "8", "--out", "."])
-    runner = get_runner()
-    handle = runner.run_sweep(
-        sweep, "slurm", cfg={"job_dir": str(tmp_path / "job"), "partition": slurm_env.partition}
-    )
-    deadline = time.monotonic() + 60
-    while any(t.state != AppState.RUNNING for t in runner.sweep_status(handle).trials):
-        assert time.monotonic() < deadline, runner.sweep_status(handle).format()
-        time.sleep(0.3)
+    runner, handle = _sleeping_sweep(slurm_env, tmp_path, [1, 2], 0, 2)
     time.sleep(1)  # the trials' commands (their steps) have started
     assert _torchx(slurm_env, tmp_path, "cancel", handle).returncode == 0
     runner.wait_sweep(handle, 0.5)
@@ -252,20 +252,9 @@ def test_a_cancelled_running_trial_shows_the_exit_code_of_its_own_status(
 def test_list_shows_a_sweeps_pending_trials_as_local_schedulers_do(
     slurm_env: Any, tmp_path: Path
 ) -> None:
-    (tmp_path / "comp.py").write_text(COMPONENT.replace("sleep 2", "sleep 120"))
     # one task at a time: tasks 1 and 2 wait (PENDING, folded by Slurm) while task 0 runs
-    sweep = Sweep.grid(
-        f"{tmp_path}/comp.py:trial", {"lr": [1, 2, 3]}, ["--bs", "8", "--out", "."], 1
-    )
-    runner = get_runner()
-    handle = runner.run_sweep(
-        sweep, "slurm", cfg={"job_dir": str(tmp_path / "job"), "partition": slurm_env.partition}
-    )
+    runner, handle = _sleeping_sweep(slurm_env, tmp_path, [1, 2, 3], 1, 1)
     try:
-        deadline = time.monotonic() + 60
-        while runner.sweep_status(handle).trials[0].state != AppState.RUNNING:
-            assert time.monotonic() < deadline, runner.sweep_status(handle).format()
-            time.sleep(0.3)
         listed = _torchx(slurm_env, tmp_path, "list", "-s", "slurm", "--json")
         assert listed.returncode == 0, listed.stderr
         sweep_id = handle.rsplit("/", 1)[1]
