@@ -242,6 +242,11 @@ def run(
         typer.echo(ctx.get_help(), err=True)
         raise CliError(MISSING_COMPONENT)
 
+    if wait is False and log:
+        raise CliError(
+            "--log: given with --no-wait, but logs stream only while torchx run waits; drop "
+            "one of them (torchx log -f HANDLE follows an app left running)"
+        )
     args = RunArgs(
         component=component,
         component_args=list(component_args or []),

@@ -1,0 +1,16 @@
+"""Small contradictions refused in one line instead of being ignored or misnamed."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from .cli_process import torchx
+
+
+def test_no_wait_with_log_is_refused_before_anything_runs(isolated: Path) -> None:
+    proc = torchx("run", "--no-wait", "--log", "utils.echo", "--msg", "hi")
+    assert proc.returncode == 2 and proc.stdout == ""
+    (line,) = proc.stderr.splitlines()
+    assert line.startswith("torchx: error: --log: given with --no-wait") and "log -f" in line
+    assert torchx("list", "--all").stdout.count("local_cwd://") == 0  # nothing submitted
+
