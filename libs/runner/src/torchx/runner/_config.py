@@ -185,8 +185,9 @@ def config_files(cwd: str | os.PathLike[str] | None = None) -> list[Path]:
     if env:
         path = Path(env).expanduser()
         if not path.is_file():
+            what = "a directory" if path.is_dir() else "no such file"
             raise ConfigFileNotFoundError(
-                CONFIG_ENV, env, "no such file; point it at a .torchxconfig file"
+                CONFIG_ENV, env, f"{what}; point it at a .torchxconfig file"
             )
         return [path]
     candidates = [Path.home() / CONFIG_FILE, Path(cwd or os.getcwd()) / CONFIG_FILE]
