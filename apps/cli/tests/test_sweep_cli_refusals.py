@@ -114,3 +114,16 @@ def test_objective_asked_for_with_no_tracker_here_says_where_to_configure_one(
     assert code == 0 and err == line.replace("'val_loss'", "'objective'")
     code, _, err = invoke("status", sweep)  # no objective asked for: nothing to say
     assert (code, err) == (0, "")
+
+
+def test_roles_with_a_sweep_handle_is_refused_naming_a_trial(isolated: Path) -> None:
+    code, out, err = invoke("run", "--sweep", "msg=a,b", "utils.echo")
+    assert code == 0, err
+    sweep = out.splitlines()[0]
+    for extra in ((), ("--json",), ("--watch",)):
+        assert refused("status", "--roles", "echo", *extra, sweep) == (
+            f"torchx: error: --roles: got it with {sweep!r}, a sweep; a trial's status shows its"
+            f" roles: torchx status --roles echo {sweep}/INDEX\n"
+        )
+    code, out, err = invoke("status", "--roles", "echo", f"{sweep}/1")
+    assert code == 0 and "echo[0]" in out, out + err

@@ -75,6 +75,12 @@ def status(
         if interval <= 0:
             raise CliError(f"--interval: got {interval}; give a number of seconds above 0")
     if sweep_id(handle):
+        if roles.strip():
+            # a sweep's table has a line per trial, not per role: one trial has roles
+            raise CliError(
+                f"--roles: got it with {handle!r}, a sweep; a trial's status shows its roles:"
+                f" torchx status --roles {roles.strip()} {handle}/INDEX"
+            )
         if watch:
             from torchx.cli._sweep_cli import Ranking
             from torchx.cli._watch import watch_sweep
