@@ -112,17 +112,20 @@ def test_run_component_from_a_file(component: str) -> None:
 
 
 def test_component_defaults_precedence(component: str, tmp_path: Path) -> None:
-    # code defaults < config file < explicit arguments
+    # the component's defaults < config file < component_defaults given in code < arguments
     work = Path.cwd()
     runner = get_runner(component_defaults={component: {"msg": "from-code", "name": "coded"}})
     app = runner.component_app(component)
     assert app.roles[0].args == ["from-code"] and app.name == "coded"
-    (work / ".torchxconfig").write_text(f"[component:{component}]\nmsg = from-file\n")
+    (work / ".torchxconfig").write_text(f"[component:{component}]\nmsg = from-file\ntimes = 2\n")
     runner = get_runner(component_defaults={component: {"msg": "from-code", "name": "coded"}})
     app = runner.component_app(component)
-    assert app.roles[0].args == ["from-file"] and app.name == "coded"
+    # as for an explicit cfg, what the code says beats a file it never named (0.7 read none)
+    assert app.roles[0].args == ["from-code"] and app.name == "coded"
+    assert app.roles[0].num_replicas == 2  # the file still fills what the code left out
     app = runner.component_app(component, ["--msg", "explicit"])
     assert app.roles[0].args == ["explicit"]
+    assert get_runner().component_app(component).roles[0].args == ["from-file"]
 
 
 def test_component_default_for_unknown_argument(component: str) -> None:

@@ -69,17 +69,38 @@ CLI_KEYS: dict[str, frozenset[str]] = {
 
 
 class ConfigError(SpecsError):
-    """A bad entry in a config file: names the file, the section and the key."""
+    """A bad config file or entry in one: names the file, and the line or the section and
+    key, in one line. The Runner reads the files by itself, so a Python program meets this
+    for a file it never named: the message says which one to fix."""
 
-    def __init__(self, file: str, section: str, key: str, value: object, expected: str) -> None:
-        self.file, self.section, self.key = file, section, key
-        super().__init__(self.field_of(file, section, key), value, expected)
+    def __init__(
+        self,
+        file: str,
+        section: str,
+        key: str,
+        value: object,
+        expected: str,
+        line: int | None = None,
+    ) -> None:
+        self.file, self.section, self.key, self.line = file, section, key, line
+        super().__init__(self.field_of(file, section, key, line), value, expected)
 
     @staticmethod
-    def field_of(file: str, section: str, key: str) -> str:
-        """How an error names a config file's entry: ``/p/.torchxconfig [section] key``."""
-        # a whole section at fault (key ""): the field ends at its name
-        return f"{file} [{section}] {key}".rstrip()
+    def field_of(file: str, section: str, key: str, line: int | None = None) -> str:
+        """How an error names a config file's entry: ``/p/.torchxconfig [section] key``,
+        or ``/p/.torchxconfig line 3`` for a line that is no entry."""
+        # a whole section at fault (key ""), or the whole file (section ""): the field
+        # ends at what is at fault
+        where = [
+            file,
+            f"line {line}" if line is not None else "",
+            f"[{section}]" if section else "",
+        ]
+        return " ".join(part for part in [*where, key] if part)
+
+
+# Shown as torchx.runner.ConfigError, where programs import it from, in a traceback.
+ConfigError.__module__ = "torchx.runner"
 
 
 class ConfigFileNotFoundError(SpecsError, FileNotFoundError):
@@ -204,8 +225,10 @@ def _read_config_text(path: Path) -> str:
     with path.open("rb") as f:
         data = f.read(MAX_CONFIG_FILE_BYTES + 1)
     if len(data) > MAX_CONFIG_FILE_BYTES:
-        raise SpecsError(
+        raise ConfigError(
             str(path),
+            "",
+            "",
             path.name,
             f"over {MAX_CONFIG_FILE_BYTES} bytes (MAX_CONFIG_FILE_BYTES), far more than a"
             " .torchxconfig holds; point at the INI file of run options",
@@ -213,12 +236,16 @@ def _read_config_text(path: Path) -> str:
     try:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError as e:
-        raise SpecsError(
-            str(path), path.name, f"not UTF-8 text ({e.reason} at byte {e.start}); save it as UTF-8"
+        raise ConfigError(
+            str(path),
+            "",
+            "",
+            path.name,
+            f"not UTF-8 text ({e.reason} at byte {e.start}); save it as UTF-8",
         ) from None
 
 
-def _not_ini(path: Path, text: str, error: Exception) -> SpecsError:
+def _not_ini(path: Path, text: str, error: Exception) -> ConfigError:
     """One line for a file configparser refused: the line it stopped at, and the fix."""
     import configparser
 
@@ -238,10 +265,10 @@ def _not_ini(path: Path, text: str, error: Exception) -> SpecsError:
     else:
         why = f"not a valid INI file ({' '.join(str(error).split())}); fix it or remove it"
     if lineno is None:
-        return SpecsError(str(path), path.name, why)
+        return ConfigError(str(path), "", "", path.name, why)
     lines = text.splitlines()
     line = lines[lineno - 1].strip() if 0 < lineno <= len(lines) else ""
-    return SpecsError(f"{path} line {lineno}", line, why)
+    return ConfigError(str(path), "", "", line, why, line=lineno)
 
 
 def load_config(

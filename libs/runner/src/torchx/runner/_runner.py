@@ -99,7 +99,9 @@ class Runner:
 
     Use it as a context manager (or call ``close``) to release scheduler clients; apps it
     started keep running (see ``close``). Config precedence for run options and component
-    arguments: explicit arguments, then the ``.torchxconfig`` files, then code defaults.
+    arguments: explicit arguments (``cfg``, component arguments, ``component_defaults``),
+    then the ``.torchxconfig`` files (``config``; ``TorchxConfig()`` reads none), then the
+    defaults of the schedulers and components.
     """
 
     def __init__(
@@ -283,8 +285,8 @@ class Runner:
         ``component`` is a name or the schema already found (the CLI passes the one it
         found, so nothing is looked up twice). ``component_args`` is CLI-style
         (``["--msg", "hi"]``) or a mapping of argument names to values. Defaults for
-        arguments not given come from ``[component:NAME]`` in the config files, then from
-        ``get_runner(component_defaults=...)``.
+        arguments not given come from ``get_runner(component_defaults=...)``, then from
+        ``[component:NAME]`` in the config files.
         """
         if isinstance(component, str):
             from torchx.components import get_component
@@ -298,19 +300,21 @@ class Runner:
         code_defaults = self._component_defaults.get(name, {})
         defaults: dict[str, str] = {}
         sources: dict[str, str] = {}
-        for key, (value, origin) in file_defaults.items():
-            arg = schema.option(key)
-            if arg is None:
-                raise ConfigError(origin, f"component:{name}", key, value, _takes(schema, key))
-            defaults[arg.name] = value
-            sources[arg.name] = ConfigError.field_of(origin, f"component:{name}", key)
         for key, value in code_defaults.items():
             arg = schema.option(key)
             if arg is None:
                 raise SpecsError(
                     f"component_defaults[{name!r}][{key!r}]", value, _takes(schema, key)
                 )
-            defaults.setdefault(arg.name, value)
+            defaults[arg.name] = value
+        for key, (value, origin) in file_defaults.items():
+            arg = schema.option(key)
+            if arg is None:
+                raise ConfigError(origin, f"component:{name}", key, value, _takes(schema, key))
+            # given in code, like an explicit cfg, it beats a file the program never named
+            if arg.name not in defaults:
+                defaults[arg.name] = value
+                sources[arg.name] = ConfigError.field_of(origin, f"component:{name}", key)
         if defaults:
             schema.apply_defaults(parsed, defaults, sources)
         return schema.call_parsed(parsed)
