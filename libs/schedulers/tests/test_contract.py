@@ -217,6 +217,34 @@ def test_a_custom_workspace_mixin_gets_a_workspace_that_is_not_a_directory(
         WithDirWorkspace().submit(_app(), {"job_dir": str(tmp_path / "j")}, workspace="missing")
 
 
+class Tagged(WorkspaceMixin[None], Recording):
+    """A 0.7-style mixin that reads its own option's default, and the scheduler's."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.seen: list[dict[str, CfgVal]] = []
+
+    def workspace_opts(self) -> runopts:
+        opts = runopts()
+        opts.add("ws_tag", str, "the tag of built images", default="v1")
+        return opts
+
+    def build_workspace_and_update_role(
+        self, role: Role, workspace: str, cfg: Mapping[str, CfgVal]
+    ) -> None:
+        self.seen.append(dict(cfg))
+        role.image = f"built:{cfg['ws_tag']}:{cfg['queue']}"
+
+
+def test_a_custom_workspace_mixin_gets_the_run_options_with_their_defaults() -> None:
+    s = Tagged()
+    app, cfg = s.with_workspace(_app(), {}, "//target")
+    assert app.roles[0].image == "built:v1:q" and cfg == {"queue": "q", "ws_tag": "v1"}
+    app, _ = s.with_workspace(_app(), {"ws_tag": "v2"}, "//target")
+    assert app.roles[0].image == "built:v2:q"
+    assert s.seen == [{"queue": "q", "ws_tag": "v1"}, {"queue": "q", "ws_tag": "v2"}]
+
+
 def test_walk_workspace_follows_torchxignore(tmp_path: Path) -> None:
     (tmp_path / "build").mkdir()
     (tmp_path / "build" / "out.o").write_text("")

@@ -279,7 +279,8 @@ class Scheduler(abc.ABC, Generic[T]):
                 f"the {self.backend} scheduler does not support workspaces; leave it out",
             )
         path = self._local_workspace(workspace)
-        resolved = dict(cfg)
+        # as 0.7's Runner gave it: a mixin may read an option's default (its own too)
+        resolved = self.run_opts().resolve(cfg)
         new_app = copy.deepcopy(app)
         built: dict[str, str] = {}
         for role in new_app.roles:
