@@ -153,6 +153,10 @@ def run_component(
     from torchx.specs import AppState
 
     if status is None or status.state != AppState.SUCCEEDED:
+        if status is not None and not json_out and sched in LOCAL_SCHEDULERS:
+            from torchx.cli._surprises import note_other_python
+
+            note_other_python(info.request, status)
         return 1
     return 0
 

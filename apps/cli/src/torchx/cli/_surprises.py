@@ -6,7 +6,7 @@ import sys
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from torchx.specs import AppDef
+    from torchx.specs import AppDef, AppStatus
 
 
 def warn_missing_gpus(app: AppDef, scheduler: str) -> None:
@@ -66,3 +66,48 @@ def refuse_missing_script(component: str, script: object, request: object, sched
                 f"{where}, {runs} {scheduler} runs role {replica.role!r}; give the path "
                 "of your script, relative to that directory or absolute"
             )
+
+
+# The exit codes of a Python whose program raised (a missing module, say), and of a shell
+# that found no such command.
+_PYTHON_FAILED = frozenset({1, 127})
+
+
+def note_other_python(request: object, status: AppStatus) -> None:
+    """After a local app failed: for each failed replica that ran a bare ``python``
+    (``python3``...) from its PATH, when that is another environment than the one torchx
+    runs in, one line naming both. ``dist.ddp``'s ``torchrun`` may come from torchx's own
+    environment while ``utils.python``'s ``python`` comes from PATH, so a script that ran
+    under one fails under the other with a missing module, and nothing else says which
+    interpreter ran it. The path is looked up as the replica's start did (its PATH)."""
+    import os
+    import re
+    import shutil
+
+    from torchx.schedulers.local_scheduler import LocalRequest
+
+    if not isinstance(request, LocalRequest):
+        return
+    ours = os.path.realpath(os.path.dirname(sys.executable))
+    failed = {
+        (r.role, r.id)
+        for role in status.roles
+        for r in role.replicas
+        if r.exit_code in _PYTHON_FAILED
+    }
+    noted: set[str] = set()
+    for replica in request.replicas:
+        program = replica.argv[0] if replica.argv else ""
+        if (replica.role, replica.id) not in failed or not re.fullmatch(r"python[\d.]*", program):
+            continue
+        used = shutil.which(program, path=replica.env.get("PATH", os.environ.get("PATH")))
+        if used is None or os.path.realpath(os.path.dirname(used)) == ours or used in noted:
+            continue
+        noted.add(used)
+        print(
+            f"torchx: note: role {replica.role!r} ran {program} from its PATH, {used}, not "
+            f"the Python torchx runs in ({sys.executable}), so what is installed only with "
+            f"torchx is missing to it; activate torchx's environment, or put "
+            f"{os.path.dirname(sys.executable)} first on PATH",
+            file=sys.stderr,
+        )
