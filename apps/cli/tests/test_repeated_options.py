@@ -40,3 +40,15 @@ def test_flags_and_the_components_own_arguments_may_repeat() -> None:
     # --dryrun twice changes nothing; a -cfg after the component is the component's
     proc = torchx("run", "--dryrun", "--dryrun", "-s", "slurm", "utils.echo", "--msg", "a")
     assert proc.returncode == 0, proc.stderr
+
+
+def test_shell_completion_still_completes_after_a_repeated_option() -> None:
+    # completion reads what is typed so far, mistakes and all: it refuses nothing
+    env = {
+        "_TORCHX_COMPLETE": "complete_bash",
+        "COMP_WORDS": "torchx run -cfg a=1 -cfg b=2 -s loc",
+        "COMP_CWORD": "7",
+    }
+    proc = torchx(env=env)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split() == ["local_cwd", "local_dir", "local_docker"]

@@ -59,6 +59,8 @@ class OnceOptionsCommand(typer.core.TyperCommand):
     ``-s``, ``-cfg``, ``--workspace`` and ``--parent_run_id`` of ``run`` too."""
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        if ctx.resilient_parsing:  # shell completion: complete what is there, refuse nothing
+            return super().parse_args(ctx, args)
         # click's parser lists each option once per time it was given; it consumes the list
         # it parses, hence the copy
         _, _, given = self.make_parser(ctx).parse_args(args=list(args))
