@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import shlex
 import sys
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, TypedDict, TypeVar
@@ -16,7 +15,7 @@ if TYPE_CHECKING:
 
     from torchx.cli._run_setup import RunSetup
     from torchx.runner import Runner
-    from torchx.specs import AppDef, AppStatus, ComponentSchema, ParsedArgs
+    from torchx.specs import AppDef, AppStatus
 
 # Schedulers whose apps run on this machine: waiting and streaming logs is the default,
 # as `docker run` does for a container.
@@ -106,14 +105,17 @@ def run_component(
     )
     warn_unrecorded_parent(runner, args["parent_run_id"], sweep=False)
     if dryrun:
-        origin = _image_origin(runner, schema, parsed)
+        from torchx.cli._dryrun_text import describe_app, image_origin, resource_origin
+
+        origin = image_origin(runner, schema, parsed)
         if json_out:
             from torchx.cli._output import print_json
 
             out = {"scheduler": sched, "app": app, "request": str(info)}
             print_json({**out, "image_origin": origin} if origin else out)
         else:
-            described = _describe_app(app, origin)
+            named = resource_origin(runner, schema, parsed)
+            described = describe_app(app, origin, info.app, named)
             typer.echo(f"=== APPLICATION ===\n{described}\n=== SCHEDULER REQUEST ===")
             typer.echo(str(info))
         return 0
@@ -347,30 +349,3 @@ def _report(
     else:
         print(status.format(), file=sys.stderr)
         print(f"{handle} {status.state.name}", file=sys.stderr)
-
-
-def _image_origin(runner: Runner, schema: ComponentSchema, parsed: ParsedArgs) -> str | None:
-    """Where the component's ``image`` came from: the command line, a config file or the
-    component's own default (None when the component takes no image)."""
-    arg = schema.option("image")
-    if arg is None:
-        return None
-    if arg.name in parsed.values:
-        return f"{arg.flag}"
-    for key, (_value, origin) in runner.config.component_defaults(schema.name).items():
-        if schema.option(key) is arg:
-            return f"{origin} [component:{schema.name}]"
-    return f"the default of {schema.name}; {arg.flag} to change it"
-
-
-def _describe_app(app: AppDef, image_origin: str | None = None) -> str:
-    lines = [f"AppDef {app.name}"]
-    for r in app.roles:
-        # quoted as a shell reads it: an empty argument ("--role ''") or one with spaces
-        # shows as one argument, so the line can be pasted into a shell
-        command = shlex.join([r.entrypoint, *r.args])
-        lines.append(f"  role {r.name} x{r.num_replicas}: {command}")
-        lines.append(f"    image: {r.image}" + (f" (from {image_origin})" if image_origin else ""))
-        if r.env:
-            lines.append(f"    env: {r.env}")
-    return "\n".join(lines)
