@@ -79,7 +79,8 @@ def test_builtins_describe_the_arguments_they_share_alike_in_help_and_printed_so
     for name in ("utils.sh", "utils.python", "utils.binary"):
         code, out, _ = invoke("run", name, "--help")
         assert code == 0 and f"  --h (str or None, default: None)\n      {h_help}\n" in out, name
-        assert "  --env (dict[str, str] (k1=v1,k2=v2) or None, default: None)\n" in out
+        hint = "dict[str, str] (k1=v1,k2=v2; a value may hold commas) or None"
+        assert f"  --env ({hint}, default: None)\n" in out
         assert "      environment variables, k1=v1,k2=v2\n" in out
         # the template to copy has them too, in the docstring where the file leaves them out
         code, out, _ = invoke("builtins", "--print", name)

@@ -214,3 +214,19 @@ def test_copy_runs_the_program_0_7s_image_has_with_0_7s_name_and_size() -> None:
         "-m", "torchx.apps.utils.copy_main", "--src", "s3://bucket/a", "--dst", "/tmp/b",
     ]  # fmt: skip
     assert role.resource == Resource(cpu=1, gpu=0, memMB=1024)
+
+
+def test_builtins_env_takes_a_value_holding_commas_as_0_7_did() -> None:
+    from torchx.specs import materialize_appdef
+
+    argv = ["--env", "CUDA_VISIBLE_DEVICES=0,1,NCCL_SOCKET_IFNAME=eth0,eth1"]
+    expected = {"CUDA_VISIBLE_DEVICES": "0,1", "NCCL_SOCKET_IFNAME": "eth0,eth1"}
+    for fn, rest in [
+        (dist.ddp, ["--script", "t.py"]),
+        (dist.spmd, ["--script", "t.py"]),
+        (utils.python, ["--c", "pass"]),
+        (utils.binary, ["--entrypoint", "ls"]),
+        (utils.sh, ["true"]),
+    ]:
+        env = materialize_appdef(fn, [*argv, *rest]).roles[0].env
+        assert {k: env[k] for k in expected} == expected, fn.__name__

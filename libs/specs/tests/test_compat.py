@@ -359,3 +359,53 @@ def test_an_unknown_named_resource_is_a_key_error_too() -> None:
     assert str(e.value).startswith("named resource: got 'aws_p4d.24xlarg'; did you mean")
     with pytest.raises(SpecsError):
         specs.resource(h="nope.nope")
+
+
+def _env_component(env: Optional[Dict[str, str]] = None) -> AppDef:  # noqa: UP006, UP045
+    return AppDef("c", [Role("c", "/", entrypoint="env", env=env or {})])
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("CUDA_VISIBLE_DEVICES=0,1", {"CUDA_VISIBLE_DEVICES": "0,1"}),
+        ("CUDA_VISIBLE_DEVICES=0,1,LOGLEVEL=INFO",
+            {"CUDA_VISIBLE_DEVICES": "0,1", "LOGLEVEL": "INFO"}),
+        ("NCCL_SOCKET_IFNAME=eth0,eth1;A=x;y;B=''",
+            {"NCCL_SOCKET_IFNAME": "eth0,eth1", "A": "x;y", "B": ""}),
+        ("A=1, B=2", {"A": "1", "B": "2"}),
+        ("JAVA_OPTS=-Dx=1,B=2", {"JAVA_OPTS": "-Dx=1", "B": "2"}),  # 0.7 refused this one
+        ("A=", {"A": ""}),
+    ],
+)  # fmt: skip
+def test_a_dict_argument_is_read_as_0_7s_to_dict_reads_it(
+    text: str, expected: dict[str, str]
+) -> None:
+    from torchx.util.types import to_dict
+
+    assert to_dict(text) == expected
+    app = specs.materialize_appdef(_env_component, ["--env", text])
+    assert app.roles[0].env == expected
+    # a [component:NAME] default of .torchxconfig is read the same way
+    app = specs.materialize_appdef(_env_component, [], cmpnt_defaults={"env": text})
+    assert app.roles[0].env == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "why"),
+    [
+        ("noequals", "the pair 'noequals' has no '='"),
+        ("a,b=1", "the pair 'a' has no '='"),
+        ("=1", "no key before the first '='"),
+        ("A=x,=y", "no key before the '=' after 'x,'"),
+    ],
+)
+def test_a_malformed_dict_argument_is_one_line_naming_the_argument(text: str, why: str) -> None:
+    from torchx.util.types import to_dict
+
+    with pytest.raises(SpecsError) as e:
+        specs.materialize_appdef(_env_component, ["--env", text])
+    assert str(e.value).startswith(f"_env_component --env: got {text!r}; {why}; expected ")
+    assert "\n" not in str(e.value)
+    with pytest.raises(ValueError, match=why):
+        to_dict(text)

@@ -30,7 +30,8 @@ class ArgType:
         if self.kind == "list":
             base = f"list[{base}] (a,b,c)"
         elif self.kind == "dict":
-            base = f"dict[str, {_SCALARS[self.item]}] (k1=v1,k2=v2)"
+            # the last comma before the next KEY= ends a value (CUDA_VISIBLE_DEVICES=0,1)
+            base = f"dict[str, {_SCALARS[self.item]}] (k1=v1,k2=v2; a value may hold commas)"
         return base + (" or None" if self.optional else "")
 
 
@@ -91,13 +92,12 @@ def convert_arg(text: str, t: ArgType, where: str) -> Any:
         return _convert_scalar(text, t.item, where)
     if t.kind == "list":
         return [_convert_scalar(v, t.item, where) for v in text.split(",") if v != ""]
-    out: dict[str, Any] = {}
-    for pair in text.split(","):
-        if not pair:
-            continue
-        k, sep, v = pair.partition("=")
-        if not sep or not k:
-            raise SpecsError(where, text, "expected key=value pairs separated by commas")
-        # the key in the field: "got '1x'" alone does not say which pair holds it
-        out[k] = _convert_scalar(v, t.item, f"{where} (key {k!r})")
-    return out
+    from torchx.util.types import to_dict
+
+    try:
+        # pytorch/torchx's reading: a value may hold commas (CUDA_VISIBLE_DEVICES=0,1)
+        pairs = to_dict(text)
+    except ValueError as e:
+        raise SpecsError(where, text, str(e)) from None
+    # the key in the field: "got '1x'" alone does not say which pair holds it
+    return {k: _convert_scalar(v, t.item, f"{where} (key {k!r})") for k, v in pairs.items()}

@@ -24,29 +24,51 @@ def to_list(arg: str) -> list[str]:
     return [item.strip() for item in arg.split(",")]
 
 
+_FORMAT = "expected key=value pairs, e.g. A=1,B=2; a value may hold commas: A=0,1,B=2"
+
+
 def to_dict(arg: str) -> dict[str, str]:
-    """``"A=1,B=x;y"`` -> ``{"A": "1", "B": "x;y"}``.
+    """``"A=1,B=x;y"`` -> ``{"A": "1", "B": "x;y"}``, the one reading of ``Dict`` component
+    arguments, as pytorch/torchx 0.7's ``to_dict``.
 
     A value may itself hold ``,`` or ``;`` (a list literal): the last ``,`` or ``;``
-    before the next ``=`` ends it. A value written ``''`` or ``""`` is empty.
+    before the next ``KEY=`` ends it (``CUDA_VISIBLE_DEVICES=0,1,LOGLEVEL=INFO``). A value
+    written ``''`` or ``""``, or nothing, is empty. Where 0.7 refused a value holding ``=``
+    with no ``,`` or ``;`` since the previous ``=`` (``JAVA_OPTS=-Dx=1``), that ``=`` is
+    the value's. A ValueError names what is malformed: no ``=`` at all, or a pair with
+    no key.
     """
     if not arg:
         return {}
-    pieces = [p.strip() for p in arg.split("=") if p.strip()]
-    if len(pieces) < 2:
-        raise ValueError(f"{arg!r} has no key=value pair; write KEY=VALUE[,KEY2=VALUE2]")
+    first, *segments = arg.split("=")
+    key = first.strip()
+    cut = _cut(key)
+    if not segments or cut >= 0:
+        # "a,b=1": the first pair, "a", has no '=' (0.7 took "a,b" for the key)
+        pair = key[:cut] if cut >= 0 else key
+        raise ValueError(f"the pair {pair!r} has no '='; {_FORMAT}")
+    if not key:
+        raise ValueError(f"no key before the first '='; {_FORMAT}")
     out: dict[str, str] = {}
-    key = pieces[0]
-    for middle in pieces[1:-1]:
-        cut = max(middle.rfind(","), middle.rfind(";"))
-        if cut <= 0 or cut == len(middle) - 1:
-            raise ValueError(
-                f"{middle!r} in {arg!r} is not VALUE,NEXT_KEY; separate pairs with , or ;"
-            )
-        out[key] = _unquote_empty(middle[:cut].strip())
-        key = middle[cut + 1 :].strip()
-    out[key] = _unquote_empty(pieces[-1])
+    value: list[str] = []  # the current value's pieces, joined once it ends
+    for segment in segments[:-1]:
+        cut = _cut(segment)
+        if cut < 0:  # no delimiter since the last '=': that '=' is part of the value
+            value += (segment, "=")
+            continue
+        next_key = segment[cut + 1 :].strip()
+        if not next_key:
+            where = "".join([*value, segment])
+            raise ValueError(f"no key before the '=' after {where!r}; {_FORMAT}")
+        out[key] = _unquote_empty("".join([*value, segment[:cut]]).strip())
+        key, value = next_key, []
+    out[key] = _unquote_empty("".join([*value, segments[-1]]).strip())
     return out
+
+
+def _cut(text: str) -> int:
+    """Where the last pair delimiter of ``text`` is, -1 if it has none."""
+    return max(text.rfind(","), text.rfind(";"))
 
 
 def _unquote_empty(value: str) -> str:
