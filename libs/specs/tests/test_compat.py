@@ -409,3 +409,29 @@ def test_a_malformed_dict_argument_is_one_line_naming_the_argument(text: str, wh
     assert "\n" not in str(e.value)
     with pytest.raises(ValueError, match=why):
         to_dict(text)
+
+
+def _train(*script_args: str, debug: bool = False, lr: float = 0.1) -> AppDef:
+    args = [*script_args, "--lr", str(lr), *(["--debug"] if debug else [])]
+    return AppDef("train", [Role("trainer", "/", entrypoint="python", args=args)])
+
+
+def test_a_word_after_a_bool_flag_is_its_value_never_the_programs_with_the_flag_on() -> None:
+    # 0.7 (every flag took a value) read `--debug flase` as debug=False and passed
+    # nothing on; it must not turn the flag on and hand `flase` to the program
+    with pytest.raises(SpecsError) as e:
+        specs.materialize_appdef(_train, ["--debug", "flase"])
+    assert str(e.value) == (
+        "_train --debug: got 'flase'; expected a bool: true or false (to pass 'flase' to "
+        "the program, write --debug -- flase)"
+    )
+    # the forms that mean one thing still work
+    for argv, args in [
+        (["--debug", "false", "x"], ["x", "--lr", "0.1"]),
+        (["--debug", "True", "x"], ["x", "--lr", "0.1", "--debug"]),
+        (["--debug", "--", "x"], ["x", "--lr", "0.1", "--debug"]),
+        (["--debug", "--lr", "0.5", "x"], ["x", "--lr", "0.5", "--debug"]),
+        (["--debug"], ["--lr", "0.1", "--debug"]),
+        (["x", "--debug", "maybe"], ["x", "--debug", "maybe", "--lr", "0.1"]),  # the program's
+    ]:
+        assert specs.materialize_appdef(_train, argv).roles[0].args == args, argv

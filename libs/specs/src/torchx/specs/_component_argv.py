@@ -13,7 +13,9 @@ component):
   (then ``-h`` is that parameter, as in 0.7, and a bare ``-h`` with no value is the help).
 
 Beyond 0.7: ``--flag`` alone (or ``--no-flag``) for a bool, and a list or dict option
-given twice adds to it; a scalar given twice is refused, as 0.7 did.
+given twice adds to it; a scalar given twice is refused, as 0.7 did. A word after a bool
+flag is still its value, as in 0.7, and one that is no bool (``--debug flase``) is refused
+where 0.7 read it as false: ``--flag -- WORD`` passes the word to the program.
 """
 
 from __future__ import annotations
@@ -177,12 +179,17 @@ def read_argv(
             text = inline
         elif _is_bool(arg):
             nxt = tokens[i] if i < len(tokens) else None
-            # With no *args to start, a word after a bool flag can only be its value: a
-            # bad one is refused as a bool, not as a stray positional argument.
-            if nxt is not None and (
-                nxt.lower() in _TRUE | _FALSE
-                or (schema.remainder is None and not _looks_like_flag(nxt))
-            ):
+            # A word after a bool flag is its value, as in 0.7 (where every flag took one):
+            # one that is no bool is refused, never passed to the program with the flag
+            # on, the opposite of what 0.7 made of ``--debug flase``.
+            if nxt is not None and not _looks_like_flag(nxt):
+                if schema.remainder is not None and nxt.lower() not in _TRUE | _FALSE:
+                    raise SpecsError(
+                        where,
+                        nxt,
+                        f"expected a bool: true or false (to pass {nxt!r} to the program, "
+                        f"write {where.rpartition(' ')[2]} -- {nxt})",
+                    )
                 text, i = nxt, i + 1
             else:
                 text = "true"
