@@ -19,7 +19,13 @@ if TYPE_CHECKING:
 
 from torchx.specs._app import AppDef
 from torchx.specs._arg_types import _SCALARS, PYTHON_ONLY, ArgType, _arg_type, convert_arg
-from torchx.specs._component_argv import ParsedArgs, apply_defaults, as_written, read_argv
+from torchx.specs._component_argv import (
+    ParsedArgs,
+    apply_defaults,
+    as_written,
+    note_flags_among_words,
+    read_argv,
+)
 from torchx.specs._docstring import parse_docstring
 from torchx.specs._errors import SpecsError, _NotGivenError, _ProblemsError, closest
 
@@ -243,11 +249,12 @@ class ComponentSchema:
 
     def call_parsed(self, parsed: ParsedArgs) -> AppDef:
         """Call the component with what ``read`` found."""
-        args, kwargs = self.bind(parsed)
         try:
+            args, kwargs = self.bind(parsed)
             app = self.fn(*args, **kwargs)
         except SpecsError as e:
             as_written(e, self, parsed)  # it names its field: as the user wrote it
+            note_flags_among_words(e, self, parsed)
             raise
         except Exception as e:
             # A note (PEP 678), not another exception type: callers that catch what the

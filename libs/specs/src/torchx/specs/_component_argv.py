@@ -277,3 +277,31 @@ def as_written(error: SpecsError, schema: ComponentSchema, parsed: ParsedArgs) -
         error.field = prefix + flags.pop() + paren + note
     # the type stays (a KeyError too, say): callers that catch it keep catching it
     error.args = (specs_message(error.field, error.value, error.expected),)
+
+
+def note_flags_among_words(error: SpecsError, schema: ComponentSchema, parsed: ParsedArgs) -> None:
+    """When ``error`` (raised calling the component of ``schema``) names one of its flags
+    that the user wrote after the program's first word, where it went to the program
+    (``utils.python a --script x.py``: "--script not given"), say so on the same line.
+
+    Only a flag the message itself names: a program may well take a flag of that name."""
+    import re
+
+    if parsed.rest_after_dashdash or not parsed.rest:
+        return
+    text = str(error)
+    for token in parsed.rest[1:]:
+        flag = token.partition("=")[0]
+        arg = schema.option(flag.lstrip("-")) if _looks_like_flag(flag) else None
+        if arg is None or arg.remainder:
+            continue
+        named = (re.search(rf"(?<![\w-]){re.escape(f)}(?![\w-])", text) for f in {flag, arg.flag})
+        if not any(named):
+            continue
+        note = (
+            f"{flag} came after the program's first word {parsed.rest[0]!r}, so it went to "
+            f"the program: put the options of {schema.name} before the program's words"
+        )
+        error.expected = f"{error.expected}; {note}"
+        error.args = (f"{text}; {note}",)
+        return
