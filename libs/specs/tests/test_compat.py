@@ -435,3 +435,62 @@ def test_a_word_after_a_bool_flag_is_its_value_never_the_programs_with_the_flag_
         (["x", "--debug", "maybe"], ["x", "--debug", "maybe", "--lr", "0.1"]),  # the program's
     ]:
         assert specs.materialize_appdef(_train, argv).roles[0].args == args, argv
+
+
+def _rest(msg: str = "hi", count: int = 1) -> AppDef:
+    """Echo a message.
+
+    :param msg: the message
+        to echo
+    :param count: how many replicas
+    """
+    return AppDef("c", [Role("c", "/", entrypoint="echo", args=[msg], num_replicas=count)])
+
+
+def _numpydoc(msg: str = "hi", count: int = 1) -> AppDef:
+    """Echo a message.
+
+    Parameters
+    ----------
+    msg : str
+        the message to echo
+    count : int
+        how many replicas
+    """
+    return _rest(msg, count)
+
+
+def _epydoc(msg: str = "hi", count: int = 1) -> AppDef:
+    """Echo a message.
+
+    @param msg: the message to echo
+    @param count: how many replicas
+    """
+    return _rest(msg, count)
+
+
+@pytest.mark.parametrize("fn", [_rest, _numpydoc, _epydoc])
+def test_rest_numpydoc_and_epydoc_docstrings_give_argument_help_as_in_0_7(fn: object) -> None:
+    from torchx.specs import file_linter, get_component_schema
+
+    description, args = file_linter.get_fn_docstring(fn)  # type: ignore[arg-type]
+    assert description == "Echo a message."
+    assert args == {"msg": "the message to echo", "count": "how many replicas"}
+    help_text = get_component_schema(fn).help()  # type: ignore[arg-type]
+    assert "  --msg (str, default: 'hi')\n      the message to echo\n" in help_text
+    assert "  --count (int, default: 1)\n      how many replicas" in help_text
+    assert ":param" not in help_text and "@param" not in help_text and "-----" not in help_text
+
+
+def test_the_docstring_parser_is_imported_when_a_docstring_is_parsed_not_with_specs() -> None:
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, torchx.specs as s\n"
+        "print('docstring_parser' in sys.modules)\n"
+        "s.parse_docstring('Summary.\\n\\nArgs:\\n    x: help')\n"
+        "print('docstring_parser' in sys.modules)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["False", "True"]

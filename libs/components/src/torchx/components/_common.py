@@ -12,7 +12,6 @@ from torchx.specs import (
     Resource,
     Role,
     SpecsError,
-    parse_docstring,
     parse_mounts,
     resource,
 )
@@ -159,14 +158,15 @@ def _filled_doc(fn: Callable[..., AppDef], per: str) -> str:
     end = next((i for i in range(start, len(lines)) if not lines[i].startswith(" ")), len(lines))
     entries = lines[start:end]
     indent = " " * ((len(entries[0]) - len(entries[0].lstrip())) if entries else 4)
-    # each described argument's lines, its continuation lines included, by name; an entry
-    # starts where the docstring parser starts one, so the filled text parses the same
-    described = parse_docstring(doc).args
+    # each described argument's lines, its continuation lines included, by name. An entry
+    # starts at the section's indent, as the docstring parser's Google style starts one, so
+    # the filled text parses the same; the parser itself is not run here, on every import
+    # of the builtins, only when a docstring is shown.
     written: dict[str, list[str]] = {}
     for line in entries:
         head = line[len(indent) :]
         name = head.partition(":")[0].lstrip("*")
-        if line.startswith(indent) and head[:1] not in ("", " ") and name in described:
+        if line.startswith(indent) and head[:1] not in ("", " "):
             written[name] = [line]
         elif written:
             written[next(reversed(written))].append(line)

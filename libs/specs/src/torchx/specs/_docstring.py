@@ -1,14 +1,14 @@
-"""A small parser for Google-style docstrings: summary, description and ``Args:``."""
+"""A component's docstring as help text: its summary, description and each argument's help.
+
+``docstring_parser`` reads it, in any of the styles it detects (Google ``Args:``, reST
+``:param x:``, numpydoc ``Parameters`` and epydoc ``@param x:``), as pytorch/torchx 0.7
+did. It is imported when a docstring is parsed, not with ``torchx.specs``.
+"""
 
 from __future__ import annotations
 
 import inspect
-import re
 from dataclasses import dataclass, field
-
-_ARGS_HEADERS = {"args", "arguments", "parameters", "params", "keyword args", "kwargs"}
-_SECTION = re.compile(r"^([A-Za-z][A-Za-z ]*):\s*$")
-_ITEM = re.compile(r"^\*{0,2}(?P<name>[A-Za-z_][A-Za-z0-9_]*)\s*(\([^)]*\))?\s*:\s*(?P<text>.*)$")
 
 
 @dataclass
@@ -19,37 +19,26 @@ class Docstring:
 
 
 def parse_docstring(doc: str | None) -> Docstring:
-    """Summary (first paragraph), the description up to the first section, and arg help."""
+    """Summary (the first paragraph, on one line), the rest of the description, and the
+    help of each argument (its lines joined); a docstring no style reads is all text."""
     if not doc:
         return Docstring()
-    lines = inspect.cleandoc(doc).splitlines()
-    out = Docstring()
-    body: list[str] = []
-    i = 0
-    while i < len(lines) and not _SECTION.match(lines[i]):
-        body.append(lines[i])
-        i += 1
-    text = "\n".join(body).strip()
-    summary, _, rest = text.partition("\n\n")
-    out.summary = " ".join(summary.split())
-    out.description = rest.strip()
+    import docstring_parser
 
-    section: str | None = None
-    item: str | None = None
-    item_indent = 0
-    for line in lines[i:]:
-        stripped = line.strip()
-        indent = len(line) - len(line.lstrip())
-        m = _SECTION.match(line)
-        if m and indent == 0:
-            section, item = m.group(1).strip().lower(), None
-            continue
-        if section not in _ARGS_HEADERS or not stripped:
-            continue
-        im = _ITEM.match(stripped)
-        if im and (item is None or indent <= item_indent):
-            item, item_indent = im["name"], indent
-            out.args[item] = im["text"].strip()
-        elif item is not None:
-            out.args[item] = (out.args[item] + " " + stripped).strip()
-    return out
+    text = inspect.cleandoc(doc)
+    try:
+        parsed = docstring_parser.parse(text)
+    except docstring_parser.ParseError:
+        # help text must not fail on a docstring that no style reads (an ``Args:``
+        # section whose lines name nothing): show it whole, with no argument help
+        body, args = text, {}
+    else:
+        body = parsed.description or ""
+        args = {
+            # ``*args`` and ``**kwargs`` are described under their parameter's name
+            p.arg_name.lstrip("*"): " ".join(p.description.split())
+            for p in parsed.params
+            if p.description
+        }
+    summary, _, rest = body.strip().partition("\n\n")
+    return Docstring(" ".join(summary.split()), rest.strip(), args)
