@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from .cli_process import torchx
 
 MARKER = "only-in-the-workspace.txt"
@@ -47,3 +49,22 @@ def test_each_copy_lives_in_its_app_and_goes_with_its_record(isolated: Path) -> 
     assert _copies(isolated / "state") == []
     # nothing else of them is left behind either
     assert not (isolated / "state" / "torchx" / "local_cwd" / "workspaces").exists()
+
+
+@pytest.mark.parametrize("state", ["XDG_STATE_HOME", "HOME"])
+def test_a_workspace_holding_the_state_folder_does_not_copy_earlier_copies(
+    isolated: Path, monkeypatch: pytest.MonkeyPatch, state: str
+) -> None:
+    # the state folder inside the workspace: $XDG_STATE_HOME there (the fixture's), or the
+    # default ~/.local/state with the workspace as $HOME
+    if state == "HOME":
+        monkeypatch.delenv("XDG_STATE_HOME")
+        monkeypatch.setenv("HOME", str(isolated))
+    (isolated / MARKER).write_text("kept")
+    (isolated / "show.py").write_text(f"print(open({MARKER!r}).read())\n")
+    for runs in range(1, 4):
+        proc = torchx("run", "--workspace", ".", "utils.python", "--script", "show.py")
+        assert proc.returncode == 0 and "/0 kept" in proc.stderr, proc.stderr
+        # the workspace's own file, and one copy per run: none of an earlier copy
+        assert len(_copies(isolated)) == 1 + runs
+    assert not [p for p in isolated.rglob("state") if ".workspace" in p.parts]

@@ -407,8 +407,12 @@ class LocalScheduler(Scheduler[LocalRequest]):
         goes with the app's record); nothing of the app is kept if that fails."""
         if req.workspace is None:
             return
+        apps_dir = os.path.dirname(req.app_dir)
+        # The state and log folders hold every app's copy: inside the workspace (``--workspace
+        # .`` from $HOME), copying them would copy the earlier copies again, each run.
+        own = (str(self.state_dir), os.path.dirname(apps_dir), apps_dir)
         try:
-            copy_workspace(req.workspace, req.workspace_copy)
+            copy_workspace(req.workspace, req.workspace_copy, leave_out=own)
         except BaseException as e:
             self._forget_half_made(req)
             if isinstance(e, OSError):

@@ -12,7 +12,7 @@ from __future__ import annotations
 import abc
 import fnmatch
 import os
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Generic, TypeVar
 
 from torchx.specs import AppDef, CfgVal, Role, SpecsError, runopts
@@ -132,10 +132,15 @@ def walk_workspace(
     *,
     fs: object = None,
     path: object = None,
+    leave_out: Iterable[str] = (),
 ) -> Iterator[str]:
     """The files of ``workspace`` (a path, ``pathlib.Path`` or ``file://`` URL) that its
     ignore files (``.torchxignore``; an image build passes ``IMAGE_IGNORE_FILES``) keep, as
     relative paths. Checked when called, so a bad workspace fails before iterating.
+
+    ``leave_out``: directories not walked at all where they lie inside the workspace (a
+    copy's own target, a scheduler's state folder), whatever the ignore files say; others
+    are ignored.
 
     ``fs``, ``path`` and ``ignore_name`` are pytorch/torchx 0.7's parameters
     (``walk_workspace(fs, path, ignore_name)``, which walked an fsspec filesystem): ``fs``
@@ -151,7 +156,21 @@ def walk_workspace(
     directory = workspace_dir(workspace)
     if not os.path.isdir(directory):
         raise SpecsError("workspace", directory, "give an existing directory")
-    return _kept_files(directory, read_ignore_patterns(directory, ignore_files))
+    patterns = read_ignore_patterns(directory, ignore_files)
+    return _kept_files(directory, patterns, _inside(directory, leave_out))
+
+
+def _inside(workspace: str, directories: Iterable[str]) -> frozenset[str]:
+    """Those of ``directories`` strictly inside ``workspace``, as ``/``-separated paths
+    relative to it. Compared by real path: a state folder named through a symbolic link
+    (``$HOME`` as a link) is still the folder the walk meets."""
+    root = os.path.realpath(workspace)
+    inside = set()
+    for directory in directories:
+        rel = os.path.relpath(os.path.realpath(directory), root)
+        if rel != os.curdir and not rel.startswith(os.pardir):
+            inside.add(rel.replace(os.sep, "/"))
+    return frozenset(inside)
 
 
 _WRITTEN = "walk_workspace(workspace, ignore_files) takes the directory and its ignore files"
@@ -189,10 +208,12 @@ def _refuse_0_7_form(workspace: object, ignore_name: str, fs: object, path: obje
     return workspace
 
 
-def _kept_files(workspace: str, patterns: list[str]) -> Iterator[str]:
+def _kept_files(workspace: str, patterns: list[str], leave_out: frozenset[str]) -> Iterator[str]:
     for root, dirs, files in os.walk(workspace):
         rel_root = os.path.relpath(root, workspace)
         base = "" if rel_root == "." else rel_root.replace(os.sep, "/") + "/"
+        if leave_out:  # never walked: what they hold may be any size
+            dirs[:] = [d for d in dirs if base + d not in leave_out]
         # Prune ignored directories unless a later '!' pattern could bring something back.
         if not any(p.startswith("!") for p in patterns):
             dirs[:] = [d for d in dirs if not is_ignored(base + d, patterns)]

@@ -4,24 +4,22 @@ from __future__ import annotations
 
 import os
 import shutil
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 
 from torchx.specs import CfgVal, Role, SpecsError, runopts
 from torchx.workspace.api import WorkspaceMixin, walk_workspace, workspace_dir
 
 
-def copy_workspace(workspace: str, target: str) -> None:
+def copy_workspace(workspace: str, target: str, leave_out: Iterable[str] = ()) -> None:
     """Copy the files of ``workspace`` that ``.torchxignore`` keeps into ``target``.
 
-    A ``target`` inside ``workspace`` is left out of the copy (not copied into itself).
+    A ``target`` inside ``workspace`` is left out of the copy (not copied into itself), and
+    so are the directories ``leave_out`` names that lie inside it: a scheduler's state
+    folder, which holds earlier copies, would otherwise be copied again each time.
     ``workspace`` may be a ``file://`` URL.
     """
     workspace = workspace_dir(workspace)
-    inside = os.path.relpath(os.path.abspath(target), os.path.abspath(workspace))
-    skip = None if inside.startswith("..") else inside.replace(os.sep, "/") + "/"
-    for rel in walk_workspace(workspace):
-        if skip is not None and (rel + "/").startswith(skip):
-            continue
+    for rel in walk_workspace(workspace, leave_out=[target, *leave_out]):
         src = os.path.join(workspace, *rel.split("/"))
         dst = os.path.join(target, *rel.split("/"))
         os.makedirs(os.path.dirname(dst), exist_ok=True)
