@@ -68,3 +68,28 @@ def test_a_workspace_holding_the_state_folder_does_not_copy_earlier_copies(
         # the workspace's own file, and one copy per run: none of an earlier copy
         assert len(_copies(isolated)) == 1 + runs
     assert not [p for p in isolated.rglob("state") if ".workspace" in p.parts]
+
+
+def test_a_sweep_shares_one_copy_among_its_trials(isolated: Path) -> None:
+    ws = _workspace(isolated)
+    trials = 4
+    proc = torchx(
+        "run",
+        "--wait",
+        "--workspace",
+        str(ws),
+        "--sweep",
+        "max_retries=" + ",".join(map(str, range(trials))),
+        "utils.sh",
+        f"cat {MARKER}",  # each trial finds the file in its own working directory
+    )
+    assert proc.returncode == 0, proc.stderr
+    copies = _copies(isolated / "state")
+    # every trial has the file in its own app's directory, and its bytes are there once
+    assert len({c.parent.parent for c in copies}) == trials
+    assert len({(c.stat().st_dev, c.stat().st_ino) for c in copies}) == 1
+    assert copies[0].stat().st_nlink == trials
+    # the copy goes with the apps holding it
+    proc = torchx("list", "--prune", "--older-than", "0s")
+    assert proc.returncode == 0, proc.stderr
+    assert _copies(isolated / "state") == []

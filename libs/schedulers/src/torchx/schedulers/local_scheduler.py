@@ -114,6 +114,7 @@ from torchx.schedulers._local_state_files import (
     reserve_bytes,
     write_new,
 )
+from torchx.schedulers._local_workspace import make_workspace_copy
 from torchx.schedulers._replicas import role_replicas
 from torchx.schedulers.ids import make_unique
 from torchx.specs import (
@@ -127,7 +128,6 @@ from torchx.specs import (
     is_terminal,
     runopts,
 )
-from torchx.workspace.dir_workspace import copy_workspace
 
 __all__ = [
     "COMBINED_LOG",
@@ -402,17 +402,15 @@ class LocalScheduler(Scheduler[LocalRequest]):
             "nothing of it was kept; fix the cause and submit again",
         )
 
-    def _copy_workspace(self, req: LocalRequest) -> None:
+    def _copy_workspace(self, req: LocalRequest, made: str | None = None) -> None:
         """Copy the app's workspace into its directory, if it has one (so the copy lives and
-        goes with the app's record); nothing of the app is kept if that fails."""
+        goes with the app's record); ``made``: the copy of the same workspace made for
+        another app of its group, whose files it then shares. Nothing of the app is kept
+        if that fails."""
         if req.workspace is None:
             return
-        apps_dir = os.path.dirname(req.app_dir)
-        # The state and log folders hold every app's copy: inside the workspace (``--workspace
-        # .`` from $HOME), copying them would copy the earlier copies again, each run.
-        own = (str(self.state_dir), os.path.dirname(apps_dir), apps_dir)
         try:
-            copy_workspace(req.workspace, req.workspace_copy, leave_out=own)
+            make_workspace_copy(req, str(self.state_dir), made)
         except BaseException as e:
             self._forget_half_made(req)
             if isinstance(e, OSError):
@@ -495,12 +493,15 @@ class LocalScheduler(Scheduler[LocalRequest]):
         if group is None:
             group = start_group(parallel, name, log_path)
         made: list[LocalRequest] = []
+        copies: dict[str, str] = {}  # workspace -> its copy made for the first app using it
         try:
             for info in dryrun_infos:
                 req = info.request
                 meta = self._make_app_dir(req)
                 made.append(req)
-                self._copy_workspace(req)
+                if req.workspace is not None:  # one copy's bytes for every trial of a sweep
+                    self._copy_workspace(req, copies.get(req.workspace))
+                    copies.setdefault(req.workspace, req.workspace_copy)
                 try:
                     # (each app's supervisor.log is made by the group when it starts it)
                     self._write_app_files(req, meta)
