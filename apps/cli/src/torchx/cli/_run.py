@@ -140,17 +140,11 @@ def run_component(
                 _report(handle, None, json_out)
             return 0
         status = _wait(runner, handle, app, stream_logs)
-    except KeyboardInterrupt:
-        if not wait:
-            raise
-        return _interrupted(runner, handle)
-    except Exception as e:
-        # A local scheduler turns SIGTERM into SignalException (as 0.7's did): stop the
-        # app this command started, as for Ctrl-C, and exit as a process killed by it.
+    except (KeyboardInterrupt, Exception) as e:
         signum = stop_signal(e)
         if not wait or signum is None:
             raise
-        return _interrupted(runner, handle, signum)
+        return cancel_on_stop(runner.cancel, handle, signum)
     _report(handle, status, json_out, logs_shown=stream_logs)
     from torchx.specs import AppState
 
@@ -281,17 +275,19 @@ def flag(setup: RunSetup, key: str, fallback: _Fallback) -> bool | _Fallback:
     raise setup.config.cli_default_error("run", key, "expected true or false")
 
 
-def _interrupted(runner: Runner, handle: str, signum: int = 2) -> int:
-    """Ctrl-C (or SIGTERM) while waiting: the app was started by this command, so it is
-    stopped too (as an attached ``docker run`` does); ``--no-wait`` leaves an app running.
-    The exit code is the shell's for a process killed by ``signum`` (130, 143)."""
+def cancel_on_stop(cancel: Callable[[str], object], handle: str, signum: int) -> int:
+    """A stop while waiting (:func:`stop_signal`: Ctrl-C, or SIGTERM, which a local
+    scheduler turns into SignalException as 0.7's did): the app (or sweep) ``handle`` was
+    started by this command, so ``cancel`` stops it too, as an attached ``docker run``
+    does; ``--no-wait`` leaves it running. The exit code is the shell's for a process
+    killed by ``signum`` (130, 143)."""
     import signal
 
     # A second Ctrl-C or SIGTERM must not leave the cancel half done.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
     try:
-        runner.cancel(handle)
+        cancel(handle)
     except Exception as e:
         print(f"torchx: interrupted; cancelling {handle} failed: {e}", file=sys.stderr)
         return 128 + signum

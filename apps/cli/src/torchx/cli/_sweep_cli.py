@@ -87,8 +87,10 @@ def run_sweep(
     **args: Unpack[RunArgs],
 ) -> int:
     """Submit (or dry-run) a sweep, or re-run what failed of one; returns the exit code."""
+    from torchx.cli._errors import stop_signal
     from torchx.cli._run import (
         LOCAL_SCHEDULERS,
+        cancel_on_stop,
         flag,
         parse_cfg,
         resolve_workspace,
@@ -157,26 +159,26 @@ def run_sweep(
         # Submitting asks the cluster for its limits only if it refuses (one command less).
         handle = runner.run_sweep(sweep, sched, run_cfg, workspace, parent_run_id)
         warn_unrecorded_parent(runner, parent_run_id, sweep=True)
-    # The handle alone on stdout, at once, as for an app (``S=$(torchx run --sweep ...)``).
-    if not json_out:
-        print(handle, flush=True)
     if wait is None:
         wait = sched in LOCAL_SCHEDULERS
-    if not wait:
-        if json_out:
-            from torchx.cli._output import print_json
-
-            print_json({"handle": handle})
-        return 0
+    # From here on a waiting run owns the sweep: a stop (Ctrl-C, SIGTERM) cancels it, as
+    # ``torchx run`` cancels its app.
     try:
-        final = runner.wait_sweep(handle, 0.2 if sched in LOCAL_SCHEDULERS else 2.0)
-    except KeyboardInterrupt:
-        import signal
+        # The handle alone on stdout, at once, as for an app (``S=$(torchx run --sweep ...)``).
+        if not json_out:
+            print(handle, flush=True)
+        if not wait:
+            if json_out:
+                from torchx.cli._output import print_json
 
-        signal.signal(signal.SIGINT, signal.SIG_IGN)
-        runner.cancel_sweep(handle)
-        print(f"torchx: interrupted; cancelled {handle} (use --no-wait to detach)", file=sys.stderr)
-        return 130
+                print_json({"handle": handle})
+            return 0
+        final = runner.wait_sweep(handle, 0.2 if sched in LOCAL_SCHEDULERS else 2.0)
+    except (KeyboardInterrupt, Exception) as e:
+        signum = stop_signal(e)
+        if not wait or signum is None:
+            raise
+        return cancel_on_stop(runner.cancel_sweep, handle, signum)
     if json_out:
         from torchx.cli._output import print_json
 
