@@ -82,26 +82,38 @@ def test_errors_are_one_line(recorded: Path, tmp_path: Path) -> None:
     assert code == 2 and "none configured" in err and "[torchx:tracker]" in err
 
 
-def test_a_mistyped_folder_is_named_and_never_made(recorded: Path, tmp_path: Path) -> None:
+def test_a_folder_nothing_was_recorded_in_yet_lists_nothing_and_names_it(
+    recorded: Path, tmp_path: Path
+) -> None:
+    # A freshly configured tracker is no error; the one line on stderr shows a typo.
     typo = tmp_path / "rnus"
     (tmp_path / ".torchxconfig").write_text(
         f"[torchx:tracker]\nfsspec=fsspec\n\n[tracker:fsspec]\nconfig={typo}\n"
     )
-    for args in (
-        ["experiments"],
-        ["jobs"],
-        ["metadata", PARENT],
-        ["artifacts", PARENT],
-        ["lineage", PARENT],
-    ):
+    note = (
+        f"torchx: warning: fsspec tracker config '{typo}': the folder does not exist, so"
+        " nothing has been recorded there yet; a run's first record makes it (if the URL is"
+        " mistyped, correct config= under [tracker:NAME] in .torchxconfig)\n"
+    )
+    empty_json: list[tuple[list[str], object]] = [
+        (["experiments"], []),
+        (["jobs"], []),
+        (["jobs", "--experiment", "default"], []),
+        (["metadata", PARENT], {"run_id": PARENT, "metadata": {}}),
+        (["artifacts", PARENT], []),
+        (["lineage", PARENT], {"run_id": PARENT, "lineage": []}),
+    ]
+    for args, document in empty_json:
         code, out, err = invoke("tracker", "list", *args)
-        assert (code, out) == (2, ""), args
-        assert err == (
-            f"torchx: error: fsspec tracker config: got '{typo}'; it does not exist, so nothing"
-            " was recorded there; correct the URL (config= under [tracker:NAME] in"
-            " .torchxconfig) or record a run there first\n"
-        )
+        assert (code, err) == (0, note), args
+        assert len(out.splitlines()) == 1, args  # the table's header alone
+        code, out, err = invoke("tracker", "list", *args, "--json")
+        assert (code, err) == (0, note), args
+        assert json.loads(out) == document, args
         assert not typo.exists(), args
+    create(str(typo)).add_metadata(PARENT, lr=0.1)  # the first record: no line any more
+    code, out, err = invoke("tracker", "list", "jobs", "--json")
+    assert (code, err) == (0, "") and json.loads(out) == [{"job_id": PARENT}]
 
 
 def test_a_run_nothing_was_recorded_under_is_named_on_stderr(recorded: Path) -> None:

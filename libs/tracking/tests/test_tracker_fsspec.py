@@ -204,23 +204,28 @@ def test_reading_makes_nothing_and_a_missing_folder_is_named(tmp_path: Path) -> 
     assert tracker.run_ids() == [] and tracker.metadata(RUN) == {}
     assert tracker.experiments() == [] and tracker.lineage(RUN).sources == []
     assert not typo.exists()
-    with pytest.raises(TrackerConfigError) as info:
-        tracker.check_readable()
-    (line,) = str(info.value).splitlines()
-    assert line == (
-        f"fsspec tracker config: got '{typo}'; it does not exist, so nothing was recorded"
-        " there; correct the URL (config= under [tracker:NAME] in .torchxconfig) or record a"
-        " run there first"
+    assert tracker.missing_store_note() == (
+        f"fsspec tracker config '{typo}': the folder does not exist, so nothing has been"
+        " recorded there yet; a run's first record makes it (if the URL is mistyped, correct"
+        " config= under [tracker:NAME] in .torchxconfig)"
     )
     assert not typo.exists()
     tracker.add_metadata(RUN, lr=0.1)  # a write makes it
-    tracker.check_readable()
-    create(str(typo)).check_readable()
+    assert tracker.missing_store_note() is None
+    assert create(str(typo)).missing_store_note() is None
 
 
-def test_a_folder_with_records_is_readable_on_every_store(backend: Backend) -> None:
+def test_an_options_file_s_missing_folder_is_named_with_the_file(tmp_path: Path) -> None:
+    options = tmp_path / "tracker.conf"
+    options.write_text(f"protocol=file\nroot_path={tmp_path / 'rnus'}\n")
+    note = create(str(options)).missing_store_note()
+    assert note is not None and note.startswith(
+        f"fsspec tracker config '{options}': its folder {tmp_path / 'rnus'} does not exist"
+    )
+
+
+def test_a_folder_with_records_has_no_note_on_every_store(backend: Backend) -> None:
     fresh = create(backend.base, **backend.storage_options)
-    with pytest.raises(TrackerConfigError, match="does not exist"):
-        fresh.check_readable()
+    assert "does not exist" in (fresh.missing_store_note() or "")
     fresh.add_metadata(RUN, lr=0.1)
-    create(backend.base, **backend.storage_options).check_readable()
+    assert create(backend.base, **backend.storage_options).missing_store_note() is None

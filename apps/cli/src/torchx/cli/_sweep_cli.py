@@ -329,8 +329,7 @@ def _record_objectives(st: SweepStatus, key: str, named: bool, asked: bool) -> s
     from torchx.cli._tracker import _tracker
 
     try:
-        # trials that recorded nothing yet may have left no folder: no objective, no error
-        tracker = _tracker(None, check_readable=False)
+        tracker = _tracker(None)
     except CliError:
         # A warning, not an error: the trials' states and exit codes are still right, and
         # the trackers the trials recorded to are in their own environment, not here.

@@ -36,10 +36,8 @@ ArtifactOpt = Annotated[
 ]
 
 
-def _tracker(name: str | None, *, check_readable: bool = True) -> TrackerBase:
-    """The configured tracker ``name`` (default: the first). ``check_readable``: a
-    tracker with nothing to read (a mistyped folder) is an error, for the commands that
-    list what it holds; a caller for whom an empty tracker is an answer too passes False."""
+def _tracker(name: str | None) -> TrackerBase:
+    """The configured tracker ``name`` (default: the first)."""
     from torchx.runner import load_config, trackers_env
     from torchx.tracker import ENV_TORCHX_TRACKERS, trackers_from_environ
 
@@ -54,10 +52,7 @@ def _tracker(name: str | None, *, check_readable: bool = True) -> TrackerBase:
     if chosen not in names:
         raise CliError(f"--tracker: got {chosen!r}; configured trackers: {', '.join(names)}")
     env[ENV_TORCHX_TRACKERS] = chosen
-    tracker = trackers_from_environ(env)[0]
-    if check_readable:
-        tracker.check_readable()  # a mistyped folder is an error here, not an empty listing
-    return tracker
+    return trackers_from_environ(env)[0]
 
 
 def _print_json(data: Any) -> None:
@@ -87,6 +82,8 @@ def list_experiments(tracker: TrackerOpt = None, json_out: JsonOpt = False) -> N
 def _list_experiments(tracker: str | None, json_out: bool) -> None:
     backend = _tracker(tracker)
     names = list(backend.experiments())
+    if not names:
+        _explain_empty(backend)
     if json_out:
         _print_json([{"experiment": n} for n in names])
         return
@@ -113,7 +110,10 @@ def _list_jobs(
     parent_run_id: str | None, experiment: str | None, tracker: str | None, json_out: bool
 ) -> None:
     filters = {"parent_run_id": parent_run_id, "experiment": experiment}
-    run_ids = list(_tracker(tracker).run_ids(**{k: v for k, v in filters.items() if v}))
+    backend = _tracker(tracker)
+    run_ids = list(backend.run_ids(**{k: v for k, v in filters.items() if v}))
+    if not run_ids:
+        _explain_empty(backend)
     if json_out:
         _print_json([{"job_id": r} for r in run_ids])
         return
@@ -126,28 +126,31 @@ def list_metadata(run_id: RunIdArg, tracker: TrackerOpt = None, json_out: JsonOp
     handled(skips_reported_by(_list_metadata))(run_id, tracker, json_out)
 
 
-def _warn_if_unknown(trk: TrackerBase, run_id: str) -> None:
-    """For an empty answer: say when the run itself is unknown (a typo, another tracker),
-    on stderr, leaving stdout and the exit code as they were. The runs are read as a stream
-    that stops at ``run_id``; a tracker that cannot list them (its ``run_ids`` raises)
-    gets no warning, and the empty answer stands."""
+def _explain_empty(trk: TrackerBase, run_id: str | None = None) -> None:
+    """For an empty answer, one line on stderr saying why, leaving stdout and the exit
+    code as they were: the tracker's store does not exist yet (a freshly configured
+    tracker, or a mistyped URL: either way the line names it), else, for one run's
+    records, that the run itself is unknown (a typo, another tracker). The runs are read
+    as a stream that stops at ``run_id``; a tracker failing to answer gets no line, and
+    the empty answer stands."""
     try:
-        known = any(r == run_id for r in trk.run_ids())
+        note = trk.missing_store_note()
+        if note is None and run_id is not None and not any(r == run_id for r in trk.run_ids()):
+            note = (
+                f"run {run_id!r}: nothing is recorded under it; `torchx tracker list jobs`"
+                " lists the runs"
+            )
     except Exception:  # only a hint: a tracker's failure here must not fail the listing
         return
-    if not known:
-        typer.echo(
-            f"torchx: warning: run {run_id!r}: nothing is recorded under it; "
-            "`torchx tracker list jobs` lists the runs",
-            err=True,
-        )
+    if note is not None:
+        typer.echo(f"torchx: warning: {note}", err=True)
 
 
 def _list_metadata(run_id: str, tracker: str | None, json_out: bool) -> None:
     trk = _tracker(tracker)
     metadata = dict(trk.metadata(run_id))
     if not metadata:
-        _warn_if_unknown(trk, run_id)
+        _explain_empty(trk, run_id)
     if json_out:
         _print_json({"run_id": run_id, "metadata": metadata})
         return
@@ -169,7 +172,7 @@ def _list_artifacts(run_id: str, artifact: str | None, tracker: str | None, json
     trk = _tracker(tracker)
     everything = list(trk.artifacts(run_id).values())
     if not everything:
-        _warn_if_unknown(trk, run_id)
+        _explain_empty(trk, run_id)
     found = [a for a in everything if artifact in (None, a.name)]
     if json_out:
         _print_json([{"name": a.name, "path": a.path, "metadata": a.metadata} for a in found])
@@ -212,7 +215,7 @@ def _list_lineage(
     trk = _tracker(tracker)
     lineage = lineage_of(trk, run_id)
     if not lineage.sources and not lineage.descendants:
-        _warn_if_unknown(trk, run_id)
+        _explain_empty(trk, run_id)
     rows: list[dict[str, Any]] = []
     if not descendants_only:
         rows += [

@@ -150,10 +150,12 @@ class TrackerBase(abc.ABC):
         """Names of the experiments runs are grouped in (none for backends without them)."""
         return []
 
-    def check_readable(self) -> None:  # noqa: B027 (a hook: most backends have nothing to check)
-        """Raise a TrackerConfigError when there is nothing to read where this tracker
-        points (a mistyped folder, say), before a reader takes its empty answers for an
-        empty store. The default checks nothing; it must create nothing either."""
+    def missing_store_note(self) -> str | None:
+        """One line for a reader whose answers are all empty because this tracker's store
+        does not exist yet (nothing was recorded through it: a freshly configured tracker,
+        or a mistyped URL), naming the store; None when it exists or the backend cannot
+        tell (the default). It must create nothing."""
+        return None
 
 
 def lineage_of(backend: TrackerBase, run_id: str) -> Lineage:

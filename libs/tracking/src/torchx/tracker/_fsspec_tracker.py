@@ -151,8 +151,8 @@ class FsspecTracker(CheckedTracker):
 
     ``experiment`` groups the runs this tracker records (default: the variable
     ``TORCHX_TRACKING_EXPERIMENT_NAME``, else ``"default"``). The folder is made by the
-    first write; reading makes nothing, and :meth:`check_readable` says when the folder
-    is missing. :func:`create` makes one from a URL (``/tmp/runs``, ``s3://b/runs``).
+    first write; reading makes nothing, and :meth:`missing_store_note` says when the
+    folder is missing. :func:`create` makes one from a URL (``/tmp/runs``, ``s3://b/runs``).
 
     ``max_record_bytes`` (default :data:`MAX_RECORD_BYTES`) bounds each record written
     and read, and so the memory a read holds; raise it to read larger records kept by
@@ -265,19 +265,17 @@ class FsspecTracker(CheckedTracker):
 
     # -- reading ------------------------------------------------------------------
 
-    def check_readable(self) -> None:
-        """Raise TrackerConfigError when the folder does not exist: nothing was ever
-        recorded there, and a reader was most likely given a mistyped URL."""
+    def missing_store_note(self) -> str | None:
+        """Name the folder when it does not exist: nothing was recorded there yet, which
+        is how a freshly configured tracker starts, and how a mistyped URL looks."""
         if self._root_made or self.fs.isdir(self._root):
-            return
+            return None
         field, value = self._origin
-        folder = "it" if value == self._root else f"its folder {self._root}"
-        raise TrackerConfigError(
-            field,
-            value,
-            f"{folder} does not exist, so nothing was recorded there; correct"
-            " the URL (config= under [tracker:NAME] in .torchxconfig) or record a run there"
-            " first",
+        folder = "the folder" if value == self._root else f"its folder {self._root}"
+        return (
+            f"{field} {value!r}: {folder} does not exist, so nothing has been recorded there"
+            " yet; a run's first record makes it (if the URL is mistyped, correct config="
+            " under [tracker:NAME] in .torchxconfig)"
         )
 
     def _read(self, path: str, fix: str = _FIX) -> dict[str, Any] | UnreadRecordWarning:
