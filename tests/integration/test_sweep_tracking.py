@@ -217,18 +217,22 @@ def test_status_ranks_the_trials_on_their_stored_results(tmp_path: Path) -> None
     )
     assert "val_los" not in typo.stdout.splitlines()[1]
 
-    # --results ranks a sweep's table only: with a trial's handle or --watch, one line.
+    # --results ranks a sweep's table only: with a trial's handle, one line.
     trial = _torchx(tmp_path, "status", f"{sweep}/0", "--results", url)
     assert trial.returncode != 0
     assert trial.stderr.strip().splitlines() == [
         f"torchx: error: --results: got it with '{sweep}/0', an app's handle; it ranks a"
         " sweep's trials: give the sweep's handle"
     ]
-    watched = _torchx(tmp_path, "status", "--watch", sweep, "--results", url)
-    assert watched.returncode != 0
-    assert watched.stderr.strip().splitlines() == [
-        "torchx: error: --watch and --results: give one of them, not both"
-    ]
+    # --watch ranks as status does: the sweep has ended, so it draws the table once.
+    watched = _torchx(
+        tmp_path, "status", "--watch", sweep, "--results", url, "--objective", "val_loss"
+    )
+    assert watched.returncode == 0, watched.stderr
+    assert "val_loss" in watched.stdout
+    assert [row.split()[0] for row in watched.stdout.splitlines() if row[:1].isdigit()] == [
+        "1", "2", "0", "3"
+    ]  # fmt: skip
 
     # An unreadable document: that trial is left unranked with one line, the rest ranked.
     broken = tmp_path / "results" / sweep_id / "1.json"
