@@ -4,7 +4,7 @@ scheduler written against pytorch/torchx 0.7 (its own ``submit_dryrun``) or this
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import pytest
 
@@ -111,15 +111,46 @@ class Tagging(Role):
         return AppDryRunInfo(request, repr)  # a new info: the one returned is the one used
 
 
-def test_each_role_pre_proc_edits_the_request_in_order_with_the_registered_name() -> None:
+def test_each_role_pre_proc_edits_the_request_in_order_with_the_backend() -> None:
     app = AppDef("a", [Tagging("r1", image="i", entrypoint="e"), Role("r", "i", "e")])
     app.roles.append(Tagging("r2", image="i", entrypoint="e"))
     s = Custom()
     info = s.submit_dryrun(app, {})
     assert info.request["tags"] == ["r1@mybackend", "r2@mybackend"]
     assert info.app is app and info.cfg == {"namespace": "team"} and info.scheduler
+    # 0.7 gave pre_proc the scheduler's backend, whatever name it was registered under
     info = registered_dryrun(s, app, {}, "custom")
-    assert info.request["tags"] == ["r1@custom", "r2@custom"] and info.scheduler == "custom"
+    assert info.request["tags"] == ["r1@mybackend", "r2@mybackend"]
+    assert info.scheduler == "custom"
+
+
+class Recording(Role):
+    """Records the scheduler name each ``pre_proc`` call is given."""
+
+    seen: ClassVar[list[str]] = []
+
+    def pre_proc(self, scheduler: str, dryrun_info: AppDryRunInfo[Any]) -> AppDryRunInfo[Any]:
+        Recording.seen.append(scheduler)
+        return dryrun_info
+
+
+def test_the_local_schedulers_give_pre_proc_the_backend_0_7_gave(tmp_path: Path) -> None:
+    # pytorch/torchx 0.7's LocalScheduler was backend "local", its DockerScheduler "docker":
+    # a Role subclass testing ``scheduler == "local"`` still matches
+    from torchx.schedulers.docker_scheduler import create_scheduler as docker
+    from torchx.schedulers.local_scheduler import create_scheduler as local
+
+    for registered, sched in (
+        ("local_cwd", local("t", state_dir=tmp_path / "state")),
+        ("local_docker", docker("t")),
+    ):
+        image = "ubuntu" if registered == "local_docker" else str(tmp_path)
+        app = AppDef("p", [Recording("r", image=image, entrypoint="true")])
+        Recording.seen.clear()
+        registered_dryrun(sched, app, {}, registered)
+        sched.submit_dryrun(app, {})
+        expected = "docker" if registered == "local_docker" else "local"
+        assert Recording.seen == [expected, expected], registered
 
 
 def test_pre_proc_edits_reach_the_local_scheduler(tmp_path: Path) -> None:
@@ -139,4 +170,4 @@ def test_pre_proc_edits_reach_the_local_scheduler(tmp_path: Path) -> None:
     app_id = s.schedule(registered_dryrun(s, AppDef("p", [role]), {}, "local_cwd"))
     desc = s.wait(app_id, timeout=60)
     assert desc is not None and desc.state == AppState.SUCCEEDED
-    assert out.read_text() == "pre_proc local_cwd\n"
+    assert out.read_text() == "pre_proc local\n"

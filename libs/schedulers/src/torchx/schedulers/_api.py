@@ -154,6 +154,11 @@ class Scheduler(abc.ABC, Generic[T]):
     #: the first name, and each Runner passes its own name to its dry runs.
     registered_name: str | None = None
 
+    #: The backend pytorch/torchx 0.7's scheduler of this kind had, which each role's
+    #: ``pre_proc`` is given as 0.7 gave it (``"local"`` for local_cwd, ``"docker"`` for
+    #: local_docker); None where it is ``backend``, as for every plug-in.
+    pre_proc_backend: ClassVar[str | None] = None
+
     def __init__(self, backend: str, session_name: str) -> None:
         self.backend = backend
         self.session_name = session_name
@@ -197,15 +202,17 @@ class Scheduler(abc.ABC, Generic[T]):
     ) -> AppDryRunInfo[T]:
         """``submit_dryrun`` with the run options already resolved (once for many apps);
         ``submit`` stands in for ``_submit_dryrun``. Each role's ``pre_proc`` then edits the
-        request in turn, given the scheduler's registered name, as in pytorch/torchx 0.7."""
+        request in turn, given the scheduler's backend as pytorch/torchx 0.7 gave it
+        (``pre_proc_backend``, else ``backend``)."""
         validate_app(app)
         self._check_replica_count(app)
         name = scheduler or self.registered_name or self.backend
         if _VALIDATED.get() is not self:  # else registered_dryrun ran it for this dry run
             self._validate(app, name)
         info = (submit or self._submit_dryrun)(app, resolved)
+        backend = self.pre_proc_backend or self.backend
         for role in app.roles:
-            info = role.pre_proc(name, info)
+            info = role.pre_proc(backend, info)
         info.app = app
         info.cfg = resolved
         info.scheduler = name

@@ -382,6 +382,8 @@ def _mounts(role: Role) -> tuple[list[dict[str, Any]], list[dict[str, str]]]:
 class DockerScheduler(DockerWorkspaceMixin, Scheduler[DockerRequest]):
     """Runs apps as containers; see the module docstring for networking."""
 
+    pre_proc_backend = "docker"  # pytorch/torchx 0.7's DockerScheduler backend
+
     def __init__(self, session_name: str = "torchx", base_url: str | None = None) -> None:
         super().__init__(BACKEND, session_name)
         self._base_url = base_url

@@ -164,6 +164,8 @@ DIR_BACKEND = "local_dir"
 class LocalScheduler(Scheduler[LocalRequest]):
     """Runs apps as local processes; see the module docstring for where things are kept."""
 
+    pre_proc_backend = "local"  # pytorch/torchx 0.7's LocalScheduler backend
+
     def __init__(
         self,
         session_name: str = "torchx",

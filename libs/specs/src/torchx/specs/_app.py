@@ -93,7 +93,10 @@ class Role:
     base_image: str | None = None
 
     def pre_proc(self, scheduler: str, dryrun_info: AppDryRunInfo[Any]) -> AppDryRunInfo[Any]:
-        """A hook a Role subclass may override to edit a scheduler's request for it."""
+        """A hook a Role subclass may override to edit a scheduler's request for it: each
+        role's, in order, once per dry run; the info returned is the one used. ``scheduler``
+        is the scheduler's backend as pytorch/torchx 0.7 gave it: ``"local"`` for local_cwd,
+        ``"docker"`` for local_docker, else its ``backend`` (``"slurm"``, a plug-in's)."""
         return dryrun_info
 
     def __post_init__(self) -> None:
