@@ -127,3 +127,27 @@ def test_roles_with_a_sweep_handle_is_refused_naming_a_trial(isolated: Path) -> 
         )
     code, out, err = invoke("status", "--roles", "echo", f"{sweep}/1")
     assert code == 0 and "echo[0]" in out, out + err
+
+
+@pytest.mark.parametrize(
+    ("given", "why"),
+    [
+        (
+            "local_cwd://torchx/sweep-abc",
+            "'sweep-abc' is no sweep id, so no sweep has it: a sweep "
+            "id is sweep- and 4 to 32 of a-z and 2-7; ",
+        ),
+        (
+            "local_cwd://torchx/sweep-abc1",
+            "'sweep-abc1' is no sweep id, so no sweep has it: a "
+            "sweep id is sweep- and 4 to 32 of a-z and 2-7; ",
+        ),
+        ("local_cwd://torchx/echo-abcd", "'echo-abcd' is an app's id, not a sweep's; "),
+        ("sweep-abcd", ""),
+    ],
+)
+def test_resume_of_what_names_no_sweep_says_why(isolated: Path, given: str, why: str) -> None:
+    assert refused("run", "--resume", given) == (
+        f"torchx: error: --resume: got {given!r}; {why}give the sweep handle `torchx run "
+        "--sweep` printed (SCHEDULER://SESSION/sweep-ID)\n"
+    )

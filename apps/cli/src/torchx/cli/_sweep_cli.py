@@ -118,9 +118,7 @@ def run_sweep(
                 from torchx.cli._handle_hint import trailing_slash
 
                 raise trailing_slash(resume, "--resume")
-            raise CliError(
-                f"--resume: got {resume!r}; give a sweep handle SCHEDULER://SESSION/sweep-ID"
-            )
+            raise CliError(f"--resume: got {resume!r}; {_not_a_sweep(resume)}")
         sched = resume.partition("://")[0]
         _refuse_changes_on_resume(resume, sched, parallel, args)
         if dryrun:
@@ -188,6 +186,23 @@ def run_sweep(
     from torchx.specs import AppState
 
     return 0 if final.state == AppState.SUCCEEDED else 1
+
+
+def _not_a_sweep(handle: str) -> str:
+    """Why ``handle``, which names no sweep, cannot be resumed, and what to give instead."""
+    from torchx.specs import SpecsError, parse_app_handle
+
+    printed = "the sweep handle `torchx run --sweep` printed (SCHEDULER://SESSION/sweep-ID)"
+    try:
+        app_id = parse_app_handle(handle).app_id
+    except SpecsError:
+        return f"give {printed}"
+    if app_id.startswith("sweep-"):
+        return (
+            f"{app_id!r} is no sweep id, so no sweep has it: a sweep id is sweep- and 4 to 32 "
+            f"of a-z and 2-7; give {printed}"
+        )
+    return f"{app_id!r} is an app's id, not a sweep's; give {printed}"
 
 
 def _refuse_changes_on_resume(resume: str, sched: str, parallel: int, args: RunArgs) -> None:
