@@ -2,6 +2,24 @@
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Callable
+from typing import Any
+
+
+def _keeping_arguments(init: Callable[..., None]) -> Callable[..., None]:
+    """``init``, a SpecsError constructor, that first keeps the arguments it was given
+    when it is the outermost one run (the class the caller named): see ``__reduce__``.
+    ``functools.wraps`` keeps its signature for ``help`` and ``inspect``."""
+
+    @functools.wraps(init)
+    def __init__(self: SpecsError, *args: Any, **kwargs: Any) -> None:
+        if "_made_with" not in vars(self):
+            self._made_with = (args, kwargs)
+        init(self, *args, **kwargs)
+
+    return __init__
+
 
 def specs_message(field: str, value: object, expected: str) -> str:
     """The one-line message of a ``SpecsError``: the field, the value and the fix."""
@@ -12,13 +30,39 @@ class SpecsError(ValueError):
     """Bad input to a torchx spec: the message names the field, the value and the fix.
 
     A subclass of ValueError so that callers that already catch ValueError keep working.
+    Pickled (an error raised in a worker process reaches its parent so) or copied, an error
+    of this class or any subclass is made again from the arguments it was made with.
     """
+
+    # The arguments the error was made with. Exception's own reduce would make it again
+    # from its message alone, which no constructor here takes: every constructor (each
+    # subclass's too, see ``__init_subclass__``) keeps them instead, so one ``__reduce__``
+    # serves every subclass whatever its parameters.
+    _made_with: tuple[tuple[Any, ...], dict[str, Any]]
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if "__init__" in vars(cls):
+            cls.__init__ = _keeping_arguments(vars(cls)["__init__"])  # type: ignore[method-assign]
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        args, kwargs = self._made_with
+        # the attributes as they are now (notes, a caller's own) are restored over the new one
+        return _made_again, (type(self), args, kwargs), self.__dict__
 
     def __init__(self, field: str, value: object, expected: str) -> None:
         self.field = field
         self.value = value
         self.expected = expected
         super().__init__(specs_message(field, value, expected))
+
+
+SpecsError.__init__ = _keeping_arguments(SpecsError.__init__)  # type: ignore[method-assign]
+
+
+def _made_again(cls: type[SpecsError], args: tuple[Any, ...], kwargs: dict[str, Any]) -> SpecsError:
+    """``cls(*args, **kwargs)``: how a pickled or copied SpecsError is made again."""
+    return cls(*args, **kwargs)
 
 
 class _ProblemsError(SpecsError):
