@@ -45,9 +45,12 @@ if __name__ == "__main__":
     base = parser.parse_args().tracker_base
     with get_runner() as runner:
         for make in (app1, app2):
-            handle = runner.run(make(base))
+            app = make(base)
+            handle = runner.run(app)
             status = runner.wait(handle)
-            for line in runner.log_lines(handle, make.__name__):
+            # The role's name comes from the component (utils.python names it "python"),
+            # not from the app's name, so read it from the AppDef.
+            for line in runner.log_lines(handle, app.roles[0].name):
                 print(f"{make.__name__}: {line}", end="")
             if status is None or status.state.name != "SUCCEEDED":
                 raise SystemExit(f"{make.__name__} did not succeed: {status}")
