@@ -178,6 +178,27 @@ def test_ddp_and_spmd_set_torchruns_loglevel_as_0_7_did(
         assert app.roles[0].env["LOGLEVEL"] == expected
 
 
+@pytest.mark.parametrize(
+    ("launcher", "env", "expected"),
+    [
+        (None, None, {"LOGLEVEL": "WARNING"}),  # 0.7's default
+        ("DEBUG", None, {"LOGLEVEL": "DEBUG"}),  # the launcher's own, reaching a container
+        ("DEBUG", {"LOGLEVEL": "ERROR", "A": "1"}, {"LOGLEVEL": "ERROR", "A": "1"}),  # --env's
+    ],
+)
+def test_sh_sets_loglevel_as_0_7_did(
+    monkeypatch: pytest.MonkeyPatch,
+    launcher: str | None,
+    env: dict[str, str] | None,
+    expected: dict[str, str],
+) -> None:
+    if launcher is None:
+        monkeypatch.delenv("LOGLEVEL", raising=False)
+    else:
+        monkeypatch.setenv("LOGLEVEL", launcher)
+    assert utils.sh("echo", "hi", env=env).roles[0].env == expected
+
+
 def test_python_m_sets_hydra_main_module_as_0_7_did() -> None:
     # how a Hydra app run as `python -m` finds its config module
     assert utils.python(m="pkg.train").roles[0].env == {"HYDRA_MAIN_MODULE": "pkg.train"}

@@ -27,7 +27,10 @@ def test_touch_names_the_file() -> None:
     assert (role.entrypoint, role.args) == ("touch", ["/tmp/x"])
 
 
-def test_sh_joins_words_into_one_shell_line_with_resources_env_and_mounts() -> None:
+def test_sh_joins_words_into_one_shell_line_with_resources_env_and_mounts(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.delenv("LOGLEVEL", raising=False)
     app = get_component("utils.sh").call(
         [
             "--h",
@@ -44,7 +47,7 @@ def test_sh_joins_words_into_one_shell_line_with_resources_env_and_mounts() -> N
     )
     (role,) = app.roles
     assert role.args == ["-c", "echo $A | wc"]
-    assert role.env == {"A": "1", "B": "2"}
+    assert role.env == {"LOGLEVEL": "WARNING", "A": "1", "B": "2"}
     assert role.resource.cpu == 1 and role.resource.memMB == 2048
     assert role.mounts == [BindMount(src_path="/data", dst_path="/mnt")]
 

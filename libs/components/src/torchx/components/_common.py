@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import inspect
-from collections.abc import Callable
+import os
+from collections.abc import Callable, Mapping
 
 from torchx.specs import (
     NULL_RESOURCE,
@@ -42,6 +43,20 @@ def role_resource(
     if (cpu, gpu, memMB) == (-1, -1, -1):
         return Resource.copy(NULL_RESOURCE)
     return Resource(cpu=cpu, gpu=gpu, memMB=memMB)
+
+
+def log_level_env(debug_env: Mapping[str, str] | None = None) -> dict[str, str]:
+    """``LOGLEVEL`` as pytorch/torchx's ``dist.ddp`` and ``utils.sh`` set it, with the
+    variables ``debug_env`` (``dist.ddp --debug``'s) under it: the launcher's own
+    ``LOGLEVEL`` (so ``LOGLEVEL=INFO torchx run ...`` reaches a container, which does not
+    inherit the launcher's environment), else ``debug_env``'s, else WARNING. The caller
+    lays the user's ``--env`` over the result, so their ``LOGLEVEL`` beats all three."""
+    launcher_level = os.environ.get("LOGLEVEL")
+    return {
+        "LOGLEVEL": "WARNING",
+        **(debug_env or {}),
+        **({"LOGLEVEL": launcher_level} if launcher_level else {}),
+    }
 
 
 def mounts_of(mounts: list[str] | None) -> list[Mount]:

@@ -10,7 +10,14 @@ import os
 import re
 from dataclasses import dataclass
 
-from torchx.components._common import IMAGE, fill_shared_arg_help, mounts_of, one_of, role_resource
+from torchx.components._common import (
+    IMAGE,
+    fill_shared_arg_help,
+    log_level_env,
+    mounts_of,
+    one_of,
+    role_resource,
+)
 from torchx.specs import AppDef, Role, SpecsError, macros
 
 __all__ = ["ddp", "get_role_name", "parse_nnodes", "spmd"]
@@ -84,19 +91,6 @@ def split_name(name: str | None, default_run: str) -> tuple[str, str]:
     return experiment or DEFAULT_EXPERIMENT, run or default_run
 
 
-def _log_level_env(debug: bool) -> dict[str, str]:
-    """``DEBUG_ENV`` when ``debug``, and torchrun's ``LOGLEVEL`` as pytorch/torchx set it:
-    the launcher's own ``LOGLEVEL`` (so ``LOGLEVEL=INFO torchx run ...`` reaches a container,
-    which does not inherit the launcher's environment), else ``--debug``'s INFO, else
-    WARNING. A ``--env LOGLEVEL=...`` of the user's beats all three."""
-    launcher_level = os.environ.get("LOGLEVEL")
-    return {
-        "LOGLEVEL": "WARNING",
-        **(DEBUG_ENV if debug else {}),
-        **({"LOGLEVEL": launcher_level} if launcher_level else {}),
-    }
-
-
 def _program(script: str | None, m: str | None, where: str) -> tuple[list[str], str]:
     kind, target = one_of({"script": script, "m": m}, where)
     if kind == "m":
@@ -134,7 +128,7 @@ def _torchrun_role(
     role_env = {
         # what the tracking library reads as the experiment a run belongs to
         "TORCHX_TRACKING_EXPERIMENT_NAME": experiment,
-        **_log_level_env(debug),
+        **log_level_env(DEBUG_ENV if debug else None),
         **(env or {}),
     }
     torchrun = [

@@ -5,6 +5,7 @@ from __future__ import annotations
 from torchx.components._common import (
     IMAGE,
     fill_shared_arg_help,
+    log_level_env,
     one_of,
     python_app,
     role_resource,
@@ -66,6 +67,8 @@ def sh(
     Among several words, one that is empty or holds whitespace, a quote or a backslash was
     quoted to be taken as it is, and stays one literal argument, as in torchx 0.7:
     ``torchx run utils.sh sh -c 'for i in 1 2; do echo $i; done'``.
+    The app's ``LOGLEVEL`` is the one ``torchx`` was started with, else WARNING, as in
+    torchx 0.7; ``--env LOGLEVEL=...`` sets it outright.
 
     Args:
         args: the command line
@@ -79,7 +82,7 @@ def sh(
         # Macros read "$$" as an escaped "$"; doubling it keeps the shell's "$$".
         ["-c", _shell_line(args).replace("$$", "$$$$")],
         role_resource(h, cpu, gpu, memMB, where="utils.sh"),
-        env,
+        {**log_level_env(), **(env or {})},
         mounts,
         num_replicas=num_replicas,
         max_retries=max_retries,
