@@ -494,3 +494,41 @@ def test_the_docstring_parser_is_imported_when_a_docstring_is_parsed_not_with_sp
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.split() == ["False", "True"]
+
+
+_SCHEMA_USE = '''
+import sys
+from torchx.specs import AppDef, Role, get_component_schema
+
+
+def echo(msg: str = "hi", loud: bool = False) -> AppDef:
+    """Echoes a message.
+
+    Args:
+        msg: the message
+        loud: shout it
+    """
+    return AppDef(name="echo", roles=[Role(name="echo", image="i", entrypoint="echo", args=[msg])])
+
+
+schema = get_component_schema(echo)
+schema.call(["--msg", "x", "--loud", "yes"])
+print("after a call:", "docstring_parser" in sys.modules)
+print(schema.summary, "|", schema.options["msg"].help)
+print("after help:", "docstring_parser" in sys.modules)
+'''
+
+
+def test_reading_and_calling_a_component_leaves_its_docstring_unparsed(tmp_path: Path) -> None:
+    # `torchx run` shows no help: the parser's import is start-up time it does not need
+    import subprocess
+    import sys
+
+    script = tmp_path / "use.py"
+    script.write_text(_SCHEMA_USE)
+    out = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, check=True)
+    assert out.stdout.splitlines() == [
+        "after a call: False",
+        "Echoes a message. | the message",
+        "after help: True",
+    ]

@@ -1,7 +1,7 @@
 """Component introspection.
 
-A component is a typed function that returns an AppDef. Its signature and Google-style
-docstring give an argument schema: what ``torchx run COMPONENT --help`` shows, and what
+A component is a typed function that returns an AppDef. Its signature and docstring
+give an argument schema: what ``torchx run COMPONENT --help`` shows, and what
 turns a list of command-line strings into the typed call of the function.
 """
 
@@ -11,7 +11,7 @@ import inspect
 import sys
 import typing
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -26,7 +26,7 @@ from torchx.specs._component_argv import (
     note_flags_among_words,
     read_argv,
 )
-from torchx.specs._docstring import parse_docstring
+from torchx.specs._docstring import Docstring, parse_docstring
 from torchx.specs._errors import SpecsError, _NotGivenError, _ProblemsError, closest
 
 
@@ -45,8 +45,15 @@ class ComponentArg:
     name: str
     type: ArgType
     default: Any
-    help: str
     remainder: bool = False  # the function's ``*args``: every leftover CLI token
+    # The component's parsed docstring, asked for only when help is shown: parsing it
+    # imports the docstring parser, which reading and calling a component never needs.
+    doc: Callable[[], Docstring] = field(default=Docstring, compare=False, repr=False)
+
+    @property
+    def help(self) -> str:
+        """This argument's line of the docstring's argument section ("" if none)."""
+        return self.doc().args.get(self.name, "")
 
     @property
     def required(self) -> bool:
@@ -164,9 +171,9 @@ class ComponentSchema:
         problems, hints, params = _read_component(fn)
         if problems:
             raise ComponentValidationError(self.name, problems)
-        doc = parse_docstring(fn.__doc__)
-        self.summary = doc.summary
-        self.description = doc.description
+        # parsed on first use (see ``ComponentArg.doc``), as the function had it now
+        self._doc_text = fn.__doc__
+        self._parsed_doc: Docstring | None = None
         self.args: list[ComponentArg] = []
         # kept: ``bind`` needs them at every call (a sweep calls a component per trial)
         self._params = params
@@ -175,7 +182,22 @@ class ComponentSchema:
             t = _arg_type(hints[p.name]) or PYTHON_ONLY
             remainder = p.kind is p.VAR_POSITIONAL
             default = REQUIRED if p.default is p.empty or remainder else p.default
-            self.args.append(ComponentArg(p.name, t, default, doc.args.get(p.name, ""), remainder))
+            self.args.append(ComponentArg(p.name, t, default, remainder, self._doc))
+
+    def _doc(self) -> Docstring:
+        if self._parsed_doc is None:
+            self._parsed_doc = parse_docstring(self._doc_text)
+        return self._parsed_doc
+
+    @property
+    def summary(self) -> str:
+        """The docstring's first paragraph, on one line."""
+        return self._doc().summary
+
+    @property
+    def description(self) -> str:
+        """The docstring after its summary, the argument section left out."""
+        return self._doc().description
 
     @property
     def options(self) -> dict[str, ComponentArg]:

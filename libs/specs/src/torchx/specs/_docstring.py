@@ -2,7 +2,8 @@
 
 ``docstring_parser`` reads it, in any of the styles it detects (Google ``Args:``, reST
 ``:param x:``, numpydoc ``Parameters`` and epydoc ``@param x:``), as pytorch/torchx 0.7
-did. It is imported when a docstring is parsed, not with ``torchx.specs``.
+did. It is imported when a docstring is parsed, not with ``torchx.specs``, and a
+component's schema parses its docstring only when its help is asked for.
 """
 
 from __future__ import annotations
