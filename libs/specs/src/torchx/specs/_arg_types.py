@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from typing import Any, Union
 
 from torchx.specs._errors import SpecsError
+from torchx.util.types import to_dict
 
 _SCALARS: dict[type, str] = {str: "str", int: "int", float: "float", bool: "bool"}
 _TRUE = {"true", "1", "yes", "on", "y"}
@@ -92,8 +93,6 @@ def convert_arg(text: str, t: ArgType, where: str) -> Any:
         return _convert_scalar(text, t.item, where)
     if t.kind == "list":
         return [_convert_scalar(v, t.item, where) for v in text.split(",") if v != ""]
-    from torchx.util.types import to_dict
-
     try:
         # pytorch/torchx's reading: a value may hold commas (CUDA_VISIBLE_DEVICES=0,1)
         pairs = to_dict(text)
