@@ -9,11 +9,10 @@ from dataclasses import dataclass
 from typing import Any, Union
 
 from torchx.specs._errors import SpecsError
+from torchx.specs._runopts import BOOL_WORDS
 from torchx.util.types import to_dict
 
 _SCALARS: dict[type, str] = {str: "str", int: "int", float: "float", bool: "bool"}
-_TRUE = {"true", "1", "yes", "on", "y"}
-_FALSE = {"false", "0", "no", "off", "n"}
 
 
 @dataclass(frozen=True)
@@ -61,12 +60,10 @@ def _convert_scalar(text: str, item: type, where: str) -> Any:
     if item is str:
         return text
     if item is bool:
-        low = text.strip().lower()
-        if low in _TRUE:
-            return True
-        if low in _FALSE:
-            return False
-        raise SpecsError(where, text, "expected a bool: true or false")
+        word = BOOL_WORDS.get(text.strip().lower())
+        if word is None:
+            raise SpecsError(where, text, "expected a bool: true or false")
+        return word
     try:
         return item(text)
     except ValueError:

@@ -24,8 +24,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from torchx.specs._arg_types import _FALSE, _TRUE, convert_arg
+from torchx.specs._arg_types import convert_arg
 from torchx.specs._errors import SpecsError, _NotGivenError, closest, specs_message
+from torchx.specs._runopts import BOOL_WORDS
 
 if TYPE_CHECKING:
     from torchx.specs._component import ComponentArg, ComponentSchema
@@ -183,7 +184,7 @@ def read_argv(
             # one that is no bool is refused, never passed to the program with the flag
             # on, the opposite of what 0.7 made of ``--debug flase``.
             if nxt is not None and not _looks_like_flag(nxt):
-                if schema.remainder is not None and nxt.lower() not in _TRUE | _FALSE:
+                if schema.remainder is not None and nxt.strip().lower() not in BOOL_WORDS:
                     raise SpecsError(
                         where,
                         nxt,

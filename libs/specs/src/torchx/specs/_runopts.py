@@ -18,8 +18,13 @@ _TYPES: dict[type, str] = {
     list: "list of str (a;b;c)",
     dict: "map of str (k1:v1;k2:v2)",
 }
-_TRUE = {"true", "1", "yes", "on", "y"}
-_FALSE = {"false", "0", "no", "off", "n"}
+
+# How a bool is written, in any case: one reading for run options and component arguments
+# (``_arg_types`` imports it), so ``-cfg quiet=yes`` and ``--debug yes`` cannot disagree.
+BOOL_WORDS = {
+    **dict.fromkeys(("true", "1", "yes", "on", "y"), True),
+    **dict.fromkeys(("false", "0", "no", "off", "n"), False),
+}
 
 
 def _normalize_type(type_: object) -> type | None:
@@ -200,11 +205,10 @@ def _unquote(value: str) -> str:
 def parse_value(name: str, text: str, opt_type: type) -> CfgVal:
     text = text.strip()
     if opt_type is bool:
-        if text.lower() in _TRUE:
-            return True
-        if text.lower() in _FALSE:
-            return False
-        raise InvalidRunConfigException("expected a bool: true or false", name, value=text)
+        word = BOOL_WORDS.get(text.lower())
+        if word is None:
+            raise InvalidRunConfigException("expected a bool: true or false", name, value=text)
+        return word
     if opt_type in (int, float):
         try:
             return opt_type(text)
