@@ -411,6 +411,38 @@ def test_a_malformed_dict_argument_is_one_line_naming_the_argument(text: str, wh
         to_dict(text)
 
 
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("a=1,x.y=2", {"a": "1", "x.y": "2"}),
+        ("a=1, 2b=3", {"a": "1", "2b": "3"}),
+        ("k=1,,", {"k": "1,,"}),
+        ("a=1,,b=2", {"a": "1,", "b": "2"}),
+        ("FOO=v1;v2;BAR=v3", {"FOO": "v1;v2", "BAR": "v3"}),
+    ],
+)
+def test_cfg_is_split_as_0_7_split_it_by_the_dict_arguments_rule(
+    text: str, expected: dict[str, str]
+) -> None:
+    # 0.7's runopts.cfg_from_str split -cfg with to_dict, the reader of Dict arguments
+    from torchx.util.types import to_dict
+
+    assert specs.split_cfg(text) == to_dict(text) == expected
+    opts = specs.runopts()
+    for key in expected:
+        opts.add(key, str, "an option")
+    assert opts.cfg_from_str(text) == expected
+
+
+@pytest.mark.parametrize("text", ["noequals", "a,b=1", "=1", "A=x,=y"])
+def test_malformed_cfg_and_dict_arguments_are_refused_in_one_wording(text: str) -> None:
+    with pytest.raises(SpecsError) as cfg:
+        specs.split_cfg(text)
+    with pytest.raises(SpecsError) as arg:
+        specs.materialize_appdef(_env_component, ["--env", text])
+    assert str(cfg.value) == str(arg.value).replace("_env_component --env:", "cfg:", 1)
+
+
 def _train(*script_args: str, debug: bool = False, lr: float = 0.1) -> AppDef:
     args = [*script_args, "--lr", str(lr), *(["--debug"] if debug else [])]
     return AppDef("train", [Role("trainer", "/", entrypoint="python", args=args)])

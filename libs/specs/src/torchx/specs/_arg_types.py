@@ -75,6 +75,16 @@ def _convert_scalar(text: str, item: type, where: str) -> Any:
 PYTHON_ONLY = ArgType("python", object)
 
 
+def read_pairs(text: str, where: str) -> dict[str, str]:
+    """``k1=v1,k2=v2`` as raw strings, read as pytorch/torchx 0.7 read both a ``Dict``
+    component argument and ``-cfg``: by ``torchx.util.types.to_dict`` (a value may hold
+    commas, ``CUDA_VISIBLE_DEVICES=0,1``). Malformed text is a SpecsError naming ``where``."""
+    try:
+        return to_dict(text)
+    except ValueError as e:
+        raise SpecsError(where, text, str(e)) from None
+
+
 def convert_arg(text: str, t: ArgType, where: str) -> Any:
     """``text`` read as a value of type ``t``; ``where`` names it in the error."""
     if t.kind == "python":
@@ -90,10 +100,6 @@ def convert_arg(text: str, t: ArgType, where: str) -> Any:
         return _convert_scalar(text, t.item, where)
     if t.kind == "list":
         return [_convert_scalar(v, t.item, where) for v in text.split(",") if v != ""]
-    try:
-        # pytorch/torchx's reading: a value may hold commas (CUDA_VISIBLE_DEVICES=0,1)
-        pairs = to_dict(text)
-    except ValueError as e:
-        raise SpecsError(where, text, str(e)) from None
+    pairs = read_pairs(text, where)
     # the key in the field: "got '1x'" alone does not say which pair holds it
     return {k: _convert_scalar(v, t.item, f"{where} (key {k!r})") for k, v in pairs.items()}

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 
@@ -171,35 +170,17 @@ class runopts:
         return "\n".join(rows)
 
 
-_CFG_KEY = re.compile(r"^\s*([A-Za-z_][A-Za-z0-9_-]*)\s*=")
-
-
 def split_cfg(text: str) -> dict[str, str]:
-    """Split ``k=v,k2=v2`` (or ``k=v;k2=v2``) into raw strings, as pytorch/torchx 0.7's
-    ``to_dict``: a ``,`` or ``;`` followed by ``NAME=`` starts the next pair, any other
-    stays in the value (a list ``a;b``, a map ``k1:v1;k2:v2``, ``--gres=gpu:1``). A value
-    written ``''`` or ``""`` is empty."""
-    out: dict[str, str] = {}
-    last: str | None = None
-    for part in re.split(r"([,;])", text):
-        if part in (",", ";"):
-            if last is not None:
-                out[last] += part
-            continue
-        m = _CFG_KEY.match(part)
-        if m:
-            last = m.group(1)
-            out[last] = part[m.end() :]
-        elif last is not None:
-            out[last] += part
-        elif part.strip():
-            raise SpecsError("cfg", text, f"{part!r} is not key=value; use k1=v1,k2=v2")
-    # the delimiter before the next key belongs to no value
-    return {k: _unquote(v.strip().rstrip(",;").strip()) for k, v in out.items()}
+    """Split ``-cfg``'s ``k=v,k2=v2`` (or ``k=v;k2=v2``) into raw strings, as pytorch/torchx
+    0.7's ``runopts.cfg_from_str`` did, with the reader of ``Dict`` component arguments
+    (``torchx.util.types.to_dict``): the last ``,`` or ``;`` before the next ``KEY=`` ends a
+    value, any other stays in it (a list ``a;b``, a map ``k1:v1;k2:v2``, ``--gres=gpu:1``).
+    A value written ``''`` or ``""`` is empty. Malformed text is a SpecsError about ``cfg``."""
+    # imported here: ``import torchx.specs`` loads this module, and the argument reader
+    # (with torchx.util.types) is needed only by a command that reads -cfg or arguments
+    from torchx.specs._arg_types import read_pairs
 
-
-def _unquote(value: str) -> str:
-    return "" if value in ("''", '""') else value
+    return read_pairs(text, "cfg")
 
 
 def parse_value(name: str, text: str, opt_type: type) -> CfgVal:

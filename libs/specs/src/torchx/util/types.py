@@ -29,7 +29,7 @@ _FORMAT = "expected key=value pairs, e.g. A=1,B=2; a value may hold commas: A=0,
 
 def to_dict(arg: str) -> dict[str, str]:
     """``"A=1,B=x;y"`` -> ``{"A": "1", "B": "x;y"}``, the one reading of ``Dict`` component
-    arguments, as pytorch/torchx 0.7's ``to_dict``.
+    arguments and of ``-cfg``, as pytorch/torchx 0.7's ``to_dict``.
 
     A value may itself hold ``,`` or ``;`` (a list literal): the last ``,`` or ``;``
     before the next ``KEY=`` ends it (``CUDA_VISIBLE_DEVICES=0,1,LOGLEVEL=INFO``). A value
