@@ -315,3 +315,20 @@ def test_freeze_unfreeze_and_num_params() -> None:
     model.fc1.requires_grad_(False)
     assert model.num_params(trainable_only=True) == 20 * 30 + 30
     assert model.unfreeze().num_params(trainable_only=True) == model.num_params()
+
+
+def test_lazy_modules_are_counted_only_once_made() -> None:
+    class Lazy(nnx.Module):
+        def __init__(self) -> None:
+            self.seq = nn.Sequential(nn.LazyLinear(4))
+
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            return self.seq(x)  # type: ignore[no-any-return]
+
+    with pytest.raises(RuntimeError, match=r"^num_params: submodule 'seq.0' \(LazyLinear\)"):
+        Lazy().num_params()
+    made = Lazy()
+    made(torch.zeros(1, 3))
+    assert made.num_params() == 3 * 4 + 4
+    with pytest.raises(RuntimeError, match=r"other's submodule 'seq\.0'.*build the model first"):
+        made.hard_update(Lazy())

@@ -39,13 +39,41 @@ def _witness(module: nn.Module) -> torch.Tensor | None:
     return next((tensor for _, tensor in _tensors(module)), None)
 
 
-def _pair_up(target: nn.Module, source: object) -> list[tuple[torch.Tensor, torch.Tensor]]:
+def _unbuilt(module: nn.Module, prefix: str = "") -> Iterator[tuple[str, nn.Module]]:
+    """The outermost submodules whose parameters do not exist yet, with their names.
+
+    torch asks each module's own ``_parameters``, so it leaves out the parameters such a
+    module will make (torchx.layers before their build, torch's Lazy modules); both answer
+    ``has_uninitialized_params()``, torch's name for the question.
+    """
+    for name, child in module.named_children():
+        path = f"{prefix}{name}"
+        unbuilt = getattr(child, "has_uninitialized_params", None)
+        if callable(unbuilt) and unbuilt():
+            yield path, child
+        else:
+            yield from _unbuilt(child, f"{path}.")
+
+
+def _refuse_unbuilt(module: nn.Module, what: str, whose: str = "") -> None:
+    for name, child in _unbuilt(module):
+        raise RuntimeError(
+            f"{what}: {whose}submodule {name!r} ({type(child).__name__}) is not built yet, so its "
+            "parameters do not exist; build the model first (call it once on an example input)"
+        )
+
+
+def _pair_up(
+    target: nn.Module, source: object, what: str
+) -> list[tuple[torch.Tensor, torch.Tensor]]:
     """Match every parameter and buffer of ``target`` with the same one of ``source``.
 
     Everything is checked before anything is written, so a mismatch changes nothing.
     """
     if not isinstance(source, nn.Module):
         raise TypeError(f"other={source!r} is not a torch.nn.Module; pass a module of like shape")
+    _refuse_unbuilt(target, what)
+    _refuse_unbuilt(source, what, "other's ")
     mine = dict(_tensors(target))
     theirs = dict(_tensors(source))
     if mine.keys() != theirs.keys():
@@ -216,7 +244,7 @@ class Module(nn.Module):
         """
         if isinstance(tau, bool) or not isinstance(tau, (int, float)) or not 0.0 <= tau <= 1.0:
             raise ValueError(f"tau={tau!r} is not a fraction; accepted: a number in [0, 1]")
-        for mine, theirs in _pair_up(self, other):
+        for mine, theirs in _pair_up(self, other, "soft_update"):
             source = theirs.to(mine.device)
             if mine.is_floating_point() or mine.is_complex():
                 mine.lerp_(source.to(mine.dtype), float(tau))
@@ -226,8 +254,16 @@ class Module(nn.Module):
     @torch.no_grad()
     def hard_update(self, other: nn.Module) -> None:
         """Copy every parameter and buffer of ``other`` into this module."""
-        for mine, theirs in _pair_up(self, other):
+        for mine, theirs in _pair_up(self, other, "hard_update"):
             mine.copy_(theirs)
+
+    def requires_grad_(self: _M, requires_grad: bool = True) -> _M:
+        """As ``nn.Module.requires_grad_``; a submodule whose parameters are made later
+        (an unbuilt torchx layer) is told too, and makes them with this setting."""
+        super().requires_grad_(requires_grad)
+        for _, child in _unbuilt(self):
+            child.requires_grad_(requires_grad)
+        return self
 
     def freeze(self: _M) -> _M:
         """Stop gradients for every parameter; returns the module."""
@@ -241,4 +277,5 @@ class Module(nn.Module):
 
     def num_params(self, trainable_only: bool = False) -> int:
         """How many scalar parameters the module holds (only trainable ones if asked)."""
+        _refuse_unbuilt(self, "num_params")
         return sum(p.numel() for p in self.parameters() if p.requires_grad or not trainable_only)

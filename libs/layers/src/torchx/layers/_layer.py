@@ -191,6 +191,12 @@ class Layer(nn.Module):
     def built(self) -> bool:
         return self._input_shapes is not None
 
+    def has_uninitialized_params(self) -> bool:
+        """Whether the layer's parameters do not exist yet (it is not built), as torch's
+        Lazy modules answer it: a parent that is not a layer (``torchx.nn.Module``) asks
+        this, since torch's own parameter walk cannot see them."""
+        return not self.built
+
     @property
     def input_shapes(self) -> list[Shape]:
         if self._input_shapes is None:
