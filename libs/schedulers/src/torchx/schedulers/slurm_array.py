@@ -198,11 +198,14 @@ def _tasks_from(rows: list[tuple[str, str, str, bool]], into: dict[str, ArrayTas
             into[task_id] = replace(task, exit_code=_step_code(step_codes.get(own_id, [])))
 
 
-def _step_code(codes: list[str]) -> int:
+def _step_code(codes: list[str]) -> int | None:
     """The exit code of a job whose own accounting row says 0:0 although it did not end
     well (``scancel`` and a time limit record the signal on its steps, not on the job):
     its batch script's, else its first step's that is not 0, as the job's own status reads
-    it (``0:15``, killed by SIGTERM: 143)."""
+    it (``0:15``, killed by SIGTERM: 143). None with no step recorded: the job's own 0 is
+    then no exit code (it would read as a success)."""
+    if not codes:
+        return None
     return next((c for c in map(exit_code, codes) if c), 0)
 
 
