@@ -6,9 +6,11 @@ The search submits ONE sweep of the ``trial`` component (examples/hpo/trial.py) 
 ``Runner.run_sweep``: the scheduler runs its trials at most ``--parallel`` at once (local
 processes on ``local_cwd``; one job array on Slurm). Each trial records its run (settings,
 ``val_loss``) through ``torchx.tracker.AppRun`` with the sweep as its parent run; the
-search reads each trial's ``val_loss`` back from that tracker, ranks the trials and prints
-the sweep's results table, the same one ``torchx status SWEEP --objective val_loss``
-prints. Random points by default (``--seed``), ``--grid`` for the grid in order.
+search reads each trial's ``val_loss`` back from that tracker as ``torchx status SWEEP
+--objective val_loss`` reads it (a value that is no finite number leaves its trial
+unscored), ranks the trials and prints the sweep's results table, the same one that
+command prints (less its warnings). Random points by default (``--seed``), ``--grid`` for
+the grid in order.
 
 The trials' tracker is the launcher's ``[torchx:tracker]`` (``.torchxconfig``); with none
 configured, an fsspec tracker at ``--tracker_base``.
@@ -27,7 +29,7 @@ from typing import Any
 
 from torchx.runner import Sweep, SweepStatus, TrialStatus, get_runner, trackers_env
 from torchx.specs import AppState
-from torchx.tracker import trackers_from_environ
+from torchx.tracker import TrackerBase, trackers_from_environ
 
 COMPONENT = f"{Path(__file__).resolve().parent / 'trial.py'}:trial"
 OBJECTIVE = "val_loss"
@@ -74,11 +76,17 @@ def run_search(
         print(handle, flush=True)
         status = runner.wait_sweep(handle, 0.5)
         tracker = trackers_from_environ(trackers_env(runner.config.trackers()))[0]
-    for t in status.trials:
-        value = tracker.metadata(t.handle).get(OBJECTIVE) if t.handle else None
-        t.objective = float(str(value)) if value is not None else None
+    score(status, tracker)
     status.rank()
     return status
+
+
+def score(status: SweepStatus, tracker: TrackerBase) -> None:
+    """Each trial's objective from what its run recorded in ``tracker``, read as ``torchx
+    status SWEEP --objective val_loss`` reads it (``TrialStatus.score``): a value that is
+    no finite number (``"nan?"``, a dict, NaN) leaves its trial unscored."""
+    for t in status.trials:
+        t.score(tracker.metadata(t.handle).get(OBJECTIVE) if t.handle else None)
 
 
 def best_trial(status: SweepStatus) -> TrialStatus | None:

@@ -102,3 +102,29 @@ def test_best_is_a_succeeded_trial_with_a_finite_loss() -> None:
     best = search.best_trial(status((0.5, ok), (float("nan"), ok), (0.1, failed), (0.3, ok)))
     assert best is not None and best.index == 3
     assert search.best_trial(status((float("nan"), ok), (0.1, failed), (None, ok))) is None
+
+
+def test_a_loss_that_is_no_number_leaves_its_trial_unscored(tmp_path: Path) -> None:
+    """The search reads val_loss as `torchx status --objective` does: a trial that recorded
+    something else is unscored and ranked after the scored ones, not a crash."""
+    from torchx.runner import SweepStatus, TrialStatus
+    from torchx.specs import AppState
+    from torchx.tracker.backend.fsspec import create
+
+    search = load_script("example_hpo_search", "examples/hpo/search.py")
+    tracker = create(str(tmp_path / "runs"))
+    recorded: list[object] = ["nan?", {"loss": 0.1}, "0.5", 0.25, "inf"]
+    trials = []
+    for i, value in enumerate(recorded):
+        handle = f"local_cwd://hpo/trial-{i}"
+        tracker.add_metadata(handle, val_loss=value)
+        trials.append(TrialStatus(i, {}, AppState.SUCCEEDED, 1, 0, handle))
+    trials.append(TrialStatus(len(recorded), {}, AppState.SUCCEEDED, 1, 0, None))
+    st = SweepStatus("h", AppState.SUCCEEDED, "group", trials)
+    search.score(st, tracker)
+    st.rank()
+    assert [(t.index, t.objective) for t in st.trials] == [
+        (3, 0.25), (2, 0.5), (0, None), (1, None), (4, None), (5, None),
+    ]  # fmt: skip
+    best = search.best_trial(st)
+    assert best is not None and best.index == 3

@@ -473,21 +473,13 @@ def _check_reached(
 
 
 def _set_objective(t: TrialStatus, key: str, value: object) -> None:
-    """The trial's objective from its recorded ``value``; a value that is no finite number
-    leaves it unscored with a warning (results may be strings, e.g. 'nan' or 'diverged')."""
-    import math
-
-    if value is None:
-        t.objective = None
-        return
-    try:
-        t.objective = float(str(value))
-    except ValueError:
-        t.objective = None
-    if t.objective is None or not math.isfinite(t.objective):  # rank() puts it last: say why
+    """The trial's objective from its recorded ``value`` (``TrialStatus.score``); a value
+    that is no finite number leaves it unscored with a warning (results may be strings,
+    e.g. 'nan' or 'diverged')."""
+    t.score(value)
+    if value is not None and t.objective is None:  # rank() puts it last: say why
         from torchx.cli._record_skips import warn_line
 
-        t.objective = None
         warn_line(
             f"trial {t.index} is left unscored: it recorded {key}={value!r}, not a finite"
             f" number; record a number as {key} to rank it (or give --objective a numeric"

@@ -36,6 +36,18 @@ class TrialStatus:
     # what the trial recorded as its objective (filled by readers of the trackers)
     objective: float | None = None
 
+    def score(self, value: object) -> None:
+        """Set ``objective`` from the ``value`` the trial recorded: the finite number it
+        is or spells (``0.25``, ``"0.25"``). Anything else leaves the trial unscored
+        (None): nothing recorded, a string such as ``"nan?"``, a dict, NaN or infinity;
+        ``rank`` puts it after the scored ones. The one reading of a recorded objective,
+        for every reader of the trackers."""
+        try:
+            number = float(str(value)) if value is not None else None
+        except ValueError:
+            number = None
+        self.objective = number if number is not None and math.isfinite(number) else None
+
 
 @dataclass
 class SweepStatus:
