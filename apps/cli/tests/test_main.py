@@ -37,6 +37,23 @@ def test_ctrl_c_inside_a_builtin_command_is_the_same_one_line(
     assert capsys.readouterr().err == "torchx: interrupted\n"
 
 
+def test_an_interrupt_says_what_it_left_running_on_its_one_line(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import torchx.cli._component_args
+    from torchx.cli.main import main
+
+    def interrupted(*args: object, **kwargs: object) -> None:
+        stop = KeyboardInterrupt()
+        stop.add_note("the sweep local_cwd://torchx/sweep-a was submitted")
+        raise stop
+
+    monkeypatch.setattr(torchx.cli._component_args, "component_of_command_line", interrupted)
+    assert main(["run", "--dryrun", "utils.echo", "--msg", "hi"]) == 130
+    err = capsys.readouterr().err
+    assert err == "torchx: interrupted; the sweep local_cwd://torchx/sweep-a was submitted\n"
+
+
 @pytest.mark.parametrize(
     ("argv", "command"),
     [

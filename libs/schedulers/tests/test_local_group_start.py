@@ -3,10 +3,12 @@ are made, then given to ``schedule_group`` or called off with nothing done."""
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 import pytest
 
+from torchx.schedulers import SchedulerError
 from torchx.schedulers.local_scheduler import LocalScheduler
 from torchx.specs import AppDef, Role, SpecsError
 
@@ -56,3 +58,38 @@ def test_a_given_group_is_called_off_when_the_apps_cannot_be_submitted(tmp_path:
     assert group.returncode == 0  # ended (and reaped) before the error reached us
     desc = sched.wait(app_id, timeout=60)
     assert desc is not None and desc.state.name == "SUCCEEDED"
+
+
+def test_a_group_that_ended_before_it_was_told_is_one_line_and_keeps_no_app(
+    tmp_path: Path,
+) -> None:
+    sched = LocalScheduler("s", state_dir=tmp_path / "state")
+    group = sched.start_group(1, "gone", str(tmp_path / "group.log"))
+    infos = sched.submit_dryrun_group([_app(tmp_path), _app(tmp_path)], {})
+    group.kill()
+    stat = Path(f"/proc/{group.pid}/stat")
+    while stat.read_text().rsplit(")", 1)[1].split()[0] != "Z":
+        time.sleep(0.01)  # until it has ended (not reaped: the write below finds no reader)
+    with pytest.raises(SchedulerError, match=r"group gone \(.*\) ended with exit code -9 before"):
+        sched.schedule_group(infos, 1, "gone", str(tmp_path / "group.log"), group)
+    assert group.returncode == -9
+    for info in infos:
+        assert sched.describe(info.request.app_id) is None
+        assert not Path(info.request.app_dir).exists()
+    assert sched.call_off_group(group)  # called off already: at once
+
+
+def test_a_group_told_its_apps_is_not_called_off(tmp_path: Path) -> None:
+    sched = LocalScheduler("s", state_dir=tmp_path / "state")
+    go = tmp_path / "go"
+    wait = f"while [ ! -e {go} ]; do sleep 0.05; done"
+    role = Role("r", image=str(tmp_path), entrypoint="sh", args=["-c", wait])
+    app = AppDef("trial", roles=[role])
+    (info,) = sched.submit_dryrun_group([app], {})
+    group = sched.schedule_group([info], 1, "told", str(tmp_path / "group.log"))
+    assert not sched.call_off_group(group)  # returns at once, the app still waiting
+    assert group.poll() is None
+    go.touch()
+    desc = sched.wait(info.request.app_id, timeout=60)
+    assert desc is not None and desc.state.name == "SUCCEEDED"
+    assert group.wait(timeout=60) == 0

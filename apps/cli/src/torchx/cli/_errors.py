@@ -28,9 +28,11 @@ class CliError(Exception):
         self.exit_code = exit_code
 
 
-def interrupted(signum: int = 2) -> int:
+def interrupted(signum: int = 2, exc: BaseException | None = None) -> int:
     """Say that a signal stopped the command (one line on stderr); the shell's exit code
-    for a process killed by ``signum``: 130 for Ctrl-C's SIGINT, 143 for SIGTERM.
+    for a process killed by ``signum``: 130 for Ctrl-C's SIGINT, 143 for SIGTERM. The
+    notes (PEP 678) of the interrupt ``exc`` join the line: what it left running (a sweep
+    submitted just before it).
 
     Every path that meets a stop (see :func:`stop_signal`) answers with this line:
     ``torchx.cli.main.run`` while the command's modules load, a plugin command, and a
@@ -41,7 +43,8 @@ def interrupted(signum: int = 2) -> int:
     """
     import sys
 
-    print("torchx: interrupted", file=sys.stderr)
+    notes = [n for n in getattr(exc, "__notes__", ()) if isinstance(n, str)]
+    print("; ".join(["torchx: interrupted", *notes]), file=sys.stderr)
     return 128 + signum
 
 

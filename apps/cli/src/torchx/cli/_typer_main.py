@@ -77,7 +77,7 @@ def run_builtin(args: list[str], name: str | None = None) -> int:
             signum = stop_signal(e)
             if signum is None:
                 raise
-            raise click.exceptions.Exit(interrupted(signum)) from None
+            raise click.exceptions.Exit(interrupted(signum, e)) from None
 
     command.invoke = invoke_saying_interrupt  # type: ignore[method-assign]
     try:

@@ -219,7 +219,7 @@ def _run_plugin(name: str, cmd: SubCommand, options: list[str], rest: list[str])
 
         signum = stop_signal(e)
         if signum is not None:
-            return interrupted(signum)
+            return interrupted(signum, e)
         if debug:
             raise
         print(f"torchx: error: {name}: {one_line(e)}", file=sys.stderr)

@@ -82,15 +82,16 @@ def open_local_group(
         return None
 
 
-def call_off_local_group(
-    runner: Runner, scheduler: str, sweep_id: str, group: subprocess.Popen[bytes]
-) -> None:
+def call_off_local_group(sweep_id: str, group: subprocess.Popen[bytes]) -> bool:
     """End a group from ``open_local_group`` whose sweep was not submitted, and remove its
-    log (made by ``open_local_group``, empty: the group was told no trial)."""
+    log (made by ``open_local_group``, empty: the group was told no trial). A group told
+    its trials is left alone, log and all (False): the sweep was submitted, they run."""
     from torchx.schedulers.local_scheduler import LocalScheduler
 
-    LocalScheduler.call_off_group(group)
+    if not LocalScheduler.call_off_group(group):
+        return False
     _group_log(sweep_id).unlink(missing_ok=True)
+    return True
 
 
 def start_local_group(
@@ -101,28 +102,50 @@ def start_local_group(
     group: subprocess.Popen[bytes] | None = None,
 ) -> None:
     """Submit trials ``indices`` (their ``requests``) as one supervised local group; by
-    ``group`` when ``open_local_group`` started it."""
+    ``group`` when ``open_local_group`` started it.
+
+    The record names the trials' apps and the group before the group is told them: once
+    they run, whatever fails after (an interrupt) leaves a sweep recorded as submitted.
+    Should anything fail before (the record cannot be saved, the group has ended), the
+    group is called off and nothing of this submission is kept: no app, and the record
+    as it was (none, and no log, for a new sweep)."""
     from torchx.schedulers.local_scheduler import LocalScheduler
 
     sched = runner._scheduler(record.scheduler)
     assert isinstance(sched, LocalScheduler)
     infos = [requests[i] for i in indices]
+    new = not record_path(record.sweep_id).exists()  # not a resume
+    # what naming the apps changes, to put back should the group not run them
+    before = [(len(t.attempts), t.final_state, t.final_exit_code) for t in record.trials]
+    driver = (record.driver_pid, record.driver_done)
+    named: list[subprocess.Popen[bytes]] = []
+
+    def name_them(proc: subprocess.Popen[bytes]) -> None:
+        named.append(proc)
+        for i, info in zip(indices, infos, strict=True):
+            trial = record.trials[i]
+            trial.attempts.append(info.request.app_id)
+            trial.final_state, trial.final_exit_code = "", None
+        record.driver_pid, record.driver_done = proc.pid, False
+        save(record)
+
+    log = str(_group_log(record.sweep_id))
     try:
-        proc = sched.schedule_group(
-            infos, record.parallel, record.sweep_id, str(_group_log(record.sweep_id)), group
-        )
-    except Exception:
-        if not any(t.attempts for t in record.trials):
-            record_path(record.sweep_id).unlink(missing_ok=True)  # nothing was submitted
+        proc = sched.schedule_group(infos, record.parallel, record.sweep_id, log, group, name_them)
+    except BaseException:
+        if named and not LocalScheduler.call_off_group(named[0]):
+            raise  # told its trials: they run, and the record names them
+        for trial, (n, state, code) in zip(record.trials, before, strict=True):
+            del trial.attempts[n:]
+            trial.final_state, trial.final_exit_code = state, code
+        record.driver_pid, record.driver_done = driver
+        if new:  # nothing of the sweep was submitted
+            record_path(record.sweep_id).unlink(missing_ok=True)
+            _group_log(record.sweep_id).unlink(missing_ok=True)
+        elif named:
+            save(record)  # as it was before this submission
         raise
-    for i, info in zip(indices, infos, strict=True):
-        trial = record.trials[i]
-        trial.attempts.append(info.request.app_id)
-        trial.final_state, trial.final_exit_code = "", None
     _drivers[proc.pid] = proc
-    record.driver_pid = proc.pid
-    record.driver_done = False
-    save(record)
 
 
 def start_group(record: SweepRecord, indices: list[int]) -> None:

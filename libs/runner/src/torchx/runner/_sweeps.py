@@ -71,16 +71,21 @@ def run(runner: Runner, scheduler: str, parallel: int, plan_for: Callable[[str],
 
     A local group's process, running ``parallel`` trials at once, is started first
     (``open_local_group``), so that its interpreter starts while the trials are planned
-    rather than after: it is told the trials once every one's files are written. Should
-    planning or submitting fail, it is called off: nothing of the sweep is left (no
-    process, record, log or app)."""
+    rather than after: it is told the trials once every one's files are written and the
+    record names them. Should planning or submitting fail before, it is called off:
+    nothing of the sweep is left (no process, record, log or app). Once told, the sweep
+    is submitted: an interrupt then leaves it running, recorded, its log kept, and a note
+    on the interrupt names the sweep."""
     sweep_id = new_sweep_id()
     group = open_local_group(runner, scheduler, sweep_id, parallel)
+    p: SweepPlan | None = None
     try:
-        return _submit(runner, plan_for(sweep_id), group)
-    except BaseException:
-        if group is not None:
-            call_off_local_group(runner, scheduler, sweep_id, group)
+        p = plan_for(sweep_id)
+        return _submit(runner, p, group)
+    except BaseException as e:
+        if group is not None and not call_off_local_group(sweep_id, group) and p is not None:
+            handle = p.record.handle
+            e.add_note(f"the sweep {handle} was submitted; `torchx cancel {handle}` ends it")
         raise
 
 
@@ -122,8 +127,9 @@ def _submit(runner: Runner, p: SweepPlan, group: subprocess.Popen[bytes] | None 
 
     One request (an array, an Indexed Job): the record is written once, as soon as the
     request is accepted, with its job; if it cannot be written, the job is cancelled, so
-    nothing runs that no record names. Otherwise the record is written first, since the
-    process that submits the trials reads it."""
+    nothing runs that no record names. A local group: the record is written, naming the
+    trials' apps, before the group is told them (``start_local_group``). Otherwise the
+    record is written first, since the process that submits the trials reads it."""
     record = p.record
     if record.mode in ("array", "indexed"):
         from torchx.schedulers import SchedulerError
@@ -148,11 +154,11 @@ def _submit(runner: Runner, p: SweepPlan, group: subprocess.Popen[bytes] | None 
             runner.cancel(handle)
             raise
         return record.handle
-    save(record)
     if p.requests:
         start_local_group(runner, record, p.indices, p.requests, group)
         return record.handle
     assert group is None, "a local group's process, for a sweep planned as no local group"
+    save(record)
     start_group(record, p.indices)
     return record.handle
 

@@ -65,8 +65,8 @@ from torchx.schedulers._local_compat import (
     SignalException,
     raise_on_sigterm,
 )
+from torchx.schedulers._local_group_start import GROUP, SUPERVISOR, call_off, start_group, tell
 from torchx.schedulers._local_group_start import START_SCRIPT as START_SCRIPT
-from torchx.schedulers._local_group_start import SUPERVISOR, call_off, start_group
 from torchx.schedulers._local_images import (
     CWDImageProvider,
     ImageProvider,
@@ -470,10 +470,10 @@ class LocalScheduler(Scheduler[LocalRequest]):
         return start_group(parallel, name, log_path, new_log=new_log)
 
     @staticmethod
-    def call_off_group(group: subprocess.Popen[bytes]) -> None:
-        """End a group from ``start_group`` that was never given to ``schedule_group``: it
-        exits having touched nothing; returns once it has."""
-        call_off(group)
+    def call_off_group(group: subprocess.Popen[bytes]) -> bool:
+        """End a group from ``start_group`` not told its apps (at once if called off
+        already): True once it exited. False, doing nothing, once told: its apps run."""
+        return call_off(group)
 
     def schedule_group(
         self,
@@ -482,6 +482,7 @@ class LocalScheduler(Scheduler[LocalRequest]):
         name: str,
         log_path: str,
         group: subprocess.Popen[bytes] | None = None,
+        written: Callable[[subprocess.Popen[bytes]], object] | None = None,
     ) -> subprocess.Popen[bytes]:
         """Submit the apps as ONE supervised group: one process (``_local_group``, named
         ``name`` on its command line) runs at most ``parallel`` of them at once (0: all),
@@ -490,8 +491,10 @@ class LocalScheduler(Scheduler[LocalRequest]):
 
         The group is started first (here, or given: ``start_group`` with these
         arguments) and told the apps once all their files are written: its interpreter
-        starts meanwhile (as ``schedule`` does with a supervisor). On failure it is
-        called off, a given one too."""
+        starts meanwhile (as ``schedule`` does with a supervisor); ``written(group)`` is
+        called in between (the caller records the apps before they can run). A failure
+        before the group is told (``written``'s too; the group ended: a SchedulerError)
+        calls it off, a given one too, and keeps nothing; once told, the apps run."""
         if group is None:
             group = start_group(parallel, name, log_path)
         made: list[LocalRequest] = []
@@ -509,15 +512,25 @@ class LocalScheduler(Scheduler[LocalRequest]):
                     self._write_app_files(req, meta)
                 except OSError as e:
                     raise self._write_failed(req, str(e.filename or meta), e) from None
+            if written is not None:
+                written(group)
+            try:
+                tell(group, [r.app_dir for r in made])
+            except OSError:
+                if group.returncode is None:  # told after all (ended by tell otherwise)
+                    raise
+                raise SchedulerError(
+                    self.backend,
+                    f"the group {name} ({' '.join(GROUP)}) ended with exit code"
+                    f" {group.returncode} before it was told its apps",
+                    "nothing of them was kept; submit again",
+                ) from None
         except BaseException:
-            call_off(group)  # told no app: it exits at once
+            if not call_off(group):  # told: its apps run, and are kept
+                raise
             for req in made:
                 self._forget_half_made(req)
             raise
-        assert group.stdin is not None
-        # The app directories, one a line: any number of them, where argv has a limit.
-        group.stdin.write("".join(f"{r.app_dir}\n" for r in made).encode())
-        group.stdin.close()
         return group
 
     def _no_room(self, req: LocalRequest, path: str, e: OSError) -> SchedulerError:
