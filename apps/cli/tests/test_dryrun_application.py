@@ -4,11 +4,13 @@ the image that will run once the workspace is built into it."""
 
 from __future__ import annotations
 
+import shutil
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 from unittest import mock
 
+import pytest
 from typer.testing import CliRunner
 
 from torchx.cli._app import app
@@ -17,6 +19,12 @@ from torchx.specs import AppDef, AppDryRunInfo, CfgVal, Role, named_resources
 from torchx.workspace import WorkspaceMixin
 
 cli = CliRunner()
+
+# local_cwd checks at dry-run that dist.ddp's program, torchrun, is on PATH: it is where
+# torch is installed (a plain install of the CLI has no torch).
+needs_torchrun = pytest.mark.skipif(
+    shutil.which("torchrun") is None, reason="torchrun is not on PATH (torch is not installed)"
+)
 
 
 def application(*args: str) -> list[str]:
@@ -27,6 +35,7 @@ def application(*args: str) -> list[str]:
     return block.split("=== SCHEDULER REQUEST ===", 1)[0].splitlines()
 
 
+@needs_torchrun
 def test_a_roles_resource_mounts_retries_and_ports_are_shown(isolated: Path) -> None:
     (isolated / "t.py").write_text("print(1)\n")
     lines = application(
@@ -41,6 +50,7 @@ def test_a_roles_resource_mounts_retries_and_ports_are_shown(isolated: Path) -> 
     assert "    ports: c10d=29500" in lines
 
 
+@needs_torchrun
 def test_a_named_resource_from_a_config_file_shows_its_capabilities(isolated: Path) -> None:
     (isolated / "t.py").write_text("print(1)\n")
     (isolated / ".torchxconfig").write_text("[component:dist.ddp]\nh = aws_p3.2xlarge\n")
