@@ -131,6 +131,57 @@ def test_transformer_masks_in_a_functional_model_round_trip() -> None:
         assert torch.allclose(again(s, t, p), ref, atol=1e-5)
 
 
+def test_masks_are_checked_on_every_path_batch_included() -> None:
+    # A Functional (and a Sequential) calls the modules its layers built, not the layers:
+    # the check runs there too, against the tensors of that call.
+    s, t = torch.randn(B, 7, D), torch.randn(B, LQ, D)
+    src, tgt, pad = (
+        Placeholder((None, None, D)),
+        Placeholder((None, None, D)),
+        Placeholder((None, None)),
+    )
+    memory = L.TransformerEncoder(L.TransformerEncoderLayer(2), 1)(src, src_key_padding_mask=pad)
+    out = L.TransformerDecoder(L.TransformerDecoderLayer(2), 1)(
+        [tgt, memory], tgt_is_causal=True, memory_key_padding_mask=pad
+    )
+    seq2seq = L.Functional([src, tgt, pad], out)
+    q, kv = Placeholder((None, None, D)), Placeholder((None, None, D))
+    attend = L.Functional([q, kv, pad], L.MultiheadAttention(2)([q, kv], key_padding_mask=pad))
+    encoder = L.TransformerEncoder(L.TransformerEncoderLayer(2), 1)
+    calls: dict[str, Callable[[torch.Tensor], object]] = {
+        "src_key_padding_mask": lambda m: seq2seq(s, t, m),
+        "key_padding_mask": lambda m: attend(t, s, m),
+    }
+    for key, call in calls.items():
+        assert call(torch.zeros(B, 7, dtype=torch.bool)).shape == (B, LQ, D)
+        for bad in ((B, 6), (B + 1, 7)):
+            with pytest.raises(ShapeError) as info:
+                call(torch.zeros(bad, dtype=torch.bool))
+            assert f"{key} does not fit the inputs; expected input {key} ({B}, 7)" in str(
+                info.value
+            ) and f"got shape {bad}" in str(info.value)
+    with pytest.raises(ShapeError, match=r"src_key_padding_mask \(2, 7\); got shape \(3, 7\)"):
+        encoder(s, src_key_padding_mask=torch.zeros(B + 1, 7, dtype=torch.bool))
+    # a 3-d attention mask is one (query, key) mask per sample and head
+    assert encoder(s, mask=torch.zeros(B * 2, 7, 7, dtype=torch.bool)).shape == s.shape
+    with pytest.raises(ShapeError, match=r"mask \(7, 7\) or \(4, 7, 7\); got shape \(6, 7, 7\)"):
+        encoder(s, mask=torch.zeros(B * 3, 7, 7, dtype=torch.bool))
+
+
+def test_initial_state_is_checked_inside_a_functional_batch_included() -> None:
+    src, h, c = Placeholder((None, None, D)), Placeholder((1, None, 16)), Placeholder((1, None, 16))
+    lstm = L.Functional([src, h, c], L.LSTM(16)(src, initial_state=(h, c)))
+    gru = L.Functional([src, h], L.GRU(16)(src, initial_state=h))
+    x, state = torch.randn(B, LQ, D), torch.zeros(1, B, 16)
+    assert lstm(x, state, state).shape == gru(x, state).shape == (B, 16)
+    other = torch.zeros(1, B + 1, 16)
+    for call in (lambda: lstm(x, other, state), lambda: gru(x, other)):
+        with pytest.raises(
+            ShapeError, match=r"initial_state does not fit.*\(1, 2, 16\).*got shape \(1, 3, 16\)"
+        ):
+            call()
+
+
 def test_bad_call_keywords_are_clear_errors() -> None:
     q = Placeholder((None, LQ, D))
     kv = Placeholder((None, LK, D))

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any, ClassVar
 
+import torch
 from torch import nn
 
-from ._errors import ShapeError
+from ._errors import ShapeError, format_shape
 from ._modules import AttentionModule, DecoderModule, add_causal_masks
 from ._shapes import Shape, Shapes
 from ._torch_layer import TorchLayer
@@ -24,14 +26,93 @@ def _fits(want: int | None, got: Any) -> bool:
     return want is None or got is None or want == got
 
 
+def check_mask(
+    where: str, key: str, rule: MaskRule, shapes: Sequence[Shape], got: Shape, heads: int | None
+) -> None:
+    """Refuse mask ``key`` of shape ``got`` unless it fits the inputs' ``shapes`` (their
+    batch and lengths; None where not known yet, as for Placeholders)."""
+    kind, q, k = rule
+    batch, lq, lk = shapes[k][0], shapes[q][1], shapes[k][1]
+    if kind == "padding":
+        fits = len(got) == 2 and _fits(batch, got[0]) and _fits(lk, got[1])
+        expected = format_shape((batch, lk))
+    else:
+        stacked = None if batch is None or heads is None else batch * heads
+        fits = (
+            len(got) in (2, 3)
+            and (len(got) == 2 or _fits(stacked, got[0]))
+            and _fits(lq, got[-2])
+            and _fits(lk, got[-1])
+        )
+        pair = f"{_dim(lq)}, {_dim(lk)}"
+        expected = f"({pair}) or ({'batch * num_heads' if stacked is None else stacked}, {pair})"
+    if not fits:
+        raise ShapeError(
+            where,
+            f"{key} does not fit the inputs",
+            expected=f"{key} {expected}",
+            got=got,
+            hint="a padding mask is (batch, key length); an attention mask is "
+            "(query length, key length)",
+        )
+
+
+class MaskCheck:
+    """A forward pre-hook on the module a masked layer builds: the masks of every call
+    that runs the module (the layer's own, or a Sequential's or Functional's, which call
+    the module directly) are checked against that call's inputs, batch included."""
+
+    def __init__(
+        self, where: str, rules: dict[int, dict[str, MaskRule]], heads: int | None
+    ) -> None:
+        self.where = where
+        self.rules = rules  # per number of inputs: mask keyword -> rule
+        self.heads = heads
+
+    def __call__(self, module: nn.Module, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+        if not kwargs:
+            return
+        for key, rule in self.rules.get(len(args), {}).items():
+            value = kwargs.get(key)
+            if isinstance(value, torch.Tensor):
+                shapes = [tuple(x.shape) for x in args]
+                check_mask(self.where, key, rule, shapes, tuple(value.shape), self.heads)
+
+
 class _Masked(TorchLayer):
     """A layer whose call takes attention masks and causal flags as keywords."""
 
     #: boolean call keywords
     flags: ClassVar[tuple[str, ...]] = ()
+    #: one rule per attention of the layer, ``(causal flag, mask keyword, query input,
+    #: key input, key padding mask keyword)``: the masks a call takes, and the causal
+    #: masks the causal flags make
+    causal_rules: ClassVar[tuple[tuple[str, str, int, int, str], ...]] = ()
 
     def _masks(self, n_inputs: int) -> dict[str, MaskRule]:
-        raise NotImplementedError
+        masks: dict[str, MaskRule] = {}
+        for _, mask, query, key, padding in self.causal_rules:
+            masks[mask] = ("attn", query, key)
+            masks[padding] = ("padding", key, key)
+        return masks
+
+    def _heads(self) -> int | None:
+        """The number of attention heads (a 3-d attention mask is per batch and head)."""
+        heads = self.args.get("num_heads", self.args.get("nhead"))
+        return heads if isinstance(heads, int) else None
+
+    def _adapter(self, native: nn.Module) -> nn.Module:
+        """The module the layer calls, around torch's."""
+        return native
+
+    def _wrap(self, native: nn.Module) -> nn.Module:
+        module = self._adapter(native)
+        rules = {n: self._masks(n) for n in self.num_inputs}
+        module.register_forward_pre_hook(
+            MaskCheck(self._path(), rules, self._heads()), with_kwargs=True
+        )
+        # after the check: the masks the causal flags make fit by construction
+        return add_causal_masks(module, *self.causal_rules) if self.causal_rules else module
 
     def _call_shapes(self, shapes: list[Shape], kwargs: dict[str, Any], out: Shapes) -> Shapes:
         masks = self._masks(len(shapes))
@@ -44,26 +125,9 @@ class _Masked(TorchLayer):
                 continue
             if value is None:
                 continue
-            kind, q, k = masks[key]
-            lq, lk = shapes[q][1], shapes[k][1]
             if not isinstance(value, tuple):
                 raise TypeError(f"layer '{self._path()}': {key} must be one tensor (a mask)")
-            if kind == "padding":
-                fits = len(value) == 2 and _fits(lk, value[1])
-                expected = f"(batch, {_dim(lk)})"
-            else:
-                fits = len(value) in (2, 3) and _fits(lq, value[-2]) and _fits(lk, value[-1])
-                pair = f"{_dim(lq)}, {_dim(lk)}"
-                expected = f"({pair}) or (batch * num_heads, {pair})"
-            if not fits:
-                raise ShapeError(
-                    self._path(),
-                    f"{key} does not fit the inputs",
-                    expected=f"{key} {expected}",
-                    got=value,
-                    hint="a padding mask is (batch, key length); an attention mask is "
-                    "(query length, key length)",
-                )
+            check_mask(self._path(), key, masks[key], shapes, value, self._heads())
         return out
 
 
@@ -98,7 +162,7 @@ class MultiheadAttention(_Masked):
         value = shapes[2] if len(shapes) > 2 else key
         return {"embed_dim": query[2], "kdim": key[2], "vdim": value[2]}
 
-    def _wrap(self, native: nn.Module) -> nn.Module:
+    def _adapter(self, native: nn.Module) -> nn.Module:
         assert isinstance(native, nn.MultiheadAttention)
         return AttentionModule(native, self.args["need_weights"], self.args["average_attn_weights"])
 
@@ -139,26 +203,11 @@ class _TransformerBase(_Masked):
     layout = "(batch, length, d_model)"
     free_axes: ClassVar[tuple[int, ...]] = (1,)
 
-    #: one rule per attention of the layer, ``(causal flag, mask keyword, query input,
-    #: key input, key padding mask keyword)``: the masks a call takes, and the causal
-    #: masks the causal flags make
-    causal_rules: ClassVar[tuple[tuple[str, str, int, int, str], ...]] = ()
-
     def _infer(self, shapes: list[Shape]) -> dict[str, Any]:
         return {"d_model": shapes[0][2]}
 
     def _formula(self, shapes: list[Shape]) -> Shapes:
         return shapes[0]
-
-    def _masks(self, n_inputs: int) -> dict[str, MaskRule]:
-        masks: dict[str, MaskRule] = {}
-        for _, mask, query, key, padding in self.causal_rules:
-            masks[mask] = ("attn", query, key)
-            masks[padding] = ("padding", key, key)
-        return masks
-
-    def _wrap(self, native: nn.Module) -> nn.Module:
-        return add_causal_masks(native, *self.causal_rules)
 
     def _with_features_of(self, result: Shape, other: Shape, other_name: str) -> Shape:
         """``result``, the output of a call on two sequences, once ``other``, the second
@@ -224,6 +273,6 @@ class TransformerDecoderLayer(_DecoderBase):
 
     torch_cls = nn.TransformerDecoderLayer
 
-    def _wrap(self, native: nn.Module) -> nn.Module:
+    def _adapter(self, native: nn.Module) -> nn.Module:
         assert isinstance(native, nn.TransformerDecoderLayer)
-        return add_causal_masks(DecoderModule(native), *self.causal_rules)
+        return DecoderModule(native)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import inspect
 from typing import Any, ClassVar
 
+import torch
 from torch import nn
 
 from ._errors import ShapeError
@@ -19,6 +20,58 @@ def _params(*extra: tuple[str, Any]) -> tuple[inspect.Parameter, ...]:
     names: list[tuple[str, Any]] = [("hidden_size", _P.empty), ("num_layers", 1), *extra]
     names += [("bias", True), ("dropout", 0.0), ("bidirectional", False)]
     return tuple(_P(n, _P.POSITIONAL_OR_KEYWORD, default=d) for n, d in names)
+
+
+def check_state(where: str, want: list[Shape], state: Any) -> None:
+    """Refuse an ``initial_state`` (its shapes, or one shape) unlike ``want``, the shapes
+    of h0 (and c0), None where not known yet."""
+    given = [state] if isinstance(state, tuple) else state
+    layout = "(h0, c0), each" if len(want) == 2 else "h0"
+    expected = f"{layout} (directions * num_layers, batch, hidden): " + ", ".join(
+        f"({w[0]}, {'batch' if w[1] is None else w[1]}, {w[2]})" for w in want
+    )
+    if not isinstance(given, list) or len(given) != len(want):
+        raise ShapeError(
+            where,
+            f"initial_state must be {'a pair (h0, c0)' if len(want) == 2 else 'one tensor h0'}",
+            expected=expected,
+        )
+    for w, g in zip(want, given, strict=True):
+        if (
+            not isinstance(g, tuple)
+            or len(g) != 3
+            or not all(a is None or b is None or a == b for a, b in zip(w, g, strict=True))
+        ):
+            raise ShapeError(
+                where,
+                "initial_state does not fit this layer",
+                expected=expected,
+                got=g if isinstance(g, tuple) else None,
+                hint="the batch is dimension 1 of a state, as in torch",
+            )
+
+
+class StateCheck:
+    """A forward pre-hook on the module a recurrent layer builds: every call that runs it
+    (the layer's own, a Sequential's or a Functional's) has its initial state checked
+    against that call's batch."""
+
+    def __init__(self, where: str, want: list[Shape]) -> None:
+        self.where = where
+        self.want = want  # the state's shapes with the batch left open
+
+    def __call__(self, module: nn.Module, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+        state = kwargs.get("initial_state")
+        if state is None or not args:
+            return
+        if isinstance(state, torch.Tensor):
+            given: Any = tuple(state.shape)
+        elif isinstance(state, (list, tuple)) and all(isinstance(t, torch.Tensor) for t in state):
+            given = [tuple(t.shape) for t in state]
+        else:
+            return  # not tensors: torch's own call says what it takes
+        batch = args[0].shape[0]
+        check_state(self.where, [(w[0], batch, w[2]) for w in self.want], given)
 
 
 class _Recurrent(TorchLayer):
@@ -47,7 +100,11 @@ class _Recurrent(TorchLayer):
 
     def _wrap(self, native: nn.Module) -> nn.Module:
         assert isinstance(native, nn.RNNBase)
-        return RecurrentModule(native, self.args["return_sequences"], self.args["return_state"])
+        module = RecurrentModule(native, self.args["return_sequences"], self.args["return_state"])
+        module.register_forward_pre_hook(
+            StateCheck(self._path(), self._state_shapes(None)), with_kwargs=True
+        )
+        return module
 
     def _out_size(self) -> int:
         return int(self.args["hidden_size"])
@@ -62,33 +119,8 @@ class _Recurrent(TorchLayer):
 
     def _call_shapes(self, shapes: list[Shape], kwargs: dict[str, Any], out: Shapes) -> Shapes:
         state = kwargs.get("initial_state")
-        if state is None:
-            return out
-        want = self._state_shapes(shapes[0][0])
-        given = [state] if isinstance(state, tuple) else state
-        layout = "(h0, c0), each" if len(want) == 2 else "h0"
-        expected = f"{layout} (directions * num_layers, batch, hidden): " + ", ".join(
-            f"({w[0]}, batch, {w[2]})" for w in want
-        )
-        if not isinstance(given, list) or len(given) != len(want):
-            raise ShapeError(
-                self._path(),
-                f"initial_state must be {'a pair (h0, c0)' if len(want) == 2 else 'one tensor h0'}",
-                expected=expected,
-            )
-        for w, g in zip(want, given, strict=True):
-            if (
-                not isinstance(g, tuple)
-                or len(g) != 3
-                or not all(a is None or b is None or a == b for a, b in zip(w, g, strict=True))
-            ):
-                raise ShapeError(
-                    self._path(),
-                    "initial_state does not fit this layer",
-                    expected=expected,
-                    got=g if isinstance(g, tuple) else None,
-                    hint="the batch is dimension 1 of a state, as in torch",
-                )
+        if state is not None:
+            check_state(self._path(), self._state_shapes(shapes[0][0]), state)
         return out
 
     def _formula(self, shapes: list[Shape]) -> Shapes:

@@ -54,6 +54,10 @@ class _Stack(TorchLayer):
                 f"L.{name}: norm={norm!r}; expected a torchx layer such as L.LayerNorm() or None"
             )
 
+    def _heads(self) -> int | None:
+        heads: int | None = self.args[self.template_arg]._heads()
+        return heads
+
     def _sizes(self, shapes: list[Shape]) -> dict[str, Any]:
         return {"d_model": shapes[0][2]}
 
