@@ -444,6 +444,52 @@ def test_cancel_deletes_running_pods(
     sched.cancel(app_id)
 
 
+def test_failed_replica_leaves_app_running_and_cancel_deletes_the_ended_app(
+    sched: KubernetesScheduler, kube_cluster: Any, kube_namespace: str
+) -> None:
+    role = Role("sh", image="busybox", entrypoint="sleep", args=["1d"], num_replicas=2)
+    app_id = sched.submit(AppDef("sh", roles=[role]), {"namespace": kube_namespace, "api": "batch"})
+    selector = f"{LABEL_APP_ID}={app_id.split(':')[1]}"
+    pods = {
+        int(p.metadata.labels[LABEL_REPLICA]): p.metadata.name
+        for p in kube_cluster.wait_for_pods(kube_namespace, selector, 2)
+    }
+    for name in pods.values():
+        kube_cluster.run_pod(kube_namespace, name)
+    kube_cluster.end_pod(kube_namespace, pods[1], 1)
+    # Replica 0 still holds its node: the app has not ended (as a Volcano Job would say).
+    wait_until(
+        "replica 1 to read FAILED",
+        lambda: _replicas(sched, app_id)[("sh", 1)][0] == AppState.FAILED,
+        60,
+    )
+    desc = sched.describe(app_id)
+    assert desc is not None and desc.state == AppState.RUNNING
+    kube_cluster.end_pod(kube_namespace, pods[0], 0)
+
+    def ended() -> bool:
+        d = sched.describe(app_id)
+        return d is not None and d.state == AppState.FAILED
+
+    wait_until("the app to read FAILED", ended, 60)
+    # Its Jobs, Service and pods remain; `torchx cancel` of the ended app deletes them.
+    assert kube_cluster.pods(kube_namespace, selector)
+    proc = _torchx("cancel", f"kubernetes://test/{app_id}")
+    assert proc.returncode == 0, proc.stderr
+    assert "already ended as FAILED" in proc.stdout and "deleted" in proc.stdout
+    batch = kube_cluster.batch()
+    wait_until(
+        "the ended app's Jobs and pods to be deleted",
+        lambda: (
+            not (
+                batch.list_namespaced_job(kube_namespace, label_selector=selector).items
+                or kube_cluster.pods(kube_namespace, selector)
+            )
+        ),
+        60,
+    )
+
+
 def _follow_until_waiting(
     sched: KubernetesScheduler, app_id: str, monkeypatch: pytest.MonkeyPatch
 ) -> tuple[threading.Thread, list[str]]:

@@ -35,9 +35,15 @@ def cancel(handle: Annotated[str, typer.Argument(help="SCHEDULER://SESSION/APP_I
         # Runner.cancel ignores an unknown app, as pytorch/torchx's does; at the command
         # line a mistyped handle deserves to be told.
         raise CliError(unknown_handle(handle))
-    # Say what happened, not what was asked: an app that had already ended stays as it was.
+    # Say what happened, not what was asked: an app that had already ended stays as it was,
+    # but where its scheduler keeps its objects (Kubernetes), cancel still deletes them.
     if is_terminal(before.state):
-        typer.echo(f"{handle} was not running: it had already ended as {before.state.name}")
+        ended = f"it had already ended as {before.state.name}"
+        if not runner.ended_app_holds_objects(handle):
+            typer.echo(f"{handle} was not running: {ended}")
+            return
+        runner.cancel(handle)
+        typer.echo(f"deleted what {handle} left on its scheduler ({ended})")
         return
     runner.cancel(handle)
     typer.echo(f"cancelled {handle}")

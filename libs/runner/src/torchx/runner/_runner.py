@@ -624,6 +624,11 @@ class Runner:
         if sched.exists(app_id):
             sched.cancel(app_id)
 
+    def ended_app_holds_objects(self, app_handle: AppHandle) -> bool:
+        """Whether the app's scheduler keeps objects of an ended app that ``cancel`` deletes
+        (Kubernetes: its Jobs, Service and pods), so cancelling it still does something."""
+        return self._resolve(app_handle)[0].ended_apps_hold_objects
+
     def stop(self, app_handle: AppHandle) -> None:
         """pytorch/torchx's name for ``cancel``."""
         self.cancel(app_handle)

@@ -556,8 +556,14 @@ class Scheduler(abc.ABC, Generic[T]):
 
     # -- control ----------------------------------------------------------------------
 
+    # Whether an app that ended may still hold objects on the backend (a cluster's Jobs,
+    # Services, pods) that only ``cancel`` deletes; such a scheduler's ``cancel`` acts on
+    # ended apps too, and callers that skip cancelling an ended app must not skip it here.
+    ended_apps_hold_objects: bool = False
+
     def cancel(self, app_id: str) -> None:
-        """Stop the app; a no-op for an app this scheduler does not know or that ended.
+        """Stop the app; a no-op for an app this scheduler does not know or, unless
+        ``ended_apps_hold_objects``, that ended.
 
         Returns once the backend accepted the request; ``wait`` blocks until the app ends.
         """

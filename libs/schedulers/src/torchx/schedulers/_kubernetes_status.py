@@ -263,7 +263,10 @@ def describe_batch(
     # From the replicas, not the Jobs: a Job whose pod waits to be scheduled is "active".
     states = {replica.state for rs in roles for replica in rs.replicas}
     overall: AppState = AppState.SUCCEEDED
-    order = (AppState.CANCELLED, AppState.FAILED, AppState.RUNNING, AppState.PENDING)
+    # A failed replica ends the app only once no other one runs or waits: the app has not
+    # ended while a replica still holds its node, as with a Volcano Job (0.7's default
+    # policies) and local_docker; its leftovers are then for ``cancel`` to delete.
+    order = (AppState.CANCELLED, AppState.RUNNING, AppState.PENDING, AppState.FAILED)
     for s in (*order, AppState.UNKNOWN):
         if s in states:
             overall = s

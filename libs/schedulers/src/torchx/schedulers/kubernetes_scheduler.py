@@ -660,12 +660,11 @@ class KubernetesScheduler(DockerWorkspaceMixin, Scheduler[KubernetesRequest]):
             pod = self._client().sanitize_for_serialization(found)
         return True
 
-    def cancel(self, app_id: str) -> None:
-        """Delete every object the app created; a no-op for an app the cluster does not know.
+    ended_apps_hold_objects = True
 
-        Unlike other schedulers this also acts on an app that has ended: its Jobs, Service
-        and pods would otherwise stay in the namespace until someone deletes them.
-        """
+    def cancel(self, app_id: str) -> None:
+        """Delete every object the app created, also of an app that has ended (its Jobs,
+        Service and pods would stay in the namespace); a no-op for an unknown app."""
         desc = self.describe(app_id)
         if desc is None:
             return
