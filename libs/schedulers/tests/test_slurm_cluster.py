@@ -46,7 +46,8 @@ def test_echo_succeeds_and_logs_are_found_from_elsewhere(
 
 def test_failing_job_reports_exit_code(slurm: SlurmScheduler, tmp_path: Path) -> None:
     app = AppDef(
-        "fail", [Role("bad", image="", entrypoint="bash", args=["-c", "echo oops >&2; exit 3"])]
+        "fail",
+        [Role("bad", image="", entrypoint="bash", args=["-c", "echo go; echo oops >&2; exit 3"])],
     )
     app_id = slurm.submit(app, {"job_dir": str(tmp_path)})
     desc = slurm.wait(app_id, timeout=WAIT_S)
@@ -54,6 +55,10 @@ def test_failing_job_reports_exit_code(slurm: SlurmScheduler, tmp_path: Path) ->
     assert desc.roles_statuses[0].replicas[0].exit_code == 3
     assert "bad exited with 3" in desc.msg
     assert list(slurm.log_iter(app_id, "bad", streams=Stream.STDERR)) == ["oops\n"]
+    assert list(slurm.log_iter(app_id, "bad", streams=Stream.STDOUT)) == ["go\n"]
+    # Unasked, both streams: the error (on stderr) shows, as 0.7's stderr default showed it.
+    assert list(slurm.log_iter(app_id, "bad")) == ["go\n", "oops\n"]
+    assert list(slurm.log_iter(app_id, "bad", should_tail=True)) == ["go\n", "oops\n"]
 
 
 def test_each_replica_reports_its_own_exit_code(slurm: SlurmScheduler, tmp_path: Path) -> None:

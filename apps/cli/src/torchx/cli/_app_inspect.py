@@ -183,7 +183,12 @@ def log(
         bool, typer.Option("-t", "--tail", "-f", "--follow", help="follow until the app ends")
     ] = False,
     streams: Annotated[
-        str | None, typer.Option("--streams", help="stdout, stderr or combined")
+        str | None,
+        typer.Option(
+            "--streams",
+            help="stdout, stderr or combined (default: combined, both streams; on Slurm, "
+            "which keeps them in two files, stdout then stderr as they are read)",
+        ),
     ] = None,
     since: Annotated[
         str | None,

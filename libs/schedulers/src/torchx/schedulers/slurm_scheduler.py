@@ -19,7 +19,7 @@ import os
 import re
 import shlex
 import shutil
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -183,7 +183,8 @@ class SlurmScheduler(DirWorkspaceMixin, Scheduler[SlurmBatchRequest]):
     by default, as pytorch/torchx does.
     """
 
-    log_streams = (Stream.STDOUT, Stream.STDERR)
+    # Slurm keeps each replica's stdout and stderr in two files; combined (the default, as
+    # elsewhere, so that a failed job's traceback shows) reads both, see ``_replica_log``.
 
     def __init__(self, session_name: str = "torchx", use_sacct: bool | None = None) -> None:
         """``use_sacct``: None asks sacct when accounting answers, False never does."""
@@ -579,7 +580,9 @@ class SlurmScheduler(DirWorkspaceMixin, Scheduler[SlurmBatchRequest]):
         return None
 
     def _replica_log(self, request: LogRequest) -> Iterable[str]:
-        suffix = "err" if request.stream == Stream.STDERR else "out"
+        """The replica's ``.out`` or ``.err`` file; combined reads both, their lines
+        interleaved only as finely as they are polled while following (an ended job's
+        log: all of stdout, then all of stderr), since the files carry no line times."""
         log_dir = self._log_dir(request.app_id)
         if log_dir is None:
             raise SpecsError(
@@ -587,13 +590,23 @@ class SlurmScheduler(DirWorkspaceMixin, Scheduler[SlurmBatchRequest]):
                 request.app_id,
                 "Slurm no longer knows this job or where it ran (see sacct)",
             )
-        path = Path(log_dir) / log_name(request.app_id, request.role_name, request.k, suffix)
-        reader = FileLines(path)
-        lines = itertools.chain(
-            self._follow(request.app_id, reader.new_lines, request.follow, TAIL_INTERVAL),
-            reader.rest(),
+        suffixes = {Stream.STDOUT: ("out",), Stream.STDERR: ("err",)}
+        readers = [
+            FileLines(Path(log_dir) / log_name(request.app_id, request.role_name, request.k, s))
+            for s in suffixes.get(request.stream, ("out", "err"))
+        ]
+
+        def each(read: Callable[[FileLines], Iterator[str]]) -> Iterator[str]:
+            for reader in readers:
+                path = Path(reader.path)
+                yield from _cut_by_time(read(reader), path, request.since, request.until)
+
+        return itertools.chain(
+            self._follow(
+                request.app_id, lambda: each(FileLines.new_lines), request.follow, TAIL_INTERVAL
+            ),
+            each(FileLines.rest),
         )
-        return _cut_by_time(lines, path, request.since, request.until)
 
     # -- control ----------------------------------------------------------------------
 
