@@ -121,6 +121,22 @@ def test_merge_and_concat_mismatch() -> None:
         L.Subtract()([a, a, a])
 
 
+def test_a_wrong_number_of_inputs_states_the_range() -> None:
+    x = torch.zeros(2, 4)
+    cases = [
+        (lambda: L.Add()(x), "takes 2 to 64 inputs, got 1; hint: call it on a list"),
+        (lambda: L.Add()(Placeholder((None, 4))), "takes 2 to 64 inputs, got 1; hint:"),
+        (lambda: L.Maximum()([x] * 65), "takes 2 to 64 inputs, got 65"),
+        (lambda: L.Subtract()([x] * 3), "takes 2 inputs, got 3"),
+        (lambda: L.MultiheadAttention(2)([torch.zeros(2, 3, 4)] * 4), "takes 1 to 3 inputs, got 4"),
+        (lambda: L.Linear(3)([x, x]), "takes 1 input, got 2"),
+    ]
+    for call, text in cases:
+        with pytest.raises(ShapeError) as info:
+            call()
+        assert text in str(info.value) and len(str(info.value)) < 120, str(info.value)
+
+
 def test_groups_and_divisibility() -> None:
     with pytest.raises(ShapeError, match="not divisible by groups=2"):
         L.Conv2d(4, 3, groups=2)(Placeholder((None, 3, 8, 8)))

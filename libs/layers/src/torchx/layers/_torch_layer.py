@@ -194,8 +194,16 @@ class TorchLayer(Layer):
 
     def _check_input(self, shapes: list[Shape], path: str) -> None:
         if len(shapes) not in self.num_inputs:
-            want = " or ".join(str(n) for n in self.num_inputs)
-            raise ShapeError(path, f"takes {want} input(s), got {len(shapes)}")
+            counts = self.num_inputs
+            lo, hi = min(counts), max(counts)
+            if len(counts) == 1:
+                want = f"{lo} input{'' if lo == 1 else 's'}"
+            elif counts == tuple(range(lo, hi + 1)):
+                want = f"{lo} to {hi} inputs"
+            else:
+                want = " or ".join(str(n) for n in counts) + " inputs"
+            hint = "call it on a list of tensors, e.g. [a, b]" if len(shapes) < lo > 1 else None
+            raise ShapeError(path, f"takes {want}, got {len(shapes)}", hint=hint)
         if self.ndims is not None:
             for s in shapes:
                 if len(s) not in self.ndims:
