@@ -137,6 +137,37 @@ def test_a_wrong_number_of_inputs_states_the_range() -> None:
         assert text in str(info.value) and len(str(info.value)) < 120, str(info.value)
 
 
+def test_a_call_on_something_not_a_tensor_says_what_it_got() -> None:
+    x = torch.zeros(2, 4)
+    built = L.Sequential(L.Linear(3))
+    built(x)
+    i = Placeholder((None, 4))
+    one = L.Functional(i, L.Linear(3)(i))
+    a, b = Placeholder((None, 4)), Placeholder((None, 4))
+    named = L.Functional({"a": a, "b": b}, L.Add()([a, b]))
+    cases = [
+        (
+            lambda: L.Sequential(L.Linear(3))([x]),
+            "'Sequential': input is a list of 1 item; expected a tensor",
+        ),
+        (
+            lambda: built([x, x]),
+            "'Sequential': input is a list of 2 items; expected a tensor (batch, 4)",
+        ),
+        (lambda: built(None), "'Sequential': input is None; expected a tensor (batch, 4)"),
+        (lambda: L.Sequential(L.Linear(3))(3), "'Sequential': input is 3; expected a tensor"),
+        (lambda: one([x]), "'Functional': input is a list of 1 item; expected a tensor (batch, 4)"),
+        (lambda: one({"x": x}), "'Functional': input is a dict with keys ['x']; expected a tensor"),
+        (lambda: named(a=x, b=None), "'Functional': input 1 is None; expected a tensor (batch, 4)"),
+        (lambda: L.Linear(3)(None), "L.Linear 'Linear': input is None; expected a tensor"),
+    ]
+    for call, text in cases:
+        with pytest.raises(TypeError) as info:
+            call()
+        assert text in str(info.value), str(info.value)
+    assert built(x).shape == (2, 3)  # nothing was left half done
+
+
 def test_groups_and_divisibility() -> None:
     with pytest.raises(ShapeError, match="not divisible by groups=2"):
         L.Conv2d(4, 3, groups=2)(Placeholder((None, 3, 8, 8)))

@@ -350,9 +350,12 @@ class Functional(Layer):
         return super().__call__(*args, **kwargs)
 
     def forward(self, *args: Any, **kwargs: Any) -> Any:
-        if len(args) == self._positional and not kwargs:
-            return self._run(self, *args)
-        return self._run(self, *self._bind(args, kwargs))
+        inputs = args if len(args) == self._positional and not kwargs else self._bind(args, kwargs)
+        try:
+            return self._run(self, *inputs)
+        except AttributeError:  # e.g. a list for a tensor: said for the input, not the line
+            self.refuse_non_tensors(inputs)
+            raise
 
     def call_symbolic(self, inputs: list[Placeholder], **kwargs: Any) -> Any:
         self._check_keywords(kwargs)

@@ -590,13 +590,30 @@ class Layer(nn.Module):
             self._check_keywords(kwargs)
         # "_ready": set by _first_call once a call has seen the layer whole, the one test
         # a call makes before it runs the built module
-        if self.__dict__.get("_ready") or not self._first_call(inputs):
-            self._check_tensors(inputs)
+        try:
+            if self.__dict__.get("_ready") or not self._first_call(inputs):
+                self._check_tensors(inputs)
+        except AttributeError:  # no .shape: said for what was given, not where it failed
+            self.refuse_non_tensors(inputs)
+            raise
         if kwargs:
             assert self._output_shapes is not None
             shapes = [tuple(x.shape) for x in inputs]
             self._call_shapes(shapes, keyword_shapes(kwargs, False, self._path()), shapes[0])
         return self.call_module()(*inputs, **kwargs)
+
+    def refuse_non_tensors(self, inputs: Sequence[Any]) -> None:
+        """Raise a one-line TypeError naming the first input that is not a tensor, if any."""
+        expected = self.__dict__["_input_shapes"] or []
+        for i, x in enumerate(inputs):
+            if not isinstance(x, torch.Tensor):
+                which = "" if len(inputs) == 1 else f" {i}"
+                # the batch is free, whatever the build saw
+                shape = f" {format_shape((None, *expected[i][1:]))}" if i < len(expected) else ""
+                raise TypeError(
+                    f"L.{type(self).__name__} {self._label()!r}: input{which} is "
+                    f"{_describe(x)}; expected a tensor{shape}"
+                ) from None
 
     def _first_call(self, inputs: Sequence[torch.Tensor]) -> bool:
         """Build from ``inputs`` unless built; True when this call built it (and so checked
@@ -690,6 +707,18 @@ class Layer(nn.Module):
 
     def extra_repr(self) -> str:
         return ", ".join(f"{k}={v!r}" for k, v in self.get_config().items())
+
+
+def _describe(value: Any) -> str:
+    """What a call was given, in a few words."""
+    if isinstance(value, (list, tuple)):
+        n = len(value)
+        return f"a {type(value).__name__} of {n} item{'' if n == 1 else 's'}"
+    if isinstance(value, dict):
+        return f"a dict with keys {sorted(map(str, value))[:5]}"
+    if value is None or isinstance(value, (bool, int, float)):
+        return repr(value)
+    return f"a {type(value).__name__}"
 
 
 def _jsonable(value: Any, field: str) -> Any:

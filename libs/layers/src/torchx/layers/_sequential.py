@@ -335,10 +335,14 @@ class Sequential(Layer, Stateless):
 
     def forward(self, x: Any) -> Any:
         state = self.__dict__
-        if state.get("_ready") or not self._first_call((x,)):
-            features = state.get(_FEATURES)
-            if features is None or x.shape[1:] != features:
-                self._check_tensors([x])
+        try:
+            if state.get("_ready") or not self._first_call((x,)):
+                features = state.get(_FEATURES)
+                if features is None or x.shape[1:] != features:
+                    self._check_tensors([x])
+        except AttributeError:  # no .shape: said for what was given, not where it failed
+            self.refuse_non_tensors([x])
+            raise
         # Each module is looked up at each call, as nn.Sequential does: whatever put it
         # there (setattr, register_module, torch.ao.quantization.convert writing torch's
         # registry of submodules directly), the module registered now is the one that
