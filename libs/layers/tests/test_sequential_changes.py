@@ -94,6 +94,28 @@ def test_a_module_that_does_not_fit_is_refused_and_the_model_left_as_it_was() ->
     assert len(model) == 2
 
 
+def test_a_change_the_kept_layers_do_not_fit_is_named_as_the_change() -> None:
+    x = torch.randn(2, 3)
+    model = L.Sequential(L.Linear(8), L.ReLU(), L.Linear(4))
+    before = model(x)
+    edits = {
+        1: lambda: model.__setitem__(0, L.Linear(5)),  # the weightless ReLU gets 5, not 8
+        2: lambda: model.insert(1, L.Linear(6)),  # ReLU, now item 2, gets 6
+    }
+    for index, edit in edits.items():
+        with pytest.raises(ShapeError) as e:
+            edit()
+        message = str(e.value)
+        assert message.startswith(
+            f"layer 'Sequential': after this change item {index} (ReLU), kept as it was built, "
+            "gets input (batch, "
+        ), message
+        assert "but was built for (batch, 8); hint: give the changed layer an output of " in message
+        assert "fixed weights" not in message
+    assert [type(m).__name__ for m in model] == ["Linear", "ReLU", "Linear"]
+    assert torch.equal(model(x), before)
+
+
 def test_edits_name_modules_as_nn_sequential_does() -> None:
     model, x = _built()
     plain = nn.Sequential(nn.Linear(8, 16), nn.ReLU())

@@ -26,6 +26,9 @@ class ShapeError(ValueError):
             parts.append(f"hint: {hint}")
         super().__init__("; ".join(parts))
         self.path = path
+        #: the shape expected (as worded) and the shape given, where the error names them
+        self.expected = expected
+        self.got = None if got is None else tuple(got)
 
 
 class SpecError(ValueError):

@@ -520,7 +520,8 @@ class Layer(nn.Module):
                     "(only the batch dimension may change)",
                     expected=format_shape((None, *want[1:])),
                     got=got,
-                    hint="a layer has fixed weights; use a new layer for the other shape",
+                    hint="a built layer keeps the input shape it was built for (its weights "
+                    "and the layers after it depend on it); use a new layer for the other shape",
                 )
 
     def _compatible(self, want: Shape, got: Sequence[int | None]) -> bool:

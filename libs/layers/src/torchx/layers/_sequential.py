@@ -10,7 +10,7 @@ import torch
 from torch import nn
 
 from . import _summary
-from ._errors import ShapeError
+from ._errors import ShapeError, format_shape
 from ._holders import built_holder, note_holder
 from ._layer import Layer, Stateless, nesting_of
 from ._shapes import Shape, Shapes, fixed_features, leaves
@@ -175,7 +175,10 @@ class Sequential(Layer, Stateless):
         state.update(_input_shapes=None, _output_shapes=None, _pending=False)
         state.pop("_ready", None)  # a call builds it again (restored below if refused)
         try:
-            out = self._plan(shapes, where)
+            try:
+                out = self._plan(shapes, where)
+            except ShapeError as e:
+                raise self._misfit(e, where, pairs, {id(item) for _, _, item in old}) from None
             if out != before["_output_shapes"]:
                 self._refuse_if_held(where, before["_output_shapes"], out)
             self._materialize()
@@ -187,6 +190,27 @@ class Sequential(Layer, Stateless):
                 state.pop(k, None)
             state.update(before)
             raise
+
+    @staticmethod
+    def _misfit(
+        error: ShapeError, where: str, pairs: Sequence[tuple[str, nn.Module]], kept: set[int]
+    ) -> ShapeError:
+        """``error`` worded for the change that caused it: when a layer the chain kept
+        (built for the input it had) now gets another one, the change is what misfits."""
+        head = error.path[len(where) + 1 :].split(".")[0].split(":")[0]
+        if not error.path.startswith(f"{where}.") or not head.isdigit():
+            return error
+        index = int(head)
+        item = pairs[index][1] if index < len(pairs) else None
+        if id(item) not in kept or error.got is None or error.expected is None:
+            return error
+        return ShapeError(
+            where,
+            f"after this change item {index} ({type(item).__name__}), kept as it was built, "
+            f"gets input {format_shape((None, *error.got[1:]))} but was built for {error.expected}",
+            hint=f"give the changed layer an output of {error.expected}, or replace the "
+            f"items from {index} on too",
+        )
 
     def _refuse_if_held(self, where: str, was: Shapes, now: Shapes) -> None:
         """Refuse a change of output shape while a built layer holds this container: that
