@@ -47,7 +47,12 @@ def main() -> None:
     import torch
     from captum.attr import IntegratedGradients
 
-    model = load_model(ns.checkpoint)
+    try:
+        model = load_model(ns.checkpoint)
+    except FileNotFoundError as e:  # no such file or folder, or a folder's dangling latest
+        where = e.filename or ns.checkpoint
+        problem = f"--checkpoint: nothing at {where!r}; give a checkpoint file or folder"
+        raise SystemExit(problem) from None
     features = int(model.to_spec()["input_shapes"][0][-1])  # the spec records the input shape
     x = torch.randn(ns.samples, features, generator=torch.Generator().manual_seed(7))
     attributions = IntegratedGradients(model).attribute(x, baselines=torch.zeros_like(x), target=1)

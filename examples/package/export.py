@@ -59,7 +59,12 @@ def main() -> None:
 
     import torch
 
-    model = load_model(ns.checkpoint)
+    try:
+        model = load_model(ns.checkpoint)
+    except FileNotFoundError as e:  # no such file or folder, or a folder's dangling latest
+        where = e.filename or ns.checkpoint
+        problem = f"--checkpoint: nothing at {where!r}; give a checkpoint file or folder"
+        raise SystemExit(problem) from None
     features = int(model.to_spec()["input_shapes"][0][-1])
     example = torch.randn(4, features, generator=torch.Generator().manual_seed(0))
     expected = model(example)

@@ -23,17 +23,17 @@ def main(argv: list[str] | None = None) -> None:
 
     import fsspec
     import torch
-    from trainer import make_dataset, read_torch, resolve_checkpoint
+    from trainer import make_dataset, read_data, read_torch, resolve_checkpoint
 
     import torchx.layers as L
 
-    url = resolve_checkpoint(ns.checkpoint)
+    url = resolve_checkpoint(ns.checkpoint, "--checkpoint")
     ckpt = read_torch(url)
     model = L.from_spec(ckpt["spec"])
     model.load_state_dict(ckpt["model"])
     model.eval()
 
-    data = read_torch(ns.data) if ns.data else make_dataset(2048)
+    data = read_data(ns.data) if ns.data else make_dataset(2048)
     n_val = len(data["x"]) // 5
     x, y = data["x"][:n_val], data["y"][:n_val]
     with torch.no_grad():

@@ -65,19 +65,37 @@ def read_torch(url: str) -> Any:
         return torch.load(io.BytesIO(f.read()), weights_only=True)
 
 
-def resolve_checkpoint(url: str) -> str:
-    """A checkpoint file, or a checkpoint folder whose ``latest`` names the newest one."""
+def read_data(url: str) -> Any:
+    """The data set at ``url`` (make_data.py writes one); a missing one is named, not a
+    traceback."""
+    try:
+        return read_torch(url)
+    except FileNotFoundError:
+        raise SystemExit(
+            f"--data: no data set at {url!r}; write one with make_data.py, or leave --data "
+            "out for synthetic data"
+        ) from None
+
+
+def resolve_checkpoint(url: str, option: str = "--resume") -> str:
+    """A checkpoint file, or a checkpoint folder whose ``latest`` names the newest one;
+    ``option`` is the flag that gave ``url``, named when there is none."""
     import fsspec
 
     fs, path = fsspec.core.url_to_fs(url)
     if fs.isdir(path):
         pointer = f"{path.rstrip('/')}/{LATEST}"
         if not fs.exists(pointer):
-            raise SystemExit(f"--resume: {url!r} is a folder without a {LATEST!r} checkpoint")
+            raise SystemExit(f"{option}: {url!r} is a folder without a {LATEST!r} checkpoint")
         name = fs.cat_file(pointer).decode().strip()
+        if not fs.exists(f"{path.rstrip('/')}/{name}"):
+            raise SystemExit(
+                f"{option}: {url!r} names {name!r} in {LATEST!r}, which is not there; give a "
+                "checkpoint file, or a folder whose latest checkpoint is whole"
+            )
         return f"{url.rstrip('/')}/{name}"
     if not fs.exists(path):
-        raise SystemExit(f"--resume: no checkpoint at {url!r}; give a checkpoint file or folder")
+        raise SystemExit(f"{option}: no checkpoint at {url!r}; give a checkpoint file or folder")
     return url
 
 
@@ -163,7 +181,7 @@ def main(argv: list[str] | None = None) -> None:
     rank, world = (env.rank, env.world_size) if env else (0, 1)
     device = f"cuda:{env.local_rank if env else 0}" if torch.cuda.is_available() else "cpu"
 
-    data = read_torch(ns.data) if ns.data else make_dataset(2048)
+    data = read_data(ns.data) if ns.data else make_dataset(2048)
     n_val = len(data["x"]) // 5
     x_val, y_val = data["x"][:n_val], data["y"][:n_val]
     x_train, y_train = data["x"][n_val:], data["y"][n_val:]

@@ -86,3 +86,19 @@ def test_serve_torchserve_dryrun_prints_the_registration(tmp_path: Path) -> None
                             "--management_api", api, "--params", "initial_workers=1",
                             "--dryrun")  # fmt: skip
     assert f"POST {api}/models?url=" in ran and "initial_workers=1" in ran
+
+
+@pytest.mark.parametrize("script", ["package/export.py", "interpret/interpret.py"])
+def test_a_missing_checkpoint_is_one_line_naming_the_flag(script: str, tmp_path: Path) -> None:
+    if script.startswith("interpret"):
+        pytest.importorskip("captum", reason="captum is in the examples dependency group")
+    proc = subprocess.run(
+        [sys.executable, str(EXAMPLES / script),
+         "--checkpoint", str(tmp_path / "nock"), "--out", str(tmp_path / "out")],
+        capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    assert proc.returncode == 1
+    assert (
+        proc.stderr
+        == f"--checkpoint: nothing at '{tmp_path / 'nock'}'; give a checkpoint file or folder\n"
+    )

@@ -117,3 +117,20 @@ def test_resume_from_a_missing_checkpoint_names_the_flag(tmp_path: Path) -> None
     trainer = _trainer_module()
     with pytest.raises(SystemExit, match=r"--resume: no checkpoint at '.*nope.pt'"):
         trainer.main(["--steps", "5", "--resume", str(tmp_path / "nope.pt")])
+
+
+def test_a_missing_data_set_or_dangling_latest_names_the_flag(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    trainer = _trainer_module()
+    with pytest.raises(SystemExit, match=r"^--data: no data set at '.*nodata.pt'; write one"):
+        trainer.main(["--steps", "5", "--data", str(tmp_path / "nodata.pt")])
+    dangling = tmp_path / "ckpt"
+    dangling.mkdir()
+    (dangling / "latest").write_text("step_000005.pt")  # its checkpoint was never written
+    with pytest.raises(SystemExit, match=r"^--resume: '.*ckpt' names 'step_000005.pt' in 'latest'"):
+        trainer.main(["--steps", "5", "--resume", str(dangling)])
+    monkeypatch.syspath_prepend(str(TRAIN))  # evaluate.py imports trainer from its folder
+    evaluate = load_script("example_evaluate", "examples/train/evaluate.py")
+    with pytest.raises(SystemExit, match=r"^--checkpoint: no checkpoint at '.*nope'"):
+        evaluate.main(["--checkpoint", str(tmp_path / "nope"), "--report", str(tmp_path / "r")])
