@@ -4,33 +4,19 @@
 
 The checkpoint (a file, or a folder with a ``latest`` pointer, as the train example writes)
 carries the model's layer spec, so the model is rebuilt from data: this app needs none of
-the trainer's code. Integrated gradients attribute the class-1 logit to each input feature.
+the code that defined it (the train example's ``load_model`` reads the checkpoint).
+Integrated gradients attribute the class-1 logit to each input feature.
 """
 
 from __future__ import annotations
 
 import argparse
 import html
-import io
 import json
+import sys
 from pathlib import Path
-from typing import Any
 
-
-def load_model(url: str) -> Any:
-    import fsspec
-    import torch
-
-    import torchx.layers as L
-
-    fs, path = fsspec.core.url_to_fs(url)
-    if fs.isdir(path):
-        url = f"{url.rstrip('/')}/{fs.cat_file(path.rstrip('/') + '/latest').decode().strip()}"
-    with fsspec.open(url, "rb") as f:
-        ckpt = torch.load(io.BytesIO(f.read()), weights_only=True)
-    model = L.from_spec(ckpt["spec"])
-    model.load_state_dict(ckpt["model"])
-    return model.eval()
+TRAIN = Path(__file__).resolve().parents[1] / "train"
 
 
 def main() -> None:
@@ -47,12 +33,11 @@ def main() -> None:
     import torch
     from captum.attr import IntegratedGradients
 
-    try:
-        model = load_model(ns.checkpoint)
-    except FileNotFoundError as e:  # no such file or folder, or a folder's dangling latest
-        where = e.filename or ns.checkpoint
-        problem = f"--checkpoint: nothing at {where!r}; give a checkpoint file or folder"
-        raise SystemExit(problem) from None
+    # the train example reads its own checkpoints (a file, or a folder and its latest)
+    sys.path.insert(0, str(TRAIN))
+    from trainer import load_model
+
+    model = load_model(ns.checkpoint)
     features = int(model.to_spec()["input_shapes"][0][-1])  # the spec records the input shape
     x = torch.randn(ns.samples, features, generator=torch.Generator().manual_seed(7))
     attributions = IntegratedGradients(model).attribute(x, baselines=torch.zeros_like(x), target=1)

@@ -23,15 +23,10 @@ def main(argv: list[str] | None = None) -> None:
 
     import fsspec
     import torch
-    from trainer import make_dataset, read_data, read_torch, resolve_checkpoint
+    from trainer import load_checkpoint, make_dataset, model_from, read_data
 
-    import torchx.layers as L
-
-    url = resolve_checkpoint(ns.checkpoint, "--checkpoint")
-    ckpt = read_torch(url)
-    model = L.from_spec(ckpt["spec"])
-    model.load_state_dict(ckpt["model"])
-    model.eval()
+    url, ckpt = load_checkpoint(ns.checkpoint, "--checkpoint")
+    model = model_from(ckpt)
 
     data = read_data(ns.data) if ns.data else make_dataset(2048)
     n_val = len(data["x"]) // 5

@@ -15,7 +15,8 @@ one.
 
 Data, checkpoints and the resume path are fsspec URLs (a local path, ``memory://...``,
 ``s3://...``). Each checkpoint holds the model's layer spec next to its weights, so other
-apps (interpret, package) rebuild the model without this file's code.
+apps (evaluate, interpret, package) rebuild the model without the code that defined it:
+``load_model`` here reads a checkpoint file or folder and does that.
 """
 
 from __future__ import annotations
@@ -97,6 +98,27 @@ def resolve_checkpoint(url: str, option: str = "--resume") -> str:
     if not fs.exists(path):
         raise SystemExit(f"{option}: no checkpoint at {url!r}; give a checkpoint file or folder")
     return url
+
+
+def load_checkpoint(url: str, option: str) -> tuple[str, dict[str, Any]]:
+    """The checkpoint file ``url`` names (a file, or a folder's latest) and its contents;
+    ``option`` is the flag that gave ``url``, named when there is none."""
+    found = resolve_checkpoint(url, option)
+    return found, read_torch(found)
+
+
+def model_from(ckpt: dict[str, Any]) -> Any:
+    """A checkpoint's model, rebuilt from its layer spec, with its weights, in eval mode."""
+    import torchx.layers as L
+
+    model = L.from_spec(ckpt["spec"])
+    model.load_state_dict(ckpt["model"])
+    return model.eval()
+
+
+def load_model(url: str, option: str = "--checkpoint") -> Any:
+    """The model of a checkpoint file or folder (see ``model_from``)."""
+    return model_from(load_checkpoint(url, option)[1])
 
 
 def save_checkpoint(checkpoint_dir: str, state: dict[str, Any]) -> str:
@@ -199,8 +221,7 @@ def main(argv: list[str] | None = None) -> None:
         if fs.exists(f"{path.rstrip('/')}/{LATEST}"):
             resume = ns.checkpoint_dir
     if resume:
-        ckpt_url = resolve_checkpoint(resume)
-        ckpt = read_torch(ckpt_url)
+        ckpt_url, ckpt = load_checkpoint(resume, "--resume")
         model.load_state_dict(ckpt["model"])
         opt.load_state_dict(ckpt["optim"])
         step = int(ckpt["step"])

@@ -98,7 +98,18 @@ def test_a_missing_checkpoint_is_one_line_naming_the_flag(script: str, tmp_path:
         capture_output=True, text=True, check=False,
     )  # fmt: skip
     assert proc.returncode == 1
+    nock = tmp_path / "nock"
     assert (
         proc.stderr
-        == f"--checkpoint: nothing at '{tmp_path / 'nock'}'; give a checkpoint file or folder\n"
+        == f"--checkpoint: no checkpoint at '{nock}'; give a checkpoint file or folder\n"
+    )
+    # a folder whose latest names a file never written: the same kind of line
+    nock.mkdir()
+    (nock / "latest").write_text("step_000005.pt")
+    proc = subprocess.run(
+        [sys.executable, str(EXAMPLES / script), "--checkpoint", str(nock), "--out", str(tmp_path)],
+        capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    assert proc.returncode == 1 and proc.stderr.startswith(f"--checkpoint: '{nock}' names"), (
+        proc.stderr
     )
