@@ -270,6 +270,25 @@ def test_a_het_job_bigger_than_the_partition_is_refused_in_slurms_words(
     assert desc is not None and desc.state == AppState.SUCCEEDED, desc
 
 
+@pytest.mark.parametrize("cpu", [1, 2])
+def test_a_one_role_job_bigger_than_the_partition_is_told_so(
+    slurm: SlurmScheduler, tmp_path: Path, cpu: int
+) -> None:
+    # sbatch refuses 3 nodes on the two-node partition as "Node count specification
+    # invalid" (1 CPU each) or "More processors requested than permitted" (a node's 2 CPUs
+    # each): neither names the node count, and the second is no CPU problem.
+    role = Role("t", image="", entrypoint="true", num_replicas=3)
+    role.resource = Resource(cpu=cpu, gpu=0, memMB=100)
+    job_dir = tmp_path / "job"
+    with pytest.raises(SchedulerError) as err:
+        slurm.submit(AppDef("big", [role]), {"job_dir": str(job_dir)})
+    text = str(err.value)
+    assert text.startswith("slurm: sbatch refused the job: role t asks 3 nodes"), text
+    assert "TotalNodes=2" in text and "at most 2 replicas" in text, text
+    assert "resource.cpu" not in text and "\n" not in text, text
+    assert not job_dir.exists()
+
+
 def test_a_pending_job_says_why_it_waits(slurm: SlurmScheduler, tmp_path: Path) -> None:
     blocker = AppDef(
         "block", [Role("b", image="", entrypoint="sleep", args=["60"], num_replicas=2)]

@@ -31,7 +31,8 @@ JOB_ID = re.compile(r"^\d+(?:_\d+)?$")
 _FIXES = (
     ("partition", "partition", "choose a partition that exists (see `sinfo`)"),
     ("time limit", "time", "ask for a shorter time, within the partition's limit (`sinfo`)"),
-    ("processors", "resource.cpu", "ask for fewer CPUs than the largest node has"),
+    # With a node count the partition has (checked first): CPUs one replica asks.
+    ("processors", "resource.cpu", "ask for no more CPUs per replica than a node has"),
     ("memory", "resource.memMB", "ask for less memory than the largest node has"),
     ("node configuration", "resource", "ask for fewer CPUs, GPUs or memory than a node has"),
     ("gres", "resource.gpu", "ask for fewer GPUs than a node has"),

@@ -292,7 +292,7 @@ class SlurmScheduler(DirWorkspaceMixin, Scheduler[SlurmBatchRequest]):
     def schedule(self, dryrun_info: AppDryRunInfo[SlurmBatchRequest]) -> str:
         req = dryrun_info.request
         if len(req.replicas) > 1:
-            self._check_het_job_fits(req)
+            self._check_fits(req)
         created: str | None = None
         if req.job_dir:
             if req.workspace:
@@ -317,6 +317,9 @@ class SlurmScheduler(DirWorkspaceMixin, Scheduler[SlurmBatchRequest]):
                 shutil.rmtree(created, ignore_errors=True)
             elif req.workspace and req.job_dir:
                 _empty(req.job_dir, remove=False)
+            # A one-role job larger than its partition is refused in words (processors,
+            # node count) that do not say so; its size against the partition's does.
+            self._check_fits(req, refused=True)
             raise submit_error(proc, dryrun_info.cfg)
         job_id = proc.stdout.strip().split(";")[0]
         if not JOB_ID.match(job_id):
@@ -324,11 +327,13 @@ class SlurmScheduler(DirWorkspaceMixin, Scheduler[SlurmBatchRequest]):
         clear_requests(job_workdir(req.cmd), job_id)
         return job_id
 
-    def _check_het_job_fits(self, req: SlurmBatchRequest) -> None:
-        """Refuse a heterogeneous job that needs more nodes at once than its partition has.
+    def _check_fits(self, req: SlurmBatchRequest, refused: bool = False) -> None:
+        """Refuse a job that needs more nodes at once (one per replica) than its partition
+        has, quoting the partition's size.
 
-        sbatch takes such a job (each component fits alone) and it pends forever with
-        ``Reason=Resources``; the partition's size says so before anything is queued.
+        sbatch takes a heterogeneous such job (each component fits alone) and it pends
+        forever with ``Reason=Resources``; a one-role job it refuses (``refused``) in words
+        that do not name the node count.
         """
         proc = run(
             ["scontrol", "show", "partition", "-o", *([req.partition] if req.partition else [])]
@@ -343,16 +348,20 @@ class SlurmScheduler(DirWorkspaceMixin, Scheduler[SlurmBatchRequest]):
             if not total.isdigit():
                 return
             need = sum(r.num_replicas for r in req.replicas.values())
-            if need > int(total):
+            if need <= int(total):
+                return
+            partition = f"partition {fields.get('PartitionName', '?')} has TotalNodes={total}"
+            if len(req.replicas) > 1:
                 parts = " + ".join(f"{r.name}:{r.num_replicas}" for r in req.replicas.values())
-                raise SlurmError(
-                    f"the heterogeneous job needs {need} nodes at once ({parts}) but partition "
-                    f"{fields.get('PartitionName', '?')} has TotalNodes={total}, so it would "
-                    "pend forever",
-                    "ask for fewer replicas, or a partition with more nodes (run option "
-                    "'partition')",
-                )
-            return
+                what = f"the heterogeneous job needs {need} nodes at once ({parts})"
+            else:
+                what = f"role {next(iter(req.replicas))} asks {need} nodes (one per replica)"
+            raise SlurmError(
+                f"{'sbatch refused the job: ' if refused else ''}{what} but {partition}"
+                f"{'' if refused else ', so it would pend forever'}",
+                f"ask for at most {total} replicas in all (num_replicas, -j NxM: N), or a "
+                "partition with more nodes (run option 'partition')",
+            )
 
     # -- inspection -------------------------------------------------------------------
 
