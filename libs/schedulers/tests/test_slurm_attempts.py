@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from torchx.schedulers import DescribeAppResponse
+from torchx.schedulers import DescribeAppResponse, Stream
 from torchx.schedulers.slurm_scheduler import SlurmScheduler
 from torchx.specs import AppDef, AppState, Role
 
@@ -166,8 +166,8 @@ def test_a_failed_job_runs_again_while_retries_are_left(
     assert desc is not None and desc.state == AppState.SUCCEEDED, desc
     assert desc.num_restarts == 1
     assert desc.roles_statuses[0].replicas[0].exit_code == 0
-    # The log keeps every attempt, with the marker line before the second one.
-    assert list(slurm.log_iter(app_id, "r")) == [
-        "[torchx] attempt 2 of r/0 starts: restart 1 of the job\n",
-        "second run\n",
-    ]
+    # The log keeps every attempt, with the marker line before the second one in each
+    # stream; both streams (the default) give stdout's, then stderr's.
+    marker = "[torchx] attempt 2 of r/0 starts: restart 1 of the job\n"
+    assert list(slurm.log_iter(app_id, "r", streams=Stream.STDOUT)) == [marker, "second run\n"]
+    assert list(slurm.log_iter(app_id, "r")) == [marker, "second run\n", marker]
