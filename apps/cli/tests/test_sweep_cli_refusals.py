@@ -135,12 +135,12 @@ def test_roles_with_a_sweep_handle_is_refused_naming_a_trial(isolated: Path) -> 
         (
             "local_cwd://torchx/sweep-abc",
             "'sweep-abc' is no sweep id, so no sweep has it: a sweep "
-            "id is sweep- and 4 to 32 of a-z and 2-7; ",
+            "id is sweep- and 4 to 32 of a-z and 2-7, e.g. sweep-abcd2345; ",
         ),
         (
             "local_cwd://torchx/sweep-abc1",
             "'sweep-abc1' is no sweep id, so no sweep has it: a "
-            "sweep id is sweep- and 4 to 32 of a-z and 2-7; ",
+            "sweep id is sweep- and 4 to 32 of a-z and 2-7, e.g. sweep-abcd2345; ",
         ),
         ("local_cwd://torchx/echo-abcd", "'echo-abcd' is an app's id, not a sweep's; "),
         ("sweep-abcd", ""),

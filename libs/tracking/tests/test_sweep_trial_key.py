@@ -53,3 +53,14 @@ def test_outside_a_sweep_names_the_variable(monkeypatch: pytest.MonkeyPatch) -> 
 def test_refuses_what_is_no_sweep_or_index(sweep: str, index: object, said: str) -> None:
     with pytest.raises(ValueError, match=f"^{said}"):
         sweep_trial_key(sweep, index)  # type: ignore[arg-type]
+
+
+def test_a_handle_whose_id_is_not_a_sweep_id_says_what_an_id_looks_like() -> None:
+    # the handle has the right form; its id misses the pattern (too short)
+    with pytest.raises(ValueError) as info:
+        sweep_trial_key("local_cwd://torchx/sweep-abc", 2)
+    assert str(info.value) == (
+        "sweep: got 'local_cwd://torchx/sweep-abc', whose id 'sweep-abc' is not a sweep id "
+        "(a sweep id is sweep- and 4 to 32 of a-z and 2-7, e.g. sweep-abcd2345); give the "
+        "handle `torchx run --sweep` printed (SCHEDULER://SESSION/sweep-ID) or its id"
+    )

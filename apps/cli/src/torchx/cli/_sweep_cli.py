@@ -190,6 +190,7 @@ def run_sweep(
 
 def _not_a_sweep(handle: str) -> str:
     """Why ``handle``, which names no sweep, cannot be resumed, and what to give instead."""
+    from torchx.schedulers.sweep_names import SWEEP_ID_FORM
     from torchx.specs import SpecsError, parse_app_handle
 
     printed = "the sweep handle `torchx run --sweep` printed (SCHEDULER://SESSION/sweep-ID)"
@@ -199,8 +200,8 @@ def _not_a_sweep(handle: str) -> str:
         return f"give {printed}"
     if app_id.startswith("sweep-"):
         return (
-            f"{app_id!r} is no sweep id, so no sweep has it: a sweep id is sweep- and 4 to 32 "
-            f"of a-z and 2-7; give {printed}"
+            f"{app_id!r} is no sweep id, so no sweep has it: a sweep id is {SWEEP_ID_FORM}; "
+            f"give {printed}"
         )
     return f"{app_id!r} is an app's id, not a sweep's; give {printed}"
 

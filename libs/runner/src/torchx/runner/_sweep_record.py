@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from torchx.schedulers.atomic_files import write_atomic
-from torchx.schedulers.sweep_names import SWEEP_ID_PATTERN
+from torchx.schedulers.sweep_names import SWEEP_ID_FORM, SWEEP_ID_PATTERN
 from torchx.specs import SpecsError
 
 # 2 added scheduler_params and component_defaults; a record of version 1 reads as one
@@ -122,7 +122,7 @@ class SweepRecord:
 
 def record_path(sweep_id: str) -> Path:
     if not is_sweep_id(sweep_id):
-        raise SpecsError("sweep id", sweep_id, "a sweep id looks like sweep-abcd2345")
+        raise SpecsError("sweep id", sweep_id, f"a sweep id is {SWEEP_ID_FORM}")
     return sweeps_dir() / f"{sweep_id}.json"
 
 

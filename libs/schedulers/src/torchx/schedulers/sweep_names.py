@@ -12,6 +12,8 @@ from __future__ import annotations
 ENV_SWEEP_ID = "TORCHX_SWEEP_ID"
 ENV_SWEEP_INDEX = "TORCHX_SWEEP_INDEX"
 SWEEP_ID_PATTERN = r"sweep-[a-z2-7]{4,32}"
+#: SWEEP_ID_PATTERN in words, for the messages that refuse an id outside it
+SWEEP_ID_FORM = "sweep- and 4 to 32 of a-z and 2-7, e.g. sweep-abcd2345"
 
 
 def sweep_trial(sweep: str | None, index: str | None) -> str:
@@ -24,4 +26,4 @@ def sweep_trial(sweep: str | None, index: str | None) -> str:
     return f"{sweep_id}/{index}" if index else sweep_id
 
 
-__all__ = ["ENV_SWEEP_ID", "ENV_SWEEP_INDEX", "SWEEP_ID_PATTERN", "sweep_trial"]
+__all__ = ["ENV_SWEEP_ID", "ENV_SWEEP_INDEX", "SWEEP_ID_FORM", "SWEEP_ID_PATTERN", "sweep_trial"]

@@ -6,12 +6,14 @@ from __future__ import annotations
 import os
 import re
 
-# Twins of torchx.schedulers.sweep_names (ENV_SWEEP_ID, ENV_SWEEP_INDEX, SWEEP_ID_PATTERN
-# and sweep_trial's handle -> id): this package may import nothing else of torchx, so the
-# names are repeated here; tests/integration/test_sweep_key_twins.py keeps them equal.
+# Twins of torchx.schedulers.sweep_names (ENV_SWEEP_ID, ENV_SWEEP_INDEX, SWEEP_ID_PATTERN,
+# SWEEP_ID_FORM and sweep_trial's handle -> id): this package may import nothing else of
+# torchx, so the names are repeated here; tests/integration/test_sweep_key_twins.py keeps
+# them equal.
 ENV_SWEEP_ID = "TORCHX_SWEEP_ID"
 ENV_SWEEP_INDEX = "TORCHX_SWEEP_INDEX"
 SWEEP_ID_PATTERN = r"sweep-[a-z2-7]{4,32}"
+SWEEP_ID_FORM = "sweep- and 4 to 32 of a-z and 2-7, e.g. sweep-abcd2345"
 _SWEEP_ID = re.compile(SWEEP_ID_PATTERN)
 
 
@@ -35,8 +37,9 @@ def sweep_trial_key(sweep: str | None = None, index: int | str | None = None) ->
     sweep_id = sweep.rstrip("/").rpartition("/")[2]  # a handle may end in "/"
     if not _SWEEP_ID.fullmatch(sweep_id):
         raise ValueError(
-            f"sweep: got {sweep!r}; give a sweep handle (SCHEDULER://SESSION/sweep-ID)"
-            " or its id (sweep-ID)"
+            f"sweep: got {sweep!r}, whose id {sweep_id!r} is not a sweep id (a sweep id is "
+            f"{SWEEP_ID_FORM}); give the handle `torchx run --sweep` printed"
+            " (SCHEDULER://SESSION/sweep-ID) or its id"
         )
     text = str(index)
     if isinstance(index, bool) or not text.isdigit() or not text.isascii():
