@@ -250,3 +250,39 @@ def test_refused_connection_names_the_engine_and_the_fix(
     text = str(e.value)
     assert text.startswith(f"local_docker: the Docker engine at tcp://127.0.0.1:{port} (from")
     assert "DOCKER_HOST" in text and "start dockerd" in text and "\n" not in text
+
+
+def test_a_server_that_is_no_docker_engine_is_named_as_such(
+    docker_config: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import functools
+    import threading
+    from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
+
+    # a plain web server (a wrong port): it has no /version
+    handler = functools.partial(SimpleHTTPRequestHandler, directory=str(docker_config))
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        url = f"tcp://127.0.0.1:{server.server_address[1]}"
+        monkeypatch.setenv("DOCKER_HOST", url)
+        with pytest.raises(SchedulerError) as e:
+            DockerScheduler("web").describe("x-1")
+    finally:
+        server.shutdown()
+        server.server_close()
+    text = str(e.value)
+    assert text.startswith(f"local_docker: the Docker engine at {url} (from DOCKER_HOST): ")
+    assert "not a Docker engine (HTTP 404 on /version)" in text, text
+    assert "<" not in text and "\n" not in text
+
+
+def test_a_docker_host_that_is_no_address_names_it_and_the_forms(
+    docker_config: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("DOCKER_HOST", "bogus")
+    with pytest.raises(SchedulerError) as e:
+        DockerScheduler("bogus").describe("x-1")
+    text = str(e.value)
+    assert text.startswith("local_docker: the Docker engine at bogus (from DOCKER_HOST): ")
+    assert "set DOCKER_HOST to unix://" in text and "\n" not in text, text

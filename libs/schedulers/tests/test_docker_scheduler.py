@@ -500,7 +500,21 @@ def test_a_container_the_engine_refuses_is_one_line_naming_it(
         f"local_docker: the Docker engine refused container {info.request.app_id}-r-0: "
     )
     assert str(gone) in message and "http" not in message and "\n" not in message
+    assert "fix the role's mounts, devices or resources" in message
     assert docker_sched.describe(info.request.app_id) is None  # nothing left behind
+
+
+def test_an_entrypoint_the_image_lacks_is_named_with_the_fix(
+    docker_sched: DockerScheduler, docker_engine: Any
+) -> None:
+    role = _role(docker_engine.image, entrypoint="torchx-no-such-program")
+    info = docker_sched.submit_dryrun(AppDef("noexec", roles=[role]), HOST)
+    with pytest.raises(SchedulerError) as e:
+        docker_sched.schedule(info)
+    message = str(e.value)
+    assert "the image has no 'torchx-no-such-program'" in message, message
+    assert "mounts, devices" not in message and "\n" not in message
+    assert docker_sched.describe(info.request.app_id) is None
 
 
 def test_since_until_bound_the_log(docker_sched: DockerScheduler, docker_engine: Any) -> None:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -137,6 +138,19 @@ def explain(address: EngineAddress, error: BaseException, owner: str = BACKEND) 
             "(ssh -NL /tmp/docker.sock:/var/run/docker.sock HOST) and set "
             "DOCKER_HOST=unix:///tmp/docker.sock",
         )
+    if text.startswith("Invalid bind address"):
+        # The SDK's parser of DOCKER_HOST-style addresses; its own words say what is wrong.
+        return failed(
+            f"not an address the Docker client reads ({one_line(found[0])})",
+            f"set {address.source} to unix:///PATH/docker.sock, tcp://HOST:PORT or "
+            "ssh://[USER@]HOST",
+        )
+    status = next((_http_status(e) for e in found if _http_status(e)), None)
+    if "fetching server API version" in text and status is not None:
+        # Something answers HTTP there, but not as an engine: a wrong port or host.
+        return failed(
+            f"it is not a Docker engine (HTTP {status} on /version)", _unreachable_fix(address)
+        )
     if "HTTPS server" in text:
         return failed("it speaks TLS, and it was spoken to in plain HTTP", _tls_fix(address))
     tls_error = next((e for e in found if isinstance(e, ssl.SSLError)), None)
@@ -163,6 +177,12 @@ def explain(address: EngineAddress, error: BaseException, owner: str = BACKEND) 
     return error
 
 
+# runc's words for an entrypoint the image lacks: exec: "bash": executable file not found
+_MISSING_EXECUTABLE = re.compile(
+    r'exec: "([^"]+)": (?:executable file not found|stat [^:]+: no such file)'
+)
+
+
 @contextlib.contextmanager
 def refusal_named(container: str, owner: str = BACKEND) -> Iterator[None]:
     """The engine's refusal to create or start ``container`` (a bind mount whose source it
@@ -173,12 +193,27 @@ def refusal_named(container: str, owner: str = BACKEND) -> Iterator[None]:
     except Exception as e:
         if not isinstance(e, sdk().errors.APIError):
             raise
+        said = str(e.explanation or e)
+        missing = _MISSING_EXECUTABLE.search(said)
+        if missing is not None:
+            fix = (
+                f"the image has no {missing.group(1)!r}: use an image that has it, or a "
+                "role entrypoint the image has"
+            )
+        else:
+            fix = (
+                "fix the role's mounts, devices or resources it names "
+                "(torchx run --dryrun shows the request)"
+            )
         raise SchedulerError(
-            owner,
-            f"the Docker engine refused container {container}: {e.explanation or e}",
-            "fix the role's mounts, devices or resources it names "
-            "(torchx run --dryrun shows the request)",
+            owner, f"the Docker engine refused container {container}: {said}", fix
         ) from None
+
+
+def _http_status(error: BaseException) -> int | None:
+    """The HTTP status of a response ``error`` carries (requests' HTTPError), if any."""
+    code = getattr(getattr(error, "response", None), "status_code", None)
+    return code if isinstance(code, int) else None
 
 
 def _unreachable_fix(address: EngineAddress) -> str:
