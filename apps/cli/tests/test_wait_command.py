@@ -136,3 +136,20 @@ with get_runner() as runner:
         "[(False, 'SUCCEEDED'), (True, 'FAILED')]",
         "False",
     ]
+
+
+def test_a_one_line_report_leaves_out_what_announces_the_lines_it_cuts() -> None:
+    from torchx.cli._errors import msg_line
+    from torchx.cli._wait import _as_line
+    from torchx.specs import AppState, AppStatus
+
+    # Ray's message: the failed replica, then the last lines of its stderr below
+    msg = "replica sh/0 exited with code 4; last lines of its stderr:\nerr1\nerr2"
+    assert msg_line(msg) == "replica sh/0 exited with code 4"
+    assert msg_line("the app failed:\nwhy") == "the app failed"
+    assert msg_line("exited with code 3") == "exited with code 3"
+    assert msg_line("") == ""
+    status = AppStatus(AppState.FAILED, msg=msg)
+    assert _as_line("ray://t/a", status, 1, None) == (
+        "ray://t/a FAILED: replica sh/0 exited with code 4"
+    )

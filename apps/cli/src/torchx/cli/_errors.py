@@ -90,6 +90,17 @@ def one_line(exc: BaseException) -> str:
     return first
 
 
+def msg_line(msg: str) -> str:
+    """An app status message's first line, for a one-line report. A first line that ends
+    with ":" introduces the lines below it (``...; last lines of its stderr:``), which are
+    not shown here: the clause that announces them is left out."""
+    first = msg.strip().partition("\n")[0].rstrip()
+    if first.endswith(":"):
+        head, sep, _ = first.rpartition("; ")
+        first = head if sep else first[:-1]
+    return first
+
+
 def install_hint(exc: BaseException) -> str | None:
     """For a scheduler whose client library is missing: the ``torchx`` extra that has it.
 

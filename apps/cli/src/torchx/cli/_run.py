@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any, TypedDict, TypeVar
 
 import typer
 
-from torchx.cli._errors import stop_signal
+from torchx.cli._errors import msg_line, stop_signal
 
 if TYPE_CHECKING:
     from typing import Unpack  # Python 3.11+; annotations only, so 3.10 runs this
@@ -340,7 +340,7 @@ def _report(
         print(f"{handle} {status.state.name}", file=sys.stderr)
     elif logs_shown:
         # The error is in the log just streamed: say which replica ended it, in one line.
-        why = status.msg.strip().splitlines()[0] if status.msg.strip() else ""
+        why = msg_line(status.msg)
         print(f"{handle} {status.state.name}" + (f": {why}" if why else ""), file=sys.stderr)
     else:
         print(status.format(), file=sys.stderr)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING
 
-from torchx.cli._errors import CliError
+from torchx.cli._errors import CliError, msg_line
 
 if TYPE_CHECKING:
     from torchx.runner import Runner, SweepStatus
@@ -78,9 +78,8 @@ def _as_line(
         return (
             f"{line}: {status.summary()} of {len(status.trials)} trials (torchx status lists them)"
         )
-    if status.msg:
-        return f"{line}: {status.msg.strip().splitlines()[0]}"
-    return line
+    why = msg_line(status.msg)
+    return f"{line}: {why}" if why else line
 
 
 def _as_json(handle: str, status: AppStatus | SweepStatus | None, code: int) -> dict[str, object]:
