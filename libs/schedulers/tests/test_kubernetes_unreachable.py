@@ -94,3 +94,19 @@ def test_server_that_never_answers_times_out(
     assert isinstance(e, KubernetesApiError), repr(e)
     assert f"cannot reach the API server https://127.0.0.1:{mute_port}" in str(e)
     assert "timed out" in str(e)
+
+
+def test_a_kubeconfig_that_does_not_exist_is_named(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    gone = tmp_path / "no-such.kc"
+    err = _describe_error(gone, monkeypatch)
+    assert isinstance(err, KubernetesApiError)
+    text = str(err)
+    assert f"KUBECONFIG={gone}: no such file" in text and "\n" not in text, text
+    assert "point KUBECONFIG at your kubeconfig file" in text
+    # unset, the same failure says where a kubeconfig is looked for instead
+    monkeypatch.delenv("KUBECONFIG")
+    monkeypatch.setenv("HOME", str(tmp_path))
+    with pytest.raises(KubernetesApiError, match="set KUBECONFIG to a kubeconfig file"):
+        KubernetesScheduler("torchx").describe("ns:app")

@@ -8,6 +8,7 @@ the server, where its address came from and what to check.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any, NoReturn
 
@@ -35,6 +36,28 @@ PAGE_SIZE = 500
 _REPEATABLE = frozenset({"GET", "HEAD"})
 # Methods whose request, sent and not answered, may still have changed the cluster.
 _CHANGING = frozenset({"POST", "PATCH", "PUT"})
+
+
+def kubeconfig_problem(error: BaseException, kubeconfig: str | None) -> tuple[str, str]:
+    """Why no cluster could be found and what to do, where reading ``kubeconfig`` (the
+    KUBECONFIG variable: one path, or several joined by os.pathsep) failed with ``error``.
+    The client library skips a path that does not exist and says only that it found no
+    configuration, as if KUBECONFIG were unset: a set one is named here."""
+    if not kubeconfig:
+        return (
+            f"no cluster to talk to ({error})",
+            "set KUBECONFIG to a kubeconfig file or run inside a pod",
+        )
+    paths = [p for p in kubeconfig.split(os.pathsep) if p]
+    if not any(os.path.exists(os.path.expanduser(p)) for p in paths):
+        return (
+            f"KUBECONFIG={kubeconfig}: no such file",
+            "point KUBECONFIG at your kubeconfig file, or unset it to use ~/.kube/config",
+        )
+    return (
+        f"no cluster to talk to: KUBECONFIG={kubeconfig} ({error})",
+        "fix that kubeconfig (`kubectl config view` reads it too), or point KUBECONFIG at another",
+    )
 
 
 def why_failed(error: Exception) -> str:

@@ -48,6 +48,7 @@ from torchx.schedulers._kubernetes_client import (
     CONNECT_TIMEOUT_S,
     bounded_client,
     create_all,
+    kubeconfig_problem,
     paged,
 )
 from torchx.schedulers._kubernetes_compat import (
@@ -206,10 +207,8 @@ class KubernetesScheduler(DockerWorkspaceMixin, Scheduler[KubernetesRequest]):
                 try:
                     config.load_kube_config(config_file=source, client_configuration=conf)
                 except (config.ConfigException, OSError) as e:
-                    raise KubernetesApiError(
-                        f"no cluster to talk to ({e})",
-                        "set KUBECONFIG to a kubeconfig file or run inside a pod",
-                    ) from None
+                    what, fix = kubeconfig_problem(e, os.environ.get("KUBECONFIG"))
+                    raise KubernetesApiError(what, fix) from None
 
             def unreachable(server: str, why: str) -> KubernetesApiError:
                 return KubernetesApiError(
