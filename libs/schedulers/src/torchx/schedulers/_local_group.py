@@ -43,7 +43,8 @@ from torchx.schedulers._local_processes import (
     process_parent_and_start,
 )
 from torchx.schedulers._local_state_files import CANCEL_FILE, META_DIR, SUPERVISOR_LOG
-from torchx.schedulers._local_supervisor import Supervisor, handle_waking_signals, supervise
+from torchx.schedulers._local_supervisor import Supervisor, supervise
+from torchx.schedulers._local_supervisor_process import handle_waking_signals
 from torchx.schedulers._local_watchdog import READ_PAUSE_S, Watchdog
 
 # How often the group looks for cancel markers of apps it has not started.

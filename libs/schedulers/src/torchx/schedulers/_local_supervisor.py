@@ -42,7 +42,6 @@ import time
 
 from torchx.schedulers._local_ending import end_groups, kill_leftovers, terminate
 from torchx.schedulers._local_processes import (
-    become_subreaper,
     collect_from_now_on,
     process_start_token,
     raise_fd_limit,
@@ -76,6 +75,11 @@ from torchx.schedulers._local_state_files import (
     supervisor_log_hint,
     told_to_go,
     write_atomic,
+)
+from torchx.schedulers._local_supervisor_process import (
+    handle_waking_signals,
+    this_process,
+    watch_children,
 )
 from torchx.schedulers._local_watchdog import GUARD_DONE, Watchdog
 
@@ -145,14 +149,13 @@ class Supervisor:
         self.pid_recorded = False  # no state with this process's pid written yet
         self.started_at = time.time()
         self.ended_at: float | None = None
-        self.start_token, self.base_env = _this_process()
-        self.cwd = os.getcwd()
-        self.devnull = os.open(os.devnull, os.O_RDONLY)
+        # what this process holds for each app it supervises (made with the first)
+        self.process = this_process()
+        self.start_token = self.process.start_token
+        self.devnull = self.process.devnull
         self.poller = select.poll()
         self.watched: dict[int, tuple[Replica, str]] = {}  # pipe fd -> whose output
-        self.wake_r, self.wake_w = os.pipe()
-        os.set_blocking(self.wake_r, False)
-        os.set_blocking(self.wake_w, False)
+        self.wake_r = self.process.wake_r
         self.poller.register(self.wake_r, select.POLLIN)
 
     # -- setup ------------------------------------------------------------------------
@@ -164,15 +167,15 @@ class Supervisor:
             # A process that supervises app after app did this once (``close`` leaves
             # them so): each ``signal.signal`` costs as much as a small state write.
             handle_waking_signals()
-        signal.set_wakeup_fd(self.wake_w, warn_on_full_buffer=False)
-        self.subreaper = become_subreaper()
+        signal.set_wakeup_fd(self.process.wake_w, warn_on_full_buffer=False)
+        self.subreaper = self.process.subreaper()
         raise_fd_limit(len(self.replicas))
 
     def watch_children(self) -> None:
         """Be woken when a child ends. Not while the replicas are first started: with
         SIGCHLD left at its default, replicas that end meanwhile do not interrupt that
         loop (a signal and a handler call each); it reaps them between two spawns."""
-        signal.signal(signal.SIGCHLD, _ignore)
+        watch_children()
 
     def tell_watchdog(self, line: bytes) -> None:
         if self.guard_w is None:
@@ -415,7 +418,7 @@ class Supervisor:
         replica.killed = False
         r_out, w_out = os.pipe()
         r_err, w_err = os.pipe()
-        env = {**self.base_env, **replica.env, ATTEMPT_ENV: str(replica.attempt - 1)}
+        env = {**self.process.env, **replica.env, ATTEMPT_ENV: str(replica.attempt - 1)}
         try:
             replica.pid = self._start(replica.argv, replica.cwd, env, w_out, w_err)
         except (OSError, ValueError) as e:
@@ -466,9 +469,9 @@ class Supervisor:
             exe = self.programs.get((argv[0], path, cwd)) or which(argv[0], path, cwd)
             self.programs[argv[0], path, cwd] = exe
         # posix_spawn has no working-directory action; the child inherits ours.
-        if self.cwd != cwd:
+        if self.process.cwd != cwd:
             os.chdir(cwd)
-            self.cwd = cwd
+            self.process.cwd = cwd
         actions = [
             (os.POSIX_SPAWN_DUP2, self.devnull, 0),
             (os.POSIX_SPAWN_DUP2, out, 1),
@@ -633,14 +636,11 @@ class Supervisor:
         self.tell_watchdog(GUARD_DONE)
 
     def close(self) -> None:
-        """Give back the descriptors of this app, for a process that goes on (shared)."""
+        """Leave the process as the next app's supervisor expects it (shared): no wakeup
+        fd, SIGCHLD at its default. What it holds for every app stays open
+        (``this_process``)."""
         signal.set_wakeup_fd(-1)
-        signal.signal(signal.SIGCHLD, signal.SIG_DFL)  # its handler would keep this object
-        for fd in (self.devnull, self.wake_r, self.wake_w):
-            try:  # noqa: SIM105 -- contextlib stays unimported: imports delay the replicas
-                os.close(fd)
-            except OSError:
-                pass
+        signal.signal(signal.SIGCHLD, signal.SIG_DFL)
 
     def write_closed_marker(self) -> None:
         """0.7's ``SUCCESS`` file in the app directory (written whatever the outcome, as
@@ -674,39 +674,6 @@ class Supervisor:
             write_atomic(os.path.join(self.app_dir, CLOSED_MARKER), marker)
         except OSError:
             pass
-
-
-# This process's start token and environment, as ``_this_process`` read them.
-_process_facts: tuple[int, str | None, dict[str, str]] | None = None
-
-
-def _this_process() -> tuple[str | None, dict[str, str]]:
-    """This process's start token and a copy of its environment, read once per process
-    (by pid: a forked child reads its own): a group's worker supervises app after app,
-    and neither changes in between."""
-    global _process_facts
-    pid = os.getpid()
-    if _process_facts is None or _process_facts[0] != pid:
-        _process_facts = (pid, process_start_token(pid), dict(os.environ))
-    return _process_facts[1], _process_facts[2]
-
-
-def _ignore(*_: object) -> None:
-    """The Python-level handler of the signals the supervisor is woken by."""
-
-
-def handle_waking_signals() -> None:
-    """Set this process's handlers for a supervisor, for the life of the process.
-
-    Python's C handler writes each signal's number to the wakeup fd (``install``), which
-    wakes the select; the Python-level handlers need not do anything. SIGCHLD is left at
-    its default, whatever the launcher left (ignored, the kernel would reap the replicas
-    itself and their exit codes would be lost); ``watch_children`` sets its handler once
-    the replicas are started, and ``close`` puts the default back.
-    """
-    for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGUSR1):
-        signal.signal(sig, _ignore)
-    signal.signal(signal.SIGCHLD, signal.SIG_DFL)
 
 
 def main(argv: list[str]) -> int:
