@@ -152,6 +152,10 @@ class Supervisor:
         # what this process holds for each app it supervises (made with the first)
         self.process = this_process()
         self.start_token = self.process.start_token
+        # The directory replicas were last started from; None until the first start,
+        # which changes to it whatever this process's directory is: each app's are
+        # looked up afresh (a directory removed and made again since the last app).
+        self.cwd: str | None = None
         self.devnull = self.process.devnull
         self.poller = select.poll()
         self.watched: dict[int, tuple[Replica, str]] = {}  # pipe fd -> whose output
@@ -469,9 +473,9 @@ class Supervisor:
             exe = self.programs.get((argv[0], path, cwd)) or which(argv[0], path, cwd)
             self.programs[argv[0], path, cwd] = exe
         # posix_spawn has no working-directory action; the child inherits ours.
-        if self.process.cwd != cwd:
+        if self.cwd != cwd:
             os.chdir(cwd)
-            self.process.cwd = cwd
+            self.cwd = cwd
         actions = [
             (os.POSIX_SPAWN_DUP2, self.devnull, 0),
             (os.POSIX_SPAWN_DUP2, out, 1),

@@ -2,9 +2,10 @@
 
 A plain supervisor supervises one app; a group's worker (``_local_group``) supervises
 app after app in one process. What belongs to the process rather than to an app (its
-start token and environment, its working directory, ``/dev/null`` for the replicas'
-stdin, the pipe signals wake it through, being a subreaper) is the same for each of
-them, so it is made or asked for once, not again for every app.
+start token and environment, ``/dev/null`` for the replicas' stdin, the pipe signals
+wake it through, being a subreaper) is the same for each of them, so it is made or
+asked for once, not again for every app. The working directory is not kept here: each
+app changes to its replicas' afresh (``Supervisor._start``).
 
 Standard library only (the supervisor imports it; see ``_local_state_files``).
 """
@@ -25,8 +26,6 @@ class SupervisorProcess:
         self.start_token = process_start_token(self.pid)
         # the replicas' environment starts from this copy
         self.env = dict(os.environ)
-        # where this process is: ``Supervisor._start`` changes it, and says so here
-        self.cwd = os.getcwd()
         self.devnull = os.open(os.devnull, os.O_RDONLY)
         # Python's C handler writes each signal's number here (``Supervisor.install``).
         # Between two apps nothing is written (``Supervisor.close`` unsets it); a byte
