@@ -8,7 +8,6 @@ import json
 import os
 import resource
 import time
-from collections.abc import Callable
 from pathlib import Path
 
 from torchx.schedulers._local_processes import process_parent_and_start
@@ -16,6 +15,8 @@ from torchx.schedulers._local_replica import Replica
 from torchx.schedulers._local_supervisor import Supervisor, supervise
 from torchx.schedulers.local_scheduler import LocalScheduler
 from torchx.specs import AppDef, AppState, Role
+
+from .forked import in_child
 
 
 def _until_ended(pid: int) -> None:
@@ -51,34 +52,13 @@ def _run_counting_pipes(app_dir: str, report: int) -> None:
     os.write(report, json.dumps(seen).encode())
 
 
-def _in_child(app_dir: str, drive: Callable[[str, int], None]) -> bytes:
-    """Run ``drive(app_dir, report_fd)`` in a forked child (a supervisor takes over its
-    process: signals, children, working directory); what it wrote to the report fd."""
-    r, w = os.pipe()
-    pid = os.fork()
-    if pid == 0:  # pragma: no cover -- the child reports through the pipe
-        code = 1
-        try:
-            os.close(r)
-            drive(app_dir, w)
-            code = 0
-        finally:
-            os._exit(code)
-    os.close(w)
-    with os.fdopen(r, "rb") as f:
-        report = f.read()
-    _, status = os.waitpid(pid, 0)
-    assert os.waitstatus_to_exitcode(status) == 0
-    return report
-
-
 def test_replicas_that_ended_are_reaped_before_the_next_spawn(tmp_path: Path) -> None:
     scheduler = LocalScheduler("test", state_dir=tmp_path / "state")
     role = Role("r", image="", entrypoint="true", num_replicas=4)
     info = scheduler.submit_dryrun(AppDef("reap", [role]), {"log_dir": str(tmp_path / "logs")})
     req = info.request
     scheduler._write_app_files(req, scheduler._make_app_dir(req))
-    report = _in_child(req.app_dir, _run_counting_pipes)
+    report = in_child(req.app_dir, _run_counting_pipes)
     # When a replica starts, at most the two pipes of the one just before it are watched
     # (if it had not ended yet when it was started); those of all the earlier ones were
     # closed when they were reaped, right after a later spawn. Without that: 0, 2, 4, 6.
@@ -135,7 +115,7 @@ def test_replicas_reaped_before_the_supervisor_failed_get_their_final_state(
     info = scheduler.submit_dryrun(AppDef("crash", roles), {"log_dir": str(tmp_path / "logs")})
     req = info.request
     scheduler._write_app_files(req, scheduler._make_app_dir(req))
-    seen = json.loads(_in_child(req.app_dir, _run_out_of_descriptors))
+    seen = json.loads(in_child(req.app_dir, _run_out_of_descriptors))
     # the case at hand: both had been reaped (out of the running ones) when it failed
     assert sorted(seen["reaped"]) == ["bad/0", "ok/0"] and seen["code"] == 1, seen
     desc = scheduler.describe(req.app_id)

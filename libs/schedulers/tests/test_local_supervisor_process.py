@@ -12,6 +12,8 @@ from torchx.schedulers._local_supervisor import Supervisor, supervise
 from torchx.schedulers.local_scheduler import LocalScheduler
 from torchx.specs import AppDef, AppState, Role
 
+from .forked import in_child
+
 
 def _app(scheduler: LocalScheduler, tmp_path: Path, name: str, cwd: Path) -> str:
     role = Role("r", image="", entrypoint="touch", args=[name])
@@ -27,34 +29,24 @@ def test_apps_supervised_one_after_another_in_one_process(tmp_path: Path) -> Non
     work.mkdir()
     first = _app(scheduler, tmp_path, "first", work)
     second = _app(scheduler, tmp_path, "second", work)
-    report_r, report_w = os.pipe()
-    pid = os.fork()
-    if pid == 0:  # pragma: no cover -- the child reports through the pipe
-        code = 1
-        try:
-            os.close(report_r)
-            seen = []
-            for app_dir in (first, second):
-                guard_r, guard_w = os.pipe()
-                sup = Supervisor(app_dir, guard_w, shared=True)
-                seen.append([sup.devnull, sup.wake_r])
-                assert supervise(sup) == 0
-                sup.close()
-                os.close(guard_r)
-                os.close(guard_w)
-                if app_dir == first:
-                    # the directory the next app names is removed and made again
-                    shutil.rmtree(work)
-                    work.mkdir()
-            os.write(report_w, json.dumps(seen).encode())
-            code = 0
-        finally:
-            os._exit(code)
-    os.close(report_w)
-    with os.fdopen(report_r, "rb") as f:
-        seen = json.loads(f.read())
-    _, status = os.waitpid(pid, 0)
-    assert os.waitstatus_to_exitcode(status) == 0
+
+    def one_after_another(_: str, report: int) -> None:
+        seen = []
+        for app_dir in (first, second):
+            guard_r, guard_w = os.pipe()
+            sup = Supervisor(app_dir, guard_w, shared=True)
+            seen.append([sup.devnull, sup.wake_r])
+            assert supervise(sup) == 0
+            sup.close()
+            os.close(guard_r)
+            os.close(guard_w)
+            if app_dir == first:
+                # the directory the next app names is removed and made again
+                shutil.rmtree(work)
+                work.mkdir()
+        os.write(report, json.dumps(seen).encode())
+
+    seen = json.loads(in_child(first, one_after_another))
     # /dev/null and the wakeup pipe were opened once, for both apps
     assert seen[0] == seen[1]
     for app_dir in (first, second):
