@@ -56,6 +56,7 @@ from torchx.runner._sweep_status import SweepStatus, TrialStatus, status_of, tri
 from torchx.runner._sweep_status import _overall as _overall
 from torchx.runner._sweep_status import _started as _started
 from torchx.specs import AppState, SpecsError, is_terminal, parse_app_handle
+from torchx.util.notes import add_note
 
 if TYPE_CHECKING:
     from torchx.runner._runner import Runner
@@ -85,7 +86,7 @@ def run(runner: Runner, scheduler: str, parallel: int, plan_for: Callable[[str],
     except BaseException as e:
         if group is not None and not call_off_local_group(sweep_id, group) and p is not None:
             handle = p.record.handle
-            e.add_note(f"the sweep {handle} was submitted; `torchx cancel {handle}` ends it")
+            add_note(e, f"the sweep {handle} was submitted; `torchx cancel {handle}` ends it")
         raise
 
 

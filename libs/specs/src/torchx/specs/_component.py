@@ -8,7 +8,6 @@ turns a list of command-line strings into the typed call of the function.
 from __future__ import annotations
 
 import inspect
-import sys
 import typing
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -28,6 +27,7 @@ from torchx.specs._component_argv import (
 )
 from torchx.specs._docstring import Docstring, parse_docstring
 from torchx.specs._errors import SpecsError, _NotGivenError, _ProblemsError, closest
+from torchx.util.notes import add_note
 
 
 class _Required:
@@ -281,7 +281,7 @@ class ComponentSchema:
         except Exception as e:
             # A note (PEP 678), not another exception type: callers that catch what the
             # component raises keep catching it, and the CLI can say whose error it is.
-            _add_note(
+            add_note(
                 e,
                 f"raised by component {self.name}; fix the component or the arguments given to it",
             )
@@ -399,13 +399,6 @@ def parse_component_args(
         else:
             values[p.name] = None if p.default is p.empty else p.default
     return argparse.Namespace(**values)
-
-
-def _add_note(error: BaseException, note: str) -> None:
-    if sys.version_info >= (3, 11):
-        error.add_note(note)
-    else:  # what add_note does, for Python 3.10
-        error.__notes__ = [*getattr(error, "__notes__", ()), note]  # type: ignore[attr-defined]
 
 
 def materialize_appdef(
