@@ -42,10 +42,11 @@ def test_an_interrupt_says_what_it_left_running_on_its_one_line(
 ) -> None:
     import torchx.cli._component_args
     from torchx.cli.main import main
+    from torchx.util.notes import add_note
 
     def interrupted(*args: object, **kwargs: object) -> None:
         stop = KeyboardInterrupt()
-        stop.add_note("the sweep local_cwd://torchx/sweep-a was submitted")
+        add_note(stop, "the sweep local_cwd://torchx/sweep-a was submitted")
         raise stop
 
     monkeypatch.setattr(torchx.cli._component_args, "component_of_command_line", interrupted)
