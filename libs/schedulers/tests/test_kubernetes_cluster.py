@@ -8,8 +8,6 @@ driven through its pod lifecycle; failures reach the CLI as one line.
 from __future__ import annotations
 
 import re
-import subprocess
-import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -35,20 +33,11 @@ from torchx.specs import (
 )
 
 from .container_apps import trainer_role
+from .torchx_command import torchx as _torchx
 
 pytest.importorskip("kubernetes")
 
-TORCHX = Path(sys.executable).with_name("torchx")
 PRIORITY_CLASS = "torchx-test-high"
-
-
-def _torchx(*args: str) -> subprocess.CompletedProcess[str]:
-    """The ``torchx`` command in a new process (KUBECONFIG comes from the environment)."""
-    if not TORCHX.exists():
-        pytest.skip("the torchx command is not installed in this environment")
-    return subprocess.run(
-        [str(TORCHX), *args], capture_output=True, text=True, timeout=120, check=False
-    )
 
 
 def _kept(sent: Any, stored: Any, path: str = "") -> list[str]:

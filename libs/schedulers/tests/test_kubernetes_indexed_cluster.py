@@ -26,6 +26,8 @@ from torchx.schedulers.kubernetes_indexed import (
 from torchx.schedulers.kubernetes_scheduler import KubernetesScheduler
 from torchx.specs import AppDef, AppState, Resource, Role
 
+from .torchx_command import torchx
+
 pytest.importorskip("kubernetes")
 
 SWEEP = "sweep-abcd2345"
@@ -99,6 +101,15 @@ def test_indexed_sweep_trials_by_completion_index(
         sched.cancel(f"{ns}:{SWEEP}-1")
     sched.cancel(f"{ns}:{SWEEP}-0")  # ended: nothing to do
     assert kube_env.core().read_namespaced_pod(f"{SWEEP}-1-x1", ns).status.phase == "Running"
+    # An ended trial holds no objects of its own (an app of its own would): the command
+    # says it was not running, not that it deleted something, and leaves the sweep's pods.
+    proc = torchx("cancel", f"kubernetes://test/{ns}:{SWEEP}-0")
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == (
+        f"kubernetes://test/{ns}:{SWEEP}-0 was not running: it had already ended as SUCCEEDED"
+    )
+    assert len(kube_env.pods(ns, f"{LABEL_SWEEP}={SWEEP}")) == 3
+    assert not sched.ended_app_holds_objects(f"{ns}:{SWEEP}-0")
 
     sched.cancel(f"{ns}:{SWEEP}")  # the sweep's Job: deleted with its pods
     # deleted at once, or being deleted (the fixture's kubelet thread finishes it)

@@ -627,7 +627,8 @@ class Runner:
     def ended_app_holds_objects(self, app_handle: AppHandle) -> bool:
         """Whether the app's scheduler keeps objects of an ended app that ``cancel`` deletes
         (Kubernetes: its Jobs, Service and pods), so cancelling it still does something."""
-        return self._resolve(app_handle)[0].ended_apps_hold_objects
+        sched, app_id = self._resolve(app_handle)
+        return sched.ended_app_holds_objects(app_id)
 
     def stop(self, app_handle: AppHandle) -> None:
         """pytorch/torchx's name for ``cancel``."""

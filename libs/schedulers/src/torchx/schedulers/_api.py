@@ -556,25 +556,30 @@ class Scheduler(abc.ABC, Generic[T]):
 
     # -- control ----------------------------------------------------------------------
 
-    # Whether an app that ended may still hold objects on the backend (a cluster's Jobs,
-    # Services, pods) that only ``cancel`` deletes; such a scheduler's ``cancel`` acts on
-    # ended apps too, and callers that skip cancelling an ended app must not skip it here.
-    ended_apps_hold_objects: bool = False
+    def ended_app_holds_objects(self, app_id: str) -> bool:
+        """Whether the app, once ended, may still hold objects on the backend (a cluster's
+        Jobs, Services, pods) that only ``cancel`` deletes. Where True, ``cancel`` acts on
+        the ended app too, and callers that skip cancelling an ended app must not skip it;
+        asked of an app that ``describe`` knows. False here: nothing is left to delete."""
+        return False
 
     def cancel(self, app_id: str) -> None:
-        """Stop the app; a no-op for an app this scheduler does not know or, unless
-        ``ended_apps_hold_objects``, that ended.
+        """Stop the app; a no-op for an app this scheduler does not know or that ended,
+        unless ``ended_app_holds_objects`` (then its objects are deleted).
 
         Returns once the backend accepted the request; ``wait`` blocks until the app ends.
         """
         desc = self.describe(app_id)
-        if desc is None or is_terminal(desc.state):
+        if desc is None:
+            return
+        if is_terminal(desc.state) and not self.ended_app_holds_objects(app_id):
             return
         self._cancel_existing(app_id)
 
     @abc.abstractmethod
     def _cancel_existing(self, app_id: str) -> None:
-        """Stop an app that exists (``describe`` knows it) and has not ended."""
+        """Stop an app that exists (``describe`` knows it) and has not ended, or delete
+        what an ended one left where ``ended_app_holds_objects`` says so."""
 
     def close(self) -> None:
         """Release what this scheduler object holds (clients, connections)."""

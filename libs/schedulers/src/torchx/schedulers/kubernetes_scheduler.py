@@ -659,28 +659,30 @@ class KubernetesScheduler(DockerWorkspaceMixin, Scheduler[KubernetesRequest]):
             pod = self._client().sanitize_for_serialization(found)
         return True
 
-    ended_apps_hold_objects = True
+    def ended_app_holds_objects(self, app_id: str) -> bool:
+        """True (its Jobs, Service and pods stay in the namespace), but for a trial of a
+        sweep's Indexed Job: its pods are the Job's, deleted with the whole sweep."""
+        return self._indexed_trial(app_id) is None
 
-    def cancel(self, app_id: str) -> None:
-        """Delete every object the app created, also of an app that has ended (its Jobs,
-        Service and pods would stay in the namespace); a no-op for an unknown app."""
-        desc = self.describe(app_id)
-        if desc is None:
-            return
-        parsed = parse_trial(self._split(app_id)[1])
-        if parsed is not None and desc.app_id == app_id and desc.roles_statuses:
-            if desc.state in (AppState.SUCCEEDED, AppState.FAILED, AppState.CANCELLED):
-                return
-            raise SchedulerError(
-                BACKEND,
-                f"cannot cancel {app_id} alone: it is completion index {parsed[1]} of the "
-                f"Indexed Job {parsed[0]!r}, and Kubernetes replaces a deleted index's pod",
-                "cancel the whole sweep (torchx cancel SWEEP_HANDLE)",
-            )
-        self._cancel_existing(app_id)
+    def _indexed_trial(self, app_id: str) -> tuple[str, int] | None:
+        """``(job, completion index)`` when ``app_id`` is a trial of an Indexed Job that
+        exists, else None (an app of its own, whatever its name)."""
+        namespace, name = self._split(app_id)
+        parsed = parse_trial(name)
+        if parsed is None or self._trial(namespace, *parsed) is None:
+            return None
+        return parsed
 
     def _cancel_existing(self, app_id: str) -> None:
         """Delete the app's Volcano Job, or its Jobs, Service and pods."""
+        trial = self._indexed_trial(app_id)
+        if trial is not None:  # one that has not ended (``ended_app_holds_objects``)
+            raise SchedulerError(
+                BACKEND,
+                f"cannot cancel {app_id} alone: it is completion index {trial[1]} of the "
+                f"Indexed Job {trial[0]!r}, and Kubernetes replaces a deleted index's pod",
+                "cancel the whole sweep (torchx cancel SWEEP_HANDLE)",
+            )
         namespace, name = self._split(app_id)
         self._delete_labelled(namespace, f"{LABEL_APP_ID}={name}", f"app {name!r}")
 
