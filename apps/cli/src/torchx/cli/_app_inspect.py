@@ -187,7 +187,8 @@ def log(
         typer.Option(
             "--streams",
             help="stdout, stderr or combined (default: combined, both streams; on Slurm, "
-            "which keeps them in two files, stdout then stderr as they are read)",
+            "which keeps them in two files: stdout then stderr, interleaved as read while "
+            "following)",
         ),
     ] = None,
     since: Annotated[

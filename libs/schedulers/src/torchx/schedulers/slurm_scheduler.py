@@ -181,10 +181,11 @@ class SlurmScheduler(DirWorkspaceMixin, Scheduler[SlurmBatchRequest]):
     A workspace (``--workspace``) is copied into ``job_dir`` when the job is submitted,
     without what its ``.torchxignore`` lists; the torchx CLI copies the current directory
     by default, as pytorch/torchx does.
-    """
 
-    # Slurm keeps each replica's stdout and stderr in two files; combined (the default, as
-    # elsewhere, so that a failed job's traceback shows) reads both, see ``_replica_log``.
+    Slurm keeps each replica's stdout and stderr in two files; the log's default stream,
+    combined as elsewhere (so that a failed job's traceback shows), reads both: see
+    ``_replica_log``.
+    """
 
     def __init__(self, session_name: str = "torchx", use_sacct: bool | None = None) -> None:
         """``use_sacct``: None asks sacct when accounting answers, False never does."""
