@@ -48,6 +48,22 @@ _FIXES = (
 )
 
 
+# sbatch's words when a job may be too big for its partition. Only these are worth asking
+# the controller for the partition's size: after any other refusal (an unreachable
+# slurmctld above all) that question adds nothing, or waits out the same timeout again.
+_SIZE_REFUSALS = (
+    "node count specification invalid",
+    "more processors requested than permitted",
+    "requested node configuration is not available",
+)
+
+
+def refused_for_size(proc: subprocess.CompletedProcess[str]) -> bool:
+    """Whether sbatch's refusal may mean the job asks more nodes than its partition has."""
+    low = slurm_message(proc).lower()
+    return any(words in low for words in _SIZE_REFUSALS)
+
+
 class SlurmError(SchedulerError):
     """A Slurm command failed; the message carries Slurm's own words."""
 

@@ -40,6 +40,7 @@ from torchx.schedulers._slurm_commands import (
     JOB_ID,
     SlurmError,
     check_job_id,
+    refused_for_size,
     run,
     slurm_message,
     submit_error,
@@ -319,8 +320,10 @@ class SlurmScheduler(DirWorkspaceMixin, Scheduler[SlurmBatchRequest]):
             elif req.workspace and req.job_dir:
                 _empty(req.job_dir, remove=False)
             # A one-role job larger than its partition is refused in words (processors,
-            # node count) that do not say so; its size against the partition's does.
-            self._check_fits(req, refused=True)
+            # node count) that do not say so; its size against the partition's does. A
+            # heterogeneous job's was checked above.
+            if len(req.replicas) == 1 and refused_for_size(proc):
+                self._check_fits(req, refused=True)
             raise submit_error(proc, dryrun_info.cfg)
         job_id = proc.stdout.strip().split(";")[0]
         if not JOB_ID.match(job_id):
