@@ -454,6 +454,11 @@ def test_failed_replica_leaves_app_running_and_cancel_deletes_the_ended_app(
     )
     desc = sched.describe(app_id)
     assert desc is not None and desc.state == AppState.RUNNING
+    # ... but says which replica failed, and how to stop the others
+    assert desc.msg == (
+        "replica sh/1 FAILED (exit 1); the app ends when its other replicas do, and "
+        f"`torchx cancel kubernetes://test/{app_id}` stops them"
+    )
     kube_cluster.end_pod(kube_namespace, pods[0], 0)
 
     def ended() -> bool:

@@ -267,13 +267,13 @@ def test_states_read_from_volcano_and_batch_status() -> None:
     assert describe_volcano("ml:a-1", vjob).state == AppState.CANCELLED
     _, job, _ = build_request(_app(), "a-1", {**CFG, "api": "batch"}).manifests
     job["status"] = {"conditions": [{"type": "Complete", "status": "True"}]}
-    assert describe_batch("ml:a-1", [job]).state == AppState.SUCCEEDED
+    assert describe_batch("ml:a-1", [job], session="s").state == AppState.SUCCEEDED
     job["status"] = {"conditions": [{"type": "Failed", "status": "True"}], "failed": 4}
-    d = describe_batch("ml:a-1", [job])
+    d = describe_batch("ml:a-1", [job], session="s")
     # four failed pods, the last of which ended the Job: three retries
     assert d.state == AppState.FAILED and d.num_restarts == 3
     job["metadata"]["annotations"] = {"torchx.pytorch.org/cancelled": "true"}
-    assert describe_batch("ml:a-1", [job]).state == AppState.CANCELLED
+    assert describe_batch("ml:a-1", [job], session="s").state == AppState.CANCELLED
 
 
 def test_bad_app_id_names_the_expected_form() -> None:
@@ -387,7 +387,7 @@ def test_batch_replica_states_come_from_the_jobs_and_their_pods() -> None:
     ]
     for p, k in zip(pods, (0, 0, 1), strict=True):
         p["metadata"]["labels"][LABEL_REPLICA] = str(k)
-    d = describe_batch("ml:a-1", [j0, j1, j2], pods)
+    d = describe_batch("ml:a-1", [j0, j1, j2], pods, session="s")
     got = [(r.id, r.state, r.hostname, r.exit_code) for r in d.roles_statuses[0].replicas]
     assert got == [
         (0, AppState.RUNNING, "a-1-trainer-0", None),
@@ -395,6 +395,7 @@ def test_batch_replica_states_come_from_the_jobs_and_their_pods() -> None:
         (2, AppState.SUCCEEDED, "", None),
     ]
     assert d.state == AppState.RUNNING and d.num_restarts == 1
+    assert d.msg == ""  # a failed pod its Job retries is no failed replica
 
 
 def test_tolerations_take_the_kubectl_taint_form() -> None:
@@ -565,7 +566,7 @@ def test_a_pending_app_says_why_from_the_unschedulable_condition() -> None:
             ],
         },
     }
-    desc = why_pending(describe_batch("ns:a-1", [job], [pod]), [pod])
+    desc = why_pending(describe_batch("ns:a-1", [job], [pod], session="s"), [pod])
     assert desc.state == AppState.PENDING
     assert desc.msg == (
         "waiting for Kubernetes to schedule it: Unschedulable: "
@@ -573,7 +574,7 @@ def test_a_pending_app_says_why_from_the_unschedulable_condition() -> None:
     )
     pod["status"] = {"phase": "Running", "conditions": [{"type": "PodScheduled", "status": "True"}]}
     job["status"] = {"active": 1}
-    assert why_pending(describe_batch("ns:a-1", [job], [pod]), [pod]).msg == ""
+    assert why_pending(describe_batch("ns:a-1", [job], [pod], session="s"), [pod]).msg == ""
 
 
 @pytest.mark.parametrize(

@@ -36,6 +36,7 @@ from torchx.specs import (
 )
 from torchx.workspace.docker_workspace import WORKSPACE_REPO
 
+BACKEND = "kubernetes"
 MASTER_PORT = 29500
 GPU_RESOURCE = "nvidia.com/gpu"
 

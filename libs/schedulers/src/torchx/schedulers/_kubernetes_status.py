@@ -10,13 +10,19 @@ from typing import Any, TypeVar
 from torchx.schedulers._api import (
     DescribeAppResponse,
 )
-from torchx.schedulers._kubernetes_manifests import CANCELLED_ANNOTATION, LABEL_REPLICA, LABEL_ROLE
+from torchx.schedulers._kubernetes_manifests import (
+    BACKEND,
+    CANCELLED_ANNOTATION,
+    LABEL_REPLICA,
+    LABEL_ROLE,
+)
 from torchx.schedulers._rfc3339 import local_time, parse_utc
 from torchx.specs import (
     AppState,
     ReplicaStatus,
     Role,
     RoleStatus,
+    make_app_handle,
 )
 
 K = TypeVar("K")
@@ -231,9 +237,10 @@ def _job_state(job: Mapping[str, Any]) -> AppState:
 
 
 def describe_batch(
-    app_id: str, jobs: list[dict[str, Any]], pods: Iterable[Mapping[str, Any]] = ()
+    app_id: str, jobs: list[dict[str, Any]], pods: Iterable[Mapping[str, Any]] = (), *, session: str
 ) -> DescribeAppResponse:
-    """One Job per replica: each Job's labels name its role and replica id."""
+    """One Job per replica: each Job's labels name its role and replica id; ``session`` is
+    the one of the app's handle, which a RUNNING app with a failed replica names."""
     by_role: dict[str, dict[int, AppState]] = {}
     templates: dict[str, Mapping[str, Any]] = {}
     restarts = 0
@@ -275,8 +282,30 @@ def describe_batch(
         app_id=app_id,
         state=overall,
         num_restarts=restarts,
+        msg=_still_running(make_app_handle(BACKEND, session, app_id), roles, by_role)
+        if overall == AppState.RUNNING
+        else "",
         roles_statuses=roles,
         roles=[role_of(rs.role, templates[rs.role], len(rs.replicas)) for rs in roles],
+    )
+
+
+def _still_running(
+    handle: str, roles: list[RoleStatus], job_states: Mapping[str, Mapping[int, AppState]]
+) -> str:
+    """Why a RUNNING app may be stuck: replicas whose Job failed (no retry left) while
+    others run, which nothing stops but ``cancel``; "" when none failed."""
+    failed = [
+        r for rs in roles for r in rs.replicas if job_states[rs.role][r.id] == AppState.FAILED
+    ]
+    if not failed:
+        return ""
+    first = failed[0]
+    code = f" (exit {first.exit_code})" if first.exit_code is not None else ""
+    more = f" and {len(failed) - 1} more" if len(failed) > 1 else ""
+    return (
+        f"replica {first.role}/{first.id} FAILED{code}{more}; the app ends when its other "
+        f"replicas do, and `torchx cancel {handle}` stops them"
     )
 
 

@@ -77,6 +77,7 @@ from torchx.schedulers._kubernetes_logs import log_call_options, streamed_lines
 from torchx.schedulers._kubernetes_manifests import (
     APIS,
     APP_NAME_CHARS,
+    BACKEND,
     CANCELLED_ANNOTATION,
     DNS_LABEL_MAX,
     GPU_RESOURCE,
@@ -133,7 +134,6 @@ from torchx.specs import (
 )
 from torchx.workspace.docker_workspace import DockerWorkspaceMixin
 
-BACKEND = "kubernetes"
 EXTRA = "kubernetes"
 # How often a followed log checks whether its pod has started.
 LOG_START_POLL_S = 1.0
@@ -475,7 +475,7 @@ class KubernetesScheduler(DockerWorkspaceMixin, Scheduler[KubernetesRequest]):
         if not jobs:
             return None
         pods = self._pods(namespace, name)
-        desc = why_pending(describe_batch(app_id, jobs, pods), pods)
+        desc = why_pending(describe_batch(app_id, jobs, pods, session=self.session_name), pods)
         bare = jobs_without_pods(jobs, pods)
         if desc.state != AppState.PENDING or not bare:
             return desc
@@ -576,7 +576,7 @@ class KubernetesScheduler(DockerWorkspaceMixin, Scheduler[KubernetesRequest]):
         pods_of = self._managed_pods(set(by_app)) if by_app else {}
         for key, group in sorted(by_app.items()):
             # With its pods, as describe sees it: a Job whose pod waits is "active" too.
-            desc = describe_batch(key, group, pods_of.get(key, ()))
+            desc = describe_batch(key, group, pods_of.get(key, ()), session=self.session_name)
             meta = group[0]["metadata"]
             out.append(
                 ListAppResponse(
