@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import dataclasses
 from pathlib import Path
 
 import pytest
 
 from torchx.runner import ConfigError, _tracking, get_configured_trackers, get_runner, load_config
-from torchx.specs import AppDef, RetryPolicy, Role, SpecsError
+from torchx.specs import AppDef, Role, SpecsError
 
 
 def two_role_app() -> AppDef:
@@ -51,40 +50,6 @@ def test_dryrun_sets_the_tracking_env_on_every_role_of_a_copy() -> None:
         assert role.env["TORCHX_PARENT_RUN_ID"] == "local_cwd://torchx/parent-1"
     assert info.app.roles[0].env["A"] == "1"
     assert app.roles[0].env == {"A": "1"}  # the caller's AppDef is untouched
-
-
-@dataclasses.dataclass
-class _TaggedRole(Role):
-    """A Role subclass with a field of its own that its ``__post_init__`` derives."""
-
-    tag: str = ""
-    seen: int = dataclasses.field(default=0, init=False)
-
-    def __post_init__(self) -> None:
-        super().__post_init__()
-        self.seen = len(self.env)
-
-
-def test_with_env_copies_as_dataclasses_replace_would() -> None:
-    app = two_role_app()
-    # fields changed after the roles were made, which their __init__ would have normalised
-    app.roles[0].args = ("--a", "1")  # type: ignore[assignment]
-    app.roles[0].retry_policy = "replica"  # type: ignore[assignment]
-    app.roles.append(_TaggedRole("tagged", image="", entrypoint="/bin/true", tag="t"))
-    setattr(app.roles[1], "note", "not a field")  # noqa: B010 (Role has no such attribute)
-    env = {"T": "x"}
-    want = dataclasses.replace(
-        app, roles=[dataclasses.replace(r, env={**r.env, **env}) for r in app.roles]
-    )
-    got = _tracking.with_env(app, env)
-    assert got == want and [type(r) for r in got.roles] == [Role, Role, _TaggedRole]
-    assert got.roles[0].args == ["--a", "1"] and got.roles[0].retry_policy is RetryPolicy.REPLICA
-    assert isinstance(got.roles[2], _TaggedRole) and got.roles[2].seen == 1
-    assert "note" not in vars(got.roles[1])
-    # the caller's app, its roles and their env are untouched; the copy shares none of them
-    assert app.roles[0].env == {"A": "1"} and tuple(app.roles[0].args) == ("--a", "1")
-    assert got is not app and all(g is not r for g, r in zip(got.roles, app.roles, strict=True))
-    assert all(g.env is not r.env for g, r in zip(got.roles, app.roles, strict=True))
 
 
 def test_without_trackers_only_the_job_id_is_set() -> None:

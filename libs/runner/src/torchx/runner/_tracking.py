@@ -22,9 +22,8 @@ import dataclasses
 import os
 import re
 from collections.abc import Mapping
-from typing import Any, TypeVar
 
-from torchx.specs import AppDef, Role, SpecsError, macros, make_app_handle
+from torchx.specs import AppDef, SpecsError, macros, make_app_handle
 
 ENV_TORCHX_JOB_ID = "TORCHX_JOB_ID"
 ENV_TORCHX_TRACKERS = "TORCHX_TRACKERS"
@@ -83,21 +82,5 @@ def tracker_env(
 
 def with_env(app: AppDef, env: Mapping[str, str]) -> AppDef:
     """A copy of ``app`` whose roles also carry ``env``; the caller's AppDef is untouched."""
-    return _replace(app, roles=[_replace(role, env={**role.env, **env}) for role in app.roles])
-
-
-_Copied = TypeVar("_Copied", AppDef, Role)
-# What a plain AppDef or Role is made of: the fields its __init__ takes (all of them).
-_INIT_FIELDS = {
-    cls: frozenset(f.name for f in dataclasses.fields(cls) if f.init) for cls in (AppDef, Role)
-}
-
-
-def _replace(obj: _Copied, **changes: Any) -> _Copied:
-    """``dataclasses.replace(obj, **changes)``, which a sweep calls for every trial's app
-    and each of its roles. A plain AppDef or Role whose attributes are just its fields has
-    them passed to its ``__init__`` as they are, as ``replace`` passes them (it reads them
-    one by one, through ``fields()``); anything else goes through ``replace``."""
-    if obj.__dict__.keys() != _INIT_FIELDS.get(type(obj)):
-        return dataclasses.replace(obj, **changes)
-    return type(obj)(**{**obj.__dict__, **changes})
+    roles = [dataclasses.replace(role, env={**role.env, **env}) for role in app.roles]
+    return dataclasses.replace(app, roles=roles)
