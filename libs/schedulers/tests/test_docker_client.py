@@ -17,6 +17,16 @@ from torchx.specs import AppDef, AppState, Role, SpecsError
 if TYPE_CHECKING:
     from conftest import OnPath
 
+
+def engine_error(sched: DockerScheduler) -> str:
+    """The one-line error ``sched`` gives when asked about an app, its engine unusable."""
+    with pytest.raises(SchedulerError) as e:
+        sched.describe("x-1")
+    text = str(e.value)
+    assert "\n" not in text, text
+    return text
+
+
 HOST = {"network": "host", "shm_size": "64m"}
 
 
@@ -135,13 +145,11 @@ def test_ssh_host_runs_through_the_sdks_ssh_transport(
     try:
         if importlib.util.find_spec("paramiko") is None:
             # The SDK's ssh transport lives in a module that imports paramiko.
-            with pytest.raises(SchedulerError) as e:
-                sched.describe("x-1")
-            text = str(e.value)
+            text = engine_error(sched)
             assert text.startswith(
                 "local_docker: the Docker engine at ssh://me@127.0.0.1:2222 (from DOCKER_HOST)"
             )
-            assert 'pip install "docker[ssh]"' in text and "\n" not in text
+            assert 'pip install "docker[ssh]"' in text
         else:
             _echo(sched, docker_engine.image, "over-ssh")
             first = seen.read_text().splitlines()[0]
@@ -217,11 +225,9 @@ def test_tls_engine_with_a_foreign_ca_names_the_fix(
     monkeypatch.setenv("DOCKER_HOST", docker_engine.tls_url)
     monkeypatch.setenv("DOCKER_TLS_VERIFY", "1")
     monkeypatch.setenv("DOCKER_CERT_PATH", str(certs))
-    with pytest.raises(SchedulerError) as e:
-        DockerScheduler("tls").describe("x-1")
-    text = str(e.value)
+    text = engine_error(DockerScheduler("tls"))
     assert text.startswith(f"local_docker: the Docker engine at {docker_engine.tls_url} (from")
-    assert "handshake failed" in text and "DOCKER_CERT_PATH" in text and "\n" not in text
+    assert "handshake failed" in text and "DOCKER_CERT_PATH" in text
 
 
 def test_tls_engine_spoken_to_in_plain_http_says_how_to_turn_tls_on(
@@ -229,9 +235,7 @@ def test_tls_engine_spoken_to_in_plain_http_says_how_to_turn_tls_on(
 ) -> None:
     docker_engine = tls_engine
     monkeypatch.setenv("DOCKER_HOST", docker_engine.tls_url)
-    with pytest.raises(SchedulerError) as e:
-        DockerScheduler("plain").describe("x-1")
-    text = str(e.value)
+    text = engine_error(DockerScheduler("plain"))
     assert "(from DOCKER_HOST): it speaks TLS" in text and "DOCKER_TLS_VERIFY=1" in text
     assert "\n" not in text
 
@@ -245,11 +249,9 @@ def test_refused_connection_names_the_engine_and_the_fix(
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     monkeypatch.setenv("DOCKER_HOST", f"tcp://127.0.0.1:{port}")
-    with pytest.raises(SchedulerError) as e:
-        DockerScheduler("gone").describe("x-1")
-    text = str(e.value)
+    text = engine_error(DockerScheduler("gone"))
     assert text.startswith(f"local_docker: the Docker engine at tcp://127.0.0.1:{port} (from")
-    assert "DOCKER_HOST" in text and "start dockerd" in text and "\n" not in text
+    assert "DOCKER_HOST" in text and "start dockerd" in text
 
 
 def test_a_server_that_is_no_docker_engine_is_named_as_such(
@@ -281,8 +283,6 @@ def test_a_docker_host_that_is_no_address_names_it_and_the_forms(
     docker_config: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("DOCKER_HOST", "bogus")
-    with pytest.raises(SchedulerError) as e:
-        DockerScheduler("bogus").describe("x-1")
-    text = str(e.value)
+    text = engine_error(DockerScheduler("bogus"))
     assert text.startswith("local_docker: the Docker engine at bogus (from DOCKER_HOST): ")
-    assert "set DOCKER_HOST to unix://" in text and "\n" not in text, text
+    assert "set DOCKER_HOST to unix://" in text, text

@@ -145,14 +145,16 @@ def explain(address: EngineAddress, error: BaseException, owner: str = BACKEND) 
             f"set {address.source} to unix:///PATH/docker.sock, tcp://HOST:PORT or "
             "ssh://[USER@]HOST",
         )
+    # An engine that speaks TLS answers plain HTTP with a 400 that says so: before the
+    # check below, which takes any HTTP answer to /version for a server that is no engine.
+    if "HTTPS server" in text:
+        return failed("it speaks TLS, and it was spoken to in plain HTTP", _tls_fix(address))
     status = next((_http_status(e) for e in found if _http_status(e)), None)
     if "fetching server API version" in text and status is not None:
         # Something answers HTTP there, but not as an engine: a wrong port or host.
         return failed(
             f"it is not a Docker engine (HTTP {status} on /version)", _unreachable_fix(address)
         )
-    if "HTTPS server" in text:
-        return failed("it speaks TLS, and it was spoken to in plain HTTP", _tls_fix(address))
     tls_error = next((e for e in found if isinstance(e, ssl.SSLError)), None)
     if tls_error is not None:
         return failed(f"the TLS handshake failed ({one_line(tls_error)})", _tls_fix(address))
