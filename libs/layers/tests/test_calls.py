@@ -11,7 +11,7 @@ import torch
 from torch import nn
 
 import torchx.layers as L
-from torchx.layers import Placeholder, ShapeError
+from torchx.layers import Placeholder, ShapeError, _attention, _recurrent
 
 B, LQ, LK, D = 2, 5, 4, 8
 
@@ -180,6 +180,57 @@ def test_initial_state_is_checked_inside_a_functional_batch_included() -> None:
             ShapeError, match=r"initial_state does not fit.*\(1, 2, 16\).*got shape \(1, 3, 16\)"
         ):
             call()
+
+
+def _counting(monkeypatch: pytest.MonkeyPatch, module: Any, name: str) -> list[int]:
+    """Count the calls of ``module.name`` (a check) from now on."""
+    calls: list[int] = []
+    check = getattr(module, name)
+
+    def counted(*args: Any) -> None:
+        calls.append(1)
+        check(*args)
+
+    monkeypatch.setattr(module, name, counted)
+    return calls
+
+
+def test_a_run_checks_its_masks_and_state_once_on_every_path(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # one check per run, whoever calls the module: the layer itself, or a Functional
+    masks = _counting(monkeypatch, _attention, "check_mask")
+    states = _counting(monkeypatch, _recurrent, "check_state")
+    x, pad, h0 = torch.randn(B, LQ, D), torch.zeros(B, LQ, dtype=torch.bool), torch.zeros(1, B, 16)
+    mha, gru = L.MultiheadAttention(2), L.GRU(16)
+    mha(x, key_padding_mask=pad)
+    gru(x, initial_state=h0)
+    src, mask, h = Placeholder((None, LQ, D)), Placeholder((None, LQ)), Placeholder((1, None, 16))
+    attend = L.Functional([src, mask], L.MultiheadAttention(2)(src, key_padding_mask=mask))
+    start = L.Functional([src, h], L.GRU(16)(src, initial_state=h))
+    masks.clear()
+    states.clear()
+    for _ in range(3):
+        mha(x, key_padding_mask=pad)
+        attend(x, pad)
+        gru(x, initial_state=h0)
+        start(x, h0)
+    assert (len(masks), len(states)) == (6, 6)
+    # a direct call still refuses what is not a mask, a flag or a state
+    with pytest.raises(TypeError, match="need_weights=1; expected True or False"):
+        mha(x, need_weights=1)
+    with pytest.raises(TypeError, match="key_padding_mask must be one tensor"):
+        mha(x, key_padding_mask=[pad])
+    with pytest.raises(ShapeError, match="initial_state must be one tensor h0"):
+        gru(x, initial_state=[h0, h0])
+    with pytest.raises(TypeError, match=r"keyword initial_state=.*\(object\) is not accepted"):
+        gru(x, initial_state=object())
+    # and so does a compiled one, which runs the same module (and its check)
+    torch.compiler.reset()
+    compiled = torch.compile(mha, backend="eager")
+    assert torch.equal(compiled(x, key_padding_mask=pad), mha(x, key_padding_mask=pad))
+    with pytest.raises(ShapeError, match=r"key_padding_mask \(2, 5\); got shape \(2, 4\)"):
+        compiled(x, key_padding_mask=pad[:, :4])
 
 
 def test_bad_call_keywords_are_clear_errors() -> None:

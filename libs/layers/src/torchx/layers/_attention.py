@@ -5,10 +5,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, ClassVar
 
-import torch
 from torch import nn
 
 from ._errors import ShapeError, format_shape
+from ._layer import keyword_shapes
 from ._modules import AttentionModule, DecoderModule, add_causal_masks
 from ._shapes import Shape, Shapes
 from ._torch_layer import TorchLayer
@@ -33,50 +33,79 @@ def check_mask(
     batch and lengths; None where not known yet, as for Placeholders)."""
     kind, q, k = rule
     batch, lq, lk = shapes[k][0], shapes[q][1], shapes[k][1]
+    # the expected shape is written out only for a misfit: this runs on every call
     if kind == "padding":
-        fits = len(got) == 2 and _fits(batch, got[0]) and _fits(lk, got[1])
+        if len(got) == 2 and _fits(batch, got[0]) and _fits(lk, got[1]):
+            return
         expected = format_shape((batch, lk))
     else:
         stacked = None if batch is None or heads is None else batch * heads
-        fits = (
+        if (
             len(got) in (2, 3)
             and (len(got) == 2 or _fits(stacked, got[0]))
             and _fits(lq, got[-2])
             and _fits(lk, got[-1])
-        )
+        ):
+            return
         pair = f"{_dim(lq)}, {_dim(lk)}"
         expected = f"({pair}) or ({'batch * num_heads' if stacked is None else stacked}, {pair})"
-    if not fits:
-        raise ShapeError(
-            where,
-            f"{key} does not fit the inputs",
-            expected=f"{key} {expected}",
-            got=got,
-            hint="a padding mask is (batch, key length); an attention mask is "
-            "(query length, key length)",
-        )
+    raise ShapeError(
+        where,
+        f"{key} does not fit the inputs",
+        expected=f"{key} {expected}",
+        got=got,
+        hint="a padding mask is (batch, key length); an attention mask is "
+        "(query length, key length)",
+    )
+
+
+def check_keywords(
+    where: str,
+    masks: dict[str, MaskRule],
+    flags: tuple[str, ...],
+    shapes: Sequence[Shape],
+    keywords: dict[str, Any],
+    heads: int | None,
+) -> None:
+    """Refuse a call's ``keywords`` (as ``keyword_shapes`` gives them: a mask as its
+    shape) unless each flag is True or False and each mask fits the inputs' ``shapes``."""
+    for key, value in keywords.items():
+        if key in flags:
+            if value is not None and not isinstance(value, bool):
+                raise TypeError(f"layer '{where}': {key}={value!r}; expected True or False")
+            continue
+        rule = masks.get(key)
+        if value is None or rule is None:  # not ours: torch's own call says what it takes
+            continue
+        if not isinstance(value, tuple):
+            raise TypeError(f"layer '{where}': {key} must be one tensor (a mask)")
+        check_mask(where, key, rule, shapes, value, heads)
 
 
 class MaskCheck:
-    """A forward pre-hook on the module a masked layer builds: the masks of every call
-    that runs the module (the layer's own, or a Sequential's or Functional's, which call
-    the module directly) are checked against that call's inputs, batch included."""
+    """A forward pre-hook on the module a masked layer builds, and the one check of a
+    run's keywords: every call that runs the module (the layer's own, or a Sequential's
+    or Functional's, which call the module directly) has its flags and masks checked
+    against that call's inputs, batch included."""
 
     def __init__(
-        self, where: str, rules: dict[int, dict[str, MaskRule]], heads: int | None
+        self,
+        where: str,
+        rules: dict[int, dict[str, MaskRule]],
+        flags: tuple[str, ...],
+        heads: int | None,
     ) -> None:
         self.where = where
         self.rules = rules  # per number of inputs: mask keyword -> rule
+        self.flags = flags
         self.heads = heads
 
     def __call__(self, module: nn.Module, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
-        if not kwargs:
-            return
-        for key, rule in self.rules.get(len(args), {}).items():
-            value = kwargs.get(key)
-            if isinstance(value, torch.Tensor):
-                shapes = [tuple(x.shape) for x in args]
-                check_mask(self.where, key, rule, shapes, tuple(value.shape), self.heads)
+        masks = self.rules.get(len(args)) if kwargs else None
+        if masks is not None:
+            shapes = [tuple(x.shape) for x in args]
+            keywords = keyword_shapes(kwargs, False, self.where)
+            check_keywords(self.where, masks, self.flags, shapes, keywords, self.heads)
 
 
 class _Masked(TorchLayer):
@@ -109,25 +138,14 @@ class _Masked(TorchLayer):
         module = self._adapter(native)
         rules = {n: self._masks(n) for n in self.num_inputs}
         module.register_forward_pre_hook(
-            MaskCheck(self._path(), rules, self._heads()), with_kwargs=True
+            MaskCheck(self._path(), rules, self.flags, self._heads()), with_kwargs=True
         )
         # after the check: the masks the causal flags make fit by construction
         return add_causal_masks(module, *self.causal_rules) if self.causal_rules else module
 
     def _call_shapes(self, shapes: list[Shape], kwargs: dict[str, Any], out: Shapes) -> Shapes:
         masks = self._masks(len(shapes))
-        for key, value in kwargs.items():
-            if key in self.flags:
-                if value is not None and not isinstance(value, bool):
-                    raise TypeError(
-                        f"layer '{self._path()}': {key}={value!r}; expected True or False"
-                    )
-                continue
-            if value is None:
-                continue
-            if not isinstance(value, tuple):
-                raise TypeError(f"layer '{self._path()}': {key} must be one tensor (a mask)")
-            check_mask(self._path(), key, masks[key], shapes, value, self._heads())
+        check_keywords(self._path(), masks, self.flags, shapes, kwargs, self._heads())
         return out
 
 

@@ -581,7 +581,9 @@ class Layer(nn.Module):
             )
 
     def _call_shapes(self, shapes: list[Shape], kwargs: dict[str, Any], out: Shapes) -> Shapes:
-        """Check a call's keywords (shapes of masks and states) and return its output shapes."""
+        """Check the keywords of a call on placeholders (shapes of masks and states) and
+        return its output shapes. A run's keywords are checked by the pre-hook that the
+        layer puts on the module it builds."""
         return out
 
     def forward(self, *inputs: Any, **kwargs: Any) -> Any:
@@ -597,10 +599,8 @@ class Layer(nn.Module):
         except AttributeError:  # no .shape: said for what was given, not where it failed
             self.refuse_non_tensors(inputs)
             raise
-        if kwargs:
-            assert self._output_shapes is not None
-            shapes = [tuple(x.shape) for x in inputs]
-            self._call_shapes(shapes, keyword_shapes(kwargs, False, self._path()), shapes[0])
+        # the keywords' values are checked by the built module's pre-hook, which runs on
+        # this call as on a container's call of the module
         return self.call_module()(*inputs, **kwargs)
 
     def refuse_non_tensors(self, inputs: Sequence[Any]) -> None:

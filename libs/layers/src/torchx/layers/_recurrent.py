@@ -5,10 +5,10 @@ from __future__ import annotations
 import inspect
 from typing import Any, ClassVar
 
-import torch
 from torch import nn
 
 from ._errors import ShapeError
+from ._layer import keyword_shapes
 from ._modules import RecurrentModule
 from ._shapes import Shape, Shapes
 from ._torch_layer import TorchLayer
@@ -26,35 +26,42 @@ def check_state(where: str, want: list[Shape], state: Any) -> None:
     """Refuse an ``initial_state`` (its shapes, or one shape) unlike ``want``, the shapes
     of h0 (and c0), None where not known yet."""
     given = [state] if isinstance(state, tuple) else state
+    counted = isinstance(given, list) and len(given) == len(want)
+    if counted:
+        for w, g in zip(want, given, strict=True):
+            if (
+                not isinstance(g, tuple)
+                or len(g) != 3
+                or not all(a is None or b is None or a == b for a, b in zip(w, g, strict=True))
+            ):
+                misfit = g
+                break
+        else:
+            return
+    # the expected shapes are written out only for a misfit: this runs on every call
     layout = "(h0, c0), each" if len(want) == 2 else "h0"
     expected = f"{layout} (directions * num_layers, batch, hidden): " + ", ".join(
         f"({w[0]}, {'batch' if w[1] is None else w[1]}, {w[2]})" for w in want
     )
-    if not isinstance(given, list) or len(given) != len(want):
+    if not counted:
         raise ShapeError(
             where,
             f"initial_state must be {'a pair (h0, c0)' if len(want) == 2 else 'one tensor h0'}",
             expected=expected,
         )
-    for w, g in zip(want, given, strict=True):
-        if (
-            not isinstance(g, tuple)
-            or len(g) != 3
-            or not all(a is None or b is None or a == b for a, b in zip(w, g, strict=True))
-        ):
-            raise ShapeError(
-                where,
-                "initial_state does not fit this layer",
-                expected=expected,
-                got=g if isinstance(g, tuple) else None,
-                hint="the batch is dimension 1 of a state, as in torch",
-            )
+    raise ShapeError(
+        where,
+        "initial_state does not fit this layer",
+        expected=expected,
+        got=misfit if isinstance(misfit, tuple) else None,
+        hint="the batch is dimension 1 of a state, as in torch",
+    )
 
 
 class StateCheck:
-    """A forward pre-hook on the module a recurrent layer builds: every call that runs it
-    (the layer's own, a Sequential's or a Functional's) has its initial state checked
-    against that call's batch."""
+    """A forward pre-hook on the module a recurrent layer builds, and the one check of a
+    run's initial state: every call that runs the module (the layer's own, a Sequential's
+    or a Functional's) has it checked against that call's batch."""
 
     def __init__(self, where: str, want: list[Shape]) -> None:
         self.where = where
@@ -64,12 +71,7 @@ class StateCheck:
         state = kwargs.get("initial_state")
         if state is None or not args:
             return
-        if isinstance(state, torch.Tensor):
-            given: Any = tuple(state.shape)
-        elif isinstance(state, (list, tuple)) and all(isinstance(t, torch.Tensor) for t in state):
-            given = [tuple(t.shape) for t in state]
-        else:
-            return  # not tensors: torch's own call says what it takes
+        given = keyword_shapes({"initial_state": state}, False, self.where)["initial_state"]
         batch = args[0].shape[0]
         check_state(self.where, [(w[0], batch, w[2]) for w in self.want], given)
 
