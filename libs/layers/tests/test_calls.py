@@ -168,6 +168,17 @@ def test_masks_are_checked_on_every_path_batch_included() -> None:
         encoder(s, mask=torch.zeros(B * 3, 7, 7, dtype=torch.bool))
 
 
+def test_a_3d_attention_mask_misfit_hint_gives_the_3d_form() -> None:
+    x = torch.randn(B, 7, D)
+    mha = L.MultiheadAttention(2)
+    with pytest.raises(ShapeError) as info:
+        mha(x, attn_mask=torch.zeros(B * 3, 7, 7, dtype=torch.bool))
+    assert str(info.value).endswith(
+        "hint: a padding mask is (batch, key length); an attention mask is "
+        "(query length, key length) or (batch * num_heads, query length, key length)"
+    )
+
+
 def test_initial_state_is_checked_inside_a_functional_batch_included() -> None:
     src, h, c = Placeholder((None, None, D)), Placeholder((1, None, 16)), Placeholder((1, None, 16))
     lstm = L.Functional([src, h, c], L.LSTM(16)(src, initial_state=(h, c)))

@@ -55,7 +55,7 @@ def check_mask(
         expected=f"{key} {expected}",
         got=got,
         hint="a padding mask is (batch, key length); an attention mask is "
-        "(query length, key length)",
+        "(query length, key length) or (batch * num_heads, query length, key length)",
     )
 
 
