@@ -117,8 +117,10 @@ def test_the_readme_tour_runs_line_by_line_as_written(tmp_path: Path) -> None:
 def test_a_library_readme_python_block_runs_alone_as_written(
     readme: str, heading: str, tmp_path: Path
 ) -> None:
-    """Each block below ``heading`` (the whole README when empty) runs on its own, its
-    imports included: a reader copies one block, not the blocks above it."""
+    """The block under ``heading`` (each block of the README when ``heading`` is empty)
+    runs on its own, its imports included: a reader copies one block, not the blocks above
+    it. The library README of layers is a tour whose blocks build on each other; its own
+    tests run them in order (libs/layers/tests/test_readme.py)."""
     if readme.startswith("libs/pipelines"):
         pytest.importorskip("kfp")
     text = (README.parent / readme).read_text()
