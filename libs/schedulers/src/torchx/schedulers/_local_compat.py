@@ -36,6 +36,7 @@ class LocalOpts(typing.TypedDict, total=False):
     prepend_cwd: bool
     cancel_grace_seconds: float
     max_requeues: int
+    workspace: str
 
 
 @typing.runtime_checkable
