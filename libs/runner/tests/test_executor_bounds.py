@@ -9,6 +9,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 import weakref
 from pathlib import Path
 
@@ -137,6 +138,44 @@ def test_remove_ended_calls_keeps_what_this_processs_futures_have_not_given(
     with pytest.raises(FunctionAppError) as info:  # it went with the other future's result
         again.result(timeout=60)
     assert "its call's folder" in str(info.value) and "is gone" in str(info.value)
+
+
+WAIT_THEN_READ = """
+import sys, time
+from pathlib import Path
+from torchx.runner import Executor
+
+ex = Executor(scheduler="local_cwd", transport=sys.argv[1] + "/transport", poll_interval=0.2,
+              keep_calls=sys.argv[2] == "keep")
+future = ex.submit(len, "xyz")
+ex._runner.wait(future.handle, wait_interval=0.2, timeout=60)
+Path(sys.argv[1], "ended").write_text(future.handle)
+while not Path(sys.argv[1], "cleaned").exists():
+    time.sleep(0.05)
+print(future.result(timeout=60))
+"""
+
+
+@pytest.mark.parametrize("keep", ["keep", "remove"])
+def test_remove_ended_calls_leaves_what_another_live_process_may_still_read(
+    tmp_path: Path, keep: str
+) -> None:
+    waiter = subprocess.Popen(
+        [sys.executable, "-c", WAIT_THEN_READ, str(tmp_path), keep],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    deadline = time.monotonic() + 120
+    while not (tmp_path / "ended").exists():
+        assert waiter.poll() is None and time.monotonic() < deadline, "the app never ended"
+        time.sleep(0.05)
+    assert _ex(tmp_path).remove_ended_calls() == 0  # the waiter's future holds the call
+    (tmp_path / "cleaned").touch()
+    out, _ = waiter.communicate(timeout=120)
+    assert waiter.returncode == 0 and out.strip() == "3"
+    # once that process has ended (its future gone), the kept call is anyone's to remove
+    assert _ex(tmp_path).remove_ended_calls() == (1 if keep == "keep" else 0)
+    assert _calls(tmp_path) == []
 
 
 def _pointer(tmp_path: Path, handle: str, call: str) -> None:

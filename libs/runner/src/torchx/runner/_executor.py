@@ -18,9 +18,11 @@ import time
 import weakref
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from contextlib import nullcontext
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote, unquote
 
+from torchx.runner._call_lease import unheld
 from torchx.runner._executor_apps import SubmittedApps, statuses_in_batches
 from torchx.runner._executor_apps import is_a_stop as _is_a_stop
 from torchx.runner._executor_apps import report as _report
@@ -650,10 +652,13 @@ class Executor:
         Futures remove their call once they gave every rank's outcome; this removes the
         rest: calls whose app died or was cancelled, and those whose result nobody will ask
         for. Kept are the calls still running, those of schedulers this runner does not
-        have, and those whose outcome a future made in this process (submitted or rebuilt,
-        by any executor) has not given yet while it is still referenced: asking it later
-        gives the result, then removes the call. The executor's own reference does not
-        count (it holds its futures weakly): a future its caller dropped gives nothing.
+        have, and those whose outcome a live future in any process (submitted or rebuilt,
+        by any executor, ``keep_calls`` or not) has not given yet: asking it later gives
+        the result, then removes the call. Such a future holds a lock on its call's folder
+        (released once it gave every outcome, is dropped, or its process ends); a remote
+        transport has no locks, so there only this process' futures are known. The
+        executor's own reference does not count (it holds its futures weakly): a future
+        its caller dropped gives nothing.
         A pointer naming a folder outside this transport's ``calls`` folder (a copied
         transport) goes without that folder. A call that cannot be removed keeps its
         pointer, so a later run retries; one line on stderr says which and why.
@@ -676,6 +681,8 @@ class Executor:
                 continue
             if any(f._may_still_give() for f in mine.get(handle, ())):
                 continue
+            for f in mine.get(handle, ()):
+                f._lease.release()  # gave all it can: its lease must not keep the call
             try:
                 url = _read_pointer(handles, name)["call"]
             except FileNotFoundError:
@@ -688,8 +695,12 @@ class Executor:
             child = runtime.child_name(calls.url, url) if url else None
             if url and child is None:
                 elsewhere.append(url)
+            call = None if child is None else self._store("calls", child)
             try:
-                self._remove_call(None if child is None else self._store("calls", child), name)
+                with unheld(call) if call is not None else nullcontext(True) as free:
+                    if not free:
+                        continue  # a live future of another process may still read it
+                    self._remove_call(call, name)
             except OSError as e:
                 failed.append(f"{url} ({e})")
                 continue

@@ -7,6 +7,7 @@ from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+from torchx.runner._call_lease import Lease
 from torchx.specs import AppHandle, AppState, AppStatus
 
 if TYPE_CHECKING:
@@ -76,6 +77,8 @@ class FunctionFuture:
         self._cancelled = False
         self._outcomes: dict[int, Outcome] = {}
         self._final: AppStatus | None = None
+        # other processes' remove_ended_calls leave the folder while this may still give
+        self._lease = Lease(self, store)
 
     def __repr__(self) -> str:
         state = "cancelled" if self._cancelled else "finished" if self._settled() else "pending"
@@ -175,6 +178,7 @@ class FunctionFuture:
             return False
         self._runner.cancel(self.handle)
         self._cancelled = True
+        self._lease.release()
         return True
 
     def _ended_with_its_sweep(self) -> None:
@@ -213,6 +217,8 @@ class FunctionFuture:
     def _collected(self) -> None:
         """Once every rank's outcome is held here, the call's files are no longer needed:
         run ``collect`` (once). Until then another rank may still be writing its outcome."""
+        if len(self._outcomes) >= self._world_size:
+            self._lease.release()
         if self._collect is None or len(self._outcomes) < self._world_size:
             return
         collect, self._collect = self._collect, None
@@ -282,6 +288,7 @@ class FunctionFuture:
             if self._ready(all_ranks) or self._raised() is not None:
                 return
             if time.monotonic() >= grace_ends:
+                self._lease.release()
                 raise FunctionAppError(self.handle, status, self._log_tail(), self._gone())
             time.sleep(min(0.1, self._poll_interval))
 
