@@ -5,6 +5,7 @@ from __future__ import annotations
 import concurrent.futures
 import contextlib
 import os
+import signal
 import subprocess
 import sys
 import threading
@@ -218,8 +219,30 @@ def test_a_job_that_dies_raises_one_error_with_its_status_and_log(ex: Executor) 
     err = info.value
     assert err.status is not None and err.status.state == AppState.FAILED
     assert err.log_tail == ["about to die"]
-    assert str(err).startswith(f"{future.handle} ended FAILED without the function's result")
+    assert str(err).startswith(
+        f"{future.handle} ended FAILED (role 'function' replica 0 exited with code 3) "
+        "without the function's result"
+    )
     assert "  about to die" in str(err)
+
+
+def exit_hard(code: int) -> None:
+    os._exit(code)
+
+
+def kill_self() -> None:
+    os.kill(os.getpid(), signal.SIGKILL)  # what the out-of-memory killer does
+
+
+def test_a_dead_apps_error_says_how_it_died(ex: Executor) -> None:
+    exited, killed = ex.submit(exit_hard, 5), ex.submit(kill_self)
+    assert "ended FAILED (role 'function' replica 0 exited with code 5) without" in str(
+        exited.exception(timeout=60)
+    )
+    assert (
+        "ended FAILED (role 'function' replica 0 exited with code -9 (killed by SIGKILL)) "
+        "without" in str(killed.exception(timeout=60))
+    )
 
 
 def test_an_app_cancelled_by_someone_else_is_an_app_error(ex: Executor, tmp_path: Path) -> None:
@@ -230,7 +253,7 @@ def test_an_app_cancelled_by_someone_else_is_an_app_error(ex: Executor, tmp_path
     assert isinstance(err, FunctionAppError)
     assert err.status is not None and err.status.state == AppState.CANCELLED
     assert not future.cancelled()
-    with pytest.raises(FunctionAppError, match="ended CANCELLED without the function's result"):
+    with pytest.raises(FunctionAppError, match=r"ended CANCELLED .*without the function's result"):
         future.result()
 
 
@@ -517,3 +540,13 @@ def test_leaving_on_an_error_does_not_load_the_local_scheduler(
     )
     assert "torchx.runner._executor" in loaded
     assert "torchx.schedulers.local_scheduler" not in loaded
+
+
+def test_an_app_errors_structured_error_is_carried_cut_short() -> None:
+    from torchx.specs import AppStatus
+
+    status = AppStatus(AppState.FAILED, msg="node lost", structured_error_msg="OOM\n" + "x" * 900)
+    (first, *_) = str(FunctionAppError("local://a/b", status, [])).splitlines()
+    assert first.startswith("local://a/b ended FAILED (node lost; error: OOM xxx")
+    assert first.endswith("x ...) without the function's result; the last lines of its log:")
+    assert len(first) < 700

@@ -16,6 +16,8 @@ if TYPE_CHECKING:
 
 # How many of the app's last log lines a FunctionAppError carries.
 LOG_TAIL_LINES = 20
+# How much of the status' structured error a FunctionAppError's message carries.
+MAX_ERROR_CHARS = 500
 
 
 class FunctionAppError(RuntimeError):
@@ -33,12 +35,42 @@ class FunctionAppError(RuntimeError):
         self.status = status
         self.log_tail = log_tail
         state = status.state.name if status is not None else "UNKNOWN (its scheduler forgot it)"
+        state += _why(status) if status is not None else ""
         lines = "\n".join(f"  {line}" for line in log_tail) or "  (no log lines)"
         note = f"; {note}" if note else ""
         super().__init__(
             f"{handle} ended {state} without the function's result{note}; the last lines of "
             f"its log:\n{lines}"
         )
+
+
+def _why(status: AppStatus) -> str:
+    """What the status says about how the app ended (its message, else its replicas' exit
+    codes, then its structured error, cut short), in parentheses; "" when it says nothing.
+    An OOM kill (SIGKILL) and a function's own exit then read differently."""
+    import signal
+
+    from torchx.specs import NONE
+
+    msg = status.msg.strip()
+    parts = [msg] if msg and msg.upper() != status.state.name else []  # not the state again
+    replicas = [r for role in status.roles for r in role.replicas]
+    if not parts:
+        for r in replicas:
+            if r.exit_code is None or r.exit_code == 0:
+                continue
+            line = f"role '{r.role}' replica {r.id} exited with code {r.exit_code}"
+            if r.exit_code < 0 and -r.exit_code in signal.valid_signals():
+                line += f" (killed by {signal.Signals(-r.exit_code).name})"
+            parts.append(line)
+    error = status.structured_error_msg
+    if not error or error == NONE:
+        error = next((r.structured_error_msg for r in replicas if r.structured_error_msg), "")
+    error = " ".join(error.split()) if error != NONE else ""
+    if error and not any(error in part for part in parts):  # not the message again
+        cut = len(error) > MAX_ERROR_CHARS
+        parts.append(f"error: {error[:MAX_ERROR_CHARS]}{' ...' if cut else ''}")
+    return f" ({'; '.join(parts)})" if parts else ""
 
 
 class FunctionFuture:
