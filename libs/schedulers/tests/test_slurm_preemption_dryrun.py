@@ -36,9 +36,14 @@ def test_the_script_asks_for_the_warning_ahead_of_the_limit_and_requeues() -> No
     assert "StartTime" not in script[requeue:]
 
 
-def test_the_default_lead_fits_a_short_time_limit() -> None:
-    assert _sbatch(_script()) == ["#SBATCH --signal=B:USR1@60"]
-    assert _sbatch(_script(time="0:40")) == ["#SBATCH --signal=B:USR1@20"]
+def test_no_warning_unless_asked_as_in_0_7() -> None:
+    # 0.7's script asked for no signal: an app that does not checkpoint runs up to its
+    # limit. 0 asks for none either (``@0`` would still come up to a minute early).
+    for script in (_script(time="10"), _script(time="10", preempt_warning_seconds=0)):
+        assert _sbatch(script) == []
+        # a warning by hand (scancel --signal=USR1 --batch) is a preemption, never the limit
+        assert f"torchx_preempt_before={2**31}" in script
+        assert "trap torchx_warn USR1" in script
 
 
 @pytest.mark.parametrize(

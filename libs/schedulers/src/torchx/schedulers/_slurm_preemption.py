@@ -1,9 +1,11 @@
 """Preemption and time limits in torchx's sbatch script (torchx.runtime.preemption's
 contract on Slurm).
 
-- The script asks Slurm for SIGUSR1 ``preempt_warning_seconds`` ahead of the time limit
+- Where the run asks for it (``preempt_warning_seconds`` above 0; 0, the default, asks for
+  none, as 0.7's script did: an app that does not checkpoint would only be stopped early),
+  the script asks Slurm for SIGUSR1 that many seconds ahead of the time limit
   (``--signal=B:USR1@LEAD``, to the batch shell only); ``scancel --signal=USR1 --batch``
-  stands in for a preemption the same way.
+  stands in for a preemption the same way, with or without it.
 - The batch shell passes the warning on as SIGTERM to every task of its steps (what a pod
   gets): torchrun forwards SIGTERM to its workers, which USR1 would kill. Each replica's
   wrapper shell traps both, so it outlives the app and writes its exit record.
@@ -39,7 +41,8 @@ _T = TypeVar("_T")
 REQUEUE_EXIT_CODE = 75  # torchx.runtime.preemption.REQUEUE_EXIT_CODE
 # How the script's reason file starts when the time-limit warning ended the app.
 TIMEOUT_REASON_PREFIX = "TIMEOUT:"
-DEFAULT_WARNING_S = 60
+# No warning ahead of the time limit unless asked: 0.7's jobs ran up to their limit.
+DEFAULT_WARNING_S = 0
 DEFAULT_MAX_TIME_REQUEUES = 3
 # sbatch's --signal takes at most this many seconds.
 _MAX_WARNING_S = 65535
@@ -148,20 +151,19 @@ def warning_and_cap(cfg: Mapping[str, CfgVal]) -> tuple[int, int, int | None]:
             "write it as sbatch --time reads it: minutes (30), M:S, H:M:S (1:00:00), D-H, "
             "D-H:M or D-H:M:S (2-00:00:00), or UNLIMITED (also -1 or 0)",
         )
-    if limit is not None and lead >= limit:
-        if explicit is not None:
-            raise SpecsError(
-                "run option 'preempt_warning_seconds'",
-                lead,
-                f"it is not shorter than the time limit (time={cfg['time']}, {limit}s); "
-                f"give fewer seconds than {limit}, or a longer time",
-            )
-        lead = limit // 2  # the default does not fit a short limit: warn half way
+    if limit is not None and lead and lead >= limit:
+        raise SpecsError(
+            "run option 'preempt_warning_seconds'",
+            lead,
+            f"it is not shorter than the time limit (time={cfg['time']}, {limit}s); "
+            f"give fewer seconds than {limit}, or a longer time",
+        )
     return lead, cap, limit
 
 
 def sbatch_options(lead: int) -> list[str]:
-    return [f"--signal=B:USR1@{lead}"]
+    # 0: no warning at all (``@0`` would still come up to a minute early)
+    return [f"--signal=B:USR1@{lead}"] if lead else []
 
 
 def script_setup(lead: int, cap: int, limit: int | None, array: bool = False) -> list[str]:
@@ -169,8 +171,8 @@ def script_setup(lead: int, cap: int, limit: int | None, array: bool = False) ->
     files are named after the app's id: an array task's (``A_I``, ``$TORCHX_APP_ID``), not
     its own job id, which neither ``describe`` nor ``requeue`` of the trial is given."""
     # A warning earlier than this many seconds into the job is a preemption.
-    # Without a limit every warning is a preemption.
-    preempt_before = (limit - lead - _SIGNAL_RESOLUTION_S) if limit is not None else 2**31
+    # Without a limit, or a warning asked ahead of it, every warning is a preemption.
+    preempt_before = (limit - lead - _SIGNAL_RESOLUTION_S) if limit and lead else 2**31
     app_id = "${TORCHX_APP_ID}" if array else "${SLURM_JOB_ID}"
     requested = (
         requests_dir("${TORCHX_APP_ID%%_*}", "${TORCHX_APP_ID#*_}")
@@ -256,9 +258,10 @@ def script_wait_and_requeue() -> list[str]:
         "# Warned near the time limit, not asking to run again: the time limit ended it, as",
         "# Slurm's TIMEOUT would have (and a retry would only start the app over).",
         'if [ "$rc" != 0 ] && [ "$torchx_warned" != 0 ] && [ "$kind" = time_limit ]; then',
-        f'    printf "%s\\n" "{TIMEOUT_REASON_PREFIX} the job reached its time limit (the app was '
-        "warned ${torchx_warned}s into the run and stopped); give a longer time, or have the "
-        'app call torchx.runtime.preemption.requeue() to run again" > "$torchx_reason"',
+        f'    printf "%s\\n" "{TIMEOUT_REASON_PREFIX} the app was warned ${{torchx_warned}}s into '
+        "the run, preempt_warning_seconds ahead of its time limit, and stopped without asking "
+        "to run again; give a longer time, set preempt_warning_seconds=0 to run up to the "
+        'limit, or have the app call torchx.runtime.preemption.requeue()" > "$torchx_reason"',
         '    exit "$rc"',
         "fi",
         "# Failures (not requeues) count against the roles' max_retries.",

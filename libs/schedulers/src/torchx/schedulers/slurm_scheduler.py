@@ -218,8 +218,11 @@ class SlurmScheduler(DirWorkspaceMixin, Scheduler[SlurmBatchRequest]):
             "preempt_warning_seconds",
             int,
             "seconds before the time limit at which the app is warned (SIGUSR1 to the "
-            f"script, SIGTERM to the app) to checkpoint and ask for a requeue (default "
-            f"{DEFAULT_WARNING_S}, or half the time limit when that is shorter)",
+            "script, SIGTERM to the app) to checkpoint and ask for a requeue; only for an "
+            "app that handles SIGTERM (torchx.runtime.preemption), any other is stopped that "
+            "early (Slurm may signal up to 60 s earlier still). 0: no warning, the app runs "
+            "up to its limit, as in torchx 0.7",
+            default=DEFAULT_WARNING_S,
         )
         opts.add(
             "max_time_requeues",
