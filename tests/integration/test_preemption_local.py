@@ -21,11 +21,12 @@ from torchx.specs import AppDef, AppState, Role
 
 
 def test_the_launcher_and_the_runtime_agree_on_the_contract() -> None:
-    from torchx.schedulers._local_requeue import ATTEMPT_ENV, REQUEUE_EXIT_CODE
+    from torchx.schedulers._local_requeue import ASKED_FILE_ENV, ATTEMPT_ENV, REQUEUE_EXIT_CODE
 
-    assert (REQUEUE_EXIT_CODE, ATTEMPT_ENV) == (
+    assert (REQUEUE_EXIT_CODE, ATTEMPT_ENV, ASKED_FILE_ENV) == (
         preemption.REQUEUE_EXIT_CODE,
         preemption.ATTEMPT_ENV,
+        preemption.ASKED_FILE_ENV,
     )
     assert "max_requeues" in {k for k, _ in local_scheduler.create_scheduler("x").run_opts()}
 

@@ -64,6 +64,23 @@ def test_an_app_that_exits_75_is_run_again_without_spending_a_retry(
     assert "Num Restarts: 0" in status and "Num Preemptions: 1" in status
 
 
+def test_an_app_whose_launcher_rewrites_75_still_asks_through_the_file(
+    scheduler: LocalScheduler,
+) -> None:
+    # torchrun turns its workers' 75 into 1; requeue() creates this file first
+    app_id = run(
+        scheduler,
+        sh(
+            'echo "attempt $TORCHX_ATTEMPT"; [ "$TORCHX_ATTEMPT" = 1 ] && exit 0; '
+            ': > "$TORCHX_REQUEUE_ASKED_FILE"; exit 1'
+        ),
+    )
+    desc = scheduler.wait(app_id, timeout=60)
+    assert desc is not None and desc.state == AppState.SUCCEEDED, desc
+    assert (desc.num_restarts, desc.num_preemptions) == (0, 1)
+    assert log(scheduler, app_id) == ["attempt 0", "attempt 1"]
+
+
 def test_past_max_requeues_the_app_fails_saying_why(scheduler: LocalScheduler) -> None:
     app_id = run(scheduler, sh("exit 75", max_retries=3), max_requeues=2)
     desc = scheduler.wait(app_id, timeout=60)

@@ -15,12 +15,16 @@ from torchx.schedulers._local_state_files import remove_file
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from torchx.schedulers._local_replica import Replica
     from torchx.schedulers._local_supervisor import Supervisor
 
 # sysexits' EX_TEMPFAIL: the app asks to be run again (torchx.runtime.preemption.requeue).
 REQUEUE_EXIT_CODE = 75
 # Each replica's run of the app: 0 on its first start, +1 on each start after it.
 ATTEMPT_ENV = "TORCHX_ATTEMPT"
+# torchx.runtime.preemption.requeue() creates the file this names before it exits: the
+# request survives a launcher that rewrites exit code 75 (torchrun makes it 1), as on Slurm.
+ASKED_FILE_ENV = "TORCHX_REQUEUE_ASKED_FILE"
 # ``torchx requeue`` creates this marker in the app's .torchx/ folder, then sends the
 # supervisor SIGUSR1 (the marker covers a signal sent before the pid was recorded).
 REQUEUE_FILE = "requeue"
@@ -32,6 +36,20 @@ DEFAULT_MAX_REQUEUES = 3
 def take_requeue_marker(meta: str) -> bool:
     """Whether a requeue was asked for; the marker is removed, so each request counts once."""
     return remove_file(os.path.join(meta, REQUEUE_FILE))
+
+
+def asked_file(meta: str, replica: Replica) -> str:
+    """The file the replica's current attempt creates to ask for a requeue (in the app's
+    .torchx/ folder, which exists: nothing is created at start)."""
+    return os.path.join(meta, f"asked-{replica.role}-{replica.id}-{replica.attempt}")
+
+
+def asked_requeue(meta: str, replica: Replica) -> bool:
+    """Whether the replica's app, which just exited, asked to run again: exit code 75, or
+    ``requeue()``'s file (removed, so that it counts once). An end the supervisor caused
+    (a kill) never asks."""
+    asked = remove_file(asked_file(meta, replica))
+    return not replica.killed and (asked or replica.exit_code == REQUEUE_EXIT_CODE)
 
 
 def requeue_app(sup: Supervisor, why: str) -> None:

@@ -51,8 +51,10 @@ from torchx.schedulers._local_processes import (
 )
 from torchx.schedulers._local_replica import Replica
 from torchx.schedulers._local_requeue import (
+    ASKED_FILE_ENV,
     ATTEMPT_ENV,
-    REQUEUE_EXIT_CODE,
+    asked_file,
+    asked_requeue,
     on_requeue_exit,
     requeue_app,
     take_requeue_marker,
@@ -422,7 +424,12 @@ class Supervisor:
         replica.killed = False
         r_out, w_out = os.pipe()
         r_err, w_err = os.pipe()
-        env = {**self.process.env, **replica.env, ATTEMPT_ENV: str(replica.attempt - 1)}
+        env = {
+            **self.process.env,
+            **replica.env,
+            ATTEMPT_ENV: str(replica.attempt - 1),
+            ASKED_FILE_ENV: asked_file(self.meta, replica),
+        }
         try:
             replica.pid = self._start(replica.argv, replica.cwd, env, w_out, w_err)
         except (OSError, ValueError) as e:
@@ -496,7 +503,7 @@ class Supervisor:
     # -- policy -----------------------------------------------------------------------
 
     def handle_exit(self, replica: Replica) -> None:
-        requeue = not replica.killed and replica.exit_code == REQUEUE_EXIT_CODE
+        requeue = asked_requeue(self.meta, replica)
         if requeue and on_requeue_exit(self, replica.role, replica.id):
             return  # run again, without spending a retry
         replica.set_final_state()
