@@ -369,6 +369,29 @@ def test_two_ranks_all_reduce_under_torchrun_and_every_rank_returns() -> None:
     assert future.result() == 3  # rank 0's
 
 
+def rank_1_raises_after_rank_0_returned(marker: str) -> str:
+    if os.environ["RANK"] == "1":
+        deadline = time.monotonic() + 60
+        while not Path(marker).exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        raise RuntimeError("rank 1 broke")
+    Path(marker).write_text("rank 0 returned")
+    return "rank 0 ok"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("ask", ["result", "exception"])
+def test_a_later_raise_on_another_rank_fails_the_call(tmp_path: Path, ask: str) -> None:
+    pytest.importorskip("torch")
+    ex = Executor(scheduler="local_cwd", nproc_per_node=2, poll_interval=0.2)
+    future = ex.submit(rank_1_raises_after_rank_0_returned, str(tmp_path / "rank0"))
+    if ask == "result":
+        with pytest.raises(RuntimeError, match="rank 1 broke"):
+            future.result(timeout=240)
+    else:
+        assert repr(future.exception(timeout=240)) == "RuntimeError('rank 1 broke')"
+
+
 def test_importing_the_runner_leaves_the_executors_modules_unloaded(
     modules_after: ModulesAfter,
 ) -> None:

@@ -135,13 +135,12 @@ class FunctionFuture:
         return self._outcomes[rank]
 
     def _ready(self, all_ranks: bool) -> bool:
-        """Whether the outcome asked for is in: rank 0's (every rank's with ``all_ranks``),
-        or with ``all_ranks`` any rank's raise."""
+        """Whether the outcome asked for is in: every rank's, or any rank's raise. Rank 0's
+        return alone answers only a single rank: with several, another rank may still
+        raise, and that fails the call as it fails a torchrun job."""
         first = self._read(0)
-        if first is not None and (first.raised or not all_ranks):
+        if first is not None and (first.raised or (self._world_size == 1 and not all_ranks)):
             return True
-        if not all_ranks:
-            return False
         read = [self._read(r) for r in range(self._world_size)]
         return all(o is not None for o in read) or any(o is not None and o.raised for o in read)
 
@@ -153,7 +152,13 @@ class FunctionFuture:
         return None
 
     def _settled(self) -> bool:
-        return self._cancelled or self._final is not None or 0 in self._outcomes
+        # rank 0's return settles nothing while another rank may still raise
+        return (
+            self._cancelled
+            or self._final is not None
+            or len(self._outcomes) == self._world_size
+            or self._raised() is not None
+        )
 
     def _app_ended(self) -> bool:
         """Whether its app is known to have ended, or to end now: it was cancelled, an
@@ -222,18 +227,19 @@ class FunctionFuture:
 
     def result(self, timeout: float | None = None, *, all_ranks: bool = False) -> Any:
         """The function's return value on rank 0, or with ``all_ranks`` a list of every
-        rank's. Re-raises what the function raised (its remote traceback as the cause);
+        rank's; with several ranks, once every rank returned (or the app succeeded).
+        Re-raises what the function raised on any rank (rank 0's, else the lowest rank's
+        that raised; its remote traceback as the cause);
         raises ``FunctionAppError`` when the app ended without an outcome,
         ``concurrent.futures.TimeoutError`` after ``timeout`` seconds and
         ``concurrent.futures.CancelledError`` after ``cancel()``."""
         self._wait(timeout, all_ranks)
         self._collected()
-        first = self._outcomes.get(0)
-        if not all_ranks and first is not None and not first.raised:
-            return first.value
         raised = self._raised()
         if raised is not None:
             return raised.unwrap()
+        if not all_ranks:
+            return self._outcomes[0].value
         return [self._outcomes[rank].value for rank in range(self._world_size)]
 
     def _may_still_give(self) -> bool:
@@ -319,6 +325,8 @@ class FunctionFuture:
                 self._read(rank)
             if self._ready(all_ranks) or self._raised() is not None:
                 return
+            if status.state == AppState.SUCCEEDED and 0 in self._outcomes and not all_ranks:
+                return  # no rank failed: rank 0's value, the others' files may show late
             if time.monotonic() >= grace_ends:
                 self._lease.release()
                 raise FunctionAppError(self.handle, status, self._log_tail(), self._gone())
