@@ -301,6 +301,7 @@ def test_a_transport_folder_others_may_write_is_refused_and_left_as_it_is(
     assert line.startswith(f"Executor transport: got '{shared}'; {shared} is writable by others")
     assert f"chmod go-w {shared}" in line
     assert (shared.stat().st_mode & 0o777) == 0o777
+    assert list(shared.iterdir()) == []  # no calls/ or handles/ made in it
     assert get_runner().list("local_cwd") == []
 
 

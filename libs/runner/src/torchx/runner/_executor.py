@@ -419,11 +419,12 @@ class Executor:
                         f"its folder cannot be made ({e.strerror or e}); give a folder you "
                         "can write to",
                     ) from None
-            if runtime.is_local(self.transport):
-                try:  # a folder others may write to could hand this process their pickles
-                    runtime.check_private(self._store("calls").path(""))
-                except runtime.UntrustedFileError as e:
-                    raise SpecsError("Executor transport", self.transport, str(e)) from None
+                if not sub and runtime.is_local(self.transport):
+                    # before calls/ and handles/ are made: a refused folder stays as it was
+                    try:  # a folder others may write to could hand this process pickles
+                        runtime.check_private(self._store("calls").path(""))
+                    except runtime.UntrustedFileError as e:
+                        raise SpecsError("Executor transport", self.transport, str(e)) from None
             self._folders_made = True
         runtime.write_call(call, payload, world_size, self.max_result_bytes)
         return call
