@@ -226,6 +226,19 @@ def test_a_job_that_dies_raises_one_error_with_its_status_and_log(ex: Executor) 
     assert "  about to die" in str(err)
 
 
+def exit_softly(code: int) -> None:
+    sys.exit(code)
+
+
+def test_sys_exit_in_the_function_is_reraised_as_its_system_exit(ex: Executor) -> None:
+    future = ex.submit(exit_softly, 0)
+    with pytest.raises(SystemExit) as info:
+        future.result(timeout=60)
+    assert info.value.code == 0
+    status = ex._runner.wait(future.handle, wait_interval=0.2, timeout=60)
+    assert status is not None and status.state == AppState.FAILED
+
+
 def exit_hard(code: int) -> None:
     os._exit(code)
 
