@@ -25,8 +25,9 @@ def torchx(
     )
 
 
-def start(script: str) -> str:
-    """Submit ``utils.sh SCRIPT`` without waiting; its handle."""
-    proc = torchx("run", "--no-wait", "utils.sh", script)
+def start(script: str, *run_args: str) -> str:
+    """Submit ``utils.sh SCRIPT`` without waiting (``run_args``: more of ``torchx run``'s
+    options, such as ``-cfg``); its handle."""
+    proc = torchx("run", "--no-wait", *run_args, "utils.sh", script)
     assert proc.returncode == 0, proc.stderr
     return proc.stdout.strip()

@@ -3,6 +3,7 @@ local apps that are requeued."""
 
 from __future__ import annotations
 
+import subprocess
 import time
 from pathlib import Path
 
@@ -19,13 +20,8 @@ APP = (
 )
 
 
-def test_requeue_then_status_and_each_attempt_s_log(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    runs = tmp_path / "runs"
-    monkeypatch.setenv("TORCHX_TRACKERS", "fsspec")
-    monkeypatch.setenv("TORCHX_TRACKER_FSSPEC_CONFIG", str(runs))
-    handle = start(APP)
+def requeue_once_started(handle: str) -> subprocess.CompletedProcess[str]:
+    """``torchx requeue HANDLE`` once the app printed ``run 0``; it must succeed."""
     deadline = time.monotonic() + 60
     while "run 0" not in torchx("log", handle).stdout:
         assert time.monotonic() < deadline
@@ -33,6 +29,17 @@ def test_requeue_then_status_and_each_attempt_s_log(
     proc = torchx("requeue", handle)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.startswith(f"requeued {handle} (preemption 1); now ")
+    return proc
+
+
+def test_requeue_then_status_and_each_attempt_s_log(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    runs = tmp_path / "runs"
+    monkeypatch.setenv("TORCHX_TRACKERS", "fsspec")
+    monkeypatch.setenv("TORCHX_TRACKER_FSSPEC_CONFIG", str(runs))
+    handle = start(APP)
+    requeue_once_started(handle)
     assert torchx("wait", handle).returncode == 0
     status = torchx("status", handle).stdout
     assert "Num Restarts: 0" in status and "Num Preemptions: 1" in status, status
@@ -63,3 +70,21 @@ def test_requeue_and_attempt_refuse_bad_input_in_one_line() -> None:
     proc = torchx("log", handle, "--attempt", "0")
     assert proc.returncode != 0 and "--attempt: got 0" in proc.stderr
     assert len(proc.stderr.strip().splitlines()) == 1, proc.stderr
+
+
+def test_requeue_says_when_the_app_was_killed_past_the_grace() -> None:
+    # its "checkpoint" takes longer than the grace: killed, and the requeue says so
+    handle = start(
+        "trap 'echo saving; sleep 30' TERM; echo run $TORCHX_ATTEMPT; "
+        "if [ $TORCHX_ATTEMPT = 1 ]; then exit 0; fi; while :; do sleep 0.05; done",
+        "-cfg",
+        "cancel_grace_seconds=0.5",
+    )
+    proc = requeue_once_started(handle)
+    assert proc.stderr.startswith(
+        "warning: sh/0 did not exit within cancel_grace_seconds (0.5s) of the requeue's "
+        "SIGTERM and was killed; its checkpoint may be incomplete"
+    ), proc.stderr
+    assert torchx("wait", handle).returncode == 0
+    first = torchx("log", handle, "--attempt", "1").stdout
+    assert "sh/0#1 [torchx] sh/0 did not exit within cancel_grace_seconds" in first, first

@@ -124,6 +124,34 @@ def test_requeue_warns_every_replica_and_starts_them_again_under_the_same_id(
         assert desc.roles_statuses[0].replicas[k].attempt == 2
 
 
+SLOW_CHECKPOINT_APP = """
+trap 'echo "saving"; sleep 30' TERM
+if [ "$TORCHX_ATTEMPT" = 1 ]; then echo resumed; exit 0; fi
+echo ready
+while :; do sleep 0.05; done
+"""
+
+
+def test_a_checkpoint_longer_than_the_grace_is_said_to_be_killed(
+    scheduler: LocalScheduler,
+) -> None:
+    app_id = run(scheduler, sh(SLOW_CHECKPOINT_APP), cancel_grace_seconds=0.5)
+    wait_ready(scheduler, app_id, 1)
+    desc = scheduler.requeue(app_id)
+    why = (
+        "trainer/0 did not exit within cancel_grace_seconds (0.5s) of the requeue's SIGTERM "
+        "and was killed; its checkpoint may be incomplete"
+    )
+    assert why in desc.msg, desc
+    desc = scheduler.wait(app_id, timeout=60)
+    assert desc is not None and desc.state == AppState.SUCCEEDED, desc
+    combined = [line.rstrip("\n") for line in scheduler.log_iter(app_id, "trainer", 0)]
+    killed = next(i for i, line in enumerate(combined) if why in line)
+    # in the log of the attempt that was killed, before the next one starts
+    assert combined[killed].startswith("[torchx] ") and "saving" in combined[:killed]
+    assert "attempt 2 of trainer/0 starts" in combined[killed + 1], combined
+
+
 def test_requeue_refuses_an_ended_or_unknown_app_in_one_line(scheduler: LocalScheduler) -> None:
     app_id = run(scheduler, sh("true"))
     desc = scheduler.wait(app_id, timeout=60)

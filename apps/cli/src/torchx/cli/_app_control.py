@@ -68,6 +68,11 @@ def requeue(handle: Annotated[str, typer.Argument(help="SCHEDULER://SESSION/APP_
     preemptions = status.num_preemptions if status is not None else 0
     state = status.state.name if status is not None else "UNKNOWN"
     typer.echo(f"requeued {handle} (preemption {preemptions}); now {state}")
+    if status is not None and "cancel_grace_seconds" in status.msg:
+        # local_cwd's message when the app was killed past the grace, checkpoint maybe
+        # incomplete: a requeue that worked but may resume from an older checkpoint.
+        # Only that one: other schedulers' messages of a running app are their state words.
+        typer.echo(f"warning: {status.msg}", err=True)
     if status is not None:
         from torchx.cli._attempt_record import record_requeue
 

@@ -22,11 +22,13 @@ if TYPE_CHECKING:
     from torchx.schedulers._local_supervisor import Supervisor
 
 
-def terminate(sup: Supervisor, targets: list[Replica]) -> None:
-    """End each target's whole process tree: SIGTERM, then SIGKILL after the grace."""
+def terminate(sup: Supervisor, targets: list[Replica]) -> list[Replica]:
+    """End each target's whole process tree: SIGTERM, then SIGKILL after the grace. The
+    targets whose app was still running when the grace ran out (killed mid-checkpoint,
+    maybe)."""
     alive = [r for r in targets if r.pid is not None and r.pid in sup.by_pid]
     if not alive:
-        return
+        return []
     for r in alive:
         r.killed = True
     leaders = {r.pid for r in alive if r.pid is not None}
@@ -43,6 +45,7 @@ def terminate(sup: Supervisor, targets: list[Replica]) -> None:
         sup.wait_events(left)
     # Whatever is left (stubborn leaders, children that ignored SIGTERM, or children
     # started during the grace period) gets SIGKILL.
+    stubborn = [r for r in alive if r.pid in sup.by_pid]
     table = process_table()
     tree |= descendants(tree, table)
     for pid in leaders:
@@ -53,6 +56,7 @@ def terminate(sup: Supervisor, targets: list[Replica]) -> None:
     deadline = time.monotonic() + 10.0
     while any(r.pid in sup.by_pid for r in alive) and time.monotonic() < deadline:
         sup.wait_events(deadline - time.monotonic())
+    return stubborn
 
 
 def end_groups(sup: Supervisor, pgids: set[int]) -> None:

@@ -58,7 +58,9 @@ def requeue_app(sup: Supervisor, why: str) -> None:
 
     The ends this causes are neither failures nor retries: they are left out of the
     replicas' outcomes, and ``spawn`` writes the attempt marker into each log."""
-    terminate(sup, [r for r in sup.replicas if r.pid is not None and r.pid in sup.by_pid])
+    killed = terminate(sup, [r for r in sup.replicas if r.pid is not None and r.pid in sup.by_pid])
+    if killed:
+        _say_killed_after_grace(sup, killed)
     # what the old attempts left in their groups must not meet the new one
     end_groups(sup, {r.pid for r in sup.replicas if r.pid is not None})
     for r in sup.replicas:
@@ -68,6 +70,24 @@ def requeue_app(sup: Supervisor, why: str) -> None:
     for r in sup.replicas:
         if r.state != "SUCCEEDED":
             sup.spawn(r, why)
+    sup.dirty = True
+
+
+def _say_killed_after_grace(sup: Supervisor, killed: list[Replica]) -> None:
+    """An app killed while it may still have been checkpointing: said in the log of the
+    attempt that ended so and in the app's message (``status``, and ``torchx requeue``'s
+    answer), which would otherwise read as a clean requeue."""
+    names = ", ".join(f"{r.role}/{r.id}" for r in killed)
+    sup.msg = (
+        f"{names} did not exit within cancel_grace_seconds ({sup.grace:g}s) of the requeue's "
+        "SIGTERM and was killed; its checkpoint may be incomplete (run it with a larger "
+        "-cfg cancel_grace_seconds)"
+    )
+    for r in killed:
+        try:  # noqa: SIM105 -- contextlib stays unimported, as in the supervisor
+            r.record("stderr", f"[torchx] {sup.msg}\n".encode())
+        except OSError:
+            pass  # the app's message says it all the same
     sup.dirty = True
 
 
