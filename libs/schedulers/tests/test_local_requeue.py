@@ -4,6 +4,7 @@ replica with SIGTERM, then starts them again under the same app id."""
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -150,6 +151,38 @@ def test_a_checkpoint_longer_than_the_grace_is_said_to_be_killed(
     # in the log of the attempt that was killed, before the next one starts
     assert combined[killed].startswith("[torchx] ") and "saving" in combined[:killed]
     assert "attempt 2 of trainer/0 starts" in combined[killed + 1], combined
+
+
+def test_a_cancel_while_the_app_checkpoints_for_a_requeue_starts_nothing(
+    scheduler: LocalScheduler,
+) -> None:
+    # the checkpoint takes 1 s of the 5 s grace; the cancel comes during it
+    app_id = run(scheduler, sh(TRAP_APP.replace("exit 75", "echo saving; sleep 1; exit 75")))
+    wait_ready(scheduler, app_id, 1)
+    errors: list[BaseException] = []
+
+    def requeue() -> None:
+        try:
+            scheduler.requeue(app_id)
+        except BaseException as e:  # handed to the test's thread
+            errors.append(e)
+
+    thread = threading.Thread(target=requeue)
+    thread.start()
+    deadline = time.monotonic() + 30
+    while "saving" not in log(scheduler, app_id):
+        assert time.monotonic() < deadline
+        time.sleep(0.02)
+    scheduler.cancel(app_id)
+    thread.join(timeout=60)
+    desc = scheduler.wait(app_id, timeout=60)
+    assert desc is not None and desc.state == AppState.CANCELLED, desc
+    assert desc.num_preemptions == 0 and desc.roles_statuses[0].replicas[0].attempt == 1
+    assert "resumed" not in log(scheduler, app_id)
+    assert [str(e) for e in errors] == [
+        f"local_cwd: app {app_id!r} was cancelled while being requeued; it was not started "
+        "again; `torchx run` it again to start it anew"
+    ]
 
 
 def test_requeue_refuses_an_ended_or_unknown_app_in_one_line(scheduler: LocalScheduler) -> None:

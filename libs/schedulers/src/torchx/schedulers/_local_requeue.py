@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 
 from torchx.schedulers._local_ending import end_groups, terminate
-from torchx.schedulers._local_state_files import remove_file
+from torchx.schedulers._local_state_files import CANCEL_FILE, remove_file
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -66,6 +66,10 @@ def requeue_app(sup: Supervisor, why: str) -> None:
     for r in sup.replicas:
         while r in sup.exited:
             sup.exited.remove(r)
+    if sup.cancel_requested or os.path.exists(os.path.join(sup.meta, CANCEL_FILE)):
+        # cancelled while its replicas were stopping: the app ends, nothing starts again
+        sup.cancel_requested = True
+        return
     sup.num_preemptions += 1
     for r in sup.replicas:
         if r.state != "SUCCEEDED":

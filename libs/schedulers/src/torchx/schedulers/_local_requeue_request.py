@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 from torchx.schedulers._errors import SchedulerError
 from torchx.schedulers._local_requeue import REQUEUE_FILE
 from torchx.schedulers._local_state_files import HOUSEKEEPING_INTERVAL, META_DIR, SUPERVISOR_LOG
-from torchx.specs import SpecsError, is_terminal
+from torchx.specs import AppState, SpecsError, is_terminal
 
 if TYPE_CHECKING:
     from torchx.schedulers._api import DescribeAppResponse
@@ -65,4 +65,10 @@ def ask_requeue(
         time.sleep(_POLL_S)
     if desc is None:
         raise SpecsError("app id", app_id, "its records were deleted while it was requeued")
+    if desc.state == AppState.CANCELLED and desc.num_preemptions == before:
+        raise SchedulerError(
+            sched.backend,
+            f"app {app_id!r} was cancelled while being requeued; it was not started again",
+            "`torchx run` it again to start it anew",
+        )
     return desc
