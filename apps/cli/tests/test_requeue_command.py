@@ -53,6 +53,9 @@ def test_requeue_then_status_and_each_attempt_s_log(
     second = torchx("log", handle, "--attempt", "2").stdout.splitlines()
     assert second[0].startswith("sh/0#2 [torchx] attempt 2 of sh/0 starts: requeued")
     assert second[1:] == ["sh/0#2 run 1"]
+    proc = torchx("log", handle, "--attempt", "3")
+    assert (proc.returncode, proc.stdout) == (2, ""), proc
+    assert f"--attempt: got 3; {handle} has had attempts 1 to 2" in proc.stderr, proc.stderr
     # the launcher recorded the attempt it started in the app's run
     recorded = create(str(runs)).metadata(handle)["attempt_2"]
     assert isinstance(recorded, dict), recorded
@@ -70,6 +73,12 @@ def test_requeue_and_attempt_refuse_bad_input_in_one_line() -> None:
     proc = torchx("log", handle, "--attempt", "0")
     assert proc.returncode != 0 and "--attempt: got 0" in proc.stderr
     assert len(proc.stderr.strip().splitlines()) == 1, proc.stderr
+    # past the last attempt: not an empty attempt, one line naming those there are
+    proc = torchx("log", handle, "--attempt", "4")
+    assert proc.returncode == 2 and proc.stdout == "", proc
+    assert proc.stderr.strip().splitlines() == [
+        f"torchx: error: --attempt: got 4; {handle} has had only attempt 1"
+    ], proc.stderr
 
 
 def test_requeue_says_when_the_app_was_killed_past_the_grace() -> None:

@@ -232,6 +232,7 @@ def log(
     """
     from torchx.cli._logs import (
         attempts_of,
+        check_attempt,
         print_logs,
         replicas_of,
         split_log_target,
@@ -274,6 +275,7 @@ def log(
             f"be empty; `torchx log -f {target}` waits for its lines",
             err=True,
         )
+    check_attempt(attempt, status, targets, handle, follow=tail)
     print_logs(
         runner,
         handle,

@@ -204,6 +204,27 @@ def attempts_of(status: AppStatus | None) -> dict[tuple[str, int], int]:
     return {(r.role, r.id): r.attempt for role in status.roles for r in role.replicas}
 
 
+def check_attempt(
+    attempt: int | None,
+    status: AppStatus | None,
+    targets: list[tuple[str, int]],
+    handle: str,
+    follow: bool,
+) -> None:
+    """Refuse, in one line, an ``--attempt`` past the last one the target replicas have
+    had (it would print nothing, as an empty attempt does). Following a running app, a
+    later attempt may still start: it is waited for."""
+    from torchx.specs import is_terminal
+
+    if attempt is None or status is None or (follow and not is_terminal(status.state)):
+        return
+    known = attempts_of(status)
+    had = max((known.get(t, 0) for t in targets), default=0)
+    if had and attempt > had:
+        which = "only attempt 1" if had == 1 else f"attempts 1 to {had}"
+        raise CliError(f"--attempt: got {attempt}; {handle} has had {which}")
+
+
 # torchrun's traceback of its own ``ChildFailedError`` says nothing the workers' tracebacks
 # and its failure summary do not: ``torchx run`` leaves it out (``torchx log`` keeps it).
 _LAUNCHER_ERROR = "torch.distributed.elastic.multiprocessing.errors.ChildFailedError"
