@@ -4,7 +4,8 @@ under the same job id and ends with the weights of an uninterrupted run; ``dist.
 on the two test nodes is warned on both replicas and resumes with the same world size; an app
 that keeps asking for a requeue past ``max_time_requeues`` ends FAILED with the reason; a
 sweep's trial (an array task) that asks for a requeue, and one requeued with
-``Runner.requeue``, count a preemption, not a retry, under the trial's own id.
+``Runner.requeue``, count a preemption, not a retry, under the trial's own id; an app
+with a time limit and no ``preempt_warning_seconds`` runs up to its limit, as in 0.7.
 
 Slurm holds a requeued job for ``cred_expire`` (120 s) before it may start again; the tests
 lift that hold once the job is pending (``start_now_if_requeued``) so that they wait for
@@ -123,6 +124,26 @@ def test_every_replica_of_a_ddp_app_is_warned_and_it_resumes_with_the_same_world
         result = json.loads(done.split("done ", 1)[1])
         assert (result["world_size"], result["attempt"]) == (2, 1), done
         assert result["step"] == train_run.steps
+    finally:
+        slurm.cancel(app_id)
+
+
+@pytest.mark.slow
+def test_an_app_with_a_time_limit_runs_up_to_it_unwarned_by_default(
+    slurm_env: Any, tmp_path: Path
+) -> None:
+    # A 0.7 app (no preemption API) with 30 s of work in a 60 s limit: no --signal is
+    # asked by default, so nothing stops it early (a warning half way, plus Slurm's
+    # minute of resolution, used to SIGTERM it within its first 30 s).
+    role = Role("r", image="", entrypoint="bash", args=["-c", "sleep 30; echo done"])
+    slurm = SlurmScheduler("test")
+    cfg = {"job_dir": str(tmp_path), "partition": slurm_env.partition, "time": "1"}
+    app_id = slurm.submit(AppDef("unwarned", [role]), dict(cfg))
+    try:
+        desc = wait_through_requeues(slurm, slurm_env, app_id)
+        files = job_files(tmp_path)
+        assert desc.state == AppState.SUCCEEDED, (desc, files)
+        assert "done" in files[f"slurm-{app_id}-r-0.out"], files
     finally:
         slurm.cancel(app_id)
 
