@@ -24,7 +24,7 @@ import pytest
 from torchx.runner import Sweep, get_runner
 from torchx.schedulers import DescribeAppResponse
 from torchx.schedulers.slurm_scheduler import SlurmScheduler
-from torchx.specs import AppDef, AppState, Role, is_terminal
+from torchx.specs import AppDef, AppState, CfgVal, Role, is_terminal
 
 WAIT_S = 240
 
@@ -128,6 +128,21 @@ def test_every_replica_of_a_ddp_app_is_warned_and_it_resumes_with_the_same_world
         slurm.cancel(app_id)
 
 
+def run_bash_to_end(
+    cluster: Any, job_dir: Path, name: str, script: str, **cfg: CfgVal
+) -> tuple[str, DescribeAppResponse, dict[str, str]]:
+    """Submit ``bash -c SCRIPT`` (role ``r``) and follow it through its requeues: its id,
+    final state and job files; cancelled whatever happens."""
+    role = Role("r", image="", entrypoint="bash", args=["-c", script])
+    slurm = SlurmScheduler("test")
+    cfg = {"job_dir": str(job_dir), "partition": cluster.partition, **cfg}
+    app_id = slurm.submit(AppDef(name, [role]), cfg)
+    try:
+        return app_id, wait_through_requeues(slurm, cluster, app_id), job_files(job_dir)
+    finally:
+        slurm.cancel(app_id)
+
+
 @pytest.mark.slow
 def test_an_app_with_a_time_limit_runs_up_to_it_unwarned_by_default(
     slurm_env: Any, tmp_path: Path
@@ -135,17 +150,11 @@ def test_an_app_with_a_time_limit_runs_up_to_it_unwarned_by_default(
     # A 0.7 app (no preemption API) with 30 s of work in a 60 s limit: no --signal is
     # asked by default, so nothing stops it early (a warning half way, plus Slurm's
     # minute of resolution, used to SIGTERM it within its first 30 s).
-    role = Role("r", image="", entrypoint="bash", args=["-c", "sleep 30; echo done"])
-    slurm = SlurmScheduler("test")
-    cfg = {"job_dir": str(tmp_path), "partition": slurm_env.partition, "time": "1"}
-    app_id = slurm.submit(AppDef("unwarned", [role]), dict(cfg))
-    try:
-        desc = wait_through_requeues(slurm, slurm_env, app_id)
-        files = job_files(tmp_path)
-        assert desc.state == AppState.SUCCEEDED, (desc, files)
-        assert "done" in files[f"slurm-{app_id}-r-0.out"], files
-    finally:
-        slurm.cancel(app_id)
+    app_id, desc, files = run_bash_to_end(
+        slurm_env, tmp_path, "unwarned", "sleep 30; echo done", time="1"
+    )
+    assert desc.state == AppState.SUCCEEDED, (desc, files)
+    assert "done" in files[f"slurm-{app_id}-r-0.out"], files
 
 
 @pytest.mark.slow
@@ -153,24 +162,16 @@ def test_past_the_cap_a_time_limit_requeue_ends_failed_with_the_reason(
     slurm_env: Any, tmp_path: Path
 ) -> None:
     # An app that asks for a requeue by itself (exit 75) counts as reaching its time limit.
-    role = Role("r", image="", entrypoint="bash", args=["-c", "echo run $TORCHX_ATTEMPT; exit 75"])
-    slurm = SlurmScheduler("test")
-    app_id = slurm.submit(
-        AppDef("capped", [role]),
-        {"job_dir": str(tmp_path), "partition": slurm_env.partition, "max_time_requeues": 1},
+    _, desc, files = run_bash_to_end(
+        slurm_env, tmp_path, "capped", "echo run $TORCHX_ATTEMPT; exit 75", max_time_requeues=1
     )
-    try:
-        desc = wait_through_requeues(slurm, slurm_env, app_id)
-        files = job_files(tmp_path)
-        assert desc is not None and desc.state == AppState.FAILED, (desc, files)
-        assert "after 1 time-limit requeue(s)" in desc.msg, (desc, files)
-        assert "'max_time_requeues' (1)" in desc.msg
-        assert (desc.num_preemptions, desc.num_restarts) == (1, 0), desc
-        # this attempt's own exit record, never the previous run's
-        (replica,) = desc.roles_statuses[0].replicas
-        assert replica.exit_code == 75 and replica.attempt == 2, desc
-    finally:
-        slurm.cancel(app_id)
+    assert desc.state == AppState.FAILED, (desc, files)
+    assert "after 1 time-limit requeue(s)" in desc.msg, (desc, files)
+    assert "'max_time_requeues' (1)" in desc.msg
+    assert (desc.num_preemptions, desc.num_restarts) == (1, 0), desc
+    # this attempt's own exit record, never the previous run's
+    (replica,) = desc.roles_statuses[0].replicas
+    assert replica.exit_code == 75 and replica.attempt == 2, desc
 
 
 # Trial "asks": its first attempt asks to run again, the second finishes. Trial "waits":
