@@ -76,7 +76,8 @@ def open_local_group(
         if sched is None:
             return None
         # checked as a save checks it, before the group's log is made in it
-        log = ready_sweeps_dir() / f"{sweep_id}.log"
+        ready_sweeps_dir()
+        log = _group_log(sweep_id)
         return sched.start_group(parallel, sweep_id, str(log), new_log=True)
     except Exception:
         return None
