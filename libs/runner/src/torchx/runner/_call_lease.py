@@ -20,9 +20,10 @@ if TYPE_CHECKING:
     from torchx.runtime.function import Store
 
 
-def _open(call: Store) -> int | None:
-    """A descriptor of the call's local folder, or None (remote, or gone meanwhile)."""
-    if not call.local:
+def _open(call: Store | None) -> int | None:
+    """A descriptor of the call's local folder, or None (no call, remote, or gone
+    meanwhile)."""
+    if call is None or not call.local:
         return None
     try:
         return os.open(call.path(""), os.O_RDONLY | os.O_DIRECTORY)
@@ -52,9 +53,10 @@ class Lease:
 
 
 @contextlib.contextmanager
-def unheld(call: Store) -> Iterator[bool]:
+def unheld(call: Store | None) -> Iterator[bool]:
     """Whether no live future (in any process) holds a lease on ``call``; when none does,
-    the folder stays locked against new leases until the block ends (while it is removed)."""
+    the folder stays locked against new leases until the block ends (while it is removed).
+    Without a call (None) nothing can hold it: True."""
     import fcntl
 
     fd = _open(call)

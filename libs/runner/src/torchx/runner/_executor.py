@@ -18,7 +18,6 @@ import time
 import weakref
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from contextlib import nullcontext
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote, unquote
 
@@ -698,7 +697,7 @@ class Executor:
                 elsewhere.append(url)
             call = None if child is None else self._store("calls", child)
             try:
-                with unheld(call) if call is not None else nullcontext(True) as free:
+                with unheld(call) as free:
                     if not free:
                         continue  # a live future of another process may still read it
                     self._remove_call(call, name)
