@@ -48,8 +48,7 @@ def _why(status: AppStatus) -> str:
     """What the status says about how the app ended (its message, else its replicas' exit
     codes, then its structured error, cut short), in parentheses; "" when it says nothing.
     An OOM kill (SIGKILL) and a function's own exit then read differently."""
-    import signal
-
+    from torchx.schedulers.exit_codes import signal_name
     from torchx.specs import NONE
 
     msg = status.msg.strip()
@@ -59,10 +58,10 @@ def _why(status: AppStatus) -> str:
         for r in replicas:
             if r.exit_code is None or r.exit_code == 0:
                 continue
-            line = f"role '{r.role}' replica {r.id} exited with code {r.exit_code}"
-            if r.exit_code < 0 and -r.exit_code in signal.valid_signals():
-                line += f" (killed by {signal.Signals(-r.exit_code).name})"
-            parts.append(line)
+            parts.append(
+                f"role '{r.role}' replica {r.id} exited with code {r.exit_code}"
+                f"{signal_name(r.exit_code)}"
+            )
     error = status.structured_error_msg
     if not error or error == NONE:
         error = next((r.structured_error_msg for r in replicas if r.structured_error_msg), "")

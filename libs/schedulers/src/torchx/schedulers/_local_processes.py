@@ -155,15 +155,6 @@ def which(name: str, path: str, cwd: str) -> str:
     raise FileNotFoundError(2, "No such file or directory (not on PATH)", name)
 
 
-def signal_name(code: int | None) -> str:
-    if code is None or code >= 0:
-        return ""
-    try:
-        return f" (killed by {signal.Signals(-code).name})"
-    except ValueError:
-        return f" (killed by signal {-code})"
-
-
 _PR_SET_CHILD_SUBREAPER = 36
 # The C library's prctl, found once per process (``load_process_helpers``): importing
 # ctypes and looking the function up cost more than all else a supervisor does to start

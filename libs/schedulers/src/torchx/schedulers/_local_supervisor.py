@@ -45,7 +45,6 @@ from torchx.schedulers._local_processes import (
     collect_from_now_on,
     process_start_token,
     raise_fd_limit,
-    signal_name,
     signal_quietly,
     which,
 )
@@ -84,6 +83,7 @@ from torchx.schedulers._local_supervisor_process import (
     watch_children,
 )
 from torchx.schedulers._local_watchdog import GUARD_DONE, Watchdog
+from torchx.schedulers.exit_codes import signal_name
 
 # Kept off the import path at run time: every import delays the start of the replicas.
 TYPE_CHECKING = False
