@@ -20,6 +20,7 @@ where 0.7 read it as false: ``--flag -- WORD`` passes the word to the program.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -286,8 +287,6 @@ def note_flags_among_words(error: SpecsError, schema: ComponentSchema, parsed: P
     (``utils.python a --script x.py``: "--script not given"), say so on the same line.
 
     Only a flag the message itself names: a program may well take a flag of that name."""
-    import re
-
     if parsed.rest_after_dashdash or not parsed.rest:
         return
     text = str(error)
