@@ -394,21 +394,27 @@ class KubernetesScheduler(DockerWorkspaceMixin, Scheduler[KubernetesRequest]):
         pods = [client.sanitize_for_serialization(p) for p in items]
         return trial_states(namespace, pods)
 
+    def _sweep_job(self, namespace: str, job: str) -> Any | None:
+        """The sweep's Indexed Job ``job``, or None when no Job of a sweep has that name."""
+        apis = self._apis()
+        try:
+            found = apis.BatchV1Api(self._client()).read_namespaced_job(job, namespace)
+        except apis.ApiException as e:
+            if e.status == 404:
+                return None
+            raise KubernetesApiError.from_api(e, f"read Job {job!r}", namespace) from None
+        return found if LABEL_SWEEP in (found.metadata.labels or {}) else None
+
     def _trial(
         self, namespace: str, job: str, index: int
     ) -> tuple[dict[str, Any], list[dict[str, Any]]] | None:
         """The pod template of a sweep's Indexed Job and the pods of its trial ``index``, or
         None when no such Job exists."""
+        found = self._sweep_job(namespace, job)
+        if found is None:
+            return None
         apis = self._apis()
         client = self._client()
-        try:
-            found = apis.BatchV1Api(client).read_namespaced_job(job, namespace)
-        except apis.ApiException as e:
-            if e.status == 404:
-                return None
-            raise KubernetesApiError.from_api(e, f"read Job {job!r}", namespace) from None
-        if LABEL_SWEEP not in (found.metadata.labels or {}):
-            return None
         try:
             items = (
                 apis.CoreV1Api(client)
@@ -669,7 +675,7 @@ class KubernetesScheduler(DockerWorkspaceMixin, Scheduler[KubernetesRequest]):
         exists, else None (an app of its own, whatever its name)."""
         namespace, name = self._split(app_id)
         parsed = parse_trial(name)
-        if parsed is None or self._trial(namespace, *parsed) is None:
+        if parsed is None or self._sweep_job(namespace, parsed[0]) is None:
             return None
         return parsed
 
