@@ -42,6 +42,11 @@ class LocalReplicaParams:
 WORKSPACE_DIR = ".workspace"
 
 
+def workspace_copy_of(app_dir: str) -> str:
+    """Where the workspace of the app in ``app_dir`` is copied."""
+    return os.path.join(app_dir, WORKSPACE_DIR)
+
+
 @dataclass
 class LocalRequest:
     """What ``schedule`` writes and starts: one entry per replica, all paths absolute.
@@ -61,7 +66,7 @@ class LocalRequest:
 
     @property
     def workspace_copy(self) -> str:
-        return os.path.join(self.app_dir, WORKSPACE_DIR)
+        return workspace_copy_of(self.app_dir)
 
     def before_copy(self, path: str) -> str:
         """Where the file at ``path``, as the replicas will see it, is before ``schedule``
@@ -73,7 +78,7 @@ class LocalRequest:
         """``before_copy`` for a request not made yet."""
         if workspace is None:
             return path
-        copy = os.path.join(app_dir, WORKSPACE_DIR)
+        copy = workspace_copy_of(app_dir)
         if path == copy or path.startswith(copy + os.sep):
             return workspace + path[len(copy) :]
         return path

@@ -85,7 +85,6 @@ from torchx.schedulers._local_records import (
     state_of,
 )
 from torchx.schedulers._local_request import (
-    WORKSPACE_DIR,
     LocalReplicaParams,
     LocalRequest,
     app_from_json,
@@ -95,6 +94,7 @@ from torchx.schedulers._local_request import (
     requeue_cap,
     split_gpus,
     visible_gpus,
+    workspace_copy_of,
 )
 from torchx.schedulers._local_run_opts import check_dir, local_run_opts
 from torchx.schedulers._local_state_files import (
@@ -259,7 +259,7 @@ class LocalScheduler(Scheduler[LocalRequest]):
         given = cfg.get("workspace")
         workspace = None if given is None else check_dir("workspace", given)
         if workspace is not None:  # the replicas run in its copy, made on submit
-            cwd_opt = os.path.join(app_dir, WORKSPACE_DIR)
+            cwd_opt = workspace_copy_of(app_dir)
         elif cwd_opt is not None:
             check_dir("cwd", cwd_opt)
 
