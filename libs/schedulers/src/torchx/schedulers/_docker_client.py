@@ -149,7 +149,7 @@ def explain(address: EngineAddress, error: BaseException, owner: str = BACKEND) 
     # check below, which takes any HTTP answer to /version for a server that is no engine.
     if "HTTPS server" in text:
         return failed("it speaks TLS, and it was spoken to in plain HTTP", _tls_fix(address))
-    status = next((_http_status(e) for e in found if _http_status(e)), None)
+    status = next((s for s in map(_http_status, found) if s), None)
     if "fetching server API version" in text and status is not None:
         # Something answers HTTP there, but not as an engine: a wrong port or host.
         return failed(
